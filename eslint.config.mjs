@@ -1,0 +1,42 @@
+// Typed ESLint. `no-restricted-imports` guards the runtime boundaries of the architecture:
+// shared/ is imported everywhere (no Node built-ins, no vscode); the engine (rl/) knows neither VS Code
+// nor SQLite; the store knows no VS Code; only the host may import vscode, and it never loads native
+// modules (better-sqlite3, tfjs) because VS Code's Electron cannot load them.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'child_process', 'worker_threads', 'net', 'http', 'crypto', 'util', 'events', 'stream'];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'out/**', 'node_modules/**', '**/*.mjs', '**/*.js'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      'no-console': 'error',
+    },
+  },
+  {
+    files: ['src/shared/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...nodeBuiltins, 'vscode', 'better-sqlite3', '@tensorflow/*', '**/rl/**', '**/store/**', '**/host/**', '**/cli/**', '**/worker/**', '**/backend/**'] }] },
+  },
+  {
+    files: ['src/rl/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['vscode', 'better-sqlite3', '**/store/**', '**/host/**', '**/cli/**'] }] },
+  },
+  {
+    files: ['src/store/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['vscode', '**/host/**', '**/cli/**'] }] },
+  },
+  {
+    files: ['src/host/**/*.ts', 'src/extension.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['better-sqlite3', '@tensorflow/*', '**/store/**', '**/rl/**'] }] },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    rules: { 'no-console': 'off', '@typescript-eslint/no-floating-promises': 'off' },
+  },
+);

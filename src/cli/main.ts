@@ -1,0 +1,120 @@
+// The agent-rl command: train, runs, show. Same engine and same database as the VS Code extension.
+// Exit codes: 0 ok, 1 failure while running, 2 bad input (usage, config, database), 130 cancelled.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, validateRunConfig, type RunConfig } from '../shared/runConfig';
+import { SchemaTooNewError } from '../store/migrations';
+import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
+import { runsCommand, showCommand } from './queryCommands';
+import { trainCommand } from './trainCommand';
+import { UsageError } from './usageError';
+
+const USAGE = `agent-rl — train and inspect agentic RL runs
+
+Usage:
+  agent-rl train [--env binary-search] [--policy table] [--method grpo|rs-sft] [--seed N] [--iterations N]
+                 [--config FILE] [--name NAME] [--output FILE] [--db FILE] [more flags below]
+  agent-rl runs  [--db FILE] [--json]
+  agent-rl show  RUN [--db FILE] [--json]          RUN = run id or name
+
+Train flags (override --config FILE, a JSON run config):
+  --groups N        groups per iteration        --group-size N   trajectories per group
+  --lr X            learning rate               --clip X         ratio clip ε
+  --kl X            KL coefficient              --epochs N       update epochs per batch
+  --std population|sample                       --eval-episodes N   --eval-seed N   --eval-interval N
+  --busy-timeout MS wait for a locked database (default 5000)
+Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.`;
+
+/** Flag → config key, and whether it is numeric. */
+const CONFIG_FLAGS: Readonly<Record<string, [keyof RunConfig, boolean]>> = {
+  env: ['env', false], policy: ['policy', false], method: ['method', false], name: ['name', false], std: ['advantageStd', false],
+  seed: ['seed', true], iterations: ['iterations', true], groups: ['groupsPerIteration', true], 'group-size': ['groupSize', true],
+  lr: ['learningRate', true], clip: ['clipEpsilon', true], kl: ['klCoef', true], epochs: ['epochs', true],
+  'eval-episodes': ['evalEpisodes', true], 'eval-seed': ['evalSeed', true], 'eval-interval': ['evalInterval', true],
+};
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--config ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)}). Fix: check the path.`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`--config ${file}: not valid JSON (${(e as Error).message}). Fix: correct the JSON syntax.`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`--config ${file}: the top level must be a JSON object of run config keys.`);
+  }
+  const obj = { ...(parsed as Record<string, unknown>) };
+  delete obj.$schema; // editors add it for completion
+  return obj;
+}
+
+/** Merges the config file and flags (flags win) and validates the result. */
+export function configFromArgs(values: Record<string, string | boolean | undefined>): RunConfig {
+  const raw: Record<string, unknown> = typeof values.config === 'string' ? readConfigFile(values.config) : {};
+  for (const [flag, [key, numeric]] of Object.entries(CONFIG_FLAGS)) {
+    const v = values[flag];
+    if (typeof v !== 'string') continue;
+    raw[key] = numeric && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
+  }
+  return validateRunConfig(raw);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const options = {
+    db: { type: 'string' }, output: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' },
+    'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+    ...Object.fromEntries(Object.keys(CONFIG_FLAGS).map((k) => [k, { type: 'string' }])),
+  } as const;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message}\n\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const db = path.resolve(values.db ?? DEFAULT_DB_PATH);
+  const busy = values['busy-timeout'];
+  const busyTimeoutMs = busy === undefined ? 5000 : Number(busy);
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new UsageError(`--busy-timeout ${busy}: use a whole number of milliseconds ≥ 0`);
+  switch (command) {
+    case 'train':
+      if (positionals.length > 0) throw new UsageError(`train takes no positional arguments (got ${positionals.join(' ')})`);
+      return trainCommand(configFromArgs(values), { db, output: values.output, busyTimeoutMs });
+    case 'runs':
+      return runsCommand({ db, json: values.json === true, busyTimeoutMs });
+    case 'show': {
+      const ref = positionals[0];
+      if (ref === undefined || positionals.length > 1) throw new UsageError('show needs exactly one RUN (a run id or name); `agent-rl runs` lists them');
+      return showCommand(ref, { db, json: values.json === true, busyTimeoutMs });
+    }
+    default:
+      throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError;
+    process.stderr.write(`agent-rl: ${known ? (e).message : e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exitCode = known ? 2 : 1;
+  },
+);

@@ -1,0 +1,74 @@
+// `agent-rl runs` and `agent-rl show RUN`: read-side commands over the same database.
+import { UsageError } from './usageError';
+import { openStore } from '../store/openStore';
+import { RunReader } from '../store/runReader';
+import { markOrphanedRuns } from '../store/runWriter';
+import { duration, evaluationLine, pct, runsTable, table } from './format';
+import type { RunRecord } from './runRecord';
+
+export interface QueryOptions {
+  readonly db: string;
+  readonly json: boolean;
+  readonly busyTimeoutMs: number;
+}
+
+function withReader<T>(options: QueryOptions, fn: (reader: RunReader) => T): T {
+  const store = openStore(options.db, { busyTimeoutMs: options.busyTimeoutMs });
+  try {
+    markOrphanedRuns(store);
+    return fn(new RunReader(store));
+  } finally {
+    store.close();
+  }
+}
+
+export function runsCommand(options: QueryOptions): number {
+  return withReader(options, (reader) => {
+    const runs = reader.listRuns();
+    if (options.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+    else process.stdout.write(runs.length === 0 ? `no runs in ${options.db}\n` : `${runsTable(runs)}\n`);
+    return 0;
+  });
+}
+
+export function showCommand(ref: string, options: QueryOptions): number {
+  return withReader(options, (reader) => {
+    const run = reader.findRun(ref);
+    if (!run) throw new UsageError(`no run "${ref}" in ${options.db}. Fix: \`agent-rl runs --db ${options.db}\` lists the runs.`);
+    const d = reader.detail(run.id)!;
+    const record: RunRecord = {
+      runId: run.id, name: run.name, status: run.status, database: options.db, config: d.config, runtime: d.runtime,
+      iterations: d.iterations, evaluations: d.evaluations, wallMs: d.wallMs,
+    };
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
+      return 0;
+    }
+    const c = d.config;
+    const last = d.iterations[d.iterations.length - 1];
+    const lines = [
+      `run ${run.id}: ${run.name}`,
+      `  status: ${run.status}${run.error ? ` (${run.error})` : ''}`,
+      `  env ${c.env}, policy ${c.policy}, method ${c.method}, seed ${c.seed}, eval seed ${c.evalSeed}`,
+      `  ${c.groupsPerIteration} groups × ${c.groupSize} trajectories, lr ${c.learningRate}, clip ${c.clipEpsilon}, KL ${c.klCoef}, ${c.epochs} epochs, ${c.advantageStd} std`,
+      `  iterations: ${run.iterationsDone}/${run.iterationsPlanned}; trajectories stored: ${d.trajectories}; turns: ${d.turns}`,
+      `  wall time: ${d.wallMs === null ? 'running' : duration(d.wallMs)}; created ${run.createdAt}`,
+      `  runtime: ${d.runtime.workbench} on Node ${d.runtime.node}, ${d.runtime.compute}, SQLite ${d.runtime.sqlite ?? '?'}`,
+    ];
+    if (last) {
+      lines.push(`  last iteration: reward ${last.rewardMean.toFixed(3)}, success ${pct(last.successRate)}, KL ${last.kl.toFixed(4)}, entropy ${last.entropy.toFixed(3)}, clip fraction ${pct(last.clipFraction)}`);
+    }
+    lines.push('', 'evaluations:');
+    lines.push(
+      table(
+        ['after iteration', 'success', 'episodes', 'mean actions', 'public pass', 'private pass'],
+        d.evaluations.map((e) => [String(e.iteration), pct(e.successRate), `${e.successes}/${e.episodes}`, e.meanActions.toFixed(3), pct(e.publicPassRate), pct(e.privatePassRate)]),
+      ),
+    );
+    const first = d.evaluations[0];
+    const final = d.evaluations[d.evaluations.length - 1];
+    if (first && final && final !== first) lines.push('', `before: ${evaluationLine(first)}`, `after:  ${evaluationLine(final)}`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  });
+}

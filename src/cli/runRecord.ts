@@ -1,0 +1,17 @@
+// The JSON record of a run (`train --output FILE`, `show --json`): config, runtime, every iteration's
+// metrics, every evaluation, wall time. The same shape from the trainer's memory and from the database.
+import type { RunConfig } from '../shared/runConfig';
+import type { EvaluationResult, IterationMetrics, RunStatus, RuntimeInfo } from '../shared/types';
+
+export interface RunRecord {
+  readonly runId: number;
+  readonly name: string;
+  readonly status: RunStatus;
+  readonly database: string;
+  readonly config: RunConfig;
+  readonly runtime: RuntimeInfo;
+  readonly iterations: readonly IterationMetrics[];
+  readonly evaluations: readonly EvaluationResult[];
+  /** Wall time of the whole run (ms), including evaluations; null if unknown (a run still going). */
+  readonly wallMs: number | null;
+}

@@ -1,0 +1,56 @@
+// The Environment contract. An environment owns one episode at a time: reset(task) → step(action)* →
+// verify() → close(). Tool failures become observations, never exceptions that abort a batch.
+import type { EpisodeOutcome, Observation, ParsedAction, TerminationReason } from '../../shared/types';
+import type { Rng } from '../random';
+
+/** One task instance: an id stable across runs, the prompt a policy reads, and hidden data for the verifier. */
+export interface Task {
+  readonly id: string;
+  readonly prompt: string;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+export interface StepResult {
+  readonly observation: Observation;
+  readonly done: boolean;
+  /** Set when done. */
+  readonly termination?: TerminationReason;
+}
+
+export interface Environment {
+  /** Starts an episode; returns the first observation (the task as the policy sees it). */
+  reset(task: Task): Promise<Observation>;
+  /** Raw policy text → action; never throws (malformed text becomes a format_error action). */
+  parseAction(text: string): ParsedAction;
+  step(action: ParsedAction): Promise<StepResult>;
+  /**
+   * Scores the finished episode's artifact with the private verifier. Called by the trainer after the
+   * episode, never by the agent; `rng` drives any random verifier inputs.
+   */
+  verify(rng: Rng): Promise<EpisodeOutcome>;
+  /** Releases resources (sandboxes, processes); safe to call twice and after a failure. */
+  close(): Promise<void>;
+}
+
+/** A finite visible state and action set, for tabular policies. */
+export interface TabularSpec {
+  readonly stateCount: number;
+  readonly actions: readonly string[];
+  /** Visible state index of an observation, in [0, stateCount). */
+  stateOf(observation: Observation): number;
+}
+
+/** Where tasks come from: a fixed training split and a held-out split. */
+export interface TaskSource {
+  readonly train: readonly Task[];
+  readonly heldOut: readonly Task[];
+}
+
+export interface EnvironmentFactory {
+  readonly name: string;
+  readonly description: string;
+  create(options: Readonly<Record<string, unknown>>): Environment;
+  tasks(options: Readonly<Record<string, unknown>>): TaskSource;
+  /** Present when a table policy can drive this environment. */
+  tabular?(options: Readonly<Record<string, unknown>>): TabularSpec;
+}

@@ -1,0 +1,13 @@
+// Name → environment factory. Every environment registers here and nowhere else, so the CLI, the worker
+// and the VS Code presets see the same set.
+import type { EnvName } from '../../shared/runConfig';
+import { binarySearchRepair } from './binarySearchRepair';
+import type { EnvironmentFactory } from './environment';
+
+const REGISTRY: Readonly<Record<EnvName, EnvironmentFactory>> = {
+  'binary-search': binarySearchRepair,
+};
+
+export function environmentFactory(name: EnvName): EnvironmentFactory {
+  return REGISTRY[name];
+}

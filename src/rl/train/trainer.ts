@@ -1,0 +1,147 @@
+// The synchronous trainer: rollout → reward → group advantages → K update epochs → evaluate → store.
+// Each iteration is handed to the sink as one record, so a store can write it in one transaction and a
+// killed run leaves whole iterations only. Cancellation is honoured at iteration boundaries.
+import type { RunConfig } from '../../shared/runConfig';
+import type { EvaluationResult, IterationMetrics, RunStatus, RuntimeInfo, Trajectory } from '../../shared/types';
+import { groupAdvantages } from '../algo/advantages';
+import { environmentFactory } from '../envs/registry';
+import type { Objective, UpdateStats } from '../policies/policy';
+import { createPolicy } from '../policies/registry';
+import { Rng } from '../random';
+import { runEpisodes, type EpisodeSpec } from '../rollout/agentLoop';
+import { evaluatePolicy } from './evaluate';
+import type { RunSink } from './sink';
+
+export interface Progress {
+  readonly iteration: number;
+  readonly iterations: number;
+  readonly rewardMean: number;
+  readonly successRate: number;
+  readonly elapsedMs: number;
+  /** Estimated time left, from the mean iteration time so far. */
+  readonly etaMs: number;
+  readonly evaluation?: EvaluationResult;
+}
+
+export interface TrainOptions {
+  readonly sink: RunSink;
+  /** Builds the runtime record once the policy (and so the compute backend) is known. */
+  readonly runtime: (compute: string) => RuntimeInfo;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (p: Progress) => void;
+  /** Called with the initial evaluation too (iteration 0). */
+  readonly onEvaluation?: (e: EvaluationResult) => void;
+}
+
+export interface TrainResult {
+  readonly status: RunStatus;
+  readonly iterations: IterationMetrics[];
+  readonly evaluations: EvaluationResult[];
+  readonly wallMs: number;
+}
+
+const NO_UPDATE: UpdateStats = { loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1 };
+
+function mean(xs: readonly number[]): number {
+  return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+export async function train(config: RunConfig, options: TrainOptions): Promise<TrainResult> {
+  const t0 = Date.now();
+  const env = environmentFactory(config.env);
+  const policy = createPolicy(config, env);
+  const { sink } = options;
+  const tasks = env.tasks(config.envOptions).train;
+  const taskRng = Rng.stream(config.seed, 'train/tasks');
+  const sampleRng = Rng.stream(config.seed, 'train/sample');
+  const verifierRng = Rng.stream(config.seed, 'train/verifier');
+  const iterations: IterationMetrics[] = [];
+  const evaluations: EvaluationResult[] = [];
+  const evaluate = async (iteration: number): Promise<EvaluationResult> => {
+    const e = await evaluatePolicy(policy, env, { episodes: config.evalEpisodes, seed: config.evalSeed, maxTurns: config.maxTurns, envOptions: config.envOptions, iteration });
+    evaluations.push(e);
+    options.onEvaluation?.(e);
+    return e;
+  };
+
+  sink.begin(config, options.runtime(policy.compute));
+  try {
+    sink.evaluation(await evaluate(0));
+    for (let it = 1; it <= config.iterations; it++) {
+      if (options.signal?.aborted) {
+        const wallMs = Date.now() - t0;
+        sink.end('cancelled', { wallMs });
+        return { status: 'cancelled', iterations, evaluations, wallMs };
+      }
+      const itStart = Date.now();
+      // Rollout: G groups × N episodes, each group on one task.
+      const specs: EpisodeSpec[] = [];
+      for (let g = 0; g < config.groupsPerIteration; g++) {
+        const task = tasks[taskRng.int(tasks.length)]!;
+        for (let i = 0; i < config.groupSize; i++) specs.push({ task, group: g, indexInGroup: i });
+      }
+      const trajectories = await runEpisodes(specs, () => env.create(config.envOptions), policy, { maxTurns: config.maxTurns, sampleRng, verifierRng });
+
+      // Advantages per group.
+      let zeroVarianceGroups = 0;
+      for (let g = 0; g < config.groupsPerIteration; g++) {
+        const group = trajectories.filter((t) => t.group === g);
+        const adv = groupAdvantages(group.map((t) => t.outcome.reward), config.advantageStd);
+        if (adv.zeroVariance) zeroVarianceGroups += 1;
+        group.forEach((t, i) => (t.advantage = adv.advantages[i]!));
+      }
+
+      // Update.
+      let stats = NO_UPDATE;
+      let trained: readonly Trajectory[] = [];
+      if (config.method === 'grpo') {
+        trained = trajectories;
+        const objective: Objective = { kind: 'clipped-pg', clipEpsilon: config.clipEpsilon, klCoef: config.klCoef };
+        stats = policy.update(trained, objective, config.epochs);
+      } else {
+        // RS-SFT: keep successful samples only; no success this round → no update at all.
+        trained = trajectories.filter((t) => t.outcome.success);
+        if (trained.length > 0) stats = policy.update(trained, { kind: 'nll' }, config.epochs);
+      }
+
+      const rewards = trajectories.map((t) => t.outcome.reward);
+      const rate = (f: (t: Trajectory) => boolean): number => trajectories.filter(f).length / trajectories.length;
+      const metrics: IterationMetrics = {
+        iteration: it,
+        rewardMean: mean(rewards),
+        rewardMax: Math.max(...rewards),
+        rewardMin: Math.min(...rewards),
+        successRate: rate((t) => t.outcome.success),
+        publicPassRate: rate((t) => t.outcome.publicPass),
+        privatePassRate: rate((t) => t.outcome.privatePass),
+        meanTurns: mean(trajectories.map((t) => t.turns.length)),
+        zeroVarianceGroups,
+        trajectories: trajectories.length,
+        ...stats,
+        updated: stats === NO_UPDATE ? 0 : 1,
+        trainedTrajectories: stats === NO_UPDATE ? 0 : trained.length,
+        policyVersion: policy.version,
+        wallMs: Date.now() - itStart,
+      };
+      const due = it === config.iterations || (config.evalInterval > 0 && it % config.evalInterval === 0);
+      const evaluation = due ? await evaluate(it) : undefined;
+      sink.iteration({ metrics, trajectories, ...(evaluation ? { evaluation } : {}) });
+      iterations.push(metrics);
+      const elapsedMs = Date.now() - t0;
+      options.onProgress?.({
+        iteration: it, iterations: config.iterations, rewardMean: metrics.rewardMean, successRate: metrics.successRate, elapsedMs,
+        etaMs: (elapsedMs / it) * (config.iterations - it), ...(evaluation ? { evaluation } : {}),
+      });
+    }
+    const wallMs = Date.now() - t0;
+    sink.end('completed', { wallMs });
+    return { status: 'completed', iterations, evaluations, wallMs };
+  } catch (e) {
+    try {
+      sink.end('failed', { wallMs: Date.now() - t0, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+    } catch {
+      // The sink may be what failed (a locked or full disk): the original error is the one to report.
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,249 @@
+// The run configuration: typed, every default with its reason, one validator whose errors name the
+// field, the value and the fix. Declared as data (FIELD_SPECS) so the CLI, the VS Code settings and a
+// JSON schema can all be generated from the same table.
+
+export const ENV_NAMES = ['binary-search'] as const;
+export type EnvName = (typeof ENV_NAMES)[number];
+export const POLICY_NAMES = ['table'] as const;
+export type PolicyName = (typeof POLICY_NAMES)[number];
+export const METHOD_NAMES = ['grpo', 'rs-sft'] as const;
+export type MethodName = (typeof METHOD_NAMES)[number];
+export const STD_MODES = ['population', 'sample'] as const;
+export type StdMode = (typeof STD_MODES)[number];
+
+export interface RunConfig {
+  /** Human-readable run name (shown in the runs list). */
+  name: string;
+  env: EnvName;
+  policy: PolicyName;
+  method: MethodName;
+  /** Training seed: sampling during rollouts and the verifier's random inputs in training. */
+  seed: number;
+  /** Evaluation seed: the same evaluation stream before and after training, for every training seed. */
+  evalSeed: number;
+  iterations: number;
+  groupsPerIteration: number;
+  groupSize: number;
+  learningRate: number;
+  clipEpsilon: number;
+  klCoef: number;
+  epochs: number;
+  advantageStd: StdMode;
+  evalEpisodes: number;
+  /** Evaluate every N iterations as well as before and after training; 0 = before and after only. */
+  evalInterval: number;
+  /** Agent-loop turn cap, a guard above the environment's own budget. */
+  maxTurns: number;
+  /** Environment-specific options, validated against the environment's own table below. */
+  envOptions: Record<string, unknown>;
+}
+
+type NumberSpec = {
+  kind: 'integer' | 'number';
+  min: number;
+  max: number;
+  /** Exclusive lower bound (for rates that must be positive). */
+  minExclusive?: boolean;
+};
+type EnumSpec = { kind: 'enum'; values: readonly string[] };
+type StringSpec = { kind: 'string'; maxLength: number };
+type ObjectSpec = { kind: 'object' };
+export type FieldSpec = (NumberSpec | EnumSpec | StringSpec | ObjectSpec) & {
+  description: string;
+  /** Why the default is what it is. */
+  reason: string;
+};
+
+/** Defaults reproduce seed 002's binary-search experiment; each reason says where a value comes from. */
+export const DEFAULT_RUN_CONFIG: Readonly<RunConfig> = Object.freeze({
+  name: '',
+  env: 'binary-search',
+  policy: 'table',
+  method: 'grpo',
+  seed: 7,
+  evalSeed: 20260928,
+  iterations: 100,
+  groupsPerIteration: 4,
+  groupSize: 8,
+  learningRate: 0.08,
+  clipEpsilon: 0.2,
+  klCoef: 0.02,
+  epochs: 2,
+  advantageStd: 'population',
+  evalEpisodes: 500,
+  evalInterval: 0,
+  maxTurns: 16,
+  envOptions: {},
+});
+
+export const FIELD_SPECS: Readonly<Record<keyof RunConfig, FieldSpec>> = {
+  name: { kind: 'string', maxLength: 200, description: 'Run name shown in lists.', reason: 'empty = derived from env, method and seed' },
+  env: { kind: 'enum', values: ENV_NAMES, description: 'Environment the agent acts in.', reason: 'binary-search is the fully checkable experiment of seed 002' },
+  policy: { kind: 'enum', values: POLICY_NAMES, description: 'Policy parameterisation.', reason: 'the table policy makes every probability inspectable' },
+  method: { kind: 'enum', values: METHOD_NAMES, description: 'grpo: group-normalised clipped policy gradient; rs-sft: fine-tune on successful samples only.', reason: 'GRPO is the method under study; RS-SFT is its baseline' },
+  seed: { kind: 'integer', min: 0, max: 2 ** 31 - 1, description: 'Training seed.', reason: 'seed 002 reports seeds 7, 19 and 42' },
+  evalSeed: { kind: 'integer', min: 0, max: 2 ** 31 - 1, description: 'Evaluation seed, independent of the training seed.', reason: 'fixed so every run is evaluated on the same stream' },
+  iterations: { kind: 'integer', min: 1, max: 1_000_000, description: 'Training iterations (rollout + update).', reason: 'seed 002: 100' },
+  groupsPerIteration: { kind: 'integer', min: 1, max: 10_000, description: 'Groups (tasks) sampled per iteration.', reason: 'seed 002: 4 groups' },
+  groupSize: { kind: 'integer', min: 2, max: 10_000, description: 'Trajectories per group (same task).', reason: 'seed 002: 8; a group needs at least 2 to have a spread' },
+  learningRate: { kind: 'number', min: 0, max: 10, minExclusive: true, description: 'Adam learning rate.', reason: 'seed 002: 0.08 for the table policy' },
+  clipEpsilon: { kind: 'number', min: 0, max: 1, minExclusive: true, description: 'PPO/GRPO ratio clip ε: ratios outside [1-ε, 1+ε] stop pushing.', reason: 'seed 002 and PPO: 0.2' },
+  klCoef: { kind: 'number', min: 0, max: 100, description: 'Coefficient β of the KL penalty to the frozen reference policy (GRPO only).', reason: 'seed 002: 0.02' },
+  epochs: { kind: 'integer', min: 1, max: 100, description: 'Update epochs over each batch.', reason: 'seed 002: 2' },
+  advantageStd: { kind: 'enum', values: STD_MODES, description: 'Standard deviation used to normalise group advantages.', reason: 'seed 002 uses the population std' },
+  evalEpisodes: { kind: 'integer', min: 1, max: 1_000_000, description: 'Episodes per evaluation.', reason: 'seed 002: 500' },
+  evalInterval: { kind: 'integer', min: 0, max: 1_000_000, description: 'Also evaluate every N iterations (0 = only before and after training).', reason: 'seed 002 evaluates at start and end' },
+  maxTurns: { kind: 'integer', min: 1, max: 1000, description: 'Agent-loop turn cap, above the environment budget.', reason: 'a guard: the environment budget (6 for binary-search) normally ends episodes first' },
+  envOptions: { kind: 'object', description: 'Options of the chosen environment.', reason: 'each environment documents its own' },
+};
+
+/** Environment option tables: the same spec format, validated under `envOptions.<key>`. */
+export const ENV_OPTION_SPECS: Readonly<Record<EnvName, Readonly<Record<string, FieldSpec & { default: number | string }>>>> = {
+  'binary-search': {
+    stepBudget: {
+      kind: 'integer', min: 1, max: 100, default: 6,
+      description: 'Tool calls allowed per episode (finish included).', reason: 'seed 002: six-step budget',
+    },
+  },
+};
+
+/** Which policies can drive which environments (an impossible combination fails validation). */
+export const ENV_CAPABILITIES: Readonly<Record<EnvName, { tabular: boolean; description: string }>> = {
+  'binary-search': { tabular: true, description: 'Repair the low/high updates of a binary search with six tool actions (seed 002).' },
+};
+
+export interface ConfigIssue {
+  readonly field: string;
+  readonly value: unknown;
+  readonly message: string;
+  readonly fix: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly issues: readonly ConfigIssue[]) {
+    super(
+      `Invalid run config (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n` +
+        issues.map((i) => `  - ${i.field} = ${show(i.value)}: ${i.message}. Fix: ${i.fix}`).join('\n'),
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+function show(v: unknown): string {
+  if (v === undefined) return 'undefined';
+  const s = JSON.stringify(v);
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
+
+function closest(word: string, options: readonly string[]): string | undefined {
+  // Suggest a key that differs only in case, or that starts the same way: catches typos cheaply.
+  const lower = word.toLowerCase();
+  return (
+    options.find((o) => o.toLowerCase() === lower) ??
+    options.find((o) => o.toLowerCase().startsWith(lower.slice(0, 4)) && lower.length >= 4)
+  );
+}
+
+function checkField(field: string, spec: FieldSpec, value: unknown, issues: ConfigIssue[]): void {
+  const add = (message: string, fix: string): void => {
+    issues.push({ field, value, message, fix });
+  };
+  switch (spec.kind) {
+    case 'integer':
+    case 'number': {
+      const range = `${spec.minExclusive ? '>' : '≥'} ${spec.min} and ≤ ${spec.max}`;
+      if (typeof value !== 'number' || !Number.isFinite(value)) {
+        add(`must be a finite ${spec.kind}, got ${typeof value}`, `use a number ${range}`);
+      } else if (spec.kind === 'integer' && !Number.isInteger(value)) {
+        add('must be a whole number', `use an integer ${range}`);
+      } else if (value < spec.min || value > spec.max || (spec.minExclusive === true && value === spec.min)) {
+        add(`is out of range`, `use a value ${range}`);
+      }
+      return;
+    }
+    case 'enum':
+      if (typeof value !== 'string' || !spec.values.includes(value)) {
+        add(`is not one of ${spec.values.join(', ')}`, `use one of: ${spec.values.join(', ')}`);
+      }
+      return;
+    case 'string':
+      if (typeof value !== 'string') add('must be a string', 'use a quoted string');
+      else if (value.length > spec.maxLength) add(`is longer than ${spec.maxLength} characters`, 'shorten it');
+      return;
+    case 'object':
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        add('must be an object', 'use a JSON object such as {}');
+      }
+      return;
+  }
+}
+
+/**
+ * Validates a partial config (from a file, flags or a UI) and fills defaults.
+ * Throws ConfigError listing every problem at once; nothing runs on an invalid config.
+ */
+export function validateRunConfig(input: unknown): RunConfig {
+  const issues: ConfigIssue[] = [];
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new ConfigError([{ field: '(config)', value: input, message: 'must be a JSON object', fix: 'write the config as { "key": value, ... }' }]);
+  }
+  const raw = input as Record<string, unknown>;
+  const keys = Object.keys(FIELD_SPECS) as (keyof RunConfig)[];
+  for (const key of Object.keys(raw)) {
+    if (!(keys as string[]).includes(key)) {
+      const hint = closest(key, keys);
+      issues.push({
+        field: key, value: raw[key], message: 'is not a known config key',
+        fix: hint ? `did you mean "${hint}"?` : `remove it; known keys: ${keys.join(', ')}`,
+      });
+    }
+  }
+  const merged: Record<string, unknown> = { ...DEFAULT_RUN_CONFIG };
+  for (const key of keys) {
+    if (raw[key] === undefined) continue;
+    checkField(key, FIELD_SPECS[key], raw[key], issues);
+    merged[key] = raw[key];
+  }
+  const config = merged as unknown as RunConfig;
+
+  // Environment options: only known keys, typed and in range; defaults filled.
+  const envSpecs = ENV_OPTION_SPECS[config.env] as Record<string, FieldSpec & { default: number | string }> | undefined;
+  if (envSpecs && typeof config.envOptions === 'object' && config.envOptions !== null && !Array.isArray(config.envOptions)) {
+    const options: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(config.envOptions)) {
+      const spec = envSpecs[k];
+      if (!spec) {
+        issues.push({
+          field: `envOptions.${k}`, value: v, message: `is not an option of env "${config.env}"`,
+          fix: `remove it; ${config.env} accepts: ${Object.keys(envSpecs).join(', ') || '(none)'}`,
+        });
+        continue;
+      }
+      checkField(`envOptions.${k}`, spec, v, issues);
+      options[k] = v;
+    }
+    for (const [k, spec] of Object.entries(envSpecs)) options[k] ??= spec.default;
+    config.envOptions = options;
+  }
+
+  // Impossible combinations.
+  const caps = ENV_CAPABILITIES[config.env] as (typeof ENV_CAPABILITIES)[EnvName] | undefined;
+  if (config.policy === 'table' && caps && !caps.tabular) {
+    issues.push({
+      field: 'policy', value: config.policy, message: `the table policy needs a finite visible state, which env "${config.env}" does not have`,
+      fix: 'use a language-model policy for this environment, or env "binary-search"',
+    });
+  }
+  if (config.advantageStd === 'sample' && typeof config.groupSize === 'number' && config.groupSize < 2) {
+    issues.push({ field: 'groupSize', value: config.groupSize, message: 'the sample standard deviation needs at least 2 trajectories', fix: 'set groupSize ≥ 2' });
+  }
+  if (config.method === 'rs-sft' && raw.klCoef !== undefined && raw.klCoef !== 0) {
+    issues.push({
+      field: 'klCoef', value: raw.klCoef, message: 'rs-sft trains by negative log-likelihood and has no KL penalty',
+      fix: 'remove klCoef (or set it to 0) for method "rs-sft"',
+    });
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+  if (config.name === '') config.name = `${config.env}-${config.policy}-${config.method}-s${config.seed}`;
+  return config;
+}

@@ -1,0 +1,157 @@
+// The records that cross every boundary (engine → store → CLI → host → webview). One documented
+// record per concept; no vscode and no Node built-ins here, so every runtime can import it.
+
+/** Why an episode ended. */
+export type TerminationReason =
+  /** The agent submitted (a `finish` / answer action) within its budget. */
+  | 'finished'
+  /** The environment's own step budget ran out before the agent submitted. */
+  | 'budget_exhausted'
+  /** The agent loop's turn cap was reached (a guard above any environment budget). */
+  | 'turn_cap'
+  /** The environment failed in a way that is not the agent's fault (recorded, reward 0). */
+  | 'env_error';
+
+/** What the environment returns after one action. Structured data plus the text a model would read. */
+export interface Observation {
+  /** The text shown to the policy (for language models this is what gets tokenized). */
+  readonly text: string;
+  /** Machine-readable fields (exit code, public-test result, code variant, ...). JSON-serialisable. */
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+/** An action after parsing the policy's raw output. */
+export type ParsedAction =
+  | { readonly kind: 'tool'; readonly name: string; readonly args: Readonly<Record<string, unknown>> }
+  /** Raw output that could not be parsed: the environment answers with a format-error observation. */
+  | { readonly kind: 'format_error'; readonly message: string };
+
+/**
+ * The policy-side record of one sampled action, kept so the update can recompute the same
+ * probabilities. `behaviourLogprob` is log π_behaviour(action | state) taken at sampling time
+ * (never recomputed later), `policyVersion` the version that sampled it.
+ */
+export interface PolicyStep {
+  readonly behaviourLogprob: number;
+  readonly policyVersion: number;
+  /** Table policy: the visible state index and the chosen action index. */
+  readonly stateIndex?: number;
+  readonly actionIndex?: number;
+}
+
+/** One turn of an episode: what the policy wrote, how it parsed, what the environment answered. */
+export interface Turn {
+  readonly index: number;
+  /** The policy's raw output for this turn (untrusted text). */
+  readonly actionText: string;
+  readonly action: ParsedAction;
+  readonly observation: Observation;
+  readonly policy: PolicyStep;
+}
+
+/** The verified outcome of a finished episode (computed after the episode, by the verifier). */
+export interface EpisodeOutcome {
+  /** Scalar reward used for training. */
+  readonly reward: number;
+  /** Task solved according to the private verifier within the rules (e.g. finish within budget). */
+  readonly success: boolean;
+  /** Outcome of the public check the agent can see (may pass for wrong solutions). */
+  readonly publicPass: boolean;
+  /** Outcome of the hidden verifier. publicPass && !privatePass is the reward-hacking gap. */
+  readonly privatePass: boolean;
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * One episode, as trained on and as stored.
+ * - `group`: index of its GRPO group in the iteration; trajectories of a group share `taskId`.
+ * - `advantage`: group-normalised advantage (0 for zero-variance groups and in evaluation).
+ * - `turns[i].policy.behaviourLogprob`: log-prob of the sampled action at sampling time.
+ */
+export interface Trajectory {
+  readonly taskId: string;
+  readonly group: number;
+  readonly indexInGroup: number;
+  readonly turns: readonly Turn[];
+  readonly termination: TerminationReason;
+  readonly outcome: EpisodeOutcome;
+  advantage: number;
+  /** Policy version that sampled the episode (all turns share it in the synchronous trainer). */
+  readonly policyVersion: number;
+}
+
+/** Metrics of one training iteration; every field is a plain number so stores and charts stay generic. */
+export interface IterationMetrics {
+  readonly iteration: number;
+  readonly rewardMean: number;
+  readonly rewardMax: number;
+  readonly rewardMin: number;
+  readonly successRate: number;
+  readonly publicPassRate: number;
+  readonly privatePassRate: number;
+  readonly meanTurns: number;
+  /** Groups whose rewards were all equal (advantage 0 for all their trajectories). */
+  readonly zeroVarianceGroups: number;
+  readonly trajectories: number;
+  /** Update statistics (0 where the method has none, e.g. a skipped RS-SFT update). */
+  readonly loss: number;
+  readonly policyLoss: number;
+  readonly kl: number;
+  readonly clipFraction: number;
+  readonly entropy: number;
+  readonly gradNorm: number;
+  readonly ratioMin: number;
+  readonly ratioMax: number;
+  /** 1 if the optimizer stepped this iteration, 0 if the update was skipped. */
+  readonly updated: number;
+  /** Trajectories used by the update (all for GRPO, the successful ones for RS-SFT). */
+  readonly trainedTrajectories: number;
+  readonly policyVersion: number;
+  readonly wallMs: number;
+}
+
+/** Result of one evaluation pass (fixed evaluation seed, independent of the training seed). */
+export interface EvaluationResult {
+  /** Iteration after which it ran (0 = before training). */
+  readonly iteration: number;
+  readonly episodes: number;
+  readonly successes: number;
+  readonly successRate: number;
+  readonly meanActions: number;
+  readonly publicPassRate: number;
+  readonly privatePassRate: number;
+  readonly rewardMean: number;
+  readonly seed: number;
+  readonly policyVersion: number;
+}
+
+export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** Software and machine a run used, recorded with the run so results can be compared honestly. */
+export interface RuntimeInfo {
+  readonly workbench: string;
+  readonly node: string;
+  readonly platform: string;
+  readonly arch: string;
+  readonly cpu: string;
+  readonly sqlite?: string;
+  readonly betterSqlite3?: string;
+  readonly compute: string;
+}
+
+/** One row of the runs list. */
+export interface RunSummary {
+  readonly id: number;
+  readonly name: string;
+  readonly status: RunStatus;
+  readonly env: string;
+  readonly policy: string;
+  readonly method: string;
+  readonly seed: number;
+  readonly iterationsPlanned: number;
+  readonly iterationsDone: number;
+  readonly latestRewardMean: number | null;
+  readonly createdAt: string;
+  readonly finishedAt: string | null;
+  readonly error: string | null;
+}

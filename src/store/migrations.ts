@@ -1,0 +1,127 @@
+// Numbered schema migrations, tracked by SQLite's `user_version`. Migration N moves the schema from
+// version N-1 to N inside one transaction; a database newer than the code is refused, never touched.
+import type Database from 'better-sqlite3';
+
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'runs, iterations, trajectories, turns, evaluations',
+    sql: `
+      CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'cancelled')),
+        env TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        method TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        iterations_planned INTEGER NOT NULL,
+        config_json TEXT NOT NULL,
+        runtime_json TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        finished_at TEXT,
+        error TEXT,
+        pid INTEGER,
+        host TEXT
+      );
+      CREATE TABLE iterations (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        iteration INTEGER NOT NULL,
+        reward_mean REAL NOT NULL,
+        success_rate REAL NOT NULL,
+        metrics_json TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, iteration)
+      ) WITHOUT ROWID;
+      CREATE TABLE trajectories (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL,
+        iteration INTEGER NOT NULL,
+        group_index INTEGER NOT NULL,
+        index_in_group INTEGER NOT NULL,
+        task_id TEXT NOT NULL,
+        reward REAL NOT NULL,
+        advantage REAL NOT NULL,
+        success INTEGER NOT NULL,
+        public_pass INTEGER NOT NULL,
+        private_pass INTEGER NOT NULL,
+        termination TEXT NOT NULL,
+        policy_version INTEGER NOT NULL,
+        num_turns INTEGER NOT NULL,
+        outcome_json TEXT NOT NULL,
+        FOREIGN KEY (run_id, iteration) REFERENCES iterations(run_id, iteration) ON DELETE CASCADE
+      );
+      CREATE INDEX trajectories_by_iteration ON trajectories(run_id, iteration, group_index, index_in_group);
+      CREATE TABLE turns (
+        trajectory_id INTEGER NOT NULL REFERENCES trajectories(id) ON DELETE CASCADE,
+        turn_index INTEGER NOT NULL,
+        action_text TEXT NOT NULL,
+        action_json TEXT NOT NULL,
+        observation_text TEXT NOT NULL,
+        observation_json TEXT NOT NULL,
+        behaviour_logprob REAL NOT NULL,
+        policy_json TEXT NOT NULL,
+        PRIMARY KEY (trajectory_id, turn_index)
+      ) WITHOUT ROWID;
+      CREATE TABLE evaluations (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        iteration INTEGER NOT NULL,
+        episodes INTEGER NOT NULL,
+        successes INTEGER NOT NULL,
+        success_rate REAL NOT NULL,
+        mean_actions REAL NOT NULL,
+        public_pass_rate REAL NOT NULL,
+        private_pass_rate REAL NOT NULL,
+        reward_mean REAL NOT NULL,
+        seed INTEGER NOT NULL,
+        policy_version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, iteration)
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 2,
+    description: 'run heartbeats (to tell a live run from one whose process died), run wall time, a runs-by-time index',
+    sql: `
+      ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;
+      ALTER TABLE runs ADD COLUMN wall_ms REAL;
+      CREATE INDEX runs_by_created ON runs(created_at);
+    `,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+export class SchemaTooNewError extends Error {
+  constructor(readonly path: string, readonly found: number, readonly supported: number) {
+    super(
+      `The database ${path} has schema version ${found}, but this version of Agent RL Workbench understands up to ${supported}. ` +
+        'It was written by a newer release and was left untouched. Fix: upgrade agent-rl-workbench, or pass --db with another file.',
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+/** Applies pending migrations up to `target` (default: all). Returns the versions applied. */
+export function migrate(db: Database.Database, path: string, target = SCHEMA_VERSION, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const latest = migrations[migrations.length - 1]?.version ?? 0;
+  if (current > latest) throw new SchemaTooNewError(path, current, latest);
+  const applied: number[] = [];
+  for (const m of migrations) {
+    if (m.version <= current || m.version > target) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    }).immediate();
+    applied.push(m.version);
+  }
+  return applied;
+}

@@ -1,0 +1,94 @@
+// Opening the run database: WAL, foreign keys, a busy timeout, migrations, and clear errors for files
+// that are not ours, are corrupt, are locked or come from a newer release. A file we cannot use is
+// never overwritten: every check runs before the first write.
+import Database from 'better-sqlite3';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { migrate, SCHEMA_VERSION, SchemaTooNewError } from './migrations';
+
+/** 'ARLW' — marks the file as an Agent RL Workbench database. */
+export const APPLICATION_ID = 0x41524c57;
+export const DEFAULT_DB_PATH = path.join('.agent-rl', 'runs.sqlite');
+
+export class StoreError extends Error {
+  constructor(message: string, readonly code: 'not_a_database' | 'locked' | 'too_new' | 'foreign' | 'readonly' | 'io') {
+    super(message);
+    this.name = 'StoreError';
+  }
+}
+
+export interface OpenOptions {
+  /** Wait this long for another writer's lock before failing (ms). */
+  readonly busyTimeoutMs?: number;
+  readonly readonly?: boolean;
+}
+
+function sqliteCode(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e ? String((e).code) : undefined;
+}
+
+/** Turns SQLite's errors into actionable ones; rethrows anything else. */
+export function explainSqliteError(e: unknown, file: string): never {
+  if (e instanceof StoreError || e instanceof SchemaTooNewError) throw e;
+  const code = sqliteCode(e) ?? '';
+  const detail = e instanceof Error ? e.message : String(e);
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
+    throw new StoreError(
+      `The file ${file} is not a readable SQLite database (${code}: ${detail}). It was left untouched. ` +
+        'Fix: move it aside (or restore it from a backup) and run again, or pass --db with another file.',
+      'not_a_database',
+    );
+  }
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    throw new StoreError(
+      `The database ${file} is locked by another process (${code}). Nothing was written. ` +
+        'Fix: wait for the other writer to finish (or stop it), or pass --db with another file.',
+      'locked',
+    );
+  }
+  if (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM') {
+    throw new StoreError(`Cannot open ${file} for writing (${code}: ${detail}). Fix: check the file's permissions or pass --db with a writable path.`, 'io');
+  }
+  throw e;
+}
+
+/** Opens (creating if needed) and migrates the database at `file`. */
+export function openStore(file: string, options: OpenOptions = {}): Database.Database {
+  const resolved = path.resolve(file);
+  if (options.readonly && !fs.existsSync(resolved)) {
+    throw new StoreError(`No database at ${resolved}. Fix: run \`agent-rl train\` first, or pass --db with the right file.`, 'io');
+  }
+  if (!options.readonly) fs.mkdirSync(path.dirname(resolved), { recursive: true });
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(resolved, { readonly: options.readonly ?? false, timeout: options.busyTimeoutMs ?? 5000 });
+    // Read the header first: a foreign or corrupt file fails here, before any write.
+    const appId = db.pragma('application_id', { simple: true }) as number;
+    const version = db.pragma('user_version', { simple: true }) as number;
+    const tables = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+    if ((appId !== 0 && appId !== APPLICATION_ID) || (appId === 0 && version === 0 && tables > 0)) {
+      throw new StoreError(
+        `The file ${resolved} is an SQLite database of another application (application_id ${appId}, ${tables} tables). It was left untouched. ` +
+          'Fix: pass --db with a path for the Agent RL database.',
+        'foreign',
+      );
+    }
+    if (!options.readonly) {
+      db.pragma('journal_mode = WAL');
+      db.pragma('foreign_keys = ON');
+      db.pragma('synchronous = NORMAL');
+      migrate(db, resolved);
+      if (appId === 0) db.pragma(`application_id = ${APPLICATION_ID}`);
+    } else {
+      db.pragma('foreign_keys = ON');
+      migrate(db, resolved, 0); // only the "too new" check: a reader never writes
+      if (version < SCHEMA_VERSION) {
+        throw new StoreError(`The database ${resolved} has schema version ${version} and needs an upgrade to ${SCHEMA_VERSION}, which a read-only open cannot do. Fix: open it once without read-only (any agent-rl command does).`, 'io');
+      }
+    }
+    return db;
+  } catch (e) {
+    db?.close();
+    explainSqliteError(e, resolved);
+  }
+}

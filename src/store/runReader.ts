@@ -1,0 +1,95 @@
+// Queries over the run database, shared by the CLI and (later) the backend process.
+import type Database from 'better-sqlite3';
+import type { RunConfig } from '../shared/runConfig';
+import type { EvaluationResult, IterationMetrics, RunStatus, RunSummary, RuntimeInfo } from '../shared/types';
+
+interface RunRow {
+  id: number;
+  name: string;
+  status: RunStatus;
+  env: string;
+  policy: string;
+  method: string;
+  seed: number;
+  iterations_planned: number;
+  iterations_done: number;
+  latest_reward: number | null;
+  created_at: string;
+  finished_at: string | null;
+  error: string | null;
+}
+
+const RUN_COLUMNS = `r.id, r.name, r.status, r.env, r.policy, r.method, r.seed, r.iterations_planned, r.created_at, r.finished_at, r.error,
+  (SELECT count(*) FROM iterations i WHERE i.run_id = r.id) AS iterations_done,
+  (SELECT reward_mean FROM iterations i WHERE i.run_id = r.id ORDER BY iteration DESC LIMIT 1) AS latest_reward`;
+
+function toSummary(r: RunRow): RunSummary {
+  return {
+    id: r.id, name: r.name, status: r.status, env: r.env, policy: r.policy, method: r.method, seed: r.seed,
+    iterationsPlanned: r.iterations_planned, iterationsDone: r.iterations_done, latestRewardMean: r.latest_reward,
+    createdAt: r.created_at, finishedAt: r.finished_at, error: r.error,
+  };
+}
+
+export interface RunDetail {
+  readonly summary: RunSummary;
+  readonly config: RunConfig;
+  readonly runtime: RuntimeInfo;
+  readonly iterations: IterationMetrics[];
+  readonly evaluations: EvaluationResult[];
+  readonly trajectories: number;
+  readonly turns: number;
+  readonly wallMs: number | null;
+}
+
+export class RunReader {
+  constructor(private readonly db: Database.Database) {}
+
+  listRuns(limit = 1000): RunSummary[] {
+    return (this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs r ORDER BY r.id DESC LIMIT ?`).all(limit) as RunRow[]).map(toSummary);
+  }
+
+  /** A run by numeric id, or the newest run with that name. */
+  findRun(ref: string): RunSummary | undefined {
+    const row = /^\d+$/.test(ref)
+      ? this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs r WHERE r.id = ?`).get(Number(ref))
+      : this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs r WHERE r.name = ? ORDER BY r.id DESC LIMIT 1`).get(ref);
+    return row ? toSummary(row as RunRow) : undefined;
+  }
+
+  iterations(runId: number): IterationMetrics[] {
+    return (this.db.prepare('SELECT metrics_json FROM iterations WHERE run_id = ? ORDER BY iteration').all(runId) as { metrics_json: string }[]).map(
+      (r) => JSON.parse(r.metrics_json) as IterationMetrics,
+    );
+  }
+
+  evaluations(runId: number): EvaluationResult[] {
+    const rows = this.db
+      .prepare(
+        `SELECT iteration, episodes, successes, success_rate, mean_actions, public_pass_rate, private_pass_rate, reward_mean, seed, policy_version
+         FROM evaluations WHERE run_id = ? ORDER BY iteration`,
+      )
+      .all(runId) as Record<string, number>[];
+    return rows.map((r) => ({
+      iteration: r.iteration!, episodes: r.episodes!, successes: r.successes!, successRate: r.success_rate!, meanActions: r.mean_actions!,
+      publicPassRate: r.public_pass_rate!, privatePassRate: r.private_pass_rate!, rewardMean: r.reward_mean!, seed: r.seed!, policyVersion: r.policy_version!,
+    }));
+  }
+
+  detail(runId: number): RunDetail | undefined {
+    const summary = this.findRun(String(runId));
+    if (!summary) return undefined;
+    const row = this.db.prepare('SELECT config_json, runtime_json, wall_ms FROM runs WHERE id = ?').get(runId) as { config_json: string; runtime_json: string; wall_ms: number | null };
+    const count = (sql: string): number => (this.db.prepare(sql).get(runId) as { n: number }).n;
+    return {
+      summary,
+      config: JSON.parse(row.config_json) as RunConfig,
+      runtime: JSON.parse(row.runtime_json) as RuntimeInfo,
+      iterations: this.iterations(runId),
+      evaluations: this.evaluations(runId),
+      trajectories: count('SELECT count(*) AS n FROM trajectories WHERE run_id = ?'),
+      turns: count('SELECT count(*) AS n FROM turns t JOIN trajectories j ON j.id = t.trajectory_id WHERE j.run_id = ?'),
+      wallMs: row.wall_ms,
+    };
+  }
+}

@@ -1,0 +1,118 @@
+// The SQLite RunSink: one run row, then one synchronous transaction per iteration (iteration metrics,
+// every trajectory and turn, and the evaluation when one ran), so a run killed at any moment leaves
+// whole iterations only. The initial evaluation and the final status are their own small writes.
+import type Database from 'better-sqlite3';
+import * as os from 'node:os';
+import type { RunConfig } from '../shared/runConfig';
+import type { EvaluationResult, RunStatus, RuntimeInfo } from '../shared/types';
+import type { IterationRecord, RunEnd, RunSink } from '../rl/train/sink';
+
+const now = (): string => new Date().toISOString();
+
+export class RunWriter implements RunSink {
+  private id: number | undefined;
+  private readonly insertIteration;
+  private readonly insertTrajectory;
+  private readonly insertTurn;
+  private readonly insertEvaluation;
+  private readonly heartbeat;
+  private readonly writeIteration: (record: IterationRecord) => void;
+
+  constructor(private readonly db: Database.Database) {
+    this.insertIteration = db.prepare(
+      'INSERT INTO iterations (run_id, iteration, reward_mean, success_rate, metrics_json, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    this.insertTrajectory = db.prepare(
+      `INSERT INTO trajectories (run_id, iteration, group_index, index_in_group, task_id, reward, advantage, success, public_pass,
+         private_pass, termination, policy_version, num_turns, outcome_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertTurn = db.prepare(
+      `INSERT INTO turns (trajectory_id, turn_index, action_text, action_json, observation_text, observation_json, behaviour_logprob, policy_json)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertEvaluation = db.prepare(
+      `INSERT INTO evaluations (run_id, iteration, episodes, successes, success_rate, mean_actions, public_pass_rate, private_pass_rate,
+         reward_mean, seed, policy_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.heartbeat = db.prepare('UPDATE runs SET heartbeat_at = ? WHERE id = ?');
+    this.writeIteration = db.transaction((record: IterationRecord) => {
+      const runId = this.runId;
+      const m = record.metrics;
+      const at = now();
+      this.insertIteration.run(runId, m.iteration, m.rewardMean, m.successRate, JSON.stringify(m), at);
+      for (const t of record.trajectories) {
+        const { lastInsertRowid } = this.insertTrajectory.run(
+          runId, m.iteration, t.group, t.indexInGroup, t.taskId, t.outcome.reward, t.advantage, t.outcome.success ? 1 : 0,
+          t.outcome.publicPass ? 1 : 0, t.outcome.privatePass ? 1 : 0, t.termination, t.policyVersion, t.turns.length, JSON.stringify(t.outcome),
+        );
+        for (const turn of t.turns) {
+          this.insertTurn.run(
+            lastInsertRowid, turn.index, turn.actionText, JSON.stringify(turn.action), turn.observation.text,
+            JSON.stringify(turn.observation.data), turn.policy.behaviourLogprob, JSON.stringify(turn.policy),
+          );
+        }
+      }
+      if (record.evaluation) this.addEvaluation(record.evaluation, at);
+      this.heartbeat.run(at, runId);
+    });
+  }
+
+  get runId(): number {
+    if (this.id === undefined) throw new Error('RunWriter: begin() was not called');
+    return this.id;
+  }
+
+  begin(config: RunConfig, runtime: RuntimeInfo): void {
+    const at = now();
+    const { lastInsertRowid } = this.db
+      .prepare(
+        `INSERT INTO runs (name, status, env, policy, method, seed, iterations_planned, config_json, runtime_json, created_at, pid, host, heartbeat_at)
+         VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(config.name, config.env, config.policy, config.method, config.seed, config.iterations, JSON.stringify(config), JSON.stringify(runtime), at, process.pid, os.hostname(), at);
+    this.id = Number(lastInsertRowid);
+  }
+
+  private addEvaluation(e: EvaluationResult, at: string): void {
+    this.insertEvaluation.run(this.runId, e.iteration, e.episodes, e.successes, e.successRate, e.meanActions, e.publicPassRate, e.privatePassRate, e.rewardMean, e.seed, e.policyVersion, at);
+  }
+
+  evaluation(result: EvaluationResult): void {
+    this.addEvaluation(result, now());
+  }
+
+  iteration(record: IterationRecord): void {
+    this.writeIteration(record);
+  }
+
+  end(status: RunStatus, info: RunEnd): void {
+    if (this.id === undefined) return;
+    this.db.prepare('UPDATE runs SET status = ?, error = ?, finished_at = ?, wall_ms = ? WHERE id = ?').run(status, info.error ?? null, now(), info.wallMs, this.id);
+  }
+}
+
+/**
+ * Marks runs of this host whose process is gone as failed: a run killed with SIGKILL cannot record its
+ * own end. Returns how many were marked.
+ */
+export function markOrphanedRuns(db: Database.Database, isAlive: (pid: number) => boolean = pidAlive): number {
+  const rows = db.prepare("SELECT id, pid FROM runs WHERE status = 'running' AND host = ?").all(os.hostname()) as { id: number; pid: number | null }[];
+  const mark = db.prepare("UPDATE runs SET status = 'failed', error = ?, finished_at = ? WHERE id = ? AND status = 'running'");
+  let n = 0;
+  for (const r of rows) {
+    if (r.pid !== null && r.pid !== process.pid && !isAlive(r.pid)) {
+      mark.run(`the process that ran it (pid ${r.pid}) exited without finishing the run (killed or crashed); iterations stored before that are complete`, now(), r.id);
+      n++;
+    }
+  }
+  return n;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
