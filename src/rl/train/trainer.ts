@@ -68,6 +68,9 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   try {
     sink.evaluation(await evaluate(0));
     for (let it = 1; it <= config.iterations; it++) {
+      // Yield to the event loop once per iteration: with in-process environments every await above
+      // resolves as a microtask, and signals, IPC messages and heartbeats would wait for the whole run.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       if (options.signal?.aborted) {
         const wallMs = Date.now() - t0;
         sink.end('cancelled', { wallMs });

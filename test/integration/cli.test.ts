@@ -1,0 +1,189 @@
+import Database from 'better-sqlite3';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import type { RunRecord } from '../../src/cli/runRecord';
+import { runCli, sha256, startCli, tempDir } from '../helpers/cli';
+
+const SMALL = ['--iterations', '6', '--eval-episodes', '64'];
+
+function count(db: string, sql: string, ...params: unknown[]): number {
+  const d = new Database(db, { readonly: true });
+  try {
+    return (d.prepare(sql).get(...params) as { n: number }).n;
+  } finally {
+    d.close();
+  }
+}
+
+/** Iterations stored so far; 0 while the database or its schema does not exist yet. */
+function storedIterations(file: string): number {
+  try {
+    return count(file, 'SELECT count(*) AS n FROM iterations');
+  } catch {
+    return 0;
+  }
+}
+
+describe('agent-rl CLI', () => {
+  it('train → runs → show: the JSON record equals what show reads back from the database', () => {
+    const cwd = tempDir();
+    const r = runCli(['train', '--seed', '3', '--method', 'grpo', ...SMALL, '--output', 'rec.json', '--name', 'small'], cwd);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /run 1 "small" completed/);
+    assert.match(r.stdout, /database: .*\.agent-rl\/runs\.sqlite/);
+    // Not a terminal: plain progress lines, no carriage returns.
+    assert.match(r.stderr, /^iteration 6\/6 {2}reward/m);
+    assert.ok(!r.stderr.includes('\r'));
+
+    const record = JSON.parse(fs.readFileSync(path.join(cwd, 'rec.json'), 'utf8')) as RunRecord;
+    assert.equal(record.iterations.length, 6);
+    assert.deepEqual(record.evaluations.map((e) => e.iteration), [0, 6]);
+    assert.equal(record.config.seed, 3);
+    assert.match(record.runtime.node, /^v\d+/);
+    assert.ok(record.wallMs! > 0);
+
+    const shown = runCli(['show', '1', '--json'], cwd);
+    assert.equal(shown.code, 0, shown.stderr);
+    const fromDb = JSON.parse(shown.stdout) as RunRecord;
+    assert.deepEqual(fromDb.config, record.config);
+    assert.deepEqual(fromDb.runtime, record.runtime);
+    assert.deepEqual(fromDb.iterations, record.iterations);
+    assert.deepEqual(fromDb.evaluations, record.evaluations);
+    assert.equal(fromDb.wallMs, record.wallMs);
+
+    const text = runCli(['show', 'small'], cwd);
+    assert.equal(text.code, 0, text.stderr);
+    for (const e of record.evaluations) {
+      assert.ok(text.stdout.includes(`${(100 * e.successRate).toFixed(1)}%`), `show lacks ${e.successRate}`);
+      assert.ok(text.stdout.includes(`${e.successes}/${e.episodes}`));
+      assert.ok(text.stdout.includes(e.meanActions.toFixed(3)));
+    }
+    assert.match(text.stdout, /trajectories stored: 192; turns: \d+/);
+
+    const runs = runCli(['runs'], cwd);
+    assert.match(runs.stdout, /^1\s+small\s+completed\s+binary-search\s+table\s+grpo\s+3\s+6\/6/m);
+
+    const db = path.join(cwd, '.agent-rl', 'runs.sqlite');
+    assert.equal(count(db, 'SELECT count(*) AS n FROM trajectories'), 6 * 32);
+    assert.equal(count(db, 'SELECT count(*) AS n FROM turns'), count(db, 'SELECT sum(num_turns) AS n FROM trajectories'));
+  });
+
+  it('flags override the config file; --db picks the database', () => {
+    const cwd = tempDir();
+    fs.writeFileSync(path.join(cwd, 'run.json'), JSON.stringify({ $schema: './schema.json', method: 'rs-sft', seed: 5, iterations: 50, evalEpisodes: 32 }));
+    const r = runCli(['train', '--config', 'run.json', '--iterations', '3', '--db', 'other.sqlite', '--output', 'o.json'], cwd);
+    assert.equal(r.code, 0, r.stderr);
+    const rec = JSON.parse(fs.readFileSync(path.join(cwd, 'o.json'), 'utf8')) as RunRecord;
+    assert.deepEqual([rec.config.method, rec.config.seed, rec.config.iterations, rec.config.evalEpisodes], ['rs-sft', 5, 3, 32]);
+    assert.ok(fs.existsSync(path.join(cwd, 'other.sqlite')));
+    assert.ok(!fs.existsSync(path.join(cwd, '.agent-rl')));
+  });
+
+  it('invalid configs fail before anything runs, naming the field, value and fix', () => {
+    const cwd = tempDir();
+    const bad = runCli(['train', '--group-size', '1', '--lr', 'fast'], cwd);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /groupSize = 1: is out of range\. Fix: use a value ≥ 2/);
+    assert.match(bad.stderr, /learningRate = "fast": must be a finite number/);
+    fs.writeFileSync(path.join(cwd, 'c.json'), '{"seed": 1, "iteratons": 3}');
+    const typo = runCli(['train', '--config', 'c.json'], cwd);
+    assert.equal(typo.code, 2);
+    assert.match(typo.stderr, /iteratons = 3: is not a known config key\. Fix: did you mean "iterations"\?/);
+    fs.writeFileSync(path.join(cwd, 'broken.json'), '{"seed": 1,');
+    const broken = runCli(['train', '--config', 'broken.json'], cwd);
+    assert.equal(broken.code, 2);
+    assert.match(broken.stderr, /--config broken\.json: not valid JSON/);
+    const flag = runCli(['train', '--sed', '4'], cwd);
+    assert.equal(flag.code, 2);
+    assert.match(flag.stderr, /Unknown option '--sed'/);
+    assert.ok(!fs.existsSync(path.join(cwd, '.agent-rl')), 'nothing was created');
+  });
+
+  it('a corrupt database is reported and left byte-for-byte as it was', () => {
+    const cwd = tempDir();
+    const file = path.join(cwd, 'runs.sqlite');
+    fs.writeFileSync(file, 'SQLite format 2\0 definitely not a database'.repeat(100));
+    const before = sha256(file);
+    for (const args of [['train', ...SMALL, '--db', file], ['runs', '--db', file], ['show', '1', '--db', file]]) {
+      const r = runCli(args, cwd);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /is not a readable SQLite database .* left untouched/);
+      assert.equal(sha256(file), before);
+    }
+  });
+
+  it('a locked database gives a clear error and no partial run', () => {
+    const cwd = tempDir();
+    const file = path.join(cwd, 'runs.sqlite');
+    assert.equal(runCli(['train', ...SMALL, '--db', file], cwd).code, 0);
+    const holder = new Database(file);
+    holder.exec('BEGIN EXCLUSIVE');
+    let r;
+    try {
+      r = runCli(['train', ...SMALL, '--db', file, '--busy-timeout', '200'], cwd);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /locked by another process/);
+    assert.equal(count(file, 'SELECT count(*) AS n FROM runs'), 1);
+  });
+
+  it('show names a missing run and how to list them', () => {
+    const cwd = tempDir();
+    assert.equal(runCli(['train', ...SMALL], cwd).code, 0);
+    const r = runCli(['show', 'nope'], cwd);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /no run "nope".*agent-rl runs/);
+  });
+
+  it('a killed run leaves whole iterations only and is then reported as failed', async () => {
+    const cwd = tempDir();
+    const file = path.join(cwd, 'runs.sqlite');
+    const child = startCli(['train', '--iterations', '100000', '--eval-episodes', '16', '--db', file], cwd);
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      // Wait until a few iterations are stored, then kill without warning.
+      for (let i = 0; i < 400 && storedIterations(file) < 5; i++) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      child.kill('SIGKILL');
+    }
+    await exited;
+    const iterations = count(file, 'SELECT count(*) AS n FROM iterations');
+    assert.ok(iterations >= 5, `only ${iterations} iterations stored`);
+    assert.equal(count(file, 'SELECT count(*) AS n FROM trajectories'), iterations * 32);
+    assert.equal(count(file, 'SELECT count(*) AS n FROM (SELECT iteration FROM trajectories GROUP BY iteration HAVING count(*) <> 32)'), 0);
+    assert.equal(count(file, 'SELECT count(*) AS n FROM turns'), count(file, 'SELECT sum(num_turns) AS n FROM trajectories'));
+    const runs = runCli(['runs', '--db', file, '--json'], cwd);
+    const [run] = JSON.parse(runs.stdout) as { status: string; error: string }[];
+    assert.equal(run!.status, 'failed');
+    assert.match(run!.error, /exited without finishing the run/);
+  });
+
+  it('SIGINT cancels at an iteration boundary and records the run as cancelled', async () => {
+    const cwd = tempDir();
+    const file = path.join(cwd, 'runs.sqlite');
+    const child = startCli(['train', '--iterations', '100000', '--eval-episodes', '16', '--db', file], cwd);
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let code: number | null;
+    try {
+      for (let i = 0; i < 400 && storedIterations(file) < 2; i++) await new Promise((r) => setTimeout(r, 50));
+      child.kill('SIGINT');
+      code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000).unref())]).then((c) => (c === 'timeout' ? -1 : c));
+    } finally {
+      child.kill('SIGKILL');
+    }
+    assert.equal(code, 130, stderr.slice(-500));
+    assert.match(stderr, /cancelling after this iteration/);
+    const d = new Database(file, { readonly: true });
+    const run = d.prepare('SELECT status, wall_ms FROM runs').get() as { status: string; wall_ms: number };
+    d.close();
+    assert.equal(run.status, 'cancelled');
+    assert.ok(run.wall_ms > 0);
+  });
+});

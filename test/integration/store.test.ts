@@ -1,0 +1,155 @@
+import Database from 'better-sqlite3';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { validateRunConfig } from '../../src/shared/runConfig';
+import type { Trajectory } from '../../src/shared/types';
+import { migrate, SCHEMA_VERSION, SchemaTooNewError } from '../../src/store/migrations';
+import { APPLICATION_ID, explainSqliteError, openStore, StoreError } from '../../src/store/openStore';
+import { RunReader } from '../../src/store/runReader';
+import { markOrphanedRuns, RunWriter } from '../../src/store/runWriter';
+import { sha256, tempDir } from '../helpers/cli';
+
+const runtime = { workbench: 't', node: 't', platform: 't', arch: 't', cpu: 't', compute: 't' };
+
+function metrics(iteration: number) {
+  return {
+    iteration, rewardMean: 0.5, rewardMax: 1, rewardMin: 0, successRate: 0.5, publicPassRate: 1, privatePassRate: 0.5, meanTurns: 1,
+    zeroVarianceGroups: 0, trajectories: 1, loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1,
+    updated: 1, trainedTrajectories: 1, policyVersion: iteration, wallMs: 1,
+  };
+}
+
+function trajectory(taskId: string): Trajectory {
+  return {
+    taskId, group: 0, indexInGroup: 0, termination: 'finished', policyVersion: 0, advantage: 0.5,
+    outcome: { reward: 1, success: true, publicPass: true, privatePass: true },
+    turns: [{ index: 0, actionText: 'finish', action: { kind: 'tool', name: 'finish', args: {} }, observation: { text: 'ok', data: {} }, policy: { behaviourLogprob: -1, policyVersion: 0 } }],
+  };
+}
+
+describe('run store: opening and migrations', () => {
+  it('a fresh database gets every migration, WAL, foreign keys and our application id', () => {
+    const file = path.join(tempDir(), 'sub', 'runs.sqlite');
+    const db = openStore(file);
+    assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.equal(db.pragma('foreign_keys', { simple: true }), 1);
+    assert.equal(db.pragma('application_id', { simple: true }), APPLICATION_ID);
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    assert.deepEqual(tables, ['evaluations', 'iterations', 'runs', 'trajectories', 'turns']);
+    db.close();
+  });
+
+  it('upgrades a version-1 database in place and keeps its data', () => {
+    const file = path.join(tempDir(), 'runs.sqlite');
+    const old = new Database(file);
+    old.pragma('journal_mode = WAL');
+    migrate(old, file, 1);
+    old.prepare(`INSERT INTO runs (name, status, env, policy, method, seed, iterations_planned, config_json, runtime_json, created_at)
+                 VALUES ('old', 'completed', 'binary-search', 'table', 'grpo', 7, 100, '{}', '{}', '2026-01-01')`).run();
+    old.close();
+    const db = openStore(file);
+    assert.equal(db.pragma('user_version', { simple: true }), 2);
+    const row = db.prepare('SELECT name, heartbeat_at, wall_ms FROM runs').get() as Record<string, unknown>;
+    assert.deepEqual(row, { name: 'old', heartbeat_at: null, wall_ms: null });
+    db.close();
+  });
+
+  it('refuses a database from a newer version and leaves it untouched', () => {
+    const file = path.join(tempDir(), 'runs.sqlite');
+    const db = openStore(file);
+    db.pragma('user_version = 99');
+    db.close();
+    const before = sha256(file);
+    assert.throws(() => openStore(file), (e: unknown) => e instanceof SchemaTooNewError && /schema version 99.*understands up to 2.*upgrade/s.test(e.message));
+    assert.equal(sha256(file), before);
+  });
+
+  it('refuses a corrupt file with a clear error and never overwrites it', () => {
+    const dir = tempDir();
+    for (const [name, bytes] of [
+      ['garbage.sqlite', Buffer.from(Array.from({ length: 8192 }, (_, i) => (i * 7919) % 251))],
+      ['text.sqlite', Buffer.from('this is not a database\n'.repeat(300))],
+    ] as const) {
+      const file = path.join(dir, name);
+      fs.writeFileSync(file, bytes);
+      assert.throws(
+        () => openStore(file),
+        (e: unknown) => e instanceof StoreError && e.code === 'not_a_database' && e.message.includes('left untouched') && e.message.includes('--db'),
+      );
+      assert.ok(fs.readFileSync(file).equals(bytes), `${name} changed`);
+      assert.ok(!fs.existsSync(`${file}-wal`), 'no WAL file created next to it');
+    }
+  });
+
+  it("refuses another application's SQLite database", () => {
+    const file = path.join(tempDir(), 'other.sqlite');
+    const other = new Database(file);
+    other.exec('CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES (1)');
+    other.close();
+    const before = sha256(file);
+    assert.throws(() => openStore(file), (e: unknown) => e instanceof StoreError && e.code === 'foreign');
+    assert.equal(sha256(file), before);
+  });
+
+  it('a write blocked by another writer past the busy timeout becomes a "locked" StoreError', () => {
+    const file = path.join(tempDir(), 'runs.sqlite');
+    openStore(file).close();
+    const holder = new Database(file);
+    holder.exec('BEGIN EXCLUSIVE');
+    try {
+      const db = openStore(file, { busyTimeoutMs: 50 });
+      const writer = new RunWriter(db);
+      assert.throws(
+        () => {
+          try {
+            writer.begin(validateRunConfig({}), runtime);
+          } catch (e) {
+            explainSqliteError(e, file);
+          }
+        },
+        (e: unknown) => e instanceof StoreError && e.code === 'locked' && /locked by another process/.test(e.message),
+      );
+      db.close();
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+  });
+});
+
+describe('run store: writing', () => {
+  it('an iteration is one transaction: a failure inside it leaves none of its rows', () => {
+    const db = openStore(path.join(tempDir(), 'runs.sqlite'));
+    const writer = new RunWriter(db);
+    writer.begin(validateRunConfig({}), runtime);
+    writer.iteration({ metrics: metrics(1), trajectories: [trajectory('t')] });
+    const bad = trajectory(null as unknown as string); // violates NOT NULL on the trajectory insert, after the iteration row
+    assert.throws(() => writer.iteration({ metrics: metrics(2), trajectories: [trajectory('t'), bad] }), /NOT NULL/);
+    const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+    assert.equal(count('SELECT count(*) AS n FROM iterations'), 1);
+    assert.equal(count('SELECT count(*) AS n FROM trajectories'), 1);
+    assert.equal(count('SELECT count(*) AS n FROM turns'), 1);
+    writer.end('completed', { wallMs: 12 });
+    const detail = new RunReader(db).detail(writer.runId)!;
+    assert.equal(detail.summary.status, 'completed');
+    assert.equal(detail.wallMs, 12);
+    assert.deepEqual(detail.iterations, [metrics(1)]);
+    db.close();
+  });
+
+  it('runs whose process died are marked failed with the reason', () => {
+    const db = openStore(path.join(tempDir(), 'runs.sqlite'));
+    const writer = new RunWriter(db);
+    writer.begin(validateRunConfig({}), runtime);
+    db.prepare('UPDATE runs SET pid = 999999').run();
+    assert.equal(markOrphanedRuns(db, () => false), 1);
+    const run = new RunReader(db).findRun(String(writer.runId))!;
+    assert.equal(run.status, 'failed');
+    assert.match(run.error!, /pid 999999.*exited without finishing/);
+    assert.equal(markOrphanedRuns(db, () => false), 0);
+    db.close();
+  });
+});
