@@ -1,0 +1,274 @@
+// Python programs that run inside the sandbox, kept as strings so every bundle carries them.
+// Both apply the same limits, in the same order: rlimits (soft = hard, so code cannot raise them),
+// then, when started as root, a switch to a dedicated unprivileged uid (which makes RLIMIT_NPROC
+// count and lets the parent find every process the code left behind), then a scrubbed environment.
+
+/** Shared by the launcher and the pool server: limits, privilege drop, running user code as main.py. */
+const COMMON = String.raw`
+import json, linecache, os, resource, signal, sys
+
+def apply_limits(cfg, cwd):
+    if os.getuid() == 0 and cfg.get('uid'):
+        os.chown(cwd, cfg['uid'], cfg['uid'])
+    for name, value in (('RLIMIT_CPU', cfg['cpu']), ('RLIMIT_AS', cfg['mem']), ('RLIMIT_NPROC', cfg['nproc']),
+                        ('RLIMIT_FSIZE', cfg['fsize']), ('RLIMIT_NOFILE', cfg['nofile']), ('RLIMIT_CORE', 0)):
+        resource.setrlimit(getattr(resource, name), (value, value))
+    if os.getuid() == 0 and cfg.get('uid'):
+        os.setgroups([])
+        os.setgid(cfg['uid'])
+        os.setuid(cfg['uid'])
+    os.chdir(cwd)
+
+def scrub_env(cwd):
+    os.environ.clear()
+    os.environ.update({'PATH': '/usr/local/bin:/usr/bin:/bin', 'LANG': 'C.UTF-8', 'HOME': cwd, 'PYTHONIOENCODING': 'utf-8', 'TMPDIR': cwd})
+
+def prepare(code):
+    # Compiled as file main.py so tracebacks give the user's own line numbers; the source goes into
+    # linecache (no file I/O) so tracebacks can quote it. Raises SyntaxError/ValueError for bad code.
+    linecache.cache['main.py'] = (len(code), None, code.splitlines(True), 'main.py')
+    return compile(code, 'main.py', 'exec')
+
+def run_user_code(code_obj):
+    sys.argv = ['main.py']
+    glb = {'__name__': '__main__', '__file__': 'main.py', '__builtins__': __builtins__}
+    try:
+        exec(code_obj, glb)
+    except SystemExit as e:
+        flush()
+        raise
+    except BaseException as e:
+        import traceback
+        tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
+        flush()
+        traceback.print_exception(type(e), e, tb)
+        flush()
+        os._exit(1)
+    flush()
+
+def flush():
+    for s in (sys.stdout, sys.stderr):
+        try:
+            s.flush()
+        except Exception:
+            pass
+`;
+
+/** Fresh-interpreter mode: argv[1] = JSON config {cpu, mem, nproc, fsize, nofile, uid, cwd, file}. */
+export const LAUNCHER_PY = `${COMMON}
+cfg = json.loads(sys.argv[1])
+with open(cfg['file'], encoding='utf-8', errors='replace') as f:
+    code = f.read()
+apply_limits(cfg, cfg['cwd'])
+scrub_env(cfg['cwd'])
+try:
+    code_obj = prepare(code)
+except (SyntaxError, ValueError) as e:
+    import traceback
+    sys.stderr.write(''.join(traceback.format_exception_only(type(e), e)))
+    sys.exit(1)
+run_user_code(code_obj)
+`;
+
+/**
+ * Warm pool server: reads one JSON request per line on stdin ({id, code, cfg}), forks a fresh limited
+ * child per execution in a new work directory, streams its output through pipes with the output cap
+ * and the wall-clock timeout enforced here, sweeps every process the child left, and answers one JSON
+ * line on stdout. It is a child subreaper, so orphans of the code come back to it to be killed.
+ */
+export const SERVER_PY = `${COMMON}
+import ctypes, select, time
+
+def rmtree(path):
+    for root, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            try:
+                os.unlink(os.path.join(root, name))
+            except OSError:
+                pass
+        for name in dirs:
+            p = os.path.join(root, name)
+            try:
+                os.rmdir(p)
+            except OSError:
+                try:
+                    os.unlink(p)
+                except OSError:
+                    pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+counter = [0]
+
+try:
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+except Exception:
+    pass
+
+def uid_pids(uid):
+    pids = []
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/status' % d) as f:
+                for line in f:
+                    if line.startswith('Uid:'):
+                        if int(line.split()[1]) == uid:
+                            pids.append(int(d))
+                        break
+        except OSError:
+            pass
+    return pids
+
+def has_children():
+    # As a subreaper every survivor of the child's tree is (or descends from) a child of ours.
+    me = os.getpid()
+    try:
+        with open('/proc/%d/task/%d/children' % (me, me)) as f:
+            return f.read().strip() != ''
+    except OSError:
+        return True
+
+def sweep(pid, uid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    if uid and os.getuid() == 0 and has_children():
+        for _ in range(50):
+            left = [p for p in uid_pids(uid) if p != os.getpid()]
+            if not left:
+                break
+            for p in left:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.002)
+    while True:  # reap the child, and orphans reparented to us
+        try:
+            got, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if got == 0:
+            break
+
+def compile_error(req, e):
+    import traceback
+    return {'id': req['id'], 'stdout': '', 'stderr': ''.join(traceback.format_exception_only(type(e), e))[-req['tailBytes']:],
+            'exitCode': 1, 'signal': None, 'timedOut': False, 'outputCapped': False, 'outputBytes': 0, 'durationMs': 0.0}
+
+def execute(req, base):
+    cfg = req['cfg']
+    # Everything that allocates happens here, before the fork: in a child every first touch of
+    # memory is a copy-on-write fault, which is what makes a fork expensive on virtual machines.
+    try:
+        code_obj = prepare(req['code'])
+    except (SyntaxError, ValueError) as e:
+        return compile_error(req, e)
+    counter[0] += 1
+    work = os.path.join(base, 'x%d' % counter[0])
+    os.mkdir(work, 0o700)
+    os.environ['HOME'] = work
+    os.environ['TMPDIR'] = work
+    sys.stdout.flush()
+    sys.stderr.flush()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            null = os.open('/dev/null', os.O_RDONLY)
+            os.dup2(null, 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            # Every fd above 2 was opened by this server, lowest number first: none is above these.
+            os.closerange(3, max(out_r, out_w, err_r, err_w, null, PROTOCOL_FD) + 1)
+            apply_limits(cfg, work)
+            run_user_code(code_obj)
+            os._exit(0)
+        except SystemExit as e:
+            flush()
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            os._exit(code)
+        except BaseException:
+            try:
+                import traceback
+                traceback.print_exc()
+                flush()
+            finally:
+                os._exit(1)
+    os.close(out_w)
+    os.close(err_w)
+    cap, tail = req['outputCap'], req['tailBytes']
+    bufs = {out_r: bytearray(), err_r: bytearray()}
+    total = 0
+    timed_out = capped = False
+    deadline = start + req['timeoutMs'] / 1000.0
+    open_fds = [out_r, err_r]
+    while open_fds:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select(open_fds, [], [], left)
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                open_fds.remove(fd)
+                continue
+            total += len(chunk)
+            b = bufs[fd]
+            b += chunk
+            if len(b) > tail:
+                del b[:len(b) - tail]
+        if total > cap:
+            capped = True
+            break
+    if timed_out or capped:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    _, status = os.waitpid(pid, 0)
+    duration = (time.monotonic() - start) * 1000.0
+    sweep(pid, cfg.get('uid'))
+    os.close(out_r)
+    os.close(err_r)
+    rmtree(work)
+    exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    return {'id': req['id'], 'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
+            'exitCode': exit_code, 'signal': sig, 'timedOut': timed_out, 'outputCapped': capped,
+            'outputBytes': total, 'durationMs': duration}
+
+PROTOCOL_FD = os.dup(1)
+
+def main():
+    base = sys.argv[1]
+    out = os.fdopen(PROTOCOL_FD, 'w')
+    devnull = os.open('/dev/null', os.O_WRONLY)
+    os.dup2(devnull, 1)  # stray prints can never corrupt the protocol
+    os.close(devnull)
+    # sys.stdout/sys.stderr wrap fds 1 and 2, which a child points at its pipes: children reuse them.
+    sys.stdout.reconfigure(errors='replace')
+    sys.stderr.reconfigure(errors='replace')
+    scrub_env(base)
+    out.write(json.dumps({'ready': True, 'pid': os.getpid()}) + '\\n')
+    out.flush()
+    for line in sys.stdin:
+        req = json.loads(line)
+        try:
+            res = execute(req, base)
+        except Exception as e:
+            res = {'id': req.get('id'), 'error': '%s: %s' % (type(e).__name__, e)}
+        out.write(json.dumps(res) + '\\n')
+        out.flush()
+
+main()
+`;

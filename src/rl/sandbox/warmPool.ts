@@ -1,0 +1,227 @@
+// A pool of long-lived sandboxed interpreter servers (SERVER_PY) at one isolation level. Each execution
+// is a fork inside a server instead of a new interpreter (and a new bwrap), with the same limits. A
+// server that dies, answers garbage or stops answering is killed and replaced, and the execution is
+// retried once on the fresh server; a second failure is reported as a sandbox error, never thrown.
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { SCRUBBED_ENV, type Executor } from './freshExecutor';
+import { wrapPython, type IsolationLevel } from './isolation';
+import { allocateUid, pythonLimitConfig, sweep, type ExecutionResult, type SandboxLimits } from './limits';
+import { SERVER_PY } from './pythonSources';
+
+/** Extra time the server gets beyond the code's own timeout before we declare it hung. */
+const SERVER_GRACE_MS = 3000;
+const START_TIMEOUT_MS = 15_000;
+
+interface Pending {
+  resolve: (line: Record<string, unknown>) => void;
+  reject: (e: Error) => void;
+}
+
+class Server {
+  readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  private pending: Pending | undefined;
+  private dead: Error | undefined;
+  readonly ready: Promise<void>;
+  private stderrTail = '';
+  private rejectReady: ((e: Error) => void) | undefined;
+
+  constructor(level: IsolationLevel, python: string, readonly baseDir: string | undefined) {
+    const base = level === 'strict' ? '/work' : baseDir!;
+    const argv = wrapPython(level, ['-c', SERVER_PY, base], { python });
+    this.child = spawn(argv[0]!, argv.slice(1), { env: { ...SCRUBBED_ENV }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stderr.on('data', (d: Buffer) => {
+      this.stderrTail = (this.stderrTail + d.toString()).slice(-2000);
+    });
+    const lines = readline.createInterface({ input: this.child.stdout });
+    let onReady: (() => void) | undefined;
+    this.ready = new Promise<void>((resolve, reject) => {
+      onReady = resolve;
+      this.rejectReady = reject;
+    });
+    const timer = setTimeout(() => this.fail(new Error(`sandbox server did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    lines.on('line', (line) => {
+      let msg: Record<string, unknown>;
+      try {
+        msg = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        this.fail(new Error(`sandbox server wrote a line that is not JSON: ${line.slice(0, 200)}`));
+        return;
+      }
+      if (msg.ready === true) {
+        clearTimeout(timer);
+        onReady?.();
+        return;
+      }
+      const p = this.pending;
+      this.pending = undefined;
+      p?.resolve(msg);
+    });
+    this.child.on('error', (e) => this.fail(e));
+    this.child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      this.fail(new Error(`sandbox server exited (code ${code}, signal ${signal})${this.stderrTail ? `: ${this.stderrTail.trim().split('\n').pop()}` : ''}`));
+    });
+    this.ready.catch(() => undefined);
+  }
+
+  get alive(): boolean {
+    return this.dead === undefined;
+  }
+
+  private fail(e: Error): void {
+    if (this.dead) return;
+    this.dead = e;
+    this.rejectReady?.(e);
+    const p = this.pending;
+    this.pending = undefined;
+    p?.reject(e);
+    this.kill();
+  }
+
+  kill(): void {
+    try {
+      process.kill(-this.child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+
+  request(req: Record<string, unknown>, guardMs: number): Promise<Record<string, unknown>> {
+    if (this.dead) return Promise.reject(this.dead);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => this.fail(new Error(`sandbox server did not answer within ${guardMs} ms`)), guardMs);
+      this.pending = {
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      this.child.stdin.write(`${JSON.stringify(req)}\n`, (err) => {
+        if (err) this.fail(err);
+      });
+    });
+  }
+}
+
+export interface PoolStats {
+  /** Servers started over the pool's life (size + replacements). */
+  started: number;
+  replaced: number;
+  executions: number;
+}
+
+export class WarmPool implements Executor {
+  private readonly idle: Server[] = [];
+  private readonly waiters: ((s: Server) => void)[] = [];
+  private readonly all = new Set<Server>();
+  private nextId = 0;
+  private closed = false;
+  readonly stats: PoolStats = { started: 0, replaced: 0, executions: 0 };
+
+  constructor(readonly level: IsolationLevel, private readonly python: string, private readonly size = 2) {}
+
+  private async startServer(): Promise<Server> {
+    let baseDir: string | undefined;
+    if (this.level !== 'strict') {
+      baseDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-pool-'));
+      fs.chmodSync(baseDir, 0o711);
+    }
+    const s = new Server(this.level, this.python, baseDir);
+    this.all.add(s);
+    this.stats.started += 1;
+    try {
+      await s.ready;
+    } catch (e) {
+      this.discard(s);
+      throw e;
+    }
+    return s;
+  }
+
+  private discard(s: Server): void {
+    s.kill();
+    this.all.delete(s);
+    if (s.baseDir) fs.rmSync(s.baseDir, { recursive: true, force: true });
+  }
+
+  private async acquire(): Promise<Server> {
+    const s = this.idle.pop();
+    if (s) return s;
+    if (this.all.size < this.size) return this.startServer();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private release(s: Server): void {
+    if (!s.alive || this.closed) {
+      this.discard(s);
+      return;
+    }
+    const w = this.waiters.shift();
+    if (w) w(s);
+    else this.idle.push(s);
+  }
+
+  async execute(code: string, limits: SandboxLimits): Promise<ExecutionResult> {
+    if (this.closed) throw new Error('WarmPool: execute() after close()');
+    this.stats.executions += 1;
+    let lastError: Error | undefined;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const uid = allocateUid();
+      let server: Server;
+      try {
+        server = await this.acquire();
+      } catch (e) {
+        lastError = e as Error;
+        continue;
+      }
+      const req = {
+        id: ++this.nextId, code, cfg: pythonLimitConfig(limits, uid), timeoutMs: limits.timeoutMs,
+        outputCap: limits.outputCapBytes, tailBytes: limits.tailBytes,
+      };
+      try {
+        const res = await server.request(req, limits.timeoutMs + SERVER_GRACE_MS);
+        if (typeof res.error === 'string') throw new Error(`sandbox server failed: ${res.error}`);
+        this.release(server);
+        return {
+          stdout: typeof res.stdout === 'string' ? res.stdout : '', stderr: typeof res.stderr === 'string' ? res.stderr : '', exitCode: (res.exitCode as number | null) ?? null,
+          signal: (res.signal as number | null) ?? null, timedOut: res.timedOut === true, outputCapped: res.outputCapped === true,
+          outputBytes: Math.min(Number(res.outputBytes ?? 0), limits.outputCapBytes), durationMs: Number(res.durationMs ?? 0), level: this.level,
+        };
+      } catch (e) {
+        lastError = e as Error;
+        // The server is suspect: kill it (and anything of this execution's uid) and let a fresh one retry.
+        this.discard(server);
+        this.stats.replaced += 1;
+        await sweep(undefined, uid);
+        const w = this.waiters.shift();
+        if (w) void this.startServer().then(w, () => this.waiters.unshift(w));
+      }
+    }
+    return {
+      stdout: '', stderr: '', exitCode: null, signal: null, timedOut: false, outputCapped: false, outputBytes: 0, durationMs: 0, level: this.level,
+      sandboxError: lastError?.message ?? 'sandbox failed',
+    };
+  }
+
+  /** Kills every server; safe to call twice. */
+  close(): Promise<void> {
+    this.closed = true;
+    for (const s of [...this.all]) this.discard(s);
+    this.idle.length = 0;
+    return Promise.resolve();
+  }
+
+  /** Test hook: the OS pids of live servers (to kill one and watch it be replaced). */
+  serverPids(): number[] {
+    return [...this.all].filter((s) => s.alive).map((s) => s.child.pid!);
+  }
+}
