@@ -1,0 +1,177 @@
+// Hostile code against every available isolation level, with both executors (a fresh interpreter per
+// execution, and the warm pool). Prints a level × attack × outcome table at the end.
+import assert from 'node:assert/strict';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import { after, describe, it } from 'node:test';
+import { FreshExecutor, type Executor } from '../../src/rl/sandbox/freshExecutor';
+import { detectIsolation, isRoot, resolvePython, type IsolationLevel } from '../../src/rl/sandbox/isolation';
+import { DEFAULT_LIMITS, pidsOfUid, type SandboxLimits } from '../../src/rl/sandbox/limits';
+import { WarmPool } from '../../src/rl/sandbox/warmPool';
+
+const SECRET = `planted-${crypto.randomBytes(6).toString('hex')}`;
+process.env.AGENT_RL_PLANTED_SECRET = SECRET; // must never be visible inside a sandbox
+
+const python = resolvePython();
+const levels = detectIsolation(python).filter((s) => s.available).map((s) => s.level);
+const limits: SandboxLimits = { ...DEFAULT_LIMITS, timeoutMs: 1500, cpuSeconds: 5 };
+const outcomes: string[] = [];
+
+/**
+ * Live processes under the sandbox uids (only meaningful as root, where each execution gets its own).
+ * Zombies are not counted: they run nothing, and the ones orphaned by a killed fresh interpreter are
+ * reaped by the system's init (the pool server and bubblewrap reap their own).
+ */
+function sandboxProcesses(): number {
+  if (!isRoot()) return 0;
+  let n = 0;
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const status = fs.readFileSync(`/proc/${d}/status`, 'utf8');
+      const m = /^Uid:\s+(\d+)/m.exec(status);
+      if (m && Number(m[1]) >= 3_000_000 && !/^State:\s+Z/m.test(status)) n++;
+    } catch {
+      // gone
+    }
+  }
+  return n;
+}
+
+/** Largest event-loop delay (ms) while `fn` runs: the test process must stay responsive. */
+async function withLag<T>(fn: () => Promise<T>): Promise<{ value: T; lagMs: number; rssGrowth: number }> {
+  let last = performance.now();
+  let lag = 0;
+  const rss0 = process.memoryUsage().rss;
+  let rssMax = rss0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    lag = Math.max(lag, now - last - 20);
+    last = now;
+    rssMax = Math.max(rssMax, process.memoryUsage().rss);
+  }, 20);
+  try {
+    const value = await fn();
+    return { value, lagMs: lag, rssGrowth: rssMax - rss0 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+for (const level of levels) {
+  for (const kind of ['fresh', 'pool'] as const) {
+    describe(`sandbox ${level} / ${kind}`, () => {
+      const ex: Executor = kind === 'fresh' ? new FreshExecutor(level, python) : new WarmPool(level, python, 1);
+      const note = (attack: string, outcome: string): void => {
+        outcomes.push(`| ${level} | ${kind} | ${attack} | ${outcome} |`);
+      };
+      after(() => ex.close());
+
+      it('runs ordinary code and reports a traceback with the user line number', async () => {
+        const r = await ex.execute('print("hello")\ndef f():\n    return 1 / 0\nf()\n', limits);
+        assert.equal(r.stdout, 'hello\n');
+        assert.equal(r.exitCode, 1);
+        assert.match(r.stderr, /File "main\.py", line 3, in f\n/);
+        assert.match(r.stderr, /ZeroDivisionError/);
+      });
+
+      it('while True: pass ends within timeout + 1 s with no process left behind', async () => {
+        const { value: r } = await withLag(() => ex.execute('while True:\n    pass\n', limits));
+        assert.equal(r.timedOut, true);
+        assert.ok(r.durationMs < limits.timeoutMs + 1000, `took ${r.durationMs} ms`);
+        assert.equal(sandboxProcesses(), 0);
+        note('`while True: pass`', `killed at ${Math.round(r.durationMs)} ms (timeout ${limits.timeoutMs}), 0 processes left`);
+      });
+
+      it('a fork bomb is contained; this process stays responsive; nothing survives', async () => {
+        const code = 'import os\nn = 0\nwhile True:\n    try:\n        os.fork()\n        n += 1\n    except OSError:\n        pass\n';
+        const { value: r, lagMs } = await withLag(() => ex.execute(code, limits));
+        assert.ok(r.timedOut || r.exitCode !== 0);
+        assert.ok(lagMs < 1000, `event loop stalled ${lagMs} ms`);
+        await new Promise((res) => setTimeout(res, 50));
+        assert.equal(sandboxProcesses(), 0);
+        note('fork bomb', `contained (RLIMIT_NPROC ${limits.maxProcesses}), ended ${r.timedOut ? 'by timeout' : `exit ${r.exitCode}`}, max event-loop lag ${Math.round(lagMs)} ms, 0 processes left`);
+      });
+
+      it('printing 1 GB is cut at the cap; the parent keeps only the tail', async () => {
+        const code = 'import sys\nb = "x" * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.write(b)\n';
+        const { value: r, rssGrowth } = await withLag(() => ex.execute(code, limits));
+        assert.equal(r.outputCapped, true);
+        assert.ok(r.stdout.length <= limits.tailBytes);
+        assert.ok(rssGrowth < 50 * 1024 * 1024, `parent RSS grew ${rssGrowth} bytes`);
+        note('print 1 GB', `cut at ${limits.outputCapBytes} B cap after ${Math.round(r.durationMs)} ms; parent RSS growth ${(rssGrowth / 1e6).toFixed(1)} MB`);
+      });
+
+      it('connecting to a listener on 127.0.0.1 fails at strict and network', async () => {
+        const server = net.createServer((s) => s.end());
+        await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+        const port = (server.address() as net.AddressInfo).port;
+        try {
+          const code = `import socket\ntry:\n    socket.create_connection(("127.0.0.1", ${port}), timeout=1).close()\n    print("connected")\nexcept OSError as e:\n    print("blocked", e)\n`;
+          const r = await ex.execute(code, limits);
+          if (level === 'process') assert.match(r.stdout, /connected|blocked/);
+          else assert.match(r.stdout, /^blocked/);
+          note('connect to 127.0.0.1 listener', r.stdout.trim().slice(0, 60));
+        } finally {
+          server.close();
+        }
+      });
+
+      it('a file written outside the work directory does not persist at strict', async () => {
+        const target = `${os.tmpdir()}/agent-rl-escape-${crypto.randomBytes(4).toString('hex')}`;
+        const r = await ex.execute(`try:\n    open(${JSON.stringify(target)}, "w").write("x")\n    print("written")\nexcept OSError as e:\n    print("refused", e)\n`, limits);
+        const persisted = fs.existsSync(target);
+        fs.rmSync(target, { force: true });
+        if (level === 'strict') assert.equal(persisted, false);
+        note('write outside work dir', `${r.stdout.trim().slice(0, 40)}; on host afterwards: ${persisted ? 'present' : 'absent'}`);
+      });
+
+      it('killing the parent process id from inside does not touch this process', async (t) => {
+        if (level !== 'strict' && !isRoot()) {
+          t.skip('without a separate uid the code could really signal us outside strict');
+          return;
+        }
+        const code = `import os, signal\nfor pid in (${process.pid}, os.getppid()):\n    try:\n        os.kill(pid, signal.SIGKILL)\n        print("killed", pid)\n    except OSError as e:\n        print("denied", pid, e.errno)\n`;
+        const r = await ex.execute(code, limits);
+        assert.ok(!r.stdout.includes(`killed ${process.pid}`));
+        assert.ok(process.pid > 0); // still here
+        note('kill parent pid', r.stdout.trim().replace(/\n/g, '; ').slice(0, 80));
+      });
+
+      it('the environment shows no variable planted in the parent', async () => {
+        const r = await ex.execute('import os\nprint(sorted(os.environ.items()))\n', limits);
+        assert.ok(!r.stdout.includes(SECRET));
+        assert.ok(!r.stdout.includes('AGENT_RL_PLANTED_SECRET'));
+        note('read environment', `keys: ${[...r.stdout.matchAll(/\('([A-Z_]+)'/g)].map((m) => m[1]).join(', ')}`);
+      });
+    });
+  }
+}
+
+describe('warm pool resilience', () => {
+  it('a killed server is replaced transparently', async () => {
+    const pool = new WarmPool(levels[0] as IsolationLevel, python, 1);
+    try {
+      assert.equal((await pool.execute('print(1)', limits)).stdout, '1\n');
+      for (const pid of pool.serverPids()) process.kill(-pid, 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 50));
+      const r = await pool.execute('print(2)', limits);
+      assert.equal(r.stdout, '2\n');
+      assert.equal(r.sandboxError, undefined);
+      assert.equal(pool.stats.replaced, 1);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  after(() => {
+    console.log(['| level | executor | attack | outcome |', '|---|---|---|---|', ...outcomes].join('\n'));
+  });
+});
+
+// Guard against a helper regression: the uid scan must see at least this process's own uid.
+it('pidsOfUid finds this process', () => {
+  assert.ok(pidsOfUid(process.getuid!()).includes(process.pid));
+});
