@@ -2,7 +2,7 @@
 // field, the value and the fix. Declared as data (FIELD_SPECS) so the CLI, the VS Code settings and a
 // JSON schema can all be generated from the same table.
 
-export const ENV_NAMES = ['binary-search'] as const;
+export const ENV_NAMES = ['binary-search', 'calculator'] as const;
 export type EnvName = (typeof ENV_NAMES)[number];
 export const POLICY_NAMES = ['table'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
@@ -105,11 +105,22 @@ export const ENV_OPTION_SPECS: Readonly<Record<EnvName, Readonly<Record<string, 
       description: 'Tool calls allowed per episode (finish included).', reason: 'seed 002: six-step budget',
     },
   },
+  calculator: {
+    maxCalls: { kind: 'integer', min: 1, max: 64, default: 10, description: 'Tool calls (and malformed turns) allowed before the episode ends.', reason: 'a depth-3 expression needs at most 7 calls; 3 spare for repaired mistakes' },
+    formatWeight: { kind: 'number', min: 0, max: 1, default: 0.1, description: 'Reward for a well-formed final answer, right or wrong.', reason: 'seed 003: 0.1 format + 1 accuracy' },
+    minDepth: { kind: 'integer', min: 1, max: 3, default: 1, description: 'Smallest expression depth (operations on the longest path).', reason: 'depth 1 = one tool call' },
+    maxDepth: { kind: 'integer', min: 1, max: 3, default: 2, description: 'Largest expression depth.', reason: 'depth ≤ 2 is what a small model learns in minutes here (notes/calculator-feasibility.md)' },
+    minOperand: { kind: 'integer', min: 0, max: 1_000_000, default: 0, description: 'Smallest literal.', reason: 'digits 0–9 as in the feasibility notes' },
+    maxOperand: { kind: 'integer', min: 0, max: 1_000_000, default: 9, description: 'Largest literal.', reason: 'digits 0–9 as in the feasibility notes' },
+    trainTasks: { kind: 'integer', min: 1, max: 100_000, default: 2000, description: 'Distinct training expressions.', reason: 'enough that groups rarely repeat' },
+    heldOutTasks: { kind: 'integer', min: 1, max: 10_000, default: 200, description: 'Distinct held-out expressions (never trained on).', reason: '200 as in the feasibility notes' },
+  },
 };
 
 /** Which policies can drive which environments (an impossible combination fails validation). */
 export const ENV_CAPABILITIES: Readonly<Record<EnvName, { tabular: boolean; description: string }>> = {
   'binary-search': { tabular: true, description: 'Repair the low/high updates of a binary search with six tool actions (seed 002).' },
+  calculator: { tabular: false, description: 'Arithmetic through <call>op(a,b)</call> tool calls and a boxed answer (seed 003).' },
 };
 
 export interface ConfigIssue {
@@ -233,6 +244,13 @@ export function validateRunConfig(input: unknown): RunConfig {
       field: 'policy', value: config.policy, message: `the table policy needs a finite visible state, which env "${config.env}" does not have`,
       fix: 'use a language-model policy for this environment, or env "binary-search"',
     });
+  }
+  const eo = config.envOptions as Record<string, unknown>;
+  if (typeof eo.minDepth === 'number' && typeof eo.maxDepth === 'number' && eo.minDepth > eo.maxDepth) {
+    issues.push({ field: 'envOptions.minDepth', value: eo.minDepth, message: `is greater than envOptions.maxDepth (${eo.maxDepth})`, fix: 'make minDepth ≤ maxDepth' });
+  }
+  if (typeof eo.minOperand === 'number' && typeof eo.maxOperand === 'number' && eo.minOperand > eo.maxOperand) {
+    issues.push({ field: 'envOptions.minOperand', value: eo.minOperand, message: `is greater than envOptions.maxOperand (${eo.maxOperand})`, fix: 'make minOperand ≤ maxOperand' });
   }
   if (config.advantageStd === 'sample' && typeof config.groupSize === 'number' && config.groupSize < 2) {
     issues.push({ field: 'groupSize', value: config.groupSize, message: 'the sample standard deviation needs at least 2 trajectories', fix: 'set groupSize ≥ 2' });

@@ -2,10 +2,12 @@
 // and the VS Code presets see the same set.
 import type { EnvName } from '../../shared/runConfig';
 import { binarySearchRepair } from './binarySearchRepair';
+import { calculator } from './calculator/calculatorEnv';
 import type { EnvironmentFactory } from './environment';
 
 const REGISTRY: Readonly<Record<EnvName, EnvironmentFactory>> = {
   'binary-search': binarySearchRepair,
+  calculator,
 };
 
 export function environmentFactory(name: EnvName): EnvironmentFactory {

@@ -1,0 +1,135 @@
+// The calculator tool environment of seed 003. The policy writes `<call>op(a,b)</call>` (add, sub,
+// mul, div on integers) and reads `<obs>result</obs>`, until `<answer>\boxed{N}</answer>` ends the
+// episode or the tool-call budget runs out. Bad calls (unknown op, bad arguments, division by zero,
+// malformed text) are error observations. Reward = formatWeight · (answered in format) + (answer right).
+import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
+import { parseCalculatorAction } from '../../rollout/parsers';
+import type { Environment, EnvironmentFactory, StepResult, Task, TaskSource } from '../environment';
+import { applyOp, DEFAULT_GENERATOR, evaluate, expressionSet, parseExpr, type GeneratorOptions, type Op } from './expressions';
+
+const OPS: readonly Op[] = ['add', 'sub', 'mul', 'div'];
+const INT_RE = /^-?\d{1,15}$/;
+
+export interface CalculatorOptions {
+  readonly maxCalls: number;
+  readonly formatWeight: number;
+  readonly generator: GeneratorOptions;
+  readonly trainTasks: number;
+  readonly heldOutTasks: number;
+}
+
+export function calculatorOptions(o: Readonly<Record<string, unknown>>): CalculatorOptions {
+  const n = (k: string, d: number): number => (typeof o[k] === 'number' ? (o[k] as number) : d);
+  return {
+    maxCalls: n('maxCalls', 10),
+    formatWeight: n('formatWeight', 0.1),
+    generator: {
+      ...DEFAULT_GENERATOR,
+      minDepth: n('minDepth', DEFAULT_GENERATOR.minDepth), maxDepth: n('maxDepth', DEFAULT_GENERATOR.maxDepth),
+      minOperand: n('minOperand', DEFAULT_GENERATOR.minOperand), maxOperand: n('maxOperand', DEFAULT_GENERATOR.maxOperand),
+    },
+    trainTasks: n('trainTasks', 2000),
+    heldOutTasks: n('heldOutTasks', 200),
+  };
+}
+
+export function calculatorTask(expression: string): Task {
+  const expr = parseExpr(expression);
+  return { id: `calc:${expression}`, prompt: `Q:${expression}\n`, data: { expression, answer: evaluate(expr) } };
+}
+
+const obs = (text: string, data: Record<string, unknown>): Observation => ({ text: `<obs>${text}</obs>`, data });
+
+class CalculatorEnv implements Environment {
+  private task: Task | undefined;
+  private calls = 0;
+  private answer: number | undefined;
+  private done = false;
+
+  constructor(private readonly o: CalculatorOptions) {}
+
+  reset(task: Task): Promise<Observation> {
+    this.task = task;
+    this.calls = 0;
+    this.answer = undefined;
+    this.done = false;
+    return Promise.resolve({ text: task.prompt, data: { expression: task.data.expression } });
+  }
+
+  parseAction(text: string): ParsedAction {
+    return parseCalculatorAction(text);
+  }
+
+  step(action: ParsedAction): Promise<StepResult> {
+    if (this.done || !this.task) throw new Error('calculator: step() outside an episode; call reset() first');
+    if (action.kind === 'tool' && action.name === 'answer') {
+      this.answer = action.args.value as number;
+      this.done = true;
+      return Promise.resolve({ observation: obs('answered', { answer: this.answer }), done: true, termination: 'finished' });
+    }
+    // Every other turn (a call or a malformed output) spends one unit of the tool-call budget.
+    this.calls += 1;
+    let observation: Observation;
+    if (action.kind === 'format_error') {
+      observation = obs(`error: ${action.message}`, { error: 'format', calls: this.calls });
+    } else {
+      const op = String(action.args.op);
+      const args = action.args.args as string[];
+      if (!(OPS as readonly string[]).includes(op)) {
+        observation = obs(`error: unknown op ${op.slice(0, 20)}; use add, sub, mul or div`, { error: 'unknown_op', calls: this.calls });
+      } else if (args.length !== 2 || !args.every((a) => INT_RE.test(a))) {
+        observation = obs(`error: invalid args ${String(action.args.rawArgs).slice(0, 40)}; use two integers`, { error: 'bad_args', calls: this.calls });
+      } else {
+        try {
+          const r = applyOp(op as Op, Number(args[0]), Number(args[1]));
+          observation = obs(String(r), { op, a: Number(args[0]), b: Number(args[1]), result: r, calls: this.calls });
+        } catch (e) {
+          observation = obs(`error: ${(e as Error).message}`, { error: 'math', calls: this.calls });
+        }
+      }
+    }
+    if (this.calls >= this.o.maxCalls) {
+      this.done = true;
+      return Promise.resolve({ observation, done: true, termination: 'budget_exhausted' });
+    }
+    return Promise.resolve({ observation, done: false });
+  }
+
+  verify(): Promise<EpisodeOutcome> {
+    const gold = this.task?.data.answer as number;
+    const formatted = this.answer !== undefined;
+    const correct = formatted && this.answer === gold;
+    return Promise.resolve({
+      reward: (formatted ? this.o.formatWeight : 0) + (correct ? 1 : 0),
+      success: correct,
+      publicPass: formatted,
+      privatePass: correct,
+      details: { gold, answer: this.answer ?? null, calls: this.calls },
+    });
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+const taskCache = new Map<string, TaskSource>();
+
+export const calculator: EnvironmentFactory = {
+  name: 'calculator',
+  description: 'Arithmetic with calculator tool calls (seed 003).',
+  create: (options) => new CalculatorEnv(calculatorOptions(options)),
+  tasks: (options): TaskSource => {
+    const o = calculatorOptions(options);
+    const key = JSON.stringify(o);
+    let source = taskCache.get(key);
+    if (!source) {
+      source = {
+        train: expressionSet('train', o.trainTasks, o.generator).map(calculatorTask),
+        heldOut: expressionSet('heldOut', o.heldOutTasks, o.generator).map(calculatorTask),
+      };
+      taskCache.set(key, source);
+    }
+    return source;
+  },
+};

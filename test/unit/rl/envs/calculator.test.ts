@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { calculator, calculatorTask } from '../../../../src/rl/envs/calculator/calculatorEnv';
+import { callPlan, DEFAULT_GENERATOR, depth, evaluate, expressionSet, generate, isHeldOut, parseExpr, render } from '../../../../src/rl/envs/calculator/expressions';
+import { CalculatorReferenceAgent } from '../../../../src/rl/policies/scripted/calculatorReference';
+import { Rng } from '../../../../src/rl/random';
+import { runEpisodes } from '../../../../src/rl/rollout/agentLoop';
+import { validateRunConfig } from '../../../../src/shared/runConfig';
+
+async function play(expression: string, texts: string[], options: Record<string, unknown> = {}) {
+  const env = calculator.create(options);
+  await env.reset(calculatorTask(expression));
+  const obs: string[] = [];
+  let termination: string | undefined;
+  for (const t of texts) {
+    const r = await env.step(env.parseAction(t));
+    obs.push(r.observation.text);
+    termination = r.termination;
+    if (r.done) break;
+  }
+  return { obs, termination, outcome: await env.verify(new Rng(0)) };
+}
+
+describe('expressions', () => {
+  it('render / parse round-trip and precedence', () => {
+    for (const text of ['(3+4)*5', '3+4*5', '9-(2-1)', '8-2-1', '(1+2)*(3+4)', '7']) assert.equal(render(parseExpr(text)), text);
+    assert.equal(evaluate(parseExpr('(3+4)*5')), 35);
+    assert.equal(evaluate(parseExpr('9-(2-1)')), 8);
+    assert.deepEqual(callPlan(parseExpr('(3+4)*5')), [['add', 3, 4, 7], ['mul', 7, 5, 35]]);
+  });
+
+  it('generates depths within the configured range', () => {
+    const rng = new Rng(4);
+    for (let i = 0; i < 300; i++) {
+      const d = depth(generate(rng, { ...DEFAULT_GENERATOR, minDepth: 1, maxDepth: 3 }));
+      assert.ok(d >= 1 && d <= 3, String(d));
+    }
+  });
+
+  it('train and held-out splits are fixed and disjoint', () => {
+    const train = expressionSet('train', 500, DEFAULT_GENERATOR);
+    const held = expressionSet('heldOut', 100, DEFAULT_GENERATOR);
+    assert.equal(new Set(train).size, 500);
+    assert.equal(held.length, 100);
+    assert.ok(held.every(isHeldOut) && !train.some(isHeldOut));
+    assert.deepEqual(expressionSet('heldOut', 100, DEFAULT_GENERATOR), held);
+  });
+});
+
+describe('calculator environment (seed 003 protocol)', () => {
+  it('calls, observations and a right answer: reward 1.1', async () => {
+    const r = await play('(3+4)*5', ['<call>add(3,4)</call>', '<call>mul(7,5)</call>', '<answer>\\boxed{35}</answer>']);
+    assert.deepEqual(r.obs, ['<obs>7</obs>', '<obs>35</obs>', '<obs>answered</obs>']);
+    assert.equal(r.termination, 'finished');
+    assert.ok(Math.abs(r.outcome.reward - 1.1) < 1e-12);
+    assert.deepEqual([r.outcome.success, r.outcome.publicPass, r.outcome.privatePass], [true, true, true]);
+  });
+
+  it('a wrong answer in format earns the format weight only', async () => {
+    const r = await play('3+4', ['<answer>\\boxed{8}</answer>']);
+    assert.ok(Math.abs(r.outcome.reward - 0.1) < 1e-12);
+    assert.equal(r.outcome.success, false);
+  });
+
+  it('division by zero, unknown ops, bad arguments and malformed text are error observations', async () => {
+    const r = await play('3+4', ['<call>div(3,0)</call>', '<call>pow(2,3)</call>', '<call>add(a,4)</call>', '<call>add(1,2,3)</call>', 'hmm']);
+    assert.match(r.obs[0]!, /error: division by zero/);
+    assert.match(r.obs[1]!, /error: unknown op pow/);
+    assert.match(r.obs[2]!, /error: invalid args/);
+    assert.match(r.obs[3]!, /error: invalid args/);
+    assert.match(r.obs[4]!, /error: no <call> or <answer>/);
+    assert.equal(r.outcome.reward, 0);
+  });
+
+  it('integer division floors; the tool-call budget ends the episode', async () => {
+    assert.equal((await play('7', ['<call>div(7,2)</call>'])).obs[0], '<obs>3</obs>');
+    const r = await play('3+4', ['<call>add(1,1)</call>', '<call>add(1,1)</call>', '<call>add(1,1)</call>'], { maxCalls: 2 });
+    assert.equal(r.termination, 'budget_exhausted');
+    assert.equal(r.obs.length, 2);
+    assert.equal(r.outcome.reward, 0);
+  });
+
+  it('the table policy cannot drive it: rejected by validation', () => {
+    assert.throws(() => validateRunConfig({ env: 'calculator', policy: 'table' }), /table policy needs a finite visible state/);
+    assert.throws(() => validateRunConfig({ env: 'calculator', envOptions: { minDepth: 3, maxDepth: 2 } }), /envOptions\.minDepth = 3: is greater than envOptions\.maxDepth/);
+  });
+});
+
+describe('calculator reference agent', () => {
+  for (const mistakeRate of [0, 1]) {
+    it(`solves every held-out task (depth 1–3, mistake rate ${mistakeRate})`, async () => {
+      const options = { maxDepth: 3 };
+      const tasks = calculator.tasks(options).heldOut;
+      assert.equal(tasks.length, 200);
+      const trajectories = await runEpisodes(
+        tasks.map((task, i) => ({ task, group: i, indexInGroup: 0 })),
+        () => calculator.create(options),
+        new CalculatorReferenceAgent(mistakeRate),
+        { maxTurns: 16, sampleRng: new Rng(1), verifierRng: new Rng(2) },
+      );
+      for (const t of trajectories) assert.equal(t.outcome.success, true, `${t.taskId}: ${JSON.stringify(t.turns.map((x) => [x.actionText, x.observation.text]))}`);
+      if (mistakeRate === 1) assert.ok(trajectories.every((t) => t.turns[0]!.observation.text.startsWith('<obs>error: unknown op')));
+    });
+  }
+});
