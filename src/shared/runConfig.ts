@@ -245,7 +245,7 @@ export function validateRunConfig(input: unknown): RunConfig {
       fix: 'use a language-model policy for this environment, or env "binary-search"',
     });
   }
-  const eo = config.envOptions as Record<string, unknown>;
+  const eo = config.envOptions;
   if (typeof eo.minDepth === 'number' && typeof eo.maxDepth === 'number' && eo.minDepth > eo.maxDepth) {
     issues.push({ field: 'envOptions.minDepth', value: eo.minDepth, message: `is greater than envOptions.maxDepth (${eo.maxDepth})`, fix: 'make minDepth ≤ maxDepth' });
   }

@@ -19,7 +19,7 @@ export interface CalculatorOptions {
 }
 
 export function calculatorOptions(o: Readonly<Record<string, unknown>>): CalculatorOptions {
-  const n = (k: string, d: number): number => (typeof o[k] === 'number' ? (o[k] as number) : d);
+  const n = (k: string, d: number): number => (typeof o[k] === 'number' ? (o[k]) : d);
   return {
     maxCalls: n('maxCalls', 10),
     formatWeight: n('formatWeight', 0.1),
