@@ -4,8 +4,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, validateRunConfig, type RunConfig } from '../shared/runConfig';
+import { PythonNotFoundError } from '../rl/sandbox/isolation';
 import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
+import { envCheckCommand, envRunCommand } from './envCommands';
 import { runsCommand, showCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
 import { UsageError } from './usageError';
@@ -17,6 +19,9 @@ Usage:
                  [--config FILE] [--name NAME] [--output FILE] [--db FILE] [more flags below]
   agent-rl runs  [--db FILE] [--json]
   agent-rl show  RUN [--db FILE] [--json]          RUN = run id or name
+  agent-rl env check [--python PATH]              which sandbox isolation level works here, and why
+  agent-rl env run --env NAME [--task ID] --actions FILE
+                                                  replay actions (JSON array, or one per line); JSON lines out
 
 Train flags (override --config FILE, a JSON run config):
   --groups N        groups per iteration        --group-size N   trajectories per group
@@ -71,6 +76,7 @@ async function main(argv: string[]): Promise<number> {
   const options = {
     db: { type: 'string' }, output: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' },
     'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+    task: { type: 'string' }, actions: { type: 'string' }, python: { type: 'string' },
     ...Object.fromEntries(Object.keys(CONFIG_FLAGS).map((k) => [k, { type: 'string' }])),
   } as const;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
@@ -103,6 +109,13 @@ async function main(argv: string[]): Promise<number> {
       if (ref === undefined || positionals.length > 1) throw new UsageError('show needs exactly one RUN (a run id or name); `agent-rl runs` lists them');
       return showCommand(ref, { db, json: values.json === true, busyTimeoutMs });
     }
+    case 'env': {
+      const [sub, ...extra] = positionals;
+      if (extra.length > 0) throw new UsageError(`env ${sub ?? ''} takes no further arguments (got ${extra.join(' ')})`);
+      if (sub === 'check') return envCheckCommand(values.python);
+      if (sub === 'run') return envRunCommand((values as Record<string, string | undefined>).env, values.task, values.actions);
+      throw new UsageError('env needs a subcommand: check or run');
+    }
     default:
       throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
   }
@@ -113,7 +126,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError;
+    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError;
     process.stderr.write(`agent-rl: ${known ? (e).message : e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exitCode = known ? 2 : 1;
   },

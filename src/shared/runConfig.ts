@@ -189,6 +189,32 @@ function checkField(field: string, spec: FieldSpec, value: unknown, issues: Conf
   }
 }
 
+/** Environment options: only known keys, typed and in range; defaults filled. Problems go to `issues`. */
+function checkEnvOptions(env: EnvName, given: Record<string, unknown>, issues: ConfigIssue[]): Record<string, unknown> {
+  const envSpecs = ENV_OPTION_SPECS[env] as Record<string, FieldSpec & { default: number | string }> | undefined;
+  if (!envSpecs) return given; // an unknown env is reported by the env field itself
+  const options: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(given)) {
+    const spec = envSpecs[k];
+    if (!spec) {
+      issues.push({ field: `envOptions.${k}`, value: v, message: `is not an option of env "${env}"`, fix: `remove it; ${env} accepts: ${Object.keys(envSpecs).join(', ') || '(none)'}` });
+      continue;
+    }
+    checkField(`envOptions.${k}`, spec, v, issues);
+    options[k] = v;
+  }
+  for (const [k, spec] of Object.entries(envSpecs)) options[k] ??= spec.default;
+  return options;
+}
+
+/** Validates one environment's options on their own (for tools that need an environment but no run). */
+export function validateEnvOptions(env: EnvName, given: Record<string, unknown> = {}): Record<string, unknown> {
+  const issues: ConfigIssue[] = [];
+  const options = checkEnvOptions(env, given, issues);
+  if (issues.length > 0) throw new ConfigError(issues);
+  return options;
+}
+
 /**
  * Validates a partial config (from a file, flags or a UI) and fills defaults.
  * Throws ConfigError listing every problem at once; nothing runs on an invalid config.
@@ -217,24 +243,8 @@ export function validateRunConfig(input: unknown): RunConfig {
   }
   const config = merged as unknown as RunConfig;
 
-  // Environment options: only known keys, typed and in range; defaults filled.
-  const envSpecs = ENV_OPTION_SPECS[config.env] as Record<string, FieldSpec & { default: number | string }> | undefined;
-  if (envSpecs && typeof config.envOptions === 'object' && config.envOptions !== null && !Array.isArray(config.envOptions)) {
-    const options: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(config.envOptions)) {
-      const spec = envSpecs[k];
-      if (!spec) {
-        issues.push({
-          field: `envOptions.${k}`, value: v, message: `is not an option of env "${config.env}"`,
-          fix: `remove it; ${config.env} accepts: ${Object.keys(envSpecs).join(', ') || '(none)'}`,
-        });
-        continue;
-      }
-      checkField(`envOptions.${k}`, spec, v, issues);
-      options[k] = v;
-    }
-    for (const [k, spec] of Object.entries(envSpecs)) options[k] ??= spec.default;
-    config.envOptions = options;
+  if (typeof config.envOptions === 'object' && config.envOptions !== null && !Array.isArray(config.envOptions)) {
+    config.envOptions = checkEnvOptions(config.env, config.envOptions, issues);
   }
 
   // Impossible combinations.

@@ -51,6 +51,8 @@ export interface EnvironmentFactory {
   readonly description: string;
   create(options: Readonly<Record<string, unknown>>): Environment;
   tasks(options: Readonly<Record<string, unknown>>): TaskSource;
+  /** Builds a task from an id outside the fixed sets (e.g. `calc:(3+4)*5`), for replay and debugging. */
+  taskFromId?(id: string, options: Readonly<Record<string, unknown>>): Task | undefined;
   /** Present when a table policy can drive this environment. */
   tabular?(options: Readonly<Record<string, unknown>>): TabularSpec;
 }

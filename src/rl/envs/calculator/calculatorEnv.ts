@@ -119,6 +119,13 @@ export const calculator: EnvironmentFactory = {
   name: 'calculator',
   description: 'Arithmetic with calculator tool calls (seed 003).',
   create: (options) => new CalculatorEnv(calculatorOptions(options)),
+  taskFromId: (id) => {
+    try {
+      return calculatorTask(id.startsWith('calc:') ? id.slice(5) : id);
+    } catch {
+      return undefined;
+    }
+  },
   tasks: (options): TaskSource => {
     const o = calculatorOptions(options);
     const key = JSON.stringify(o);

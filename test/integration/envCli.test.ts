@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { runCli, tempDir } from '../helpers/cli';
+
+describe('agent-rl env', () => {
+  it('env check lists every level with a reason and the one auto picks', () => {
+    const r = runCli(['env', 'check'], tempDir());
+    assert.equal(r.code, 0, r.stderr);
+    for (const level of ['strict', 'network', 'process']) assert.match(r.stdout, new RegExp(`^${level}\\s+(yes|no)\\s+\\S`, 'm'));
+    assert.match(r.stdout, /^auto selects: (strict|network|process)$/m);
+  });
+
+  it('env check names the fix for a missing interpreter', () => {
+    const r = runCli(['env', 'check', '--python', '/nonexistent/python3'], tempDir());
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /No Python 3 interpreter found .*Fix: install python3/);
+  });
+
+  it('env run replays calculator actions as JSON lines, then the outcome', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'actions.json');
+    fs.writeFileSync(file, JSON.stringify(['<call>add(3,4)</call>', '<call>pow(7,5)</call>', '<call>mul(7,5)</call>', '<answer>\\boxed{35}</answer>']));
+    const r = runCli(['env', 'run', '--env', 'calculator', '--task', 'calc:(3+4)*5', '--actions', file], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.equal(lines.length, 6);
+    assert.equal((lines[2]!.observation as { text: string }).text, '<obs>error: unknown op pow; use add, sub, mul or div</obs>');
+    assert.deepEqual(lines[5], { outcome: { reward: 1.1, success: true, publicPass: true, privatePass: true, details: { gold: 35, answer: 35, calls: 3 } } });
+  });
+
+  it('env run on binary-search reads one action per line; unknown tasks are named', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'actions.txt');
+    fs.writeFileSync(file, 'fix_low\ntest\nfinish\n');
+    const r = runCli(['env', 'run', '--env', 'binary-search', '--actions', file], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const outcome = JSON.parse(r.stdout.trim().split('\n').pop()!) as { outcome: { reward: number; publicPass: boolean; privatePass: boolean } };
+    assert.deepEqual([outcome.outcome.reward, outcome.outcome.publicPass, outcome.outcome.privatePass], [0, true, false]);
+    const bad = runCli(['env', 'run', '--env', 'binary-search', '--task', 'nope', '--actions', file], dir);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /no task "nope" in env binary-search\. Fix: use an id such as binary-search-repair/);
+  });
+});
