@@ -37,11 +37,14 @@ export function readActions(file: string): string[] {
   return trimmed.split('\n').filter((l) => l.trim() !== '').map((l) => (l.startsWith('"') ? (JSON.parse(l) as string) : l));
 }
 
-export async function envRunCommand(envName: string | undefined, taskId: string | undefined, actionsFile: string | undefined): Promise<number> {
+export async function envRunCommand(
+  envName: string | undefined, taskId: string | undefined, actionsFile: string | undefined, givenOptions: Record<string, unknown> = {},
+): Promise<number> {
   if (!envName || !(ENV_NAMES as readonly string[]).includes(envName)) throw new UsageError(`env run needs --env, one of: ${ENV_NAMES.join(', ')}`);
   if (!actionsFile) throw new UsageError('env run needs --actions FILE (a JSON array of action texts, or one per line)');
-  const envOptions = validateEnvOptions(envName as EnvName);
+  const envOptions = validateEnvOptions(envName as EnvName, givenOptions);
   const factory = environmentFactory(envName as EnvName);
+  factory.preflight?.(envOptions);
   const source = factory.tasks(envOptions);
   const all = [...source.train, ...source.heldOut];
   let task: Task | undefined = taskId === undefined ? all[0] : all.find((t) => t.id === taskId);
@@ -64,6 +67,7 @@ export async function envRunCommand(envName: string | undefined, taskId: string 
     write({ outcome: await env.verify(new Rng(0)) });
   } finally {
     await env.close();
+    await factory.dispose?.();
   }
   return 0;
 }

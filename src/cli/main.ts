@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, validateRunConfig, type RunConfig } from '../shared/runConfig';
-import { PythonNotFoundError } from '../rl/sandbox/isolation';
+import { IsolationUnavailableError, PythonNotFoundError } from '../rl/sandbox/isolation';
 import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
 import { envCheckCommand, envRunCommand } from './envCommands';
@@ -20,8 +20,9 @@ Usage:
   agent-rl runs  [--db FILE] [--json]
   agent-rl show  RUN [--db FILE] [--json]          RUN = run id or name
   agent-rl env check [--python PATH]              which sandbox isolation level works here, and why
-  agent-rl env run --env NAME [--task ID] --actions FILE
-                                                  replay actions (JSON array, or one per line); JSON lines out
+  agent-rl env run --env NAME [--task ID] --actions FILE [--config FILE]
+                                                  replay actions (JSON array, or one per line); JSON lines out;
+                                                  envOptions come from the --config file
 
 Train flags (override --config FILE, a JSON run config):
   --groups N        groups per iteration        --group-size N   trajectories per group
@@ -113,7 +114,11 @@ async function main(argv: string[]): Promise<number> {
       const [sub, ...extra] = positionals;
       if (extra.length > 0) throw new UsageError(`env ${sub ?? ''} takes no further arguments (got ${extra.join(' ')})`);
       if (sub === 'check') return envCheckCommand(values.python);
-      if (sub === 'run') return envRunCommand((values as Record<string, string | undefined>).env, values.task, values.actions);
+      if (sub === 'run') {
+        const fromFile = typeof values.config === 'string' ? readConfigFile(values.config).envOptions : undefined;
+        if (fromFile !== undefined && (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile))) throw new UsageError('--config: envOptions must be an object');
+        return envRunCommand((values as Record<string, string | undefined>).env, values.task, values.actions, (fromFile ?? {}) as Record<string, unknown>);
+      }
       throw new UsageError('env needs a subcommand: check or run');
     }
     default:
@@ -126,7 +131,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError;
+    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError || e instanceof IsolationUnavailableError;
     process.stderr.write(`agent-rl: ${known ? (e).message : e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exitCode = known ? 2 : 1;
   },

@@ -2,7 +2,8 @@
 // field, the value and the fix. Declared as data (FIELD_SPECS) so the CLI, the VS Code settings and a
 // JSON schema can all be generated from the same table.
 
-export const ENV_NAMES = ['binary-search', 'calculator'] as const;
+export const ENV_NAMES = ['binary-search', 'calculator', 'code'] as const;
+export const SANDBOX_LEVELS = ['auto', 'strict', 'network', 'process'] as const;
 export type EnvName = (typeof ENV_NAMES)[number];
 export const POLICY_NAMES = ['table'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
@@ -115,12 +116,22 @@ export const ENV_OPTION_SPECS: Readonly<Record<EnvName, Readonly<Record<string, 
     trainTasks: { kind: 'integer', min: 1, max: 100_000, default: 2000, description: 'Distinct training expressions.', reason: 'enough that groups rarely repeat' },
     heldOutTasks: { kind: 'integer', min: 1, max: 10_000, default: 200, description: 'Distinct held-out expressions (never trained on).', reason: '200 as in the feasibility notes' },
   },
+  code: {
+    sandbox: { kind: 'enum', values: SANDBOX_LEVELS, default: 'auto', description: 'Isolation level: auto = strongest available; a named level fails the run if it is not available here.', reason: 'auto runs everywhere and takes bubblewrap when it is installed' },
+    python: { kind: 'string', maxLength: 4096, default: '', description: 'Python 3 interpreter path (empty = /usr/bin/python3, else python3 on PATH).', reason: 'the system interpreter is the one the strict sandbox can see' },
+    timeoutMs: { kind: 'integer', min: 100, max: 600_000, default: 5000, description: 'Wall-clock limit per execution (ms).', reason: 'small programs finish in well under a second; 5 s catches slow but correct code' },
+    tailBytes: { kind: 'integer', min: 256, max: 1_048_576, default: 4096, description: 'Bytes of stdout and of stderr kept for the observation (the tail).', reason: 'a traceback fits; a flood does not reach the model' },
+    outputCapBytes: { kind: 'integer', min: 1024, max: 1_073_741_824, default: 1_048_576, description: 'Output after which the program is killed.', reason: '1 MB is far above any task and bounds the cost of a flood' },
+    maxExecutions: { kind: 'integer', min: 1, max: 100, default: 4, description: 'execute_code turns (and malformed turns) per episode.', reason: 'room to fail, read the error and fix twice' },
+    poolSize: { kind: 'integer', min: 1, max: 64, default: 2, description: 'Warm interpreter servers (parallel executions).', reason: 'one per core on the 2-core machines this runs on' },
+  },
 };
 
 /** Which policies can drive which environments (an impossible combination fails validation). */
 export const ENV_CAPABILITIES: Readonly<Record<EnvName, { tabular: boolean; description: string }>> = {
   'binary-search': { tabular: true, description: 'Repair the low/high updates of a binary search with six tool actions (seed 002).' },
   calculator: { tabular: false, description: 'Arithmetic through <call>op(a,b)</call> tool calls and a boxed answer (seed 003).' },
+  code: { tabular: false, description: 'Write and run Python in a sandbox, read errors, fix, submit (seed 000).' },
 };
 
 export interface ConfigIssue {

@@ -137,6 +137,8 @@ export interface RuntimeInfo {
   readonly sqlite?: string;
   readonly betterSqlite3?: string;
   readonly compute: string;
+  /** What the environment uses on this machine (e.g. the sandbox level and interpreter), if anything. */
+  readonly environment?: string;
 }
 
 /** One row of the runs list. */

@@ -14,8 +14,8 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-export function runCli(args: readonly string[], cwd: string): CliResult {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 120_000 });
+export function runCli(args: readonly string[], cwd: string, env?: Record<string, string>): CliResult {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 120_000, env: env ? { ...process.env, ...env } : process.env });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -53,6 +53,13 @@ export interface EnvironmentFactory {
   tasks(options: Readonly<Record<string, unknown>>): TaskSource;
   /** Builds a task from an id outside the fixed sets (e.g. `calc:(3+4)*5`), for replay and debugging. */
   taskFromId?(id: string, options: Readonly<Record<string, unknown>>): Task | undefined;
+  /**
+   * Checks what the environment needs on this machine before a run (interpreter, sandbox level) and
+   * describes it for the run record; throws an error that names the fix.
+   */
+  preflight?(options: Readonly<Record<string, unknown>>): string;
+  /** Releases shared resources (sandbox pools) at the end of a run. */
+  dispose?(): Promise<void>;
   /** Present when a table policy can drive this environment. */
   tabular?(options: Readonly<Record<string, unknown>>): TabularSpec;
 }

@@ -3,11 +3,13 @@
 import type { EnvName } from '../../shared/runConfig';
 import { binarySearchRepair } from './binarySearchRepair';
 import { calculator } from './calculator/calculatorEnv';
+import { codeEnvironment } from './codeSandbox/codeEnv';
 import type { EnvironmentFactory } from './environment';
 
 const REGISTRY: Readonly<Record<EnvName, EnvironmentFactory>> = {
   'binary-search': binarySearchRepair,
   calculator,
+  code: codeEnvironment,
 };
 
 export function environmentFactory(name: EnvName): EnvironmentFactory {

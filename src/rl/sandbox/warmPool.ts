@@ -34,6 +34,9 @@ class Server {
     const base = level === 'strict' ? '/work' : baseDir!;
     const argv = wrapPython(level, ['-c', SERVER_PY, base], { python });
     this.child = spawn(argv[0]!, argv.slice(1), { env: { ...SCRUBBED_ENV }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Idle servers never keep the process alive (a pending request's guard timer does).
+    this.child.unref();
+    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) (s as unknown as { unref?: () => void }).unref?.();
     this.child.stderr.on('data', (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString()).slice(-2000);
     });

@@ -64,7 +64,9 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
     return e;
   };
 
-  sink.begin(config, options.runtime(policy.compute));
+  // Fails here, before anything is stored, when the machine lacks what the environment needs.
+  const environment = env.preflight?.(config.envOptions);
+  sink.begin(config, { ...options.runtime(policy.compute), ...(environment ? { environment } : {}) });
   try {
     sink.evaluation(await evaluate(0));
     for (let it = 1; it <= config.iterations; it++) {
@@ -146,5 +148,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       // The sink may be what failed (a locked or full disk): the original error is the one to report.
     }
     throw e;
+  } finally {
+    await env.dispose?.();
   }
 }

@@ -1,0 +1,154 @@
+// The code environment against the real sandbox: every task's verifier, the reference agent on every
+// held-out task, and the environment contract.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { codeEnvironment, codeEnvOptions, codeTask, disposeSandboxes, sandboxFor, verifyCode } from '../../src/rl/envs/codeSandbox/codeEnv';
+import { CodeReferenceAgent } from '../../src/rl/policies/scripted/codeReference';
+import { Rng } from '../../src/rl/random';
+import { runEpisodes } from '../../src/rl/rollout/agentLoop';
+import { CODE_TASKS } from '../../src/rl/tasks/codeTasks';
+import { runCli, tempDir } from '../helpers/cli';
+
+after(() => disposeSandboxes());
+
+/** Prints the public answer from a function that ignores its input: passes the public check only. */
+function memorised(t: (typeof CODE_TASKS)[number]): string {
+  return [
+    'import ast',
+    'try:',
+    `    _ANSWER = ast.literal_eval(${JSON.stringify(t.publicOutput)})`,
+    'except Exception:',
+    `    _ANSWER = ${JSON.stringify(t.publicOutput)}`,
+    `def ${t.fn}(*args, **kwargs):`,
+    '    return _ANSWER',
+    `print(${t.fn}(${t.publicArgs}))`,
+    '',
+  ].join('\n');
+}
+
+describe('code tasks', () => {
+  it('at least 60 tasks with fixed train and held-out splits, seed 000 tasks included', () => {
+    assert.ok(CODE_TASKS.length >= 60, String(CODE_TASKS.length));
+    const { train, heldOut } = codeEnvironment.tasks({});
+    assert.ok(heldOut.length >= 15);
+    assert.equal(train.length + heldOut.length, CODE_TASKS.length);
+    assert.ok(!heldOut.some((h) => train.some((t) => t.id === h.id)));
+    for (const id of ['code:fibonacci', 'code:palindrome', 'code:sort-list']) assert.ok(train.some((t) => t.id === id), id);
+  });
+
+  it('every private verifier accepts the reference solution and rejects a memorised answer', async () => {
+    const o = codeEnvOptions({});
+    const sandbox = sandboxFor(o);
+    const rejected: string[] = [];
+    await Promise.all(
+      CODE_TASKS.map(async (t) => {
+        const task = codeTask(t);
+        const ref = await verifyCode(sandbox, o.limits, task, `${t.reference}\nprint(${t.fn}(${t.publicArgs}))\n`);
+        assert.deepEqual([ref.publicPass, ref.privatePass], [true, true], `${t.id} reference: ${JSON.stringify(ref.detail)}`);
+        const mem = await verifyCode(sandbox, o.limits, task, memorised(t));
+        assert.equal(mem.publicPass, true, `${t.id}: the memorised answer should print the public output`);
+        assert.equal(mem.privatePass, false, `${t.id}: the memorised answer passed the private verifier`);
+        rejected.push(t.id);
+      }),
+    );
+    assert.equal(rejected.length, CODE_TASKS.length);
+  });
+});
+
+describe('code reference agent', () => {
+  for (const mistakeRate of [0, 1]) {
+    it(`solves every held-out task (mistake rate ${mistakeRate})`, async () => {
+      const tasks = codeEnvironment.tasks({}).heldOut;
+      const trajectories = await runEpisodes(
+        tasks.map((task, i) => ({ task, group: i, indexInGroup: 0 })),
+        () => codeEnvironment.create({}),
+        new CodeReferenceAgent(mistakeRate),
+        { maxTurns: 8, sampleRng: new Rng(3), verifierRng: new Rng(4) },
+      );
+      for (const t of trajectories) {
+        assert.equal(t.outcome.success, true, `${t.taskId}: ${JSON.stringify(t.outcome)} ${JSON.stringify(t.turns.map((x) => x.observation.text))}`);
+        assert.equal(t.termination, 'finished');
+      }
+      if (mistakeRate === 1) {
+        for (const t of trajectories) {
+          assert.match(t.turns[0]!.observation.text, /NameError/);
+          assert.equal(t.turns.length, 3);
+        }
+      }
+    });
+  }
+});
+
+describe('code environment contract', () => {
+  const task = codeTask(CODE_TASKS[0]!);
+
+  it('observations are structured: stdout, stderr with user line numbers, exit code, timeout, level', async () => {
+    const env = codeEnvironment.create({ timeoutMs: 800, maxExecutions: 10 });
+    await env.reset(task);
+    const ok = await env.step(env.parseAction('```python\nprint(6 * 7)\n```'));
+    assert.equal(ok.observation.data.stdout, '42\n');
+    assert.equal(ok.observation.data.exitCode, 0);
+    assert.match(String(ok.observation.data.level), /strict|network|process/);
+    const bad = await env.step(env.parseAction('```python\nx = 1\nprint(y)\n```'));
+    assert.equal(bad.observation.data.exitCode, 1);
+    assert.match(bad.observation.text, /line 2, in <module>[\s\S]*NameError/);
+    const slow = await env.step(env.parseAction('```python\nwhile True:\n    pass\n```'));
+    assert.equal(slow.observation.data.timedOut, true);
+    assert.match(slow.observation.text, /\[timeout\]/);
+    const fmt = await env.step(env.parseAction('I will think about it.'));
+    assert.match(fmt.observation.text, /^format error/);
+    assert.equal(fmt.done, false);
+  });
+
+  it('the budget ends the episode; submitting wrong code earns 0 with the gap recorded', async () => {
+    const env = codeEnvironment.create({ maxExecutions: 1 });
+    await env.reset(task);
+    const r = await env.step(env.parseAction('```python\nprint(55)\n```'));
+    assert.equal(r.termination, 'budget_exhausted');
+    const o = await env.verify(new Rng(0));
+    assert.deepEqual([o.reward, o.publicPass, o.privatePass], [0, true, false]);
+
+    const env2 = codeEnvironment.create({});
+    await env2.reset(task);
+    await env2.step(env2.parseAction(`\`\`\`python\n${CODE_TASKS[0]!.reference}\nprint(fib(10))\n\`\`\``));
+    const fin = await env2.step(env2.parseAction('FINAL ANSWER: 55'));
+    assert.equal(fin.termination, 'finished');
+    const o2 = await env2.verify(new Rng(0));
+    assert.deepEqual([o2.reward, o2.success, o2.publicPass, o2.privatePass], [1, true, true, true]);
+    assert.match(String(o2.details?.level), /strict|network|process/);
+  });
+
+  it('an episode without any code scores 0', async () => {
+    const env = codeEnvironment.create({});
+    await env.reset(task);
+    await env.step(env.parseAction('FINAL ANSWER: 55'));
+    const o = await env.verify(new Rng(0));
+    assert.deepEqual([o.reward, o.publicPass, o.privatePass], [0, false, false]);
+  });
+});
+
+describe('agent-rl env run --env code', () => {
+  it('replays code actions through the sandbox', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'a.json');
+    fs.writeFileSync(file, JSON.stringify(['```python\nprint(fib(10))\n```', `\`\`\`python\n${CODE_TASKS[0]!.reference}\nprint(fib(10))\n\`\`\``, 'FINAL ANSWER: 55']));
+    const r = runCli(['env', 'run', '--env', 'code', '--task', 'code:fibonacci', '--actions', file], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { observation?: { data: Record<string, unknown> }; outcome?: { reward: number } });
+    assert.equal(lines[1]!.observation!.data.exitCode, 1);
+    assert.equal(lines[2]!.observation!.data.stdout, '55\n');
+    assert.equal(lines[4]!.outcome!.reward, 1);
+  });
+
+  it('demanding strict where bubblewrap is missing fails before anything runs, naming the fix', () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'c.json'), JSON.stringify({ env: 'code', envOptions: { sandbox: 'strict' } }));
+    fs.writeFileSync(path.join(dir, 'a.json'), '["FINAL ANSWER: 1"]');
+    const r = runCli(['env', 'run', '--env', 'code', '--config', 'c.json', '--actions', 'a.json'], dir, { PATH: '/nonexistent' });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /Sandbox level "strict" was demanded but is not available: bubblewrap \(bwrap\) is not installed\. Fix: apt-get install bubblewrap/);
+    assert.equal(r.stdout, '');
+  });
+});
