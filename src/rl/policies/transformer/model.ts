@@ -1,0 +1,184 @@
+// A GPT-style decoder in tfjs core ops: token and position embeddings, pre-norm blocks (causal
+// multi-head attention + GELU MLP), final layer norm, tied or untied output head. Built for the wasm
+// backend's limits: embeddings are one-hot matrix products (wasm has no gradient for gather), the
+// one-hot is built as int32 and cast (float one-hot is wrong on wasm), projections are 2-D matmuls.
+// Shapes: B batch, T time, D width, H heads, E = D / H head width, V vocabulary, P context length.
+import * as tf from '@tensorflow/tfjs-core';
+
+export interface GptConfig {
+  readonly vocabSize: number;
+  /** Longest sequence (positions 0 … P−1). */
+  readonly contextLength: number;
+  readonly dModel: number;
+  readonly nLayers: number;
+  readonly nHeads: number;
+  readonly mlpRatio: number;
+  /** Output head shares the token embedding (transposed). */
+  readonly tiedHead: boolean;
+}
+
+/** Keys and values of every layer for the tokens seen so far: [B, H, Tpast, E] each. */
+export interface KvCache {
+  readonly k: tf.Tensor4D[];
+  readonly v: tf.Tensor4D[];
+  /** [B, Tpast] 1 for real tokens, 0 for left padding. */
+  readonly keyMask: tf.Tensor2D;
+}
+
+const NEG = -1e9;
+
+export class Gpt {
+  /** Trainable weights in a fixed order (checkpoints and optimizers rely on it). */
+  readonly weights: tf.Variable[] = [];
+  private readonly byName = new Map<string, tf.Variable>();
+  private readonly maskCache = new Map<number, tf.Tensor2D>();
+
+  constructor(readonly config: GptConfig, seed = 0, trainable = true) {
+    const { vocabSize: V, contextLength: P, dModel: D, nLayers: L, mlpRatio } = config;
+    if (D % config.nHeads !== 0) throw new Error(`dModel ${D} is not divisible by nHeads ${config.nHeads}`);
+    let s = seed * 1000;
+    const normal = (name: string, shape: number[], std: number): void => this.add(name, tf.randomNormal(shape, 0, std, 'float32', ++s), trainable);
+    const fill = (name: string, shape: number[], value: number): void => this.add(name, tf.fill(shape, value), trainable);
+    normal('wte', [V, D], 0.02);
+    normal('wpe', [P, D], 0.01);
+    const resid = 0.02 / Math.sqrt(2 * L); // GPT-2: residual projections scaled by depth
+    for (let l = 0; l < L; l++) {
+      fill(`h${l}.ln1.g`, [D], 1);
+      fill(`h${l}.ln1.b`, [D], 0);
+      normal(`h${l}.attn.wqkv`, [D, 3 * D], 0.02);
+      fill(`h${l}.attn.bqkv`, [3 * D], 0);
+      normal(`h${l}.attn.wo`, [D, D], resid);
+      fill(`h${l}.attn.bo`, [D], 0);
+      fill(`h${l}.ln2.g`, [D], 1);
+      fill(`h${l}.ln2.b`, [D], 0);
+      normal(`h${l}.mlp.w1`, [D, mlpRatio * D], 0.02);
+      fill(`h${l}.mlp.b1`, [mlpRatio * D], 0);
+      normal(`h${l}.mlp.w2`, [mlpRatio * D, D], resid);
+      fill(`h${l}.mlp.b2`, [D], 0);
+    }
+    fill('lnf.g', [D], 1);
+    fill('lnf.b', [D], 0);
+    if (!config.tiedHead) normal('head', [D, V], 0.02);
+  }
+
+  private add(name: string, init: tf.Tensor, trainable: boolean): void {
+    const v = tf.variable(init, trainable, `${name}_${Math.random().toString(36).slice(2, 8)}`);
+    init.dispose();
+    this.weights.push(v);
+    this.byName.set(name, v);
+  }
+
+  w(name: string): tf.Variable {
+    const v = this.byName.get(name);
+    if (!v) throw new Error(`no weight ${name}`);
+    return v;
+  }
+
+  get names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  parameterCount(): number {
+    return this.weights.reduce((n, v) => n + v.size, 0);
+  }
+
+  /** Copies every weight from another model of the same shape (reference snapshots, weight sync). */
+  copyFrom(other: Gpt): void {
+    other.weights.forEach((v, i) => this.weights[i]!.assign(v));
+  }
+
+  dispose(): void {
+    for (const v of this.weights) v.dispose();
+    for (const m of this.maskCache.values()) m.dispose();
+    this.maskCache.clear();
+  }
+
+  private layerNorm(x: tf.Tensor2D, prefix: string): tf.Tensor2D {
+    const mean = tf.mean(x, -1, true);
+    const centered = tf.sub(x, mean);
+    const variance = tf.mean(tf.square(centered), -1, true);
+    return tf.add(tf.mul(tf.mul(centered, tf.rsqrt(tf.add(variance, 1e-5))), this.w(`${prefix}.g`)), this.w(`${prefix}.b`));
+  }
+
+  /** [B·T] int ids → [B·T, n] float one-hot (built as int32, then cast: float one-hot is wrong on wasm). */
+  private oneHot(ids: tf.Tensor, n: number): tf.Tensor2D {
+    return tf.cast<tf.Tensor2D>(tf.oneHot(tf.cast<tf.Tensor1D>(tf.reshape(ids, [-1]), 'int32'), n), 'float32');
+  }
+
+  /**
+   * Additive causal mask [T, Tk] for T new queries after `Tk − T` cached keys: 0 allowed, −1e9 masked;
+   * undefined for a single new query (it may see every key). Masks without a past are cached per length
+   * (at most contextLength of them); others are built per call and freed with the caller's scope.
+   */
+  private causalMask(T: number, Tk: number): tf.Tensor2D | undefined {
+    if (T === 1) return undefined;
+    const build = (): tf.Tensor2D => {
+      const past = Tk - T;
+      const data = new Float32Array(T * Tk);
+      for (let i = 0; i < T; i++) for (let j = 0; j < Tk; j++) data[i * Tk + j] = j <= i + past ? 0 : NEG;
+      return tf.tensor2d(data, [T, Tk]);
+    };
+    if (Tk !== T) return build();
+    let m = this.maskCache.get(T);
+    if (!m) {
+      m = tf.keep(build());
+      this.maskCache.set(T, m);
+    }
+    return m;
+  }
+
+  /**
+   * Runs the decoder on `ids` [B, T] at `positions` [B, T], after the cached keys/values if any.
+   * `keyMask` [B, Tpast + T]: 1 = real token, 0 = padding (never attended to).
+   * Returns logits [B, T, V] and the new per-layer keys/values (past + these T tokens).
+   */
+  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
+    const { dModel: D, nHeads: H, vocabSize: V, contextLength: P, nLayers: L } = this.config;
+    const [B, T] = ids.shape;
+    const E = D / H;
+    const tok = tf.matMul(this.oneHot(ids, V), this.w('wte'));
+    const pos = tf.matMul(this.oneHot(positions, P), this.w('wpe'));
+    let x: tf.Tensor2D = tf.add(tok, pos); // [B·T, D]
+    const Tk = (past?.k[0]?.shape[2] ?? 0) + T;
+    // [1, 1, T, Tk] causal + [B, 1, 1, Tk] padding
+    const causal = this.causalMask(T, Tk);
+    let mask: tf.Tensor | undefined = causal ? tf.reshape(causal, [1, 1, T, Tk]) : undefined;
+    if (keyMask) {
+      const pad = tf.reshape(tf.mul(tf.sub(1, keyMask), NEG), [B, 1, 1, Tk]);
+      mask = mask ? tf.add(mask, pad) : pad;
+    }
+    const ks: tf.Tensor4D[] = [];
+    const vs: tf.Tensor4D[] = [];
+    const heads = (t: tf.Tensor2D): tf.Tensor4D => tf.transpose(tf.reshape(t, [B, T, H, E]), [0, 2, 1, 3]); // [B, H, T, E]
+    const linear = (a: tf.Tensor2D, w: string, b: string): tf.Tensor2D => tf.add(tf.matMul(a, this.w(w)), this.w(b));
+    for (let l = 0; l < L; l++) {
+      const qkv = linear(this.layerNorm(x, `h${l}.ln1`), `h${l}.attn.wqkv`, `h${l}.attn.bqkv`); // [B·T, 3D]
+      const [q, kNew, vNew] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+      const k = past ? tf.concat([past.k[l]!, heads(kNew)], 2) : heads(kNew);
+      const v = past ? tf.concat([past.v[l]!, heads(vNew)], 2) : heads(vNew);
+      ks.push(k);
+      vs.push(v);
+      const raw = tf.mul(tf.matMul(heads(q), k, false, true), 1 / Math.sqrt(E)); // [B, H, T, Tk]
+      const scores = mask ? tf.add(raw, mask) : raw;
+      const att = tf.matMul(tf.softmax(scores), v); // [B, H, T, E]
+      const merged = tf.reshape<tf.Rank.R2>(tf.transpose(att, [0, 2, 1, 3]), [B * T, D]);
+      x = tf.add(x, linear(merged, `h${l}.attn.wo`, `h${l}.attn.bo`));
+      const m = linear(this.layerNorm(x, `h${l}.ln2`), `h${l}.mlp.w1`, `h${l}.mlp.b1`);
+      // GELU, tanh approximation: ½·m·(1 + tanh(√(2/π)·(m + 0.044715·m³)))
+      const gelu = tf.mul<tf.Tensor2D>(tf.mul(m, 0.5), tf.add(tf.tanh(tf.mul(tf.add(m, tf.mul(tf.pow(m, 3), 0.044715)), Math.sqrt(2 / Math.PI))), 1));
+      x = tf.add(x, linear(gelu, `h${l}.mlp.w2`, `h${l}.mlp.b2`));
+    }
+    const f = this.layerNorm(x, 'lnf');
+    const logits = this.config.tiedHead ? tf.matMul(f, this.w('wte'), false, true) : tf.matMul(f, this.w('head'));
+    return { logits: tf.reshape(logits, [B, T, V]), k: ks, v: vs };
+  }
+
+  /** Full forward for training: ids [B, T] from position 0 → logits [B, T, V]. */
+  forward(ids: tf.Tensor2D): tf.Tensor3D {
+    return tf.tidy(() => {
+      const [B, T] = ids.shape;
+      const positions = tf.tile<tf.Tensor2D>(tf.reshape(tf.range(0, T, 1, 'int32'), [1, T]), [B, 1]);
+      return this.run(ids, positions, undefined, undefined).logits;
+    });
+  }
+}
