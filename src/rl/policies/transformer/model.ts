@@ -102,7 +102,7 @@ export class Gpt {
 
   /** [B·T] int ids → [B·T, n] float one-hot (built as int32, then cast: float one-hot is wrong on wasm). */
   private oneHot(ids: tf.Tensor, n: number): tf.Tensor2D {
-    return tf.cast(tf.oneHot(tf.cast<tf.Tensor1D>(tf.reshape(ids, [-1]), 'int32'), n), 'float32');
+    return tf.cast(tf.oneHot(tf.cast<tf.Tensor1D>(tf.reshape(ids, [-1]), 'int32'), n) as tf.Tensor2D, 'float32');
   }
 
   /**
