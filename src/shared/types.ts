@@ -10,7 +10,9 @@ export type TerminationReason =
   /** The agent loop's turn cap was reached (a guard above any environment budget). */
   | 'turn_cap'
   /** The environment failed in a way that is not the agent's fault (recorded, reward 0). */
-  | 'env_error';
+  | 'env_error'
+  /** The policy's context window is full: no room to write another action. */
+  | 'context_exhausted';
 
 /** What the environment returns after one action. Structured data plus the text a model would read. */
 export interface Observation {
@@ -37,6 +39,13 @@ export interface PolicyStep {
   /** Table policy: the visible state index and the chosen action index. */
   readonly stateIndex?: number;
   readonly actionIndex?: number;
+  /**
+   * Language-model policies, token in / token out: `context` = ids of the text that entered the
+   * context before this action (prompt or observation, each encoded once, loss mask 0), `sampled` =
+   * the ids the policy generated (loss mask 1), `logprobs` = their behaviour log-probs. The episode's
+   * training sequence is the concatenation over turns of context + sampled — never re-tokenized.
+   */
+  readonly tokens?: { readonly context: readonly number[]; readonly sampled: readonly number[]; readonly logprobs: readonly number[] };
 }
 
 /** One turn of an episode: what the policy wrote, how it parsed, what the environment answered. */
@@ -108,6 +117,15 @@ export interface IterationMetrics {
   readonly trainedTrajectories: number;
   readonly policyVersion: number;
   readonly wallMs: number;
+  /** Language-model policies only. */
+  readonly clipFractionLow?: number;
+  readonly clipFractionHigh?: number;
+  /** Mean |log π_train − log π_behaviour| over generated tokens, before the first optimizer step. */
+  readonly logprobMismatch?: number;
+  /** Mean generated tokens per trajectory. */
+  readonly responseTokens?: number;
+  /** Mean tool calls (non-final actions) per trajectory. */
+  readonly toolCalls?: number;
 }
 
 /** Result of one evaluation pass (fixed evaluation seed, independent of the training seed). */

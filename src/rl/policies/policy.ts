@@ -15,6 +15,8 @@ export interface PolicySample {
   /** Raw action text (the environment parses it). */
   readonly text: string;
   readonly step: PolicyStep;
+  /** The context window is full: the episode ends without this action reaching the environment. */
+  readonly exhausted?: boolean;
 }
 
 /** The training objective of one update call. */
@@ -34,6 +36,9 @@ export interface UpdateStats {
   readonly gradNorm: number;
   readonly ratioMin: number;
   readonly ratioMax: number;
+  readonly clipFractionLow?: number;
+  readonly clipFractionHigh?: number;
+  readonly logprobMismatch?: number;
 }
 
 export interface Policy {

@@ -78,6 +78,10 @@ export async function runEpisodes(
         live.map(async (ep, i) => {
           const sample = samples[i];
           if (!sample) throw new Error(`policy returned ${samples.length} samples for ${live.length} contexts`);
+          if (sample.exhausted) {
+            ep.finish('context_exhausted');
+            return;
+          }
           const action = ep.env.parseAction(sample.text);
           ep.state = 'stepping';
           let done: boolean;

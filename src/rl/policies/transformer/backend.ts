@@ -2,8 +2,7 @@
 // then @tensorflow/tfjs-node (optional dependencies, used when they load), then tfjs-backend-wasm
 // with SIMD (the fast one on machines without them: 10–20× the plain CPU backend for transformer
 // work), then the plain JS CPU backend. A setting forces one.
-import * as tf from '@tensorflow/tfjs-core';
-import '@tensorflow/tfjs-backend-cpu';
+import * as tf from '@tensorflow/tfjs';
 import * as path from 'node:path';
 
 export const BACKEND_NAMES = ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] as const;

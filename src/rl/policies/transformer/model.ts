@@ -3,7 +3,7 @@
 // backend's limits: embeddings are one-hot matrix products (wasm has no gradient for gather), the
 // one-hot is built as int32 and cast (float one-hot is wrong on wasm), projections are 2-D matmuls.
 // Shapes: B batch, T time, D width, H heads, E = D / H head width, V vocabulary, P context length.
-import * as tf from '@tensorflow/tfjs-core';
+import * as tf from '@tensorflow/tfjs';
 
 export interface GptConfig {
   readonly vocabSize: number;

@@ -4,7 +4,7 @@
 // tokens still stops generation. Each sampled token's behaviour log-prob is recorded: log softmax
 // (logits / temperature) of the full distribution (what the learner recomputes; top-k / top-p
 // truncation only restricts which tokens can be drawn).
-import * as tf from '@tensorflow/tfjs-core';
+import * as tf from '@tensorflow/tfjs';
 import type { Rng } from '../../random';
 import type { Gpt, KvCache } from './model';
 import type { Tokenizer } from './tokenizer';
@@ -19,6 +19,8 @@ export interface SampleOptions {
   readonly maxNewTokens: number;
   /** Generation of a row stops once its decoded text contains one of these (the stop text is kept). */
   readonly stop: readonly string[];
+  /** A protocol-specific end of action on the decoded text (e.g. a closed code fence). */
+  readonly stopWhen?: (text: string) => boolean;
 }
 
 export type StopReason = 'stop' | 'max_tokens' | 'context';
@@ -168,7 +170,7 @@ export function sampleBatch(model: Gpt, tokenizer: Tokenizer, prompts: readonly 
         r.tokens.push(tok);
         r.logprobs.push(logp[tok]!);
         r.text += tokenizer.decode([tok]);
-        if (o.stop.some((s) => r.text.includes(s))) r.stopReason = 'stop';
+        if (o.stop.some((s) => r.text.includes(s)) || o.stopWhen?.(r.text)) r.stopReason = 'stop';
         else if (r.tokens.length >= r.budget) r.stopReason = r.budget < o.maxNewTokens ? 'context' : 'max_tokens';
         next.push(tok);
       }

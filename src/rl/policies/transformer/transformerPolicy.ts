@@ -1,0 +1,204 @@
+// The language-model policy: a GPT that writes each action as text, sampled with a KV cache, trained
+// on exactly the token ids it sampled (plus the prompt and observation ids, each encoded once when it
+// entered the context, with loss mask 0).
+import * as tf from '@tensorflow/tfjs';
+import type { PolicyStep, Trajectory } from '../../../shared/types';
+import { Rng } from '../../random';
+import type { Objective, Policy, PolicyContext, PolicySample, UpdateStats } from '../policy';
+import { AdamW, type AdamWOptions } from './adamw';
+import { Gpt, type GptConfig } from './model';
+import { sampleBatch, type SampleOptions } from './sampler';
+import { buildTokenBatch, grpoLoss, nllLoss, targetLogprobs, type Aggregation, type KlEstimator, type LossParts, type TokenSequence } from './tokenLoss';
+import type { Tokenizer } from './tokenizer';
+
+export interface TransformerTrainOptions {
+  readonly clipLow: number;
+  readonly clipHigh: number;
+  readonly klEstimator: KlEstimator;
+  readonly aggregation: Aggregation;
+  /** Trajectories per optimizer step (0 = the whole batch). */
+  readonly minibatchSize: number;
+  /** Drop trajectories with advantage 0 (zero-variance groups) from GRPO updates. */
+  readonly skipZeroAdvantage: boolean;
+  readonly optimizer: AdamWOptions;
+}
+
+/** The ids, mask and behaviour log-probs of one trajectory, concatenated over turns (never re-encoded). */
+export function trajectoryTokens(t: Trajectory): TokenSequence | undefined {
+  const ids: number[] = [];
+  const mask: number[] = [];
+  const behaviour: number[] = [];
+  for (const turn of t.turns) {
+    const tk = turn.policy.tokens;
+    if (!tk) return undefined;
+    for (const id of tk.context) {
+      ids.push(id);
+      mask.push(0);
+      behaviour.push(0);
+    }
+    tk.sampled.forEach((id, i) => {
+      ids.push(id);
+      mask.push(1);
+      behaviour.push(tk.logprobs[i]!);
+    });
+  }
+  return ids.length > 1 ? { ids, mask, behaviour, advantage: t.advantage } : undefined;
+}
+
+export class TransformerPolicy implements Policy {
+  readonly reference: Gpt;
+  readonly optimizer: AdamW;
+  private versionCounter = 0;
+  private readonly shuffleRng: Rng;
+
+  constructor(
+    readonly model: Gpt,
+    readonly tokenizer: Tokenizer,
+    public sampling: SampleOptions,
+    public train: TransformerTrainOptions,
+    readonly compute: string,
+    seed = 0,
+  ) {
+    this.reference = new Gpt(model.config, seed, false);
+    this.reference.copyFrom(model);
+    this.optimizer = new AdamW(model.weights, train.optimizer);
+    this.shuffleRng = Rng.stream(seed, 'transformer/minibatches');
+  }
+
+  get version(): number {
+    return this.versionCounter;
+  }
+
+  /** Makes the current weights the KL reference (after a warm start, the reference is the warm-started model). */
+  resetReference(): void {
+    this.reference.copyFrom(this.model);
+  }
+
+  sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
+    const news: number[][] = [];
+    const prompts = contexts.map((ctx) => {
+      const past: number[] = [];
+      for (const turn of ctx.turns) {
+        const tk = turn.policy.tokens;
+        if (!tk) throw new Error('TransformerPolicy: a turn without token ids (token in, token out)');
+        past.push(...tk.context, ...tk.sampled);
+      }
+      const fresh = this.tokenizer.encode(ctx.observation.text); // encoded once, here
+      news.push(fresh);
+      return [...past, ...fresh];
+    });
+    const out = sampleBatch(this.model, this.tokenizer, prompts, this.sampling, rng);
+    return Promise.resolve(
+      out.map((s, i) => {
+        const step: PolicyStep = {
+          behaviourLogprob: s.logprobs.reduce((a, b) => a + b, 0),
+          policyVersion: this.versionCounter,
+          tokens: { context: news[i]!, sampled: s.tokens, logprobs: s.logprobs },
+        };
+        return { text: s.text, step, ...(s.stopReason === 'context' && s.tokens.length === 0 ? { exhausted: true } : {}) };
+      }),
+    );
+  }
+
+  private minibatches(seqs: TokenSequence[]): TokenSequence[][] {
+    const order = seqs.map((_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = this.shuffleRng.int(i + 1);
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    const size = this.train.minibatchSize > 0 ? this.train.minibatchSize : seqs.length;
+    const out: TokenSequence[][] = [];
+    for (let i = 0; i < order.length; i += size) out.push(order.slice(i, i + size).map((k) => seqs[k]!));
+    return out;
+  }
+
+  update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): UpdateStats {
+    let seqs = trajectories.map(trajectoryTokens).filter((s): s is TokenSequence => s !== undefined && s.mask.some((m) => m === 1));
+    if (objective.kind === 'clipped-pg' && this.train.skipZeroAdvantage) seqs = seqs.filter((s) => s.advantage !== 0);
+    const empty: UpdateStats = { loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1 };
+    if (seqs.length === 0) return empty;
+    const lossOpts = { clipLow: this.train.clipLow, clipHigh: this.train.clipHigh, klCoef: objective.kind === 'clipped-pg' ? objective.klCoef : 0, klEstimator: this.train.klEstimator, aggregation: this.train.aggregation, temperature: this.sampling.temperature > 0 ? this.sampling.temperature : 1 };
+
+    // Before any step: the reference log-probs (fixed for the batch) and the sampling/training mismatch.
+    let mismatchSum = 0;
+    let mismatchTokens = 0;
+    const refs = new Map<TokenSequence, tf.Tensor2D>();
+    for (const s of seqs) {
+      const batch = buildTokenBatch([s]);
+      const { ref, diff } = tf.tidy(() => {
+        const r = targetLogprobs(this.reference, batch, lossOpts.temperature).logp;
+        const cur = targetLogprobs(this.model, batch, lossOpts.temperature).logp;
+        const mask = tf.tensor2d(batch.mask, [1, batch.T - 1]);
+        const d = tf.sum(tf.mul(tf.abs(tf.sub(cur, tf.tensor2d(batch.behaviour, [1, batch.T - 1]))), mask)).dataSync()[0]!;
+        return { ref: tf.keep(r), diff: d };
+      });
+      refs.set(s, ref);
+      mismatchSum += diff;
+      mismatchTokens += batch.tokens;
+    }
+
+    let loss = 0, policyLoss = 0, kl = 0, entropy = 0, gradNorm = 0, clipLow = 0, clipHigh = 0, steps = 0;
+    let ratioMin = Infinity, ratioMax = -Infinity;
+    try {
+      for (let epoch = 0; epoch < epochs; epoch++) {
+        for (const mb of this.minibatches(seqs)) {
+          const batch = buildTokenBatch(mb);
+          let parts: LossParts | undefined;
+          let ent: tf.Scalar | undefined;
+          const { value, grads } = tf.variableGrads(() => {
+            if (objective.kind === 'nll') return nllLoss(this.model, batch, this.train.aggregation, (p) => (ent = p.entropy));
+            // reference log-probs of the minibatch, padded to its length
+            const ref = tf.concat<tf.Tensor2D>(mb.map((s) => tf.pad(refs.get(s)!, [[0, 0], [0, batch.T - 1 - refs.get(s)!.shape[1]]])), 0);
+            return grpoLoss(this.model, batch, ref, lossOpts, (p) => (parts = p));
+          }, this.model.weights);
+          const ordered = this.model.weights.map((w) => grads[w.name]!);
+          gradNorm += this.optimizer.apply(ordered);
+          const v = value.dataSync()[0]!;
+          loss += v;
+          if (objective.kind === 'nll') policyLoss += v;
+          tf.dispose([value, ...Object.values(grads)]);
+          steps += 1;
+          if (parts) {
+            const p: LossParts = parts;
+            policyLoss += p.policyLoss.dataSync()[0]!;
+            kl += p.kl.dataSync()[0]!;
+            entropy += p.entropy.dataSync()[0]!;
+            clipLow += p.clipLow.dataSync()[0]!;
+            clipHigh += p.clipHigh.dataSync()[0]!;
+            ratioMin = Math.min(ratioMin, p.ratioMin.dataSync()[0]!);
+            ratioMax = Math.max(ratioMax, p.ratioMax.dataSync()[0]!);
+            tf.dispose(Object.values(p));
+          } else if (ent) {
+            const e: tf.Scalar = ent;
+            entropy += e.dataSync()[0]!;
+            e.dispose();
+          }
+        }
+      }
+    } finally {
+      tf.dispose([...refs.values()]);
+    }
+    this.versionCounter += 1;
+    return {
+      loss: loss / steps,
+      policyLoss: policyLoss / steps,
+      kl: kl / steps,
+      clipFraction: (clipLow + clipHigh) / steps,
+      clipFractionLow: clipLow / steps,
+      clipFractionHigh: clipHigh / steps,
+      entropy: entropy / steps,
+      gradNorm: gradNorm / steps,
+      ratioMin: Number.isFinite(ratioMin) ? ratioMin : 1,
+      ratioMax: Number.isFinite(ratioMax) ? ratioMax : 1,
+      logprobMismatch: mismatchTokens > 0 ? mismatchSum / mismatchTokens : 0,
+    };
+  }
+
+  dispose(): void {
+    this.model.dispose();
+    this.reference.dispose();
+    this.optimizer.dispose();
+  }
+}
+
+export type { GptConfig };
