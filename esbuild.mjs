@@ -14,7 +14,7 @@ const nodeCommon = {
   sourcemap: !production,
   minify: production,
   logLevel: 'warning',
-  external: ['better-sqlite3', 'vscode'],
+  external: ['better-sqlite3', 'vscode', '@tensorflow/*'],
 };
 
 const builds = [

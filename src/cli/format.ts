@@ -19,7 +19,7 @@ export function table(header: readonly string[], rows: readonly (readonly string
 }
 
 export function evaluationLine(e: EvaluationResult): string {
-  return `${pct(e.successRate)} (${e.successes}/${e.episodes}), mean actions ${e.meanActions.toFixed(3)}, public pass ${pct(e.publicPassRate)}, private pass ${pct(e.privatePassRate)}`;
+  return `${pct(e.successRate)} (${e.successes}/${e.episodes})${e.greedySuccessRate !== undefined ? `, greedy ${pct(e.greedySuccessRate)}` : ''}, mean actions ${e.meanActions.toFixed(3)}, public pass ${pct(e.publicPassRate)}, private pass ${pct(e.privatePassRate)}`;
 }
 
 export function runsTable(runs: readonly RunSummary[]): string {

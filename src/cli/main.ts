@@ -17,6 +17,8 @@ const USAGE = `agent-rl — train and inspect agentic RL runs
 Usage:
   agent-rl train [--env binary-search] [--policy table] [--method grpo|rs-sft] [--seed N] [--iterations N]
                  [--config FILE] [--name NAME] [--output FILE] [--db FILE] [more flags below]
+  agent-rl sft   [--env calculator|code] [--seed N] [--iterations N] [...]   = train --method sft --policy transformer
+                 (the final checkpoint is written under the database's folder; continue with train --init DIR)
   agent-rl runs  [--db FILE] [--json]
   agent-rl show  RUN [--db FILE] [--json]          RUN = run id or name
   agent-rl env check [--python PATH]              which sandbox isolation level works here, and why
@@ -29,6 +31,7 @@ Train flags (override --config FILE, a JSON run config):
   --lr X            learning rate               --clip X         ratio clip ε
   --kl X            KL coefficient              --epochs N       update epochs per batch
   --std population|sample                       --eval-episodes N   --eval-seed N   --eval-interval N
+  --init DIR        start the transformer from a checkpoint  --backend auto|wasm|cpu|tensorflow|tensorflow-gpu
   --busy-timeout MS wait for a locked database (default 5000)
 Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.`;
 
@@ -39,6 +42,9 @@ const CONFIG_FLAGS: Readonly<Record<string, [keyof RunConfig, boolean]>> = {
   lr: ['learningRate', true], clip: ['clipEpsilon', true], kl: ['klCoef', true], epochs: ['epochs', true],
   'eval-episodes': ['evalEpisodes', true], 'eval-seed': ['evalSeed', true], 'eval-interval': ['evalInterval', true],
 };
+
+/** Flag → policyOptions key (strings). */
+const POLICY_FLAGS: Readonly<Record<string, string>> = { init: 'init', backend: 'backend' };
 
 function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
@@ -69,6 +75,12 @@ export function configFromArgs(values: Record<string, string | boolean | undefin
     if (typeof v !== 'string') continue;
     raw[key] = numeric && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
   }
+  for (const [flag, key] of Object.entries(POLICY_FLAGS)) {
+    const v = values[flag];
+    if (typeof v !== 'string') continue;
+    const given = raw.policyOptions;
+    raw.policyOptions = { ...(typeof given === 'object' && given !== null ? given : {}), [key]: flag === 'init' ? path.resolve(v) : v };
+  }
   return validateRunConfig(raw);
 }
 
@@ -78,7 +90,7 @@ async function main(argv: string[]): Promise<number> {
     db: { type: 'string' }, output: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' },
     'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     task: { type: 'string' }, actions: { type: 'string' }, python: { type: 'string' },
-    ...Object.fromEntries(Object.keys(CONFIG_FLAGS).map((k) => [k, { type: 'string' }])),
+    ...Object.fromEntries([...Object.keys(CONFIG_FLAGS), ...Object.keys(POLICY_FLAGS)].map((k) => [k, { type: 'string' }])),
   } as const;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
@@ -101,8 +113,14 @@ async function main(argv: string[]): Promise<number> {
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new UsageError(`--busy-timeout ${busy}: use a whole number of milliseconds ≥ 0`);
   switch (command) {
     case 'train':
-      if (positionals.length > 0) throw new UsageError(`train takes no positional arguments (got ${positionals.join(' ')})`);
-      return trainCommand(configFromArgs(values), { db, output: values.output, busyTimeoutMs });
+    case 'sft': {
+      if (positionals.length > 0) throw new UsageError(`${command} takes no positional arguments (got ${positionals.join(' ')})`);
+      const v = values as Record<string, string | boolean | undefined>;
+      // `agent-rl sft` = `agent-rl train --method sft`, with the transformer policy unless told otherwise
+      const args = command === 'sft' ? { ...v, method: 'sft', policy: v.policy ?? 'transformer', env: v.env ?? 'calculator' } : v;
+      if (command === 'sft' && v.method !== undefined && v.method !== 'sft') throw new UsageError('agent-rl sft always uses method sft; use agent-rl train for other methods');
+      return trainCommand(configFromArgs(args), { db, output: values.output, busyTimeoutMs });
+    }
     case 'runs':
       return runsCommand({ db, json: values.json === true, busyTimeoutMs });
     case 'show': {

@@ -50,6 +50,7 @@ export async function trainCommand(config: RunConfig, options: TrainCommandOptio
     if (orphans > 0) process.stderr.write(`agent-rl: marked ${orphans} run(s) whose process had died as failed\n`);
     const writer = new RunWriter(store);
     let runtime: RuntimeInfo | undefined;
+    let checkpoint: string | undefined;
     const reporter = progressReporter(process.stderr);
     const result = await train(config, {
       sink: writer,
@@ -57,6 +58,9 @@ export async function trainCommand(config: RunConfig, options: TrainCommandOptio
       signal: controller.signal,
       onProgress: reporter.progress,
       onEvaluation: reporter.evaluation,
+      // Language-model runs end with a checkpoint next to the database: <db folder>/checkpoints/run-<id>
+      checkpointDir: () => path.join(path.dirname(options.db), 'checkpoints', `run-${writer.runId}`),
+      onCheckpoint: (file) => (checkpoint = path.dirname(file)),
     }).catch((e: unknown) => explainSqliteError(e, options.db));
 
     const record: RunRecord = {
@@ -70,6 +74,7 @@ export async function trainCommand(config: RunConfig, options: TrainCommandOptio
     if (first) out.write(`  evaluation before training: ${evaluationLine(first)}\n`);
     if (last && last !== first) out.write(`  evaluation after training:  ${evaluationLine(last)}\n`);
     out.write(`  database: ${options.db}  (agent-rl show ${record.runId}${options.db === path.resolve('.agent-rl/runs.sqlite') ? '' : ` --db ${options.db}`})\n`);
+    if (checkpoint) out.write(`  checkpoint: ${checkpoint}  (continue with --init ${checkpoint})\n`);
     if (options.output) {
       const file = path.resolve(options.output);
       fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -5,9 +5,9 @@
 export const ENV_NAMES = ['binary-search', 'calculator', 'code'] as const;
 export const SANDBOX_LEVELS = ['auto', 'strict', 'network', 'process'] as const;
 export type EnvName = (typeof ENV_NAMES)[number];
-export const POLICY_NAMES = ['table'] as const;
+export const POLICY_NAMES = ['table', 'transformer'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
-export const METHOD_NAMES = ['grpo', 'rs-sft'] as const;
+export const METHOD_NAMES = ['grpo', 'rs-sft', 'sft'] as const;
 export type MethodName = (typeof METHOD_NAMES)[number];
 export const STD_MODES = ['population', 'sample'] as const;
 export type StdMode = (typeof STD_MODES)[number];
@@ -37,6 +37,8 @@ export interface RunConfig {
   maxTurns: number;
   /** Environment-specific options, validated against the environment's own table below. */
   envOptions: Record<string, unknown>;
+  /** Policy-specific options (model size, sampling, loss), validated against the policy's table below. */
+  policyOptions: Record<string, unknown>;
 }
 
 type NumberSpec = {
@@ -49,7 +51,8 @@ type NumberSpec = {
 type EnumSpec = { kind: 'enum'; values: readonly string[] };
 type StringSpec = { kind: 'string'; maxLength: number };
 type ObjectSpec = { kind: 'object' };
-export type FieldSpec = (NumberSpec | EnumSpec | StringSpec | ObjectSpec) & {
+type BooleanSpec = { kind: 'boolean' };
+export type FieldSpec = (NumberSpec | EnumSpec | StringSpec | ObjectSpec | BooleanSpec) & {
   description: string;
   /** Why the default is what it is. */
   reason: string;
@@ -75,7 +78,24 @@ export const DEFAULT_RUN_CONFIG: Readonly<RunConfig> = Object.freeze({
   evalInterval: 0,
   maxTurns: 16,
   envOptions: {},
+  policyOptions: {},
 });
+
+/**
+ * Defaults that depend on the policy, applied where the config leaves the field out. The top-level
+ * defaults above are seed 002's for the table policy; a transformer needs a far smaller step.
+ */
+export const POLICY_DEFAULTS: Readonly<Record<PolicyName, Partial<RunConfig>>> = {
+  table: {},
+  // GRPO on a warm-started small model: 8 groups × 8, one epoch, a step 30× smaller than SFT's
+  transformer: { learningRate: 1e-4, evalEpisodes: 200, iterations: 40, groupsPerIteration: 8, groupSize: 8, epochs: 1 },
+};
+
+/** Per policy and method, on top of POLICY_DEFAULTS. */
+export const METHOD_DEFAULTS: Readonly<Partial<Record<`${PolicyName}/${MethodName}`, Partial<RunConfig>>>> = {
+  // SFT of the calculator protocol: Adam 3e-3 with warm-up and about 500 steps of 16 (notes/calculator-feasibility.md)
+  'transformer/sft': { learningRate: 3e-3, iterations: 120, groupsPerIteration: 16, groupSize: 4, epochs: 1 },
+};
 
 export const FIELD_SPECS: Readonly<Record<keyof RunConfig, FieldSpec>> = {
   name: { kind: 'string', maxLength: 200, description: 'Run name shown in lists.', reason: 'empty = derived from env, method and seed' },
@@ -96,10 +116,41 @@ export const FIELD_SPECS: Readonly<Record<keyof RunConfig, FieldSpec>> = {
   evalInterval: { kind: 'integer', min: 0, max: 1_000_000, description: 'Also evaluate every N iterations (0 = only before and after training).', reason: 'seed 002 evaluates at start and end' },
   maxTurns: { kind: 'integer', min: 1, max: 1000, description: 'Agent-loop turn cap, above the environment budget.', reason: 'a guard: the environment budget (6 for binary-search) normally ends episodes first' },
   envOptions: { kind: 'object', description: 'Options of the chosen environment.', reason: 'each environment documents its own' },
+  policyOptions: { kind: 'object', description: 'Options of the chosen policy.', reason: 'each policy documents its own' },
+};
+
+type OptionSpecs = Readonly<Record<string, FieldSpec & { default: number | string | boolean }>>;
+
+/** Policy option tables, validated under `policyOptions.<key>`. */
+export const POLICY_OPTION_SPECS: Readonly<Record<PolicyName, OptionSpecs>> = {
+  table: {},
+  transformer: {
+    backend: { kind: 'enum', values: ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'], default: 'auto', description: 'Compute backend; auto = tfjs-node-gpu, then tfjs-node, then wasm (SIMD), then cpu.', reason: 'the fastest one that loads' },
+    init: { kind: 'string', maxLength: 4096, default: '', description: 'Checkpoint to start from (a checkpoint directory or its checkpoint.json); empty = fresh weights.', reason: 'GRPO continues from an SFT warm start' },
+    dModel: { kind: 'integer', min: 8, max: 4096, default: 64, description: 'Model width.', reason: '64 × 2 layers learns the calculator protocol in minutes here (notes/calculator-feasibility.md)' },
+    nLayers: { kind: 'integer', min: 1, max: 64, default: 2, description: 'Transformer blocks.', reason: 'see dModel' },
+    nHeads: { kind: 'integer', min: 1, max: 64, default: 4, description: 'Attention heads (must divide dModel).', reason: 'head width 16' },
+    contextLength: { kind: 'integer', min: 16, max: 8192, default: 128, description: 'Longest context in tokens (prompt + actions + observations).', reason: 'the longest depth-2 calculator episode is about 101 characters' },
+    mlpRatio: { kind: 'integer', min: 1, max: 16, default: 4, description: 'MLP width as a multiple of dModel.', reason: 'GPT-2' },
+    tiedHead: { kind: 'boolean', default: true, description: 'Share the output head with the token embedding.', reason: 'fewer parameters for a small model' },
+    temperature: { kind: 'number', min: 0, max: 10, default: 1, description: 'Sampling temperature in training rollouts (0 = greedy).', reason: 'on-policy sampling from the model itself' },
+    topK: { kind: 'integer', min: 0, max: 100_000, default: 0, description: 'Sample among the k most likely tokens (0 = off).', reason: 'off: the learner recomputes the full distribution' },
+    topP: { kind: 'number', min: 0, max: 1, minExclusive: true, default: 1, description: 'Nucleus sampling mass (1 = off).', reason: 'off, as topK' },
+    maxNewTokens: { kind: 'integer', min: 1, max: 8192, default: 32, description: 'Tokens per action at most.', reason: 'a calculator call or answer is under 30 characters' },
+    clipHigh: { kind: 'number', min: 0, max: 10, default: 0.28, description: 'Upper ratio clip εhigh (the lower one is clipEpsilon).', reason: 'DAPO: a higher upper clip keeps exploration tokens alive' },
+    klEstimator: { kind: 'enum', values: ['k1', 'k2', 'k3'], default: 'k3', description: 'KL estimator per token: k1 log-ratio, k2 ½ log-ratio², k3 exp(−d)+d−1.', reason: 'k3 is unbiased and non-negative (GRPO paper)' },
+    aggregation: { kind: 'enum', values: ['seq-mean-token-mean', 'token-mean', 'seq-sum'], default: 'seq-mean-token-mean', description: 'How token losses become one number.', reason: 'seed 000: per-trajectory mean of token means' },
+    minibatchSize: { kind: 'integer', min: 0, max: 100_000, default: 16, description: 'Trajectories per optimizer step (0 = the whole batch).', reason: 'several steps per batch at this model size' },
+    skipZeroAdvantage: { kind: 'boolean', default: true, description: 'Leave trajectories with advantage 0 (zero-variance groups) out of GRPO updates.', reason: 'they only carry the KL term and cost a forward and backward pass' },
+    weightDecay: { kind: 'number', min: 0, max: 1, default: 0, description: 'AdamW decoupled weight decay.', reason: 'short runs; the KL term already regularises' },
+    maxGradNorm: { kind: 'number', min: 0, max: 1e6, default: 1, description: 'Global gradient-norm clip (0 = off).', reason: 'guards against rare huge ratios' },
+    warmupSteps: { kind: 'integer', min: 0, max: 1_000_000, default: 20, description: 'SFT only: linear learning-rate warm-up steps.', reason: 'notes/calculator-feasibility.md' },
+    mistakeRate: { kind: 'number', min: 0, max: 1, default: 0.2, description: 'SFT only: share of demonstrations that make a mistake and repair it after reading the error.', reason: 'the model sees errors being read and fixed' },
+  },
 };
 
 /** Environment option tables: the same spec format, validated under `envOptions.<key>`. */
-export const ENV_OPTION_SPECS: Readonly<Record<EnvName, Readonly<Record<string, FieldSpec & { default: number | string }>>>> = {
+export const ENV_OPTION_SPECS: Readonly<Record<EnvName, OptionSpecs>> = {
   'binary-search': {
     stepBudget: {
       kind: 'integer', min: 1, max: 100, default: 6,
@@ -197,25 +248,32 @@ function checkField(field: string, spec: FieldSpec, value: unknown, issues: Conf
         add('must be an object', 'use a JSON object such as {}');
       }
       return;
+    case 'boolean':
+      if (typeof value !== 'boolean') add('must be true or false', 'use true or false (no quotes)');
+      return;
   }
 }
 
-/** Environment options: only known keys, typed and in range; defaults filled. Problems go to `issues`. */
-function checkEnvOptions(env: EnvName, given: Record<string, unknown>, issues: ConfigIssue[]): Record<string, unknown> {
-  const envSpecs = ENV_OPTION_SPECS[env] as Record<string, FieldSpec & { default: number | string }> | undefined;
-  if (!envSpecs) return given; // an unknown env is reported by the env field itself
+/** Options of an environment or policy: only known keys, typed and in range; defaults filled. Problems go to `issues`. */
+function checkOptions(field: 'envOptions' | 'policyOptions', owner: string, specs: OptionSpecs | undefined, given: Record<string, unknown>, issues: ConfigIssue[]): Record<string, unknown> {
+  if (!specs) return given; // an unknown env or policy is reported by its own field
   const options: Record<string, unknown> = {};
+  const kind = field === 'envOptions' ? 'env' : 'policy';
   for (const [k, v] of Object.entries(given)) {
-    const spec = envSpecs[k];
+    const spec = specs[k];
     if (!spec) {
-      issues.push({ field: `envOptions.${k}`, value: v, message: `is not an option of env "${env}"`, fix: `remove it; ${env} accepts: ${Object.keys(envSpecs).join(', ') || '(none)'}` });
+      issues.push({ field: `${field}.${k}`, value: v, message: `is not an option of ${kind} "${owner}"`, fix: `remove it; ${owner} accepts: ${Object.keys(specs).join(', ') || '(none)'}` });
       continue;
     }
-    checkField(`envOptions.${k}`, spec, v, issues);
+    checkField(`${field}.${k}`, spec, v, issues);
     options[k] = v;
   }
-  for (const [k, spec] of Object.entries(envSpecs)) options[k] ??= spec.default;
+  for (const [k, spec] of Object.entries(specs)) options[k] ??= spec.default;
   return options;
+}
+
+function checkEnvOptions(env: EnvName, given: Record<string, unknown>, issues: ConfigIssue[]): Record<string, unknown> {
+  return checkOptions('envOptions', env, ENV_OPTION_SPECS[env], given, issues);
 }
 
 /** Validates one environment's options on their own (for tools that need an environment but no run). */
@@ -246,7 +304,10 @@ export function validateRunConfig(input: unknown): RunConfig {
       });
     }
   }
-  const merged: Record<string, unknown> = { ...DEFAULT_RUN_CONFIG };
+  const policyDefaults = POLICY_DEFAULTS[raw.policy as PolicyName] as Partial<RunConfig> | undefined;
+  const method = typeof raw.method === 'string' ? raw.method : DEFAULT_RUN_CONFIG.method;
+  const methodDefaults = typeof raw.policy === 'string' ? METHOD_DEFAULTS[`${raw.policy}/${method}` as `${PolicyName}/${MethodName}`] : undefined;
+  const merged: Record<string, unknown> = { ...DEFAULT_RUN_CONFIG, ...(policyDefaults ?? {}), ...(methodDefaults ?? {}) };
   for (const key of keys) {
     if (raw[key] === undefined) continue;
     checkField(key, FIELD_SPECS[key], raw[key], issues);
@@ -257,7 +318,19 @@ export function validateRunConfig(input: unknown): RunConfig {
   if (typeof config.envOptions === 'object' && config.envOptions !== null && !Array.isArray(config.envOptions)) {
     config.envOptions = checkEnvOptions(config.env, config.envOptions, issues);
   }
-
+  if (typeof config.policyOptions === 'object' && config.policyOptions !== null && !Array.isArray(config.policyOptions)) {
+    config.policyOptions = checkOptions('policyOptions', config.policy, POLICY_OPTION_SPECS[config.policy], config.policyOptions, issues);
+  }
+  const po = config.policyOptions;
+  if (typeof po.dModel === 'number' && typeof po.nHeads === 'number' && po.dModel % po.nHeads !== 0) {
+    issues.push({ field: 'policyOptions.nHeads', value: po.nHeads, message: `does not divide policyOptions.dModel (${po.dModel})`, fix: 'choose nHeads so that dModel / nHeads is a whole number' });
+  }
+  if (config.method === 'sft' && config.policy === 'table') {
+    issues.push({ field: 'method', value: 'sft', message: 'sft trains a language model on reference demonstrations; the table policy has none', fix: 'use policy "transformer", or method "rs-sft" for the table baseline' });
+  }
+  if (config.method === 'sft' && config.env === 'binary-search') {
+    issues.push({ field: 'env', value: config.env, message: 'binary-search has no reference agent to demonstrate', fix: 'use env "calculator" or "code" for sft' });
+  }
   // Impossible combinations.
   const caps = ENV_CAPABILITIES[config.env] as (typeof ENV_CAPABILITIES)[EnvName] | undefined;
   if (config.policy === 'table' && caps && !caps.tabular) {
@@ -276,10 +349,10 @@ export function validateRunConfig(input: unknown): RunConfig {
   if (config.advantageStd === 'sample' && typeof config.groupSize === 'number' && config.groupSize < 2) {
     issues.push({ field: 'groupSize', value: config.groupSize, message: 'the sample standard deviation needs at least 2 trajectories', fix: 'set groupSize ≥ 2' });
   }
-  if (config.method === 'rs-sft' && raw.klCoef !== undefined && raw.klCoef !== 0) {
+  if ((config.method === 'rs-sft' || config.method === 'sft') && raw.klCoef !== undefined && raw.klCoef !== 0) {
     issues.push({
-      field: 'klCoef', value: raw.klCoef, message: 'rs-sft trains by negative log-likelihood and has no KL penalty',
-      fix: 'remove klCoef (or set it to 0) for method "rs-sft"',
+      field: 'klCoef', value: raw.klCoef, message: `${config.method} trains by negative log-likelihood and has no KL penalty`,
+      fix: `remove klCoef (or set it to 0) for method "${config.method}"`,
     });
   }
   if (issues.length > 0) throw new ConfigError(issues);

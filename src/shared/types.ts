@@ -141,6 +141,8 @@ export interface EvaluationResult {
   readonly rewardMean: number;
   readonly seed: number;
   readonly policyVersion: number;
+  /** Language-model policies: success rate of greedy decoding on the same episodes. */
+  readonly greedySuccessRate?: number;
 }
 
 export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';

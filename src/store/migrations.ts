@@ -95,6 +95,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_by_created ON runs(created_at);
     `,
   },
+  {
+    version: 3,
+    description: 'greedy-decoding success rate of language-model evaluations',
+    sql: `
+      ALTER TABLE evaluations ADD COLUMN greedy_success_rate REAL;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -66,13 +66,14 @@ export class RunReader {
   evaluations(runId: number): EvaluationResult[] {
     const rows = this.db
       .prepare(
-        `SELECT iteration, episodes, successes, success_rate, mean_actions, public_pass_rate, private_pass_rate, reward_mean, seed, policy_version
+        `SELECT iteration, episodes, successes, success_rate, mean_actions, public_pass_rate, private_pass_rate, reward_mean, seed, policy_version, greedy_success_rate
          FROM evaluations WHERE run_id = ? ORDER BY iteration`,
       )
-      .all(runId) as Record<string, number>[];
+      .all(runId) as Record<string, number | null>[];
     return rows.map((r) => ({
       iteration: r.iteration!, episodes: r.episodes!, successes: r.successes!, successRate: r.success_rate!, meanActions: r.mean_actions!,
       publicPassRate: r.public_pass_rate!, privatePassRate: r.private_pass_rate!, rewardMean: r.reward_mean!, seed: r.seed!, policyVersion: r.policy_version!,
+      ...(r.greedy_success_rate !== null && r.greedy_success_rate !== undefined ? { greedySuccessRate: r.greedy_success_rate } : {}),
     }));
   }
 

@@ -32,7 +32,7 @@ export class RunWriter implements RunSink {
     );
     this.insertEvaluation = db.prepare(
       `INSERT INTO evaluations (run_id, iteration, episodes, successes, success_rate, mean_actions, public_pass_rate, private_pass_rate,
-         reward_mean, seed, policy_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         reward_mean, seed, policy_version, greedy_success_rate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.heartbeat = db.prepare('UPDATE runs SET heartbeat_at = ? WHERE id = ?');
     this.writeIteration = db.transaction((record: IterationRecord) => {
@@ -74,7 +74,7 @@ export class RunWriter implements RunSink {
   }
 
   private addEvaluation(e: EvaluationResult, at: string): void {
-    this.insertEvaluation.run(this.runId, e.iteration, e.episodes, e.successes, e.successRate, e.meanActions, e.publicPassRate, e.privatePassRate, e.rewardMean, e.seed, e.policyVersion, at);
+    this.insertEvaluation.run(this.runId, e.iteration, e.episodes, e.successes, e.successRate, e.meanActions, e.publicPassRate, e.privatePassRate, e.rewardMean, e.seed, e.policyVersion, e.greedySuccessRate ?? null, at);
   }
 
   evaluation(result: EvaluationResult): void {

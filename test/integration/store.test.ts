@@ -51,7 +51,7 @@ describe('run store: opening and migrations', () => {
                  VALUES ('old', 'completed', 'binary-search', 'table', 'grpo', 7, 100, '{}', '{}', '2026-01-01')`).run();
     old.close();
     const db = openStore(file);
-    assert.equal(db.pragma('user_version', { simple: true }), 2);
+    assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
     const row = db.prepare('SELECT name, heartbeat_at, wall_ms FROM runs').get() as Record<string, unknown>;
     assert.deepEqual(row, { name: 'old', heartbeat_at: null, wall_ms: null });
     db.close();
@@ -63,7 +63,7 @@ describe('run store: opening and migrations', () => {
     db.pragma('user_version = 99');
     db.close();
     const before = sha256(file);
-    assert.throws(() => openStore(file), (e: unknown) => e instanceof SchemaTooNewError && /schema version 99.*understands up to 2.*upgrade/s.test(e.message));
+    assert.throws(() => openStore(file), (e: unknown) => e instanceof SchemaTooNewError && new RegExp(`schema version 99.*understands up to ${SCHEMA_VERSION}.*upgrade`, "s").test(e.message));
     assert.equal(sha256(file), before);
   });
 

@@ -60,6 +60,8 @@ export interface EnvironmentFactory {
   preflight?(options: Readonly<Record<string, unknown>>): string;
   /** Releases shared resources (sandbox pools) at the end of a run. */
   dispose?(): Promise<void>;
+  /** Where a language model's action ends: stop strings, or a test on the decoded text. */
+  readonly stop?: { readonly strings: readonly string[]; readonly when?: (text: string) => boolean };
   /** Present when a table policy can drive this environment. */
   tabular?(options: Readonly<Record<string, unknown>>): TabularSpec;
 }

@@ -53,4 +53,10 @@ export interface Policy {
    * steps first, then over trajectories ("per-trajectory mean, then batch mean").
    */
   update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): UpdateStats;
+  /** The same weights, sampling greedily (for greedy evaluation), where the policy samples at all. */
+  greedy?(): Policy;
+  /** Writes a checkpoint into `dir`; returns the file written. */
+  save?(dir: string, note: string): string;
+  /** Frees tensors and other resources. */
+  dispose?(): void;
 }

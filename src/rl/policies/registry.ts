@@ -4,12 +4,65 @@ import type { RunConfig } from '../../shared/runConfig';
 import type { EnvironmentFactory } from '../envs/environment';
 import type { Policy } from './policy';
 import { TablePolicy } from './table/tablePolicy';
+import { initBackend, type BackendChoice } from './transformer/backend';
+import { readCheckpoint, restoreCheckpoint } from './transformer/checkpoint';
+import { Gpt, type GptConfig } from './transformer/model';
+import { CharTokenizer } from './transformer/tokenizer';
+import type { Aggregation, KlEstimator } from './transformer/tokenLoss';
+import { TransformerPolicy } from './transformer/transformerPolicy';
 
-export function createPolicy(config: RunConfig, env: EnvironmentFactory): Policy {
+export async function createPolicy(config: RunConfig, env: EnvironmentFactory, totalSteps = 0): Promise<Policy> {
   switch (config.policy) {
     case 'table': {
       if (!env.tabular) throw new Error(`policy "table" needs a tabular environment; "${env.name}" is not`);
       return new TablePolicy(env.tabular(config.envOptions), config.learningRate);
     }
+    case 'transformer':
+      return createTransformer(config, env, totalSteps);
   }
+}
+
+async function createTransformer(config: RunConfig, env: EnvironmentFactory, totalSteps: number): Promise<TransformerPolicy> {
+  const o = config.policyOptions as Record<string, number | string | boolean>;
+  const backend = await initBackend(o.backend as BackendChoice);
+  const init = typeof o.init === 'string' && o.init !== '' ? readCheckpoint(o.init) : undefined;
+  const tokenizer = init?.tokenizer ?? new CharTokenizer();
+  const modelConfig: GptConfig = init?.manifest.model ?? {
+    vocabSize: tokenizer.vocabSize,
+    contextLength: o.contextLength as number,
+    dModel: o.dModel as number,
+    nLayers: o.nLayers as number,
+    nHeads: o.nHeads as number,
+    mlpRatio: o.mlpRatio as number,
+    tiedHead: o.tiedHead as boolean,
+  };
+  const model = new Gpt(modelConfig, config.seed);
+  // SFT: linear warm-up, then linear decay to 10% over the run; GRPO: constant.
+  const warmup = o.warmupSteps as number;
+  const lrSchedule = config.method === 'sft' && totalSteps > 0
+    ? (step: number): number => (step <= warmup ? step / Math.max(1, warmup) : Math.max(0.1, 1 - (0.9 * (step - warmup)) / Math.max(1, totalSteps - warmup)))
+    : undefined;
+  const policy = new TransformerPolicy(
+    model,
+    tokenizer,
+    {
+      temperature: o.temperature as number, topK: o.topK as number, topP: o.topP as number, maxNewTokens: o.maxNewTokens as number,
+      stop: env.stop?.strings ?? [], ...(env.stop?.when ? { stopWhen: env.stop.when } : {}),
+    },
+    {
+      clipLow: config.clipEpsilon, clipHigh: o.clipHigh as number, klEstimator: o.klEstimator as KlEstimator, aggregation: o.aggregation as Aggregation,
+      minibatchSize: o.minibatchSize as number, skipZeroAdvantage: o.skipZeroAdvantage as boolean,
+      optimizer: { lr: config.learningRate, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: o.weightDecay as number, maxGradNorm: o.maxGradNorm as number },
+      ...(lrSchedule ? { lrSchedule } : {}),
+    },
+    `tfjs ${backend.name} (${model.parameterCount().toLocaleString('en')} parameters)`,
+    config.seed,
+  );
+  if (init) {
+    // Weights only: a warm start's optimizer moments belong to another objective. The KL reference
+    // is the warm-started model, so GRPO stays close to what SFT taught.
+    restoreCheckpoint(init, model);
+    policy.resetReference();
+  }
+  return policy;
 }

@@ -5,7 +5,9 @@ import type { RunConfig } from '../../shared/runConfig';
 import type { EvaluationResult, IterationMetrics, RunStatus, RuntimeInfo, Trajectory } from '../../shared/types';
 import { groupAdvantages } from '../algo/advantages';
 import { environmentFactory } from '../envs/registry';
-import type { Objective, UpdateStats } from '../policies/policy';
+import type { Objective, Policy, UpdateStats } from '../policies/policy';
+import { DemonstrationPolicy, referenceAgentFor } from '../policies/scripted/demonstrations';
+import type { Tokenizer } from '../policies/transformer/tokenizer';
 import { createPolicy } from '../policies/registry';
 import { Rng } from '../random';
 import { runEpisodes, type EpisodeSpec } from '../rollout/agentLoop';
@@ -31,6 +33,9 @@ export interface TrainOptions {
   readonly onProgress?: (p: Progress) => void;
   /** Called with the initial evaluation too (iteration 0). */
   readonly onEvaluation?: (e: EvaluationResult) => void;
+  /** Where to write the final checkpoint (asked at the end, when the run id is known); none if undefined. */
+  readonly checkpointDir?: () => string | undefined;
+  readonly onCheckpoint?: (file: string) => void;
 }
 
 export interface TrainResult {
@@ -49,7 +54,17 @@ function mean(xs: readonly number[]): number {
 export async function train(config: RunConfig, options: TrainOptions): Promise<TrainResult> {
   const t0 = Date.now();
   const env = environmentFactory(config.env);
-  const policy = createPolicy(config, env);
+  const batch = config.groupsPerIteration * config.groupSize;
+  const minibatch = Number(config.policyOptions.minibatchSize ?? 0) || batch;
+  const policy = await createPolicy(config, env, config.iterations * config.epochs * Math.ceil(batch / minibatch));
+  // SFT learns from the environment's scripted reference agent; every other method from its own samples.
+  let actor: Policy = policy;
+  if (config.method === 'sft') {
+    const agent = referenceAgentFor(config.env, Number(config.policyOptions.mistakeRate ?? 0));
+    const tokenizer = (policy as { tokenizer?: Tokenizer }).tokenizer;
+    if (!agent || !tokenizer) throw new Error(`method sft needs a reference agent for env ${config.env} and a language-model policy`);
+    actor = new DemonstrationPolicy(agent, tokenizer);
+  }
   const { sink } = options;
   const tasks = env.tasks(config.envOptions).train;
   const taskRng = Rng.stream(config.seed, 'train/tasks');
@@ -57,8 +72,11 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   const verifierRng = Rng.stream(config.seed, 'train/verifier');
   const iterations: IterationMetrics[] = [];
   const evaluations: EvaluationResult[] = [];
+  const greedy = policy.greedy?.();
   const evaluate = async (iteration: number): Promise<EvaluationResult> => {
-    const e = await evaluatePolicy(policy, env, { episodes: config.evalEpisodes, seed: config.evalSeed, maxTurns: config.maxTurns, envOptions: config.envOptions, iteration });
+    const o = { episodes: config.evalEpisodes, seed: config.evalSeed, maxTurns: config.maxTurns, envOptions: config.envOptions, iteration };
+    let e = await evaluatePolicy(policy, env, o);
+    if (greedy) e = { ...e, greedySuccessRate: (await evaluatePolicy(greedy, env, o)).successRate };
     evaluations.push(e);
     options.onEvaluation?.(e);
     return e;
@@ -85,7 +103,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         const task = tasks[taskRng.int(tasks.length)]!;
         for (let i = 0; i < config.groupSize; i++) specs.push({ task, group: g, indexInGroup: i });
       }
-      const trajectories = await runEpisodes(specs, () => env.create(config.envOptions), policy, { maxTurns: config.maxTurns, sampleRng, verifierRng });
+      const trajectories = await runEpisodes(specs, () => env.create(config.envOptions), actor, { maxTurns: config.maxTurns, sampleRng, verifierRng });
 
       // Advantages per group.
       let zeroVarianceGroups = 0;
@@ -103,6 +121,10 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         trained = trajectories;
         const objective: Objective = { kind: 'clipped-pg', clipEpsilon: config.clipEpsilon, klCoef: config.klCoef };
         stats = policy.update(trained, objective, config.epochs);
+      } else if (config.method === 'sft') {
+        // SFT on demonstrations (successful ones: a demonstration that failed teaches nothing useful).
+        trained = trajectories.filter((t) => t.outcome.success);
+        if (trained.length > 0) stats = policy.update(trained, { kind: 'nll' }, config.epochs);
       } else {
         // RS-SFT: keep successful samples only; no success this round → no update at all.
         trained = trajectories.filter((t) => t.outcome.success);
@@ -127,6 +149,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         trainedTrajectories: stats === NO_UPDATE ? 0 : trained.length,
         policyVersion: policy.version,
         wallMs: Date.now() - itStart,
+        ...languageMetrics(trajectories),
       };
       const due = it === config.iterations || (config.evalInterval > 0 && it % config.evalInterval === 0);
       const evaluation = due ? await evaluate(it) : undefined;
@@ -137,6 +160,11 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         iteration: it, iterations: config.iterations, rewardMean: metrics.rewardMean, successRate: metrics.successRate, elapsedMs,
         etaMs: (elapsedMs / it) * (config.iterations - it), ...(evaluation ? { evaluation } : {}),
       });
+    }
+    const dir = options.checkpointDir?.();
+    if (dir && policy.save) {
+      const file = policy.save(dir, `${config.method} on ${config.env}, seed ${config.seed}, ${config.iterations} iterations`);
+      options.onCheckpoint?.(file);
     }
     const wallMs = Date.now() - t0;
     sink.end('completed', { wallMs });
@@ -149,6 +177,15 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
     }
     throw e;
   } finally {
+    policy.dispose?.();
     await env.dispose?.();
   }
+}
+
+/** Generated tokens and tool calls per trajectory, where the policy writes tokens. */
+function languageMetrics(trajectories: readonly Trajectory[]): { responseTokens?: number; toolCalls?: number } {
+  if (!trajectories.some((t) => t.turns.some((turn) => turn.policy.tokens))) return {};
+  const tokens = trajectories.map((t) => t.turns.reduce((n, turn) => n + (turn.policy.tokens?.sampled.length ?? 0), 0));
+  const calls = trajectories.map((t) => t.turns.filter((turn) => turn.action.kind === 'tool' && !['answer', 'finish'].includes(turn.action.name)).length);
+  return { responseTokens: mean(tokens), toolCalls: mean(calls) };
 }

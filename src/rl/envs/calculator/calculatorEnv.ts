@@ -118,6 +118,7 @@ const taskCache = new Map<string, TaskSource>();
 export const calculator: EnvironmentFactory = {
   name: 'calculator',
   description: 'Arithmetic with calculator tool calls (seed 003).',
+  stop: { strings: ['</call>', '</answer>'] },
   create: (options) => new CalculatorEnv(calculatorOptions(options)),
   taskFromId: (id) => {
     try {

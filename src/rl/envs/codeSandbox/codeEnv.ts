@@ -224,6 +224,8 @@ class CodeEnv implements Environment {
 export const codeEnvironment: EnvironmentFactory = {
   name: 'code',
   description: 'Write and run Python in a sandbox, read errors, fix, submit (seed 000).',
+  // an action ends with a closed code block, or with the line after FINAL ANSWER:
+  stop: { strings: [], when: (text) => /```(?:python|py)?[^\S\n]*\n[\s\S]*?```/.test(text) || /FINAL ANSWER:[^\n]*\n/.test(text) },
   create: (options) => new CodeEnv(codeEnvOptions(options)),
   tasks: (): TaskSource => ({
     train: CODE_TASKS.filter((t) => t.split === 'train').map(codeTask),

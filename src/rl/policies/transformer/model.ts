@@ -27,6 +27,23 @@ export interface KvCache {
 
 const NEG = -1e9;
 
+/**
+ * 2-D matmul whose gradient materialises the transposes first: on wasm only plain, non-transposed
+ * 2-D products reach XNNPACK, and autodiff of tf.matMul emits transposed ones (a slow scalar loop).
+ * a [M, K] · b [K, N] → [M, N]; ∂a = dy · bᵀ, ∂b = aᵀ · dy.
+ */
+export const mm = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const [a, b, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.GradSaveFunc];
+  save([a, b]);
+  return {
+    value: tf.matMul(a, b),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sa, sb] = saved as [tf.Tensor2D, tf.Tensor2D];
+      return [tf.matMul(dy, tf.transpose(sb)), tf.matMul(tf.transpose(sa), dy)];
+    },
+  };
+}) as (a: tf.Tensor2D, b: tf.Tensor2D) => tf.Tensor2D;
+
 export class Gpt {
   /** Trainable weights in a fixed order (checkpoints and optimizers rely on it). */
   readonly weights: tf.Variable[] = [];
@@ -136,8 +153,8 @@ export class Gpt {
     const { dModel: D, nHeads: H, vocabSize: V, contextLength: P, nLayers: L } = this.config;
     const [B, T] = ids.shape;
     const E = D / H;
-    const tok = tf.matMul(this.oneHot(ids, V), this.w('wte'));
-    const pos = tf.matMul(this.oneHot(positions, P), this.w('wpe'));
+    const tok = mm(this.oneHot(ids, V), this.w('wte') as tf.Tensor2D);
+    const pos = mm(this.oneHot(positions, P), this.w('wpe') as tf.Tensor2D);
     let x: tf.Tensor2D = tf.add(tok, pos); // [B·T, D]
     const Tk = (past?.k[0]?.shape[2] ?? 0) + T;
     // [1, 1, T, Tk] causal + [B, 1, 1, Tk] padding
@@ -150,7 +167,7 @@ export class Gpt {
     const ks: tf.Tensor4D[] = [];
     const vs: tf.Tensor4D[] = [];
     const heads = (t: tf.Tensor2D): tf.Tensor4D => tf.transpose(tf.reshape(t, [B, T, H, E]), [0, 2, 1, 3]); // [B, H, T, E]
-    const linear = (a: tf.Tensor2D, w: string, b: string): tf.Tensor2D => tf.add(tf.matMul(a, this.w(w)), this.w(b));
+    const linear = (a: tf.Tensor2D, w: string, b: string): tf.Tensor2D => tf.add(mm(a, this.w(w) as tf.Tensor2D), this.w(b));
     for (let l = 0; l < L; l++) {
       const qkv = linear(this.layerNorm(x, `h${l}.ln1`), `h${l}.attn.wqkv`, `h${l}.attn.bqkv`); // [B·T, 3D]
       const [q, kNew, vNew] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
@@ -169,7 +186,7 @@ export class Gpt {
       x = tf.add(x, linear(gelu, `h${l}.mlp.w2`, `h${l}.mlp.b2`));
     }
     const f = this.layerNorm(x, 'lnf');
-    const logits = this.config.tiedHead ? tf.matMul(f, this.w('wte'), false, true) : tf.matMul(f, this.w('head'));
+    const logits = this.config.tiedHead ? mm(f, tf.transpose(this.w('wte') as tf.Tensor2D)) : mm(f, this.w('head') as tf.Tensor2D);
     return { logits: tf.reshape(logits, [B, T, V]), k: ks, v: vs };
   }
 

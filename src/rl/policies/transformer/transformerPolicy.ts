@@ -6,6 +6,7 @@ import type { PolicyStep, Trajectory } from '../../../shared/types';
 import { Rng } from '../../random';
 import type { Objective, Policy, PolicyContext, PolicySample, UpdateStats } from '../policy';
 import { AdamW, type AdamWOptions } from './adamw';
+import { saveCheckpoint } from './checkpoint';
 import { Gpt, type GptConfig } from './model';
 import { sampleBatch, type SampleOptions } from './sampler';
 import { buildTokenBatch, grpoLoss, nllLoss, targetLogprobs, type Aggregation, type KlEstimator, type LossParts, type TokenSequence } from './tokenLoss';
@@ -21,6 +22,8 @@ export interface TransformerTrainOptions {
   /** Drop trajectories with advantage 0 (zero-variance groups) from GRPO updates. */
   readonly skipZeroAdvantage: boolean;
   readonly optimizer: AdamWOptions;
+  /** Learning-rate multiplier by optimizer step (1-based); default constant 1. */
+  readonly lrSchedule?: (step: number) => number;
 }
 
 /** The ids, mask and behaviour log-probs of one trajectory, concatenated over turns (never re-encoded). */
@@ -119,22 +122,27 @@ export class TransformerPolicy implements Policy {
     if (seqs.length === 0) return empty;
     const lossOpts = { clipLow: this.train.clipLow, clipHigh: this.train.clipHigh, klCoef: objective.kind === 'clipped-pg' ? objective.klCoef : 0, klEstimator: this.train.klEstimator, aggregation: this.train.aggregation, temperature: this.sampling.temperature > 0 ? this.sampling.temperature : 1 };
 
-    // Before any step: the reference log-probs (fixed for the batch) and the sampling/training mismatch.
+    // Before any step (GRPO): the reference log-probs, fixed for the batch, and the mismatch between
+    // sampling-time and training-time log-probs of the same tokens. Forward passes in chunks.
     let mismatchSum = 0;
     let mismatchTokens = 0;
-    const refs = new Map<TokenSequence, tf.Tensor2D>();
-    for (const s of seqs) {
-      const batch = buildTokenBatch([s]);
-      const { ref, diff } = tf.tidy(() => {
-        const r = targetLogprobs(this.reference, batch, lossOpts.temperature).logp;
-        const cur = targetLogprobs(this.model, batch, lossOpts.temperature).logp;
-        const mask = tf.tensor2d(batch.mask, [1, batch.T - 1]);
-        const d = tf.sum(tf.mul(tf.abs(tf.sub(cur, tf.tensor2d(batch.behaviour, [1, batch.T - 1]))), mask)).dataSync()[0]!;
-        return { ref: tf.keep(r), diff: d };
-      });
-      refs.set(s, ref);
-      mismatchSum += diff;
-      mismatchTokens += batch.tokens;
+    const refs = new Map<TokenSequence, Float32Array>(); // per sequence, [len − 1]
+    if (objective.kind === 'clipped-pg') {
+      const chunk = Math.max(1, this.train.minibatchSize || seqs.length);
+      for (let i = 0; i < seqs.length; i += chunk) {
+        const part = seqs.slice(i, i + chunk);
+        const batch = buildTokenBatch(part);
+        const [ref, cur] = tf.tidy(() => [
+          targetLogprobs(this.reference, batch, lossOpts.temperature).logp.dataSync() as Float32Array,
+          targetLogprobs(this.model, batch, lossOpts.temperature).logp.dataSync() as Float32Array,
+        ]);
+        part.forEach((s, b) => {
+          const row = b * (batch.T - 1);
+          refs.set(s, ref.slice(row, row + s.ids.length - 1));
+          for (let t = 0; t < batch.T - 1; t++) mismatchSum += batch.mask[row + t]! * Math.abs(cur[row + t]! - batch.behaviour[row + t]!);
+        });
+        mismatchTokens += batch.tokens;
+      }
     }
 
     let loss = 0, policyLoss = 0, kl = 0, entropy = 0, gradNorm = 0, clipLow = 0, clipHigh = 0, steps = 0;
@@ -148,11 +156,12 @@ export class TransformerPolicy implements Policy {
           const { value, grads } = tf.variableGrads(() => {
             if (objective.kind === 'nll') return nllLoss(this.model, batch, this.train.aggregation, (p) => (ent = p.entropy));
             // reference log-probs of the minibatch, padded to its length
-            const ref = tf.concat<tf.Tensor2D>(mb.map((s) => tf.pad(refs.get(s)!, [[0, 0], [0, batch.T - 1 - refs.get(s)!.shape[1]]])), 0);
-            return grpoLoss(this.model, batch, ref, lossOpts, (p) => (parts = p));
+            const ref = new Float32Array(batch.B * (batch.T - 1));
+            mb.forEach((s, b) => ref.set(refs.get(s)!, b * (batch.T - 1)));
+            return grpoLoss(this.model, batch, tf.tensor2d(ref, [batch.B, batch.T - 1]), lossOpts, (p) => (parts = p));
           }, this.model.weights);
           const ordered = this.model.weights.map((w) => grads[w.name]!);
-          gradNorm += this.optimizer.apply(ordered);
+          gradNorm += this.optimizer.apply(ordered, this.train.lrSchedule?.(this.optimizer.step + 1) ?? 1);
           const v = value.dataSync()[0]!;
           loss += v;
           if (objective.kind === 'nll') policyLoss += v;
@@ -176,7 +185,7 @@ export class TransformerPolicy implements Policy {
         }
       }
     } finally {
-      tf.dispose([...refs.values()]);
+      refs.clear();
     }
     this.versionCounter += 1;
     return {
@@ -192,6 +201,32 @@ export class TransformerPolicy implements Policy {
       ratioMax: Number.isFinite(ratioMax) ? ratioMax : 1,
       logprobMismatch: mismatchTokens > 0 ? mismatchSum / mismatchTokens : 0,
     };
+  }
+
+  greedy(): Policy {
+    const version = (): number => this.versionCounter;
+    return {
+      get version() {
+        return version();
+      },
+      compute: this.compute,
+      sample: (contexts, rng) => {
+        const saved = this.sampling;
+        this.sampling = { ...saved, temperature: 0 };
+        try {
+          return this.sample(contexts, rng);
+        } finally {
+          this.sampling = saved;
+        }
+      },
+      update: () => {
+        throw new Error('the greedy view is for evaluation only');
+      },
+    };
+  }
+
+  save(dir: string, note: string): string {
+    return saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, note);
   }
 
   dispose(): void {

@@ -1,0 +1,43 @@
+// Demonstrations for supervised warm starts: a scripted reference agent acts, and each turn's text is
+// tokenized once, as it enters the context (observation: loss mask 0; action: loss mask 1), exactly
+// the token layout a sampled trajectory has.
+import type { EnvName } from '../../../shared/runConfig';
+import type { Trajectory } from '../../../shared/types';
+import type { Rng } from '../../random';
+import type { Objective, Policy, PolicyContext, PolicySample, UpdateStats } from '../policy';
+import type { Tokenizer } from '../transformer/tokenizer';
+import { CalculatorReferenceAgent } from './calculatorReference';
+import { CodeReferenceAgent } from './codeReference';
+
+/** The scripted reference agent of an environment, if it has one. */
+export function referenceAgentFor(env: EnvName, mistakeRate: number): Policy | undefined {
+  switch (env) {
+    case 'calculator':
+      return new CalculatorReferenceAgent(mistakeRate);
+    case 'code':
+      return new CodeReferenceAgent(mistakeRate);
+    case 'binary-search':
+      return undefined;
+  }
+}
+
+export class DemonstrationPolicy implements Policy {
+  readonly version = 0;
+  readonly compute = 'scripted demonstrations';
+  constructor(private readonly agent: Policy, private readonly tokenizer: Tokenizer) {}
+
+  async sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
+    const out = await this.agent.sample(contexts, rng);
+    return out.map((s, i) => {
+      const sampled = this.tokenizer.encode(s.text);
+      return {
+        text: s.text,
+        step: { ...s.step, tokens: { context: this.tokenizer.encode(contexts[i]!.observation.text), sampled, logprobs: sampled.map(() => 0) } },
+      };
+    });
+  }
+
+  update(_t: readonly Trajectory[], _o: Objective, _e: number): UpdateStats {
+    throw new Error('demonstrations are not trained; train the student policy on them');
+  }
+}

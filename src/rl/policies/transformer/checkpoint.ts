@@ -1,0 +1,118 @@
+// Checkpoints of the transformer policy, a directory of two files:
+//   checkpoint.json — { format: "agent-rl-checkpoint", version: 1, model: GptConfig, tokenizer,
+//                       policyVersion, optimizer: { step, options }, tensors: [{ name, shape,
+//                       offset, length }], savedAt, note }
+//   tensors.bin     — little-endian float32: every model weight in `tensors` order, then AdamW's
+//                       first moments ("adam.m/<name>") and second moments ("adam.v/<name>").
+// Offsets and lengths count float32 elements. Loading checks every shape against the model.
+import * as tf from '@tensorflow/tfjs';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { AdamW, AdamWOptions } from './adamw';
+import type { Gpt, GptConfig } from './model';
+import { tokenizerFromJSON, type Tokenizer } from './tokenizer';
+
+export const CHECKPOINT_FORMAT = 'agent-rl-checkpoint';
+
+interface TensorEntry {
+  readonly name: string;
+  readonly shape: number[];
+  readonly offset: number;
+  readonly length: number;
+}
+
+export interface CheckpointManifest {
+  readonly format: typeof CHECKPOINT_FORMAT;
+  readonly version: 1;
+  readonly model: GptConfig;
+  readonly tokenizer: { kind: string; [k: string]: unknown };
+  readonly policyVersion: number;
+  readonly optimizer: { readonly step: number; readonly options: AdamWOptions };
+  readonly tensors: TensorEntry[];
+  readonly savedAt: string;
+  readonly note: string;
+}
+
+export function saveCheckpoint(dir: string, model: Gpt, tokenizer: Tokenizer, optimizer: AdamW, policyVersion: number, note = ''): string {
+  fs.mkdirSync(dir, { recursive: true });
+  const entries: TensorEntry[] = [];
+  const chunks: Float32Array[] = [];
+  let offset = 0;
+  const add = (name: string, t: tf.Tensor): void => {
+    const data = t.dataSync() as Float32Array;
+    entries.push({ name, shape: t.shape, offset, length: data.length });
+    chunks.push(data);
+    offset += data.length;
+  };
+  model.names.forEach((name, i) => add(name, model.weights[i]!));
+  model.names.forEach((name, i) => add(`adam.m/${name}`, optimizer.m[i]!));
+  model.names.forEach((name, i) => add(`adam.v/${name}`, optimizer.v[i]!));
+  const all = new Float32Array(offset);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.length;
+  }
+  fs.writeFileSync(path.join(dir, 'tensors.bin'), Buffer.from(all.buffer, all.byteOffset, all.byteLength));
+  const manifest: CheckpointManifest = {
+    format: CHECKPOINT_FORMAT, version: 1, model: model.config, tokenizer: tokenizer.toJSON(), policyVersion,
+    optimizer: { step: optimizer.step, options: optimizer.options }, tensors: entries, savedAt: new Date().toISOString(), note,
+  };
+  const file = path.join(dir, 'checkpoint.json');
+  fs.writeFileSync(file, `${JSON.stringify(manifest, null, 2)}\n`);
+  return file;
+}
+
+export interface LoadedCheckpoint {
+  readonly manifest: CheckpointManifest;
+  readonly tokenizer: Tokenizer;
+  /** name → float32 data */
+  readonly tensors: Map<string, Float32Array>;
+}
+
+export function readCheckpoint(fileOrDir: string): LoadedCheckpoint {
+  const file = fs.existsSync(fileOrDir) && fs.statSync(fileOrDir).isDirectory() ? path.join(fileOrDir, 'checkpoint.json') : fileOrDir;
+  let manifest: CheckpointManifest;
+  try {
+    manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as CheckpointManifest;
+  } catch (e) {
+    throw new Error(`policyOptions.init = ${JSON.stringify(fileOrDir)}: cannot read a checkpoint there (${(e as Error).message}). Fix: point it at a checkpoint directory written by agent-rl (it holds checkpoint.json).`);
+  }
+  if (manifest.format !== CHECKPOINT_FORMAT || manifest.version !== 1) {
+    throw new Error(`${file} is not an agent-rl checkpoint of version 1 (format ${String(manifest.format)}, version ${String(manifest.version)})`);
+  }
+  const bin = fs.readFileSync(path.join(path.dirname(file), 'tensors.bin'));
+  const all = new Float32Array(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength));
+  const tensors = new Map<string, Float32Array>();
+  for (const e of manifest.tensors) {
+    if (e.offset + e.length > all.length) throw new Error(`${file}: tensor ${e.name} lies beyond the end of tensors.bin (truncated file?)`);
+    tensors.set(e.name, all.subarray(e.offset, e.offset + e.length));
+  }
+  return { manifest, tokenizer: tokenizerFromJSON(manifest.tokenizer), tensors };
+}
+
+/** Copies the checkpoint's weights (and, given an optimizer, its moments and step) into the model. */
+export function restoreCheckpoint(ck: LoadedCheckpoint, model: Gpt, optimizer?: AdamW): void {
+  tf.tidy(() => restore(ck, model, optimizer));
+}
+
+function restore(ck: LoadedCheckpoint, model: Gpt, optimizer?: AdamW): void {
+  const get = (name: string, shape: readonly number[]): Float32Array => {
+    const data = ck.tensors.get(name);
+    const entry = ck.manifest.tensors.find((e) => e.name === name);
+    if (!data || !entry) throw new Error(`checkpoint lacks tensor ${name}`);
+    if (entry.shape.join('x') !== shape.join('x')) throw new Error(`checkpoint tensor ${name} has shape ${entry.shape.join('x')}, the model needs ${shape.join('x')}`);
+    return data;
+  };
+  model.names.forEach((name, i) => {
+    const w = model.weights[i]!;
+    w.assign(tf.tensor(get(name, w.shape), w.shape));
+  });
+  if (optimizer) {
+    model.names.forEach((name, i) => {
+      optimizer.m[i]!.assign(tf.tensor(get(`adam.m/${name}`, optimizer.m[i]!.shape), optimizer.m[i]!.shape));
+      optimizer.v[i]!.assign(tf.tensor(get(`adam.v/${name}`, optimizer.v[i]!.shape), optimizer.v[i]!.shape));
+    });
+    optimizer.step = ck.manifest.optimizer.step;
+  }
+}
