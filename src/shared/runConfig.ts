@@ -130,7 +130,7 @@ export const POLICY_OPTION_SPECS: Readonly<Record<PolicyName, OptionSpecs>> = {
     dModel: { kind: 'integer', min: 8, max: 4096, default: 64, description: 'Model width.', reason: '64 × 2 layers learns the calculator protocol in minutes here (notes/calculator-feasibility.md)' },
     nLayers: { kind: 'integer', min: 1, max: 64, default: 2, description: 'Transformer blocks.', reason: 'see dModel' },
     nHeads: { kind: 'integer', min: 1, max: 64, default: 4, description: 'Attention heads (must divide dModel).', reason: 'head width 16' },
-    contextLength: { kind: 'integer', min: 16, max: 8192, default: 128, description: 'Longest context in tokens (prompt + actions + observations).', reason: 'the longest depth-2 calculator episode is about 101 characters' },
+    contextLength: { kind: 'integer', min: 16, max: 8192, default: 192, description: 'Longest context in tokens (prompt + actions + observations).', reason: 'a depth-2 calculator episode with three calls and one repaired mistake is about 190 characters' },
     mlpRatio: { kind: 'integer', min: 1, max: 16, default: 4, description: 'MLP width as a multiple of dModel.', reason: 'GPT-2' },
     tiedHead: { kind: 'boolean', default: true, description: 'Share the output head with the token embedding.', reason: 'fewer parameters for a small model' },
     temperature: { kind: 'number', min: 0, max: 10, default: 1, description: 'Sampling temperature in training rollouts (0 = greedy).', reason: 'on-policy sampling from the model itself' },

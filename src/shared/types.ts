@@ -113,6 +113,8 @@ export interface IterationMetrics {
   readonly ratioMax: number;
   /** 1 if the optimizer stepped this iteration, 0 if the update was skipped. */
   readonly updated: number;
+  /** Optimizer steps taken this iteration (epochs × minibatches). */
+  readonly optimizerSteps?: number;
   /** Trajectories used by the update (all for GRPO, the successful ones for RS-SFT). */
   readonly trainedTrajectories: number;
   readonly policyVersion: number;

@@ -39,6 +39,8 @@ export interface UpdateStats {
   readonly clipFractionLow?: number;
   readonly clipFractionHigh?: number;
   readonly logprobMismatch?: number;
+  /** Optimizer steps taken; 0 when nothing was left to train on (e.g. only zero-advantage groups). */
+  readonly optimizerSteps: number;
 }
 
 export interface Policy {

@@ -45,7 +45,7 @@ export interface TrainResult {
   readonly wallMs: number;
 }
 
-const NO_UPDATE: UpdateStats = { loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1 };
+const NO_UPDATE: UpdateStats = { loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1, optimizerSteps: 0 };
 
 function mean(xs: readonly number[]): number {
   return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -145,8 +145,8 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         zeroVarianceGroups,
         trajectories: trajectories.length,
         ...stats,
-        updated: stats === NO_UPDATE ? 0 : 1,
-        trainedTrajectories: stats === NO_UPDATE ? 0 : trained.length,
+        updated: stats.optimizerSteps > 0 ? 1 : 0,
+        trainedTrajectories: stats.optimizerSteps > 0 ? trained.length : 0,
         policyVersion: policy.version,
         wallMs: Date.now() - itStart,
         ...languageMetrics(trajectories),

@@ -73,3 +73,25 @@ describe('validateRunConfig', () => {
     });
   });
 });
+
+describe('validateRunConfig: transformer policy', () => {
+  it('fills policy and method defaults, and policy options', () => {
+    const grpo = validateRunConfig({ env: 'calculator', policy: 'transformer' });
+    assert.equal(grpo.learningRate, 1e-4);
+    assert.equal(grpo.policyOptions.dModel, 64);
+    assert.equal(grpo.policyOptions.klEstimator, 'k3');
+    const sft = validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft' });
+    assert.equal(sft.learningRate, 3e-3);
+    assert.equal(sft.iterations, 120);
+    assert.equal(validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft', learningRate: 0.01 }).learningRate, 0.01);
+  });
+
+  it('names bad policy options and impossible combinations', () => {
+    const e = issues({ env: 'calculator', policy: 'transformer', policyOptions: { dModel: 30, nHeads: 4, tiedHead: 'yes', depth: 3 } });
+    const fields = e.issues.map((i) => i.field).sort();
+    assert.deepEqual(fields, ['policyOptions.depth', 'policyOptions.nHeads', 'policyOptions.tiedHead']);
+    assert.match(e.message, /tiedHead = "yes": must be true or false/);
+    assert.match(issues({ env: 'calculator', method: 'sft' }).message, /method = "sft": sft trains a language model/);
+    assert.match(issues({ env: 'binary-search', policy: 'transformer', method: 'sft' }).message, /binary-search has no reference agent/);
+  });
+});

@@ -123,6 +123,7 @@ export class TablePolicy implements Policy {
       gradNorm: gradNorm / epochs,
       ratioMin: terms > 0 ? ratioMin : 1,
       ratioMax: terms > 0 ? ratioMax : 1,
+      optimizerSteps: epochs,
     };
   }
 }

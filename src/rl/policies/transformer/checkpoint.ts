@@ -8,6 +8,7 @@
 import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ConfigError } from '../../../shared/runConfig';
 import type { AdamW, AdamWOptions } from './adamw';
 import type { Gpt, GptConfig } from './model';
 import { tokenizerFromJSON, type Tokenizer } from './tokenizer';
@@ -76,7 +77,10 @@ export function readCheckpoint(fileOrDir: string): LoadedCheckpoint {
   try {
     manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as CheckpointManifest;
   } catch (e) {
-    throw new Error(`policyOptions.init = ${JSON.stringify(fileOrDir)}: cannot read a checkpoint there (${(e as Error).message}). Fix: point it at a checkpoint directory written by agent-rl (it holds checkpoint.json).`);
+    throw new ConfigError([{
+      field: 'policyOptions.init', value: fileOrDir, message: `cannot read a checkpoint there (${(e as Error).message})`,
+      fix: 'point it at a checkpoint directory written by agent-rl (it holds checkpoint.json and tensors.bin)',
+    }]);
   }
   if (manifest.format !== CHECKPOINT_FORMAT || manifest.version !== 1) {
     throw new Error(`${file} is not an agent-rl checkpoint of version 1 (format ${String(manifest.format)}, version ${String(manifest.version)})`);

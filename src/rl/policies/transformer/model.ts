@@ -182,7 +182,8 @@ export class Gpt {
       x = tf.add(x, linear(merged, `h${l}.attn.wo`, `h${l}.attn.bo`));
       const m = linear(this.layerNorm(x, `h${l}.ln2`), `h${l}.mlp.w1`, `h${l}.mlp.b1`);
       // GELU, tanh approximation: ½·m·(1 + tanh(√(2/π)·(m + 0.044715·m³)))
-      const gelu = tf.mul<tf.Tensor2D>(tf.mul(m, 0.5), tf.add(tf.tanh(tf.mul(tf.add(m, tf.mul(tf.pow(m, 3), 0.044715)), Math.sqrt(2 / Math.PI))), 1));
+      const m3 = tf.mul(tf.mul(m, m), m); // m·m·m: cheaper than pow, and its gradient too
+      const gelu = tf.mul<tf.Tensor2D>(tf.mul(m, 0.5), tf.add(tf.tanh(tf.mul(tf.add(m, tf.mul(m3, 0.044715)), Math.sqrt(2 / Math.PI))), 1));
       x = tf.add(x, linear(gelu, `h${l}.mlp.w2`, `h${l}.mlp.b2`));
     }
     const f = this.layerNorm(x, 'lnf');

@@ -103,22 +103,26 @@ export class TransformerPolicy implements Policy {
     );
   }
 
+  /**
+   * Minibatches of similar length (a batch is padded to its longest sequence, and attention costs
+   * grow with the square of that length), visited in a shuffled order.
+   */
   private minibatches(seqs: TokenSequence[]): TokenSequence[][] {
-    const order = seqs.map((_, i) => i);
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = this.shuffleRng.int(i + 1);
-      [order[i], order[j]] = [order[j]!, order[i]!];
-    }
     const size = this.train.minibatchSize > 0 ? this.train.minibatchSize : seqs.length;
+    const byLength = seqs.map((s, i) => ({ s, key: s.ids.length + this.shuffleRng.next() * 1e-3, i })).sort((a, b) => a.key - b.key);
     const out: TokenSequence[][] = [];
-    for (let i = 0; i < order.length; i += size) out.push(order.slice(i, i + size).map((k) => seqs[k]!));
+    for (let i = 0; i < byLength.length; i += size) out.push(byLength.slice(i, i + size).map((x) => x.s));
+    for (let i = out.length - 1; i > 0; i--) {
+      const j = this.shuffleRng.int(i + 1);
+      [out[i], out[j]] = [out[j]!, out[i]!];
+    }
     return out;
   }
 
   update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): UpdateStats {
     let seqs = trajectories.map(trajectoryTokens).filter((s): s is TokenSequence => s !== undefined && s.mask.some((m) => m === 1));
     if (objective.kind === 'clipped-pg' && this.train.skipZeroAdvantage) seqs = seqs.filter((s) => s.advantage !== 0);
-    const empty: UpdateStats = { loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1 };
+    const empty: UpdateStats = { loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1, optimizerSteps: 0 };
     if (seqs.length === 0) return empty;
     const lossOpts = { clipLow: this.train.clipLow, clipHigh: this.train.clipHigh, klCoef: objective.kind === 'clipped-pg' ? objective.klCoef : 0, klEstimator: this.train.klEstimator, aggregation: this.train.aggregation, temperature: this.sampling.temperature > 0 ? this.sampling.temperature : 1 };
 
@@ -199,7 +203,8 @@ export class TransformerPolicy implements Policy {
       gradNorm: gradNorm / steps,
       ratioMin: Number.isFinite(ratioMin) ? ratioMin : 1,
       ratioMax: Number.isFinite(ratioMax) ? ratioMax : 1,
-      logprobMismatch: mismatchTokens > 0 ? mismatchSum / mismatchTokens : 0,
+      ...(objective.kind === 'clipped-pg' ? { logprobMismatch: mismatchTokens > 0 ? mismatchSum / mismatchTokens : 0 } : {}),
+      optimizerSteps: steps,
     };
   }
 

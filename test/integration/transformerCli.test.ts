@@ -1,0 +1,46 @@
+// The language-model path end to end through the CLI on a tiny model: sft → checkpoint → train --init.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import type { RunRecord } from '../../src/cli/runRecord';
+import { runCli, tempDir } from '../helpers/cli';
+
+const tiny = { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 128, maxNewTokens: 24, minibatchSize: 8 };
+
+describe('agent-rl sft and train --init (transformer)', () => {
+  it('warm-starts, checkpoints, continues with GRPO from the checkpoint, and stores token ids', () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ policyOptions: tiny, groupsPerIteration: 2, groupSize: 4, evalEpisodes: 8 }));
+    const sft = runCli(['sft', '--config', 'tiny.json', '--iterations', '2', '--seed', '3', '--output', 'sft.json'], dir);
+    assert.equal(sft.code, 0, sft.stderr);
+    const ck = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
+    assert.ok(ck && fs.existsSync(path.join(ck, 'checkpoint.json')) && fs.existsSync(path.join(ck, 'tensors.bin')), sft.stdout);
+    const rec = JSON.parse(fs.readFileSync(path.join(dir, 'sft.json'), 'utf8')) as RunRecord;
+    assert.equal(rec.config.method, 'sft');
+    assert.equal(rec.config.policy, 'transformer');
+    assert.match(rec.runtime.compute, /^tfjs (wasm|tensorflow|cpu) \(/);
+    assert.ok(rec.iterations.every((m) => m.updated === 1 && m.responseTokens! > 0));
+    assert.ok(rec.evaluations.every((e) => typeof e.greedySuccessRate === 'number'));
+
+    const grpo = runCli(['train', '--config', 'tiny.json', '--env', 'calculator', '--policy', 'transformer', '--iterations', '2', '--init', ck, '--output', 'grpo.json'], dir);
+    assert.equal(grpo.code, 0, grpo.stderr);
+    const g = JSON.parse(fs.readFileSync(path.join(dir, 'grpo.json'), 'utf8')) as RunRecord;
+    assert.equal(g.config.policyOptions.init, ck);
+    assert.equal(g.iterations.length, 2);
+    for (const m of g.iterations) {
+      assert.ok(typeof m.logprobMismatch === 'number' || m.updated === 0);
+      if (m.updated === 1) assert.ok(m.logprobMismatch! < 1e-4, `mismatch ${m.logprobMismatch}`);
+    }
+    const shown = JSON.parse(runCli(['show', String(g.runId), '--json'], dir).stdout) as RunRecord;
+    assert.deepEqual(shown.evaluations, g.evaluations);
+    assert.deepEqual(shown.iterations, g.iterations);
+  });
+
+  it('a checkpoint that is not there is named with the fix, before anything runs', () => {
+    const dir = tempDir();
+    const r = runCli(['train', '--env', 'calculator', '--policy', 'transformer', '--init', 'missing-ck'], dir);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /policyOptions\.init = ".*missing-ck": cannot read a checkpoint there .*Fix: point it at a checkpoint directory/);
+  });
+});
