@@ -1,6 +1,7 @@
 // Queries over the run database, shared by the CLI and (later) the backend process.
 import type Database from 'better-sqlite3';
 import type { RunConfig } from '../shared/runConfig';
+import type { Page, TrajectoryDetail, TrajectorySummary } from '../shared/protocol/backendProtocol';
 import type { EvaluationResult, IterationMetrics, RunStatus, RunSummary, RuntimeInfo } from '../shared/types';
 
 interface RunRow {
@@ -22,6 +23,30 @@ interface RunRow {
 const RUN_COLUMNS = `r.id, r.name, r.status, r.env, r.policy, r.method, r.seed, r.iterations_planned, r.created_at, r.finished_at, r.error,
   (SELECT count(*) FROM iterations i WHERE i.run_id = r.id) AS iterations_done,
   (SELECT reward_mean FROM iterations i WHERE i.run_id = r.id ORDER BY iteration DESC LIMIT 1) AS latest_reward`;
+
+interface TrajRow {
+  id: number;
+  iteration: number;
+  group_index: number;
+  index_in_group: number;
+  task_id: string;
+  reward: number;
+  advantage: number;
+  success: number;
+  public_pass: number;
+  private_pass: number;
+  termination: string;
+  num_turns: number;
+}
+
+const TRAJ_COLUMNS = 'id, iteration, group_index, index_in_group, task_id, reward, advantage, success, public_pass, private_pass, termination, num_turns';
+
+function toTrajectorySummary(r: TrajRow): TrajectorySummary {
+  return {
+    id: r.id, iteration: r.iteration, group: r.group_index, indexInGroup: r.index_in_group, taskId: r.task_id, reward: r.reward, advantage: r.advantage,
+    success: r.success === 1, publicPass: r.public_pass === 1, privatePass: r.private_pass === 1, termination: r.termination, turns: r.num_turns,
+  };
+}
 
 function toSummary(r: RunRow): RunSummary {
   return {
@@ -75,6 +100,43 @@ export class RunReader {
       publicPassRate: r.public_pass_rate!, privatePassRate: r.private_pass_rate!, rewardMean: r.reward_mean!, seed: r.seed!, policyVersion: r.policy_version!,
       ...(r.greedy_success_rate !== null && r.greedy_success_rate !== undefined ? { greedySuccessRate: r.greedy_success_rate } : {}),
     }));
+  }
+
+  /** Iterations in order, one page at a time (the tree and the dashboard page through long runs). */
+  iterationsPage(runId: number, offset: number, limit: number): Page<IterationMetrics> {
+    const total = (this.db.prepare('SELECT count(*) AS n FROM iterations WHERE run_id = ?').get(runId) as { n: number }).n;
+    const items = (this.db.prepare('SELECT metrics_json FROM iterations WHERE run_id = ? ORDER BY iteration LIMIT ? OFFSET ?').all(runId, limit, offset) as { metrics_json: string }[]).map(
+      (r) => JSON.parse(r.metrics_json) as IterationMetrics,
+    );
+    return { items, total, offset };
+  }
+
+  /** Trajectories of one iteration by group and index (uses the trajectories_by_iteration index). */
+  trajectoriesPage(runId: number, iteration: number, offset: number, limit: number): Page<TrajectorySummary> {
+    const total = (this.db.prepare('SELECT count(*) AS n FROM trajectories WHERE run_id = ? AND iteration = ?').get(runId, iteration) as { n: number }).n;
+    const rows = this.db
+      .prepare(
+        `SELECT ${TRAJ_COLUMNS} FROM trajectories WHERE run_id = ? AND iteration = ? ORDER BY group_index, index_in_group LIMIT ? OFFSET ?`,
+      )
+      .all(runId, iteration, limit, offset) as TrajRow[];
+    return { items: rows.map(toTrajectorySummary), total, offset };
+  }
+
+  trajectory(id: number): TrajectoryDetail | undefined {
+    const row = this.db.prepare(`SELECT ${TRAJ_COLUMNS}, run_id, outcome_json FROM trajectories WHERE id = ?`).get(id) as (TrajRow & { run_id: number; outcome_json: string }) | undefined;
+    if (!row) return undefined;
+    const turns = this.db
+      .prepare('SELECT turn_index, action_text, action_json, observation_text, observation_json, policy_json FROM turns WHERE trajectory_id = ? ORDER BY turn_index')
+      .all(id) as { turn_index: number; action_text: string; action_json: string; observation_text: string; observation_json: string; policy_json: string }[];
+    return {
+      ...toTrajectorySummary(row),
+      runId: row.run_id,
+      outcome: JSON.parse(row.outcome_json) as Record<string, unknown>,
+      turnList: turns.map((t) => ({
+        index: t.turn_index, actionText: t.action_text, action: JSON.parse(t.action_json) as unknown, observationText: t.observation_text,
+        observation: JSON.parse(t.observation_json) as Record<string, unknown>, policy: JSON.parse(t.policy_json) as Record<string, unknown>,
+      })),
+    };
   }
 
   detail(runId: number): RunDetail | undefined {

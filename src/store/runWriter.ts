@@ -91,6 +91,22 @@ export class RunWriter implements RunSink {
   }
 }
 
+/** Records a run as failed with the reason, if it is still marked running. Returns whether it changed. */
+export function markRunFailed(db: Database.Database, runId: number, reason: string): boolean {
+  return db.prepare("UPDATE runs SET status = 'failed', error = ?, finished_at = ? WHERE id = ? AND status = 'running'").run(reason, now(), runId).changes > 0;
+}
+
+/** Deletes a run and everything stored under it, in one transaction. */
+export function deleteRun(db: Database.Database, runId: number): boolean {
+  return db.transaction(() => {
+    db.prepare('DELETE FROM turns WHERE trajectory_id IN (SELECT id FROM trajectories WHERE run_id = ?)').run(runId);
+    db.prepare('DELETE FROM trajectories WHERE run_id = ?').run(runId);
+    db.prepare('DELETE FROM evaluations WHERE run_id = ?').run(runId);
+    db.prepare('DELETE FROM iterations WHERE run_id = ?').run(runId);
+    return db.prepare('DELETE FROM runs WHERE id = ?').run(runId).changes > 0;
+  })();
+}
+
 /**
  * Marks runs of this host whose process is gone as failed: a run killed with SIGKILL cannot record its
  * own end. Returns how many were marked.

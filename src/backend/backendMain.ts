@@ -1,0 +1,41 @@
+// The query backend: one long-lived process forked by the VS Code host with a real Node. It opens the
+// database (read/write for the few maintenance calls) and answers typed requests (BackendMethods) by id.
+// A bad request gets an error response; the process never dies on one.
+import { isBackendRequest, type BackendResponse } from '../shared/protocol/backendProtocol';
+import { openStore } from '../store/openStore';
+import { handlers, type Handlers } from './handlers';
+
+function main(): void {
+  const dbPath = process.argv[2];
+  if (!process.send || !dbPath) {
+    process.stderr.write('agent-rl backend: fork me with the database path as the first argument\n');
+    process.exit(2);
+  }
+  let h: Handlers | undefined;
+  let openError: string | undefined;
+  try {
+    h = handlers(openStore(dbPath));
+  } catch (e) {
+    openError = e instanceof Error ? e.message : String(e);
+  }
+  process.on('message', (msg: unknown) => {
+    const id = typeof msg === 'object' && msg !== null && typeof (msg as { id?: unknown }).id === 'number' ? (msg as { id: number }).id : -1;
+    let reply: BackendResponse;
+    if (!isBackendRequest(msg)) {
+      reply = { id, ok: false, error: `malformed request: ${JSON.stringify(msg).slice(0, 200)}` };
+    } else if (!h) {
+      reply = { id, ok: false, error: openError ?? 'database not open' };
+    } else {
+      try {
+        const fn = h[msg.method] as (p: unknown) => unknown;
+        reply = { id, ok: true, result: fn(msg.params) };
+      } catch (e) {
+        reply = { id, ok: false, error: e instanceof Error ? e.message : String(e) };
+      }
+    }
+    process.send?.(reply);
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+main();

@@ -1,0 +1,30 @@
+// Query handlers of the backend process, one per BackendMethods entry.
+import type Database from 'better-sqlite3';
+import type { BackendMethod, BackendMethods } from '../shared/protocol/backendProtocol';
+import { RunReader } from '../store/runReader';
+import { deleteRun, markOrphanedRuns, markRunFailed } from '../store/runWriter';
+
+export type Handlers = { [M in BackendMethod]: (p: BackendMethods[M]['params']) => BackendMethods[M]['result'] };
+
+const MAX_PAGE = 1000;
+const page = (limit: number): number => Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
+
+export function handlers(db: Database.Database): Handlers {
+  const reader = new RunReader(db);
+  return {
+    listRuns: () => {
+      markOrphanedRuns(db);
+      return reader.listRuns();
+    },
+    getRun: ({ runId }) => {
+      const d = reader.detail(runId);
+      return d ? { summary: d.summary, config: d.config, evaluations: d.evaluations } : null;
+    },
+    iterations: ({ runId, offset, limit }) => reader.iterationsPage(runId, Math.max(0, offset), page(limit)),
+    trajectories: ({ runId, iteration, offset, limit }) => reader.trajectoriesPage(runId, iteration, Math.max(0, offset), page(limit)),
+    trajectory: ({ trajectoryId }) => reader.trajectory(trajectoryId) ?? null,
+    markFailed: ({ runId, reason }) => markRunFailed(db, runId, reason),
+    deleteRun: ({ runId }) => deleteRun(db, runId),
+  };
+}
+

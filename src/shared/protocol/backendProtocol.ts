@@ -1,0 +1,69 @@
+// Host ⇄ query backend: request/response with ids. Each method is declared once with its params and
+// result; the client and the server are typed from this table.
+import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
+import { isNumber, isObject, isString, type Guard } from './guards';
+
+export interface TrajectorySummary {
+  readonly id: number;
+  readonly iteration: number;
+  readonly group: number;
+  readonly indexInGroup: number;
+  readonly taskId: string;
+  readonly reward: number;
+  readonly advantage: number;
+  readonly success: boolean;
+  readonly publicPass: boolean;
+  readonly privatePass: boolean;
+  readonly termination: string;
+  readonly turns: number;
+}
+
+export interface TurnRecord {
+  readonly index: number;
+  readonly actionText: string;
+  readonly action: unknown;
+  readonly observationText: string;
+  readonly observation: Record<string, unknown>;
+  readonly policy: Record<string, unknown>;
+}
+
+export interface TrajectoryDetail extends TrajectorySummary {
+  readonly runId: number;
+  readonly outcome: Record<string, unknown>;
+  readonly turnList: TurnRecord[];
+}
+
+export interface Page<T> {
+  readonly items: T[];
+  readonly total: number;
+  readonly offset: number;
+}
+
+export interface BackendMethods {
+  listRuns: { params: Record<string, never>; result: RunSummary[] };
+  getRun: { params: { runId: number }; result: { summary: RunSummary; config: unknown; evaluations: EvaluationResult[] } | null };
+  iterations: { params: { runId: number; offset: number; limit: number }; result: Page<IterationMetrics> };
+  trajectories: { params: { runId: number; iteration: number; offset: number; limit: number }; result: Page<TrajectorySummary> };
+  trajectory: { params: { trajectoryId: number }; result: TrajectoryDetail | null };
+  /** A worker the host saw die: record the run as failed with the reason (only if still running). */
+  markFailed: { params: { runId: number; reason: string }; result: boolean };
+  deleteRun: { params: { runId: number }; result: boolean };
+}
+export type BackendMethod = keyof BackendMethods;
+export const BACKEND_METHODS: readonly BackendMethod[] = ['listRuns', 'getRun', 'iterations', 'trajectories', 'trajectory', 'markFailed', 'deleteRun'];
+
+export interface BackendRequest<M extends BackendMethod = BackendMethod> {
+  readonly id: number;
+  readonly method: M;
+  readonly params: BackendMethods[M]['params'];
+}
+
+export type BackendResponse =
+  | { readonly id: number; readonly ok: true; readonly result: unknown }
+  | { readonly id: number; readonly ok: false; readonly error: string };
+
+export const isBackendRequest: Guard<BackendRequest> = (x: unknown): x is BackendRequest =>
+  isObject(x) && isNumber(x.id) && isString(x.method) && (BACKEND_METHODS as readonly string[]).includes(x.method) && isObject(x.params);
+
+export const isBackendResponse: Guard<BackendResponse> = (x: unknown): x is BackendResponse =>
+  isObject(x) && isNumber(x.id) && ((x.ok === true && 'result' in x) || (x.ok === false && isString(x.error)));

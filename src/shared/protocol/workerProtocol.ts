@@ -1,0 +1,38 @@
+// Host ⇄ run worker messages (child_process IPC, JSON). Declared once, used by both ends; every
+// message received is checked by its guard before use.
+import type { EvaluationResult, RunStatus } from '../types';
+import { isNumber, isObject, isString, oneOf, shape, type Guard } from './guards';
+
+export type HostToWorker =
+  /** Start one run. `config` is validated by the worker (errors come back as `failed` with the field). */
+  | { readonly type: 'start'; readonly config: unknown; readonly db: string; readonly busyTimeoutMs?: number }
+  /** Stop at the next iteration boundary. */
+  | { readonly type: 'cancel' };
+
+export type WorkerToHost =
+  | { readonly type: 'started'; readonly runId: number; readonly name: string; readonly iterations: number }
+  | { readonly type: 'progress'; readonly runId: number; readonly iteration: number; readonly iterations: number; readonly rewardMean: number; readonly successRate: number; readonly etaMs: number }
+  | { readonly type: 'evaluation'; readonly runId: number; readonly evaluation: EvaluationResult }
+  | { readonly type: 'heartbeat'; readonly at: number }
+  | { readonly type: 'log'; readonly level: 'info' | 'warn' | 'error'; readonly message: string }
+  | { readonly type: 'finished'; readonly runId: number; readonly status: RunStatus; readonly wallMs: number }
+  /** The run could not start or failed; `runId` is absent when it failed before it was stored. */
+  | { readonly type: 'failed'; readonly runId?: number; readonly error: string };
+
+const optNumber = (v: unknown): boolean => v === undefined || isNumber(v);
+const STATUSES = ['running', 'completed', 'failed', 'cancelled'];
+
+export const isHostToWorker: Guard<HostToWorker> = oneOf<HostToWorker>(
+  shape('start', { config: isObject, db: isString, busyTimeoutMs: optNumber }),
+  shape('cancel', {}),
+);
+
+export const isWorkerToHost: Guard<WorkerToHost> = oneOf<WorkerToHost>(
+  shape('started', { runId: isNumber, name: isString, iterations: isNumber }),
+  shape('progress', { runId: isNumber, iteration: isNumber, iterations: isNumber, rewardMean: isNumber, successRate: isNumber, etaMs: isNumber }),
+  shape('evaluation', { runId: isNumber, evaluation: (e) => isObject(e) && isNumber(e.successRate) && isNumber(e.iteration) }),
+  shape('heartbeat', { at: isNumber }),
+  shape('log', { level: (l) => l === 'info' || l === 'warn' || l === 'error', message: isString }),
+  shape('finished', { runId: isNumber, status: (s) => STATUSES.includes(s as string), wallMs: isNumber }),
+  shape('failed', { runId: optNumber, error: isString }),
+);

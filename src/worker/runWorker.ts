@@ -1,0 +1,87 @@
+// The run worker: one process per run, forked by the VS Code host with a real Node. It owns the run's
+// database connection, runs the trainer with the SQLite sink, streams progress, answers cancel at an
+// iteration boundary, and sends a heartbeat so the host can tell a hung worker from a busy one. Any
+// error becomes a `failed` message with the reason; the process then exits.
+import type { HostToWorker, WorkerToHost } from '../shared/protocol/workerProtocol';
+import { isHostToWorker } from '../shared/protocol/workerProtocol';
+import { validateRunConfig } from '../shared/runConfig';
+import { train } from '../rl/train/trainer';
+import { explainSqliteError, openStore } from '../store/openStore';
+import { markOrphanedRuns, RunWriter } from '../store/runWriter';
+import { runtimeInfo } from '../store/runtimeInfo';
+import * as path from 'node:path';
+
+export const HEARTBEAT_MS = 2000;
+
+function send(msg: WorkerToHost): void {
+  process.send?.(msg);
+}
+
+async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: AbortSignal): Promise<void> {
+  let runId: number | undefined;
+  try {
+    const config = validateRunConfig(start.config);
+    const store = openStore(start.db, { busyTimeoutMs: start.busyTimeoutMs ?? 5000 });
+    try {
+      markOrphanedRuns(store);
+      const writer = new RunWriter(store);
+      const result = await train(config, {
+        sink: {
+          begin: (c, r) => {
+            writer.begin(c, r);
+            runId = writer.runId;
+            send({ type: 'started', runId, name: c.name, iterations: c.iterations });
+          },
+          evaluation: (e) => writer.evaluation(e),
+          iteration: (rec) => writer.iteration(rec),
+          end: (s, info) => writer.end(s, info),
+        },
+        runtime: (compute) => runtimeInfo(store, compute),
+        signal,
+        onProgress: (p) => send({ type: 'progress', runId: runId!, iteration: p.iteration, iterations: p.iterations, rewardMean: p.rewardMean, successRate: p.successRate, etaMs: p.etaMs }),
+        onEvaluation: (e) => send({ type: 'evaluation', runId: runId!, evaluation: e }),
+        checkpointDir: () => path.join(path.dirname(path.resolve(start.db)), 'checkpoints', `run-${writer.runId}`),
+        onCheckpoint: (file) => send({ type: 'log', level: 'info', message: `checkpoint written: ${file}` }),
+      }).catch((e: unknown) => explainSqliteError(e, start.db));
+      send({ type: 'finished', runId: runId!, status: result.status, wallMs: result.wallMs });
+    } finally {
+      store.close();
+    }
+  } catch (e) {
+    send({ type: 'failed', ...(runId !== undefined ? { runId } : {}), error: e instanceof Error ? e.message : String(e) });
+  }
+}
+
+function main(): void {
+  if (!process.send) {
+    process.stderr.write('agent-rl worker: start me with child_process.fork (an IPC channel is required)\n');
+    process.exit(2);
+  }
+  const controller = new AbortController();
+  let started = false;
+  const heartbeat = setInterval(() => send({ type: 'heartbeat', at: Date.now() }), HEARTBEAT_MS);
+  process.on('message', (msg: unknown) => {
+    if (!isHostToWorker(msg)) {
+      send({ type: 'log', level: 'warn', message: `ignored a malformed message: ${JSON.stringify(msg).slice(0, 200)}` });
+      return;
+    }
+    if (msg.type === 'cancel') {
+      controller.abort();
+      return;
+    }
+    if (started) {
+      send({ type: 'log', level: 'warn', message: 'ignored a second start: a worker runs one run' });
+      return;
+    }
+    started = true;
+    void run(msg, controller.signal).finally(() => {
+      clearInterval(heartbeat);
+      // Let the last messages flush, then leave (open handles such as wasm threads must not keep us).
+      setTimeout(() => process.exit(0), 50);
+    });
+  });
+  // The host went away: nobody will read our results, and the run must not be left half-written.
+  process.on('disconnect', () => controller.abort());
+}
+
+main();

@@ -1,0 +1,100 @@
+// The host's process model with real processes: run workers and the query backend, forked with this
+// Node, over one database file.
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { BackendClient, BackendError } from '../../src/host/processes/backendClient';
+import { RunManager } from '../../src/host/processes/runManager';
+import type { WorkerToHost } from '../../src/shared/protocol/workerProtocol';
+import { ROOT, tempDir } from '../helpers/cli';
+
+const worker = path.join(ROOT, 'dist', 'worker.js');
+const backendScript = path.join(ROOT, 'dist', 'backend.js');
+const small = { env: 'binary-search', policy: 'table', method: 'grpo', seed: 3, iterations: 5, evalEpisodes: 32 };
+
+function setup() {
+  const dir = tempDir();
+  const db = path.join(dir, 'runs.sqlite');
+  const stderr: string[] = [];
+  const backend = new BackendClient({ nodePath: process.execPath, script: backendScript, onStderr: (l) => stderr.push(l) }, db);
+  const messages: WorkerToHost[] = [];
+  const manager = new RunManager({ fork: { nodePath: process.execPath, script: worker, onStderr: (l) => stderr.push(l) }, backend, onMessage: (m) => messages.push(m), heartbeatTimeoutMs: 10_000 });
+  return { db, backend, manager, messages, stderr };
+}
+
+const cleanups: (() => void)[] = [];
+after(() => cleanups.forEach((c) => c()));
+
+describe('run worker and query backend', () => {
+  it('a run started through the manager streams progress, finishes, and the backend serves it page by page', async () => {
+    const { db, backend, manager, messages } = setup();
+    cleanups.push(() => backend.dispose(), () => manager.dispose());
+    const handle = manager.start(small, db);
+    const outcome = await handle.done;
+    assert.deepEqual(outcome, { kind: 'finished', runId: 1, status: 'completed' });
+    const types = messages.map((m) => m.type).filter((t) => t !== 'heartbeat' && t !== 'log');
+    // the final evaluation runs inside the last iteration, before its progress event
+    assert.deepEqual(types, ['started', 'evaluation', 'progress', 'progress', 'progress', 'progress', 'evaluation', 'progress', 'finished']);
+    const runs = await backend.request('listRuns', {});
+    assert.equal(runs[0]!.status, 'completed');
+    assert.equal(runs[0]!.iterationsDone, 5);
+    const its = await backend.request('iterations', { runId: 1, offset: 2, limit: 2 });
+    assert.deepEqual([its.total, its.offset, its.items.map((m) => m.iteration)], [5, 2, [3, 4]]);
+    const trajs = await backend.request('trajectories', { runId: 1, iteration: 1, offset: 0, limit: 10 });
+    assert.equal(trajs.total, 32);
+    assert.equal(trajs.items.length, 10);
+    const t = await backend.request('trajectory', { trajectoryId: trajs.items[0]!.id });
+    assert.equal(t!.turnList.length, t!.turns);
+    assert.ok(t!.turnList.every((x) => typeof x.actionText === 'string' && typeof x.observationText === 'string'));
+    const run = await backend.request('getRun', { runId: 1 });
+    assert.equal(run!.evaluations.length, 2);
+  });
+
+  it('cancel stops at an iteration boundary; a killed worker is recorded failed; other runs go on', async () => {
+    const { db, backend, manager } = setup();
+    cleanups.push(() => backend.dispose(), () => manager.dispose());
+    const long = { ...small, iterations: 100_000, evalEpisodes: 16 };
+    const a = manager.start(long, db);
+    const b = manager.start(long, db);
+    const c = manager.start(small, db);
+    while (a.runId === undefined || b.runId === undefined) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300));
+    a.cancel();
+    process.kill(b.pid!, 'SIGKILL');
+    const [oa, ob, oc] = await Promise.all([a.done, b.done, c.done]);
+    assert.equal(oa.kind === 'finished' && oa.status, 'cancelled');
+    assert.equal(ob.kind, 'failed');
+    assert.match(ob.kind === 'failed' ? ob.reason : '', /killed \(SIGKILL\)/);
+    assert.equal(oc.kind === 'finished' && oc.status, 'completed');
+    const killed = await backend.request('getRun', { runId: b.runId });
+    assert.equal(killed!.summary.status, 'failed');
+    assert.match(killed!.summary.error!, /killed \(SIGKILL\)/);
+  });
+
+  it('an invalid config fails in the worker with the field named, and nothing is stored', async () => {
+    const { db, backend, manager } = setup();
+    cleanups.push(() => backend.dispose(), () => manager.dispose());
+    const outcome = await manager.start({ ...small, groupSize: 1 }, db).done;
+    assert.equal(outcome.kind, 'failed');
+    assert.match(outcome.kind === 'failed' ? outcome.reason : '', /groupSize = 1: is out of range/);
+    assert.deepEqual(await backend.request('listRuns', {}), []);
+  });
+
+  it('the backend answers bad requests with errors, and restarts after it dies', async () => {
+    const { backend } = setup();
+    cleanups.push(() => backend.dispose());
+    assert.equal(await backend.request('getRun', { runId: 42 }), null);
+    await assert.rejects(backend.request('nope' as 'listRuns', {}), (e: unknown) => e instanceof BackendError);
+    const pid = backend.pid!;
+    process.kill(pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(await backend.request('listRuns', {}), []);
+    assert.notEqual(backend.pid, pid);
+  });
+
+  it('a missing Node is reported with the setting to fix', async () => {
+    const backend = new BackendClient({ nodePath: '/nonexistent/node', script: backendScript }, path.join(tempDir(), 'x.sqlite'));
+    cleanups.push(() => backend.dispose());
+    await assert.rejects(backend.request('listRuns', {}), /Could not start Node at "\/nonexistent\/node".*agentRl\.nodePath/);
+  });
+});
