@@ -59,7 +59,7 @@ export class BackendClient {
       try {
         child = this.ensure();
       } catch (e) {
-        reject(e);
+        reject(e instanceof Error ? e : new Error(String(e)));
         return;
       }
       const id = this.nextId++;
