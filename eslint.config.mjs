@@ -12,7 +12,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
-    languageOptions: { parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+    languageOptions: { parserOptions: { project: ['./tsconfig.json', './webview-ui/tsconfig.json'], tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
@@ -34,6 +34,11 @@ export default tseslint.config(
   {
     files: ['src/host/**/*.ts', 'src/extension.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: ['better-sqlite3', '@tensorflow/*', '**/store/**', '**/rl/**'] }] },
+  },
+  {
+    // The webview runs in a browser: only shared code and browser packages.
+    files: ['webview-ui/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...nodeBuiltins, 'vscode', 'better-sqlite3', '@tensorflow/*', '**/rl/**', '**/store/**', '**/host/**', '**/cli/**', '**/worker/**', '**/backend/**'] }] },
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],

@@ -1,0 +1,61 @@
+// Activation stays thin: resolve settings, create the lazily started backend and the run manager,
+// then one register call per feature, each owning its disposables.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { registerRunCommands, progressListeners } from './host/commands/runCommands';
+import { registerTrajectoryDocuments } from './host/commands/trajectoryDocument';
+import { BackendClient } from './host/processes/backendClient';
+import { RunManager, type RunHandle } from './host/processes/runManager';
+import { databasePath, nodePath } from './host/settings';
+import { RunStatusBar } from './host/statusBar';
+import { RunsTree } from './host/views/runsTree';
+import { DashboardPanel, registerDashboard } from './host/webviews/dashboardPanel';
+
+export function activate(context: vscode.ExtensionContext): void {
+  const output = vscode.window.createOutputChannel('Agent RL');
+  const node = nodePath();
+  const script = (name: string): string => path.join(context.extensionPath, 'dist', `${name}.js`);
+  const onStderr = (line: string): void => output.appendLine(line);
+  const backend = node ? new BackendClient({ nodePath: node, script: script('backend'), onStderr }, databasePath()) : undefined;
+  const tree = new RunsTree(backend!);
+  const status = new RunStatusBar();
+  const live = new Map<number, RunHandle>();
+  let refreshTimer: NodeJS.Timeout | undefined;
+  const refreshSoon = (): void => {
+    refreshTimer ??= setTimeout(() => {
+      refreshTimer = undefined;
+      tree.refresh();
+      void DashboardPanel.current?.push();
+    }, 500);
+  };
+  const runs = node && backend
+    ? new RunManager({
+        fork: { nodePath: node, script: script('worker'), onStderr },
+        backend,
+        onMessage: (msg, handle) => {
+          if (msg.type === 'started') live.set(msg.runId, handle);
+          if (msg.type === 'progress') {
+            status.update(msg);
+            for (const l of progressListeners) l({ runId: msg.runId, text: `iteration ${msg.iteration}/${msg.iterations} · reward ${msg.rewardMean.toFixed(3)}`, increment: 100 / msg.iterations });
+          }
+          if (msg.type === 'log') output.appendLine(`[worker ${handle.pid ?? '?'}] ${msg.message}`);
+          if (msg.type === 'finished' || msg.type === 'failed') {
+            if (msg.runId !== undefined) live.delete(msg.runId);
+            status.finished(msg.runId ?? 0, msg.type === 'finished' ? msg.status : 'failed');
+            output.appendLine(msg.type === 'finished' ? `run ${msg.runId} ${msg.status}` : `run failed: ${msg.error}`);
+          }
+          if (msg.type !== 'heartbeat') refreshSoon();
+        },
+      })
+    : undefined;
+  if (!node) output.appendLine('No Node.js found: set agentRl.nodePath to a node executable (VS Code’s own runtime cannot load SQLite).');
+
+  context.subscriptions.push(output, status, vscode.window.registerTreeDataProvider('agentRl.runs', tree), { dispose: () => runs?.dispose() }, { dispose: () => backend?.dispose() });
+  registerRunCommands(context, { tree, backend: () => backend, runs: () => runs, live, output });
+  registerTrajectoryDocuments(context, () => backend);
+  registerDashboard(context, () => backend);
+}
+
+export function deactivate(): void {
+  // Disposables registered in activate() stop the workers and the backend.
+}

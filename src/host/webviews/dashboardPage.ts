@@ -1,0 +1,21 @@
+// The dashboard's HTML (pure): strict CSP, one nonce'd script, our stylesheet, no inline handlers.
+import { escapeHtml } from '../../shared/html';
+
+export interface PageParts {
+  readonly scriptUri: string;
+  readonly styleUri: string;
+  readonly cspSource: string;
+  readonly nonce: string;
+}
+
+export function dashboardPage(p: PageParts): string {
+  const csp = [`default-src 'none'`, `img-src ${p.cspSource} data:`, `style-src ${p.cspSource}`, `script-src 'nonce-${p.nonce}'`].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${escapeHtml(p.styleUri)}"><title>Agent RL Dashboard</title></head>
+<body><header><h1>Agent RL</h1><div id="runs" role="group" aria-label="Runs to compare"></div></header>
+<main id="charts"></main>
+<script nonce="${escapeHtml(p.nonce)}" src="${escapeHtml(p.scriptUri)}"></script></body></html>`;
+}

@@ -1,0 +1,36 @@
+// Host ⇄ dashboard webview messages.
+import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
+import { isNumber, isObject, oneOf, shape, type Guard } from './guards';
+
+export interface RunSeries {
+  readonly run: RunSummary;
+  readonly iterations: IterationMetrics[];
+  readonly evaluations: EvaluationResult[];
+}
+
+export type HostToDashboard =
+  /** Every run (for the picker) and the series of the selected ones. */
+  | { readonly type: 'data'; readonly runs: RunSummary[]; readonly series: RunSeries[]; readonly selected: number[] }
+  /** New iterations of a live run. */
+  | { readonly type: 'append'; readonly runId: number; readonly iterations: IterationMetrics[]; readonly evaluations: EvaluationResult[] };
+
+export type DashboardToHost =
+  | { readonly type: 'ready' }
+  | { readonly type: 'select'; readonly runIds: number[] };
+
+export const isDashboardToHost: Guard<DashboardToHost> = oneOf<DashboardToHost>(
+  shape('ready', {}),
+  shape('select', { runIds: (v) => Array.isArray(v) && v.length <= 20 && v.every(isNumber) }),
+);
+
+export const isHostToDashboard: Guard<HostToDashboard> = oneOf<HostToDashboard>(
+  shape('data', { runs: Array.isArray, series: Array.isArray, selected: Array.isArray }),
+  shape('append', { runId: isNumber, iterations: Array.isArray, evaluations: Array.isArray }),
+);
+
+/** Persisted webview state (restored when the panel is reopened or VS Code restarts). */
+export interface DashboardState {
+  readonly selected: number[];
+}
+
+export const isDashboardState = (x: unknown): x is DashboardState => isObject(x) && Array.isArray(x.selected) && x.selected.every(isNumber);
