@@ -39,12 +39,15 @@ export function activate(context: vscode.ExtensionContext): void {
             for (const l of progressListeners) l({ runId: msg.runId, text: `iteration ${msg.iteration}/${msg.iterations} · reward ${msg.rewardMean.toFixed(3)}`, increment: 100 / msg.iterations });
           }
           if (msg.type === 'log') output.appendLine(`[worker ${handle.pid ?? '?'}] ${msg.message}`);
-          if (msg.type === 'finished' || msg.type === 'failed') {
-            if (msg.runId !== undefined) live.delete(msg.runId);
-            status.finished(msg.runId ?? 0, msg.type === 'finished' ? msg.status : 'failed');
-            output.appendLine(msg.type === 'finished' ? `run ${msg.runId} ${msg.status}` : `run failed: ${msg.error}`);
-          }
           if (msg.type !== 'heartbeat') refreshSoon();
+        },
+        // Also called for workers that died silently: the status bar and the tree must not stay "running".
+        onOutcome: (outcome, handle) => {
+          const runId = outcome.runId ?? handle.runId;
+          if (runId !== undefined) live.delete(runId);
+          status.finished(runId ?? 0, outcome.kind === 'finished' ? outcome.status : 'failed');
+          output.appendLine(outcome.kind === 'finished' ? `run ${runId} ${outcome.status}` : `run ${runId ?? '(not started)'} failed: ${outcome.reason}`);
+          refreshSoon();
         },
       })
     : undefined;

@@ -24,6 +24,8 @@ export interface RunManagerOptions {
   /** A worker silent for this long is declared hung and killed. */
   readonly heartbeatTimeoutMs?: number;
   readonly onMessage?: (msg: WorkerToHost, handle: RunHandle) => void;
+  /** Every run's end, including workers that died without a word (after the run was recorded failed). */
+  readonly onOutcome?: (outcome: RunOutcome, handle: RunHandle) => void;
 }
 
 export class RunManager {
@@ -34,8 +36,12 @@ export class RunManager {
   start(config: unknown, db: string): RunHandle {
     const child = forkNode(this.o.fork);
     this.live.add(child);
-    let settle!: (o: RunOutcome) => void;
-    const done = new Promise<RunOutcome>((r) => (settle = r));
+    let resolveDone!: (o: RunOutcome) => void;
+    const done = new Promise<RunOutcome>((r) => (resolveDone = r));
+    const settle = (o: RunOutcome): void => {
+      this.o.onOutcome?.(o, handle);
+      resolveDone(o);
+    };
     let terminal: RunOutcome | undefined;
     let lastSeen = Date.now();
     const handle: RunHandle = {

@@ -1,0 +1,105 @@
+// End to end in a real VS Code (code-server) through the UI, as a user: the packaged .vsix is
+// installed, a run is started from the Command Palette, the tree and status bar show it, the dashboard
+// draws its real values, a run is cancelled from the progress notification, and a killed worker is
+// reported as a failed run. Screenshots go to test/e2e/artifacts/.
+// Run: npm run test:e2e (builds the .vsix and installs the harness first).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { chromium } from 'playwright-core';
+import { answer, CHROMIUM, CHROMIUM_ARGS, installExtension, makeDirs, pick, runCommand, startServer, webviewFrame, workerPids, writeSettings } from './harness.mjs';
+
+const HERE = path.dirname(new URL(import.meta.url).pathname);
+const ROOT = path.resolve(HERE, '..', '..');
+const OUT = path.join(HERE, 'artifacts');
+const VSIX = process.env.E2E_VSIX || path.join(ROOT, 'agent-rl-workbench.vsix');
+
+describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
+  let dirs, server, browser, page;
+
+  before(async () => {
+    fs.mkdirSync(OUT, { recursive: true });
+    assert.ok(fs.existsSync(VSIX), `no ${VSIX}: run npm run package first`);
+    dirs = makeDirs();
+    writeSettings(dirs, { 'agentRl.nodePath': process.execPath });
+    // A config file the Start Run picker offers, for runs long enough to cancel and to kill.
+    fs.writeFileSync(path.join(dirs.workspace, 'long.agentrl.json'), JSON.stringify({ env: 'binary-search', policy: 'table', iterations: 200000, evalEpisodes: 16 }, null, 2));
+    installExtension(dirs, VSIX);
+    server = await startServer(dirs, path.join(OUT, 'code-server.log'));
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, env: dirs.env });
+    page = await (await browser.newContext({ viewport: { width: 1500, height: 900 } })).newPage();
+    await page.goto(server.url);
+    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90_000 });
+  });
+
+  after(async () => {
+    if (page) await page.screenshot({ path: path.join(OUT, 'final.png') }).catch(() => {});
+    await browser?.close();
+    await server?.stop();
+    if (dirs && !process.env.E2E_KEEP_TMP) fs.rmSync(dirs.base, { recursive: true, force: true });
+  });
+
+  const treeRows = () => page.locator('.part.sidebar .monaco-list-row');
+  const runRow = (name) => treeRows().filter({ hasText: name }).first();
+
+  it('shows the Agent RL activity-bar container and its Runs view', async () => {
+    const item = page.locator('.part.activitybar a.action-label[aria-label="Agent RL"]');
+    await item.waitFor({ state: 'visible', timeout: 90_000 });
+    await item.click();
+    await page.locator('.part.sidebar', { hasText: 'Runs' }).waitFor({ state: 'visible', timeout: 30_000 });
+  });
+
+  it('starts a run from the Command Palette; the tree and the status bar show it', async () => {
+    await runCommand(page, 'Agent RL: Start Run');
+    await pick(page, 'Binary search · table · GRPO');
+    await answer(page, 'e2e-grpo');
+    await runRow('e2e-grpo').waitFor({ state: 'visible', timeout: 60_000 });
+    await page.locator('.part.sidebar .monaco-list-row', { hasText: 'e2e-grpo' }).filter({ hasText: '100/100' }).waitFor({ state: 'visible', timeout: 120_000 });
+    await page.locator('.statusbar-item', { hasText: /Agent RL: run 1/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.screenshot({ path: path.join(OUT, 'tree.png') });
+  });
+
+  it('opens the dashboard with curves drawn from the run’s real values', async () => {
+    await runCommand(page, 'Agent RL: Open Dashboard');
+    const frame = await webviewFrame(page, 'section[data-metric="reward"][data-points]');
+    // 100 iterations × (mean, max) for the reward chart, and two evaluations (before and after)
+    await frame.waitForFunction(() => document.querySelector('section[data-metric="reward"]')?.getAttribute('data-points') === '200', null, { timeout: 30_000 });
+    assert.equal(await frame.getAttribute('section[data-metric="evaluation"]', 'data-points'), '2');
+    assert.equal(await frame.locator('canvas').count(), 10);
+    await page.screenshot({ path: path.join(OUT, 'dashboard.png') });
+  });
+
+  it('cancels a run from its progress notification', async () => {
+    await runCommand(page, 'Agent RL: Start Run');
+    await pick(page, 'long.agentrl.json');
+    await answer(page, 'e2e-cancel');
+    const toast = page.locator('.notification-list-item', { hasText: 'Agent RL: e2e-cancel' }).first();
+    await toast.waitFor({ state: 'visible', timeout: 60_000 });
+    await sleep(1500);
+    await toast.locator('a.monaco-button, .monaco-button', { hasText: 'Cancel' }).first().click();
+    await page.locator('.notification-list-item', { hasText: 'run "e2e-cancel" cancelled' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+  });
+
+  it('reports a killed worker as a failed run and stays usable', async () => {
+    await runCommand(page, 'Agent RL: Start Run');
+    await pick(page, 'long.agentrl.json');
+    await answer(page, 'e2e-killed');
+    let pids = [];
+    for (let i = 0; i < 100 && pids.length === 0; i++) {
+      await sleep(200);
+      pids = workerPids(dirs.extensions);
+    }
+    assert.equal(pids.length, 1, 'one worker running');
+    await sleep(1500);
+    process.kill(pids[0], 'SIGKILL');
+    await page.locator('.notification-list-item', { hasText: /run "e2e-killed" failed: the worker was killed \(SIGKILL\)/ }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await page.locator('.statusbar-item', { hasText: /Agent RL: run \d+ failed/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    const row = runRow('e2e-killed');
+    await row.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match((await row.getAttribute('aria-label')) ?? (await row.textContent()) ?? '', /e2e-killed/);
+    await page.screenshot({ path: path.join(OUT, 'killed.png') });
+  });
+});
