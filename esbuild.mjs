@@ -25,10 +25,10 @@ const builds = [
   { ...nodeCommon, entryPoints: ['src/worker/runWorker.ts'], outfile: 'dist/worker.js' },
   { ...nodeCommon, entryPoints: ['src/backend/backendMain.ts'], outfile: 'dist/backend.js' },
   { ...nodeCommon, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
-  {
-    entryPoints: ['webview-ui/dashboard.ts'], outfile: 'dist/webview/dashboard.js', bundle: true, platform: 'browser', format: 'iife',
+  ...['dashboard', 'inspector'].map((page) => ({
+    entryPoints: [`webview-ui/${page}.ts`], outfile: `dist/webview/${page}.js`, bundle: true, platform: 'browser', format: 'iife',
     target: 'es2022', sourcemap: !production, minify: production, logLevel: 'warning',
-  },
+  })),
 ];
 
 if (watch) {

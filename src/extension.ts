@@ -54,7 +54,7 @@ export function activate(context: vscode.ExtensionContext): void {
   if (!node) output.appendLine('No Node.js found: set agentRl.nodePath to a node executable (VS Code’s own runtime cannot load SQLite).');
 
   context.subscriptions.push(output, status, vscode.window.registerTreeDataProvider('agentRl.runs', tree), { dispose: () => runs?.dispose() }, { dispose: () => backend?.dispose() });
-  registerRunCommands(context, { tree, backend: () => backend, runs: () => runs, live, output });
+  registerRunCommands(context, { tree, backend: () => backend, runs: () => runs, live, output, extensionUri: context.extensionUri });
   registerTrajectoryDocuments(context, () => backend);
   registerDashboard(context, () => backend);
 }

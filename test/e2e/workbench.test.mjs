@@ -26,6 +26,12 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     writeSettings(dirs, { 'agentRl.nodePath': process.execPath });
     // A config file the Start Run picker offers, for runs long enough to cancel and to kill.
     fs.writeFileSync(path.join(dirs.workspace, 'long.agentrl.json'), JSON.stringify({ env: 'binary-search', policy: 'table', iterations: 200000, evalEpisodes: 16 }, null, 2));
+    // One SFT iteration on the code environment with demonstrations that first make a mistake: their
+    // first turn ends in a real traceback from the sandbox.
+    fs.writeFileSync(path.join(dirs.workspace, 'code-demo.agentrl.json'), JSON.stringify({
+      env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 2, evalEpisodes: 1,
+      envOptions: { maxExecutions: 3 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 16, minibatchSize: 2, mistakeRate: 1 },
+    }, null, 2));
     installExtension(dirs, VSIX);
     server = await startServer(dirs, path.join(OUT, 'code-server.log'));
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, env: dirs.env });
@@ -69,6 +75,26 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.equal(await frame.getAttribute('section[data-metric="evaluation"]', 'data-points'), '2');
     assert.equal(await frame.locator('canvas').count(), 10);
     await page.screenshot({ path: path.join(OUT, 'dashboard.png') });
+  });
+
+  it('opens a trajectory and follows a traceback link to the highlighted code line', async () => {
+    await runCommand(page, 'Agent RL: Start Run');
+    await pick(page, 'code-demo.agentrl.json');
+    await answer(page, 'e2e-code');
+    await page.locator('.notification-list-item', { hasText: 'run "e2e-code" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    await runRow('e2e-code').click();
+    await treeRows().filter({ hasText: 'iteration 1' }).first().click();
+    await treeRows().filter({ hasText: /^group 0/ }).first().click();
+    await treeRows().filter({ hasText: '#0 reward' }).first().click();
+    const frame = await webviewFrame(page, 'a.line-link.innermost');
+    const target = await frame.getAttribute('a.line-link.innermost', 'data-target');
+    assert.match(target, /^t0-l\d+$/);
+    assert.match(await frame.textContent('section[data-turn="0"] pre.obs'), /NameError/);
+    await frame.click('a.line-link.innermost');
+    await frame.waitForSelector(`#${target}.hl`, { timeout: 10_000 });
+    assert.match(await frame.textContent(`#${target}`), /print\(/, 'the failing line is the call with the wrong name');
+    await page.screenshot({ path: path.join(OUT, 'inspector.png') });
   });
 
   it('cancels a run from its progress notification', async () => {

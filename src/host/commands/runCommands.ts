@@ -8,6 +8,7 @@ import type { BackendClient } from '../processes/backendClient';
 import type { RunHandle, RunManager } from '../processes/runManager';
 import { databasePath, sandboxSettings } from '../settings';
 import type { RunsNode, RunsTree } from '../views/runsTree';
+import { InspectorPanel } from '../webviews/inspectorPanel';
 import { TRAJECTORY_SCHEME } from './trajectoryDocument';
 
 export interface CommandDeps {
@@ -16,6 +17,7 @@ export interface CommandDeps {
   readonly runs: () => RunManager | undefined;
   readonly live: Map<number, RunHandle>;
   readonly output: vscode.OutputChannel;
+  readonly extensionUri: vscode.Uri;
 }
 
 async function pickConfig(): Promise<Record<string, unknown> | undefined> {
@@ -129,7 +131,12 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
     vscode.commands.registerCommand('agentRl.revealDatabase', guard(async () => {
       await vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(databasePath()));
     })),
-    vscode.commands.registerCommand('agentRl.openTrajectory', guard(async (n?: RunsNode) => {
+    vscode.commands.registerCommand('agentRl.openTrajectory', guard((n?: RunsNode) => {
+      const backend = deps.backend();
+      if (n?.kind !== 'trajectory' || !backend) return;
+      InspectorPanel.show(deps.extensionUri, backend, n.trajectory.id);
+    })),
+    vscode.commands.registerCommand('agentRl.openTrajectoryText', guard(async (n?: RunsNode) => {
       if (n?.kind !== 'trajectory') return;
       const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: TRAJECTORY_SCHEME, path: `/trajectory-${n.trajectory.id}.md` }));
       await vscode.window.showTextDocument(doc, { preview: true });

@@ -1,4 +1,5 @@
-// The dashboard's HTML (pure): strict CSP, one nonce'd script, our stylesheet, no inline handlers.
+// Webview HTML (pure): strict CSP, one nonce'd script, our stylesheet, no inline handlers. The body is
+// static markup of ours; all data arrives later as messages and is rendered with textContent.
 import { escapeHtml } from '../../shared/html';
 
 export interface PageParts {
@@ -6,16 +7,21 @@ export interface PageParts {
   readonly styleUri: string;
   readonly cspSource: string;
   readonly nonce: string;
+  readonly title?: string;
+  readonly body?: string;
 }
 
-export function dashboardPage(p: PageParts): string {
+const DASHBOARD_BODY = '<header><h1>Agent RL</h1><div id="runs" role="group" aria-label="Runs to compare"></div></header>\n<main id="charts"></main>';
+
+export function webviewPage(p: PageParts): string {
   const csp = [`default-src 'none'`, `img-src ${p.cspSource} data:`, `style-src ${p.cspSource}`, `script-src 'nonce-${p.nonce}'`].join('; ');
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeHtml(p.styleUri)}"><title>Agent RL Dashboard</title></head>
-<body><header><h1>Agent RL</h1><div id="runs" role="group" aria-label="Runs to compare"></div></header>
-<main id="charts"></main>
+<link rel="stylesheet" href="${escapeHtml(p.styleUri)}"><title>${escapeHtml(p.title ?? 'Agent RL Dashboard')}</title></head>
+<body>${p.body ?? DASHBOARD_BODY}
 <script nonce="${escapeHtml(p.nonce)}" src="${escapeHtml(p.scriptUri)}"></script></body></html>`;
 }
+
+export const dashboardPage = (p: PageParts): string => webviewPage(p);

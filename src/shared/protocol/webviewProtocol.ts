@@ -1,5 +1,6 @@
 // Host ⇄ dashboard webview messages.
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
+import type { TrajectoryDetail, TrajectorySummary } from './backendProtocol';
 import { isNumber, isObject, oneOf, shape, type Guard } from './guards';
 
 export interface RunSeries {
@@ -34,3 +35,15 @@ export interface DashboardState {
 }
 
 export const isDashboardState = (x: unknown): x is DashboardState => isObject(x) && Array.isArray(x.selected) && x.selected.every(isNumber);
+
+/** Host → inspector: one trajectory and the other trajectories of its group. */
+export interface InspectorData {
+  readonly type: 'trajectory';
+  readonly detail: TrajectoryDetail;
+  readonly group: TrajectorySummary[];
+}
+
+export type InspectorToHost = { readonly type: 'ready' } | { readonly type: 'open'; readonly trajectoryId: number };
+
+export const isInspectorToHost: Guard<InspectorToHost> = oneOf<InspectorToHost>(shape('ready', {}), shape('open', { trajectoryId: isNumber }));
+export const isInspectorData = (x: unknown): x is InspectorData => isObject(x) && x.type === 'trajectory' && isObject(x.detail) && Array.isArray(x.group);

@@ -1,0 +1,48 @@
+// Observation → action links for the trajectory inspector (pure; the webview and tests use it):
+// - a traceback's `File "main.py", line N` → line N of the code that turn ran (the last such frame is
+//   where it failed);
+// - a calculator tool result `<obs>…</obs>` → the call it answers (the same turn's action);
+// - an error observation (exit code ≠ 0, timeout, tool error, format error) → the turn that caused it.
+
+export type ObservationLink =
+  | { readonly kind: 'line'; readonly turn: number; readonly line: number; readonly start: number; readonly end: number; readonly innermost: boolean }
+  | { readonly kind: 'call'; readonly turn: number }
+  | { readonly kind: 'cause'; readonly turn: number; readonly reason: string };
+
+export interface TurnView {
+  readonly actionText: string;
+  readonly action: unknown;
+  readonly observationText: string;
+  readonly observation: Readonly<Record<string, unknown>>;
+}
+
+/** The code a turn ran (execute_code), else undefined. */
+export function codeOf(turn: TurnView): string | undefined {
+  const a = turn.action as { kind?: string; name?: string; args?: { code?: unknown } } | null;
+  return a && a.kind === 'tool' && a.name === 'execute_code' && typeof a.args?.code === 'string' ? a.args.code : undefined;
+}
+
+const FRAME = /File "main\.py", line (\d+)/g;
+
+export function observationLinks(turns: readonly TurnView[], index: number): ObservationLink[] {
+  const turn = turns[index];
+  if (!turn) return [];
+  const links: ObservationLink[] = [];
+  const code = codeOf(turn);
+  if (code !== undefined) {
+    const lines = code.split('\n').length;
+    const frames = [...turn.observationText.matchAll(FRAME)].filter((m) => Number(m[1]) >= 1 && Number(m[1]) <= lines);
+    frames.forEach((m, i) => links.push({ kind: 'line', turn: index, line: Number(m[1]), start: m.index, end: m.index + m[0].length, innermost: i === frames.length - 1 }));
+  }
+  const a = turn.action as { kind?: string; name?: string } | null;
+  if (a?.kind === 'tool' && a.name === 'call' && /^<obs>/.test(turn.observationText) && !/^<obs>error/.test(turn.observationText)) links.push({ kind: 'call', turn: index });
+  const o = turn.observation;
+  const reason =
+    a?.kind === 'format_error' || o.formatError === true ? 'format error in this turn’s output'
+      : o.timedOut === true ? 'this turn’s code timed out'
+        : typeof o.exitCode === 'number' && o.exitCode !== 0 ? `this turn’s code exited with code ${o.exitCode}`
+          : typeof o.error === 'string' ? `this turn’s tool call failed (${o.error})`
+            : undefined;
+  if (reason) links.push({ kind: 'cause', turn: index, reason });
+  return links;
+}
