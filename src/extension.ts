@@ -6,6 +6,7 @@ import { registerRunCommands, progressListeners } from './host/commands/runComma
 import { registerTrajectoryDocuments } from './host/commands/trajectoryDocument';
 import { BackendClient } from './host/processes/backendClient';
 import { RunManager, type RunHandle } from './host/processes/runManager';
+import { registerReplay } from './host/replay/replayController';
 import { databasePath, nodePath } from './host/settings';
 import { RunStatusBar } from './host/statusBar';
 import { RunsTree } from './host/views/runsTree';
@@ -57,6 +58,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerRunCommands(context, { tree, backend: () => backend, runs: () => runs, live, output, extensionUri: context.extensionUri });
   registerTrajectoryDocuments(context, () => backend);
   registerDashboard(context, () => backend);
+  registerReplay(context, () => backend, output);
 }
 
 export function deactivate(): void {

@@ -26,12 +26,15 @@ function main(): void {
     } else if (!h) {
       reply = { id, ok: false, error: openError ?? 'database not open' };
     } else {
-      try {
-        const fn = h[msg.method] as (p: unknown) => unknown;
-        reply = { id, ok: true, result: fn(msg.params) };
-      } catch (e) {
-        reply = { id, ok: false, error: e instanceof Error ? e.message : String(e) };
-      }
+      const fn = h[msg.method] as (p: unknown) => unknown;
+      // Handlers may be async (a sandbox re-run); answers go out when each is ready.
+      void Promise.resolve()
+        .then(() => fn(msg.params))
+        .then(
+          (result) => process.send?.({ id, ok: true, result } satisfies BackendResponse),
+          (e: unknown) => process.send?.({ id, ok: false, error: e instanceof Error ? e.message : String(e) } satisfies BackendResponse),
+        );
+      return;
     }
     process.send?.(reply);
   });

@@ -1,10 +1,12 @@
 // Query handlers of the backend process, one per BackendMethods entry.
 import type Database from 'better-sqlite3';
 import type { BackendMethod, BackendMethods } from '../shared/protocol/backendProtocol';
+import { codeEnvOptions, formatExecution, sandboxFor } from '../rl/envs/codeSandbox/codeEnv';
+import { codeOf } from '../shared/linking';
 import { RunReader } from '../store/runReader';
 import { deleteRun, markOrphanedRuns, markRunFailed } from '../store/runWriter';
 
-export type Handlers = { [M in BackendMethod]: (p: BackendMethods[M]['params']) => BackendMethods[M]['result'] };
+export type Handlers = { [M in BackendMethod]: (p: BackendMethods[M]['params']) => BackendMethods[M]['result'] | Promise<BackendMethods[M]['result']> };
 
 const MAX_PAGE = 1000;
 const page = (limit: number): number => Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
@@ -25,6 +27,18 @@ export function handlers(db: Database.Database): Handlers {
     trajectory: ({ trajectoryId }) => reader.trajectory(trajectoryId) ?? null,
     markFailed: ({ runId, reason }) => markRunFailed(db, runId, reason),
     deleteRun: ({ runId }) => deleteRun(db, runId),
+    rerun: async ({ trajectoryId, turn }) => {
+      const t = reader.trajectory(trajectoryId);
+      const recorded = t?.turnList[turn];
+      if (!t || !recorded) throw new Error(`no turn ${turn} in trajectory ${trajectoryId}`);
+      const code = codeOf(recorded);
+      if (code === undefined) throw new Error('this turn ran no code: nothing to re-run');
+      const run = reader.detail(t.runId);
+      const options = codeEnvOptions(run?.config.env === 'code' ? run.config.envOptions : {});
+      const r = await sandboxFor(options).executor.execute(code, options.limits);
+      const observationText = formatExecution(r);
+      return { observationText, same: observationText === recorded.observationText, level: r.level };
+    },
   };
 }
 

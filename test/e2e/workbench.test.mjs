@@ -97,6 +97,26 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.screenshot({ path: path.join(OUT, 'inspector.png') });
   });
 
+  it('replays the episode in the editor, steps to the next turn, and re-runs a turn in the sandbox', async () => {
+    // A context-menu item clicked while the menu is still opening can be lost: wait for it, and retry once.
+    const tab = page.locator('.tab', { hasText: 'turn-0.py' });
+    for (let attempt = 0; attempt < 2 && !(await tab.isVisible()); attempt++) {
+      await treeRows().filter({ hasText: '#0 reward' }).first().click({ button: 'right' });
+      const item = page.locator('.monaco-menu .action-label', { hasText: 'Replay Episode' }).first();
+      await item.waitFor({ state: 'visible', timeout: 10_000 });
+      await sleep(500);
+      await item.click();
+      await tab.waitFor({ state: 'visible', timeout: 15_000 }).catch(() => {});
+    }
+    await tab.waitFor({ state: 'visible', timeout: 15_000 });
+    await page.locator('.view-line', { hasText: '_v2(' }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.screenshot({ path: path.join(OUT, 'replay.png') });
+    await runCommand(page, 'Agent RL: Replay: Re-run in Sandbox');
+    await page.locator('.notification-list-item', { hasText: 're-run of turn 0 gives the same observation' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await runCommand(page, 'Agent RL: Replay: Next Turn');
+    await page.locator('.tab', { hasText: 'turn-1.py' }).waitFor({ state: 'visible', timeout: 30_000 });
+  });
+
   it('cancels a run from its progress notification', async () => {
     await runCommand(page, 'Agent RL: Start Run');
     await pick(page, 'long.agentrl.json');

@@ -92,6 +92,23 @@ describe('run worker and query backend', () => {
     assert.notEqual(backend.pid, pid);
   });
 
+  it('re-runs a recorded code turn in the sandbox and compares the observation', async () => {
+    const { db, backend, manager } = setup();
+    cleanups.push(() => backend.dispose(), () => manager.dispose());
+    const outcome = await manager.start({
+      env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 2, evalEpisodes: 1, envOptions: { maxExecutions: 3 },
+      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 8, minibatchSize: 2, mistakeRate: 1 },
+    }, db).done;
+    assert.equal(outcome.kind === 'finished' && outcome.status, 'completed', JSON.stringify(outcome));
+    const page = await backend.request('trajectories', { runId: 1, iteration: 1, offset: 0, limit: 10 });
+    const id = page.items[0]!.id;
+    const failed = await backend.request('rerun', { trajectoryId: id, turn: 0 });
+    assert.equal(failed.same, true, failed.observationText);
+    assert.match(failed.observationText, /NameError/);
+    assert.match(failed.level, /strict|network|process/);
+    await assert.rejects(backend.request('rerun', { trajectoryId: id, turn: 2 }), /ran no code/);
+  });
+
   it('a missing Node is reported with the setting to fix', async () => {
     const backend = new BackendClient({ nodePath: '/nonexistent/node', script: backendScript }, path.join(tempDir(), 'x.sqlite'));
     cleanups.push(() => backend.dispose());

@@ -1,0 +1,33 @@
+// Where each observation belongs in a replayed turn's code (pure): the innermost traceback frame's
+// line, else the last line of the code; and the message to show there.
+import { codeOf, observationLinks, type TurnView } from '../../shared/linking';
+
+export interface InlineObservation {
+  /** 1-based line of the turn's code. */
+  readonly line: number;
+  /** Short text shown after the line (the error, or the first output line). */
+  readonly message: string;
+  /** The whole observation, for the hover. */
+  readonly full: string;
+}
+
+export function inlineObservation(turns: readonly TurnView[], index: number): InlineObservation | undefined {
+  const turn = turns[index];
+  const code = turn ? codeOf(turn) : undefined;
+  if (!turn || code === undefined) return undefined;
+  const lines = code.replace(/\n$/, '').split('\n').length;
+  const frame = observationLinks(turns, index).find((l) => l.kind === 'line' && l.innermost);
+  const text = turn.observationText;
+  const errorLine = text.split('\n').reverse().find((l) => /^\w*(Error|Exception)\b|^\w+Error:/.test(l.trim()));
+  const firstOutput = text.split('\n').find((l) => l.trim() !== '' && !/^\[(stdout|stderr)\]$/.test(l.trim()));
+  return {
+    line: frame?.kind === 'line' ? frame.line : lines,
+    message: (errorLine ?? firstOutput ?? '').trim().slice(0, 200),
+    full: text,
+  };
+}
+
+/** Turns of a trajectory that ran code (the ones a replay steps through). */
+export function codeTurns(turns: readonly TurnView[]): number[] {
+  return turns.map((t, i) => (codeOf(t) !== undefined ? i : -1)).filter((i) => i >= 0);
+}
