@@ -1,5 +1,6 @@
 // Query handlers of the backend process, one per BackendMethods entry.
 import type Database from 'better-sqlite3';
+import * as fs from 'node:fs';
 import type { BackendMethod, BackendMethods } from '../shared/protocol/backendProtocol';
 import { codeEnvOptions, formatExecution, sandboxFor } from '../rl/envs/codeSandbox/codeEnv';
 import { codeOf } from '../shared/linking';
@@ -27,6 +28,13 @@ export function handlers(db: Database.Database): Handlers {
     trajectory: ({ trajectoryId }) => reader.trajectory(trajectoryId) ?? null,
     markFailed: ({ runId, reason }) => markRunFailed(db, runId, reason),
     deleteRun: ({ runId }) => deleteRun(db, runId),
+    exportRun: ({ runId, file }) => {
+      const d = reader.detail(runId);
+      if (!d) throw new Error(`no run ${runId} in the database`);
+      const text = `${JSON.stringify({ runId, name: d.summary.name, status: d.summary.status, database: db.name, config: d.config, runtime: d.runtime, iterations: d.iterations, evaluations: d.evaluations, wallMs: d.wallMs }, null, 2)}\n`;
+      fs.writeFileSync(file, text);
+      return { file, bytes: Buffer.byteLength(text) };
+    },
     rerun: async ({ trajectoryId, turn }) => {
       const t = reader.trajectory(trajectoryId);
       const recorded = t?.turnList[turn];

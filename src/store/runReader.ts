@@ -102,10 +102,14 @@ export class RunReader {
     }));
   }
 
-  /** Iterations in order, one page at a time (the tree and the dashboard page through long runs). */
+  /**
+   * Iterations in order, one page at a time (the tree and the dashboard page through long runs).
+   * Iterations are stored consecutively from 1 (one transaction each, in order), so the page seeks by
+   * key and the total is the largest number: both through the primary-key index, whatever the size.
+   */
   iterationsPage(runId: number, offset: number, limit: number): Page<IterationMetrics> {
-    const total = (this.db.prepare('SELECT count(*) AS n FROM iterations WHERE run_id = ?').get(runId) as { n: number }).n;
-    const items = (this.db.prepare('SELECT metrics_json FROM iterations WHERE run_id = ? ORDER BY iteration LIMIT ? OFFSET ?').all(runId, limit, offset) as { metrics_json: string }[]).map(
+    const total = (this.db.prepare('SELECT coalesce(max(iteration), 0) AS n FROM iterations WHERE run_id = ?').get(runId) as { n: number }).n;
+    const items = (this.db.prepare('SELECT metrics_json FROM iterations WHERE run_id = ? AND iteration > ? ORDER BY iteration LIMIT ?').all(runId, offset, limit) as { metrics_json: string }[]).map(
       (r) => JSON.parse(r.metrics_json) as IterationMetrics,
     );
     return { items, total, offset };

@@ -1,6 +1,7 @@
 // The host's process model with real processes: run workers and the query backend, forked with this
 // Node, over one database file.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { BackendClient, BackendError } from '../../src/host/processes/backendClient';
@@ -48,6 +49,12 @@ describe('run worker and query backend', () => {
     assert.ok(t!.turnList.every((x) => typeof x.actionText === 'string' && typeof x.observationText === 'string'));
     const run = await backend.request('getRun', { runId: 1 });
     assert.equal(run!.evaluations.length, 2);
+    const file = path.join(path.dirname(db), 'export.json');
+    const exported = await backend.request('exportRun', { runId: 1, file });
+    const record = JSON.parse(fs.readFileSync(exported.file, 'utf8')) as { iterations: unknown[]; evaluations: unknown[]; config: { seed: number } };
+    assert.deepEqual([record.iterations.length, record.evaluations.length, record.config.seed], [5, 2, 3]);
+    assert.deepEqual(record.evaluations, run!.evaluations);
+    await assert.rejects(backend.request('exportRun', { runId: 99, file }), /no run 99/);
   });
 
   it('cancel stops at an iteration boundary; a killed worker is recorded failed; other runs go on', async () => {

@@ -127,6 +127,21 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
     vscode.commands.registerCommand('agentRl.stopRun', guard(stopRun)),
     vscode.commands.registerCommand('agentRl.deleteRun', guard(deleteRun)),
     vscode.commands.registerCommand('agentRl.refresh', () => deps.tree.refresh()),
+    vscode.commands.registerCommand('agentRl.exportRun', guard(async (n?: RunsNode) => {
+      const backend = deps.backend();
+      if (!backend) return;
+      let id = runIdOf(n);
+      if (id === undefined) {
+        const runs = await backend.request('listRuns', {});
+        const choice = await vscode.window.showQuickPick(runs.map((r) => ({ label: r.name, description: `run ${r.id} · ${r.status}`, id: r.id })), { title: 'Export which run?' });
+        id = choice?.id;
+      }
+      if (id === undefined) return;
+      const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.file(path.join(path.dirname(databasePath()), `run-${id}.json`)), filters: { JSON: ['json'] } });
+      if (!target) return;
+      const r = await backend.request('exportRun', { runId: id, file: target.fsPath });
+      void vscode.window.showInformationMessage(`Agent RL: run ${id} exported to ${r.file} (${(r.bytes / 1024).toFixed(0)} KB).`);
+    })),
     vscode.commands.registerCommand('agentRl.loadMore', (n: Extract<RunsNode, { kind: 'more' }>) => deps.tree.loadMore(n)),
     vscode.commands.registerCommand('agentRl.revealDatabase', guard(async () => {
       await vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(databasePath()));

@@ -48,11 +48,13 @@ export interface BackendMethods {
   /** A worker the host saw die: record the run as failed with the reason (only if still running). */
   markFailed: { params: { runId: number; reason: string }; result: boolean };
   deleteRun: { params: { runId: number }; result: boolean };
+  /** Writes the run's record (config, runtime, every iteration's metrics, every evaluation, wall time) as JSON to `file`. */
+  exportRun: { params: { runId: number; file: string }; result: { file: string; bytes: number } };
   /** Runs a recorded execute_code action again now, in the sandbox its run used, and compares the observation. */
   rerun: { params: { trajectoryId: number; turn: number }; result: { observationText: string; same: boolean; level: string } };
 }
 export type BackendMethod = keyof BackendMethods;
-export const BACKEND_METHODS: readonly BackendMethod[] = ['listRuns', 'getRun', 'iterations', 'trajectories', 'trajectory', 'markFailed', 'deleteRun', 'rerun'];
+export const BACKEND_METHODS: readonly BackendMethod[] = ['listRuns', 'getRun', 'iterations', 'trajectories', 'trajectory', 'markFailed', 'deleteRun', 'exportRun', 'rerun'];
 
 export interface BackendRequest<M extends BackendMethod = BackendMethod> {
   readonly id: number;
