@@ -27,10 +27,11 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // A config file the Start Run picker offers, for runs long enough to cancel and to kill.
     fs.writeFileSync(path.join(dirs.workspace, 'long.agentrl.json'), JSON.stringify({ env: 'binary-search', policy: 'table', iterations: 200000, evalEpisodes: 16 }, null, 2));
     // One SFT iteration on the code environment with demonstrations that first make a mistake: their
-    // first turn ends in a real traceback from the sandbox.
+    // first turn ends in a real traceback from the sandbox, the second runs the fix, and the two-run
+    // budget ends the episode before FINAL ANSWER, so each one is a failed episode with two code turns.
     fs.writeFileSync(path.join(dirs.workspace, 'code-demo.agentrl.json'), JSON.stringify({
       env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 2, evalEpisodes: 1,
-      envOptions: { maxExecutions: 3 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 16, minibatchSize: 2, mistakeRate: 1 },
+      envOptions: { maxExecutions: 2 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 16, minibatchSize: 2, mistakeRate: 1 },
     }, null, 2));
     installExtension(dirs, VSIX);
     server = await startServer(dirs, path.join(OUT, 'code-server.log'));
@@ -97,7 +98,8 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.screenshot({ path: path.join(OUT, 'inspector.png') });
   });
 
-  it('replays the episode in the editor, steps to the next turn, and re-runs a turn in the sandbox', async () => {
+  it('replays a failed episode in the editor, steps to the next turn, and re-runs a turn in the sandbox', async () => {
+    assert.match(await treeRows().filter({ hasText: '#0 reward' }).first().textContent(), /✗ #0 reward 0\.00/);
     // A context-menu item clicked while the menu is still opening can be lost: wait for it, and retry once.
     const tab = page.locator('.tab', { hasText: 'turn-0.py' });
     for (let attempt = 0; attempt < 2 && !(await tab.isVisible()); attempt++) {
