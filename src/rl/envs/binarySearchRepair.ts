@@ -5,7 +5,7 @@
 // Reward 1 only for `finish` within budget with the private check passing, else 0.
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../shared/types';
 import type { Rng } from '../random';
-import type { Environment, EnvironmentFactory, StepResult, TabularSpec, Task, TaskSource } from './environment';
+import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type TabularSpec, type Task, type TaskSource } from './environment';
 
 export const BINARY_SEARCH_ACTIONS = ['read', 'fix_low', 'fix_high', 'undo_low', 'test', 'finish'] as const;
 export type BinarySearchAction = (typeof BINARY_SEARCH_ACTIONS)[number];
@@ -202,8 +202,7 @@ class BinarySearchRepairEnv implements Environment {
 }
 
 function budgetOf(options: Readonly<Record<string, unknown>>): number {
-  const b = options.stepBudget;
-  return typeof b === 'number' ? b : 6;
+  return numberOption(options, 'stepBudget', 6);
 }
 
 export const binarySearchRepair: EnvironmentFactory = {

@@ -65,3 +65,9 @@ export interface EnvironmentFactory {
   /** Present when a table policy can drive this environment. */
   tabular?(options: Readonly<Record<string, unknown>>): TabularSpec;
 }
+
+/** A numeric environment option, or its default (options were validated against the spec table). */
+export function numberOption(options: Readonly<Record<string, unknown>>, key: string, fallback: number): number {
+  const v = options[key];
+  return typeof v === 'number' ? v : fallback;
+}

@@ -4,7 +4,7 @@
 // malformed text) are error observations. Reward = formatWeight · (answered in format) + (answer right).
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
 import { parseCalculatorAction } from '../../rollout/parsers';
-import type { Environment, EnvironmentFactory, StepResult, Task, TaskSource } from '../environment';
+import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type Task, type TaskSource } from '../environment';
 import { applyOp, DEFAULT_GENERATOR, evaluate, expressionSet, parseExpr, type GeneratorOptions, type Op } from './expressions';
 
 const OPS: readonly Op[] = ['add', 'sub', 'mul', 'div'];
@@ -19,7 +19,7 @@ export interface CalculatorOptions {
 }
 
 export function calculatorOptions(o: Readonly<Record<string, unknown>>): CalculatorOptions {
-  const n = (k: string, d: number): number => (typeof o[k] === 'number' ? (o[k]) : d);
+  const n = (k: string, d: number): number => numberOption(o, k, d);
   return {
     maxCalls: n('maxCalls', 10),
     formatWeight: n('formatWeight', 0.1),

@@ -12,7 +12,7 @@ import { chooseLevel, resolvePython, type IsolationLevel } from '../../sandbox/i
 import { DEFAULT_LIMITS, type ExecutionResult, type SandboxLimits } from '../../sandbox/limits';
 import { WarmPool } from '../../sandbox/warmPool';
 import { CODE_TASKS, codeTaskPrompt, type CodeTask } from '../../tasks/codeTasks';
-import type { Environment, EnvironmentFactory, StepResult, Task, TaskSource } from '../environment';
+import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type Task, type TaskSource } from '../environment';
 
 export interface CodeEnvOptions {
   readonly sandbox: IsolationLevel | 'auto';
@@ -25,7 +25,7 @@ export interface CodeEnvOptions {
 }
 
 export function codeEnvOptions(o: Readonly<Record<string, unknown>>): CodeEnvOptions {
-  const n = (k: string, d: number): number => (typeof o[k] === 'number' ? (o[k]) : d);
+  const n = (k: string, d: number): number => numberOption(o, k, d);
   return {
     sandbox: (typeof o.sandbox === 'string' ? o.sandbox : 'auto') as IsolationLevel | 'auto',
     python: typeof o.python === 'string' ? o.python : '',
