@@ -126,17 +126,9 @@ function renderRunPicker(runs: RunSeries['run'][], selected: number[]): void {
 window.addEventListener('message', (event: MessageEvent<unknown>) => {
   const msg = event.data;
   if (!isHostToDashboard(msg)) return;
-  if (msg.type === 'data') {
-    series = msg.series;
-    vscode.setState({ selected: msg.selected } satisfies DashboardState);
-    renderRunPicker(msg.runs, msg.selected);
-  } else {
-    const s = series.find((x) => x.run.id === msg.runId);
-    if (!s) return;
-    const seen = new Set(s.iterations.map((m) => m.iteration));
-    s.iterations.push(...msg.iterations.filter((m) => !seen.has(m.iteration)));
-    s.evaluations.push(...msg.evaluations);
-  }
+  series = msg.series;
+  vscode.setState({ selected: msg.selected } satisfies DashboardState);
+  renderRunPicker(msg.runs, msg.selected);
   draw();
 });
 

@@ -23,5 +23,3 @@ export function webviewPage(p: PageParts): string {
 <body>${p.body ?? DASHBOARD_BODY}
 <script nonce="${escapeHtml(p.nonce)}" src="${escapeHtml(p.scriptUri)}"></script></body></html>`;
 }
-
-export const dashboardPage = (p: PageParts): string => webviewPage(p);

@@ -6,12 +6,12 @@ import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { isDashboardState, isDashboardToHost, type HostToDashboard, type RunSeries } from '../../shared/protocol/webviewProtocol';
 import type { BackendClient } from '../processes/backendClient';
-import { dashboardPage } from './dashboardPage';
+import { webviewPage } from './dashboardPage';
 
 export const DASHBOARD_VIEW_TYPE = 'agentRl.dashboard';
 
 export function dashboardHtml(webview: vscode.Webview, extensionUri: vscode.Uri, nonce: string): string {
-  return dashboardPage({
+  return webviewPage({
     scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', 'dashboard.js')).toString(),
     styleUri: webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'dashboard.css')).toString(),
     cspSource: webview.cspSource,

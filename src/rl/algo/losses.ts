@@ -13,12 +13,6 @@ export function logSoftmax(logits: ArrayLike<number>): Float64Array {
   return out;
 }
 
-export function expAll(x: ArrayLike<number>): Float64Array {
-  const out = new Float64Array(x.length);
-  for (let i = 0; i < x.length; i++) out[i] = Math.exp(x[i] as number);
-  return out;
-}
-
 /** Entropy −Σ p log p of a distribution given by its log-probs [A]. */
 export function entropy(logp: ArrayLike<number>): number {
   let h = 0;

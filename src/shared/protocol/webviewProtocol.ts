@@ -9,11 +9,8 @@ export interface RunSeries {
   readonly evaluations: EvaluationResult[];
 }
 
-export type HostToDashboard =
-  /** Every run (for the picker) and the series of the selected ones. */
-  | { readonly type: 'data'; readonly runs: RunSummary[]; readonly series: RunSeries[]; readonly selected: number[] }
-  /** New iterations of a live run. */
-  | { readonly type: 'append'; readonly runId: number; readonly iterations: IterationMetrics[]; readonly evaluations: EvaluationResult[] };
+/** Every run (for the picker) and the series of the selected ones; resent whenever a live run progresses. */
+export type HostToDashboard = { readonly type: 'data'; readonly runs: RunSummary[]; readonly series: RunSeries[]; readonly selected: number[] };
 
 export type DashboardToHost =
   | { readonly type: 'ready' }
@@ -24,10 +21,7 @@ export const isDashboardToHost: Guard<DashboardToHost> = oneOf<DashboardToHost>(
   shape('select', { runIds: (v) => Array.isArray(v) && v.length <= 20 && v.every(isNumber) }),
 );
 
-export const isHostToDashboard: Guard<HostToDashboard> = oneOf<HostToDashboard>(
-  shape('data', { runs: Array.isArray, series: Array.isArray, selected: Array.isArray }),
-  shape('append', { runId: isNumber, iterations: Array.isArray, evaluations: Array.isArray }),
-);
+export const isHostToDashboard: Guard<HostToDashboard> = shape('data', { runs: Array.isArray, series: Array.isArray, selected: Array.isArray });
 
 /** Persisted webview state (restored when the panel is reopened or VS Code restarts). */
 export interface DashboardState {

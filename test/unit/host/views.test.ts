@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { renderTrajectory, fence } from '../../../src/host/commands/trajectoryMarkdown';
 import { formatEta, statusText } from '../../../src/host/statusText';
 import { describeRun, groupTrajectories } from '../../../src/host/views/treeModel';
-import { dashboardPage } from '../../../src/host/webviews/dashboardPage';
+import { webviewPage } from '../../../src/host/webviews/dashboardPage';
 import type { TrajectoryDetail, TrajectorySummary } from '../../../src/shared/protocol/backendProtocol';
 import { escapeClipped, escapeHtml } from '../../../src/shared/html';
 
@@ -27,7 +27,7 @@ describe('escaping hostile model output', () => {
   });
 
   it('the dashboard page has a strict CSP with a nonce and no inline script without it', () => {
-    const html = dashboardPage({ scriptUri: 'vscode-resource://x/dashboard.js', styleUri: 'vscode-resource://x/d.css', cspSource: 'vscode-resource:', nonce: 'abc123' });
+    const html = webviewPage({ scriptUri: 'vscode-resource://x/dashboard.js', styleUri: 'vscode-resource://x/d.css', cspSource: 'vscode-resource:', nonce: 'abc123' });
     assert.match(html, /default-src &#39;none&#39;/);
     assert.match(html, /script-src &#39;nonce-abc123&#39;/);
     const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!);
