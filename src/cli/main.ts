@@ -32,6 +32,7 @@ Train flags (override --config FILE, a JSON run config):
   --kl X            KL coefficient              --epochs N       update epochs per batch
   --std population|sample                       --eval-episodes N   --eval-seed N   --eval-interval N
   --init DIR        start the transformer from a checkpoint  --backend auto|wasm|cpu|tensorflow|tensorflow-gpu
+  --tokenizer DIR   a Hugging Face tokenizer.json directory (default: character-level)
   --busy-timeout MS wait for a locked database (default 5000)
 Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.`;
 
@@ -44,7 +45,7 @@ const CONFIG_FLAGS: Readonly<Record<string, [keyof RunConfig, boolean]>> = {
 };
 
 /** Flag → policyOptions key (strings). */
-const POLICY_FLAGS: Readonly<Record<string, string>> = { init: 'init', backend: 'backend' };
+const POLICY_FLAGS: Readonly<Record<string, string>> = { init: 'init', backend: 'backend', tokenizer: 'tokenizer' };
 
 function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
@@ -79,7 +80,7 @@ export function configFromArgs(values: Record<string, string | boolean | undefin
     const v = values[flag];
     if (typeof v !== 'string') continue;
     const given = raw.policyOptions;
-    raw.policyOptions = { ...(typeof given === 'object' && given !== null ? given : {}), [key]: flag === 'init' ? path.resolve(v) : v };
+    raw.policyOptions = { ...(typeof given === 'object' && given !== null ? given : {}), [key]: (flag === 'init' || flag === 'tokenizer') && v !== '' ? path.resolve(v) : v };
   }
   return validateRunConfig(raw);
 }

@@ -127,6 +127,7 @@ export const POLICY_OPTION_SPECS: Readonly<Record<PolicyName, OptionSpecs>> = {
   transformer: {
     backend: { kind: 'enum', values: ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'], default: 'auto', description: 'Compute backend; auto = tfjs-node-gpu, then tfjs-node, then wasm (SIMD), then cpu.', reason: 'the fastest one that loads' },
     init: { kind: 'string', maxLength: 4096, default: '', description: 'Checkpoint to start from (a checkpoint directory or its checkpoint.json); empty = fresh weights.', reason: 'GRPO continues from an SFT warm start' },
+    tokenizer: { kind: 'string', maxLength: 4096, default: '', description: 'Directory holding a Hugging Face tokenizer.json (and tokenizer_config.json); empty = the character-level tokenizer. A checkpoint given as init brings its own.', reason: 'characters suit the small models trained here' },
     dModel: { kind: 'integer', min: 8, max: 4096, default: 64, description: 'Model width.', reason: '64 × 2 layers learns the calculator protocol in minutes here (notes/calculator-feasibility.md)' },
     nLayers: { kind: 'integer', min: 1, max: 64, default: 2, description: 'Transformer blocks.', reason: 'see dModel' },
     nHeads: { kind: 'integer', min: 1, max: 64, default: 4, description: 'Attention heads (must divide dModel).', reason: 'head width 16' },

@@ -45,7 +45,16 @@ export interface PolicyStep {
    * the ids the policy generated (loss mask 1), `logprobs` = their behaviour log-probs. The episode's
    * training sequence is the concatenation over turns of context + sampled — never re-tokenized.
    */
-  readonly tokens?: { readonly context: readonly number[]; readonly sampled: readonly number[]; readonly logprobs: readonly number[] };
+  readonly tokens?: {
+    readonly context: readonly number[];
+    readonly sampled: readonly number[];
+    readonly logprobs: readonly number[];
+    /**
+     * false: a demonstration's deliberate mistake. It stays in the context (the student sees the error
+     * being read and repaired) but is not imitated: its tokens get loss mask 0.
+     */
+    readonly imitate?: boolean;
+  };
 }
 
 /** One turn of an episode: what the policy wrote, how it parsed, what the environment answered. */

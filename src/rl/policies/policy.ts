@@ -17,6 +17,8 @@ export interface PolicySample {
   readonly step: PolicyStep;
   /** The context window is full: the episode ends without this action reaching the environment. */
   readonly exhausted?: boolean;
+  /** A scripted demonstration's deliberate mistake (see PolicyStep.tokens.imitate). */
+  readonly mistake?: boolean;
 }
 
 /** The training objective of one update call. */

@@ -7,7 +7,7 @@ import { TablePolicy } from './table/tablePolicy';
 import { initBackend, type BackendChoice } from './transformer/backend';
 import { readCheckpoint, restoreCheckpoint } from './transformer/checkpoint';
 import { Gpt, type GptConfig } from './transformer/model';
-import { CharTokenizer } from './transformer/tokenizer';
+import { CharTokenizer, HfTokenizer } from './transformer/tokenizer';
 import type { Aggregation, KlEstimator } from './transformer/tokenLoss';
 import { TransformerPolicy } from './transformer/transformerPolicy';
 
@@ -26,7 +26,7 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory, tot
   const o = config.policyOptions as Record<string, number | string | boolean>;
   const backend = await initBackend(o.backend as BackendChoice);
   const init = typeof o.init === 'string' && o.init !== '' ? readCheckpoint(o.init) : undefined;
-  const tokenizer = init?.tokenizer ?? new CharTokenizer();
+  const tokenizer = init?.tokenizer ?? (typeof o.tokenizer === 'string' && o.tokenizer !== '' ? HfTokenizer.fromDirectory(o.tokenizer) : new CharTokenizer());
   const modelConfig: GptConfig = init?.manifest.model ?? {
     vocabSize: tokenizer.vocabSize,
     contextLength: o.contextLength as number,

@@ -1,7 +1,7 @@
 // A scripted reference agent for the code environment: writes the task's reference solution and the
 // public print, reads the result, and submits the printed value. With probability `mistakeRate` its
 // first attempt calls the function by a wrong name (a NameError), so demonstrations show a traceback
-// being read and the code being fixed.
+// being read and the code being fixed (marked as a mistake: shown to a student, not imitated).
 import type { Rng } from '../../random';
 import type { PolicyContext } from '../policy';
 import { ScriptedPolicy } from './scriptedPolicy';
@@ -11,11 +11,11 @@ export class CodeReferenceAgent extends ScriptedPolicy {
     super();
   }
 
-  protected act(ctx: PolicyContext, rng: Rng): string {
+  protected act(ctx: PolicyContext, rng: Rng): string | { text: string; mistake: true } {
     const { fn, publicArgs, reference } = ctx.task.data as { fn: string; publicArgs: string; reference: string };
     const program = (name: string): string => `\`\`\`python\n${reference}\nprint(${name}(${publicArgs}))\n\`\`\``;
     const last = ctx.turns[ctx.turns.length - 1];
-    if (!last) return rng.next() < this.mistakeRate ? `Let me try.\n${program(`${fn}_v2`)}` : program(fn);
+    if (!last) return rng.next() < this.mistakeRate ? { text: `Let me try.\n${program(`${fn}_v2`)}`, mistake: true } : program(fn);
     if (last.observation.data.exitCode !== 0) return `The run failed; fixing the call.\n${program(fn)}`;
     const stdout = last.observation.data.stdout;
     return `FINAL ANSWER: ${(typeof stdout === 'string' ? stdout : '').trim().split('\n').pop() ?? ''}`;

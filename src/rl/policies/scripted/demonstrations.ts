@@ -1,6 +1,6 @@
 // Demonstrations for supervised warm starts: a scripted reference agent acts, and each turn's text is
-// tokenized once, as it enters the context (observation: loss mask 0; action: loss mask 1), exactly
-// the token layout a sampled trajectory has.
+// tokenized once, as it enters the context (observation: loss mask 0; action: loss mask 1, or 0 for a
+// deliberate mistake, which the student reads but does not imitate), the token layout of a sample.
 import type { EnvName } from '../../../shared/runConfig';
 import type { Trajectory } from '../../../shared/types';
 import type { Rng } from '../../random';
@@ -32,7 +32,7 @@ export class DemonstrationPolicy implements Policy {
       const sampled = this.tokenizer.encode(s.text);
       return {
         text: s.text,
-        step: { ...s.step, tokens: { context: this.tokenizer.encode(contexts[i]!.observation.text), sampled, logprobs: sampled.map(() => 0) } },
+        step: { ...s.step, tokens: { context: this.tokenizer.encode(contexts[i]!.observation.text), sampled, logprobs: sampled.map(() => 0), ...(s.mistake ? { imitate: false } : {}) } },
       };
     });
   }

@@ -8,11 +8,18 @@ export abstract class ScriptedPolicy implements Policy {
   readonly version = 0;
   readonly compute = 'scripted reference agent';
 
-  /** The action text for one context. */
-  protected abstract act(ctx: PolicyContext, rng: Rng): string;
+  /** The action text for one context; `mistake` marks a deliberate error (shown, not to be imitated). */
+  protected abstract act(ctx: PolicyContext, rng: Rng): string | { readonly text: string; readonly mistake: true };
 
   sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
-    return Promise.resolve(contexts.map((ctx) => ({ text: this.act(ctx, rng), step: { behaviourLogprob: 0, policyVersion: 0 } })));
+    return Promise.resolve(
+      contexts.map((ctx) => {
+        const a = this.act(ctx, rng);
+        return typeof a === 'string'
+          ? { text: a, step: { behaviourLogprob: 0, policyVersion: 0 } }
+          : { text: a.text, step: { behaviourLogprob: 0, policyVersion: 0 }, mistake: true };
+      }),
+    );
   }
 
   update(_t: readonly Trajectory[]): UpdateStats {

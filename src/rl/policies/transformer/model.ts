@@ -1,9 +1,11 @@
 // A GPT-style decoder in tfjs core ops: token and position embeddings, pre-norm blocks (causal
 // multi-head attention + GELU MLP), final layer norm, tied or untied output head. Built for the wasm
 // backend's limits: embeddings are one-hot matrix products (wasm has no gradient for gather), the
-// one-hot is built as int32 and cast (float one-hot is wrong on wasm), projections are 2-D matmuls.
+// one-hot is built as int32 and cast (float one-hot is wrong on wasm), projections are 2-D matmuls with
+// materialised transposes (XNNPACK), and attention's batched products run on our SIMD kernel (kernels/).
 // Shapes: B batch, T time, D width, H heads, E = D / H head width, V vocabulary, P context length.
 import * as tf from '@tensorflow/tfjs';
+import { batchMatMul } from './kernels/batchMatMul';
 
 export interface GptConfig {
   readonly vocabSize: number;
@@ -169,15 +171,21 @@ export class Gpt {
     const heads = (t: tf.Tensor2D): tf.Tensor4D => tf.transpose(tf.reshape(t, [B, T, H, E]), [0, 2, 1, 3]); // [B, H, T, E]
     const linear = (a: tf.Tensor2D, w: string, b: string): tf.Tensor2D => tf.add(mm(a, this.w(w) as tf.Tensor2D), this.w(b));
     for (let l = 0; l < L; l++) {
-      const qkv = linear(this.layerNorm(x, `h${l}.ln1`), `h${l}.attn.wqkv`, `h${l}.attn.bqkv`); // [B·T, 3D]
-      const [q, kNew, vNew] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+      // Three products with column slices of wqkv, not one product split afterwards: slicing the
+      // [D, 3D] weight is cheap, splitting the [B·T, 3D] activation (and concatenating its gradient) is not.
+      const h = this.layerNorm(x, `h${l}.ln1`);
+      const wqkv = this.w(`h${l}.attn.wqkv`) as tf.Tensor2D;
+      const bqkv = this.w(`h${l}.attn.bqkv`) as tf.Tensor1D;
+      const [q, kNew, vNew] = [0, 1, 2].map((i) => tf.add(mm(h, tf.slice(wqkv, [0, i * D], [D, D])), tf.slice(bqkv, [i * D], [D]))) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
       const k = past ? tf.concat([past.k[l]!, heads(kNew)], 2) : heads(kNew);
       const v = past ? tf.concat([past.v[l]!, heads(vNew)], 2) : heads(vNew);
       ks.push(k);
       vs.push(v);
-      const raw = tf.mul(tf.matMul(heads(q), k, false, true), 1 / Math.sqrt(E)); // [B, H, T, Tk]
+      // Q·Kᵀ with the 1/√E scale folded into Q (T·E products instead of T·Tk), then P·V
+      const qs = tf.mul(heads(q), 1 / Math.sqrt(E));
+      const raw = batchMatMul(qs, tf.transpose(k, [0, 1, 3, 2])); // [B, H, T, Tk]
       const scores = mask ? tf.add(raw, mask) : raw;
-      const att = tf.matMul(tf.softmax(scores), v); // [B, H, T, E]
+      const att = batchMatMul(tf.softmax(scores), v); // [B, H, T, E]
       const merged = tf.reshape<tf.Rank.R2>(tf.transpose(att, [0, 2, 1, 3]), [B * T, D]);
       x = tf.add(x, linear(merged, `h${l}.attn.wo`, `h${l}.attn.bo`));
       const m = linear(this.layerNorm(x, `h${l}.ln2`), `h${l}.mlp.w1`, `h${l}.mlp.b1`);

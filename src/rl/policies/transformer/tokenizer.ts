@@ -1,5 +1,8 @@
 // Tokenizers. Token ids are produced once, when text enters a context, and never rebuilt from decoded
-// text (token in, token out).
+// text (token in, token out). Two kinds: a character-level one for the small models trained here, and
+// Hugging Face tokenizers loaded from a directory holding tokenizer.json (and tokenizer_config.json).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 export interface Tokenizer {
   readonly vocabSize: number;
   encode(text: string): number[];
@@ -43,7 +46,115 @@ export class CharTokenizer implements Tokenizer {
   }
 }
 
+interface HfImpl {
+  encode(text: string): number[];
+  decode(ids: number[]): string;
+}
+
+/** The library that tokenizes: @huggingface/transformers, else its own pure-JS tokenizer library. */
+function loadHfLibrary(): { library: string; make: (json: object, config: object) => HfImpl } {
+  const errors: string[] = [];
+  try {
+    // @huggingface/transformers loads ONNX Runtime with it; the .vsix leaves that out (.vscodeignore).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { PreTrainedTokenizer } = require('@huggingface/transformers') as { PreTrainedTokenizer: new (json: object, config: object) => { encode(text: string, o: object): number[]; decode(ids: number[], o: object): string } };
+    return {
+      library: '@huggingface/transformers',
+      make: (json, config) => {
+        const t = new PreTrainedTokenizer(json, config);
+        return {
+          encode: (text) => t.encode(text, { add_special_tokens: false }),
+          decode: (ids) => t.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
+        };
+      },
+    };
+  } catch (e) {
+    errors.push(`@huggingface/transformers: ${(e as Error).message.split('\n')[0]}`);
+  }
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Tokenizer } = require('@huggingface/tokenizers') as { Tokenizer: new (json: object, config: object) => { encode(text: string, o: object): { ids: number[] }; decode(ids: number[], o: object): string } };
+    return {
+      library: '@huggingface/tokenizers',
+      make: (json, config) => {
+        const t = new Tokenizer(json, config);
+        return {
+          encode: (text) => t.encode(text, { add_special_tokens: false }).ids,
+          decode: (ids) => t.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
+        };
+      },
+    };
+  } catch (e) {
+    errors.push(`@huggingface/tokenizers: ${(e as Error).message.split('\n')[0]}`);
+  }
+  throw new Error(`no Hugging Face tokenizer library loads (${errors.join('; ')}). Fix: npm install in the extension or project directory`);
+}
+
+/** Highest id in a tokenizer.json (model vocabulary and added tokens) + 1. */
+function hfVocabSize(json: Record<string, unknown>): number {
+  let max = -1;
+  const vocab = (json.model as { vocab?: unknown } | undefined)?.vocab;
+  if (Array.isArray(vocab)) max = vocab.length - 1; // Unigram: [[piece, score], ...], id = index
+  else if (vocab && typeof vocab === 'object') for (const id of Object.values(vocab as Record<string, number>)) max = Math.max(max, id);
+  for (const t of (json.added_tokens as { id: number }[] | undefined) ?? []) max = Math.max(max, t.id);
+  if (max < 0) throw new Error('tokenizer.json: model.vocab is missing or empty');
+  return max + 1;
+}
+
+/**
+ * A Hugging Face tokenizer (BPE, WordPiece, Unigram, ...) from a tokenizer.json. Text is encoded
+ * without special tokens (the environment's text is the whole context) and decoded verbatim (no
+ * clean-up of spaces), so stop strings and parsers see exactly what the model wrote. Checkpoints carry
+ * both JSON files, so a checkpoint never depends on the directory it was trained from.
+ */
+export class HfTokenizer implements Tokenizer {
+  readonly vocabSize: number;
+  readonly library: string;
+  private readonly impl: HfImpl;
+
+  constructor(readonly tokenizerJson: Record<string, unknown>, readonly tokenizerConfig: Record<string, unknown> = {}) {
+    this.vocabSize = hfVocabSize(tokenizerJson);
+    const lib = loadHfLibrary();
+    this.library = lib.library;
+    this.impl = lib.make(tokenizerJson, tokenizerConfig);
+  }
+
+  /** Loads `dir/tokenizer.json` and, when present, `dir/tokenizer_config.json`. */
+  static fromDirectory(dir: string): HfTokenizer {
+    const file = path.join(dir, 'tokenizer.json');
+    if (!fs.existsSync(file)) {
+      throw new Error(`policyOptions.tokenizer: ${fs.existsSync(dir) ? `no tokenizer.json in ${dir}` : `${dir} does not exist`}. Fix: point it at a directory holding a Hugging Face tokenizer.json, or leave it empty for the character-level tokenizer`);
+    }
+    const read = (f: string): Record<string, unknown> => {
+      try {
+        const v = JSON.parse(fs.readFileSync(f, 'utf8')) as unknown;
+        if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object');
+        return v as Record<string, unknown>;
+      } catch (e) {
+        throw new Error(`policyOptions.tokenizer: ${f} is not valid: ${(e as Error).message}. Fix: save the tokenizer again (tokenizer.save_pretrained)`);
+      }
+    };
+    const configFile = path.join(dir, 'tokenizer_config.json');
+    return new HfTokenizer(read(file), fs.existsSync(configFile) ? read(configFile) : {});
+  }
+
+  encode(text: string): number[] {
+    return this.impl.encode(text);
+  }
+
+  decode(ids: readonly number[]): string {
+    return ids.length === 0 ? '' : this.impl.decode([...ids]); // the libraries reject an empty list
+  }
+
+  toJSON(): { kind: string; tokenizer: Record<string, unknown>; config: Record<string, unknown> } {
+    return { kind: 'hf', tokenizer: this.tokenizerJson, config: this.tokenizerConfig };
+  }
+}
+
 export function tokenizerFromJSON(json: { kind: string; [k: string]: unknown }): Tokenizer {
   if (json.kind === 'char' && Array.isArray(json.chars)) return new CharTokenizer(json.chars as string[]);
+  if (json.kind === 'hf' && json.tokenizer && typeof json.tokenizer === 'object') {
+    return new HfTokenizer(json.tokenizer as Record<string, unknown>, (json.config ?? {}) as Record<string, unknown>);
+  }
   throw new Error(`unknown tokenizer kind ${JSON.stringify(json.kind)} in checkpoint`);
 }

@@ -39,9 +39,10 @@ export function trajectoryTokens(t: Trajectory): TokenSequence | undefined {
       mask.push(0);
       behaviour.push(0);
     }
+    const imitate = tk.imitate === false ? 0 : 1;
     tk.sampled.forEach((id, i) => {
       ids.push(id);
-      mask.push(1);
+      mask.push(imitate);
       behaviour.push(tk.logprobs[i]!);
     });
   }

@@ -3,6 +3,9 @@ import { describe, it } from 'node:test';
 import { calculator, calculatorTask } from '../../../../src/rl/envs/calculator/calculatorEnv';
 import { callPlan, DEFAULT_GENERATOR, depth, evaluate, expressionSet, generate, isHeldOut, parseExpr, render } from '../../../../src/rl/envs/calculator/expressions';
 import { CalculatorReferenceAgent } from '../../../../src/rl/policies/scripted/calculatorReference';
+import { DemonstrationPolicy } from '../../../../src/rl/policies/scripted/demonstrations';
+import { CharTokenizer } from '../../../../src/rl/policies/transformer/tokenizer';
+import { trajectoryTokens } from '../../../../src/rl/policies/transformer/transformerPolicy';
 import { Rng } from '../../../../src/rl/random';
 import { runEpisodes } from '../../../../src/rl/rollout/agentLoop';
 import { validateRunConfig } from '../../../../src/shared/runConfig';
@@ -102,4 +105,24 @@ describe('calculator reference agent', () => {
       if (mistakeRate === 1) assert.ok(trajectories.every((t) => t.turns[0]!.observation.text.startsWith('<obs>error: unknown op')));
     });
   }
+
+  it('demonstrations show the mistake in context but do not train on it (loss mask 0), and train on the repair', async () => {
+    const tokenizer = new CharTokenizer();
+    const [t] = await runEpisodes(
+      [{ task: calculatorTask('(3+4)*5'), group: 0, indexInGroup: 0 }],
+      () => calculator.create({}),
+      new DemonstrationPolicy(new CalculatorReferenceAgent(1), tokenizer),
+      { maxTurns: 16, sampleRng: new Rng(1), verifierRng: new Rng(2) },
+    );
+    const s = trajectoryTokens(t!)!;
+    const trained = (from: number, text: string): number[] => s.mask.slice(from, from + text.length);
+    const text = tokenizer.decode(s.ids);
+    assert.equal(text.slice(0, 40), 'Q:(3+4)*5\n<call>plus(3,4)</call><obs>err');
+    const mistake = text.indexOf('<call>plus(3,4)</call>');
+    const repair = text.indexOf('<call>add(3,4)</call>');
+    assert.ok(mistake > 0 && repair > mistake);
+    assert.ok(trained(mistake, '<call>plus(3,4)</call>').every((m) => m === 0), 'the mistake is not imitated');
+    assert.ok(trained(repair, '<call>add(3,4)</call>').every((m) => m === 1), 'the repair is');
+    assert.ok(trained(text.indexOf('<obs>error'), '<obs>error').every((m) => m === 0), 'observations never are');
+  });
 });

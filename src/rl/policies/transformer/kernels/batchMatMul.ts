@@ -1,0 +1,110 @@
+// Batched matrix product for attention, C[g] = A[g] · B[g] with A [G, M, K] and B [G, K, N].
+//
+// tfjs-backend-wasm sends only unbatched, untransposed 2-D products to XNNPACK; every batched one
+// (attention's Q·Kᵀ and P·V, forward and backward) runs in a scalar C++ loop at about 1 GFLOP/s, and
+// that loop was half of a training step. On the wasm backend this op runs a hand-written SIMD kernel
+// (batchMatMul.wat, 4 × f32x4 accumulators over 16 output columns) on the tensors where they lie:
+// the kernel module imports tfjs-wasm's own linear memory, reads A and B at their heap offsets and
+// writes into an output tensor the backend allocated, so nothing is copied. On other backends
+// (tfjs-node's native TensorFlow, the plain CPU one) it is tf.matMul. The gradient materialises
+// the transposes first, so it runs on the same kernel: ∂A = ∂C · Bᵀ, ∂B = Aᵀ · ∂C.
+import * as tf from '@tensorflow/tfjs';
+import { WASM_BASE64 } from './batchMatMulWasm';
+
+const KERNEL = 'AgentRlBatchMatMul';
+
+interface WasmBackendInternals {
+  readonly wasm: { readonly asm?: { readonly memory?: unknown } };
+  readonly dataIdMap: { get(id: object): { memoryOffset: number } | undefined };
+  makeOutput(shape: number[], dtype: 'float32'): tf.TensorInfo;
+}
+
+// The WebAssembly global, typed here (the project's lib settings leave out the DOM typings).
+interface WasmApi {
+  readonly Memory: abstract new (...args: never[]) => object;
+  readonly Module: new (bytes: Uint8Array) => object;
+  readonly Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
+}
+const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+type BmmExport = (a: number, b: number, c: number, G: number, M: number, K: number, N: number) => void;
+
+let state: 'unknown' | 'native' | 'fallback' = 'unknown';
+let fallbackReason = '';
+
+/** Registers the SIMD kernel for the wasm backend once; remembers why not where it cannot. */
+function prepare(): void {
+  if (state !== 'unknown' || tf.getBackend() !== 'wasm') {
+    if (state === 'unknown') fallbackReason = `backend ${tf.getBackend()} (tf.matMul)`;
+    return;
+  }
+  try {
+    const backend = tf.backend() as unknown as WasmBackendInternals;
+    const memory = backend.wasm.asm?.memory;
+    if (!(memory instanceof WA.Memory)) throw new Error('tfjs-wasm does not expose its memory');
+    const instance = new WA.Instance(new WA.Module(Buffer.from(WASM_BASE64, 'base64')), { env: { memory } });
+    const bmm = instance.exports.bmm as BmmExport;
+    tf.registerKernel({
+      kernelName: KERNEL,
+      backendName: 'wasm',
+      kernelFunc: ({ inputs, backend: b }) => {
+        const be = b as unknown as WasmBackendInternals;
+        const { a, b: bm } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+        const [G, M, K] = a.shape as [number, number, number];
+        const N = bm.shape[2]!;
+        const out = be.makeOutput([G, M, N], 'float32');
+        // Offsets are read after makeOutput: an allocation may grow (and move) the heap buffer.
+        bmm(be.dataIdMap.get(a.dataId)!.memoryOffset, be.dataIdMap.get(bm.dataId)!.memoryOffset, be.dataIdMap.get(out.dataId)!.memoryOffset, G, M, K, N);
+        return out;
+      },
+    });
+    state = 'native';
+  } catch (e) {
+    state = 'fallback';
+    fallbackReason = `SIMD kernel unavailable: ${(e as Error).message}`;
+  }
+}
+
+/** Which implementation batched products use in this process (for run records and benchmarks). */
+export function batchMatMulImplementation(): string {
+  prepare();
+  return state === 'native' && tf.getBackend() === 'wasm' ? 'wasm SIMD kernel' : fallbackReason || 'tf.matMul';
+}
+
+function forward(a: tf.Tensor3D, b: tf.Tensor3D): tf.Tensor3D {
+  prepare();
+  if (state === 'native' && tf.getBackend() === 'wasm' && a.dtype === 'float32' && b.dtype === 'float32') {
+    return tf.engine().runKernel<tf.Tensor3D>(KERNEL, { a, b }, {});
+  }
+  return tf.matMul(a, b);
+}
+
+const T3 = [0, 2, 1];
+
+const bmm3 = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const [a, b, save] = args as [tf.Tensor3D, tf.Tensor3D, tf.GradSaveFunc];
+  save([a, b]);
+  return {
+    value: forward(a, b),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sa, sb] = saved as [tf.Tensor3D, tf.Tensor3D];
+      return [forward(dy as tf.Tensor3D, tf.transpose(sb, T3)), forward(tf.transpose(sa, T3), dy as tf.Tensor3D)];
+    },
+  };
+}) as (a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D;
+
+/**
+ * a [..., M, K] · b [..., K, N] with equal leading dimensions → [..., M, N], differentiable.
+ * Leading dimensions are flattened into one batch dimension (a reshape, not a copy).
+ */
+export function batchMatMul<R extends tf.Rank>(a: tf.Tensor<R>, b: tf.Tensor<R>): tf.Tensor<R> {
+  const lead = a.shape.slice(0, -2);
+  const [M, K] = a.shape.slice(-2) as [number, number];
+  const [K2, N] = b.shape.slice(-2) as [number, number];
+  if (K !== K2 || lead.join() !== b.shape.slice(0, -2).join()) {
+    throw new Error(`batchMatMul: shapes [${a.shape.join(', ')}] and [${b.shape.join(', ')}] do not multiply`);
+  }
+  const G = lead.reduce((x, y) => x * y, 1);
+  const c = bmm3(tf.reshape(a, [G, M, K]), tf.reshape(b, [G, K, N]));
+  return tf.reshape(c, [...lead, M, N]) as unknown as tf.Tensor<R>;
+}
