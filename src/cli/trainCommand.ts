@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { RunConfig } from '../shared/runConfig';
 import type { EvaluationResult, RuntimeInfo } from '../shared/types';
 import { train, type Progress } from '../rl/train/trainer';
-import { explainSqliteError, openStore } from '../store/openStore';
+import { checkpointDirFor, explainSqliteError, openStore } from '../store/openStore';
 import { markOrphanedRuns, RunWriter } from '../store/runWriter';
 import { runtimeInfo } from '../store/runtimeInfo';
 import { duration, evaluationLine, pct, progressBar } from './format';
@@ -58,8 +58,8 @@ export async function trainCommand(config: RunConfig, options: TrainCommandOptio
       signal: controller.signal,
       onProgress: reporter.progress,
       onEvaluation: reporter.evaluation,
-      // Language-model runs end with a checkpoint next to the database: <db folder>/checkpoints/run-<id>
-      checkpointDir: () => path.join(path.dirname(options.db), 'checkpoints', `run-${writer.runId}`),
+      // Language-model runs end with a checkpoint next to the database (checkpointDirFor)
+      checkpointDir: () => checkpointDirFor(options.db, writer.runId),
       onCheckpoint: (file) => (checkpoint = path.dirname(file)),
     }).catch((e: unknown) => explainSqliteError(e, options.db));
 

@@ -10,6 +10,15 @@ import { migrate, SCHEMA_VERSION, SchemaTooNewError } from './migrations';
 export const APPLICATION_ID = 0x41524c57;
 export const DEFAULT_DB_PATH = path.join('.agent-rl', 'runs.sqlite');
 
+/**
+ * Where a run's checkpoint goes: <db folder>/checkpoints/<db file name without extension>/run-<id>.
+ * Run ids count per database, so two databases in one folder must not share a checkpoint folder.
+ */
+export function checkpointDirFor(dbFile: string, runId: number): string {
+  const db = path.resolve(dbFile);
+  return path.join(path.dirname(db), 'checkpoints', path.basename(db).replace(/\.[^.]*$/, '') || 'runs', `run-${runId}`);
+}
+
 export class StoreError extends Error {
   constructor(message: string, readonly code: 'not_a_database' | 'locked' | 'too_new' | 'foreign' | 'readonly' | 'io') {
     super(message);

@@ -6,10 +6,9 @@ import type { HostToWorker, WorkerToHost } from '../shared/protocol/workerProtoc
 import { isHostToWorker } from '../shared/protocol/workerProtocol';
 import { validateRunConfig } from '../shared/runConfig';
 import { train } from '../rl/train/trainer';
-import { explainSqliteError, openStore } from '../store/openStore';
+import { checkpointDirFor, explainSqliteError, openStore } from '../store/openStore';
 import { markOrphanedRuns, RunWriter } from '../store/runWriter';
 import { runtimeInfo } from '../store/runtimeInfo';
-import * as path from 'node:path';
 
 export const HEARTBEAT_MS = 2000;
 
@@ -40,7 +39,7 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
         signal,
         onProgress: (p) => send({ type: 'progress', runId: runId!, iteration: p.iteration, iterations: p.iterations, rewardMean: p.rewardMean, successRate: p.successRate, etaMs: p.etaMs }),
         onEvaluation: (e) => send({ type: 'evaluation', runId: runId!, evaluation: e }),
-        checkpointDir: () => path.join(path.dirname(path.resolve(start.db)), 'checkpoints', `run-${writer.runId}`),
+        checkpointDir: () => checkpointDirFor(start.db, writer.runId),
         onCheckpoint: (file) => send({ type: 'log', level: 'info', message: `checkpoint written: ${file}` }),
       }).catch((e: unknown) => explainSqliteError(e, start.db));
       send({ type: 'finished', runId: runId!, status: result.status, wallMs: result.wallMs });

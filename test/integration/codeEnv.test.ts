@@ -8,7 +8,7 @@ import { codeEnvironment, codeEnvOptions, codeTask, disposeSandboxes, sandboxFor
 import { CodeReferenceAgent } from '../../src/rl/policies/scripted/codeReference';
 import { Rng } from '../../src/rl/random';
 import { runEpisodes } from '../../src/rl/rollout/agentLoop';
-import { CODE_TASKS } from '../../src/rl/tasks/codeTasks';
+import { CODE_TASKS, formulaTasks } from '../../src/rl/tasks/codeTasks';
 import { runCli, tempDir } from '../helpers/cli';
 
 after(() => disposeSandboxes());
@@ -54,6 +54,35 @@ describe('code tasks', () => {
       }),
     );
     assert.equal(rejected.length, CODE_TASKS.length);
+  });
+});
+
+describe('generated formula tasks (envOptions.taskSet = formulas)', () => {
+  const all = formulaTasks();
+
+  it('405 tasks, about a quarter held out, ids unique, public outputs right', () => {
+    assert.equal(all.length, 405);
+    assert.equal(new Set(all.map((t) => t.id)).size, all.length);
+    const { train, heldOut } = codeEnvironment.tasks({ taskSet: 'formulas' });
+    assert.equal(train.length + heldOut.length, all.length);
+    assert.ok(heldOut.length > 70 && heldOut.length < 135, String(heldOut.length));
+    const t = all.find((x) => x.id === 'code:f=3*(x+4)')!;
+    assert.equal(t.publicOutput, String(3 * (Number(t.publicArgs) + 4)));
+    assert.equal(codeEnvironment.taskFromId!('f=3*(x+4)', {})?.id, 'code:f=3*(x+4)');
+  });
+
+  it('the reference agent solves sampled held-out formulas, and a memorised answer fails their private verifier', async () => {
+    const o = codeEnvOptions({ taskSet: 'formulas' });
+    const sample = all.filter((t) => t.split === 'heldOut').filter((_, i) => i % 8 === 0);
+    const trajectories = await runEpisodes(
+      sample.map((t, i) => ({ task: codeTask(t), group: i, indexInGroup: 0 })),
+      () => codeEnvironment.create({ taskSet: 'formulas' }),
+      new CodeReferenceAgent(0),
+      { maxTurns: 8, sampleRng: new Rng(3), verifierRng: new Rng(4) },
+    );
+    for (const t of trajectories) assert.equal(t.outcome.success, true, `${t.taskId}: ${JSON.stringify(t.outcome)}`);
+    const mem = await verifyCode(sandboxFor(o), o.limits, codeTask(sample[0]!), memorised(sample[0]!));
+    assert.deepEqual([mem.publicPass, mem.privatePass], [true, false]);
   });
 });
 

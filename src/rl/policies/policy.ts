@@ -56,11 +56,11 @@ export interface Policy {
    * `epochs` optimizer steps on the whole batch. Trajectory losses are averaged over their own
    * steps first, then over trajectories ("per-trajectory mean, then batch mean").
    */
-  update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): UpdateStats;
+  update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): UpdateStats | Promise<UpdateStats>;
   /** The same weights, sampling greedily (for greedy evaluation), where the policy samples at all. */
   greedy?(): Policy;
   /** Writes a checkpoint into `dir`; returns the file written. */
   save?(dir: string, note: string): string;
   /** Frees tensors and other resources. */
-  dispose?(): void;
+  dispose?(): void | Promise<void>;
 }

@@ -101,3 +101,36 @@ export function codeTaskPrompt(t: CodeTask): string {
     'Run code by writing a ```python block; read the output; fix errors; when it is right, reply FINAL ANSWER: followed by the printed value.'
   );
 }
+
+/**
+ * A generated family of one-line tasks, `f(x) = <formula>` with small integer constants, for models
+ * trained here from scratch: what a held-out task asks is new (unseen constants and combinations),
+ * the skill is not (read the formula, write it as Python, print the example, report it). About one
+ * task in four is held out, chosen by a fixed hash of the formula.
+ */
+export function formulaTasks(): readonly (CodeTask & { readonly split: 'train' | 'heldOut' })[] {
+  const forms: [string, (x: number, a: number, b: number) => number][] = [
+    ['a*x+b', (x, a, b) => a * x + b],
+    ['a*x-b', (x, a, b) => a * x - b],
+    ['x*x+a*b', (x, a, b) => x * x + a * b],
+    ['a*(x+b)', (x, a, b) => a * (x + b)],
+    ['x*a-b*x', (x, a, b) => x * a - b * x],
+  ];
+  const out: (CodeTask & { split: 'train' | 'heldOut' })[] = [];
+  for (const [form, value] of forms) {
+    for (let a = 1; a <= 9; a++) {
+      for (let b = 1; b <= 9; b++) {
+        const expr = form.replace('a', String(a)).replace('b', String(b));
+        const x = 2 + ((a + b) % 3);
+        let h = 0;
+        for (const c of expr) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+        out.push({
+          id: `code:f=${expr}`, fn: 'f', description: `return ${expr} for an integer x`,
+          reference: `def f(x):\n    return ${expr}\n`, publicArgs: String(x), publicOutput: String(value(x, a, b)),
+          hidden: ['0', '1', '-3', '7', '10'], split: h % 4 === 3 ? 'heldOut' : 'train',
+        });
+      }
+    }
+  }
+  return out;
+}

@@ -120,15 +120,15 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       if (config.method === 'grpo') {
         trained = trajectories;
         const objective: Objective = { kind: 'clipped-pg', clipEpsilon: config.clipEpsilon, klCoef: config.klCoef };
-        stats = policy.update(trained, objective, config.epochs);
+        stats = await policy.update(trained, objective, config.epochs);
       } else if (config.method === 'sft') {
         // SFT on demonstrations (successful ones: a demonstration that failed teaches nothing useful).
         trained = trajectories.filter((t) => t.outcome.success);
-        if (trained.length > 0) stats = policy.update(trained, { kind: 'nll' }, config.epochs);
+        if (trained.length > 0) stats = await policy.update(trained, { kind: 'nll' }, config.epochs);
       } else {
         // RS-SFT: keep successful samples only; no success this round → no update at all.
         trained = trajectories.filter((t) => t.outcome.success);
-        if (trained.length > 0) stats = policy.update(trained, { kind: 'nll' }, config.epochs);
+        if (trained.length > 0) stats = await policy.update(trained, { kind: 'nll' }, config.epochs);
       }
 
       const rewards = trajectories.map((t) => t.outcome.reward);
@@ -177,7 +177,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
     }
     throw e;
   } finally {
-    policy.dispose?.();
+    await policy.dispose?.();
     await env.dispose?.();
   }
 }

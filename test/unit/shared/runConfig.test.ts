@@ -45,10 +45,12 @@ describe('validateRunConfig', () => {
     assert.match(e.issues.find((i) => i.field === 'learningRate')!.fix, /> 0/);
   });
 
-  it('groups of one are rejected (no spread to normalise)', () => {
+  it('GRPO rejects groups of one (no spread to normalise); SFT takes one demonstration per task', () => {
     const e = issues({ groupSize: 1 });
     assert.equal(e.issues[0]!.field, 'groupSize');
-    assert.match(e.message, /groupSize = 1: is out of range\. Fix: use a value ≥ 2/);
+    assert.match(e.message, /groupSize = 1: GRPO normalises rewards within a group.*Fix: set groupSize ≥ 2/);
+    assert.equal(validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft' }).groupSize, 1);
+    assert.throws(() => validateRunConfig({ groupSize: 0 }), /groupSize = 0: is out of range/);
   });
 
   it('impossible combinations: rs-sft with a KL coefficient', () => {
@@ -82,7 +84,7 @@ describe('validateRunConfig: transformer policy', () => {
     assert.equal(grpo.policyOptions.klEstimator, 'k3');
     const sft = validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft' });
     assert.equal(sft.learningRate, 3e-3);
-    assert.equal(sft.iterations, 120);
+    assert.equal(sft.iterations, 200);
     assert.equal(validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft', learningRate: 0.01 }).learningRate, 0.01);
   });
 

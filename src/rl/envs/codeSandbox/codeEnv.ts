@@ -11,7 +11,7 @@ import type { Executor } from '../../sandbox/freshExecutor';
 import { chooseLevel, resolvePython, type IsolationLevel } from '../../sandbox/isolation';
 import { DEFAULT_LIMITS, type ExecutionResult, type SandboxLimits } from '../../sandbox/limits';
 import { WarmPool } from '../../sandbox/warmPool';
-import { CODE_TASKS, codeTaskPrompt, type CodeTask } from '../../tasks/codeTasks';
+import { CODE_TASKS, codeTaskPrompt, formulaTasks, type CodeTask } from '../../tasks/codeTasks';
 import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type Task, type TaskSource } from '../environment';
 
 export interface CodeEnvOptions {
@@ -22,6 +22,7 @@ export interface CodeEnvOptions {
   /** execute_code turns (and malformed turns) allowed per episode. */
   readonly maxExecutions: number;
   readonly poolSize: number;
+  readonly taskSet: 'functions' | 'formulas';
 }
 
 export function codeEnvOptions(o: Readonly<Record<string, unknown>>): CodeEnvOptions {
@@ -32,7 +33,13 @@ export function codeEnvOptions(o: Readonly<Record<string, unknown>>): CodeEnvOpt
     limits: { ...DEFAULT_LIMITS, timeoutMs: n('timeoutMs', DEFAULT_LIMITS.timeoutMs), tailBytes: n('tailBytes', DEFAULT_LIMITS.tailBytes), outputCapBytes: n('outputCapBytes', DEFAULT_LIMITS.outputCapBytes) },
     maxExecutions: n('maxExecutions', 4),
     poolSize: n('poolSize', 2),
+    taskSet: o.taskSet === 'formulas' ? 'formulas' : 'functions',
   };
+}
+
+/** functions: the 65 hand-written tasks; formulas: the generated one-line family (see formulaTasks). */
+function taskSet(name: 'functions' | 'formulas'): readonly (CodeTask & { readonly split: 'train' | 'heldOut' })[] {
+  return name === 'formulas' ? formulaTasks() : CODE_TASKS;
 }
 
 /** One warm pool per (level, interpreter, size), shared by every episode; closed by dispose(). */
@@ -227,12 +234,12 @@ export const codeEnvironment: EnvironmentFactory = {
   // an action ends with a closed code block, or with the line after FINAL ANSWER:
   stop: { strings: [], when: (text) => /```(?:python|py)?[^\S\n]*\n[\s\S]*?```/.test(text) || /FINAL ANSWER:[^\n]*\n/.test(text) },
   create: (options) => new CodeEnv(codeEnvOptions(options)),
-  tasks: (): TaskSource => ({
-    train: CODE_TASKS.filter((t) => t.split === 'train').map(codeTask),
-    heldOut: CODE_TASKS.filter((t) => t.split === 'heldOut').map(codeTask),
-  }),
+  tasks: (options): TaskSource => {
+    const all = taskSet(codeEnvOptions(options).taskSet);
+    return { train: all.filter((t) => t.split === 'train').map(codeTask), heldOut: all.filter((t) => t.split === 'heldOut').map(codeTask) };
+  },
   taskFromId: (id) => {
-    const t = CODE_TASKS.find((x) => x.id === id || x.id === `code:${id}`);
+    const t = [...CODE_TASKS, ...formulaTasks()].find((x) => x.id === id || x.id === `code:${id}`);
     return t ? codeTask(t) : undefined;
   },
   preflight: (options) => {

@@ -19,7 +19,10 @@ export interface GptConfig {
   readonly tiedHead: boolean;
 }
 
-/** Keys and values of every layer for the tokens seen so far: [B, H, Tpast, E] each. */
+/**
+ * Keys and values of every layer for the tokens seen so far: keys transposed, [B, H, E, Tpast] (the
+ * layout Q·Kᵀ consumes, so a decoding step transposes only its new key), values [B, H, Tpast, E].
+ */
 export interface KvCache {
   readonly k: tf.Tensor4D[];
   readonly v: tf.Tensor4D[];
@@ -149,7 +152,7 @@ export class Gpt {
   /**
    * Runs the decoder on `ids` [B, T] at `positions` [B, T], after the cached keys/values if any.
    * `keyMask` [B, Tpast + T]: 1 = real token, 0 = padding (never attended to).
-   * Returns logits [B, T, V] and the new per-layer keys/values (past + these T tokens).
+   * Returns logits [B, T, V] and the new per-layer keys ([B, H, E, Tk]) and values ([B, H, Tk, E]).
    */
   run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
     const { dModel: D, nHeads: H, vocabSize: V, contextLength: P, nLayers: L } = this.config;
@@ -158,7 +161,7 @@ export class Gpt {
     const tok = mm(this.oneHot(ids, V), this.w('wte') as tf.Tensor2D);
     const pos = mm(this.oneHot(positions, P), this.w('wpe') as tf.Tensor2D);
     let x: tf.Tensor2D = tf.add(tok, pos); // [B·T, D]
-    const Tk = (past?.k[0]?.shape[2] ?? 0) + T;
+    const Tk = (past?.k[0]?.shape[3] ?? 0) + T;
     // [1, 1, T, Tk] causal + [B, 1, 1, Tk] padding
     const causal = this.causalMask(T, Tk);
     let mask: tf.Tensor | undefined = causal ? tf.reshape(causal, [1, 1, T, Tk]) : undefined;
@@ -177,13 +180,14 @@ export class Gpt {
       const wqkv = this.w(`h${l}.attn.wqkv`) as tf.Tensor2D;
       const bqkv = this.w(`h${l}.attn.bqkv`) as tf.Tensor1D;
       const [q, kNew, vNew] = [0, 1, 2].map((i) => tf.add(mm(h, tf.slice(wqkv, [0, i * D], [D, D])), tf.slice(bqkv, [i * D], [D]))) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
-      const k = past ? tf.concat([past.k[l]!, heads(kNew)], 2) : heads(kNew);
+      const kT = tf.transpose<tf.Tensor4D>(tf.reshape(kNew, [B, T, H, E]), [0, 2, 3, 1]); // [B, H, E, T]
+      const k = past ? tf.concat([past.k[l]!, kT], 3) : kT; // [B, H, E, Tk]
       const v = past ? tf.concat([past.v[l]!, heads(vNew)], 2) : heads(vNew);
       ks.push(k);
       vs.push(v);
       // Q·Kᵀ with the 1/√E scale folded into Q (T·E products instead of T·Tk), then P·V
       const qs = tf.mul(heads(q), 1 / Math.sqrt(E));
-      const raw = batchMatMul(qs, tf.transpose(k, [0, 1, 3, 2])); // [B, H, T, Tk]
+      const raw = batchMatMul(qs, k); // [B, H, T, Tk]
       const scores = mask ? tf.add(raw, mask) : raw;
       const att = batchMatMul(tf.softmax(scores), v); // [B, H, T, E]
       const merged = tf.reshape<tf.Rank.R2>(tf.transpose(att, [0, 2, 1, 3]), [B * T, D]);

@@ -113,6 +113,15 @@ export function drawToken(logp: Float64Array, o: Pick<SampleOptions, 'temperatur
     for (let i = 1; i < logp.length; i++) if (logp[i]! > logp[best]!) best = i;
     return best;
   }
+  if (o.topK <= 0 && o.topP >= 1) {
+    // the whole distribution: inverse CDF, no allocation (the common case, once per token per row)
+    let u = rng.next();
+    for (let i = 0; i < logp.length; i++) {
+      u -= Math.exp(logp[i]!);
+      if (u < 0) return i;
+    }
+    return logp.length - 1;
+  }
   let candidates = Array.from(logp.keys());
   if (o.topK > 0 || o.topP < 1) {
     candidates.sort((a, b) => logp[b]! - logp[a]!);

@@ -8,9 +8,14 @@ import type { Objective, Policy, PolicyContext, PolicySample, UpdateStats } from
 import { AdamW, type AdamWOptions } from './adamw';
 import { saveCheckpoint } from './checkpoint';
 import { Gpt, type GptConfig } from './model';
-import { sampleBatch, type SampleOptions } from './sampler';
-import { buildTokenBatch, grpoLoss, nllLoss, targetLogprobs, type Aggregation, type KlEstimator, type LossParts, type TokenSequence } from './tokenLoss';
+import type { ReplicaPool } from './replicas';
+import { sampleBatch, type SampledSequence, type SampleOptions } from './sampler';
+import { shardCounts, shardGradients, shardLogprobs, shardWeight, splitShards, type ShardLoss, type ShardStats } from './shardWork';
+import type { Aggregation, KlEstimator, TokenSequence } from './tokenLoss';
 import type { Tokenizer } from './tokenizer';
+
+/** Fewest sequences per replica worth a shard (below it, one replica does the whole batch). */
+const MIN_SHARD = 2;
 
 export interface TransformerTrainOptions {
   readonly clipLow: number;
@@ -54,19 +59,26 @@ export class TransformerPolicy implements Policy {
   readonly optimizer: AdamW;
   private versionCounter = 0;
   private readonly shuffleRng: Rng;
+  private replicas: ReplicaPool | undefined;
+  private stopEnv: string | undefined;
 
   constructor(
     readonly model: Gpt,
     readonly tokenizer: Tokenizer,
     public sampling: SampleOptions,
     public train: TransformerTrainOptions,
-    readonly compute: string,
+    private readonly computeBase: string,
     seed = 0,
   ) {
     this.reference = new Gpt(model.config, seed, false);
     this.reference.copyFrom(model);
     this.optimizer = new AdamW(model.weights, train.optimizer);
     this.shuffleRng = Rng.stream(seed, 'transformer/minibatches');
+  }
+
+  /** Backend and size, and the data-parallel replicas when there are any. */
+  get compute(): string {
+    return this.replicas ? `${this.computeBase}, ${this.replicas.size + 1} data-parallel replicas` : this.computeBase;
   }
 
   get version(): number {
@@ -78,7 +90,13 @@ export class TransformerPolicy implements Policy {
     this.reference.copyFrom(this.model);
   }
 
-  sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
+  /** Helper replicas on the other cores (data parallelism), or none. */
+  attachReplicas(pool: ReplicaPool, stopEnv: string | undefined): void {
+    this.replicas = pool;
+    this.stopEnv = stopEnv;
+  }
+
+  async sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
     const news: number[][] = [];
     const prompts = contexts.map((ctx) => {
       const past: number[] = [];
@@ -91,62 +109,88 @@ export class TransformerPolicy implements Policy {
       news.push(fresh);
       return [...past, ...fresh];
     });
-    const out = sampleBatch(this.model, this.tokenizer, prompts, this.sampling, rng);
-    return Promise.resolve(
-      out.map((s, i) => {
-        const step: PolicyStep = {
-          behaviourLogprob: s.logprobs.reduce((a, b) => a + b, 0),
-          policyVersion: this.versionCounter,
-          tokens: { context: news[i]!, sampled: s.tokens, logprobs: s.logprobs },
-        };
-        return { text: s.text, step, ...(s.stopReason === 'context' && s.tokens.length === 0 ? { exhausted: true } : {}) };
-      }),
-    );
+    const out = await this.sampleSharded(prompts, rng);
+    return out.map((s, i) => {
+      const step: PolicyStep = {
+        behaviourLogprob: s.logprobs.reduce((a, b) => a + b, 0),
+        policyVersion: this.versionCounter,
+        tokens: { context: news[i]!, sampled: s.tokens, logprobs: s.logprobs },
+      };
+      return { text: s.text, step, ...(s.stopReason === 'context' && s.tokens.length === 0 ? { exhausted: true } : {}) };
+    });
   }
 
   /**
-   * Minibatches of similar length (a batch is padded to its longest sequence, and attention costs
-   * grow with the square of that length), visited in a shuffled order.
+   * Samples on every replica at once: prompts are dealt out in order of length (similar lengths per
+   * shard), each shard draws from its own stream seeded from `rng`, and results come back in order.
    */
-  private minibatches(seqs: TokenSequence[]): TokenSequence[][] {
-    const size = this.train.minibatchSize > 0 ? this.train.minibatchSize : seqs.length;
-    const byLength = seqs.map((s, i) => ({ s, key: s.ids.length + this.shuffleRng.next() * 1e-3, i })).sort((a, b) => a.key - b.key);
-    const out: TokenSequence[][] = [];
-    for (let i = 0; i < byLength.length; i += size) out.push(byLength.slice(i, i + size).map((x) => x.s));
-    for (let i = out.length - 1; i > 0; i--) {
-      const j = this.shuffleRng.int(i + 1);
-      [out[i], out[j]] = [out[j]!, out[i]!];
-    }
+  private async sampleSharded(prompts: number[][], rng: Rng): Promise<SampledSequence[]> {
+    const pool = this.replicas;
+    if (!pool || prompts.length < MIN_SHARD * (pool.size + 1)) return sampleBatch(this.model, this.tokenizer, prompts, this.sampling, rng);
+    const order = prompts.map((p, i) => ({ i, n: p.length })).sort((a, b) => a.n - b.n || a.i - b.i).map((x) => x.i);
+    const shards = splitShards(order, pool.size + 1);
+    const seeds = shards.map(() => rng.int(2 ** 31));
+    const { temperature, topK, topP, maxNewTokens, stop } = this.sampling; // stopWhen is rebuilt from stopEnv
+    const options = { temperature, topK, topP, maxNewTokens, stop, ...(this.stopEnv ? { stopEnv: this.stopEnv } : {}) };
+    const asked = shards.slice(1).map((idx, h) => pool.helper(h).call({ kind: 'sample', prompts: idx.map((i) => prompts[i]!), options, seed: seeds[h + 1]! }));
+    const mine = sampleBatch(this.model, this.tokenizer, shards[0]!.map((i) => prompts[i]!), this.sampling, new Rng(seeds[0]!));
+    const theirs = await Promise.all(asked);
+    const out: SampledSequence[] = new Array<SampledSequence>(prompts.length);
+    shards[0]!.forEach((i, k) => (out[i] = mine[k]!));
+    theirs.forEach((r, h) => {
+      if (r.kind !== 'sample') throw new Error(`replica: unexpected reply ${r.kind}`);
+      shards[h + 1]!.forEach((i, k) => (out[i] = r.sequences[k]!));
+    });
     return out;
   }
 
-  update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): UpdateStats {
+  /**
+   * Random minibatches, a fresh shuffle every epoch. Not bucketed by length, although that would pad
+   * less: length correlates with the outcome (failed episodes take more turns), so length buckets
+   * bias each step's advantages, and GRPO did not improve with them; in SFT they group the long
+   * repaired-mistake demonstrations together.
+   */
+  private minibatches(seqs: TokenSequence[]): TokenSequence[][] {
+    const size = this.train.minibatchSize > 0 ? this.train.minibatchSize : seqs.length;
+    const order = seqs.map((s) => ({ s, key: this.shuffleRng.next() })).sort((a, b) => a.key - b.key).map((x) => x.s);
+    const out: TokenSequence[][] = [];
+    for (let i = 0; i < order.length; i += size) out.push(order.slice(i, i + size));
+    return out;
+  }
+
+  /** The shards of a list for this policy's replicas: one (the main thread's) when too small to split. */
+  private shardsOf<T>(items: readonly T[]): T[][] {
+    const n = this.replicas ? this.replicas.size + 1 : 1;
+    return n > 1 && items.length >= MIN_SHARD * n ? splitShards(items, n) : [[...items]];
+  }
+
+  async update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): Promise<UpdateStats> {
     let seqs = trajectories.map(trajectoryTokens).filter((s): s is TokenSequence => s !== undefined && s.mask.some((m) => m === 1));
     if (objective.kind === 'clipped-pg' && this.train.skipZeroAdvantage) seqs = seqs.filter((s) => s.advantage !== 0);
     const empty: UpdateStats = { loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1, optimizerSteps: 0 };
     if (seqs.length === 0) return empty;
     const lossOpts = { clipLow: this.train.clipLow, clipHigh: this.train.clipHigh, klCoef: objective.kind === 'clipped-pg' ? objective.klCoef : 0, klEstimator: this.train.klEstimator, aggregation: this.train.aggregation, temperature: this.sampling.temperature > 0 ? this.sampling.temperature : 1 };
+    const shardLoss: ShardLoss = { objective: objective.kind === 'nll' ? 'nll' : 'clipped-pg', aggregation: this.train.aggregation, lossOpts };
 
     // Before any step (GRPO): the reference log-probs, fixed for the batch, and the mismatch between
-    // sampling-time and training-time log-probs of the same tokens. Forward passes in chunks.
+    // sampling-time and training-time log-probs of the same tokens. Forward passes in chunks, sharded.
     let mismatchSum = 0;
     let mismatchTokens = 0;
     const refs = new Map<TokenSequence, Float32Array>(); // per sequence, [len − 1]
     if (objective.kind === 'clipped-pg') {
       const chunk = Math.max(1, this.train.minibatchSize || seqs.length);
       for (let i = 0; i < seqs.length; i += chunk) {
-        const part = seqs.slice(i, i + chunk);
-        const batch = buildTokenBatch(part);
-        const [ref, cur] = tf.tidy(() => [
-          targetLogprobs(this.reference, batch, lossOpts.temperature).logp.dataSync() as Float32Array,
-          targetLogprobs(this.model, batch, lossOpts.temperature).logp.dataSync() as Float32Array,
-        ]);
-        part.forEach((s, b) => {
-          const row = b * (batch.T - 1);
-          refs.set(s, ref.slice(row, row + s.ids.length - 1));
-          for (let t = 0; t < batch.T - 1; t++) mismatchSum += batch.mask[row + t]! * Math.abs(cur[row + t]! - batch.behaviour[row + t]!);
+        const shards = this.shardsOf(seqs.slice(i, i + chunk));
+        const asked = shards.slice(1).map((part, h) => this.replicas!.helper(h).call({ kind: 'logprobs', seqs: part, temperature: lossOpts.temperature }));
+        const results = [shardLogprobs(this.model, this.reference, shards[0]!, lossOpts.temperature), ...(await Promise.all(asked)).map((r) => {
+          if (r.kind !== 'logprobs') throw new Error(`replica: unexpected reply ${r.kind}`);
+          return r;
+        })];
+        results.forEach((r, k) => {
+          shards[k]!.forEach((s, b) => refs.set(s, r.refs[b]!));
+          mismatchSum += r.mismatchSum;
+          mismatchTokens += r.tokens;
         });
-        mismatchTokens += batch.tokens;
       }
     }
 
@@ -155,44 +199,45 @@ export class TransformerPolicy implements Policy {
     try {
       for (let epoch = 0; epoch < epochs; epoch++) {
         for (const mb of this.minibatches(seqs)) {
-          const batch = buildTokenBatch(mb);
-          let parts: LossParts | undefined;
-          let ent: tf.Scalar | undefined;
-          const { value, grads } = tf.variableGrads(() => {
-            if (objective.kind === 'nll') return nllLoss(this.model, batch, this.train.aggregation, (p) => (ent = p.entropy));
-            // reference log-probs of the minibatch, padded to its length
-            const ref = new Float32Array(batch.B * (batch.T - 1));
-            mb.forEach((s, b) => ref.set(refs.get(s)!, b * (batch.T - 1)));
-            return grpoLoss(this.model, batch, tf.tensor2d(ref, [batch.B, batch.T - 1]), lossOpts, (p) => (parts = p));
-          }, this.model.weights);
-          const ordered = this.model.weights.map((w) => grads[w.name]!);
-          gradNorm += this.optimizer.apply(ordered, this.train.lrSchedule?.(this.optimizer.step + 1) ?? 1);
-          const v = value.dataSync()[0]!;
-          loss += v;
-          if (objective.kind === 'nll') policyLoss += v;
-          tf.dispose([value, ...Object.values(grads)]);
-          steps += 1;
-          if (parts) {
-            const p: LossParts = parts;
-            policyLoss += p.policyLoss.dataSync()[0]!;
-            kl += p.kl.dataSync()[0]!;
-            entropy += p.entropy.dataSync()[0]!;
-            clipLow += p.clipLow.dataSync()[0]!;
-            clipHigh += p.clipHigh.dataSync()[0]!;
-            ratioMin = Math.min(ratioMin, p.ratioMin.dataSync()[0]!);
-            ratioMax = Math.max(ratioMax, p.ratioMax.dataSync()[0]!);
-            tf.dispose(Object.values(p));
-          } else if (ent) {
-            const e: tf.Scalar = ent;
-            entropy += e.dataSync()[0]!;
-            e.dispose();
+          const shards = this.shardsOf(mb);
+          const total = shardCounts(mb);
+          const asked = shards.slice(1).map((part, h) => this.replicas!.helper(h).call({ kind: 'grads', seqs: part, loss: shardLoss, ...(refs.size > 0 ? { refs: part.map((s) => refs.get(s)!) } : {}) }));
+          const mine = shardGradients(this.model, shards[0]!, refs.size > 0 ? shards[0]!.map((s) => refs.get(s)!) : undefined, shardLoss);
+          let theirs: { grads: Float32Array[]; stats: ShardStats }[];
+          try {
+            theirs = (await Promise.all(asked)).map((r) => {
+              if (r.kind !== 'grads') throw new Error(`replica: unexpected reply ${r.kind}`);
+              return r;
+            });
+          } catch (e) {
+            tf.dispose(mine.grads);
+            throw e;
           }
+          const all = [mine.stats, ...theirs.map((t) => t.stats)];
+          const weights = all.map((st) => shardWeight(this.train.aggregation, st, total));
+          const combined = theirs.length === 0 ? mine.grads : tf.tidy(() => mine.grads.map((g, i) => theirs.reduce((acc, t, h) => tf.add(acc, tf.mul(tf.tensor(t.grads[i]!, g.shape), weights[h + 1]!)), tf.mul(g, weights[0]!))));
+          gradNorm += this.optimizer.apply(combined, this.train.lrSchedule?.(this.optimizer.step + 1) ?? 1);
+          tf.dispose(combined === mine.grads ? mine.grads : [...mine.grads, ...combined]);
+          if (this.replicas) await this.replicas.syncWeights(this.model, 'model');
+          // Token-weighted means for per-token quantities, loss weights for the losses.
+          const tokenWeights = all.map((st) => st.tokens / Math.max(1, total.tokens));
+          const wsum = (f: (st: ShardStats) => number, w: number[]): number => all.reduce((acc, st, k) => acc + f(st) * w[k]!, 0);
+          loss += wsum((st) => st.loss, weights);
+          policyLoss += wsum((st) => st.policyLoss, weights);
+          kl += wsum((st) => st.kl, weights);
+          entropy += wsum((st) => st.entropy, tokenWeights);
+          clipLow += wsum((st) => st.clipLow, tokenWeights);
+          clipHigh += wsum((st) => st.clipHigh, tokenWeights);
+          ratioMin = Math.min(ratioMin, ...all.map((st) => st.ratioMin));
+          ratioMax = Math.max(ratioMax, ...all.map((st) => st.ratioMax));
+          steps += 1;
         }
       }
     } finally {
       refs.clear();
     }
     this.versionCounter += 1;
+    const isPg = objective.kind === 'clipped-pg';
     return {
       loss: loss / steps,
       policyLoss: policyLoss / steps,
@@ -202,9 +247,9 @@ export class TransformerPolicy implements Policy {
       clipFractionHigh: clipHigh / steps,
       entropy: entropy / steps,
       gradNorm: gradNorm / steps,
-      ratioMin: Number.isFinite(ratioMin) ? ratioMin : 1,
-      ratioMax: Number.isFinite(ratioMax) ? ratioMax : 1,
-      ...(objective.kind === 'clipped-pg' ? { logprobMismatch: mismatchTokens > 0 ? mismatchSum / mismatchTokens : 0 } : {}),
+      ratioMin: isPg && Number.isFinite(ratioMin) ? ratioMin : 1,
+      ratioMax: isPg && Number.isFinite(ratioMax) ? ratioMax : 1,
+      ...(isPg ? { logprobMismatch: mismatchTokens > 0 ? mismatchSum / mismatchTokens : 0 } : {}),
       optimizerSteps: steps,
     };
   }
@@ -235,7 +280,9 @@ export class TransformerPolicy implements Policy {
     return saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, note);
   }
 
-  dispose(): void {
+  async dispose(): Promise<void> {
+    await this.replicas?.close();
+    this.replicas = undefined;
     this.model.dispose();
     this.reference.dispose();
     this.optimizer.dispose();

@@ -6,6 +6,7 @@ import type { EnvironmentFactory, Task } from '../../../../../src/rl/envs/enviro
 import { groupAdvantages } from '../../../../../src/rl/algo/advantages';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
 import { Gpt, type GptConfig } from '../../../../../src/rl/policies/transformer/model';
+import { ReplicaPool } from '../../../../../src/rl/policies/transformer/replicas';
 import { buildTokenBatch, grpoLoss, nllLoss, targetLogprobs, type TokenLossOptions } from '../../../../../src/rl/policies/transformer/tokenLoss';
 import { CharTokenizer } from '../../../../../src/rl/policies/transformer/tokenizer';
 import { TransformerPolicy, trajectoryTokens, type TransformerTrainOptions } from '../../../../../src/rl/policies/transformer/transformerPolicy';
@@ -132,20 +133,20 @@ describe('transformer policy training step', () => {
   it('sampling-time and training-time log-probs of the same tokens agree within 1e-4; first-epoch ratios are 1', async () => {
     const policy = policyFor(tiny, 1e-3);
     const trajs = await rollout(policy, 16, 5);
-    const stats = policy.update(trajs, { kind: 'clipped-pg', clipEpsilon: 0.2, klCoef: 0.05 }, 1);
+    const stats = await policy.update(trajs, { kind: 'clipped-pg', clipEpsilon: 0.2, klCoef: 0.05 }, 1);
     assert.ok(stats.logprobMismatch! < 1e-4, `mismatch ${stats.logprobMismatch}`);
     assert.ok(Math.abs(stats.ratioMin - 1) < 1e-4 && Math.abs(stats.ratioMax - 1) < 1e-4, `ratios ${stats.ratioMin}…${stats.ratioMax}`);
     assert.equal(stats.clipFraction, 0);
-    policy.dispose();
+    await policy.dispose();
   });
 
   it('with a large learning rate later epochs clip', async () => {
     const policy = policyFor(tiny, 0.05, { minibatchSize: 8 });
     const trajs = await rollout(policy, 16, 6);
-    const stats = policy.update(trajs, { kind: 'clipped-pg', clipEpsilon: 0.2, klCoef: 0 }, 4);
+    const stats = await policy.update(trajs, { kind: 'clipped-pg', clipEpsilon: 0.2, klCoef: 0 }, 4);
     assert.ok(stats.clipFraction > 0, `clip fraction ${stats.clipFraction}`);
     assert.ok(stats.ratioMax > 1.28 || stats.ratioMin < 0.8);
-    policy.dispose();
+    await policy.dispose();
   });
 
   it('tf.memory().numTensors is the same after every iteration (no leak)', async () => {
@@ -153,12 +154,12 @@ describe('transformer policy training step', () => {
     const counts: number[] = [];
     for (let it = 0; it < 4; it++) {
       const trajs = await rollout(policy, 16, 10 + it);
-      policy.update(trajs, { kind: 'clipped-pg', clipEpsilon: 0.2, klCoef: 0.05 }, 2);
+      await policy.update(trajs, { kind: 'clipped-pg', clipEpsilon: 0.2, klCoef: 0.05 }, 2);
       counts.push(tf.memory().numTensors);
     }
     // Adam's moments exist from the first step; the model caches one mask per sequence length seen.
     assert.equal(counts[3], counts[2], `tensors per iteration: ${counts.join(', ')}`);
-    policy.dispose();
+    await policy.dispose();
   });
 
   it('the training sequence is exactly the sampled ids plus the prompt ids (never re-encoded)', async () => {
@@ -169,7 +170,51 @@ describe('transformer policy training step', () => {
     assert.deepEqual(s.ids, [...letters.encode('Q'), ...turn.policy.tokens!.sampled]);
     assert.deepEqual(s.mask, [0, ...turn.policy.tokens!.sampled.map(() => 1)]);
     assert.equal(turn.actionText, letters.decode(turn.policy.tokens!.sampled));
-    policy.dispose();
+    await policy.dispose();
+  });
+
+  it('data-parallel replicas (a helper thread) compute the same update as one replica, and sample the same greedy text', async () => {
+    const trajs = await rollout(policyFor(tiny, 1e-3), 16, 21);
+    for (const aggregation of ['seq-mean-token-mean', 'token-mean', 'seq-sum'] as const) {
+      for (const objective of [{ kind: 'clipped-pg', clipEpsilon: 0.2, klCoef: 0.05 }, { kind: 'nll' }] as const) {
+        // eps 1 (and lr 1): Adam without its per-coordinate normalisation of near-zero gradients, which
+        // would turn float rounding noise (gradients summed in another order) into whole steps
+        const optimizer = { lr: 1, beta1: 0.9, beta2: 0.999, eps: 1, weightDecay: 0, maxGradNorm: 0 };
+        const single = policyFor(tiny, 1e-2, { minibatchSize: 8, aggregation, optimizer });
+        const multi = policyFor(tiny, 1e-2, { minibatchSize: 8, aggregation, optimizer });
+        try {
+          multi.attachReplicas(await ReplicaPool.start(1, tf.getBackend(), multi.model, multi.reference, letters), undefined);
+          assert.match(multi.compute, /2 data-parallel replicas/);
+          const a = await single.update(trajs, objective, 2);
+          const b = await multi.update(trajs, objective, 2);
+          const label = `${aggregation} ${objective.kind}`;
+          for (const k of ['loss', 'policyLoss', 'kl', 'entropy', 'clipFraction', 'gradNorm', 'ratioMin', 'ratioMax', 'logprobMismatch'] as const) {
+            assert.ok(Math.abs((a[k] ?? 0) - (b[k] ?? 0)) < 1e-4, `${label} ${k}: ${a[k]} vs ${b[k]}`);
+          }
+          const diff = Math.max(...single.model.weights.map((w, i) => tf.tidy(() => tf.max(tf.abs(tf.sub(w, multi.model.weights[i]!))).dataSync()[0]!)));
+          assert.ok(diff < 1e-5, `${label}: weights differ by ${diff}`);
+          const start = new Gpt(tiny, 7);
+          const moved = Math.max(...start.weights.map((w, i) => tf.tidy(() => tf.max(tf.abs(tf.sub(w, single.model.weights[i]!))).dataSync()[0]!)));
+          start.dispose();
+          assert.ok(moved > 1e-3, `${label}: the update moved the weights by only ${moved}`);
+          const greedy = async (p: TransformerPolicy): Promise<string[]> => (await rollout(p.greedy() as TransformerPolicy, 16, 4)).map((t) => t.turns[0]!.actionText);
+          assert.deepEqual(await greedy(multi), await greedy(single), `${label}: the helper's weights are in sync`);
+        } finally {
+          await single.dispose();
+          await multi.dispose();
+        }
+      }
+    }
+  });
+
+  it('a failing helper replica fails the update with its error instead of hanging', async () => {
+    const multi = policyFor(tiny, 1e-2, { minibatchSize: 8 });
+    const pool = await ReplicaPool.start(1, tf.getBackend(), multi.model, multi.reference, letters);
+    multi.attachReplicas(pool, undefined);
+    const trajs = await rollout(policyFor(tiny, 1e-3), 16, 22);
+    await pool.close(); // the thread is gone
+    await assert.rejects(multi.update(trajs, { kind: 'nll' }, 1), /replica thread/);
+    await multi.dispose();
   });
 
   it('learning smoke test: a few GRPO iterations raise the reward', async () => {
@@ -179,11 +224,11 @@ describe('transformer policy training step', () => {
     const before = await evalReward(999);
     for (let it = 0; it < 12; it++) {
       const trajs = await rollout(policy, 32, 100 + it);
-      policy.update(trajs, { kind: 'clipped-pg', clipEpsilon: 0.2, klCoef: 0.01 }, 2);
+      await policy.update(trajs, { kind: 'clipped-pg', clipEpsilon: 0.2, klCoef: 0.01 }, 2);
     }
     const after = await evalReward(999);
     console.log(`share of "a": ${before.toFixed(3)} → ${after.toFixed(3)}`);
     assert.ok(after > before + 0.15, `reward ${before} → ${after}`);
-    policy.dispose();
+    await policy.dispose();
   });
 });

@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// `npm run verify:learning`: the issue-4 learning checks, through the real CLI and one database.
+// For every environment and training seed: a supervised warm start on the reference agent's
+// demonstrations (`agent-rl sft`), then GRPO from that checkpoint (`agent-rl train --init`). Both are
+// evaluated on the environment's held-out tasks with the fixed evaluation seed.
+//   calculator: held-out accuracy (sampled at T = 1) after GRPO ≥ after SFT + 10 points, or ≥ 95%
+//   code:       private-verifier pass rate after GRPO ≥ after SFT + 10 points (generated formula tasks)
+// Prints a Markdown table with the wall time of every run, writes summary.json, exits 1 on a miss.
+// Usage: node scripts/verifyLearning.mjs [--envs calculator,code] [--seeds 1,2,3] [--out DIR]
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const cli = path.join(root, 'dist', 'cli.js');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const envs = arg('--envs', 'calculator,code').split(',');
+const seeds = arg('--seeds', '1,2,3').split(',').map(Number);
+const out = path.resolve(arg('--out', fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-learning-'))));
+fs.mkdirSync(out, { recursive: true });
+const db = path.join(out, 'runs.sqlite');
+
+/** Per environment: the two stages' configs (config files, so every option is on record) and the criterion. */
+const EXPERIMENTS = {
+  calculator: {
+    sft: { env: 'calculator', policy: 'transformer', method: 'sft' },
+    grpo: { env: 'calculator', policy: 'transformer', method: 'grpo', iterations: 60 },
+    metric: 'successRate',
+    label: 'held-out accuracy (sampled)',
+    pass: (sft, grpo) => grpo >= sft + 0.1 || grpo >= 0.95,
+    rule: 'GRPO ≥ SFT + 10 points, or GRPO ≥ 95%',
+  },
+  code: {
+    sft: { env: 'code', policy: 'transformer', method: 'sft', iterations: 100, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 512, maxNewTokens: 96, mistakeRate: 0.1 } },
+    grpo: { env: 'code', policy: 'transformer', method: 'grpo', iterations: 40, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 512, maxNewTokens: 96 } },
+    metric: 'privatePassRate',
+    label: 'held-out private-verifier pass rate',
+    pass: (sft, grpo) => grpo >= sft + 0.1,
+    rule: 'GRPO ≥ SFT + 10 points',
+  },
+};
+
+function run(args) {
+  const t = Date.now();
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) {
+    process.stderr.write(r.stdout);
+    throw new Error(`agent-rl ${args.join(' ')} exited with ${r.status}`);
+  }
+  return { stdout: r.stdout, seconds: (Date.now() - t) / 1000 };
+}
+
+const rows = [];
+const t0 = Date.now();
+for (const name of envs) {
+  const x = EXPERIMENTS[name];
+  if (!x) throw new Error(`unknown environment ${name}; choose from ${Object.keys(EXPERIMENTS).join(', ')}`);
+  for (const seed of seeds) {
+    const file = (stage) => path.join(out, `${name}-${stage}-s${seed}`);
+    fs.writeFileSync(`${file('sft')}.config.json`, JSON.stringify({ ...x.sft, seed }, null, 2));
+    process.stderr.write(`\n== ${name} seed ${seed}: supervised warm start\n`);
+    const sft = run(['sft', '--config', `${file('sft')}.config.json`, '--db', db, '--output', `${file('sft')}.json`]);
+    const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
+    if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
+    fs.writeFileSync(`${file('grpo')}.config.json`, JSON.stringify({ ...x.grpo, seed, policyOptions: { ...x.grpo.policyOptions, init: checkpoint } }, null, 2));
+    process.stderr.write(`== ${name} seed ${seed}: GRPO from the warm start\n`);
+    const grpo = run(['train', '--config', `${file('grpo')}.config.json`, '--db', db, '--output', `${file('grpo')}.json`]);
+    const record = (stage) => JSON.parse(fs.readFileSync(`${file(stage)}.json`, 'utf8'));
+    const sftEval = record('sft').evaluations.at(-1);
+    const grpoEval = record('grpo').evaluations.at(-1);
+    const [a, b] = [sftEval[x.metric], grpoEval[x.metric]];
+    rows.push({
+      env: name, seed, metric: x.metric, sft: a, grpo: b, sftGreedy: sftEval.greedySuccessRate, grpoGreedy: grpoEval.greedySuccessRate,
+      episodes: grpoEval.episodes, sftSeconds: sft.seconds, grpoSeconds: grpo.seconds, pass: x.pass(a, b), rule: x.rule,
+      sftRun: record('sft').runId, grpoRun: record('grpo').runId,
+    });
+    process.stderr.write(`== ${name} seed ${seed}: ${x.label} ${(100 * a).toFixed(1)}% → ${(100 * b).toFixed(1)}%\n`);
+  }
+}
+
+const pct = (v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
+const lines = [
+  '| env | seed | metric | after SFT | after GRPO | change | greedy SFT → GRPO | SFT wall | GRPO wall | criterion | |',
+  '|---|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.env} | ${r.seed} | ${r.metric} (${r.episodes} held-out episodes) | ${pct(r.sft)} | ${pct(r.grpo)} | ${((r.grpo - r.sft) * 100).toFixed(1)} pts | ${pct(r.sftGreedy)} → ${pct(r.grpoGreedy)} | ${r.sftSeconds.toFixed(0)} s | ${r.grpoSeconds.toFixed(0)} s | ${r.rule} | ${r.pass ? 'met' : 'MISSED'} |`),
+  '',
+  `total ${((Date.now() - t0) / 1000).toFixed(0)} s on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; database ${db}`,
+];
+process.stdout.write(`${lines.join('\n')}\n`);
+fs.writeFileSync(path.join(out, 'summary.json'), `${JSON.stringify({ db, rows }, null, 2)}\n`);
+process.exit(rows.every((r) => r.pass) ? 0 : 1);

@@ -1,0 +1,60 @@
+// A helper replica: a worker thread with its own tfjs engine and wasm instance (the second core), a
+// copy of the policy's model and of its KL reference, kept in sync by weight messages after every
+// optimizer step. It computes what the main thread asks on its shard: gradients, log-probs, samples.
+import * as tf from '@tensorflow/tfjs';
+import { parentPort } from 'node:worker_threads';
+import { environmentFactory } from '../../envs/registry';
+import { Rng } from '../../random';
+import type { EnvName } from '../../../shared/runConfig';
+import { initBackend, type BackendChoice } from './backend';
+import { Gpt } from './model';
+import type { ReplicaReply, ReplicaRequest } from './replicaProtocol';
+import { sampleBatch } from './sampler';
+import { shardGradients, shardLogprobs } from './shardWork';
+import { tokenizerFromJSON, type Tokenizer } from './tokenizer';
+
+let model: Gpt | undefined;
+let reference: Gpt | undefined;
+let tokenizer: Tokenizer | undefined;
+
+function setWeights(target: Gpt, weights: readonly Float32Array[]): void {
+  target.weights.forEach((w, i) => w.assign(tf.tensor(weights[i]!, w.shape, 'float32')));
+}
+
+async function handle(msg: ReplicaRequest): Promise<{ reply: ReplicaReply; transfer: ArrayBuffer[] }> {
+  switch (msg.kind) {
+    case 'init': {
+      await initBackend(msg.backend as BackendChoice);
+      model = new Gpt(msg.model, 0);
+      reference = new Gpt(msg.model, 0, false);
+      tokenizer = tokenizerFromJSON(msg.tokenizer);
+      return { reply: { kind: 'ok' }, transfer: [] };
+    }
+    case 'weights': {
+      tf.tidy(() => setWeights(msg.which === 'model' ? model! : reference!, msg.weights));
+      return { reply: { kind: 'ok' }, transfer: [] };
+    }
+    case 'grads': {
+      const { grads, stats } = shardGradients(model!, msg.seqs, msg.refs, msg.loss);
+      const arrays = grads.map((g) => g.dataSync() as Float32Array);
+      tf.dispose(grads);
+      return { reply: { kind: 'grads', grads: arrays, stats }, transfer: arrays.map((a) => a.buffer as ArrayBuffer) };
+    }
+    case 'logprobs': {
+      const r = shardLogprobs(model!, reference!, msg.seqs, msg.temperature);
+      return { reply: { kind: 'logprobs', ...r }, transfer: r.refs.map((a) => a.buffer as ArrayBuffer) };
+    }
+    case 'sample': {
+      const when = msg.options.stopEnv ? environmentFactory(msg.options.stopEnv as EnvName).stop?.when : undefined;
+      const sequences = sampleBatch(model!, tokenizer!, msg.prompts, { ...msg.options, ...(when ? { stopWhen: when } : {}) }, new Rng(msg.seed));
+      return { reply: { kind: 'sample', sequences }, transfer: [] };
+    }
+  }
+}
+
+parentPort!.on('message', (msg: ReplicaRequest) => {
+  handle(msg).then(
+    ({ reply, transfer }) => parentPort!.postMessage(reply, transfer),
+    (e: unknown) => parentPort!.postMessage({ kind: 'error', message: e instanceof Error ? `${e.name}: ${e.message}` : String(e) } satisfies ReplicaReply),
+  );
+});

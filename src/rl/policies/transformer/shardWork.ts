@@ -1,0 +1,98 @@
+// The computations a replica does on its shard of a batch, the same code on the main thread and in a
+// helper thread (replicas.ts): gradients of a minibatch shard, and the log-probs GRPO needs before its
+// first step. Shard results are combined with the weights `shardWeight` gives, which make the sum of
+// weighted shard losses equal the loss of the whole minibatch under every aggregation mode.
+import * as tf from '@tensorflow/tfjs';
+import type { Gpt } from './model';
+import { buildTokenBatch, grpoLoss, nllLoss, targetLogprobs, type Aggregation, type LossParts, type TokenLossOptions, type TokenSequence } from './tokenLoss';
+
+export interface ShardLoss {
+  readonly objective: 'nll' | 'clipped-pg';
+  readonly aggregation: Aggregation;
+  readonly lossOpts: TokenLossOptions;
+}
+
+/** Scalars of one shard's loss evaluation. */
+export interface ShardStats {
+  readonly loss: number;
+  readonly policyLoss: number;
+  readonly kl: number;
+  readonly entropy: number;
+  readonly clipLow: number;
+  readonly clipHigh: number;
+  readonly ratioMin: number;
+  readonly ratioMax: number;
+  /** Generated (mask 1) tokens, and sequences with at least one. */
+  readonly tokens: number;
+  readonly sequences: number;
+}
+
+/** What a shard's loss counts: the denominators of the aggregation. */
+export function shardCounts(seqs: readonly TokenSequence[]): { tokens: number; sequences: number } {
+  let tokens = 0, sequences = 0;
+  for (const s of seqs) {
+    let n = 0;
+    for (let t = 1; t < s.mask.length; t++) n += s.mask[t]!;
+    tokens += n;
+    sequences += n > 0 ? 1 : 0;
+  }
+  return { tokens, sequences };
+}
+
+/**
+ * Weight of a shard in the minibatch loss: token-mean divides by generated tokens, the other modes by
+ * sequences, so a shard's share is its share of that denominator.
+ */
+export function shardWeight(aggregation: Aggregation, shard: { tokens: number; sequences: number }, total: { tokens: number; sequences: number }): number {
+  return aggregation === 'token-mean' ? shard.tokens / Math.max(1, total.tokens) : shard.sequences / Math.max(1, total.sequences);
+}
+
+/**
+ * Gradients (in `model.weights` order) and scalars of the loss on one shard. `refs` holds each
+ * sequence's reference log-probs ([len − 1]) for GRPO. The caller disposes the returned gradients.
+ */
+export function shardGradients(model: Gpt, seqs: readonly TokenSequence[], refs: readonly Float32Array[] | undefined, o: ShardLoss): { grads: tf.Tensor[]; stats: ShardStats } {
+  const batch = buildTokenBatch(seqs);
+  const got: { parts?: LossParts; entropy?: tf.Scalar } = {}; // filled by the loss callbacks
+  const { value, grads } = tf.variableGrads(() => {
+    if (o.objective === 'nll') return nllLoss(model, batch, o.aggregation, (p) => (got.entropy = p.entropy));
+    const ref = new Float32Array(batch.B * (batch.T - 1));
+    refs!.forEach((r, b) => ref.set(r, b * (batch.T - 1)));
+    return grpoLoss(model, batch, tf.tensor2d(ref, [batch.B, batch.T - 1]), o.lossOpts, (p) => (got.parts = p));
+  }, model.weights);
+  const read = (t: tf.Scalar | undefined): number => (t ? t.dataSync()[0]! : 0);
+  const loss = read(value);
+  const { parts: p, entropy: ent } = got;
+  const counts = shardCounts(seqs);
+  const stats: ShardStats = p
+    ? { loss, policyLoss: read(p.policyLoss), kl: read(p.kl), entropy: read(p.entropy), clipLow: read(p.clipLow), clipHigh: read(p.clipHigh), ratioMin: read(p.ratioMin), ratioMax: read(p.ratioMax), ...counts }
+    : { loss, policyLoss: loss, kl: 0, entropy: read(ent), clipLow: 0, clipHigh: 0, ratioMin: 1, ratioMax: 1, ...counts };
+  tf.dispose([value, ...(p ? (Object.values(p) as tf.Scalar[]) : []), ...(ent ? [ent] : [])]);
+  return { grads: model.weights.map((w) => grads[w.name]!), stats };
+}
+
+/**
+ * Before GRPO's first step: per sequence, the reference model's log-probs of its tokens ([len − 1]),
+ * and the summed |current − behaviour| log-prob gap over its generated tokens (the mismatch metric).
+ */
+export function shardLogprobs(model: Gpt, reference: Gpt, seqs: readonly TokenSequence[], temperature: number): { refs: Float32Array[]; mismatchSum: number; tokens: number } {
+  const batch = buildTokenBatch(seqs);
+  const [ref, cur] = tf.tidy(() => [
+    targetLogprobs(reference, batch, temperature).logp.dataSync() as Float32Array,
+    targetLogprobs(model, batch, temperature).logp.dataSync() as Float32Array,
+  ]);
+  let mismatchSum = 0;
+  const refs = seqs.map((s, b) => {
+    const row = b * (batch.T - 1);
+    for (let t = 0; t < batch.T - 1; t++) mismatchSum += batch.mask[row + t]! * Math.abs(cur[row + t]! - batch.behaviour[row + t]!);
+    return ref.slice(row, row + s.ids.length - 1);
+  });
+  return { refs, mismatchSum, tokens: batch.tokens };
+}
+
+/** Splits a list into `n` shards by alternating assignment (sorted input → shards of similar lengths). */
+export function splitShards<T>(items: readonly T[], n: number): T[][] {
+  const out: T[][] = Array.from({ length: n }, () => []);
+  items.forEach((x, i) => out[i % n]!.push(x));
+  return out;
+}
