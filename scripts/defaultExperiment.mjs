@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm start`: the default experiment, end to end through the real CLI and database.
+// `npm start`: the default experiment, end to end through the real CLI and database, sized to finish
+// within 5 minutes on a 2-core machine (the full-length runs are `npm run verify:learning`).
 // Calculator environment (seed 003), a small character-level transformer, a supervised warm start on
 // the reference agent's demonstrations, then GRPO from that checkpoint. Prints held-out accuracy
 // (sampled at temperature 1, and greedy) before and after each stage, and where everything is.
@@ -31,11 +32,11 @@ function run(label, args) {
 
 const t0 = Date.now();
 const sftOut = path.join(results, `calculator-sft-s${seed}.json`);
-const sft = run('supervised warm start', ['sft', '--env', 'calculator', '--seed', seed, '--iterations', arg('--sft-iterations', '70'), '--db', db, '--output', sftOut]);
+const sft = run('supervised warm start', ['sft', '--env', 'calculator', '--seed', seed, '--iterations', arg('--sft-iterations', '200'), '--db', db, '--output', sftOut]);
 const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
 if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
 const grpoOut = path.join(results, `calculator-grpo-s${seed}.json`);
-const grpo = run('GRPO from the warm start', ['train', '--env', 'calculator', '--policy', 'transformer', '--method', 'grpo', '--seed', seed, '--iterations', arg('--grpo-iterations', '20'), '--init', checkpoint, '--db', db, '--output', grpoOut]);
+const grpo = run('GRPO from the warm start', ['train', '--env', 'calculator', '--policy', 'transformer', '--method', 'grpo', '--seed', seed, '--iterations', arg('--grpo-iterations', '12'), '--init', checkpoint, '--db', db, '--output', grpoOut]);
 
 const evals = (file) => JSON.parse(fs.readFileSync(file, 'utf8')).evaluations;
 const [sftBefore, sftAfter] = [evals(sftOut)[0], evals(sftOut).at(-1)];

@@ -29,15 +29,15 @@ const db = path.join(out, 'runs.sqlite');
 const EXPERIMENTS = {
   calculator: {
     sft: { env: 'calculator', policy: 'transformer', method: 'sft' },
-    grpo: { env: 'calculator', policy: 'transformer', method: 'grpo', iterations: 60 },
+    grpo: { env: 'calculator', policy: 'transformer', method: 'grpo' },
     metric: 'successRate',
     label: 'held-out accuracy (sampled)',
     pass: (sft, grpo) => grpo >= sft + 0.1 || grpo >= 0.95,
     rule: 'GRPO ≥ SFT + 10 points, or GRPO ≥ 95%',
   },
   code: {
-    sft: { env: 'code', policy: 'transformer', method: 'sft', iterations: 100, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 512, maxNewTokens: 96, mistakeRate: 0.1 } },
-    grpo: { env: 'code', policy: 'transformer', method: 'grpo', iterations: 40, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 512, maxNewTokens: 96 } },
+    sft: { env: 'code', policy: 'transformer', method: 'sft', iterations: 100, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 448, maxNewTokens: 80 } },
+    grpo: { env: 'code', policy: 'transformer', method: 'grpo', iterations: 30, groupsPerIteration: 16, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 448, maxNewTokens: 80 } },
     metric: 'privatePassRate',
     label: 'held-out private-verifier pass rate',
     pass: (sft, grpo) => grpo >= sft + 0.1,

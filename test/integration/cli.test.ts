@@ -85,7 +85,7 @@ describe('agent-rl CLI', () => {
     const cwd = tempDir();
     const bad = runCli(['train', '--group-size', '1', '--lr', 'fast'], cwd);
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /groupSize = 1: is out of range\. Fix: use a value ≥ 2/);
+    assert.match(bad.stderr, /groupSize = 1: GRPO normalises rewards within a group.*Fix: set groupSize ≥ 2/);
     assert.match(bad.stderr, /learningRate = "fast": must be a finite number/);
     fs.writeFileSync(path.join(cwd, 'c.json'), '{"seed": 1, "iteratons": 3}');
     const typo = runCli(['train', '--config', 'c.json'], cwd);

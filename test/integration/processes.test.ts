@@ -83,7 +83,7 @@ describe('run worker and query backend', () => {
     cleanups.push(() => backend.dispose(), () => manager.dispose());
     const outcome = await manager.start({ ...small, groupSize: 1 }, db).done;
     assert.equal(outcome.kind, 'failed');
-    assert.match(outcome.kind === 'failed' ? outcome.reason : '', /groupSize = 1: is out of range/);
+    assert.match(outcome.kind === 'failed' ? outcome.reason : '', /groupSize = 1: GRPO normalises rewards within a group/);
     assert.deepEqual(await backend.request('listRuns', {}), []);
   });
 

@@ -37,6 +37,21 @@ describe('agent-rl sft and train --init (transformer)', () => {
     assert.deepEqual(shown.iterations, g.iterations);
   });
 
+  it('trains with a Hugging Face tokenizer.json (--tokenizer) and carries it in the checkpoint', () => {
+    const dir = tempDir();
+    const fixture = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'tokenizer-bpe');
+    fs.writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ policyOptions: { ...tiny, replicas: 1 }, groupsPerIteration: 4, groupSize: 1, evalEpisodes: 4 }));
+    const sft = runCli(['sft', '--config', 'tiny.json', '--iterations', '1', '--tokenizer', fixture, '--output', 'sft.json'], dir);
+    assert.equal(sft.code, 0, sft.stderr);
+    const ck = /checkpoint: (\S+)/.exec(sft.stdout)![1]!;
+    const manifest = JSON.parse(fs.readFileSync(path.join(ck, 'checkpoint.json'), 'utf8')) as { tokenizer: { kind: string }; model: { vocabSize: number } };
+    assert.equal(manifest.tokenizer.kind, 'hf');
+    assert.equal(manifest.model.vocabSize, 327);
+    const bad = runCli(['sft', '--config', 'tiny.json', '--iterations', '1', '--tokenizer', path.join(dir, 'nowhere')], dir);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /policyOptions\.tokenizer: .*nowhere does not exist.*Fix:/);
+  });
+
   it('a checkpoint that is not there is named with the fix, before anything runs', () => {
     const dir = tempDir();
     const r = runCli(['train', '--env', 'calculator', '--policy', 'transformer', '--init', 'missing-ck'], dir);

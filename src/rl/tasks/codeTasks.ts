@@ -16,6 +16,8 @@ export interface CodeTask {
   readonly publicOutput: string;
   /** Argument lists (Python source) for the private verifier. */
   readonly hidden: readonly string[];
+  /** compact: a one-line prompt for the generated family (small models pay for every prompt token). */
+  readonly promptStyle?: 'full' | 'compact';
 }
 
 type Row = [id: string, fn: string, description: string, reference: string, publicArgs: string, publicOutput: string, hidden: string[]];
@@ -95,6 +97,9 @@ export const CODE_TASKS: readonly (CodeTask & { readonly split: 'train' | 'heldO
 }));
 
 export function codeTaskPrompt(t: CodeTask): string {
+  if (t.promptStyle === 'compact') {
+    return `Write ${t.fn}(x): ${t.description}. Print ${t.fn}(${t.publicArgs}) in a \`\`\`python block, then reply FINAL ANSWER: and the printed value.\n`;
+  }
   return (
     `Write a Python function ${t.fn} that should ${t.description}. ` +
     `Then print ${t.fn}(${t.publicArgs}); it should print ${t.publicOutput}. ` +
@@ -127,7 +132,7 @@ export function formulaTasks(): readonly (CodeTask & { readonly split: 'train' |
         out.push({
           id: `code:f=${expr}`, fn: 'f', description: `return ${expr} for an integer x`,
           reference: `def f(x):\n    return ${expr}\n`, publicArgs: String(x), publicOutput: String(value(x, a, b)),
-          hidden: ['0', '1', '-3', '7', '10'], split: h % 4 === 3 ? 'heldOut' : 'train',
+          hidden: ['0', '1', '-3', '7', '10'], split: h % 4 === 3 ? 'heldOut' : 'train', promptStyle: 'compact',
         });
       }
     }

@@ -55,7 +55,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   const t0 = Date.now();
   const env = environmentFactory(config.env);
   const batch = config.groupsPerIteration * config.groupSize;
-  const minibatch = Number(config.policyOptions.minibatchSize ?? 0) || batch;
+  const minibatch = Number(config.policyOptions.minibatchSize ?? 0) || Math.max(1, Math.ceil(batch / 4)); // as the registry resolves 0
   const policy = await createPolicy(config, env, config.iterations * config.epochs * Math.ceil(batch / minibatch));
   // SFT learns from the environment's scripted reference agent; every other method from its own samples.
   let actor: Policy = policy;

@@ -79,7 +79,7 @@ describe('validateRunConfig', () => {
 describe('validateRunConfig: transformer policy', () => {
   it('fills policy and method defaults, and policy options', () => {
     const grpo = validateRunConfig({ env: 'calculator', policy: 'transformer' });
-    assert.equal(grpo.learningRate, 1e-4);
+    assert.equal(grpo.learningRate, 2e-4);
     assert.equal(grpo.policyOptions.dModel, 64);
     assert.equal(grpo.policyOptions.klEstimator, 'k3');
     const sft = validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft' });

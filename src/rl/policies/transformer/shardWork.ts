@@ -48,10 +48,65 @@ export function shardWeight(aggregation: Aggregation, shard: { tokens: number; s
 }
 
 /**
- * Gradients (in `model.weights` order) and scalars of the loss on one shard. `refs` holds each
- * sequence's reference log-probs ([len − 1]) for GRPO. The caller disposes the returned gradients.
+ * Tokens (rows × padded length) one forward and backward pass may hold. tfjs keeps every activation
+ * for the backward pass and the wasm heap never shrinks (32-bit: 4 GB at most): a 16 × 180-token step
+ * of the 64-wide model peaks at about 640 MB, and a 128-sequence minibatch in one pass ran out of
+ * memory. Larger shards are cut into micro-batches whose gradients are accumulated.
  */
-export function shardGradients(model: Gpt, seqs: readonly TokenSequence[], refs: readonly Float32Array[] | undefined, o: ShardLoss): { grads: tf.Tensor[]; stats: ShardStats } {
+export const MICROBATCH_TOKENS = 4096;
+
+/** Consecutive chunks of `seqs` whose padded size (count × longest) stays within `budget` tokens. */
+export function microbatches<T extends { readonly ids: readonly unknown[] }>(seqs: readonly T[], budget = MICROBATCH_TOKENS): T[][] {
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let longest = 0;
+  for (const s of seqs) {
+    const l = Math.max(longest, s.ids.length);
+    if (cur.length > 0 && (cur.length + 1) * l > budget) {
+      out.push(cur);
+      cur = [];
+      longest = 0;
+    }
+    cur.push(s);
+    longest = Math.max(longest, s.ids.length);
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
+/**
+ * Gradients (in `model.weights` order) and scalars of the loss on one shard, accumulated over
+ * micro-batches with the same weights that combine shards, so the result is the shard's gradient.
+ * `refs` holds each sequence's reference log-probs ([len − 1]) for GRPO. The caller disposes the
+ * returned gradients.
+ */
+export function shardGradients(model: Gpt, seqs: readonly TokenSequence[], refs: readonly Float32Array[] | undefined, o: ShardLoss, budget = MICROBATCH_TOKENS): { grads: tf.Tensor[]; stats: ShardStats } {
+  const chunks = microbatches(seqs.map((s, i) => ({ ids: s.ids, s, ref: refs?.[i] })), budget);
+  if (chunks.length === 1) return onePass(model, seqs, refs, o);
+  const total = shardCounts(seqs);
+  let grads: tf.Tensor[] | undefined;
+  const parts: ShardStats[] = [];
+  const weights: number[] = [];
+  for (const chunk of chunks) {
+    const part = onePass(model, chunk.map((c) => c.s), refs ? chunk.map((c) => c.ref!) : undefined, o);
+    const w = shardWeight(o.aggregation, part.stats, total);
+    const prev: tf.Tensor[] | undefined = grads;
+    grads = tf.tidy(() => part.grads.map((g, i) => (prev ? tf.add(prev[i]!, tf.mul(g, w)) : tf.mul(g, w))));
+    tf.dispose([...part.grads, ...(prev ?? [])]);
+    parts.push(part.stats);
+    weights.push(w);
+  }
+  const tokenWeights = parts.map((st) => st.tokens / Math.max(1, total.tokens));
+  const sum = (f: (st: ShardStats) => number, w: number[]): number => parts.reduce((acc, st, k) => acc + f(st) * w[k]!, 0);
+  const stats: ShardStats = {
+    loss: sum((st) => st.loss, weights), policyLoss: sum((st) => st.policyLoss, weights), kl: sum((st) => st.kl, weights),
+    entropy: sum((st) => st.entropy, tokenWeights), clipLow: sum((st) => st.clipLow, tokenWeights), clipHigh: sum((st) => st.clipHigh, tokenWeights),
+    ratioMin: Math.min(...parts.map((st) => st.ratioMin)), ratioMax: Math.max(...parts.map((st) => st.ratioMax)), ...total,
+  };
+  return { grads: grads!, stats };
+}
+
+function onePass(model: Gpt, seqs: readonly TokenSequence[], refs: readonly Float32Array[] | undefined, o: ShardLoss): { grads: tf.Tensor[]; stats: ShardStats } {
   const batch = buildTokenBatch(seqs);
   const got: { parts?: LossParts; entropy?: tf.Scalar } = {}; // filled by the loss callbacks
   const { value, grads } = tf.variableGrads(() => {
@@ -76,6 +131,11 @@ export function shardGradients(model: Gpt, seqs: readonly TokenSequence[], refs:
  * and the summed |current − behaviour| log-prob gap over its generated tokens (the mismatch metric).
  */
 export function shardLogprobs(model: Gpt, reference: Gpt, seqs: readonly TokenSequence[], temperature: number): { refs: Float32Array[]; mismatchSum: number; tokens: number } {
+  const chunks = microbatches(seqs, 2 * MICROBATCH_TOKENS); // forward only: no activations kept
+  if (chunks.length > 1) {
+    const parts = chunks.map((c) => shardLogprobs(model, reference, c, temperature));
+    return { refs: parts.flatMap((p) => p.refs), mismatchSum: parts.reduce((a, p) => a + p.mismatchSum, 0), tokens: parts.reduce((a, p) => a + p.tokens, 0) };
+  }
   const batch = buildTokenBatch(seqs);
   const [ref, cur] = tf.tidy(() => [
     targetLogprobs(reference, batch, temperature).logp.dataSync() as Float32Array,

@@ -7,7 +7,8 @@ import { groupAdvantages } from '../../../../../src/rl/algo/advantages';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
 import { Gpt, type GptConfig } from '../../../../../src/rl/policies/transformer/model';
 import { ReplicaPool } from '../../../../../src/rl/policies/transformer/replicas';
-import { buildTokenBatch, grpoLoss, nllLoss, targetLogprobs, type TokenLossOptions } from '../../../../../src/rl/policies/transformer/tokenLoss';
+import { microbatches, shardGradients } from '../../../../../src/rl/policies/transformer/shardWork';
+import { buildTokenBatch, grpoLoss, nllLoss, targetLogprobs, type TokenLossOptions, type TokenSequence } from '../../../../../src/rl/policies/transformer/tokenLoss';
 import { CharTokenizer } from '../../../../../src/rl/policies/transformer/tokenizer';
 import { TransformerPolicy, trajectoryTokens, type TransformerTrainOptions } from '../../../../../src/rl/policies/transformer/transformerPolicy';
 import { Rng } from '../../../../../src/rl/random';
@@ -205,6 +206,28 @@ describe('transformer policy training step', () => {
         }
       }
     }
+  });
+
+  it('micro-batches (bounded memory) accumulate exactly the gradient of one pass, for every aggregation', async () => {
+    const trajs = await rollout(policyFor(tiny, 1e-3), 16, 23);
+    const seqs = trajs.map(trajectoryTokens).filter((s): s is TokenSequence => s !== undefined);
+    const model = new Gpt(tiny, 9);
+    const refs = seqs.map((s) => Float32Array.from({ length: s.ids.length - 1 }, (_, i) => -0.5 - 0.01 * i));
+    for (const aggregation of ['seq-mean-token-mean', 'token-mean', 'seq-sum'] as const) {
+      for (const objective of ['nll', 'clipped-pg'] as const) {
+        const o = { objective, aggregation, lossOpts: { ...lossOpts, aggregation } };
+        const one = shardGradients(model, seqs, objective === 'clipped-pg' ? refs : undefined, o, 1e9);
+        const many = shardGradients(model, seqs, objective === 'clipped-pg' ? refs : undefined, o, 12); // about 2 sequences per pass
+        const diff = Math.max(...one.grads.map((g, i) => tf.tidy(() => tf.max(tf.abs(tf.sub(g, many.grads[i]!))).dataSync()[0]!)));
+        assert.ok(diff < 1e-6, `${aggregation} ${objective}: gradients differ by ${diff}`);
+        for (const k of ['loss', 'policyLoss', 'kl', 'entropy', 'clipLow', 'clipHigh', 'ratioMin', 'ratioMax', 'tokens', 'sequences'] as const) {
+          assert.ok(Math.abs(one.stats[k] - many.stats[k]) < 1e-5, `${aggregation} ${objective} ${k}: ${one.stats[k]} vs ${many.stats[k]}`);
+        }
+        tf.dispose([...one.grads, ...many.grads]);
+      }
+    }
+    assert.equal(microbatches(seqs, 12).length > 4, true);
+    model.dispose();
   });
 
   it('a failing helper replica fails the update with its error instead of hanging', async () => {
