@@ -1,15 +1,15 @@
 // The agent-rl command: train, runs, show. Same engine and same database as the VS Code extension.
 // Exit codes: 0 ok, 1 failure while running, 2 bad input (usage, config, database), 130 cancelled.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, validateRunConfig, type RunConfig } from '../shared/runConfig';
+import { ConfigError } from '../shared/runConfig';
 import { IsolationUnavailableError, PythonNotFoundError } from '../rl/sandbox/isolation';
 import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
 import { envCheckCommand, envRunCommand } from './envCommands';
 import { runsCommand, showCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
+import { CONFIG_FLAGS, configFromArgs, POLICY_FLAGS, readConfigFile } from './runConfigArgs';
 import { UsageError } from './usageError';
 
 const USAGE = `agent-rl — train and inspect agentic RL runs
@@ -35,55 +35,6 @@ Train flags (override --config FILE, a JSON run config):
   --tokenizer DIR   a Hugging Face tokenizer.json directory (default: character-level)
   --busy-timeout MS wait for a locked database (default 5000)
 Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.`;
-
-/** Flag → config key, and whether it is numeric. */
-const CONFIG_FLAGS: Readonly<Record<string, [keyof RunConfig, boolean]>> = {
-  env: ['env', false], policy: ['policy', false], method: ['method', false], name: ['name', false], std: ['advantageStd', false],
-  seed: ['seed', true], iterations: ['iterations', true], groups: ['groupsPerIteration', true], 'group-size': ['groupSize', true],
-  lr: ['learningRate', true], clip: ['clipEpsilon', true], kl: ['klCoef', true], epochs: ['epochs', true],
-  'eval-episodes': ['evalEpisodes', true], 'eval-seed': ['evalSeed', true], 'eval-interval': ['evalInterval', true],
-};
-
-/** Flag → policyOptions key (strings). */
-const POLICY_FLAGS: Readonly<Record<string, string>> = { init: 'init', backend: 'backend', tokenizer: 'tokenizer' };
-
-function readConfigFile(file: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError(`--config ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)}). Fix: check the path.`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`--config ${file}: not valid JSON (${(e as Error).message}). Fix: correct the JSON syntax.`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new UsageError(`--config ${file}: the top level must be a JSON object of run config keys.`);
-  }
-  const obj = { ...(parsed as Record<string, unknown>) };
-  delete obj.$schema; // editors add it for completion
-  return obj;
-}
-
-/** Merges the config file and flags (flags win) and validates the result. */
-export function configFromArgs(values: Record<string, string | boolean | undefined>): RunConfig {
-  const raw: Record<string, unknown> = typeof values.config === 'string' ? readConfigFile(values.config) : {};
-  for (const [flag, [key, numeric]] of Object.entries(CONFIG_FLAGS)) {
-    const v = values[flag];
-    if (typeof v !== 'string') continue;
-    raw[key] = numeric && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
-  }
-  for (const [flag, key] of Object.entries(POLICY_FLAGS)) {
-    const v = values[flag];
-    if (typeof v !== 'string') continue;
-    const given = raw.policyOptions;
-    raw.policyOptions = { ...(typeof given === 'object' && given !== null ? given : {}), [key]: (flag === 'init' || flag === 'tokenizer') && v !== '' ? path.resolve(v) : v };
-  }
-  return validateRunConfig(raw);
-}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -117,10 +68,11 @@ async function main(argv: string[]): Promise<number> {
     case 'sft': {
       if (positionals.length > 0) throw new UsageError(`${command} takes no positional arguments (got ${positionals.join(' ')})`);
       const v = values as Record<string, string | boolean | undefined>;
-      // `agent-rl sft` = `agent-rl train --method sft`, with the transformer policy unless told otherwise
-      const args = command === 'sft' ? { ...v, method: 'sft', policy: v.policy ?? 'transformer', env: v.env ?? 'calculator' } : v;
+      // `agent-rl sft` = `agent-rl train --method sft`, on the calculator with the transformer policy
+      // unless a flag or the --config file says otherwise
+      const args = command === 'sft' ? { ...v, method: 'sft' } : v;
       if (command === 'sft' && v.method !== undefined && v.method !== 'sft') throw new UsageError('agent-rl sft always uses method sft; use agent-rl train for other methods');
-      return trainCommand(configFromArgs(args), { db, output: values.output, busyTimeoutMs });
+      return trainCommand(configFromArgs(args, command === 'sft' ? { env: 'calculator', policy: 'transformer' } : {}), { db, output: values.output, busyTimeoutMs });
     }
     case 'runs':
       return runsCommand({ db, json: values.json === true, busyTimeoutMs });

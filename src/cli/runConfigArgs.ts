@@ -1,0 +1,56 @@
+// Run configs from the command line: the --config file and the flags merged over a command's defaults,
+// then validated. Kept apart from main.ts, which runs the command when loaded.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { validateRunConfig, type RunConfig } from '../shared/runConfig';
+import { UsageError } from './usageError';
+
+/** Flag → config key, and whether it is numeric. */
+export const CONFIG_FLAGS: Readonly<Record<string, [keyof RunConfig, boolean]>> = {
+  env: ['env', false], policy: ['policy', false], method: ['method', false], name: ['name', false], std: ['advantageStd', false],
+  seed: ['seed', true], iterations: ['iterations', true], groups: ['groupsPerIteration', true], 'group-size': ['groupSize', true],
+  lr: ['learningRate', true], clip: ['clipEpsilon', true], kl: ['klCoef', true], epochs: ['epochs', true],
+  'eval-episodes': ['evalEpisodes', true], 'eval-seed': ['evalSeed', true], 'eval-interval': ['evalInterval', true],
+};
+
+/** Flag → policyOptions key (strings). */
+export const POLICY_FLAGS: Readonly<Record<string, string>> = { init: 'init', backend: 'backend', tokenizer: 'tokenizer' };
+
+export function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--config ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)}). Fix: check the path.`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`--config ${file}: not valid JSON (${(e as Error).message}). Fix: correct the JSON syntax.`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`--config ${file}: the top level must be a JSON object of run config keys.`);
+  }
+  const obj = { ...(parsed as Record<string, unknown>) };
+  delete obj.$schema; // editors add it for completion
+  return obj;
+}
+
+/** Merges `base`, the config file and flags (flags win, then the file) and validates the result. */
+export function configFromArgs(values: Record<string, string | boolean | undefined>, base: Record<string, unknown> = {}): RunConfig {
+  const raw: Record<string, unknown> = { ...base, ...(typeof values.config === 'string' ? readConfigFile(values.config) : {}) };
+  for (const [flag, [key, numeric]] of Object.entries(CONFIG_FLAGS)) {
+    const v = values[flag];
+    if (typeof v !== 'string') continue;
+    raw[key] = numeric && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
+  }
+  for (const [flag, key] of Object.entries(POLICY_FLAGS)) {
+    const v = values[flag];
+    if (typeof v !== 'string') continue;
+    const given = raw.policyOptions;
+    raw.policyOptions = { ...(typeof given === 'object' && given !== null ? given : {}), [key]: (flag === 'init' || flag === 'tokenizer') && v !== '' ? path.resolve(v) : v };
+  }
+  return validateRunConfig(raw);
+}
+
