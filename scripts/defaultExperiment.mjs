@@ -5,17 +5,10 @@
 // the reference agent's demonstrations, then GRPO from that checkpoint. Prints held-out accuracy
 // (sampled at temperature 1, and greedy) before and after each stage, and where everything is.
 // Usage: node scripts/defaultExperiment.mjs [--seed N] [--sft-iterations N] [--grpo-iterations N] [--db FILE]
-import { spawnSync } from 'node:child_process';
+import { arg, runAgentRl } from './agentRl.mjs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const cli = path.join(root, 'dist', 'cli.js');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
 const seed = arg('--seed', '1');
 const db = path.resolve(arg('--db', path.join('.agent-rl', 'runs.sqlite')));
 const results = path.join(path.dirname(db), 'results');
@@ -23,11 +16,11 @@ fs.mkdirSync(results, { recursive: true });
 
 function run(label, args) {
   process.stderr.write(`\n== ${label}: agent-rl ${args.join(' ')}\n`);
-  const t0 = Date.now();
-  const r = spawnSync(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
-  process.stderr.write(r.stdout);
-  if (r.status !== 0) process.exit(r.status ?? 1);
-  return { stdout: r.stdout, seconds: (Date.now() - t0) / 1000 };
+  try {
+    return runAgentRl(args, { echo: true });
+  } catch (e) {
+    process.exit(e.status ?? 1);
+  }
 }
 
 const t0 = Date.now();

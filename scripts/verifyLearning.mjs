@@ -7,18 +7,11 @@
 //   code:       private-verifier pass rate after GRPO ≥ after SFT + 10 points (generated formula tasks)
 // Prints a Markdown table with the wall time of every run, writes summary.json, exits 1 on a miss.
 // Usage: node scripts/verifyLearning.mjs [--envs calculator,code] [--seeds 1,2,3] [--out DIR]
-import { spawnSync } from 'node:child_process';
+import { arg, runAgentRl } from './agentRl.mjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const cli = path.join(root, 'dist', 'cli.js');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
 const envs = arg('--envs', 'calculator,code').split(',');
 const seeds = arg('--seeds', '1,2,3').split(',').map(Number);
 const out = path.resolve(arg('--out', fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-learning-'))));
@@ -45,15 +38,6 @@ const EXPERIMENTS = {
   },
 };
 
-function run(args) {
-  const t = Date.now();
-  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  if (r.status !== 0) {
-    process.stderr.write(r.stdout);
-    throw new Error(`agent-rl ${args.join(' ')} exited with ${r.status}`);
-  }
-  return { stdout: r.stdout, seconds: (Date.now() - t) / 1000 };
-}
 
 const rows = [];
 const t0 = Date.now();
@@ -64,12 +48,12 @@ for (const name of envs) {
     const file = (stage) => path.join(out, `${name}-${stage}-s${seed}`);
     fs.writeFileSync(`${file('sft')}.config.json`, JSON.stringify({ ...x.sft, seed }, null, 2));
     process.stderr.write(`\n== ${name} seed ${seed}: supervised warm start\n`);
-    const sft = run(['sft', '--config', `${file('sft')}.config.json`, '--db', db, '--output', `${file('sft')}.json`]);
+    const sft = runAgentRl(['sft', '--config', `${file('sft')}.config.json`, '--db', db, '--output', `${file('sft')}.json`]);
     const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
     if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
     fs.writeFileSync(`${file('grpo')}.config.json`, JSON.stringify({ ...x.grpo, seed, policyOptions: { ...x.grpo.policyOptions, init: checkpoint } }, null, 2));
     process.stderr.write(`== ${name} seed ${seed}: GRPO from the warm start\n`);
-    const grpo = run(['train', '--config', `${file('grpo')}.config.json`, '--db', db, '--output', `${file('grpo')}.json`]);
+    const grpo = runAgentRl(['train', '--config', `${file('grpo')}.config.json`, '--db', db, '--output', `${file('grpo')}.json`]);
     const record = (stage) => JSON.parse(fs.readFileSync(`${file(stage)}.json`, 'utf8'));
     const sftEval = record('sft').evaluations.at(-1);
     const grpoEval = record('grpo').evaluations.at(-1);

@@ -13,6 +13,12 @@ import type { Aggregation, KlEstimator } from './transformer/tokenLoss';
 import { ReplicaPool } from './transformer/replicas';
 import { TransformerPolicy } from './transformer/transformerPolicy';
 
+/** Trajectories per optimizer step: policyOptions.minibatchSize, or 0 = a quarter of the iteration's batch. */
+export function minibatchSizeFor(config: RunConfig): number {
+  const given = Number(config.policyOptions.minibatchSize ?? 0);
+  return given > 0 ? given : Math.max(1, Math.ceil((config.groupsPerIteration * config.groupSize) / 4));
+}
+
 export async function createPolicy(config: RunConfig, env: EnvironmentFactory, totalSteps = 0): Promise<Policy> {
   switch (config.policy) {
     case 'table': {
@@ -57,7 +63,7 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory, tot
     },
     {
       clipLow: config.clipEpsilon, clipHigh: o.clipHigh as number, klEstimator: o.klEstimator as KlEstimator, aggregation: o.aggregation as Aggregation,
-      minibatchSize: (o.minibatchSize as number) > 0 ? (o.minibatchSize as number) : Math.max(1, Math.ceil((config.groupsPerIteration * config.groupSize) / 4)), skipZeroAdvantage: o.skipZeroAdvantage as boolean,
+      minibatchSize: minibatchSizeFor(config), skipZeroAdvantage: o.skipZeroAdvantage as boolean,
       optimizer: { lr: config.learningRate, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: o.weightDecay as number, maxGradNorm: o.maxGradNorm as number },
       lrSchedule,
     },

@@ -8,7 +8,7 @@ import { environmentFactory } from '../envs/registry';
 import type { Objective, Policy, UpdateStats } from '../policies/policy';
 import { DemonstrationPolicy, referenceAgentFor } from '../policies/scripted/demonstrations';
 import type { Tokenizer } from '../policies/transformer/tokenizer';
-import { createPolicy } from '../policies/registry';
+import { createPolicy, minibatchSizeFor } from '../policies/registry';
 import { Rng } from '../random';
 import { runEpisodes, type EpisodeSpec } from '../rollout/agentLoop';
 import { evaluatePolicy } from './evaluate';
@@ -55,7 +55,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   const t0 = Date.now();
   const env = environmentFactory(config.env);
   const batch = config.groupsPerIteration * config.groupSize;
-  const minibatch = Number(config.policyOptions.minibatchSize ?? 0) || Math.max(1, Math.ceil(batch / 4)); // as the registry resolves 0
+  const minibatch = minibatchSizeFor(config);
   const policy = await createPolicy(config, env, config.iterations * config.epochs * Math.ceil(batch / minibatch));
   // SFT learns from the environment's scripted reference agent; every other method from its own samples.
   let actor: Policy = policy;

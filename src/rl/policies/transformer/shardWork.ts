@@ -96,14 +96,21 @@ export function shardGradients(model: Gpt, seqs: readonly TokenSequence[], refs:
     parts.push(part.stats);
     weights.push(w);
   }
+  return { grads: grads!, stats: combineStats(parts, weights, total) };
+}
+
+/**
+ * The scalars of a whole batch from those of its parts (shards or micro-batches): losses with the
+ * parts' loss weights, per-token quantities weighted by generated tokens, ratio extremes over all.
+ */
+export function combineStats(parts: readonly ShardStats[], weights: readonly number[], total: { tokens: number; sequences: number }): ShardStats {
   const tokenWeights = parts.map((st) => st.tokens / Math.max(1, total.tokens));
-  const sum = (f: (st: ShardStats) => number, w: number[]): number => parts.reduce((acc, st, k) => acc + f(st) * w[k]!, 0);
-  const stats: ShardStats = {
+  const sum = (f: (st: ShardStats) => number, w: readonly number[]): number => parts.reduce((acc, st, k) => acc + f(st) * w[k]!, 0);
+  return {
     loss: sum((st) => st.loss, weights), policyLoss: sum((st) => st.policyLoss, weights), kl: sum((st) => st.kl, weights),
     entropy: sum((st) => st.entropy, tokenWeights), clipLow: sum((st) => st.clipLow, tokenWeights), clipHigh: sum((st) => st.clipHigh, tokenWeights),
     ratioMin: Math.min(...parts.map((st) => st.ratioMin)), ratioMax: Math.max(...parts.map((st) => st.ratioMax)), ...total,
   };
-  return { grads: grads!, stats };
 }
 
 function onePass(model: Gpt, seqs: readonly TokenSequence[], refs: readonly Float32Array[] | undefined, o: ShardLoss): { grads: tf.Tensor[]; stats: ShardStats } {

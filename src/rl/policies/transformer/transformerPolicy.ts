@@ -10,7 +10,7 @@ import { saveCheckpoint } from './checkpoint';
 import { Gpt, type GptConfig } from './model';
 import type { ReplicaPool } from './replicas';
 import { sampleBatch, type SampledSequence, type SampleOptions } from './sampler';
-import { shardCounts, shardGradients, shardLogprobs, shardWeight, splitShards, type ShardLoss, type ShardStats } from './shardWork';
+import { combineStats, shardCounts, shardGradients, shardLogprobs, shardWeight, splitShards, type ShardLoss, type ShardStats } from './shardWork';
 import type { Aggregation, KlEstimator, TokenSequence } from './tokenLoss';
 import type { Tokenizer } from './tokenizer';
 
@@ -219,17 +219,15 @@ export class TransformerPolicy implements Policy {
           gradNorm += this.optimizer.apply(combined, this.train.lrSchedule?.(this.optimizer.step + 1) ?? 1);
           tf.dispose(combined === mine.grads ? mine.grads : [...mine.grads, ...combined]);
           if (this.replicas) await this.replicas.syncWeights(this.model, 'model');
-          // Token-weighted means for per-token quantities, loss weights for the losses.
-          const tokenWeights = all.map((st) => st.tokens / Math.max(1, total.tokens));
-          const wsum = (f: (st: ShardStats) => number, w: number[]): number => all.reduce((acc, st, k) => acc + f(st) * w[k]!, 0);
-          loss += wsum((st) => st.loss, weights);
-          policyLoss += wsum((st) => st.policyLoss, weights);
-          kl += wsum((st) => st.kl, weights);
-          entropy += wsum((st) => st.entropy, tokenWeights);
-          clipLow += wsum((st) => st.clipLow, tokenWeights);
-          clipHigh += wsum((st) => st.clipHigh, tokenWeights);
-          ratioMin = Math.min(ratioMin, ...all.map((st) => st.ratioMin));
-          ratioMax = Math.max(ratioMax, ...all.map((st) => st.ratioMax));
+          const st = combineStats(all, weights, total);
+          loss += st.loss;
+          policyLoss += st.policyLoss;
+          kl += st.kl;
+          entropy += st.entropy;
+          clipLow += st.clipLow;
+          clipHigh += st.clipHigh;
+          ratioMin = Math.min(ratioMin, st.ratioMin);
+          ratioMax = Math.max(ratioMax, st.ratioMax);
           steps += 1;
         }
       }
