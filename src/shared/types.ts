@@ -152,7 +152,7 @@ export interface EvaluationResult {
   readonly rewardMean: number;
   readonly seed: number;
   readonly policyVersion: number;
-  /** Language-model policies: success rate of greedy decoding on the same episodes. */
+  /** Language-model policies: success rate of greedy decoding, each held-out task once (greedy is deterministic per task). */
   readonly greedySuccessRate?: number;
 }
 

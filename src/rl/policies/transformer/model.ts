@@ -6,6 +6,7 @@
 // Shapes: B batch, T time, D width, H heads, E = D / H head width, V vocabulary, P context length.
 import * as tf from '@tensorflow/tfjs';
 import { batchMatMul } from './kernels/batchMatMul';
+import { decodeAttention, fusedGelu, fusedLayerNorm, type KvArena } from './kernels/decoding';
 
 export interface GptConfig {
   readonly vocabSize: number;
@@ -153,14 +154,13 @@ export class Gpt {
    * Runs the decoder on `ids` [B, T] at `positions` [B, T], after the cached keys/values if any.
    * `keyMask` [B, Tpast + T]: 1 = real token, 0 = padding (never attended to).
    * Returns logits [B, T, V] and the new per-layer keys ([B, H, E, Tk]) and values ([B, H, Tk, E]).
+   * `scoped`: free each layer's intermediates when it is done (inference only: no gradient through it).
    */
-  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
-    const { dModel: D, nHeads: H, vocabSize: V, contextLength: P, nLayers: L } = this.config;
+  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped = false): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
+    const { dModel: D, nHeads: H, nLayers: L } = this.config;
     const [B, T] = ids.shape;
     const E = D / H;
-    const tok = mm(this.oneHot(ids, V), this.w('wte') as tf.Tensor2D);
-    const pos = mm(this.oneHot(positions, P), this.w('wpe') as tf.Tensor2D);
-    let x: tf.Tensor2D = tf.add(tok, pos); // [B·T, D]
+    let x = this.embed(ids, positions); // [B·T, D]
     const Tk = (past?.k[0]?.shape[3] ?? 0) + T;
     // [1, 1, T, Tk] causal + [B, 1, 1, Tk] padding
     const causal = this.causalMask(T, Tk);
@@ -172,34 +172,82 @@ export class Gpt {
     const ks: tf.Tensor4D[] = [];
     const vs: tf.Tensor4D[] = [];
     const heads = (t: tf.Tensor2D): tf.Tensor4D => tf.transpose(tf.reshape(t, [B, T, H, E]), [0, 2, 1, 3]); // [B, H, T, E]
-    const linear = (a: tf.Tensor2D, w: string, b: string): tf.Tensor2D => tf.add(mm(a, this.w(w) as tf.Tensor2D), this.w(b));
-    for (let l = 0; l < L; l++) {
+    const block = (l: number, x: tf.Tensor2D): [tf.Tensor2D, tf.Tensor4D, tf.Tensor4D] => {
       // One product with the whole wqkv, then a split of the activation. (Three products with column
       // slices of the weight were faster to train at width 64, but tfjs-wasm slices columns slowly and
       // XNNPACK repacks a weight it has not seen: decoding the 5M model spent half of every step there.)
-      const qkv = linear(this.layerNorm(x, `h${l}.ln1`), `h${l}.attn.wqkv`, `h${l}.attn.bqkv`); // [B·T, 3D]
+      const qkv = this.linear(this.layerNorm(x, `h${l}.ln1`), `h${l}.attn.wqkv`, `h${l}.attn.bqkv`); // [B·T, 3D]
       const [q, kNew, vNew] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
       const kT = tf.transpose<tf.Tensor4D>(tf.reshape(kNew, [B, T, H, E]), [0, 2, 3, 1]); // [B, H, E, T]
       const k = past ? tf.concat([past.k[l]!, kT], 3) : kT; // [B, H, E, Tk]
       const v = past ? tf.concat([past.v[l]!, heads(vNew)], 2) : heads(vNew);
-      ks.push(k);
-      vs.push(v);
       // Q·Kᵀ with the 1/√E scale folded into Q (T·E products instead of T·Tk), then P·V
       const qs = tf.mul(heads(q), 1 / Math.sqrt(E));
       const raw = batchMatMul(qs, k); // [B, H, T, Tk]
       const scores = mask ? tf.add(raw, mask) : raw;
       const att = batchMatMul(tf.softmax(scores), v); // [B, H, T, E]
       const merged = tf.reshape<tf.Rank.R2>(tf.transpose(att, [0, 2, 1, 3]), [B * T, D]);
-      x = tf.add(x, linear(merged, `h${l}.attn.wo`, `h${l}.attn.bo`));
-      const m = linear(this.layerNorm(x, `h${l}.ln2`), `h${l}.mlp.w1`, `h${l}.mlp.b1`);
-      // GELU, tanh approximation: ½·m·(1 + tanh(√(2/π)·(m + 0.044715·m³)))
-      const m3 = tf.mul(tf.mul(m, m), m); // m·m·m: cheaper than pow, and its gradient too
-      const gelu = tf.mul<tf.Tensor2D>(tf.mul(m, 0.5), tf.add(tf.tanh(tf.mul(tf.add(m, tf.mul(m3, 0.044715)), Math.sqrt(2 / Math.PI))), 1));
-      x = tf.add(x, linear(gelu, `h${l}.mlp.w2`, `h${l}.mlp.b2`));
+      return [this.mlpBlock(tf.add(x, this.linear(merged, `h${l}.attn.wo`, `h${l}.attn.bo`)), l), k, v];
+    };
+    for (let l = 0; l < L; l++) {
+      // Inference frees each layer's intermediates as it goes (a prefill of 256 × 140 tokens held
+      // 2 GB of attention scores otherwise); training keeps them for the backward pass.
+      const [y, k, v] = scoped ? tf.tidy(() => block(l, x)) : block(l, x);
+      x = y;
+      ks.push(k);
+      vs.push(v);
     }
+    return { logits: tf.reshape(this.head(x), [B, T, this.config.vocabSize]), k: ks, v: vs };
+  }
+
+  /**
+   * One decoding step on the fused kernels (wasm only; inference, no gradient): ids and positions
+   * [B, 1]; every layer's new key and value are written into column `arena.next` of the arena, which
+   * then advances. `head` is the output projection [D, V] (headWeight(), made once per batch).
+   * Returns logits [B, V].
+   */
+  decode(ids: tf.Tensor2D, positions: tf.Tensor2D, arena: KvArena, head: tf.Tensor2D): tf.Tensor2D {
+    const w = (name: string): tf.Tensor2D => this.w(name) as tf.Tensor2D;
+    const norm = (x: tf.Tensor2D, prefix: string): tf.Tensor2D => fusedLayerNorm(x, this.w(`${prefix}.g`), this.w(`${prefix}.b`));
+    const linear = (a: tf.Tensor2D, prefix: string, bias: string): tf.Tensor2D => tf.fused.matMul({ a, b: w(prefix), bias: this.w(bias) }) as tf.Tensor2D;
+    let x = this.embed(ids, positions); // [B, D]
+    for (let l = 0; l < this.config.nLayers; l++) {
+      const att = decodeAttention(linear(norm(x, `h${l}.ln1`), `h${l}.attn.wqkv`, `h${l}.attn.bqkv`), arena, l); // [B, D]
+      x = tf.add(x, linear(att, `h${l}.attn.wo`, `h${l}.attn.bo`));
+      x = tf.add(x, linear(fusedGelu(linear(norm(x, `h${l}.ln2`), `h${l}.mlp.w1`, `h${l}.mlp.b1`)), `h${l}.mlp.w2`, `h${l}.mlp.b2`));
+    }
+    arena.next += 1;
+    return tf.matMul(norm(x, 'lnf'), head);
+  }
+
+  /** The output projection as a [D, V] matrix: a new tensor (the transposed embedding) when tied. */
+  headWeight(): tf.Tensor2D {
+    return this.config.tiedHead ? tf.transpose(this.w('wte') as tf.Tensor2D) : (tf.clone(this.w('head')) as tf.Tensor2D);
+  }
+
+  /** Token plus position embedding of ids, positions [B, T] → [B·T, D]. */
+  private embed(ids: tf.Tensor2D, positions: tf.Tensor2D): tf.Tensor2D {
+    const tok = mm(this.oneHot(ids, this.config.vocabSize), this.w('wte') as tf.Tensor2D);
+    return tf.add(tok, mm(this.oneHot(positions, this.config.contextLength), this.w('wpe') as tf.Tensor2D));
+  }
+
+  private linear(a: tf.Tensor2D, w: string, b: string): tf.Tensor2D {
+    return tf.add(mm(a, this.w(w) as tf.Tensor2D), this.w(b));
+  }
+
+  /** x + MLP(LN(x)) of layer l: the second half of a block. */
+  private mlpBlock(x: tf.Tensor2D, l: number): tf.Tensor2D {
+    const m = this.linear(this.layerNorm(x, `h${l}.ln2`), `h${l}.mlp.w1`, `h${l}.mlp.b1`);
+    // GELU, tanh approximation: ½·m·(1 + tanh(√(2/π)·(m + 0.044715·m³)))
+    const m3 = tf.mul(tf.mul(m, m), m); // m·m·m: cheaper than pow, and its gradient too
+    const gelu = tf.mul<tf.Tensor2D>(tf.mul(m, 0.5), tf.add(tf.tanh(tf.mul(tf.add(m, tf.mul(m3, 0.044715)), Math.sqrt(2 / Math.PI))), 1));
+    return tf.add(x, this.linear(gelu, `h${l}.mlp.w2`, `h${l}.mlp.b2`));
+  }
+
+  /** Final layer norm and output head: [N, D] → logits [N, V]. */
+  private head(x: tf.Tensor2D): tf.Tensor2D {
     const f = this.layerNorm(x, 'lnf');
-    const logits = this.config.tiedHead ? mm(f, tf.transpose(this.w('wte') as tf.Tensor2D)) : mm(f, this.w('head') as tf.Tensor2D);
-    return { logits: tf.reshape(logits, [B, T, V]), k: ks, v: vs };
+    return this.config.tiedHead ? mm(f, tf.transpose(this.w('wte') as tf.Tensor2D)) : mm(f, this.w('head') as tf.Tensor2D);
   }
 
   /** Full forward for training: ids [B, T] from position 0 → logits [B, T, V]. */

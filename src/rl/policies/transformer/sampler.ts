@@ -6,6 +6,7 @@
 // truncation only restricts which tokens can be drawn).
 import * as tf from '@tensorflow/tfjs';
 import type { Rng } from '../../random';
+import { createArena, decodeAttentionAvailable, disposeArena, type KvArena } from './kernels/decoding';
 import type { Gpt, KvCache } from './model';
 import type { Tokenizer } from './tokenizer';
 
@@ -33,15 +34,36 @@ export interface SampledSequence {
   readonly stopReason: StopReason;
 }
 
-/** Decoding state of a batch: the cache and each row's next position. */
+/**
+ * Decoding state of a batch: the keys and values so far, and each row's next position. On the wasm
+ * backend they live in an arena of preallocated columns written in place by the fused attention
+ * kernel (kernels/decodeAttention.ts); elsewhere in a tfjs cache that grows by concatenation.
+ */
 export interface BatchState {
-  cache: KvCache;
+  cache?: KvCache;
+  arena?: KvArena;
+  /** With the arena: the output projection [D, V], made once per batch. */
+  head?: tf.Tensor2D;
   /** Next absolute position of each row (= its real length so far). */
   readonly lengths: number[];
 }
 
-/** Prefill: left-padded prompts [B][*] → last-position logits [B, V] and the cache. */
-export function prefill(model: Gpt, prompts: readonly (readonly number[])[]): { state: BatchState; logits: tf.Tensor2D } {
+export interface PrefillOptions {
+  /**
+   * Columns the arena holds: the longest prompt plus the most new tokens of any row (rows are
+   * left-padded to the longest prompt, so a short prompt's tokens sit further right than its
+   * position); default the model's context length.
+   */
+  readonly capacity?: number;
+  /** false: keep the tfjs cache even where the fused kernel could run (tests compare the two). */
+  readonly fused?: boolean;
+}
+
+/** Rows per prefill pass. */
+const PREFILL_ROWS = 32;
+
+/** Prefill: left-padded prompts [B][*] → last-position logits [B, V] and the decoding state. */
+export function prefill(model: Gpt, prompts: readonly (readonly number[])[], options: PrefillOptions = {}): { state: BatchState; logits: tf.Tensor2D } {
   const B = prompts.length;
   const L = Math.max(1, ...prompts.map((p) => p.length));
   const ids = new Int32Array(B * L);
@@ -60,39 +82,69 @@ export function prefill(model: Gpt, prompts: readonly (readonly number[])[]): { 
   let result: { state: BatchState; logits: tf.Tensor2D } | undefined;
   tf.tidy(() => {
     const keyMask = tf.tensor2d(mask, [B, L]);
-    const out = model.run(tf.tensor2d(ids, [B, L], 'int32'), tf.tensor2d(pos, [B, L], 'int32'), keyMask, undefined);
-    const logits = tf.reshape<tf.Rank.R2>(tf.slice(out.logits, [0, L - 1, 0], [B, 1, -1]), [B, -1]);
-    const cache: KvCache = { k: out.k.map((t) => tf.keep(t)), v: out.v.map((t) => tf.keep(t)), keyMask: tf.keep(keyMask) };
-    result = { state: { cache, lengths: prompts.map((p) => p.length) }, logits: tf.keep(logits) };
+    // In chunks of rows: attention scores are [rows, H, L, L], and 256 rows of 140 tokens at once
+    // grew the wasm heap past 1 GB (it never shrinks) and took seconds to grow it.
+    const parts: { logits: tf.Tensor2D; k: tf.Tensor4D[]; v: tf.Tensor4D[] }[] = [];
+    for (let r0 = 0; r0 < B; r0 += PREFILL_ROWS) {
+      const n = Math.min(PREFILL_ROWS, B - r0);
+      const rows = (t: tf.Tensor2D): tf.Tensor2D => (n === B ? t : tf.slice(t, [r0, 0], [n, L]));
+      const out = model.run(rows(tf.tensor2d(ids, [B, L], 'int32')), rows(tf.tensor2d(pos, [B, L], 'int32')), rows(keyMask), undefined, true);
+      parts.push({ logits: tf.reshape<tf.Rank.R2>(tf.slice(out.logits, [0, L - 1, 0], [n, 1, -1]), [n, -1]), k: out.k, v: out.v });
+    }
+    const join = <T extends tf.Tensor>(ts: T[]): T => (ts.length === 1 ? ts[0]! : tf.concat(ts, 0));
+    const logits = join(parts.map((p) => p.logits));
+    const k = parts[0]!.k.map((_, l) => join(parts.map((p) => p.k[l]!)));
+    const v = parts[0]!.v.map((_, l) => join(parts.map((p) => p.v[l]!)));
+    const lengths = prompts.map((p) => p.length);
+    const { dModel, nHeads, contextLength } = model.config;
+    if (options.fused !== false && decodeAttentionAvailable(dModel / nHeads)) {
+      const arena = createArena(k, v, lengths.map((n) => L - n), Math.max(L, options.capacity ?? contextLength));
+      result = { state: { arena: keepArena(arena), head: tf.keep(model.headWeight()), lengths }, logits: tf.keep(logits) };
+    } else {
+      const cache: KvCache = { k: k.map((t) => tf.keep(t)), v: v.map((t) => tf.keep(t)), keyMask: tf.keep(keyMask) };
+      result = { state: { cache, lengths }, logits: tf.keep(logits) };
+    }
   });
   return result!;
+}
+
+function keepArena(a: KvArena): KvArena {
+  [...a.k, ...a.v, a.starts, a.scratch].forEach((t) => tf.keep(t));
+  return a;
 }
 
 /** One decoding step: the next token of every row → logits [B, V]; the cache grows by one. */
 export function decodeStep(model: Gpt, state: BatchState, tokens: readonly number[]): tf.Tensor2D {
   const B = tokens.length;
-  const old = state.cache;
+  const ids = (): tf.Tensor2D => tf.tensor2d(Int32Array.from(tokens), [B, 1], 'int32');
+  const positions = (): tf.Tensor2D => tf.tensor2d(Int32Array.from(state.lengths), [B, 1], 'int32');
+  if (state.arena) {
+    const arena = state.arena;
+    const head = state.head!;
+    const logits = tf.tidy(() => model.decode(ids(), positions(), arena, head));
+    for (let b = 0; b < B; b++) state.lengths[b]! += 1;
+    return logits;
+  }
+  const old = state.cache!;
   let logits: tf.Tensor2D | undefined;
   let cache: KvCache | undefined;
   tf.tidy(() => {
     const keyMask = tf.concat<tf.Tensor2D>([old.keyMask, tf.ones([B, 1])], 1);
-    const out = model.run(
-      tf.tensor2d(Int32Array.from(tokens), [B, 1], 'int32'),
-      tf.tensor2d(Int32Array.from(state.lengths), [B, 1], 'int32'),
-      keyMask,
-      old,
-    );
+    const out = model.run(ids(), positions(), keyMask, old, true);
     logits = tf.keep(tf.reshape<tf.Rank.R2>(out.logits, [B, -1]));
     cache = { k: out.k.map((t) => tf.keep(t)), v: out.v.map((t) => tf.keep(t)), keyMask: tf.keep(keyMask) };
   });
-  disposeCache(old);
+  tf.dispose([...old.k, ...old.v, old.keyMask]);
   state.cache = cache!;
   for (let b = 0; b < B; b++) state.lengths[b]! += 1;
   return logits!;
 }
 
-export function disposeCache(c: KvCache): void {
-  tf.dispose([...c.k, ...c.v, c.keyMask]);
+/** Frees a batch's keys and values (arena or cache). */
+export function disposeState(state: BatchState): void {
+  if (state.arena) disposeArena(state.arena);
+  state.head?.dispose();
+  if (state.cache) tf.dispose([...state.cache.k, ...state.cache.v, state.cache.keyMask]);
 }
 
 /** log softmax(logits / T) in float64. T = 0 is treated as 1 (greedy's log-prob). */
@@ -159,7 +211,8 @@ export function sampleBatch(model: Gpt, tokenizer: Tokenizer, prompts: readonly 
     if (r.budget <= 0) r.stopReason = 'context';
   });
   if (rows.every((r) => r.stopReason)) return rows.map((r) => ({ tokens: r.tokens, logprobs: r.logprobs, text: r.text, stopReason: r.stopReason! }));
-  const started = prefill(model, prompts.map((p) => (p.length > 0 ? p : [0])));
+  const longest = Math.max(1, ...prompts.map((p) => p.length));
+  const started = prefill(model, prompts.map((p) => (p.length > 0 ? p : [0])), { capacity: longest + Math.max(...rows.map((r) => r.budget)) });
   const state = started.state;
   let logits = started.logits;
   try {
@@ -187,7 +240,7 @@ export function sampleBatch(model: Gpt, tokenizer: Tokenizer, prompts: readonly 
       logits = decodeStep(model, state, next);
     }
   } finally {
-    disposeCache(state.cache);
+    disposeState(state);
   }
   // Decode once more from the ids: per-token decoding and whole-sequence decoding agree for the
   // tokenizers used here, but the ids are the record; the text is only for parsing.

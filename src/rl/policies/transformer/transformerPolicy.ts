@@ -96,7 +96,12 @@ export class TransformerPolicy implements Policy {
     this.stopEnv = stopEnv;
   }
 
-  async sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
+  sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
+    return this.sampleWith(this.sampling, contexts, rng);
+  }
+
+  /** Samples under explicit options (the greedy view passes temperature 0; nothing is swapped). */
+  private async sampleWith(sampling: SampleOptions, contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
     const news: number[][] = [];
     const prompts = contexts.map((ctx) => {
       const past: number[] = [];
@@ -109,7 +114,7 @@ export class TransformerPolicy implements Policy {
       news.push(fresh);
       return [...past, ...fresh];
     });
-    const out = await this.sampleSharded(prompts, rng);
+    const out = await this.sampleSharded(sampling, prompts, rng);
     return out.map((s, i) => {
       const step: PolicyStep = {
         behaviourLogprob: s.logprobs.reduce((a, b) => a + b, 0),
@@ -124,16 +129,16 @@ export class TransformerPolicy implements Policy {
    * Samples on every replica at once: prompts are dealt out in order of length (similar lengths per
    * shard), each shard draws from its own stream seeded from `rng`, and results come back in order.
    */
-  private async sampleSharded(prompts: number[][], rng: Rng): Promise<SampledSequence[]> {
+  private async sampleSharded(sampling: SampleOptions, prompts: number[][], rng: Rng): Promise<SampledSequence[]> {
     const pool = this.replicas;
-    if (!pool || prompts.length < MIN_SHARD * (pool.size + 1)) return sampleBatch(this.model, this.tokenizer, prompts, this.sampling, rng);
+    if (!pool || prompts.length < MIN_SHARD * (pool.size + 1)) return sampleBatch(this.model, this.tokenizer, prompts, sampling, rng);
     const order = prompts.map((p, i) => ({ i, n: p.length })).sort((a, b) => a.n - b.n || a.i - b.i).map((x) => x.i);
     const shards = splitShards(order, pool.size + 1);
     const seeds = shards.map(() => rng.int(2 ** 31));
-    const { temperature, topK, topP, maxNewTokens, stop } = this.sampling; // stopWhen is rebuilt from stopEnv
+    const { temperature, topK, topP, maxNewTokens, stop } = sampling; // stopWhen is rebuilt from stopEnv
     const options = { temperature, topK, topP, maxNewTokens, stop, ...(this.stopEnv ? { stopEnv: this.stopEnv } : {}) };
     const asked = shards.slice(1).map((idx, h) => pool.helper(h).call({ kind: 'sample', prompts: idx.map((i) => prompts[i]!), options, seed: seeds[h + 1]! }));
-    const mine = sampleBatch(this.model, this.tokenizer, shards[0]!.map((i) => prompts[i]!), this.sampling, new Rng(seeds[0]!));
+    const mine = sampleBatch(this.model, this.tokenizer, shards[0]!.map((i) => prompts[i]!), sampling, new Rng(seeds[0]!));
     const theirs = await Promise.all(asked);
     const out: SampledSequence[] = new Array<SampledSequence>(prompts.length);
     shards[0]!.forEach((i, k) => (out[i] = mine[k]!));
@@ -259,15 +264,7 @@ export class TransformerPolicy implements Policy {
         return version();
       },
       compute: this.compute,
-      sample: (contexts, rng) => {
-        const saved = this.sampling;
-        this.sampling = { ...saved, temperature: 0 };
-        try {
-          return this.sample(contexts, rng);
-        } finally {
-          this.sampling = saved;
-        }
-      },
+      sample: (contexts, rng) => this.sampleWith({ ...this.sampling, temperature: 0 }, contexts, rng),
       update: () => {
         throw new Error('the greedy view is for evaluation only');
       },

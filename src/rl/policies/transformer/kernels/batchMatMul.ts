@@ -10,22 +10,9 @@
 // the transposes first, so it runs on the same kernel: ∂A = ∂C · Bᵀ, ∂B = Aᵀ · ∂C.
 import * as tf from '@tensorflow/tfjs';
 import { WASM_BASE64 } from './batchMatMulWasm';
+import { heapOffset, instantiateOnTfjsHeap, type WasmBackendInternals } from './wasmKernels';
 
 const KERNEL = 'AgentRlBatchMatMul';
-
-interface WasmBackendInternals {
-  readonly wasm: { readonly asm?: { readonly memory?: unknown } };
-  readonly dataIdMap: { get(id: object): { memoryOffset: number } | undefined };
-  makeOutput(shape: number[], dtype: 'float32'): tf.TensorInfo;
-}
-
-// The WebAssembly global, typed here (the project's lib settings leave out the DOM typings).
-interface WasmApi {
-  readonly Memory: abstract new (...args: never[]) => object;
-  readonly Module: new (bytes: Uint8Array) => object;
-  readonly Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
-}
-const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 type BmmExport = (a: number, b: number, c: number, G: number, M: number, K: number, N: number) => void;
 
@@ -39,11 +26,7 @@ function prepare(): void {
     return;
   }
   try {
-    const backend = tf.backend() as unknown as WasmBackendInternals;
-    const memory = backend.wasm.asm?.memory;
-    if (!(memory instanceof WA.Memory)) throw new Error('tfjs-wasm does not expose its memory');
-    const instance = new WA.Instance(new WA.Module(Buffer.from(WASM_BASE64, 'base64')), { env: { memory } });
-    const bmm = instance.exports.bmm as BmmExport;
+    const bmm = instantiateOnTfjsHeap(WASM_BASE64).bmm as BmmExport;
     tf.registerKernel({
       kernelName: KERNEL,
       backendName: 'wasm',
@@ -54,7 +37,7 @@ function prepare(): void {
         const N = bm.shape[2]!;
         const out = be.makeOutput([G, M, N], 'float32');
         // Offsets are read after makeOutput: an allocation may grow (and move) the heap buffer.
-        bmm(be.dataIdMap.get(a.dataId)!.memoryOffset, be.dataIdMap.get(bm.dataId)!.memoryOffset, be.dataIdMap.get(out.dataId)!.memoryOffset, G, M, K, N);
+        bmm(heapOffset(be, a), heapOffset(be, bm), heapOffset(be, out), G, M, K, N);
         return out;
       },
     });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
 import { Gpt, type GptConfig } from '../../../../../src/rl/policies/transformer/model';
-import { decodeStep, disposeCache, prefill, sampleBatch } from '../../../../../src/rl/policies/transformer/sampler';
+import { decodeStep, disposeState, prefill, sampleBatch } from '../../../../../src/rl/policies/transformer/sampler';
 import { Rng } from '../../../../../src/rl/random';
 
 const tiny: GptConfig = { vocabSize: 98, contextLength: 48, dModel: 32, nLayers: 2, nHeads: 4, mlpRatio: 4, tiedHead: true };
@@ -26,41 +26,48 @@ describe('GPT with KV cache', () => {
     assert.ok(['wasm', 'tensorflow'].includes(tf.getBackend()), tf.getBackend());
   });
 
-  it('KV-cache logits equal a full forward pass within 1e-4 at every step, with left-padded prompts of different lengths', () => {
-    const model = new Gpt(tiny, 1);
-    const prompts = [[5, 6, 7, 8, 9, 10, 11], [3], [20, 21, 22]];
-    const pass = (): number => {
-      const seqs = prompts.map((p) => [...p]);
-      const started = prefill(model, prompts);
-      const state = started.state;
-      let logits = started.logits;
-      let worst = 0;
-      for (let step = 0; step < 12; step++) {
-        const data = logits.dataSync() as Float32Array;
-        logits.dispose();
-        const V = tiny.vocabSize;
-        const next: number[] = [];
-        prompts.forEach((_, b) => {
-          const ref = fullLast(model, seqs[b]!);
-          for (let i = 0; i < V; i++) worst = Math.max(worst, Math.abs(ref[i]! - data[b * V + i]!));
-          const tok = (step * 7 + b * 13) % V;
-          seqs[b]!.push(tok);
-          next.push(tok);
-        });
-        logits = decodeStep(model, state, next);
-      }
-      logits.dispose();
-      disposeCache(state.cache);
-      return worst;
-    };
-    const worst = pass();
-    assert.ok(worst < 1e-4, `max |Δlogit| = ${worst}`);
-    // The model caches one causal mask per sequence length; a second identical pass must add nothing.
-    const tensors = tf.memory().numTensors;
-    pass();
-    assert.equal(tf.memory().numTensors, tensors, 'sampling leaked tensors');
-    model.dispose();
-  });
+  for (const fused of [true, false]) {
+    const path = fused ? 'the fused attention kernel over an arena' : 'the tfjs cache grown by concatenation';
+    it(`KV-cache logits equal a full forward pass within 1e-4 at every step, with left-padded prompts of different lengths (${path})`, () => {
+      const model = new Gpt(tiny, 1);
+      // 35 rows: prefill runs in chunks of 32 rows, so the cache is assembled from two passes
+      const prompts = [[5, 6, 7, 8, 9, 10, 11], [3], [20, 21, 22], ...Array.from({ length: 32 }, (_, i) => Array.from({ length: 1 + (i % 7) }, (_, j) => (i * 5 + j * 3) % 90))];
+      const pass = (): number => {
+        const seqs = prompts.map((p) => [...p]);
+        // capacity: the longest prompt (7) plus the 12 steps, exactly; one more step would overflow it
+        const started = prefill(model, prompts, { fused, capacity: 7 + 12 });
+        const state = started.state;
+        assert.equal(state.arena !== undefined, fused && tf.getBackend() === 'wasm', 'the arena is used exactly when asked for on wasm');
+        let logits = started.logits;
+        let worst = 0;
+        for (let step = 0; step <= 12; step++) {
+          const data = logits.dataSync() as Float32Array;
+          logits.dispose();
+          const V = tiny.vocabSize;
+          const next: number[] = [];
+          prompts.forEach((_, b) => {
+            const ref = fullLast(model, seqs[b]!);
+            for (let i = 0; i < V; i++) worst = Math.max(worst, Math.abs(ref[i]! - data[b * V + i]!));
+            const tok = (step * 7 + b * 13) % V;
+            seqs[b]!.push(tok);
+            next.push(tok);
+          });
+          if (step === 12) break;
+          logits = decodeStep(model, state, next);
+        }
+        if (state.arena) assert.throws(() => decodeStep(model, state, prompts.map(() => 1)), /columns are full/);
+        disposeState(state);
+        return worst;
+      };
+      const worst = pass();
+      assert.ok(worst < 1e-4, `max |Δlogit| = ${worst}`);
+      // The model caches one causal mask per sequence length; a second identical pass must add nothing.
+      const tensors = tf.memory().numTensors;
+      pass();
+      assert.equal(tf.memory().numTensors, tensors, 'sampling leaked tensors');
+      model.dispose();
+    });
+  }
 
   it('a stop tag split across two tokens still stops generation', () => {
     // A rigged model over 2-character tokens: position p prefers token p mod 4, so greedy decoding

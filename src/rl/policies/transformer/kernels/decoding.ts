@@ -1,0 +1,160 @@
+// Fused attention for decoding steps over a preallocated KV cache (an "arena"), on the wasm backend.
+//
+// With tfjs ops, every decoding step concatenated each layer's whole key and value cache with the new
+// column (a copy that grows with the sequence), split the q|k|v projection into three tensors and ran
+// a dozen small ops for the heads' reshapes, the scaled scores, the softmax and P·V; at a batch of 32
+// those were most of a step. Here one kernel per layer (decoding.wat) writes the new key and
+// value into column t of cache planes allocated once per batch, and computes softmax(q·Kᵀ/√E)·V for
+// every row and head from the q|k|v row as the projection left it. The arena is private to one
+// sampling call and never part of a gradient, so the kernel may write into it in place. Where the
+// kernel cannot run (another backend, or a head width that is not a multiple of 4) the caller keeps
+// the tfjs path.
+import * as tf from '@tensorflow/tfjs';
+import { WASM_BASE64 } from './decodingWasm';
+import { heapOffset, instantiateOnTfjsHeap, type WasmBackendInternals } from './wasmKernels';
+
+const KERNEL = 'AgentRlDecodeAttention';
+const PLANES = 'AgentRlArenaPlanes';
+const LAYER_NORM = 'AgentRlLayerNorm';
+const GELU = 'AgentRlGelu';
+
+type AttendExport = (qkv: number, kc: number, vc: number, starts: number, scores: number, out: number, B: number, H: number, E: number, P: number, t: number, scale: number) => void;
+type FillExport = (kT: number, v: number, kc: number, vc: number, B: number, H: number, E: number, L: number, P: number) => void;
+type LayerNormExport = (x: number, g: number, b: number, y: number, N: number, D: number) => void;
+type GeluExport = (x: number, y: number, count: number) => void;
+
+let state: 'unknown' | 'native' | 'fallback' = 'unknown';
+
+function prepare(): boolean {
+  if (state === 'unknown' && tf.getBackend() === 'wasm') {
+    try {
+      const exports = instantiateOnTfjsHeap(WASM_BASE64);
+      const attend = exports.attend as AttendExport;
+      const fill = exports.fill as FillExport;
+      // Arena planes are allocated uninitialised (no zero-fill of megabytes per batch): columns before
+      // a row's start are never read, and columns from the prefill's end are written before they are.
+      tf.registerKernel({
+        kernelName: PLANES,
+        backendName: 'wasm',
+        kernelFunc: ({ inputs, backend: b, attrs }) => {
+          const be = b as unknown as WasmBackendInternals;
+          const { kT, v } = inputs as Record<'kT' | 'v', tf.TensorInfo>;
+          const { capacity } = attrs as unknown as { capacity: number };
+          const [B, H, E, L] = kT.shape as [number, number, number, number];
+          const kc = be.makeOutput([B, H, capacity, E], 'float32');
+          const vc = be.makeOutput([B, H, capacity, E], 'float32');
+          fill(heapOffset(be, kT), heapOffset(be, v), heapOffset(be, kc), heapOffset(be, vc), B, H, E, L, capacity);
+          return [kc, vc];
+        },
+      });
+      tf.registerKernel({
+        kernelName: KERNEL,
+        backendName: 'wasm',
+        kernelFunc: ({ inputs, backend: b, attrs }) => {
+          const be = b as unknown as WasmBackendInternals;
+          const { qkv, k, v, starts, scratch } = inputs as Record<'qkv' | 'k' | 'v' | 'starts' | 'scratch', tf.TensorInfo>;
+          const { t, scale } = attrs as unknown as { t: number; scale: number };
+          const [B, H, P, E] = k.shape as [number, number, number, number];
+          const out = be.makeOutput([B, H * E], 'float32');
+          attend(heapOffset(be, qkv), heapOffset(be, k), heapOffset(be, v), heapOffset(be, starts), heapOffset(be, scratch), heapOffset(be, out), B, H, E, P, t, scale);
+          return out;
+        },
+      });
+      const layerNorm = exports.layerNorm as LayerNormExport;
+      tf.registerKernel({
+        kernelName: LAYER_NORM,
+        backendName: 'wasm',
+        kernelFunc: ({ inputs, backend: b }) => {
+          const be = b as unknown as WasmBackendInternals;
+          const { x, g, b: bias } = inputs as Record<'x' | 'g' | 'b', tf.TensorInfo>;
+          const [N, D] = x.shape as [number, number];
+          const out = be.makeOutput([N, D], 'float32');
+          layerNorm(heapOffset(be, x), heapOffset(be, g), heapOffset(be, bias), heapOffset(be, out), N, D);
+          return out;
+        },
+      });
+      const gelu = exports.gelu as GeluExport;
+      tf.registerKernel({
+        kernelName: GELU,
+        backendName: 'wasm',
+        kernelFunc: ({ inputs, backend: b }) => {
+          const be = b as unknown as WasmBackendInternals;
+          const { x } = inputs as Record<'x', tf.TensorInfo>;
+          const out = be.makeOutput([...x.shape], 'float32');
+          gelu(heapOffset(be, x), heapOffset(be, out), x.shape.reduce((n, d) => n * d, 1));
+          return out;
+        },
+      });
+      state = 'native';
+    } catch {
+      state = 'fallback';
+    }
+  }
+  return state === 'native' && tf.getBackend() === 'wasm';
+}
+
+/** Whether decoding steps of a model with this head width can use the fused kernel here. */
+export function decodeAttentionAvailable(headWidth: number): boolean {
+  return headWidth % 4 === 0 && prepare();
+}
+
+/** Per-layer cache planes for one batch being decoded: keys and values [B, H, P, E]. */
+export interface KvArena {
+  readonly k: tf.Tensor4D[];
+  readonly v: tf.Tensor4D[];
+  /** [B] int32: the first real column of each row (left padding before it is never attended to). */
+  readonly starts: tf.Tensor1D;
+  /** [P] scratch for one row and head's scores. */
+  readonly scratch: tf.Tensor1D;
+  /** Columns allocated (P). */
+  readonly capacity: number;
+  /** The column the next decoding step writes. */
+  next: number;
+}
+
+/**
+ * An arena of `capacity` columns holding a prefill's keys kT [B, H, E, L] and values [B, H, L, E] in
+ * columns 0 … L−1. `pads[b]` is row b's left padding. Only call after decodeAttentionAvailable().
+ */
+export function createArena(kT: readonly tf.Tensor4D[], v: readonly tf.Tensor4D[], pads: readonly number[], capacity: number): KvArena {
+  const L = kT[0]!.shape[3];
+  if (capacity < L) throw new Error(`createArena: capacity ${capacity} is below the prefill length ${L}`);
+  const planes = kT.map((k, l) => tf.engine().runKernel<tf.Tensor4D[]>(PLANES, { kT: k, v: v[l]! }, { capacity }));
+  return {
+    k: planes.map((p) => p[0]!),
+    v: planes.map((p) => p[1]!),
+    starts: tf.tensor1d(Int32Array.from(pads), 'int32'),
+    scratch: tf.zeros<tf.Rank.R1>([capacity]),
+    capacity,
+    next: L,
+  };
+}
+
+export function disposeArena(a: KvArena): void {
+  tf.dispose([...a.k, ...a.v, a.starts, a.scratch]);
+}
+
+/**
+ * One layer's attention for one decoding step: `qkv` [B, 3·D] is this step's projection; the new key
+ * and value go into column `arena.next` of layer `layer`'s planes. Returns [B, D]. The caller advances
+ * `arena.next` once every layer has run.
+ */
+export function decodeAttention(qkv: tf.Tensor2D, arena: KvArena, layer: number): tf.Tensor2D {
+  if (arena.next >= arena.capacity) throw new Error(`decodeAttention: the arena's ${arena.capacity} columns are full`);
+  const E = arena.k[layer]!.shape[3];
+  return tf.engine().runKernel<tf.Tensor2D>(
+    KERNEL,
+    { qkv, k: arena.k[layer]!, v: arena.v[layer]!, starts: arena.starts, scratch: arena.scratch },
+    { t: arena.next, scale: 1 / Math.sqrt(E) },
+  );
+}
+
+/** Layer norm of each row of x [N, D] (D a multiple of 4), ε = 1e-5, with gain g and bias b [D]. */
+export function fusedLayerNorm(x: tf.Tensor2D, g: tf.Tensor, b: tf.Tensor): tf.Tensor2D {
+  return tf.engine().runKernel<tf.Tensor2D>(LAYER_NORM, { x, g, b }, {});
+}
+
+/** GELU (tanh approximation) of every element. */
+export function fusedGelu<T extends tf.Tensor>(x: T): T {
+  return tf.engine().runKernel<T>(GELU, { x }, {});
+}

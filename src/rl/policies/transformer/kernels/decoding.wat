@@ -1,0 +1,229 @@
+(module
+  (import "env" "memory" (memory 1))
+  ;; Fused kernels for decoding steps (inference only, no gradients): attention over a preallocated
+  ;; KV cache (the "arena"), layer norm and GELU, each one call where tfjs ran up to nine ops.
+  ;; Layouts, row-major float32, byte pointers:
+  ;;   qkv     [B, 3·D]        this step's projections (q | k | v), D = H·E
+  ;;   kc, vc  [B, H, P, E]    cached keys and values; column s of row b holds position s
+  ;;   starts  [B] int32       first real column of each row (columns before it are left padding)
+  ;;   scores  [P]             scratch
+  ;;   out     [B, D]          attention output, heads concatenated
+  ;; E must be a multiple of 4 (the caller checks).
+
+  ;; e^x for x ≤ 0 (scores after the max is subtracted): x = n·ln2 + r, |r| ≤ ln2/2, degree-6
+  ;; polynomial for e^r (relative error ~1e-7), times 2^n built in the exponent bits.
+  (func $exp (param $x f32) (result f32)
+    (local $n f32) (local $r f32) (local $p f32)
+    (if (f32.lt (local.get $x) (f32.const -87)) (then (return (f32.const 0))))
+    (local.set $n (f32.nearest (f32.mul (local.get $x) (f32.const 1.44269504))))
+    ;; ln2 in two parts (Cody–Waite), so r keeps its precision
+    (local.set $r (f32.sub (f32.sub (local.get $x) (f32.mul (local.get $n) (f32.const 0.693359375)))
+                           (f32.mul (local.get $n) (f32.const -2.12194440e-4))))
+    ;; Horner: p = 1 + r(1 + r(1/2 + r(1/6 + r(1/24 + r(1/120 + r/720)))))
+    (local.set $p (f32.add (f32.const 0.008333334) (f32.mul (local.get $r) (f32.const 0.0013888889))))
+    (local.set $p (f32.add (f32.const 0.041666668) (f32.mul (local.get $r) (local.get $p))))
+    (local.set $p (f32.add (f32.const 0.16666667) (f32.mul (local.get $r) (local.get $p))))
+    (local.set $p (f32.add (f32.const 0.5) (f32.mul (local.get $r) (local.get $p))))
+    (local.set $p (f32.add (f32.const 1) (f32.mul (local.get $r) (local.get $p))))
+    (local.set $p (f32.add (f32.const 1) (f32.mul (local.get $r) (local.get $p))))
+    (f32.mul (local.get $p)
+      (f32.reinterpret_i32 (i32.shl (i32.add (i32.trunc_f32_s (local.get $n)) (i32.const 127)) (i32.const 23)))))
+
+  ;; Writes this step's key and value of every row and head at column t, then attends from column
+  ;; starts[b] to t inclusive: out[b, h] = softmax(scale · q·Kᵀ) · V.
+  (func (export "attend")
+    (param $qkv i32) (param $kc i32) (param $vc i32) (param $starts i32) (param $scores i32) (param $out i32)
+    (param $B i32) (param $H i32) (param $E i32) (param $P i32) (param $t i32) (param $scale f32)
+    (local $b i32) (local $h i32) (local $s i32) (local $e i32)
+    (local $Eb i32) (local $Db i32) (local $row i32) (local $q i32) (local $kb i32) (local $vb i32)
+    (local $o i32) (local $start i32) (local $p i32) (local $kp i32)
+    (local $acc v128) (local $w v128) (local $d f32) (local $max f32) (local $sum f32)
+    (local.set $Eb (i32.shl (local.get $E) (i32.const 2)))
+    (local.set $Db (i32.mul (local.get $Eb) (local.get $H)))
+    (local.set $b (i32.const 0))
+    (block $bdone (loop $bloop
+      (br_if $bdone (i32.ge_u (local.get $b) (local.get $B)))
+      (local.set $row (i32.add (local.get $qkv) (i32.mul (local.get $b) (i32.mul (local.get $Db) (i32.const 3)))))
+      (local.set $start (i32.load (i32.add (local.get $starts) (i32.shl (local.get $b) (i32.const 2)))))
+      (local.set $h (i32.const 0))
+      (block $hdone (loop $hloop
+        (br_if $hdone (i32.ge_u (local.get $h) (local.get $H)))
+        (local.set $q (i32.add (local.get $row) (i32.mul (local.get $h) (local.get $Eb))))
+        ;; this (row, head)'s cache planes, [P, E] each
+        (local.set $p (i32.mul (i32.add (i32.mul (local.get $b) (local.get $H)) (local.get $h)) (i32.mul (local.get $P) (local.get $Eb))))
+        (local.set $kb (i32.add (local.get $kc) (local.get $p)))
+        (local.set $vb (i32.add (local.get $vc) (local.get $p)))
+        ;; store the new key and value at column t
+        (local.set $p (i32.mul (local.get $t) (local.get $Eb)))
+        (local.set $e (i32.const 0))
+        (block $cdone (loop $cloop
+          (br_if $cdone (i32.ge_u (local.get $e) (local.get $Eb)))
+          (v128.store align=4 (i32.add (i32.add (local.get $kb) (local.get $p)) (local.get $e))
+            (v128.load align=4 (i32.add (i32.add (local.get $q) (local.get $Db)) (local.get $e))))
+          (v128.store align=4 (i32.add (i32.add (local.get $vb) (local.get $p)) (local.get $e))
+            (v128.load align=4 (i32.add (i32.add (local.get $q) (i32.shl (local.get $Db) (i32.const 1))) (local.get $e))))
+          (local.set $e (i32.add (local.get $e) (i32.const 16)))
+          (br $cloop)))
+        ;; scores[s] = scale · q·k_s, and their max
+        (local.set $max (f32.const -inf))
+        (local.set $s (local.get $start))
+        (block $sdone (loop $sloop
+          (br_if $sdone (i32.gt_s (local.get $s) (local.get $t)))
+          (local.set $kp (i32.add (local.get $kb) (i32.mul (local.get $s) (local.get $Eb))))
+          (local.set $acc (v128.const i32x4 0 0 0 0))
+          (local.set $e (i32.const 0))
+          (block $ddone (loop $dloop
+            (br_if $ddone (i32.ge_u (local.get $e) (local.get $Eb)))
+            (local.set $acc (f32x4.add (local.get $acc)
+              (f32x4.mul (v128.load align=4 (i32.add (local.get $q) (local.get $e))) (v128.load align=4 (i32.add (local.get $kp) (local.get $e))))))
+            (local.set $e (i32.add (local.get $e) (i32.const 16)))
+            (br $dloop)))
+          (local.set $d (f32.mul (local.get $scale)
+            (f32.add (f32.add (f32x4.extract_lane 0 (local.get $acc)) (f32x4.extract_lane 1 (local.get $acc)))
+                     (f32.add (f32x4.extract_lane 2 (local.get $acc)) (f32x4.extract_lane 3 (local.get $acc))))))
+          (f32.store (i32.add (local.get $scores) (i32.shl (local.get $s) (i32.const 2))) (local.get $d))
+          (local.set $max (f32.max (local.get $max) (local.get $d)))
+          (local.set $s (i32.add (local.get $s) (i32.const 1)))
+          (br $sloop)))
+        ;; softmax weights
+        (local.set $sum (f32.const 0))
+        (local.set $s (local.get $start))
+        (block $edone (loop $eloop
+          (br_if $edone (i32.gt_s (local.get $s) (local.get $t)))
+          (local.set $kp (i32.add (local.get $scores) (i32.shl (local.get $s) (i32.const 2))))
+          (local.set $d (call $exp (f32.sub (f32.load (local.get $kp)) (local.get $max))))
+          (f32.store (local.get $kp) (local.get $d))
+          (local.set $sum (f32.add (local.get $sum) (local.get $d)))
+          (local.set $s (i32.add (local.get $s) (i32.const 1)))
+          (br $eloop)))
+        (local.set $sum (f32.div (f32.const 1) (local.get $sum)))
+        ;; out = Σ_s w_s · v_s / Σ w
+        (local.set $o (i32.add (local.get $out) (i32.add (i32.mul (local.get $b) (local.get $Db)) (i32.mul (local.get $h) (local.get $Eb)))))
+        (local.set $e (i32.const 0))
+        (block $zdone (loop $zloop
+          (br_if $zdone (i32.ge_u (local.get $e) (local.get $Eb)))
+          (v128.store align=4 (i32.add (local.get $o) (local.get $e)) (v128.const i32x4 0 0 0 0))
+          (local.set $e (i32.add (local.get $e) (i32.const 16)))
+          (br $zloop)))
+        (local.set $s (local.get $start))
+        (block $vdone (loop $vloop
+          (br_if $vdone (i32.gt_s (local.get $s) (local.get $t)))
+          (local.set $w (f32x4.splat (f32.mul (local.get $sum) (f32.load (i32.add (local.get $scores) (i32.shl (local.get $s) (i32.const 2)))))))
+          (local.set $kp (i32.add (local.get $vb) (i32.mul (local.get $s) (local.get $Eb))))
+          (local.set $e (i32.const 0))
+          (block $adone (loop $aloop
+            (br_if $adone (i32.ge_u (local.get $e) (local.get $Eb)))
+            (v128.store align=4 (i32.add (local.get $o) (local.get $e))
+              (f32x4.add (v128.load align=4 (i32.add (local.get $o) (local.get $e)))
+                         (f32x4.mul (local.get $w) (v128.load align=4 (i32.add (local.get $kp) (local.get $e))))))
+            (local.set $e (i32.add (local.get $e) (i32.const 16)))
+            (br $aloop)))
+          (local.set $s (i32.add (local.get $s) (i32.const 1)))
+          (br $vloop)))
+        (local.set $h (i32.add (local.get $h) (i32.const 1)))
+        (br $hloop)))
+      (local.set $b (i32.add (local.get $b) (i32.const 1)))
+      (br $bloop))))
+
+  ;; Copies a prefill's keys kT [B, H, E, L] (transposed, as the model returns them) and values
+  ;; v [B, H, L, E] into columns 0 … L−1 of the cache planes kc, vc [B, H, P, E].
+  (func (export "fill")
+    (param $kT i32) (param $v i32) (param $kc i32) (param $vc i32)
+    (param $B i32) (param $H i32) (param $E i32) (param $L i32) (param $P i32)
+    (local $g i32) (local $G i32) (local $e i32) (local $s i32) (local $src i32) (local $dst i32)
+    (local.set $G (i32.mul (local.get $B) (local.get $H)))
+    (local.set $g (i32.const 0))
+    (block $gdone (loop $gloop
+      (br_if $gdone (i32.ge_u (local.get $g) (local.get $G)))
+      (local.set $s (i32.const 0))
+      (block $sdone (loop $sloop
+        (br_if $sdone (i32.ge_u (local.get $s) (local.get $L)))
+        (local.set $dst (i32.shl (i32.mul (i32.add (i32.mul (local.get $g) (local.get $P)) (local.get $s)) (local.get $E)) (i32.const 2)))
+        (local.set $e (i32.const 0))
+        (block $edone (loop $eloop
+          (br_if $edone (i32.ge_u (local.get $e) (local.get $E)))
+          ;; kT[g, e, s] → kc[g, s, e]
+          (local.set $src (i32.shl (i32.add (i32.mul (i32.add (i32.mul (local.get $g) (local.get $E)) (local.get $e)) (local.get $L)) (local.get $s)) (i32.const 2)))
+          (f32.store (i32.add (i32.add (local.get $kc) (local.get $dst)) (i32.shl (local.get $e) (i32.const 2)))
+            (f32.load (i32.add (local.get $kT) (local.get $src))))
+          ;; v[g, s, e] → vc[g, s, e]
+          (local.set $src (i32.shl (i32.add (i32.mul (i32.add (i32.mul (local.get $g) (local.get $L)) (local.get $s)) (local.get $E)) (local.get $e)) (i32.const 2)))
+          (f32.store (i32.add (i32.add (local.get $vc) (local.get $dst)) (i32.shl (local.get $e) (i32.const 2)))
+            (f32.load (i32.add (local.get $v) (local.get $src))))
+          (local.set $e (i32.add (local.get $e) (i32.const 1)))
+          (br $eloop)))
+        (local.set $s (i32.add (local.get $s) (i32.const 1)))
+        (br $sloop)))
+      (local.set $g (i32.add (local.get $g) (i32.const 1)))
+      (br $gloop))))
+
+  ;; y = (x − mean) / √(var + 1e-5) · g + b over each row of x [N, D]; D a multiple of 4.
+  (func (export "layerNorm")
+    (param $x i32) (param $g i32) (param $bias i32) (param $y i32) (param $N i32) (param $D i32)
+    (local $n i32) (local $e i32) (local $Db i32) (local $row i32) (local $out i32)
+    (local $acc v128) (local $m v128) (local $r v128) (local $d v128) (local $f f32)
+    (local.set $Db (i32.shl (local.get $D) (i32.const 2)))
+    (local.set $n (i32.const 0))
+    (block $ndone (loop $nloop
+      (br_if $ndone (i32.ge_u (local.get $n) (local.get $N)))
+      (local.set $row (i32.add (local.get $x) (i32.mul (local.get $n) (local.get $Db))))
+      (local.set $out (i32.add (local.get $y) (i32.mul (local.get $n) (local.get $Db))))
+      ;; mean
+      (local.set $acc (v128.const i32x4 0 0 0 0))
+      (local.set $e (i32.const 0))
+      (block $mdone (loop $mloop
+        (br_if $mdone (i32.ge_u (local.get $e) (local.get $Db)))
+        (local.set $acc (f32x4.add (local.get $acc) (v128.load align=4 (i32.add (local.get $row) (local.get $e)))))
+        (local.set $e (i32.add (local.get $e) (i32.const 16)))
+        (br $mloop)))
+      (local.set $f (f32.div
+        (f32.add (f32.add (f32x4.extract_lane 0 (local.get $acc)) (f32x4.extract_lane 1 (local.get $acc)))
+                 (f32.add (f32x4.extract_lane 2 (local.get $acc)) (f32x4.extract_lane 3 (local.get $acc))))
+        (f32.convert_i32_u (local.get $D))))
+      (local.set $m (f32x4.splat (local.get $f)))
+      ;; variance
+      (local.set $acc (v128.const i32x4 0 0 0 0))
+      (local.set $e (i32.const 0))
+      (block $vdone (loop $vloop
+        (br_if $vdone (i32.ge_u (local.get $e) (local.get $Db)))
+        (local.set $d (f32x4.sub (v128.load align=4 (i32.add (local.get $row) (local.get $e))) (local.get $m)))
+        (local.set $acc (f32x4.add (local.get $acc) (f32x4.mul (local.get $d) (local.get $d))))
+        (local.set $e (i32.add (local.get $e) (i32.const 16)))
+        (br $vloop)))
+      (local.set $f (f32.div
+        (f32.add (f32.add (f32x4.extract_lane 0 (local.get $acc)) (f32x4.extract_lane 1 (local.get $acc)))
+                 (f32.add (f32x4.extract_lane 2 (local.get $acc)) (f32x4.extract_lane 3 (local.get $acc))))
+        (f32.convert_i32_u (local.get $D))))
+      (local.set $r (f32x4.splat (f32.div (f32.const 1) (f32.sqrt (f32.add (local.get $f) (f32.const 1e-5))))))
+      ;; normalise, scale, shift
+      (local.set $e (i32.const 0))
+      (block $odone (loop $oloop
+        (br_if $odone (i32.ge_u (local.get $e) (local.get $Db)))
+        (v128.store align=4 (i32.add (local.get $out) (local.get $e))
+          (f32x4.add
+            (f32x4.mul (f32x4.mul (f32x4.sub (v128.load align=4 (i32.add (local.get $row) (local.get $e))) (local.get $m)) (local.get $r))
+                       (v128.load align=4 (i32.add (local.get $g) (local.get $e))))
+            (v128.load align=4 (i32.add (local.get $bias) (local.get $e)))))
+        (local.set $e (i32.add (local.get $e) (i32.const 16)))
+        (br $oloop)))
+      (local.set $n (i32.add (local.get $n) (i32.const 1)))
+      (br $nloop))))
+
+  ;; y = GELU(x), tanh approximation ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), over `count` floats;
+  ;; tanh(u) = sign(u)·(1 − e^(−2|u|)) / (1 + e^(−2|u|)).
+  (func (export "gelu") (param $x i32) (param $y i32) (param $count i32)
+    (local $i i32) (local $end i32) (local $v f32) (local $u f32) (local $z f32) (local $th f32)
+    (local.set $end (i32.add (local.get $x) (i32.shl (local.get $count) (i32.const 2))))
+    (local.set $i (local.get $x))
+    (block $done (loop $loop
+      (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
+      (local.set $v (f32.load (local.get $i)))
+      (local.set $u (f32.mul (f32.const 0.7978845608)
+        (f32.add (local.get $v) (f32.mul (f32.const 0.044715) (f32.mul (local.get $v) (f32.mul (local.get $v) (local.get $v)))))))
+      (local.set $z (call $exp (f32.mul (f32.const -2) (f32.abs (local.get $u)))))
+      (local.set $th (f32.copysign (f32.div (f32.sub (f32.const 1) (local.get $z)) (f32.add (f32.const 1) (local.get $z))) (local.get $u)))
+      (f32.store (i32.add (local.get $y) (i32.sub (local.get $i) (local.get $x)))
+        (f32.mul (f32.mul (f32.const 0.5) (local.get $v)) (f32.add (f32.const 1) (local.get $th))))
+      (local.set $i (i32.add (local.get $i) (i32.const 4)))
+      (br $loop))))
+)
