@@ -64,6 +64,7 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory, tot
     {
       clipLow: config.clipEpsilon, clipHigh: o.clipHigh as number, klEstimator: o.klEstimator as KlEstimator, aggregation: o.aggregation as Aggregation,
       minibatchSize: minibatchSizeFor(config), skipZeroAdvantage: o.skipZeroAdvantage as boolean,
+      negativeAdvantageScale: o.negativeAdvantageScale as number,
       optimizer: { lr: config.learningRate, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: o.weightDecay as number, maxGradNorm: o.maxGradNorm as number },
       lrSchedule,
     },

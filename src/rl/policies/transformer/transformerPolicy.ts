@@ -26,6 +26,8 @@ export interface TransformerTrainOptions {
   readonly minibatchSize: number;
   /** Drop trajectories with advantage 0 (zero-variance groups) from GRPO updates. */
   readonly skipZeroAdvantage: boolean;
+  /** GRPO: negative advantages are multiplied by this in the loss (1 = plain GRPO); default 1. */
+  readonly negativeAdvantageScale?: number;
   readonly optimizer: AdamWOptions;
   /** Learning-rate multiplier by optimizer step (1-based); default constant 1. */
   readonly lrSchedule?: (step: number) => number;
@@ -171,6 +173,8 @@ export class TransformerPolicy implements Policy {
 
   async update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): Promise<UpdateStats> {
     let seqs = trajectories.map(trajectoryTokens).filter((s): s is TokenSequence => s !== undefined && s.mask.some((m) => m === 1));
+    const negScale = this.train.negativeAdvantageScale ?? 1;
+    if (objective.kind === 'clipped-pg' && negScale !== 1) seqs = seqs.map((s) => (s.advantage < 0 ? { ...s, advantage: s.advantage * negScale } : s));
     if (objective.kind === 'clipped-pg' && this.train.skipZeroAdvantage) seqs = seqs.filter((s) => s.advantage !== 0);
     const empty: UpdateStats = { loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1, optimizerSteps: 0 };
     if (seqs.length === 0) return empty;

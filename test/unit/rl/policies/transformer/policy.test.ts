@@ -150,6 +150,21 @@ describe('transformer policy training step', () => {
     await policy.dispose();
   });
 
+  it('negativeAdvantageScale 0 trains on the successes only: failures alone leave the weights untouched', async () => {
+    const weightsOf = (p: TransformerPolicy): number[] => p.model.weights.flatMap((w) => Array.from(w.dataSync()));
+    for (const scale of [0, 1]) {
+      const policy = policyFor(tiny, 1e-2, { negativeAdvantageScale: scale, skipZeroAdvantage: true });
+      const failures = (await rollout(policy, 16, 7)).filter((t) => t.advantage < 0);
+      assert.ok(failures.length > 0, 'the rollout has failures');
+      const before = weightsOf(policy);
+      const stats = await policy.update(failures, { kind: 'clipped-pg', clipEpsilon: 0.2, klCoef: 0 }, 1);
+      const moved = weightsOf(policy).some((x, i) => x !== before[i]);
+      assert.equal(stats.optimizerSteps > 0, scale > 0, `scale ${scale}: ${stats.optimizerSteps} steps`);
+      assert.equal(moved, scale > 0, `scale ${scale}: weights moved = ${moved}`);
+      await policy.dispose();
+    }
+  });
+
   it('tf.memory().numTensors is the same after every iteration (no leak)', async () => {
     const policy = policyFor(tiny, 1e-3, { minibatchSize: 8 });
     const counts: number[] = [];
