@@ -37,7 +37,7 @@ export interface SampledSequence {
 /**
  * Decoding state of a batch: the keys and values so far, and each row's next position. On the wasm
  * backend they live in an arena of preallocated columns written in place by the fused attention
- * kernel (kernels/decodeAttention.ts); elsewhere in a tfjs cache that grows by concatenation.
+ * kernel (kernels/decoding.ts); elsewhere in a tfjs cache that grows by concatenation.
  */
 export interface BatchState {
   cache?: KvCache;
@@ -85,10 +85,12 @@ export function prefill(model: Gpt, prompts: readonly (readonly number[])[], opt
     // In chunks of rows: attention scores are [rows, H, L, L], and 256 rows of 140 tokens at once
     // grew the wasm heap past 1 GB (it never shrinks) and took seconds to grow it.
     const parts: { logits: tf.Tensor2D; k: tf.Tensor4D[]; v: tf.Tensor4D[] }[] = [];
+    const allIds = tf.tensor2d(ids, [B, L], 'int32');
+    const allPos = tf.tensor2d(pos, [B, L], 'int32');
     for (let r0 = 0; r0 < B; r0 += PREFILL_ROWS) {
       const n = Math.min(PREFILL_ROWS, B - r0);
       const rows = (t: tf.Tensor2D): tf.Tensor2D => (n === B ? t : tf.slice(t, [r0, 0], [n, L]));
-      const out = model.run(rows(tf.tensor2d(ids, [B, L], 'int32')), rows(tf.tensor2d(pos, [B, L], 'int32')), rows(keyMask), undefined, true);
+      const out = model.run(rows(allIds), rows(allPos), rows(keyMask), undefined, true);
       parts.push({ logits: tf.reshape<tf.Rank.R2>(tf.slice(out.logits, [0, L - 1, 0], [n, 1, -1]), [n, -1]), k: out.k, v: out.v });
     }
     const join = <T extends tf.Tensor>(ts: T[]): T => (ts.length === 1 ? ts[0]! : tf.concat(ts, 0));
