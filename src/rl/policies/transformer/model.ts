@@ -6,6 +6,7 @@
 // Shapes: B batch, T time, D width, H heads, E = D / H head width, V vocabulary, P context length.
 import * as tf from '@tensorflow/tfjs';
 import { batchMatMul } from './kernels/batchMatMul';
+import { fromHeads, toHeads } from './kernels/heads';
 import { decodeAttention, fusedGelu, fusedLayerNorm, type KvArena } from './kernels/decoding';
 
 export interface GptConfig {
@@ -49,6 +50,34 @@ export const mm = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     },
   };
 }) as (a: tf.Tensor2D, b: tf.Tensor2D) => tf.Tensor2D;
+
+/** Σ over rows of m [M, N] → [N], as the product 1ᵀ·m (XNNPACK), not tf.sum over axis 0 (tfjs-wasm
+ * transposes, then reduces in a scalar loop: a third of a training step's time went there). */
+function sumRows(m: tf.Tensor2D): tf.Tensor1D {
+  return tf.reshape(tf.matMul(tf.ones([1, m.shape[0]]), m), [m.shape[1]]);
+}
+
+/** x [M, N] · g [N] + b [N] (per-column gain and bias) whose gradients for g and b are row sums. */
+export const affine = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const [x, g, b, save] = args as [tf.Tensor2D, tf.Tensor1D, tf.Tensor1D, tf.GradSaveFunc];
+  save([x, g]);
+  return {
+    value: tf.add(tf.mul(x, g), b),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sx, sg] = saved as [tf.Tensor2D, tf.Tensor1D];
+      return [tf.mul(dy, sg), sumRows(tf.mul<tf.Tensor2D>(dy, sx)), sumRows(dy as tf.Tensor2D)];
+    },
+  };
+}) as (x: tf.Tensor2D, g: tf.Tensor, b: tf.Tensor) => tf.Tensor2D;
+
+/** x [M, N] + b [N] whose bias gradient is a row sum. */
+export const addBias = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const [x, b] = args as [tf.Tensor2D, tf.Tensor1D];
+  return {
+    value: tf.add(x, b),
+    gradFunc: (dy: tf.Tensor) => [dy, sumRows(dy as tf.Tensor2D)],
+  };
+}) as (x: tf.Tensor2D, b: tf.Tensor) => tf.Tensor2D;
 
 export class Gpt {
   /** Trainable weights in a fixed order (checkpoints and optimizers rely on it). */
@@ -120,7 +149,7 @@ export class Gpt {
     const mean = tf.mean(x, -1, true);
     const centered = tf.sub(x, mean);
     const variance = tf.mean(tf.square(centered), -1, true);
-    return tf.add(tf.mul(tf.mul(centered, tf.rsqrt(tf.add(variance, 1e-5))), this.w(`${prefix}.g`)), this.w(`${prefix}.b`));
+    return affine(tf.mul(centered, tf.rsqrt(tf.add(variance, 1e-5))), this.w(`${prefix}.g`), this.w(`${prefix}.b`));
   }
 
   /** [B·T] int ids → [B·T, n] float one-hot (built as int32, then cast: float one-hot is wrong on wasm). */
@@ -171,22 +200,22 @@ export class Gpt {
     }
     const ks: tf.Tensor4D[] = [];
     const vs: tf.Tensor4D[] = [];
-    const heads = (t: tf.Tensor2D): tf.Tensor4D => tf.transpose(tf.reshape(t, [B, T, H, E]), [0, 2, 1, 3]); // [B, H, T, E]
     const block = (l: number, x: tf.Tensor2D): [tf.Tensor2D, tf.Tensor4D, tf.Tensor4D] => {
       // One product with the whole wqkv, then a split of the activation. (Three products with column
       // slices of the weight were faster to train at width 64, but tfjs-wasm slices columns slowly and
       // XNNPACK repacks a weight it has not seen: decoding the 5M model spent half of every step there.)
       const qkv = this.linear(this.layerNorm(x, `h${l}.ln1`), `h${l}.attn.wqkv`, `h${l}.attn.bqkv`); // [B·T, 3D]
-      const [q, kNew, vNew] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
-      const kT = tf.transpose<tf.Tensor4D>(tf.reshape(kNew, [B, T, H, E]), [0, 2, 3, 1]); // [B, H, E, T]
+      // q|k|v straight into heads, [3, B, H, T, E] (one kernel on wasm: tf.split's column slices are slow there)
+      const [q, kNew, vNew] = toHeads(qkv, 3, { B, T, H, E }) as [tf.Tensor4D, tf.Tensor4D, tf.Tensor4D];
+      const kT = tf.transpose(kNew, [0, 1, 3, 2]); // [B, H, E, T]
       const k = past ? tf.concat([past.k[l]!, kT], 3) : kT; // [B, H, E, Tk]
-      const v = past ? tf.concat([past.v[l]!, heads(vNew)], 2) : heads(vNew);
+      const v = past ? tf.concat([past.v[l]!, vNew], 2) : vNew;
       // Q·Kᵀ with the 1/√E scale folded into Q (T·E products instead of T·Tk), then P·V
-      const qs = tf.mul(heads(q), 1 / Math.sqrt(E));
+      const qs = tf.mul(q, 1 / Math.sqrt(E));
       const raw = batchMatMul(qs, k); // [B, H, T, Tk]
       const scores = mask ? tf.add(raw, mask) : raw;
-      const att = batchMatMul(tf.softmax(scores), v); // [B, H, T, E]
-      const merged = tf.reshape<tf.Rank.R2>(tf.transpose(att, [0, 2, 1, 3]), [B * T, D]);
+      const att = batchMatMul(tf.softmax(scores) as tf.Tensor4D, v); // [B, H, T, E]
+      const merged = fromHeads([att], { B, T, H, E }); // [B·T, D]
       return [this.mlpBlock(tf.add(x, this.linear(merged, `h${l}.attn.wo`, `h${l}.attn.bo`)), l), k, v];
     };
     for (let l = 0; l < L; l++) {
@@ -232,7 +261,7 @@ export class Gpt {
   }
 
   private linear(a: tf.Tensor2D, w: string, b: string): tf.Tensor2D {
-    return tf.add(mm(a, this.w(w) as tf.Tensor2D), this.w(b));
+    return addBias(mm(a, this.w(w) as tf.Tensor2D), this.w(b));
   }
 
   /** x + MLP(LN(x)) of layer l: the second half of a block. */

@@ -10,53 +10,38 @@
 // the transposes first, so it runs on the same kernel: ∂A = ∂C · Bᵀ, ∂B = Aᵀ · ∂C.
 import * as tf from '@tensorflow/tfjs';
 import { WASM_BASE64 } from './batchMatMulWasm';
-import { heapOffset, instantiateOnTfjsHeap, type WasmBackendInternals } from './wasmKernels';
+import { heapOffset, kernelModule, type WasmBackendInternals } from './wasmKernels';
 
 const KERNEL = 'AgentRlBatchMatMul';
 
 type BmmExport = (a: number, b: number, c: number, G: number, M: number, K: number, N: number) => void;
 
-let state: 'unknown' | 'native' | 'fallback' = 'unknown';
-let fallbackReason = '';
-
-/** Registers the SIMD kernel for the wasm backend once; remembers why not where it cannot. */
-function prepare(): void {
-  if (state !== 'unknown' || tf.getBackend() !== 'wasm') {
-    if (state === 'unknown') fallbackReason = `backend ${tf.getBackend()} (tf.matMul)`;
-    return;
-  }
-  try {
-    const bmm = instantiateOnTfjsHeap(WASM_BASE64).bmm as BmmExport;
-    tf.registerKernel({
-      kernelName: KERNEL,
-      backendName: 'wasm',
-      kernelFunc: ({ inputs, backend: b }) => {
-        const be = b as unknown as WasmBackendInternals;
-        const { a, b: bm } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
-        const [G, M, K] = a.shape as [number, number, number];
-        const N = bm.shape[2]!;
-        const out = be.makeOutput([G, M, N], 'float32');
-        // Offsets are read after makeOutput: an allocation may grow (and move) the heap buffer.
-        bmm(heapOffset(be, a), heapOffset(be, bm), heapOffset(be, out), G, M, K, N);
-        return out;
-      },
-    });
-    state = 'native';
-  } catch (e) {
-    state = 'fallback';
-    fallbackReason = `SIMD kernel unavailable: ${(e as Error).message}`;
-  }
-}
+const kernels = kernelModule(WASM_BASE64, (exports) => {
+  const bmm = exports.bmm as BmmExport;
+  tf.registerKernel({
+    kernelName: KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend: b }) => {
+      const be = b as unknown as WasmBackendInternals;
+      const { a, b: bm } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+      const [G, M, K] = a.shape as [number, number, number];
+      const N = bm.shape[2]!;
+      const out = be.makeOutput([G, M, N], 'float32');
+      // Offsets are read after makeOutput: an allocation may grow (and move) the heap buffer.
+      bmm(heapOffset(be, a), heapOffset(be, bm), heapOffset(be, out), G, M, K, N);
+      return out;
+    },
+  });
+});
 
 /** Which implementation batched products use in this process (for run records and benchmarks). */
 export function batchMatMulImplementation(): string {
-  prepare();
-  return state === 'native' && tf.getBackend() === 'wasm' ? 'wasm SIMD kernel' : fallbackReason || 'tf.matMul';
+  if (kernels.ready()) return 'wasm SIMD kernel';
+  return kernels.reason || `backend ${tf.getBackend()} (tf.matMul)`;
 }
 
 function forward(a: tf.Tensor3D, b: tf.Tensor3D): tf.Tensor3D {
-  prepare();
-  if (state === 'native' && tf.getBackend() === 'wasm' && a.dtype === 'float32' && b.dtype === 'float32') {
+  if (a.dtype === 'float32' && b.dtype === 'float32' && kernels.ready()) {
     return tf.engine().runKernel<tf.Tensor3D>(KERNEL, { a, b }, {});
   }
   return tf.matMul(a, b);

@@ -11,7 +11,7 @@
 // the tfjs path.
 import * as tf from '@tensorflow/tfjs';
 import { WASM_BASE64 } from './decodingWasm';
-import { heapOffset, instantiateOnTfjsHeap, type WasmBackendInternals } from './wasmKernels';
+import { heapOffset, kernelModule, type WasmBackendInternals } from './wasmKernels';
 
 const KERNEL = 'AgentRlDecodeAttention';
 const PLANES = 'AgentRlArenaPlanes';
@@ -23,79 +23,68 @@ type FillExport = (kT: number, v: number, kc: number, vc: number, B: number, H: 
 type LayerNormExport = (x: number, g: number, b: number, y: number, N: number, D: number) => void;
 type GeluExport = (x: number, y: number, count: number) => void;
 
-let state: 'unknown' | 'native' | 'fallback' = 'unknown';
-
-function prepare(): boolean {
-  if (state === 'unknown' && tf.getBackend() === 'wasm') {
-    try {
-      const exports = instantiateOnTfjsHeap(WASM_BASE64);
-      const attend = exports.attend as AttendExport;
-      const fill = exports.fill as FillExport;
-      // Arena planes are allocated uninitialised (no zero-fill of megabytes per batch): columns before
-      // a row's start are never read, and columns from the prefill's end are written before they are.
-      tf.registerKernel({
-        kernelName: PLANES,
-        backendName: 'wasm',
-        kernelFunc: ({ inputs, backend: b, attrs }) => {
-          const be = b as unknown as WasmBackendInternals;
-          const { kT, v } = inputs as Record<'kT' | 'v', tf.TensorInfo>;
-          const { capacity } = attrs as unknown as { capacity: number };
-          const [B, H, E, L] = kT.shape as [number, number, number, number];
-          const kc = be.makeOutput([B, H, capacity, E], 'float32');
-          const vc = be.makeOutput([B, H, capacity, E], 'float32');
-          fill(heapOffset(be, kT), heapOffset(be, v), heapOffset(be, kc), heapOffset(be, vc), B, H, E, L, capacity);
-          return [kc, vc];
-        },
-      });
-      tf.registerKernel({
-        kernelName: KERNEL,
-        backendName: 'wasm',
-        kernelFunc: ({ inputs, backend: b, attrs }) => {
-          const be = b as unknown as WasmBackendInternals;
-          const { qkv, k, v, starts, scratch } = inputs as Record<'qkv' | 'k' | 'v' | 'starts' | 'scratch', tf.TensorInfo>;
-          const { t, scale } = attrs as unknown as { t: number; scale: number };
-          const [B, H, P, E] = k.shape as [number, number, number, number];
-          const out = be.makeOutput([B, H * E], 'float32');
-          attend(heapOffset(be, qkv), heapOffset(be, k), heapOffset(be, v), heapOffset(be, starts), heapOffset(be, scratch), heapOffset(be, out), B, H, E, P, t, scale);
-          return out;
-        },
-      });
-      const layerNorm = exports.layerNorm as LayerNormExport;
-      tf.registerKernel({
-        kernelName: LAYER_NORM,
-        backendName: 'wasm',
-        kernelFunc: ({ inputs, backend: b }) => {
-          const be = b as unknown as WasmBackendInternals;
-          const { x, g, b: bias } = inputs as Record<'x' | 'g' | 'b', tf.TensorInfo>;
-          const [N, D] = x.shape as [number, number];
-          const out = be.makeOutput([N, D], 'float32');
-          layerNorm(heapOffset(be, x), heapOffset(be, g), heapOffset(be, bias), heapOffset(be, out), N, D);
-          return out;
-        },
-      });
-      const gelu = exports.gelu as GeluExport;
-      tf.registerKernel({
-        kernelName: GELU,
-        backendName: 'wasm',
-        kernelFunc: ({ inputs, backend: b }) => {
-          const be = b as unknown as WasmBackendInternals;
-          const { x } = inputs as Record<'x', tf.TensorInfo>;
-          const out = be.makeOutput([...x.shape], 'float32');
-          gelu(heapOffset(be, x), heapOffset(be, out), x.shape.reduce((n, d) => n * d, 1));
-          return out;
-        },
-      });
-      state = 'native';
-    } catch {
-      state = 'fallback';
-    }
-  }
-  return state === 'native' && tf.getBackend() === 'wasm';
-}
+const kernels = kernelModule(WASM_BASE64, (exports) => {
+  const attend = exports.attend as AttendExport;
+  const fill = exports.fill as FillExport;
+  // Arena planes are allocated uninitialised (no zero-fill of megabytes per batch): columns before
+  // a row's start are never read, and columns from the prefill's end are written before they are.
+  tf.registerKernel({
+    kernelName: PLANES,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend: b, attrs }) => {
+      const be = b as unknown as WasmBackendInternals;
+      const { kT, v } = inputs as Record<'kT' | 'v', tf.TensorInfo>;
+      const { capacity } = attrs as unknown as { capacity: number };
+      const [B, H, E, L] = kT.shape as [number, number, number, number];
+      const kc = be.makeOutput([B, H, capacity, E], 'float32');
+      const vc = be.makeOutput([B, H, capacity, E], 'float32');
+      fill(heapOffset(be, kT), heapOffset(be, v), heapOffset(be, kc), heapOffset(be, vc), B, H, E, L, capacity);
+      return [kc, vc];
+    },
+  });
+  tf.registerKernel({
+    kernelName: KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend: b, attrs }) => {
+      const be = b as unknown as WasmBackendInternals;
+      const { qkv, k, v, starts, scratch } = inputs as Record<'qkv' | 'k' | 'v' | 'starts' | 'scratch', tf.TensorInfo>;
+      const { t, scale } = attrs as unknown as { t: number; scale: number };
+      const [B, H, P, E] = k.shape as [number, number, number, number];
+      const out = be.makeOutput([B, H * E], 'float32');
+      attend(heapOffset(be, qkv), heapOffset(be, k), heapOffset(be, v), heapOffset(be, starts), heapOffset(be, scratch), heapOffset(be, out), B, H, E, P, t, scale);
+      return out;
+    },
+  });
+  const layerNorm = exports.layerNorm as LayerNormExport;
+  tf.registerKernel({
+    kernelName: LAYER_NORM,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend: b }) => {
+      const be = b as unknown as WasmBackendInternals;
+      const { x, g, b: bias } = inputs as Record<'x' | 'g' | 'b', tf.TensorInfo>;
+      const [N, D] = x.shape as [number, number];
+      const out = be.makeOutput([N, D], 'float32');
+      layerNorm(heapOffset(be, x), heapOffset(be, g), heapOffset(be, bias), heapOffset(be, out), N, D);
+      return out;
+    },
+  });
+  const gelu = exports.gelu as GeluExport;
+  tf.registerKernel({
+    kernelName: GELU,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend: b }) => {
+      const be = b as unknown as WasmBackendInternals;
+      const { x } = inputs as Record<'x', tf.TensorInfo>;
+      const out = be.makeOutput([...x.shape], 'float32');
+      gelu(heapOffset(be, x), heapOffset(be, out), x.shape.reduce((n, d) => n * d, 1));
+      return out;
+    },
+  });
+});
 
 /** Whether decoding steps of a model with this head width can use the fused kernel here. */
 export function decodeAttentionAvailable(headWidth: number): boolean {
-  return headWidth % 4 === 0 && prepare();
+  return headWidth % 4 === 0 && kernels.ready();
 }
 
 /** Per-layer cache planes for one batch being decoded: keys and values [B, H, P, E]. */

@@ -34,3 +34,36 @@ export function heapOffset(backend: WasmBackendInternals, t: tf.TensorInfo): num
   if (!entry) throw new Error('tensor is not on the wasm backend');
   return entry.memoryOffset;
 }
+
+/** A kernel module registered lazily on first use: `ready()` says whether its kernels can run now. */
+export interface KernelModule {
+  ready(): boolean;
+  /** Why not, where they cannot ('' while unknown or ready). */
+  readonly reason: string;
+}
+
+/**
+ * Instantiates `base64` on tfjs-wasm's heap and calls `register` with its exports, once, the first time
+ * `ready()` is asked on the wasm backend; remembers a failure and its reason.
+ */
+export function kernelModule(base64: string, register: (exports: Record<string, unknown>) => void): KernelModule {
+  let state: 'unknown' | 'native' | 'fallback' = 'unknown';
+  let reason = '';
+  return {
+    ready(): boolean {
+      if (state === 'unknown' && tf.getBackend() === 'wasm') {
+        try {
+          register(instantiateOnTfjsHeap(base64));
+          state = 'native';
+        } catch (e) {
+          state = 'fallback';
+          reason = `SIMD kernel unavailable: ${(e as Error).message}`;
+        }
+      }
+      return state === 'native' && tf.getBackend() === 'wasm';
+    },
+    get reason(): string {
+      return reason;
+    },
+  };
+}
