@@ -7,7 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { batchMatMul } from './kernels/batchMatMul';
 import { fromHeads, toHeads } from './kernels/heads';
-import { decodeAttention, fusedGelu, fusedLayerNorm, type KvArena } from './kernels/decoding';
+import { decodeAttention, fusedGelu, fusedLayerNorm, gelu, type KvArena } from './kernels/decoding';
 
 export interface GptConfig {
   readonly vocabSize: number;
@@ -267,10 +267,7 @@ export class Gpt {
   /** x + MLP(LN(x)) of layer l: the second half of a block. */
   private mlpBlock(x: tf.Tensor2D, l: number): tf.Tensor2D {
     const m = this.linear(this.layerNorm(x, `h${l}.ln2`), `h${l}.mlp.w1`, `h${l}.mlp.b1`);
-    // GELU, tanh approximation: ½·m·(1 + tanh(√(2/π)·(m + 0.044715·m³)))
-    const m3 = tf.mul(tf.mul(m, m), m); // m·m·m: cheaper than pow, and its gradient too
-    const gelu = tf.mul<tf.Tensor2D>(tf.mul(m, 0.5), tf.add(tf.tanh(tf.mul(tf.add(m, tf.mul(m3, 0.044715)), Math.sqrt(2 / Math.PI))), 1));
-    return tf.add(x, this.linear(gelu, `h${l}.mlp.w2`, `h${l}.mlp.b2`));
+    return tf.add(x, this.linear(gelu(m), `h${l}.mlp.w2`, `h${l}.mlp.b2`));
   }
 
   /** Final layer norm and output head: [N, D] → logits [N, V]. */

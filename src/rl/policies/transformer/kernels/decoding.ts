@@ -17,11 +17,13 @@ const KERNEL = 'AgentRlDecodeAttention';
 const PLANES = 'AgentRlArenaPlanes';
 const LAYER_NORM = 'AgentRlLayerNorm';
 const GELU = 'AgentRlGelu';
+const GELU_GRAD = 'AgentRlGeluGrad';
 
 type AttendExport = (qkv: number, kc: number, vc: number, starts: number, scores: number, out: number, B: number, H: number, E: number, P: number, t: number, scale: number) => void;
 type FillExport = (kT: number, v: number, kc: number, vc: number, B: number, H: number, E: number, L: number, P: number) => void;
 type LayerNormExport = (x: number, g: number, b: number, y: number, N: number, D: number) => void;
 type GeluExport = (x: number, y: number, count: number) => void;
+type GeluGradExport = (x: number, dy: number, dx: number, count: number) => void;
 
 const kernels = kernelModule(WASM_BASE64, (exports) => {
   const attend = exports.attend as AttendExport;
@@ -65,6 +67,18 @@ const kernels = kernelModule(WASM_BASE64, (exports) => {
       const [N, D] = x.shape as [number, number];
       const out = be.makeOutput([N, D], 'float32');
       layerNorm(heapOffset(be, x), heapOffset(be, g), heapOffset(be, bias), heapOffset(be, out), N, D);
+      return out;
+    },
+  });
+  const geluGrad = exports.geluGrad as GeluGradExport;
+  tf.registerKernel({
+    kernelName: GELU_GRAD,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend: b }) => {
+      const be = b as unknown as WasmBackendInternals;
+      const { x, dy } = inputs as Record<'x' | 'dy', tf.TensorInfo>;
+      const out = be.makeOutput([...x.shape], 'float32');
+      geluGrad(heapOffset(be, x), heapOffset(be, dy), heapOffset(be, out), x.shape.reduce((n, d) => n * d, 1));
       return out;
     },
   });
@@ -146,4 +160,27 @@ export function fusedLayerNorm(x: tf.Tensor2D, g: tf.Tensor, b: tf.Tensor): tf.T
 /** GELU (tanh approximation) of every element. */
 export function fusedGelu<T extends tf.Tensor>(x: T): T {
   return tf.engine().runKernel<T>(GELU, { x }, {});
+}
+
+/** GELU's tanh approximation in tfjs ops: ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). */
+function geluOps<T extends tf.Tensor>(x: T): T {
+  const x3 = tf.mul(tf.mul(x, x), x); // x·x·x: cheaper than pow, and its gradient too
+  return tf.mul(tf.mul(x, 0.5), tf.add(tf.tanh(tf.mul(tf.add(x, tf.mul(x3, 0.044715)), Math.sqrt(2 / Math.PI))), 1));
+}
+
+const geluFused = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const [x, save] = args as [tf.Tensor, tf.GradSaveFunc];
+  save([x]);
+  return {
+    value: fusedGelu(x),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.engine().runKernel<tf.Tensor>(GELU_GRAD, { x: saved[0]!, dy }, {}),
+  };
+});
+
+/**
+ * GELU (tanh approximation), differentiable: on wasm one kernel forward and one backward (instead of
+ * nine elementwise ops and their gradients, tanh's among the slowest on that backend); tfjs ops elsewhere.
+ */
+export function gelu<T extends tf.Tensor>(x: T): T {
+  return (kernels.ready() ? geluFused(x) : geluOps(x)) as T;
 }

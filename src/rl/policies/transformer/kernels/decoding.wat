@@ -1,7 +1,7 @@
 (module
   (import "env" "memory" (memory 1))
-  ;; Fused kernels for decoding steps (inference only, no gradients): attention over a preallocated
-  ;; KV cache (the "arena"), layer norm and GELU, each one call where tfjs ran up to nine ops.
+  ;; Fused kernels for decoding steps: attention over a preallocated KV cache (the "arena"), layer
+  ;; norm and GELU, each one call where tfjs ran up to nine ops; GELU and its gradient serve training too.
   ;; Layouts, row-major float32, byte pointers:
   ;;   qkv     [B, 3·D]        this step's projections (q | k | v), D = H·E
   ;;   kc, vc  [B, H, P, E]    cached keys and values; column s of row b holds position s
@@ -209,21 +209,88 @@
       (local.set $n (i32.add (local.get $n) (i32.const 1)))
       (br $nloop))))
 
-  ;; y = GELU(x), tanh approximation ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), over `count` floats;
-  ;; tanh(u) = sign(u)·(1 − e^(−2|u|)) / (1 + e^(−2|u|)).
+  ;; e^x on four lanes, as $exp (x clamped at −87, where e^x is below 1e-37).
+  (func $exp4 (param $x v128) (result v128)
+    (local $n v128) (local $r v128) (local $p v128)
+    (local.set $x (f32x4.max (local.get $x) (v128.const f32x4 -87 -87 -87 -87)))
+    (local.set $n (f32x4.nearest (f32x4.mul (local.get $x) (v128.const f32x4 1.44269504 1.44269504 1.44269504 1.44269504))))
+    (local.set $r (f32x4.sub (f32x4.sub (local.get $x) (f32x4.mul (local.get $n) (v128.const f32x4 0.693359375 0.693359375 0.693359375 0.693359375)))
+                             (f32x4.mul (local.get $n) (v128.const f32x4 -2.12194440e-4 -2.12194440e-4 -2.12194440e-4 -2.12194440e-4))))
+    (local.set $p (f32x4.add (v128.const f32x4 0.008333334 0.008333334 0.008333334 0.008333334) (f32x4.mul (local.get $r) (v128.const f32x4 0.0013888889 0.0013888889 0.0013888889 0.0013888889))))
+    (local.set $p (f32x4.add (v128.const f32x4 0.041666668 0.041666668 0.041666668 0.041666668) (f32x4.mul (local.get $r) (local.get $p))))
+    (local.set $p (f32x4.add (v128.const f32x4 0.16666667 0.16666667 0.16666667 0.16666667) (f32x4.mul (local.get $r) (local.get $p))))
+    (local.set $p (f32x4.add (v128.const f32x4 0.5 0.5 0.5 0.5) (f32x4.mul (local.get $r) (local.get $p))))
+    (local.set $p (f32x4.add (v128.const f32x4 1 1 1 1) (f32x4.mul (local.get $r) (local.get $p))))
+    (local.set $p (f32x4.add (v128.const f32x4 1 1 1 1) (f32x4.mul (local.get $r) (local.get $p))))
+    (f32x4.mul (local.get $p)
+      (i32x4.shl (i32x4.add (i32x4.trunc_sat_f32x4_s (local.get $n)) (v128.const i32x4 127 127 127 127)) (i32.const 23))))
+
+  ;; tanh(c·(x + 0.044715·x³)) on four lanes, the inner part of GELU: sign(u)·(1 − e^(−2|u|)) / (1 + e^(−2|u|)).
+  (func $geluTanh4 (param $v v128) (result v128)
+    (local $u v128) (local $z v128)
+    (local.set $u (f32x4.mul (v128.const f32x4 0.7978845608 0.7978845608 0.7978845608 0.7978845608)
+      (f32x4.add (local.get $v) (f32x4.mul (v128.const f32x4 0.044715 0.044715 0.044715 0.044715)
+        (f32x4.mul (local.get $v) (f32x4.mul (local.get $v) (local.get $v)))))))
+    (local.set $z (call $exp4 (f32x4.mul (v128.const f32x4 -2 -2 -2 -2) (f32x4.abs (local.get $u)))))
+    (v128.bitselect (local.get $u)
+      (f32x4.div (f32x4.sub (v128.const f32x4 1 1 1 1) (local.get $z)) (f32x4.add (v128.const f32x4 1 1 1 1) (local.get $z)))
+      (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)))
+
+  ;; The same for one float (the tails of the loops below).
+  (func $geluTanh (param $v f32) (result f32)
+    (f32x4.extract_lane 0 (call $geluTanh4 (f32x4.splat (local.get $v)))))
+
+  ;; y = GELU(x), tanh approximation ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), over `count` floats.
   (func (export "gelu") (param $x i32) (param $y i32) (param $count i32)
-    (local $i i32) (local $end i32) (local $v f32) (local $u f32) (local $z f32) (local $th f32)
-    (local.set $end (i32.add (local.get $x) (i32.shl (local.get $count) (i32.const 2))))
-    (local.set $i (local.get $x))
+    (local $i i32) (local $n i32) (local $v v128) (local $f f32)
+    (local.set $n (i32.shl (local.get $count) (i32.const 2)))
+    (local.set $i (i32.const 0))
     (block $done (loop $loop
-      (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
-      (local.set $v (f32.load (local.get $i)))
-      (local.set $u (f32.mul (f32.const 0.7978845608)
-        (f32.add (local.get $v) (f32.mul (f32.const 0.044715) (f32.mul (local.get $v) (f32.mul (local.get $v) (local.get $v)))))))
-      (local.set $z (call $exp (f32.mul (f32.const -2) (f32.abs (local.get $u)))))
-      (local.set $th (f32.copysign (f32.div (f32.sub (f32.const 1) (local.get $z)) (f32.add (f32.const 1) (local.get $z))) (local.get $u)))
-      (f32.store (i32.add (local.get $y) (i32.sub (local.get $i) (local.get $x)))
-        (f32.mul (f32.mul (f32.const 0.5) (local.get $v)) (f32.add (f32.const 1) (local.get $th))))
+      (br_if $done (i32.gt_u (i32.add (local.get $i) (i32.const 16)) (local.get $n)))
+      (local.set $v (v128.load align=4 (i32.add (local.get $x) (local.get $i))))
+      (v128.store align=4 (i32.add (local.get $y) (local.get $i))
+        (f32x4.mul (f32x4.mul (v128.const f32x4 0.5 0.5 0.5 0.5) (local.get $v))
+                   (f32x4.add (v128.const f32x4 1 1 1 1) (call $geluTanh4 (local.get $v)))))
+      (local.set $i (i32.add (local.get $i) (i32.const 16)))
+      (br $loop)))
+    (block $tdone (loop $tloop
+      (br_if $tdone (i32.ge_u (local.get $i) (local.get $n)))
+      (local.set $f (f32.load (i32.add (local.get $x) (local.get $i))))
+      (f32.store (i32.add (local.get $y) (local.get $i))
+        (f32.mul (f32.mul (f32.const 0.5) (local.get $f)) (f32.add (f32.const 1) (call $geluTanh (local.get $f)))))
       (local.set $i (i32.add (local.get $i) (i32.const 4)))
-      (br $loop))))
+      (br $tloop))))
+
+  ;; dx = dy · GELU'(x), GELU'(x) = ½(1 + th) + ½·x·(1 − th²)·c·(1 + 3·0.044715·x²), over `count` floats.
+  (func (export "geluGrad") (param $x i32) (param $dy i32) (param $dx i32) (param $count i32)
+    (local $i i32) (local $n i32) (local $v v128) (local $th v128) (local $f f32) (local $t f32)
+    (local.set $n (i32.shl (local.get $count) (i32.const 2)))
+    (local.set $i (i32.const 0))
+    (block $done (loop $loop
+      (br_if $done (i32.gt_u (i32.add (local.get $i) (i32.const 16)) (local.get $n)))
+      (local.set $v (v128.load align=4 (i32.add (local.get $x) (local.get $i))))
+      (local.set $th (call $geluTanh4 (local.get $v)))
+      (v128.store align=4 (i32.add (local.get $dx) (local.get $i))
+        (f32x4.mul (v128.load align=4 (i32.add (local.get $dy) (local.get $i)))
+          (f32x4.add
+            (f32x4.mul (v128.const f32x4 0.5 0.5 0.5 0.5) (f32x4.add (v128.const f32x4 1 1 1 1) (local.get $th)))
+            (f32x4.mul
+              (f32x4.mul (f32x4.mul (v128.const f32x4 0.5 0.5 0.5 0.5) (local.get $v))
+                         (f32x4.sub (v128.const f32x4 1 1 1 1) (f32x4.mul (local.get $th) (local.get $th))))
+              (f32x4.mul (v128.const f32x4 0.7978845608 0.7978845608 0.7978845608 0.7978845608)
+                         (f32x4.add (v128.const f32x4 1 1 1 1) (f32x4.mul (v128.const f32x4 0.134145 0.134145 0.134145 0.134145) (f32x4.mul (local.get $v) (local.get $v)))))))))
+      (local.set $i (i32.add (local.get $i) (i32.const 16)))
+      (br $loop)))
+    (block $tdone (loop $tloop
+      (br_if $tdone (i32.ge_u (local.get $i) (local.get $n)))
+      (local.set $f (f32.load (i32.add (local.get $x) (local.get $i))))
+      (local.set $t (call $geluTanh (local.get $f)))
+      (f32.store (i32.add (local.get $dx) (local.get $i))
+        (f32.mul (f32.load (i32.add (local.get $dy) (local.get $i)))
+          (f32.add
+            (f32.mul (f32.const 0.5) (f32.add (f32.const 1) (local.get $t)))
+            (f32.mul (f32.mul (f32.mul (f32.const 0.5) (local.get $f)) (f32.sub (f32.const 1) (f32.mul (local.get $t) (local.get $t))))
+                     (f32.mul (f32.const 0.7978845608) (f32.add (f32.const 1) (f32.mul (f32.const 0.134145) (f32.mul (local.get $f) (local.get $f)))))))))
+      (local.set $i (i32.add (local.get $i) (i32.const 4)))
+      (br $tloop))))
 )

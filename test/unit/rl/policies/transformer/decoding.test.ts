@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
-import { createArena, decodeAttention, decodeAttentionAvailable, disposeArena, fusedGelu, fusedLayerNorm } from '../../../../../src/rl/policies/transformer/kernels/decoding';
+import { createArena, decodeAttention, decodeAttentionAvailable, disposeArena, fusedGelu, fusedLayerNorm, gelu } from '../../../../../src/rl/policies/transformer/kernels/decoding';
 import { WASM_BASE64 } from '../../../../../src/rl/policies/transformer/kernels/decodingWasm';
 
 before(async () => {
@@ -33,6 +33,16 @@ describe('fused decoding kernels', () => {
     const smallGot = fusedGelu(small);
     assert.ok(maxAbs(smallGot, smallRef) < 1e-6, `max |Δ| on [−3, 3] = ${maxAbs(smallGot, smallRef)}`);
     tf.dispose([x, ref, got, small, smallRef, smallGot]);
+  });
+
+  it('the differentiable GELU has the gradient of the tfjs formula within 1e-5 (SIMD lanes and the scalar tail)', () => {
+    const x = tf.linspace(-12, 12, 4003); // not a multiple of 4: the tail runs too
+    const formula = (v: tf.Tensor): tf.Tensor => tf.mul(tf.mul(v, 0.5), tf.add(tf.tanh(tf.mul(tf.add(v, tf.mul(tf.pow(v, 3), 0.044715)), Math.sqrt(2 / Math.PI))), 1));
+    const w = tf.linspace(0.5, 1.5, 4003);
+    const got = tf.grad((v: tf.Tensor) => tf.sum(tf.mul(gelu(v), w)))(x);
+    const ref = tf.grad((v: tf.Tensor) => tf.sum(tf.mul(formula(v), w)))(x);
+    assert.ok(maxAbs(got, ref) < 1e-5, `max |Δ| = ${maxAbs(got, ref)}`);
+    tf.dispose([x, w, got, ref]);
   });
 
   it('layer norm equals the tfjs moments formula within 1e-5 on rows with large offsets', () => {
