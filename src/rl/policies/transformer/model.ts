@@ -7,7 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { batchMatMul } from './kernels/batchMatMul';
 import { fromHeads, toHeads } from './kernels/heads';
-import { decodeAttention, fusedGelu, fusedLayerNorm, gelu, type KvArena } from './kernels/decoding';
+import { decodeAttention, fusedGelu, fusedLayerNorm, gelu, layerNorm, type KvArena } from './kernels/decoding';
 
 export interface GptConfig {
   readonly vocabSize: number;
@@ -79,6 +79,14 @@ export const addBias = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) 
   };
 }) as (x: tf.Tensor2D, b: tf.Tensor) => tf.Tensor2D;
 
+/** Layer norm in tfjs ops (backends without our kernels): (x − mean)/√(var + 1e-5)·g + b per row. */
+function layerNormOps(x: tf.Tensor2D, g: tf.Tensor, b: tf.Tensor): tf.Tensor2D {
+  const mean = tf.mean(x, -1, true);
+  const centered = tf.sub(x, mean);
+  const variance = tf.mean(tf.square(centered), -1, true);
+  return affine(tf.mul(centered, tf.rsqrt(tf.add(variance, 1e-5))), g, b);
+}
+
 export class Gpt {
   /** Trainable weights in a fixed order (checkpoints and optimizers rely on it). */
   readonly weights: tf.Variable[] = [];
@@ -146,10 +154,7 @@ export class Gpt {
   }
 
   private layerNorm(x: tf.Tensor2D, prefix: string): tf.Tensor2D {
-    const mean = tf.mean(x, -1, true);
-    const centered = tf.sub(x, mean);
-    const variance = tf.mean(tf.square(centered), -1, true);
-    return affine(tf.mul(centered, tf.rsqrt(tf.add(variance, 1e-5))), this.w(`${prefix}.g`), this.w(`${prefix}.b`));
+    return layerNorm(x, this.w(`${prefix}.g`), this.w(`${prefix}.b`), layerNormOps);
   }
 
   /** [B·T] int ids → [B·T, n] float one-hot (built as int32, then cast: float one-hot is wrong on wasm). */

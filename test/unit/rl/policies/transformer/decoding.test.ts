@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
-import { createArena, decodeAttention, decodeAttentionAvailable, disposeArena, fusedGelu, fusedLayerNorm, gelu } from '../../../../../src/rl/policies/transformer/kernels/decoding';
+import { createArena, decodeAttention, decodeAttentionAvailable, disposeArena, fusedGelu, fusedLayerNorm, gelu, layerNorm } from '../../../../../src/rl/policies/transformer/kernels/decoding';
 import { WASM_BASE64 } from '../../../../../src/rl/policies/transformer/kernels/decodingWasm';
 
 before(async () => {
@@ -57,6 +57,22 @@ describe('fused decoding kernels', () => {
     const got = fusedLayerNorm(x, g, b);
     assert.ok(maxAbs(got, ref) < 1e-5, `max |Δ| = ${maxAbs(got, ref)}`);
     tf.dispose([x, g, b, ref, got]);
+  });
+
+  it('the differentiable layer norm has the gradients of the tfjs formula within 1e-4 for x, gain and bias', () => {
+    const x = tf.add<tf.Tensor2D>(tf.randomNormal([19, 32], 0, 2, 'float32', 11), tf.randomUniform([19, 1], -5, 5, 'float32', 12));
+    const g = tf.randomNormal([32], 1, 0.3, 'float32', 13);
+    const b = tf.randomNormal([32], 0, 0.3, 'float32', 14);
+    const w = tf.randomNormal([19, 32], 0, 1, 'float32', 15);
+    const ops = (v: tf.Tensor2D, gain: tf.Tensor, bias: tf.Tensor): tf.Tensor2D => {
+      const { mean, variance } = tf.moments(v, -1, true);
+      return tf.add(tf.mul(tf.div(tf.sub(v, mean), tf.sqrt(tf.add(variance, 1e-5))), gain), bias);
+    };
+    const lossWith = (f: (v: tf.Tensor2D, gain: tf.Tensor, bias: tf.Tensor) => tf.Tensor2D) => (v: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor): tf.Scalar => tf.sum(tf.mul(tf.square(f(v as tf.Tensor2D, gain, bias)), w));
+    const got = tf.grads(lossWith((v, gain, bias) => layerNorm(v, gain, bias, ops)))([x, g, b]);
+    const ref = tf.grads(lossWith(ops))([x, g, b]);
+    got.forEach((t, i) => assert.ok(maxAbs(t, ref[i]!) < 1e-4, `input ${i}: max |Δ| = ${maxAbs(t, ref[i]!)}`));
+    tf.dispose([x, g, b, w, ...got, ...ref]);
   });
 
   it('attention over the arena equals softmax(q·Kᵀ/√E)·V over each row’s real columns, and writes the new column in place', () => {
