@@ -124,11 +124,15 @@ export function migrate(db: Database.Database, path: string, target = SCHEMA_VER
   const applied: number[] = [];
   for (const m of migrations) {
     if (m.version <= current || m.version > target) continue;
-    db.transaction(() => {
+    // The version is read again under the write lock: processes that open a new database at the same
+    // moment (the extension's workers, the CLI) all saw it unmigrated, and only the first may apply it.
+    const done = db.transaction(() => {
+      if ((db.pragma('user_version', { simple: true }) as number) >= m.version) return false;
       db.exec(m.sql);
       db.pragma(`user_version = ${m.version}`);
+      return true;
     }).immediate();
-    applied.push(m.version);
+    if (done) applied.push(m.version);
   }
   return applied;
 }

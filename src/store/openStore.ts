@@ -71,10 +71,15 @@ export function openStore(file: string, options: OpenOptions = {}): Database.Dat
   let db: Database.Database | undefined;
   try {
     db = new Database(resolved, { readonly: options.readonly ?? false, timeout: options.busyTimeoutMs ?? 5000 });
-    // Read the header first: a foreign or corrupt file fails here, before any write.
-    const appId = db.pragma('application_id', { simple: true }) as number;
-    const version = db.pragma('user_version', { simple: true }) as number;
-    const tables = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+    // Read the header first: a foreign or corrupt file fails here, before any write. In one read
+    // transaction, so that another process migrating the file meanwhile cannot show us its tables
+    // with the version from before them (which looks like another application's database).
+    const open = db;
+    const { appId, version, tables } = open.transaction(() => ({
+      appId: open.pragma('application_id', { simple: true }) as number,
+      version: open.pragma('user_version', { simple: true }) as number,
+      tables: (open.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n,
+    }))();
     if ((appId !== 0 && appId !== APPLICATION_ID) || (appId === 0 && version === 0 && tables > 0)) {
       throw new StoreError(
         `The file ${resolved} is an SQLite database of another application (application_id ${appId}, ${tables} tables). It was left untouched. ` +

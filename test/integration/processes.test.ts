@@ -64,7 +64,20 @@ describe('run worker and query backend', () => {
     const a = manager.start(long, db);
     const b = manager.start(long, db);
     const c = manager.start(small, db);
-    while (a.runId === undefined || b.runId === undefined) await new Promise((r) => setTimeout(r, 20));
+    // Both long runs must have started (a run id) before they are stopped; one that ends first fails the
+    // test at once instead of leaving it waiting while the other trains for 100,000 iterations.
+    const started = (h: typeof a): Promise<void> => new Promise((resolve, reject) => {
+      const poll = (): void => void (h.runId !== undefined ? resolve() : setTimeout(poll, 20));
+      poll();
+      void h.done.then((o) => reject(new Error(`a long run ended before it was stopped: ${JSON.stringify(o)}`)));
+    });
+    try {
+      await Promise.all([started(a), started(b)]);
+    } catch (e) {
+      a.cancel();
+      b.cancel();
+      throw e;
+    }
     await new Promise((r) => setTimeout(r, 300));
     a.cancel();
     process.kill(b.pid!, 'SIGKILL');
@@ -73,7 +86,7 @@ describe('run worker and query backend', () => {
     assert.equal(ob.kind, 'failed');
     assert.match(ob.kind === 'failed' ? ob.reason : '', /killed \(SIGKILL\)/);
     assert.equal(oc.kind === 'finished' && oc.status, 'completed');
-    const killed = await backend.request('getRun', { runId: b.runId });
+    const killed = await backend.request('getRun', { runId: b.runId! });
     assert.equal(killed!.summary.status, 'failed');
     assert.match(killed!.summary.error!, /killed \(SIGKILL\)/);
   });

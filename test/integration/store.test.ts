@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -40,6 +41,29 @@ describe('run store: opening and migrations', () => {
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     assert.deepEqual(tables, ['evaluations', 'iterations', 'runs', 'trajectories', 'turns']);
     db.close();
+  });
+
+  it('processes that open one new database at the same moment all succeed (each migration applied once)', async () => {
+    // Before: the workers of an extension session (or CLI runs) racing on a new file applied migrations
+    // twice ("table runs already exists") or saw tables without their version ("another application").
+    const store = path.join(__dirname, '..', '..', 'src', 'store', 'openStore.js');
+    for (let round = 0; round < 4; round++) {
+      const file = path.join(tempDir(), 'runs.sqlite');
+      // every child loads the module, then waits for one shared instant, so the opens collide
+      const at = Date.now() + 1500;
+      const code = `const { openStore } = require(${JSON.stringify(store)}); while (Date.now() < ${at}); try { openStore(${JSON.stringify(file)}).close(); } catch (e) { console.error(e.message); process.exit(1); }`;
+      const results = await Promise.all(Array.from({ length: 6 }, () => new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('close', (c) => resolve({ code: c, stderr }));
+      })));
+      assert.deepEqual(results.filter((r) => r.code !== 0), [], `round ${round}`);
+      const db = new Database(file, { readonly: true });
+      assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+      assert.equal(db.pragma('application_id', { simple: true }), APPLICATION_ID);
+      db.close();
+    }
   });
 
   it('upgrades a version-1 database in place and keeps its data', () => {
