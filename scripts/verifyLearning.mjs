@@ -33,7 +33,7 @@ const EXPERIMENTS = {
   },
   code: {
     sft: { env: 'code', policy: 'transformer', method: 'sft', iterations: 100, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 448, maxNewTokens: 80 } },
-    grpo: { env: 'code', policy: 'transformer', method: 'grpo', iterations: 30, groupsPerIteration: 16, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 448, maxNewTokens: 80 } },
+    grpo: { env: 'code', policy: 'transformer', method: 'grpo', iterations: 30, groupsPerIteration: 16, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 448, maxNewTokens: 80, negativeAdvantageScale: 0 } },
     metric: 'privatePassRate',
     label: 'held-out private-verifier pass rate',
     pass: (sft, grpo) => grpo >= sft + 0.1,
