@@ -29,7 +29,11 @@ const sft = run('supervised warm start', ['sft', '--env', 'calculator', '--seed'
 const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
 if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
 const grpoOut = path.join(results, `calculator-grpo-s${seed}.json`);
-const grpo = run('GRPO from the warm start', ['train', '--env', 'calculator', '--policy', 'transformer', '--method', 'grpo', '--seed', seed, '--iterations', arg('--grpo-iterations', '12'), '--init', checkpoint, '--db', db, '--output', grpoOut]);
+// GRPO reinforcing successes only (negativeAdvantageScale 0), as `npm run verify:learning` measures
+// it: on this small model plain GRPO's failed episodes mostly push on text that has already derailed.
+const grpoConfig = path.join(results, `calculator-grpo-s${seed}.config.json`);
+fs.writeFileSync(grpoConfig, JSON.stringify({ env: 'calculator', policy: 'transformer', method: 'grpo', policyOptions: { negativeAdvantageScale: 0 } }, null, 2));
+const grpo = run('GRPO from the warm start', ['train', '--config', grpoConfig, '--seed', seed, '--iterations', arg('--grpo-iterations', '30'), '--init', checkpoint, '--db', db, '--output', grpoOut]);
 
 const evals = (file) => JSON.parse(fs.readFileSync(file, 'utf8')).evaluations;
 const [sftBefore, sftAfter] = [evals(sftOut)[0], evals(sftOut).at(-1)];
