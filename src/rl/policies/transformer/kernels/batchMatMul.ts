@@ -10,7 +10,7 @@
 // the transposes first, so it runs on the same kernel: ∂A = ∂C · Bᵀ, ∂B = Aᵀ · ∂C.
 import * as tf from '@tensorflow/tfjs';
 import { WASM_BASE64 } from './batchMatMulWasm';
-import { heapOffset, kernelModule, type WasmBackendInternals } from './wasmKernels';
+import { heapOffset, kernelModule, registerWasmKernel } from './wasmKernels';
 
 const KERNEL = 'AgentRlBatchMatMul';
 
@@ -18,19 +18,12 @@ type BmmExport = (a: number, b: number, c: number, G: number, M: number, K: numb
 
 const kernels = kernelModule(WASM_BASE64, (exports) => {
   const bmm = exports.bmm as BmmExport;
-  tf.registerKernel({
-    kernelName: KERNEL,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend: b }) => {
-      const be = b as unknown as WasmBackendInternals;
-      const { a, b: bm } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
-      const [G, M, K] = a.shape as [number, number, number];
-      const N = bm.shape[2]!;
-      const out = be.makeOutput([G, M, N], 'float32');
-      // Offsets are read after makeOutput: an allocation may grow (and move) the heap buffer.
-      bmm(heapOffset(be, a), heapOffset(be, bm), heapOffset(be, out), G, M, K, N);
-      return out;
-    },
+  registerWasmKernel(KERNEL, (be, { a, b }) => {
+    const [G, M, K] = a!.shape as [number, number, number];
+    const N = b!.shape[2]!;
+    const out = be.makeOutput([G, M, N], 'float32');
+    bmm(heapOffset(be, a!), heapOffset(be, b!), heapOffset(be, out), G, M, K, N);
+    return out;
   });
 });
 

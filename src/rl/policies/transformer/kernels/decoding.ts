@@ -11,7 +11,7 @@
 // the tfjs path.
 import * as tf from '@tensorflow/tfjs';
 import { WASM_BASE64 } from './decodingWasm';
-import { heapOffset, kernelModule, type WasmBackendInternals } from './wasmKernels';
+import { elementCount, heapOffset, kernelModule, registerWasmKernel } from './wasmKernels';
 
 const KERNEL = 'AgentRlDecodeAttention';
 const PLANES = 'AgentRlArenaPlanes';
@@ -30,86 +30,48 @@ type LayerNormGradExport = (x: number, g: number, dy: number, dx: number, dg: nu
 const kernels = kernelModule(WASM_BASE64, (exports) => {
   const attend = exports.attend as AttendExport;
   const fill = exports.fill as FillExport;
+  const layerNorm = exports.layerNorm as LayerNormExport;
+  const layerNormGrad = exports.layerNormGrad as LayerNormGradExport;
+  const gelu = exports.gelu as GeluExport;
+  const geluGrad = exports.geluGrad as GeluGradExport;
   // Arena planes are allocated uninitialised (no zero-fill of megabytes per batch): columns before
   // a row's start are never read, and columns from the prefill's end are written before they are.
-  tf.registerKernel({
-    kernelName: PLANES,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend: b, attrs }) => {
-      const be = b as unknown as WasmBackendInternals;
-      const { kT, v } = inputs as Record<'kT' | 'v', tf.TensorInfo>;
-      const { capacity } = attrs as unknown as { capacity: number };
-      const [B, H, E, L] = kT.shape as [number, number, number, number];
-      const kc = be.makeOutput([B, H, capacity, E], 'float32');
-      const vc = be.makeOutput([B, H, capacity, E], 'float32');
-      fill(heapOffset(be, kT), heapOffset(be, v), heapOffset(be, kc), heapOffset(be, vc), B, H, E, L, capacity);
-      return [kc, vc];
-    },
+  registerWasmKernel<{ capacity: number }>(PLANES, (be, { kT, v }, { capacity }) => {
+    const [B, H, E, L] = kT!.shape as [number, number, number, number];
+    const kc = be.makeOutput([B, H, capacity, E], 'float32');
+    const vc = be.makeOutput([B, H, capacity, E], 'float32');
+    fill(heapOffset(be, kT!), heapOffset(be, v!), heapOffset(be, kc), heapOffset(be, vc), B, H, E, L, capacity);
+    return [kc, vc];
   });
-  tf.registerKernel({
-    kernelName: KERNEL,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend: b, attrs }) => {
-      const be = b as unknown as WasmBackendInternals;
-      const { qkv, k, v, starts, scratch } = inputs as Record<'qkv' | 'k' | 'v' | 'starts' | 'scratch', tf.TensorInfo>;
-      const { t, scale } = attrs as unknown as { t: number; scale: number };
-      const [B, H, P, E] = k.shape as [number, number, number, number];
-      const out = be.makeOutput([B, H * E], 'float32');
-      attend(heapOffset(be, qkv), heapOffset(be, k), heapOffset(be, v), heapOffset(be, starts), heapOffset(be, scratch), heapOffset(be, out), B, H, E, P, t, scale);
-      return out;
-    },
+  registerWasmKernel<{ t: number; scale: number }>(KERNEL, (be, { qkv, k, v, starts, scratch }, { t, scale }) => {
+    const [B, H, P, E] = k!.shape as [number, number, number, number];
+    const out = be.makeOutput([B, H * E], 'float32');
+    attend(heapOffset(be, qkv!), heapOffset(be, k!), heapOffset(be, v!), heapOffset(be, starts!), heapOffset(be, scratch!), heapOffset(be, out), B, H, E, P, t, scale);
+    return out;
   });
-  const layerNorm = exports.layerNorm as LayerNormExport;
-  tf.registerKernel({
-    kernelName: LAYER_NORM,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend: b }) => {
-      const be = b as unknown as WasmBackendInternals;
-      const { x, g, b: bias } = inputs as Record<'x' | 'g' | 'b', tf.TensorInfo>;
-      const [N, D] = x.shape as [number, number];
-      const out = be.makeOutput([N, D], 'float32');
-      layerNorm(heapOffset(be, x), heapOffset(be, g), heapOffset(be, bias), heapOffset(be, out), N, D);
-      return out;
-    },
+  registerWasmKernel(LAYER_NORM, (be, { x, g, b }) => {
+    const [N, D] = x!.shape as [number, number];
+    const out = be.makeOutput([N, D], 'float32');
+    layerNorm(heapOffset(be, x!), heapOffset(be, g!), heapOffset(be, b!), heapOffset(be, out), N, D);
+    return out;
   });
-  const layerNormGrad = exports.layerNormGrad as LayerNormGradExport;
-  tf.registerKernel({
-    kernelName: LAYER_NORM_GRAD,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend: b }) => {
-      const be = b as unknown as WasmBackendInternals;
-      const { x, g, dy } = inputs as Record<'x' | 'g' | 'dy', tf.TensorInfo>;
-      const [N, D] = x.shape as [number, number];
-      const dx = be.makeOutput([N, D], 'float32');
-      const dg = be.makeOutput([D], 'float32');
-      const db = be.makeOutput([D], 'float32');
-      layerNormGrad(heapOffset(be, x), heapOffset(be, g), heapOffset(be, dy), heapOffset(be, dx), heapOffset(be, dg), heapOffset(be, db), N, D);
-      return [dx, dg, db];
-    },
+  registerWasmKernel(LAYER_NORM_GRAD, (be, { x, g, dy }) => {
+    const [N, D] = x!.shape as [number, number];
+    const dx = be.makeOutput([N, D], 'float32');
+    const dg = be.makeOutput([D], 'float32');
+    const db = be.makeOutput([D], 'float32');
+    layerNormGrad(heapOffset(be, x!), heapOffset(be, g!), heapOffset(be, dy!), heapOffset(be, dx), heapOffset(be, dg), heapOffset(be, db), N, D);
+    return [dx, dg, db];
   });
-  const geluGrad = exports.geluGrad as GeluGradExport;
-  tf.registerKernel({
-    kernelName: GELU_GRAD,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend: b }) => {
-      const be = b as unknown as WasmBackendInternals;
-      const { x, dy } = inputs as Record<'x' | 'dy', tf.TensorInfo>;
-      const out = be.makeOutput([...x.shape], 'float32');
-      geluGrad(heapOffset(be, x), heapOffset(be, dy), heapOffset(be, out), x.shape.reduce((n, d) => n * d, 1));
-      return out;
-    },
+  registerWasmKernel(GELU, (be, { x }) => {
+    const out = be.makeOutput([...x!.shape], 'float32');
+    gelu(heapOffset(be, x!), heapOffset(be, out), elementCount(x!));
+    return out;
   });
-  const gelu = exports.gelu as GeluExport;
-  tf.registerKernel({
-    kernelName: GELU,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend: b }) => {
-      const be = b as unknown as WasmBackendInternals;
-      const { x } = inputs as Record<'x', tf.TensorInfo>;
-      const out = be.makeOutput([...x.shape], 'float32');
-      gelu(heapOffset(be, x), heapOffset(be, out), x.shape.reduce((n, d) => n * d, 1));
-      return out;
-    },
+  registerWasmKernel(GELU_GRAD, (be, { x, dy }) => {
+    const out = be.makeOutput([...x!.shape], 'float32');
+    geluGrad(heapOffset(be, x!), heapOffset(be, dy!), heapOffset(be, out), elementCount(x!));
+    return out;
   });
 });
 

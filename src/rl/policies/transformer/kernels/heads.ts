@@ -5,7 +5,7 @@
 // its gradient, which is the other direction. Other backends use split, reshape and transpose.
 import * as tf from '@tensorflow/tfjs';
 import { WASM_BASE64 } from './headsWasm';
-import { heapOffset, kernelModule, type WasmBackendInternals } from './wasmKernels';
+import { heapOffset, kernelModule, registerWasmKernel } from './wasmKernels';
 
 type MoveExport = (src: number, dst: number, B: number, T: number, S: number, s: number, H: number, E: number) => void;
 export interface HeadDims {
@@ -23,30 +23,17 @@ const inputNames = (S: number): string[] => Array.from({ length: S }, (_, s) => 
 const kernels = kernelModule(WASM_BASE64, (exports) => {
   const toHeads = exports.toHeads as MoveExport;
   const fromHeads = exports.fromHeads as MoveExport;
-  tf.registerKernel({
-    kernelName: TO,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend: b, attrs }) => {
-      const be = b as unknown as WasmBackendInternals;
-      const { B, T, S, H, E } = attrs as unknown as Attrs;
-      const x = (inputs as { x: tf.TensorInfo }).x;
-      return Array.from({ length: S }, (_, s) => {
-        const out = be.makeOutput([B, H, T, E], 'float32');
-        toHeads(heapOffset(be, x), heapOffset(be, out), B, T, S, s, H, E);
-        return out;
-      });
-    },
-  });
-  tf.registerKernel({
-    kernelName: FROM,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend: b, attrs }) => {
-      const be = b as unknown as WasmBackendInternals;
-      const { B, T, S, H, E } = attrs as unknown as Attrs;
-      const out = be.makeOutput([B * T, S * H * E], 'float32');
-      inputNames(S).forEach((name, s) => fromHeads(heapOffset(be, (inputs as Record<string, tf.TensorInfo>)[name]!), heapOffset(be, out), B, T, S, s, H, E));
+  registerWasmKernel<Attrs>(TO, (be, { x }, { B, T, S, H, E }) =>
+    Array.from({ length: S }, (_, s) => {
+      const out = be.makeOutput([B, H, T, E], 'float32');
+      toHeads(heapOffset(be, x!), heapOffset(be, out), B, T, S, s, H, E);
       return out;
-    },
+    }),
+  );
+  registerWasmKernel<Attrs>(FROM, (be, inputs, { B, T, S, H, E }) => {
+    const out = be.makeOutput([B * T, S * H * E], 'float32');
+    inputNames(S).forEach((name, s) => fromHeads(heapOffset(be, inputs[name]!), heapOffset(be, out), B, T, S, s, H, E));
+    return out;
   });
   tf.registerGradient({
     kernelName: TO,
@@ -70,7 +57,7 @@ function toHeadsParts(rows: tf.Tensor2D, S: number, d: HeadDims): tf.Tensor4D[] 
 }
 
 function fromHeadsRows(heads: readonly tf.Tensor4D[], d: HeadDims): tf.Tensor2D {
-  return tf.engine().runKernel<tf.Tensor2D>(FROM, Object.fromEntries(heads.map((h, s) => [`x${s}`, h])), { ...d, S: heads.length });
+  return tf.engine().runKernel<tf.Tensor2D>(FROM, Object.fromEntries(inputNames(heads.length).map((name, s) => [name, heads[s]!])), { ...d, S: heads.length });
 }
 
 /** rows [B·T, S·H·E] → S tensors [B, H, T, E] (block s of every row), differentiable. */

@@ -21,7 +21,7 @@ const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
  * Instantiates a kernel module (base64 bytes from scripts/buildKernels.mjs) on the current wasm
  * backend's memory; throws with the reason where that is impossible.
  */
-export function instantiateOnTfjsHeap(base64: string): Record<string, unknown> {
+function instantiateOnTfjsHeap(base64: string): Record<string, unknown> {
   if (tf.getBackend() !== 'wasm') throw new Error(`backend ${tf.getBackend()} is not wasm`);
   const memory = (tf.backend() as unknown as WasmBackendInternals).wasm.asm?.memory;
   if (!(memory instanceof WA.Memory)) throw new Error('tfjs-wasm does not expose its memory');
@@ -66,4 +66,25 @@ export function kernelModule(base64: string, register: (exports: Record<string, 
       return reason;
     },
   };
+}
+
+/**
+ * Registers a kernel for the wasm backend: `run` gets the backend's internals, the inputs by name and
+ * the attributes, and returns the output(s) it allocated with makeOutput. Read heap offsets after the
+ * last makeOutput: an allocation may grow (and move) the heap.
+ */
+export function registerWasmKernel<A = Record<string, never>>(
+  kernelName: string,
+  run: (backend: WasmBackendInternals, inputs: Record<string, tf.TensorInfo>, attrs: A) => tf.TensorInfo | tf.TensorInfo[],
+): void {
+  tf.registerKernel({
+    kernelName,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => run(backend as unknown as WasmBackendInternals, inputs as Record<string, tf.TensorInfo>, attrs as unknown as A),
+  });
+}
+
+/** Number of elements of a tensor. */
+export function elementCount(t: tf.TensorInfo): number {
+  return t.shape.reduce((n, d) => n * d, 1);
 }
