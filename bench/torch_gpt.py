@@ -14,6 +14,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+WARMUP = 2  # untimed rounds before the timed ones, as in the tfjs measurements
+
 
 class Block(torch.nn.Module):
     def __init__(self, d, h, mlp):
@@ -75,7 +77,8 @@ def train_rate(m, cfg, rounds):
         torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
         opt.step()
 
-    step()
+    for _ in range(WARMUP):
+        step()
     rates = []
     for _ in range(rounds):
         t0 = time.perf_counter()
@@ -95,7 +98,8 @@ def sample_rate(m, cfg, rounds):
             logits, cache = m(nxt, pos, cache)
             pos += 1
 
-    run()
+    for _ in range(WARMUP):
+        run()
     rates = []
     for _ in range(rounds):
         t0 = time.perf_counter()

@@ -1,6 +1,5 @@
 // Builds the policy a config names. Impossible combinations were rejected by validateRunConfig already;
 // the checks here guard programmatic callers.
-import * as os from 'node:os';
 import type { RunConfig } from '../../shared/runConfig';
 import type { EnvironmentFactory } from '../envs/environment';
 import type { Policy } from './policy';
@@ -10,7 +9,7 @@ import { readCheckpoint, restoreCheckpoint } from './transformer/checkpoint';
 import { Gpt, type GptConfig } from './transformer/model';
 import { CharTokenizer, HfTokenizer } from './transformer/tokenizer';
 import type { Aggregation, KlEstimator } from './transformer/tokenLoss';
-import { ReplicaPool } from './transformer/replicas';
+import { autoReplicas, ReplicaPool } from './transformer/replicas';
 import { TransformerPolicy } from './transformer/transformerPolicy';
 
 /** Trajectories per optimizer step: policyOptions.minibatchSize, or 0 = a quarter of the iteration's batch. */
@@ -78,7 +77,7 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory, tot
     policy.resetReference();
   }
   // Data parallelism: helper replicas on the other cores, for the single-threaded backends.
-  const replicas = (o.replicas as number) > 0 ? (o.replicas as number) : backend.name === 'tensorflow' ? 1 : Math.min(4, os.availableParallelism());
+  const replicas = (o.replicas as number) > 0 ? (o.replicas as number) : autoReplicas(backend.name);
   if (replicas > 1) {
     try {
       policy.attachReplicas(await ReplicaPool.start(replicas - 1, backend.name, model, policy.reference, tokenizer), env.stop?.when ? env.name : undefined);

@@ -21,7 +21,7 @@ export type ReplicaRequest =
   | { readonly kind: 'weights'; readonly which: 'model' | 'reference'; readonly weights: Float32Array[] }
   | { readonly kind: 'grads'; readonly seqs: TokenSequence[]; readonly refs?: Float32Array[]; readonly loss: ShardLoss }
   | { readonly kind: 'logprobs'; readonly seqs: TokenSequence[]; readonly temperature: number }
-  | { readonly kind: 'sample'; readonly prompts: number[][]; readonly options: PortableSampleOptions; readonly seed: number };
+  | { readonly kind: 'sample'; readonly prompts: readonly (readonly number[])[]; readonly options: PortableSampleOptions; readonly seed: number };
 
 export type ReplicaReply =
   | { readonly kind: 'ok' }

@@ -5,11 +5,20 @@
 // the whole minibatch's gradient; the main thread takes the optimizer step and sends the new weights
 // to the helpers before anything else is asked of them, so every replica always holds the same weights.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Gpt } from './model';
 import type { ReplicaReply, ReplicaRequest } from './replicaProtocol';
 import type { Tokenizer } from './tokenizer';
+
+/**
+ * Replicas a run uses when `policyOptions.replicas` is 0 (auto): one per core, up to 4, on the
+ * single-threaded backends (wasm, cpu); one on tfjs-node, which threads its own kernels.
+ */
+export function autoReplicas(backend: string): number {
+  return backend === 'tensorflow' ? 1 : Math.min(4, os.availableParallelism());
+}
 
 /** The helper's script: next to this module when compiled by tsc, `replica.js` next to a bundle. */
 function helperScript(): string {

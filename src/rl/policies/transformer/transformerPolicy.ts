@@ -116,7 +116,7 @@ export class TransformerPolicy implements Policy {
       news.push(fresh);
       return [...past, ...fresh];
     });
-    const out = await this.sampleSharded(sampling, prompts, rng);
+    const out = await this.sampleTokens(prompts, rng, sampling);
     return out.map((s, i) => {
       const step: PolicyStep = {
         behaviourLogprob: s.logprobs.reduce((a, b) => a + b, 0),
@@ -128,10 +128,11 @@ export class TransformerPolicy implements Policy {
   }
 
   /**
-   * Samples on every replica at once: prompts are dealt out in order of length (similar lengths per
-   * shard), each shard draws from its own stream seeded from `rng`, and results come back in order.
+   * Continues token-id prompts, on every replica at once: prompts are dealt out in order of length
+   * (similar lengths per shard), each shard draws from its own stream seeded from `rng`, and results
+   * come back in order.
    */
-  private async sampleSharded(sampling: SampleOptions, prompts: number[][], rng: Rng): Promise<SampledSequence[]> {
+  async sampleTokens(prompts: readonly (readonly number[])[], rng: Rng, sampling: SampleOptions = this.sampling): Promise<SampledSequence[]> {
     const pool = this.replicas;
     if (!pool || prompts.length < MIN_SHARD * (pool.size + 1)) return sampleBatch(this.model, this.tokenizer, prompts, sampling, rng);
     const order = prompts.map((p, i) => ({ i, n: p.length })).sort((a, b) => a.n - b.n || a.i - b.i).map((x) => x.i);
@@ -171,8 +172,13 @@ export class TransformerPolicy implements Policy {
     return n > 1 && items.length >= MIN_SHARD * n ? splitShards(items, n) : [[...items]];
   }
 
-  async update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): Promise<UpdateStats> {
-    let seqs = trajectories.map(trajectoryTokens).filter((s): s is TokenSequence => s !== undefined && s.mask.some((m) => m === 1));
+  update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): Promise<UpdateStats> {
+    return this.updateSequences(trajectories.map(trajectoryTokens).filter((s): s is TokenSequence => s !== undefined), objective, epochs);
+  }
+
+  /** The update on token sequences (a trajectory's are `trajectoryTokens`); sequences without a generated token are skipped. */
+  async updateSequences(sequences: readonly TokenSequence[], objective: Objective, epochs: number): Promise<UpdateStats> {
+    let seqs = sequences.filter((s) => s.mask.some((m) => m === 1));
     const negScale = this.train.negativeAdvantageScale ?? 1;
     if (objective.kind === 'clipped-pg' && negScale !== 1) seqs = seqs.map((s) => (s.advantage < 0 ? { ...s, advantage: s.advantage * negScale } : s));
     if (objective.kind === 'clipped-pg' && this.train.skipZeroAdvantage) seqs = seqs.filter((s) => s.advantage !== 0);
