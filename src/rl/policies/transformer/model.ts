@@ -281,12 +281,15 @@ export class Gpt {
     return this.config.tiedHead ? mm(f, tf.transpose(this.w('wte') as tf.Tensor2D)) : mm(f, this.w('head') as tf.Tensor2D);
   }
 
-  /** Full forward for training: ids [B, T] from position 0 → logits [B, T, V]. */
-  forward(ids: tf.Tensor2D): tf.Tensor3D {
+  /**
+   * Full forward: ids [B, T] from position 0 → logits [B, T, V]. `scoped` (forward-only passes) frees
+   * each layer's intermediates as it goes instead of when the pass ends.
+   */
+  forward(ids: tf.Tensor2D, scoped = false): tf.Tensor3D {
     return tf.tidy(() => {
       const [B, T] = ids.shape;
       const positions = tf.tile<tf.Tensor2D>(tf.reshape(tf.range(0, T, 1, 'int32'), [1, T]), [B, 1]);
-      return this.run(ids, positions, undefined, undefined).logits;
+      return this.run(ids, positions, undefined, undefined, scoped).logits;
     });
   }
 }

@@ -145,8 +145,8 @@ export function shardLogprobs(model: Gpt, reference: Gpt, seqs: readonly TokenSe
   }
   const batch = buildTokenBatch(seqs);
   const [ref, cur] = tf.tidy(() => [
-    targetLogprobs(reference, batch, temperature).logp.dataSync() as Float32Array,
-    targetLogprobs(model, batch, temperature).logp.dataSync() as Float32Array,
+    targetLogprobs(reference, batch, temperature, true).logp.dataSync() as Float32Array,
+    targetLogprobs(model, batch, temperature, true).logp.dataSync() as Float32Array,
   ]);
   let mismatchSum = 0;
   const refs = seqs.map((s, b) => {

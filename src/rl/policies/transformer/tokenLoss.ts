@@ -56,12 +56,15 @@ export function buildTokenBatch(seqs: readonly TokenSequence[]): TokenBatch {
   return { B, T, ids, mask, behaviour, advantages, tokens };
 }
 
-/** log π(token t+1 | ≤ t) for every target, and the entropy of each predictive distribution: [B, T−1] each. */
-export function targetLogprobs(model: Gpt, batch: TokenBatch, temperature: number): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
+/**
+ * log π(token t+1 | ≤ t) for every target, and the entropy of each predictive distribution: [B, T−1]
+ * each. `forwardOnly` (no gradient wanted) frees each layer's intermediates as the pass goes.
+ */
+export function targetLogprobs(model: Gpt, batch: TokenBatch, temperature: number, forwardOnly = false): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
   const { B, T } = batch;
   const V = model.config.vocabSize;
   const ids = tf.tensor2d(batch.ids, [B, T], 'int32');
-  const logits = tf.slice(model.forward(ids), [0, 0, 0], [B, T - 1, V]); // [B, T−1, V]
+  const logits = tf.slice(model.forward(ids, forwardOnly), [0, 0, 0], [B, T - 1, V]); // [B, T−1, V]
   const scaled = temperature > 0 && temperature !== 1 ? tf.div(logits, temperature) : logits;
   const logSm = tf.logSoftmax(scaled); // [B, T−1, V]
   const targets = tf.slice(ids, [0, 1], [B, T - 1]);

@@ -26,6 +26,29 @@ describe('GPT with KV cache', () => {
     assert.ok(['wasm', 'tensorflow'].includes(tf.getBackend()), tf.getBackend());
   });
 
+  it('a forward-only (scoped) pass gives the same logits with a lower memory peak, and leaks nothing', async () => {
+    const model = new Gpt({ ...tiny, nLayers: 4 }, 3);
+    const ids = tf.tensor2d(Array.from({ length: 8 * 40 }, (_, i) => (i * 7) % 98), [8, 40], 'int32');
+    const peak = async (scoped: boolean): Promise<{ peak: number; logits: Float32Array }> => {
+      let logits: Float32Array = new Float32Array();
+      const info = await tf.profile(() => {
+        const out = model.forward(ids, scoped);
+        logits = out.dataSync() as Float32Array;
+        out.dispose();
+      });
+      return { peak: info.peakBytes, logits };
+    };
+    await peak(true); // first use: lazily built constants
+    const before = tf.memory().numTensors;
+    const all = await peak(false);
+    const scoped = await peak(true);
+    assert.deepEqual(scoped.logits, all.logits);
+    assert.ok(scoped.peak < 0.6 * all.peak, `peak ${scoped.peak} bytes scoped against ${all.peak} unscoped`);
+    assert.equal(tf.memory().numTensors, before);
+    ids.dispose();
+    model.dispose();
+  });
+
   for (const fused of [true, false]) {
     const path = fused ? 'the fused attention kernel over an arena' : 'the tfjs cache grown by concatenation';
     it(`KV-cache logits equal a full forward pass within 1e-4 at every step, with left-padded prompts of different lengths (${path})`, () => {
