@@ -61,6 +61,27 @@ export function explainSqliteError(e: unknown, file: string): never {
   throw e;
 }
 
+/**
+ * Switches the file to WAL, a property of the file: once any process has, nothing is left to do. The
+ * switch needs the file alone, and while another connection holds a write lock in rollback mode
+ * SQLite fails it at once with SQLITE_BUSY instead of running the busy handler. Processes opening one
+ * new database together (the extension's workers, CLI runs) meet exactly that, so the switch is
+ * retried here within the same busy timeout.
+ */
+function enableWal(db: Database.Database, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let ms = 2; ; ms = Math.min(50, ms * 2)) {
+    try {
+      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+      return;
+    } catch (e) {
+      if (!(sqliteCode(e) ?? '').startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw e;
+    }
+    Atomics.wait(pause, 0, 0, ms); // openStore is synchronous: sleep without spinning
+  }
+}
+
 /** Opens (creating if needed) and migrates the database at `file`. */
 export function openStore(file: string, options: OpenOptions = {}): Database.Database {
   const resolved = path.resolve(file);
@@ -70,7 +91,8 @@ export function openStore(file: string, options: OpenOptions = {}): Database.Dat
   if (!options.readonly) fs.mkdirSync(path.dirname(resolved), { recursive: true });
   let db: Database.Database | undefined;
   try {
-    db = new Database(resolved, { readonly: options.readonly ?? false, timeout: options.busyTimeoutMs ?? 5000 });
+    const timeout = options.busyTimeoutMs ?? 5000;
+    db = new Database(resolved, { readonly: options.readonly ?? false, timeout });
     // Read the header first: a foreign or corrupt file fails here, before any write. In one read
     // transaction, so that another process migrating the file meanwhile cannot show us its tables
     // with the version from before them (which looks like another application's database).
@@ -88,7 +110,7 @@ export function openStore(file: string, options: OpenOptions = {}): Database.Dat
       );
     }
     if (!options.readonly) {
-      db.pragma('journal_mode = WAL');
+      enableWal(db, timeout);
       db.pragma('foreign_keys = ON');
       db.pragma('synchronous = NORMAL');
       migrate(db, resolved);
