@@ -1,5 +1,6 @@
 // A scripted reference agent for the code environment: writes the task's reference solution and the
-// public print, reads the result, and submits the printed value. With probability `mistakeRate` its
+// public print, reads the result, and submits the printed value on a line of its own (the newline is
+// where the environment's stop rule ends the action). With probability `mistakeRate` its
 // first attempt calls the function by a wrong name (a NameError), so demonstrations show a traceback
 // being read and the code being fixed (marked as a mistake: shown to a student, not imitated).
 import type { Rng } from '../../random';
@@ -18,6 +19,7 @@ export class CodeReferenceAgent extends ScriptedPolicy {
     if (!last) return rng.next() < this.mistakeRate ? { text: `Let me try.\n${program(`${fn}_v2`)}`, mistake: true } : program(fn);
     if (last.observation.data.exitCode !== 0) return `The run failed; fixing the call.\n${program(fn)}`;
     const stdout = last.observation.data.stdout;
-    return `FINAL ANSWER: ${(typeof stdout === 'string' ? stdout : '').trim().split('\n').pop() ?? ''}`;
+    // the newline ends the action: the environment's stop rule waits for it, so a student must learn it
+    return `FINAL ANSWER: ${(typeof stdout === 'string' ? stdout : '').trim().split('\n').pop() ?? ''}\n`;
   }
 }

@@ -201,6 +201,11 @@ export function drawToken(logp: Float64Array, o: Pick<SampleOptions, 'temperatur
   return candidates[candidates.length - 1]!;
 }
 
+/** Whether generated text has reached its end: it contains a stop string, or passes the stop test. */
+export function stopsAt(text: string, stop: readonly string[], stopWhen?: (text: string) => boolean): boolean {
+  return stop.some((s) => text.includes(s)) || (stopWhen?.(text) ?? false);
+}
+
 /**
  * Samples a continuation for every prompt. A row ends at a stop string, at maxNewTokens, or when its
  * context is full (prompt + new tokens = the model's context length).
@@ -234,7 +239,7 @@ export function sampleBatch(model: Gpt, tokenizer: Tokenizer, prompts: readonly 
         r.tokens.push(tok);
         r.logprobs.push(logp[tok]!);
         r.text += tokenizer.decode([tok]);
-        if (o.stop.some((s) => r.text.includes(s)) || o.stopWhen?.(r.text)) r.stopReason = 'stop';
+        if (stopsAt(r.text, o.stop, o.stopWhen)) r.stopReason = 'stop';
         else if (r.tokens.length >= r.budget) r.stopReason = r.budget < o.maxNewTokens ? 'context' : 'max_tokens';
         next.push(tok);
       }
