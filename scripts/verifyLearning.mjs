@@ -36,6 +36,8 @@ const EXPERIMENTS = {
     rule: 'GRPO ≥ SFT + 10 points, or GRPO ≥ 95%',
   },
   code: {
+    // GRPO at lr 5e-4 with 5 warm-up steps for 60 iterations: at 2e-4 with 20 it gained 5.0 points on
+    // seed 3 in 30 iterations, this 8.5 by iteration 30 and 14.5 by 60 (CHANGELOG, Changed).
     sft: { env: 'code', policy: 'transformer', method: 'sft', iterations: 100, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 448, maxNewTokens: 80 } },
     grpo: { env: 'code', policy: 'transformer', method: 'grpo', iterations: 60, groupsPerIteration: 16, learningRate: 5e-4, evalInterval: 30, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 448, maxNewTokens: 80, negativeAdvantageScale: 0, warmupSteps: 5 } },
     metric: 'privatePassRate',
