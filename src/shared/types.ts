@@ -137,6 +137,20 @@ export interface IterationMetrics {
   readonly responseTokens?: number;
   /** Mean tool calls (non-final actions) per trajectory. */
   readonly toolCalls?: number;
+  /** SFT: share of imitated demonstration tokens (loss mask 1) that are the model's most likely token. */
+  readonly tokenAccuracy?: number;
+  /**
+   * Where the iteration's time went, in ms (verl's marked timers), each phase timed on its own:
+   * sampling by the policy, environment steps with sandbox runs and verification, the reference and
+   * old-log-prob pre-pass, gradient and optimizer steps, the evaluation after this iteration (0 when
+   * none ran), and the store write of the previous iteration.
+   */
+  readonly phaseGenerateMs?: number;
+  readonly phaseEnvMs?: number;
+  readonly phaseReferenceMs?: number;
+  readonly phaseUpdateMs?: number;
+  readonly phaseEvaluateMs?: number;
+  readonly phaseStoreMs?: number;
 }
 
 /** Result of one evaluation pass (fixed evaluation seed, independent of the training seed). */
