@@ -8,6 +8,7 @@ import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
 import { envCheckCommand, envRunCommand } from './envCommands';
 import { IMPORT_USAGE, importCommand } from './importCommand';
+import { SANDBOX_USAGE, sandboxCommand } from './sandboxCommand';
 import { runsCommand, showCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
 import { CONFIG_FLAGS, configFromArgs, POLICY_FLAGS, readConfigFile } from './runConfigArgs';
@@ -27,6 +28,7 @@ Usage:
                                                   replay actions (JSON array, or one per line); JSON lines out;
                                                   envOptions come from the --config file
   ${IMPORT_USAGE.split('\n')[0]}
+  ${SANDBOX_USAGE.split('\n')[0]}
 
 Train flags (override --config FILE, a JSON run config):
   --groups N        groups per iteration        --group-size N   trajectories per group
@@ -42,6 +44,7 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   // Commands with options of their own parse their own arguments.
   if (command === 'import') return importCommand(rest);
+  if (command === 'sandbox') return sandboxCommand(rest);
   const options = {
     db: { type: 'string' }, output: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' },
     'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },

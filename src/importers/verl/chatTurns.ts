@@ -22,7 +22,6 @@ export interface SplitTurn {
 }
 
 const IM_START = '<|im_start|>';
-const IM_END = '<|im_end|>';
 const RESPONSE_BLOCK = /<tool_response>([\s\S]*?)(?:<\/tool_response>|$)/g;
 const TOOL_CALL = /<tool_call>([\s\S]*?)<\/tool_call>/g;
 const TRACEBACK = /Traceback \(most recent call last\):/;
