@@ -36,7 +36,7 @@ const COLUMNS = ['data_source', 'agent_name', 'prompt', 'ability', 'reward_model
 export async function verlParquet(rows: readonly VerlRow[]): Promise<Uint8Array> {
   const { parquetWriteBuffer } = await import('hyparquet-writer');
   const buffer = parquetWriteBuffer({
-    columnData: COLUMNS.map((name) => ({ name, data: rows.map((r) => r[name]) as unknown[] })),
+    columnData: COLUMNS.map((name) => ({ name, data: rows.map((r) => r[name]) })),
     schema: VERL_SCHEMA as never,
     kvMetadata: [{ key: 'created_by', value: 'agent-rl export verl' }],
   });
