@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
+import { fork } from 'node:child_process';
+import { isImporterToHost, type ImporterToHost } from '../../src/shared/protocol/importProtocol';
 import { ROOT, runCli, startCli, tempDir } from '../helpers/cli';
 
 /** The fixtures copied to a fresh folder (the tests append to them). */
@@ -130,5 +132,31 @@ describe('agent-rl import verl', () => {
     assert.match(bad.stderr, /--config bad\.yaml: not valid YAML at line \d+, column \d+/);
     assert.equal(query<{ n: number }>(cwd, 'SELECT count(*) AS n FROM runs')[0]!.n, 0);
     assert.equal(runCli(['import', 'csv', 'rollout'], cwd).code, 2);
+  });
+
+  it('the workbench\'s import worker (dist/importWorker.js) reports every step, follows until stopped, and leaves the run completed', async () => {
+    const cwd = fixtureCopy();
+    const db = path.join(cwd, '.agent-rl/runs.sqlite');
+    const child = fork(path.join(ROOT, 'dist', 'importWorker.js'), [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const got: ImporterToHost[] = [];
+    child.on('message', (m: unknown) => {
+      if (isImporterToHost(m)) got.push(m);
+    });
+    const waitFor = async (f: (m: ImporterToHost) => boolean): Promise<void> => {
+      for (let i = 0; i < 200 && !got.some(f); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(got.some(f), JSON.stringify(got));
+    };
+    child.send({ type: 'start', db, rolloutDir: path.join(cwd, 'rollout'), validationDir: path.join(cwd, 'validation'), follow: true });
+    await waitFor((m) => m.type === 'step' && m.step === 2);
+    fs.writeFileSync(path.join(cwd, 'rollout', '3.jsonl'), line('R', 'z', 1, 3));
+    await waitFor((m) => m.type === 'step' && m.step === 3);
+    const exit = new Promise((resolve) => child.on('exit', resolve));
+    child.send({ type: 'stop' });
+    await exit;
+    assert.equal(got[0]!.type, 'run');
+    assert.equal(got[got.length - 1]!.type, 'finished');
+    assert.deepEqual(got.filter((m) => m.type === 'malformed').map((m) => m.type === 'malformed' && [path.basename(m.file), m.line]), [['1.jsonl', 5]]);
+    assert.deepEqual(got.find((m) => m.type === 'finished'), { type: 'finished', runId: 1, steps: 3, trajectories: 13, malformed: 1 });
+    assert.equal(query<{ status: string }>(cwd, 'SELECT status FROM runs')[0]!.status, 'completed');
   });
 });
