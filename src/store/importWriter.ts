@@ -132,16 +132,16 @@ export class ImportWriter {
    * One step's new lines in one transaction. `advantages(ids)` is called with the new rows' ids after
    * they are inserted and returns every advantage to set (new rows and the old members of their groups).
    */
-  readonly writeStep = (runId: number, kind: ImportKind, file: string, metrics: IterationMetrics | undefined, rows: readonly ImportedTrajectory[],
-    advantages: (newIds: readonly number[]) => ReadonlyMap<number, number>, progress: FileProgress): void => {
+  writeStep(runId: number, file: string, metrics: IterationMetrics, rows: readonly ImportedTrajectory[],
+    advantages: (newIds: readonly number[]) => ReadonlyMap<number, number>, progress: FileProgress): void {
     this.db.transaction(() => {
       const at = now();
-      if (metrics) this.st.upsertIteration.run(runId, metrics.iteration, metrics.rewardMean, metrics.successRate, JSON.stringify(metrics), at);
+      this.st.upsertIteration.run(runId, metrics.iteration, metrics.rewardMean, metrics.successRate, JSON.stringify(metrics), at);
       const ids: number[] = [];
       for (const t of rows) {
         const o = t.outcome;
         const { lastInsertRowid } = this.st.insertTrajectory.run(
-          runId, metrics!.iteration, t.group, t.indexInGroup, t.taskId, o.reward, o.success ? 1 : 0, o.publicPass ? 1 : 0, o.privatePass ? 1 : 0,
+          runId, metrics.iteration, t.group, t.indexInGroup, t.taskId, o.reward, o.success ? 1 : 0, o.publicPass ? 1 : 0, o.privatePass ? 1 : 0,
           t.termination, t.policyVersion, t.turns.length, JSON.stringify(o),
         );
         const id = Number(lastInsertRowid);
@@ -152,10 +152,10 @@ export class ImportWriter {
         });
       }
       for (const [id, a] of advantages(ids)) this.st.setAdvantage.run(a, id);
-      this.saveProgress(runId, kind, file, progress);
-      if (metrics) this.st.planned.run(metrics.iteration, at, runId);
+      this.saveProgress(runId, 'rollout', file, progress);
+      this.st.planned.run(metrics.iteration, at, runId);
     })();
-  };
+  }
 
   /** A validation file's evaluation (its running sums are in `progress.state`), with the file's progress. */
   writeEvaluation(runId: number, file: string, e: EvaluationResult, progress: FileProgress): void {

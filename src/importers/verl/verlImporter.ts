@@ -153,7 +153,7 @@ export async function importVerl(db: Database.Database, o: VerlImportOptions): P
       return;
     }
     const built = buildStep(step, samples, p.bytes === 0 ? [] : writer.members(runId, step));
-    writer.writeStep(runId, kind, file, built.metrics, built.rows, built.advantages, { ...base, state: p.state });
+    writer.writeStep(runId, file, built.metrics, built.rows, built.advantages, { ...base, state: p.state });
     totals.steps.add(step);
     totals.trajectories += built.rows.length;
     o.onEvent?.({ type: 'step', runId, step, added: built.rows.length, trajectories: built.metrics.trajectories, rewardMean: built.metrics.rewardMean });
