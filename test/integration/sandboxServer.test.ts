@@ -1,15 +1,14 @@
 // `agent-rl sandbox serve` against SandboxFusion's documented /run_code schema (RunCodeRequest →
-// RunCodeResponse, sandbox/server/sandbox_api.py), with a real warm pool, and against verl's own client
-// (test/fixtures/verl/sandbox_fusion_utils.py, run by python3).
+// RunCodeResponse, sandbox/server/sandbox_api.py), with a real warm pool. The fields asserted are the
+// ones verl's SandboxFusion client decides on: the top-level status (Success / Failed / SandboxError),
+// run_result.status (Finished / TimeLimitExceeded), return_code and stdout.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { checkServerOptions, startFusionServer, type FusionServerOptions, type RunningFusionServer } from '../../src/rl/sandbox/fusion/fusionServer';
 import type { RunCodeResponse } from '../../src/rl/sandbox/fusion/fusionProtocol';
 import { chooseLevel, resolvePython } from '../../src/rl/sandbox/isolation';
 import { WarmPool } from '../../src/rl/sandbox/warmPool';
-import { ROOT, runCli, tempDir } from '../helpers/cli';
+import { runCli, tempDir } from '../helpers/cli';
 
 const python = resolvePython();
 const level = chooseLevel('auto', python);
@@ -153,33 +152,5 @@ describe(`agent-rl sandbox serve: SandboxFusion's /run_code on the warm pool (le
     } finally {
       await open.close();
     }
-  });
-
-  it("verl's own client (sandbox_fusion/utils.py, as its reward and SandboxFusionTool call it) reads our answers right", async (t) => {
-    if (spawnSync(python, ['-c', 'import requests']).status !== 0) {
-      t.skip('python3 has no requests module (apt-get install python3-requests)');
-      return;
-    }
-    const script = [
-      'import json, sys',
-      `sys.path.insert(0, ${JSON.stringify(path.join(ROOT, 'test/fixtures/verl'))})`,
-      'from sandbox_fusion_utils import check_correctness, _process_single_case',
-      'url = sys.argv[1]',
-      'add = "a, b = map(int, input().split())\\nprint(a + b)\\n"',
-      'cases = {"inputs": ["1 2\\n", "3 4\\n"], "outputs": ["3", "7"]}',
-      'out = {"right": check_correctness(url, cases, add)[0], "wrong": check_correctness(url, cases, add.replace("+", "-"))[0],',
-      '       "syntax": check_correctness(url, cases, "print(")[0], "timeout": check_correctness(url, cases, "while True: pass", timeout=1)[0]}',
-      'status, meta = _process_single_case(0, None, None, url, "print(41 + 1)", 30, 1024, "python")',
-      'out["tool"] = meta["stdout"] + meta["stderr"] if meta["run_status"] == "Finished" else "no stdout here"',
-      'print(json.dumps(out))',
-    ].join('\n');
-    // Asynchronously: the server answers from this process's event loop.
-    const child = spawn(python, ['-c', script, server.url], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    assert.equal(await new Promise((resolve) => child.on('exit', resolve)), 0, stderr);
-    assert.deepEqual(JSON.parse(stdout), { right: [true, true], wrong: [false, false], syntax: [-2, -2], timeout: [-3, -3], tool: '42\n' });
   });
 });
