@@ -24,6 +24,7 @@ const builds = [
   { ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
   { ...nodeCommon, entryPoints: ['src/worker/runWorker.ts'], outfile: 'dist/worker.js' },
   { ...nodeCommon, entryPoints: ['src/backend/backendMain.ts'], outfile: 'dist/backend.js' },
+  { ...nodeCommon, entryPoints: ['src/worker/importWorker.ts'], outfile: 'dist/importWorker.js' },
   // helper replica threads of the transformer policy (data parallelism), started by its bundles
   { ...nodeCommon, entryPoints: ['src/rl/policies/transformer/replicaWorker.ts'], outfile: 'dist/replica.js' },
   { ...nodeCommon, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },

@@ -2,6 +2,7 @@
 // then one register call per feature, each owning its disposables.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { registerImportCommand } from './host/commands/importCommand';
 import { registerRunCommands, progressListeners } from './host/commands/runCommands';
 import { registerTrajectoryDocuments } from './host/commands/trajectoryDocument';
 import { BackendClient } from './host/processes/backendClient';
@@ -59,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerTrajectoryDocuments(context, () => backend);
   registerDashboard(context, () => backend);
   registerReplay(context, () => backend, output);
+  registerImportCommand(context, { nodePath: node, script: script('importWorker'), db: databasePath, output, refresh: refreshSoon });
 }
 
 export function deactivate(): void {

@@ -90,6 +90,30 @@ function tokenView(policy: Record<string, unknown>, actionText: string): HTMLEle
   return box;
 }
 
+/**
+ * The outcome's details as plain text: for an imported verl sample its prompt, ground truth and the
+ * reward's extra keys as metrics; for our environments the verifier's notes.
+ */
+function detailsBlock(details: unknown): HTMLElement | undefined {
+  if (typeof details !== 'object' || details === null) return undefined;
+  const d = details as Record<string, unknown>;
+  const box = el('details', 'outcome-details');
+  box.open = true;
+  box.append(el('summary', undefined, 'outcome details'));
+  for (const [k, v] of Object.entries(d)) {
+    if (k === 'extras' && 'metrics' in d) continue; // the numeric extras are the metrics; the rest is shown below
+    const text = k === 'metrics' && typeof v === 'object' && v !== null ? Object.entries(v).map(([m, x]) => `${m} ${String(x)}`).join(' · ') : typeof v === 'string' ? v : JSON.stringify(v);
+    const row = el('div', 'detail');
+    row.dataset.key = k;
+    row.append(el('span', 'detail-key', `${k}: `), el(typeof v === 'string' && v.includes('\n') ? 'pre' : 'span', 'detail-value', text));
+    box.append(row);
+  }
+  const extras = d.extras as Record<string, unknown> | undefined;
+  const other = extras && 'metrics' in d ? Object.entries(extras).filter(([, x]) => typeof x !== 'number' && typeof x !== 'boolean') : [];
+  if (other.length) box.append(el('div', 'detail', `other extras: ${other.map(([k, x]) => `${k} ${JSON.stringify(x)}`).join(' · ')}`));
+  return box;
+}
+
 function render(d: InspectorData): void {
   const t = d.detail;
   const root = document.getElementById('root')!;
@@ -98,6 +122,8 @@ function render(d: InspectorData): void {
   head.append(el('h1', undefined, `Trajectory ${t.id}`));
   head.append(el('div', 'meta', `task ${t.taskId} · run ${t.runId} · iteration ${t.iteration} · group ${t.group} #${t.indexInGroup}`));
   head.append(el('div', 'meta', `reward ${t.reward} · advantage ${t.advantage.toFixed(4)} · ${t.success ? 'success' : 'failure'} (${t.termination}) · public ${t.publicPass ? 'pass' : 'fail'} · private ${t.privatePass ? 'pass' : 'fail'}`));
+  const details = detailsBlock(t.outcome.details);
+  if (details) head.append(details);
   root.append(head);
   const layout = el('div', 'layout');
   const turns = el('main', 'turns');

@@ -7,6 +7,9 @@ import { IsolationUnavailableError, PythonNotFoundError } from '../rl/sandbox/is
 import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
 import { envCheckCommand, envRunCommand } from './envCommands';
+import { EXPORT_USAGE, exportCommand } from './exportCommand';
+import { IMPORT_USAGE, importCommand } from './importCommand';
+import { SANDBOX_USAGE, sandboxCommand } from './sandboxCommand';
 import { runsCommand, showCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
 import { CONFIG_FLAGS, configFromArgs, POLICY_FLAGS, readConfigFile } from './runConfigArgs';
@@ -25,6 +28,9 @@ Usage:
   agent-rl env run --env NAME [--task ID] --actions FILE [--config FILE]
                                                   replay actions (JSON array, or one per line); JSON lines out;
                                                   envOptions come from the --config file
+  ${IMPORT_USAGE.split('\n')[0]}
+  ${SANDBOX_USAGE.split('\n')[0]}
+  ${EXPORT_USAGE.split('\n')[0]}
 
 Train flags (override --config FILE, a JSON run config):
   --groups N        groups per iteration        --group-size N   trajectories per group
@@ -38,6 +44,10 @@ Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // Commands with options of their own parse their own arguments.
+  if (command === 'import') return importCommand(rest);
+  if (command === 'sandbox') return sandboxCommand(rest);
+  if (command === 'export') return exportCommand(rest);
   const options = {
     db: { type: 'string' }, output: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' },
     'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },

@@ -22,6 +22,29 @@ function withReader<T>(options: QueryOptions, fn: (reader: RunReader) => T): T {
   }
 }
 
+/** `show` of a run imported from verl: where it came from, its reward's extras, its evaluations. */
+function importedRunLines(reader: RunReader, runId: number): string[] {
+  const d = reader.detail(runId)!;
+  const run = d.summary;
+  const c = d.config as unknown as { rolloutDir: string; validationDir: string | null; configFile: string | null; groupSize: number | null; advEstimator: string | null; modelPath: string | null };
+  const files = reader.importedFiles(runId);
+  const malformed = files.reduce((n, f) => n + f.malformed, 0);
+  const means = Object.entries(reader.metricMeans(runId)).map(([k, v]) => `${k} ${v.toFixed(3)}`);
+  const last = d.iterations[d.iterations.length - 1];
+  const lines = [
+    `run ${run.id}: ${run.name}`,
+    `  status: ${run.status}${run.error ? ` (${run.error})` : ''}`,
+    `  imported from verl: ${c.rolloutDir}${c.validationDir ? `; validation ${c.validationDir}` : ''}${c.configFile ? `; config ${c.configFile}` : ''}`,
+    `  algorithm ${c.advEstimator ?? 'unknown (no config given)'}, group size ${c.groupSize ?? '?'}, model ${c.modelPath ?? '?'}`,
+    `  steps: ${run.iterationsDone}; trajectories: ${d.trajectories}; turns: ${d.turns}; files read: ${files.length}; malformed lines skipped: ${malformed}`,
+    `  reward extras (mean per trajectory): ${means.length ? means.join(', ') : 'none'}`,
+  ];
+  if (last) lines.push(`  last step ${last.iteration}: reward ${last.rewardMean.toFixed(3)}, success ${pct(last.successRate)}, ${last.meanTurns.toFixed(2)} turns per trajectory, ${last.trajectories} trajectories, ${last.zeroVarianceGroups} zero-variance groups`);
+  lines.push('', 'validation:');
+  lines.push(table(['step', 'success', 'samples', 'mean turns', 'reward'], d.evaluations.map((e) => [String(e.iteration), pct(e.successRate), `${e.successes}/${e.episodes}`, e.meanActions.toFixed(2), e.rewardMean.toFixed(3)])));
+  return lines;
+}
+
 export function runsCommand(options: QueryOptions): number {
   return withReader(options, (reader) => {
     const runs = reader.listRuns();
@@ -46,6 +69,10 @@ export function showCommand(ref: string, options: QueryOptions): number {
     }
     const c = d.config;
     const last = d.iterations[d.iterations.length - 1];
+    if ((c as { source?: unknown }).source === 'verl') {
+      process.stdout.write(`${importedRunLines(reader, run.id).join('\n')}\n`);
+      return 0;
+    }
     const lines = [
       `run ${run.id}: ${run.name}`,
       `  status: ${run.status}${run.error ? ` (${run.error})` : ''}`,

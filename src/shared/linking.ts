@@ -16,13 +16,17 @@ export interface TurnView {
   readonly observation: Readonly<Record<string, unknown>>;
 }
 
-/** The code a turn ran (execute_code), else undefined. */
+/**
+ * The code a turn ran, else undefined: a tool call with a `code` string argument (`execute_code` here;
+ * verl's `code_interpreter` in imported runs).
+ */
 export function codeOf(turn: TurnView): string | undefined {
   const a = turn.action as { kind?: string; name?: string; args?: { code?: unknown } } | null;
-  return a && a.kind === 'tool' && a.name === 'execute_code' && typeof a.args?.code === 'string' ? a.args.code : undefined;
+  return a && a.kind === 'tool' && typeof a.args?.code === 'string' ? a.args.code : undefined;
 }
 
-const FRAME = /File "main\.py", line (\d+)/g;
+// Our sandbox runs code as main.py; SandboxFusion as a temporary file (/tmp/tmpXXXX/tmpYYYY.py).
+const FRAME = /File "(?:main\.py|\/tmp\/[^"]*\/tmp\w+\.py)", line (\d+)/g;
 
 export function observationLinks(turns: readonly TurnView[], index: number): ObservationLink[] {
   const turn = turns[index];

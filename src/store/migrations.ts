@@ -102,6 +102,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE evaluations ADD COLUMN greedy_success_rate REAL;
     `,
   },
+  {
+    version: 4,
+    description: 'imported runs: where a run came from, and how far each imported file has been read',
+    sql: `
+      ALTER TABLE runs ADD COLUMN source TEXT;
+      CREATE INDEX runs_by_source ON runs(source) WHERE source IS NOT NULL;
+      CREATE TABLE import_files (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('rollout', 'validation')),
+        file TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        lines INTEGER NOT NULL,
+        malformed INTEGER NOT NULL,
+        state_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, kind, file)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -143,6 +143,20 @@ export class RunReader {
     };
   }
 
+  /** Mean of each per-trajectory metric (an imported reward's extras, in outcome.details.metrics) over a run. */
+  metricMeans(runId: number): Record<string, number> {
+    const rows = this.db
+      .prepare(`SELECT m.key AS key, avg(m.value) AS mean FROM trajectories t, json_each(t.outcome_json, '$.details.metrics') m
+                WHERE t.run_id = ? AND m.type IN ('integer', 'real') GROUP BY m.key ORDER BY m.key`)
+      .all(runId) as { key: string; mean: number }[];
+    return Object.fromEntries(rows.map((r) => [r.key, r.mean]));
+  }
+
+  /** Files an imported run was read from, with the malformed lines skipped in them. */
+  importedFiles(runId: number): { kind: string; file: string; lines: number; malformed: number }[] {
+    return this.db.prepare('SELECT kind, file, lines, malformed FROM import_files WHERE run_id = ? ORDER BY kind, CAST(file AS INTEGER)').all(runId) as { kind: string; file: string; lines: number; malformed: number }[];
+  }
+
   detail(runId: number): RunDetail | undefined {
     const summary = this.findRun(String(runId));
     if (!summary) return undefined;

@@ -4,6 +4,7 @@
 // reported as a failed run. Screenshots go to test/e2e/artifacts/.
 // Run: npm run test:e2e (builds the .vsix and installs the harness first).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -33,6 +34,11 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 2, evalEpisodes: 1,
       envOptions: { maxExecutions: 2 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 16, minibatchSize: 2, mistakeRate: 1 },
     }, null, 2));
+    // A verl run imported into the workspace database before the workbench opens (run 1).
+    const verl = path.join(ROOT, 'test', 'fixtures', 'verl');
+    const imported = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'import', 'verl', path.join(verl, 'rollout'), '--validation', path.join(verl, 'validation'),
+      '--config', path.join(verl, 'config.yaml'), '--db', path.join(dirs.workspace, '.agent-rl', 'runs.sqlite')], { encoding: 'utf8' });
+    assert.equal(imported.status, 0, imported.stderr);
     installExtension(dirs, VSIX);
     server = await startServer(dirs, path.join(OUT, 'code-server.log'));
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, env: dirs.env });
@@ -64,7 +70,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await answer(page, 'e2e-grpo');
     await runRow('e2e-grpo').waitFor({ state: 'visible', timeout: 60_000 });
     await page.locator('.part.sidebar .monaco-list-row', { hasText: 'e2e-grpo' }).filter({ hasText: '100/100' }).waitFor({ state: 'visible', timeout: 120_000 });
-    await page.locator('.statusbar-item', { hasText: /Agent RL: run 1/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.locator('.statusbar-item', { hasText: /Agent RL: run 2/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
     await page.screenshot({ path: path.join(OUT, 'tree.png') });
   });
 
@@ -76,6 +82,31 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.equal(await frame.getAttribute('section[data-metric="evaluation"]', 'data-points'), '2');
     assert.equal(await frame.locator('canvas').count(), 10);
     await page.screenshot({ path: path.join(OUT, 'dashboard.png') });
+  });
+
+  it('opens an imported verl run in the tree, the dashboard and the inspector: a tool response\'s traceback links to the code line', async () => {
+    const run = runRow('qwen2.5-3b-code-grpo');
+    await run.click();
+    await treeRows().filter({ hasText: 'iteration 2' }).first().click();
+    await treeRows().filter({ hasText: /group 0 · verl:/ }).first().click();
+    await treeRows().filter({ hasText: '✓ #0 reward 1.00' }).first().click();
+    const frame = await webviewFrame(page, 'a.line-link.innermost');
+    assert.equal(await frame.getAttribute('a.line-link.innermost', 'data-target'), 't0-l2');
+    assert.match(await frame.textContent('section[data-turn="0"] pre.obs'), /ZeroDivisionError/);
+    await frame.click('a.line-link.innermost');
+    await frame.waitForSelector('#t0-l2.hl', { timeout: 10_000 });
+    assert.match(await frame.textContent('#t0-l2'), /return sum\(xs\) \/ len\(xs\)/);
+    assert.match(await frame.textContent('.outcome-details'), /metrics: acc 1 · public_pass 1 · private_pass 1/);
+    assert.match(await frame.textContent('.outcome-details'), /Write a Python function mean/);
+    await page.screenshot({ path: path.join(OUT, 'inspector-verl.png') });
+    await runCommand(page, 'Agent RL: Open Dashboard');
+    const dash = await webviewFrame(page, 'input[data-run="1"]');
+    await dash.check('input[data-run="1"]');
+    // e2e-grpo's 100 iterations × (mean, max) and the imported run's 2 steps × (mean, max); its 2 validations
+    await dash.waitForFunction(() => document.querySelector('section[data-metric="reward"]')?.getAttribute('data-points') === '204', null, { timeout: 30_000 });
+    assert.equal(await dash.getAttribute('section[data-metric="evaluation"]', 'data-points'), '4');
+    await page.screenshot({ path: path.join(OUT, 'dashboard-verl.png') });
+    await run.click(); // collapse: the next tests pick rows of their own runs
   });
 
   it('opens a trajectory and follows a traceback link to the highlighted code line', async () => {

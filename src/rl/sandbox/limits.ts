@@ -49,6 +49,8 @@ export interface ExecutionResult {
   readonly level: IsolationLevel;
   /** Set when the sandbox itself failed (not the code): the result is not the code's fault. */
   readonly sandboxError?: string;
+  /** Files fetched from the work directory after the run (warm pool, when asked): path → base64. */
+  readonly files?: Readonly<Record<string, string>>;
 }
 
 // Dedicated uids for sandboxed code when we run as root: distinct per process and per concurrent slot,

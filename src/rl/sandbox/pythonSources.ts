@@ -156,6 +156,61 @@ def sweep(pid, uid):
         if got == 0:
             break
 
+def stdin_file(text):
+    # The code's stdin: an anonymous in-memory file (no size limit of a pipe, nothing in the work directory).
+    if text is None:
+        return None
+    fd = os.memfd_create('stdin')
+    data = text.encode('utf-8', 'replace')
+    while data:
+        data = data[os.write(fd, data):]
+    os.lseek(fd, 0, 0)
+    return fd
+
+def put_files(work, files, uid):
+    # Relative paths inside the work directory only (checked by the caller too); owned by the code's uid.
+    import base64
+    for name, content in files.items():
+        path = os.path.normpath(os.path.join(work, name))
+        if not path.startswith(work + os.sep):
+            continue
+        parent = os.path.dirname(path)
+        os.makedirs(parent, exist_ok=True)
+        with open(path, 'wb') as f:
+            f.write(base64.b64decode(content))
+        if uid and os.getuid() == 0:
+            p = path
+            while p != work:
+                os.chown(p, uid, uid)
+                p = os.path.dirname(p)
+
+def fetch_files(work, names, cap):
+    # After the code is gone: regular files under the work directory only, never through a symlink
+    # (the code could point one at a file of the server's), at most cap bytes in all.
+    import base64
+    out, total = {}, 0
+    real_work = os.path.realpath(work)
+    for name in names:
+        path = os.path.join(work, name)
+        if not os.path.realpath(path).startswith(real_work + os.sep):
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            import stat
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            data = os.read(fd, cap - total + 1)
+        finally:
+            os.close(fd)
+        if total + len(data) > cap:
+            break
+        total += len(data)
+        out[name] = base64.b64encode(data).decode('ascii')
+    return out
+
 def compile_error(req, e):
     import traceback
     return {'id': req['id'], 'stdout': '', 'stderr': ''.join(traceback.format_exception_only(type(e), e))[-req['tailBytes']:],
@@ -172,8 +227,10 @@ def execute(req, base):
     counter[0] += 1
     work = os.path.join(base, 'x%d' % counter[0])
     os.mkdir(work, 0o700)
+    put_files(work, req.get('files') or {}, cfg.get('uid'))
     os.environ['HOME'] = work
     os.environ['TMPDIR'] = work
+    stdin_fd = stdin_file(req.get('stdin'))
     sys.stdout.flush()
     sys.stderr.flush()
     out_r, out_w = os.pipe()
@@ -184,11 +241,11 @@ def execute(req, base):
         try:
             os.setsid()
             null = os.open('/dev/null', os.O_RDONLY)
-            os.dup2(null, 0)
+            os.dup2(null if stdin_fd is None else stdin_fd, 0)
             os.dup2(out_w, 1)
             os.dup2(err_w, 2)
             # Every fd above 2 was opened by this server, lowest number first: none is above these.
-            os.closerange(3, max(out_r, out_w, err_r, err_w, null, PROTOCOL_FD) + 1)
+            os.closerange(3, max(out_r, out_w, err_r, err_w, null, PROTOCOL_FD, stdin_fd or 0) + 1)
             apply_limits(cfg, work)
             run_user_code(code_obj)
             os._exit(0)
@@ -205,6 +262,8 @@ def execute(req, base):
                 os._exit(1)
     os.close(out_w)
     os.close(err_w)
+    if stdin_fd is not None:
+        os.close(stdin_fd)
     cap, tail = req['outputCap'], req['tailBytes']
     bufs = {out_r: bytearray(), err_r: bytearray()}
     total = 0
@@ -240,12 +299,16 @@ def execute(req, base):
     sweep(pid, cfg.get('uid'))
     os.close(out_r)
     os.close(err_r)
+    fetched = fetch_files(work, req.get('fetch') or [], cap)
     rmtree(work)
     exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-    return {'id': req['id'], 'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
-            'exitCode': exit_code, 'signal': sig, 'timedOut': timed_out, 'outputCapped': capped,
-            'outputBytes': total, 'durationMs': duration}
+    res = {'id': req['id'], 'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
+           'exitCode': exit_code, 'signal': sig, 'timedOut': timed_out, 'outputCapped': capped,
+           'outputBytes': total, 'durationMs': duration}
+    if fetched:
+        res['files'] = fetched
+    return res
 
 PROTOCOL_FD = os.dup(1)
 

@@ -115,6 +115,15 @@ class Server {
   }
 }
 
+export interface ExecutionIo {
+  /** The code's standard input. */
+  readonly stdin?: string;
+  /** Files to put in the work directory first: relative path → base64 content. */
+  readonly files?: Readonly<Record<string, string>>;
+  /** Files to return after the run (relative paths; regular files only, never through a symlink). */
+  readonly fetchFiles?: readonly string[];
+}
+
 export interface PoolStats {
   /** Servers started over the pool's life (size + replacements). */
   started: number;
@@ -173,7 +182,8 @@ export class WarmPool implements Executor {
     else this.idle.push(s);
   }
 
-  async execute(code: string, limits: SandboxLimits): Promise<ExecutionResult> {
+  /** `io`: what the HTTP sandbox service (SandboxFusion's API) passes beyond the code. */
+  async execute(code: string, limits: SandboxLimits, io: ExecutionIo = {}): Promise<ExecutionResult> {
     if (this.closed) throw new Error('WarmPool: execute() after close()');
     this.stats.executions += 1;
     let lastError: Error | undefined;
@@ -189,6 +199,7 @@ export class WarmPool implements Executor {
       const req = {
         id: ++this.nextId, code, cfg: pythonLimitConfig(limits, uid), timeoutMs: limits.timeoutMs,
         outputCap: limits.outputCapBytes, tailBytes: limits.tailBytes,
+        ...(io.stdin !== undefined ? { stdin: io.stdin } : {}), ...(io.files ? { files: io.files } : {}), ...(io.fetchFiles?.length ? { fetch: io.fetchFiles } : {}),
       };
       try {
         const res = await server.request(req, limits.timeoutMs + SERVER_GRACE_MS);
@@ -198,6 +209,7 @@ export class WarmPool implements Executor {
           stdout: typeof res.stdout === 'string' ? res.stdout : '', stderr: typeof res.stderr === 'string' ? res.stderr : '', exitCode: (res.exitCode as number | null) ?? null,
           signal: (res.signal as number | null) ?? null, timedOut: res.timedOut === true, outputCapped: res.outputCapped === true,
           outputBytes: Math.min(Number(res.outputBytes ?? 0), limits.outputCapBytes), durationMs: Number(res.durationMs ?? 0), level: this.level,
+          ...(typeof res.files === 'object' && res.files !== null ? { files: res.files as Record<string, string> } : {}),
         };
       } catch (e) {
         lastError = e as Error;

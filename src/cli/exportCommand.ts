@@ -1,0 +1,53 @@
+// `agent-rl export verl --config FILE --out DIR`: a run config as a verl run (see exporters/verl).
+import { parseArgs } from 'node:util';
+import { exportVerl } from '../exporters/verl/verlExport';
+import { VerlExportError } from '../exporters/verl/verlTasks';
+import { configFromArgs } from './runConfigArgs';
+import { UsageError } from './usageError';
+
+export const EXPORT_USAGE = `agent-rl export verl --config FILE --out DIR [--sandbox-url URL] [--model PATH] [--rollout sglang|vllm] [--gpus N] [--nodes N] [--dump-dir DIR]
+  FILE          a run config (JSON, as for train): env calculator or code, method grpo
+  --sandbox-url where verl reaches \`agent-rl sandbox serve\` (default http://127.0.0.1:8080/run_code; add ?token=T off loopback)
+  --model       actor_rollout_ref.model.path (default Qwen/Qwen2.5-0.5B-Instruct)
+  --dump-dir    trainer.rollout_data_dir/validation_data_dir parent (default DIR/dumps): what \`agent-rl import verl\` reads back`;
+
+export async function exportCommand(args: readonly string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args], allowPositionals: true, strict: true,
+      options: {
+        config: { type: 'string' }, out: { type: 'string' }, 'sandbox-url': { type: 'string' }, model: { type: 'string' }, rollout: { type: 'string' },
+        gpus: { type: 'string' }, nodes: { type: 'string' }, 'dump-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message}\n\n${EXPORT_USAGE}`);
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) {
+    process.stdout.write(`${EXPORT_USAGE}\n`);
+    return 0;
+  }
+  if (positionals[0] !== 'verl' || positionals.length > 1) throw new UsageError(`export needs the format verl\n\n${EXPORT_USAGE}`);
+  if (v.config === undefined || v.out === undefined) throw new UsageError(`export verl needs --config FILE and --out DIR\n\n${EXPORT_USAGE}`);
+  const count = (flag: string, value: string | undefined): number => {
+    const n = Number(value ?? '1');
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} ${value}: use a whole number ≥ 1`);
+    return n;
+  };
+  const rollout = v.rollout ?? 'sglang';
+  if (rollout !== 'sglang' && rollout !== 'vllm') throw new UsageError(`--rollout ${rollout}: use sglang or vllm (verl's multi-turn rollout engines)`);
+  const config = configFromArgs({ config: v.config });
+  try {
+    const r = await exportVerl(config, {
+      outDir: v.out, sandboxUrl: v['sandbox-url'] ?? 'http://127.0.0.1:8080/run_code', model: v.model ?? 'Qwen/Qwen2.5-0.5B-Instruct', rollout,
+      gpusPerNode: count('gpus', v.gpus), nodes: count('nodes', v.nodes), ...(v['dump-dir'] !== undefined ? { dumpDir: v['dump-dir'] } : {}),
+    });
+    process.stdout.write(`${r.trainRows} training and ${r.testRows} held-out tasks; wrote:\n${r.files.map((f) => `  ${f}`).join('\n')}\n\n${r.mainPpo}\n\n# or as a Ray job:\n${r.rayJob}\n`);
+    return 0;
+  } catch (e) {
+    if (e instanceof VerlExportError) throw new UsageError(e.message);
+    throw e;
+  }
+}

@@ -1,0 +1,89 @@
+// `agent-rl import verl DIR [--validation DIR] [--config config.yaml] [--name N] [--follow]`: a verl
+// run's generation dumps into the database as a run (see importers/verl). Malformed lines are reported
+// on stderr with file and line and never stop the import; Ctrl-C ends a follow after the current step.
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { VerlConfigError } from '../importers/verl/verlConfig';
+import { importVerl, ImportInputError, type ImportEvent } from '../importers/verl/verlImporter';
+import { DEFAULT_DB_PATH, explainSqliteError, openStore } from '../store/openStore';
+import { markOrphanedRuns } from '../store/runWriter';
+import { runtimeInfo } from '../store/runtimeInfo';
+import { UsageError } from './usageError';
+
+export const IMPORT_USAGE = `agent-rl import verl DIR [--validation DIR] [--config FILE] [--name NAME] [--follow] [--poll MS] [--db FILE]
+  DIR           verl's trainer.rollout_data_dir ({step}.jsonl per training step)
+  --validation  verl's trainer.validation_data_dir (evaluations)
+  --config      verl's resolved Hydra config (<output dir>/.hydra/config.yaml), stored with the run
+  --follow      keep reading new files and lines while verl writes them (Ctrl-C to stop)
+A re-import of the same DIR continues its run and adds only what is new.`;
+
+/** Malformed lines printed one by one; past this, only counted. */
+const MAX_REPORTED = 50;
+
+export async function importCommand(args: readonly string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args], allowPositionals: true, strict: true,
+      options: {
+        validation: { type: 'string' }, config: { type: 'string' }, name: { type: 'string' }, follow: { type: 'boolean' }, poll: { type: 'string' },
+        db: { type: 'string' }, 'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message}\n\n${IMPORT_USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${IMPORT_USAGE}\n`);
+    return 0;
+  }
+  const [format, dir, ...extra] = positionals;
+  if (format !== 'verl') throw new UsageError(`import needs a format: verl (got ${format ?? 'nothing'})\n\n${IMPORT_USAGE}`);
+  if (dir === undefined || extra.length > 0) throw new UsageError(`import verl needs exactly one DIR (got ${positionals.length - 1})\n\n${IMPORT_USAGE}`);
+  const pollMs = values.poll === undefined ? 1000 : Number(values.poll);
+  if (!Number.isInteger(pollMs) || pollMs < 10) throw new UsageError(`--poll ${values.poll}: use a whole number of milliseconds ≥ 10`);
+  const busyTimeoutMs = values['busy-timeout'] === undefined ? 5000 : Number(values['busy-timeout']);
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new UsageError(`--busy-timeout ${values['busy-timeout']}: use a whole number of milliseconds ≥ 0`);
+  const db = path.resolve(values.db ?? DEFAULT_DB_PATH);
+
+  const store = openStore(db, { busyTimeoutMs });
+  const controller = new AbortController();
+  const onSignal = (): void => {
+    if (controller.signal.aborted) process.exit(130);
+    controller.abort();
+    process.stderr.write('\nagent-rl: stopping the import after this step (press Ctrl-C again to stop at once)\n');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let reported = 0;
+  const onEvent = (e: ImportEvent): void => {
+    if (e.type === 'run') process.stdout.write(`${e.created ? 'new' : 'continuing'} run ${e.runId} "${e.name}" in ${db}\n`);
+    if (e.type === 'step') process.stdout.write(`step ${e.step}: +${e.added} trajectories (${e.trajectories} in the step), reward ${e.rewardMean.toFixed(3)}\n`);
+    if (e.type === 'evaluation') process.stdout.write(`validation at step ${e.step}: ${e.episodes} samples, success ${(100 * e.successRate).toFixed(1)}%\n`);
+    if (e.type === 'malformed' && reported++ < MAX_REPORTED) process.stderr.write(`${e.file}:${e.line}: malformed line skipped: ${e.reason}\n`);
+    if (e.type === 'pending') process.stderr.write(`${e.file}:${e.line}: no newline yet (still being written?): left for the next import\n`);
+  };
+  try {
+    markOrphanedRuns(store);
+    const s = await importVerl(store, {
+      rolloutDir: dir, ...(values.validation !== undefined ? { validationDir: values.validation } : {}), ...(values.config !== undefined ? { configFile: values.config } : {}),
+      ...(values.name !== undefined ? { name: values.name } : {}), follow: values.follow === true, pollMs, signal: controller.signal,
+      runtime: runtimeInfo(store, 'imported from verl'), onEvent,
+    }).catch((e: unknown) => {
+      if (e instanceof ImportInputError || e instanceof VerlConfigError) throw new UsageError(e.message);
+      return explainSqliteError(e, db);
+    });
+    if (reported > MAX_REPORTED) process.stderr.write(`… and ${reported - MAX_REPORTED} more malformed lines\n`);
+    process.stdout.write(
+      `run ${s.runId} "${s.name}": ${s.steps} steps and ${s.trajectories} trajectories added, ${s.evaluations} evaluations; ` +
+        `malformed lines: ${s.malformed} in this import, ${s.malformedTotal} in all imports of this run\n` +
+        `  agent-rl show ${s.runId}${db === path.resolve(DEFAULT_DB_PATH) ? '' : ` --db ${db}`}\n`,
+    );
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    store.close();
+  }
+}

@@ -1,0 +1,70 @@
+// `agent-rl sandbox serve`: SandboxFusion's /run_code on our warm pool (see rl/sandbox/fusion).
+import { parseArgs } from 'node:util';
+import { FusionServerError, startFusionServer } from '../rl/sandbox/fusion/fusionServer';
+import { chooseLevel, ISOLATION_LEVELS, resolvePython, type IsolationLevel } from '../rl/sandbox/isolation';
+import { WarmPool } from '../rl/sandbox/warmPool';
+import { UsageError } from './usageError';
+
+export const SANDBOX_USAGE = `agent-rl sandbox serve [--port N] [--host H] [--token T] [--concurrency K] [--queue Q] [--level auto|strict|network|process]
+                       [--python PATH] [--max-timeout S] [--memory-mb M] [--max-memory-mb M] [--output-cap BYTES]
+  SandboxFusion's POST /run_code (python), for verl's SandboxFusionTool and sandbox_fusion reward.
+  --host       default 127.0.0.1; any other address needs --token (or AGENT_RL_SANDBOX_TOKEN)
+  --port       default 8080 (0 = any free port; the URL is printed)
+  --concurrency  executions at once (warm interpreter servers), default 2; more requests wait in a queue of --queue (default 1024)`;
+
+export async function sandboxCommand(args: readonly string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args], allowPositionals: true, strict: true,
+      options: {
+        port: { type: 'string' }, host: { type: 'string' }, token: { type: 'string' }, concurrency: { type: 'string' }, queue: { type: 'string' },
+        level: { type: 'string' }, python: { type: 'string' }, 'max-timeout': { type: 'string' }, 'memory-mb': { type: 'string' },
+        'max-memory-mb': { type: 'string' }, 'output-cap': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message}\n\n${SANDBOX_USAGE}`);
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) {
+    process.stdout.write(`${SANDBOX_USAGE}\n`);
+    return 0;
+  }
+  if (positionals[0] !== 'serve' || positionals.length > 1) throw new UsageError(`sandbox needs the subcommand serve\n\n${SANDBOX_USAGE}`);
+  const num = (flag: string, value: string | undefined, d: number, min: number): number => {
+    if (value === undefined) return d;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < min) throw new UsageError(`--${flag} ${value}: use a number ≥ ${min}`);
+    return n;
+  };
+  const level = (v.level ?? 'auto') as IsolationLevel | 'auto';
+  if (level !== 'auto' && !ISOLATION_LEVELS.includes(level)) throw new UsageError(`--level ${v.level}: use auto, ${ISOLATION_LEVELS.join(', ')}`);
+  const python = resolvePython(v.python);
+  const chosen = chooseLevel(level, python);
+  const concurrency = Math.floor(num('concurrency', v.concurrency, 2, 1));
+  const pool = new WarmPool(chosen, python, concurrency);
+  const token = v.token ?? process.env.AGENT_RL_SANDBOX_TOKEN;
+  let server;
+  try {
+    server = await startFusionServer({
+      host: v.host ?? '127.0.0.1', port: Math.floor(num('port', v.port, 8080, 0)), ...(token ? { token } : {}), concurrency,
+      queueLimit: Math.floor(num('queue', v.queue, 1024, 0)), executor: pool, maxRunTimeoutS: num('max-timeout', v['max-timeout'], 60, 0.1),
+      defaultMemoryMB: Math.floor(num('memory-mb', v['memory-mb'], 1024, 32)), maxMemoryMB: Math.floor(num('max-memory-mb', v['max-memory-mb'], 4096, 32)),
+      outputCapBytes: Math.floor(num('output-cap', v['output-cap'], 8 * 1024 * 1024, 1024)),
+    });
+  } catch (e) {
+    await pool.close();
+    if (e instanceof FusionServerError) throw new UsageError(e.message);
+    throw e;
+  }
+  process.stdout.write(`SandboxFusion API (python) on ${server.url}  level ${chosen}, ${python}, ${concurrency} at once${token ? ', token required' : ''}\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.close();
+  await pool.close();
+  process.stdout.write(`stopped after ${server.stats.served} executions (at most ${server.stats.maxActive} at once, ${server.stats.maxQueued} queued, ${server.stats.rejected} turned away)\n`);
+  return 0;
+}

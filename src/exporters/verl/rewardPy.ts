@@ -1,0 +1,86 @@
+// The reward function verl calls for exported tasks (custom_reward_function.path/name), as Python with
+// the standard library only. It scores like our environments: calculator 0.1 for a boxed integer +
+// 1 when it is right; code 1 when the final ```python block passes the private verifier (hidden inputs
+// against the reference solution, both run in the sandbox server), with the public example's check
+// reported beside it. The extra keys (acc, public_pass, private_pass, pred) land in verl's generation
+// dumps, and `agent-rl import verl` turns them back into the run's public/private pass rates.
+import { verifierProgram } from '../../rl/envs/codeSandbox/codeEnv';
+import { CALCULATOR_SOURCE, CODE_SOURCE } from './verlTasks';
+
+/** verifierProgram with placeholders the Python side fills with json.dumps (JSON strings are Python literals). */
+const VERIFIER_TEMPLATE = verifierProgram('@@CODE@@', '@@FN@@', ['@@CALLS@@'], '@@NONCE@@');
+
+export function rewardPy(sandboxUrl: string, formatWeight: number): string {
+  return `# agent-rl reward for verl: custom_reward_function.path=<this file>, custom_reward_function.name=compute_score.
+# Written by \`agent-rl export verl\`. Code runs in the SandboxFusion-compatible server (\`agent-rl sandbox serve\`).
+import json
+import os
+import re
+import urllib.request
+import uuid
+
+SANDBOX_URL = os.environ.get("AGENT_RL_SANDBOX_URL", ${JSON.stringify(sandboxUrl)})
+FORMAT_WEIGHT = ${JSON.stringify(formatWeight)}
+VERIFIER = ${JSON.stringify(VERIFIER_TEMPLATE)}
+BOXED = re.compile(r"\\\\boxed\\{\\s*(-?\\d+)\\s*\\}")
+PYTHON_BLOCK = re.compile(r"\`\`\`python\\n(.*?)\`\`\`", re.S)
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_references = {}
+
+
+def run_code(code, timeout=10):
+    body = {"code": code, "language": "python", "run_timeout": timeout, "compile_timeout": timeout, "memory_limit_MB": 1024,
+            "stdin": None, "files": {}, "fetch_files": []}
+    request = urllib.request.Request(SANDBOX_URL, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout + 30) as answer:
+        return json.loads(answer.read())
+
+
+def verdict(code, fn, calls):
+    nonce = "@@verify-%s@@" % uuid.uuid4().hex
+    # the candidate's code goes in last, so no placeholder inside it is ever replaced
+    program = (VERIFIER.replace('"@@FN@@"', json.dumps(fn)).replace("@@FN@@", fn).replace('["@@CALLS@@"]', json.dumps(calls))
+               .replace('"@@NONCE@@"', json.dumps(nonce)).replace('"@@CODE@@"', json.dumps(code)))
+    stdout = (run_code(program).get("run_result") or {}).get("stdout") or ""
+    for line in reversed(stdout.split("\\n")):
+        if line.startswith(nonce):
+            return json.loads(line[len(nonce):])
+    return {"error": "no verdict"}
+
+
+def calculator_score(solution, truth):
+    found = BOXED.findall(solution)
+    pred = found[-1] if found else ""
+    formatted = pred != ""
+    correct = formatted and int(pred) == int(truth)
+    return {"score": (FORMAT_WEIGHT if formatted else 0.0) + (1.0 if correct else 0.0), "acc": correct, "pred": pred,
+            "public_pass": formatted, "private_pass": correct}
+
+
+def code_score(solution, truth):
+    task = json.loads(truth)
+    fn = task["fn"]
+    blocks = PYTHON_BLOCK.findall(solution)
+    if not blocks or not IDENTIFIER.match(fn):
+        return {"score": 0.0, "acc": False, "pred": "", "public_pass": False, "private_pass": False}
+    code = blocks[-1]
+    shown = run_code(code + "\\nprint(%s(%s))\\n" % (fn, task["public_args"]))
+    lines = [l.strip() for l in ((shown.get("run_result") or {}).get("stdout") or "").split("\\n") if l.strip()]
+    public = shown.get("status") == "Success" and bool(lines) and lines[-1] == task["public_output"]
+    key = (fn, task["reference"], tuple(task["hidden"]))
+    expected = _references.get(key) or verdict(task["reference"], fn, task["hidden"])
+    if "results" in expected:
+        _references[key] = expected
+    got = verdict(code, fn, task["hidden"])
+    private = "results" in got and "results" in expected and got["results"] == expected["results"]
+    return {"score": 1.0 if private else 0.0, "acc": private, "pred": "", "public_pass": public, "private_pass": private}
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    if data_source == ${JSON.stringify(CALCULATOR_SOURCE)}:
+        return calculator_score(solution_str, ground_truth)
+    if data_source == ${JSON.stringify(CODE_SOURCE)}:
+        return code_score(solution_str, ground_truth)
+    raise NotImplementedError("agent-rl reward: unknown data_source %r" % (data_source,))
+`;
+}

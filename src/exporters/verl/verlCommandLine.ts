@@ -1,0 +1,117 @@
+// A run config's algorithm settings as verl Hydra overrides for `python3 -m verl.trainer.main_ppo`, and
+// the same as a `ray job submit`. Every key here exists in verl's trainer config (a test checks them
+// against test/fixtures/verl/ppo_trainer_keys.txt, extracted from verl's generated reference config).
+import type { RunConfig } from '../../shared/runConfig';
+import { VerlExportError } from './verlTasks';
+
+export interface VerlPaths {
+  readonly trainFile: string;
+  readonly valFile: string;
+  readonly toolConfig: string;
+  readonly rewardFile: string;
+  /** Where verl dumps generations (trainer.rollout_data_dir / validation_data_dir): what `agent-rl import verl` reads. */
+  readonly rolloutDir: string;
+  readonly validationDir: string;
+}
+
+export interface VerlLaunch {
+  readonly model: string;
+  /** sglang or vllm (actor_rollout_ref.rollout.name has no default). */
+  readonly rollout: string;
+  readonly gpusPerNode: number;
+  readonly nodes: number;
+  readonly trainRows: number;
+  /** Tool calls a task allows; max_assistant_turns = this + 1 (the answer), capped by the run's maxTurns. */
+  readonly toolCalls: number;
+}
+
+const KL_TYPES: Record<string, string> = { k1: 'kl', k2: 'mse', k3: 'low_var_kl' };
+const AGGREGATIONS: Record<string, string> = { 'token-mean': 'token-mean', 'seq-mean-token-mean': 'seq-mean-token-mean', 'seq-sum': 'seq-mean-token-sum' };
+
+const opt = <T>(config: RunConfig, key: string, fallback: T): T => (config.policyOptions[key] as T | undefined) ?? fallback;
+
+/** [key, value] overrides, in the order a person reads them. */
+export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlLaunch): [string, string | number | boolean][] {
+  if (config.method !== 'grpo') {
+    throw new VerlExportError(`method ${config.method}: verl runs GRPO here (algorithm.adv_estimator=grpo); RS-SFT and SFT have no verl trainer. Fix: export a config with "method": "grpo".`);
+  }
+  if (config.groupSize < 2) throw new VerlExportError(`groupSize ${config.groupSize}: GRPO needs at least 2 samples per prompt (actor_rollout_ref.rollout.n). Fix: set groupSize ≥ 2.`);
+  const groups = config.groupsPerIteration;
+  const minibatch = opt(config, 'minibatchSize', 0);
+  // ppo_mini_batch_size counts prompts (verl multiplies by rollout.n); ours counts trajectories, 0 = a quarter of the batch.
+  const miniPrompts = Math.max(1, Math.min(groups, minibatch > 0 ? Math.round(minibatch / config.groupSize) : Math.ceil(groups / 4)));
+  const klEstimator = opt(config, 'klEstimator', 'k3');
+  const aggregation = opt(config, 'aggregation', 'seq-mean-token-mean');
+  const topK = opt(config, 'topK', 0);
+  return [
+    ['algorithm.adv_estimator', 'grpo'],
+    ['algorithm.norm_adv_by_std_in_grpo', true],
+    ['algorithm.use_kl_in_reward', false],
+    ['data.train_files', paths.trainFile],
+    ['data.val_files', paths.valFile],
+    ['data.train_batch_size', groups],
+    ['data.max_prompt_length', 1024],
+    ['data.max_response_length', 2048],
+    ['data.return_raw_chat', true],
+    ['data.seed', config.seed],
+    ['actor_rollout_ref.model.path', launch.model],
+    ['actor_rollout_ref.actor.optim.lr', config.learningRate],
+    ['actor_rollout_ref.actor.optim.lr_warmup_steps', opt(config, 'warmupSteps', 0)],
+    ['actor_rollout_ref.actor.optim.weight_decay', opt(config, 'weightDecay', 0)],
+    ['actor_rollout_ref.actor.grad_clip', opt(config, 'maxGradNorm', 1)],
+    ['actor_rollout_ref.actor.ppo_mini_batch_size', miniPrompts],
+    ['actor_rollout_ref.actor.ppo_epochs', config.epochs],
+    ['actor_rollout_ref.actor.clip_ratio_low', config.clipEpsilon],
+    ['actor_rollout_ref.actor.clip_ratio_high', opt(config, 'clipHigh', config.clipEpsilon)],
+    ['actor_rollout_ref.actor.use_kl_loss', config.klCoef > 0],
+    ['actor_rollout_ref.actor.kl_loss_coef', config.klCoef],
+    ['actor_rollout_ref.actor.kl_loss_type', KL_TYPES[klEstimator] ?? 'low_var_kl'],
+    ['actor_rollout_ref.actor.loss_agg_mode', AGGREGATIONS[aggregation] ?? 'token-mean'],
+    ['actor_rollout_ref.actor.entropy_coeff', 0],
+    ['actor_rollout_ref.rollout.name', launch.rollout],
+    ['actor_rollout_ref.rollout.mode', 'async'],
+    ['actor_rollout_ref.rollout.n', config.groupSize],
+    ['actor_rollout_ref.rollout.temperature', opt(config, 'temperature', 1)],
+    ['actor_rollout_ref.rollout.top_p', opt(config, 'topP', 1)],
+    ['actor_rollout_ref.rollout.top_k', topK > 0 ? topK : -1],
+    ['actor_rollout_ref.rollout.multi_turn.enable', true],
+    ['actor_rollout_ref.rollout.multi_turn.format', 'hermes'],
+    ['actor_rollout_ref.rollout.multi_turn.max_assistant_turns', Math.min(config.maxTurns, launch.toolCalls + 1)],
+    ['actor_rollout_ref.rollout.multi_turn.tool_config_path', paths.toolConfig],
+    ['actor_rollout_ref.rollout.agent.default_agent_loop', 'tool_agent'],
+    ['custom_reward_function.path', paths.rewardFile],
+    ['custom_reward_function.name', 'compute_score'],
+    ['trainer.project_name', 'agent-rl'],
+    ['trainer.experiment_name', config.name || `${config.env}-grpo-${config.seed}`],
+    ['trainer.logger', '[console]'],
+    ['trainer.total_training_steps', config.iterations],
+    // total_training_steps caps the run; the epochs only have to be enough to reach it
+    ['trainer.total_epochs', Math.max(1, Math.ceil((config.iterations * groups) / Math.max(1, launch.trainRows)))],
+    ['trainer.test_freq', config.evalInterval > 0 ? config.evalInterval : config.iterations],
+    ['trainer.val_before_train', true],
+    ['trainer.save_freq', -1],
+    ['trainer.rollout_data_dir', paths.rolloutDir],
+    ['trainer.validation_data_dir', paths.validationDir],
+    ['trainer.n_gpus_per_node', launch.gpusPerNode],
+    ['trainer.nnodes', launch.nodes],
+  ];
+}
+
+/** POSIX shell quoting (single quotes). */
+export function shellQuote(s: string): string {
+  return /^[\w@%+=:,./[\]-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+export function mainPpoCommand(overrides: readonly [string, string | number | boolean][]): string {
+  return ['python3 -m verl.trainer.main_ppo', ...overrides.map(([k, v]) => shellQuote(`${k}=${String(v)}`))].join(' \\\n    ');
+}
+
+/**
+ * The same job through the Ray Jobs API: the export folder is the job's working_dir (uploaded to the
+ * cluster; data, tool config and reward are read from there, by relative paths), the dumps go to
+ * `dumpDir`, a path every node writes and `agent-rl import verl` can read afterwards.
+ */
+export function rayJobCommand(overrides: readonly [string, string | number | boolean][], workingDir: string): string {
+  const runtimeEnv = JSON.stringify({ working_dir: workingDir });
+  return [`ray job submit --address "\${RAY_ADDRESS:-http://127.0.0.1:8265}" --runtime-env-json=${shellQuote(runtimeEnv)} --`, mainPpoCommand(overrides)].join(' \\\n  ');
+}

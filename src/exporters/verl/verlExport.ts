@@ -1,0 +1,83 @@
+// `agent-rl export verl`: everything a verl run of a run config needs, in one folder:
+//   train.parquet, test.parquet   the task set as verl's RL dataset (train and held-out splits)
+//   sandbox_tool.yaml             verl's SandboxFusionTool pointed at `agent-rl sandbox serve`
+//   agent_rl_reward.py            the reward (custom_reward_function), scoring in the same sandbox
+//   main_ppo.sh, ray_job.sh       the command line with the run's settings as verl keys, and its Ray Jobs form
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+import { calculatorOptions } from '../../rl/envs/calculator/calculatorEnv';
+import type { RunConfig } from '../../shared/runConfig';
+import { mainPpoCommand, rayJobCommand, verlOverrides, type VerlLaunch, type VerlPaths } from './verlCommandLine';
+import { verlParquet } from './verlParquet';
+import { rewardPy } from './rewardPy';
+import { verlTaskSet } from './verlTasks';
+
+export interface VerlExportOptions {
+  readonly outDir: string;
+  /** The /run_code URL verl's tool and reward call (with ?token=T when the server needs one). */
+  readonly sandboxUrl: string;
+  readonly model: string;
+  readonly rollout: string;
+  readonly gpusPerNode: number;
+  readonly nodes: number;
+  /** Where the Ray job writes its generation dumps: a path on storage the cluster's nodes share. */
+  readonly dumpDir?: string;
+}
+
+export interface VerlExportResult {
+  readonly files: string[];
+  readonly trainRows: number;
+  readonly testRows: number;
+  readonly mainPpo: string;
+  readonly rayJob: string;
+}
+
+/** verl's tool config for SandboxFusionTool (verl/tools/sandbox_fusion_tools.py reads these config keys). */
+export function toolConfigYaml(sandboxUrl: string, concurrency = 8): string {
+  return stringify({
+    tools: [{
+      class_name: 'verl.tools.sandbox_fusion_tools.SandboxFusionTool',
+      config: {
+        sandbox_fusion_url: sandboxUrl, num_workers: concurrency, enable_global_rate_limit: true, rate_limit: concurrency,
+        default_timeout: 30, default_language: 'python', memory_limit_mb: 1024, type: 'native',
+      },
+      tool_schema: {
+        type: 'function',
+        function: {
+          name: 'code_interpreter', description: 'A tool for executing Python code; returns its stdout and stderr.',
+          parameters: { type: 'object', properties: { code: { type: 'string', description: 'The code to execute.' } }, required: ['code'] },
+        },
+      },
+    }],
+  });
+}
+
+export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promise<VerlExportResult> {
+  const set = verlTaskSet(config);
+  const out = path.resolve(o.outDir);
+  const dumps = path.resolve(o.dumpDir ?? path.join(out, 'dumps'));
+  const file = (name: string): string => path.join(out, name);
+  const local: VerlPaths = {
+    trainFile: file('train.parquet'), valFile: file('test.parquet'), toolConfig: file('sandbox_tool.yaml'), rewardFile: file('agent_rl_reward.py'),
+    rolloutDir: path.join(dumps, 'rollout'), validationDir: path.join(dumps, 'validation'),
+  };
+  const launch: VerlLaunch = { model: o.model, rollout: o.rollout, gpusPerNode: o.gpusPerNode, nodes: o.nodes, trainRows: set.train.length, toolCalls: set.toolCalls };
+  const overrides = verlOverrides(config, local, launch);
+  // In a Ray job the folder is the working directory: the job reads its inputs by relative path.
+  const relative: VerlPaths = { ...local, trainFile: 'train.parquet', valFile: 'test.parquet', toolConfig: 'sandbox_tool.yaml', rewardFile: 'agent_rl_reward.py' };
+  const mainPpo = mainPpoCommand(overrides);
+  const rayJob = rayJobCommand(verlOverrides(config, relative, launch), out);
+  fs.mkdirSync(out, { recursive: true });
+  const formatWeight = config.env === 'calculator' ? calculatorOptions(config.envOptions).formatWeight : 0;
+  const writes: [string, string | Uint8Array][] = [
+    ['train.parquet', await verlParquet(set.train)],
+    ['test.parquet', await verlParquet(set.heldOut)],
+    ['sandbox_tool.yaml', toolConfigYaml(o.sandboxUrl)],
+    ['agent_rl_reward.py', rewardPy(o.sandboxUrl, formatWeight)],
+    ['main_ppo.sh', `#!/bin/sh\n# ${config.name || config.env}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   agent-rl sandbox serve --port 8080\nset -e\n${mainPpo}\n`],
+    ['ray_job.sh', `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in sandbox_tool.yaml and agent_rl_reward.py must be reachable from the workers.\nset -e\n${rayJob}\n`],
+  ];
+  for (const [name, content] of writes) fs.writeFileSync(file(name), content, name.endsWith('.sh') ? { mode: 0o755 } : {});
+  return { files: writes.map(([name]) => file(name)), trainRows: set.train.length, testRows: set.heldOut.length, mainPpo, rayJob };
+}

@@ -1,0 +1,142 @@
+// `agent-rl export verl`: the parquet read back by an independent reader (DuckDB) with verl's column
+// types, the command line's keys checked against verl's own config, and the emitted reward run by
+// python3 against the sandbox server.
+import { DuckDBInstance } from '@duckdb/node-api';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { startFusionServer, type RunningFusionServer } from '../../src/rl/sandbox/fusion/fusionServer';
+import { chooseLevel, resolvePython } from '../../src/rl/sandbox/isolation';
+import { WarmPool } from '../../src/rl/sandbox/warmPool';
+import { ROOT, runCli, tempDir } from '../helpers/cli';
+
+const python = resolvePython();
+
+function exportConfig(config: Record<string, unknown>, extra: string[] = []): { out: string; stdout: string } {
+  const dir = tempDir('agent-rl-export-');
+  fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify(config));
+  const r = runCli(['export', 'verl', '--config', 'run.json', '--out', 'verl', ...extra], dir);
+  assert.equal(r.code, 0, r.stderr);
+  return { out: path.join(dir, 'verl'), stdout: r.stdout };
+}
+
+async function duck<T>(sql: string): Promise<T[]> {
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  try {
+    return (await c.runAndReadAll(sql)).getRowObjectsJson() as T[];
+  } finally {
+    c.closeSync();
+  }
+}
+
+/** `key=value` overrides of a generated script, in order. */
+function overrides(script: string): [string, string][] {
+  const body = script.slice(script.indexOf('verl.trainer.main_ppo') + 'verl.trainer.main_ppo'.length);
+  return [...body.matchAll(/(?:^|\s)'?([\w.]+)=((?:[^'\s\\]|\\.)*)'?/g)].map((m) => [m[1]!, m[2]!]);
+}
+
+function pyRun(script: string, env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(python, ['-c', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`python exited ${code}: ${err}`))));
+  });
+}
+
+describe('agent-rl export verl', () => {
+  const code = exportConfig({ env: 'code', policy: 'transformer', method: 'grpo', name: 'code-verl', seed: 3, groupSize: 8, groupsPerIteration: 16, iterations: 60, envOptions: { taskSet: 'formulas' } });
+
+  it('writes the RL parquet that DuckDB reads back with verl\'s column types and values', async () => {
+    const file = path.join(code.out, 'train.parquet');
+    const types = await duck<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet('${file}')`);
+    assert.deepEqual(Object.fromEntries(types.map((t) => [t.column_name, t.column_type])), {
+      data_source: 'VARCHAR',
+      agent_name: 'VARCHAR',
+      prompt: 'STRUCT("role" VARCHAR, "content" VARCHAR)[]',
+      ability: 'VARCHAR',
+      reward_model: 'STRUCT(style VARCHAR, ground_truth VARCHAR)',
+      extra_info: 'STRUCT(split VARCHAR, "index" BIGINT, task_id VARCHAR, need_tools_kwargs BOOLEAN, tools_kwargs STRUCT(code_interpreter STRUCT(create_kwargs STRUCT(ground_truth VARCHAR))))',
+    });
+    const [stats] = await duck<{ n: string; splits: string; first: string; last: string }>(
+      `SELECT count(*) AS n, string_agg(DISTINCT extra_info.split, ',') AS splits, min(extra_info.index) AS first, max(extra_info.index) AS last FROM read_parquet('${file}')`);
+    assert.deepEqual(stats, { n: '303', splits: 'train', first: '0', last: '302' });
+    const [row] = await duck<{ source: string; roles: string; user: string; truth: string; tool_truth: string; agent: string }>(
+      `SELECT data_source AS source, list_transform(prompt, m -> m.role)::VARCHAR AS roles, prompt[2].content AS user, reward_model.ground_truth AS truth,
+              extra_info.tools_kwargs.code_interpreter.create_kwargs.ground_truth AS tool_truth, agent_name AS agent FROM read_parquet('${file}') LIMIT 1`);
+    assert.deepEqual([row!.source, row!.roles, row!.agent], ['agent-rl/code', '[system, user]', 'tool_agent']);
+    assert.match(row!.user, /^Write a Python function f that should return .* for an integer x\. For example, print\(f\(\d\)\) prints -?\d+\.$/);
+    assert.equal(row!.tool_truth, row!.truth);
+    assert.deepEqual(Object.keys(JSON.parse(row!.truth) as object), ['fn', 'public_args', 'public_output', 'hidden', 'reference']);
+    const [held] = await duck<{ n: string; split: string }>(`SELECT count(*) AS n, any_value(extra_info.split) AS split FROM read_parquet('${path.join(code.out, 'test.parquet')}')`);
+    assert.deepEqual(held, { n: '102', split: 'test' });
+  });
+
+  it('the command line lists only keys of verl\'s config, with the run\'s settings', () => {
+    const known = new Set(fs.readFileSync(path.join(ROOT, 'test/fixtures/verl/ppo_trainer_keys.txt'), 'utf8').split('\n').filter((l) => l && !l.startsWith('#')));
+    for (const script of ['main_ppo.sh', 'ray_job.sh']) {
+      const o = overrides(fs.readFileSync(path.join(code.out, script), 'utf8'));
+      assert.ok(o.length > 40, `${script}: ${o.length} overrides`);
+      const unknown = o.map(([k]) => k).filter((k) => !known.has(k));
+      assert.deepEqual(unknown, [], `${script} has keys verl does not know`);
+      const v = Object.fromEntries(o);
+      assert.deepEqual(
+        [v['algorithm.adv_estimator'], v['actor_rollout_ref.rollout.n'], v['actor_rollout_ref.actor.clip_ratio_low'], v['actor_rollout_ref.actor.clip_ratio_high'],
+          v['actor_rollout_ref.actor.use_kl_loss'], v['actor_rollout_ref.actor.kl_loss_type'], v['actor_rollout_ref.rollout.multi_turn.max_assistant_turns'], v['trainer.total_training_steps']],
+        ['grpo', '8', '0.2', '0.28', 'true', 'low_var_kl', '5', '60'],
+      );
+      assert.equal(v['data.train_files'], script === 'main_ppo.sh' ? path.join(code.out, 'train.parquet') : 'train.parquet');
+      assert.equal(v['trainer.rollout_data_dir'], path.join(code.out, 'dumps', 'rollout'));
+    }
+    assert.match(fs.readFileSync(path.join(code.out, 'ray_job.sh'), 'utf8'), /ray job submit --address .* --runtime-env-json='\{"working_dir":".*verl"\}' --/);
+  });
+
+  it('the tool config points verl\'s SandboxFusionTool at the sandbox server', () => {
+    const tool = parse(fs.readFileSync(path.join(code.out, 'sandbox_tool.yaml'), 'utf8')) as { tools: { class_name: string; config: { sandbox_fusion_url: string }; tool_schema: { function: { name: string } } }[] };
+    assert.equal(tool.tools[0]!.class_name, 'verl.tools.sandbox_fusion_tools.SandboxFusionTool');
+    assert.equal(tool.tools[0]!.config.sandbox_fusion_url, 'http://127.0.0.1:8080/run_code');
+    assert.equal(tool.tools[0]!.tool_schema.function.name, 'code_interpreter');
+  });
+
+  it('bad configs are refused with the field and the fix', () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'a.json'), JSON.stringify({ env: 'code', policy: 'transformer', method: 'rs-sft' }));
+    const a = runCli(['export', 'verl', '--config', 'a.json', '--out', 'x'], dir);
+    assert.equal(a.code, 2);
+    assert.match(a.stderr, /method rs-sft: .* Fix: export a config with "method": "grpo"/);
+    fs.writeFileSync(path.join(dir, 'b.json'), JSON.stringify({ env: 'binary-search' }));
+    assert.match(runCli(['export', 'verl', '--config', 'b.json', '--out', 'x'], dir).stderr, /env binary-search: no verl task set/);
+    assert.ok(!fs.existsSync(path.join(dir, 'x')));
+  });
+
+  describe('the emitted reward, run by python3 against the sandbox server', () => {
+    const pool = new WarmPool(chooseLevel('auto', python), python, 2);
+    let server: RunningFusionServer;
+    before(async () => {
+      server = await startFusionServer({ host: '127.0.0.1', port: 0, concurrency: 2, queueLimit: 16, executor: pool, maxRunTimeoutS: 30, defaultMemoryMB: 512, maxMemoryMB: 1024, outputCapBytes: 1 << 20 });
+    });
+    after(async () => {
+      await server.close();
+      await pool.close();
+    });
+
+    it('scores code by the private verifier and calculator answers like the environments', async () => {
+      const calc = exportConfig({ env: 'calculator', policy: 'transformer', method: 'grpo', groupSize: 4 });
+      const script = (out: string, calls: string): string =>
+        ['import json, sys', `sys.path.insert(0, ${JSON.stringify(out)})`, 'from agent_rl_reward import compute_score', `print(json.dumps([${calls}]))`].join('\n');
+      const truth = JSON.stringify({ fn: 'f', public_args: '2', public_output: '7', hidden: ['0', '1', '-3'], reference: 'def f(x):\n    return 3*x+1\n' });
+      const right = '```python\ndef f(x):\n    return 3 * x + 1\n```';
+      const memorised = 'Done.\n```python\ndef f(x):\n    return 7\n```';
+      const codeScores = JSON.parse(await pyRun(script(code.out, [right, memorised, 'no code'].map((s) => `compute_score("agent-rl/code", ${JSON.stringify(s)}, ${JSON.stringify(truth)})`).join(', ')), { AGENT_RL_SANDBOX_URL: server.url })) as Record<string, unknown>[];
+      assert.deepEqual(codeScores.map((s) => [s.score, s.public_pass, s.private_pass]), [[1, true, true], [0, true, false], [0, false, false]]);
+      const calcScores = JSON.parse(await pyRun(script(calc.out, ['"x \\\\boxed{35}"', '"\\\\boxed{36}"', '"35"'].map((s) => `compute_score("agent-rl/calculator", ${s}, "35")`).join(', ')), {})) as Record<string, unknown>[];
+      assert.deepEqual(calcScores.map((s) => [s.score, s.acc, s.pred]), [[1.1, true, '35'], [0.1, false, '36'], [0, false, '']]);
+    });
+  });
+});
