@@ -67,15 +67,16 @@ function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', r
 }
 
 /** Our legend: short names, the whole name on hover, a click toggles the line. */
-function renderLegend(view: View, entries: readonly { label: string; fullLabel: string; color: string; dashed: boolean }[]): void {
+function renderLegend(view: View, entries: readonly { label: string; fullLabel: string; color: string; dashed: boolean; filled?: boolean }[]): void {
   view.legend.replaceChildren();
   entries.forEach((e, i) => {
     const item = el('li', 'legend-item');
     const button = el('button');
     button.type = 'button';
     button.title = e.fullLabel;
-    const swatch = el('span', `swatch${e.dashed ? ' dashed' : ''}`);
+    const swatch = el('span', `swatch${e.dashed ? ' dashed' : ''}${e.filled ? ' filled' : ''}`);
     swatch.style.borderColor = e.color;
+    if (e.filled) swatch.style.backgroundColor = e.color;
     button.append(swatch, el('span', 'legend-label', e.label));
     button.addEventListener('click', () => {
       const visible = !view.chart.isDatasetVisible(i);
@@ -114,7 +115,7 @@ function drawPhases(series: readonly RunSeries[]): void {
   const bars = phaseBars(series);
   const colorOf = (phase: string): string => color(PHASES.findIndex((p) => p.label === phase));
   const datasets = bars.map((b) => ({ label: b.label, data: b.data, backgroundColor: colorOf(b.phase), borderColor: colorOf(b.phase), stack: String(b.runIndex), barPercentage: 1, categoryPercentage: 0.9 }));
-  renderLegend(view, bars.map((b) => ({ label: b.label, fullLabel: b.fullLabel, color: colorOf(b.phase), dashed: false })));
+  renderLegend(view, bars.map((b) => ({ label: b.label, fullLabel: b.fullLabel, color: colorOf(b.phase), dashed: false, filled: true })));
   show(view, datasets, phaseEmptyReason(series, bars.length));
 }
 

@@ -60,7 +60,7 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
     let id = runIdOf(n);
     if (id === undefined) {
       const runs = await backend.request('listRuns', {});
-      const choice = await vscode.window.showQuickPick(runs.map((r) => ({ label: messageText(r.name, 80), description: messageText(`run ${r.id} · ${r.status}`), id: r.id })), { title: 'Export which run?', matchOnDescription: true });
+      const choice = await vscode.window.showQuickPick(runs.map((r) => ({ label: messageText(r.name, 200), description: messageText(`run ${r.id} · ${r.status}`), id: r.id })), { title: 'Export which run?', matchOnDescription: true });
       id = choice?.id;
     }
     if (id === undefined) return;

@@ -26,6 +26,7 @@ export class HostProcesses implements vscode.Disposable {
     this.watch = vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration('agentRl.nodePath') && !e.affectsConfiguration('agentRl.databasePath')) return;
       this.build();
+      if (this.problem) void this.explain();
       this.changed.fire();
     });
   }
