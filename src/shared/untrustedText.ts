@@ -22,18 +22,13 @@ export const TOOLTIP_MAX_LENGTH = 2_000;
 const INVISIBLE = /[\p{Cc}\p{Cf}\u2028\u2029\u115F\u1160\u3164\uFFA0]/gu;
 
 /** ⟨U+202E⟩ for one character. */
-export function codePointMarker(ch: string): string {
+function codePointMarker(ch: string): string {
   return `⟨U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`;
 }
 
 /** Invisible and direction-changing characters as visible markers; \n and \t kept, \r\n read as \n. */
 export function showInvisibles(text: string): string {
   return text.replace(/\r\n/g, '\n').replace(INVISIBLE, (c) => (c === '\n' || c === '\t' ? c : codePointMarker(c)));
-}
-
-/** True when the text holds a character that showInvisibles would mark. */
-export function hasInvisibles(text: string): boolean {
-  return [...text.replace(/\r\n/g, '\n').matchAll(INVISIBLE)].some((m) => m[0] !== '\n' && m[0] !== '\t');
 }
 
 export interface Clipped {
@@ -72,11 +67,6 @@ const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', 
 /** Escapes text for HTML content and quoted attributes. Webviews otherwise set untrusted text with textContent. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"'`]/g, (c) => ENTITIES[c]!);
-}
-
-/** Untrusted text as HTML: clipped, invisibles marked, escaped. */
-export function htmlText(text: string, max: number): string {
-  return escapeHtml(visibleText(text, max));
 }
 
 // ── Markdown ────────────────────────────────────────────────────────────────────────────────────────

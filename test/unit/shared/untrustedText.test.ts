@@ -16,7 +16,7 @@ import type { TrajectoryDetail } from '../../../src/shared/protocol/backendProto
 import type { RunSeries } from '../../../src/shared/protocol/webviewProtocol';
 import type { IterationMetrics, RunSummary } from '../../../src/shared/types';
 import {
-  clip, DEFAULT_MAX_TEXT_LENGTH, escapeHtml, fence, hasInvisibles, htmlText, jsonText, markdownCode, MESSAGE_MAX_LENGTH, messageText, oneLine, showInvisibles, visibleText,
+  clip, DEFAULT_MAX_TEXT_LENGTH, escapeHtml, fence, jsonText, markdownCode, MESSAGE_MAX_LENGTH, messageText, oneLine, showInvisibles, visibleText,
 } from '../../../src/shared/untrustedText';
 import { DANGEROUS_HTML, HOSTILE, hoverHtml, ICON, markdownStructure, NOTIFICATION_LINK, rawInvisible } from './hostileInputs';
 
@@ -54,8 +54,7 @@ describe('the one rule for untrusted text', () => {
     assert.equal(showInvisibles('invoice\u202Efdp.exe'), 'invoice⟨U+202E⟩fdp.exe');
     assert.equal(showInvisibles('a\u200Bb\n\tc\r\nd\re'), 'a⟨U+200B⟩b\n\tc\nd⟨U+000D⟩e');
     assert.equal(showInvisibles('\u{E0067}'), '⟨U+E0067⟩');
-    assert.equal(hasInvisibles('plain text\n'), false);
-    assert.equal(hasInvisibles('x\u2066'), true);
+    assert.equal(showInvisibles('plain text\n'), 'plain text\n');
   });
 
   it('cuts at the limit without splitting a surrogate pair, and says how much', () => {
@@ -89,9 +88,9 @@ describe('every renderer over the hostile-input table', () => {
         assert.ok(v.length <= 11 * DEFAULT_MAX_TEXT_LENGTH + 100, 'visibleText is cut');
         line(oneLine(h.text, 80), 'oneLine', 11 * 80 + 1);
         notification(messageText(h.text), 'messageText', 11 * MESSAGE_MAX_LENGTH + 1);
-        const html = htmlText(h.text, DEFAULT_MAX_TEXT_LENGTH);
-        assert.ok(!/[<>"'`]/.test(html), 'htmlText escapes every markup character');
-        plain(html, 'htmlText');
+        const html = escapeHtml(visibleText(h.text, DEFAULT_MAX_TEXT_LENGTH));
+        assert.ok(!/[<>"'`]/.test(html), 'escapeHtml escapes every markup character');
+        plain(html, 'HTML text');
         assert.ok(!/[<>"'`]/.test(escapeHtml(h.text)));
       });
 
