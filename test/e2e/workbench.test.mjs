@@ -230,8 +230,16 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await inspector.waitForFunction(() => document.querySelector('section[data-turn="0"] pre.obs').textContent.length > 200_000, null, { timeout: 10_000 });
 
     // Markdown document: ctrl+click on every link text in it; then the preview holds no element from the data.
+    // First a Markdown file with a raw command link, to know that the editor's link detection is running
+    // (it is asynchronous: it found that link 7 s after the first Markdown file opened, on a busy machine).
+    await page.keyboard.press('Control+P');
+    await pick(page, 'control.md');
+    await page.locator('.tab.active', { hasText: 'control.md' }).waitFor({ state: 'visible', timeout: 15_000 });
+    await page.locator('.editor-instance .view-line .detected-link').first().waitFor({ state: 'attached', timeout: 30_000 });
     await contextMenu(trajectoryRow, 'Open Trajectory as Text', page.locator('.tab', { hasText: `trajectory-${hostile.trajectoryId}.md` }));
     await page.locator('.view-line', { hasText: 'open terminal' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+    await sleep(2000); // time for the link provider to run on this document
+    assert.equal(await page.locator('.editor-group-container.active .view-line .detected-link').count(), 0, 'no link detected in the trajectory document');
     noRawRlo(await page.locator('.editor-instance .view-lines').first().innerText(), 'the Markdown document');
     for (const text of ['open terminal', 'delete run']) {
       for (const span of (await page.locator('.view-line span', { hasText: text }).all()).slice(0, 3)) await span.click({ modifiers: ['Control'] });
@@ -295,8 +303,18 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // Control: a raw command link in a Markdown file does open a terminal when ctrl+clicked, and this test sees it.
     await page.keyboard.press('Control+P');
     await pick(page, 'control.md');
-    await page.locator('.view-line span', { hasText: 'open terminal' }).first().click({ modifiers: ['Control'] });
-    await page.waitForFunction((n) => document.querySelectorAll('.xterm').length > n, terminalsBefore, { timeout: 15_000 });
+    await page.locator('.tab.active', { hasText: 'control.md' }).waitFor({ state: 'visible', timeout: 15_000 });
+    await page.locator('.editor-instance .view-line .detected-link').first().waitFor({ state: 'attached', timeout: 30_000 });
+    let opened = false;
+    for (let attempt = 0; attempt < 3 && !opened; attempt++) {
+      // Mouse and key by hand: holding Ctrl re-renders the link, which a locator click waits on forever.
+      const box = await page.locator('.editor-instance .view-line .detected-link').first().boundingBox();
+      await page.keyboard.down('Control');
+      await page.mouse.click(box.x + 5, box.y + box.height / 2);
+      await page.keyboard.up('Control');
+      opened = await page.waitForFunction((n) => document.querySelectorAll('.xterm').length > n, terminalsBefore, { timeout: 10_000 }).then(() => true, () => false);
+    }
+    assert.ok(opened, 'the control link opened a terminal');
     await runCommand(page, 'Terminal: Kill All Terminals');
   });
 
