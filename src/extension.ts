@@ -1,66 +1,42 @@
-// Activation stays thin: resolve settings, create the lazily started backend and the run manager,
-// then one register call per feature, each owning its disposables.
-import * as path from 'node:path';
+// Activation stays thin: the output channel, the live-run event channel, the child processes (built
+// from the settings; without a usable Node the views say why instead of failing), then one register
+// call per feature, each owning its disposables.
 import * as vscode from 'vscode';
 import { registerImportCommand } from './host/commands/importCommand';
-import { registerRunCommands, progressListeners } from './host/commands/runCommands';
+import { registerRunCommands } from './host/commands/runCommands';
 import { registerTrajectoryDocuments } from './host/commands/trajectoryDocument';
-import { BackendClient } from './host/processes/backendClient';
-import { RunManager, type RunHandle } from './host/processes/runManager';
+import { coalesce, LiveRuns } from './host/liveRuns';
+import { HostProcesses } from './host/processes/hostProcesses';
 import { registerReplay } from './host/replay/replayController';
-import { databasePath, nodePath } from './host/settings';
+import { maxTextLength } from './host/settings';
 import { RunStatusBar } from './host/statusBar';
-import { RunsTree } from './host/views/runsTree';
-import { DashboardPanel, registerDashboard } from './host/webviews/dashboardPanel';
+import { RunsTree, type RunsNode } from './host/views/runsTree';
+import { registerDashboard } from './host/webviews/dashboardPanel';
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Agent RL');
-  const node = nodePath();
-  const script = (name: string): string => path.join(context.extensionPath, 'dist', `${name}.js`);
-  const onStderr = (line: string): void => output.appendLine(line);
-  const backend = node ? new BackendClient({ nodePath: node, script: script('backend'), onStderr }, databasePath()) : undefined;
-  const tree = new RunsTree(backend!);
-  const status = new RunStatusBar();
-  const live = new Map<number, RunHandle>();
-  let refreshTimer: NodeJS.Timeout | undefined;
-  const refreshSoon = (): void => {
-    refreshTimer ??= setTimeout(() => {
-      refreshTimer = undefined;
-      tree.refresh();
-      void DashboardPanel.current?.push();
-    }, 500);
+  const live = new LiveRuns();
+  const processes = new HostProcesses(context.extensionPath, output, live);
+  const backend = () => processes.backend();
+  const tree = new RunsTree(backend, maxTextLength);
+  const view = vscode.window.createTreeView<RunsNode>('agentRl.runs', { treeDataProvider: tree, showCollapseAll: true });
+  const reveal = (trajectoryId: number): void => {
+    tree.reveal(view, trajectoryId).catch((e: unknown) => output.appendLine(`could not reveal trajectory ${trajectoryId} in the tree: ${e instanceof Error ? e.message : String(e)}`));
   };
-  const runs = node && backend
-    ? new RunManager({
-        fork: { nodePath: node, script: script('worker'), onStderr },
-        backend,
-        onMessage: (msg, handle) => {
-          if (msg.type === 'started') live.set(msg.runId, handle);
-          if (msg.type === 'progress') {
-            status.update(msg);
-            for (const l of progressListeners) l({ runId: msg.runId, text: `iteration ${msg.iteration}/${msg.iterations} · reward ${msg.rewardMean.toFixed(3)}`, increment: 100 / msg.iterations });
-          }
-          if (msg.type === 'log') output.appendLine(`[worker ${handle.pid ?? '?'}] ${msg.message}`);
-          if (msg.type !== 'heartbeat') refreshSoon();
-        },
-        // Also called for workers that died silently: the status bar and the tree must not stay "running".
-        onOutcome: (outcome, handle) => {
-          const runId = outcome.runId ?? handle.runId;
-          if (runId !== undefined) live.delete(runId);
-          status.finished(runId ?? 0, outcome.kind === 'finished' ? outcome.status : 'failed');
-          output.appendLine(outcome.kind === 'finished' ? `run ${runId} ${outcome.status}` : `run ${runId ?? '(not started)'} failed: ${outcome.reason}`);
-          refreshSoon();
-        },
-      })
-    : undefined;
-  if (!node) output.appendLine('No Node.js found: set agentRl.nodePath to a node executable (VS Code’s own runtime cannot load SQLite).');
+  const refreshTree = coalesce(() => tree.refresh(), 500);
 
-  context.subscriptions.push(output, status, vscode.window.registerTreeDataProvider('agentRl.runs', tree), { dispose: () => runs?.dispose() }, { dispose: () => backend?.dispose() });
-  registerRunCommands(context, { tree, backend: () => backend, runs: () => runs, live, output, extensionUri: context.extensionUri });
-  registerTrajectoryDocuments(context, () => backend);
-  registerDashboard(context, () => backend);
-  registerReplay(context, () => backend, output);
-  registerImportCommand(context, { nodePath: node, script: script('importWorker'), db: databasePath, output, refresh: refreshSoon });
+  context.subscriptions.push(
+    output, live, processes, view, new RunStatusBar(live),
+    live.onDidChange(refreshTree),
+    live.onDidChangeStore(refreshTree),
+    processes.onDidChange(() => tree.refresh()),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('agentRl.maxTextLength') && tree.refresh()),
+  );
+  registerRunCommands(context, { tree, processes, live, output, extensionUri: context.extensionUri, reveal });
+  registerTrajectoryDocuments(context, backend);
+  registerDashboard(context, { backend, requireBackend: () => processes.requireBackend(), live });
+  registerReplay(context, backend, output);
+  registerImportCommand(context, { processes, output, live });
 }
 
 export function deactivate(): void {

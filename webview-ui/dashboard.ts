@@ -1,135 +1,151 @@
 // Dashboard page (runs inside the webview). Draws one chart per metric with every selected run as a
-// line; large runs are decimated (LTTB) so drawing stays fast. Colours come from the VS Code theme.
-// All text from the host (run names, errors) is set with textContent, never as HTML.
-import { Chart, Decimation, Legend, LinearScale, LineController, LineElement, PointElement, ScatterController, Tooltip } from 'chart.js';
-import { isHostToDashboard, type DashboardState, type RunSeries } from '../src/shared/protocol/webviewProtocol';
-import type { IterationMetrics } from '../src/shared/types';
+// line (src/shared/dashboardModel.ts decides what), and a stacked chart of where each iteration's time
+// went; large runs are decimated (LTTB) so drawing stays fast; colours come from the VS Code theme.
+// Legends are ours (HTML): long run names are shortened, the whole name is the entry's hover text, and
+// a click hides or shows the line. A panel with nothing to draw says why. All text from the host (run
+// names, statuses) is set with textContent, never as HTML.
+import { BarController, BarElement, Chart, Decimation, LinearScale, LineController, LineElement, PointElement, ScatterController, Tooltip, type ChartDataset } from 'chart.js';
+import { emptyReason, PANELS, PHASE_PANEL, phaseBars, phaseEmptyReason, PHASES, panelLines, type Panel } from '../src/shared/dashboardModel';
+import { isHostToDashboard, type DashboardState, type DashboardToHost, type RunSeries } from '../src/shared/protocol/webviewProtocol';
+import { oneLine, showInvisibles } from '../src/shared/untrustedText';
+import { onHostMessage, vscodeApi } from './vscodeApi';
 
-Chart.register(LineController, ScatterController, LineElement, PointElement, LinearScale, Tooltip, Legend, Decimation);
+Chart.register(LineController, ScatterController, BarController, LineElement, PointElement, BarElement, LinearScale, Tooltip, Decimation);
 
-declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): unknown; setState(s: unknown): void };
-const vscode = acquireVsCodeApi();
-
-interface Panel {
-  readonly id: string;
-  readonly title: string;
-  /** One line per run and metric; `eval` plots evaluations instead of iterations. */
-  readonly lines: { label: string; value: (m: IterationMetrics) => number | undefined }[];
-  readonly evaluation?: boolean;
-}
-
-export const PANELS: readonly Panel[] = [
-  { id: 'reward', title: 'Reward (mean, max)', lines: [{ label: 'mean', value: (m) => m.rewardMean }, { label: 'max', value: (m) => m.rewardMax }] },
-  { id: 'success', title: 'Training success', lines: [{ label: 'success', value: (m) => m.successRate }] },
-  { id: 'evaluation', title: 'Evaluation success', lines: [], evaluation: true },
-  { id: 'hacking', title: 'Public test vs private verifier (reward-hacking gap)', lines: [{ label: 'public', value: (m) => m.publicPassRate }, { label: 'private', value: (m) => m.privatePassRate }] },
-  { id: 'loss', title: 'Loss', lines: [{ label: 'loss', value: (m) => m.loss }, { label: 'policy', value: (m) => m.policyLoss }] },
-  { id: 'kl', title: 'KL to reference', lines: [{ label: 'KL', value: (m) => m.kl }] },
-  { id: 'clip', title: 'Clip fraction', lines: [{ label: 'all', value: (m) => m.clipFraction }, { label: 'low', value: (m) => m.clipFractionLow }, { label: 'high', value: (m) => m.clipFractionHigh }] },
-  { id: 'entropy', title: 'Entropy', lines: [{ label: 'entropy', value: (m) => m.entropy }] },
-  { id: 'length', title: 'Response tokens and turns', lines: [{ label: 'tokens', value: (m) => m.responseTokens }, { label: 'turns', value: (m) => m.meanTurns }] },
-  { id: 'tools', title: 'Tool calls', lines: [{ label: 'calls', value: (m) => m.toolCalls }] },
-];
-
+const vscode = vscodeApi<DashboardToHost, DashboardState>();
 const css = (name: string, fallback: string): string => getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
 const PALETTE = ['--vscode-charts-blue', '--vscode-charts-red', '--vscode-charts-green', '--vscode-charts-yellow', '--vscode-charts-purple', '--vscode-charts-orange'];
-const charts = new Map<string, Chart>();
-let series: RunSeries[] = [];
+const color = (i: number): string => css(PALETTE[i % PALETTE.length]!, '#3794ff');
 
-interface Series {
-  label: string;
-  data: { x: number; y: number }[];
-  borderColor: string;
-  backgroundColor: string;
-  borderDash?: number[];
-  pointRadius: number;
-  borderWidth?: number;
-  showLine?: boolean;
+interface View {
+  readonly chart: Chart;
+  readonly box: HTMLElement;
+  readonly legend: HTMLElement;
+  readonly empty: HTMLElement;
+}
+const views = new Map<string, View>();
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
 }
 
-function datasets(panel: Panel): Series[] {
-  return series.flatMap((s, i): Series[] => {
-    const color = css(PALETTE[i % PALETTE.length]!, '#3794ff');
-    if (panel.evaluation) {
-      return [{ label: `${s.run.name}`, data: s.evaluations.map((e) => ({ x: e.iteration, y: e.successRate })), borderColor: color, backgroundColor: color, showLine: true, pointRadius: 3 }];
-    }
-    return panel.lines
-      .map((line, j) => ({
-        label: panel.lines.length > 1 ? `${s.run.name} · ${line.label}` : s.run.name,
-        data: s.iterations.map((m) => ({ x: m.iteration, y: line.value(m) })).filter((p): p is { x: number; y: number } => typeof p.y === 'number' && Number.isFinite(p.y)),
-        borderColor: color,
-        backgroundColor: color,
-        borderDash: j === 0 ? [] : [4, 3],
-        pointRadius: 0,
-        borderWidth: 1.5,
-      }))
-      .filter((d) => d.data.length > 0);
+function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', rate: boolean): View {
+  const fg = css('--vscode-foreground', '#ccc');
+  const grid = css('--vscode-editorWidget-border', '#444');
+  const box = el('section', 'chart');
+  box.dataset.metric = id;
+  const canvasBox = el('div', 'canvas-box');
+  const canvas = el('canvas');
+  const empty = el('p', 'empty');
+  canvasBox.append(canvas, empty);
+  const legend = el('ul', 'legend');
+  box.append(el('h2', undefined, title), canvasBox, legend);
+  document.getElementById('charts')!.append(box);
+  const stacked = kind === 'bar';
+  const chart = new Chart(canvas, {
+    type: kind,
+    data: { datasets: [] },
+    options: {
+      animation: false,
+      parsing: false,
+      normalized: true,
+      maintainAspectRatio: false,
+      interaction: { mode: 'nearest', intersect: false },
+      scales: {
+        x: { type: 'linear', stacked, offset: stacked, title: { display: true, text: 'iteration', color: fg }, ticks: { color: fg, precision: 0 }, grid: { color: grid } },
+        y: { stacked, ticks: { color: fg }, grid: { color: grid }, ...(rate ? { suggestedMin: 0, suggestedMax: 1 } : { beginAtZero: stacked }) },
+      },
+      plugins: { legend: { display: false }, decimation: { enabled: !stacked, algorithm: 'lttb', samples: 400 }, tooltip: { enabled: true } },
+    },
+  });
+  const view = { chart, box, legend, empty };
+  views.set(id, view);
+  return view;
+}
+
+/** Our legend: short names, the whole name on hover, a click toggles the line. */
+function renderLegend(view: View, entries: readonly { label: string; fullLabel: string; color: string; dashed: boolean; filled?: boolean }[]): void {
+  view.legend.replaceChildren();
+  entries.forEach((e, i) => {
+    const item = el('li', 'legend-item');
+    const button = el('button');
+    button.type = 'button';
+    button.title = e.fullLabel;
+    const swatch = el('span', `swatch${e.dashed ? ' dashed' : ''}${e.filled ? ' filled' : ''}`);
+    swatch.style.borderColor = e.color;
+    if (e.filled) swatch.style.backgroundColor = e.color;
+    button.append(swatch, el('span', 'legend-label', e.label));
+    button.addEventListener('click', () => {
+      const visible = !view.chart.isDatasetVisible(i);
+      view.chart.setDatasetVisibility(i, visible);
+      item.classList.toggle('hidden', !visible);
+      view.chart.update();
+    });
+    item.append(button);
+    view.legend.append(item);
   });
 }
 
-function draw(): void {
-  const main = document.getElementById('charts')!;
-  const fg = css('--vscode-foreground', '#ccc');
-  const grid = css('--vscode-editorWidget-border', '#444');
-  for (const panel of PANELS) {
-    let chart = charts.get(panel.id);
-    if (!chart) {
-      const box = document.createElement('section');
-      box.className = 'chart';
-      box.dataset.metric = panel.id;
-      const h = document.createElement('h2');
-      h.textContent = panel.title;
-      const canvas = document.createElement('canvas');
-      box.append(h, canvas);
-      main.append(box);
-      chart = new Chart(canvas, {
-        type: panel.evaluation ? 'scatter' : 'line',
-        data: { datasets: [] },
-        options: {
-          animation: false,
-          parsing: false,
-          normalized: true,
-          interaction: { mode: 'nearest', intersect: false },
-          scales: { x: { type: 'linear', title: { display: true, text: 'iteration', color: fg }, ticks: { color: fg }, grid: { color: grid } }, y: { ticks: { color: fg }, grid: { color: grid } } },
-          plugins: { legend: { labels: { color: fg, boxWidth: 12 } }, decimation: { enabled: true, algorithm: 'lttb', samples: 400 }, tooltip: { enabled: true } },
-        },
-      });
-      charts.set(panel.id, chart);
-    }
-    chart.data.datasets = datasets(panel);
-    chart.update();
-    (chart.canvas.parentElement as HTMLElement).dataset.points = String(chart.data.datasets.reduce((n, d) => n + d.data.length, 0));
-  }
+function show(view: View, datasets: ChartDataset<'line' | 'bar' | 'scatter', { x: number; y: number }[]>[], reason: string | undefined): void {
+  view.chart.data.datasets = datasets;
+  view.chart.update();
+  const points = datasets.reduce((n, d) => n + d.data.length, 0);
+  view.box.dataset.points = String(points);
+  view.box.dataset.minRadius = String(Math.min(...datasets.map((d) => ('pointRadius' in d && typeof d.pointRadius === 'number' ? d.pointRadius : 0)), 99));
+  view.empty.textContent = reason ?? '';
+  view.box.classList.toggle('is-empty', reason !== undefined);
 }
 
-function renderRunPicker(runs: RunSeries['run'][], selected: number[]): void {
+function drawPanel(panel: Panel, series: readonly RunSeries[]): void {
+  const view = views.get(panel.id) ?? makeView(panel.id, panel.title, panel.evaluation ? 'scatter' : 'line', panel.rate === true);
+  const lines = panelLines(panel, series);
+  const datasets = lines.map((l) => ({
+    label: l.label, data: l.data, borderColor: color(l.runIndex), backgroundColor: color(l.runIndex), borderDash: l.dashed ? [4, 3] : [],
+    pointRadius: l.pointRadius, borderWidth: 1.5, ...(panel.evaluation ? { showLine: true } : {}),
+  }));
+  renderLegend(view, lines.map((l) => ({ label: l.label, fullLabel: l.fullLabel, color: color(l.runIndex), dashed: l.dashed })));
+  show(view, datasets, emptyReason(panel, series, lines.length));
+}
+
+function drawPhases(series: readonly RunSeries[]): void {
+  const view = views.get(PHASE_PANEL.id) ?? makeView(PHASE_PANEL.id, PHASE_PANEL.title, 'bar', false);
+  const bars = phaseBars(series);
+  const colorOf = (phase: string): string => color(PHASES.findIndex((p) => p.label === phase));
+  const datasets = bars.map((b) => ({ label: b.label, data: b.data, backgroundColor: colorOf(b.phase), borderColor: colorOf(b.phase), stack: String(b.runIndex), barPercentage: 1, categoryPercentage: 0.9 }));
+  renderLegend(view, bars.map((b) => ({ label: b.label, fullLabel: b.fullLabel, color: colorOf(b.phase), dashed: false, filled: true })));
+  show(view, datasets, phaseEmptyReason(series, bars.length));
+}
+
+function renderRunPicker(runs: RunSeries['run'][], selected: readonly number[]): void {
   const box = document.getElementById('runs')!;
   box.replaceChildren();
-  for (const r of runs.slice(0, 50)) {
-    const label = document.createElement('label');
-    const input = document.createElement('input');
+  // The newest 50, and every selected run even when it is older.
+  const shown = runs.filter((r, i) => i < 50 || selected.includes(r.id));
+  for (const r of shown) {
+    const label = el('label');
+    label.title = `${showInvisibles(r.name)} (run ${r.id}) — ${r.env} · ${r.policy} · ${r.method}`;
+    const input = el('input');
     input.type = 'checkbox';
     input.checked = selected.includes(r.id);
-    input.addEventListener('change', () => {
-      const ids = [...box.querySelectorAll<HTMLInputElement>('input:checked')].map((i) => Number(i.dataset.run));
-      vscode.setState({ selected: ids } satisfies DashboardState);
-      vscode.postMessage({ type: 'select', runIds: ids.slice(0, 20) });
-    });
     input.dataset.run = String(r.id);
-    const text = document.createElement('span');
-    text.textContent = `${r.name} (${r.status}, ${r.iterationsDone}/${r.iterationsPlanned})`;
-    label.append(input, text);
+    input.addEventListener('change', () => {
+      const ids = [...box.querySelectorAll<HTMLInputElement>('input:checked')].map((i) => Number(i.dataset.run)).slice(0, 20);
+      vscode.setState({ selected: ids });
+      vscode.post({ type: 'select', runIds: ids });
+    });
+    label.append(input, el('span', undefined, `${oneLine(r.name, 40)} (${oneLine(r.status, 20)}, ${r.iterationsDone}/${r.iterationsPlanned})`));
     box.append(label);
   }
 }
 
-window.addEventListener('message', (event: MessageEvent<unknown>) => {
-  const msg = event.data;
-  if (!isHostToDashboard(msg)) return;
-  series = msg.series;
-  vscode.setState({ selected: msg.selected } satisfies DashboardState);
+onHostMessage(isHostToDashboard, (msg) => {
+  vscode.setState({ selected: msg.selected });
   renderRunPicker(msg.runs, msg.selected);
-  draw();
+  for (const panel of PANELS) drawPanel(panel, msg.series);
+  drawPhases(msg.series);
 });
 
-vscode.postMessage({ type: 'ready' });
+vscode.post({ type: 'ready' });

@@ -1,19 +1,23 @@
-// Trajectory inspector (runs inside the webview): task, group, advantage; every turn's code (line
-// numbers, highlighted) or tool call and its observation; observations link back to what caused them
-// (a traceback's line N highlights that line); the token view shows trained tokens (loss mask 1) with
-// their log-probs; the other trajectories of the group sit alongside. Everything from the trajectory
-// is untrusted and set with textContent.
+// Trajectory inspector (runs inside the webview): task, group, advantage; every turn's whole action —
+// the model's text around its code, the code with line numbers and highlighting — or tool call, and
+// its observation; observations link back to what caused them (a traceback's line N highlights that
+// line); the token view shows trained tokens (loss mask 1) with their log-probs; the other trajectories
+// of the group sit alongside. Everything from the trajectory is untrusted: set with textContent, with
+// invisible and direction-changing characters shown as markers, and cut at agentRl.maxTextLength with a
+// button that shows the rest.
 import { highlightLine } from '../src/shared/highlight';
-import { codeOf, observationLinks, type ObservationLink } from '../src/shared/linking';
-import { isInspectorData, type InspectorData } from '../src/shared/protocol/webviewProtocol';
+import { actionParts, observationLinks, type ObservationLink } from '../src/shared/linking';
+import { isInspectorData, type InspectorData, type InspectorToHost } from '../src/shared/protocol/webviewProtocol';
+import { clip, showInvisibles } from '../src/shared/untrustedText';
+import { onHostMessage, vscodeApi } from './vscodeApi';
 
-declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
-const vscode = acquireVsCodeApi();
+const vscode = vscodeApi<InspectorToHost>();
+let maxTextLength = 0;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
+  if (text !== undefined) e.textContent = showInvisibles(text);
   return e;
 }
 
@@ -21,6 +25,22 @@ function highlight(target: HTMLElement): void {
   for (const old of document.querySelectorAll('.hl')) old.classList.remove('hl');
   target.classList.add('hl');
   target.scrollIntoView({ block: 'center' });
+}
+
+/**
+ * `render(text)` of the first maxTextLength characters, and a button that renders the whole text in its
+ * place (the cut keeps a 200,000-character line from being laid out unless asked for).
+ */
+function cut(text: string, render: (shown: string) => HTMLElement): HTMLElement {
+  const c = clip(text, maxTextLength);
+  const shown = render(c.text);
+  if (c.cut === 0) return shown;
+  const wrap = el('div', 'cut');
+  const more = el('button', 'show-all', `Show all ${text.length.toLocaleString('en-US')} characters (${c.cut.toLocaleString('en-US')} more)`);
+  more.type = 'button';
+  more.addEventListener('click', () => wrap.replaceWith(render(text)));
+  wrap.append(shown, more);
+  return wrap;
 }
 
 function codeBlock(turn: number, code: string): HTMLElement {
@@ -36,13 +56,24 @@ function codeBlock(turn: number, code: string): HTMLElement {
   return pre;
 }
 
-/** The observation text with its links turned into buttons. */
-function observationBlock(text: string, links: ObservationLink[], turn: number): HTMLElement {
+/** The model's whole action: the text around its code as it wrote it, the code highlighted. */
+function actionBlock(turn: number, t: InspectorData['detail']['turnList'][number]): HTMLElement {
+  const parts = actionParts(t);
+  if (!parts) return cut(t.actionText, (s) => el('pre', 'code action', s));
+  const box = el('div', 'action');
+  if (parts.before !== '') box.append(cut(parts.before, (s) => el('pre', 'prose', s)));
+  box.append(cut(parts.code, (s) => codeBlock(turn, s)));
+  if (parts.after.trim() !== '') box.append(cut(parts.after, (s) => el('pre', 'prose', s)));
+  return box;
+}
+
+/** The observation text with its links turned into buttons (links past a cut are left out with it). */
+function observationText(text: string, links: ObservationLink[]): HTMLElement {
   const pre = el('pre', 'obs');
-  const lineLinks = links.filter((l): l is Extract<ObservationLink, { kind: 'line' }> => l.kind === 'line').sort((a, b) => a.start - b.start);
+  const lineLinks = links.filter((l): l is Extract<ObservationLink, { kind: 'line' }> => l.kind === 'line' && l.end <= text.length).sort((a, b) => a.start - b.start);
   let at = 0;
   for (const l of lineLinks) {
-    pre.append(document.createTextNode(text.slice(at, l.start)));
+    pre.append(document.createTextNode(showInvisibles(text.slice(at, l.start))));
     const a = el('a', `link line-link${l.innermost ? ' innermost' : ''}`, text.slice(l.start, l.end));
     a.href = '#';
     a.dataset.target = `t${l.turn}-l${l.line}`;
@@ -54,9 +85,13 @@ function observationBlock(text: string, links: ObservationLink[], turn: number):
     pre.append(a);
     at = l.end;
   }
-  pre.append(document.createTextNode(text.slice(at)));
+  pre.append(document.createTextNode(showInvisibles(text.slice(at))));
+  return pre;
+}
+
+function observationBlock(text: string, links: ObservationLink[], turn: number): HTMLElement {
   const wrap = el('div', 'obs-wrap');
-  wrap.append(pre);
+  wrap.append(cut(text, (shown) => observationText(shown, links)));
   for (const l of links) {
     if (l.kind === 'call') {
       const a = el('a', 'link call-link', '↖ result of this turn’s call');
@@ -74,17 +109,22 @@ function observationBlock(text: string, links: ObservationLink[], turn: number):
 
 function tokenView(policy: Record<string, unknown>, actionText: string): HTMLElement | undefined {
   const tk = policy.tokens as { context?: number[]; sampled?: number[]; logprobs?: number[] } | undefined;
-  if (!tk?.sampled) return undefined;
+  if (!Array.isArray(tk?.sampled)) return undefined;
+  const sampled = tk.sampled;
   const box = el('details', 'tokens');
-  box.append(el('summary', undefined, `tokens: ${tk.context?.length ?? 0} context (mask 0), ${tk.sampled.length} generated (mask 1, trained)`));
+  box.append(el('summary', undefined, `tokens: ${tk.context?.length ?? 0} context (mask 0), ${sampled.length} generated (mask 1, trained)`));
   const chars = [...actionText];
   const row = el('div', 'token-row');
-  tk.sampled.forEach((id, i) => {
-    const lp = tk.logprobs?.[i] ?? 0;
-    const t = el('span', 'token trained', chars.length === tk.sampled!.length ? chars[i] : `#${id}`);
-    t.title = `id ${id}, log-prob ${lp.toFixed(4)} (p = ${Math.exp(lp).toFixed(3)})`;
-    t.style.opacity = String(0.35 + 0.65 * Math.exp(lp));
-    row.append(t);
+  // Built when opened: a long action's tokens are thousands of elements.
+  box.addEventListener('toggle', () => {
+    if (!box.open || row.childElementCount > 0) return;
+    sampled.slice(0, maxTextLength > 0 ? maxTextLength : undefined).forEach((id, i) => {
+      const lp = tk.logprobs?.[i] ?? 0;
+      const t = el('span', 'token trained', chars.length === sampled.length ? chars[i] : `#${id}`);
+      t.title = `id ${id}, log-prob ${lp.toFixed(4)} (p = ${Math.exp(lp).toFixed(3)})`;
+      t.style.opacity = String(0.35 + 0.65 * Math.exp(lp));
+      row.append(t);
+    });
   });
   box.append(row);
   return box;
@@ -105,23 +145,26 @@ function detailsBlock(details: unknown): HTMLElement | undefined {
     const text = k === 'metrics' && typeof v === 'object' && v !== null ? Object.entries(v).map(([m, x]) => `${m} ${String(x)}`).join(' · ') : typeof v === 'string' ? v : JSON.stringify(v);
     const row = el('div', 'detail');
     row.dataset.key = k;
-    row.append(el('span', 'detail-key', `${k}: `), el(typeof v === 'string' && v.includes('\n') ? 'pre' : 'span', 'detail-value', text));
+    row.append(el('span', 'detail-key', `${k}: `), cut(text, (shown) => el(typeof v === 'string' && v.includes('\n') ? 'pre' : 'span', 'detail-value', shown)));
     box.append(row);
   }
   const extras = d.extras as Record<string, unknown> | undefined;
   const other = extras && 'metrics' in d ? Object.entries(extras).filter(([, x]) => typeof x !== 'number' && typeof x !== 'boolean') : [];
-  if (other.length) box.append(el('div', 'detail', `other extras: ${other.map(([k, x]) => `${k} ${JSON.stringify(x)}`).join(' · ')}`));
+  if (other.length) box.append(cut(`other extras: ${other.map(([k, x]) => `${k} ${JSON.stringify(x)}`).join(' · ')}`, (shown) => el('div', 'detail', shown)));
   return box;
 }
 
+const fixed = (x: unknown, digits: number): string => (typeof x === 'number' ? x.toFixed(digits) : String(x));
+
 function render(d: InspectorData): void {
+  maxTextLength = d.maxTextLength;
   const t = d.detail;
   const root = document.getElementById('root')!;
   root.replaceChildren();
   const head = el('header');
   head.append(el('h1', undefined, `Trajectory ${t.id}`));
-  head.append(el('div', 'meta', `task ${t.taskId} · run ${t.runId} · iteration ${t.iteration} · group ${t.group} #${t.indexInGroup}`));
-  head.append(el('div', 'meta', `reward ${t.reward} · advantage ${t.advantage.toFixed(4)} · ${t.success ? 'success' : 'failure'} (${t.termination}) · public ${t.publicPass ? 'pass' : 'fail'} · private ${t.privatePass ? 'pass' : 'fail'}`));
+  head.append(el('div', 'meta task', `task ${clip(t.taskId, 500).text} · run ${t.runId} · iteration ${t.iteration} · group ${t.group} #${t.indexInGroup}`));
+  head.append(el('div', 'meta', `reward ${fixed(t.reward, 2)} · advantage ${fixed(t.advantage, 4)} · ${t.success ? 'success' : 'failure'} (${clip(t.termination, 200).text}) · public ${t.publicPass ? 'pass' : 'fail'} · private ${t.privatePass ? 'pass' : 'fail'}`));
   const details = detailsBlock(t.outcome.details);
   if (details) head.append(details);
   root.append(head);
@@ -131,8 +174,7 @@ function render(d: InspectorData): void {
     const sec = el('section', 'turn');
     sec.dataset.turn = String(i);
     sec.append(el('h2', undefined, `Turn ${turn.index}`));
-    const code = codeOf(turn);
-    const action = code !== undefined ? codeBlock(i, code) : el('pre', 'code action', turn.actionText);
+    const action = actionBlock(i, turn);
     action.id = `t${i}-action`;
     sec.append(action);
     const tokens = tokenView(turn.policy, turn.actionText);
@@ -143,11 +185,11 @@ function render(d: InspectorData): void {
   const side = el('aside', 'group');
   side.append(el('h2', undefined, `Group ${t.group}`));
   for (const g of d.group) {
-    const a = el('a', `sibling${g.id === t.id ? ' current' : ''}`, `${g.success ? '✓' : '✗'} #${g.indexInGroup} reward ${g.reward.toFixed(2)} adv ${g.advantage.toFixed(2)} · ${g.turns} turns`);
+    const a = el('a', `sibling${g.id === t.id ? ' current' : ''}`, `${g.success ? '✓' : '✗'} #${g.indexInGroup} reward ${fixed(g.reward, 2)} adv ${fixed(g.advantage, 2)} · ${g.turns} turns`);
     a.href = '#';
     a.addEventListener('click', (ev) => {
       ev.preventDefault();
-      vscode.postMessage({ type: 'open', trajectoryId: g.id });
+      vscode.post({ type: 'open', trajectoryId: g.id });
     });
     side.append(a);
   }
@@ -155,7 +197,5 @@ function render(d: InspectorData): void {
   root.append(layout);
 }
 
-window.addEventListener('message', (event: MessageEvent<unknown>) => {
-  if (isInspectorData(event.data)) render(event.data);
-});
-vscode.postMessage({ type: 'ready' });
+onHostMessage(isInspectorData, render);
+vscode.post({ type: 'ready' });

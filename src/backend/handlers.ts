@@ -2,10 +2,10 @@
 import type Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import type { BackendMethod, BackendMethods } from '../shared/protocol/backendProtocol';
-import { codeEnvOptions, formatExecution, sandboxFor } from '../rl/envs/codeSandbox/codeEnv';
 import { codeOf } from '../shared/linking';
 import { RunReader } from '../store/runReader';
 import { deleteRun, markOrphanedRuns, markRunFailed } from '../store/runWriter';
+import { rerunTurn } from './rerun';
 
 export type Handlers = { [M in BackendMethod]: (p: BackendMethods[M]['params']) => BackendMethods[M]['result'] | Promise<BackendMethods[M]['result']> };
 
@@ -35,17 +35,15 @@ export function handlers(db: Database.Database): Handlers {
       fs.writeFileSync(file, text);
       return { file, bytes: Buffer.byteLength(text) };
     },
-    rerun: async ({ trajectoryId, turn }) => {
+    rerun: ({ trajectoryId, turn, python, sandbox }) => {
       const t = reader.trajectory(trajectoryId);
       const recorded = t?.turnList[turn];
       if (!t || !recorded) throw new Error(`no turn ${turn} in trajectory ${trajectoryId}`);
       const code = codeOf(recorded);
       if (code === undefined) throw new Error('this turn ran no code: nothing to re-run');
-      const run = reader.detail(t.runId);
-      const options = codeEnvOptions(run?.config.env === 'code' ? run.config.envOptions : {});
-      const r = await sandboxFor(options).executor.execute(code, options.limits);
-      const observationText = formatExecution(r);
-      return { observationText, same: observationText === recorded.observationText, level: r.level };
+      const config = reader.detail(t.runId)?.config;
+      const stored = config?.env === 'code' && typeof config.envOptions === 'object' && config.envOptions !== null ? config.envOptions : {};
+      return rerunTurn(code, { text: recorded.observationText, level: recorded.observation.level }, stored, { python, sandbox });
     },
   };
 }

@@ -3,6 +3,7 @@
 // environment and prints every step as a JSON line, then the verified outcome.
 import * as fs from 'node:fs';
 import { ENV_NAMES, validateEnvOptions, type EnvName } from '../shared/runConfig';
+import { jsonText } from '../shared/untrustedText';
 import type { Task } from '../rl/envs/environment';
 import { environmentFactory } from '../rl/envs/registry';
 import { Rng } from '../rl/random';
@@ -52,7 +53,7 @@ export async function envRunCommand(
   if (!task) throw new UsageError(`no task "${taskId}" in env ${envName}. Fix: use an id such as ${all.slice(0, 3).map((t) => t.id).join(', ')}`);
   const env = factory.create(envOptions);
   const write = (o: unknown): void => {
-    process.stdout.write(`${JSON.stringify(o)}\n`);
+    process.stdout.write(`${jsonText(o)}\n`);
   };
   try {
     const first = await env.reset(task);

@@ -1,5 +1,9 @@
 // Text formatting for the CLI: percentages, durations, tables, the progress bar.
 import type { EvaluationResult, RunSummary } from '../shared/types';
+import { oneLine } from '../shared/untrustedText';
+
+/** A stored value in a table cell or a summary line: one line, invisible characters marked, cut. */
+export const cell = (x: unknown, max = 60): string => oneLine(String(x), max);
 
 export const pct = (x: number, digits = 1): string => `${(100 * x).toFixed(digits)}%`;
 
@@ -26,8 +30,8 @@ export function runsTable(runs: readonly RunSummary[]): string {
   return table(
     ['id', 'name', 'status', 'env', 'policy', 'method', 'seed', 'iterations', 'reward', 'created'],
     runs.map((r) => [
-      String(r.id), r.name, r.status, r.env, r.policy, r.method, String(r.seed), `${r.iterationsDone}/${r.iterationsPlanned}`,
-      r.latestRewardMean === null ? '-' : r.latestRewardMean.toFixed(3), r.createdAt.replace('T', ' ').slice(0, 19),
+      cell(r.id), cell(r.name), cell(r.status), cell(r.env), cell(r.policy), cell(r.method), cell(r.seed), `${cell(r.iterationsDone)}/${cell(r.iterationsPlanned)}`,
+      typeof r.latestRewardMean === 'number' ? r.latestRewardMean.toFixed(3) : '-', cell(String(r.createdAt).replace('T', ' '), 19),
     ]),
   );
 }

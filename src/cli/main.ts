@@ -3,6 +3,7 @@
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../shared/runConfig';
+import { showInvisibles } from '../shared/untrustedText';
 import { IsolationUnavailableError, PythonNotFoundError } from '../rl/sandbox/isolation';
 import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
@@ -10,7 +11,7 @@ import { envCheckCommand, envRunCommand } from './envCommands';
 import { EXPORT_USAGE, exportCommand } from './exportCommand';
 import { IMPORT_USAGE, importCommand } from './importCommand';
 import { SANDBOX_USAGE, sandboxCommand } from './sandboxCommand';
-import { runsCommand, showCommand } from './queryCommands';
+import { runsCommand, showCommand, trajectoryCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
 import { CONFIG_FLAGS, configFromArgs, POLICY_FLAGS, readConfigFile } from './runConfigArgs';
 import { UsageError } from './usageError';
@@ -24,6 +25,7 @@ Usage:
                  (the final checkpoint is written under the database's folder; continue with train --init DIR)
   agent-rl runs  [--db FILE] [--json]
   agent-rl show  RUN [--db FILE] [--json]          RUN = run id or name
+  agent-rl trajectory ID [--db FILE] [--json]     every turn of a trajectory, in full
   agent-rl env check [--python PATH]              which sandbox isolation level works here, and why
   agent-rl env run --env NAME [--task ID] --actions FILE [--config FILE]
                                                   replay actions (JSON array, or one per line); JSON lines out;
@@ -91,6 +93,11 @@ async function main(argv: string[]): Promise<number> {
       if (ref === undefined || positionals.length > 1) throw new UsageError('show needs exactly one RUN (a run id or name); `agent-rl runs` lists them');
       return showCommand(ref, { db, json: values.json === true, busyTimeoutMs });
     }
+    case 'trajectory': {
+      const ref = positionals[0];
+      if (ref === undefined || positionals.length > 1) throw new UsageError('trajectory needs exactly one trajectory ID (the inspector and the Markdown document show it)');
+      return trajectoryCommand(ref, { db, json: values.json === true, busyTimeoutMs });
+    }
     case 'env': {
       const [sub, ...extra] = positionals;
       if (extra.length > 0) throw new UsageError(`env ${sub ?? ''} takes no further arguments (got ${extra.join(' ')})`);
@@ -113,7 +120,7 @@ main(process.argv.slice(2)).then(
   },
   (e: unknown) => {
     const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError || e instanceof IsolationUnavailableError;
-    process.stderr.write(`agent-rl: ${known ? (e).message : e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.stderr.write(`agent-rl: ${showInvisibles(known ? (e).message : e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
     process.exitCode = known ? 2 : 1;
   },
 );

@@ -1,9 +1,13 @@
-// `agent-rl runs` and `agent-rl show RUN`: read-side commands over the same database.
+// `agent-rl runs`, `agent-rl show RUN` and `agent-rl trajectory ID`: read-side commands over the same
+// database. Stored text is untrusted (a shared or imported database, model output): it is printed with
+// invisible and direction-changing characters as markers and control characters that a terminal would
+// obey (escape sequences, carriage returns) shown, never sent; --json escapes them as \u sequences.
+import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { UsageError } from './usageError';
 import { openStore } from '../store/openStore';
 import { RunReader } from '../store/runReader';
 import { markOrphanedRuns } from '../store/runWriter';
-import { duration, evaluationLine, pct, runsTable, table } from './format';
+import { cell, duration, evaluationLine, pct, runsTable, table } from './format';
 import type { RunRecord } from './runRecord';
 
 export interface QueryOptions {
@@ -48,7 +52,7 @@ function importedRunLines(reader: RunReader, runId: number): string[] {
 export function runsCommand(options: QueryOptions): number {
   return withReader(options, (reader) => {
     const runs = reader.listRuns();
-    if (options.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+    if (options.json) process.stdout.write(`${jsonText(runs, 2)}\n`);
     else process.stdout.write(runs.length === 0 ? `no runs in ${options.db}\n` : `${runsTable(runs)}\n`);
     return 0;
   });
@@ -57,14 +61,14 @@ export function runsCommand(options: QueryOptions): number {
 export function showCommand(ref: string, options: QueryOptions): number {
   return withReader(options, (reader) => {
     const run = reader.findRun(ref);
-    if (!run) throw new UsageError(`no run "${ref}" in ${options.db}. Fix: \`agent-rl runs --db ${options.db}\` lists the runs.`);
+    if (!run) throw new UsageError(`no run "${cell(ref, 200)}" in ${options.db}. Fix: \`agent-rl runs --db ${options.db}\` lists the runs.`);
     const d = reader.detail(run.id)!;
     const record: RunRecord = {
       runId: run.id, name: run.name, status: run.status, database: options.db, config: d.config, runtime: d.runtime,
       iterations: d.iterations, evaluations: d.evaluations, wallMs: d.wallMs,
     };
     if (options.json) {
-      process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
+      process.stdout.write(`${jsonText(record, 2)}\n`);
       return 0;
     }
     const c = d.config;
@@ -74,13 +78,13 @@ export function showCommand(ref: string, options: QueryOptions): number {
       return 0;
     }
     const lines = [
-      `run ${run.id}: ${run.name}`,
-      `  status: ${run.status}${run.error ? ` (${run.error})` : ''}`,
-      `  env ${c.env}, policy ${c.policy}, method ${c.method}, seed ${c.seed}, eval seed ${c.evalSeed}`,
+      `run ${run.id}: ${cell(run.name, 1000)}`,
+      `  status: ${cell(run.status)}${run.error ? ` (${cell(run.error, 2000)})` : ''}`,
+      `  env ${cell(c.env)}, policy ${cell(c.policy)}, method ${cell(c.method)}, seed ${cell(c.seed)}, eval seed ${cell(c.evalSeed)}`,
       `  ${c.groupsPerIteration} groups × ${c.groupSize} trajectories, lr ${c.learningRate}, clip ${c.clipEpsilon}, KL ${c.klCoef}, ${c.epochs} epochs, ${c.advantageStd} std`,
       `  iterations: ${run.iterationsDone}/${run.iterationsPlanned}; trajectories stored: ${d.trajectories}; turns: ${d.turns}`,
       `  wall time: ${d.wallMs === null ? 'running' : duration(d.wallMs)}; created ${run.createdAt}`,
-      `  runtime: ${d.runtime.workbench} on Node ${d.runtime.node}, ${d.runtime.compute}, SQLite ${d.runtime.sqlite ?? '?'}`,
+      `  runtime: ${cell(d.runtime.workbench)} on Node ${cell(d.runtime.node)}, ${cell(d.runtime.compute, 200)}, SQLite ${cell(d.runtime.sqlite ?? '?')}`,
     ];
     if (last) {
       lines.push(`  last iteration: reward ${last.rewardMean.toFixed(3)}, success ${pct(last.successRate)}, KL ${last.kl.toFixed(4)}, entropy ${last.entropy.toFixed(3)}, clip fraction ${pct(last.clipFraction)}`);
@@ -95,6 +99,26 @@ export function showCommand(ref: string, options: QueryOptions): number {
     const first = d.evaluations[0];
     const final = d.evaluations[d.evaluations.length - 1];
     if (first && final && final !== first) lines.push('', `before: ${evaluationLine(first)}`, `after:  ${evaluationLine(final)}`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  });
+}
+
+/** Every turn of a trajectory in full (the views cut long fields and point here). */
+export function trajectoryCommand(ref: string, options: QueryOptions): number {
+  if (!/^\d+$/.test(ref)) throw new UsageError(`trajectory needs a trajectory id (a number), got "${cell(ref, 200)}"`);
+  return withReader(options, (reader) => {
+    const t = reader.trajectory(Number(ref));
+    if (!t) throw new UsageError(`no trajectory ${ref} in ${options.db}`);
+    if (options.json) {
+      process.stdout.write(`${jsonText(t, 2)}\n`);
+      return 0;
+    }
+    const lines = [
+      `trajectory ${t.id}: run ${t.runId}, iteration ${t.iteration}, group ${t.group} #${t.indexInGroup}, task ${cell(t.taskId, 200)}`,
+      `  reward ${cell(t.reward)}, advantage ${cell(t.advantage)}, ${t.success ? 'success' : 'failure'} (${cell(t.termination)}), public ${t.publicPass ? 'pass' : 'fail'}, private ${t.privatePass ? 'pass' : 'fail'}`,
+    ];
+    for (const turn of t.turnList) lines.push('', `── turn ${turn.index}: action`, showInvisibles(turn.actionText), `── turn ${turn.index}: observation`, showInvisibles(turn.observationText));
     process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   });

@@ -3,12 +3,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunConfig } from '../shared/runConfig';
+import { describePhase, progressFigures, type RunPhase } from '../shared/runPhase';
+import { showInvisibles } from '../shared/untrustedText';
 import type { EvaluationResult, RuntimeInfo } from '../shared/types';
 import { train, type Progress } from '../rl/train/trainer';
 import { checkpointDirFor, explainSqliteError, openStore } from '../store/openStore';
 import { markOrphanedRuns, RunWriter } from '../store/runWriter';
 import { runtimeInfo } from '../store/runtimeInfo';
-import { duration, evaluationLine, pct, progressBar } from './format';
+import { duration, evaluationLine, progressBar } from './format';
 import type { RunRecord } from './runRecord';
 
 export interface TrainCommandOptions {
@@ -17,14 +19,22 @@ export interface TrainCommandOptions {
   readonly busyTimeoutMs: number;
 }
 
-/** Progress on stderr: a redrawn bar on a terminal, plain lines (about 50 per run) otherwise. */
-function progressReporter(stream: NodeJS.WriteStream): { progress: (p: Progress) => void; evaluation: (e: EvaluationResult) => void } {
+/**
+ * Progress on stderr: a redrawn bar on a terminal, plain lines (about 50 per run) otherwise; what the
+ * run is doing (loading, evaluating, saving) from its first second; SFT shows the model's loss and
+ * token accuracy, the other methods reward and success; the ETA once a few iterations are done.
+ */
+function progressReporter(stream: NodeJS.WriteStream, method: string): { progress: (p: Progress) => void; phase: (p: RunPhase, iterations: number) => void; evaluation: (e: EvaluationResult) => void } {
   const tty = stream.isTTY === true;
+  const phase = (p: RunPhase, iterations: number): void => {
+    if (p.kind === 'iteration') return; // the bar (or the next progress line) says it
+    stream.write(tty ? `\r${describePhase(p, iterations)}…\x1b[K` : `${describePhase(p, iterations)}\n`);
+  };
   const evaluation = (e: EvaluationResult): void => {
     stream.write(`${tty ? '\r\x1b[K' : ''}evaluation after iteration ${e.iteration}: ${evaluationLine(e)}\n`);
   };
   const progress = (p: Progress): void => {
-    const text = `iteration ${p.iteration}/${p.iterations}  reward ${p.rewardMean.toFixed(3)}  success ${pct(p.successRate)}  ETA ${duration(p.etaMs)}`;
+    const text = [`iteration ${p.iteration}/${p.iterations}`, ...progressFigures(method, p.metrics), ...(p.etaMs >= 0 ? [`ETA ${duration(p.etaMs)}`] : [])].join('  ');
     if (tty) {
       stream.write(`\r${progressBar(p.iteration, p.iterations)} ${text}\x1b[K`);
       if (p.iteration === p.iterations) stream.write('\n');
@@ -32,7 +42,7 @@ function progressReporter(stream: NodeJS.WriteStream): { progress: (p: Progress)
       stream.write(`${text}\n`);
     }
   };
-  return { progress, evaluation };
+  return { progress, phase, evaluation };
 }
 
 export async function trainCommand(config: RunConfig, options: TrainCommandOptions): Promise<number> {
@@ -51,12 +61,13 @@ export async function trainCommand(config: RunConfig, options: TrainCommandOptio
     const writer = new RunWriter(store);
     let runtime: RuntimeInfo | undefined;
     let checkpoint: string | undefined;
-    const reporter = progressReporter(process.stderr);
+    const reporter = progressReporter(process.stderr, config.method);
     const result = await train(config, {
       sink: writer,
       runtime: (compute) => (runtime = runtimeInfo(store, compute)),
       signal: controller.signal,
       onProgress: reporter.progress,
+      onPhase: (p) => reporter.phase(p, config.iterations),
       onEvaluation: reporter.evaluation,
       // Language-model runs end with a checkpoint next to the database (checkpointDirFor)
       checkpointDir: () => checkpointDirFor(options.db, writer.runId),
@@ -68,7 +79,7 @@ export async function trainCommand(config: RunConfig, options: TrainCommandOptio
       iterations: result.iterations, evaluations: result.evaluations, wallMs: result.wallMs,
     };
     const out = process.stdout;
-    out.write(`run ${record.runId} "${config.name}" ${result.status} in ${duration(result.wallMs)} (${result.iterations.length} iterations)\n`);
+    out.write(`run ${record.runId} "${showInvisibles(config.name)}" ${result.status} in ${duration(result.wallMs)} (${result.iterations.length} iterations)\n`);
     const first = result.evaluations[0];
     const last = result.evaluations[result.evaluations.length - 1];
     if (first) out.write(`  evaluation before training: ${evaluationLine(first)}\n`);

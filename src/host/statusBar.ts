@@ -1,28 +1,37 @@
-// Status-bar item: the newest live run's iteration, reward and ETA; hidden when nothing runs.
+// Status-bar item: the newest live run — named from the moment it is started, then what it is doing
+// (loading, evaluating, iteration k with its figures and ETA) — and how the last one ended.
 import * as vscode from 'vscode';
-import type { WorkerToHost } from '../shared/protocol/workerProtocol';
-import { statusText } from './statusText';
+import type { LiveRun, LiveRuns } from './liveRuns';
+import { activityText, runLabel, statusText } from './statusText';
 
 export class RunStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('agentRl.status', vscode.StatusBarAlignment.Left, 50);
+  private readonly subscription: vscode.Disposable;
 
-  constructor() {
+  constructor(private readonly live: LiveRuns) {
     this.item.name = 'Agent RL run';
     this.item.command = 'agentRl.openDashboard';
+    this.subscription = live.onDidChange((r) => this.update(r));
   }
 
-  update(p: Extract<WorkerToHost, { type: 'progress' }>): void {
-    this.item.text = statusText(p);
-    this.item.tooltip = `Iteration ${p.iteration} of ${p.iterations}; success ${(100 * p.successRate).toFixed(1)}%. Click for the dashboard.`;
-    this.item.show();
-  }
-
-  finished(runId: number, status: string): void {
-    this.item.text = `$(${status === 'completed' ? 'pass' : 'error'}) Agent RL: run ${runId} ${status}`;
+  private update(changed: LiveRun): void {
+    // The newest run still going wins; a run that just ended shows its end until another one changes.
+    const newest = this.live.all().at(-1);
+    if (newest && newest !== changed && changed.outcome) return;
+    const r = changed.outcome ? changed : (newest ?? changed);
+    if (r.outcome) {
+      const status = r.outcome.kind === 'finished' ? r.outcome.status : 'failed';
+      this.item.text = `$(${status === 'completed' ? 'pass' : 'error'}) Agent RL: ${runLabel(r)} ${status}`;
+      this.item.tooltip = `${runLabel(r)}: ${status}. Click for the dashboard.`;
+    } else {
+      this.item.text = statusText(r);
+      this.item.tooltip = `${runLabel(r)}: ${activityText(r)}. Click for the dashboard.`;
+    }
     this.item.show();
   }
 
   dispose(): void {
+    this.subscription.dispose();
     this.item.dispose();
   }
 }

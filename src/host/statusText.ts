@@ -1,5 +1,21 @@
-// Status-bar text (pure).
+// What a live run is doing, as text for the status bar and the progress notification (pure). From its
+// first second: starting, loading, warm start, evaluating, iteration k; the figures of the last
+// iteration (SFT: the model's loss and token accuracy; otherwise reward and success); the ETA once a
+// few iterations are done. Run names are untrusted: they go through messageText.
 import type { WorkerToHost } from '../shared/protocol/workerProtocol';
+import { describePhase, progressFigures, type RunPhase } from '../shared/runPhase';
+import { messageText } from '../shared/untrustedText';
+
+type ProgressMessage = Extract<WorkerToHost, { type: 'progress' }>;
+
+export interface LiveRunView {
+  readonly name: string;
+  readonly method: string;
+  readonly iterations: number;
+  runId?: number;
+  phase?: RunPhase;
+  progress?: ProgressMessage;
+}
 
 export function formatEta(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '?';
@@ -7,7 +23,20 @@ export function formatEta(ms: number): string {
   return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
 }
 
-export function statusText(p: Extract<WorkerToHost, { type: 'progress' }>): string {
-  return `$(sync~spin) Agent RL: run ${p.runId} · ${p.iteration}/${p.iterations} · reward ${p.rewardMean.toFixed(3)} · ETA ${formatEta(p.etaMs)}`;
+/** What the run is doing now, without its name (the notification's title has it). */
+export function activityText(r: LiveRunView): string {
+  const p = r.progress;
+  const done = p ? [`${p.iteration}/${r.iterations}`, ...progressFigures(r.method, p), ...(p.etaMs >= 0 ? [`ETA ${formatEta(p.etaMs)}`] : [])] : [];
+  if (!r.phase) return 'starting the worker';
+  if (r.phase.kind === 'iteration') return (done.length > 0 ? done : [describePhase(r.phase, r.iterations)]).join(' · ');
+  return [describePhase(r.phase, r.iterations), ...done.slice(0, 1)].join(' · ');
 }
 
+/** "run 3 · name" (just the name until the run is stored). */
+export function runLabel(r: { readonly runId?: number; readonly name: string }): string {
+  return `${r.runId !== undefined ? `run ${r.runId} · ` : ''}${messageText(r.name, 60)}`;
+}
+
+export function statusText(r: LiveRunView): string {
+  return `$(sync~spin) Agent RL: ${runLabel(r)} · ${activityText(r)}`;
+}

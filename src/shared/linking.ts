@@ -25,6 +25,17 @@ export function codeOf(turn: TurnView): string | undefined {
   return a && a.kind === 'tool' && typeof a.args?.code === 'string' ? a.args.code : undefined;
 }
 
+/**
+ * The model's whole action around the code it ran: the text before the (last) code block — its prose
+ * and the opening fence — the code, and the text after. Undefined for a turn that ran no code.
+ */
+export function actionParts(turn: TurnView): { readonly before: string; readonly code: string; readonly after: string } | undefined {
+  const code = codeOf(turn);
+  if (code === undefined) return undefined;
+  const at = code === '' ? -1 : turn.actionText.lastIndexOf(code);
+  return at < 0 ? { before: turn.actionText, code, after: '' } : { before: turn.actionText.slice(0, at), code, after: turn.actionText.slice(at + code.length) };
+}
+
 // Our sandbox runs code as main.py; SandboxFusion as a temporary file (/tmp/tmpXXXX/tmpYYYY.py).
 const FRAME = /File "(?:main\.py|\/tmp\/[^"]*\/tmp\w+\.py)", line (\d+)/g;
 

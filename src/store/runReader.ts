@@ -41,18 +41,25 @@ interface TrajRow {
 
 const TRAJ_COLUMNS = 'id, iteration, group_index, index_in_group, task_id, reward, advantage, success, public_pass, private_pass, termination, num_turns';
 
+// SQLite keeps whatever a column is given (a hand-edited or imported database may hold text in a
+// number column): the records that leave the reader have the types they declare.
+type Cell = string | number | bigint | null;
+const num = (x: Cell): number => Number(x);
+const str = (x: Cell): string => String(x);
+const optStr = (x: Cell | undefined): string | null => (x === null || x === undefined ? null : String(x));
+
 function toTrajectorySummary(r: TrajRow): TrajectorySummary {
   return {
-    id: r.id, iteration: r.iteration, group: r.group_index, indexInGroup: r.index_in_group, taskId: r.task_id, reward: r.reward, advantage: r.advantage,
-    success: r.success === 1, publicPass: r.public_pass === 1, privatePass: r.private_pass === 1, termination: r.termination, turns: r.num_turns,
+    id: r.id, iteration: num(r.iteration), group: num(r.group_index), indexInGroup: num(r.index_in_group), taskId: str(r.task_id), reward: num(r.reward), advantage: num(r.advantage),
+    success: r.success === 1, publicPass: r.public_pass === 1, privatePass: r.private_pass === 1, termination: str(r.termination), turns: num(r.num_turns),
   };
 }
 
 function toSummary(r: RunRow): RunSummary {
   return {
-    id: r.id, name: r.name, status: r.status, env: r.env, policy: r.policy, method: r.method, seed: r.seed,
-    iterationsPlanned: r.iterations_planned, iterationsDone: r.iterations_done, latestRewardMean: r.latest_reward,
-    createdAt: r.created_at, finishedAt: r.finished_at, error: r.error,
+    id: r.id, name: str(r.name), status: str(r.status) as RunStatus, env: str(r.env), policy: str(r.policy), method: str(r.method), seed: num(r.seed),
+    iterationsPlanned: num(r.iterations_planned), iterationsDone: num(r.iterations_done), latestRewardMean: r.latest_reward === null ? null : num(r.latest_reward),
+    createdAt: str(r.created_at), finishedAt: optStr(r.finished_at), error: optStr(r.error),
   };
 }
 
@@ -137,7 +144,7 @@ export class RunReader {
       runId: row.run_id,
       outcome: JSON.parse(row.outcome_json) as Record<string, unknown>,
       turnList: turns.map((t) => ({
-        index: t.turn_index, actionText: t.action_text, action: JSON.parse(t.action_json) as unknown, observationText: t.observation_text,
+        index: num(t.turn_index), actionText: str(t.action_text), action: JSON.parse(t.action_json) as unknown, observationText: str(t.observation_text),
         observation: JSON.parse(t.observation_json) as Record<string, unknown>, policy: JSON.parse(t.policy_json) as Record<string, unknown>,
       })),
     };

@@ -37,7 +37,11 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
         },
         runtime: (compute) => runtimeInfo(store, compute),
         signal,
-        onProgress: (p) => send({ type: 'progress', runId: runId!, iteration: p.iteration, iterations: p.iterations, rewardMean: p.rewardMean, successRate: p.successRate, etaMs: p.etaMs }),
+        onProgress: (p) => send({
+          type: 'progress', runId: runId!, iteration: p.iteration, iterations: p.iterations, rewardMean: p.rewardMean, successRate: p.successRate, etaMs: p.etaMs,
+          loss: p.metrics.loss, ...(p.metrics.tokenAccuracy !== undefined ? { tokenAccuracy: p.metrics.tokenAccuracy } : {}),
+        }),
+        onPhase: (phase) => send({ type: 'phase', ...(runId !== undefined ? { runId } : {}), phase, iterations: config.iterations }),
         onEvaluation: (e) => send({ type: 'evaluation', runId: runId!, evaluation: e }),
         checkpointDir: () => checkpointDirFor(start.db, writer.runId),
         onCheckpoint: (file) => send({ type: 'log', level: 'info', message: `checkpoint written: ${file}` }),

@@ -1,7 +1,10 @@
 // End to end in a real VS Code (code-server) through the UI, as a user: the packaged .vsix is
 // installed, a run is started from the Command Palette, the tree and status bar show it, the dashboard
-// draws its real values, a run is cancelled from the progress notification, and a killed worker is
-// reported as a failed run. Screenshots go to test/e2e/artifacts/.
+// draws its real values and follows a run started while it is open, Compare Runs picks runs, a run
+// whose stored texts were rewritten by hand (hostileRun.mjs) is opened in every view without anything
+// it holds being run, Re-run in Sandbox ignores its stored interpreter and level, a run is cancelled
+// from the progress notification, a killed worker is reported as a failed run, and without a usable
+// Node the Runs view says how to fix it. Screenshots go to test/e2e/artifacts/.
 // Run: npm run test:e2e (builds the .vsix and installs the harness first).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
 import { answer, CHROMIUM, CHROMIUM_ARGS, installExtension, makeDirs, pick, runCommand, startServer, webviewFrame, workerPids, writeSettings } from './harness.mjs';
+import { HOSTILE, RLO, runExists, writeHostileRun } from './hostileRun.mjs';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const ROOT = path.resolve(HERE, '..', '..');
@@ -18,7 +22,7 @@ const OUT = path.join(HERE, 'artifacts');
 const VSIX = process.env.E2E_VSIX || path.join(ROOT, 'agent-rl-workbench.vsix');
 
 describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
-  let dirs, server, browser, page;
+  let dirs, server, browser, page, db, hostile, marker;
 
   before(async () => {
     fs.mkdirSync(OUT, { recursive: true });
@@ -34,10 +38,18 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 2, evalEpisodes: 1,
       envOptions: { maxExecutions: 2 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 16, minibatchSize: 2, mistakeRate: 1 },
     }, null, 2));
-    // A verl run imported into the workspace database before the workbench opens (run 1).
+    // A workspace config with a link where a key should be, and a Markdown file with a raw command link
+    // (the positive control: it shows that this suite sees a command run when one does).
+    fs.writeFileSync(path.join(dirs.workspace, 'hostile.agentrl.json'), JSON.stringify({ env: 'binary-search', '[open terminal](command:workbench.action.terminal.new)': 1 }));
+    fs.writeFileSync(path.join(dirs.workspace, 'control.md'), 'Raw: [open terminal](command:workbench.action.terminal.new)\n');
+    // Run 1: stored texts rewritten by hand, a stored interpreter that leaves a marker when run.
+    db = path.join(dirs.workspace, '.agent-rl', 'runs.sqlite');
+    marker = path.join(dirs.base, 'interpreter-ran');
+    hostile = writeHostileRun(dirs.workspace, db, { fakePython: path.join(dirs.base, 'fake-python'), marker });
+    // Run 2: a verl run imported into the workspace database before the workbench opens.
     const verl = path.join(ROOT, 'test', 'fixtures', 'verl');
     const imported = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'import', 'verl', path.join(verl, 'rollout'), '--validation', path.join(verl, 'validation'),
-      '--config', path.join(verl, 'config.yaml'), '--db', path.join(dirs.workspace, '.agent-rl', 'runs.sqlite')], { encoding: 'utf8' });
+      '--config', path.join(verl, 'config.yaml'), '--db', db], { encoding: 'utf8' });
     assert.equal(imported.status, 0, imported.stderr);
     installExtension(dirs, VSIX);
     server = await startServer(dirs, path.join(OUT, 'code-server.log'));
@@ -56,6 +68,39 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
 
   const treeRows = () => page.locator('.part.sidebar .monaco-list-row');
   const runRow = (name) => treeRows().filter({ hasText: name }).first();
+  const notification = (text) => page.locator('.notification-list-item', { hasText: text }).first();
+  /** A context-menu item clicked while the menu is still opening can be lost: wait for it, retry once. */
+  const contextMenu = async (row, label, done) => {
+    for (let attempt = 0; attempt < 2 && !(await done.isVisible()); attempt++) {
+      await row.click({ button: 'right' });
+      const item = page.locator('.monaco-menu .action-label', { hasText: label }).first();
+      await item.waitFor({ state: 'visible', timeout: 10_000 });
+      await sleep(500);
+      await item.click();
+      await done.waitFor({ state: 'visible', timeout: 15_000 }).catch(() => {});
+    }
+    await done.waitFor({ state: 'visible', timeout: 15_000 });
+  };
+  /** Compare Runs: untick everything, tick one run per query (matched on name, or on environment · policy · method), OK. */
+  const compare = async (queries) => {
+    await runCommand(page, 'Agent RL: Compare Runs');
+    const widget = page.locator('.quick-input-widget');
+    const rows = widget.locator('.quick-input-list .monaco-list-row');
+    await rows.first().waitFor({ state: 'visible', timeout: 30_000 });
+    for (const r of await rows.all()) if ((await r.getAttribute('aria-checked')) === 'true') await r.locator('.monaco-checkbox').click();
+    const input = widget.locator('.quick-input-box input');
+    for (const q of queries) {
+      await input.fill(q);
+      await widget.locator('.quick-input-list .monaco-list-row', { hasText: q.split(' · ')[0] }).first().waitFor({ state: 'visible', timeout: 10_000 });
+      assert.equal(await rows.count(), 1, `"${q}" matches one run`);
+      await rows.first().locator('.monaco-checkbox').click();
+    }
+    await input.fill('');
+    await input.press('Enter');
+    await widget.waitFor({ state: 'hidden', timeout: 10_000 });
+    return webviewFrame(page, 'section[data-metric="reward"][data-points]');
+  };
+  const checkedRuns = (frame) => frame.evaluate(() => [...document.querySelectorAll('#runs input:checked')].map((i) => Number(i.dataset.run)).sort());
 
   it('shows the Agent RL activity-bar container and its Runs view', async () => {
     const item = page.locator('.part.activitybar a.action-label[aria-label="Agent RL"]');
@@ -68,9 +113,11 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await runCommand(page, 'Agent RL: Start Run');
     await pick(page, 'Binary search · table · GRPO');
     await answer(page, 'e2e-grpo');
+    // The status bar names the new run at once (before the worker has stored it), then follows it.
+    await page.locator('.statusbar-item', { hasText: 'e2e-grpo' }).first().waitFor({ state: 'visible', timeout: 10_000 });
     await runRow('e2e-grpo').waitFor({ state: 'visible', timeout: 60_000 });
     await page.locator('.part.sidebar .monaco-list-row', { hasText: 'e2e-grpo' }).filter({ hasText: '100/100' }).waitFor({ state: 'visible', timeout: 120_000 });
-    await page.locator('.statusbar-item', { hasText: /Agent RL: run 2/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.locator('.statusbar-item', { hasText: /Agent RL: run 3 · e2e-grpo completed/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
     await page.screenshot({ path: path.join(OUT, 'tree.png') });
   });
 
@@ -80,7 +127,10 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // 100 iterations × (mean, max) for the reward chart, and two evaluations (before and after)
     await frame.waitForFunction(() => document.querySelector('section[data-metric="reward"]')?.getAttribute('data-points') === '200', null, { timeout: 30_000 });
     assert.equal(await frame.getAttribute('section[data-metric="evaluation"]', 'data-points'), '2');
-    assert.equal(await frame.locator('canvas').count(), 10);
+    assert.deepEqual(await checkedRuns(frame), [3], 'the newest run');
+    assert.equal(await frame.locator('canvas').count(), 12);
+    // A table policy's tool-call chart is empty and says why.
+    assert.match(await frame.textContent('section[data-metric="tools"] .empty'), /table policies make no tool calls/);
     await page.screenshot({ path: path.join(OUT, 'dashboard.png') });
   });
 
@@ -100,13 +150,24 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(await frame.textContent('.outcome-details'), /Write a Python function mean/);
     await page.screenshot({ path: path.join(OUT, 'inspector-verl.png') });
     await runCommand(page, 'Agent RL: Open Dashboard');
-    const dash = await webviewFrame(page, 'input[data-run="1"]');
-    await dash.check('input[data-run="1"]');
+    const dash = await webviewFrame(page, 'input[data-run="2"]');
+    await dash.check('input[data-run="2"]');
     // e2e-grpo's 100 iterations × (mean, max) and the imported run's 2 steps × (mean, max); its 2 validations
     await dash.waitForFunction(() => document.querySelector('section[data-metric="reward"]')?.getAttribute('data-points') === '204', null, { timeout: 30_000 });
     assert.equal(await dash.getAttribute('section[data-metric="evaluation"]', 'data-points'), '4');
     await page.screenshot({ path: path.join(OUT, 'dashboard-verl.png') });
+    await dash.uncheck('input[data-run="2"]'); // the next tests count the ticked runs
+    await dash.waitForFunction(() => document.querySelector('section[data-metric="reward"]')?.getAttribute('data-points') === '200', null, { timeout: 30_000 });
     await run.click(); // collapse: the next tests pick rows of their own runs
+  });
+
+  it('an open dashboard ticks and draws a run started after it opened', async () => {
+    const frame = await webviewFrame(page, 'section[data-metric="reward"][data-points]');
+    await runCommand(page, 'Agent RL: Start Run');
+    await pick(page, 'Binary search · table · GRPO');
+    await answer(page, 'e2e-follow');
+    await frame.waitForFunction(() => [...document.querySelectorAll('section[data-metric="reward"] .legend button')].some((b) => b.title.startsWith('e2e-follow (run 4)')), null, { timeout: 60_000 });
+    assert.deepEqual(await checkedRuns(frame), [3, 4]);
   });
 
   it('opens a trajectory and follows a traceback link to the highlighted code line', async () => {
@@ -127,27 +188,167 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await frame.waitForSelector(`#${target}.hl`, { timeout: 10_000 });
     assert.match(await frame.textContent(`#${target}`), /print\(/, 'the failing line is the call with the wrong name');
     await page.screenshot({ path: path.join(OUT, 'inspector.png') });
+    // The inspector reveals what it shows in the tree: a sibling opened from the inspector is selected there.
+    await frame.click('aside.group a.sibling:not(.current)');
+    await page.locator('.part.sidebar .monaco-list-row.selected', { hasText: '#1 reward' }).waitFor({ state: 'visible', timeout: 15_000 });
+    await treeRows().filter({ hasText: '#0 reward' }).first().click();
   });
 
   it('replays a failed episode in the editor, steps to the next turn, and re-runs a turn in the sandbox', async () => {
     assert.match(await treeRows().filter({ hasText: '#0 reward' }).first().textContent(), /✗ #0 reward 0\.00/);
-    // A context-menu item clicked while the menu is still opening can be lost: wait for it, and retry once.
-    const tab = page.locator('.tab', { hasText: 'turn-0.py' });
-    for (let attempt = 0; attempt < 2 && !(await tab.isVisible()); attempt++) {
-      await treeRows().filter({ hasText: '#0 reward' }).first().click({ button: 'right' });
-      const item = page.locator('.monaco-menu .action-label', { hasText: 'Replay Episode' }).first();
-      await item.waitFor({ state: 'visible', timeout: 10_000 });
-      await sleep(500);
-      await item.click();
-      await tab.waitFor({ state: 'visible', timeout: 15_000 }).catch(() => {});
-    }
-    await tab.waitFor({ state: 'visible', timeout: 15_000 });
+    await contextMenu(treeRows().filter({ hasText: '#0 reward' }).first(), 'Replay Episode', page.locator('.tab', { hasText: 'turn-0.py' }));
     await page.locator('.view-line', { hasText: '_v2(' }).first().waitFor({ state: 'visible', timeout: 30_000 });
     await page.screenshot({ path: path.join(OUT, 'replay.png') });
     await runCommand(page, 'Agent RL: Replay: Re-run in Sandbox');
     await page.locator('.notification-list-item', { hasText: 're-run of turn 0 gives the same observation' }).first().waitFor({ state: 'visible', timeout: 60_000 });
     await runCommand(page, 'Agent RL: Replay: Next Turn');
     await page.locator('.tab', { hasText: 'turn-1.py' }).waitFor({ state: 'visible', timeout: 30_000 });
+  });
+
+  it('Compare Runs picks runs by name and by environment · policy · method; the dashboard shows exactly those', async () => {
+    const frame = await compare(['e2e-grpo', 'run 5 · code · transformer · sft']);
+    await frame.waitForFunction(() => document.querySelectorAll('#runs input:checked').length === 2 && document.querySelectorAll('section[data-metric="reward"] .legend button').length === 4, null, { timeout: 30_000 });
+    assert.deepEqual(await checkedRuns(frame), [3, 5]);
+    const legend = await frame.evaluate(() => [...document.querySelectorAll('section[data-metric="reward"] .legend button')].map((b) => b.title));
+    assert.deepEqual(legend.map((t) => /\(run (\d+)\)/.exec(t)?.[1]).sort(), ['2', '2', '4', '4']);
+    await page.screenshot({ path: path.join(OUT, 'compare.png') });
+  });
+
+  it('a run whose stored texts were rewritten by hand is shown in every view and nothing in it runs', async () => {
+    const terminals = () => page.locator('.xterm').count();
+    const terminalsBefore = await terminals();
+    const noDialog = async (where) => assert.equal(await page.locator('.monaco-dialog-box').count(), 0, `a dialog opened (${where})`);
+    const noRawRlo = (text, where) => assert.ok(!text.includes(RLO), `a raw U+202E reached ${where}`);
+
+    // Tree: labels with the marker, a tooltip that appears fast, is cut, and has no links.
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    await page.locator('.part.sidebar .action-label[aria-label="Collapse All"]').first().click();
+    const run = runRow('⟨U+202E⟩evil');
+    await run.waitFor({ state: 'visible', timeout: 30_000 });
+    await run.click();
+    await treeRows().filter({ hasText: 'iteration 1' }).first().click();
+    await treeRows().filter({ hasText: /^group 0/ }).first().click();
+    const trajectoryRow = treeRows().filter({ hasText: '#0 reward' }).first();
+    await trajectoryRow.locator('.monaco-tl-twistie').click();
+    noRawRlo(await page.locator('.part.sidebar').innerText(), 'the tree');
+    const turnRow = treeRows().filter({ hasText: /^0: Let me try/ }).first();
+    await turnRow.waitFor({ state: 'visible', timeout: 30_000 });
+    const t0 = Date.now();
+    await turnRow.hover();
+    const hover = page.locator('.monaco-hover, .workbench-hover').filter({ hasText: 'Observation' }).first();
+    await hover.waitFor({ state: 'visible', timeout: 10_000 });
+    const hoverMs = Date.now() - t0;
+    const tip = await hover.innerText();
+    assert.match(tip, /⟨U\+202E⟩reversed/);
+    assert.match(tip, /198,\d{3} more characters not shown; the inspector or agent-rl trajectory 1 shows all/);
+    noRawRlo(tip, 'the tooltip');
+    assert.equal(await hover.locator('a').count(), 0, 'no link in the tooltip');
+    await page.screenshot({ path: path.join(OUT, 'hostile-tooltip.png') });
+    await hover.getByText('open terminal').first().click({ modifiers: ['Control'] }).catch(() => {});
+    await noDialog('tooltip');
+
+    // Inspector: markers, the text around the code, no element from the data, the long line cut with a button.
+    await trajectoryRow.click();
+    const inspector = await webviewFrame(page, '#root .show-all');
+    const root = await inspector.innerText('#root');
+    noRawRlo(root, 'the inspector');
+    assert.match(root, /Let me try \[open terminal\]\(command:workbench\.action\.terminal\.new\) <img src=x onerror=/);
+    assert.match(await inspector.innerText('pre.prose'), /⟨U\+202E⟩reversed words/);
+    assert.match(root, /and after the code: <script>/);
+    assert.equal(await inspector.locator('#root img, #root script, #root iframe').count(), 0);
+    const shown = (await inspector.textContent('section[data-turn="0"] pre.obs')).length;
+    assert.ok(shown >= 10_000 && shown < 12_000, `observation cut at agentRl.maxTextLength (${shown})`);
+    await page.screenshot({ path: path.join(OUT, 'hostile-inspector.png') });
+    await inspector.click('section[data-turn="0"] .show-all');
+    await inspector.waitForFunction(() => document.querySelector('section[data-turn="0"] pre.obs').textContent.length > 200_000, null, { timeout: 10_000 });
+
+    // Markdown document: ctrl+click on every link text in it; then the preview holds no element from the data.
+    // First a Markdown file with a raw command link, to know that the editor's link detection is running
+    // (it is asynchronous: it found that link 7 s after the first Markdown file opened, on a busy machine).
+    await page.keyboard.press('Control+P');
+    await pick(page, 'control.md');
+    await page.locator('.tab.active', { hasText: 'control.md' }).waitFor({ state: 'visible', timeout: 15_000 });
+    await page.locator('.editor-instance .view-line .detected-link').first().waitFor({ state: 'attached', timeout: 30_000 });
+    await contextMenu(trajectoryRow, 'Open Trajectory as Text', page.locator('.tab', { hasText: `trajectory-${hostile.trajectoryId}.md` }));
+    await page.locator('.view-line', { hasText: 'open terminal' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+    await sleep(2000); // time for the link provider to run on this document
+    assert.equal(await page.locator('.editor-group-container.active .view-line .detected-link').count(), 0, 'no link detected in the trajectory document');
+    noRawRlo(await page.locator('.editor-instance .view-lines').first().innerText(), 'the Markdown document');
+    for (const text of ['open terminal', 'delete run']) {
+      for (const span of (await page.locator('.view-line span', { hasText: text }).all()).slice(0, 3)) await span.click({ modifiers: ['Control'] });
+    }
+    await sleep(1000);
+    await noDialog('Markdown document');
+    await runCommand(page, 'Markdown: Open Preview to the Side');
+    const preview = await webviewFrame(page, '#vscode-markdown-preview-data');
+    await preview.waitForFunction(() => document.body.innerText.includes('Observation'), null, { timeout: 30_000 });
+    const elements = await preview.evaluate(() => ({
+      html: document.querySelectorAll('img, iframe, object, embed, a[href], form').length,
+      scripts: [...document.scripts].filter((s) => s.textContent.includes('pwned')).length,
+      codeShowsTheHtml: [...document.querySelectorAll('code')].some((c) => c.textContent.includes('<img src=x onerror=')),
+      headings: [...document.querySelectorAll('h1, h2, h3')].map((h) => h.textContent.slice(0, 20)),
+    }));
+    assert.deepEqual(elements, { html: 0, scripts: 0, codeShowsTheHtml: true, headings: ['Trajectory 1 — run 1', 'Turn 0', 'Turn 1'] });
+    noRawRlo(await preview.innerText('body'), 'the Markdown preview');
+    await page.screenshot({ path: path.join(OUT, 'hostile-preview.png') });
+    await preview.getByText('open terminal').first().click();
+
+    // Dashboard on this run alone: markers in the picker, short legends with the whole name on hover,
+    // a single iteration drawn with visible points, and the stacked phase timings written into the database.
+    const dashboard = await compare(['evil a long name']);
+    await dashboard.waitForFunction(() => document.querySelector('section[data-metric="phases"]')?.getAttribute('data-points') === '6', null, { timeout: 30_000 });
+    assert.deepEqual(await checkedRuns(dashboard), [1]);
+    noRawRlo(await dashboard.innerText('body'), 'the dashboard');
+    const legend = await dashboard.evaluate(() => [...document.querySelectorAll('section[data-metric="success"] .legend button')].map((b) => ({ text: b.textContent, title: b.title })));
+    assert.equal(legend.length, 1);
+    assert.ok(legend[0].text.length <= 25 && legend[0].text.endsWith('…'), legend[0].text);
+    assert.ok(legend[0].title.includes('⟨U+202E⟩evil a long name that a legend has to shorten (run 1)'), legend[0].title);
+    assert.ok(Number(await dashboard.getAttribute('section[data-metric="success"]', 'data-min-radius')) > 0, 'one iteration is drawn as a visible point');
+    await page.screenshot({ path: path.join(OUT, 'hostile-dashboard.png') });
+
+    // Replay and Re-run in Sandbox: the stored interpreter and level are not used, and the result says so.
+    await runCommand(page, 'View: Close All Editors');
+    await contextMenu(trajectoryRow, 'Replay Episode', page.locator('.tab', { hasText: 'turn-0.py' }));
+    await runCommand(page, 'Agent RL: Replay: Re-run in Sandbox');
+    const rerun = notification('Not taken from the stored run');
+    await rerun.waitFor({ state: 'visible', timeout: 60_000 });
+    const said = await rerun.innerText();
+    assert.match(said, /the run named the interpreter ".*fake-python", which was not used/);
+    const level = /at sandbox level (\w+)/.exec(said)?.[1];
+    if (level !== 'process') assert.match(said, /the run used the weaker sandbox level "process"; this re-run used "\w+" from your settings/);
+    assert.equal(fs.existsSync(marker), false, 'the stored interpreter never ran');
+
+    // A workspace config's unknown key reaches the notification as text, not as a link.
+    await runCommand(page, 'Agent RL: Start Run');
+    await pick(page, 'hostile.agentrl.json');
+    const problem = notification('is not a known config key');
+    await problem.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match(await problem.innerText(), /\[open terminal\] \(command: workbench\.action\.terminal\.new\)/);
+    assert.equal(await problem.locator('.notification-list-item-message a').count(), 0, 'no link in the notification');
+    await problem.locator('.notification-list-item-message').click();
+
+    // Nothing ran: no terminal, no dialog, the run is still stored, no page had its title changed by a handler.
+    await sleep(1500);
+    assert.equal(await terminals(), terminalsBefore, 'no terminal was opened');
+    await noDialog('the end');
+    assert.ok(runExists(db, hostile.runId), 'the run is still in the database');
+    for (const f of page.frames()) assert.notEqual(await f.title().catch(() => ''), 'pwned');
+    // Control: a raw command link in a Markdown file does open a terminal when ctrl+clicked, and this test sees it.
+    await page.keyboard.press('Control+P');
+    await pick(page, 'control.md');
+    await page.locator('.tab.active', { hasText: 'control.md' }).waitFor({ state: 'visible', timeout: 15_000 });
+    await page.locator('.editor-instance .view-line .detected-link').first().waitFor({ state: 'attached', timeout: 30_000 });
+    let opened = false;
+    for (let attempt = 0; attempt < 3 && !opened; attempt++) {
+      // Mouse and key by hand: holding Ctrl re-renders the link, which a locator click waits on forever.
+      const box = await page.locator('.editor-instance .view-line .detected-link').first().boundingBox();
+      await page.keyboard.down('Control');
+      await page.mouse.click(box.x + 5, box.y + box.height / 2);
+      await page.keyboard.up('Control');
+      opened = await page.waitForFunction((n) => document.querySelectorAll('.xterm').length > n, terminalsBefore, { timeout: 10_000 }).then(() => true, () => false);
+    }
+    assert.ok(opened, 'the control link opened a terminal');
+    await runCommand(page, 'Terminal: Kill All Terminals');
   });
 
   it('cancels a run from its progress notification', async () => {
@@ -171,14 +372,48 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       pids = workerPids(dirs.extensions);
     }
     assert.equal(pids.length, 1, 'one worker running');
-    await sleep(1500);
+    // Killed once the run is stored (and so has an id), in the middle of its iterations.
+    await runRow('e2e-killed').waitFor({ state: 'visible', timeout: 60_000 });
     process.kill(pids[0], 'SIGKILL');
     await page.locator('.notification-list-item', { hasText: /run "e2e-killed" failed: the worker was killed \(SIGKILL\)/ }).first().waitFor({ state: 'visible', timeout: 60_000 });
-    await page.locator('.statusbar-item', { hasText: /Agent RL: run \d+ failed/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.locator('.statusbar-item', { hasText: /Agent RL: run \d+ · e2e-killed failed/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
     await runCommand(page, 'Agent RL: Refresh Runs');
     const row = runRow('e2e-killed');
     await row.waitFor({ state: 'visible', timeout: 30_000 });
     assert.match((await row.getAttribute('aria-label')) ?? (await row.textContent()) ?? '', /e2e-killed/);
     await page.screenshot({ path: path.join(OUT, 'killed.png') });
+  });
+
+  it('without a usable Node the Runs view says why, and its button opens agentRl.nodePath', async () => {
+    const settingInput = async () => {
+      const editor = page.locator('.settings-editor');
+      await editor.waitFor({ state: 'visible', timeout: 15_000 });
+      const input = editor.locator('.setting-item-contents', { hasText: 'Node Path' }).first().locator('input').first();
+      await input.waitFor({ state: 'visible', timeout: 15_000 });
+      return input;
+    };
+    await runCommand(page, 'Preferences: Open Settings (UI)');
+    await page.locator('.settings-editor .suggest-input-container .monaco-editor').first().click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('agentRl.nodePath');
+    const input = await settingInput();
+    await input.fill('/nonexistent/node');
+    await input.press('Enter');
+    const welcome = page.locator('.part.sidebar .welcome-view-content', { hasText: 'needs a Node.js' });
+    await welcome.waitFor({ state: 'visible', timeout: 30_000 });
+    await notification('agentRl.nodePath is "/nonexistent/node", which is not an executable file').waitFor({ state: 'visible', timeout: 15_000 });
+    await page.screenshot({ path: path.join(OUT, 'no-node.png') });
+    // A command that needs the backend says the same instead of throwing.
+    await runCommand(page, 'Agent RL: Compare Runs');
+    await sleep(1000);
+    assert.equal(await page.locator('.quick-input-widget .quick-input-list .monaco-list-row').filter({ visible: true }).count(), 0, 'no run picker without a backend');
+    assert.equal(await page.locator('.notification-list-item', { hasText: /Cannot read properties|undefined/ }).count(), 0, 'no error from a missing backend');
+    // The welcome button opens the setting; a real Node brings the runs back.
+    await welcome.locator('a, .monaco-button', { hasText: 'Set agentRl.nodePath' }).first().click();
+    const again = await settingInput();
+    assert.equal(await again.inputValue(), '/nonexistent/node');
+    await again.fill(process.execPath);
+    await again.press('Enter');
+    await runRow('e2e-grpo').waitFor({ state: 'visible', timeout: 30_000 });
   });
 });

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import type { RunRecord } from '../../src/cli/runRecord';
 import { runCli, sha256, startCli, tempDir } from '../helpers/cli';
+import { HOSTILE, rawInvisible } from '../unit/shared/hostileInputs';
 
 const SMALL = ['--iterations', '6', '--eval-episodes', '64'];
 
@@ -185,5 +186,32 @@ describe('agent-rl CLI', () => {
     d.close();
     assert.equal(run.status, 'cancelled');
     assert.ok(run.wall_ms > 0);
+  });
+
+  it('stored text is shown, never obeyed: hostile names, task ids and turns through runs, show and trajectory', () => {
+    const cwd = tempDir();
+    const r = runCli(['train', '--iterations', '1', '--eval-episodes', '4', '--groups', '1', '--group-size', '2', '--name', 'plain'], cwd);
+    assert.equal(r.code, 0, r.stderr);
+    const file = path.join(cwd, '.agent-rl', 'runs.sqlite');
+    // Each CLI start loads the whole bundle: the short entries go in together (joined), the long one alone.
+    const short = HOSTILE.filter((h) => h.text.length < 1000);
+    const cases = [{ name: short.map((h) => h.name).join(', '), text: short.map((h) => h.text).join('\n') }, ...HOSTILE.filter((h) => h.text.length >= 1000)];
+    for (const h of cases) {
+      const db = new Database(file);
+      db.prepare('UPDATE runs SET name = ?, error = ?, env = ? WHERE id = 1').run(h.text, h.text, h.text);
+      db.prepare('UPDATE trajectories SET task_id = ?, termination = ?').run(h.text, h.text);
+      db.prepare('UPDATE turns SET action_text = ?, observation_text = ?').run(h.text, h.text);
+      db.close();
+      const outputs = { runs: runCli(['runs'], cwd), show: runCli(['show', '1'], cwd), trajectory: runCli(['trajectory', '1'], cwd), json: runCli(['trajectory', '1', '--json'], cwd) };
+      for (const [command, out] of Object.entries(outputs)) {
+        assert.equal(out.code, 0, `${h.name}, ${command}: ${out.stderr}`);
+        assert.equal(rawInvisible(out.stdout), undefined, `${h.name}: agent-rl ${command} printed a raw invisible or control character`);
+      }
+      assert.equal(outputs.runs.stdout.trimEnd().split('\n').length, 3, `${h.name}: one row`);
+      assert.ok(outputs.show.stdout.length < 20_000, `${h.name}: show cuts long names`);
+      const stored = JSON.parse(outputs.json.stdout) as { taskId: string; turnList: { actionText: string }[] };
+      assert.equal(stored.taskId, h.text, `${h.name}: --json keeps the data exactly`);
+      assert.equal(stored.turnList[0]!.actionText, h.text);
+    }
   });
 });

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { BackendClient, BackendError } from '../../src/host/processes/backendClient';
 import { RunManager } from '../../src/host/processes/runManager';
 import type { WorkerToHost } from '../../src/shared/protocol/workerProtocol';
@@ -33,9 +34,17 @@ describe('run worker and query backend', () => {
     const handle = manager.start(small, db);
     const outcome = await handle.done;
     assert.deepEqual(outcome, { kind: 'finished', runId: 1, status: 'completed' });
-    const types = messages.map((m) => m.type).filter((t) => t !== 'heartbeat' && t !== 'log');
+    const types = messages.map((m) => m.type).filter((t) => t !== 'heartbeat' && t !== 'log' && t !== 'phase');
     // the final evaluation runs inside the last iteration, before its progress event
     assert.deepEqual(types, ['started', 'evaluation', 'progress', 'progress', 'progress', 'progress', 'evaluation', 'progress', 'finished']);
+    // what the run is doing, from its first message on (before it is stored: no run id yet)
+    const phases = messages.flatMap((m) => (m.type === 'phase' ? [`${m.phase.kind}${'iteration' in m.phase ? ` ${m.phase.iteration}` : ''}${m.runId === undefined ? ' (no id)' : ''}`] : []));
+    assert.deepEqual(phases, ['loading (no id)', 'evaluating 0', 'iteration 1', 'iteration 2', 'iteration 3', 'iteration 4', 'iteration 5', 'evaluating 5']);
+    assert.equal(messages.find((m) => m.type !== 'heartbeat' && m.type !== 'log')?.type, 'phase');
+    // the ETA only once three iterations are done, from their own times
+    const etas = messages.flatMap((m) => (m.type === 'progress' ? [m.etaMs] : []));
+    assert.deepEqual(etas.slice(0, 2), [-1, -1]);
+    assert.ok(etas.slice(2).every((e) => e >= 0), JSON.stringify(etas));
     const runs = await backend.request('listRuns', {});
     assert.equal(runs[0]!.status, 'completed');
     assert.equal(runs[0]!.iterationsDone, 5);
@@ -122,11 +131,32 @@ describe('run worker and query backend', () => {
     assert.equal(outcome.kind === 'finished' && outcome.status, 'completed', JSON.stringify(outcome));
     const page = await backend.request('trajectories', { runId: 1, iteration: 1, offset: 0, limit: 10 });
     const id = page.items[0]!.id;
-    const failed = await backend.request('rerun', { trajectoryId: id, turn: 0 });
+    const settings = { python: '', sandbox: 'auto' };
+    const failed = await backend.request('rerun', { trajectoryId: id, turn: 0, ...settings });
     assert.equal(failed.same, true, failed.observationText);
     assert.match(failed.observationText, /NameError/);
     assert.match(failed.level, /strict|network|process/);
-    await assert.rejects(backend.request('rerun', { trajectoryId: id, turn: 2 }), /ran no code/);
+    assert.deepEqual(failed.notes, []);
+    await assert.rejects(backend.request('rerun', { trajectoryId: id, turn: 2, ...settings }), /ran no code/);
+
+    // A stored run is data, not instructions: a database that names another interpreter (here a script
+    // that leaves a marker when run) and the weakest level gets neither; the answer says so.
+    const dir = path.dirname(db);
+    const marker = path.join(dir, 'interpreter-ran');
+    const fake = path.join(dir, 'python3');
+    fs.writeFileSync(fake, `#!/bin/sh\ntouch '${marker}'\nexec /usr/bin/python3 "$@"\n`, { mode: 0o755 });
+    const store = new Database(db);
+    const row = store.prepare('SELECT config_json FROM runs WHERE id = 1').get() as { config_json: string };
+    const config = JSON.parse(row.config_json) as { envOptions: Record<string, unknown> };
+    store.prepare('UPDATE runs SET config_json = ? WHERE id = 1').run(JSON.stringify({ ...config, envOptions: { ...config.envOptions, python: fake, sandbox: 'process' } }));
+    store.prepare("UPDATE turns SET observation_json = json_set(observation_json, '$.level', 'process') WHERE trajectory_id = ?").run(id);
+    store.close();
+    const best = (await backend.request('rerun', { trajectoryId: id, turn: 0, ...settings }));
+    assert.equal(fs.existsSync(marker), false, 'the stored interpreter never ran');
+    assert.equal(best.python, fs.realpathSync('/usr/bin/python3'));
+    assert.equal(best.level, failed.level, 'the strongest level available, as the setting auto asks');
+    assert.ok(best.notes.some((n) => n.includes(fake) && /not used/.test(n)), best.notes.join('\n'));
+    if (best.level !== 'process') assert.ok(best.notes.some((n) => /weaker sandbox level "process"/.test(n)), best.notes.join('\n'));
   });
 
   it('a missing Node is reported with the setting to fix', async () => {

@@ -6,16 +6,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { isImporterToHost, type HostToImporter } from '../../shared/protocol/importProtocol';
+import { messageText, showInvisibles } from '../../shared/untrustedText';
+import type { LiveRuns } from '../liveRuns';
+import type { HostProcesses } from '../processes/hostProcesses';
 import { forkNode } from '../processes/nodeProcess';
+import { databasePath } from '../settings';
 
 export interface ImportDeps {
-  readonly nodePath: string | undefined;
-  /** dist/importWorker.js */
-  readonly script: string;
-  readonly db: () => string;
+  /** The Node the import worker runs on (or, without one, the explanation with its button). */
+  readonly processes: HostProcesses;
   readonly output: vscode.OutputChannel;
-  /** Refreshes the tree and the dashboard (throttled by the caller). */
-  readonly refresh: () => void;
+  /** Told after every step, so the tree and the dashboard reload (they throttle it). */
+  readonly live: LiveRuns;
 }
 
 /** Validation folder and config found beside a rollout folder, if any. */
@@ -26,11 +28,9 @@ export function companions(rolloutDir: string): { validationDir?: string; config
   return { ...(validationDir ? { validationDir } : {}), ...(configFile ? { configFile } : {}) };
 }
 
-async function importRun(deps: ImportDeps, children: Set<{ kill(): boolean }>): Promise<void> {
-  if (!deps.nodePath) {
-    void vscode.window.showErrorMessage('Agent RL needs a Node.js executable to import runs (VS Code’s own runtime cannot load SQLite). Set agentRl.nodePath.');
-    return;
-  }
+async function importRun(deps: ImportDeps, script: string, children: Set<{ kill(): boolean }>): Promise<void> {
+  const nodePath = deps.processes.requireNode();
+  if (!nodePath) return;
   const picked = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, canSelectMany: false, title: 'Agent RL: Import Run — verl trainer.rollout_data_dir', openLabel: 'Import' });
   const rolloutDir = picked?.[0]?.fsPath;
   if (!rolloutDir) return;
@@ -40,9 +40,9 @@ async function importRun(deps: ImportDeps, children: Set<{ kill(): boolean }>): 
   );
   if (!mode) return;
   const found = companions(rolloutDir);
-  const start: HostToImporter = { type: 'start', db: deps.db(), rolloutDir, ...found, follow: mode.follow };
-  deps.output.appendLine(`importing verl dumps from ${rolloutDir}${found.validationDir ? `, validation ${found.validationDir}` : ''}${found.configFile ? `, config ${found.configFile}` : ''} into ${start.db}`);
-  const child = forkNode({ nodePath: deps.nodePath, script: deps.script, onStderr: (l) => deps.output.appendLine(l) });
+  const start: HostToImporter = { type: 'start', db: databasePath(), rolloutDir, ...found, follow: mode.follow };
+  deps.output.appendLine(showInvisibles(`importing verl dumps from ${rolloutDir}${found.validationDir ? `, validation ${found.validationDir}` : ''}${found.configFile ? `, config ${found.configFile}` : ''} into ${start.db}`));
+  const child = forkNode({ nodePath, script, onStderr: (l) => deps.output.appendLine(showInvisibles(l)) });
   children.add(child);
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Agent RL: importing ${path.basename(rolloutDir)}`, cancellable: true }, (progress, token) =>
     new Promise<void>((resolve) => {
@@ -54,18 +54,18 @@ async function importRun(deps: ImportDeps, children: Set<{ kill(): boolean }>): 
         if (msg.type === 'step') progress.report({ message: `step ${msg.step}: +${msg.added} trajectories` });
         if (msg.type === 'malformed') {
           malformed += 1;
-          deps.output.appendLine(`${msg.file}:${msg.line}: malformed line skipped: ${msg.reason}`);
+          deps.output.appendLine(showInvisibles(`${msg.file}:${msg.line}: malformed line skipped: ${msg.reason}`));
         }
         if (msg.type === 'finished') {
           const note = malformed ? ` ${malformed} malformed lines skipped (see the Agent RL output).` : '';
           void vscode.window.showInformationMessage(`Agent RL: run ${msg.runId} imported: ${msg.steps} steps, ${msg.trajectories} trajectories added.${note}`);
         }
-        if (msg.type === 'failed') void vscode.window.showErrorMessage(`Agent RL: import failed: ${msg.error}`);
-        deps.refresh();
+        if (msg.type === 'failed') void vscode.window.showErrorMessage(messageText(`Agent RL: import failed: ${msg.error}`));
+        deps.live.touched();
       });
       child.on('exit', () => {
         children.delete(child);
-        deps.refresh();
+        deps.live.touched();
         resolve();
       });
       child.send(start);
@@ -73,14 +73,15 @@ async function importRun(deps: ImportDeps, children: Set<{ kill(): boolean }>): 
 }
 
 export function registerImportCommand(context: vscode.ExtensionContext, deps: ImportDeps): void {
+  const script = path.join(context.extensionPath, 'dist', 'importWorker.js');
   const children = new Set<{ kill(): boolean }>();
   context.subscriptions.push({ dispose: () => children.forEach((c) => c.kill()) }, vscode.commands.registerCommand('agentRl.importRun', async () => {
     try {
-      await importRun(deps, children);
+      await importRun(deps, script, children);
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       deps.output.appendLine(`error: ${message}`);
-      void vscode.window.showErrorMessage(message);
+      void vscode.window.showErrorMessage(messageText(message));
     }
   }));
 }

@@ -1,13 +1,16 @@
 // Inline replay of an episode in the editor: each turn's code opens as a read-only Python document
 // (scheme agent-rl-replay), the observation is shown inline at the line it refers to (decoration +
 // hover), Previous/Next step through the turns, and "Re-run in sandbox" executes the recorded code
-// again now and says whether the observation differs from the stored one.
+// again now — with the user's interpreter and isolation level, never the stored run's — and says
+// whether the observation differs from the stored one, and what the stored run had asked for instead.
 import * as vscode from 'vscode';
 import type { TrajectoryDetail } from '../../shared/protocol/backendProtocol';
 import type { BackendClient } from '../processes/backendClient';
 import type { RunsNode } from '../views/runsTree';
 import { codeOf } from '../../shared/linking';
-import { codeTurns, inlineObservation } from './replayModel';
+import { fence, messageText, oneLine, visibleText } from '../../shared/untrustedText';
+import { maxTextLength, sandboxSettings } from '../settings';
+import { codeTurns, inlineObservation, rerunMessage } from './replayModel';
 
 export const REPLAY_SCHEME = 'agent-rl-replay';
 
@@ -18,6 +21,12 @@ interface State {
 }
 
 export function registerReplay(context: vscode.ExtensionContext, backend: () => BackendClient | undefined, output: vscode.OutputChannel): void {
+  const hover = (turn: number, full: string): vscode.MarkdownString => {
+    const md = new vscode.MarkdownString(`Observation of turn ${turn}:\n\n${fence(visibleText(full, maxTextLength(), 'the inspector shows all'))}`);
+    md.isTrusted = false;
+    md.supportHtml = false;
+    return md;
+  };
   let state: State | undefined;
   const decoration = vscode.window.createTextEditorDecorationType({
     isWholeLine: true,
@@ -35,8 +44,8 @@ export function registerReplay(context: vscode.ExtensionContext, backend: () => 
       const line = Math.min(obs.line, doc.lineCount) - 1;
       editor.setDecorations(decoration, [{
         range: doc.lineAt(line).range,
-        hoverMessage: new vscode.MarkdownString().appendText(`Observation of turn ${state.turns[state.at]}:\n`).appendCodeblock(obs.full, 'text'),
-        renderOptions: { after: { contentText: `  ⟵ ${obs.message}` } },
+        hoverMessage: hover(state.turns[state.at]!, obs.full),
+        renderOptions: { after: { contentText: `  ⟵ ${oneLine(obs.message, 200)}` } },
       }]);
       editor.revealRange(doc.lineAt(line).range, vscode.TextEditorRevealType.InCenter);
     }
@@ -79,13 +88,13 @@ export function registerReplay(context: vscode.ExtensionContext, backend: () => 
       if (!state || !b) return;
       const turn = state.turns[state.at]!;
       try {
-        const r = await b.request('rerun', { trajectoryId: state.trajectory.id, turn });
-        output.appendLine(`re-run of trajectory ${state.trajectory.id} turn ${turn} (${r.level}):\n${r.observationText}`);
-        void vscode.window.showInformationMessage(
-          r.same ? `Agent RL: re-run of turn ${turn} gives the same observation.` : `Agent RL: re-run of turn ${turn} gives a different observation (see the Agent RL output).`,
-        );
+        const r = await b.request('rerun', { trajectoryId: state.trajectory.id, turn, ...sandboxSettings() });
+        output.appendLine(`re-run of trajectory ${state.trajectory.id} turn ${turn} (level ${r.level}, ${r.python}):\n${visibleText(r.observationText, 0)}`);
+        for (const note of r.notes) output.appendLine(`  note: ${visibleText(note, 0)}`);
+        const message = rerunMessage(turn, r);
+        void (r.notes.length > 0 ? vscode.window.showWarningMessage(message) : vscode.window.showInformationMessage(message));
       } catch (e) {
-        void vscode.window.showErrorMessage(`Agent RL: re-run failed: ${e instanceof Error ? e.message : String(e)}`);
+        void vscode.window.showErrorMessage(`Agent RL: re-run failed: ${messageText(e instanceof Error ? e.message : String(e), 600)}`);
       }
     }),
   );

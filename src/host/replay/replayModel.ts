@@ -1,6 +1,8 @@
 // Where each observation belongs in a replayed turn's code (pure): the innermost traceback frame's
 // line, else the last line of the code; and the message to show there.
 import { codeOf, observationLinks, type TurnView } from '../../shared/linking';
+import type { BackendMethods } from '../../shared/protocol/backendProtocol';
+import { messageText } from '../../shared/untrustedText';
 
 export interface InlineObservation {
   /** 1-based line of the turn's code. */
@@ -30,4 +32,11 @@ export function inlineObservation(turns: readonly TurnView[], index: number): In
 /** Turns of a trajectory that ran code (the ones a replay steps through). */
 export function codeTurns(turns: readonly TurnView[]): number[] {
   return turns.map((t, i) => (codeOf(t) !== undefined ? i : -1)).filter((i) => i >= 0);
+}
+
+/** The notification after a re-run: same or different, and what the stored run asked for that was not used. */
+export function rerunMessage(turn: number, r: BackendMethods['rerun']['result']): string {
+  const verdict = r.same ? `re-run of turn ${turn} gives the same observation` : `re-run of turn ${turn} gives a different observation (see the Agent RL output)`;
+  const notes = r.notes.length > 0 ? ` Not taken from the stored run: ${r.notes.join('; ')}.` : '';
+  return messageText(`Agent RL: ${verdict}, at sandbox level ${r.level}.${notes}`, 800);
 }

@@ -1,10 +1,12 @@
 // The Runs tree: runs → iterations → groups → trajectories → turns, loaded lazily from the backend,
-// a page at a time ("Load more…" rows), refreshed from progress events.
+// a page at a time ("Load more…" rows), refreshed from progress events. getParent lets the inspector
+// reveal its trajectory (loading the page that holds its iteration first). With no backend (no usable
+// Node) or no runs, the tree is empty and the view's welcome text says why.
 import * as vscode from 'vscode';
 import type { TrajectorySummary } from '../../shared/protocol/backendProtocol';
 import type { IterationMetrics, RunSummary } from '../../shared/types';
-import { describeRun, groupTrajectories } from './treeModel';
 import type { BackendClient } from '../processes/backendClient';
+import { groupParts, groupTrajectories, iterationParts, messageParts, runParts, trajectoryParts, turnParts, type ItemParts } from './treeModel';
 
 export const PAGE = 100;
 
@@ -18,10 +20,23 @@ export type RunsNode =
   | { kind: 'message'; text: string };
 
 const STATUS_ICON: Record<string, string> = { running: 'sync~spin', completed: 'pass', failed: 'error', cancelled: 'circle-slash' };
-const firstLine = (s: string, max = 80): string => {
-  const line = s.split('\n').find((l) => l.trim() !== '') ?? '';
-  return line.length > max ? `${line.slice(0, max)}…` : line;
-};
+
+/** Markdown from stored text, rendered untrusted: no command links, no HTML, no theme icons. */
+function untrustedMarkdown(value: string): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(value, false);
+  md.isTrusted = false;
+  md.supportHtml = false;
+  return md;
+}
+
+function item(parts: ItemParts, state: vscode.TreeItemCollapsibleState, id?: string): vscode.TreeItem {
+  const it = new vscode.TreeItem(parts.label, state);
+  if (id) it.id = id;
+  if (parts.description !== undefined) it.description = parts.description;
+  if (parts.tooltipMarkdown !== undefined) it.tooltip = untrustedMarkdown(parts.tooltipMarkdown);
+  else if (parts.tooltip !== undefined) it.tooltip = parts.tooltip;
+  return it;
+}
 
 export class RunsTree implements vscode.TreeDataProvider<RunsNode> {
   private readonly changed = new vscode.EventEmitter<RunsNode | undefined>();
@@ -29,7 +44,7 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode> {
   /** Extra pages loaded per parent ("Load more…"). */
   private readonly pages = new Map<string, number>();
 
-  constructor(private readonly backend: BackendClient) {}
+  constructor(private readonly backend: () => BackendClient | undefined, private readonly maxTextLength: () => number) {}
 
   refresh(): void {
     this.changed.fire(undefined);
@@ -42,76 +57,54 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode> {
   }
 
   getTreeItem(n: RunsNode): vscode.TreeItem {
+    const { Collapsed, None } = vscode.TreeItemCollapsibleState;
     switch (n.kind) {
       case 'run': {
-        const item = new vscode.TreeItem(n.run.name, vscode.TreeItemCollapsibleState.Collapsed);
-        item.id = keyOf(n);
-        item.description = describeRun(n.run);
-        item.iconPath = new vscode.ThemeIcon(STATUS_ICON[n.run.status] ?? 'circle-outline');
-        item.contextValue = `run.${n.run.status}`;
-        item.tooltip = `${n.run.name} (run ${n.run.id}) — ${n.run.status}${n.run.error ? `: ${n.run.error}` : ''}`;
-        return item;
+        const it = item(runParts(n.run), Collapsed, keyOf(n));
+        it.iconPath = new vscode.ThemeIcon(STATUS_ICON[n.run.status] ?? 'circle-outline');
+        it.contextValue = `run.${n.run.status}`;
+        return it;
       }
-      case 'iteration': {
-        const m = n.metrics;
-        const item = new vscode.TreeItem(`iteration ${m.iteration}`, vscode.TreeItemCollapsibleState.Collapsed);
-        item.id = keyOf(n);
-        item.description = `reward ${m.rewardMean.toFixed(3)} · success ${(100 * m.successRate).toFixed(0)}%`;
-        return item;
-      }
-      case 'group': {
-        const rewards = n.trajectories.map((t) => t.reward);
-        const item = new vscode.TreeItem(`group ${n.group} · ${n.trajectories[0]?.taskId ?? ''}`, vscode.TreeItemCollapsibleState.Collapsed);
-        item.id = keyOf(n);
-        item.description = `rewards ${Math.min(...rewards).toFixed(2)}–${Math.max(...rewards).toFixed(2)}`;
-        return item;
-      }
+      case 'iteration':
+        return item(iterationParts(n.metrics), Collapsed, keyOf(n));
+      case 'group':
+        return item(groupParts(n.group, n.trajectories), Collapsed, keyOf(n));
       case 'trajectory': {
-        const t = n.trajectory;
-        const item = new vscode.TreeItem(`${t.success ? '✓' : '✗'} #${t.indexInGroup} reward ${t.reward.toFixed(2)}`, vscode.TreeItemCollapsibleState.Collapsed);
-        item.id = keyOf(n);
-        item.description = `advantage ${t.advantage.toFixed(2)} · ${t.turns} turns · ${t.termination}`;
-        item.contextValue = t.success ? 'trajectory.success' : 'trajectory.failed';
-        item.command = { command: 'agentRl.openTrajectory', title: 'Open Trajectory', arguments: [n] };
-        return item;
+        const it = item(trajectoryParts(n.trajectory), Collapsed, keyOf(n));
+        it.contextValue = n.trajectory.success ? 'trajectory.success' : 'trajectory.failed';
+        it.command = { command: 'agentRl.openTrajectory', title: 'Open Trajectory', arguments: [n] };
+        return it;
       }
-      case 'turn': {
-        const item = new vscode.TreeItem(`${n.index}: ${firstLine(n.action)}`, vscode.TreeItemCollapsibleState.None);
-        item.description = firstLine(n.observation);
-        item.tooltip = new vscode.MarkdownString().appendCodeblock(n.action, 'text').appendMarkdown('\n---\n').appendCodeblock(n.observation, 'text');
-        return item;
-      }
+      case 'turn':
+        return item(turnParts(n, this.maxTextLength()), None, keyOf(n));
       case 'more': {
-        const item = new vscode.TreeItem('Load more…', vscode.TreeItemCollapsibleState.None);
-        item.command = { command: 'agentRl.loadMore', title: 'Load more', arguments: [n] };
-        return item;
+        const it = new vscode.TreeItem('Load more…', None);
+        it.command = { command: 'agentRl.loadMore', title: 'Load more', arguments: [n] };
+        return it;
       }
       case 'message':
-        return new vscode.TreeItem(n.text, vscode.TreeItemCollapsibleState.None);
+        return item(messageParts(n.text), None);
     }
   }
 
   async getChildren(n?: RunsNode): Promise<RunsNode[]> {
+    const backend = this.backend();
+    if (!backend) return []; // the welcome text names agentRl.nodePath
     try {
-      if (!n) {
-        const runs = await this.backend.request('listRuns', {});
-        return runs.length === 0 ? [{ kind: 'message', text: 'No runs yet: "Agent RL: Start Run" or agent-rl train' }] : runs.map((run) => ({ kind: 'run', run }));
-      }
+      if (!n) return (await backend.request('listRuns', {})).map((run) => ({ kind: 'run', run }));
       const limit = PAGE * (this.pages.get(keyOf(n)) ?? 1);
       switch (n.kind) {
         case 'run': {
-          const page = await this.backend.request('iterations', { runId: n.run.id, offset: 0, limit });
+          const page = await backend.request('iterations', { runId: n.run.id, offset: 0, limit });
           const rows: RunsNode[] = page.items.map((metrics) => ({ kind: 'iteration', runId: n.run.id, metrics }));
           return page.total > page.items.length ? [...rows, { kind: 'more', parent: n, offset: page.items.length }] : rows;
         }
-        case 'iteration': {
-          const page = await this.backend.request('trajectories', { runId: n.runId, iteration: n.metrics.iteration, offset: 0, limit: Math.max(limit, 1000) });
-          return groupTrajectories(page.items).map((g) => ({ kind: 'group', runId: n.runId, iteration: n.metrics.iteration, group: g.group, trajectories: g.trajectories }));
-        }
+        case 'iteration':
+          return (await this.groups(backend, n.runId, n.metrics.iteration)).map((g) => ({ kind: 'group', runId: n.runId, iteration: n.metrics.iteration, group: g.group, trajectories: g.trajectories }));
         case 'group':
           return n.trajectories.map((trajectory) => ({ kind: 'trajectory', runId: n.runId, trajectory }));
         case 'trajectory': {
-          const t = await this.backend.request('trajectory', { trajectoryId: n.trajectory.id });
+          const t = await backend.request('trajectory', { trajectoryId: n.trajectory.id });
           return (t?.turnList ?? []).map((turn) => ({ kind: 'turn', trajectoryId: n.trajectory.id, index: turn.index, action: turn.actionText, observation: turn.observationText }));
         }
         default:
@@ -121,12 +114,59 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode> {
       return [{ kind: 'message', text: `Could not load: ${e instanceof Error ? e.message : String(e)}` }];
     }
   }
+
+  private async groups(backend: BackendClient, runId: number, iteration: number): Promise<ReturnType<typeof groupTrajectories>> {
+    const page = await backend.request('trajectories', { runId, iteration, offset: 0, limit: 1000 });
+    return groupTrajectories(page.items);
+  }
+
+  /** The parent of a node (TreeView.reveal walks up with it); rebuilt from the backend when asked. */
+  async getParent(n: RunsNode): Promise<RunsNode | undefined> {
+    const backend = this.backend();
+    if (!backend) return undefined;
+    switch (n.kind) {
+      case 'run':
+      case 'message':
+        return undefined;
+      case 'more':
+        return n.parent;
+      case 'iteration': {
+        const run = await backend.request('getRun', { runId: n.runId });
+        return run ? { kind: 'run', run: run.summary } : undefined;
+      }
+      case 'group': {
+        // Iterations are stored consecutively from 1: the page after n.iteration - 1 starts with it.
+        const metrics = (await backend.request('iterations', { runId: n.runId, offset: n.iteration - 1, limit: 1 })).items[0];
+        return metrics ? { kind: 'iteration', runId: n.runId, metrics } : undefined;
+      }
+      case 'trajectory': {
+        const g = (await this.groups(backend, n.runId, n.trajectory.iteration)).find((x) => x.group === n.trajectory.group);
+        return g ? { kind: 'group', runId: n.runId, iteration: n.trajectory.iteration, group: g.group, trajectories: g.trajectories } : undefined;
+      }
+      case 'turn': {
+        const t = await backend.request('trajectory', { trajectoryId: n.trajectoryId });
+        return t ? { kind: 'trajectory', runId: t.runId, trajectory: t } : undefined;
+      }
+    }
+  }
+
+  /** Selects a trajectory in the tree, loading the page of iterations that holds it. */
+  async reveal(view: vscode.TreeView<RunsNode>, trajectoryId: number): Promise<void> {
+    const t = await this.backend()?.request('trajectory', { trajectoryId });
+    if (!t) return;
+    const key = runKey(t.runId);
+    const pages = Math.ceil(t.iteration / PAGE);
+    if ((this.pages.get(key) ?? 1) < pages) this.pages.set(key, pages);
+    await view.reveal({ kind: 'trajectory', runId: t.runId, trajectory: t }, { select: true, focus: false, expand: false });
+  }
 }
+
+const runKey = (id: number): string => `run:${id}`;
 
 function keyOf(n: RunsNode): string {
   switch (n.kind) {
     case 'run':
-      return `run:${n.run.id}`;
+      return runKey(n.run.id);
     case 'iteration':
       return `it:${n.runId}:${n.metrics.iteration}`;
     case 'group':

@@ -1,6 +1,10 @@
-// Pure helpers of the Runs tree (no vscode import, so plain-Node tests can load them).
+// Pure helpers of the Runs tree (no vscode import, so plain-Node tests can load them): the labels,
+// descriptions and tooltips of its rows. Stored text (run names, task ids, termination reasons,
+// actions, observations, errors) is untrusted: labels get one line with invisible characters marked;
+// turn tooltips are Markdown with every stored text in a fence it cannot close, cut so a hover stays fast.
 import type { TrajectorySummary } from '../../shared/protocol/backendProtocol';
-import type { RunSummary } from '../../shared/types';
+import type { IterationMetrics, RunSummary } from '../../shared/types';
+import { clip, cutNote, fence, oneLine, showInvisibles, TOOLTIP_MAX_LENGTH, visibleText } from '../../shared/untrustedText';
 
 /** Groups of one iteration's trajectories, in group order. Pure: tested without VS Code. */
 export function groupTrajectories(items: readonly TrajectorySummary[]): { group: number; taskId: string; trajectories: TrajectorySummary[] }[] {
@@ -9,7 +13,60 @@ export function groupTrajectories(items: readonly TrajectorySummary[]): { group:
   return [...byGroup.entries()].sort((a, b) => a[0] - b[0]).map(([group, trajectories]) => ({ group, taskId: trajectories[0]!.taskId, trajectories }));
 }
 
+/** A number from the database, or '?' (a hand-edited database may hold anything). */
+const fixed = (x: unknown, digits: number): string => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '?');
+
 export function describeRun(r: RunSummary): string {
-  return `${r.iterationsDone}/${r.iterationsPlanned}${r.latestRewardMean === null ? '' : ` · reward ${r.latestRewardMean.toFixed(3)}`} · ${r.env} · ${r.method}`;
+  return `${r.iterationsDone}/${r.iterationsPlanned}${r.latestRewardMean === null ? '' : ` · reward ${fixed(r.latestRewardMean, 3)}`} · ${oneLine(r.env, 40)} · ${oneLine(r.method, 40)}`;
 }
 
+/** What a tree row shows. `tooltipMarkdown` is rendered untrusted, without HTML or theme icons. */
+export interface ItemParts {
+  readonly label: string;
+  readonly description?: string;
+  readonly tooltip?: string;
+  readonly tooltipMarkdown?: string;
+}
+
+export function runParts(r: RunSummary): ItemParts {
+  const error = r.error ? `: ${visibleText(r.error, TOOLTIP_MAX_LENGTH)}` : '';
+  return { label: oneLine(r.name, 120), description: describeRun(r), tooltip: `${visibleText(r.name, TOOLTIP_MAX_LENGTH)} (run ${r.id}) — ${oneLine(r.status, 40)}${error}` };
+}
+
+export function iterationParts(m: IterationMetrics): ItemParts {
+  return { label: `iteration ${m.iteration}`, description: `reward ${fixed(m.rewardMean, 3)} · success ${fixed(100 * m.successRate, 0)}%` };
+}
+
+export function groupParts(group: number, trajectories: readonly TrajectorySummary[]): ItemParts {
+  const rewards = trajectories.map((t) => t.reward);
+  return { label: `group ${group} · ${oneLine(trajectories[0]?.taskId ?? '', 80)}`, description: `rewards ${fixed(Math.min(...rewards), 2)}–${fixed(Math.max(...rewards), 2)}`, tooltip: visibleText(trajectories[0]?.taskId ?? '', TOOLTIP_MAX_LENGTH) };
+}
+
+export function trajectoryParts(t: TrajectorySummary): ItemParts {
+  return {
+    label: `${t.success ? '✓' : '✗'} #${t.indexInGroup} reward ${fixed(t.reward, 2)}`,
+    description: `advantage ${fixed(t.advantage, 2)} · ${t.turns} turns · ${oneLine(t.termination, 40)}`,
+  };
+}
+
+const firstLine = (s: string): string => s.split('\n').find((l) => l.trim() !== '') ?? '';
+
+function tooltipBlock(title: string, text: string, max: number, trajectoryId: number): string {
+  const c = clip(text, max);
+  const note = c.cut > 0 ? `\n\n*${cutNote(c.cut, `the inspector or \`agent-rl trajectory ${trajectoryId}\` shows all`)}*` : '';
+  return `**${title}**\n\n${fence(showInvisibles(c.text))}${note}`;
+}
+
+/** A turn: its action's first line, its observation's first line, both whole (up to `max`) on hover. */
+export function turnParts(n: { readonly trajectoryId: number; readonly index: number; readonly action: string; readonly observation: string }, maxTextLength: number): ItemParts {
+  const max = maxTextLength > 0 ? Math.min(maxTextLength, TOOLTIP_MAX_LENGTH) : TOOLTIP_MAX_LENGTH;
+  return {
+    label: `${n.index}: ${oneLine(firstLine(n.action), 80)}`,
+    description: oneLine(firstLine(n.observation), 80),
+    tooltipMarkdown: `${tooltipBlock(`Action (turn ${n.index})`, n.action, max, n.trajectoryId)}\n\n---\n\n${tooltipBlock('Observation', n.observation, max, n.trajectoryId)}`,
+  };
+}
+
+export function messageParts(text: string): ItemParts {
+  return { label: oneLine(text, 300), tooltip: visibleText(text, TOOLTIP_MAX_LENGTH) };
+}

@@ -1,6 +1,6 @@
 // Webview HTML (pure): strict CSP, one nonce'd script, our stylesheet, no inline handlers. The body is
 // static markup of ours; all data arrives later as messages and is rendered with textContent.
-import { escapeHtml } from '../../shared/html';
+import { escapeHtml } from '../../shared/untrustedText';
 
 export interface PageParts {
   readonly scriptUri: string;

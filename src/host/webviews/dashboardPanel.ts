@@ -1,25 +1,22 @@
 // The dashboard webview: chart.js curves of every selected run, live while a run is going, restored
-// on reopen and after a restart (webview state + a panel serializer). Strict CSP with a nonce; the
-// page loads only our bundled script and stylesheet; run names reach it as data and are set with
-// textContent.
+// on reopen and after a restart (webview state + a panel serializer). It follows the user: a run
+// started while it is open is ticked and drawn (agentRl.dashboard.followNewRuns), and Compare Runs
+// opens it on exactly the runs picked in a multi-select quick pick. Strict CSP with a nonce; the page
+// loads only our bundled script and stylesheet; run names reach it as data and are set with textContent.
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { isDashboardState, isDashboardToHost, type HostToDashboard, type RunSeries } from '../../shared/protocol/webviewProtocol';
+import { messageText } from '../../shared/untrustedText';
+import { coalesce, type LiveRuns } from '../liveRuns';
 import type { BackendClient } from '../processes/backendClient';
+import { followNewRuns } from '../settings';
 import { webviewPage } from './dashboardPage';
 
 export const DASHBOARD_VIEW_TYPE = 'agentRl.dashboard';
+/** The page accepts at most this many selected runs (isDashboardToHost). */
+const MAX_SELECTED = 20;
 
-export function dashboardHtml(webview: vscode.Webview, extensionUri: vscode.Uri, nonce: string): string {
-  return webviewPage({
-    scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', 'dashboard.js')).toString(),
-    styleUri: webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'dashboard.css')).toString(),
-    cspSource: webview.cspSource,
-    nonce,
-  });
-}
-
-async function loadSeries(backend: BackendClient, runIds: number[]): Promise<RunSeries[]> {
+async function loadSeries(backend: BackendClient, runIds: readonly number[]): Promise<RunSeries[]> {
   const out: RunSeries[] = [];
   for (const runId of runIds) {
     const run = await backend.request('getRun', { runId });
@@ -35,37 +32,40 @@ async function loadSeries(backend: BackendClient, runIds: number[]): Promise<Run
   return out;
 }
 
-export class DashboardPanel {
-  static current: DashboardPanel | undefined;
+class DashboardPanel {
   private selected: number[] = [];
 
-  private constructor(private readonly panel: vscode.WebviewPanel, extensionUri: vscode.Uri, private readonly backend: () => BackendClient | undefined, state: unknown) {
-    if (isDashboardState(state)) this.selected = state.selected;
-    panel.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist'), vscode.Uri.joinPath(extensionUri, 'media')] };
-    panel.webview.html = dashboardHtml(panel.webview, extensionUri, crypto.randomBytes(16).toString('base64'));
-    panel.webview.onDidReceiveMessage((msg: unknown) => {
+  constructor(readonly panel: vscode.WebviewPanel, extensionUri: vscode.Uri, private readonly backend: () => BackendClient | undefined, state: unknown) {
+    if (isDashboardState(state)) this.selected = state.selected.slice(0, MAX_SELECTED);
+    const w = panel.webview;
+    w.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist'), vscode.Uri.joinPath(extensionUri, 'media')] };
+    w.html = webviewPage({
+      scriptUri: w.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', 'dashboard.js')).toString(),
+      styleUri: w.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'dashboard.css')).toString(),
+      cspSource: w.cspSource,
+      nonce: crypto.randomBytes(16).toString('base64'),
+    });
+    w.onDidReceiveMessage((msg: unknown) => {
       if (!isDashboardToHost(msg)) return;
       if (msg.type === 'select') this.selected = msg.runIds;
       void this.push();
     });
-    panel.onDidDispose(() => {
-      if (DashboardPanel.current === this) DashboardPanel.current = undefined;
-    });
   }
 
-  static show(extensionUri: vscode.Uri, backend: () => BackendClient | undefined, runId?: number): void {
-    if (DashboardPanel.current) {
-      if (runId !== undefined && !DashboardPanel.current.selected.includes(runId)) DashboardPanel.current.selected.push(runId);
-      DashboardPanel.current.panel.reveal();
-      void DashboardPanel.current.push();
-      return;
-    }
-    const panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, 'Agent RL Dashboard', vscode.ViewColumn.Active, { enableScripts: true, retainContextWhenHidden: true });
-    DashboardPanel.current = new DashboardPanel(panel, extensionUri, backend, runId !== undefined ? { selected: [runId] } : undefined);
+  get selection(): readonly number[] {
+    return this.selected;
   }
 
-  static revive(panel: vscode.WebviewPanel, extensionUri: vscode.Uri, backend: () => BackendClient | undefined, state: unknown): void {
-    DashboardPanel.current = new DashboardPanel(panel, extensionUri, backend, state);
+  /** Exactly these runs (Compare Runs). */
+  select(runIds: readonly number[]): void {
+    this.selected = runIds.slice(0, MAX_SELECTED);
+    void this.push();
+  }
+
+  /** Ticks a run (Open Dashboard on a run, or a run that just started), keeping the others. */
+  add(runId: number): void {
+    if (!this.selected.includes(runId)) this.selected = [...this.selected, runId].slice(-MAX_SELECTED);
+    void this.push();
   }
 
   /** Sends every run and the selected runs' series (newest run selected when nothing is). */
@@ -80,13 +80,75 @@ export class DashboardPanel {
   }
 }
 
-export function registerDashboard(context: vscode.ExtensionContext, backend: () => BackendClient | undefined): void {
+/** Multi-select of stored runs, searchable by name, environment, policy and method; undefined if dismissed. */
+async function pickRuns(backend: BackendClient, selected: readonly number[]): Promise<number[] | undefined> {
+  const runs = await backend.request('listRuns', {});
+  if (runs.length === 0) {
+    void vscode.window.showInformationMessage('Agent RL: no runs to compare yet. Start one with "Agent RL: Start Run" or `agent-rl train`.');
+    return undefined;
+  }
+  const items = runs.map((r) => ({
+    label: messageText(r.name, 200),
+    description: messageText(`run ${r.id} · ${r.env} · ${r.policy} · ${r.method}`, 160),
+    detail: messageText(`${r.status} · ${r.iterationsDone}/${r.iterationsPlanned} iterations${typeof r.latestRewardMean === 'number' ? ` · reward ${r.latestRewardMean.toFixed(3)}` : ''} · ${r.createdAt.replace('T', ' ').slice(0, 19)}`, 160),
+    picked: selected.includes(r.id),
+    id: r.id,
+  }));
+  const chosen = await vscode.window.showQuickPick(items, {
+    title: 'Agent RL: Compare Runs', placeHolder: 'Tick the runs to compare; type to search by name, environment, policy or method', canPickMany: true, matchOnDescription: true, matchOnDetail: true,
+  });
+  if (!chosen) return undefined;
+  if (chosen.length > MAX_SELECTED) void vscode.window.showWarningMessage(`Agent RL: the dashboard compares at most ${MAX_SELECTED} runs; showing the first ${MAX_SELECTED} picked.`);
+  return chosen.map((c) => c.id);
+}
+
+export interface DashboardDeps {
+  readonly backend: () => BackendClient | undefined;
+  /** The backend, or undefined after saying why (no usable Node). */
+  readonly requireBackend: () => BackendClient | undefined;
+  readonly live: LiveRuns;
+}
+
+export function registerDashboard(context: vscode.ExtensionContext, deps: DashboardDeps): void {
+  let current: DashboardPanel | undefined;
+  const adopt = (panel: vscode.WebviewPanel, state: unknown): DashboardPanel => {
+    const d = new DashboardPanel(panel, context.extensionUri, deps.backend, state);
+    panel.onDidDispose(() => {
+      if (current === d) current = undefined;
+    });
+    current = d;
+    return d;
+  };
+  const open = (): DashboardPanel => {
+    if (current) {
+      current.panel.reveal();
+      return current;
+    }
+    return adopt(vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, 'Agent RL Dashboard', vscode.ViewColumn.Active, { enableScripts: true, retainContextWhenHidden: true }), undefined);
+  };
+  const pushSoon = coalesce(() => void current?.push(), 500);
+
   context.subscriptions.push(
-    vscode.commands.registerCommand('agentRl.openDashboard', (node?: { kind?: string; run?: { id: number } }) => DashboardPanel.show(context.extensionUri, backend, node?.kind === 'run' ? node.run?.id : undefined)),
-    vscode.commands.registerCommand('agentRl.compareRuns', () => DashboardPanel.show(context.extensionUri, backend)),
+    deps.live.onDidChange(pushSoon),
+    deps.live.onDidChangeStore(pushSoon),
+    deps.live.onDidStart((r) => {
+      if (current && followNewRuns()) current.add(r.runId);
+    }),
+    vscode.commands.registerCommand('agentRl.openDashboard', (node?: { kind?: string; run?: { id: number } }) => {
+      if (!deps.requireBackend()) return;
+      const d = open();
+      if (node?.kind === 'run' && node.run) d.add(node.run.id);
+      else void d.push();
+    }),
+    vscode.commands.registerCommand('agentRl.compareRuns', async () => {
+      const backend = deps.requireBackend();
+      if (!backend) return;
+      const runIds = await pickRuns(backend, current?.selection ?? []);
+      if (runIds) open().select(runIds);
+    }),
     vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
       deserializeWebviewPanel: (panel, state) => {
-        DashboardPanel.revive(panel, context.extensionUri, backend, state);
+        adopt(panel, state);
         return Promise.resolve();
       },
     }),

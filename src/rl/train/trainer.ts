@@ -2,6 +2,7 @@
 // Each iteration is handed to the sink as one record, so a store can write it in one transaction and a
 // killed run leaves whole iterations only. Cancellation is honoured at iteration boundaries.
 import type { RunConfig } from '../../shared/runConfig';
+import { remainingMs, type RunPhase } from '../../shared/runPhase';
 import type { EvaluationResult, IterationMetrics, RunStatus, RuntimeInfo, Trajectory } from '../../shared/types';
 import { groupAdvantages } from '../algo/advantages';
 import { environmentFactory } from '../envs/registry';
@@ -20,8 +21,9 @@ export interface Progress {
   readonly rewardMean: number;
   readonly successRate: number;
   readonly elapsedMs: number;
-  /** Estimated time left, from the mean iteration time so far. */
+  /** Estimated time left from the iterations' own times (no startup, no evaluations); -1 until a few are done. */
   readonly etaMs: number;
+  readonly metrics: IterationMetrics;
   readonly evaluation?: EvaluationResult;
 }
 
@@ -31,6 +33,8 @@ export interface TrainOptions {
   readonly runtime: (compute: string) => RuntimeInfo;
   readonly signal?: AbortSignal;
   readonly onProgress?: (p: Progress) => void;
+  /** What the run is doing now (loading, warm start, evaluating, iteration k, saving), from its first second. */
+  readonly onPhase?: (p: RunPhase) => void;
   /** Called with the initial evaluation too (iteration 0). */
   readonly onEvaluation?: (e: EvaluationResult) => void;
   /** Where to write the final checkpoint (asked at the end, when the run id is known); none if undefined. */
@@ -53,6 +57,8 @@ function mean(xs: readonly number[]): number {
 
 export async function train(config: RunConfig, options: TrainOptions): Promise<TrainResult> {
   const t0 = Date.now();
+  const init = config.policyOptions.init;
+  options.onPhase?.(typeof init === 'string' && init !== '' ? { kind: 'warm-start', from: init } : { kind: 'loading' });
   const env = environmentFactory(config.env);
   const batch = config.groupsPerIteration * config.groupSize;
   const minibatch = minibatchSizeFor(config);
@@ -75,6 +81,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   const greedy = policy.greedy?.();
   const heldOutTasks = env.tasks(config.envOptions).heldOut.length;
   const evaluate = async (iteration: number): Promise<EvaluationResult> => {
+    options.onPhase?.({ kind: 'evaluating', iteration });
     const o = { episodes: config.evalEpisodes, seed: config.evalSeed, maxTurns: config.maxTurns, envOptions: config.envOptions, iteration };
     let e = await evaluatePolicy(policy, env, o);
     // Greedy decoding is deterministic per task: each held-out task once is the whole measurement.
@@ -87,6 +94,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   // Fails here, before anything is stored, when the machine lacks what the environment needs.
   const environment = env.preflight?.(config.envOptions);
   sink.begin(config, { ...options.runtime(policy.compute), ...(environment ? { environment } : {}) });
+  let iterationMsTotal = 0;
   try {
     sink.evaluation(await evaluate(0));
     for (let it = 1; it <= config.iterations; it++) {
@@ -98,6 +106,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         sink.end('cancelled', { wallMs });
         return { status: 'cancelled', iterations, evaluations, wallMs };
       }
+      options.onPhase?.({ kind: 'iteration', iteration: it });
       const itStart = Date.now();
       // Rollout: G groups × N episodes, each group on one task.
       const specs: EpisodeSpec[] = [];
@@ -157,14 +166,15 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       const evaluation = due ? await evaluate(it) : undefined;
       sink.iteration({ metrics, trajectories, ...(evaluation ? { evaluation } : {}) });
       iterations.push(metrics);
-      const elapsedMs = Date.now() - t0;
+      iterationMsTotal += metrics.wallMs;
       options.onProgress?.({
-        iteration: it, iterations: config.iterations, rewardMean: metrics.rewardMean, successRate: metrics.successRate, elapsedMs,
-        etaMs: (elapsedMs / it) * (config.iterations - it), ...(evaluation ? { evaluation } : {}),
+        iteration: it, iterations: config.iterations, rewardMean: metrics.rewardMean, successRate: metrics.successRate, elapsedMs: Date.now() - t0,
+        etaMs: remainingMs(iterationMsTotal, it, config.iterations - it), metrics, ...(evaluation ? { evaluation } : {}),
       });
     }
     const dir = options.checkpointDir?.();
     if (dir && policy.save) {
+      options.onPhase?.({ kind: 'saving' });
       const file = policy.save(dir, `${config.method} on ${config.env}, seed ${config.seed}, ${config.iterations} iterations`);
       options.onCheckpoint?.(file);
     }

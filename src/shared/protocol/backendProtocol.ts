@@ -50,8 +50,15 @@ export interface BackendMethods {
   deleteRun: { params: { runId: number }; result: boolean };
   /** Writes the run's record (config, runtime, every iteration's metrics, every evaluation, wall time) as JSON to `file`. */
   exportRun: { params: { runId: number; file: string }; result: { file: string; bytes: number } };
-  /** Runs a recorded execute_code action again now, in the sandbox its run used, and compares the observation. */
-  rerun: { params: { trajectoryId: number; turn: number }; result: { observationText: string; same: boolean; level: string } };
+  /**
+   * Runs a recorded execute_code action again now and compares the observation. `python` and `sandbox`
+   * are the user's settings (agentRl.pythonPath, agentRl.sandboxLevel): a stored run never chooses what
+   * runs on the host. `notes` say what the stored run had asked for that was not used.
+   */
+  rerun: {
+    params: { trajectoryId: number; turn: number; python: string; sandbox: string };
+    result: { observationText: string; same: boolean; level: string; python: string; notes: string[] };
+  };
 }
 export type BackendMethod = keyof BackendMethods;
 export const BACKEND_METHODS: readonly BackendMethod[] = ['listRuns', 'getRun', 'iterations', 'trajectories', 'trajectory', 'markFailed', 'deleteRun', 'exportRun', 'rerun'];

@@ -1,4 +1,6 @@
-// Host ⇄ dashboard webview messages.
+// Host ⇄ webview messages (dashboard and inspector), declared once for both ends: the host posts
+// HostTo* and checks *ToHost with its guard; the pages post *ToHost through webview-ui/vscodeApi.ts and
+// check HostTo* with its guard.
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
 import type { TrajectoryDetail, TrajectorySummary } from './backendProtocol';
 import { isNumber, isObject, oneOf, shape, type Guard } from './guards';
@@ -30,14 +32,15 @@ export interface DashboardState {
 
 export const isDashboardState = (x: unknown): x is DashboardState => isObject(x) && Array.isArray(x.selected) && x.selected.every(isNumber);
 
-/** Host → inspector: one trajectory and the other trajectories of its group. */
+/** Host → inspector: one trajectory, the other trajectories of its group, and agentRl.maxTextLength (0 = no cut). */
 export interface InspectorData {
   readonly type: 'trajectory';
   readonly detail: TrajectoryDetail;
   readonly group: TrajectorySummary[];
+  readonly maxTextLength: number;
 }
 
 export type InspectorToHost = { readonly type: 'ready' } | { readonly type: 'open'; readonly trajectoryId: number };
 
 export const isInspectorToHost: Guard<InspectorToHost> = oneOf<InspectorToHost>(shape('ready', {}), shape('open', { trajectoryId: isNumber }));
-export const isInspectorData = (x: unknown): x is InspectorData => isObject(x) && x.type === 'trajectory' && isObject(x.detail) && Array.isArray(x.group);
+export const isInspectorData = (x: unknown): x is InspectorData => isObject(x) && x.type === 'trajectory' && isObject(x.detail) && Array.isArray(x.group) && isNumber(x.maxTextLength);

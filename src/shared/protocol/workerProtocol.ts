@@ -1,5 +1,6 @@
 // Host ⇄ run worker messages (child_process IPC, JSON). Declared once, used by both ends; every
 // message received is checked by its guard before use.
+import { isRunPhase, type RunPhase } from '../runPhase';
 import type { EvaluationResult, RunStatus } from '../types';
 import { isNumber, isObject, isString, oneOf, shape, type Guard } from './guards';
 
@@ -11,7 +12,10 @@ export type HostToWorker =
 
 export type WorkerToHost =
   | { readonly type: 'started'; readonly runId: number; readonly name: string; readonly iterations: number }
-  | { readonly type: 'progress'; readonly runId: number; readonly iteration: number; readonly iterations: number; readonly rewardMean: number; readonly successRate: number; readonly etaMs: number }
+  /** `etaMs` -1 while unknown; `loss` and `tokenAccuracy` are what SFT progress reports (runPhase.ts). */
+  | { readonly type: 'progress'; readonly runId: number; readonly iteration: number; readonly iterations: number; readonly rewardMean: number; readonly successRate: number; readonly etaMs: number; readonly loss: number; readonly tokenAccuracy?: number }
+  /** What the run is doing now; sent from the first second, before the run is stored (then without `runId`). */
+  | { readonly type: 'phase'; readonly runId?: number; readonly phase: RunPhase; readonly iterations: number }
   | { readonly type: 'evaluation'; readonly runId: number; readonly evaluation: EvaluationResult }
   | { readonly type: 'heartbeat'; readonly at: number }
   | { readonly type: 'log'; readonly level: 'info' | 'warn' | 'error'; readonly message: string }
@@ -29,7 +33,8 @@ export const isHostToWorker: Guard<HostToWorker> = oneOf<HostToWorker>(
 
 export const isWorkerToHost: Guard<WorkerToHost> = oneOf<WorkerToHost>(
   shape('started', { runId: isNumber, name: isString, iterations: isNumber }),
-  shape('progress', { runId: isNumber, iteration: isNumber, iterations: isNumber, rewardMean: isNumber, successRate: isNumber, etaMs: isNumber }),
+  shape('progress', { runId: isNumber, iteration: isNumber, iterations: isNumber, rewardMean: isNumber, successRate: isNumber, etaMs: isNumber, loss: isNumber, tokenAccuracy: optNumber }),
+  shape('phase', { runId: optNumber, phase: isRunPhase, iterations: isNumber }),
   shape('evaluation', { runId: isNumber, evaluation: (e) => isObject(e) && isNumber(e.successRate) && isNumber(e.iteration) }),
   shape('heartbeat', { at: isNumber }),
   shape('log', { level: (l) => l === 'info' || l === 'warn' || l === 'error', message: isString }),

@@ -7,7 +7,12 @@ describe('protocol guards', () => {
   it('accept well-formed worker messages', () => {
     assert.ok(isHostToWorker({ type: 'start', config: { seed: 1 }, db: '/tmp/x.sqlite' }));
     assert.ok(isHostToWorker({ type: 'cancel' }));
-    assert.ok(isWorkerToHost({ type: 'progress', runId: 1, iteration: 2, iterations: 10, rewardMean: 0.5, successRate: 0.5, etaMs: 100 }));
+    assert.ok(isWorkerToHost({ type: 'progress', runId: 1, iteration: 2, iterations: 10, rewardMean: 0.5, successRate: 0.5, etaMs: 100, loss: 0.2 }));
+    assert.ok(isWorkerToHost({ type: 'progress', runId: 1, iteration: 2, iterations: 10, rewardMean: 0.5, successRate: 0.5, etaMs: -1, loss: 0.2, tokenAccuracy: 0.9 }));
+    assert.ok(isWorkerToHost({ type: 'phase', phase: { kind: 'loading' }, iterations: 10 }), 'a phase before the run is stored has no run id');
+    assert.ok(isWorkerToHost({ type: 'phase', runId: 1, phase: { kind: 'iteration', iteration: 3 }, iterations: 10 }));
+    assert.ok(!isWorkerToHost({ type: 'phase', runId: 1, phase: { kind: 'iteration' }, iterations: 10 }), 'an iteration phase names its iteration');
+    assert.ok(!isWorkerToHost({ type: 'phase', phase: { kind: 'dancing' }, iterations: 10 }));
     assert.ok(isWorkerToHost({ type: 'failed', error: 'boom' }));
     assert.ok(isWorkerToHost({ type: 'finished', runId: 3, status: 'cancelled', wallMs: 5 }));
   });

@@ -1,0 +1,115 @@
+// Start Run: a preset or a workspace *.agentrl.json, validated first (the first problem in a
+// notification, all of them in the output channel); the user's sandbox settings go into a code run's
+// envOptions, and a config that names another interpreter or a weaker level is used only after the
+// user says so; then a name, and progress from the first second (notification with Cancel, status
+// bar). Every text from the config (keys, values, file names, the run name) is untrusted: notifications
+// and quick picks get it through messageText, the output channel with its invisible characters marked.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { PRESETS } from '../../shared/presets';
+import { ConfigError, validateRunConfig } from '../../shared/runConfig';
+import { messageText, oneLine, showInvisibles } from '../../shared/untrustedText';
+import type { LiveRun, LiveRuns } from '../liveRuns';
+import type { HostProcesses } from '../processes/hostProcesses';
+import { databasePath, sandboxSettings } from '../settings';
+import { activityText } from '../statusText';
+import { configProblemMessage, outcomeMessage, sandboxOverrides, sandboxQuestion } from './runMessages';
+
+export interface StartRunDeps {
+  readonly processes: HostProcesses;
+  readonly live: LiveRuns;
+  readonly output: vscode.OutputChannel;
+}
+
+interface Picked {
+  readonly config: Record<string, unknown>;
+  /** The config file, relative to the workspace (undefined for a preset). */
+  readonly file?: string;
+}
+
+async function pickConfig(): Promise<Picked | undefined> {
+  const files = await vscode.workspace.findFiles('**/*.agentrl.json', '**/node_modules/**', 50);
+  type Item = vscode.QuickPickItem & { config?: Record<string, unknown>; file?: vscode.Uri };
+  const preferred = vscode.workspace.getConfiguration('agentRl').get<string>('defaultPreset', '');
+  const presets = [...PRESETS].sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
+  const items: Item[] = [
+    ...presets.map((p) => ({ label: p.label, description: p.description, config: { ...p.config } })),
+    ...(files.length ? [{ label: 'Config files', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
+    ...files.map((f) => ({ label: messageText(path.basename(f.fsPath), 120), description: messageText(vscode.workspace.asRelativePath(f), 200), file: f })),
+  ];
+  const choice = await vscode.window.showQuickPick(items, { title: 'Agent RL: Start Run', placeHolder: 'Choose a preset or a *.agentrl.json config' });
+  if (!choice) return undefined;
+  if (!choice.file) return choice.config && { config: choice.config };
+  const file = vscode.workspace.asRelativePath(choice.file);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(await vscode.workspace.fs.readFile(choice.file)));
+  } catch (e) {
+    throw new Error(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)}). Fix: correct the JSON syntax.`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${file}: the top level must be a JSON object of run config keys.`);
+  const config = { ...(parsed as Record<string, unknown>) };
+  delete config.$schema; // editors add it for completion
+  return { config, file };
+}
+
+/** The user's sandbox settings in a code run's envOptions; a config's own interpreter or weaker level only if the user confirms. */
+async function withSandboxSettings(p: Picked): Promise<Record<string, unknown> | undefined> {
+  if (p.config.env !== 'code') return p.config;
+  const s = sandboxSettings();
+  const mine = { sandbox: s.sandbox, ...(s.python ? { python: s.python } : {}) };
+  const given = p.config.envOptions;
+  const asks = sandboxOverrides(given, s);
+  let envOptions = { ...mine, ...(typeof given === 'object' && given !== null ? given : {}) };
+  if (asks.length > 0) {
+    const useConfig = 'Use the Config’s';
+    const useMine = 'Use My Settings';
+    const choice = await vscode.window.showWarningMessage(
+      sandboxQuestion(p.file, asks),
+      { modal: true, detail: 'Code the model writes runs with this interpreter at this isolation level.' }, useMine, useConfig,
+    );
+    if (choice === undefined) return undefined;
+    if (choice === useMine) envOptions = { ...envOptions, ...mine, ...(s.python ? {} : { python: '' }) };
+  }
+  return { ...p.config, envOptions };
+}
+
+export async function startRun(deps: StartRunDeps): Promise<void> {
+  const runs = deps.processes.requireRuns();
+  if (!runs) return;
+  const picked = await pickConfig();
+  if (!picked) return;
+  const raw = await withSandboxSettings(picked);
+  if (!raw) return;
+  let config;
+  try {
+    config = validateRunConfig(raw);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    void vscode.window.showErrorMessage(configProblemMessage(picked.file, e.issues));
+    deps.output.appendLine(showInvisibles(e.message));
+    return;
+  }
+  const name = await vscode.window.showInputBox({ title: 'Run name', value: oneLine(config.name, 200), validateInput: (v) => (v.trim() === '' ? 'A run needs a name' : undefined) });
+  if (name === undefined) return;
+  const db = databasePath();
+  deps.output.appendLine(`starting "${showInvisibles(name)}" (${config.env} · ${config.policy} · ${config.method}) in ${db}`);
+  const handle = runs.start({ ...raw, name }, db);
+  const live = deps.live.add(handle, { name, method: config.method, iterations: config.iterations });
+  void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Agent RL: ${messageText(name, 80)}`, cancellable: true }, async (progress, token) => {
+    token.onCancellationRequested(() => handle.cancel());
+    let reported = 0;
+    const report = (r: LiveRun): void => {
+      const done = r.progress?.iteration ?? 0;
+      progress.report({ message: activityText(r), increment: (100 * (done - reported)) / Math.max(1, r.iterations) });
+      reported = done;
+    };
+    report(live);
+    const subscription = deps.live.onDidChange((r) => {
+      if (r === live && !r.outcome) report(r);
+    });
+    const outcome = await handle.done;
+    subscription.dispose();
+    void (outcome.kind === 'failed' ? vscode.window.showErrorMessage(outcomeMessage(name, outcome)) : vscode.window.showInformationMessage(outcomeMessage(name, outcome)));
+  });
+}

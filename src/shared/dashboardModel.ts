@@ -1,0 +1,136 @@
+// What the dashboard draws (pure; the webview renders it with chart.js, tests check it in Node): one
+// panel per metric with a line per selected run, points that stay visible when a series is a single
+// value, legends that shorten long run names and keep the whole name for the hover, a reason when a
+// panel has nothing to draw, and a stacked chart of where each iteration's time went.
+import type { RunSeries } from './protocol/webviewProtocol';
+import type { IterationMetrics } from './types';
+import { oneLine, showInvisibles } from './untrustedText';
+
+export interface Panel {
+  readonly id: string;
+  readonly title: string;
+  /** One line per run and metric; `evaluation` plots evaluations instead of iterations. */
+  readonly lines: readonly { readonly label: string; readonly value: (m: IterationMetrics) => number | undefined }[];
+  readonly evaluation?: boolean;
+  /** A share in [0, 1]: the y axis spans at least 0–1, so a constant series is not drawn on a sliver. */
+  readonly rate?: boolean;
+  /** Why a panel with nothing to draw is empty, when the selected runs explain it. */
+  readonly emptyBecause?: (series: readonly RunSeries[]) => string | undefined;
+}
+
+const languageModelOnly = (what: string) => (series: readonly RunSeries[]): string =>
+  series.every((s) => s.run.policy === 'table') ? `table policies ${what}` : 'this run has no language-model metrics';
+
+export const PANELS: readonly Panel[] = [
+  { id: 'reward', title: 'Reward (mean, max)', lines: [{ label: 'mean', value: (m) => m.rewardMean }, { label: 'max', value: (m) => m.rewardMax }] },
+  { id: 'success', title: 'Training success', rate: true, lines: [{ label: 'success', value: (m) => m.successRate }] },
+  { id: 'evaluation', title: 'Evaluation success', rate: true, lines: [], evaluation: true },
+  { id: 'hacking', title: 'Public test vs private verifier (reward-hacking gap)', rate: true, lines: [{ label: 'public', value: (m) => m.publicPassRate }, { label: 'private', value: (m) => m.privatePassRate }] },
+  { id: 'loss', title: 'Loss', lines: [{ label: 'loss', value: (m) => m.loss }, { label: 'policy', value: (m) => m.policyLoss }] },
+  {
+    id: 'accuracy', title: 'Token accuracy on the demonstrations (SFT)', rate: true, lines: [{ label: 'token accuracy', value: (m) => m.tokenAccuracy }],
+    emptyBecause: (series) => (series.some((s) => s.run.method === 'sft') ? 'this run recorded no token accuracy' : 'only SFT runs of language models record token accuracy'),
+  },
+  { id: 'kl', title: 'KL to reference', lines: [{ label: 'KL', value: (m) => m.kl }] },
+  { id: 'clip', title: 'Clip fraction', rate: true, lines: [{ label: 'all', value: (m) => m.clipFraction }, { label: 'low', value: (m) => m.clipFractionLow }, { label: 'high', value: (m) => m.clipFractionHigh }] },
+  { id: 'entropy', title: 'Entropy', lines: [{ label: 'entropy', value: (m) => m.entropy }] },
+  { id: 'length', title: 'Response tokens and turns', lines: [{ label: 'tokens', value: (m) => m.responseTokens }, { label: 'turns', value: (m) => m.meanTurns }] },
+  { id: 'tools', title: 'Tool calls', lines: [{ label: 'calls', value: (m) => m.toolCalls }], emptyBecause: languageModelOnly('make no tool calls (their actions are table entries)') },
+];
+
+/** Legends show this much of a run name; the whole name is the legend entry's hover text. */
+export const LEGEND_NAME_LENGTH = 24;
+
+export interface Line {
+  readonly runIndex: number;
+  /** Short label for the legend and the chart's tooltip. */
+  readonly label: string;
+  /** The whole name, invisible characters marked: the legend entry's title. */
+  readonly fullLabel: string;
+  readonly dashed: boolean;
+  readonly data: { x: number; y: number }[];
+  readonly pointRadius: number;
+}
+
+/** Points stay visible where a line has too few of them to be seen as a line. */
+export const pointRadius = (points: number): number => (points < 2 ? 3 : points <= 20 ? 2 : 0);
+
+export function runLabels(s: RunSeries): { short: string; full: string } {
+  return { short: oneLine(s.run.name, LEGEND_NAME_LENGTH), full: `${showInvisibles(s.run.name)} (run ${s.run.id})` };
+}
+
+export function panelLines(panel: Panel, series: readonly RunSeries[]): Line[] {
+  return series.flatMap((s, runIndex): Line[] => {
+    const name = runLabels(s);
+    if (panel.evaluation) {
+      const data = s.evaluations.map((e) => ({ x: e.iteration, y: e.successRate })).filter((p) => Number.isFinite(p.y));
+      return data.length ? [{ runIndex, label: name.short, fullLabel: name.full, dashed: false, data, pointRadius: 3 }] : [];
+    }
+    return panel.lines
+      .map((line, j): Line => {
+        const data = s.iterations.map((m) => ({ x: m.iteration, y: line.value(m) })).filter((p): p is { x: number; y: number } => typeof p.y === 'number' && Number.isFinite(p.y));
+        const suffix = panel.lines.length > 1 ? ` · ${line.label}` : '';
+        return { runIndex, label: `${name.short}${suffix}`, fullLabel: `${name.full}${suffix}`, dashed: j > 0, data, pointRadius: pointRadius(data.length) };
+      })
+      .filter((l) => l.data.length > 0);
+  });
+}
+
+/** Why a panel draws nothing (undefined when it draws something). */
+export function emptyReason(panel: Panel, series: readonly RunSeries[], drawn: number): string | undefined {
+  if (drawn > 0) return undefined;
+  if (series.length === 0) return 'no run selected: tick one above, or run “Agent RL: Compare Runs”';
+  if (panel.evaluation) return 'no evaluations yet';
+  if (series.every((s) => s.iterations.length === 0)) return 'no iterations yet';
+  return panel.emptyBecause?.(series) ?? 'nothing recorded for this metric';
+}
+
+// ── Where each iteration's time went ────────────────────────────────────────────────────────────────
+export const PHASES = [
+  { key: 'phaseGenerateMs', label: 'generate' },
+  { key: 'phaseEnvMs', label: 'environment' },
+  { key: 'phaseReferenceMs', label: 'reference' },
+  { key: 'phaseUpdateMs', label: 'update' },
+  { key: 'phaseEvaluateMs', label: 'evaluate' },
+  { key: 'phaseStoreMs', label: 'store' },
+] as const satisfies readonly { key: keyof IterationMetrics; label: string }[];
+
+export const PHASE_PANEL = { id: 'phases', title: 'Where each iteration’s time goes (s)' } as const;
+
+export interface PhaseBars {
+  readonly runIndex: number;
+  readonly phase: (typeof PHASES)[number]['label'];
+  readonly label: string;
+  readonly fullLabel: string;
+  /** x = iteration (the first of its bucket), y = seconds (the bucket's mean). */
+  readonly data: { x: number; y: number }[];
+}
+
+/**
+ * One stacked bar per iteration and run, a segment per phase; runs longer than `maxBars` iterations are
+ * drawn as means over consecutive buckets. Only iterations that recorded phase timings count.
+ */
+export function phaseBars(series: readonly RunSeries[], maxBars = 200): PhaseBars[] {
+  return series.flatMap((s, runIndex) => {
+    const timed = s.iterations.filter((m) => PHASES.some((p) => typeof m[p.key] === 'number'));
+    if (timed.length === 0) return [];
+    const size = Math.ceil(timed.length / maxBars);
+    const name = runLabels(s);
+    const many = series.length > 1;
+    return PHASES.map((p): PhaseBars => {
+      const data: { x: number; y: number }[] = [];
+      for (let i = 0; i < timed.length; i += size) {
+        const bucket = timed.slice(i, i + size);
+        data.push({ x: bucket[0]!.iteration, y: bucket.reduce((sum, m) => sum + (m[p.key] ?? 0), 0) / bucket.length / 1000 });
+      }
+      return { runIndex, phase: p.label, label: many ? `${name.short} · ${p.label}` : p.label, fullLabel: many ? `${name.full} · ${p.label}` : p.label, data };
+    });
+  });
+}
+
+export function phaseEmptyReason(series: readonly RunSeries[], drawn: number): string | undefined {
+  if (drawn > 0) return undefined;
+  if (series.length === 0) return 'no run selected';
+  if (series.every((s) => s.iterations.length === 0)) return 'no iterations yet';
+  return series.length === 1 ? 'no phase timings recorded for this run' : 'no phase timings recorded for these runs';
+}

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { emptyReason, PANELS, panelLines, phaseBars, phaseEmptyReason, pointRadius } from '../../../src/shared/dashboardModel';
+import type { RunSeries } from '../../../src/shared/protocol/webviewProtocol';
+import type { IterationMetrics } from '../../../src/shared/types';
+
+const metrics = (iteration: number, extra: Partial<IterationMetrics> = {}): IterationMetrics => ({
+  iteration, rewardMean: 1, rewardMax: 1, rewardMin: 1, successRate: 1, publicPassRate: 1, privatePassRate: 1, meanTurns: 2, zeroVarianceGroups: 0, trajectories: 8, loss: 0.5, policyLoss: 0.5,
+  kl: 0, clipFraction: 0, entropy: 1, gradNorm: 1, ratioMin: 1, ratioMax: 1, updated: 1, trainedTrajectories: 8, policyVersion: iteration, wallMs: 100, ...extra,
+});
+const series = (policy: string, iterations: IterationMetrics[], name = `${policy} run`, method = 'grpo'): RunSeries => ({
+  run: { id: 1, name, status: 'completed', env: 'binary-search', policy, method, seed: 1, iterationsPlanned: 1, iterationsDone: iterations.length, latestRewardMean: 1, createdAt: '', finishedAt: null, error: null },
+  iterations, evaluations: [{ iteration: 0, episodes: 1, successes: 1, successRate: 1, meanActions: 1, publicPassRate: 1, privatePassRate: 1, rewardMean: 1, seed: 1, policyVersion: 0 }],
+});
+const panel = (id: string) => PANELS.find((p) => p.id === id)!;
+
+describe('dashboard model', () => {
+  it('a series of one point is drawn with visible points; long ones as lines', () => {
+    const [line] = panelLines(panel('success'), [series('table', [metrics(1)])]);
+    assert.equal(line!.data.length, 1);
+    assert.ok(line!.pointRadius > 0);
+    assert.equal(pointRadius(500), 0);
+    assert.equal(panel('success').rate, true, 'a constant share is drawn on a 0–1 axis');
+    assert.equal(panelLines(panel('evaluation'), [series('table', [])])[0]!.pointRadius, 3);
+  });
+
+  it('an empty chart says why', () => {
+    const table = series('table', [metrics(1)]);
+    assert.equal(emptyReason(panel('tools'), [table], panelLines(panel('tools'), [table]).length), 'table policies make no tool calls (their actions are table entries)');
+    const lm = series('transformer', [metrics(1)]);
+    assert.equal(emptyReason(panel('tools'), [lm], 0), 'this run has no language-model metrics');
+    assert.equal(emptyReason(panel('evaluation'), [{ ...table, evaluations: [] }], 0), 'no evaluations yet');
+    assert.equal(emptyReason(panel('reward'), [series('table', [])], 0), 'no iterations yet');
+    assert.match(emptyReason(panel('reward'), [], 0)!, /no run selected/);
+    assert.equal(emptyReason(panel('accuracy'), [table], 0), 'only SFT runs of language models record token accuracy');
+    assert.equal(emptyReason(panel('reward'), [table], 2), undefined);
+  });
+
+  it('legends shorten long names and keep the whole name for the hover', () => {
+    const long = series('table', [metrics(1)], `a very long run name that goes on and on \u202Eand on`);
+    const [line] = panelLines(panel('success'), [long]);
+    assert.equal(line!.label, 'a very long run name tha…');
+    assert.equal(line!.fullLabel, 'a very long run name that goes on and on ⟨U+202E⟩and on (run 1)');
+  });
+
+  it('stacks where each iteration’s time went, and says when no timings were recorded', () => {
+    const timed = series('transformer', [metrics(1, { phaseGenerateMs: 3000, phaseEnvMs: 1000, phaseUpdateMs: 2000 }), metrics(2, { phaseGenerateMs: 5000, phaseEnvMs: 0, phaseUpdateMs: 1000 })]);
+    const bars = phaseBars([timed]);
+    assert.deepEqual(bars.map((b) => b.phase), ['generate', 'environment', 'reference', 'update', 'evaluate', 'store']);
+    assert.deepEqual(bars[0]!.data, [{ x: 1, y: 3 }, { x: 2, y: 5 }]);
+    assert.deepEqual(bars[2]!.data, [{ x: 1, y: 0 }, { x: 2, y: 0 }], 'a phase not recorded counts 0 in a timed iteration');
+    assert.deepEqual(phaseBars([timed], 1)[0]!.data, [{ x: 1, y: 4 }], 'long runs are drawn as bucket means');
+    const untimed = series('table', [metrics(1)]);
+    assert.deepEqual(phaseBars([untimed]), []);
+    assert.equal(phaseEmptyReason([untimed], 0), 'no phase timings recorded for this run');
+    assert.equal(phaseEmptyReason([timed], bars.length), undefined);
+  });
+});
