@@ -2,6 +2,7 @@
 // run's generation dumps into the database as a run (see importers/verl). Malformed lines are reported
 // on stderr with file and line and never stop the import; Ctrl-C ends a follow after the current step.
 import * as path from 'node:path';
+import { oneLine, showInvisibles } from '../shared/untrustedText';
 import { parseArgs } from 'node:util';
 import { VerlConfigError } from '../importers/verl/verlConfig';
 import { importVerl, ImportInputError, type ImportEvent } from '../importers/verl/verlImporter';
@@ -58,11 +59,11 @@ export async function importCommand(args: readonly string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
   let reported = 0;
   const onEvent = (e: ImportEvent): void => {
-    if (e.type === 'run') process.stdout.write(`${e.created ? 'new' : 'continuing'} run ${e.runId} "${e.name}" in ${db}\n`);
+    if (e.type === 'run') process.stdout.write(`${e.created ? 'new' : 'continuing'} run ${e.runId} "${oneLine(e.name, 200)}" in ${showInvisibles(db)}\n`);
     if (e.type === 'step') process.stdout.write(`step ${e.step}: +${e.added} trajectories (${e.trajectories} in the step), reward ${e.rewardMean.toFixed(3)}\n`);
     if (e.type === 'evaluation') process.stdout.write(`validation at step ${e.step}: ${e.episodes} samples, success ${(100 * e.successRate).toFixed(1)}%\n`);
-    if (e.type === 'malformed' && reported++ < MAX_REPORTED) process.stderr.write(`${e.file}:${e.line}: malformed line skipped: ${e.reason}\n`);
-    if (e.type === 'pending') process.stderr.write(`${e.file}:${e.line}: no newline yet (still being written?): left for the next import\n`);
+    if (e.type === 'malformed' && reported++ < MAX_REPORTED) process.stderr.write(`${showInvisibles(e.file)}:${e.line}: malformed line skipped: ${oneLine(e.reason, 500)}\n`);
+    if (e.type === 'pending') process.stderr.write(`${showInvisibles(e.file)}:${e.line}: no newline yet (still being written?): left for the next import\n`);
   };
   try {
     markOrphanedRuns(store);
@@ -76,7 +77,7 @@ export async function importCommand(args: readonly string[]): Promise<number> {
     });
     if (reported > MAX_REPORTED) process.stderr.write(`… and ${reported - MAX_REPORTED} more malformed lines\n`);
     process.stdout.write(
-      `run ${s.runId} "${s.name}": ${s.steps} steps and ${s.trajectories} trajectories added, ${s.evaluations} evaluations; ` +
+      `run ${s.runId} "${oneLine(s.name, 200)}": ${s.steps} steps and ${s.trajectories} trajectories added, ${s.evaluations} evaluations; ` +
         `malformed lines: ${s.malformed} in this import, ${s.malformedTotal} in all imports of this run\n` +
         `  agent-rl show ${s.runId}${db === path.resolve(DEFAULT_DB_PATH) ? '' : ` --db ${db}`}\n`,
     );
