@@ -45,6 +45,10 @@ async function main(): Promise<void> {
   console.log(`  fresh interpreter per execution: ${f.toFixed(1)}/s  (rounds: ${freshRates.map((x) => x.toFixed(1)).join(', ')})`);
   console.log(`  warm pool (fork per execution):  ${p.toFixed(1)}/s  (rounds: ${poolRates.map((x) => x.toFixed(1)).join(', ')})`);
   console.log(`  ratio pool / fresh: ${(p / f).toFixed(2)}×  (target ≥ 5×: ${p / f >= 5 ? 'met' : 'NOT met'})`);
+  if (p / f < 5) process.exitCode = 1;
 }
 
-void main();
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -74,6 +74,12 @@ function main(): void {
   console.log(`  building the 100,000-trajectory store: ${(large.buildMs / 1000).toFixed(1)} s`);
   console.log(`  worst ratio ${worst.toFixed(2)}× (target ≤ 3×: ${worst <= 3 ? 'met' : 'NOT met'})`);
   fs.rmSync(dir, { recursive: true, force: true });
+  if (worst > 3) process.exitCode = 1;
 }
 
-main();
+try {
+  main();
+} catch (e) {
+  console.error(e);
+  process.exit(1);
+}

@@ -1,20 +1,29 @@
+// @ts-check
 // What the experiment scripts share: reading `--name value` flags, and running the built agent-rl CLI
 // (dist/cli.js) as a child process with its stdout captured and its stderr (progress) passed through.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const cli = path.join(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'), 'dist', 'cli.js');
 
-/** The value after `--name` on this script's command line, or `fallback`. */
+/**
+ * The value after `--name` on this script's command line, or `fallback`.
+ * @template {string | undefined} F
+ * @param {string} name @param {F} fallback
+ * @returns {string | F}
+ */
 export function arg(name, fallback) {
   const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : fallback;
+  return i > 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 }
 
 /**
  * Runs `agent-rl ARGS`; returns its stdout and wall time. `echo` copies stdout to stderr as it is read.
  * A non-zero exit throws an error carrying the exit `status`, after the stdout has been written out.
+ * @param {string[]} args @param {{ echo?: boolean }} [options]
+ * @returns {{ stdout: string; seconds: number }}
  */
 export function runAgentRl(args, { echo = false } = {}) {
   const t0 = Date.now();
@@ -22,4 +31,72 @@ export function runAgentRl(args, { echo = false } = {}) {
   if (echo || r.status !== 0) process.stderr.write(r.stdout);
   if (r.status !== 0) throw Object.assign(new Error(`agent-rl ${args.join(' ')} exited with ${r.status}`), { status: r.status ?? 1 });
   return { stdout: r.stdout, seconds: (Date.now() - t0) / 1000 };
+}
+
+/**
+ * `runAgentRl` without blocking, so that two runs can share the machine's cores: its progress lines
+ * are passed through with `label` in front.
+ * @param {string[]} args @param {string} label
+ * @returns {Promise<{ stdout: string; seconds: number }>}
+ */
+export function runAgentRlAsync(args, label) {
+  const t0 = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let pending = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (/** @type {string} */ d) => {
+      const lines = (pending + d).split(/\r?\n|\r/);
+      pending = lines.pop() ?? '';
+      for (const l of lines) if (l.trim() !== '') process.stderr.write(`[${label}] ${l}\n`);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolve({ stdout, seconds: (Date.now() - t0) / 1000 });
+      else {
+        process.stderr.write(stdout);
+        reject(Object.assign(new Error(`agent-rl ${args.join(' ')} exited with ${code}`), { status: code ?? 1 }));
+      }
+    });
+  });
+}
+
+/** Writes `value` as JSON to `file`; returns the file. @param {string} file @param {unknown} value */
+export function writeJson(file, value) {
+  fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
+  return file;
+}
+
+/**
+ * The config of an RL stage from a warm start: `env`, `method` (grpo or rs-sft) with every default
+ * of (env, transformer, method), `extra` on top, `init` the checkpoint.
+ * @param {string} env @param {string} method @param {Record<string, unknown>} extra @param {string} init
+ */
+export function methodConfig(env, method, extra, init) {
+  const { policyOptions, ...rest } = /** @type {{ policyOptions?: Record<string, unknown> }} */ (extra);
+  return { env, policy: 'transformer', method, ...rest, policyOptions: { ...(policyOptions ?? {}), init } };
+}
+
+/** @param {number | undefined} v */
+const pct = (v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
+/** @param {number | undefined} v */
+const num = (v) => (v === undefined ? '–' : v.toFixed(2));
+
+/**
+ * A Markdown table of evaluations: greedy pass@1, sampled pass@1, pass@k, tool calls; each figure's
+ * change against `baseline` in points.
+ * @param {string} title @param {[string, Record<string, number | undefined>][]} rows @param {Record<string, number | undefined>} baseline
+ */
+export function evaluationTable(title, rows, baseline) {
+  const k = rows.find(([, e]) => e.passK !== undefined)?.[1].passK ?? 'k';
+  /** @param {number | undefined} v @param {number | undefined} b */
+  const delta = (v, b) => (v === undefined || b === undefined ? '' : ` (${v >= b ? '+' : ''}${((v - b) * 100).toFixed(1)})`);
+  const lines = [
+    title,
+    `| model | greedy pass@1 | sampled pass@1 | sampled pass@${k} | tool calls, sampled / greedy | held-out episodes (sampled / greedy) |`,
+    '|---|---|---|---|---|---|',
+    ...rows.map(([label, e]) => `| ${label} | ${pct(e.greedySuccessRate)}${e === baseline ? '' : delta(e.greedySuccessRate, baseline.greedySuccessRate)} | ${pct(e.successRate)}${e === baseline ? '' : delta(e.successRate, baseline.successRate)} | ${pct(e.passAtK)}${e === baseline ? '' : delta(e.passAtK, baseline.passAtK)} | ${num(e.toolCalls)} / ${num(e.greedyToolCalls)} | ${e.episodes ?? '–'} / ${e.greedyEpisodes ?? '–'} |`),
+  ];
+  return lines.join('\n');
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Compiles the hand-written WebAssembly kernels (src/rl/policies/transformer/kernels/*.wat) into
 // TypeScript modules that embed the binary as base64, so the bundles need no extra file at run time.
 // `npm run build:kernels` after editing a .wat; a unit test fails while a .wat and its module differ.

@@ -1,58 +1,72 @@
 #!/usr/bin/env node
+// @ts-check
 // `npm start`: the default experiment, end to end through the real CLI and database, sized to finish
-// within 5 minutes on a 2-core machine (the full-length runs are `npm run verify:learning`).
-// Calculator environment (seed 003), a small character-level transformer, a supervised warm start on
-// the reference agent's demonstrations, then GRPO from that checkpoint. Prints held-out accuracy
-// (sampled at temperature 1, and greedy) before and after each stage, and where everything is.
-// Usage: node scripts/defaultExperiment.mjs [--seed N] [--sft-iterations N] [--grpo-iterations N] [--db FILE]
-import { arg, runAgentRl } from './agentRl.mjs';
+// within 5 minutes on a 2-core machine (the full-length check is `npm run verify:learning`).
+// What RL adds beyond imitation: a small character-level transformer is warm-started by SFT on
+// imperfect demonstrations (the calculator's reference agent skips the tool on most tasks with a
+// multiplication and answers with a guess: a habit, not a slip, so greedy decoding copies it), then
+// trained from that checkpoint by plain GRPO (failures pushed down, successes up) and, as the
+// control, by RS-SFT (fine-tuning on its own successes) with the same number of sampled episodes.
+// Prints held-out greedy pass@1, sampled pass@1 and pass@8 and tool calls for all three.
+// Usage: node scripts/defaultExperiment.mjs [--seed N] [--sft-iterations N] [--rl-iterations N] [--db FILE]
+import { arg, evaluationTable, methodConfig, runAgentRl, runAgentRlAsync, writeJson } from './agentRl.mjs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-const seed = arg('--seed', '1');
+const seed = Number(arg('--seed', '1'));
 const db = path.resolve(arg('--db', path.join('.agent-rl', 'runs.sqlite')));
 const results = path.join(path.dirname(db), 'results');
 fs.mkdirSync(results, { recursive: true });
+const rlIterations = Number(arg('--rl-iterations', '25'));
 
+/** @param {string} label @param {string[]} args */
 function run(label, args) {
   process.stderr.write(`\n== ${label}: agent-rl ${args.join(' ')}\n`);
   try {
     return runAgentRl(args, { echo: true });
   } catch (e) {
-    process.exit(e.status ?? 1);
+    process.exit(/** @type {{ status?: number }} */ (e).status ?? 1);
   }
 }
 
 const t0 = Date.now();
-const sftOut = path.join(results, `calculator-sft-s${seed}.json`);
-const sft = run('supervised warm start', ['sft', '--env', 'calculator', '--seed', seed, '--iterations', arg('--sft-iterations', '200'), '--db', db, '--output', sftOut]);
+const file = (/** @type {string} */ stage) => path.join(results, `calculator-${stage}-s${seed}`);
+const sftConfig = writeJson(`${file('sft')}.config.json`, { env: 'calculator', policy: 'transformer', method: 'sft', seed, iterations: Number(arg('--sft-iterations', '200')) });
+const sft = run('supervised warm start on imperfect demonstrations', ['sft', '--config', sftConfig, '--db', db, '--output', `${file('sft')}.json`]);
 const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
 if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
-const grpoOut = path.join(results, `calculator-grpo-s${seed}.json`);
-// GRPO reinforcing successes only (negativeAdvantageScale 0), as `npm run verify:learning` measures
-// it: on this small model plain GRPO's failed episodes mostly push on text that has already derailed.
-const grpoConfig = path.join(results, `calculator-grpo-s${seed}.config.json`);
-fs.writeFileSync(grpoConfig, JSON.stringify({ env: 'calculator', policy: 'transformer', method: 'grpo', policyOptions: { negativeAdvantageScale: 0 } }, null, 2));
-const grpo = run('GRPO from the warm start', ['train', '--config', grpoConfig, '--seed', seed, '--iterations', arg('--grpo-iterations', '30'), '--init', checkpoint, '--db', db, '--output', grpoOut]);
+// The two RL runs share the machine: one core each (one replica), at the same time.
+/** @type {Record<string, { seconds: number; record: string }>} */
+const stages = {};
+process.stderr.write('\n== plain GRPO and RS-SFT (the control) from the warm start, side by side\n');
+try {
+  await Promise.all(['grpo', 'rs-sft'].map(async (method) => {
+    const config = writeJson(`${file(method)}.config.json`, methodConfig('calculator', method, { seed, iterations: rlIterations, policyOptions: { replicas: 1 } }, checkpoint));
+    const r = await runAgentRlAsync(['train', '--config', config, '--db', db, '--output', `${file(method)}.json`], method);
+    stages[method] = { seconds: r.seconds, record: `${file(method)}.json` };
+  }));
+} catch (e) {
+  process.exit(/** @type {{ status?: number }} */ (e).status ?? 1);
+}
 
-const evals = (file) => JSON.parse(fs.readFileSync(file, 'utf8')).evaluations;
-const [sftBefore, sftAfter] = [evals(sftOut)[0], evals(sftOut).at(-1)];
-const grpoAfter = evals(grpoOut).at(-1);
-const pct = (x) => `${(100 * x).toFixed(1)}%`;
-const line = (label, e) => `  ${label.padEnd(22)} sampled ${pct(e.successRate).padStart(6)}   greedy ${pct(e.greedySuccessRate ?? 0).padStart(6)}`;
+const record = (/** @type {string} */ f) => JSON.parse(fs.readFileSync(f, 'utf8'));
+const [g, r] = [stages.grpo, stages['rs-sft']];
+if (!g || !r) throw new Error('an RL stage did not run');
+const grpo = record(g.record);
+const rs = record(r.record);
 process.stdout.write(
   [
     '',
-    `Held-out calculator accuracy (${sftAfter.episodes} episodes, evaluation seed ${sftAfter.seed}):`,
-    line('untrained model', sftBefore),
-    line(`after SFT (${sft.seconds.toFixed(0)} s)`, sftAfter),
-    line(`after GRPO (${grpo.seconds.toFixed(0)} s)`, grpoAfter),
-    `  GRPO − SFT, sampled: ${((grpoAfter.successRate - sftAfter.successRate) * 100).toFixed(1)} points`,
+    evaluationTable(`Held-out calculator tasks, evaluation seed ${grpo.evaluations[0].seed}; warm start = the GRPO run's iteration-0 evaluation:`, [
+      ['untrained model', record(`${file('sft')}.json`).evaluations[0]],
+      [`warm start (SFT, ${sft.seconds.toFixed(0)} s)`, grpo.evaluations[0]],
+      [`${grpo.methodLabel ?? 'GRPO'}, ${rlIterations} it. (${g.seconds.toFixed(0)} s)`, grpo.evaluations.at(-1)],
+      [`${rs.methodLabel ?? 'RS-SFT'}, ${rlIterations} it. (${r.seconds.toFixed(0)} s)`, rs.evaluations.at(-1)],
+    ], grpo.evaluations[0]),
     '',
-    `total ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+    `total ${((Date.now() - t0) / 1000).toFixed(0)} s; both RL runs sampled ${rlIterations} × ${grpo.config.groupsPerIteration} × ${grpo.config.groupSize} training episodes from the same checkpoint`,
     `database:   ${db}   (npx agent-rl runs --db ${db})`,
-    `records:    ${sftOut}`,
-    `            ${grpoOut}`,
+    `records:    ${file('sft')}.json, ${g.record}, ${r.record}`,
     `checkpoint: ${checkpoint}`,
     '',
   ].join('\n'),

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Reproduces seed 002's binary-search table: GRPO and RS-SFT for seeds 7, 19, 42 with the default
 // config, through the real CLI and a real database. Prints a Markdown table beside the published
 // numbers and writes summary.json. Usage: node scripts/reproduceBinarySearch.mjs [--out DIR]
@@ -11,16 +12,18 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(root, 'dist', 'cli.js');
 const outFlag = process.argv.indexOf('--out');
-const out = outFlag > 0 ? path.resolve(process.argv[outFlag + 1]) : fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-repro-'));
+const out = outFlag > 0 ? path.resolve(process.argv[outFlag + 1] ?? '.') : fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-repro-'));
 fs.mkdirSync(out, { recursive: true });
 const db = path.join(out, 'runs.sqlite');
 
 // Seed 002's published results (success rate before → after; mean actions after, seed 7 only).
+/** @type {Record<string, Record<number, [number, number]>>} */
 const published = {
   grpo: { 7: [5.8, 99.6], 19: [6.4, 100], 42: [5.8, 99.6] },
   'rs-sft': { 7: [5.8, 99.8], 19: [6.4, 99.2], 42: [5.8, 100] },
 };
 
+/** @type {{ method: string; seed: number; runId: number; output: string; before: any; after: any; wallMs: number; published: [number, number] }[]} */
 const rows = [];
 const t0 = Date.now();
 for (const method of ['grpo', 'rs-sft']) {
@@ -35,12 +38,12 @@ for (const method of ['grpo', 'rs-sft']) {
     const rec = JSON.parse(fs.readFileSync(output, 'utf8'));
     const first = rec.evaluations[0];
     const last = rec.evaluations[rec.evaluations.length - 1];
-    rows.push({ method, seed, runId: rec.runId, output, before: first, after: last, wallMs: Date.now() - t, published: published[method][seed] });
+    rows.push({ method, seed, runId: rec.runId, output, before: first, after: last, wallMs: Date.now() - t, published: published[method]?.[seed] ?? [0, 0] });
   }
 }
 const totalMs = Date.now() - t0;
 
-const pct = (e) => `${(100 * e.successRate).toFixed(1)}% (${e.successes}/${e.episodes})`;
+const pct = (/** @type {{ successRate: number; successes: number; episodes: number }} */ e) => `${(100 * e.successRate).toFixed(1)}% (${e.successes}/${e.episodes})`;
 const lines = [
   '| method | seed | before | after | mean actions after | seed 002 before → after | wall |',
   '|---|---|---|---|---|---|---|',

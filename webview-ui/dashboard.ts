@@ -126,7 +126,7 @@ function renderRunPicker(runs: RunSeries['run'][], selected: readonly number[]):
   const shown = runs.filter((r, i) => i < 50 || selected.includes(r.id));
   for (const r of shown) {
     const label = el('label');
-    label.title = `${showInvisibles(r.name)} (run ${r.id}) — ${r.env} · ${r.policy} · ${r.method}`;
+    label.title = showInvisibles(`${r.name} (run ${r.id}) — ${r.env} · ${r.policy} · ${r.methodLabel}`);
     const input = el('input');
     input.type = 'checkbox';
     input.checked = selected.includes(r.id);

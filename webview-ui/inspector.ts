@@ -164,7 +164,7 @@ function render(d: InspectorData): void {
   const head = el('header');
   head.append(el('h1', undefined, `Trajectory ${t.id}`));
   head.append(el('div', 'meta task', `task ${clip(t.taskId, 500).text} · run ${t.runId} · iteration ${t.iteration} · group ${t.group} #${t.indexInGroup}`));
-  head.append(el('div', 'meta', `reward ${fixed(t.reward, 2)} · advantage ${fixed(t.advantage, 4)} · ${t.success ? 'success' : 'failure'} (${clip(t.termination, 200).text}) · public ${t.publicPass ? 'pass' : 'fail'} · private ${t.privatePass ? 'pass' : 'fail'}`));
+  head.append(el('div', 'meta', `reward ${fixed(t.reward, 2)} · advantage ${fixed(t.advantage, 4)} · ${t.success ? 'success' : 'failure'} (${clip(t.termination, 200).text}) · public ${t.publicPass ? 'pass' : 'fail'} · private ${t.privatePass ? 'pass' : 'fail'}${t.excluded ? ` · left out of the update: ${clip(t.excluded, 100).text}` : ''}`));
   const details = detailsBlock(t.outcome.details);
   if (details) head.append(details);
   root.append(head);

@@ -23,14 +23,21 @@ export function table(header: readonly string[], rows: readonly (readonly string
 }
 
 export function evaluationLine(e: EvaluationResult): string {
-  return `${pct(e.successRate)} (${e.successes}/${e.episodes})${e.greedySuccessRate !== undefined ? `, greedy ${pct(e.greedySuccessRate)}` : ''}, mean actions ${e.meanActions.toFixed(3)}, public pass ${pct(e.publicPassRate)}, private pass ${pct(e.privatePassRate)}`;
+  const parts = [
+    `${pct(e.successRate)} (${e.successes}/${e.episodes})`,
+    ...(e.greedySuccessRate !== undefined ? [`greedy ${pct(e.greedySuccessRate)}`] : []),
+    ...(e.passAtK !== undefined && e.passK !== undefined ? [`pass@${e.passK} ${pct(e.passAtK)}`] : []),
+    ...(e.toolCalls !== undefined && e.toolCalls > 0 ? [`tool calls ${e.toolCalls.toFixed(2)}${e.greedyToolCalls !== undefined ? ` (greedy ${e.greedyToolCalls.toFixed(2)})` : ''}`] : []),
+    `mean actions ${e.meanActions.toFixed(3)}`, `public pass ${pct(e.publicPassRate)}`, `private pass ${pct(e.privatePassRate)}`,
+  ];
+  return parts.join(', ');
 }
 
 export function runsTable(runs: readonly RunSummary[]): string {
   return table(
     ['id', 'name', 'status', 'env', 'policy', 'method', 'seed', 'iterations', 'reward', 'created'],
     runs.map((r) => [
-      cell(r.id), cell(r.name), cell(r.status), cell(r.env), cell(r.policy), cell(r.method), cell(r.seed), `${cell(r.iterationsDone)}/${cell(r.iterationsPlanned)}`,
+      cell(r.id), cell(r.name), cell(r.status), cell(r.env), cell(r.policy), cell(r.methodLabel, 60), cell(r.seed), `${cell(r.iterationsDone)}/${cell(r.iterationsPlanned)}`,
       typeof r.latestRewardMean === 'number' ? r.latestRewardMean.toFixed(3) : '-', cell(String(r.createdAt).replace('T', ' '), 19),
     ]),
   );

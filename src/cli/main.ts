@@ -7,13 +7,14 @@ import { showInvisibles } from '../shared/untrustedText';
 import { IsolationUnavailableError, PythonNotFoundError } from '../rl/sandbox/isolation';
 import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
+import { algorithmHelp } from './algorithmHelp';
 import { envCheckCommand, envRunCommand } from './envCommands';
 import { EXPORT_USAGE, exportCommand } from './exportCommand';
 import { IMPORT_USAGE, importCommand } from './importCommand';
 import { SANDBOX_USAGE, sandboxCommand } from './sandboxCommand';
 import { runsCommand, showCommand, trajectoryCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
-import { CONFIG_FLAGS, configFromArgs, POLICY_FLAGS, readConfigFile } from './runConfigArgs';
+import { ALGORITHM_FLAGS, CONFIG_FLAGS, configFromArgs, POLICY_FLAGS, readConfigFile } from './runConfigArgs';
 import { UsageError } from './usageError';
 
 const USAGE = `agent-rl — train and inspect agentic RL runs
@@ -36,13 +37,25 @@ Usage:
 
 Train flags (override --config FILE, a JSON run config):
   --groups N        groups per iteration        --group-size N   trajectories per group
-  --lr X            learning rate               --clip X         ratio clip ε
-  --kl X            KL coefficient              --epochs N       update epochs per batch
-  --std population|sample                       --eval-episodes N   --eval-seed N   --eval-interval N
+  --lr X            algorithm.learningRate      --clip X         algorithm.clipLow (ratio clip ε_low)
+  --kl X            algorithm.klCoef            --epochs N       algorithm.epochs
+  --std population|sample                       --estimator grpo|dr-grpo|rloo
+  --eval-episodes N   --eval-seed N   --eval-interval N   --pass-k K (sampled pass@k of every evaluation)
   --init DIR        start the transformer from a checkpoint  --backend auto|wasm|cpu|tensorflow|tensorflow-gpu
   --tokenizer DIR   a Hugging Face tokenizer.json directory (default: character-level)
   --busy-timeout MS wait for a locked database (default 5000)
-Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.`;
+Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.
+agent-rl train --help [--env E --policy P --method M | --config FILE] lists every algorithm setting
+with the default that run would use and what it trades.`;
+
+/** The algorithm table for the env, policy and method the flags and the --config file name. */
+function trainHelp(command: 'train' | 'sft', v: Record<string, string | boolean | undefined>): string {
+  const file = typeof v.config === 'string' ? readConfigFile(v.config) : {};
+  const pick = (flag: string, fallback: string): string => (typeof v[flag] === 'string' ? (v[flag]) : typeof file[flag] === 'string' ? (file[flag]) : fallback);
+  const sft = command === 'sft';
+  const given = typeof file.algorithm === 'object' && file.algorithm !== null ? (file.algorithm as Record<string, never>) : {};
+  return algorithmHelp(pick('env', sft ? 'calculator' : 'binary-search'), pick('policy', sft ? 'transformer' : 'table'), sft ? 'sft' : pick('method', 'grpo'), given);
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -54,7 +67,7 @@ async function main(argv: string[]): Promise<number> {
     db: { type: 'string' }, output: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' },
     'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     task: { type: 'string' }, actions: { type: 'string' }, python: { type: 'string' },
-    ...Object.fromEntries([...Object.keys(CONFIG_FLAGS), ...Object.keys(POLICY_FLAGS)].map((k) => [k, { type: 'string' }])),
+    ...Object.fromEntries([...Object.keys(CONFIG_FLAGS), ...Object.keys(ALGORITHM_FLAGS), ...Object.keys(POLICY_FLAGS)].map((k) => [k, { type: 'string' }])),
   } as const;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
@@ -69,6 +82,7 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parsed;
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
+    if (command === 'train' || command === 'sft') process.stdout.write(`\n${trainHelp(command, values)}\n`);
     return 0;
   }
   const db = path.resolve(values.db ?? DEFAULT_DB_PATH);

@@ -2,6 +2,7 @@
 // database. Stored text is untrusted (a shared or imported database, model output): it is printed with
 // invisible and direction-changing characters as markers and control characters that a terminal would
 // obey (escape sequences, carriage returns) shown, never sent; --json escapes them as \u sequences.
+import { algorithmSummary, methodLabel, storedAlgorithm } from '../shared/algorithm';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { UsageError } from './usageError';
 import { openStore } from '../store/openStore';
@@ -64,7 +65,7 @@ export function showCommand(ref: string, options: QueryOptions): number {
     if (!run) throw new UsageError(`no run "${cell(ref, 200)}" in ${options.db}. Fix: \`agent-rl runs --db ${options.db}\` lists the runs.`);
     const d = reader.detail(run.id)!;
     const record: RunRecord = {
-      runId: run.id, name: run.name, status: run.status, database: options.db, config: d.config, runtime: d.runtime,
+      runId: run.id, name: run.name, status: run.status, methodLabel: run.methodLabel, database: options.db, config: d.config, runtime: d.runtime,
       iterations: d.iterations, evaluations: d.evaluations, wallMs: d.wallMs,
     };
     if (options.json) {
@@ -81,7 +82,7 @@ export function showCommand(ref: string, options: QueryOptions): number {
       `run ${run.id}: ${cell(run.name, 1000)}`,
       `  status: ${cell(run.status)}${run.error ? ` (${cell(run.error, 2000)})` : ''}`,
       `  env ${cell(c.env)}, policy ${cell(c.policy)}, method ${cell(c.method)}, seed ${cell(c.seed)}, eval seed ${cell(c.evalSeed)}`,
-      `  ${c.groupsPerIteration} groups × ${c.groupSize} trajectories, lr ${c.learningRate}, clip ${c.clipEpsilon}, KL ${c.klCoef}, ${c.epochs} epochs, ${c.advantageStd} std`,
+      `  ${cell(methodLabel(c.method, storedAlgorithm(c)))}: ${c.groupsPerIteration} groups × ${c.groupSize} trajectories, ${algorithmSummary(storedAlgorithm(c))}`,
       `  iterations: ${run.iterationsDone}/${run.iterationsPlanned}; trajectories stored: ${d.trajectories}; turns: ${d.turns}`,
       `  wall time: ${d.wallMs === null ? 'running' : duration(d.wallMs)}; created ${run.createdAt}`,
       `  runtime: ${cell(d.runtime.workbench)} on Node ${cell(d.runtime.node)}, ${cell(d.runtime.compute, 200)}, SQLite ${cell(d.runtime.sqlite ?? '?')}`,

@@ -2,15 +2,21 @@
 // then validated. Kept apart from main.ts, which runs the command when loaded.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { AlgorithmSettings } from '../shared/algorithm';
 import { validateRunConfig, type RunConfig } from '../shared/runConfig';
 import { UsageError } from './usageError';
 
 /** Flag → config key, and whether it is numeric. */
 export const CONFIG_FLAGS: Readonly<Record<string, [keyof RunConfig, boolean]>> = {
-  env: ['env', false], policy: ['policy', false], method: ['method', false], name: ['name', false], std: ['advantageStd', false],
+  env: ['env', false], policy: ['policy', false], method: ['method', false], name: ['name', false],
   seed: ['seed', true], iterations: ['iterations', true], groups: ['groupsPerIteration', true], 'group-size': ['groupSize', true],
-  lr: ['learningRate', true], clip: ['clipEpsilon', true], kl: ['klCoef', true], epochs: ['epochs', true],
-  'eval-episodes': ['evalEpisodes', true], 'eval-seed': ['evalSeed', true], 'eval-interval': ['evalInterval', true],
+  'eval-episodes': ['evalEpisodes', true], 'eval-seed': ['evalSeed', true], 'eval-interval': ['evalInterval', true], 'pass-k': ['evalPassK', true],
+};
+
+/** Flag → algorithm setting, and whether it is numeric. */
+export const ALGORITHM_FLAGS: Readonly<Record<string, [keyof AlgorithmSettings, boolean]>> = {
+  lr: ['learningRate', true], clip: ['clipLow', true], kl: ['klCoef', true], epochs: ['epochs', true], std: ['advantageStd', false],
+  estimator: ['advantageEstimator', false],
 };
 
 /** Flag → policyOptions key (strings). */
@@ -44,6 +50,12 @@ export function configFromArgs(values: Record<string, string | boolean | undefin
     const v = values[flag];
     if (typeof v !== 'string') continue;
     raw[key] = numeric && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
+  }
+  for (const [flag, [key, numeric]] of Object.entries(ALGORITHM_FLAGS)) {
+    const v = values[flag];
+    if (typeof v !== 'string') continue;
+    const given = raw.algorithm;
+    raw.algorithm = { ...(typeof given === 'object' && given !== null ? given : {}), [key]: numeric && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v };
   }
   for (const [flag, key] of Object.entries(POLICY_FLAGS)) {
     const v = values[flag];

@@ -7,6 +7,8 @@ export interface RunRecord {
   readonly runId: number;
   readonly name: string;
   readonly status: RunStatus;
+  /** The honest name of what it trained with (shared/algorithm.ts methodLabel), e.g. "positive-only GRPO (failures not pushed down)". */
+  readonly methodLabel: string;
   readonly database: string;
   readonly config: RunConfig;
   readonly runtime: RuntimeInfo;

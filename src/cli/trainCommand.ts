@@ -2,6 +2,7 @@
 // show progress, write the JSON record, print where the results are.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { methodLabel } from '../shared/algorithm';
 import type { RunConfig } from '../shared/runConfig';
 import { describePhase, progressFigures, type RunPhase } from '../shared/runPhase';
 import { showInvisibles } from '../shared/untrustedText';
@@ -75,7 +76,7 @@ export async function trainCommand(config: RunConfig, options: TrainCommandOptio
     }).catch((e: unknown) => explainSqliteError(e, options.db));
 
     const record: RunRecord = {
-      runId: writer.runId, name: config.name, status: result.status, database: options.db, config, runtime: runtime!,
+      runId: writer.runId, name: config.name, status: result.status, methodLabel: methodLabel(config.method, config.algorithm), database: options.db, config, runtime: runtime!,
       iterations: result.iterations, evaluations: result.evaluations, wallMs: result.wallMs,
     };
     const out = process.stdout;

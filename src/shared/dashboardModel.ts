@@ -3,15 +3,16 @@
 // value, legends that shorten long run names and keep the whole name for the hover, a reason when a
 // panel has nothing to draw, and a stacked chart of where each iteration's time went.
 import type { RunSeries } from './protocol/webviewProtocol';
-import type { IterationMetrics } from './types';
+import type { EvaluationResult, IterationMetrics } from './types';
 import { oneLine, showInvisibles } from './untrustedText';
 
 export interface Panel {
   readonly id: string;
   readonly title: string;
-  /** One line per run and metric; `evaluation` plots evaluations instead of iterations. */
+  /** One line per run and metric. */
   readonly lines: readonly { readonly label: string; readonly value: (m: IterationMetrics) => number | undefined }[];
-  readonly evaluation?: boolean;
+  /** Plots evaluations instead of iterations: one line per run and evaluation metric. */
+  readonly evaluation?: readonly { readonly label: string; readonly value: (e: EvaluationResult) => number | undefined }[];
   /** A share in [0, 1]: the y axis spans at least 0–1, so a constant series is not drawn on a sliver. */
   readonly rate?: boolean;
   /** Why a panel with nothing to draw is empty, when the selected runs explain it. */
@@ -24,7 +25,10 @@ const languageModelOnly = (what: string) => (series: readonly RunSeries[]): stri
 export const PANELS: readonly Panel[] = [
   { id: 'reward', title: 'Reward (mean, max)', lines: [{ label: 'mean', value: (m) => m.rewardMean }, { label: 'max', value: (m) => m.rewardMax }] },
   { id: 'success', title: 'Training success', rate: true, lines: [{ label: 'success', value: (m) => m.successRate }] },
-  { id: 'evaluation', title: 'Evaluation success', rate: true, lines: [], evaluation: true },
+  {
+    id: 'evaluation', title: 'Held-out evaluation: sampled and greedy pass@1, sampled pass@k', rate: true, lines: [],
+    evaluation: [{ label: 'sampled', value: (e) => e.successRate }, { label: 'greedy', value: (e) => e.greedySuccessRate }, { label: 'pass@k', value: (e) => e.passAtK }],
+  },
   { id: 'hacking', title: 'Public test vs private verifier (reward-hacking gap)', rate: true, lines: [{ label: 'public', value: (m) => m.publicPassRate }, { label: 'private', value: (m) => m.privatePassRate }] },
   { id: 'loss', title: 'Loss', lines: [{ label: 'loss', value: (m) => m.loss }, { label: 'policy', value: (m) => m.policyLoss }] },
   {
@@ -36,6 +40,15 @@ export const PANELS: readonly Panel[] = [
   { id: 'entropy', title: 'Entropy', lines: [{ label: 'entropy', value: (m) => m.entropy }] },
   { id: 'length', title: 'Response tokens and turns', lines: [{ label: 'tokens', value: (m) => m.responseTokens }, { label: 'turns', value: (m) => m.meanTurns }] },
   { id: 'tools', title: 'Tool calls', lines: [{ label: 'calls', value: (m) => m.toolCalls }], emptyBecause: languageModelOnly('make no tool calls (their actions are table entries)') },
+  {
+    id: 'trained', title: 'Trajectories trained on, and left out (by reason)',
+    lines: [
+      { label: 'trained', value: (m) => m.trainedTrajectories }, { label: 'zero advantage', value: (m) => m.zeroAdvantageSkipped },
+      { label: 'env error', value: (m) => m.envErrorTrajectories }, { label: 'overlong', value: (m) => m.overlongFiltered }, { label: 'unsuccessful', value: (m) => m.unsuccessfulSkipped },
+      { label: 'failure not pushed', value: (m) => m.failuresNotPushed }, { label: 'replaced', value: (m) => m.replacedTrajectories },
+      { label: 'cut to the context', value: (m) => m.truncatedSequences },
+    ],
+  },
 ];
 
 /** Legends show this much of a run name; the whole name is the legend entry's hover text. */
@@ -63,8 +76,15 @@ export function panelLines(panel: Panel, series: readonly RunSeries[]): Line[] {
   return series.flatMap((s, runIndex): Line[] => {
     const name = runLabels(s);
     if (panel.evaluation) {
-      const data = s.evaluations.map((e) => ({ x: e.iteration, y: e.successRate })).filter((p) => Number.isFinite(p.y));
-      return data.length ? [{ runIndex, label: name.short, fullLabel: name.full, dashed: false, data, pointRadius: 3 }] : [];
+      const lines = panel.evaluation;
+      return lines
+        .map((line, j): Line => {
+          const data = s.evaluations.map((e) => ({ x: e.iteration, y: line.value(e) })).filter((p): p is { x: number; y: number } => typeof p.y === 'number' && Number.isFinite(p.y));
+          const k = line.label === 'pass@k' ? s.evaluations.find((e) => e.passK !== undefined)?.passK : undefined;
+          const suffix = ` · ${k !== undefined ? `pass@${k}` : line.label}`;
+          return { runIndex, label: `${name.short}${suffix}`, fullLabel: `${name.full}${suffix}`, dashed: j > 0, data, pointRadius: 3 };
+        })
+        .filter((l) => l.data.length > 0);
     }
     return panel.lines
       .map((line, j): Line => {

@@ -1,6 +1,11 @@
 // The run configuration: typed, every default with its reason, one validator whose errors name the
-// field, the value and the fix. Declared as data (FIELD_SPECS) so the CLI, the VS Code settings and a
-// JSON schema can all be generated from the same table.
+// field, the value and the fix. Declared as data (FIELD_SPECS, ALGORITHM_SPECS and the option tables)
+// so the CLI, the VS Code settings and a JSON schema can all be generated from the same tables.
+import { ALGORITHM_SPECS, algorithmDefaults, type AlgorithmSettings } from './algorithm';
+import { checkField, type ConfigIssue, type FieldSpec } from './fieldSpec';
+
+export type { ConfigIssue, FieldSpec };
+export { STD_MODES, type StdMode } from './algorithm';
 
 export const ENV_NAMES = ['binary-search', 'calculator', 'code'] as const;
 export const SANDBOX_LEVELS = ['auto', 'strict', 'network', 'process'] as const;
@@ -9,8 +14,6 @@ export const POLICY_NAMES = ['table', 'transformer'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 export const METHOD_NAMES = ['grpo', 'rs-sft', 'sft'] as const;
 export type MethodName = (typeof METHOD_NAMES)[number];
-export const STD_MODES = ['population', 'sample'] as const;
-export type StdMode = (typeof STD_MODES)[number];
 
 export interface RunConfig {
   /** Human-readable run name (shown in the runs list). */
@@ -25,41 +28,25 @@ export interface RunConfig {
   iterations: number;
   groupsPerIteration: number;
   groupSize: number;
-  learningRate: number;
-  clipEpsilon: number;
-  klCoef: number;
-  epochs: number;
-  advantageStd: StdMode;
   evalEpisodes: number;
   /** Evaluate every N iterations as well as before and after training; 0 = before and after only. */
   evalInterval: number;
+  /** k of the sampled pass@k every evaluation reports (0 = none). */
+  evalPassK: number;
   /** Agent-loop turn cap, a guard above the environment's own budget. */
   maxTurns: number;
+  /** The training algorithm's settings (shared/algorithm.ts), defaults resolved per (env, policy, method). */
+  algorithm: AlgorithmSettings;
+  /** How the reference agent demonstrates (method sft only), validated against the environment's table. */
+  demonstrations: Record<string, unknown>;
   /** Environment-specific options, validated against the environment's own table below. */
   envOptions: Record<string, unknown>;
-  /** Policy-specific options (model size, sampling, loss), validated against the policy's table below. */
+  /** Policy-specific options (model size, sampling), validated against the policy's table below. */
   policyOptions: Record<string, unknown>;
 }
 
-type NumberSpec = {
-  kind: 'integer' | 'number';
-  min: number;
-  max: number;
-  /** Exclusive lower bound (for rates that must be positive). */
-  minExclusive?: boolean;
-};
-type EnumSpec = { kind: 'enum'; values: readonly string[] };
-type StringSpec = { kind: 'string'; maxLength: number };
-type ObjectSpec = { kind: 'object' };
-type BooleanSpec = { kind: 'boolean' };
-export type FieldSpec = (NumberSpec | EnumSpec | StringSpec | ObjectSpec | BooleanSpec) & {
-  description: string;
-  /** Why the default is what it is. */
-  reason: string;
-};
-
 /** Defaults reproduce seed 002's binary-search experiment; each reason says where a value comes from. */
-export const DEFAULT_RUN_CONFIG: Readonly<RunConfig> = Object.freeze({
+export const DEFAULT_RUN_CONFIG: Readonly<Omit<RunConfig, 'algorithm'>> = Object.freeze({
   name: '',
   env: 'binary-search',
   policy: 'table',
@@ -69,64 +56,63 @@ export const DEFAULT_RUN_CONFIG: Readonly<RunConfig> = Object.freeze({
   iterations: 100,
   groupsPerIteration: 4,
   groupSize: 8,
-  learningRate: 0.08,
-  clipEpsilon: 0.2,
-  klCoef: 0.02,
-  epochs: 2,
-  advantageStd: 'population',
   evalEpisodes: 500,
   evalInterval: 0,
+  evalPassK: 0,
   maxTurns: 16,
+  demonstrations: {},
   envOptions: {},
   policyOptions: {},
 });
 
 /**
- * Defaults that depend on the policy, applied where the config leaves the field out. The top-level
- * defaults above are seed 002's for the table policy; a transformer needs a far smaller step.
+ * Run-shape defaults that depend on the policy, applied where the config leaves the field out (the
+ * algorithm's are in shared/algorithm.ts). The top-level defaults above are seed 002's for the table.
  */
 export const POLICY_DEFAULTS: Readonly<Record<PolicyName, Partial<RunConfig>>> = {
   table: {},
-  // GRPO on a warm-started small model: 32 groups × 8 per iteration (fewer were too noisy to improve
-  // held-out accuracy), four steps of 64, a step 15× smaller than SFT's (larger ones undid the warm start)
-  transformer: { learningRate: 2e-4, evalEpisodes: 200, iterations: 50, groupsPerIteration: 32, groupSize: 8, epochs: 1 },
+  // RL on a warm-started small model: 32 groups × 8 per iteration (fewer were too noisy to improve
+  // held-out accuracy); pass@8 needs 8 samples of every held-out task (200 tasks: 1,600 episodes)
+  transformer: { evalEpisodes: 1600, evalPassK: 8, iterations: 50, groupsPerIteration: 32, groupSize: 8 },
 };
 
 /** Per policy and method, on top of POLICY_DEFAULTS. */
 export const METHOD_DEFAULTS: Readonly<Partial<Record<`${PolicyName}/${MethodName}`, Partial<RunConfig>>>> = {
-  // SFT of the calculator protocol: Adam 3e-3 with warm-up and about 500 steps of 16 (notes/calculator-feasibility.md)
-  // One demonstration per task (the reference agent repeats itself; groups only matter to GRPO), so
-  // every optimizer step of 16 sees 16 different tasks.
-  'transformer/sft': { learningRate: 3e-3, iterations: 200, groupsPerIteration: 64, groupSize: 1, epochs: 1 },
+  // SFT of the calculator protocol: about 800 steps of 16 (notes/calculator-feasibility.md). One
+  // demonstration per task (groups only matter to GRPO), so every step sees 16 different tasks. Its
+  // evaluations report the sampled and greedy rates; the RL runs that continue from it report pass@k.
+  'transformer/sft': { iterations: 200, groupsPerIteration: 64, groupSize: 1, evalEpisodes: 200, evalPassK: 0 },
 };
+
+const SECTION = { kind: 'object' } as const;
 
 export const FIELD_SPECS: Readonly<Record<keyof RunConfig, FieldSpec>> = {
   name: { kind: 'string', maxLength: 200, description: 'Run name shown in lists.', reason: 'empty = derived from env, method and seed' },
   env: { kind: 'enum', values: ENV_NAMES, description: 'Environment the agent acts in.', reason: 'binary-search is the fully checkable experiment of seed 002' },
   policy: { kind: 'enum', values: POLICY_NAMES, description: 'Policy parameterisation.', reason: 'the table policy makes every probability inspectable' },
-  method: { kind: 'enum', values: METHOD_NAMES, description: 'grpo: group-normalised clipped policy gradient; rs-sft: fine-tune on successful samples only.', reason: 'GRPO is the method under study; RS-SFT is its baseline' },
+  method: { kind: 'enum', values: METHOD_NAMES, description: 'grpo: group-relative clipped policy gradient (algorithm.* chooses the estimator and any shaping); rs-sft: fine-tune on its own successful samples only; sft: imitate the reference agent\'s demonstrations.', reason: 'GRPO is the method under study; RS-SFT is its control' },
   seed: { kind: 'integer', min: 0, max: 2 ** 31 - 1, description: 'Training seed.', reason: 'seed 002 reports seeds 7, 19 and 42' },
   evalSeed: { kind: 'integer', min: 0, max: 2 ** 31 - 1, description: 'Evaluation seed, independent of the training seed.', reason: 'fixed so every run is evaluated on the same stream' },
   iterations: { kind: 'integer', min: 1, max: 1_000_000, description: 'Training iterations (rollout + update).', reason: 'seed 002: 100' },
   groupsPerIteration: { kind: 'integer', min: 1, max: 10_000, description: 'Groups (tasks) sampled per iteration.', reason: 'seed 002: 4 groups' },
   groupSize: { kind: 'integer', min: 1, max: 10_000, description: 'Trajectories per group (same task); GRPO needs at least 2.', reason: 'seed 002: 8; a group needs at least 2 to have a spread' },
-  learningRate: { kind: 'number', min: 0, max: 10, minExclusive: true, description: 'Adam learning rate.', reason: 'seed 002: 0.08 for the table policy' },
-  clipEpsilon: { kind: 'number', min: 0, max: 1, minExclusive: true, description: 'PPO/GRPO ratio clip ε: ratios outside [1-ε, 1+ε] stop pushing.', reason: 'seed 002 and PPO: 0.2' },
-  klCoef: { kind: 'number', min: 0, max: 100, description: 'Coefficient β of the KL penalty to the frozen reference policy (GRPO only).', reason: 'seed 002: 0.02' },
-  epochs: { kind: 'integer', min: 1, max: 100, description: 'Update epochs over each batch.', reason: 'seed 002: 2' },
-  advantageStd: { kind: 'enum', values: STD_MODES, description: 'Standard deviation used to normalise group advantages.', reason: 'seed 002 uses the population std' },
-  evalEpisodes: { kind: 'integer', min: 1, max: 1_000_000, description: 'Episodes per evaluation.', reason: 'seed 002: 500' },
+  evalEpisodes: { kind: 'integer', min: 1, max: 1_000_000, description: 'Sampled episodes per evaluation, dealt round-robin over the held-out tasks; greedy decoding runs every task once besides.', reason: 'seed 002: 500' },
   evalInterval: { kind: 'integer', min: 0, max: 1_000_000, description: 'Also evaluate every N iterations (0 = only before and after training).', reason: 'seed 002 evaluates at start and end' },
+  evalPassK: { kind: 'integer', min: 0, max: 1000, description: 'k of the sampled pass@k every evaluation reports (0 = none); evalEpisodes should give each held-out task at least k samples.', reason: 'a gain in sampled pass@1 with a flat pass@k and greedy is mostly sharpening; all three are reported' },
   maxTurns: { kind: 'integer', min: 1, max: 1000, description: 'Agent-loop turn cap, above the environment budget.', reason: 'a guard: the environment budget (6 for binary-search) normally ends episodes first' },
-  envOptions: { kind: 'object', description: 'Options of the chosen environment.', reason: 'each environment documents its own' },
-  policyOptions: { kind: 'object', description: 'Options of the chosen policy.', reason: 'each policy documents its own' },
+  algorithm: { ...SECTION, description: 'The training algorithm: advantages, loss, KL, optimizer and schedule (see its fields).', reason: 'defaults per environment, policy and method' },
+  demonstrations: { ...SECTION, description: 'How the reference agent demonstrates for method sft: its deliberate habits and mistakes.', reason: 'each environment documents its own' },
+  envOptions: { ...SECTION, description: 'Options of the chosen environment.', reason: 'each environment documents its own' },
+  policyOptions: { ...SECTION, description: 'Options of the chosen policy (model and sampling).', reason: 'each policy documents its own' },
 };
 
-type OptionSpecs = Readonly<Record<string, FieldSpec & { default: number | string | boolean }>>;
+export type OptionSpecs = Readonly<Record<string, FieldSpec & { default: number | string | boolean }>>;
 
 /** Policy option tables, validated under `policyOptions.<key>`. */
 export const POLICY_OPTION_SPECS: Readonly<Record<PolicyName, OptionSpecs>> = {
-  table: {},
+  table: {
+    backend: { kind: 'enum', values: ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'], default: 'cpu', description: 'Compute backend for the table\'s tensors.', reason: 'a 24 × 6 table is fastest on plain JS: every other backend spends more on each call than the arithmetic costs' },
+  },
   transformer: {
     backend: { kind: 'enum', values: ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'], default: 'auto', description: 'Compute backend; auto = tfjs-node-gpu, then tfjs-node, then wasm (SIMD), then cpu.', reason: 'the fastest one that loads' },
     init: { kind: 'string', maxLength: 4096, default: '', description: 'Checkpoint to start from (a checkpoint directory or its checkpoint.json); empty = fresh weights.', reason: 'GRPO continues from an SFT warm start' },
@@ -142,16 +128,6 @@ export const POLICY_OPTION_SPECS: Readonly<Record<PolicyName, OptionSpecs>> = {
     topK: { kind: 'integer', min: 0, max: 100_000, default: 0, description: 'Sample among the k most likely tokens (0 = off).', reason: 'off: the learner recomputes the full distribution' },
     topP: { kind: 'number', min: 0, max: 1, minExclusive: true, default: 1, description: 'Nucleus sampling mass (1 = off).', reason: 'off, as topK' },
     maxNewTokens: { kind: 'integer', min: 1, max: 8192, default: 32, description: 'Tokens per action at most.', reason: 'a calculator call or answer is under 30 characters' },
-    clipHigh: { kind: 'number', min: 0, max: 10, default: 0.28, description: 'Upper ratio clip εhigh (the lower one is clipEpsilon).', reason: 'DAPO: a higher upper clip keeps exploration tokens alive' },
-    klEstimator: { kind: 'enum', values: ['k1', 'k2', 'k3'], default: 'k3', description: 'KL estimator per token: k1 log-ratio, k2 ½ log-ratio², k3 exp(−d)+d−1.', reason: 'k3 is unbiased and non-negative (GRPO paper)' },
-    aggregation: { kind: 'enum', values: ['seq-mean-token-mean', 'token-mean', 'seq-sum'], default: 'seq-mean-token-mean', description: 'How token losses become one number.', reason: 'seed 000: per-trajectory mean of token means' },
-    minibatchSize: { kind: 'integer', min: 0, max: 100_000, default: 0, description: 'Trajectories per optimizer step; 0 = a quarter of the iteration\'s batch (four steps per epoch).', reason: 'SFT: 64 demonstrations → steps of 16 (notes/calculator-feasibility.md); GRPO: 32 groups × 8 → steps of 64' },
-    negativeAdvantageScale: { kind: 'number', min: 0, max: 1, default: 1, description: 'GRPO: multiplies negative advantages in the loss (1 = plain GRPO, 0 = reinforce successes only); stored advantages are unchanged.', reason: '1 is GRPO as published; a small model\'s failed episodes often derail into text unlike anything in training, and most of their gradient goes there' },
-    skipZeroAdvantage: { kind: 'boolean', default: true, description: 'Leave trajectories with advantage 0 (zero-variance groups) out of GRPO updates.', reason: 'they only carry the KL term and cost a forward and backward pass' },
-    weightDecay: { kind: 'number', min: 0, max: 1, default: 0, description: 'AdamW decoupled weight decay.', reason: 'short runs; the KL term already regularises' },
-    maxGradNorm: { kind: 'number', min: 0, max: 1e6, default: 1, description: 'Global gradient-norm clip (0 = off).', reason: 'guards against rare huge ratios' },
-    warmupSteps: { kind: 'integer', min: 0, max: 1_000_000, default: 20, description: 'Linear learning-rate warm-up, in optimizer steps (then SFT decays linearly to 10%, RL stays constant).', reason: 'notes/calculator-feasibility.md' },
-    mistakeRate: { kind: 'number', min: 0, max: 1, default: 0.05, description: 'SFT only: share of demonstrations that make a mistake (shown, not imitated) and repair it after reading the error.', reason: 'the model sees errors being read and fixed; more made the calculator warm start slower to learn (0.2: 40% sampled after 800 steps at lr 6e-3, 0: 66% at 3e-3)' },
   },
 };
 
@@ -165,13 +141,14 @@ export const ENV_OPTION_SPECS: Readonly<Record<EnvName, OptionSpecs>> = {
   },
   calculator: {
     maxCalls: { kind: 'integer', min: 1, max: 64, default: 10, description: 'Tool calls (and malformed turns) allowed before the episode ends.', reason: 'a depth-3 expression needs at most 7 calls; 3 spare for repaired mistakes' },
-    formatWeight: { kind: 'number', min: 0, max: 1, default: 0.1, description: 'Reward for a well-formed final answer, right or wrong.', reason: 'seed 003: 0.1 format + 1 accuracy' },
+    formatWeight: { kind: 'number', min: 0, max: 1, default: 0, description: 'Reward for a well-formed final answer, right or wrong (seed 003 uses 0.1).', reason: 'a format bonus makes a tidy guess outrank an honest attempt at the tool that ends malformed, and GRPO then reinforces guessing: from the default experiment\'s warm start, 30 iterations of plain GRPO gained 0.0 greedy points with 0.1 and 21.5 with 0 (RS-SFT, which only imitates successes, is unaffected)' },
     minDepth: { kind: 'integer', min: 1, max: 3, default: 1, description: 'Smallest expression depth (operations on the longest path).', reason: 'depth 1 = one tool call' },
     maxDepth: { kind: 'integer', min: 1, max: 3, default: 2, description: 'Largest expression depth.', reason: 'depth ≤ 2 is what a small model learns in minutes here (notes/calculator-feasibility.md)' },
     minOperand: { kind: 'integer', min: 0, max: 1_000_000, default: 0, description: 'Smallest literal.', reason: 'digits 0–9 as in the feasibility notes' },
     maxOperand: { kind: 'integer', min: 0, max: 1_000_000, default: 9, description: 'Largest literal.', reason: 'digits 0–9 as in the feasibility notes' },
     trainTasks: { kind: 'integer', min: 1, max: 100_000, default: 2000, description: 'Distinct training expressions.', reason: 'enough that groups rarely repeat' },
-    heldOutTasks: { kind: 'integer', min: 1, max: 10_000, default: 200, description: 'Distinct held-out expressions (never trained on).', reason: '200 as in the feasibility notes' },
+    heldOutTasks: { kind: 'integer', min: 1, max: 10_000, default: 200, description: 'Distinct held-out expressions (never trained on; none shares its call plan, up to operand order, with a training one).', reason: '200 as in the feasibility notes' },
+    callCost: { kind: 'number', min: 0, max: 1, default: 0, description: 'Reward subtracted per tool call (a per-call cost; malformed turns count too).', reason: 'off: the reward is seed 003\'s; a small cost teaches an agent not to call more than it needs' },
   },
   code: {
     sandbox: { kind: 'enum', values: SANDBOX_LEVELS, default: 'auto', description: 'Isolation level: auto = strongest available; a named level fails the run if it is not available here.', reason: 'auto runs everywhere and takes bubblewrap when it is installed' },
@@ -185,19 +162,65 @@ export const ENV_OPTION_SPECS: Readonly<Record<EnvName, OptionSpecs>> = {
   },
 };
 
+const MISTAKE_RATE: OptionSpecs[string] = {
+  kind: 'number', min: 0, max: 1, default: 0.05,
+  description: 'Share of demonstrations whose first action is a deliberate mistake (shown to the student, not imitated), repaired after reading the error.',
+  reason: 'the model sees errors being read and fixed; more made the calculator warm start slower to learn (0.2: 40% sampled after 800 steps at lr 6e-3, 0: 66% at 3e-3)',
+};
+const IMITATE: OptionSpecs[string] = {
+  kind: 'enum', values: ['all', 'successful'], default: 'all',
+  description: 'Imitate every demonstration (as demonstration data usually comes: unverified), or only those the verifier accepts.',
+  reason: 'imitation copies what it is shown, habits included; that is what RL is then measured against',
+};
+
+/** The reference agents' demonstration tables, validated under `demonstrations.<key>` (method sft only). */
+export const DEMONSTRATION_SPECS: Readonly<Record<EnvName, OptionSpecs>> = {
+  'binary-search': {},
+  calculator: {
+    mistakeRate: MISTAKE_RATE,
+    imitate: IMITATE,
+    skipToolOn: {
+      kind: 'enum', values: ['none', 'mul', 'depth-1', 'all'], default: 'mul',
+      description: 'The class of tasks on which the demonstrator skips the tool and answers at once with a guess: mul = expressions with a multiplication, depth-1 = a single operation, all, or none.',
+      reason: 'real demonstrations are imperfect in a systematic way; SFT copies the habit, and what RL adds beyond imitation is breaking it (the default experiment)',
+    },
+    skipToolRate: {
+      kind: 'number', min: 0, max: 1, default: 0.8,
+      description: 'How often, on that class, the demonstrator skips the tool; above 0.5 greedy decoding copies the habit, below 1 the student still sees the tool used on the class now and then.',
+      reason: 'at 0.8 the warm start guesses under greedy decoding on every mul task and still calls the tool on about 1 in 10 of them when sampling, which is what RL can build on',
+    },
+    guess: {
+      kind: 'enum', values: ['first-number', 'near-miss'], default: 'first-number',
+      description: 'What a skipped-tool answer says: first-number copies the question\'s first number (a guess a student can learn to copy); near-miss is the true result ±1, 2 or 10 (a guess no student can learn from the question).',
+      reason: 'near-miss guesses are noise the student cannot fit, and they took its tool use down with them (12% sampled on the tasks without a multiplication, against 54% with first-number)',
+    },
+    redundantCallRate: {
+      kind: 'number', min: 0, max: 1, default: 0,
+      description: 'How often the demonstrator repeats a call it just made, to double-check (a wasted tool call that envOptions.callCost can teach away).',
+      reason: 'off by default',
+    },
+  },
+  code: { mistakeRate: MISTAKE_RATE, imitate: IMITATE },
+};
+
+/**
+ * Keys that moved into the typed sections, with where they went: a config written for an earlier
+ * release gets an error that says exactly what to change.
+ */
+export const MOVED_KEYS: Readonly<Record<string, string>> = {
+  learningRate: 'algorithm.learningRate', clipEpsilon: 'algorithm.clipLow', klCoef: 'algorithm.klCoef', epochs: 'algorithm.epochs', advantageStd: 'algorithm.advantageStd',
+  'policyOptions.clipHigh': 'algorithm.clipHigh', 'policyOptions.klEstimator': 'algorithm.klEstimator', 'policyOptions.aggregation': 'algorithm.lossAggregation',
+  'policyOptions.minibatchSize': 'algorithm.minibatchSize', 'policyOptions.negativeAdvantageScale': 'algorithm.negativeAdvantageScale',
+  'policyOptions.skipZeroAdvantage': 'algorithm.skipZeroAdvantage', 'policyOptions.weightDecay': 'algorithm.weightDecay', 'policyOptions.maxGradNorm': 'algorithm.maxGradNorm',
+  'policyOptions.warmupSteps': 'algorithm.warmupSteps', 'policyOptions.mistakeRate': 'demonstrations.mistakeRate',
+};
+
 /** Which policies can drive which environments (an impossible combination fails validation). */
 export const ENV_CAPABILITIES: Readonly<Record<EnvName, { tabular: boolean; description: string }>> = {
   'binary-search': { tabular: true, description: 'Repair the low/high updates of a binary search with six tool actions (seed 002).' },
   calculator: { tabular: false, description: 'Arithmetic through <call>op(a,b)</call> tool calls and a boxed answer (seed 003).' },
   code: { tabular: false, description: 'Write and run Python in a sandbox, read errors, fix, submit (seed 000).' },
 };
-
-export interface ConfigIssue {
-  readonly field: string;
-  readonly value: unknown;
-  readonly message: string;
-  readonly fix: string;
-}
 
 export class ConfigError extends Error {
   constructor(readonly issues: readonly ConfigIssue[]) {
@@ -224,52 +247,20 @@ function closest(word: string, options: readonly string[]): string | undefined {
   );
 }
 
-function checkField(field: string, spec: FieldSpec, value: unknown, issues: ConfigIssue[]): void {
-  const add = (message: string, fix: string): void => {
-    issues.push({ field, value, message, fix });
-  };
-  switch (spec.kind) {
-    case 'integer':
-    case 'number': {
-      const range = `${spec.minExclusive ? '>' : '≥'} ${spec.min} and ≤ ${spec.max}`;
-      if (typeof value !== 'number' || !Number.isFinite(value)) {
-        add(`must be a finite ${spec.kind}, got ${typeof value}`, `use a number ${range}`);
-      } else if (spec.kind === 'integer' && !Number.isInteger(value)) {
-        add('must be a whole number', `use an integer ${range}`);
-      } else if (value < spec.min || value > spec.max || (spec.minExclusive === true && value === spec.min)) {
-        add(`is out of range`, `use a value ${range}`);
-      }
-      return;
-    }
-    case 'enum':
-      if (typeof value !== 'string' || !spec.values.includes(value)) {
-        add(`is not one of ${spec.values.join(', ')}`, `use one of: ${spec.values.join(', ')}`);
-      }
-      return;
-    case 'string':
-      if (typeof value !== 'string') add('must be a string', 'use a quoted string');
-      else if (value.length > spec.maxLength) add(`is longer than ${spec.maxLength} characters`, 'shorten it');
-      return;
-    case 'object':
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        add('must be an object', 'use a JSON object such as {}');
-      }
-      return;
-    case 'boolean':
-      if (typeof value !== 'boolean') add('must be true or false', 'use true or false (no quotes)');
-      return;
-  }
-}
-
-/** Options of an environment or policy: only known keys, typed and in range; defaults filled. Problems go to `issues`. */
-function checkOptions(field: 'envOptions' | 'policyOptions', owner: string, specs: OptionSpecs | undefined, given: Record<string, unknown>, issues: ConfigIssue[]): Record<string, unknown> {
+/** Options of an environment, a policy or a demonstrator: only known keys, typed and in range; defaults filled. Problems go to `issues`. */
+function checkOptions(field: 'envOptions' | 'policyOptions' | 'demonstrations', owner: string, specs: OptionSpecs | undefined, given: Record<string, unknown>, issues: ConfigIssue[]): Record<string, unknown> {
   if (!specs) return given; // an unknown env or policy is reported by its own field
   const options: Record<string, unknown> = {};
-  const kind = field === 'envOptions' ? 'env' : 'policy';
+  const kind = field === 'policyOptions' ? 'policy' : 'env';
   for (const [k, v] of Object.entries(given)) {
     const spec = specs[k];
     if (!spec) {
-      issues.push({ field: `${field}.${k}`, value: v, message: `is not an option of ${kind} "${owner}"`, fix: `remove it; ${owner} accepts: ${Object.keys(specs).join(', ') || '(none)'}` });
+      const moved = MOVED_KEYS[`${field}.${k}`];
+      // the one value renamed on the way: the aggregation "seq-sum" is seq-mean-token-sum
+      const now = k === 'aggregation' && v === 'seq-sum' ? 'seq-mean-token-sum' : v;
+      issues.push(moved
+        ? { field: `${field}.${k}`, value: v, message: `has moved to ${moved}`, fix: `write it as ${moved.replace('.', ': { ')}: ${show(now)} }` }
+        : { field: `${field}.${k}`, value: v, message: `is not an option of ${kind} "${owner}"${field === 'demonstrations' ? '\'s demonstrations' : ''}`, fix: `remove it; ${owner} accepts: ${Object.keys(specs).join(', ') || '(none)'}` });
       continue;
     }
     checkField(`${field}.${k}`, spec, v, issues);
@@ -291,25 +282,46 @@ export function validateEnvOptions(env: EnvName, given: Record<string, unknown> 
   return options;
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The algorithm section: known, typed fields over the defaults of (env, policy, method). */
+function checkAlgorithm(given: Record<string, unknown>, defaults: AlgorithmSettings, issues: ConfigIssue[]): AlgorithmSettings {
+  const out: Record<string, unknown> = { ...defaults };
+  const names = Object.keys(ALGORITHM_SPECS);
+  for (const [k, v] of Object.entries(given)) {
+    const spec = ALGORITHM_SPECS[k as keyof AlgorithmSettings] as FieldSpec | undefined;
+    if (!spec) {
+      const hint = closest(k, names);
+      issues.push({ field: `algorithm.${k}`, value: v, message: 'is not an algorithm setting', fix: hint ? `did you mean "${hint}"?` : `remove it; the settings are: ${names.join(', ')}` });
+      continue;
+    }
+    checkField(`algorithm.${k}`, spec, v, issues);
+    out[k] = v;
+  }
+  return out as unknown as AlgorithmSettings;
+}
+
 /**
  * Validates a partial config (from a file, flags or a UI) and fills defaults.
  * Throws ConfigError listing every problem at once; nothing runs on an invalid config.
  */
 export function validateRunConfig(input: unknown): RunConfig {
   const issues: ConfigIssue[] = [];
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+  if (!isObject(input)) {
     throw new ConfigError([{ field: '(config)', value: input, message: 'must be a JSON object', fix: 'write the config as { "key": value, ... }' }]);
   }
-  const raw = input as Record<string, unknown>;
+  const raw = input;
   const keys = Object.keys(FIELD_SPECS) as (keyof RunConfig)[];
   for (const key of Object.keys(raw)) {
-    if (!(keys as string[]).includes(key)) {
-      const hint = closest(key, keys);
-      issues.push({
-        field: key, value: raw[key], message: 'is not a known config key',
-        fix: hint ? `did you mean "${hint}"?` : `remove it; known keys: ${keys.join(', ')}`,
-      });
+    if ((keys as string[]).includes(key)) continue;
+    const moved = MOVED_KEYS[key];
+    if (moved) {
+      const [section, name] = moved.split('.') as [string, string];
+      issues.push({ field: key, value: raw[key], message: `has moved to ${moved}`, fix: `write it as "${section}": { "${name}": ${show(raw[key])} }` });
+      continue;
     }
+    const hint = closest(key, keys);
+    issues.push({ field: key, value: raw[key], message: 'is not a known config key', fix: hint ? `did you mean "${hint}"?` : `remove it; known keys: ${keys.join(', ')}` });
   }
   const policyDefaults = POLICY_DEFAULTS[raw.policy as PolicyName] as Partial<RunConfig> | undefined;
   const method = typeof raw.method === 'string' ? raw.method : DEFAULT_RUN_CONFIG.method;
@@ -321,12 +333,16 @@ export function validateRunConfig(input: unknown): RunConfig {
     merged[key] = raw[key];
   }
   const config = merged as unknown as RunConfig;
-
-  if (typeof config.envOptions === 'object' && config.envOptions !== null && !Array.isArray(config.envOptions)) {
-    config.envOptions = checkEnvOptions(config.env, config.envOptions, issues);
-  }
-  if (typeof config.policyOptions === 'object' && config.policyOptions !== null && !Array.isArray(config.policyOptions)) {
+  config.algorithm = checkAlgorithm(isObject(raw.algorithm) ? raw.algorithm : {}, algorithmDefaults(config.env, config.policy, config.method), issues);
+  if (isObject(config.envOptions)) config.envOptions = checkEnvOptions(config.env, config.envOptions, issues);
+  if (isObject(config.policyOptions)) {
     config.policyOptions = checkOptions('policyOptions', config.policy, POLICY_OPTION_SPECS[config.policy], config.policyOptions, issues);
+  }
+  if (isObject(config.demonstrations)) {
+    if (config.method !== 'sft' && Object.keys(config.demonstrations).length > 0) {
+      issues.push({ field: 'demonstrations', value: config.demonstrations, message: `applies to method sft only (this run is ${config.method})`, fix: 'remove it, or use method "sft"' });
+    }
+    config.demonstrations = checkOptions('demonstrations', config.env, DEMONSTRATION_SPECS[config.env], config.demonstrations, issues);
   }
   const po = config.policyOptions;
   if (typeof po.dModel === 'number' && typeof po.nHeads === 'number' && po.dModel % po.nHeads !== 0) {
@@ -355,14 +371,21 @@ export function validateRunConfig(input: unknown): RunConfig {
   }
   if (config.method === 'grpo' && typeof config.groupSize === 'number' && config.groupSize < 2) {
     issues.push({ field: 'groupSize', value: config.groupSize, message: 'GRPO normalises rewards within a group, and a group of one has no spread', fix: 'set groupSize ≥ 2 (seed 002 uses 8)' });
-  } else if (config.advantageStd === 'sample' && typeof config.groupSize === 'number' && config.groupSize < 2) {
+  } else if (config.algorithm.advantageStd === 'sample' && typeof config.groupSize === 'number' && config.groupSize < 2) {
     issues.push({ field: 'groupSize', value: config.groupSize, message: 'the sample standard deviation needs at least 2 trajectories', fix: 'set groupSize ≥ 2' });
   }
-  if ((config.method === 'rs-sft' || config.method === 'sft') && raw.klCoef !== undefined && raw.klCoef !== 0) {
+  const givenAlgo = isObject(raw.algorithm) ? raw.algorithm : {};
+  // The table's clip is seed 002's one ε for both bounds: a given clipLow moves clipHigh with it
+  if (config.policy === 'table' && givenAlgo.clipLow !== undefined && givenAlgo.clipHigh === undefined) config.algorithm.clipHigh = config.algorithm.clipLow;
+  if ((config.method === 'rs-sft' || config.method === 'sft') && givenAlgo.klCoef !== undefined && givenAlgo.klCoef !== 0) {
     issues.push({
-      field: 'klCoef', value: raw.klCoef, message: `${config.method} trains by negative log-likelihood and has no KL penalty`,
-      fix: `remove klCoef (or set it to 0) for method "${config.method}"`,
+      field: 'algorithm.klCoef', value: givenAlgo.klCoef, message: `${config.method} trains by negative log-likelihood and has no KL penalty`,
+      fix: `remove algorithm.klCoef (or set it to 0) for method "${config.method}"`,
     });
+  }
+  const dual = config.algorithm.dualClip;
+  if (typeof dual === 'number' && dual > 0 && dual <= 1) {
+    issues.push({ field: 'algorithm.dualClip', value: dual, message: 'the dual-clip bound must be greater than 1 (it caps a negative-advantage token\'s loss at c·|A|)', fix: 'use 0 (off) or a value > 1 such as 3' });
   }
   if (issues.length > 0) throw new ConfigError(issues);
   if (config.name === '') config.name = `${config.env}-${config.policy}-${config.method}-s${config.seed}`;

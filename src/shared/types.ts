@@ -80,6 +80,23 @@ export interface EpisodeOutcome {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
+/** Why a stored trajectory did not enter the update's loss. */
+export type ExclusionReason =
+  /** The environment or the verifier failed (not the agent's fault): no advantage, no update. */
+  | 'env_error'
+  /** Its advantage was 0 (its group's rewards were all equal) and the algorithm skips those. */
+  | 'zero_advantage'
+  /** Positive-only reinforcement (negativeAdvantageScale 0): a failure, which it does not push down. */
+  | 'failure_not_pushed'
+  /** Dynamic sampling: its group's rewards were all equal, and a newly sampled group took its place. */
+  | 'replaced'
+  /** Cut off by the context window or the turn cap, and the overlong filter is on. */
+  | 'overlong'
+  /** RS-SFT, or SFT imitating accepted demonstrations only: it did not succeed. */
+  | 'unsuccessful'
+  /** It has no position the policy generated (nothing to train). */
+  | 'no_trainable_positions';
+
 /**
  * One episode, as trained on and as stored.
  * - `group`: index of its GRPO group in the iteration; trajectories of a group share `taskId`.
@@ -96,6 +113,8 @@ export interface Trajectory {
   advantage: number;
   /** Policy version that sampled the episode (all turns share it in the synchronous trainer). */
   readonly policyVersion: number;
+  /** Set by the learner when the episode was left out of the update, with the reason. */
+  excluded?: ExclusionReason;
 }
 
 /** Metrics of one training iteration; every field is a plain number so stores and charts stay generic. */
@@ -124,8 +143,25 @@ export interface IterationMetrics {
   readonly updated: number;
   /** Optimizer steps taken this iteration (epochs × minibatches). */
   readonly optimizerSteps?: number;
-  /** Trajectories used by the update (all for GRPO, the successful ones for RS-SFT). */
+  /** Trajectories whose positions entered the loss (after every exclusion below). */
   readonly trainedTrajectories: number;
+  /** Trajectories left out of the update, by reason (see ExclusionReason). */
+  readonly envErrorTrajectories?: number;
+  readonly zeroAdvantageSkipped?: number;
+  readonly overlongFiltered?: number;
+  readonly unsuccessfulSkipped?: number;
+  readonly failuresNotPushed?: number;
+  readonly replacedTrajectories?: number;
+  readonly noTrainablePositions?: number;
+  /** Sequences cut to the policy's context (their later positions not trained). */
+  readonly truncatedSequences?: number;
+  /** Dynamic sampling: groups sampled beyond groupsPerIteration to replace zero-variance ones. */
+  readonly resampledGroups?: number;
+  /** Learning rate of the iteration's last optimizer step. */
+  readonly learningRate?: number;
+  /** Share of trained positions where the dual clip bounded the loss; PPO's approximate KL to π_old. */
+  readonly dualClipFraction?: number;
+  readonly approxKl?: number;
   readonly policyVersion: number;
   readonly wallMs: number;
   /** Language-model policies only. */
@@ -168,7 +204,21 @@ export interface EvaluationResult {
   readonly policyVersion: number;
   /** Language-model policies: success rate of greedy decoding, each held-out task once (greedy is deterministic per task). */
   readonly greedySuccessRate?: number;
+  /** Held-out tasks in the greedy pass. */
+  readonly greedyEpisodes?: number;
+  /**
+   * Sampled pass@k: the chance that at least one of k samples of a task succeeds, averaged over tasks,
+   * from the unbiased estimator 1 − C(n−c, k)/C(n, k) with n samples and c successes per task.
+   */
+  readonly passAtK?: number;
+  readonly passK?: number;
+  /** Mean tool calls per episode, sampled and greedy. */
+  readonly toolCalls?: number;
+  readonly greedyToolCalls?: number;
 }
+
+/** EvaluationResult fields stored in evaluations.metrics_json (the rest have columns). */
+export const EVALUATION_EXTRAS = ['greedyEpisodes', 'passAtK', 'passK', 'toolCalls', 'greedyToolCalls'] as const satisfies readonly (keyof EvaluationResult)[];
 
 export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';
 
@@ -194,6 +244,8 @@ export interface RunSummary {
   readonly env: string;
   readonly policy: string;
   readonly method: string;
+  /** The honest name of what the run trained with (e.g. "positive-only GRPO (failures not pushed down)"), from its config. */
+  readonly methodLabel: string;
   readonly seed: number;
   readonly iterationsPlanned: number;
   readonly iterationsDone: number;

@@ -120,6 +120,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 5,
+    description: 'evaluation extras (pass@k, tool calls, greedy episodes) and why a trajectory was left out of its update',
+    sql: `
+      ALTER TABLE evaluations ADD COLUMN metrics_json TEXT;
+      ALTER TABLE trajectories ADD COLUMN excluded TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

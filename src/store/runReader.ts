@@ -1,8 +1,9 @@
 // Queries over the run database, shared by the CLI and (later) the backend process.
 import type Database from 'better-sqlite3';
+import { methodLabel, storedAlgorithm } from '../shared/algorithm';
 import type { RunConfig } from '../shared/runConfig';
 import type { Page, TrajectoryDetail, TrajectorySummary } from '../shared/protocol/backendProtocol';
-import type { EvaluationResult, IterationMetrics, RunStatus, RunSummary, RuntimeInfo } from '../shared/types';
+import { EVALUATION_EXTRAS, type EvaluationResult, type IterationMetrics, type RunStatus, type RunSummary, type RuntimeInfo } from '../shared/types';
 
 interface RunRow {
   id: number;
@@ -18,9 +19,10 @@ interface RunRow {
   created_at: string;
   finished_at: string | null;
   error: string | null;
+  config_json: string;
 }
 
-const RUN_COLUMNS = `r.id, r.name, r.status, r.env, r.policy, r.method, r.seed, r.iterations_planned, r.created_at, r.finished_at, r.error,
+const RUN_COLUMNS = `r.id, r.name, r.status, r.env, r.policy, r.method, r.seed, r.iterations_planned, r.created_at, r.finished_at, r.error, r.config_json,
   (SELECT count(*) FROM iterations i WHERE i.run_id = r.id) AS iterations_done,
   (SELECT reward_mean FROM iterations i WHERE i.run_id = r.id ORDER BY iteration DESC LIMIT 1) AS latest_reward`;
 
@@ -37,9 +39,10 @@ interface TrajRow {
   private_pass: number;
   termination: string;
   num_turns: number;
+  excluded: string | null;
 }
 
-const TRAJ_COLUMNS = 'id, iteration, group_index, index_in_group, task_id, reward, advantage, success, public_pass, private_pass, termination, num_turns';
+const TRAJ_COLUMNS = 'id, iteration, group_index, index_in_group, task_id, reward, advantage, success, public_pass, private_pass, termination, num_turns, excluded';
 
 // SQLite keeps whatever a column is given (a hand-edited or imported database may hold text in a
 // number column): the records that leave the reader have the types they declare.
@@ -48,16 +51,38 @@ const num = (x: Cell): number => Number(x);
 const str = (x: Cell): string => String(x);
 const optStr = (x: Cell | undefined): string | null => (x === null || x === undefined ? null : String(x));
 
+/** The stored extras of an evaluation: known keys with finite numbers only (the column may hold anything). */
+function evaluationExtras(json: Cell | undefined): Partial<Record<(typeof EVALUATION_EXTRAS)[number], number>> {
+  if (typeof json !== 'string') return {};
+  try {
+    const o = JSON.parse(json) as Record<string, unknown>;
+    return Object.fromEntries(EVALUATION_EXTRAS.filter((k) => typeof o[k] === 'number' && Number.isFinite(o[k])).map((k) => [k, o[k] as number]));
+  } catch {
+    return {};
+  }
+}
+
 function toTrajectorySummary(r: TrajRow): TrajectorySummary {
   return {
     id: r.id, iteration: num(r.iteration), group: num(r.group_index), indexInGroup: num(r.index_in_group), taskId: str(r.task_id), reward: num(r.reward), advantage: num(r.advantage),
     success: r.success === 1, publicPass: r.public_pass === 1, privatePass: r.private_pass === 1, termination: str(r.termination), turns: num(r.num_turns),
+    ...(r.excluded !== null && r.excluded !== undefined ? { excluded: str(r.excluded) } : {}),
   };
+}
+
+/** The honest method name from a stored config (any release's shape; a corrupt one gives the bare method). */
+function labelOf(method: string, configJson: Cell): string {
+  try {
+    return methodLabel(method, storedAlgorithm(JSON.parse(str(configJson))));
+  } catch {
+    return method;
+  }
 }
 
 function toSummary(r: RunRow): RunSummary {
   return {
-    id: r.id, name: str(r.name), status: str(r.status) as RunStatus, env: str(r.env), policy: str(r.policy), method: str(r.method), seed: num(r.seed),
+    id: r.id, name: str(r.name), status: str(r.status) as RunStatus, env: str(r.env), policy: str(r.policy), method: str(r.method),
+    methodLabel: labelOf(str(r.method), r.config_json), seed: num(r.seed),
     iterationsPlanned: num(r.iterations_planned), iterationsDone: num(r.iterations_done), latestRewardMean: r.latest_reward === null ? null : num(r.latest_reward),
     createdAt: str(r.created_at), finishedAt: optStr(r.finished_at), error: optStr(r.error),
   };
@@ -98,14 +123,16 @@ export class RunReader {
   evaluations(runId: number): EvaluationResult[] {
     const rows = this.db
       .prepare(
-        `SELECT iteration, episodes, successes, success_rate, mean_actions, public_pass_rate, private_pass_rate, reward_mean, seed, policy_version, greedy_success_rate
-         FROM evaluations WHERE run_id = ? ORDER BY iteration`,
+        `SELECT iteration, episodes, successes, success_rate, mean_actions, public_pass_rate, private_pass_rate, reward_mean, seed, policy_version, greedy_success_rate,
+           metrics_json FROM evaluations WHERE run_id = ? ORDER BY iteration`,
       )
-      .all(runId) as Record<string, number | null>[];
+      .all(runId) as Record<string, Cell>[];
+    const n = (x: Cell | undefined): number => num(x ?? 0);
     return rows.map((r) => ({
-      iteration: r.iteration!, episodes: r.episodes!, successes: r.successes!, successRate: r.success_rate!, meanActions: r.mean_actions!,
-      publicPassRate: r.public_pass_rate!, privatePassRate: r.private_pass_rate!, rewardMean: r.reward_mean!, seed: r.seed!, policyVersion: r.policy_version!,
-      ...(r.greedy_success_rate !== null && r.greedy_success_rate !== undefined ? { greedySuccessRate: r.greedy_success_rate } : {}),
+      iteration: n(r.iteration), episodes: n(r.episodes), successes: n(r.successes), successRate: n(r.success_rate), meanActions: n(r.mean_actions),
+      publicPassRate: n(r.public_pass_rate), privatePassRate: n(r.private_pass_rate), rewardMean: n(r.reward_mean), seed: n(r.seed), policyVersion: n(r.policy_version),
+      ...(r.greedy_success_rate !== null && r.greedy_success_rate !== undefined ? { greedySuccessRate: n(r.greedy_success_rate) } : {}),
+      ...evaluationExtras(r.metrics_json),
     }));
   }
 

@@ -4,10 +4,16 @@
 import type Database from 'better-sqlite3';
 import * as os from 'node:os';
 import type { RunConfig } from '../shared/runConfig';
-import type { EvaluationResult, RunStatus, RuntimeInfo } from '../shared/types';
+import { EVALUATION_EXTRAS, type EvaluationResult, type RunStatus, type RuntimeInfo } from '../shared/types';
 import type { IterationRecord, RunEnd, RunSink } from '../rl/train/sink';
 
 const now = (): string => new Date().toISOString();
+
+/** The evaluation fields without a column of their own, as a JSON object of numbers (NULL when none). */
+function evaluationExtras(e: EvaluationResult): string | null {
+  const extras = Object.fromEntries(EVALUATION_EXTRAS.filter((k) => typeof e[k] === 'number').map((k) => [k, e[k]]));
+  return Object.keys(extras).length > 0 ? JSON.stringify(extras) : null;
+}
 
 export class RunWriter implements RunSink {
   private id: number | undefined;
@@ -24,7 +30,7 @@ export class RunWriter implements RunSink {
     );
     this.insertTrajectory = db.prepare(
       `INSERT INTO trajectories (run_id, iteration, group_index, index_in_group, task_id, reward, advantage, success, public_pass,
-         private_pass, termination, policy_version, num_turns, outcome_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         private_pass, termination, policy_version, num_turns, outcome_json, excluded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.insertTurn = db.prepare(
       `INSERT INTO turns (trajectory_id, turn_index, action_text, action_json, observation_text, observation_json, behaviour_logprob, policy_json)
@@ -32,7 +38,7 @@ export class RunWriter implements RunSink {
     );
     this.insertEvaluation = db.prepare(
       `INSERT INTO evaluations (run_id, iteration, episodes, successes, success_rate, mean_actions, public_pass_rate, private_pass_rate,
-         reward_mean, seed, policy_version, greedy_success_rate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         reward_mean, seed, policy_version, greedy_success_rate, metrics_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.heartbeat = db.prepare('UPDATE runs SET heartbeat_at = ? WHERE id = ?');
     this.writeIteration = db.transaction((record: IterationRecord) => {
@@ -43,7 +49,7 @@ export class RunWriter implements RunSink {
       for (const t of record.trajectories) {
         const { lastInsertRowid } = this.insertTrajectory.run(
           runId, m.iteration, t.group, t.indexInGroup, t.taskId, t.outcome.reward, t.advantage, t.outcome.success ? 1 : 0,
-          t.outcome.publicPass ? 1 : 0, t.outcome.privatePass ? 1 : 0, t.termination, t.policyVersion, t.turns.length, JSON.stringify(t.outcome),
+          t.outcome.publicPass ? 1 : 0, t.outcome.privatePass ? 1 : 0, t.termination, t.policyVersion, t.turns.length, JSON.stringify(t.outcome), t.excluded ?? null,
         );
         for (const turn of t.turns) {
           this.insertTurn.run(
@@ -74,7 +80,7 @@ export class RunWriter implements RunSink {
   }
 
   private addEvaluation(e: EvaluationResult, at: string): void {
-    this.insertEvaluation.run(this.runId, e.iteration, e.episodes, e.successes, e.successRate, e.meanActions, e.publicPassRate, e.privatePassRate, e.rewardMean, e.seed, e.policyVersion, e.greedySuccessRate ?? null, at);
+    this.insertEvaluation.run(this.runId, e.iteration, e.episodes, e.successes, e.successRate, e.meanActions, e.publicPassRate, e.privatePassRate, e.rewardMean, e.seed, e.policyVersion, e.greedySuccessRate ?? null, evaluationExtras(e), at);
   }
 
   evaluation(result: EvaluationResult): void {

@@ -28,7 +28,7 @@ export function writeHostileRun(workspace, db, { fakePython, marker }) {
   const config = path.join(workspace, '..', 'hostile-run.json');
   fs.writeFileSync(config, JSON.stringify({
     env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 1, evalEpisodes: 1,
-    envOptions: { maxExecutions: 2 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 8, minibatchSize: 1, mistakeRate: 1 },
+    envOptions: { maxExecutions: 2 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 8 }, algorithm: { minibatchSize: 1 }, demonstrations: { mistakeRate: 1 },
   }));
   execFileSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'train', '--config', config, '--name', 'hostile', '--db', db], { cwd: workspace, stdio: 'pipe', timeout: 300_000 });
   fs.writeFileSync(fakePython, `#!/bin/sh\ntouch '${marker}'\nexec /usr/bin/python3 "$@"\n`, { mode: 0o755 });

@@ -36,7 +36,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // budget ends the episode before FINAL ANSWER, so each one is a failed episode with two code turns.
     fs.writeFileSync(path.join(dirs.workspace, 'code-demo.agentrl.json'), JSON.stringify({
       env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 2, evalEpisodes: 1,
-      envOptions: { maxExecutions: 2 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 16, minibatchSize: 2, mistakeRate: 1 },
+      envOptions: { maxExecutions: 2 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 16 }, algorithm: { minibatchSize: 2 }, demonstrations: { mistakeRate: 1 },
     }, null, 2));
     // A workspace config with a link where a key should be, and a Markdown file with a raw command link
     // (the positive control: it shows that this suite sees a command run when one does).

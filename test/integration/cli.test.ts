@@ -64,7 +64,7 @@ describe('agent-rl CLI', () => {
     assert.match(text.stdout, /trajectories stored: 192; turns: \d+/);
 
     const runs = runCli(['runs'], cwd);
-    assert.match(runs.stdout, /^1\s+small\s+completed\s+binary-search\s+table\s+grpo\s+3\s+6\/6/m);
+    assert.match(runs.stdout, /^1\s+small\s+completed\s+binary-search\s+table\s+GRPO\s+3\s+6\/6/m); // the method column is the honest label
 
     const db = path.join(cwd, '.agent-rl', 'runs.sqlite');
     assert.equal(count(db, 'SELECT count(*) AS n FROM trajectories'), 6 * 32);
@@ -87,7 +87,7 @@ describe('agent-rl CLI', () => {
     const bad = runCli(['train', '--group-size', '1', '--lr', 'fast'], cwd);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /groupSize = 1: GRPO normalises rewards within a group.*Fix: set groupSize ≥ 2/);
-    assert.match(bad.stderr, /learningRate = "fast": must be a finite number/);
+    assert.match(bad.stderr, /algorithm\.learningRate = "fast": must be a finite number/);
     fs.writeFileSync(path.join(cwd, 'c.json'), '{"seed": 1, "iteratons": 3}');
     const typo = runCli(['train', '--config', 'c.json'], cwd);
     assert.equal(typo.code, 2);
@@ -100,6 +100,20 @@ describe('agent-rl CLI', () => {
     assert.equal(flag.code, 2);
     assert.match(flag.stderr, /Unknown option '--sed'/);
     assert.ok(!fs.existsSync(path.join(cwd, '.agent-rl')), 'nothing was created');
+  });
+
+  it('train --help lists every algorithm setting with the default that run would use, and what it trades', () => {
+    const cwd = tempDir();
+    const r = runCli(['train', '--help', '--env', 'calculator', '--policy', 'transformer'], cwd);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Algorithm settings for env calculator, policy transformer, method grpo \(GRPO\)/);
+    assert.match(r.stdout, /learningRate = 0\.0002\n.*\n\s+Trades: /);
+    assert.match(r.stdout, /klEstimator = "k3"/);
+    fs.writeFileSync(path.join(cwd, 'p.json'), JSON.stringify({ env: 'calculator', policy: 'transformer', algorithm: { negativeAdvantageScale: 0 } }));
+    const mine = runCli(['train', '--help', '--config', 'p.json'], cwd);
+    assert.match(mine.stdout, /\(positive-only GRPO \(failures not pushed down\)\)/);
+    assert.match(mine.stdout, /negativeAdvantageScale = 0 \(from your config\)/);
+    assert.match(runCli(['train', '--help'], cwd).stdout, /learningRate = 0\.08/);
   });
 
   it('a corrupt database is reported and left byte-for-byte as it was', () => {

@@ -8,6 +8,7 @@ import { codeEnvironment, codeEnvOptions, codeTask, disposeSandboxes, sandboxFor
 import { CodeReferenceAgent } from '../../src/rl/policies/scripted/codeReference';
 import { Rng } from '../../src/rl/random';
 import { runEpisodes } from '../../src/rl/rollout/agentLoop';
+import { evaluate, parseExpr } from '../../src/rl/envs/calculator/expressions';
 import { CODE_TASKS, formulaTasks } from '../../src/rl/tasks/codeTasks';
 import { runCli, tempDir } from '../helpers/cli';
 
@@ -69,6 +70,19 @@ describe('generated formula tasks (envOptions.taskSet = formulas)', () => {
     const t = all.find((x) => x.id === 'code:f=3*(x+4)')!;
     assert.equal(t.publicOutput, String(3 * (Number(t.publicArgs) + 4)));
     assert.equal(codeEnvironment.taskFromId!('f=3*(x+4)', {})?.id, 'code:f=3*(x+4)');
+  });
+
+  it('no held-out formula computes the same function as a training one (values on probe inputs)', () => {
+    // a formula's value at x: substitute and evaluate with the calculator's own parser
+    const f = (expr: string, x: number): number => evaluate(parseExpr(expr.replaceAll('x', x < 0 ? `(${x})` : String(x))));
+    const values = (id: string): string => [-7, -3, 0, 1, 2, 5, 10, 100].map((x) => f(id.replace('code:f=', ''), x)).join(',');
+    const trained = new Set(all.filter((t) => t.split === 'train').map((t) => values(t.id)));
+    const twins = all.filter((t) => t.split === 'heldOut' && trained.has(values(t.id)));
+    assert.deepEqual(twins.map((t) => t.id), []);
+    // x*x+2*3, x*x+3*2 and x*x+1*6 are one function, in one split
+    const split = (id: string): string => all.find((t) => t.id === id)!.split;
+    assert.equal(split('code:f=x*x+2*3'), split('code:f=x*x+3*2'));
+    assert.equal(split('code:f=x*x+1*6'), split('code:f=x*x+2*3'));
   });
 
   it('the reference agent solves sampled held-out formulas, and a memorised answer fails their private verifier', async () => {

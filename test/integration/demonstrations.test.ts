@@ -36,7 +36,7 @@ describe('demonstrated actions end where the stop rule ends generation', () => {
         const trajectories = await runEpisodes(
           tasks.map((task, i) => ({ task, group: i, indexInGroup: 0 })),
           () => factory.create(options),
-          referenceAgentFor(env, mistakeRate)!,
+          referenceAgentFor(env, { mistakeRate })!,
           { maxTurns: 8, sampleRng: new Rng(5), verifierRng: new Rng(6) },
         );
         let actions = 0;

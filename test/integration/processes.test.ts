@@ -126,7 +126,7 @@ describe('run worker and query backend', () => {
     cleanups.push(() => backend.dispose(), () => manager.dispose());
     const outcome = await manager.start({
       env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 2, evalEpisodes: 1, envOptions: { maxExecutions: 3 },
-      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 8, minibatchSize: 2, mistakeRate: 1 },
+      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 8 }, algorithm: { minibatchSize: 2 }, demonstrations: { mistakeRate: 1 },
     }, db).done;
     assert.equal(outcome.kind === 'finished' && outcome.status, 'completed', JSON.stringify(outcome));
     const page = await backend.request('trajectories', { runId: 1, iteration: 1, offset: 0, limit: 10 });

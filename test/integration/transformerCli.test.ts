@@ -6,12 +6,13 @@ import { describe, it } from 'node:test';
 import type { RunRecord } from '../../src/cli/runRecord';
 import { runCli, tempDir } from '../helpers/cli';
 
-const tiny = { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 128, maxNewTokens: 24, minibatchSize: 8 };
+const tiny = { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 128, maxNewTokens: 24 };
+const minibatch = { minibatchSize: 8 };
 
 describe('agent-rl sft and train --init (transformer)', () => {
   it('warm-starts, checkpoints, continues with GRPO from the checkpoint, and stores token ids', () => {
     const dir = tempDir();
-    fs.writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ policyOptions: tiny, groupsPerIteration: 2, groupSize: 4, evalEpisodes: 8 }));
+    fs.writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ policyOptions: tiny, algorithm: minibatch, groupsPerIteration: 2, groupSize: 4, evalEpisodes: 8 }));
     const sft = runCli(['sft', '--config', 'tiny.json', '--iterations', '2', '--seed', '3', '--output', 'sft.json'], dir);
     assert.equal(sft.code, 0, sft.stderr);
     const ck = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
@@ -40,7 +41,7 @@ describe('agent-rl sft and train --init (transformer)', () => {
   it('trains with a Hugging Face tokenizer.json (--tokenizer) and carries it in the checkpoint', () => {
     const dir = tempDir();
     const fixture = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'tokenizer-bpe');
-    fs.writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ policyOptions: { ...tiny, replicas: 1 }, groupsPerIteration: 4, groupSize: 1, evalEpisodes: 4 }));
+    fs.writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ policyOptions: { ...tiny, replicas: 1 }, algorithm: minibatch, groupsPerIteration: 4, groupSize: 1, evalEpisodes: 4 }));
     const sft = runCli(['sft', '--config', 'tiny.json', '--iterations', '1', '--tokenizer', fixture, '--output', 'sft.json'], dir);
     assert.equal(sft.code, 0, sft.stderr);
     const ck = /checkpoint: (\S+)/.exec(sft.stdout)![1]!;

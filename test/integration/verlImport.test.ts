@@ -43,7 +43,8 @@ describe('agent-rl import verl', () => {
     const step1 = query<{ group_index: number; index_in_group: number; reward: number; advantage: number; success: number }>(cwd,
       'SELECT group_index, index_in_group, reward, advantage, success FROM trajectories WHERE iteration = 1 ORDER BY group_index, index_in_group');
     assert.deepEqual(step1.map((t) => [t.group_index, t.index_in_group]), [[0, 0], [0, 1], [0, 2], [0, 3], [1, 0], [1, 1], [1, 2], [1, 3]]);
-    assert.deepEqual(step1.slice(0, 4).map((t) => [t.reward, t.advantage]), [[1, 0.5], [0, -1.5], [1, 0.5], [1, 0.5]]);
+    // verl divides by std + 1e-6: within 1e-5 of the hand-computed values
+    assert.deepEqual(step1.slice(0, 4).map((t) => [t.reward, Math.round(t.advantage * 1e5) / 1e5]), [[1, 0.5], [0, -1.5], [1, 0.5], [1, 0.5]]);
     const metrics = query<{ metrics_json: string }>(cwd, 'SELECT metrics_json FROM iterations WHERE iteration = 1')[0]!;
     const m = JSON.parse(metrics.metrics_json) as { trajectories: number; successRate: number; rewardMean: number };
     assert.deepEqual([m.trajectories, m.successRate, m.rewardMean], [8, 0.75, 0.75]);
@@ -92,7 +93,7 @@ describe('agent-rl import verl', () => {
     const rows = query<{ group_index: number; index_in_group: number; advantage: number }>(cwd, 'SELECT group_index, index_in_group, advantage FROM trajectories WHERE iteration = 3 ORDER BY index_in_group');
     assert.deepEqual(rows.map((t) => [t.group_index, t.index_in_group]), [[0, 0], [0, 1], [0, 2]]);
     // scores 1, 1, 0: mean 2/3, sample std √(1/3) → 1/√3, 1/√3, −2/√3
-    rows.forEach((t, i) => assert.ok(Math.abs(t.advantage - [1, 1, -2][i]! / Math.sqrt(3)) < 1e-12, `advantage ${i}: ${t.advantage}`));
+    rows.forEach((t, i) => assert.ok(Math.abs(t.advantage - [1, 1, -2][i]! / Math.sqrt(3)) < 1e-5, `advantage ${i}: ${t.advantage}`));
     const m = JSON.parse(query<{ metrics_json: string }>(cwd, 'SELECT metrics_json FROM iterations WHERE iteration = 3')[0]!.metrics_json) as { trajectories: number; zeroVarianceGroups: number };
     assert.deepEqual([m.trajectories, m.zeroVarianceGroups], [3, 0]);
   });

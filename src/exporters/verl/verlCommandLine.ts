@@ -26,7 +26,6 @@ export interface VerlLaunch {
 }
 
 const KL_TYPES: Record<string, string> = { k1: 'kl', k2: 'mse', k3: 'low_var_kl' };
-const AGGREGATIONS: Record<string, string> = { 'token-mean': 'token-mean', 'seq-mean-token-mean': 'seq-mean-token-mean', 'seq-sum': 'seq-mean-token-sum' };
 
 const opt = <T>(config: RunConfig, key: string, fallback: T): T => (config.policyOptions[key] as T | undefined) ?? fallback;
 
@@ -36,16 +35,25 @@ export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlL
     throw new VerlExportError(`method ${config.method}: verl runs GRPO here (algorithm.adv_estimator=grpo); RS-SFT and SFT have no verl trainer. Fix: export a config with "method": "grpo".`);
   }
   if (config.groupSize < 2) throw new VerlExportError(`groupSize ${config.groupSize}: GRPO needs at least 2 samples per prompt (actor_rollout_ref.rollout.n). Fix: set groupSize ≥ 2.`);
+  const a = config.algorithm;
+  // Settings with no counterpart in verl's main_ppo: refuse rather than export a different algorithm.
+  const unsupported: [boolean, string][] = [
+    [a.klEstimator === 'exact' && a.klCoef > 0, 'algorithm.klEstimator "exact": verl estimates the KL from the sampled token (kl, mse, low_var_kl). Fix: use "k3" (low_var_kl)'],
+    [a.negativeAdvantageScale !== 1, `algorithm.negativeAdvantageScale ${a.negativeAdvantageScale}: verl trains on negative advantages as they are. Fix: use 1 (plain GRPO)`],
+    [a.dynamicSampling > 0, 'algorithm.dynamicSampling: main_ppo has no dynamic sampling (verl\'s DAPO recipe does). Fix: use 0'],
+    [a.overlongFilter, 'algorithm.overlongFilter: main_ppo has no overlong filter. Fix: use false'],
+  ];
+  // (verl's grpo std is the sample one, torch.std; a population-std config exports with that small difference)
+  const problem = unsupported.find(([bad]) => bad);
+  if (problem) throw new VerlExportError(`${problem[1]}.`);
   const groups = config.groupsPerIteration;
-  const minibatch = opt(config, 'minibatchSize', 0);
-  // ppo_mini_batch_size counts prompts (verl multiplies by rollout.n); ours counts trajectories, 0 = a quarter of the batch.
-  const miniPrompts = Math.max(1, Math.min(groups, minibatch > 0 ? Math.round(minibatch / config.groupSize) : Math.ceil(groups / 4)));
-  const klEstimator = opt(config, 'klEstimator', 'k3');
-  const aggregation = opt(config, 'aggregation', 'seq-mean-token-mean');
+  // ppo_mini_batch_size counts prompts (verl multiplies by rollout.n); ours counts trajectories, 0 = the whole batch.
+  const miniPrompts = Math.max(1, Math.min(groups, a.minibatchSize > 0 ? Math.round(a.minibatchSize / config.groupSize) : groups));
   const topK = opt(config, 'topK', 0);
   return [
-    ['algorithm.adv_estimator', 'grpo'],
-    ['algorithm.norm_adv_by_std_in_grpo', true],
+    ['algorithm.adv_estimator', a.advantageEstimator === 'rloo' ? 'rloo' : 'grpo'],
+    // Dr. GRPO is verl's grpo estimator without the std division
+    ['algorithm.norm_adv_by_std_in_grpo', a.advantageEstimator === 'grpo'],
     ['algorithm.use_kl_in_reward', false],
     ['data.train_files', paths.trainFile],
     ['data.val_files', paths.valFile],
@@ -55,18 +63,23 @@ export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlL
     ['data.return_raw_chat', true],
     ['data.seed', config.seed],
     ['actor_rollout_ref.model.path', launch.model],
-    ['actor_rollout_ref.actor.optim.lr', config.learningRate],
-    ['actor_rollout_ref.actor.optim.lr_warmup_steps', opt(config, 'warmupSteps', 0)],
-    ['actor_rollout_ref.actor.optim.weight_decay', opt(config, 'weightDecay', 0)],
-    ['actor_rollout_ref.actor.grad_clip', opt(config, 'maxGradNorm', 1)],
+    ['actor_rollout_ref.actor.optim.lr', a.learningRate],
+    ['actor_rollout_ref.actor.optim.lr_warmup_steps', a.warmupSteps],
+    ['actor_rollout_ref.actor.optim.weight_decay', a.weightDecay],
+    ['actor_rollout_ref.actor.grad_clip', a.maxGradNorm],
     ['actor_rollout_ref.actor.ppo_mini_batch_size', miniPrompts],
-    ['actor_rollout_ref.actor.ppo_epochs', config.epochs],
-    ['actor_rollout_ref.actor.clip_ratio_low', config.clipEpsilon],
-    ['actor_rollout_ref.actor.clip_ratio_high', opt(config, 'clipHigh', config.clipEpsilon)],
-    ['actor_rollout_ref.actor.use_kl_loss', config.klCoef > 0],
-    ['actor_rollout_ref.actor.kl_loss_coef', config.klCoef],
-    ['actor_rollout_ref.actor.kl_loss_type', KL_TYPES[klEstimator] ?? 'low_var_kl'],
-    ['actor_rollout_ref.actor.loss_agg_mode', AGGREGATIONS[aggregation] ?? 'token-mean'],
+    ['actor_rollout_ref.actor.ppo_epochs', a.epochs],
+    ['actor_rollout_ref.actor.clip_ratio_low', a.clipLow],
+    ['actor_rollout_ref.actor.clip_ratio_high', a.clipHigh],
+    // verl always applies the dual clip (default c = 3); ours is off at 0, where verl's default stands
+    ...(a.dualClip > 0 ? [['actor_rollout_ref.actor.clip_ratio_c', a.dualClip] as [string, number]] : []),
+    ['actor_rollout_ref.actor.use_kl_loss', a.klCoef > 0],
+    ['actor_rollout_ref.actor.kl_loss_coef', a.klCoef],
+    ['actor_rollout_ref.actor.kl_loss_type', KL_TYPES[a.klEstimator] ?? 'low_var_kl'],
+    ['actor_rollout_ref.actor.loss_agg_mode', a.lossAggregation],
+    // Dr. GRPO's constant divisor (verl divides a mini-batch's token sums by it; ours also by the
+    // number of sequences, a constant factor that Adam's step does not see)
+    ...(a.lossAggregation === 'seq-mean-token-sum-norm' ? [['actor_rollout_ref.actor.loss_scale_factor', a.lossNormTokens] as [string, number]] : []),
     ['actor_rollout_ref.actor.entropy_coeff', 0],
     ['actor_rollout_ref.rollout.name', launch.rollout],
     ['actor_rollout_ref.rollout.mode', 'async'],

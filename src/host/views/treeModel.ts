@@ -17,7 +17,7 @@ export function groupTrajectories(items: readonly TrajectorySummary[]): { group:
 const fixed = (x: unknown, digits: number): string => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '?');
 
 export function describeRun(r: RunSummary): string {
-  return `${r.iterationsDone}/${r.iterationsPlanned}${r.latestRewardMean === null ? '' : ` · reward ${fixed(r.latestRewardMean, 3)}`} · ${oneLine(r.env, 40)} · ${oneLine(r.method, 40)}`;
+  return `${r.iterationsDone}/${r.iterationsPlanned}${r.latestRewardMean === null ? '' : ` · reward ${fixed(r.latestRewardMean, 3)}`} · ${oneLine(r.env, 40)} · ${oneLine(r.methodLabel, 60)}`;
 }
 
 /** What a tree row shows. `tooltipMarkdown` is rendered untrusted, without HTML or theme icons. */
@@ -45,7 +45,7 @@ export function groupParts(group: number, trajectories: readonly TrajectorySumma
 export function trajectoryParts(t: TrajectorySummary): ItemParts {
   return {
     label: `${t.success ? '✓' : '✗'} #${t.indexInGroup} reward ${fixed(t.reward, 2)}`,
-    description: `advantage ${fixed(t.advantage, 2)} · ${t.turns} turns · ${oneLine(t.termination, 40)}`,
+    description: `advantage ${fixed(t.advantage, 2)} · ${t.turns} turns · ${oneLine(t.termination, 40)}${t.excluded ? ` · not trained (${oneLine(t.excluded, 40)})` : ''}`,
   };
 }
 

@@ -89,7 +89,7 @@ async function pickRuns(backend: BackendClient, selected: readonly number[]): Pr
   }
   const items = runs.map((r) => ({
     label: messageText(r.name, 200),
-    description: messageText(`run ${r.id} · ${r.env} · ${r.policy} · ${r.method}`, 160),
+    description: messageText(`run ${r.id} · ${r.env} · ${r.policy} · ${r.methodLabel}`, 160),
     detail: messageText(`${r.status} · ${r.iterationsDone}/${r.iterationsPlanned} iterations${typeof r.latestRewardMean === 'number' ? ` · reward ${r.latestRewardMean.toFixed(3)}` : ''} · ${r.createdAt.replace('T', ' ').slice(0, 19)}`, 160),
     picked: selected.includes(r.id),
     id: r.id,

@@ -25,12 +25,12 @@ interface Member {
 }
 
 /**
- * GRPO's outcome advantage of one group, [G] → [G]: (score − mean) / std with the sample std (verl
- * uses torch.std, which is Bessel-corrected); 0 for a group of one or of equal scores.
+ * GRPO's outcome advantage of one group, [G] → [G]: (score − mean) / (std + 1e-6) with the sample std
+ * (verl uses torch.std, which is Bessel-corrected, and epsilon 1e-6); 0 for a group of one or of equal scores.
  */
 export function verlGroupAdvantages(scores: readonly number[]): number[] {
   if (scores.length < 2) return scores.map(() => 0);
-  return groupAdvantages(scores, 'sample').advantages;
+  return groupAdvantages(scores, { estimator: 'grpo', std: 'sample', epsilon: 1e-6 }).advantages;
 }
 
 export function buildStep(step: number, samples: readonly VerlSample[], stored: readonly StoredMember[]): StepRows {

@@ -1,7 +1,14 @@
-// The Policy contract: sample actions with their behaviour log-probs, update on a batch of scored
-// trajectories, keep a frozen reference, and count versions so every sample names the weights behind it.
+// The Policy contract. A policy samples actions with their behaviour log-probs and counts versions so
+// every sample names the weights behind it; a trainable policy also provides what only it can for an
+// update (its training view of a trajectory, log-probs, gradients of a loss it is handed, an
+// optimizer step, save and load). The algorithm itself (advantages, shaping, reference pass, epochs,
+// minibatches, learning-rate schedule, data-parallel shards) is the learner's (rl/train/learner.ts).
+import type * as tf from '@tensorflow/tfjs';
 import type { Observation, PolicyStep, Trajectory, Turn } from '../../shared/types';
 import type { Task } from '../envs/environment';
+import type { LossSpec } from '../algo/objective';
+import type { LossInput, LossStats, TrainSequence } from '../train/batch';
+import type { SequenceLogprobs } from '../train/gradients';
 import type { Rng } from '../random';
 
 /** What a policy sees when it acts: the task, the latest observation and the episode so far. */
@@ -21,46 +28,43 @@ export interface PolicySample {
   readonly mistake?: boolean;
 }
 
-/** The training objective of one update call. */
-export type Objective =
-  /** GRPO: clipped surrogate on the trajectory advantage + β·KL(π‖π_ref). */
-  | { readonly kind: 'clipped-pg'; readonly clipEpsilon: number; readonly klCoef: number }
-  /** Supervised negative log-likelihood of the taken actions (RS-SFT, warm starts). */
-  | { readonly kind: 'nll' };
-
-export interface UpdateStats {
-  /** Means over epochs of the batch loss and its parts; clip fractions over all action terms. */
-  readonly loss: number;
-  readonly policyLoss: number;
-  readonly kl: number;
-  readonly clipFraction: number;
-  readonly entropy: number;
-  readonly gradNorm: number;
-  readonly ratioMin: number;
-  readonly ratioMax: number;
-  readonly clipFractionLow?: number;
-  readonly clipFractionHigh?: number;
-  readonly logprobMismatch?: number;
-  /** Optimizer steps taken; 0 when nothing was left to train on (e.g. only zero-advantage groups). */
-  readonly optimizerSteps: number;
-}
-
 export interface Policy {
-  /** Number of optimizer updates applied so far (0 = initial weights). */
+  /** Number of updates applied so far (0 = initial weights). */
   readonly version: number;
   /** Human-readable compute description, recorded with the run. */
   readonly compute: string;
   /** One action per context, drawn from the current policy; behaviour log-probs recorded. */
   sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]>;
-  /**
-   * `epochs` optimizer steps on the whole batch. Trajectory losses are averaged over their own
-   * steps first, then over trajectories ("per-trajectory mean, then batch mean").
-   */
-  update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): UpdateStats | Promise<UpdateStats>;
   /** The same weights, sampling greedily (for greedy evaluation), where the policy samples at all. */
   greedy?(): Policy;
-  /** Writes a checkpoint into `dir`; returns the file written. */
-  save?(dir: string, note: string): string;
   /** Frees tensors and other resources. */
   dispose?(): void | Promise<void>;
+}
+
+/** The learner's handle on a policy's parameters. Parts (`part`) are its data-parallel compute units: 0 = this thread. */
+export interface TrainablePolicy extends Policy {
+  /** Data-parallel compute units that work at the same time (1 = this thread only). */
+  readonly parallelism: number;
+  /** Positions one sequence may have at most (a language model: its context length; a sequence of n ids has n − 1). */
+  readonly maxPositions: number;
+  /** Units a position chooses among (vocabulary size, or the table's action count). */
+  readonly vocabularySize: number;
+  /** The sampling temperature its log-probs are taken at (1 where it samples from the raw distribution). */
+  readonly temperature: number;
+  /** The trajectory as this policy trains on it (the learner sets the advantage it trains with), or undefined when it has nothing to train on. */
+  sequence(t: Trajectory): TrainSequence | undefined;
+  /** Log-probs of each sequence's targets under the current weights or the frozen reference, on part `part`. */
+  logprobs(part: number, seqs: readonly TrainSequence[], o: { readonly model: 'current' | 'reference'; readonly temperature: number; readonly rows: boolean }): Promise<SequenceLogprobs>;
+  /** Gradient of `spec`'s loss on these inputs, on part `part`, aligned with the policy's weights (the caller disposes it). */
+  gradients(part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }>;
+  /** One optimizer step at learning rate `lr` (gradient-norm clipping and decay are the optimizer's settings); returns the norm before clipping. */
+  applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number>;
+  /** The update is complete: the next samples carry a new version. */
+  completeUpdate(): void;
+  /** Writes a checkpoint into `dir`; returns the file written. */
+  save?(dir: string, note: string): Promise<string>;
+}
+
+export function isTrainable(p: Policy): p is TrainablePolicy {
+  return typeof (p as Partial<TrainablePolicy>).gradients === 'function';
 }

@@ -24,6 +24,13 @@ export interface LoopOptions {
   readonly sampleRng: Rng;
   /** Drives the private verifier's random inputs. */
   readonly verifierRng: Rng;
+  /** Accumulates where the time went: the policy's sampling, and environment steps with verification. */
+  readonly timing?: PhaseTiming;
+}
+
+export interface PhaseTiming {
+  generateMs: number;
+  envMs: number;
 }
 
 class Episode {
@@ -70,10 +77,13 @@ export async function runEpisodes(
     for (;;) {
       const live = episodes.filter((ep) => ep.state === 'awaiting_action');
       if (live.length === 0) break;
+      const tSample = Date.now();
       const samples = await policy.sample(
         live.map((ep) => ({ task: ep.spec.task, observation: ep.observation, turns: ep.turns })),
         options.sampleRng,
       );
+      const tStep = Date.now();
+      if (options.timing) options.timing.generateMs += tStep - tSample;
       await Promise.all(
         live.map(async (ep, i) => {
           const sample = samples[i];
@@ -102,9 +112,12 @@ export async function runEpisodes(
           else ep.state = 'awaiting_action';
         }),
       );
+      if (options.timing) options.timing.envMs += Date.now() - tStep;
     }
 
-    // Verification in spec order keeps the verifier's random stream deterministic.
+    // Verification in spec order keeps the verifier's random stream deterministic. A verifier that
+    // fails is the environment's failure, not the agent's: the episode becomes an env_error.
+    const tVerify = Date.now();
     for (const ep of episodes) {
       if (ep.termination === 'env_error') {
         ep.outcome = ENV_FAILED;
@@ -113,10 +126,12 @@ export async function runEpisodes(
           ep.outcome = await ep.env.verify(options.verifierRng);
         } catch (e) {
           ep.outcome = { ...ENV_FAILED, details: { verifierError: errorText(e) } };
+          ep.termination = 'env_error';
         }
       }
       ep.state = 'done';
     }
+    if (options.timing) options.timing.envMs += Date.now() - tVerify;
   } finally {
     await Promise.allSettled(episodes.map((ep) => ep.env.close()));
   }

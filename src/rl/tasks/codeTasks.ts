@@ -107,11 +107,16 @@ export function codeTaskPrompt(t: CodeTask): string {
   );
 }
 
+/** Inputs on which two formulas must agree to count as the same function (a held-out split by function). */
+const PROBES = [-7, -3, -1, 0, 1, 2, 3, 5, 10, 100];
+
 /**
  * A generated family of one-line tasks, `f(x) = <formula>` with small integer constants, for models
  * trained here from scratch: what a held-out task asks is new (unseen constants and combinations),
  * the skill is not (read the formula, write it as Python, print the example, report it). About one
- * task in four is held out, chosen by a fixed hash of the formula.
+ * task in four is held out, chosen by a fixed hash of the function's values on probe inputs, so a
+ * held-out task never computes the same function as a training one (x*x+2*3 and x*x+3*2 and
+ * x*x+1*6 are one function, in one split).
  */
 export function formulaTasks(): readonly (CodeTask & { readonly split: 'train' | 'heldOut' })[] {
   const forms: [string, (x: number, a: number, b: number) => number][] = [
@@ -128,7 +133,7 @@ export function formulaTasks(): readonly (CodeTask & { readonly split: 'train' |
         const expr = form.replace('a', String(a)).replace('b', String(b));
         const x = 2 + ((a + b) % 3);
         let h = 0;
-        for (const c of expr) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+        for (const c of PROBES.map((p) => value(p, a, b)).join(',')) h = (h * 31 + c.charCodeAt(0)) >>> 0;
         out.push({
           id: `code:f=${expr}`, fn: 'f', description: `return ${expr} for an integer x`,
           reference: `def f(x):\n    return ${expr}\n`, publicArgs: String(x), publicOutput: String(value(x, a, b)),

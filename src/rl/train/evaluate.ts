@@ -1,7 +1,10 @@
-// Evaluation: N fresh episodes on the held-out split, sampled from the current policy with a random
-// stream that depends only on the evaluation seed, so the evaluation before and after training (and in
-// every training seed) sees the same stream of random numbers.
-import type { EvaluationResult } from '../../shared/types';
+// Evaluation on the held-out split: N fresh episodes sampled from the current policy, dealt round-robin
+// over the held-out tasks, with a random stream that depends only on the evaluation seed (the
+// evaluation before and after training, and in every training seed, sees the same random numbers);
+// then, for a policy that can decode greedily, every held-out task once more under greedy decoding.
+// Reports sampled pass@1, sampled pass@k (unbiased estimator over each task's samples), greedy pass@1
+// and tool calls per episode.
+import type { EvaluationResult, Trajectory } from '../../shared/types';
 import type { EnvironmentFactory } from '../envs/environment';
 import type { Policy } from '../policies/policy';
 import { Rng } from '../random';
@@ -13,42 +16,101 @@ export interface EvaluateOptions {
   readonly maxTurns: number;
   readonly envOptions: Readonly<Record<string, unknown>>;
   readonly iteration: number;
+  /** k of the sampled pass@k (0 = none); lowered to the fewest samples a held-out task got when that is less. */
+  readonly passK?: number;
+  /** The same weights decoding greedily: each held-out task once. */
+  readonly greedy?: Policy;
   /** Episodes advanced together per batch. */
   readonly batchSize?: number;
 }
 
-export async function evaluatePolicy(policy: Policy, env: EnvironmentFactory, options: EvaluateOptions): Promise<EvaluationResult> {
-  const tasks = env.tasks(options.envOptions).heldOut;
-  if (tasks.length === 0) throw new Error(`env ${env.name}: no held-out tasks to evaluate on`);
-  const sampleRng = Rng.stream(options.seed, 'eval/sample');
-  const verifierRng = Rng.stream(options.seed, 'eval/verifier');
-  const batchSize = options.batchSize ?? 512;
-  let successes = 0, actions = 0, publicPass = 0, privatePass = 0, reward = 0;
-  for (let start = 0; start < options.episodes; start += batchSize) {
+/** Tool calls of an episode: its actions that are tool calls other than the final answer or submission. */
+export function toolCallsOf(t: Trajectory): number {
+  return t.turns.filter((turn) => turn.action.kind === 'tool' && !['answer', 'finish'].includes(turn.action.name)).length;
+}
+
+/**
+ * pass@k of one task from n samples with c successes: the chance that k samples drawn without
+ * replacement include a success, 1 − C(n−c, k) / C(n, k) (Chen et al. 2021), computed as a product.
+ */
+export function passAtK(n: number, c: number, k: number): number {
+  if (k > n) throw new Error(`passAtK: k = ${k} is more than the n = ${n} samples`);
+  if (n - c < k) return 1;
+  let fail = 1;
+  for (let i = 0; i < k; i++) fail *= (n - c - i) / (n - i);
+  return 1 - fail;
+}
+
+interface Tally {
+  episodes: number;
+  successes: number;
+  actions: number;
+  publicPass: number;
+  privatePass: number;
+  reward: number;
+  toolCalls: number;
+  perTask: Map<string, { n: number; c: number }>;
+}
+
+async function rollOut(policy: Policy, env: EnvironmentFactory, taskCount: number, o: EvaluateOptions, episodes: number, stream: string): Promise<Tally> {
+  const tasks = env.tasks(o.envOptions).heldOut;
+  const sampleRng = Rng.stream(o.seed, `${stream}/sample`);
+  const verifierRng = Rng.stream(o.seed, `${stream}/verifier`);
+  const batchSize = o.batchSize ?? 512;
+  const tally: Tally = { episodes, successes: 0, actions: 0, publicPass: 0, privatePass: 0, reward: 0, toolCalls: 0, perTask: new Map() };
+  for (let start = 0; start < episodes; start += batchSize) {
     const specs: EpisodeSpec[] = [];
-    for (let i = start; i < Math.min(options.episodes, start + batchSize); i++) {
-      specs.push({ task: tasks[i % tasks.length]!, group: i, indexInGroup: 0 });
-    }
-    const trajectories = await runEpisodes(specs, () => env.create(options.envOptions), policy, { maxTurns: options.maxTurns, sampleRng, verifierRng });
+    for (let i = start; i < Math.min(episodes, start + batchSize); i++) specs.push({ task: tasks[i % taskCount]!, group: i, indexInGroup: 0 });
+    const trajectories = await runEpisodes(specs, () => env.create(o.envOptions), policy, { maxTurns: o.maxTurns, sampleRng, verifierRng });
     for (const t of trajectories) {
-      successes += t.outcome.success ? 1 : 0;
-      actions += t.turns.length;
-      publicPass += t.outcome.publicPass ? 1 : 0;
-      privatePass += t.outcome.privatePass ? 1 : 0;
-      reward += t.outcome.reward;
+      tally.successes += t.outcome.success ? 1 : 0;
+      tally.actions += t.turns.length;
+      tally.publicPass += t.outcome.publicPass ? 1 : 0;
+      tally.privatePass += t.outcome.privatePass ? 1 : 0;
+      tally.reward += t.outcome.reward;
+      tally.toolCalls += toolCallsOf(t);
+      const pt = tally.perTask.get(t.taskId) ?? { n: 0, c: 0 };
+      pt.n += 1;
+      pt.c += t.outcome.success ? 1 : 0;
+      tally.perTask.set(t.taskId, pt);
     }
   }
-  const n = options.episodes;
+  return tally;
+}
+
+export async function evaluatePolicy(policy: Policy, env: EnvironmentFactory, o: EvaluateOptions): Promise<EvaluationResult> {
+  const tasks = env.tasks(o.envOptions).heldOut;
+  if (tasks.length === 0) throw new Error(`env ${env.name}: no held-out tasks to evaluate on`);
+  const s = await rollOut(policy, env, tasks.length, o, o.episodes, 'eval');
+  const n = o.episodes;
+  let pass: { passAtK: number; passK: number } | undefined;
+  // pass@k over every held-out task; when some task has fewer than k samples (evalEpisodes too small),
+  // k is lowered to the fewest any task has, and the recorded k says so
+  const asked = o.passK ?? 0;
+  if (asked > 0) {
+    const tallies = [...s.perTask.values()];
+    const k = Math.min(asked, ...tallies.map((t) => t.n));
+    if (tallies.length === tasks.length && k >= 1) pass = { passK: k, passAtK: tallies.reduce((acc, t) => acc + passAtK(t.n, t.c, k), 0) / tallies.length };
+  }
+  let greedy: Partial<EvaluationResult> = {};
+  if (o.greedy) {
+    // Greedy decoding is deterministic per task: each held-out task once is the whole measurement.
+    const g = await rollOut(o.greedy, env, tasks.length, o, tasks.length, 'eval-greedy');
+    greedy = { greedySuccessRate: g.successes / g.episodes, greedyEpisodes: g.episodes, greedyToolCalls: g.toolCalls / g.episodes };
+  }
   return {
-    iteration: options.iteration,
+    iteration: o.iteration,
     episodes: n,
-    successes,
-    successRate: successes / n,
-    meanActions: actions / n,
-    publicPassRate: publicPass / n,
-    privatePassRate: privatePass / n,
-    rewardMean: reward / n,
-    seed: options.seed,
+    successes: s.successes,
+    successRate: s.successes / n,
+    meanActions: s.actions / n,
+    publicPassRate: s.publicPass / n,
+    privatePassRate: s.privatePass / n,
+    rewardMean: s.reward / n,
+    seed: o.seed,
     policyVersion: policy.version,
+    toolCalls: s.toolCalls / n,
+    ...(pass ?? {}),
+    ...greedy,
   };
 }

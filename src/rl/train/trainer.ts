@@ -1,18 +1,20 @@
-// The synchronous trainer: rollout → reward → group advantages → K update epochs → evaluate → store.
-// Each iteration is handed to the sink as one record, so a store can write it in one transaction and a
-// killed run leaves whole iterations only. Cancellation is honoured at iteration boundaries.
+// The synchronous trainer: rollout → reward → the learner's update → evaluate → store. Each iteration
+// is handed to the sink as one record, so a store can write it in one transaction and a killed run
+// leaves whole iterations only. Cancellation is honoured at iteration boundaries. The algorithm
+// (advantages, what is trained, the loss and the optimizer's steps) is the learner's.
+import { methodLabel } from '../../shared/algorithm';
 import type { RunConfig } from '../../shared/runConfig';
 import { remainingMs, type RunPhase } from '../../shared/runPhase';
 import type { EvaluationResult, IterationMetrics, RunStatus, RuntimeInfo, Trajectory } from '../../shared/types';
-import { groupAdvantages } from '../algo/advantages';
 import { environmentFactory } from '../envs/registry';
-import type { Objective, Policy, UpdateStats } from '../policies/policy';
+import type { Policy } from '../policies/policy';
+import { createPolicy } from '../policies/registry';
 import { DemonstrationPolicy, referenceAgentFor } from '../policies/scripted/demonstrations';
-import type { Tokenizer } from '../policies/transformer/tokenizer';
-import { createPolicy, minibatchSizeFor } from '../policies/registry';
+import { TransformerPolicy } from '../policies/transformer/transformerPolicy';
 import { Rng } from '../random';
-import { runEpisodes, type EpisodeSpec } from '../rollout/agentLoop';
-import { evaluatePolicy } from './evaluate';
+import { runEpisodes, type EpisodeSpec, type PhaseTiming } from '../rollout/agentLoop';
+import { evaluatePolicy, toolCallsOf } from './evaluate';
+import { Learner } from './learner';
 import type { RunSink } from './sink';
 
 export interface Progress {
@@ -49,10 +51,20 @@ export interface TrainResult {
   readonly wallMs: number;
 }
 
-const NO_UPDATE: UpdateStats = { loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1, optimizerSteps: 0 };
-
 function mean(xs: readonly number[]): number {
   return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+/** Optimizer steps a run takes at most: the end of a learning-rate decay. */
+export function plannedSteps(config: RunConfig): number {
+  const batch = config.groupsPerIteration * config.groupSize;
+  const mb = config.algorithm.minibatchSize > 0 ? config.algorithm.minibatchSize : batch;
+  return config.iterations * config.algorithm.epochs * Math.ceil(batch / mb);
+}
+
+/** Whether a group can teach anything: some member that the environment did not fail has a non-zero advantage. */
+function informative(group: readonly Trajectory[]): boolean {
+  return group.some((t) => t.termination !== 'env_error' && t.advantage !== 0);
 }
 
 export async function train(config: RunConfig, options: TrainOptions): Promise<TrainResult> {
@@ -60,16 +72,17 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   const init = config.policyOptions.init;
   options.onPhase?.(typeof init === 'string' && init !== '' ? { kind: 'warm-start', from: init } : { kind: 'loading' });
   const env = environmentFactory(config.env);
-  const batch = config.groupsPerIteration * config.groupSize;
-  const minibatch = minibatchSizeFor(config);
-  const policy = await createPolicy(config, env, config.iterations * config.epochs * Math.ceil(batch / minibatch));
+  const policy = await createPolicy(config, env);
+  const learner = new Learner(policy, {
+    method: config.method, settings: config.algorithm, totalSteps: plannedSteps(config), seed: config.seed,
+    imitate: config.demonstrations.imitate === 'successful' ? 'successful' : 'all',
+  });
   // SFT learns from the environment's scripted reference agent; every other method from its own samples.
   let actor: Policy = policy;
   if (config.method === 'sft') {
-    const agent = referenceAgentFor(config.env, Number(config.policyOptions.mistakeRate ?? 0));
-    const tokenizer = (policy as { tokenizer?: Tokenizer }).tokenizer;
-    if (!agent || !tokenizer) throw new Error(`method sft needs a reference agent for env ${config.env} and a language-model policy`);
-    actor = new DemonstrationPolicy(agent, tokenizer);
+    const agent = referenceAgentFor(config.env, config.demonstrations);
+    if (!agent || !(policy instanceof TransformerPolicy)) throw new Error(`method sft needs a reference agent for env ${config.env} and a language-model policy`);
+    actor = new DemonstrationPolicy(agent, policy.tokenizer);
   }
   const { sink } = options;
   const tasks = env.tasks(config.envOptions).train;
@@ -79,22 +92,31 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   const iterations: IterationMetrics[] = [];
   const evaluations: EvaluationResult[] = [];
   const greedy = policy.greedy?.();
-  const heldOutTasks = env.tasks(config.envOptions).heldOut.length;
   const evaluate = async (iteration: number): Promise<EvaluationResult> => {
     options.onPhase?.({ kind: 'evaluating', iteration });
-    const o = { episodes: config.evalEpisodes, seed: config.evalSeed, maxTurns: config.maxTurns, envOptions: config.envOptions, iteration };
-    let e = await evaluatePolicy(policy, env, o);
-    // Greedy decoding is deterministic per task: each held-out task once is the whole measurement.
-    if (greedy) e = { ...e, greedySuccessRate: (await evaluatePolicy(greedy, env, { ...o, episodes: Math.min(o.episodes, heldOutTasks) })).successRate };
+    const e = await evaluatePolicy(policy, env, {
+      episodes: config.evalEpisodes, seed: config.evalSeed, maxTurns: config.maxTurns, envOptions: config.envOptions, iteration, passK: config.evalPassK,
+      ...(greedy ? { greedy } : {}),
+    });
     evaluations.push(e);
     options.onEvaluation?.(e);
     return e;
+  };
+  /** G groups × N episodes of new tasks, numbered from `firstGroup`. */
+  const rollout = (groups: number, firstGroup: number, timing: PhaseTiming): Promise<Trajectory[]> => {
+    const specs: EpisodeSpec[] = [];
+    for (let g = 0; g < groups; g++) {
+      const task = tasks[taskRng.int(tasks.length)]!;
+      for (let i = 0; i < config.groupSize; i++) specs.push({ task, group: firstGroup + g, indexInGroup: i });
+    }
+    return runEpisodes(specs, () => env.create(config.envOptions), actor, { maxTurns: config.maxTurns, sampleRng, verifierRng, timing });
   };
 
   // Fails here, before anything is stored, when the machine lacks what the environment needs.
   const environment = env.preflight?.(config.envOptions);
   sink.begin(config, { ...options.runtime(policy.compute), ...(environment ? { environment } : {}) });
   let iterationMsTotal = 0;
+  let storeMs = 0;
   try {
     sink.evaluation(await evaluate(0));
     for (let it = 1; it <= config.iterations; it++) {
@@ -108,42 +130,47 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       }
       options.onPhase?.({ kind: 'iteration', iteration: it });
       const itStart = Date.now();
-      // Rollout: G groups × N episodes, each group on one task.
-      const specs: EpisodeSpec[] = [];
-      for (let g = 0; g < config.groupsPerIteration; g++) {
-        const task = tasks[taskRng.int(tasks.length)]!;
-        for (let i = 0; i < config.groupSize; i++) specs.push({ task, group: g, indexInGroup: i });
+      const timing: PhaseTiming = { generateMs: 0, envMs: 0 };
+      // Rollout: G groups × N episodes, each group on one task; with dynamic sampling, groups that
+      // cannot teach anything are replaced by new ones, up to the configured number of extra rounds.
+      const trajectories = await rollout(config.groupsPerIteration, 0, timing);
+      const adv = learner.assignAdvantages(trajectories);
+      let zeroVarianceGroups = adv.zeroVarianceGroups;
+      let resampledGroups = 0;
+      const replaced = new Set<number>();
+      if (config.method === 'grpo' && config.algorithm.dynamicSampling > 0) {
+        const byGroup = (ts: readonly Trajectory[]): Map<number, Trajectory[]> => {
+          const m = new Map<number, Trajectory[]>();
+          for (const t of ts) m.set(t.group, [...(m.get(t.group) ?? []), t]);
+          return m;
+        };
+        // DAPO: a group that cannot teach anything is dropped and a new one sampled in its place, until
+        // the batch holds groupsPerIteration informative groups or the rounds run out
+        const drop = (ts: readonly Trajectory[]): number => {
+          let useful = 0;
+          for (const [g, members] of byGroup(ts)) {
+            if (informative(members)) useful += 1;
+            else replaced.add(g);
+          }
+          return useful;
+        };
+        let useful = drop(trajectories);
+        for (let round = 0; round < config.algorithm.dynamicSampling && useful < config.groupsPerIteration; round++) {
+          const missing = config.groupsPerIteration - useful;
+          const extra = await rollout(missing, config.groupsPerIteration + resampledGroups, timing);
+          resampledGroups += missing;
+          zeroVarianceGroups += learner.assignAdvantages(extra).zeroVarianceGroups;
+          trajectories.push(...extra);
+          useful += drop(extra);
+        }
+        // groups still uninformative after the last round stay out too: they would only dilute the batch
       }
-      const trajectories = await runEpisodes(specs, () => env.create(config.envOptions), actor, { maxTurns: config.maxTurns, sampleRng, verifierRng });
 
-      // Advantages per group.
-      let zeroVarianceGroups = 0;
-      for (let g = 0; g < config.groupsPerIteration; g++) {
-        const group = trajectories.filter((t) => t.group === g);
-        const adv = groupAdvantages(group.map((t) => t.outcome.reward), config.advantageStd);
-        if (adv.zeroVariance) zeroVarianceGroups += 1;
-        group.forEach((t, i) => (t.advantage = adv.advantages[i]!));
-      }
-
-      // Update.
-      let stats = NO_UPDATE;
-      let trained: readonly Trajectory[] = [];
-      if (config.method === 'grpo') {
-        trained = trajectories;
-        const objective: Objective = { kind: 'clipped-pg', clipEpsilon: config.clipEpsilon, klCoef: config.klCoef };
-        stats = await policy.update(trained, objective, config.epochs);
-      } else if (config.method === 'sft') {
-        // SFT on demonstrations (successful ones: a demonstration that failed teaches nothing useful).
-        trained = trajectories.filter((t) => t.outcome.success);
-        if (trained.length > 0) stats = await policy.update(trained, { kind: 'nll' }, config.epochs);
-      } else {
-        // RS-SFT: keep successful samples only; no success this round → no update at all.
-        trained = trajectories.filter((t) => t.outcome.success);
-        if (trained.length > 0) stats = await policy.update(trained, { kind: 'nll' }, config.epochs);
-      }
+      const report = await learner.update(trajectories, replaced);
 
       const rewards = trajectories.map((t) => t.outcome.reward);
       const rate = (f: (t: Trajectory) => boolean): number => trajectories.filter(f).length / trajectories.length;
+      const ex = report.excluded;
       const metrics: IterationMetrics = {
         iteration: it,
         rewardMean: mean(rewards),
@@ -155,27 +182,54 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         meanTurns: mean(trajectories.map((t) => t.turns.length)),
         zeroVarianceGroups,
         trajectories: trajectories.length,
-        ...stats,
-        updated: stats.optimizerSteps > 0 ? 1 : 0,
-        trainedTrajectories: stats.optimizerSteps > 0 ? trained.length : 0,
+        loss: report.loss, policyLoss: report.policyLoss, kl: report.kl, clipFraction: report.clipFraction, entropy: report.entropy,
+        gradNorm: report.gradNorm, ratioMin: report.ratioMin, ratioMax: report.ratioMax,
+        updated: report.optimizerSteps > 0 ? 1 : 0,
+        optimizerSteps: report.optimizerSteps,
+        trainedTrajectories: report.trainedTrajectories,
+        envErrorTrajectories: ex.env_error ?? 0,
+        zeroAdvantageSkipped: ex.zero_advantage ?? 0,
+        overlongFiltered: ex.overlong ?? 0,
+        unsuccessfulSkipped: ex.unsuccessful ?? 0,
+        failuresNotPushed: ex.failure_not_pushed ?? 0,
+        replacedTrajectories: ex.replaced ?? 0,
+        noTrainablePositions: ex.no_trainable_positions ?? 0,
+        truncatedSequences: report.truncatedSequences,
+        ...(resampledGroups > 0 ? { resampledGroups } : {}),
+        ...(report.optimizerSteps > 0 ? { learningRate: report.learningRate } : {}),
         policyVersion: policy.version,
         wallMs: Date.now() - itStart,
+        ...(config.policy === 'transformer' ? {
+          clipFractionLow: report.clipFractionLow, clipFractionHigh: report.clipFractionHigh, dualClipFraction: report.dualClipFraction, approxKl: report.approxKl,
+          ...(report.logprobMismatch !== undefined ? { logprobMismatch: report.logprobMismatch } : {}),
+          ...(config.method === 'sft' && report.optimizerSteps > 0 ? { tokenAccuracy: report.tokenAccuracy } : {}),
+        } : {}),
         ...languageMetrics(trajectories),
+        phaseGenerateMs: timing.generateMs,
+        phaseEnvMs: timing.envMs,
+        phaseReferenceMs: report.phaseReferenceMs,
+        phaseUpdateMs: report.phaseUpdateMs,
+        phaseStoreMs: storeMs,
+        phaseEvaluateMs: 0,
       };
       const due = it === config.iterations || (config.evalInterval > 0 && it % config.evalInterval === 0);
+      const tEval = Date.now();
       const evaluation = due ? await evaluate(it) : undefined;
-      sink.iteration({ metrics, trajectories, ...(evaluation ? { evaluation } : {}) });
-      iterations.push(metrics);
-      iterationMsTotal += metrics.wallMs;
+      const record = { ...metrics, phaseEvaluateMs: Date.now() - tEval };
+      const tStore = Date.now();
+      sink.iteration({ metrics: record, trajectories, ...(evaluation ? { evaluation } : {}) });
+      storeMs = Date.now() - tStore;
+      iterations.push(record);
+      iterationMsTotal += record.wallMs;
       options.onProgress?.({
-        iteration: it, iterations: config.iterations, rewardMean: metrics.rewardMean, successRate: metrics.successRate, elapsedMs: Date.now() - t0,
-        etaMs: remainingMs(iterationMsTotal, it, config.iterations - it), metrics, ...(evaluation ? { evaluation } : {}),
+        iteration: it, iterations: config.iterations, rewardMean: record.rewardMean, successRate: record.successRate, elapsedMs: Date.now() - t0,
+        etaMs: remainingMs(iterationMsTotal, it, config.iterations - it), metrics: record, ...(evaluation ? { evaluation } : {}),
       });
     }
     const dir = options.checkpointDir?.();
     if (dir && policy.save) {
       options.onPhase?.({ kind: 'saving' });
-      const file = policy.save(dir, `${config.method} on ${config.env}, seed ${config.seed}, ${config.iterations} iterations`);
+      const file = await policy.save(dir, `${methodLabel(config.method, config.algorithm)} on ${config.env}, seed ${config.seed}, ${config.iterations} iterations`);
       options.onCheckpoint?.(file);
     }
     const wallMs = Date.now() - t0;
@@ -198,6 +252,5 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
 function languageMetrics(trajectories: readonly Trajectory[]): { responseTokens?: number; toolCalls?: number } {
   if (!trajectories.some((t) => t.turns.some((turn) => turn.policy.tokens))) return {};
   const tokens = trajectories.map((t) => t.turns.reduce((n, turn) => n + (turn.policy.tokens?.sampled.length ?? 0), 0));
-  const calls = trajectories.map((t) => t.turns.filter((turn) => turn.action.kind === 'tool' && !['answer', 'finish'].includes(turn.action.name)).length);
-  return { responseTokens: mean(tokens), toolCalls: mean(calls) };
+  return { responseTokens: mean(tokens), toolCalls: mean(trajectories.map(toolCallsOf)) };
 }

@@ -16,6 +16,8 @@ export interface TrajectorySummary {
   readonly privatePass: boolean;
   readonly termination: string;
   readonly turns: number;
+  /** Why the learner left it out of its update (absent: it was trained on, or the run predates the record). */
+  readonly excluded?: string;
 }
 
 export interface TurnRecord {

@@ -53,8 +53,8 @@ describe('runs tree model, progress and status bar', () => {
   });
 
   it('describes runs; a turn’s tooltip is cut so a hover stays fast, with a note', () => {
-    const run = { id: 1, name: 'r', status: 'running' as const, env: 'calculator', policy: 'transformer', method: 'grpo', seed: 1, iterationsPlanned: 40, iterationsDone: 3, latestRewardMean: 0.5, createdAt: '', finishedAt: null, error: null };
-    assert.equal(describeRun(run), '3/40 · reward 0.500 · calculator · grpo');
+    const run = { id: 1, name: 'r', status: 'running' as const, env: 'calculator', policy: 'transformer', method: 'grpo', methodLabel: 'positive-only GRPO (failures not pushed down)', seed: 1, iterationsPlanned: 40, iterationsDone: 3, latestRewardMean: 0.5, createdAt: '', finishedAt: null, error: null };
+    assert.equal(describeRun(run), '3/40 · reward 0.500 · calculator · positive-only GRPO (failures not pushed down)');
     const parts = turnParts({ trajectoryId: 7, index: 0, action: 'print(1)', observation: 'z'.repeat(200_000) }, 10_000);
     assert.ok(parts.tooltipMarkdown!.length < 5000, String(parts.tooltipMarkdown!.length));
     assert.match(parts.tooltipMarkdown!, /198,000 more characters not shown; the inspector or `agent-rl trajectory 7` shows all/);

@@ -9,7 +9,7 @@ const metrics = (iteration: number, extra: Partial<IterationMetrics> = {}): Iter
   kl: 0, clipFraction: 0, entropy: 1, gradNorm: 1, ratioMin: 1, ratioMax: 1, updated: 1, trainedTrajectories: 8, policyVersion: iteration, wallMs: 100, ...extra,
 });
 const series = (policy: string, iterations: IterationMetrics[], name = `${policy} run`, method = 'grpo'): RunSeries => ({
-  run: { id: 1, name, status: 'completed', env: 'binary-search', policy, method, seed: 1, iterationsPlanned: 1, iterationsDone: iterations.length, latestRewardMean: 1, createdAt: '', finishedAt: null, error: null },
+  run: { id: 1, name, status: 'completed', env: 'binary-search', policy, method, methodLabel: method, seed: 1, iterationsPlanned: 1, iterationsDone: iterations.length, latestRewardMean: 1, createdAt: '', finishedAt: null, error: null },
   iterations, evaluations: [{ iteration: 0, episodes: 1, successes: 1, successRate: 1, meanActions: 1, publicPassRate: 1, privatePassRate: 1, rewardMean: 1, seed: 1, policyVersion: 0 }],
 });
 const panel = (id: string) => PANELS.find((p) => p.id === id)!;
@@ -54,5 +54,19 @@ describe('dashboard model', () => {
     assert.deepEqual(phaseBars([untimed]), []);
     assert.equal(phaseEmptyReason([untimed], 0), 'no phase timings recorded for this run');
     assert.equal(phaseEmptyReason([timed], bars.length), undefined);
+  });
+});
+
+describe('evaluation panel', () => {
+  it('draws sampled pass@1, greedy pass@1 and pass@k (named with its k) for every run that recorded them', () => {
+    const s: RunSeries = {
+      ...series('transformer', []),
+      evaluations: [0, 10].map((iteration) => ({ iteration, episodes: 16, successes: 8, successRate: 0.5, meanActions: 2, publicPassRate: 1, privatePassRate: 0.5, rewardMean: 0.5, seed: 1, policyVersion: iteration, greedySuccessRate: 0.6, passAtK: 0.9, passK: 8 })),
+    };
+    const lines = panelLines(PANELS.find((p) => p.id === 'evaluation')!, [s]);
+    assert.deepEqual(lines.map((l) => l.label), ['transformer run · sampled', 'transformer run · greedy', 'transformer run · pass@8']);
+    assert.deepEqual(lines[1]!.data, [{ x: 0, y: 0.6 }, { x: 10, y: 0.6 }]);
+    // a table run's evaluations have no greedy or pass@k figures: only its sampled line
+    assert.equal(panelLines(PANELS.find((p) => p.id === 'evaluation')!, [series('table', [])]).length, 1);
   });
 });

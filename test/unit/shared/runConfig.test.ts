@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, DEFAULT_RUN_CONFIG, validateRunConfig } from '../../../src/shared/runConfig';
+import { runConfigSchema } from '../../../src/shared/runConfigSchema';
 
 function issues(input: unknown): ConfigError {
   try {
@@ -17,16 +18,53 @@ describe('validateRunConfig', () => {
     const c = validateRunConfig({ seed: 19 });
     assert.equal(c.iterations, 100);
     assert.equal(c.groupsPerIteration * c.groupSize, 32);
-    assert.deepEqual([c.learningRate, c.clipEpsilon, c.klCoef, c.epochs, c.evalEpisodes], [0.08, 0.2, 0.02, 2, 500]);
+    assert.deepEqual([c.algorithm.learningRate, c.algorithm.clipLow, c.algorithm.clipHigh, c.algorithm.klCoef, c.algorithm.klEstimator, c.algorithm.epochs, c.evalEpisodes], [0.08, 0.2, 0.2, 0.02, 'exact', 2, 500]);
     assert.deepEqual(c.envOptions, { stepBudget: 6 });
     assert.equal(c.name, 'binary-search-table-grpo-s19');
     assert.notEqual(c.evalSeed, c.seed);
   });
 
   it('an unknown key is named with a suggestion', () => {
-    const e = issues({ learningrate: 0.1 });
-    assert.equal(e.issues[0]!.field, 'learningrate');
-    assert.match(e.message, /learningrate = 0\.1: is not a known config key\. Fix: did you mean "learningRate"\?/);
+    const e = issues({ evalepisodes: 10, algorithm: { learningrate: 0.1 } });
+    assert.match(e.message, /evalepisodes = 10: is not a known config key\. Fix: did you mean "evalEpisodes"\?/);
+    assert.match(e.message, /algorithm\.learningrate = 0\.1: is not an algorithm setting\. Fix: did you mean "learningRate"\?/);
+  });
+
+  it('keys that moved into the typed sections say where they went', () => {
+    const e = issues({ learningRate: 0.1, clipEpsilon: 0.3, env: 'calculator', policy: 'transformer', policyOptions: { negativeAdvantageScale: 0, mistakeRate: 0.1 } });
+    const byField = Object.fromEntries(e.issues.map((i) => [i.field, i]));
+    assert.match(byField.learningRate!.message, /moved to algorithm\.learningRate/);
+    assert.match(byField.learningRate!.fix, /"algorithm": \{ "learningRate": 0\.1 \}/);
+    assert.match(byField.clipEpsilon!.message, /moved to algorithm\.clipLow/);
+    assert.match(byField['policyOptions.negativeAdvantageScale']!.message, /moved to algorithm\.negativeAdvantageScale/);
+    assert.match(byField['policyOptions.mistakeRate']!.message, /moved to demonstrations\.mistakeRate/);
+  });
+
+  it('one resolved algorithm default per (env, policy, method), and a given value wins', () => {
+    const lr = (c: Record<string, unknown>): number => validateRunConfig(c).algorithm.learningRate;
+    assert.equal(lr({}), 0.08);
+    assert.equal(lr({ env: 'calculator', policy: 'transformer' }), 2e-4);
+    assert.equal(lr({ env: 'calculator', policy: 'transformer', method: 'sft' }), 3e-3);
+    assert.equal(lr({ env: 'code', policy: 'transformer' }), 5e-4);
+    assert.equal(lr({ env: 'code', policy: 'transformer', algorithm: { learningRate: 1e-4 } }), 1e-4);
+    const t = validateRunConfig({ env: 'calculator', policy: 'transformer' }).algorithm;
+    assert.deepEqual([t.klEstimator, t.clipHigh, t.minibatchSize, t.skipZeroAdvantage, t.negativeAdvantageScale], ['k3', 0.28, 64, true, 1]);
+    assert.equal(validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft' }).algorithm.lrSchedule, 'linear');
+  });
+
+  it('algorithm settings are typed and ranged, and the dual clip must exceed 1', () => {
+    const e = issues({ algorithm: { advantageEstimator: 'ppo', epochs: 0, dualClip: 0.5, skipZeroAdvantage: 'yes' } });
+    const fields = e.issues.map((i) => i.field).sort();
+    assert.deepEqual(fields, ['algorithm.advantageEstimator', 'algorithm.dualClip', 'algorithm.epochs', 'algorithm.skipZeroAdvantage']);
+    assert.match(e.message, /advantageEstimator = "ppo": is not one of grpo, dr-grpo, rloo/);
+    assert.match(e.message, /dualClip = 0\.5: the dual-clip bound must be greater than 1/);
+  });
+
+  it('demonstrations are the environment\'s and apply to method sft only', () => {
+    const sft = validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft' });
+    assert.deepEqual(sft.demonstrations, { mistakeRate: 0.05, imitate: 'all', skipToolOn: 'mul', skipToolRate: 0.8, guess: 'first-number', redundantCallRate: 0 });
+    assert.match(issues({ env: 'calculator', policy: 'transformer', demonstrations: { skipToolRate: 0.5 } }).message, /demonstrations = .*applies to method sft only/);
+    assert.match(issues({ env: 'code', policy: 'transformer', method: 'sft', demonstrations: { skipToolOn: 'mul' } }).message, /demonstrations\.skipToolOn = "mul": is not an option of env "code"'s demonstrations/);
   });
 
   it('wrong types name the field, the value and the fix', () => {
@@ -40,9 +78,9 @@ describe('validateRunConfig', () => {
   });
 
   it('out-of-range values give the allowed range', () => {
-    const e = issues({ learningRate: 0, clipEpsilon: 1.5, evalEpisodes: -1 });
-    assert.deepEqual(e.issues.map((i) => i.field).sort(), ['clipEpsilon', 'evalEpisodes', 'learningRate']);
-    assert.match(e.issues.find((i) => i.field === 'learningRate')!.fix, /> 0/);
+    const e = issues({ algorithm: { learningRate: 0, clipLow: 1.5 }, evalEpisodes: -1 });
+    assert.deepEqual(e.issues.map((i) => i.field).sort(), ['algorithm.clipLow', 'algorithm.learningRate', 'evalEpisodes']);
+    assert.match(e.issues.find((i) => i.field === 'algorithm.learningRate')!.fix, /> 0/);
   });
 
   it('GRPO rejects groups of one (no spread to normalise); SFT takes one demonstration per task', () => {
@@ -54,8 +92,8 @@ describe('validateRunConfig', () => {
   });
 
   it('impossible combinations: rs-sft with a KL coefficient', () => {
-    const e = issues({ method: 'rs-sft', klCoef: 0.02 });
-    assert.equal(e.issues[0]!.field, 'klCoef');
+    const e = issues({ method: 'rs-sft', algorithm: { klCoef: 0.02 } });
+    assert.equal(e.issues[0]!.field, 'algorithm.klCoef');
     assert.match(e.issues[0]!.fix, /rs-sft/);
   });
 
@@ -79,13 +117,13 @@ describe('validateRunConfig', () => {
 describe('validateRunConfig: transformer policy', () => {
   it('fills policy and method defaults, and policy options', () => {
     const grpo = validateRunConfig({ env: 'calculator', policy: 'transformer' });
-    assert.equal(grpo.learningRate, 2e-4);
+    assert.equal(grpo.algorithm.learningRate, 2e-4);
     assert.equal(grpo.policyOptions.dModel, 64);
-    assert.equal(grpo.policyOptions.klEstimator, 'k3');
+    assert.equal(grpo.evalPassK, 8);
     const sft = validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft' });
-    assert.equal(sft.learningRate, 3e-3);
+    assert.equal(sft.algorithm.learningRate, 3e-3);
     assert.equal(sft.iterations, 200);
-    assert.equal(validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft', learningRate: 0.01 }).learningRate, 0.01);
+    assert.equal(validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft', algorithm: { learningRate: 0.01 } }).algorithm.learningRate, 0.01);
   });
 
   it('names bad policy options and impossible combinations', () => {
@@ -95,5 +133,31 @@ describe('validateRunConfig: transformer policy', () => {
     assert.match(e.message, /tiedHead = "yes": must be true or false/);
     assert.match(issues({ env: 'calculator', method: 'sft' }).message, /method = "sft": sft trains a language model/);
     assert.match(issues({ env: 'binary-search', policy: 'transformer', method: 'sft' }).message, /binary-search has no reference agent/);
+  });
+});
+
+describe('run config schema', () => {
+  const schema = runConfigSchema() as { properties: Record<string, { properties?: Record<string, { description: string }> }>; allOf: { if: unknown; then: { properties: Record<string, { default?: unknown; properties?: Record<string, { default?: unknown }> }> } }[] };
+  const algorithmDefaultsFor = (env: string, policy: string, method: string): Record<string, unknown> | undefined => {
+    const block = schema.allOf.find((b) => JSON.stringify(b.if).includes(`"const":"${env}"`) && JSON.stringify(b.if).includes(`"const":"${policy}"`) && JSON.stringify(b.if).includes(`"const":"${method}"`) && b.then.properties.algorithm);
+    const props = block?.then.properties.algorithm?.properties;
+    return props ? Object.fromEntries(Object.entries(props).map(([k, v]) => [k, v.default])) : undefined;
+  };
+  it('holds one resolved algorithm default per (env, policy, method), as the validator fills it', () => {
+    for (const [env, policy, method] of [['calculator', 'transformer', 'grpo'], ['calculator', 'transformer', 'sft'], ['code', 'transformer', 'grpo'], ['binary-search', 'table', 'rs-sft']] as const) {
+      assert.deepEqual(algorithmDefaultsFor(env, policy, method), validateRunConfig({ env, policy, method }).algorithm, `${env}/${policy}/${method}`);
+    }
+  });
+  it('holds the run-shape defaults of a policy and method too (a transformer reports pass@8 over 1,600 episodes)', () => {
+    const block = schema.allOf.find((b) => JSON.stringify(b.if).includes('"const":"calculator"') && JSON.stringify(b.if).includes('"const":"transformer"') && JSON.stringify(b.if).includes('"const":"grpo"') && b.then.properties.algorithm);
+    assert.equal(block?.then.properties.evalPassK?.default, 8);
+    assert.equal(block?.then.properties.evalEpisodes?.default, 1600);
+  });
+
+  it('describes every algorithm setting with what it trades and where its defaults differ', () => {
+    const lr = schema.properties.algorithm!.properties!.learningRate!.description;
+    assert.match(lr, /Trades: /);
+    assert.match(lr, /Defaults: 0\.08 for binary-search\/table\/grpo/);
+    assert.match(lr, /0\.0002 for .*calculator\/transformer\/grpo/);
   });
 });

@@ -40,7 +40,7 @@ function notification(out: string, where: string, max = 1000): void {
 }
 
 const run = (name: string, extra: Partial<RunSummary> = {}): RunSummary => ({
-  id: 3, name, status: 'failed', env: 'code', policy: 'transformer', method: 'grpo', seed: 1, iterationsPlanned: 1, iterationsDone: 1, latestRewardMean: 0.5,
+  id: 3, name, status: 'failed', env: 'code', policy: 'transformer', method: 'grpo', methodLabel: 'GRPO', seed: 1, iterationsPlanned: 1, iterationsDone: 1, latestRewardMean: 0.5,
   createdAt: '2026-01-01T00:00:00.000Z', finishedAt: null, error: name, ...extra,
 });
 

@@ -1,7 +1,8 @@
 // The calculator tool environment of seed 003. The policy writes `<call>op(a,b)</call>` (add, sub,
 // mul, div on integers) and reads `<obs>result</obs>`, until `<answer>\boxed{N}</answer>` ends the
 // episode or the tool-call budget runs out. Bad calls (unknown op, bad arguments, division by zero,
-// malformed text) are error observations. Reward = formatWeight · (answered in format) + (answer right).
+// malformed text) are error observations. Reward = formatWeight · (answered in format) + (answer right)
+// − callCost · (tool calls and malformed turns).
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
 import { parseCalculatorAction } from '../../rollout/parsers';
 import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type Task, type TaskSource } from '../environment';
@@ -13,6 +14,7 @@ const INT_RE = /^-?\d{1,15}$/;
 export interface CalculatorOptions {
   readonly maxCalls: number;
   readonly formatWeight: number;
+  readonly callCost: number;
   readonly generator: GeneratorOptions;
   readonly trainTasks: number;
   readonly heldOutTasks: number;
@@ -22,7 +24,8 @@ export function calculatorOptions(o: Readonly<Record<string, unknown>>): Calcula
   const n = (k: string, d: number): number => numberOption(o, k, d);
   return {
     maxCalls: n('maxCalls', 10),
-    formatWeight: n('formatWeight', 0.1),
+    formatWeight: n('formatWeight', 0),
+    callCost: n('callCost', 0),
     generator: {
       ...DEFAULT_GENERATOR,
       minDepth: n('minDepth', DEFAULT_GENERATOR.minDepth), maxDepth: n('maxDepth', DEFAULT_GENERATOR.maxDepth),
@@ -100,7 +103,7 @@ class CalculatorEnv implements Environment {
     const formatted = this.answer !== undefined;
     const correct = formatted && this.answer === gold;
     return Promise.resolve({
-      reward: (formatted ? this.o.formatWeight : 0) + (correct ? 1 : 0),
+      reward: (formatted ? this.o.formatWeight : 0) + (correct ? 1 : 0) - this.o.callCost * this.calls,
       success: correct,
       publicPass: formatted,
       privatePass: correct,

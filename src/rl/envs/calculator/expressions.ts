@@ -1,5 +1,6 @@
 // Arithmetic expressions for the calculator environment: a seeded generator (depth 1–3), exact
-// integer evaluation, the tool-call plan a careful agent follows, and a fixed train / held-out split.
+// integer evaluation, the tool-call plan a careful agent follows, and a fixed train / held-out split
+// by canonical call plan.
 import { Rng } from '../../random';
 
 export type Op = 'add' | 'sub' | 'mul' | 'div';
@@ -139,16 +140,39 @@ export function callPlan(e: Expr): [Op, number, number, number][] {
   return plan;
 }
 
-/** FNV-1a of the text: which split an expression belongs to is a property of the expression itself. */
+/** FNV-1a of a text. */
 function hash(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
   return h;
 }
 
-/** One expression in five (by its text) is held out, so no held-out expression is ever trained on. */
+/** The expression with every add's and mul's two sides in a fixed order (by their canonical text). */
+function canonicalTree(e: Expr): { expr: Expr; key: string } {
+  if (e.kind === 'num') return { expr: e, key: String(e.value) };
+  let [l, r] = [canonicalTree(e.left), canonicalTree(e.right)];
+  if ((e.op === 'add' || e.op === 'mul') && r.key < l.key) [l, r] = [r, l];
+  return { expr: { kind: 'bin', op: e.op, left: l.expr, right: r.expr }, key: `${e.op}(${l.key},${r.key})` };
+}
+
+/**
+ * What an expression asks of the agent, up to the order of a commutative operation's operands at any
+ * depth: the call plan of the expression with every add's and mul's sides in a fixed order, e.g.
+ * "(3+4)*5", "5*(4+3)" and "(4+3)*5" are all "add(3,4)=7 mul(5,7)=35", and "(1+2)*(3+4)" and
+ * "(3+4)*(1+2)" one plan too. Expressions with the same canonical form are the same task in substance.
+ */
+export function canonicalPlan(e: Expr): string {
+  return callPlan(canonicalTree(e).expr)
+    .map(([op, a, b, r]) => `${op}(${a},${b})=${r}`)
+    .join(' ');
+}
+
+/**
+ * One canonical form in five is held out, so no held-out task shares its call plan (up to operand
+ * order) with a training task: the split is a property of what the task asks, not of its text.
+ */
 export function isHeldOut(text: string): boolean {
-  return hash(text) % 5 === 0;
+  return hash(canonicalPlan(parseExpr(text))) % 5 === 0;
 }
 
 /** Distinct expressions of one split, in generation order, from a fixed generator seed. */

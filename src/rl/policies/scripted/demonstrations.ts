@@ -2,18 +2,24 @@
 // tokenized once, as it enters the context (observation: loss mask 0; action: loss mask 1, or 0 for a
 // deliberate mistake, which the student reads but does not imitate), the token layout of a sample.
 import type { EnvName } from '../../../shared/runConfig';
-import type { Trajectory } from '../../../shared/types';
 import type { Rng } from '../../random';
-import type { Objective, Policy, PolicyContext, PolicySample, UpdateStats } from '../policy';
+import type { Policy, PolicyContext, PolicySample } from '../policy';
 import type { Tokenizer } from '../transformer/tokenizer';
-import { CalculatorReferenceAgent } from './calculatorReference';
+import { CalculatorReferenceAgent, type GuessStyle, type SkipClass } from './calculatorReference';
 import { CodeReferenceAgent } from './codeReference';
 
-/** The scripted reference agent of an environment, if it has one. */
-export function referenceAgentFor(env: EnvName, mistakeRate: number): Policy | undefined {
+/** The scripted reference agent of an environment with the run's `demonstrations` settings, if it has one. */
+export function referenceAgentFor(env: EnvName, d: Readonly<Record<string, unknown>>): Policy | undefined {
+  const mistakeRate = typeof d.mistakeRate === 'number' ? d.mistakeRate : 0;
   switch (env) {
     case 'calculator':
-      return new CalculatorReferenceAgent(mistakeRate);
+      return new CalculatorReferenceAgent({
+        mistakeRate,
+        skipToolOn: (d.skipToolOn as SkipClass | undefined) ?? 'none',
+        skipToolRate: typeof d.skipToolRate === 'number' ? d.skipToolRate : 0,
+        guess: (d.guess as GuessStyle | undefined) ?? 'first-number',
+        redundantCallRate: typeof d.redundantCallRate === 'number' ? d.redundantCallRate : 0,
+      });
     case 'code':
       return new CodeReferenceAgent(mistakeRate);
     case 'binary-search':
@@ -35,9 +41,5 @@ export class DemonstrationPolicy implements Policy {
         step: { ...s.step, tokens: { context: this.tokenizer.encode(contexts[i]!.observation.text), sampled, logprobs: sampled.map(() => 0), ...(s.mistake ? { imitate: false } : {}) } },
       };
     });
-  }
-
-  update(_t: readonly Trajectory[], _o: Objective, _e: number): UpdateStats {
-    throw new Error('demonstrations are not trained; train the student policy on them');
   }
 }

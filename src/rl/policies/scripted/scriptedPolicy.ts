@@ -1,8 +1,7 @@
 // The shape every scripted agent shares: it writes one action text per context and cannot be trained.
 // Its samples carry log-prob 0 and version 0 (they are demonstrations, not samples of a model).
-import type { Trajectory } from '../../../shared/types';
 import type { Rng } from '../../random';
-import type { Policy, PolicyContext, PolicySample, UpdateStats } from '../policy';
+import type { Policy, PolicyContext, PolicySample } from '../policy';
 
 export abstract class ScriptedPolicy implements Policy {
   readonly version = 0;
@@ -20,9 +19,5 @@ export abstract class ScriptedPolicy implements Policy {
           : { text: a.text, step: { behaviourLogprob: 0, policyVersion: 0 }, mistake: true };
       }),
     );
-  }
-
-  update(_t: readonly Trajectory[]): UpdateStats {
-    throw new Error('the reference agent is scripted and cannot be trained');
   }
 }

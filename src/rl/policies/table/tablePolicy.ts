@@ -1,41 +1,71 @@
-// The table policy of seed 002: a trainable logit for each (visible state, action) pair, initialised
-// to 0 (uniform), trained with Adam on exact analytic gradients. Its reference is the frozen initial
-// table, so the KL term is exact over the whole action distribution.
+// The table policy of seed 002: a trainable logit for each (visible state, action) pair, initialised to
+// 0 (uniform). Its reference is the frozen initial table, so the exact KL over the whole action
+// distribution is available. It trains through the learner like any policy: a trajectory is one
+// position per turn (input = the state, target = the action), and its logits for a batch are one
+// product of the states' one-hot rows with the table.
+import * as tf from '@tensorflow/tfjs';
 import type { PolicyStep, Trajectory } from '../../../shared/types';
-import { Adam } from '../../algo/adam';
-import { clippedSurrogate, dLogpDLogits, entropy, exactKl, logSoftmax } from '../../algo/losses';
+import { AdamW, type AdamWOptions } from '../../algo/adamw';
+import type { LossSpec } from '../../algo/objective';
 import type { TabularSpec } from '../../envs/environment';
 import type { Rng } from '../../random';
-import type { Objective, Policy, PolicyContext, PolicySample, UpdateStats } from '../policy';
+import type { LossInput, LossStats, PaddedBatch, TrainSequence } from '../../train/batch';
+import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../train/gradients';
+import type { PolicyContext, PolicySample, TrainablePolicy } from '../policy';
 
-export class TablePolicy implements Policy {
-  /** [S·A] row-major logits; row s is state s. */
-  readonly logits: Float64Array;
-  /** [S·A] frozen reference logits (the initial table). */
-  readonly refLogits: Float64Array;
-  readonly compute = 'js-float64 (table policy, analytic gradients)';
-  private readonly optimizer: Adam;
+/** Logits of a table [S, A] for a padded batch of state indices: [B, T, A]. */
+function tableLogits(table: tf.Tensor, S: number, batch: PaddedBatch): tf.Tensor3D {
+  const { B, T } = batch;
+  return tf.tidy(() => tf.reshape<tf.Rank.R3>(tf.matMul(tf.oneHot(tf.tensor1d(batch.inputs, 'int32'), S).asType('float32'), table), [B, T, -1]));
+}
+
+export class TablePolicy implements TrainablePolicy, Differentiable {
+  /** [S, A] trainable logits; row s is state s. */
+  readonly table: tf.Variable;
+  /** [S, A] the frozen initial table. */
+  readonly referenceTable: tf.Tensor;
+  readonly compute: string;
+  readonly parallelism = 1;
+  readonly maxPositions = Number.POSITIVE_INFINITY;
+  readonly temperature = 1;
+  readonly vocabularySize: number;
+  readonly optimizer: AdamW;
   private versionCounter = 0;
-  private readonly nActions: number;
+  /** The table's values, read once after every step (sampling reads them, not the tensor). */
+  private values: Float32Array;
+  private readonly reference: Differentiable;
 
-  constructor(readonly spec: TabularSpec, learningRate: number) {
-    this.nActions = spec.actions.length;
-    this.logits = new Float64Array(spec.stateCount * this.nActions);
-    this.refLogits = new Float64Array(this.logits);
-    this.optimizer = new Adam(this.logits.length, { lr: learningRate });
+  constructor(readonly spec: TabularSpec, optimizer: AdamWOptions, backend: string) {
+    const S = spec.stateCount;
+    this.vocabularySize = spec.actions.length;
+    this.table = tf.variable(tf.zeros([S, this.vocabularySize]));
+    this.referenceTable = tf.zeros([S, this.vocabularySize]);
+    this.values = new Float32Array(S * this.vocabularySize);
+    this.optimizer = new AdamW([this.table], optimizer);
+    this.compute = `tfjs ${backend} (table policy, ${S} × ${this.vocabularySize} logits)`;
+    const ref = this.referenceTable;
+    this.reference = { weights: [], vocabularySize: this.vocabularySize, logits: (b) => tableLogits(ref, S, b) };
   }
 
   get version(): number {
     return this.versionCounter;
   }
 
-  private row(params: Float64Array, state: number): Float64Array {
-    return params.subarray(state * this.nActions, (state + 1) * this.nActions);
+  get weights(): readonly tf.Variable[] {
+    return [this.table];
   }
 
-  /** log π(· | state): [A]. */
+  logits(batch: PaddedBatch): tf.Tensor3D {
+    return tableLogits(this.table, this.spec.stateCount, batch);
+  }
+
+  /** log π(· | state): [A], from the table's current values. */
   logProbs(state: number): Float64Array {
-    return logSoftmax(this.row(this.logits, state));
+    const A = this.vocabularySize;
+    const row = this.values.subarray(state * A, (state + 1) * A);
+    const max = Math.max(...row);
+    const lse = max + Math.log(row.reduce((acc, l) => acc + Math.exp(l - max), 0));
+    return Float64Array.from(row, (l) => l - lse);
   }
 
   sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
@@ -43,101 +73,47 @@ export class TablePolicy implements Policy {
       contexts.map((ctx) => {
         const state = this.spec.stateOf(ctx.observation);
         const logp = this.logProbs(state);
-        const probs = logp.map((l) => Math.exp(l));
-        const action = rng.categorical(probs);
-        const step: PolicyStep = { behaviourLogprob: logp[action] as number, policyVersion: this.versionCounter, stateIndex: state, actionIndex: action };
-        return { text: this.spec.actions[action] as string, step };
+        const action = rng.categorical(Array.from(logp, (l) => Math.exp(l)));
+        const step: PolicyStep = { behaviourLogprob: logp[action]!, policyVersion: this.versionCounter, stateIndex: state, actionIndex: action };
+        return { text: this.spec.actions[action]!, step };
       }),
     );
   }
 
-  /**
-   * Batch loss at the current logits and its exact gradient [S·A]. Each step weighs 1/(T_i · N):
-   * mean over a trajectory's T_i steps, then mean over the N trajectories.
-   */
-  lossAndGradient(batch: readonly Trajectory[], objective: Objective): BatchLoss {
-    const grad = new Float64Array(this.logits.length);
-    let loss = 0, policyLoss = 0, kl = 0, ent = 0, terms = 0, clipped = 0;
-    let ratioMin = Infinity, ratioMax = -Infinity;
-    for (const traj of batch) {
-      const w = 1 / (traj.turns.length * batch.length);
-      for (const turn of traj.turns) {
-        const { stateIndex: s, actionIndex: a } = turn.policy;
-        if (s === undefined || a === undefined) throw new Error('TablePolicy: turn lacks stateIndex/actionIndex');
-        const logp = this.logProbs(s);
-        const g = this.row(grad, s);
-        const dLogp = dLogpDLogits(logp, a); // [A] ∂ log π(a|s) / ∂ logits[s]
-        ent += w * entropy(logp);
-        if (objective.kind === 'nll') {
-          const nll = -(logp[a] as number);
-          loss += w * nll;
-          policyLoss += w * nll;
-          for (let i = 0; i < g.length; i++) g[i] = (g[i] as number) - w * (dLogp[i] as number);
-          continue;
-        }
-        const term = clippedSurrogate(logp[a] as number, turn.policy.behaviourLogprob, traj.advantage, objective.clipEpsilon);
-        terms += 1;
-        if (term.clippedHigh || term.clippedLow) clipped += 1;
-        ratioMin = Math.min(ratioMin, term.ratio);
-        ratioMax = Math.max(ratioMax, term.ratio);
-        const k = exactKl(logp, logSoftmax(this.row(this.refLogits, s)));
-        kl += w * k.kl;
-        policyLoss -= w * term.objective;
-        loss += w * (-term.objective + objective.klCoef * k.kl);
-        // ∂loss/∂logits = −(∂obj/∂logp) · ∂logp/∂logits + β · ∂KL/∂logits
-        for (let i = 0; i < g.length; i++) {
-          g[i] = (g[i] as number) + w * (-term.dLogp * (dLogp[i] as number) + objective.klCoef * (k.dLogits[i] as number));
-        }
-      }
+  sequence(t: Trajectory): TrainSequence | undefined {
+    if (t.turns.length === 0) return undefined;
+    const inputs: number[] = [];
+    const targets: number[] = [];
+    for (const turn of t.turns) {
+      const { stateIndex: s, actionIndex: a } = turn.policy;
+      if (s === undefined || a === undefined) throw new Error('TablePolicy: a turn without stateIndex/actionIndex (not sampled by a table policy)');
+      inputs.push(s);
+      targets.push(a);
     }
-    return { loss, policyLoss, kl, entropy: ent, grad, terms, clipped, ratioMin, ratioMax };
+    return { inputs, targets, mask: inputs.map(() => 1), behaviour: t.turns.map((turn) => turn.policy.behaviourLogprob), advantage: 0 };
   }
 
-  update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): UpdateStats {
-    const batch = trajectories.filter((t) => t.turns.length > 0);
-    if (batch.length === 0) throw new Error('TablePolicy.update: empty batch');
-    let loss = 0, policyLoss = 0, kl = 0, ent = 0, gradNorm = 0, terms = 0, clipped = 0;
-    let ratioMin = Infinity, ratioMax = -Infinity;
-    for (let epoch = 0; epoch < epochs; epoch++) {
-      const r = this.lossAndGradient(batch, objective);
-      let sq = 0;
-      for (const g of r.grad) sq += g * g;
-      gradNorm += Math.sqrt(sq);
-      this.optimizer.apply(this.logits, r.grad);
-      loss += r.loss;
-      policyLoss += r.policyLoss;
-      kl += r.kl;
-      ent += r.entropy;
-      terms += r.terms;
-      clipped += r.clipped;
-      ratioMin = Math.min(ratioMin, r.ratioMin);
-      ratioMax = Math.max(ratioMax, r.ratioMax);
-    }
+  logprobs(_part: number, seqs: readonly TrainSequence[], o: { model: 'current' | 'reference'; temperature: number; rows: boolean }): Promise<SequenceLogprobs> {
+    return shardLogprobs(o.model === 'reference' ? this.reference : this, seqs, o, Number.POSITIVE_INFINITY);
+  }
+
+  gradients(_part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
+    return shardGradients(this, inputs, spec, Number.POSITIVE_INFINITY);
+  }
+
+  async applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number> {
+    const norm = await this.optimizer.apply(grads, lr);
+    this.values = (await this.table.data()) as Float32Array;
+    return norm;
+  }
+
+  completeUpdate(): void {
     this.versionCounter += 1;
-    return {
-      loss: loss / epochs,
-      policyLoss: policyLoss / epochs,
-      kl: kl / epochs,
-      clipFraction: terms > 0 ? clipped / terms : 0,
-      entropy: ent / epochs,
-      gradNorm: gradNorm / epochs,
-      ratioMin: terms > 0 ? ratioMin : 1,
-      ratioMax: terms > 0 ? ratioMax : 1,
-      optimizerSteps: epochs,
-    };
   }
-}
 
-export interface BatchLoss {
-  readonly loss: number;
-  readonly policyLoss: number;
-  readonly kl: number;
-  readonly entropy: number;
-  /** [S·A] ∂loss/∂logits */
-  readonly grad: Float64Array;
-  /** Surrogate terms (one per step) and how many took the clipped branch. */
-  readonly terms: number;
-  readonly clipped: number;
-  readonly ratioMin: number;
-  readonly ratioMax: number;
+  dispose(): void {
+    this.table.dispose();
+    this.referenceTable.dispose();
+    this.optimizer.dispose();
+  }
 }

@@ -9,7 +9,7 @@ import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../../../shared/runConfig';
-import type { AdamW, AdamWOptions } from './adamw';
+import type { AdamW, AdamWOptions } from '../../algo/adamw';
 import type { Gpt, GptConfig } from './model';
 import { tokenizerFromJSON, type Tokenizer } from './tokenizer';
 
@@ -34,20 +34,20 @@ export interface CheckpointManifest {
   readonly note: string;
 }
 
-export function saveCheckpoint(dir: string, model: Gpt, tokenizer: Tokenizer, optimizer: AdamW, policyVersion: number, note = ''): string {
+export async function saveCheckpoint(dir: string, model: Gpt, tokenizer: Tokenizer, optimizer: AdamW, policyVersion: number, note = ''): Promise<string> {
   fs.mkdirSync(dir, { recursive: true });
   const entries: TensorEntry[] = [];
   const chunks: Float32Array[] = [];
   let offset = 0;
-  const add = (name: string, t: tf.Tensor): void => {
-    const data = t.dataSync() as Float32Array;
+  const add = async (name: string, t: tf.Tensor): Promise<void> => {
+    const data = (await t.data()) as Float32Array;
     entries.push({ name, shape: t.shape, offset, length: data.length });
     chunks.push(data);
     offset += data.length;
   };
-  model.names.forEach((name, i) => add(name, model.weights[i]!));
-  model.names.forEach((name, i) => add(`adam.m/${name}`, optimizer.m[i]!));
-  model.names.forEach((name, i) => add(`adam.v/${name}`, optimizer.v[i]!));
+  for (const [i, name] of model.names.entries()) await add(name, model.weights[i]!);
+  for (const [i, name] of model.names.entries()) await add(`adam.m/${name}`, optimizer.m[i]!);
+  for (const [i, name] of model.names.entries()) await add(`adam.v/${name}`, optimizer.v[i]!);
   const all = new Float32Array(offset);
   let at = 0;
   for (const c of chunks) {

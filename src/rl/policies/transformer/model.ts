@@ -5,6 +5,7 @@
 // materialised transposes (XNNPACK), and attention's batched products run on our SIMD kernel (kernels/).
 // Shapes: B batch, T time, D width, H heads, E = D / H head width, V vocabulary, P context length.
 import * as tf from '@tensorflow/tfjs';
+import type { Differentiable } from '../../train/gradients';
 import { batchMatMul } from './kernels/batchMatMul';
 import { fromHeads, toHeads } from './kernels/heads';
 import { decodeAttention, fusedGelu, fusedLayerNorm, gelu, layerNorm, type KvArena } from './kernels/decoding';
@@ -286,10 +287,21 @@ export class Gpt {
    * each layer's intermediates as it goes instead of when the pass ends.
    */
   forward(ids: tf.Tensor2D, scoped = false): tf.Tensor3D {
+    const P = this.config.contextLength;
+    if (ids.shape[1] > P) throw new Error(`Gpt.forward: ${ids.shape[1]} positions, but the model has ${P} (positions ≥ ${P} have no embedding); cut the sequence first`);
     return tf.tidy(() => {
       const [B, T] = ids.shape;
       const positions = tf.tile<tf.Tensor2D>(tf.reshape(tf.range(0, T, 1, 'int32'), [1, T]), [B, 1]);
       return this.run(ids, positions, undefined, undefined, scoped).logits;
     });
   }
+}
+
+/** The model as the learner's gradient code sees it: its weights and the logits of a padded batch of token ids. */
+export function gptDifferentiable(model: Gpt): Differentiable {
+  return {
+    weights: model.weights,
+    vocabularySize: model.config.vocabSize,
+    logits: (batch, forwardOnly) => tf.tidy(() => model.forward(tf.tensor2d(batch.inputs, [batch.B, batch.T], 'int32'), forwardOnly)),
+  };
 }

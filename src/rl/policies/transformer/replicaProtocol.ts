@@ -1,9 +1,11 @@
 // Messages between the policy (main thread) and a helper replica thread. Arrays of numbers travel as
-// typed arrays (transferred, not copied, where the sender no longer needs them).
+// typed arrays (transferred, not copied, where the sender no longer needs them). Gradient and log-prob
+// requests carry the learner's own data (sequences, loss inputs, the loss as a `LossSpec`), so a
+// helper runs exactly the code the main thread runs (rl/train/gradients.ts).
+import type { LossSpec } from '../../algo/objective';
+import type { LossInput, LossStats, TrainSequence } from '../../train/batch';
 import type { GptConfig } from './model';
 import type { SampledSequence } from './sampler';
-import type { ShardLoss, ShardStats } from './shardWork';
-import type { TokenSequence } from './tokenLoss';
 
 /** Sampling options that can cross a thread boundary (the env's stop predicate is rebuilt from its name). */
 export interface PortableSampleOptions {
@@ -19,13 +21,13 @@ export interface PortableSampleOptions {
 export type ReplicaRequest =
   | { readonly kind: 'init'; readonly backend: string; readonly model: GptConfig; readonly tokenizer: { kind: string; [k: string]: unknown } }
   | { readonly kind: 'weights'; readonly which: 'model' | 'reference'; readonly weights: Float32Array[] }
-  | { readonly kind: 'grads'; readonly seqs: TokenSequence[]; readonly refs?: Float32Array[]; readonly loss: ShardLoss }
-  | { readonly kind: 'logprobs'; readonly seqs: TokenSequence[]; readonly temperature: number }
+  | { readonly kind: 'grads'; readonly inputs: readonly LossInput[]; readonly spec: LossSpec }
+  | { readonly kind: 'logprobs'; readonly seqs: readonly TrainSequence[]; readonly model: 'current' | 'reference'; readonly temperature: number; readonly rows: boolean }
   | { readonly kind: 'sample'; readonly prompts: readonly (readonly number[])[]; readonly options: PortableSampleOptions; readonly seed: number };
 
 export type ReplicaReply =
   | { readonly kind: 'ok' }
-  | { readonly kind: 'grads'; readonly grads: Float32Array[]; readonly stats: ShardStats }
-  | { readonly kind: 'logprobs'; readonly refs: Float32Array[]; readonly mismatchSum: number; readonly tokens: number }
+  | { readonly kind: 'grads'; readonly grads: Float32Array[]; readonly stats: LossStats }
+  | { readonly kind: 'logprobs'; readonly logp: Float32Array[]; readonly rows?: Float32Array[] }
   | { readonly kind: 'sample'; readonly sequences: SampledSequence[] }
   | { readonly kind: 'error'; readonly message: string };

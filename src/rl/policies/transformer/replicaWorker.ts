@@ -1,16 +1,17 @@
 // A helper replica: a worker thread with its own tfjs engine and wasm instance (the second core), a
 // copy of the policy's model and of its KL reference, kept in sync by weight messages after every
-// optimizer step. It computes what the main thread asks on its shard: gradients, log-probs, samples.
+// optimizer step. It computes what the main thread asks on its shard: gradients, log-probs, samples,
+// with the same functions the main thread uses.
 import * as tf from '@tensorflow/tfjs';
 import { parentPort } from 'node:worker_threads';
 import { environmentFactory } from '../../envs/registry';
 import { Rng } from '../../random';
 import type { EnvName } from '../../../shared/runConfig';
+import { shardGradients, shardLogprobs } from '../../train/gradients';
 import { initBackend, type BackendChoice } from './backend';
-import { Gpt } from './model';
+import { Gpt, gptDifferentiable } from './model';
 import type { ReplicaReply, ReplicaRequest } from './replicaProtocol';
 import { sampleBatch } from './sampler';
-import { shardGradients, shardLogprobs } from './shardWork';
 import { tokenizerFromJSON, type Tokenizer } from './tokenizer';
 
 let model: Gpt | undefined;
@@ -35,14 +36,14 @@ async function handle(msg: ReplicaRequest): Promise<{ reply: ReplicaReply; trans
       return { reply: { kind: 'ok' }, transfer: [] };
     }
     case 'grads': {
-      const { grads, stats } = shardGradients(model!, msg.seqs, msg.refs, msg.loss);
-      const arrays = grads.map((g) => g.dataSync() as Float32Array);
+      const { grads, stats } = await shardGradients(gptDifferentiable(model!), msg.inputs, msg.spec);
+      const arrays = await Promise.all(grads.map(async (g) => (await g.data()) as Float32Array));
       tf.dispose(grads);
       return { reply: { kind: 'grads', grads: arrays, stats }, transfer: arrays.map((a) => a.buffer as ArrayBuffer) };
     }
     case 'logprobs': {
-      const r = shardLogprobs(model!, reference!, msg.seqs, msg.temperature);
-      return { reply: { kind: 'logprobs', ...r }, transfer: r.refs.map((a) => a.buffer as ArrayBuffer) };
+      const r = await shardLogprobs(gptDifferentiable(msg.model === 'reference' ? reference! : model!), msg.seqs, msg);
+      return { reply: { kind: 'logprobs', ...r }, transfer: [...r.logp, ...(r.rows ?? [])].map((a) => a.buffer as ArrayBuffer) };
     }
     case 'sample': {
       const when = msg.options.stopEnv ? environmentFactory(msg.options.stopEnv as EnvName).stop?.when : undefined;

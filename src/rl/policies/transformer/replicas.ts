@@ -99,7 +99,7 @@ export class ReplicaPool {
 
   /** Sends `model`'s weights to every helper (as its model or as its KL reference). */
   async syncWeights(model: Gpt, which: 'model' | 'reference'): Promise<void> {
-    const weights = model.weights.map((w) => w.dataSync() as Float32Array);
+    const weights = await Promise.all(model.weights.map(async (w) => (await w.data()) as Float32Array));
     await Promise.all(this.helpers.map((h) => h.call({ kind: 'weights', which, weights })));
   }
 

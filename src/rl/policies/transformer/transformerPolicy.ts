@@ -1,40 +1,31 @@
 // The language-model policy: a GPT that writes each action as text, sampled with a KV cache, trained
 // on exactly the token ids it sampled (plus the prompt and observation ids, each encoded once when it
-// entered the context, with loss mask 0).
+// entered the context, with loss mask 0). It samples and scores; the learner owns the update, and
+// the policy's data-parallel parts are its main thread and its helper replicas.
 import * as tf from '@tensorflow/tfjs';
 import type { PolicyStep, Trajectory } from '../../../shared/types';
+import { AdamW, type AdamWOptions } from '../../algo/adamw';
+import type { LossSpec } from '../../algo/objective';
 import { Rng } from '../../random';
-import type { Objective, Policy, PolicyContext, PolicySample, UpdateStats } from '../policy';
-import { AdamW, type AdamWOptions } from './adamw';
+import type { LossInput, LossStats, TrainSequence } from '../../train/batch';
+import { shardGradients, shardLogprobs, type SequenceLogprobs } from '../../train/gradients';
+import { splitShards } from '../../train/batch';
+import type { Policy, PolicyContext, PolicySample, TrainablePolicy } from '../policy';
 import { saveCheckpoint } from './checkpoint';
-import { Gpt, type GptConfig } from './model';
+import { Gpt, gptDifferentiable, type GptConfig } from './model';
 import type { ReplicaPool } from './replicas';
 import { sampleBatch, type SampledSequence, type SampleOptions } from './sampler';
-import { combineStats, shardCounts, shardGradients, shardLogprobs, shardWeight, splitShards, type ShardLoss, type ShardStats } from './shardWork';
-import type { Aggregation, KlEstimator, TokenSequence } from './tokenLoss';
 import type { Tokenizer } from './tokenizer';
 
-/** Fewest sequences per replica worth a shard (below it, one replica does the whole batch). */
+/** Fewest prompts per replica worth a sampling shard (below it, the main thread samples them all). */
 const MIN_SHARD = 2;
 
-export interface TransformerTrainOptions {
-  readonly clipLow: number;
-  readonly clipHigh: number;
-  readonly klEstimator: KlEstimator;
-  readonly aggregation: Aggregation;
-  /** Trajectories per optimizer step (0 = the whole batch). */
-  readonly minibatchSize: number;
-  /** Drop trajectories with advantage 0 (zero-variance groups) from GRPO updates. */
-  readonly skipZeroAdvantage: boolean;
-  /** GRPO: negative advantages are multiplied by this in the loss (1 = plain GRPO); default 1. */
-  readonly negativeAdvantageScale?: number;
-  readonly optimizer: AdamWOptions;
-  /** Learning-rate multiplier by optimizer step (1-based); default constant 1. */
-  readonly lrSchedule?: (step: number) => number;
-}
-
-/** The ids, mask and behaviour log-probs of one trajectory, concatenated over turns (never re-encoded). */
-export function trajectoryTokens(t: Trajectory): TokenSequence | undefined {
+/**
+ * The ids of one trajectory concatenated over turns (never re-encoded) as a training sequence: position
+ * t predicts id t+1; mask 1 on ids the policy generated (0 on prompt and observation ids, and on a
+ * demonstration's deliberate mistake).
+ */
+export function trajectorySequence(t: Trajectory): TrainSequence | undefined {
   const ids: number[] = [];
   const mask: number[] = [];
   const behaviour: number[] = [];
@@ -53,14 +44,15 @@ export function trajectoryTokens(t: Trajectory): TokenSequence | undefined {
       behaviour.push(tk.logprobs[i]!);
     });
   }
-  return ids.length > 1 ? { ids, mask, behaviour, advantage: t.advantage } : undefined;
+  // the first token has nothing before it to predict it from: such a sequence cannot be trained
+  if (ids.length < 2 || mask[0] === 1) return undefined;
+  return { inputs: ids.slice(0, -1), targets: ids.slice(1), mask: mask.slice(1), behaviour: behaviour.slice(1), advantage: t.advantage };
 }
 
-export class TransformerPolicy implements Policy {
+export class TransformerPolicy implements TrainablePolicy {
   readonly reference: Gpt;
   readonly optimizer: AdamW;
   private versionCounter = 0;
-  private readonly shuffleRng: Rng;
   private replicas: ReplicaPool | undefined;
   private stopEnv: string | undefined;
 
@@ -68,14 +60,13 @@ export class TransformerPolicy implements Policy {
     readonly model: Gpt,
     readonly tokenizer: Tokenizer,
     public sampling: SampleOptions,
-    public train: TransformerTrainOptions,
+    optimizer: AdamWOptions,
     private readonly computeBase: string,
     seed = 0,
   ) {
     this.reference = new Gpt(model.config, seed, false);
     this.reference.copyFrom(model);
-    this.optimizer = new AdamW(model.weights, train.optimizer);
-    this.shuffleRng = Rng.stream(seed, 'transformer/minibatches');
+    this.optimizer = new AdamW(model.weights, optimizer);
   }
 
   /** Backend and size, and the data-parallel replicas when there are any. */
@@ -85,6 +76,23 @@ export class TransformerPolicy implements Policy {
 
   get version(): number {
     return this.versionCounter;
+  }
+
+  get parallelism(): number {
+    return this.replicas ? this.replicas.size + 1 : 1;
+  }
+
+  /** The model embeds positions 0 … contextLength − 1: a sequence scores at most that many. */
+  get maxPositions(): number {
+    return this.model.config.contextLength;
+  }
+
+  get vocabularySize(): number {
+    return this.model.config.vocabSize;
+  }
+
+  get temperature(): number {
+    return this.sampling.temperature > 0 ? this.sampling.temperature : 1;
   }
 
   /** Makes the current weights the KL reference (after a warm start, the reference is the warm-started model). */
@@ -152,119 +160,38 @@ export class TransformerPolicy implements Policy {
     return out;
   }
 
-  /**
-   * Random minibatches, a fresh shuffle every epoch. Not bucketed by length, although that would pad
-   * less: length correlates with the outcome (failed episodes take more turns), so length buckets
-   * bias each step's advantages, and GRPO did not improve with them; in SFT they group the long
-   * repaired-mistake demonstrations together.
-   */
-  private minibatches(seqs: TokenSequence[]): TokenSequence[][] {
-    const size = this.train.minibatchSize > 0 ? this.train.minibatchSize : seqs.length;
-    const order = seqs.map((s) => ({ s, key: this.shuffleRng.next() })).sort((a, b) => a.key - b.key).map((x) => x.s);
-    const out: TokenSequence[][] = [];
-    for (let i = 0; i < order.length; i += size) out.push(order.slice(i, i + size));
-    return out;
+  sequence(t: Trajectory): TrainSequence | undefined {
+    return trajectorySequence(t);
   }
 
-  /** The shards of a list for this policy's replicas: one (the main thread's) when too small to split. */
-  private shardsOf<T>(items: readonly T[]): T[][] {
-    const n = this.replicas ? this.replicas.size + 1 : 1;
-    return n > 1 && items.length >= MIN_SHARD * n ? splitShards(items, n) : [[...items]];
+  async logprobs(part: number, seqs: readonly TrainSequence[], o: { model: 'current' | 'reference'; temperature: number; rows: boolean }): Promise<SequenceLogprobs> {
+    if (part === 0) return shardLogprobs(gptDifferentiable(o.model === 'reference' ? this.reference : this.model), seqs, o);
+    const r = await this.helper(part).call({ kind: 'logprobs', seqs, model: o.model, temperature: o.temperature, rows: o.rows });
+    if (r.kind !== 'logprobs') throw new Error(`replica: unexpected reply ${r.kind}`);
+    return { logp: r.logp, ...(r.rows ? { rows: r.rows } : {}) };
   }
 
-  update(trajectories: readonly Trajectory[], objective: Objective, epochs: number): Promise<UpdateStats> {
-    return this.updateSequences(trajectories.map(trajectoryTokens).filter((s): s is TokenSequence => s !== undefined), objective, epochs);
+  async gradients(part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
+    if (part === 0) return shardGradients(gptDifferentiable(this.model), inputs, spec);
+    const r = await this.helper(part).call({ kind: 'grads', inputs, spec });
+    if (r.kind !== 'grads') throw new Error(`replica: unexpected reply ${r.kind}`);
+    return { grads: r.grads.map((g, i) => tf.tensor(g, this.model.weights[i]!.shape)), stats: r.stats };
   }
 
-  /** The update on token sequences (a trajectory's are `trajectoryTokens`); sequences without a generated token are skipped. */
-  async updateSequences(sequences: readonly TokenSequence[], objective: Objective, epochs: number): Promise<UpdateStats> {
-    let seqs = sequences.filter((s) => s.mask.some((m) => m === 1));
-    const negScale = this.train.negativeAdvantageScale ?? 1;
-    if (objective.kind === 'clipped-pg' && negScale !== 1) seqs = seqs.map((s) => (s.advantage < 0 ? { ...s, advantage: s.advantage * negScale } : s));
-    if (objective.kind === 'clipped-pg' && this.train.skipZeroAdvantage) seqs = seqs.filter((s) => s.advantage !== 0);
-    const empty: UpdateStats = { loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1, optimizerSteps: 0 };
-    if (seqs.length === 0) return empty;
-    const lossOpts = { clipLow: this.train.clipLow, clipHigh: this.train.clipHigh, klCoef: objective.kind === 'clipped-pg' ? objective.klCoef : 0, klEstimator: this.train.klEstimator, aggregation: this.train.aggregation, temperature: this.sampling.temperature > 0 ? this.sampling.temperature : 1 };
-    const shardLoss: ShardLoss = { objective: objective.kind === 'nll' ? 'nll' : 'clipped-pg', aggregation: this.train.aggregation, lossOpts };
+  async applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number> {
+    const norm = await this.optimizer.apply(grads, lr);
+    // every replica holds the new weights before anything else is asked of it
+    if (this.replicas) await this.replicas.syncWeights(this.model, 'model');
+    return norm;
+  }
 
-    // Before any step (GRPO): the reference log-probs, fixed for the batch, and the mismatch between
-    // sampling-time and training-time log-probs of the same tokens. Forward passes in chunks, sharded.
-    let mismatchSum = 0;
-    let mismatchTokens = 0;
-    const refs = new Map<TokenSequence, Float32Array>(); // per sequence, [len − 1]
-    if (objective.kind === 'clipped-pg') {
-      const chunk = Math.max(1, this.train.minibatchSize || seqs.length);
-      for (let i = 0; i < seqs.length; i += chunk) {
-        const shards = this.shardsOf(seqs.slice(i, i + chunk));
-        const asked = shards.slice(1).map((part, h) => this.replicas!.helper(h).call({ kind: 'logprobs', seqs: part, temperature: lossOpts.temperature }));
-        const results = [shardLogprobs(this.model, this.reference, shards[0]!, lossOpts.temperature), ...(await Promise.all(asked)).map((r) => {
-          if (r.kind !== 'logprobs') throw new Error(`replica: unexpected reply ${r.kind}`);
-          return r;
-        })];
-        results.forEach((r, k) => {
-          shards[k]!.forEach((s, b) => refs.set(s, r.refs[b]!));
-          mismatchSum += r.mismatchSum;
-          mismatchTokens += r.tokens;
-        });
-      }
-    }
-
-    let loss = 0, policyLoss = 0, kl = 0, entropy = 0, gradNorm = 0, clipLow = 0, clipHigh = 0, steps = 0;
-    let ratioMin = Infinity, ratioMax = -Infinity;
-    try {
-      for (let epoch = 0; epoch < epochs; epoch++) {
-        for (const mb of this.minibatches(seqs)) {
-          const shards = this.shardsOf(mb);
-          const total = shardCounts(mb);
-          const asked = shards.slice(1).map((part, h) => this.replicas!.helper(h).call({ kind: 'grads', seqs: part, loss: shardLoss, ...(refs.size > 0 ? { refs: part.map((s) => refs.get(s)!) } : {}) }));
-          const mine = shardGradients(this.model, shards[0]!, refs.size > 0 ? shards[0]!.map((s) => refs.get(s)!) : undefined, shardLoss);
-          let theirs: { grads: Float32Array[]; stats: ShardStats }[];
-          try {
-            theirs = (await Promise.all(asked)).map((r) => {
-              if (r.kind !== 'grads') throw new Error(`replica: unexpected reply ${r.kind}`);
-              return r;
-            });
-          } catch (e) {
-            tf.dispose(mine.grads);
-            throw e;
-          }
-          const all = [mine.stats, ...theirs.map((t) => t.stats)];
-          const weights = all.map((st) => shardWeight(this.train.aggregation, st, total));
-          const combined = theirs.length === 0 ? mine.grads : tf.tidy(() => mine.grads.map((g, i) => theirs.reduce((acc, t, h) => tf.add(acc, tf.mul(tf.tensor(t.grads[i]!, g.shape), weights[h + 1]!)), tf.mul(g, weights[0]!))));
-          gradNorm += this.optimizer.apply(combined, this.train.lrSchedule?.(this.optimizer.step + 1) ?? 1);
-          tf.dispose(combined === mine.grads ? mine.grads : [...mine.grads, ...combined]);
-          if (this.replicas) await this.replicas.syncWeights(this.model, 'model');
-          const st = combineStats(all, weights, total);
-          loss += st.loss;
-          policyLoss += st.policyLoss;
-          kl += st.kl;
-          entropy += st.entropy;
-          clipLow += st.clipLow;
-          clipHigh += st.clipHigh;
-          ratioMin = Math.min(ratioMin, st.ratioMin);
-          ratioMax = Math.max(ratioMax, st.ratioMax);
-          steps += 1;
-        }
-      }
-    } finally {
-      refs.clear();
-    }
+  completeUpdate(): void {
     this.versionCounter += 1;
-    const isPg = objective.kind === 'clipped-pg';
-    return {
-      loss: loss / steps,
-      policyLoss: policyLoss / steps,
-      kl: kl / steps,
-      clipFraction: (clipLow + clipHigh) / steps,
-      clipFractionLow: clipLow / steps,
-      clipFractionHigh: clipHigh / steps,
-      entropy: entropy / steps,
-      gradNorm: gradNorm / steps,
-      ratioMin: isPg && Number.isFinite(ratioMin) ? ratioMin : 1,
-      ratioMax: isPg && Number.isFinite(ratioMax) ? ratioMax : 1,
-      ...(isPg ? { logprobMismatch: mismatchTokens > 0 ? mismatchSum / mismatchTokens : 0 } : {}),
-      optimizerSteps: steps,
-    };
+  }
+
+  private helper(part: number): ReturnType<ReplicaPool['helper']> {
+    if (!this.replicas || part < 1 || part > this.replicas.size) throw new Error(`TransformerPolicy: no data-parallel part ${part}`);
+    return this.replicas.helper(part - 1);
   }
 
   greedy(): Policy {
@@ -275,13 +202,10 @@ export class TransformerPolicy implements Policy {
       },
       compute: this.compute,
       sample: (contexts, rng) => this.sampleWith({ ...this.sampling, temperature: 0 }, contexts, rng),
-      update: () => {
-        throw new Error('the greedy view is for evaluation only');
-      },
     };
   }
 
-  save(dir: string, note: string): string {
+  save(dir: string, note: string): Promise<string> {
     return saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, note);
   }
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { calculator, calculatorTask } from '../../../../src/rl/envs/calculator/calculatorEnv';
-import { callPlan, DEFAULT_GENERATOR, depth, evaluate, expressionSet, generate, isHeldOut, parseExpr, render } from '../../../../src/rl/envs/calculator/expressions';
-import { CalculatorReferenceAgent } from '../../../../src/rl/policies/scripted/calculatorReference';
+import { callPlan, canonicalPlan, DEFAULT_GENERATOR, depth, evaluate, expressionSet, generate, isHeldOut, parseExpr, render, type Expr } from '../../../../src/rl/envs/calculator/expressions';
+import { CalculatorReferenceAgent, inSkipClass } from '../../../../src/rl/policies/scripted/calculatorReference';
 import { DemonstrationPolicy } from '../../../../src/rl/policies/scripted/demonstrations';
 import { CharTokenizer } from '../../../../src/rl/policies/transformer/tokenizer';
-import { trajectoryTokens } from '../../../../src/rl/policies/transformer/transformerPolicy';
+import { trajectorySequence } from '../../../../src/rl/policies/transformer/transformerPolicy';
 import { Rng } from '../../../../src/rl/random';
 import { runEpisodes } from '../../../../src/rl/rollout/agentLoop';
 import { validateRunConfig } from '../../../../src/shared/runConfig';
@@ -51,16 +51,19 @@ describe('expressions', () => {
 });
 
 describe('calculator environment (seed 003 protocol)', () => {
-  it('calls, observations and a right answer: reward 1.1', async () => {
-    const r = await play('(3+4)*5', ['<call>add(3,4)</call>', '<call>mul(7,5)</call>', '<answer>\\boxed{35}</answer>']);
+  it('calls, observations and a right answer: reward 1 (correctness only, the default), 1.1 with seed 003\'s format bonus', async () => {
+    const actions = ['<call>add(3,4)</call>', '<call>mul(7,5)</call>', '<answer>\\boxed{35}</answer>'];
+    const r = await play('(3+4)*5', actions);
     assert.deepEqual(r.obs, ['<obs>7</obs>', '<obs>35</obs>', '<obs>answered</obs>']);
     assert.equal(r.termination, 'finished');
-    assert.ok(Math.abs(r.outcome.reward - 1.1) < 1e-12);
+    assert.equal(r.outcome.reward, 1);
+    assert.ok(Math.abs((await play('(3+4)*5', actions, { formatWeight: 0.1 })).outcome.reward - 1.1) < 1e-12);
     assert.deepEqual([r.outcome.success, r.outcome.publicPass, r.outcome.privatePass], [true, true, true]);
   });
 
   it('a wrong answer in format earns the format weight only', async () => {
-    const r = await play('3+4', ['<answer>\\boxed{8}</answer>']);
+    assert.equal((await play('3+4', ['<answer>\\boxed{8}</answer>'])).outcome.reward, 0);
+    const r = await play('3+4', ['<answer>\\boxed{8}</answer>'], { formatWeight: 0.1 });
     assert.ok(Math.abs(r.outcome.reward - 0.1) < 1e-12);
     assert.equal(r.outcome.success, false);
   });
@@ -98,7 +101,7 @@ describe('calculator reference agent', () => {
       const trajectories = await runEpisodes(
         tasks.map((task, i) => ({ task, group: i, indexInGroup: 0 })),
         () => calculator.create(options),
-        new CalculatorReferenceAgent(mistakeRate),
+        new CalculatorReferenceAgent({ mistakeRate }),
         { maxTurns: 16, sampleRng: new Rng(1), verifierRng: new Rng(2) },
       );
       for (const t of trajectories) assert.equal(t.outcome.success, true, `${t.taskId}: ${JSON.stringify(t.turns.map((x) => [x.actionText, x.observation.text]))}`);
@@ -111,12 +114,15 @@ describe('calculator reference agent', () => {
     const [t] = await runEpisodes(
       [{ task: calculatorTask('(3+4)*5'), group: 0, indexInGroup: 0 }],
       () => calculator.create({}),
-      new DemonstrationPolicy(new CalculatorReferenceAgent(1), tokenizer),
+      new DemonstrationPolicy(new CalculatorReferenceAgent({ mistakeRate: 1 }), tokenizer),
       { maxTurns: 16, sampleRng: new Rng(1), verifierRng: new Rng(2) },
     );
-    const s = trajectoryTokens(t!)!;
-    const trained = (from: number, text: string): number[] => s.mask.slice(from, from + text.length);
-    const text = tokenizer.decode(s.ids);
+    const s = trajectorySequence(t!)!;
+    // position p predicts token p + 1: the mask of token i is mask[i − 1]
+    const ids = [s.inputs[0]!, ...s.targets];
+    const tokenMask = [0, ...s.mask];
+    const trained = (from: number, text: string): number[] => tokenMask.slice(from, from + text.length);
+    const text = tokenizer.decode(ids);
     assert.equal(text.slice(0, 40), 'Q:(3+4)*5\n<call>plus(3,4)</call><obs>err');
     const mistake = text.indexOf('<call>plus(3,4)</call>');
     const repair = text.indexOf('<call>add(3,4)</call>');
@@ -124,5 +130,69 @@ describe('calculator reference agent', () => {
     assert.ok(trained(mistake, '<call>plus(3,4)</call>').every((m) => m === 0), 'the mistake is not imitated');
     assert.ok(trained(repair, '<call>add(3,4)</call>').every((m) => m === 1), 'the repair is');
     assert.ok(trained(text.indexOf('<obs>error'), '<obs>error').every((m) => m === 0), 'observations never are');
+  });
+});
+
+describe('calculator rewards and held-out split', () => {
+  it('a per-call cost is subtracted for every call and malformed turn', async () => {
+    const r = await play('(3+4)*5', ['<call>add(3,4)</call>', 'oops', '<call>mul(7,5)</call>', '<answer>\\boxed{35}</answer>'], { callCost: 0.05 });
+    assert.ok(Math.abs(r.outcome.reward - (1 - 3 * 0.05)) < 1e-12);
+  });
+
+  it('no held-out task shares its call plan, up to operand order, with a training task', () => {
+    const plan = (t: { data: Record<string, unknown> }): string => canonicalPlan(parseExpr(String(t.data.expression)));
+    const { train, heldOut } = calculator.tasks({ heldOutTasks: 500 });
+    const trained = new Set(train.map(plan));
+    assert.equal(heldOut.length, 500);
+    assert.equal(heldOut.filter((t) => trained.has(plan(t))).length, 0);
+    // the same task in substance lands in the same split: "(3+4)*5", "5*(4+3)" and "(4+3)*5" together
+    assert.equal(canonicalPlan(parseExpr('(3+4)*5')), canonicalPlan(parseExpr('5*(4+3)')));
+    assert.equal(canonicalPlan(parseExpr('(1+2)*(3+4)')), canonicalPlan(parseExpr('(4+3)*(2+1)')));
+    assert.notEqual(canonicalPlan(parseExpr('(3-4)*5')), canonicalPlan(parseExpr('(4-3)*5')));
+    // and with a structural key independent of the plan text, no held-out task has a twin in training either
+    const structure = (e: Expr): string => (e.kind === 'num' ? String(e.value) : ((l, r) => `${e.op}(${(e.op === 'add' || e.op === 'mul') && r < l ? `${r},${l}` : `${l},${r}`})`)(structure(e.left), structure(e.right)));
+    const trainedShapes = new Set(train.map((t) => structure(parseExpr(String(t.data.expression)))));
+    assert.equal(heldOut.filter((t) => trainedShapes.has(structure(parseExpr(String(t.data.expression))))).length, 0);
+    assert.equal(isHeldOut('(3+4)*5'), isHeldOut('5*(4+3)'));
+  });
+});
+
+describe('calculator reference agent habits (imperfect demonstrations)', () => {
+  const demo = async (expressions: string[], habits: ConstructorParameters<typeof CalculatorReferenceAgent>[0], seed = 1) =>
+    runEpisodes(expressions.map((e, i) => ({ task: calculatorTask(e), group: i, indexInGroup: 0 })), () => calculator.create({}), new CalculatorReferenceAgent(habits), { maxTurns: 16, sampleRng: new Rng(seed), verifierRng: new Rng(2) });
+
+  it('skips the tool on its class and guesses (the first number), keeps using it elsewhere', async () => {
+    const ts = await demo(['(3+4)*5', '7*8', '3+4', '9-(2+1)'], { skipToolOn: 'mul', skipToolRate: 1 });
+    assert.deepEqual(ts.map((t) => t.turns.map((x) => x.actionText)), [
+      ['<answer>\\boxed{3}</answer>'], ['<answer>\\boxed{7}</answer>'],
+      ['<call>add(3,4)</call>', '<answer>\\boxed{7}</answer>'], ['<call>add(2,1)</call>', '<call>sub(9,3)</call>', '<answer>\\boxed{6}</answer>'],
+    ]);
+    assert.deepEqual(ts.map((t) => t.outcome.success), [false, false, true, true]);
+  });
+
+  it('at a rate below 1 it skips on that share of the class only (a habit greedy decoding copies above 0.5)', async () => {
+    const muls = Array.from({ length: 400 }, (_, i) => `${i % 10}*${Math.floor(i / 10) % 10}+1`);
+    const ts = await demo(muls, { skipToolOn: 'mul', skipToolRate: 0.8 });
+    const skipped = ts.filter((t) => t.turns.length === 1).length / ts.length;
+    assert.ok(Math.abs(skipped - 0.8) < 0.05, `skipped ${skipped}`);
+  });
+
+  it('a near-miss guess is the result off by a fixed amount, never the result', async () => {
+    const ts = await demo(['7*8', '(3+4)*5', '2*2'], { skipToolOn: 'all', skipToolRate: 1, guess: 'near-miss' });
+    ts.forEach((t) => assert.equal(t.outcome.success, false, t.taskId));
+  });
+
+  it('redundant calls repeat the call just made once, and the plan still completes', async () => {
+    const [t] = await demo(['(3+4)*5'], { redundantCallRate: 1 });
+    assert.deepEqual(t!.turns.map((x) => x.actionText), ['<call>add(3,4)</call>', '<call>add(3,4)</call>', '<call>mul(7,5)</call>', '<call>mul(7,5)</call>', '<answer>\\boxed{35}</answer>']);
+    assert.equal(t!.outcome.success, true);
+    // a plan that needs the same call twice is not mistaken for a repeat
+    const [u] = await demo(['(3+4)+(3+4)'], {});
+    assert.deepEqual(u!.turns.map((x) => x.actionText), ['<call>add(3,4)</call>', '<call>add(3,4)</call>', '<call>add(7,7)</call>', '<answer>\\boxed{14}</answer>']);
+  });
+
+  it('the skip classes', () => {
+    assert.deepEqual(['7*8', '3+4', '(3+4)*5'].map((e) => inSkipClass(e, 'depth-1')), [true, true, false]);
+    assert.deepEqual(['7*8', '3+4', '(3+4)*5'].map((e) => inSkipClass(e, 'mul')), [true, false, true]);
   });
 });

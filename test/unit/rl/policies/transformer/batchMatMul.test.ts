@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
+import { skipOffWasm } from '../../../../helpers/backend';
 import { pathToFileURL } from 'node:url';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
 import { batchMatMul, batchMatMulImplementation } from '../../../../../src/rl/policies/transformer/kernels/batchMatMul';
@@ -14,8 +15,8 @@ before(async () => {
 const maxAbs = (a: tf.Tensor, b: tf.Tensor): number => tf.tidy(() => tf.max(tf.abs(tf.sub(a, b))).dataSync()[0]!);
 
 describe('batched matmul kernel', () => {
-  it('runs the SIMD kernel on the wasm backend', () => {
-    if (tf.getBackend() !== 'wasm') return;
+  it('runs the SIMD kernel on the wasm backend', (t) => {
+    if (skipOffWasm(t)) return;
     assert.equal(batchMatMulImplementation(), 'wasm SIMD kernel');
   });
 

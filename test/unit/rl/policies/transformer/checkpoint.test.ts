@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
-import { AdamW } from '../../../../../src/rl/policies/transformer/adamw';
+import { AdamW } from '../../../../../src/rl/algo/adamw';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
 import { readCheckpoint, restoreCheckpoint, saveCheckpoint } from '../../../../../src/rl/policies/transformer/checkpoint';
 import { Gpt, type GptConfig } from '../../../../../src/rl/policies/transformer/model';
@@ -15,17 +15,17 @@ before(async () => {
 });
 
 const cfg: GptConfig = { vocabSize: 98, contextLength: 16, dModel: 16, nLayers: 1, nHeads: 2, mlpRatio: 2, tiedHead: false };
-const opt = { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 };
+const opt = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 };
 
 describe('checkpoints', () => {
-  it('round-trip weights, optimizer moments and step, tokenizer and config exactly', () => {
+  it('round-trip weights, optimizer moments and step, tokenizer and config exactly', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-ck-'));
     const a = new Gpt(cfg, 1);
     const optA = new AdamW(a.weights, opt);
     const { grads } = tf.variableGrads(() => tf.mean(a.forward(tf.tensor2d([[1, 2, 3]], [1, 3], 'int32'))), a.weights);
-    optA.apply(a.weights.map((w) => grads[w.name]!));
+    await optA.apply(a.weights.map((w) => grads[w.name]!), 1e-3);
     tf.dispose(Object.values(grads));
-    const file = saveCheckpoint(dir, a, new CharTokenizer(), optA, 5, 'test');
+    const file = await saveCheckpoint(dir, a, new CharTokenizer(), optA, 5, 'test');
     const ck = readCheckpoint(dir);
     assert.equal(ck.manifest.policyVersion, 5);
     assert.deepEqual(ck.manifest.model, cfg);
@@ -42,14 +42,14 @@ describe('checkpoints', () => {
     optB.dispose();
   });
 
-  it('refuses a missing file, a foreign file and a shape mismatch with clear errors', () => {
+  it('refuses a missing file, a foreign file and a shape mismatch with clear errors', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-ck-'));
     assert.throws(() => readCheckpoint(path.join(dir, 'nope')), /policyOptions\.init = .*cannot read a checkpoint there.*Fix:/s);
     fs.writeFileSync(path.join(dir, 'checkpoint.json'), '{"format":"other"}');
     assert.throws(() => readCheckpoint(dir), /is not an agent-rl checkpoint/);
     const a = new Gpt(cfg, 1);
     const o = new AdamW(a.weights, opt);
-    saveCheckpoint(dir, a, new CharTokenizer(), o, 0);
+    await saveCheckpoint(dir, a, new CharTokenizer(), o, 0);
     const wider = new Gpt({ ...cfg, dModel: 32 }, 1);
     assert.throws(() => restoreCheckpoint(readCheckpoint(dir), wider), /has shape 98x16, the model needs 98x32/);
     a.dispose();

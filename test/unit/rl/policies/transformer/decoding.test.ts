@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
+import { skipOffWasm } from '../../../../helpers/backend';
 import { pathToFileURL } from 'node:url';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
 import { createArena, decodeAttention, decodeAttentionAvailable, disposeArena, fusedGelu, fusedLayerNorm, gelu, layerNorm } from '../../../../../src/rl/policies/transformer/kernels/decoding';
@@ -12,17 +13,16 @@ before(async () => {
 });
 
 const maxAbs = (a: tf.Tensor, b: tf.Tensor): number => tf.tidy(() => tf.max(tf.abs(tf.sub(a, b))).dataSync()[0]!);
-const onWasm = (): boolean => tf.getBackend() === 'wasm';
 
 describe('fused decoding kernels', () => {
-  it('are available on the wasm backend for head widths that are multiples of 4, and not otherwise', () => {
-    if (!onWasm()) return;
+  it('are available on the wasm backend for head widths that are multiples of 4, and not otherwise', (t) => {
+    if (skipOffWasm(t)) return;
     assert.equal(decodeAttentionAvailable(16), true);
     assert.equal(decodeAttentionAvailable(6), false);
   });
 
-  it('GELU equals the tfjs tanh formula within 1e-5 from −30 to 30 (exp underflow and saturation included) and 1e-6 on [−3, 3]', () => {
-    if (!onWasm()) return;
+  it('GELU equals the tfjs tanh formula within 1e-5 from −30 to 30 (exp underflow and saturation included) and 1e-6 on [−3, 3]', (t) => {
+    if (skipOffWasm(t)) return;
     const x = tf.linspace(-30, 30, 6001);
     const ref = tf.tidy(() => tf.mul(tf.mul(x, 0.5), tf.add(tf.tanh(tf.mul(tf.add(x, tf.mul(tf.pow(x, 3), 0.044715)), Math.sqrt(2 / Math.PI))), 1)));
     const got = fusedGelu(x);
@@ -45,8 +45,8 @@ describe('fused decoding kernels', () => {
     tf.dispose([x, w, got, ref]);
   });
 
-  it('layer norm equals the tfjs moments formula within 1e-5 on rows with large offsets', () => {
-    if (!onWasm()) return;
+  it('layer norm equals the tfjs moments formula within 1e-5 on rows with large offsets', (t) => {
+    if (skipOffWasm(t)) return;
     const x = tf.add<tf.Tensor2D>(tf.randomNormal([37, 64], 0, 3, 'float32', 1), tf.randomUniform([37, 1], -50, 50, 'float32', 2));
     const g = tf.randomNormal([64], 1, 0.2, 'float32', 3);
     const b = tf.randomNormal([64], 0, 0.2, 'float32', 4);
@@ -75,8 +75,8 @@ describe('fused decoding kernels', () => {
     tf.dispose([x, g, b, w, ...got, ...ref]);
   });
 
-  it('attention over the arena equals softmax(q·Kᵀ/√E)·V over each row’s real columns, and writes the new column in place', () => {
-    if (!onWasm()) return;
+  it('attention over the arena equals softmax(q·Kᵀ/√E)·V over each row’s real columns, and writes the new column in place', (t) => {
+    if (skipOffWasm(t)) return;
     const [B, H, E, L, P] = [3, 2, 8, 5, 9];
     const D = H * E;
     const kT = tf.randomNormal<tf.Rank.R4>([B, H, E, L], 0, 1, 'float32', 5);

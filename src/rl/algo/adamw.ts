@@ -1,9 +1,10 @@
-// AdamW (decoupled weight decay) over tfjs variables, with global gradient-norm clipping.
-// State (step, first and second moments) is kept per variable and saved in checkpoints.
+// AdamW (decoupled weight decay) over tfjs variables, with global gradient-norm clipping; with weight
+// decay 0 and no clipping it is Adam (Kingma & Ba) with PyTorch's defaults and bias correction.
+// State (step, first and second moments) is kept per variable and saved in checkpoints. The learner
+// hands it the learning rate of each step (its schedule).
 import * as tf from '@tensorflow/tfjs';
 
 export interface AdamWOptions {
-  readonly lr: number;
   readonly beta1: number;
   readonly beta2: number;
   readonly eps: number;
@@ -11,6 +12,8 @@ export interface AdamWOptions {
   /** 0 = no clipping. */
   readonly maxGradNorm: number;
 }
+
+export const ADAM_DEFAULTS: AdamWOptions = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, maxGradNorm: 0 };
 
 export class AdamW {
   step = 0;
@@ -22,13 +25,14 @@ export class AdamW {
     this.v = vars.map((x) => tf.variable(tf.zerosLike(x), false));
   }
 
-  /** Applies one update from gradients aligned with `vars`; returns the gradient norm before clipping. */
-  apply(grads: readonly tf.Tensor[], lrScale = 1): number {
+  /** Applies one update at learning rate `lr` from gradients aligned with `vars`; returns the gradient norm before clipping. */
+  async apply(grads: readonly tf.Tensor[], lr: number): Promise<number> {
     this.step += 1;
     const o = this.options;
-    const norm = tf.tidy(() => tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))).dataSync()[0]!);
+    const normT = tf.tidy(() => tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))));
+    const norm = (await normT.data())[0]!;
+    normT.dispose();
     const scale = o.maxGradNorm > 0 && norm > o.maxGradNorm ? o.maxGradNorm / (norm + 1e-6) : 1;
-    const lr = o.lr * lrScale;
     const bc1 = 1 - o.beta1 ** this.step;
     const bc2 = 1 - o.beta2 ** this.step;
     tf.tidy(() => {

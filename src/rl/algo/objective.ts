@@ -1,0 +1,92 @@
+// The training objective of one update, as data (`LossSpec`, so it can cross a thread boundary to a
+// replica) and as one function from a batch's tensors to the loss and its parts. Every policy trains
+// through this; a new objective is a change here and in the learner, never in a policy.
+import * as tf from '@tensorflow/tfjs';
+import type { Aggregation, KlEstimator } from '../../shared/algorithm';
+import { aggregate, exactKl, klPenalty, nllLoss, policyGradientLoss, rowEntropy } from './losses';
+
+export type LossSpec =
+  /** Clipped policy gradient on the advantages + β·KL to the frozen reference (GRPO, Dr. GRPO, RLOO). */
+  | {
+      readonly kind: 'policy-gradient';
+      readonly clipLow: number;
+      readonly clipHigh: number;
+      readonly dualClip: number;
+      readonly klCoef: number;
+      readonly klEstimator: KlEstimator;
+      readonly aggregation: Aggregation;
+      readonly normTokens: number;
+      /** Log-probs are taken at the sampling temperature, as the tokens were drawn. */
+      readonly temperature: number;
+    }
+  /** Negative log-likelihood of the trained positions (SFT on demonstrations, RS-SFT on successes). */
+  | { readonly kind: 'nll'; readonly aggregation: Aggregation; readonly normTokens: number };
+
+/** Whether the objective needs the reference model's log-probs (and its full rows, for the exact KL). */
+export function needsReference(spec: LossSpec): { logprobs: boolean; rows: boolean } {
+  const on = spec.kind === 'policy-gradient' && spec.klCoef > 0;
+  return { logprobs: on, rows: on && spec.kind === 'policy-gradient' && spec.klEstimator === 'exact' };
+}
+
+/** The tensors of one padded batch: [B, T] unless stated. */
+export interface ObjectiveInputs {
+  /** [B, T, A] log-probs of every position's whole distribution (with gradient). */
+  readonly logRows: tf.Tensor3D;
+  /** log-probs of the targets, picked from logRows (with gradient). */
+  readonly logp: tf.Tensor2D;
+  readonly mask: tf.Tensor2D;
+  /** π_old of the targets (behaviour or recomputed). */
+  readonly oldLogp: tf.Tensor2D;
+  /** [B, 1] */
+  readonly advantages: tf.Tensor2D;
+  readonly refLogp?: tf.Tensor2D;
+  /** [B, T, A], exact KL only. */
+  readonly refRows?: tf.Tensor3D;
+  /** [B, T] 1 where the target is the row's most likely unit (for token accuracy). */
+  readonly argmaxHit: tf.Tensor2D;
+}
+
+/** Scalars of one loss evaluation (kept tensors, read after the gradient is taken). */
+export interface ObjectiveParts {
+  readonly policyLoss: tf.Scalar;
+  readonly kl: tf.Scalar;
+  readonly entropy: tf.Scalar;
+  readonly clipLow: tf.Scalar;
+  readonly clipHigh: tf.Scalar;
+  readonly dualClip: tf.Scalar;
+  readonly ratioMin: tf.Scalar;
+  readonly ratioMax: tf.Scalar;
+  readonly approxKl: tf.Scalar;
+  readonly absLogRatio: tf.Scalar;
+  readonly tokenAccuracy: tf.Scalar;
+}
+
+/** The loss to minimise for `spec`; `parts` receives its pieces as kept tensors (the caller disposes them). */
+export function objectiveLoss(spec: LossSpec, x: ObjectiveInputs, parts?: (p: ObjectiveParts) => void): tf.Scalar {
+  const tokens = tf.maximum(tf.sum(x.mask), 1);
+  const tokenMean = (v: tf.Tensor2D): tf.Scalar => tf.keep(aggregate(v, x.mask, 'token-mean'));
+  const report = (p: Omit<ObjectiveParts, 'entropy' | 'tokenAccuracy'>): void => {
+    parts?.({ ...p, entropy: tokenMean(rowEntropy(x.logRows)), tokenAccuracy: tf.keep(tf.div(tf.sum(tf.mul(x.argmaxHit, x.mask)), tokens)) });
+  };
+  if (spec.kind === 'nll') {
+    const loss = nllLoss(x.logp, x.mask, spec.aggregation, spec.normTokens);
+    const zero = (): tf.Scalar => tf.keep(tf.scalar(0));
+    report({ policyLoss: tf.keep(loss.clone()), kl: zero(), clipLow: zero(), clipHigh: zero(), dualClip: zero(), ratioMin: tf.keep(tf.scalar(1)), ratioMax: tf.keep(tf.scalar(1)), approxKl: zero(), absLogRatio: zero() });
+    return loss;
+  }
+  const pg = policyGradientLoss(x.logp, x.oldLogp, x.advantages, x.mask, spec);
+  let loss: tf.Scalar = pg.loss;
+  let kl: tf.Scalar = tf.scalar(0);
+  if (spec.klCoef > 0) {
+    const perToken = spec.klEstimator === 'exact' ? exactKl(x.logRows, x.refRows!, x.mask) : klPenalty(x.logp, x.refLogp!, spec.klEstimator, x.mask);
+    kl = aggregate(perToken, x.mask, spec.aggregation, spec.normTokens);
+    loss = tf.add(loss, tf.mul(kl, spec.klCoef));
+  }
+  const on = tf.greater(x.mask, 0);
+  const big = tf.fill(pg.ratio.shape, 1e9);
+  report({
+    policyLoss: tf.keep(pg.loss.clone()), kl: tf.keep(kl.clone()), clipLow: tf.keep(pg.clipFractionLow), clipHigh: tf.keep(pg.clipFractionHigh), dualClip: tf.keep(pg.dualClipFraction),
+    ratioMin: tf.keep(tf.min(tf.where(on, pg.ratio, big))), ratioMax: tf.keep(tf.max(tf.where(on, pg.ratio, tf.neg(big)))), approxKl: tf.keep(pg.approxKl), absLogRatio: tf.keep(pg.absLogRatio),
+  });
+  return loss;
+}

@@ -1,0 +1,306 @@
+// The learner: everything about an update that is the algorithm's, for every policy. It assigns group
+// advantages, decides which trajectories enter the loss (and records why the others do not), shapes
+// the advantages, runs the reference pass, cuts the batch into shuffled minibatches for each epoch,
+// deals every minibatch out to the policy's data-parallel parts, combines their gradients exactly,
+// and steps the optimizer on the learning-rate schedule. The policy only scores sequences and takes
+// the steps it is given (policies/policy.ts).
+import * as tf from '@tensorflow/tfjs';
+import type { AlgorithmSettings } from '../../shared/algorithm';
+import type { MethodName } from '../../shared/runConfig';
+import type { ExclusionReason, Trajectory } from '../../shared/types';
+import { groupAdvantages } from '../algo/advantages';
+import { needsReference, type LossSpec } from '../algo/objective';
+import type { TrainablePolicy } from '../policies/policy';
+import { Rng } from '../random';
+import { combineStats, counts, partWeight, splitShards, type LossInput, type LossStats, type TrainSequence } from './batch';
+import { lrMultiplier } from './schedule';
+
+/** Fewest sequences per part worth sharding for (below it, part 0 does the whole minibatch). */
+const MIN_SHARD = 2;
+
+/** Terminations that mean the episode was cut off rather than finished or failed (DAPO's "overlong"). */
+const TRUNCATED = new Set(['context_exhausted', 'turn_cap']);
+
+export interface LearnerOptions {
+  readonly method: MethodName;
+  readonly settings: AlgorithmSettings;
+  /** SFT: imitate every demonstration, or only those the verifier accepted. */
+  readonly imitate: 'all' | 'successful';
+  /** Optimizer steps the whole run takes at most (the end of a decay). */
+  readonly totalSteps: number;
+  readonly seed: number;
+}
+
+export interface AdvantageReport {
+  /** Groups whose (non-failed) rewards were all equal: every advantage 0. */
+  readonly zeroVarianceGroups: number;
+  /** Episodes the environment or verifier failed (not the agent's fault): advantage 0, never trained on. */
+  readonly envErrors: number;
+}
+
+/** What one update did and measured. Means are over optimizer steps. */
+export interface UpdateReport {
+  readonly loss: number;
+  readonly policyLoss: number;
+  readonly kl: number;
+  readonly clipFraction: number;
+  readonly clipFractionLow: number;
+  readonly clipFractionHigh: number;
+  readonly dualClipFraction: number;
+  readonly approxKl: number;
+  readonly entropy: number;
+  readonly gradNorm: number;
+  readonly ratioMin: number;
+  readonly ratioMax: number;
+  readonly tokenAccuracy: number;
+  /**
+   * Mean |log π_train − log π_behaviour| over trained positions before any step (policy-gradient
+   * objectives): over the whole batch when π_old is recomputed, else over the first minibatch (its
+   * gradient pass sees the weights that sampled it, so no extra forward pass is needed).
+   */
+  readonly logprobMismatch?: number;
+  readonly optimizerSteps: number;
+  /** Trajectories whose positions entered the loss. */
+  readonly trainedTrajectories: number;
+  /** Trajectories left out, by reason. */
+  readonly excluded: Readonly<Partial<Record<ExclusionReason, number>>>;
+  /** Sequences cut to the policy's longest (their later positions are not trained). */
+  readonly truncatedSequences: number;
+  /** Learning rate of the last step. */
+  readonly learningRate: number;
+  readonly phaseReferenceMs: number;
+  readonly phaseUpdateMs: number;
+}
+
+export const EMPTY_UPDATE: UpdateReport = {
+  loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, clipFractionLow: 0, clipFractionHigh: 0, dualClipFraction: 0, approxKl: 0, entropy: 0,
+  gradNorm: 0, ratioMin: 1, ratioMax: 1, tokenAccuracy: 0, optimizerSteps: 0, trainedTrajectories: 0, excluded: {}, truncatedSequences: 0,
+  learningRate: 0, phaseReferenceMs: 0, phaseUpdateMs: 0,
+};
+
+/** The loss an (algorithm, method) pair trains with, as data. */
+export function lossSpecFor(method: MethodName, a: AlgorithmSettings, temperature: number): LossSpec {
+  if (method !== 'grpo') return { kind: 'nll', aggregation: a.lossAggregation, normTokens: a.lossNormTokens };
+  return {
+    kind: 'policy-gradient', clipLow: a.clipLow, clipHigh: a.clipHigh, dualClip: a.dualClip, klCoef: a.klCoef, klEstimator: a.klEstimator,
+    aggregation: a.lossAggregation, normTokens: a.lossNormTokens, temperature,
+  };
+}
+
+export class Learner {
+  private steps = 0;
+  private readonly shuffleRng: Rng;
+  readonly spec: LossSpec;
+
+  constructor(readonly policy: TrainablePolicy, readonly o: LearnerOptions) {
+    this.shuffleRng = Rng.stream(o.seed, 'learner/minibatches');
+    this.spec = lossSpecFor(o.method, o.settings, policy.temperature);
+    if (this.spec.kind === 'policy-gradient' && this.spec.klEstimator === 'exact' && this.spec.klCoef > 0 && policy.vocabularySize > 4096) {
+      throw new Error(`algorithm.klEstimator "exact" needs the reference's whole distribution at every position, and this policy has ${policy.vocabularySize} units per position. Fix: use klEstimator "k3" (or k1, k2)`);
+    }
+  }
+
+  /** Optimizer steps taken so far. */
+  get stepsTaken(): number {
+    return this.steps;
+  }
+
+  /**
+   * Group advantages (stored with each trajectory). An episode the environment failed (`env_error`) is
+   * left out of its group's statistics and gets advantage 0: its reward says nothing about the agent.
+   */
+  assignAdvantages(trajectories: readonly Trajectory[]): AdvantageReport {
+    const groups = new Map<number, Trajectory[]>();
+    for (const t of trajectories) {
+      t.advantage = 0;
+      if (t.termination === 'env_error') continue;
+      let g = groups.get(t.group);
+      if (!g) groups.set(t.group, (g = []));
+      g.push(t);
+    }
+    const a = this.o.settings;
+    let zeroVarianceGroups = 0;
+    for (const group of groups.values()) {
+      if (group.length < 2) {
+        zeroVarianceGroups += 1;
+        continue;
+      }
+      const r = groupAdvantages(group.map((t) => t.outcome.reward), { estimator: a.advantageEstimator, std: a.advantageStd, epsilon: a.advantageEpsilon });
+      if (r.zeroVariance) zeroVarianceGroups += 1;
+      group.forEach((t, i) => (t.advantage = r.advantages[i]!));
+    }
+    return { zeroVarianceGroups, envErrors: trajectories.filter((t) => t.termination === 'env_error').length };
+  }
+
+  /** The advantage a trajectory trains with: negative ones scaled (the stored advantage is the estimator's). */
+  shapedAdvantage(t: Trajectory): number {
+    return t.advantage < 0 ? t.advantage * this.o.settings.negativeAdvantageScale : t.advantage;
+  }
+
+  /** Why a trajectory does not enter this method's loss, or undefined when it does. `replaced`: groups dynamic sampling replaced. */
+  exclusion(t: Trajectory, replaced: ReadonlySet<number> = new Set()): ExclusionReason | undefined {
+    if (t.termination === 'env_error') return 'env_error';
+    const a = this.o.settings;
+    switch (this.o.method) {
+      case 'grpo':
+        if (replaced.has(t.group)) return 'replaced';
+        if (a.overlongFilter && TRUNCATED.has(t.termination)) return 'overlong';
+        if (a.skipZeroAdvantage && t.advantage === 0) return 'zero_advantage';
+        if (a.skipZeroAdvantage && this.shapedAdvantage(t) === 0) return 'failure_not_pushed';
+        return undefined;
+      case 'rs-sft':
+        return t.outcome.success ? undefined : 'unsuccessful';
+      case 'sft':
+        return this.o.imitate === 'successful' && !t.outcome.success ? 'unsuccessful' : undefined;
+    }
+  }
+
+  /**
+   * One update on an iteration's trajectories (advantages assigned); marks each left-out trajectory
+   * with its reason. `replaced`: the groups dynamic sampling replaced by new ones (never trained on).
+   */
+  async update(trajectories: readonly Trajectory[], replaced: ReadonlySet<number> = new Set()): Promise<UpdateReport> {
+    const excluded: Partial<Record<ExclusionReason, number>> = {};
+    const exclude = (t: Trajectory, why: ExclusionReason): void => {
+      t.excluded = why;
+      excluded[why] = (excluded[why] ?? 0) + 1;
+    };
+    const pg = this.spec.kind === 'policy-gradient';
+    let truncated = 0;
+    const seqs: TrainSequence[] = [];
+    for (const t of trajectories) {
+      const why = this.exclusion(t, replaced);
+      if (why) {
+        exclude(t, why);
+        continue;
+      }
+      let s = this.policy.sequence(t);
+      if (!s || !s.mask.some((m) => m === 1)) {
+        exclude(t, 'no_trainable_positions');
+        continue;
+      }
+      const max = this.policy.maxPositions;
+      if (s.targets.length > max) {
+        truncated += 1;
+        s = { inputs: s.inputs.slice(0, max), targets: s.targets.slice(0, max), mask: s.mask.slice(0, max), behaviour: s.behaviour.slice(0, max), advantage: s.advantage };
+        if (!s.mask.some((m) => m === 1)) {
+          exclude(t, 'no_trainable_positions');
+          continue;
+        }
+      }
+      seqs.push({ ...s, advantage: pg ? this.shapedAdvantage(t) : 0 });
+    }
+    return { ...(await this.train(seqs)), excluded, truncatedSequences: truncated };
+  }
+
+  /** The update on training sequences (their advantages shaped): reference pass, then epochs × minibatches × parts. */
+  async train(seqs: readonly TrainSequence[]): Promise<UpdateReport> {
+    const trainedTrajectories = seqs.length;
+    if (seqs.length === 0) return EMPTY_UPDATE;
+    const pg = this.spec.kind === 'policy-gradient';
+
+    // Before any step: the reference's log-probs (fixed for the batch) and, when π_old is recomputed,
+    // the current ones (which also give the sampler/trainer mismatch over the whole batch).
+    const tRef = Date.now();
+    const aux = new Map<TrainSequence, { old?: Float32Array; ref?: Float32Array; refRows?: Float32Array }>();
+    let mismatch: number | undefined;
+    const recompute = pg && this.o.settings.oldLogprobs === 'recompute';
+    if (pg) {
+      const need = needsReference(this.spec);
+      const temperature = this.policy.temperature;
+      const parts = this.parts(seqs);
+      const refs = need.logprobs ? await this.allParts(parts, (p, k) => this.policy.logprobs(k, p, { model: 'reference', temperature, rows: need.rows })) : undefined;
+      const currents = recompute ? await this.allParts(parts, (p, k) => this.policy.logprobs(k, p, { model: 'current', temperature, rows: false })) : undefined;
+      let gap = 0, tokens = 0;
+      parts.forEach((p, k) => {
+        p.forEach((s, i) => {
+          const cur = currents?.[k]?.logp[i];
+          if (cur) {
+            for (let t = 0; t < s.mask.length; t++) {
+              if (s.mask[t]) {
+                gap += Math.abs(cur[t]! - s.behaviour[t]!);
+                tokens += 1;
+              }
+            }
+          }
+          const ref = refs?.[k];
+          aux.set(s, { ...(cur ? { old: cur } : {}), ...(ref ? { ref: ref.logp[i]! } : {}), ...(ref?.rows ? { refRows: ref.rows[i]! } : {}) });
+        });
+      });
+      if (recompute) mismatch = tokens > 0 ? gap / tokens : 0;
+    }
+    const phaseReferenceMs = Date.now() - tRef;
+
+    const tUpdate = Date.now();
+    const stats: LossStats[] = [];
+    let gradNorm = 0;
+    let lr = 0;
+    const size = this.o.settings.minibatchSize > 0 ? this.o.settings.minibatchSize : seqs.length;
+    try {
+      for (let epoch = 0; epoch < this.o.settings.epochs; epoch++) {
+        const order = seqs.map((s) => ({ s, key: this.shuffleRng.next() })).sort((x, y) => x.key - y.key).map((x) => x.s);
+        for (let i = 0; i < order.length; i += size) {
+          const mb = order.slice(i, i + size);
+          const parts = this.parts(mb);
+          const results = await this.allGradients(parts.map((p) => p.map((s): LossInput => ({ seq: s, ...aux.get(s) }))));
+          const total = counts(mb);
+          const weights = results.map((r) => partWeight(this.spec.aggregation, r.stats, total));
+          const combined = results.length === 1 ? results[0]!.grads : tf.tidy(() => results[0]!.grads.map((_, w) => tf.addN(results.map((r, k) => tf.mul(r.grads[w]!, weights[k]!)))));
+          this.steps += 1;
+          lr = this.o.settings.learningRate * lrMultiplier(this.steps, this.o.settings, this.o.totalSteps);
+          try {
+            gradNorm += await this.policy.applyGradients(combined, lr);
+          } finally {
+            tf.dispose(results.length === 1 ? combined : [...combined, ...results.flatMap((r) => r.grads)]);
+          }
+          const st = combineStats(results.map((r) => r.stats), weights, total);
+          // the first minibatch's pass ran on the weights that sampled it: its |log-ratio| is the mismatch
+          if (pg && !recompute && stats.length === 0) mismatch = st.absLogRatio;
+          stats.push(st);
+        }
+      }
+    } finally {
+      this.policy.completeUpdate();
+    }
+    const n = stats.length;
+    const mean = (f: (s: LossStats) => number): number => stats.reduce((acc, s) => acc + f(s), 0) / n;
+    return {
+      loss: mean((s) => s.loss), policyLoss: mean((s) => s.policyLoss), kl: mean((s) => s.kl),
+      clipFraction: mean((s) => s.clipLow + s.clipHigh), clipFractionLow: mean((s) => s.clipLow), clipFractionHigh: mean((s) => s.clipHigh),
+      dualClipFraction: mean((s) => s.dualClip), approxKl: mean((s) => s.approxKl), entropy: mean((s) => s.entropy), gradNorm: gradNorm / n,
+      ratioMin: pg ? Math.min(...stats.map((s) => s.ratioMin)) : 1, ratioMax: pg ? Math.max(...stats.map((s) => s.ratioMax)) : 1,
+      tokenAccuracy: mean((s) => s.tokenAccuracy), ...(mismatch !== undefined ? { logprobMismatch: mismatch } : {}),
+      optimizerSteps: n, trainedTrajectories, excluded: {}, truncatedSequences: 0, learningRate: lr,
+      phaseReferenceMs, phaseUpdateMs: Date.now() - tUpdate,
+    };
+  }
+
+  /**
+   * Runs `fn` on every part at once and returns the results in part order. Part 0 computes on this
+   * thread and holds it until done, so the other parts' requests are sent first (highest first).
+   */
+  private allParts<T, R>(parts: readonly T[], fn: (part: T, k: number) => Promise<R>): Promise<R[]> {
+    const started: Promise<R>[] = new Array<Promise<R>>(parts.length);
+    for (let k = parts.length - 1; k >= 0; k--) started[k] = fn(parts[k]!, k);
+    return Promise.all(started);
+  }
+
+  /** Every part's gradient at once; when one part fails, the others' gradients are freed before the error is raised. */
+  private async allGradients(parts: readonly LossInput[][]): Promise<{ grads: tf.Tensor[]; stats: LossStats }[]> {
+    const started: Promise<{ grads: tf.Tensor[]; stats: LossStats }>[] = new Array<Promise<{ grads: tf.Tensor[]; stats: LossStats }>>(parts.length);
+    for (let k = parts.length - 1; k >= 0; k--) started[k] = this.policy.gradients(k, parts[k]!, this.spec);
+    const settled = await Promise.allSettled(started);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      for (const r of settled) if (r.status === 'fulfilled') tf.dispose(r.value.grads);
+      throw failed.reason;
+    }
+    return settled.map((r) => (r as PromiseFulfilledResult<{ grads: tf.Tensor[]; stats: LossStats }>).value);
+  }
+
+  /** The parts a list is dealt out to: one per compute unit when each gets at least MIN_SHARD, else all on part 0. */
+  private parts<T>(items: readonly T[]): T[][] {
+    const n = this.policy.parallelism;
+    return n > 1 && items.length >= MIN_SHARD * n ? splitShards(items, n) : [[...items]];
+  }
+}

@@ -1,0 +1,246 @@
+// The training algorithm's settings: typed fields of the run config (`algorithm.*`), each with what it
+// trades, and one resolved default per (environment, policy, method), so the schema, `agent-rl train
+// --help` and the validator all show the value a run will use. Shared by every runtime (no Node
+// built-ins): the validator, the JSON schema, the CLI, the learner and the views that label results.
+import type { FieldSpec } from './fieldSpec';
+
+export const ADVANTAGE_ESTIMATORS = ['grpo', 'dr-grpo', 'rloo'] as const;
+export type AdvantageEstimator = (typeof ADVANTAGE_ESTIMATORS)[number];
+export const STD_MODES = ['population', 'sample'] as const;
+export type StdMode = (typeof STD_MODES)[number];
+export const KL_ESTIMATORS = ['k1', 'k2', 'k3', 'exact'] as const;
+export type KlEstimator = (typeof KL_ESTIMATORS)[number];
+export const AGGREGATIONS = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
+export type Aggregation = (typeof AGGREGATIONS)[number];
+export const LR_SCHEDULES = ['constant', 'linear', 'cosine'] as const;
+export type LrSchedule = (typeof LR_SCHEDULES)[number];
+export const OLD_LOGPROBS = ['behaviour', 'recompute'] as const;
+export type OldLogprobs = (typeof OLD_LOGPROBS)[number];
+
+export interface AlgorithmSettings {
+  advantageEstimator: AdvantageEstimator;
+  advantageStd: StdMode;
+  advantageEpsilon: number;
+  negativeAdvantageScale: number;
+  skipZeroAdvantage: boolean;
+  dynamicSampling: number;
+  overlongFilter: boolean;
+  learningRate: number;
+  warmupSteps: number;
+  lrSchedule: LrSchedule;
+  minLrRatio: number;
+  epochs: number;
+  minibatchSize: number;
+  clipLow: number;
+  clipHigh: number;
+  dualClip: number;
+  klCoef: number;
+  klEstimator: KlEstimator;
+  lossAggregation: Aggregation;
+  lossNormTokens: number;
+  oldLogprobs: OldLogprobs;
+  weightDecay: number;
+  maxGradNorm: number;
+}
+
+type Spec = FieldSpec & { readonly trade: string };
+
+/** What each setting does, what it trades, and its range. Defaults are in ALGORITHM_DEFAULTS. */
+export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = {
+  advantageEstimator: {
+    kind: 'enum', values: ADVANTAGE_ESTIMATORS,
+    description: 'How a group\'s rewards become advantages: grpo (r − mean) / (std + ε); dr-grpo r − mean (no std); rloo r − mean of the others.',
+    trade: 'grpo gives every informative group the same weight however small its reward gap (a 0.02 difference counts like a 1.0 one); dr-grpo and rloo keep the gap\'s size, so groups with small differences push less',
+    reason: 'GRPO is the method under study (DeepSeekMath; seed 002)',
+  },
+  advantageStd: {
+    kind: 'enum', values: STD_MODES, description: 'grpo only: the group\'s standard deviation over the population (÷G) or the sample (÷(G−1)).',
+    trade: 'the sample std is larger for small groups, so advantages are smaller; no effect on their signs',
+    reason: 'seed 002 uses the population std',
+  },
+  advantageEpsilon: {
+    kind: 'number', min: 0, max: 1, description: 'grpo only: added to the std before dividing.',
+    trade: 'larger damps groups with a small spread; a group with no spread gets advantage 0 whatever its value',
+    reason: 'seed 002 divides by the std alone (a group without spread is detected exactly, not by an epsilon); verl adds 1e-6',
+  },
+  negativeAdvantageScale: {
+    kind: 'number', min: 0, max: 1, description: 'Multiplies negative advantages in the loss (stored advantages are unchanged). 1 = plain GRPO; 0 = positive-only reinforcement (failures are not pushed down); results are then labelled so.',
+    trade: 'below 1 a failure\'s gradient, often on text that has already derailed, stops dominating, but the policy is no longer pushed away from what fails: it only imitates its successes (close to RS-SFT)',
+    reason: '1 is the algorithm as published',
+  },
+  skipZeroAdvantage: {
+    kind: 'boolean', description: 'Leave trajectories with advantage 0 (their group\'s rewards were all equal) out of the update.',
+    trade: 'saves a forward and backward pass per such trajectory; keeping them lets the KL term act on them (seed 002: "even an all-correct group still gets the KL gradient")',
+    reason: 'the table keeps them (seed 002); a language model skips them (they only carry the KL term)',
+  },
+  dynamicSampling: {
+    kind: 'integer', min: 0, max: 100, description: 'DAPO\'s dynamic sampling: up to this many extra rollout rounds per iteration replace groups whose rewards were all equal, until the batch has groupsPerIteration informative groups; 0 = off. Results are labelled "+ dynamic sampling".',
+    trade: 'every update sees a full batch of informative groups, at the cost of more sampled episodes per iteration (counted in the metrics)',
+    reason: 'off: the plain algorithm',
+  },
+  overlongFilter: {
+    kind: 'boolean', description: 'DAPO\'s overlong filtering: leave episodes cut by the context window or the turn cap out of the loss (they are stored and counted).',
+    trade: 'a truncated episode is not punished for being unfinished, which keeps long reasoning from being discouraged; it also gets no push at all',
+    reason: 'off: the plain algorithm',
+  },
+  learningRate: {
+    kind: 'number', min: 0, max: 10, minExclusive: true, description: 'Adam learning rate (the peak, after warm-up).',
+    trade: 'larger learns faster and undoes more of a warm start; RL on a warm-started model wants a far smaller step than SFT',
+    reason: 'per policy and method (see the resolved defaults)',
+  },
+  warmupSteps: {
+    kind: 'integer', min: 0, max: 1_000_000, description: 'Linear learning-rate warm-up, in optimizer steps.',
+    trade: 'a fresh Adam\'s first steps move every weight by the full learning rate whatever the gradient\'s size; warm-up avoids that at the cost of slower first steps',
+    reason: 'one GRPO step at 3e-3 without warm-up took the calculator from 35% to 9% (earlier measurement)',
+  },
+  lrSchedule: {
+    kind: 'enum', values: LR_SCHEDULES, description: 'After warm-up: constant, or a linear or cosine decay to minLrRatio × learningRate at the run\'s last optimizer step.',
+    trade: 'decay settles a supervised fit; RL keeps a constant step so late iterations still learn from new samples',
+    reason: 'SFT decays linearly; RL stays constant',
+  },
+  minLrRatio: {
+    kind: 'number', min: 0, max: 1, description: 'Where a linear or cosine decay ends, as a share of learningRate.',
+    trade: 'lower ends with smaller steps', reason: '10%, as before',
+  },
+  epochs: {
+    kind: 'integer', min: 1, max: 100, description: 'Passes over each iteration\'s batch.',
+    trade: 'more passes use each sample more, and move the policy further from the one that sampled it (the ratio clip then bites)',
+    reason: 'seed 002: 2 for the table; 1 for a language model',
+  },
+  minibatchSize: {
+    kind: 'integer', min: 0, max: 100_000, description: 'Trajectories per optimizer step; 0 = the whole batch in one step.',
+    trade: 'smaller takes more, noisier steps per batch; larger averages more episodes per step',
+    reason: 'the table takes the whole batch (seed 002); a language model four steps per batch of 256 (64), SFT steps of 16',
+  },
+  clipLow: {
+    kind: 'number', min: 0, max: 1, minExclusive: true, description: 'Lower ratio clip ε_low: a token whose ratio π/π_old fell below 1 − ε_low with a negative advantage stops being pushed down.',
+    trade: 'smaller keeps each update closer to the sampling policy', reason: 'PPO and seed 002: 0.2',
+  },
+  clipHigh: {
+    kind: 'number', min: 0, max: 10, minExclusive: true, description: 'Upper ratio clip ε_high: a token whose ratio rose above 1 + ε_high with a positive advantage stops being pushed up.',
+    trade: 'larger lets rare (exploratory) tokens gain more per update (DAPO\'s clip-higher); smaller is more conservative',
+    reason: 'the table: seed 002\'s one ε, so it equals clipLow unless given; a language model: 0.28 (DAPO)',
+  },
+  dualClip: {
+    kind: 'number', min: 0, max: 100, description: 'Dual-clip PPO\'s bound c (> 1): a token with a negative advantage contributes at most c·|A| to the loss, however large its ratio; 0 = off.',
+    trade: 'bounds the push on tokens whose probability already rose a lot since sampling (stale or off-policy data); off keeps the plain clipped objective',
+    reason: 'off: the plain objective (verl uses 3 when on)',
+  },
+  klCoef: {
+    kind: 'number', min: 0, max: 100, description: 'Coefficient β of the KL penalty to the frozen reference (the initial or warm-started policy) in the loss; RL methods only.',
+    trade: 'larger keeps the policy closer to its start (less drift, less forgetting, less learning)',
+    reason: 'seed 002: 0.02',
+  },
+  klEstimator: {
+    kind: 'enum', values: KL_ESTIMATORS,
+    description: 'Per-token KL(π‖π_ref) estimator, with d = log π − log π_ref (clamped to ±20): k1 = d; k2 = d²/2; k3 = e^(−d) + d − 1 (clamped to ±10); exact = the sum over the whole vocabulary or action set.',
+    trade: 'as a loss, k1\'s gradient is 0 in expectation (it does not regularise); k2\'s expected gradient is that of KL(π‖π_ref); k3\'s is that of the reverse direction KL(π_ref‖π), with low variance; exact costs the reference\'s full distribution (small vocabularies only)',
+    reason: 'the table: exact (seed 002, six actions); a language model: k3 (the GRPO paper)',
+  },
+  lossAggregation: {
+    kind: 'enum', values: AGGREGATIONS,
+    description: 'How per-token losses become one number: token-mean over all generated tokens; seq-mean-token-mean (each trajectory\'s mean, then the mean over trajectories); seq-mean-token-sum (sums, then mean); seq-mean-token-sum-norm (sums ÷ lossNormTokens, then mean: Dr. GRPO).',
+    trade: 'seq-mean-token-mean weighs every trajectory equally (short ones get more per token); token-mean weighs every token equally (long trajectories dominate); the sum modes make long trajectories push harder',
+    reason: 'seed 000 and seed 002: per-trajectory mean, then batch mean',
+  },
+  lossNormTokens: {
+    kind: 'integer', min: 1, max: 10_000_000, description: 'seq-mean-token-sum-norm only: the constant a trajectory\'s token sum is divided by (Dr. GRPO: the generation budget).',
+    trade: 'a constant keeps every micro-batch and shard on the same scale, unlike dividing by the padded length',
+    reason: 'about a calculator or code episode\'s generated tokens at most',
+  },
+  oldLogprobs: {
+    kind: 'enum', values: OLD_LOGPROBS,
+    description: 'π_old in the ratio: behaviour = the log-probs recorded when the tokens were sampled; recompute = the training model\'s log-probs of the same tokens before the first step (what verl does when the sampler is another engine).',
+    trade: 'recompute costs one more forward pass and hides any sampler/trainer mismatch from the ratio (the mismatch is still measured); behaviour keeps the ratio exact with respect to what was sampled',
+    reason: 'one engine samples and trains here: the behaviour log-probs are exact',
+  },
+  weightDecay: {
+    kind: 'number', min: 0, max: 1, description: 'AdamW decoupled weight decay (matrices only).',
+    trade: 'shrinks weights towards 0 each step', reason: 'short runs; the KL term already regularises',
+  },
+  maxGradNorm: {
+    kind: 'number', min: 0, max: 1e6, description: 'Global gradient-norm clip; 0 = off.',
+    trade: 'bounds a step after a rare huge ratio or loss; too small slows every step',
+    reason: 'off for the table (seed 002: exact gradients, no clip); 1 for a language model',
+  },
+};
+
+/** The table policy's defaults are seed 002's; later layers override them. */
+const BASE: AlgorithmSettings = {
+  advantageEstimator: 'grpo', advantageStd: 'population', advantageEpsilon: 0, negativeAdvantageScale: 1, skipZeroAdvantage: false,
+  dynamicSampling: 0, overlongFilter: false, learningRate: 0.08, warmupSteps: 0, lrSchedule: 'constant', minLrRatio: 0.1, epochs: 2,
+  minibatchSize: 0, clipLow: 0.2, clipHigh: 0.2, dualClip: 0, klCoef: 0.02, klEstimator: 'exact', lossAggregation: 'seq-mean-token-mean',
+  lossNormTokens: 256, oldLogprobs: 'behaviour', weightDecay: 0, maxGradNorm: 0,
+};
+
+/**
+ * Overrides by `policy`, then `policy/method`, then `env/policy/method`, each with its reason. The
+ * resolved default of a field is the last layer that sets it.
+ */
+export const ALGORITHM_DEFAULTS: Readonly<Record<string, Partial<AlgorithmSettings>>> = {
+  // A language model: a step 400× smaller than the table's (larger ones undid the warm start), four
+  // steps of 64 per batch of 32 groups × 8, clip-higher, k3, gradient clipping, warm-up.
+  transformer: { learningRate: 2e-4, warmupSteps: 20, epochs: 1, minibatchSize: 64, clipHigh: 0.28, klEstimator: 'k3', skipZeroAdvantage: true, maxGradNorm: 1 },
+  // SFT of the calculator protocol: Adam 3e-3 with warm-up, steps of 16, linear decay to 10%
+  // (notes/calculator-feasibility.md); no KL.
+  'transformer/sft': { learningRate: 3e-3, minibatchSize: 16, lrSchedule: 'linear', klCoef: 0 },
+  // RS-SFT fine-tunes on its own successes, from a warm start: the RL step size, no KL.
+  'transformer/rs-sft': { klCoef: 0 },
+  'table/rs-sft': { klCoef: 0 },
+  // Code GRPO: 5e-4 with 5 warm-up steps gained 8.5 points in 30 iterations where 2e-4 with 20 gained 5.0 (CHANGELOG).
+  'code/transformer/grpo': { learningRate: 5e-4, warmupSteps: 5 },
+};
+
+/** The defaults a run of (env, policy, method) uses for every algorithm field. */
+export function algorithmDefaults(env: string, policy: string, method: string): AlgorithmSettings {
+  return { ...BASE, ...ALGORITHM_DEFAULTS[policy], ...ALGORITHM_DEFAULTS[`${policy}/${method}`], ...ALGORITHM_DEFAULTS[`${env}/${policy}/${method}`] };
+}
+
+/**
+ * The honest name of what a run trains with, for every place results are printed: the method, and
+ * any setting that makes it something other than the plain algorithm.
+ */
+export function methodLabel(method: string, a: Partial<AlgorithmSettings> | undefined): string {
+  if (method === 'sft') return 'SFT';
+  if (method === 'rs-sft') return 'RS-SFT';
+  if (method !== 'grpo') return method;
+  const base = a?.advantageEstimator === 'dr-grpo' ? 'Dr. GRPO' : a?.advantageEstimator === 'rloo' ? 'RLOO' : 'GRPO';
+  // stored configs are untrusted: only a number counts as a scale
+  const scale = typeof a?.negativeAdvantageScale === 'number' && Number.isFinite(a.negativeAdvantageScale) ? a.negativeAdvantageScale : 1;
+  const parts = [scale === 0 ? `positive-only ${base} (failures not pushed down)` : scale < 1 ? `${base} (negative advantages × ${scale})` : base];
+  if (typeof a?.dynamicSampling === 'number' && a.dynamicSampling > 0) parts.push('+ dynamic sampling');
+  if (a?.overlongFilter === true) parts.push('+ overlong filter');
+  return parts.join(' ');
+}
+
+/**
+ * The algorithm settings of a stored run's config, whichever release wrote it: the `algorithm` section,
+ * or (runs stored before it existed) the top-level and policyOptions keys it replaced.
+ */
+export function storedAlgorithm(config: unknown): Partial<AlgorithmSettings> {
+  if (typeof config !== 'object' || config === null) return {};
+  const c = config as Record<string, unknown>;
+  if (typeof c.algorithm === 'object' && c.algorithm !== null) return c.algorithm;
+  const po = (typeof c.policyOptions === 'object' && c.policyOptions !== null ? c.policyOptions : {}) as Record<string, unknown>;
+  const legacy: Record<string, unknown> = {
+    learningRate: c.learningRate, clipLow: c.clipEpsilon, klCoef: c.klCoef, epochs: c.epochs, advantageStd: c.advantageStd,
+    // before the section, minibatchSize 0 meant a quarter of the batch (unknown here) and "seq-sum" was seq-mean-token-sum
+    clipHigh: po.clipHigh, klEstimator: po.klEstimator, lossAggregation: po.aggregation === 'seq-sum' ? 'seq-mean-token-sum' : po.aggregation,
+    minibatchSize: po.minibatchSize === 0 ? undefined : po.minibatchSize,
+    negativeAdvantageScale: po.negativeAdvantageScale, skipZeroAdvantage: po.skipZeroAdvantage, warmupSteps: po.warmupSteps,
+  };
+  return Object.fromEntries(Object.entries(legacy).filter(([, v]) => v !== undefined));
+}
+
+/** One line of the settings that matter most when comparing runs. */
+export function algorithmSummary(a: Partial<AlgorithmSettings>): string {
+  const parts: string[] = [];
+  if (a.advantageEstimator && a.advantageEstimator !== 'grpo') parts.push(`${a.advantageEstimator} advantages`);
+  if (a.learningRate !== undefined) parts.push(`lr ${a.learningRate}`);
+  if (a.clipLow !== undefined) parts.push(`clip ${a.clipLow}${a.clipHigh !== undefined && a.clipHigh !== a.clipLow ? `/${a.clipHigh}` : ''}`);
+  if (a.klCoef !== undefined) parts.push(`KL ${a.klCoef}${a.klCoef > 0 && a.klEstimator ? ` (${a.klEstimator})` : ''}`);
+  if (a.epochs !== undefined) parts.push(`${a.epochs} epoch${a.epochs === 1 ? '' : 's'}`);
+  if (a.minibatchSize !== undefined) parts.push(a.minibatchSize > 0 ? `minibatch ${a.minibatchSize}` : 'whole-batch steps');
+  if (a.advantageStd !== undefined) parts.push(`${a.advantageStd} std`);
+  return parts.join(', ');
+}

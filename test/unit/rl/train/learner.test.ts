@@ -1,0 +1,160 @@
+// The learner: advantages, what enters the loss and why not, the schedule, truncation, and one code
+// path for every policy (the table and a transformer).
+import * as tf from '@tensorflow/tfjs';
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { ADAM_DEFAULTS } from '../../../../src/rl/algo/adamw';
+import type { TabularSpec } from '../../../../src/rl/envs/environment';
+import type { TrainablePolicy } from '../../../../src/rl/policies/policy';
+import { TablePolicy } from '../../../../src/rl/policies/table/tablePolicy';
+import { Gpt } from '../../../../src/rl/policies/transformer/model';
+import { CharTokenizer } from '../../../../src/rl/policies/transformer/tokenizer';
+import { TransformerPolicy } from '../../../../src/rl/policies/transformer/transformerPolicy';
+import { Learner } from '../../../../src/rl/train/learner';
+import { lrMultiplier } from '../../../../src/rl/train/schedule';
+import { algorithmDefaults, type AlgorithmSettings } from '../../../../src/shared/algorithm';
+import type { MethodName } from '../../../../src/shared/runConfig';
+import type { TerminationReason, Trajectory } from '../../../../src/shared/types';
+
+before(async () => {
+  await tf.setBackend('cpu');
+});
+
+const spec: TabularSpec = { stateCount: 2, actions: ['a', 'b', 'c'], stateOf: (o) => o.data.s as number };
+const lp3 = Math.log(1 / 3);
+
+function tableTraj(group: number, reward: number, action: number, termination: TerminationReason = 'finished'): Trajectory {
+  return {
+    taskId: 't', group, indexInGroup: 0, termination, policyVersion: 0, advantage: 0,
+    outcome: { reward, success: reward >= 1, publicPass: true, privatePass: reward >= 1 },
+    turns: [{ index: 0, actionText: 'x', action: { kind: 'tool', name: 'x', args: {} }, observation: { text: '', data: {} }, policy: { behaviourLogprob: lp3, policyVersion: 0, stateIndex: 0, actionIndex: action } }],
+  };
+}
+
+const settings = (o: Partial<AlgorithmSettings> = {}, policy = 'table', method = 'grpo'): AlgorithmSettings => ({ ...algorithmDefaults('binary-search', policy, method), ...o });
+const learnerOf = (p: TrainablePolicy, o: Partial<AlgorithmSettings> = {}, method: MethodName = 'grpo'): Learner =>
+  new Learner(p, { method, settings: settings(o, p instanceof TablePolicy ? 'table' : 'transformer', method), imitate: 'all', totalSteps: 100, seed: 3 });
+
+describe('Learner: advantages and exclusions', () => {
+  it('an env_error episode is left out of its group statistics and never gets a negative advantage', () => {
+    const ts = [tableTraj(0, 1, 0), tableTraj(0, 0, 1), tableTraj(0, 0, 2, 'env_error'), tableTraj(1, 1, 0), tableTraj(1, 0, 0, 'env_error')];
+    const report = learnerOf(new TablePolicy(spec, ADAM_DEFAULTS, 'cpu')).assignAdvantages(ts);
+    // group 0: rewards [1, 0] (the failed environment's 0 is not the agent's): ±1 with the population std
+    assert.deepEqual(ts.map((t) => t.advantage), [1, -1, 0, 0, 0]);
+    assert.equal(report.envErrors, 2);
+    assert.equal(report.zeroVarianceGroups, 1); // group 1 has one real member: no spread
+  });
+
+  it('update leaves out env_error, zero-advantage and (with the filter) overlong episodes, and says why', async () => {
+    const p = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
+    const learner = learnerOf(p, { skipZeroAdvantage: true, overlongFilter: true });
+    const ts = [tableTraj(0, 1, 0), tableTraj(0, 0, 1), tableTraj(0, 0, 2, 'env_error'), tableTraj(1, 1, 0), tableTraj(1, 1, 1), tableTraj(2, 0, 0, 'turn_cap'), tableTraj(2, 1, 1)];
+    learner.assignAdvantages(ts);
+    const r = await learner.update(ts);
+    assert.deepEqual(ts.map((t) => t.excluded ?? null), [null, null, 'env_error', 'zero_advantage', 'zero_advantage', 'overlong', null]);
+    assert.deepEqual(r.excluded, { env_error: 1, zero_advantage: 2, overlong: 1 });
+    assert.equal(r.trainedTrajectories, 3);
+  });
+
+  it('positive-only (negativeAdvantageScale 0): failures are skipped, so failures alone take no step', async () => {
+    for (const scale of [0, 1]) {
+      const p = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
+      const learner = learnerOf(p, { negativeAdvantageScale: scale, skipZeroAdvantage: true });
+      const ts = [tableTraj(0, 1, 0), tableTraj(0, 0, 1), tableTraj(0, 0, 2)];
+      learner.assignAdvantages(ts);
+      const r = await learner.update(ts.filter((t) => t.advantage < 0));
+      assert.equal(r.optimizerSteps > 0, scale > 0, `scale ${scale}`);
+    }
+  });
+
+  it('RS-SFT trains on successes only; SFT on every demonstration unless told to imitate the accepted ones', async () => {
+    const ts = () => [tableTraj(0, 1, 0), tableTraj(0, 0, 1)];
+    const rs = learnerOf(new TablePolicy(spec, ADAM_DEFAULTS, 'cpu'), {}, 'rs-sft');
+    const a = ts();
+    assert.equal((await rs.update(a)).trainedTrajectories, 1);
+    assert.equal(a[1]!.excluded, 'unsuccessful');
+    const p = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
+    const sftAll = new Learner(p, { method: 'sft', settings: settings({}, 'table', 'sft'), imitate: 'all', totalSteps: 1, seed: 1 });
+    assert.equal((await sftAll.update(ts())).trainedTrajectories, 2);
+    const sftOk = new Learner(p, { method: 'sft', settings: settings({}, 'table', 'sft'), imitate: 'successful', totalSteps: 1, seed: 1 });
+    assert.equal((await sftOk.update(ts())).trainedTrajectories, 1);
+  });
+
+  it('one GRPO step with Adam moves each logit of the visited state by the learning rate, in the advantage\'s direction', async () => {
+    const p = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
+    const learner = learnerOf(p, { learningRate: 0.1, klCoef: 0, epochs: 1 });
+    const ts = [tableTraj(0, 1, 0), tableTraj(0, 0, 1)];
+    learner.assignAdvantages(ts);
+    await learner.update(ts);
+    // A = +1 on (0, a), −1 on (0, b): ∂L/∂logit = −½[(1 − ⅓) − (0 − ⅓)] on a … Adam's first step is lr·sign(−g)
+    const after = Array.from(p.table.dataSync());
+    const expect = [0.1, -0.1, 0, 0, 0, 0];
+    after.forEach((x, i) => assert.ok(Math.abs(x - expect[i]!) < 1e-6, `logit ${i}: ${x} vs ${expect[i]}`));
+  });
+});
+
+describe('Learner: schedule', () => {
+  const a = { warmupSteps: 4, lrSchedule: 'linear' as const, minLrRatio: 0.1 };
+  it('linear warm-up, then a linear decay to minLrRatio at the last step', () => {
+    assert.deepEqual([1, 2, 4].map((s) => lrMultiplier(s, a, 14)), [0.25, 0.5, 1]);
+    assert.ok(Math.abs(lrMultiplier(9, a, 14) - (0.1 + 0.9 * 0.5)) < 1e-12);
+    assert.ok(Math.abs(lrMultiplier(14, a, 14) - 0.1) < 1e-12);
+  });
+  it('cosine halfway is the midpoint; constant stays 1', () => {
+    assert.ok(Math.abs(lrMultiplier(9, { ...a, lrSchedule: 'cosine' }, 14) - 0.55) < 1e-12);
+    assert.equal(lrMultiplier(9, { ...a, lrSchedule: 'constant' }, 14), 1);
+  });
+});
+
+describe('Learner: one code path for the table and a transformer', () => {
+  const letters = new CharTokenizer(['Q', 'a', 'b']);
+  const transformer = (): TransformerPolicy =>
+    new TransformerPolicy(new Gpt({ vocabSize: letters.vocabSize, contextLength: 16, dModel: 16, nLayers: 1, nHeads: 2, mlpRatio: 2, tiedHead: true }, 5), letters,
+      { temperature: 1, topK: 0, topP: 1, maxNewTokens: 4, stop: [] }, ADAM_DEFAULTS, 'test', 1);
+  const textTraj = (ids: number[], group: number, reward: number): Trajectory => ({
+    taskId: 'q', group, indexInGroup: 0, termination: 'finished', policyVersion: 0, advantage: 0,
+    outcome: { reward, success: reward >= 1, publicPass: true, privatePass: reward >= 1 },
+    turns: [{ index: 0, actionText: letters.decode(ids), action: { kind: 'tool', name: 'say', args: {} }, observation: { text: 'Q', data: {} }, policy: { behaviourLogprob: 0, policyVersion: 0, tokens: { context: letters.encode('Q'), sampled: ids, logprobs: ids.map(() => Math.log(1 / letters.vocabSize)) } } }],
+  });
+
+  it('the same update raises the rewarded choice and lowers the other, for both policies', async () => {
+    const table = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
+    const lm = transformer();
+    const a = letters.encode('a')[0]!;
+    const b = letters.encode('b')[0]!;
+    const cases: [TrainablePolicy, Trajectory[], (p: TrainablePolicy) => Promise<[number, number]>][] = [
+      [table, [tableTraj(0, 1, 0), tableTraj(0, 0, 1)], async (p) => {
+        const r = await p.logprobs(0, [p.sequence(tableTraj(0, 0, 0))!, p.sequence(tableTraj(0, 0, 1))!], { model: 'current', temperature: 1, rows: false });
+        return [r.logp[0]![0]!, r.logp[1]![0]!];
+      }],
+      [lm, [textTraj([a], 0, 1), textTraj([b], 0, 0)], async (p) => {
+        const r = await p.logprobs(0, [p.sequence(textTraj([a], 0, 0))!, p.sequence(textTraj([b], 0, 0))!], { model: 'current', temperature: 1, rows: false });
+        return [r.logp[0]![0]!, r.logp[1]![0]!];
+      }],
+    ];
+    for (const [p, ts, probe] of cases) {
+      const [goodBefore, badBefore] = await probe(p);
+      const learner = learnerOf(p, { learningRate: 0.05, klCoef: 0, epochs: 1, warmupSteps: 0 });
+      learner.assignAdvantages(ts);
+      const r = await learner.update(ts);
+      const [goodAfter, badAfter] = await probe(p);
+      const name = p instanceof TablePolicy ? 'table' : 'transformer';
+      assert.equal(r.optimizerSteps, 1, name);
+      assert.ok(goodAfter > goodBefore && badAfter < badBefore, `${name}: rewarded ${goodBefore} → ${goodAfter}, other ${badBefore} → ${badAfter}`);
+      await p.dispose?.();
+    }
+  });
+
+  it('a demonstration longer than the context is cut to it and counted, never trained past it', async () => {
+    const lm = transformer();
+    const long = textTraj(Array.from({ length: 30 }, (_, i) => (i % 2 ? letters.encode('a')[0]! : letters.encode('b')[0]!)), 0, 1);
+    const learner = new Learner(lm, { method: 'sft', settings: settings({}, 'transformer', 'sft'), imitate: 'all', totalSteps: 1, seed: 1 });
+    const r = await learner.update([long, textTraj([1], 1, 1)]);
+    assert.equal(r.truncatedSequences, 1);
+    assert.equal(r.trainedTrajectories, 2);
+    assert.ok(lm.sequence(long)!.targets.length > lm.maxPositions);
+    // the model itself refuses positions past its context
+    assert.throws(() => lm.model.forward(tf.zeros([1, 17], 'int32')), /positions ≥ 16 have no embedding/);
+    await lm.dispose();
+  });
+});
