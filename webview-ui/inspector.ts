@@ -5,6 +5,7 @@
 // of the group sit alongside. Everything from the trajectory is untrusted: set with textContent, with
 // invisible and direction-changing characters shown as markers, and cut at agentRl.maxTextLength with a
 // button that shows the rest.
+import { BLOCKED_KINDS, episodeStats } from '../src/shared/episodeStats';
 import { highlightLine } from '../src/shared/highlight';
 import { actionParts, observationLinks, type ObservationLink } from '../src/shared/linking';
 import { isInspectorData, type InspectorData, type InspectorToHost } from '../src/shared/protocol/webviewProtocol';
@@ -156,6 +157,13 @@ function detailsBlock(details: unknown): HTMLElement | undefined {
 
 const fixed = (x: unknown, digits: number): string => (typeof x === 'number' ? x.toFixed(digits) : String(x));
 
+/** Generated tokens of a stored turn (its policy record is untrusted: anything but an array counts 0). */
+function sampledCount(policy: Record<string, unknown>): number {
+  const tokens = policy.tokens;
+  const sampled = typeof tokens === 'object' && tokens !== null ? (tokens as Record<string, unknown>).sampled : undefined;
+  return Array.isArray(sampled) ? sampled.length : 0;
+}
+
 function render(d: InspectorData): void {
   maxTextLength = d.maxTextLength;
   const t = d.detail;
@@ -165,6 +173,13 @@ function render(d: InspectorData): void {
   head.append(el('h1', undefined, `Trajectory ${t.id}`));
   head.append(el('div', 'meta task', `task ${clip(t.taskId, 500).text} · run ${t.runId} · iteration ${t.iteration} · group ${t.group} #${t.indexInGroup}`));
   head.append(el('div', 'meta', `reward ${fixed(t.reward, 2)} · advantage ${fixed(t.advantage, 4)} · ${t.success ? 'success' : 'failure'} (${clip(t.termination, 200).text}) · public ${t.publicPass ? 'pass' : 'fail'} · private ${t.privatePass ? 'pass' : 'fail'}${t.excluded ? ` · left out of the update: ${clip(t.excluded, 100).text}` : ''}`));
+  // the episode's acceptance metrics (seed 001), counted the way the trainer counts them
+  const stats = episodeStats(t.turnList.map((u) => ({ actionText: u.actionText, action: u.action, observationText: u.observationText, observation: u.observation, sampledTokens: sampledCount(u.policy) })));
+  const blocked = BLOCKED_KINDS.filter((k) => stats.blocked[k] > 0).map((k) => `${stats.blocked[k]} ${k}`);
+  head.append(el('div', 'meta episode-stats', [
+    `${stats.turns} turns`, ...(stats.tokens > 0 ? [`${stats.tokens} generated tokens`] : []), `${stats.toolCalls} tool calls`, ...(stats.toolMs > 0 ? [`${Math.round(stats.toolMs)} ms in tools`] : []),
+    `${stats.formatErrors} format errors`, `${stats.badToolCalls} bad tool calls`, `${stats.repeatedActions} repeated actions`, `blocked by the sandbox: ${blocked.length > 0 ? blocked.join(', ') : 'nothing'}`,
+  ].join(' · ')));
   const details = detailsBlock(t.outcome.details);
   if (details) head.append(details);
   root.append(head);

@@ -7,6 +7,7 @@ import { showInvisibles } from '../shared/untrustedText';
 import { IsolationUnavailableError, PythonNotFoundError } from '../rl/sandbox/isolation';
 import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
+import { ResumeError } from '../store/resume';
 import { algorithmHelp } from './algorithmHelp';
 import { envCheckCommand, envRunCommand } from './envCommands';
 import { EXPORT_USAGE, exportCommand } from './exportCommand';
@@ -22,6 +23,9 @@ const USAGE = `agent-rl — train and inspect agentic RL runs
 Usage:
   agent-rl train [--env binary-search] [--policy table] [--method grpo|rs-sft] [--seed N] [--iterations N]
                  [--config FILE] [--name NAME] [--output FILE] [--db FILE] [more flags below]
+  agent-rl train --resume RUN [--db FILE] [--output FILE] [--python PATH]
+                 continue a stopped, failed or killed run from its last resume point, with its stored
+                 config (a code run uses your interpreter and the strongest sandbox, never the stored ones)
   agent-rl sft   [--env calculator|code] [--seed N] [--iterations N] [...]   = train --method sft --policy transformer
                  (the final checkpoint is written under the database's folder; continue with train --init DIR)
   agent-rl runs  [--db FILE] [--json]
@@ -64,7 +68,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'sandbox') return sandboxCommand(rest);
   if (command === 'export') return exportCommand(rest);
   const options = {
-    db: { type: 'string' }, output: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' },
+    db: { type: 'string' }, output: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' }, resume: { type: 'string' },
     'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     task: { type: 'string' }, actions: { type: 'string' }, python: { type: 'string' },
     ...Object.fromEntries([...Object.keys(CONFIG_FLAGS), ...Object.keys(ALGORITHM_FLAGS), ...Object.keys(POLICY_FLAGS)].map((k) => [k, { type: 'string' }])),
@@ -98,6 +102,12 @@ async function main(argv: string[]): Promise<number> {
       // unless a flag or the --config file says otherwise
       const args = command === 'sft' ? { ...v, method: 'sft' } : v;
       if (command === 'sft' && v.method !== undefined && v.method !== 'sft') throw new UsageError('agent-rl sft always uses method sft; use agent-rl train for other methods');
+      if (typeof values.resume === 'string') {
+        // the stored run's own config continues: flags that would change it are refused, not ignored
+        const changing = Object.keys(v).filter((k) => v[k] !== undefined && !['resume', 'db', 'output', 'busy-timeout', 'python'].includes(k));
+        if (changing.length > 0) throw new UsageError(`--resume continues a stored run with its own config; drop ${changing.map((k) => `--${k}`).join(', ')}`);
+        return trainCommand(undefined, { db, output: values.output, busyTimeoutMs, resume: values.resume, ...(values.python !== undefined ? { python: values.python } : {}) });
+      }
       return trainCommand(configFromArgs(args, command === 'sft' ? { env: 'calculator', policy: 'transformer' } : {}), { db, output: values.output, busyTimeoutMs });
     }
     case 'runs':
@@ -133,7 +143,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError || e instanceof IsolationUnavailableError;
+    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError || e instanceof IsolationUnavailableError || e instanceof ResumeError;
     process.stderr.write(`agent-rl: ${showInvisibles(known ? (e).message : e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
     process.exitCode = known ? 2 : 1;
   },

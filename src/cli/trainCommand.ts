@@ -9,6 +9,8 @@ import { showInvisibles } from '../shared/untrustedText';
 import type { EvaluationResult, RuntimeInfo } from '../shared/types';
 import { train, type Progress } from '../rl/train/trainer';
 import { checkpointDirFor, explainSqliteError, openStore } from '../store/openStore';
+import { prepareResume, resumeDirFor } from '../store/resume';
+import { RunReader } from '../store/runReader';
 import { markOrphanedRuns, RunWriter } from '../store/runWriter';
 import { runtimeInfo } from '../store/runtimeInfo';
 import { duration, evaluationLine, progressBar } from './format';
@@ -46,7 +48,11 @@ function progressReporter(stream: NodeJS.WriteStream, method: string): { progres
   return { progress, phase, evaluation };
 }
 
-export async function trainCommand(config: RunConfig, options: TrainCommandOptions): Promise<number> {
+/**
+ * `agent-rl train`, or with `resume` (a run id or name) `agent-rl train --resume RUN`: the stored run
+ * continues from its last resume point, with the stored config (read as data) in place of `config`.
+ */
+export async function trainCommand(given: RunConfig | undefined, options: TrainCommandOptions & { readonly resume?: string; readonly python?: string }): Promise<number> {
   const store = openStore(options.db, { busyTimeoutMs: options.busyTimeoutMs });
   const controller = new AbortController();
   const onSignal = (): void => {
@@ -60,6 +66,14 @@ export async function trainCommand(config: RunConfig, options: TrainCommandOptio
     const orphans = markOrphanedRuns(store);
     if (orphans > 0) process.stderr.write(`agent-rl: marked ${orphans} run(s) whose process had died as failed\n`);
     const writer = new RunWriter(store);
+    const plan = options.resume !== undefined ? prepareResume(store, options.db, options.resume, { python: options.python ?? '', sandbox: 'auto' }) : undefined;
+    if (plan) {
+      writer.attach(plan.runId);
+      process.stderr.write(`agent-rl: continuing run ${plan.runId} after iteration ${plan.point.state.iteration}${plan.dropped > 0 ? ` (the ${plan.dropped} iteration(s) stored after that resume point run again)` : ''}\n`);
+      for (const n of plan.notes) process.stderr.write(`agent-rl: ${showInvisibles(n)}\n`);
+    }
+    const config = plan?.config ?? given;
+    if (!config) throw new Error('trainCommand: no config');
     let runtime: RuntimeInfo | undefined;
     let checkpoint: string | undefined;
     const reporter = progressReporter(process.stderr, config.method);
@@ -73,16 +87,21 @@ export async function trainCommand(config: RunConfig, options: TrainCommandOptio
       // Language-model runs end with a checkpoint next to the database (checkpointDirFor)
       checkpointDir: () => checkpointDirFor(options.db, writer.runId),
       onCheckpoint: (file) => (checkpoint = path.dirname(file)),
+      resumeDir: () => resumeDirFor(options.db, writer.runId),
+      ...(plan ? { resume: plan.point } : {}),
     }).catch((e: unknown) => explainSqliteError(e, options.db));
 
+    // a continued run's record holds everything stored, from before the resume point too
+    const stored = plan ? new RunReader(store).detail(plan.runId) : undefined;
     const record: RunRecord = {
       runId: writer.runId, name: config.name, status: result.status, methodLabel: methodLabel(config.method, config.algorithm), database: options.db, config, runtime: runtime!,
-      iterations: result.iterations, evaluations: result.evaluations, wallMs: result.wallMs,
+      iterations: stored?.iterations ?? result.iterations, evaluations: stored?.evaluations ?? result.evaluations, wallMs: result.wallMs,
     };
     const out = process.stdout;
-    out.write(`run ${record.runId} "${showInvisibles(config.name)}" ${result.status} in ${duration(result.wallMs)} (${result.iterations.length} iterations)\n`);
-    const first = result.evaluations[0];
-    const last = result.evaluations[result.evaluations.length - 1];
+    out.write(`run ${record.runId} "${showInvisibles(config.name)}" ${result.status} in ${duration(result.wallMs)} (${plan ? `${result.iterations.length} more iterations, ${record.iterations.length} in all` : `${result.iterations.length} iterations`})\n`);
+    if (result.status === 'cancelled') out.write(`  continue it with: agent-rl train --resume ${record.runId}${options.db === path.resolve('.agent-rl/runs.sqlite') ? '' : ` --db ${options.db}`}\n`);
+    const first = record.evaluations[0];
+    const last = record.evaluations[record.evaluations.length - 1];
     if (first) out.write(`  evaluation before training: ${evaluationLine(first)}\n`);
     if (last && last !== first) out.write(`  evaluation after training:  ${evaluationLine(last)}\n`);
     out.write(`  database: ${options.db}  (agent-rl show ${record.runId}${options.db === path.resolve('.agent-rl/runs.sqlite') ? '' : ` --db ${options.db}`})\n`);

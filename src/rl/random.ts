@@ -58,6 +58,22 @@ export class Rng {
     return (hi * 67108864 + lo) / 9007199254740992;
   }
 
+  /** The generator's whole state (four 32-bit words): a checkpoint stores it, `fromState` continues the stream exactly. */
+  state(): [number, number, number, number] {
+    // as unsigned words: the generator's arithmetic only ever sees their 32 bits
+    return [this.a >>> 0, this.b >>> 0, this.c >>> 0, this.d >>> 0];
+  }
+
+  /** A generator that continues exactly where the one whose `state()` this is stopped. */
+  static fromState(state: readonly number[]): Rng {
+    if (state.length !== 4 || !state.every((x) => Number.isInteger(x) && x >= 0 && x <= 0xffffffff)) {
+      throw new Error(`Rng.fromState: expected four 32-bit words, got ${JSON.stringify(state)}`);
+    }
+    const r = new Rng(0);
+    [r.a, r.b, r.c, r.d] = state as [number, number, number, number];
+    return r;
+  }
+
   /** Uniform integer in [0, n). */
   int(n: number): number {
     return Math.floor(this.next() * n);

@@ -41,6 +41,14 @@ export const PANELS: readonly Panel[] = [
   { id: 'length', title: 'Response tokens and turns', lines: [{ label: 'tokens', value: (m) => m.responseTokens }, { label: 'turns', value: (m) => m.meanTurns }] },
   { id: 'tools', title: 'Tool calls', lines: [{ label: 'calls', value: (m) => m.toolCalls }], emptyBecause: languageModelOnly('make no tool calls (their actions are table entries)') },
   {
+    id: 'invalid', title: 'Invalid actions and sandbox blocks (per episode)',
+    lines: [
+      { label: 'format errors', value: (m) => m.formatErrors }, { label: 'bad tool calls', value: (m) => m.badToolCalls },
+      { label: 'repeated actions', value: (m) => m.repeatedActions }, { label: 'blocked by the sandbox', value: (m) => m.blockedActions },
+    ],
+  },
+  { id: 'toolTime', title: 'Time in tools and the sandbox (ms per episode)', lines: [{ label: 'tool ms', value: (m) => m.toolMs }], emptyBecause: () => 'this environment reports no tool time (the calculator\'s tools answer at once)' },
+  {
     id: 'trained', title: 'Trajectories trained on, and left out (by reason)',
     lines: [
       { label: 'trained', value: (m) => m.trainedTrajectories }, { label: 'zero advantage', value: (m) => m.zeroAdvantageSkipped },

@@ -33,6 +33,10 @@ export interface RunConfig {
   evalInterval: number;
   /** k of the sampled pass@k every evaluation reports (0 = none). */
   evalPassK: number;
+  /** Write a resume point every N iterations (and when cancelled); 0 = only when cancelled. */
+  checkpointEvery: number;
+  /** Stop the run (failed) after this many iterations in a row whose loss was not finite. */
+  maxNonFiniteIterations: number;
   /** Agent-loop turn cap, a guard above the environment's own budget. */
   maxTurns: number;
   /** The training algorithm's settings (shared/algorithm.ts), defaults resolved per (env, policy, method). */
@@ -59,6 +63,8 @@ export const DEFAULT_RUN_CONFIG: Readonly<Omit<RunConfig, 'algorithm'>> = Object
   evalEpisodes: 500,
   evalInterval: 0,
   evalPassK: 0,
+  checkpointEvery: 10,
+  maxNonFiniteIterations: 3,
   maxTurns: 16,
   demonstrations: {},
   envOptions: {},
@@ -99,6 +105,8 @@ export const FIELD_SPECS: Readonly<Record<keyof RunConfig, FieldSpec>> = {
   evalEpisodes: { kind: 'integer', min: 1, max: 1_000_000, description: 'Sampled episodes per evaluation, dealt round-robin over the held-out tasks; greedy decoding runs every task once besides.', reason: 'seed 002: 500' },
   evalInterval: { kind: 'integer', min: 0, max: 1_000_000, description: 'Also evaluate every N iterations (0 = only before and after training).', reason: 'seed 002 evaluates at start and end' },
   evalPassK: { kind: 'integer', min: 0, max: 1000, description: 'k of the sampled pass@k every evaluation reports (0 = none); evalEpisodes should give each held-out task at least k samples.', reason: 'a gain in sampled pass@1 with a flat pass@k and greedy is mostly sharpening; all three are reported' },
+  checkpointEvery: { kind: 'integer', min: 0, max: 1_000_000, description: 'Write a resume point (weights, optimizer, KL reference, random generator states, the iteration) every N iterations and when the run is cancelled; 0 = only when cancelled. `agent-rl train --resume RUN` continues from the last one.', reason: 'a killed run repeats at most 9 iterations; a small model\'s resume point takes milliseconds' },
+  maxNonFiniteIterations: { kind: 'integer', min: 1, max: 1000, description: 'A NaN or infinite loss skips its optimizer step (recorded); this many iterations in a row with one stop the run as failed.', reason: 'one bad batch is noise; three in a row mean the run has diverged' },
   maxTurns: { kind: 'integer', min: 1, max: 1000, description: 'Agent-loop turn cap, above the environment budget.', reason: 'a guard: the environment budget (6 for binary-search) normally ends episodes first' },
   algorithm: { ...SECTION, description: 'The training algorithm: advantages, loss, KL, optimizer and schedule (see its fields).', reason: 'defaults per environment, policy and method' },
   demonstrations: { ...SECTION, description: 'How the reference agent demonstrates for method sft: its deliberate habits and mistakes.', reason: 'each environment documents its own' },

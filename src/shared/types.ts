@@ -153,6 +153,8 @@ export interface IterationMetrics {
   readonly failuresNotPushed?: number;
   readonly replacedTrajectories?: number;
   readonly noTrainablePositions?: number;
+  /** Minibatches whose loss or gradient was NaN or infinite: their optimizer step was skipped. */
+  readonly nonFiniteSteps?: number;
   /** Sequences cut to the policy's context (their later positions not trained). */
   readonly truncatedSequences?: number;
   /** Dynamic sampling: groups sampled beyond groupsPerIteration to replace zero-variance ones. */
@@ -173,6 +175,17 @@ export interface IterationMetrics {
   readonly responseTokens?: number;
   /** Mean tool calls (non-final actions) per trajectory. */
   readonly toolCalls?: number;
+  /**
+   * Seed 001's acceptance metrics, means per trajectory (shared/episodeStats.ts): format errors, tool
+   * calls the tool refused, actions repeated with the same observation back, time in tools and the
+   * sandbox (ms), and actions the sandbox blocked (timeouts, output caps, network, file system,
+   * processes, memory).
+   */
+  readonly formatErrors?: number;
+  readonly badToolCalls?: number;
+  readonly repeatedActions?: number;
+  readonly toolMs?: number;
+  readonly blockedActions?: number;
   /** SFT: share of imitated demonstration tokens (loss mask 1) that are the model's most likely token. */
   readonly tokenAccuracy?: number;
   /**
@@ -215,10 +228,20 @@ export interface EvaluationResult {
   /** Mean tool calls per episode, sampled and greedy. */
   readonly toolCalls?: number;
   readonly greedyToolCalls?: number;
+  /** The acceptance metrics of IterationMetrics, over the sampled episodes. */
+  readonly formatErrors?: number;
+  readonly badToolCalls?: number;
+  readonly repeatedActions?: number;
+  readonly toolMs?: number;
+  readonly blockedActions?: number;
+  /** Mean turns and generated tokens per sampled episode. */
+  readonly meanTokens?: number;
 }
 
 /** EvaluationResult fields stored in evaluations.metrics_json (the rest have columns). */
-export const EVALUATION_EXTRAS = ['greedyEpisodes', 'passAtK', 'passK', 'toolCalls', 'greedyToolCalls'] as const satisfies readonly (keyof EvaluationResult)[];
+export const EVALUATION_EXTRAS = [
+  'greedyEpisodes', 'passAtK', 'passK', 'toolCalls', 'greedyToolCalls', 'formatErrors', 'badToolCalls', 'repeatedActions', 'toolMs', 'blockedActions', 'meanTokens',
+] as const satisfies readonly (keyof EvaluationResult)[];
 
 export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';
 

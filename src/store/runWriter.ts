@@ -68,6 +68,18 @@ export class RunWriter implements RunSink {
     return this.id;
   }
 
+  /** Continues stored run `runId` (prepareResume has dropped what followed its resume point). */
+  attach(runId: number): this {
+    this.id = runId;
+    return this;
+  }
+
+  resume(runtime: RuntimeInfo): void {
+    const at = now();
+    this.db.prepare("UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, runtime_json = ?, pid = ?, host = ?, heartbeat_at = ? WHERE id = ?")
+      .run(JSON.stringify(runtime), process.pid, os.hostname(), at, this.runId);
+  }
+
   begin(config: RunConfig, runtime: RuntimeInfo): void {
     const at = now();
     const { lastInsertRowid } = this.db

@@ -7,6 +7,7 @@ import { isHostToWorker } from '../shared/protocol/workerProtocol';
 import { validateRunConfig } from '../shared/runConfig';
 import { train } from '../rl/train/trainer';
 import { checkpointDirFor, explainSqliteError, openStore } from '../store/openStore';
+import { prepareResume, resumeDirFor } from '../store/resume';
 import { markOrphanedRuns, RunWriter } from '../store/runWriter';
 import { runtimeInfo } from '../store/runtimeInfo';
 
@@ -19,17 +20,32 @@ function send(msg: WorkerToHost): void {
 async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: AbortSignal): Promise<void> {
   let runId: number | undefined;
   try {
-    const config = validateRunConfig(start.config);
     const store = openStore(start.db, { busyTimeoutMs: start.busyTimeoutMs ?? 5000 });
     try {
       markOrphanedRuns(store);
       const writer = new RunWriter(store);
+      // Resume: the stored run continues with its stored config, read as data (prepareResume)
+      const plan = start.resume ? prepareResume(store, start.db, String(start.resume.runId), start.resume) : undefined;
+      if (plan) {
+        writer.attach(plan.runId);
+        for (const n of plan.notes) send({ type: 'log', level: 'warn', message: n });
+      }
+      const config = plan?.config ?? validateRunConfig(start.config);
+      const started = (c: typeof config): void => {
+        runId = writer.runId;
+        send({ type: 'started', runId, name: c.name, iterations: c.iterations });
+      };
       const result = await train(config, {
+        ...(plan ? { resume: plan.point } : {}),
+        resumeDir: () => resumeDirFor(start.db, writer.runId),
         sink: {
           begin: (c, r) => {
             writer.begin(c, r);
-            runId = writer.runId;
-            send({ type: 'started', runId, name: c.name, iterations: c.iterations });
+            started(c);
+          },
+          resume: (r) => {
+            writer.resume(r);
+            started(config);
           },
           evaluation: (e) => writer.evaluation(e),
           iteration: (rec) => writer.iteration(rec),

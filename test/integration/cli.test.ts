@@ -229,3 +229,60 @@ describe('agent-rl CLI', () => {
     }
   });
 });
+
+describe('agent-rl train --resume', () => {
+  /** Every iteration's metrics without the fields that measure time. */
+  const untimed = (rec: RunRecord): unknown[] => rec.iterations.map((m) => Object.fromEntries(Object.entries(m).filter(([k]) => k !== 'wallMs' && !k.startsWith('phase'))));
+  const ARGS = ['train', '--iterations', '400', '--eval-episodes', '200', '--eval-interval', '100', '--seed', '9'];
+
+  it('a seed-002 run killed with SIGKILL continues from its last resume point and ends exactly as an uninterrupted run', async () => {
+    const cwd = tempDir();
+    const file = path.join(cwd, 'runs.sqlite');
+    fs.writeFileSync(path.join(cwd, 'c.json'), JSON.stringify({ checkpointEvery: 25 }));
+    const whole = runCli([...ARGS, '--config', 'c.json', '--db', path.join(cwd, 'whole.sqlite'), '--output', 'whole.json'], cwd);
+    assert.equal(whole.code, 0, whole.stderr);
+
+    const child = startCli([...ARGS, '--config', 'c.json', '--db', file], cwd);
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      // past the first resume points, then killed without warning in the middle of the run
+      for (let i = 0; i < 600 && storedIterations(file) < 60; i++) await new Promise((r) => setTimeout(r, 25));
+    } finally {
+      child.kill('SIGKILL');
+    }
+    await exited;
+    const before = storedIterations(file);
+    assert.ok(before >= 60 && before < 400, `${before} iterations stored when killed`);
+
+    const resumed = runCli(['train', '--resume', '1', '--db', file, '--output', 'resumed.json'], cwd);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /continuing run 1 after iteration (\d+)/);
+    const after = Number(/after iteration (\d+)/.exec(resumed.stderr)![1]);
+    assert.equal(after % 25, 0);
+    assert.ok(after <= before);
+    const a = JSON.parse(fs.readFileSync(path.join(cwd, 'whole.json'), 'utf8')) as RunRecord;
+    const b = JSON.parse(fs.readFileSync(path.join(cwd, 'resumed.json'), 'utf8')) as RunRecord;
+    assert.equal(b.status, 'completed');
+    assert.deepEqual(b.evaluations, a.evaluations, 'the same evaluations, to the episode');
+    assert.deepEqual(untimed(b), untimed(a));
+    // every iteration exactly once, no orphaned trajectory or turn
+    assert.equal(count(file, 'SELECT count(*) AS n FROM iterations'), 400);
+    assert.equal(count(file, 'SELECT count(DISTINCT iteration) AS n FROM iterations'), 400);
+    assert.equal(count(file, 'SELECT count(*) AS n FROM trajectories'), 400 * 32);
+    assert.equal(count(file, 'SELECT count(*) AS n FROM trajectories WHERE iteration NOT IN (SELECT iteration FROM iterations)'), 0);
+    assert.equal(count(file, 'SELECT count(*) AS n FROM turns'), count(file, 'SELECT sum(num_turns) AS n FROM trajectories'));
+    assert.equal(count(file, 'SELECT count(*) AS n FROM evaluations'), 5);
+    assert.equal(count(file, "SELECT count(*) AS n FROM runs WHERE status = 'completed'"), 1);
+  });
+
+  it('says why a run cannot continue: completed, unknown, no resume point; flags that would change it are refused', () => {
+    const cwd = tempDir();
+    const file = path.join(cwd, 'runs.sqlite');
+    assert.equal(runCli(['train', '--iterations', '3', '--eval-episodes', '8', '--db', file], cwd).code, 0);
+    const done = runCli(['train', '--resume', '1', '--db', file], cwd);
+    assert.equal(done.code, 2);
+    assert.match(done.stderr, /run 1 completed all its 3 iterations: nothing to continue/);
+    assert.match(runCli(['train', '--resume', '7', '--db', file], cwd).stderr, /no run "7" in .*Fix: `agent-rl runs` lists the runs/);
+    assert.match(runCli(['train', '--resume', '1', '--seed', '3', '--db', file], cwd).stderr, /--resume continues a stored run with its own config; drop --seed/);
+  });
+});

@@ -97,7 +97,9 @@ describe('run worker and query backend', () => {
     assert.equal(oc.kind === 'finished' && oc.status, 'completed');
     const killed = await backend.request('getRun', { runId: b.runId! });
     assert.equal(killed!.summary.status, 'failed');
-    assert.match(killed!.summary.error!, /killed \(SIGKILL\)/);
+    // recorded by the host (killed (SIGKILL)), or first by another process that opened the database
+    // after the kill (run c's worker starting late on a loaded machine): both say it did not finish
+    assert.match(killed!.summary.error!, /killed \(SIGKILL\)|exited without finishing the run/);
   });
 
   it('an invalid config fails in the worker with the field named, and nothing is stored', async () => {

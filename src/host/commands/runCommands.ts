@@ -1,4 +1,4 @@
-// Commands: Start Run, Stop Run, Delete Run, Export Run, Reveal Database, Open Trajectory (as text),
+// Commands: Start Run, Stop Run, Resume Run, Delete Run, Export Run, Reveal Database, Open Trajectory (as text),
 // Refresh, Load more. Errors are caught here, at the command boundary, and shown with what to do;
 // commands that need the backend say why there is none (no usable Node) instead of throwing.
 import * as path from 'node:path';
@@ -6,10 +6,10 @@ import * as vscode from 'vscode';
 import { messageText, showInvisibles } from '../../shared/untrustedText';
 import type { LiveRuns } from '../liveRuns';
 import type { HostProcesses } from '../processes/hostProcesses';
-import { databasePath } from '../settings';
+import { databasePath, sandboxSettings } from '../settings';
 import type { RunsNode, RunsTree } from '../views/runsTree';
 import { InspectorPanel } from '../webviews/inspectorPanel';
-import { startRun } from './startRun';
+import { followRun, startRun } from './startRun';
 import { TRAJECTORY_SCHEME } from './trajectoryDocument';
 
 export interface CommandDeps {
@@ -44,6 +44,16 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
     run.handle.cancel();
     deps.output.appendLine(`cancel requested for run ${run.runId ?? '(starting)'}`);
   };
+  const resumeRun = (n?: RunsNode): void => {
+    const runs = deps.processes.requireRuns();
+    if (!runs || n?.kind !== 'run') return;
+    const { run } = n;
+    if (deps.live.byRunId(run.id)) throw new Error(`Run ${run.id} is running in this window.`);
+    deps.output.appendLine(`resuming run ${run.id} "${showInvisibles(run.name)}" from its last resume point`);
+    // the stored run's interpreter and sandbox level are never used: a code run continues with the user's
+    followRun(deps, runs.resume(run.id, databasePath(), sandboxSettings()), { name: run.name, method: run.method, iterations: run.iterationsPlanned });
+    deps.tree.refresh();
+  };
   const deleteRun = async (n?: RunsNode): Promise<void> => {
     const id = runIdOf(n);
     const backend = deps.processes.requireBackend();
@@ -73,6 +83,7 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
   context.subscriptions.push(
     vscode.commands.registerCommand('agentRl.startRun', guard(() => startRun(deps))),
     vscode.commands.registerCommand('agentRl.stopRun', guard(stopRun)),
+    vscode.commands.registerCommand('agentRl.resumeRun', guard(resumeRun)),
     vscode.commands.registerCommand('agentRl.deleteRun', guard(deleteRun)),
     vscode.commands.registerCommand('agentRl.exportRun', guard(exportRun)),
     vscode.commands.registerCommand('agentRl.refresh', () => deps.tree.refresh()),

@@ -11,6 +11,7 @@ import { ConfigError, validateRunConfig } from '../../shared/runConfig';
 import { messageText, oneLine, showInvisibles } from '../../shared/untrustedText';
 import type { LiveRun, LiveRuns } from '../liveRuns';
 import type { HostProcesses } from '../processes/hostProcesses';
+import type { RunHandle } from '../processes/runManager';
 import { databasePath, sandboxSettings } from '../settings';
 import { activityText } from '../statusText';
 import { configProblemMessage, outcomeMessage, sandboxOverrides, sandboxQuestion } from './runMessages';
@@ -94,8 +95,13 @@ export async function startRun(deps: StartRunDeps): Promise<void> {
   if (name === undefined) return;
   const db = databasePath();
   deps.output.appendLine(`starting "${showInvisibles(name)}" (${config.env} · ${config.policy} · ${config.method}) in ${db}`);
-  const handle = runs.start({ ...raw, name }, db);
-  const live = deps.live.add(handle, { name, method: config.method, iterations: config.iterations });
+  followRun(deps, runs.start({ ...raw, name }, db), { name, method: config.method, iterations: config.iterations });
+}
+
+/** Progress of a started (or resumed) run from its first second: a notification with Cancel, the status bar, and how it ended. */
+export function followRun(deps: StartRunDeps, handle: RunHandle, run: { readonly name: string; readonly method: string; readonly iterations: number }): void {
+  const { name } = run;
+  const live = deps.live.add(handle, run);
   void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Agent RL: ${messageText(name, 80)}`, cancellable: true }, async (progress, token) => {
     token.onCancellationRequested(() => handle.cancel());
     let reported = 0;

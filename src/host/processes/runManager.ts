@@ -33,7 +33,12 @@ export class RunManager {
 
   constructor(private readonly o: RunManagerOptions) {}
 
-  start(config: unknown, db: string): RunHandle {
+  /** Continues stored run `runId` from its last resume point (a code run with the user's sandbox settings). */
+  resume(runId: number, db: string, sandbox: { readonly python: string; readonly sandbox: string }): RunHandle {
+    return this.start({}, db, { runId, ...sandbox });
+  }
+
+  start(config: unknown, db: string, resume?: { readonly runId: number; readonly python: string; readonly sandbox: string }): RunHandle {
     const child = forkNode(this.o.fork);
     this.live.add(child);
     let resolveDone!: (o: RunOutcome) => void;
@@ -80,7 +85,7 @@ export class RunManager {
     };
     child.on('error', (e) => onGone(`the worker could not run: ${e.message}`));
     child.on('exit', (code, signal) => onGone(signal ? `the worker was killed (${signal})` : `the worker exited with code ${code} before finishing`));
-    child.send({ type: 'start', config: config as object, db } satisfies HostToWorker);
+    child.send({ type: 'start', config: config as object, db, ...(resume ? { resume } : {}) } satisfies HostToWorker);
     return handle;
   }
 

@@ -25,13 +25,21 @@ export class AdamW {
     this.v = vars.map((x) => tf.variable(tf.zerosLike(x), false));
   }
 
-  /** Applies one update at learning rate `lr` from gradients aligned with `vars`; returns the gradient norm before clipping. */
+  /**
+   * Applies one update at learning rate `lr` from gradients aligned with `vars`; returns the gradient
+   * norm before clipping. A gradient that is not finite is not applied (the norm says so).
+   */
   async apply(grads: readonly tf.Tensor[], lr: number): Promise<number> {
     this.step += 1;
     const o = this.options;
     const normT = tf.tidy(() => tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))));
     const norm = (await normT.data())[0]!;
     normT.dispose();
+    // a NaN or infinite gradient would poison every weight and both moments: no step at all
+    if (!Number.isFinite(norm)) {
+      this.step -= 1;
+      return norm;
+    }
     const scale = o.maxGradNorm > 0 && norm > o.maxGradNorm ? o.maxGradNorm / (norm + 1e-6) : 1;
     const bc1 = 1 - o.beta1 ** this.step;
     const bc2 = 1 - o.beta2 ** this.step;

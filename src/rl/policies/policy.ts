@@ -63,6 +63,13 @@ export interface TrainablePolicy extends Policy {
   completeUpdate(): void;
   /** Writes a checkpoint into `dir`; returns the file written. */
   save?(dir: string, note: string): Promise<string>;
+  /**
+   * A resume point: everything the policy needs to continue exactly (weights, optimizer state and
+   * step, the KL reference, the version) into `dir`, and back. The data-parallel parts get the loaded
+   * weights before anything else is asked of them.
+   */
+  saveState(dir: string): Promise<void>;
+  loadState(dir: string): Promise<void>;
 }
 
 export function isTrainable(p: Policy): p is TrainablePolicy {

@@ -9,6 +9,7 @@ import type { EnvironmentFactory } from '../envs/environment';
 import type { Policy } from '../policies/policy';
 import { Rng } from '../random';
 import { runEpisodes, type EpisodeSpec } from '../rollout/agentLoop';
+import { episodeStats, meanStats, type EpisodeStats } from '../../shared/episodeStats';
 
 export interface EvaluateOptions {
   readonly episodes: number;
@@ -41,8 +42,14 @@ export function passAtK(n: number, c: number, k: number): number {
   return 1 - fail;
 }
 
+/** A trajectory's turns as the acceptance metrics read them. */
+export function statsOf(t: Trajectory): EpisodeStats {
+  return episodeStats(t.turns.map((u) => ({ actionText: u.actionText, action: u.action, observationText: u.observation.text, observation: u.observation.data, sampledTokens: u.policy.tokens?.sampled.length ?? 0 })));
+}
+
 interface Tally {
   episodes: number;
+  stats: EpisodeStats[];
   successes: number;
   actions: number;
   publicPass: number;
@@ -57,7 +64,7 @@ async function rollOut(policy: Policy, env: EnvironmentFactory, taskCount: numbe
   const sampleRng = Rng.stream(o.seed, `${stream}/sample`);
   const verifierRng = Rng.stream(o.seed, `${stream}/verifier`);
   const batchSize = o.batchSize ?? 512;
-  const tally: Tally = { episodes, successes: 0, actions: 0, publicPass: 0, privatePass: 0, reward: 0, toolCalls: 0, perTask: new Map() };
+  const tally: Tally = { episodes, stats: [], successes: 0, actions: 0, publicPass: 0, privatePass: 0, reward: 0, toolCalls: 0, perTask: new Map() };
   for (let start = 0; start < episodes; start += batchSize) {
     const specs: EpisodeSpec[] = [];
     for (let i = start; i < Math.min(episodes, start + batchSize); i++) specs.push({ task: tasks[i % taskCount]!, group: i, indexInGroup: 0 });
@@ -69,6 +76,7 @@ async function rollOut(policy: Policy, env: EnvironmentFactory, taskCount: numbe
       tally.privatePass += t.outcome.privatePass ? 1 : 0;
       tally.reward += t.outcome.reward;
       tally.toolCalls += toolCallsOf(t);
+      tally.stats.push(statsOf(t));
       const pt = tally.perTask.get(t.taskId) ?? { n: 0, c: 0 };
       pt.n += 1;
       pt.c += t.outcome.success ? 1 : 0;
@@ -110,6 +118,8 @@ export async function evaluatePolicy(policy: Policy, env: EnvironmentFactory, o:
     seed: o.seed,
     policyVersion: policy.version,
     toolCalls: s.toolCalls / n,
+    meanTokens: s.stats.reduce((acc, x) => acc + x.tokens, 0) / n,
+    ...meanStats(s.stats),
     ...(pass ?? {}),
     ...greedy,
   };

@@ -60,6 +60,8 @@ export interface UpdateReport {
    */
   readonly logprobMismatch?: number;
   readonly optimizerSteps: number;
+  /** Minibatches whose loss or gradient was not finite: their step was skipped. */
+  readonly nonFiniteSteps: number;
   /** Trajectories whose positions entered the loss. */
   readonly trainedTrajectories: number;
   /** Trajectories left out, by reason. */
@@ -74,7 +76,7 @@ export interface UpdateReport {
 
 export const EMPTY_UPDATE: UpdateReport = {
   loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, clipFractionLow: 0, clipFractionHigh: 0, dualClipFraction: 0, approxKl: 0, entropy: 0,
-  gradNorm: 0, ratioMin: 1, ratioMax: 1, tokenAccuracy: 0, optimizerSteps: 0, trainedTrajectories: 0, excluded: {}, truncatedSequences: 0,
+  gradNorm: 0, ratioMin: 1, ratioMax: 1, tokenAccuracy: 0, optimizerSteps: 0, nonFiniteSteps: 0, trainedTrajectories: 0, excluded: {}, truncatedSequences: 0,
   learningRate: 0, phaseReferenceMs: 0, phaseUpdateMs: 0,
 };
 
@@ -87,9 +89,15 @@ export function lossSpecFor(method: MethodName, a: AlgorithmSettings, temperatur
   };
 }
 
+/** What a learner carries from one iteration to the next: a resume point stores it. */
+export interface LearnerState {
+  readonly steps: number;
+  readonly shuffle: readonly number[];
+}
+
 export class Learner {
   private steps = 0;
-  private readonly shuffleRng: Rng;
+  private shuffleRng: Rng;
   readonly spec: LossSpec;
 
   constructor(readonly policy: TrainablePolicy, readonly o: LearnerOptions) {
@@ -103,6 +111,15 @@ export class Learner {
   /** Optimizer steps taken so far. */
   get stepsTaken(): number {
     return this.steps;
+  }
+
+  get state(): LearnerState {
+    return { steps: this.steps, shuffle: this.shuffleRng.state() };
+  }
+
+  restore(s: LearnerState): void {
+    this.steps = s.steps;
+    this.shuffleRng = Rng.fromState(s.shuffle);
   }
 
   /**
@@ -235,6 +252,8 @@ export class Learner {
     const stats: LossStats[] = [];
     let gradNorm = 0;
     let lr = 0;
+    let nonFinite = 0;
+    const stepsBefore = this.steps;
     const size = this.o.settings.minibatchSize > 0 ? this.o.settings.minibatchSize : seqs.length;
     try {
       for (let epoch = 0; epoch < this.o.settings.epochs; epoch++) {
@@ -246,23 +265,35 @@ export class Learner {
           const total = counts(mb);
           const weights = results.map((r) => partWeight(this.spec.aggregation, r.stats, total));
           const combined = results.length === 1 ? results[0]!.grads : tf.tidy(() => results[0]!.grads.map((_, w) => tf.addN(results.map((r, k) => tf.mul(r.grads[w]!, weights[k]!)))));
-          this.steps += 1;
-          lr = this.o.settings.learningRate * lrMultiplier(this.steps, this.o.settings, this.o.totalSteps);
+          const st = combineStats(results.map((r) => r.stats), weights, total);
           try {
-            gradNorm += await this.policy.applyGradients(combined, lr);
+            if (!Number.isFinite(st.loss)) {
+              nonFinite += 1; // a NaN or infinite loss: its step is skipped, and counted
+              continue;
+            }
+            const stepLr = this.o.settings.learningRate * lrMultiplier(this.steps + 1, this.o.settings, this.o.totalSteps);
+            const norm = await this.policy.applyGradients(combined, stepLr);
+            if (!Number.isFinite(norm)) {
+              nonFinite += 1; // the optimizer refused a gradient that is not finite
+              continue;
+            }
+            this.steps += 1;
+            lr = stepLr;
+            gradNorm += norm;
           } finally {
             tf.dispose(results.length === 1 ? combined : [...combined, ...results.flatMap((r) => r.grads)]);
           }
-          const st = combineStats(results.map((r) => r.stats), weights, total);
           // the first minibatch's pass ran on the weights that sampled it: its |log-ratio| is the mismatch
           if (pg && !recompute && stats.length === 0) mismatch = st.absLogRatio;
           stats.push(st);
         }
       }
     } finally {
-      this.policy.completeUpdate();
+      // a new version only when the weights changed
+      if (this.steps > stepsBefore) this.policy.completeUpdate();
     }
     const n = stats.length;
+    if (n === 0) return { ...EMPTY_UPDATE, trainedTrajectories, nonFiniteSteps: nonFinite, phaseReferenceMs, phaseUpdateMs: Date.now() - tUpdate };
     const mean = (f: (s: LossStats) => number): number => stats.reduce((acc, s) => acc + f(s), 0) / n;
     return {
       loss: mean((s) => s.loss), policyLoss: mean((s) => s.policyLoss), kl: mean((s) => s.kl),
@@ -270,7 +301,7 @@ export class Learner {
       dualClipFraction: mean((s) => s.dualClip), approxKl: mean((s) => s.approxKl), entropy: mean((s) => s.entropy), gradNorm: gradNorm / n,
       ratioMin: pg ? Math.min(...stats.map((s) => s.ratioMin)) : 1, ratioMax: pg ? Math.max(...stats.map((s) => s.ratioMax)) : 1,
       tokenAccuracy: mean((s) => s.tokenAccuracy), ...(mismatch !== undefined ? { logprobMismatch: mismatch } : {}),
-      optimizerSteps: n, trainedTrajectories, excluded: {}, truncatedSequences: 0, learningRate: lr,
+      optimizerSteps: n, nonFiniteSteps: nonFinite, trainedTrajectories, excluded: {}, truncatedSequences: 0, learningRate: lr,
       phaseReferenceMs, phaseUpdateMs: Date.now() - tUpdate,
     };
   }

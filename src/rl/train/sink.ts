@@ -13,6 +13,11 @@ export interface IterationRecord {
 export interface RunSink {
   /** Before anything runs. */
   begin(config: RunConfig, runtime: RuntimeInfo): void;
+  /**
+   * Instead of `begin`, when a stored run continues from a resume point: the sink already holds the
+   * run and its iterations up to the resume point (and nothing after it).
+   */
+  resume?(runtime: RuntimeInfo): void;
   /** The evaluation before training (iteration 0). */
   evaluation(result: EvaluationResult): void;
   /** One finished iteration: stored atomically (all of it or none). */
@@ -37,6 +42,12 @@ export class MemorySink implements RunSink {
   begin(config: RunConfig, runtime: RuntimeInfo): void {
     this.config = config;
     this.runtime = runtime;
+  }
+  /** Continues in memory: records after the resume point must have been dropped by the caller. */
+  resume(runtime: RuntimeInfo): void {
+    this.runtime = runtime;
+    this.status = undefined;
+    this.ended = undefined;
   }
   evaluation(result: EvaluationResult): void {
     this.evaluations.push(result);

@@ -6,6 +6,7 @@ import { methodLabel } from '../../shared/algorithm';
 import type { RunConfig } from '../../shared/runConfig';
 import { remainingMs, type RunPhase } from '../../shared/runPhase';
 import type { EvaluationResult, IterationMetrics, RunStatus, RuntimeInfo, Trajectory } from '../../shared/types';
+import type { EnvironmentFactory } from '../envs/environment';
 import { environmentFactory } from '../envs/registry';
 import type { Policy } from '../policies/policy';
 import { createPolicy } from '../policies/registry';
@@ -13,8 +14,10 @@ import { DemonstrationPolicy, referenceAgentFor } from '../policies/scripted/dem
 import { TransformerPolicy } from '../policies/transformer/transformerPolicy';
 import { Rng } from '../random';
 import { runEpisodes, type EpisodeSpec, type PhaseTiming } from '../rollout/agentLoop';
-import { evaluatePolicy, toolCallsOf } from './evaluate';
+import { meanStats } from '../../shared/episodeStats';
+import { evaluatePolicy, statsOf, toolCallsOf } from './evaluate';
 import { Learner } from './learner';
+import { writeResumePoint, type ResumePoint } from './resumePoint';
 import type { RunSink } from './sink';
 
 export interface Progress {
@@ -42,6 +45,12 @@ export interface TrainOptions {
   /** Where to write the final checkpoint (asked at the end, when the run id is known); none if undefined. */
   readonly checkpointDir?: () => string | undefined;
   readonly onCheckpoint?: (file: string) => void;
+  /** Where resume points go (asked after the run is stored, when its id is known); none if undefined. */
+  readonly resumeDir?: () => string | undefined;
+  /** Continue a stored run from this resume point: the sink's `resume` is called instead of `begin`, and no iteration-0 evaluation runs again. */
+  readonly resume?: ResumePoint;
+  /** The environment to act in, instead of the registry's for `config.env` (tests inject faults through it). */
+  readonly environment?: EnvironmentFactory;
 }
 
 export interface TrainResult {
@@ -71,7 +80,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   const t0 = Date.now();
   const init = config.policyOptions.init;
   options.onPhase?.(typeof init === 'string' && init !== '' ? { kind: 'warm-start', from: init } : { kind: 'loading' });
-  const env = environmentFactory(config.env);
+  const env = options.environment ?? environmentFactory(config.env);
   const policy = await createPolicy(config, env);
   const learner = new Learner(policy, {
     method: config.method, settings: config.algorithm, totalSteps: plannedSteps(config), seed: config.seed,
@@ -86,9 +95,10 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   }
   const { sink } = options;
   const tasks = env.tasks(config.envOptions).train;
-  const taskRng = Rng.stream(config.seed, 'train/tasks');
-  const sampleRng = Rng.stream(config.seed, 'train/sample');
-  const verifierRng = Rng.stream(config.seed, 'train/verifier');
+  const resume = options.resume?.state;
+  const taskRng = resume ? Rng.fromState(resume.rng.tasks) : Rng.stream(config.seed, 'train/tasks');
+  const sampleRng = resume ? Rng.fromState(resume.rng.sample) : Rng.stream(config.seed, 'train/sample');
+  const verifierRng = resume ? Rng.fromState(resume.rng.verifier) : Rng.stream(config.seed, 'train/verifier');
   const iterations: IterationMetrics[] = [];
   const evaluations: EvaluationResult[] = [];
   const greedy = policy.greedy?.();
@@ -114,16 +124,40 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
 
   // Fails here, before anything is stored, when the machine lacks what the environment needs.
   const environment = env.preflight?.(config.envOptions);
-  sink.begin(config, { ...options.runtime(policy.compute), ...(environment ? { environment } : {}) });
-  let iterationMsTotal = 0;
+  const runtime = { ...options.runtime(policy.compute), ...(environment ? { environment } : {}) };
+  let iterationMsTotal = resume?.iterationMsTotal ?? 0;
+  let nonFiniteInARow = resume?.nonFiniteInARow ?? 0;
   let storeMs = 0;
+  let resumeDir: string | undefined;
+  /** A resume point after iteration `it` (its results are stored already). */
+  const saveResumePoint = async (it: number): Promise<void> => {
+    if (!resumeDir) return;
+    options.onPhase?.({ kind: 'saving' });
+    await writeResumePoint(resumeDir, {
+      iteration: it, rng: { tasks: taskRng.state(), sample: sampleRng.state(), verifier: verifierRng.state() },
+      learner: learner.state, iterationMsTotal, nonFiniteInARow,
+    }, policy);
+  };
   try {
-    sink.evaluation(await evaluate(0));
-    for (let it = 1; it <= config.iterations; it++) {
+    if (options.resume) {
+      if (!sink.resume) throw new Error('this sink cannot continue a stored run');
+      await policy.loadState(options.resume.policyDir);
+      learner.restore(options.resume.state.learner);
+      sink.resume(runtime);
+    } else {
+      sink.begin(config, runtime);
+    }
+    // asked once the run is stored (its folder is named after the run's id)
+    resumeDir = options.resumeDir?.();
+    if (!resume) sink.evaluation(await evaluate(0));
+    let completedIteration = resume?.iteration ?? 0;
+    for (let it = completedIteration + 1; it <= config.iterations; it++) {
       // Yield to the event loop once per iteration: with in-process environments every await above
       // resolves as a microtask, and signals, IPC messages and heartbeats would wait for the whole run.
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (options.signal?.aborted) {
+        // the next run continues from here: a resume point after the last stored iteration
+        await saveResumePoint(completedIteration);
         const wallMs = Date.now() - t0;
         sink.end('cancelled', { wallMs });
         return { status: 'cancelled', iterations, evaluations, wallMs };
@@ -195,6 +229,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         replacedTrajectories: ex.replaced ?? 0,
         noTrainablePositions: ex.no_trainable_positions ?? 0,
         truncatedSequences: report.truncatedSequences,
+        ...(report.nonFiniteSteps > 0 ? { nonFiniteSteps: report.nonFiniteSteps } : {}),
         ...(resampledGroups > 0 ? { resampledGroups } : {}),
         ...(report.optimizerSteps > 0 ? { learningRate: report.learningRate } : {}),
         policyVersion: policy.version,
@@ -205,6 +240,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
           ...(config.method === 'sft' && report.optimizerSteps > 0 ? { tokenAccuracy: report.tokenAccuracy } : {}),
         } : {}),
         ...languageMetrics(trajectories),
+        ...meanStats(trajectories.map(statsOf)),
         phaseGenerateMs: timing.generateMs,
         phaseEnvMs: timing.envMs,
         phaseReferenceMs: report.phaseReferenceMs,
@@ -221,6 +257,13 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       storeMs = Date.now() - tStore;
       iterations.push(record);
       iterationMsTotal += record.wallMs;
+      completedIteration = it;
+      if (config.checkpointEvery > 0 && it % config.checkpointEvery === 0 && it < config.iterations) await saveResumePoint(it);
+      // A loss that is not finite skipped its step; many in a row mean the run has diverged.
+      nonFiniteInARow = report.nonFiniteSteps > 0 && report.optimizerSteps === 0 ? nonFiniteInARow + 1 : 0;
+      if (nonFiniteInARow >= config.maxNonFiniteIterations) {
+        throw new Error(`the loss was NaN or infinite in ${nonFiniteInARow} iterations in a row (the last ${it}); their steps were skipped and the run stops here (maxNonFiniteIterations ${config.maxNonFiniteIterations}). Fix: a smaller algorithm.learningRate or maxGradNorm, or look at iteration ${it}'s rewards and advantages; iterations stored so far are complete`);
+      }
       options.onProgress?.({
         iteration: it, iterations: config.iterations, rewardMean: record.rewardMean, successRate: record.successRate, elapsedMs: Date.now() - t0,
         etaMs: remainingMs(iterationMsTotal, it, config.iterations - it), metrics: record, ...(evaluation ? { evaluation } : {}),

@@ -5,8 +5,12 @@ import type { EvaluationResult, RunStatus } from '../types';
 import { isNumber, isObject, isString, oneOf, shape, type Guard } from './guards';
 
 export type HostToWorker =
-  /** Start one run. `config` is validated by the worker (errors come back as `failed` with the field). */
-  | { readonly type: 'start'; readonly config: unknown; readonly db: string; readonly busyTimeoutMs?: number }
+  /**
+   * Start one run. `config` is validated by the worker (errors come back as `failed` with the field).
+   * With `resume`, the stored run `resume.runId` continues from its last resume point with its stored
+   * config instead (`config` is ignored), a code run with the user's interpreter and sandbox level.
+   */
+  | { readonly type: 'start'; readonly config: unknown; readonly db: string; readonly busyTimeoutMs?: number; readonly resume?: { readonly runId: number; readonly python: string; readonly sandbox: string } }
   /** Stop at the next iteration boundary. */
   | { readonly type: 'cancel' };
 
@@ -27,7 +31,10 @@ const optNumber = (v: unknown): boolean => v === undefined || isNumber(v);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled'];
 
 export const isHostToWorker: Guard<HostToWorker> = oneOf<HostToWorker>(
-  shape('start', { config: isObject, db: isString, busyTimeoutMs: optNumber }),
+  shape('start', {
+    config: isObject, db: isString, busyTimeoutMs: optNumber,
+    resume: (r) => r === undefined || (isObject(r) && isNumber(r.runId) && isString(r.python) && isString(r.sandbox)),
+  }),
   shape('cancel', {}),
 );
 

@@ -4,6 +4,8 @@
 // position per turn (input = the state, target = the action), and its logits for a batch are one
 // product of the states' one-hot rows with the table.
 import * as tf from '@tensorflow/tfjs';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { PolicyStep, Trajectory } from '../../../shared/types';
 import { AdamW, type AdamWOptions } from '../../algo/adamw';
 import type { LossSpec } from '../../algo/objective';
@@ -109,6 +111,30 @@ export class TablePolicy implements TrainablePolicy, Differentiable {
 
   completeUpdate(): void {
     this.versionCounter += 1;
+  }
+
+  /** The table, Adam's moments and step, and the version, as JSON (numbers in float32 round-trip exactly as doubles). */
+  async saveState(dir: string): Promise<void> {
+    const arr = async (t: tf.Tensor): Promise<number[]> => Array.from(await t.data());
+    const state = {
+      format: 'agent-rl-table-state', version: this.versionCounter, step: this.optimizer.step, shape: this.table.shape,
+      table: await arr(this.table), m: await arr(this.optimizer.m[0]!), v: await arr(this.optimizer.v[0]!),
+    };
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'table-state.json'), JSON.stringify(state));
+  }
+
+  async loadState(dir: string): Promise<void> {
+    const s = JSON.parse(fs.readFileSync(path.join(dir, 'table-state.json'), 'utf8')) as { format: string; version: number; step: number; shape: number[]; table: number[]; m: number[]; v: number[] };
+    if (s.format !== 'agent-rl-table-state' || s.shape.join('x') !== this.table.shape.join('x')) throw new Error(`${dir}: not a table state of shape ${this.table.shape.join('x')}`);
+    tf.tidy(() => {
+      this.table.assign(tf.tensor2d(s.table, this.table.shape as [number, number]));
+      this.optimizer.m[0]!.assign(tf.tensor2d(s.m, this.table.shape as [number, number]));
+      this.optimizer.v[0]!.assign(tf.tensor2d(s.v, this.table.shape as [number, number]));
+    });
+    this.optimizer.step = s.step;
+    this.versionCounter = s.version;
+    this.values = (await this.table.data()) as Float32Array;
   }
 
   dispose(): void {

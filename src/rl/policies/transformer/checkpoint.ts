@@ -34,7 +34,11 @@ export interface CheckpointManifest {
   readonly note: string;
 }
 
-export async function saveCheckpoint(dir: string, model: Gpt, tokenizer: Tokenizer, optimizer: AdamW, policyVersion: number, note = ''): Promise<string> {
+/**
+ * Writes a checkpoint; `extra` tensors (e.g. a resume point's KL reference, "reference/<name>") are
+ * stored after the optimizer's moments and ignored by `restoreCheckpoint`.
+ */
+export async function saveCheckpoint(dir: string, model: Gpt, tokenizer: Tokenizer, optimizer: AdamW, policyVersion: number, note = '', extra: readonly (readonly [string, tf.Tensor])[] = []): Promise<string> {
   fs.mkdirSync(dir, { recursive: true });
   const entries: TensorEntry[] = [];
   const chunks: Float32Array[] = [];
@@ -48,6 +52,7 @@ export async function saveCheckpoint(dir: string, model: Gpt, tokenizer: Tokeniz
   for (const [i, name] of model.names.entries()) await add(name, model.weights[i]!);
   for (const [i, name] of model.names.entries()) await add(`adam.m/${name}`, optimizer.m[i]!);
   for (const [i, name] of model.names.entries()) await add(`adam.v/${name}`, optimizer.v[i]!);
+  for (const [name, t] of extra) await add(name, t);
   const all = new Float32Array(offset);
   let at = 0;
   for (const c of chunks) {
@@ -95,12 +100,15 @@ export function readCheckpoint(fileOrDir: string): LoadedCheckpoint {
   return { manifest, tokenizer: tokenizerFromJSON(manifest.tokenizer), tensors };
 }
 
-/** Copies the checkpoint's weights (and, given an optimizer, its moments and step) into the model. */
-export function restoreCheckpoint(ck: LoadedCheckpoint, model: Gpt, optimizer?: AdamW): void {
-  tf.tidy(() => restore(ck, model, optimizer));
+/**
+ * Copies the checkpoint's weights (and, given an optimizer, its moments and step) into the model;
+ * `prefix` reads another set of weights of the same model (a resume point's "reference/").
+ */
+export function restoreCheckpoint(ck: LoadedCheckpoint, model: Gpt, optimizer?: AdamW, prefix = ''): void {
+  tf.tidy(() => restore(ck, model, optimizer, prefix));
 }
 
-function restore(ck: LoadedCheckpoint, model: Gpt, optimizer?: AdamW): void {
+function restore(ck: LoadedCheckpoint, model: Gpt, optimizer: AdamW | undefined, prefix: string): void {
   const get = (name: string, shape: readonly number[]): Float32Array => {
     const data = ck.tensors.get(name);
     const entry = ck.manifest.tensors.find((e) => e.name === name);
@@ -110,7 +118,7 @@ function restore(ck: LoadedCheckpoint, model: Gpt, optimizer?: AdamW): void {
   };
   model.names.forEach((name, i) => {
     const w = model.weights[i]!;
-    w.assign(tf.tensor(get(name, w.shape), w.shape));
+    w.assign(tf.tensor(get(`${prefix}${name}`, w.shape), w.shape));
   });
   if (optimizer) {
     model.names.forEach((name, i) => {

@@ -11,7 +11,7 @@ import type { LossInput, LossStats, TrainSequence } from '../../train/batch';
 import { shardGradients, shardLogprobs, type SequenceLogprobs } from '../../train/gradients';
 import { splitShards } from '../../train/batch';
 import type { Policy, PolicyContext, PolicySample, TrainablePolicy } from '../policy';
-import { saveCheckpoint } from './checkpoint';
+import { readCheckpoint, restoreCheckpoint, saveCheckpoint } from './checkpoint';
 import { Gpt, gptDifferentiable, type GptConfig } from './model';
 import type { ReplicaPool } from './replicas';
 import { sampleBatch, type SampledSequence, type SampleOptions } from './sampler';
@@ -207,6 +207,25 @@ export class TransformerPolicy implements TrainablePolicy {
 
   save(dir: string, note: string): Promise<string> {
     return saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, note);
+  }
+
+  async saveState(dir: string): Promise<void> {
+    const reference = this.reference.names.map((name, i) => [`reference/${name}`, this.reference.weights[i]!] as const);
+    await saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, 'resume point', reference);
+  }
+
+  async loadState(dir: string): Promise<void> {
+    const ck = readCheckpoint(dir);
+    if (JSON.stringify(ck.manifest.model) !== JSON.stringify(this.model.config)) {
+      throw new Error(`the resume point in ${dir} holds a model of another shape (${JSON.stringify(ck.manifest.model)}); this run's is ${JSON.stringify(this.model.config)}`);
+    }
+    restoreCheckpoint(ck, this.model, this.optimizer);
+    restoreCheckpoint(ck, this.reference, undefined, 'reference/');
+    this.versionCounter = ck.manifest.policyVersion;
+    if (this.replicas) {
+      await this.replicas.syncWeights(this.model, 'model');
+      await this.replicas.syncWeights(this.reference, 'reference');
+    }
   }
 
   async dispose(): Promise<void> {

@@ -1,9 +1,16 @@
 // The trainer with the in-memory sink: the engine alone, no SQLite.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { describe, it } from 'node:test';
+import type { EnvironmentFactory } from '../../../../src/rl/envs/environment';
+import { binarySearchRepair } from '../../../../src/rl/envs/binarySearchRepair';
+import { readResumePoint } from '../../../../src/rl/train/resumePoint';
 import { MemorySink } from '../../../../src/rl/train/sink';
 import { train } from '../../../../src/rl/train/trainer';
 import { validateRunConfig } from '../../../../src/shared/runConfig';
+import type { IterationMetrics } from '../../../../src/shared/types';
 
 const runtime = () => ({ workbench: 't', node: process.version, platform: 't', arch: 't', cpu: 't', compute: 't' });
 
@@ -71,6 +78,100 @@ describe('trainer: dynamic sampling and phase timings', () => {
     for (const { metrics: m } of sink.iterations) {
       for (const k of ['phaseGenerateMs', 'phaseEnvMs', 'phaseReferenceMs', 'phaseUpdateMs', 'phaseEvaluateMs', 'phaseStoreMs'] as const) assert.equal(typeof m[k], 'number', k);
       assert.ok(m.phaseGenerateMs! + m.phaseEnvMs! + m.phaseUpdateMs! <= m.wallMs + 5);
+    }
+  });
+});
+
+/** Metrics without the fields that measure time, which differ between any two runs. */
+const untimed = (m: IterationMetrics): Record<string, unknown> => Object.fromEntries(Object.entries(m).filter(([k]) => k !== 'wallMs' && !k.startsWith('phase')));
+
+describe('trainer: resume points', () => {
+  it('a run cancelled at iteration 8 and resumed from its resume point ends exactly as one that never stopped', async () => {
+    const config = validateRunConfig({ seed: 11, iterations: 20, evalEpisodes: 50, evalInterval: 10, checkpointEvery: 5 });
+    const whole = new MemorySink();
+    await train(config, { sink: whole, runtime });
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
+    const first = new MemorySink();
+    const controller = new AbortController();
+    const stopped = await train(config, { sink: first, runtime, resumeDir: () => dir, signal: controller.signal, onProgress: (p) => p.iteration === 8 && controller.abort() });
+    assert.equal(stopped.status, 'cancelled');
+    const point = readResumePoint(dir)!;
+    assert.equal(point.state.iteration, 8, 'cancelling writes a resume point after the last stored iteration');
+    // the continued run appends to what was stored
+    const rest = await train(config, { sink: first, runtime, resumeDir: () => dir, resume: point });
+    assert.equal(rest.status, 'completed');
+    assert.deepEqual(first.iterations.map((r) => untimed(r.metrics)), whole.iterations.map((r) => untimed(r.metrics)));
+    assert.deepEqual(first.evaluations, whole.evaluations);
+    assert.deepEqual(first.iterations.map((r) => r.trajectories.map((t) => [t.taskId, t.turns.map((u) => u.actionText), t.advantage])), whole.iterations.map((r) => r.trajectories.map((t) => [t.taskId, t.turns.map((u) => u.actionText), t.advantage])));
+  });
+
+  it('a run that dies at iteration 8 continues from the resume point of iteration 5: the dropped iterations run again the same way', async () => {
+    const config = validateRunConfig({ seed: 12, iterations: 12, evalEpisodes: 30, checkpointEvery: 5 });
+    const whole = new MemorySink();
+    await train(config, { sink: whole, runtime });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
+    const died = new MemorySink();
+    await assert.rejects(train(config, { sink: died, runtime, resumeDir: () => dir, onProgress: (p) => { if (p.iteration === 8) throw new Error('killed'); } }), /killed/);
+    assert.equal(died.status, 'failed');
+    const point = readResumePoint(dir)!;
+    assert.equal(point.state.iteration, 5);
+    // what a store keeps after prepareResume: the iterations and evaluations up to the resume point
+    const kept = new MemorySink();
+    kept.iterations.push(...died.iterations.slice(0, 5));
+    kept.evaluations.push(...died.evaluations.filter((e) => e.iteration <= 5));
+    await train(config, { sink: kept, runtime, resume: point });
+    assert.deepEqual(kept.iterations.map((r) => untimed(r.metrics)), whole.iterations.map((r) => untimed(r.metrics)));
+    assert.deepEqual(kept.evaluations, whole.evaluations);
+  });
+
+  it('a resume point is replaced atomically: the pointer names a whole state folder, older ones are removed', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
+    await train(validateRunConfig({ seed: 3, iterations: 7, evalEpisodes: 10, checkpointEvery: 2 }), { sink: new MemorySink(), runtime, resumeDir: () => dir });
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['resume.json', 'state-6']);
+    assert.equal(readResumePoint(dir)!.state.iteration, 6);
+  });
+});
+
+describe('trainer: resume points of a language model', () => {
+  it('SFT of a tiny transformer (two data-parallel parts) resumed after iteration 3 equals the uninterrupted run, weights and optimizer included', async () => {
+    const config = validateRunConfig({
+      env: 'calculator', policy: 'transformer', method: 'sft', seed: 4, iterations: 6, groupsPerIteration: 8, evalEpisodes: 8, checkpointEvery: 3,
+      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 128, maxNewTokens: 24, replicas: 2 }, algorithm: { minibatchSize: 4, warmupSteps: 2 },
+    });
+    const whole = new MemorySink();
+    const wholeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
+    await train({ ...config, checkpointEvery: 6 }, { sink: whole, runtime, resumeDir: () => wholeDir, checkpointDir: () => path.join(wholeDir, 'final') });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
+    const part = new MemorySink();
+    const controller = new AbortController();
+    await train(config, { sink: part, runtime, resumeDir: () => dir, signal: controller.signal, onProgress: (p) => p.iteration === 3 && controller.abort() });
+    await train(config, { sink: part, runtime, resume: readResumePoint(dir)!, checkpointDir: () => path.join(dir, 'final') });
+    assert.deepEqual(part.iterations.map((r) => untimed(r.metrics)), whole.iterations.map((r) => untimed(r.metrics)));
+    assert.deepEqual(part.evaluations, whole.evaluations);
+    // the final checkpoints (weights and Adam's moments) are identical, byte for byte
+    assert.deepEqual(fs.readFileSync(path.join(dir, 'final', 'tensors.bin')), fs.readFileSync(path.join(wholeDir, 'final', 'tensors.bin')));
+  });
+});
+
+describe('trainer: faults', () => {
+  it('a NaN loss skips its step and is recorded; three iterations in a row stop the run as failed, iterations stored so far whole', async () => {
+    // binary search whose verifier answers NaN: every advantage and so every loss is NaN
+    const nan: EnvironmentFactory = {
+      ...binarySearchRepair,
+      create: (o) => {
+        const e = binarySearchRepair.create(o);
+        return { ...e, reset: (t) => e.reset(t), parseAction: (x) => e.parseAction(x), step: (a) => e.step(a), close: () => e.close(), verify: async (rng) => ({ ...(await e.verify(rng)), reward: Number.NaN }) };
+      },
+    };
+    const sink = new MemorySink();
+    await assert.rejects(train(validateRunConfig({ seed: 2, iterations: 10, evalEpisodes: 10 }), { sink, runtime, environment: nan }), /the loss was NaN or infinite in 3 iterations in a row \(the last 3\).*Fix:/);
+    assert.equal(sink.status, 'failed');
+    assert.equal(sink.iterations.length, 3);
+    for (const r of sink.iterations) {
+      assert.equal(r.metrics.optimizerSteps, 0);
+      assert.ok((r.metrics.nonFiniteSteps ?? 0) > 0);
+      assert.equal(r.metrics.policyVersion, 0, 'no step: the weights never changed');
     }
   });
 });

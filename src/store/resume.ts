@@ -1,0 +1,83 @@
+// Continuing a stored run: find it, check it can continue (not completed, not still running, a resume
+// point on disk), read its config as data (the interpreter and the sandbox level come from the user,
+// never from the stored run), and drop whatever was stored after the resume point in one transaction,
+// so the continued run stores every iteration exactly once.
+import type Database from 'better-sqlite3';
+import * as path from 'node:path';
+import { readResumePoint, type ResumePoint } from '../rl/train/resumePoint';
+import { ConfigError, validateRunConfig, type RunConfig } from '../shared/runConfig';
+import { checkpointDirFor } from './openStore';
+import { RunReader } from './runReader';
+import { markOrphanedRuns } from './runWriter';
+
+/** Where a run's resume points go: <its checkpoint folder>/resume. */
+export function resumeDirFor(dbFile: string, runId: number): string {
+  return path.join(checkpointDirFor(dbFile, runId), 'resume');
+}
+
+export class ResumeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ResumeError';
+  }
+}
+
+export interface ResumePlan {
+  readonly runId: number;
+  readonly config: RunConfig;
+  readonly point: ResumePoint;
+  /** Iterations stored after the resume point, dropped to be run again. */
+  readonly dropped: number;
+  /** What the stored config asked for that the continued run does not use (the interpreter, the sandbox level). */
+  readonly notes: readonly string[];
+}
+
+/** The user's sandbox settings for a continued code run ('' = the default interpreter, 'auto' = the strongest level). */
+export interface ResumeSandbox {
+  readonly python: string;
+  readonly sandbox: string;
+}
+
+/**
+ * Checks run `ref` (an id or a name) can continue and prepares the database: the run is marked
+ * running again (this process's pid) and everything after the resume point is deleted.
+ */
+export function prepareResume(db: Database.Database, dbFile: string, ref: string, sandbox: ResumeSandbox = { python: '', sandbox: 'auto' }): ResumePlan {
+  markOrphanedRuns(db);
+  const reader = new RunReader(db);
+  const run = reader.findRun(ref);
+  if (!run) throw new ResumeError(`no run "${ref}" in ${dbFile}. Fix: \`agent-rl runs\` lists the runs; give an id or a name`);
+  if (run.status === 'completed') throw new ResumeError(`run ${run.id} completed all its ${run.iterationsPlanned} iterations: nothing to continue. Fix: start a new run; --init its checkpoint to train it further`);
+  if (run.status === 'running') throw new ResumeError(`run ${run.id} is still running (its process is alive). Fix: stop it first (Ctrl-C, or Stop Run), then resume`);
+  const row = db.prepare('SELECT config_json, source FROM runs WHERE id = ?').get(run.id) as { config_json: string; source: string | null };
+  if (row.source !== null) throw new ResumeError(`run ${run.id} was imported (${row.source}): there is no training to continue here`);
+  let config: RunConfig;
+  try {
+    config = validateRunConfig(JSON.parse(row.config_json));
+  } catch (e) {
+    const why = e instanceof ConfigError ? e.message : String(e);
+    throw new ResumeError(`run ${run.id}'s stored config is not valid for this release, so it cannot continue:\n${why}`);
+  }
+  const point = readResumePoint(resumeDirFor(dbFile, run.id));
+  if (!point) {
+    throw new ResumeError(`run ${run.id} has no resume point (it stopped before its first, written every ${config.checkpointEvery} iterations and on cancel, or it was written by an earlier release). Fix: start it again`);
+  }
+  // Stored runs are data: what runs on this machine is the user's choice, never the stored config's.
+  const notes: string[] = [];
+  if (config.env === 'code') {
+    const stored = config.envOptions;
+    if (typeof stored.python === 'string' && stored.python !== sandbox.python) notes.push(`the stored run named the interpreter "${stored.python}"; the continued run uses ${sandbox.python === '' ? 'the default interpreter' : `"${sandbox.python}"`}`);
+    if (typeof stored.sandbox === 'string' && stored.sandbox !== sandbox.sandbox) notes.push(`the stored run asked for the sandbox level "${stored.sandbox}"; the continued run uses "${sandbox.sandbox}"`);
+    config = { ...config, envOptions: { ...stored, python: sandbox.python, sandbox: sandbox.sandbox } };
+  }
+  const k = point.state.iteration;
+  const dropped = db.transaction(() => {
+    const n = (db.prepare('SELECT count(*) AS n FROM iterations WHERE run_id = ? AND iteration > ?').get(run.id, k) as { n: number }).n;
+    db.prepare('DELETE FROM turns WHERE trajectory_id IN (SELECT id FROM trajectories WHERE run_id = ? AND iteration > ?)').run(run.id, k);
+    db.prepare('DELETE FROM trajectories WHERE run_id = ? AND iteration > ?').run(run.id, k);
+    db.prepare('DELETE FROM evaluations WHERE run_id = ? AND iteration > ?').run(run.id, k);
+    db.prepare('DELETE FROM iterations WHERE run_id = ? AND iteration > ?').run(run.id, k);
+    return n;
+  }).immediate();
+  return { runId: run.id, config, point, dropped, notes };
+}
