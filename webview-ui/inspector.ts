@@ -164,6 +164,15 @@ function sampledCount(policy: Record<string, unknown>): number {
   return Array.isArray(sampled) ? sampled.length : 0;
 }
 
+/** The policy versions that sampled the episode's turns, as "version 4" or "versions 3–4" (stored data: numbers only). */
+function versionsText(turns: readonly { policy: Record<string, unknown> }[]): string | undefined {
+  const vs = turns.map((u) => u.policy.policyVersion).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+  if (vs.length === 0) return undefined;
+  const lo = Math.min(...vs);
+  const hi = Math.max(...vs);
+  return lo === hi ? `sampled by policy version ${lo}` : `sampled by policy versions ${lo}–${hi}`;
+}
+
 function render(d: InspectorData): void {
   maxTextLength = d.maxTextLength;
   const t = d.detail;
@@ -179,6 +188,7 @@ function render(d: InspectorData): void {
   head.append(el('div', 'meta episode-stats', [
     `${stats.turns} turns`, ...(stats.tokens > 0 ? [`${stats.tokens} generated tokens`] : []), `${stats.toolCalls} tool calls`, ...(stats.toolMs > 0 ? [`${Math.round(stats.toolMs)} ms in tools`] : []),
     `${stats.formatErrors} format errors`, `${stats.badToolCalls} bad tool calls`, `${stats.repeatedActions} repeated actions`, `blocked by the sandbox: ${blocked.length > 0 ? blocked.join(', ') : 'nothing'}`,
+    ...(versionsText(t.turnList) !== undefined ? [versionsText(t.turnList)!] : []),
   ].join(' · ')));
   const details = detailsBlock(t.outcome.details);
   if (details) head.append(details);

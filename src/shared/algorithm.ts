@@ -16,6 +16,8 @@ export const LR_SCHEDULES = ['constant', 'linear', 'cosine'] as const;
 export type LrSchedule = (typeof LR_SCHEDULES)[number];
 export const OLD_LOGPROBS = ['behaviour', 'recompute'] as const;
 export type OldLogprobs = (typeof OLD_LOGPROBS)[number];
+export const OFF_POLICY_CORRECTIONS = ['none', 'truncated-is'] as const;
+export type OffPolicyCorrection = (typeof OFF_POLICY_CORRECTIONS)[number];
 
 export interface AlgorithmSettings {
   advantageEstimator: AdvantageEstimator;
@@ -39,6 +41,8 @@ export interface AlgorithmSettings {
   lossAggregation: Aggregation;
   lossNormTokens: number;
   oldLogprobs: OldLogprobs;
+  offPolicyCorrection: OffPolicyCorrection;
+  isCap: number;
   weightDecay: number;
   maxGradNorm: number;
 }
@@ -154,6 +158,16 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     trade: 'recompute costs one more forward pass and hides any sampler/trainer mismatch from the ratio (the mismatch is still measured); behaviour keeps the ratio exact with respect to what was sampled',
     reason: 'one engine samples and trains here: the behaviour log-probs are exact',
   },
+  offPolicyCorrection: {
+    kind: 'enum', values: OFF_POLICY_CORRECTIONS,
+    description: 'For tokens sampled by an older policy (mode "async"): truncated-is weighs each token\'s loss by min(π_old/π_behaviour, isCap), with π_old recomputed (oldLogprobs "recompute"); none trusts the clip alone.',
+    trade: 'the correction removes most of the bias of stale samples at the price of variance, which the cap bounds; on fresh (synchronous) samples every weight is 1',
+    reason: 'synchronous runs sample on-policy: nothing to correct',
+  },
+  isCap: {
+    kind: 'number', min: 1, max: 100, description: 'truncated-is only: the largest importance weight a token gets.',
+    trade: 'lower trades bias for variance', reason: '2, as truncated importance sampling is commonly run',
+  },
   weightDecay: {
     kind: 'number', min: 0, max: 1, description: 'AdamW decoupled weight decay (matrices only).',
     trade: 'shrinks weights towards 0 each step', reason: 'short runs; the KL term already regularises',
@@ -170,7 +184,7 @@ const BASE: AlgorithmSettings = {
   advantageEstimator: 'grpo', advantageStd: 'population', advantageEpsilon: 0, negativeAdvantageScale: 1, skipZeroAdvantage: false,
   dynamicSampling: 0, overlongFilter: false, learningRate: 0.08, warmupSteps: 0, lrSchedule: 'constant', minLrRatio: 0.1, epochs: 2,
   minibatchSize: 0, clipLow: 0.2, clipHigh: 0.2, dualClip: 0, klCoef: 0.02, klEstimator: 'exact', lossAggregation: 'seq-mean-token-mean',
-  lossNormTokens: 256, oldLogprobs: 'behaviour', weightDecay: 0, maxGradNorm: 0,
+  lossNormTokens: 256, oldLogprobs: 'behaviour', offPolicyCorrection: 'none', isCap: 2, weightDecay: 0, maxGradNorm: 0,
 };
 
 /**

@@ -22,6 +22,8 @@ export interface Panel {
 const languageModelOnly = (what: string) => (series: readonly RunSeries[]): string =>
   series.every((s) => s.run.policy === 'table') ? `table policies ${what}` : 'this run has no language-model metrics';
 
+const asyncOnly = (): string => 'only runs in mode "async" record these (a synchronous run samples every group with the current policy: no queue, nothing stale)';
+
 export const PANELS: readonly Panel[] = [
   { id: 'reward', title: 'Reward (mean, max)', lines: [{ label: 'mean', value: (m) => m.rewardMean }, { label: 'max', value: (m) => m.rewardMax }] },
   { id: 'success', title: 'Training success', rate: true, lines: [{ label: 'success', value: (m) => m.successRate }] },
@@ -48,6 +50,32 @@ export const PANELS: readonly Panel[] = [
     ],
   },
   { id: 'toolTime', title: 'Time in tools and the sandbox (ms per episode)', lines: [{ label: 'tool ms', value: (m) => m.toolMs }], emptyBecause: () => 'this environment reports no tool time (the calculator\'s tools answer at once)' },
+  {
+    id: 'staleness', title: 'Staleness: policy versions behind the learner (mean, max)',
+    lines: [{ label: 'mean', value: (m) => m.stalenessMean }, { label: 'max', value: (m) => m.stalenessMax }],
+    emptyBecause: () => 'this run recorded no staleness (it predates the metric)',
+  },
+  {
+    id: 'stalenessGroups', title: 'Async: groups trained on by versions behind, dropped as too old, queued',
+    lines: [
+      { label: '0 behind', value: (m) => m.staleness0 }, { label: '1 behind', value: (m) => m.staleness1 }, { label: '2 behind', value: (m) => m.staleness2 },
+      { label: '3+ behind', value: (m) => m.staleness3plus }, { label: 'dropped', value: (m) => m.droppedStaleGroups }, { label: 'queued at take', value: (m) => m.queueDepth },
+    ],
+    emptyBecause: asyncOnly,
+  },
+  {
+    id: 'pipeline', title: 'Async: learner waiting, rollout busy and held back, weight sync (ms per iteration)',
+    lines: [
+      { label: 'learner waiting', value: (m) => m.learnerIdleMs }, { label: 'rollout busy', value: (m) => m.rolloutBusyMs },
+      { label: 'rollout held back', value: (m) => m.rolloutBlockedMs }, { label: 'weight sync', value: (m) => m.weightSyncMs },
+    ],
+    emptyBecause: asyncOnly,
+  },
+  {
+    id: 'importance', title: 'Off-policy correction: mean truncated importance weight, share of tokens at the cap',
+    lines: [{ label: 'mean weight', value: (m) => m.importanceWeightMean }, { label: 'at the cap', value: (m) => m.importanceTruncated }],
+    emptyBecause: () => 'no off-policy correction in this run (algorithm.offPolicyCorrection "truncated-is" with oldLogprobs "recompute" turns it on; mode "async" does by default)',
+  },
   {
     id: 'trained', title: 'Trajectories trained on, and left out (by reason)',
     lines: [

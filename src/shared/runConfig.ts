@@ -35,6 +35,14 @@ export interface RunConfig {
   evalPassK: number;
   /** Write a resume point every N iterations (and when cancelled); 0 = only when cancelled. */
   checkpointEvery: number;
+  /** Training rollouts: at most this many episodes in flight on the concurrent schedule; 0 = lockstep (sync), no bound but the queue's (async). */
+  maxInFlight: number;
+  /** sync: rollout, then update, in turn; async: a rollout stream and the learner at their own paces. */
+  mode: 'sync' | 'async';
+  /** async: a group sampled more than this many policy versions ago is dropped, not trained on. */
+  maxStaleness: number;
+  /** async: groups queued and in flight at most; 0 = (maxStaleness + 1) × groupsPerIteration. */
+  queueGroups: number;
   /** Stop the run (failed) after this many iterations in a row whose loss was not finite. */
   maxNonFiniteIterations: number;
   /** Agent-loop turn cap, a guard above the environment's own budget. */
@@ -64,6 +72,10 @@ export const DEFAULT_RUN_CONFIG: Readonly<Omit<RunConfig, 'algorithm'>> = Object
   evalInterval: 0,
   evalPassK: 0,
   checkpointEvery: 10,
+  maxInFlight: 0,
+  mode: 'sync',
+  maxStaleness: 1,
+  queueGroups: 0,
   maxNonFiniteIterations: 3,
   maxTurns: 16,
   demonstrations: {},
@@ -106,6 +118,10 @@ export const FIELD_SPECS: Readonly<Record<keyof RunConfig, FieldSpec>> = {
   evalInterval: { kind: 'integer', min: 0, max: 1_000_000, description: 'Also evaluate every N iterations (0 = only before and after training).', reason: 'seed 002 evaluates at start and end' },
   evalPassK: { kind: 'integer', min: 0, max: 1000, description: 'k of the sampled pass@k every evaluation reports (0 = none); evalEpisodes should give each held-out task at least k samples.', reason: 'a gain in sampled pass@1 with a flat pass@k and greedy is mostly sharpening; all three are reported' },
   checkpointEvery: { kind: 'integer', min: 0, max: 1_000_000, description: 'Write a resume point (weights, optimizer, KL reference, random generator states, the iteration) every N iterations and when the run is cancelled; 0 = only when cancelled. `agent-rl train --resume RUN` continues from the last one.', reason: 'a killed run repeats at most 9 iterations; a small model\'s resume point takes milliseconds' },
+  maxInFlight: { kind: 'integer', min: 0, max: 100_000, description: 'Training rollouts on the concurrent schedule: at most this many episodes in flight, an episode whose tool or sandbox call is done joins the next sampling batch at once and a finished one makes room for the next; each episode draws from its own random stream. 0 = lockstep: every live episode sampled together, the next batch waiting for the slowest step (in mode "async", 0 = no bound but the queue\'s).', reason: 'lockstep is the measured default; the concurrent schedule pays off when tools are slow and uneven (npm run bench)' },
+  mode: { kind: 'enum', values: ['sync', 'async'], description: 'sync: every iteration samples its groups with the current policy, then updates it (on-policy, exactly reproducible). async: a rollout stream fills a bounded queue of finished groups while the learner takes groupsPerIteration of them per update, each at its own pace, sharing the engines (the stream samples between the learner\'s steps and fills its tools\' waits); samples may be up to maxStaleness versions old, and the algorithm defaults to recomputing π_old with a truncated importance correction. Not reproducible to the episode; no dynamic sampling.', reason: 'sync is the measured, reproducible default' },
+  maxStaleness: { kind: 'integer', min: 0, max: 1000, description: 'async: the most policy versions a group may be behind the learner when it is taken; older groups are dropped (counted).', reason: 'one version: the rollout may use the weights of the update before, no older' },
+  queueGroups: { kind: 'integer', min: 0, max: 100_000, description: 'async: groups queued and in flight at most (the rollout waits for room); 0 = (maxStaleness + 1) × groupsPerIteration. Besides this, a group starts only while it could still be taken within maxStaleness versions.', reason: 'as far ahead as the staleness bound lets the rollout run' },
   maxNonFiniteIterations: { kind: 'integer', min: 1, max: 1000, description: 'A NaN or infinite loss skips its optimizer step (recorded); this many iterations in a row with one stop the run as failed.', reason: 'one bad batch is noise; three in a row mean the run has diverged' },
   maxTurns: { kind: 'integer', min: 1, max: 1000, description: 'Agent-loop turn cap, above the environment budget.', reason: 'a guard: the environment budget (6 for binary-search) normally ends episodes first' },
   algorithm: { ...SECTION, description: 'The training algorithm: advantages, loss, KL, optimizer and schedule (see its fields).', reason: 'defaults per environment, policy and method' },
@@ -390,6 +406,23 @@ export function validateRunConfig(input: unknown): RunConfig {
       field: 'algorithm.klCoef', value: givenAlgo.klCoef, message: `${config.method} trains by negative log-likelihood and has no KL penalty`,
       fix: `remove algorithm.klCoef (or set it to 0) for method "${config.method}"`,
     });
+  }
+  // Asynchronous samples are off-policy: recompute π_old and correct by truncated importance weights,
+  // unless the config says otherwise.
+  if (config.mode === 'async') {
+    if (givenAlgo.oldLogprobs === undefined) config.algorithm.oldLogprobs = 'recompute';
+    // (with π_old given as the behaviour log-probs there is nothing to correct: the clip alone guards)
+    if (givenAlgo.offPolicyCorrection === undefined && config.algorithm.oldLogprobs === 'recompute') config.algorithm.offPolicyCorrection = 'truncated-is';
+    if (config.method === 'sft') issues.push({ field: 'mode', value: 'async', message: 'sft learns from scripted demonstrations, which have no policy to be asynchronous with', fix: 'use mode "sync" for sft' });
+    if (config.queueGroups > 0 && config.queueGroups < config.groupsPerIteration) {
+      issues.push({ field: 'queueGroups', value: config.queueGroups, message: `the learner takes ${config.groupsPerIteration} groups at a time (groupsPerIteration), more than the queue could ever hold`, fix: `use 0 (the default) or at least ${config.groupsPerIteration}` });
+    }
+    if (config.algorithm.dynamicSampling > 0) {
+      issues.push({ field: 'algorithm.dynamicSampling', value: config.algorithm.dynamicSampling, message: 'replaces uninformative groups by sampling again within the iteration, which the asynchronous stream does not do', fix: 'set algorithm.dynamicSampling to 0, or use mode "sync"' });
+    }
+  }
+  if (config.algorithm.offPolicyCorrection === 'truncated-is' && config.algorithm.oldLogprobs !== 'recompute') {
+    issues.push({ field: 'algorithm.offPolicyCorrection', value: 'truncated-is', message: 'weighs tokens by π_old/π_behaviour, which is 1 when π_old is the behaviour log-probs', fix: 'set algorithm.oldLogprobs to "recompute"' });
   }
   const dual = config.algorithm.dualClip;
   if (typeof dual === 'number' && dual > 0 && dual <= 1) {

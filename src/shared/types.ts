@@ -159,6 +159,28 @@ export interface IterationMetrics {
   readonly truncatedSequences?: number;
   /** Dynamic sampling: groups sampled beyond groupsPerIteration to replace zero-variance ones. */
   readonly resampledGroups?: number;
+  /**
+   * How many policy versions behind the learner the groups it trained on were (mean and max, every
+   * run that samples itself; 0 in sync mode). Asynchronous mode also: counts of groups 0, 1, 2 and ≥ 3 behind, groups dropped as too stale, groups
+   * waiting in the queue when the learner came, its time waiting for them, the rollout side's time
+   * with groups in flight and held back (a full queue or the staleness bound), and the time spent
+   * sending new weights to the helper replicas over the iteration's optimizer steps (ms).
+   */
+  readonly stalenessMean?: number;
+  readonly stalenessMax?: number;
+  readonly staleness0?: number;
+  readonly staleness1?: number;
+  readonly staleness2?: number;
+  readonly staleness3plus?: number;
+  readonly droppedStaleGroups?: number;
+  readonly queueDepth?: number;
+  readonly learnerIdleMs?: number;
+  readonly rolloutBusyMs?: number;
+  readonly rolloutBlockedMs?: number;
+  readonly weightSyncMs?: number;
+  /** Off-policy correction: the mean truncated importance weight and the share of tokens at its cap. */
+  readonly importanceWeightMean?: number;
+  readonly importanceTruncated?: number;
   /** Learning rate of the iteration's last optimizer step. */
   readonly learningRate?: number;
   /** Share of trained positions where the dual clip bounded the loss; PPO's approximate KL to π_old. */

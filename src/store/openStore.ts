@@ -20,7 +20,7 @@ export function checkpointDirFor(dbFile: string, runId: number): string {
 }
 
 export class StoreError extends Error {
-  constructor(message: string, readonly code: 'not_a_database' | 'locked' | 'too_new' | 'foreign' | 'readonly' | 'io') {
+  constructor(message: string, readonly code: 'not_a_database' | 'locked' | 'too_new' | 'foreign' | 'readonly' | 'io' | 'full') {
     super(message);
     this.name = 'StoreError';
   }
@@ -53,6 +53,14 @@ export function explainSqliteError(e: unknown, file: string): never {
       `The database ${file} is locked by another process (${code}). Nothing was written. ` +
         'Fix: wait for the other writer to finish (or stop it), or pass --db with another file.',
       'locked',
+    );
+  }
+  if (code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_IOERR_FSYNC') {
+    throw new StoreError(
+      `Could not write to ${file}: the disk (or the database's size limit) is full (${code}). The write in progress was rolled back; ` +
+        'everything stored before it is whole. Fix: free space on that disk, then continue the run with `agent-rl train --resume <run>` ' +
+        '(or "Agent RL: Resume Run"), or pass --db with a file on another disk.',
+      'full',
     );
   }
   if (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM') {

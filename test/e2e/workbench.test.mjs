@@ -135,9 +135,14 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await frame.waitForFunction(() => document.querySelector('section[data-metric="reward"]')?.getAttribute('data-points') === '200', null, { timeout: 30_000 });
     assert.equal(await frame.getAttribute('section[data-metric="evaluation"]', 'data-points'), '2');
     assert.deepEqual(await checkedRuns(frame), [3], 'the newest run');
-    assert.equal(await frame.locator('canvas').count(), 12);
+    assert.equal(await frame.locator('canvas').count(), 19, 'one chart per panel and the phase chart');
     // A table policy's tool-call chart is empty and says why.
     assert.match(await frame.textContent('section[data-metric="tools"] .empty'), /table policies make no tool calls/);
+    // seed 001's acceptance metrics, from the stored iterations: turns, invalid actions (4 lines × 100), staleness (mean, max)
+    assert.equal(await frame.getAttribute('section[data-metric="length"]', 'data-points'), '100');
+    assert.equal(await frame.getAttribute('section[data-metric="invalid"]', 'data-points'), '400');
+    assert.equal(await frame.getAttribute('section[data-metric="staleness"]', 'data-points'), '200');
+    assert.match(await frame.textContent('section[data-metric="stalenessGroups"] .empty'), /only runs in mode "async" record these/);
     await page.screenshot({ path: path.join(OUT, 'dashboard.png') });
   });
 
@@ -155,6 +160,8 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(await frame.textContent('#t0-l2'), /return sum\(xs\) \/ len\(xs\)/);
     assert.match(await frame.textContent('.outcome-details'), /metrics: acc 1 · public_pass 1 · private_pass 1/);
     assert.match(await frame.textContent('.outcome-details'), /Write a Python function mean/);
+    // the episode's own acceptance metrics (seed 001)
+    assert.match(await frame.textContent('.episode-stats'), /^\d+ turns · (\d+ generated tokens · )?\d+ tool calls · .*\d+ format errors · \d+ bad tool calls · \d+ repeated actions · blocked by the sandbox: /);
     await page.screenshot({ path: path.join(OUT, 'inspector-verl.png') });
     await runCommand(page, 'Agent RL: Open Dashboard');
     const dash = await webviewFrame(page, 'input[data-run="2"]');

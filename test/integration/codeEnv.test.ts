@@ -163,6 +163,30 @@ describe('code environment contract', () => {
     assert.match(String(o2.details?.level), /strict|network|process/);
   });
 
+  it('faults in the agent\'s code are observations: a hang, a memory hog, a crash, a flood and garbage each get their answer and the episode goes on to a verdict', async () => {
+    const env = codeEnvironment.create({ timeoutMs: 600, maxExecutions: 10 });
+    await env.reset(task);
+    const run = async (code: string) => (await env.step(env.parseAction(`\`\`\`python\n${code}\n\`\`\``))).observation;
+    const hang = await run('while True:\n    pass');
+    assert.equal(hang.data.timedOut, true);
+    const hog = await run('x = bytearray(4 << 30)\nprint(len(x))');
+    assert.notEqual(hog.data.exitCode, 0);
+    assert.match(hog.text, /MemoryError/);
+    const crash = await run('import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)');
+    assert.notEqual(crash.data.exitCode, 0);
+    const flood = await run('import sys\nsys.stdout.write("x" * 50_000_000)');
+    assert.ok(flood.text.length < 20_000, `${flood.text.length} characters reached the model`);
+    const garbage = await env.step(env.parseAction('\u0000\uFFFD```'));
+    assert.equal(garbage.done, false);
+    // after all that, the sandbox still runs code and the episode still ends with a verdict
+    const ok = await run(`${CODE_TASKS[0]!.reference}\nprint(fib(10))`);
+    assert.equal(ok.data.stdout, '55\n');
+    const fin = await env.step(env.parseAction('FINAL ANSWER: 55'));
+    assert.equal(fin.termination, 'finished');
+    const o = await env.verify(new Rng(0));
+    assert.equal(o.reward, 1);
+  });
+
   it('an episode without any code scores 0', async () => {
     const env = codeEnvironment.create({});
     await env.reset(task);

@@ -10,6 +10,9 @@ import { migrate, SCHEMA_VERSION, SchemaTooNewError } from '../../src/store/migr
 import { APPLICATION_ID, explainSqliteError, openStore, StoreError } from '../../src/store/openStore';
 import { RunReader } from '../../src/store/runReader';
 import { markOrphanedRuns, RunWriter } from '../../src/store/runWriter';
+import { prepareResume, resumeDirFor } from '../../src/store/resume';
+import { MemorySink } from '../../src/rl/train/sink';
+import { train } from '../../src/rl/train/trainer';
 import { sha256, tempDir } from '../helpers/cli';
 
 const runtime = { workbench: 't', node: 't', platform: 't', arch: 't', cpu: 't', compute: 't' };
@@ -199,5 +202,51 @@ describe('run store: writing', () => {
     assert.match(run.error!, /pid 999999.*exited without finishing/);
     assert.equal(markOrphanedRuns(db, () => false), 0);
     db.close();
+  });
+});
+
+describe('run store: a full disk', () => {
+  it('fails only the write in progress: stored iterations stay whole, the error says what to do, and the run continues once there is room', async () => {
+    const file = path.join(tempDir(), 'runs.sqlite');
+    const config = validateRunConfig({ seed: 3, iterations: 30, evalEpisodes: 40, evalInterval: 10, checkpointEvery: 5 });
+    const whole = new MemorySink();
+    await train(config, { sink: whole, runtime: () => runtime });
+
+    const db = openStore(file);
+    const writer = new RunWriter(db);
+    let limited = false;
+    const failure = await train(config, {
+      sink: writer, runtime: () => runtime, resumeDir: () => resumeDirFor(file, writer.runId),
+      // SQLite's page limit stands in for a full disk: after iteration 12 there is room for a few more pages only
+      onProgress: (p) => {
+        if (p.iteration === 12 && !limited) {
+          limited = true;
+          db.pragma(`max_page_count = ${Number(db.pragma('page_count', { simple: true })) + 3}`);
+        }
+      },
+    }).then(() => undefined, (e: unknown) => e);
+    assert.ok(limited);
+    assert.equal((failure as { code?: string }).code, 'SQLITE_FULL', String(failure));
+    assert.throws(() => explainSqliteError(failure, file), (e: unknown) => e instanceof StoreError && e.code === 'full' && /full.*Fix: free space.*--resume/s.test(e.message));
+    db.close();
+
+    const again = openStore(file);
+    const count = (sql: string) => (again.prepare(sql).get() as { n: number }).n;
+    const stored = count('SELECT count(*) AS n FROM iterations');
+    assert.ok(stored >= 12 && stored < 30, `${stored} iterations stored`);
+    assert.equal(count('SELECT count(*) AS n FROM trajectories'), stored * 32, 'every stored iteration whole');
+    assert.equal(count('SELECT count(*) AS n FROM turns'), count('SELECT sum(num_turns) AS n FROM trajectories'));
+    const plan = prepareResume(again, file, '1');
+    assert.equal(plan.point.state.iteration, 10);
+    const resumedWriter = new RunWriter(again);
+    resumedWriter.attach(plan.runId);
+    const result = await train(plan.config, { sink: resumedWriter, runtime: () => runtime, resume: plan.point, resumeDir: () => resumeDirFor(file, plan.runId) });
+    assert.equal(result.status, 'completed');
+    const detail = new RunReader(again).detail(plan.runId)!;
+    assert.equal(detail.summary.status, 'completed');
+    assert.equal(count('SELECT count(DISTINCT iteration) AS n FROM iterations'), 30);
+    assert.equal(count('SELECT count(*) AS n FROM trajectories'), 30 * 32);
+    assert.deepEqual(detail.evaluations, whole.evaluations, 'the same evaluations as a run that never stopped');
+    again.close();
   });
 });

@@ -45,6 +45,8 @@ export function aggregationUnit(mode: Aggregation): 'tokens' | 'sequences' {
 }
 
 export interface PolicyLossOptions {
+  /** [B, T] per-token importance weights to the behaviour policy (constants; off-policy correction), or none. */
+  readonly isWeights?: tf.Tensor2D;
   readonly clipLow: number;
   readonly clipHigh: number;
   /** Dual-clip bound c > 1 for negative advantages; 0 = off. */
@@ -93,6 +95,8 @@ export function policyGradientLoss(logp: tf.Tensor2D, oldLogp: tf.Tensor2D, adva
       dualHit = tf.logicalAnd(negative, tf.greater(perToken, bound));
       perToken = tf.where(negative, tf.minimum(perToken, bound), perToken);
     }
+    // off-policy correction: each token's loss weighed by its (truncated) importance weight
+    if (o.isWeights) perToken = tf.mul(perToken, o.isWeights);
     perToken = masked(perToken, mask);
     const tokens = tf.maximum(tf.sum(mask), 1);
     const share = (cond: tf.Tensor): tf.Scalar => tf.div<tf.Scalar>(tf.sum(masked(tf.cast(cond, 'float32'), mask)), tokens);

@@ -44,6 +44,8 @@ export interface ObjectiveInputs {
   readonly refRows?: tf.Tensor3D;
   /** [B, T] 1 where the target is the row's most likely unit (for token accuracy). */
   readonly argmaxHit: tf.Tensor2D;
+  /** [B, T] truncated importance weights π_old/π_behaviour (off-policy correction), when the learner computed them. */
+  readonly isWeights?: tf.Tensor2D;
 }
 
 /** Scalars of one loss evaluation (kept tensors, read after the gradient is taken). */
@@ -74,7 +76,7 @@ export function objectiveLoss(spec: LossSpec, x: ObjectiveInputs, parts?: (p: Ob
     report({ policyLoss: tf.keep(loss.clone()), kl: zero(), clipLow: zero(), clipHigh: zero(), dualClip: zero(), ratioMin: tf.keep(tf.scalar(1)), ratioMax: tf.keep(tf.scalar(1)), approxKl: zero(), absLogRatio: zero() });
     return loss;
   }
-  const pg = policyGradientLoss(x.logp, x.oldLogp, x.advantages, x.mask, spec);
+  const pg = policyGradientLoss(x.logp, x.oldLogp, x.advantages, x.mask, { ...spec, ...(x.isWeights ? { isWeights: x.isWeights } : {}) });
   let loss: tf.Scalar = pg.loss;
   let kl: tf.Scalar = tf.scalar(0);
   if (spec.klCoef > 0) {

@@ -16,6 +16,11 @@ export interface PolicyContext {
   readonly task: Task;
   readonly observation: Observation;
   readonly turns: readonly Turn[];
+  /**
+   * The episode's own random stream (the concurrent schedule): a policy draws this context's action
+   * from it rather than from the batch's stream, so the draw does not depend on the batch.
+   */
+  readonly rng?: Rng;
 }
 
 export interface PolicySample {

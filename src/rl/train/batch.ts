@@ -30,6 +30,8 @@ export interface LossInput {
   readonly old?: Float32Array;
   readonly ref?: Float32Array;
   readonly refRows?: Float32Array;
+  /** Truncated importance weights to the behaviour policy (off-policy correction). */
+  readonly isWeight?: Float32Array;
 }
 
 /** Sequences right-padded to [B, T], flattened row-major. */

@@ -75,6 +75,7 @@ async function onePass(model: Differentiable, inputs: readonly LossInput[], spec
       advantages: tf.tensor2d(batch.advantages, [B, 1]),
       ...(inputs.every((x) => x.ref) ? { refLogp: tf.tensor2d(padRows(inputs.map((x) => x.ref!), T), [B, T]) } : {}),
       ...(inputs.every((x) => x.refRows) ? { refRows: tf.tensor3d(padRows(inputs.map((x) => x.refRows!), T, A), [B, T, A]) } : {}),
+      ...(inputs.every((x) => x.isWeight) ? { isWeights: tf.tensor2d(padRows(inputs.map((x) => x.isWeight!), T), [B, T]) } : {}),
     }, (p) => (got.parts = p));
   }, model.weights as tf.Variable[]);
   const p = got.parts!;

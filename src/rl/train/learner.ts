@@ -59,6 +59,9 @@ export interface UpdateReport {
    * gradient pass sees the weights that sampled it, so no extra forward pass is needed).
    */
   readonly logprobMismatch?: number;
+  /** Off-policy correction: the mean truncated importance weight, and the share of tokens at the cap. */
+  readonly importanceWeightMean?: number;
+  readonly importanceTruncated?: number;
   readonly optimizerSteps: number;
   /** Minibatches whose loss or gradient was not finite: their step was skipped. */
   readonly nonFiniteSteps: number;
@@ -221,6 +224,7 @@ export class Learner {
     const tRef = Date.now();
     const aux = new Map<TrainSequence, { old?: Float32Array; ref?: Float32Array; refRows?: Float32Array }>();
     let mismatch: number | undefined;
+    let importance: { mean: number; truncated: number } | undefined;
     const recompute = pg && this.o.settings.oldLogprobs === 'recompute';
     if (pg) {
       const need = needsReference(this.spec);
@@ -229,6 +233,7 @@ export class Learner {
       const refs = need.logprobs ? await this.allParts(parts, (p, k) => this.policy.logprobs(k, p, { model: 'reference', temperature, rows: need.rows })) : undefined;
       const currents = recompute ? await this.allParts(parts, (p, k) => this.policy.logprobs(k, p, { model: 'current', temperature, rows: false })) : undefined;
       let gap = 0, tokens = 0;
+      let isSum = 0, isTruncated = 0, isTokens = 0;
       parts.forEach((p, k) => {
         p.forEach((s, i) => {
           const cur = currents?.[k]?.logp[i];
@@ -241,10 +246,26 @@ export class Learner {
             }
           }
           const ref = refs?.[k];
-          aux.set(s, { ...(cur ? { old: cur } : {}), ...(ref ? { ref: ref.logp[i]! } : {}), ...(ref?.rows ? { refRows: ref.rows[i]! } : {}) });
+          // off-policy correction: each token weighed by min(π_old / π_behaviour, cap)
+          let isWeight: Float32Array | undefined;
+          if (cur && this.o.settings.offPolicyCorrection === 'truncated-is') {
+            const cap = this.o.settings.isCap;
+            isWeight = new Float32Array(s.mask.length);
+            for (let t = 0; t < s.mask.length; t++) {
+              if (!s.mask[t]) continue;
+              // (compared with the cap before the float32 store rounds it)
+              const w = Math.exp(cur[t]! - s.behaviour[t]!);
+              isWeight[t] = Math.min(w, cap);
+              isSum += Math.min(w, cap);
+              isTruncated += w >= cap ? 1 : 0;
+              isTokens += 1;
+            }
+          }
+          aux.set(s, { ...(cur ? { old: cur } : {}), ...(ref ? { ref: ref.logp[i]! } : {}), ...(ref?.rows ? { refRows: ref.rows[i]! } : {}), ...(isWeight ? { isWeight } : {}) });
         });
       });
       if (recompute) mismatch = tokens > 0 ? gap / tokens : 0;
+      if (isTokens > 0) importance = { mean: isSum / isTokens, truncated: isTruncated / isTokens };
     }
     const phaseReferenceMs = Date.now() - tRef;
 
@@ -301,6 +322,7 @@ export class Learner {
       dualClipFraction: mean((s) => s.dualClip), approxKl: mean((s) => s.approxKl), entropy: mean((s) => s.entropy), gradNorm: gradNorm / n,
       ratioMin: pg ? Math.min(...stats.map((s) => s.ratioMin)) : 1, ratioMax: pg ? Math.max(...stats.map((s) => s.ratioMax)) : 1,
       tokenAccuracy: mean((s) => s.tokenAccuracy), ...(mismatch !== undefined ? { logprobMismatch: mismatch } : {}),
+      ...(importance ? { importanceWeightMean: importance.mean, importanceTruncated: importance.truncated } : {}),
       optimizerSteps: n, nonFiniteSteps: nonFinite, trainedTrajectories, excluded: {}, truncatedSequences: 0, learningRate: lr,
       phaseReferenceMs, phaseUpdateMs: Date.now() - tUpdate,
     };

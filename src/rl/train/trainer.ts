@@ -13,9 +13,10 @@ import { createPolicy } from '../policies/registry';
 import { DemonstrationPolicy, referenceAgentFor } from '../policies/scripted/demonstrations';
 import { TransformerPolicy } from '../policies/transformer/transformerPolicy';
 import { Rng } from '../random';
-import { runEpisodes, type EpisodeSpec, type PhaseTiming } from '../rollout/agentLoop';
+import { EpisodeStream, runEpisodes, type EpisodeSpec, type PhaseTiming } from '../rollout/agentLoop';
 import { meanStats } from '../../shared/episodeStats';
 import { evaluatePolicy, statsOf, toolCallsOf } from './evaluate';
+import { AsyncRollout, oldestVersion } from './asyncRollout';
 import { Learner } from './learner';
 import { writeResumePoint, type ResumePoint } from './resumePoint';
 import type { RunSink } from './sink';
@@ -71,6 +72,17 @@ export function plannedSteps(config: RunConfig): number {
   return config.iterations * config.algorithm.epochs * Math.ceil(batch / mb);
 }
 
+/** Trajectories by group number, in their order. */
+function groupsOf(ts: readonly Trajectory[]): Map<number, Trajectory[]> {
+  const m = new Map<number, Trajectory[]>();
+  for (const t of ts) {
+    let g = m.get(t.group);
+    if (!g) m.set(t.group, (g = []));
+    g.push(t);
+  }
+  return m;
+}
+
 /** Whether a group can teach anything: some member that the environment did not fail has a non-zero advantage. */
 function informative(group: readonly Trajectory[]): boolean {
   return group.some((t) => t.termination !== 'env_error' && t.advantage !== 0);
@@ -112,15 +124,36 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
     options.onEvaluation?.(e);
     return e;
   };
-  /** G groups × N episodes of new tasks, numbered from `firstGroup`. */
+  /** G groups × N episodes of new tasks, numbered from `firstGroup`, sampled by the actor. */
   const rollout = (groups: number, firstGroup: number, timing: PhaseTiming): Promise<Trajectory[]> => {
     const specs: EpisodeSpec[] = [];
     for (let g = 0; g < groups; g++) {
       const task = tasks[taskRng.int(tasks.length)]!;
       for (let i = 0; i < config.groupSize; i++) specs.push({ task, group: firstGroup + g, indexInGroup: i });
     }
-    return runEpisodes(specs, () => env.create(config.envOptions), actor, { maxTurns: config.maxTurns, sampleRng, verifierRng, timing });
+    return runEpisodes(specs, () => env.create(config.envOptions), actor, { maxTurns: config.maxTurns, sampleRng, verifierRng, timing, maxInFlight: config.maxInFlight });
   };
+  // Asynchronous mode: the rollout stream samples into a queue of finished groups while this loop
+  // learns; both share the policy's engines (the stream samples between the learner's steps).
+  let streamGroup = 0;
+  const stream = config.mode === 'async'
+    ? new AsyncRollout({
+        capacity: config.queueGroups > 0 ? config.queueGroups : (config.maxStaleness + 1) * config.groupsPerIteration,
+        groupsPerTake: config.groupsPerIteration, maxStaleness: config.maxStaleness,
+        producer: (side) => new EpisodeStream(actor, {
+          maxTurns: config.maxTurns, sampleRng, verifierRng, timing: side.timing, maxInFlight: config.maxInFlight,
+          makeEnv: () => env.create(config.envOptions),
+          onGroup: (group) => side.push(group),
+          nextGroup: () => {
+            const admitted = side.admit();
+            if (admitted !== 'start') return admitted;
+            const task = tasks[taskRng.int(tasks.length)]!;
+            const group = streamGroup++;
+            return Array.from({ length: config.groupSize }, (_, i) => ({ task, group, indexInGroup: i }));
+          },
+        }),
+      })
+    : undefined;
 
   // Fails here, before anything is stored, when the machine lacks what the environment needs.
   const environment = env.preflight?.(config.envOptions);
@@ -150,12 +183,14 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
     // asked once the run is stored (its folder is named after the run's id)
     resumeDir = options.resumeDir?.();
     if (!resume) sink.evaluation(await evaluate(0));
+    stream?.start();
     let completedIteration = resume?.iteration ?? 0;
     for (let it = completedIteration + 1; it <= config.iterations; it++) {
       // Yield to the event loop once per iteration: with in-process environments every await above
       // resolves as a microtask, and signals, IPC messages and heartbeats would wait for the whole run.
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (options.signal?.aborted) {
+        await stream?.stop();
         // the next run continues from here: a resume point after the last stored iteration
         await saveResumePoint(completedIteration);
         const wallMs = Date.now() - t0;
@@ -164,25 +199,36 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       }
       options.onPhase?.({ kind: 'iteration', iteration: it });
       const itStart = Date.now();
-      const timing: PhaseTiming = { generateMs: 0, envMs: 0 };
-      // Rollout: G groups × N episodes, each group on one task; with dynamic sampling, groups that
-      // cannot teach anything are replaced by new ones, up to the configured number of extra rounds.
-      const trajectories = await rollout(config.groupsPerIteration, 0, timing);
+      let timing: PhaseTiming = { generateMs: 0, envMs: 0 };
+      let pipelineMetrics: Partial<IterationMetrics> = {};
+      let trajectories: Trajectory[];
+      if (stream) {
+        // G finished groups from the stream, none older than maxStaleness versions, numbered 0 … G−1
+        const taken = await stream.take(policy.version);
+        trajectories = taken.groups.flatMap((g, i) => g.map((t) => ({ ...t, group: i })));
+        const produced = stream.stats();
+        timing = produced.timing;
+        const hist = [0, 1, 2].map((k) => taken.staleness.filter((s) => s === k).length);
+        pipelineMetrics = {
+          stalenessMean: mean(taken.staleness), stalenessMax: Math.max(0, ...taken.staleness), staleness0: hist[0]!, staleness1: hist[1]!, staleness2: hist[2]!,
+          staleness3plus: taken.staleness.filter((s) => s >= 3).length, droppedStaleGroups: taken.dropped, queueDepth: taken.queueDepth,
+          learnerIdleMs: taken.waitedMs, rolloutBusyMs: produced.busyMs, rolloutBlockedMs: produced.blockedMs,
+        };
+      } else {
+        // Rollout: G groups × N episodes, each group on one task; with dynamic sampling, groups that
+        // cannot teach anything are replaced by new ones, up to the configured number of extra rounds.
+        trajectories = await rollout(config.groupsPerIteration, 0, timing);
+      }
       const adv = learner.assignAdvantages(trajectories);
       let zeroVarianceGroups = adv.zeroVarianceGroups;
       let resampledGroups = 0;
       const replaced = new Set<number>();
-      if (config.method === 'grpo' && config.algorithm.dynamicSampling > 0) {
-        const byGroup = (ts: readonly Trajectory[]): Map<number, Trajectory[]> => {
-          const m = new Map<number, Trajectory[]>();
-          for (const t of ts) m.set(t.group, [...(m.get(t.group) ?? []), t]);
-          return m;
-        };
+      if (!stream && config.method === 'grpo' && config.algorithm.dynamicSampling > 0) {
         // DAPO: a group that cannot teach anything is dropped and a new one sampled in its place, until
         // the batch holds groupsPerIteration informative groups or the rounds run out
         const drop = (ts: readonly Trajectory[]): number => {
           let useful = 0;
-          for (const [g, members] of byGroup(ts)) {
+          for (const [g, members] of groupsOf(ts)) {
             if (informative(members)) useful += 1;
             else replaced.add(g);
           }
@@ -200,6 +246,13 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         // groups still uninformative after the last round stay out too: they would only dilute the batch
       }
 
+      // staleness for every run that samples itself (seed 001): versions between the weights that
+      // sampled a group and the ones it updates (0 by construction in sync mode; the stream's histogram
+      // in async mode); SFT's demonstrations have no version to be behind
+      if (!stream && actor === policy) {
+        const behind = [...groupsOf(trajectories).values()].map((g) => policy.version - oldestVersion(g));
+        pipelineMetrics = { stalenessMean: mean(behind), stalenessMax: Math.max(0, ...behind) };
+      }
       const report = await learner.update(trajectories, replaced);
 
       const rewards = trajectories.map((t) => t.outcome.reward);
@@ -233,6 +286,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         ...(resampledGroups > 0 ? { resampledGroups } : {}),
         ...(report.optimizerSteps > 0 ? { learningRate: report.learningRate } : {}),
         policyVersion: policy.version,
+        ...(stream && policy instanceof TransformerPolicy && policy.parallelism > 1 ? { weightSyncMs: policy.takeSyncMs() } : {}),
         wallMs: Date.now() - itStart,
         ...(config.policy === 'transformer' ? {
           clipFractionLow: report.clipFractionLow, clipFractionHigh: report.clipFractionHigh, dualClipFraction: report.dualClipFraction, approxKl: report.approxKl,
@@ -247,7 +301,11 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         phaseUpdateMs: report.phaseUpdateMs,
         phaseStoreMs: storeMs,
         phaseEvaluateMs: 0,
+        ...pipelineMetrics,
+        ...(report.importanceWeightMean !== undefined ? { importanceWeightMean: report.importanceWeightMean, importanceTruncated: report.importanceTruncated } : {}),
       };
+      // the last update is done: what the stream would still sample is never used
+      if (stream && it === config.iterations) await stream.stop();
       const due = it === config.iterations || (config.evalInterval > 0 && it % config.evalInterval === 0);
       const tEval = Date.now();
       const evaluation = due ? await evaluate(it) : undefined;
@@ -269,6 +327,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         etaMs: remainingMs(iterationMsTotal, it, config.iterations - it), metrics: record, ...(evaluation ? { evaluation } : {}),
       });
     }
+    await stream?.stop();
     const dir = options.checkpointDir?.();
     if (dir && policy.save) {
       options.onPhase?.({ kind: 'saving' });
@@ -286,6 +345,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
     }
     throw e;
   } finally {
+    await stream?.stop().catch(() => undefined);
     await policy.dispose?.();
     await env.dispose?.();
   }

@@ -136,6 +136,23 @@ describe('validateRunConfig: transformer policy', () => {
   });
 });
 
+describe('validateRunConfig: asynchronous mode', () => {
+  it('recomputes π_old with a truncated importance correction by default; behaviour log-probs are allowed, with nothing to correct', () => {
+    const a = validateRunConfig({ mode: 'async' });
+    assert.deepEqual([a.algorithm.oldLogprobs, a.algorithm.offPolicyCorrection, a.algorithm.isCap, a.maxStaleness], ['recompute', 'truncated-is', 2, 1]);
+    const b = validateRunConfig({ mode: 'async', algorithm: { oldLogprobs: 'behaviour' } });
+    assert.deepEqual([b.algorithm.oldLogprobs, b.algorithm.offPolicyCorrection], ['behaviour', 'none']);
+    assert.equal(validateRunConfig({}).algorithm.offPolicyCorrection, 'none', 'sync is on-policy');
+  });
+
+  it('refuses what it cannot do: a queue smaller than one take, dynamic sampling, sft, a correction without recomputed π_old', () => {
+    assert.match(issues({ mode: 'async', queueGroups: 1 }).message, /queueGroups = 1: the learner takes 4 groups at a time.*Fix: use 0 \(the default\) or at least 4/);
+    assert.match(issues({ mode: 'async', algorithm: { dynamicSampling: 2 } }).message, /algorithm\.dynamicSampling = 2: .*Fix: set algorithm\.dynamicSampling to 0, or use mode "sync"/);
+    assert.match(issues({ mode: 'async', env: 'calculator', policy: 'transformer', method: 'sft' }).message, /mode = "?async"?: sft learns from scripted demonstrations/);
+    assert.match(issues({ algorithm: { offPolicyCorrection: 'truncated-is' } }).message, /Fix: set algorithm\.oldLogprobs to "recompute"/);
+  });
+});
+
 describe('run config schema', () => {
   const schema = runConfigSchema() as { properties: Record<string, { properties?: Record<string, { description: string }> }>; allOf: { if: unknown; then: { properties: Record<string, { default?: unknown; properties?: Record<string, { default?: unknown }> }> } }[] };
   const algorithmDefaultsFor = (env: string, policy: string, method: string): Record<string, unknown> | undefined => {

@@ -13,7 +13,7 @@ export abstract class ScriptedPolicy implements Policy {
   sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
     return Promise.resolve(
       contexts.map((ctx) => {
-        const a = this.act(ctx, rng);
+        const a = this.act(ctx, ctx.rng ?? rng);
         return typeof a === 'string'
           ? { text: a, step: { behaviourLogprob: 0, policyVersion: 0 } }
           : { text: a.text, step: { behaviourLogprob: 0, policyVersion: 0 }, mistake: true };

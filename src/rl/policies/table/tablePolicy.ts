@@ -75,7 +75,7 @@ export class TablePolicy implements TrainablePolicy, Differentiable {
       contexts.map((ctx) => {
         const state = this.spec.stateOf(ctx.observation);
         const logp = this.logProbs(state);
-        const action = rng.categorical(Array.from(logp, (l) => Math.exp(l)));
+        const action = (ctx.rng ?? rng).categorical(Array.from(logp, (l) => Math.exp(l)));
         const step: PolicyStep = { behaviourLogprob: logp[action]!, policyVersion: this.versionCounter, stateIndex: state, actionIndex: action };
         return { text: this.spec.actions[action]!, step };
       }),

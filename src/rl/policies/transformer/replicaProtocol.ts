@@ -23,7 +23,8 @@ export type ReplicaRequest =
   | { readonly kind: 'weights'; readonly which: 'model' | 'reference'; readonly weights: Float32Array[] }
   | { readonly kind: 'grads'; readonly inputs: readonly LossInput[]; readonly spec: LossSpec }
   | { readonly kind: 'logprobs'; readonly seqs: readonly TrainSequence[]; readonly model: 'current' | 'reference'; readonly temperature: number; readonly rows: boolean }
-  | { readonly kind: 'sample'; readonly prompts: readonly (readonly number[])[]; readonly options: PortableSampleOptions; readonly seed: number };
+  /** `rowSeeds`: one stream per prompt (the concurrent schedule) instead of one for the shard (`seed`). */
+  | { readonly kind: 'sample'; readonly prompts: readonly (readonly number[])[]; readonly options: PortableSampleOptions; readonly seed: number; readonly rowSeeds?: readonly number[] };
 
 export type ReplicaReply =
   | { readonly kind: 'ok' }

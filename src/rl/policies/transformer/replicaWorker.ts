@@ -47,14 +47,19 @@ async function handle(msg: ReplicaRequest): Promise<{ reply: ReplicaReply; trans
     }
     case 'sample': {
       const when = msg.options.stopEnv ? environmentFactory(msg.options.stopEnv as EnvName).stop?.when : undefined;
-      const sequences = sampleBatch(model!, tokenizer!, msg.prompts, { ...msg.options, ...(when ? { stopWhen: when } : {}) }, new Rng(msg.seed));
+      const rng = msg.rowSeeds ? msg.rowSeeds.map((s) => new Rng(s)) : new Rng(msg.seed);
+      const sequences = sampleBatch(model!, tokenizer!, msg.prompts, { ...msg.options, ...(when ? { stopWhen: when } : {}) }, rng);
       return { reply: { kind: 'sample', sequences }, transfer: [] };
     }
   }
 }
 
+// One request at a time, in the order they came: the main thread matches replies to requests by order,
+// and several can be outstanding (the asynchronous mode samples while the learner computes), so a
+// request that awaits (a tensor read) must not let the next one start and answer first.
+let chain: Promise<void> = Promise.resolve();
 parentPort!.on('message', (msg: ReplicaRequest) => {
-  handle(msg).then(
+  chain = chain.then(() => handle(msg)).then(
     ({ reply, transfer }) => parentPort!.postMessage(reply, transfer),
     (e: unknown) => parentPort!.postMessage({ kind: 'error', message: e instanceof Error ? `${e.name}: ${e.message}` : String(e) } satisfies ReplicaReply),
   );

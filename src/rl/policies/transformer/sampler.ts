@@ -208,9 +208,11 @@ export function stopsAt(text: string, stop: readonly string[], stopWhen?: (text:
 
 /**
  * Samples a continuation for every prompt. A row ends at a stop string, at maxNewTokens, or when its
- * context is full (prompt + new tokens = the model's context length).
+ * context is full (prompt + new tokens = the model's context length). `rng`: one stream for the batch
+ * (rows draw from it in turn), or one stream per row (each row's draws independent of the others').
  */
-export function sampleBatch(model: Gpt, tokenizer: Tokenizer, prompts: readonly (readonly number[])[], o: SampleOptions, rng: Rng): SampledSequence[] {
+export function sampleBatch(model: Gpt, tokenizer: Tokenizer, prompts: readonly (readonly number[])[], o: SampleOptions, rng: Rng | readonly Rng[]): SampledSequence[] {
+  const rowRng = (b: number): Rng => (Array.isArray(rng) ? (rng as readonly Rng[])[b]! : (rng as Rng));
   const B = prompts.length;
   const P = model.config.contextLength;
   const rows = prompts.map((p) => ({ tokens: [] as number[], logprobs: [] as number[], text: '', stopReason: undefined as StopReason | undefined, budget: Math.min(o.maxNewTokens, P - p.length) }));
@@ -235,7 +237,7 @@ export function sampleBatch(model: Gpt, tokenizer: Tokenizer, prompts: readonly 
           continue;
         }
         const logp = logSoftmaxRow(data.subarray(b * V, (b + 1) * V), o.temperature);
-        const tok = drawToken(logp, o, rng);
+        const tok = drawToken(logp, o, rowRng(b));
         r.tokens.push(tok);
         r.logprobs.push(logp[tok]!);
         r.text += tokenizer.decode([tok]);

@@ -55,6 +55,8 @@ export class TransformerPolicy implements TrainablePolicy {
   private versionCounter = 0;
   private replicas: ReplicaPool | undefined;
   private stopEnv: string | undefined;
+  /** Milliseconds spent sending new weights to the helper replicas (which sample rollouts too) since the last `takeSyncMs`. */
+  private syncMs = 0;
 
   constructor(
     readonly model: Gpt,
@@ -124,11 +126,16 @@ export class TransformerPolicy implements TrainablePolicy {
       news.push(fresh);
       return [...past, ...fresh];
     });
-    const out = await this.sampleTokens(prompts, rng, sampling);
+    // an episode's own stream (the concurrent schedule) seeds its row: the draw is independent of the batch
+    const rowSeeds = contexts.every((c) => c.rng) ? contexts.map((c) => c.rng!.uint32()) : undefined;
+    // the version of the last completed update: an update's steps may land between this batch and the
+    // next (async), but not within one, and the version moves on only when the whole update is done
+    const version = this.versionCounter;
+    const out = await this.sampleTokens(prompts, rng, sampling, rowSeeds);
     return out.map((s, i) => {
       const step: PolicyStep = {
         behaviourLogprob: s.logprobs.reduce((a, b) => a + b, 0),
-        policyVersion: this.versionCounter,
+        policyVersion: version,
         tokens: { context: news[i]!, sampled: s.tokens, logprobs: s.logprobs },
       };
       return { text: s.text, step, ...(s.stopReason === 'context' && s.tokens.length === 0 ? { exhausted: true } : {}) };
@@ -140,16 +147,17 @@ export class TransformerPolicy implements TrainablePolicy {
    * (similar lengths per shard), each shard draws from its own stream seeded from `rng`, and results
    * come back in order.
    */
-  async sampleTokens(prompts: readonly (readonly number[])[], rng: Rng, sampling: SampleOptions = this.sampling): Promise<SampledSequence[]> {
+  async sampleTokens(prompts: readonly (readonly number[])[], rng: Rng, sampling: SampleOptions = this.sampling, rowSeeds?: readonly number[]): Promise<SampledSequence[]> {
     const pool = this.replicas;
-    if (!pool || prompts.length < MIN_SHARD * (pool.size + 1)) return sampleBatch(this.model, this.tokenizer, prompts, sampling, rng);
+    const rowsOf = (idx: readonly number[]): Rng[] => idx.map((i) => new Rng(rowSeeds![i]!));
     const order = prompts.map((p, i) => ({ i, n: p.length })).sort((a, b) => a.n - b.n || a.i - b.i).map((x) => x.i);
+    if (!pool || prompts.length < MIN_SHARD * (pool.size + 1)) return sampleBatch(this.model, this.tokenizer, prompts, sampling, rowSeeds ? rowsOf(prompts.map((_, i) => i)) : rng);
     const shards = splitShards(order, pool.size + 1);
-    const seeds = shards.map(() => rng.int(2 ** 31));
+    const seeds = rowSeeds ? shards.map(() => 0) : shards.map(() => rng.int(2 ** 31));
     const { temperature, topK, topP, maxNewTokens, stop } = sampling; // stopWhen is rebuilt from stopEnv
     const options = { temperature, topK, topP, maxNewTokens, stop, ...(this.stopEnv ? { stopEnv: this.stopEnv } : {}) };
-    const asked = shards.slice(1).map((idx, h) => pool.helper(h).call({ kind: 'sample', prompts: idx.map((i) => prompts[i]!), options, seed: seeds[h + 1]! }));
-    const mine = sampleBatch(this.model, this.tokenizer, shards[0]!.map((i) => prompts[i]!), sampling, new Rng(seeds[0]!));
+    const asked = shards.slice(1).map((idx, h) => pool.helper(h).call({ kind: 'sample', prompts: idx.map((i) => prompts[i]!), options, seed: seeds[h + 1]!, ...(rowSeeds ? { rowSeeds: idx.map((i) => rowSeeds[i]!) } : {}) }));
+    const mine = sampleBatch(this.model, this.tokenizer, shards[0]!.map((i) => prompts[i]!), sampling, rowSeeds ? rowsOf(shards[0]!) : new Rng(seeds[0]!));
     const theirs = await Promise.all(asked);
     const out: SampledSequence[] = new Array<SampledSequence>(prompts.length);
     shards[0]!.forEach((i, k) => (out[i] = mine[k]!));
@@ -181,12 +189,23 @@ export class TransformerPolicy implements TrainablePolicy {
   async applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number> {
     const norm = await this.optimizer.apply(grads, lr);
     // every replica holds the new weights before anything else is asked of it
-    if (this.replicas) await this.replicas.syncWeights(this.model, 'model');
+    if (this.replicas) {
+      const t = Date.now();
+      await this.replicas.syncWeights(this.model, 'model');
+      this.syncMs += Date.now() - t;
+    }
     return norm;
   }
 
   completeUpdate(): void {
     this.versionCounter += 1;
+  }
+
+  /** The weight-sync time since the last call (0 without helper replicas). */
+  takeSyncMs(): number {
+    const ms = this.syncMs;
+    this.syncMs = 0;
+    return ms;
   }
 
   private helper(part: number): ReturnType<ReplicaPool['helper']> {

@@ -93,6 +93,40 @@ describe('Learner: advantages and exclusions', () => {
   });
 });
 
+describe('Learner: off-policy correction', () => {
+  it('truncated-is weighs each token by min(π_old/π_behaviour, isCap), π_old recomputed, and reports the mean weight and the share at the cap', async () => {
+    // a group of two sampled by an older policy: (0, a) was 1/9 likely then (now 1/3: weight 3, capped
+    // at 2), (0, b) 2/3 (weight 1/2); advantages +1 and −1, ratio to π_old 1, no KL
+    const stale = (reward: number, action: number, behaviour: number): Trajectory => {
+      const t = tableTraj(0, reward, action);
+      return { ...t, turns: [{ ...t.turns[0]!, policy: { ...t.turns[0]!.policy, behaviourLogprob: behaviour } }] };
+    };
+    const run = async (offPolicyCorrection: 'none' | 'truncated-is') => {
+      const learner = learnerOf(new TablePolicy(spec, ADAM_DEFAULTS, 'cpu'), { klCoef: 0, epochs: 1, oldLogprobs: 'recompute', offPolicyCorrection, isCap: 2 });
+      const ts = [stale(1, 0, lp3 - Math.log(3)), stale(0, 1, lp3 + Math.log(2))];
+      learner.assignAdvantages(ts);
+      return learner.update(ts);
+    };
+    const corrected = await run('truncated-is');
+    assert.ok(Math.abs(corrected.importanceWeightMean! - 1.25) < 1e-6, String(corrected.importanceWeightMean));
+    assert.equal(corrected.importanceTruncated, 0.5);
+    // per sequence −A·w: −1·2 and +1·½, averaged
+    assert.ok(Math.abs(corrected.policyLoss - -0.75) < 1e-5, String(corrected.policyLoss));
+    const plain = await run('none');
+    assert.equal(plain.importanceWeightMean, undefined);
+    assert.ok(Math.abs(plain.policyLoss) < 1e-6, String(plain.policyLoss));
+  });
+
+  it('a cap that float32 cannot hold exactly still counts the capped tokens', async () => {
+    const learner = learnerOf(new TablePolicy(spec, ADAM_DEFAULTS, 'cpu'), { klCoef: 0, epochs: 1, oldLogprobs: 'recompute', offPolicyCorrection: 'truncated-is', isCap: 1.3 });
+    const t = tableTraj(0, 1, 0);
+    const ts = [{ ...t, turns: [{ ...t.turns[0]!, policy: { ...t.turns[0]!.policy, behaviourLogprob: lp3 - 1 } }] }, tableTraj(0, 0, 1)];
+    learner.assignAdvantages(ts);
+    const r = await learner.update(ts);
+    assert.equal(r.importanceTruncated, 0.5);
+  });
+});
+
 describe('Learner: schedule', () => {
   const a = { warmupSteps: 4, lrSchedule: 'linear' as const, minLrRatio: 0.1 };
   it('linear warm-up, then a linear decay to minLrRatio at the last step', () => {

@@ -175,3 +175,91 @@ describe('trainer: faults', () => {
     }
   });
 });
+
+describe('trainer: faults in episodes', () => {
+  it('an environment that crashes, cannot read an output, fails to start or to verify ends only that episode: recorded as env_error with reward 0, never trained on, the run goes on', async () => {
+    // of every five environments, four fail, each its own way (a crashed sandbox, a parser that throws, a
+    // reset that fails, a verifier that fails); the fifth is the ordinary binary search
+    let made = 0;
+    const faulty: EnvironmentFactory = {
+      ...binarySearchRepair,
+      create: (o) => {
+        const e = binarySearchRepair.create(o);
+        const fault = made++ % 5;
+        return {
+          reset: (t) => (fault === 3 ? Promise.reject(new Error('sandbox pool failed to start')) : e.reset(t)),
+          parseAction: (x) => {
+            if (fault === 2) throw new TypeError('parser broke on this output');
+            return e.parseAction(x);
+          },
+          step: (a) => (fault === 1 ? Promise.reject(new Error('sandbox server crashed (SIGSEGV)')) : e.step(a)),
+          verify: (rng) => (fault === 4 ? Promise.reject(new Error('verifier timed out')) : e.verify(rng)),
+          close: () => e.close(),
+        };
+      },
+    };
+    const sink = new MemorySink();
+    const result = await train(validateRunConfig({ seed: 6, iterations: 4, evalEpisodes: 20 }), { sink, runtime, environment: faulty });
+    assert.equal(result.status, 'completed');
+    assert.equal(sink.iterations.length, 4);
+    const why = new Set<string>();
+    for (const rec of sink.iterations) {
+      assert.equal(rec.trajectories.length, 32);
+      const failed = rec.trajectories.filter((t) => t.termination === 'env_error');
+      assert.ok(failed.length >= 4, `${failed.length} failed episodes`);
+      assert.equal(rec.metrics.envErrorTrajectories, failed.length);
+      for (const t of failed) {
+        assert.equal(t.outcome.reward, 0);
+        assert.ok(t.excluded === 'env_error' || t.excluded === 'replaced', `excluded: ${t.excluded}`);
+        const text = t.outcome.details?.verifierError !== undefined ? JSON.stringify(t.outcome.details.verifierError) : t.turns.at(-1)?.observation.text ?? '';
+        why.add(/crashed/.test(text) ? 'step' : /parser broke/.test(text) ? 'parse' : /verifier timed out/.test(text) ? 'verify' : text);
+      }
+      assert.ok((rec.metrics.optimizerSteps ?? 0) > 0, 'the others still train');
+    }
+    // reset failures leave no turn: their reason is the episode's observation, not stored as a turn
+    assert.ok(['step', 'parse', 'verify'].every((k) => why.has(k)), [...why].join(' | '));
+  });
+});
+
+describe('trainer: asynchronous mode', () => {
+  it('learns from whole groups no older than maxStaleness, records the staleness histogram and the queue, and keeps sync unchanged', async () => {
+    for (const maxStaleness of [0, 2]) {
+      const sink = new MemorySink();
+      const config = validateRunConfig({ seed: 8, iterations: 12, evalEpisodes: 20, mode: 'async', maxStaleness });
+      assert.equal(config.algorithm.oldLogprobs, 'recompute', 'async recomputes π_old by default');
+      assert.equal(config.algorithm.offPolicyCorrection, 'truncated-is');
+      const result = await train(config, { sink, runtime });
+      assert.equal(result.status, 'completed');
+      let dropped = 0;
+      let stale = 0;
+      for (const { metrics: m, trajectories } of sink.iterations) {
+        const G = config.groupsPerIteration;
+        assert.equal(trajectories.length, G * config.groupSize);
+        const groups = new Map<number, number>();
+        for (const t of trajectories) groups.set(t.group, (groups.get(t.group) ?? 0) + 1);
+        assert.deepEqual([...groups.keys()].sort((a, b) => a - b), Array.from({ length: G }, (_, i) => i), 'groups renumbered 0 … G−1');
+        for (const n of groups.values()) assert.equal(n, config.groupSize, 'every group whole');
+        // the learner's version before this update (one version per update that changed the weights)
+        const before = m.policyVersion - m.updated;
+        for (const t of trajectories) {
+          for (const turn of t.turns) assert.ok(before - turn.policy.policyVersion <= maxStaleness, `iteration ${m.iteration}: a turn ${before - turn.policy.policyVersion} versions old`);
+        }
+        assert.equal(m.staleness0! + m.staleness1! + m.staleness2! + m.staleness3plus!, G);
+        assert.ok(m.stalenessMax! <= maxStaleness);
+        for (const k of ['queueDepth', 'learnerIdleMs', 'rolloutBusyMs', 'rolloutBlockedMs', 'droppedStaleGroups', 'importanceWeightMean'] as const) assert.equal(typeof m[k], 'number', `${k} at ${m.iteration}`);
+        dropped += m.droppedStaleGroups!;
+        stale += m.staleness1! + m.staleness2!;
+      }
+      // groups start only while they can be taken in time: with none allowed, the rollout waits for each update
+      if (maxStaleness === 0) assert.deepEqual([dropped, stale], [0, 0]);
+      else assert.ok(stale > 0, 'with staleness allowed, the rollout runs ahead and the learner uses groups sampled before its last update');
+    }
+    const sync = new MemorySink();
+    await train(validateRunConfig({ seed: 8, iterations: 2, evalEpisodes: 20 }), { sink: sync, runtime });
+    for (const { metrics: m } of sync.iterations) {
+      assert.deepEqual([m.stalenessMean, m.stalenessMax], [0, 0], 'sync mode samples on-policy: 0 behind, measured');
+      assert.equal(m.staleness0, undefined, 'no queue, no histogram');
+      assert.equal(m.importanceWeightMean, undefined);
+    }
+  });
+});
