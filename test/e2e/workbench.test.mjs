@@ -102,10 +102,19 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   };
   /** Quick Open on a workspace file, from the Command Palette (Ctrl+P goes astray when a notification has focus). */
   const openWorkspaceFile = async (name) => {
-    await page.keyboard.press('Escape');
-    await runCommand(page, 'Go to File...');
-    await pick(page, name);
-    await page.locator('.tab.active', { hasText: name }).waitFor({ state: 'visible', timeout: 15_000 });
+    // a notification or a webview that still holds the focus can swallow the pick: one more try
+    for (let attempt = 1; ; attempt++) {
+      await page.keyboard.press('Escape');
+      await runCommand(page, 'Go to File...');
+      await pick(page, name);
+      try {
+        await page.locator('.tab.active', { hasText: name }).waitFor({ state: 'visible', timeout: 15_000 });
+        return;
+      } catch (e) {
+        await page.screenshot({ path: path.join(OUT, `open-${name}-failed-${attempt}.png`) });
+        if (attempt === 2) throw e;
+      }
+    }
   };
   const checkedRuns = (frame) => frame.evaluate(() => [...document.querySelectorAll('#runs input:checked')].map((i) => Number(i.dataset.run)).sort());
 
