@@ -2,6 +2,7 @@
 // every trajectory and turn, and the evaluation when one ran), so a run killed at any moment leaves
 // whole iterations only. The initial evaluation and the final status are their own small writes.
 import type Database from 'better-sqlite3';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { RunConfig } from '../shared/runConfig';
 import { EVALUATION_EXTRAS, type EvaluationResult, type RunStatus, type RuntimeInfo } from '../shared/types';
@@ -145,8 +146,14 @@ export function markOrphanedRuns(db: Database.Database, isAlive: (pid: number) =
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  // A killed process whose parent has not reaped it yet (a zombie) still answers signal 0.
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc (macOS): trust the signal
   }
 }
