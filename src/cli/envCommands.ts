@@ -3,15 +3,63 @@
 // environment and prints every step as a JSON line, then the verified outcome.
 import * as fs from 'node:fs';
 import { ENV_NAMES, validateEnvOptions, type EnvName } from '../shared/runConfig';
-import { jsonText } from '../shared/untrustedText';
+import { jsonText, showInvisibles } from '../shared/untrustedText';
 import type { Task } from '../rl/envs/environment';
 import { environmentFactory } from '../rl/envs/registry';
 import { Rng } from '../rl/random';
 import { detectIsolation, resolvePython } from '../rl/sandbox/isolation';
+import { renderPrompt } from '../rl/envs/workspace/toolCalls';
+import { ToolSession } from '../rl/envs/workspace/toolSession';
+import { prepareWorkspace } from '../rl/envs/workspace/workspaceEnv';
 import { table } from './format';
 import { UsageError } from './usageError';
 
-export function envCheckCommand(python: string | undefined): number {
+/** A workspace environment checked without training: its tasks, its tools (each tried on its example), its reward on a recorded episode. */
+async function workspaceCheck(envOptions: Record<string, unknown>): Promise<void> {
+  const out = (s: string): void => {
+    process.stdout.write(`${s}\n`);
+  };
+  const p = await prepareWorkspace(envOptions);
+  const first = p.tasks.train[0]!;
+  out(`\ntasks: ${p.tasks.train.length} training, ${p.tasks.heldOut.length} held out (${showInvisibles(p.options.tasks)}, preset ${p.options.taskPreset})`);
+  out(`  first: ${showInvisibles(first.id)} (${showInvisibles(String(first.data.source))}): ${jsonText(first.prompt)}`);
+  out(`tools: ${p.tools.length === 0 ? 'none' : `${p.tools.length} in ${showInvisibles(p.toolFile!.name)}, format ${p.options.toolFormat}`}`);
+  const session = p.toolFile ? new ToolSession({ level: p.level, python: p.python, limits: p.options.limits }, p.toolFile) : undefined;
+  try {
+    for (const t of p.tools) {
+      out(`  ${showInvisibles(t.signature)}${t.description ? ` — ${showInvisibles(t.description)}` : ''}`);
+      out(`    schema: ${jsonText(t.parameters)}`);
+      const example = p.examples[t.name];
+      if (session && typeof example === 'object' && example !== null && !Array.isArray(example)) {
+        const r = await session.call({ op: 'call', name: t.name, kwargs: example as Record<string, unknown> });
+        out(`    example ${jsonText(example)} → ${r.ok ? jsonText(r.result ?? '') : `error (${r.kind ?? 'failed'}): ${jsonText(r.error ?? '')}`} in ${Math.round(r.durationMs)} ms`);
+      } else out('    example: none (EXAMPLES in the tool file gives one)');
+    }
+  } finally {
+    session?.close();
+  }
+  const o = p.rewardCheck.outcome;
+  out(`reward: ${showInvisibles(p.rewardFile?.name ?? p.options.reward)}, on a recorded episode of ${showInvisibles(p.rewardCheck.taskId)} (${first.data.demonstration ? 'its demonstration' : 'no actions: the task has no demonstration'}): reward ${o.reward}, success ${o.success}`);
+  out(`  details: ${jsonText(o.details ?? {})}`);
+  out(`first observation the policy reads:\n${showInvisibles(p.tasks.train[0] ? renderPrompt(first.prompt, p.tools, p.options.toolFormat, p.options.toolsInPrompt) : '')}`);
+}
+
+export async function envCheckCommand(python: string | undefined, config?: Record<string, unknown>): Promise<number> {
+  if (config !== undefined && config.env === 'workspace') {
+    const envOptions = validateEnvOptions('workspace', (config.envOptions ?? {}) as Record<string, unknown>);
+    envCheckSandbox(python ?? (typeof envOptions.python === 'string' && envOptions.python !== '' ? envOptions.python : undefined));
+    try {
+      await workspaceCheck(envOptions);
+    } finally {
+      await environmentFactory('workspace').dispose?.();
+    }
+    process.stdout.write('workspace environment: ok\n');
+    return 0;
+  }
+  return envCheckSandbox(python);
+}
+
+function envCheckSandbox(python: string | undefined): number {
   const py = resolvePython(python);
   const statuses = detectIsolation(py);
   const best = statuses.find((s) => s.available)!;
@@ -45,6 +93,7 @@ export async function envRunCommand(
   if (!actionsFile) throw new UsageError('env run needs --actions FILE (a JSON array of action texts, or one per line)');
   const envOptions = validateEnvOptions(envName as EnvName, givenOptions);
   const factory = environmentFactory(envName as EnvName);
+  await factory.prepare?.(envOptions);
   factory.preflight?.(envOptions);
   const source = factory.tasks(envOptions);
   const all = [...source.train, ...source.heldOut];

@@ -8,6 +8,9 @@ import { IsolationUnavailableError, PythonNotFoundError } from '../rl/sandbox/is
 import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
 import { ResumeError } from '../store/resume';
+import { TaskFileError } from '../rl/envs/workspace/taskFiles';
+import { ToolLoadError } from '../rl/envs/workspace/toolSession';
+import { WorkspaceEnvError } from '../rl/envs/workspace/workspaceEnv';
 import { algorithmHelp } from './algorithmHelp';
 import { envCheckCommand, envRunCommand } from './envCommands';
 import { EXPORT_USAGE, exportCommand } from './exportCommand';
@@ -31,7 +34,9 @@ Usage:
   agent-rl runs  [--db FILE] [--json]
   agent-rl show  RUN [--db FILE] [--json]          RUN = run id or name
   agent-rl trajectory ID [--db FILE] [--json]     every turn of a trajectory, in full
-  agent-rl env check [--python PATH]              which sandbox isolation level works here, and why
+  agent-rl env check [--python PATH] [--config FILE]
+                                                  which sandbox isolation level works here, and why; with a
+                                                  workspace config: its tasks, tools (each tried) and reward
   agent-rl env run --env NAME [--task ID] --actions FILE [--config FILE]
                                                   replay actions (JSON array, or one per line); JSON lines out;
                                                   envOptions come from the --config file
@@ -125,7 +130,7 @@ async function main(argv: string[]): Promise<number> {
     case 'env': {
       const [sub, ...extra] = positionals;
       if (extra.length > 0) throw new UsageError(`env ${sub ?? ''} takes no further arguments (got ${extra.join(' ')})`);
-      if (sub === 'check') return envCheckCommand(values.python);
+      if (sub === 'check') return envCheckCommand(values.python, typeof values.config === 'string' ? readConfigFile(values.config) : undefined);
       if (sub === 'run') {
         const fromFile = typeof values.config === 'string' ? readConfigFile(values.config).envOptions : undefined;
         if (fromFile !== undefined && (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile))) throw new UsageError('--config: envOptions must be an object');
@@ -143,7 +148,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError || e instanceof IsolationUnavailableError || e instanceof ResumeError;
+    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError || e instanceof IsolationUnavailableError || e instanceof ResumeError
+      || e instanceof TaskFileError || e instanceof ToolLoadError || e instanceof WorkspaceEnvError;
     process.stderr.write(`agent-rl: ${showInvisibles(known ? (e).message : e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
     process.exitCode = known ? 2 : 1;
   },

@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AlgorithmSettings } from '../shared/algorithm';
+import { withConfigRoot } from '../shared/configRoot';
 import { validateRunConfig, type RunConfig } from '../shared/runConfig';
 import { UsageError } from './usageError';
 
@@ -38,7 +39,7 @@ export function readConfigFile(file: string): Record<string, unknown> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new UsageError(`--config ${file}: the top level must be a JSON object of run config keys.`);
   }
-  const obj = { ...(parsed as Record<string, unknown>) };
+  const obj = withConfigRoot(parsed as Record<string, unknown>, path.dirname(path.resolve(file)), path);
   delete obj.$schema; // editors add it for completion
   return obj;
 }

@@ -6,11 +6,18 @@ import type { RunSeries } from './protocol/webviewProtocol';
 import type { EvaluationResult, IterationMetrics } from './types';
 import { oneLine, showInvisibles } from './untrustedText';
 
+export interface PanelLine {
+  readonly label: string;
+  readonly value: (m: IterationMetrics) => number | undefined;
+}
+
 export interface Panel {
   readonly id: string;
   readonly title: string;
   /** One line per run and metric. */
-  readonly lines: readonly { readonly label: string; readonly value: (m: IterationMetrics) => number | undefined }[];
+  readonly lines: readonly PanelLine[];
+  /** Lines that depend on what the selected runs recorded (they win over `lines`). */
+  readonly linesFor?: (series: readonly RunSeries[]) => readonly PanelLine[];
   /** Plots evaluations instead of iterations: one line per run and evaluation metric. */
   readonly evaluation?: readonly { readonly label: string; readonly value: (e: EvaluationResult) => number | undefined }[];
   /** A share in [0, 1]: the y axis spans at least 0–1, so a constant series is not drawn on a sliver. */
@@ -26,6 +33,12 @@ const asyncOnly = (): string => 'only runs in mode "async" record these (a synch
 
 export const PANELS: readonly Panel[] = [
   { id: 'reward', title: 'Reward (mean, max)', lines: [{ label: 'mean', value: (m) => m.rewardMean }, { label: 'max', value: (m) => m.rewardMax }] },
+  {
+    id: 'rewardExtras', title: 'The reward function\'s extras (mean per episode)', lines: [],
+    linesFor: (series) => [...new Set(series.flatMap((s) => s.iterations.flatMap((m) => Object.keys(m.rewardExtras ?? {}))))].sort()
+      .map((k) => ({ label: oneLine(k, 40), value: (m: IterationMetrics) => m.rewardExtras?.[k] })),
+    emptyBecause: () => 'no reward extras: a workspace reward file that returns {"score": ..., "name": number} plots each name here',
+  },
   { id: 'success', title: 'Training success', rate: true, lines: [{ label: 'success', value: (m) => m.successRate }] },
   {
     id: 'evaluation', title: 'Held-out evaluation: sampled and greedy pass@1, sampled pass@k', rate: true, lines: [],
@@ -122,10 +135,11 @@ export function panelLines(panel: Panel, series: readonly RunSeries[]): Line[] {
         })
         .filter((l) => l.data.length > 0);
     }
-    return panel.lines
+    const lines = panel.linesFor?.(series) ?? panel.lines;
+    return lines
       .map((line, j): Line => {
         const data = s.iterations.map((m) => ({ x: m.iteration, y: line.value(m) })).filter((p): p is { x: number; y: number } => typeof p.y === 'number' && Number.isFinite(p.y));
-        const suffix = panel.lines.length > 1 ? ` · ${line.label}` : '';
+        const suffix = lines.length > 1 || panel.linesFor ? ` · ${line.label}` : '';
         return { runIndex, label: `${name.short}${suffix}`, fullLabel: `${name.full}${suffix}`, dashed: j > 0, data, pointRadius: pointRadius(data.length) };
       })
       .filter((l) => l.data.length > 0);

@@ -1,7 +1,7 @@
 // Observation → action links for the trajectory inspector (pure; the webview and tests use it):
 // - a traceback's `File "main.py", line N` → line N of the code that turn ran (the last such frame is
 //   where it failed);
-// - a calculator tool result `<obs>…</obs>` → the call it answers (the same turn's action);
+// - a tool result (`<obs>…</obs>`, `<tool_response>…</tool_response>`) → the call it answers (the same turn's action);
 // - an error observation (exit code ≠ 0, timeout, tool error, format error) → the turn that caused it.
 
 export type ObservationLink =
@@ -39,6 +39,9 @@ export function actionParts(turn: TurnView): { readonly before: string; readonly
 // Our sandbox runs code as main.py; SandboxFusion as a temporary file (/tmp/tmpXXXX/tmpYYYY.py).
 const FRAME = /File "(?:main\.py|\/tmp\/[^"]*\/tmp\w+\.py)", line (\d+)/g;
 
+/** Actions that end an episode: their observation answers no call. */
+const ENDS = new Set(['answer', 'finish', 'submit']);
+
 export function observationLinks(turns: readonly TurnView[], index: number): ObservationLink[] {
   const turn = turns[index];
   if (!turn) return [];
@@ -50,7 +53,10 @@ export function observationLinks(turns: readonly TurnView[], index: number): Obs
     frames.forEach((m, i) => links.push({ kind: 'line', turn: index, line: Number(m[1]), start: m.index, end: m.index + m[0].length, innermost: i === frames.length - 1 }));
   }
   const a = turn.action as { kind?: string; name?: string } | null;
-  if (a?.kind === 'tool' && a.name === 'call' && /^<obs>/.test(turn.observationText) && !/^<obs>error/.test(turn.observationText)) links.push({ kind: 'call', turn: index });
+  // a tool's result (the calculator's <obs>, a workspace tool's <obs> or Hermes <tool_response>) answers this turn's call
+  if (a?.kind === 'tool' && code === undefined && !ENDS.has(a.name ?? '') && /^<(obs|tool_response)>/.test(turn.observationText) && !/^<(obs|tool_response)>error/.test(turn.observationText)) {
+    links.push({ kind: 'call', turn: index });
+  }
   const o = turn.observation;
   const reason =
     a?.kind === 'format_error' || o.formatError === true ? 'format error in this turn’s output'

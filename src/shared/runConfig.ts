@@ -7,7 +7,7 @@ import { checkField, type ConfigIssue, type FieldSpec } from './fieldSpec';
 export type { ConfigIssue, FieldSpec };
 export { STD_MODES, type StdMode } from './algorithm';
 
-export const ENV_NAMES = ['binary-search', 'calculator', 'code'] as const;
+export const ENV_NAMES = ['binary-search', 'calculator', 'code', 'workspace'] as const;
 export const SANDBOX_LEVELS = ['auto', 'strict', 'network', 'process'] as const;
 export type EnvName = (typeof ENV_NAMES)[number];
 export const POLICY_NAMES = ['table', 'transformer'] as const;
@@ -155,6 +155,35 @@ export const POLICY_OPTION_SPECS: Readonly<Record<PolicyName, OptionSpecs>> = {
   },
 };
 
+const fieldOption = (what: string): OptionSpecs[string] => ({ kind: 'string', maxLength: 500, default: '', description: `The record field (a dotted path such as extra_info.index) that holds ${what}; empty = the preset's.`, reason: 'the preset names the usual field' });
+
+/** A workspace environment: tasks, tools and reward from files (rl/envs/workspace). Paths are relative to `root`. */
+const WORKSPACE_OPTION_SPECS: OptionSpecs = {
+  root: { kind: 'string', maxLength: 4096, default: '', description: 'Folder the tasks, tools and reward paths are relative to; empty = the folder of the config file (set by agent-rl and the workbench), else the current folder.', reason: 'a config travels with its files' },
+  tasks: { kind: 'string', maxLength: 4096, default: '', description: 'Task file or glob: JSON Lines (.jsonl), JSON (.json, an array), CSV (.csv, a header row) or Parquet (.parquet), e.g. "data/train.jsonl" or "data/*.parquet".', reason: 'required: the tasks are yours' },
+  taskPreset: { kind: 'enum', values: ['default', 'verl', 'gsm8k', 'mbpp', 'humaneval'], default: 'default', description: 'Record layout: default (id, prompt, answer, tests, public_tests, private_tests, split, demonstration, metadata), verl (RL parquet: prompt as chat messages, reward_model.ground_truth, extra_info, data_source), gsm8k (question, answer after ####), mbpp (text, test_list), humaneval (prompt, test, entry_point).', reason: 'the fields most hand-written task files use' },
+  idField: fieldOption('the task id'), promptField: fieldOption('the prompt (text or chat messages)'), groundTruthField: fieldOption('the ground truth'),
+  testsField: fieldOption('the tests (Python text or a list of assert statements)'), publicTestsField: fieldOption('the tests the agent may see'), privateTestsField: fieldOption('the hidden tests'),
+  splitField: fieldOption('the split (train, or test/validation/heldout)'), demonstrationField: fieldOption('the reference actions for an SFT warm start (a list of action texts)'),
+  metadataField: fieldOption('free metadata'), entryPointField: fieldOption('the function a HumanEval-style check(candidate) receives'),
+  heldOutFraction: { kind: 'number', min: 0, max: 1, default: 0.2, description: 'Share of tasks held out for evaluation when a record has no split field (chosen by a hash of the task id and splitSeed).', reason: 'a fifth, as in common train/test splits' },
+  splitSeed: { kind: 'integer', min: 0, max: 2 ** 31 - 1, default: 0, description: 'Seed of the held-out choice above.', reason: 'fixed: every run of the same files holds out the same tasks' },
+  tools: { kind: 'string', maxLength: 4096, default: '', description: 'Python file whose public functions are the tools (type hints and docstrings give their JSON schemas; EXAMPLES = {"tool": {args}} lets env check try each); empty = no tools. Each episode gets its own sandboxed process, so a tool can keep state across turns.', reason: 'optional: a task may need only an answer' },
+  toolFormat: { kind: 'enum', values: ['call', 'hermes', 'code'], default: 'call', description: 'call: <call>tool(args)</call> and <answer>...</answer>; hermes: <tool_call>{"name": ..., "arguments": {...}}</tool_call> and <answer>...</answer>; code: a ```python block calling the tools as functions, then FINAL ANSWER: ...', reason: 'the shortest format, which a small model learns fastest' },
+  toolsInPrompt: { kind: 'enum', values: ['signatures', 'json', 'none'], default: 'signatures', description: 'How the prompt shows the tools: one line of signatures, the JSON schemas in <tools> (always for hermes), or not at all.', reason: 'a signature line costs the fewest tokens' },
+  reward: { kind: 'string', maxLength: 4096, default: 'exact_match', description: 'A built-in (exact_match: the answer against the ground truth, \\boxed{} read, numbers compared as numbers; unit_tests: the final code, or the answer, run with the task\'s tests in the sandbox) or a Python file defining reward(task, trajectory) -> float | {"score": float, ...extras}, run in the sandbox after each episode.', reason: 'exact match is what most question-answer task files need' },
+  formatBonus: { kind: 'number', min: 0, max: 1, default: 0, description: 'Added to the reward when the episode ends with an answer, right or wrong.', reason: 'off: a bonus for form can make a tidy guess outrank an honest attempt (see the calculator\'s formatWeight)' },
+  callCost: { kind: 'number', min: 0, max: 1, default: 0, description: 'Subtracted from the reward per tool call.', reason: 'off; a small cost teaches an agent not to call more than it needs' },
+  successThreshold: { kind: 'number', min: -1e9, max: 1e9, default: 1, description: 'A score (before the bonus and the cost) at or above this counts as a success, unless the reward returns "success" itself.', reason: 'rewards of 0 or 1 are the common case' },
+  maxCalls: { kind: 'integer', min: 1, max: 100, default: 6, description: 'Tool calls (and malformed turns) allowed per episode.', reason: 'room for a few calls and a repaired mistake' },
+  sandbox: { kind: 'enum', values: SANDBOX_LEVELS, default: 'auto', description: 'Isolation level of the tools, the code blocks and the reward: auto = strongest available.', reason: 'auto runs everywhere and takes bubblewrap when it is installed' },
+  python: { kind: 'string', maxLength: 4096, default: '', description: 'Python 3 interpreter (empty = /usr/bin/python3, else python3 on PATH).', reason: 'the system interpreter is the one the strict sandbox can see' },
+  timeoutMs: { kind: 'integer', min: 100, max: 600_000, default: 5000, description: 'Wall-clock limit per tool call, code block and reward (ms); a call past it stops the episode\'s tool process (its state is lost).', reason: 'tools answer in milliseconds; 5 s catches a slow one' },
+  tailBytes: { kind: 'integer', min: 256, max: 1_048_576, default: 4096, description: 'Characters of a tool\'s result and printed output kept for the observation.', reason: 'a traceback fits; a flood does not reach the model' },
+  outputCapBytes: { kind: 'integer', min: 1024, max: 1_073_741_824, default: 1_048_576, description: 'Output after which a call is stopped (an error observation).', reason: '1 MB is far above any tool\'s answer' },
+  poolSize: { kind: 'integer', min: 1, max: 64, default: 2, description: 'Warm interpreter servers for the reward and the unit tests.', reason: 'one per core on the 2-core machines this runs on' },
+};
+
 /** Environment option tables: the same spec format, validated under `envOptions.<key>`. */
 export const ENV_OPTION_SPECS: Readonly<Record<EnvName, OptionSpecs>> = {
   'binary-search': {
@@ -184,6 +213,7 @@ export const ENV_OPTION_SPECS: Readonly<Record<EnvName, OptionSpecs>> = {
     poolSize: { kind: 'integer', min: 1, max: 64, default: 2, description: 'Warm interpreter servers (parallel executions).', reason: 'one per core on the 2-core machines this runs on' },
     taskSet: { kind: 'enum', values: ['functions', 'formulas'], default: 'functions', description: 'functions: 65 hand-written function tasks (seed 000\'s three among them); formulas: generated one-line f(x) tasks, learnable by a small model trained here.', reason: 'the hand-written tasks are the benchmark; formulas are the learning check' },
   },
+  workspace: WORKSPACE_OPTION_SPECS,
 };
 
 const MISTAKE_RATE: OptionSpecs[string] = {
@@ -225,6 +255,8 @@ export const DEMONSTRATION_SPECS: Readonly<Record<EnvName, OptionSpecs>> = {
     },
   },
   code: { mistakeRate: MISTAKE_RATE, imitate: IMITATE },
+  // the demonstrations are the task file's own (envOptions.demonstrationField)
+  workspace: { imitate: IMITATE },
 };
 
 /**
@@ -244,6 +276,7 @@ export const ENV_CAPABILITIES: Readonly<Record<EnvName, { tabular: boolean; desc
   'binary-search': { tabular: true, description: 'Repair the low/high updates of a binary search with six tool actions (seed 002).' },
   calculator: { tabular: false, description: 'Arithmetic through <call>op(a,b)</call> tool calls and a boxed answer (seed 003).' },
   code: { tabular: false, description: 'Write and run Python in a sandbox, read errors, fix, submit (seed 000).' },
+  workspace: { tabular: false, description: 'Your own tasks, tools and reward, from files in the workspace.' },
 };
 
 export class ConfigError extends Error {
@@ -427,6 +460,9 @@ export function validateRunConfig(input: unknown): RunConfig {
   const dual = config.algorithm.dualClip;
   if (typeof dual === 'number' && dual > 0 && dual <= 1) {
     issues.push({ field: 'algorithm.dualClip', value: dual, message: 'the dual-clip bound must be greater than 1 (it caps a negative-advantage token\'s loss at c·|A|)', fix: 'use 0 (off) or a value > 1 such as 3' });
+  }
+  if (config.env === 'workspace' && (typeof eo.tasks !== 'string' || eo.tasks === '')) {
+    issues.push({ field: 'envOptions.tasks', value: eo.tasks, message: 'a workspace environment needs its task file(s)', fix: 'name them, e.g. "tasks.jsonl" or "data/*.parquet" (relative to the config file)' });
   }
   if (issues.length > 0) throw new ConfigError(issues);
   if (config.name === '') config.name = `${config.env}-${config.policy}-${config.method}-s${config.seed}`;

@@ -138,6 +138,11 @@ export interface IterationMetrics {
   readonly entropy: number;
   readonly gradNorm: number;
   readonly ratioMin: number;
+  /**
+   * Means per episode of the numbers a workspace reward function returned beside its score (its
+   * extras, by name); the one field that is not a plain number, absent where the reward has none.
+   */
+  readonly rewardExtras?: Readonly<Record<string, number>>;
   readonly ratioMax: number;
   /** 1 if the optimizer stepped this iteration, 0 if the update was skipped. */
   readonly updated: number;

@@ -64,7 +64,7 @@ export function prepareResume(db: Database.Database, dbFile: string, ref: string
   }
   // Stored runs are data: what runs on this machine is the user's choice, never the stored config's.
   const notes: string[] = [];
-  if (config.env === 'code') {
+  if (config.env === 'code' || config.env === 'workspace') {
     const stored = config.envOptions;
     if (typeof stored.python === 'string' && stored.python !== sandbox.python) notes.push(`the stored run named the interpreter "${stored.python}"; the continued run uses ${sandbox.python === '' ? 'the default interpreter' : `"${sandbox.python}"`}`);
     if (typeof stored.sandbox === 'string' && stored.sandbox !== sandbox.sandbox) notes.push(`the stored run asked for the sandbox level "${stored.sandbox}"; the continued run uses "${sandbox.sandbox}"`);

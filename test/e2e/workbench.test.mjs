@@ -38,6 +38,13 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 2, evalEpisodes: 1,
       envOptions: { maxExecutions: 2 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 16 }, algorithm: { minibatchSize: 2 }, demonstrations: { mistakeRate: 1 },
     }, null, 2));
+    // The unit-converter example as a workspace environment, with a one-iteration SFT config beside it:
+    // its demonstrations call the Python tool in the sandbox and answer with the result.
+    fs.cpSync(path.join(ROOT, 'examples', 'unit-converter'), path.join(dirs.workspace, 'unit-converter'), { recursive: true });
+    fs.writeFileSync(path.join(dirs.workspace, 'unit-converter', 'uc-e2e.agentrl.json'), JSON.stringify({
+      env: 'workspace', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 2, evalEpisodes: 2,
+      envOptions: { tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'reward.py' }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 224, maxNewTokens: 16 },
+    }, null, 2));
     // A workspace config with a link where a key should be, and a Markdown file with a raw command link
     // (the positive control: it shows that this suite sees a command run when one does).
     fs.writeFileSync(path.join(dirs.workspace, 'hostile.agentrl.json'), JSON.stringify({ env: 'binary-search', '[open terminal](command:workbench.action.terminal.new)': 1 }));
@@ -144,7 +151,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await frame.waitForFunction(() => document.querySelector('section[data-metric="reward"]')?.getAttribute('data-points') === '200', null, { timeout: 30_000 });
     assert.equal(await frame.getAttribute('section[data-metric="evaluation"]', 'data-points'), '2');
     assert.deepEqual(await checkedRuns(frame), [3], 'the newest run');
-    assert.equal(await frame.locator('canvas').count(), 19, 'one chart per panel and the phase chart');
+    assert.equal(await frame.locator('canvas').count(), 20, 'one chart per panel and the phase chart');
     // A table policy's tool-call chart is empty and says why.
     assert.match(await frame.textContent('section[data-metric="tools"] .empty'), /table policies make no tool calls/);
     // seed 001's acceptance metrics, from the stored iterations: turns, invalid actions (4 lines × 100), staleness (mean, max)
@@ -403,6 +410,29 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await row.waitFor({ state: 'visible', timeout: 30_000 });
     assert.match((await row.getAttribute('aria-label')) ?? (await row.textContent()) ?? '', /e2e-killed/);
     await page.screenshot({ path: path.join(OUT, 'killed.png') });
+  });
+
+  it('starts a workspace environment from Start Run; the inspector shows its Python tool\'s call and links the result to it', async () => {
+    await runCommand(page, 'Agent RL: Start Run');
+    await pick(page, 'uc-e2e.agentrl.json');
+    await answer(page, 'e2e-workspace');
+    await page.locator('.notification-list-item', { hasText: 'run "e2e-workspace" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    await runRow('e2e-workspace').click();
+    await treeRows().filter({ hasText: 'iteration 1' }).first().click();
+    await treeRows().filter({ hasText: /^group 0/ }).first().click();
+    await treeRows().filter({ hasText: '#0 reward' }).first().click();
+    const frame = await webviewFrame(page, 'section[data-turn="1"]');
+    assert.match(await frame.textContent('#t0-action'), /<call>convert\(\d+, "\w+", "\w+"\)<\/call>/);
+    assert.match(await frame.textContent('section[data-turn="0"] pre.obs'), /^<obs>\d+<\/obs>$/);
+    assert.match(await frame.textContent('section[data-turn="1"]'), /<answer>\d+<\/answer>/);
+    await frame.click('section[data-turn="0"] a.call-link');
+    await frame.waitForSelector('#t0-action.hl', { timeout: 10_000 });
+    // the reward file's extras are stored with the episode
+    assert.match(await frame.textContent('.outcome-details'), /answered 1/);
+    assert.match(await frame.textContent('.episode-stats'), /1 tool calls/);
+    await page.screenshot({ path: path.join(OUT, 'inspector-workspace.png') });
+    await runRow('e2e-workspace').click();
   });
 
   it('without a usable Node the Runs view says why, and its button opens agentRl.nodePath', async () => {

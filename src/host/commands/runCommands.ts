@@ -9,6 +9,7 @@ import type { HostProcesses } from '../processes/hostProcesses';
 import { databasePath, sandboxSettings } from '../settings';
 import type { RunsNode, RunsTree } from '../views/runsTree';
 import { InspectorPanel } from '../webviews/inspectorPanel';
+import { newEnvironment } from './newEnvironment';
 import { followRun, startRun } from './startRun';
 import { TRAJECTORY_SCHEME } from './trajectoryDocument';
 
@@ -82,6 +83,7 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
 
   context.subscriptions.push(
     vscode.commands.registerCommand('agentRl.startRun', guard(() => startRun(deps))),
+    vscode.commands.registerCommand('agentRl.newEnvironment', guard(newEnvironment)),
     vscode.commands.registerCommand('agentRl.stopRun', guard(stopRun)),
     vscode.commands.registerCommand('agentRl.resumeRun', guard(resumeRun)),
     vscode.commands.registerCommand('agentRl.deleteRun', guard(deleteRun)),

@@ -6,6 +6,7 @@
 // and quick picks get it through messageText, the output channel with its invisible characters marked.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { withConfigRoot } from '../../shared/configRoot';
 import { PRESETS } from '../../shared/presets';
 import { ConfigError, validateRunConfig } from '../../shared/runConfig';
 import { messageText, oneLine, showInvisibles } from '../../shared/untrustedText';
@@ -28,18 +29,41 @@ interface Picked {
   readonly file?: string;
 }
 
+/** A run on a task file alone: its folder's tools.py and reward.py when they are there, else no tools and exact match. */
+async function taskFileConfig(file: vscode.Uri): Promise<Record<string, unknown>> {
+  const dir = vscode.Uri.joinPath(file, '..');
+  const exists = async (name: string): Promise<boolean> => {
+    try {
+      await vscode.workspace.fs.stat(vscode.Uri.joinPath(dir, name));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return withConfigRoot({
+    env: 'workspace', policy: 'transformer', method: 'grpo',
+    envOptions: { tasks: path.basename(file.fsPath), ...((await exists('tools.py')) ? { tools: 'tools.py' } : {}), reward: (await exists('reward.py')) ? 'reward.py' : 'exact_match' },
+  }, dir.fsPath, path);
+}
+
 async function pickConfig(): Promise<Picked | undefined> {
-  const files = await vscode.workspace.findFiles('**/*.agentrl.json', '**/node_modules/**', 50);
-  type Item = vscode.QuickPickItem & { config?: Record<string, unknown>; file?: vscode.Uri };
+  const [files, taskFiles] = await Promise.all([
+    vscode.workspace.findFiles('**/*.agentrl.json', '**/node_modules/**', 50),
+    vscode.workspace.findFiles('**/*.{jsonl,parquet}', '{**/node_modules/**,**/.agent-rl/**}', 50),
+  ]);
+  type Item = vscode.QuickPickItem & { config?: Record<string, unknown>; file?: vscode.Uri; tasks?: vscode.Uri };
   const preferred = vscode.workspace.getConfiguration('agentRl').get<string>('defaultPreset', '');
   const presets = [...PRESETS].sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
   const items: Item[] = [
     ...presets.map((p) => ({ label: p.label, description: p.description, config: { ...p.config } })),
     ...(files.length ? [{ label: 'Config files', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
     ...files.map((f) => ({ label: messageText(path.basename(f.fsPath), 120), description: messageText(vscode.workspace.asRelativePath(f), 200), file: f })),
+    ...(taskFiles.length ? [{ label: 'Task files (a workspace environment: tools.py and reward.py beside them when present)', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
+    ...taskFiles.map((f) => ({ label: messageText(path.basename(f.fsPath), 120), description: messageText(vscode.workspace.asRelativePath(f), 200), tasks: f })),
   ];
   const choice = await vscode.window.showQuickPick(items, { title: 'Agent RL: Start Run', placeHolder: 'Choose a preset or a *.agentrl.json config' });
   if (!choice) return undefined;
+  if (choice.tasks) return { config: await taskFileConfig(choice.tasks), file: vscode.workspace.asRelativePath(choice.tasks) };
   if (!choice.file) return choice.config && { config: choice.config };
   const file = vscode.workspace.asRelativePath(choice.file);
   let parsed: unknown;
@@ -49,14 +73,15 @@ async function pickConfig(): Promise<Picked | undefined> {
     throw new Error(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)}). Fix: correct the JSON syntax.`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${file}: the top level must be a JSON object of run config keys.`);
-  const config = { ...(parsed as Record<string, unknown>) };
+  // a workspace environment's files are relative to its config
+  const config = withConfigRoot(parsed as Record<string, unknown>, path.dirname(choice.file.fsPath), path);
   delete config.$schema; // editors add it for completion
   return { config, file };
 }
 
 /** The user's sandbox settings in a code run's envOptions; a config's own interpreter or weaker level only if the user confirms. */
 async function withSandboxSettings(p: Picked): Promise<Record<string, unknown> | undefined> {
-  if (p.config.env !== 'code') return p.config;
+  if (p.config.env !== 'code' && p.config.env !== 'workspace') return p.config;
   const s = sandboxSettings();
   const mine = { sandbox: s.sandbox, ...(s.python ? { python: s.python } : {}) };
   const given = p.config.envOptions;

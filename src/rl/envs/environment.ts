@@ -61,9 +61,28 @@ export interface EnvironmentFactory {
   /** Releases shared resources (sandbox pools) at the end of a run. */
   dispose?(): Promise<void>;
   /** Where a language model's action ends: stop strings, or a test on the decoded text. */
-  readonly stop?: { readonly strings: readonly string[]; readonly when?: (text: string) => boolean };
+  readonly stop?: StopSpec;
+  /** The stop rule when it depends on the run's options (it wins over `stop`). */
+  stopFor?(options: Readonly<Record<string, unknown>>): StopSpec;
+  /**
+   * Loads what the environment reads from disk (task files, tool and reward files) and checks it,
+   * before tasks(), create() or preflight(); throws an error naming the file and the fix.
+   */
+  prepare?(options: Readonly<Record<string, unknown>>): Promise<void>;
   /** Present when a table policy can drive this environment. */
   tabular?(options: Readonly<Record<string, unknown>>): TabularSpec;
+}
+
+export interface StopSpec {
+  readonly strings: readonly string[];
+  readonly when?: (text: string) => boolean;
+  /** The name of an environment whose `stop.when` is this test: replica threads rebuild it from that name. */
+  readonly whenOf?: string;
+}
+
+/** The stop rule of an environment for a run's options. */
+export function stopOf(env: EnvironmentFactory, options: Readonly<Record<string, unknown>>): StopSpec | undefined {
+  return env.stopFor?.(options) ?? env.stop;
 }
 
 /** A numeric environment option, or its default (options were validated against the spec table). */

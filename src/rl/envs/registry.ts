@@ -5,11 +5,13 @@ import { binarySearchRepair } from './binarySearchRepair';
 import { calculator } from './calculator/calculatorEnv';
 import { codeEnvironment } from './codeSandbox/codeEnv';
 import type { EnvironmentFactory } from './environment';
+import { workspaceEnvironment } from './workspace/workspaceEnv';
 
 const REGISTRY: Readonly<Record<EnvName, EnvironmentFactory>> = {
   'binary-search': binarySearchRepair,
   calculator,
   code: codeEnvironment,
+  workspace: workspaceEnvironment,
 };
 
 export function environmentFactory(name: EnvName): EnvironmentFactory {

@@ -3,7 +3,7 @@
 // validateRunConfig already; the checks here guard programmatic callers.
 import type { RunConfig } from '../../shared/runConfig';
 import { ADAM_DEFAULTS, type AdamWOptions } from '../algo/adamw';
-import type { EnvironmentFactory } from '../envs/environment';
+import { stopOf, type EnvironmentFactory } from '../envs/environment';
 import type { TrainablePolicy } from './policy';
 import { TablePolicy } from './table/tablePolicy';
 import { initBackend, type BackendChoice } from './transformer/backend';
@@ -45,12 +45,13 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory): Pr
     tiedHead: o.tiedHead as boolean,
   };
   const model = new Gpt(modelConfig, config.seed);
+  const stop = stopOf(env, config.envOptions);
   const policy = new TransformerPolicy(
     model,
     tokenizer,
     {
       temperature: o.temperature as number, topK: o.topK as number, topP: o.topP as number, maxNewTokens: o.maxNewTokens as number,
-      stop: env.stop?.strings ?? [], ...(env.stop?.when ? { stopWhen: env.stop.when } : {}),
+      stop: stop?.strings ?? [], ...(stop?.when ? { stopWhen: stop.when } : {}),
     },
     optimizerOptions(config),
     `tfjs ${backend.name} (${model.parameterCount().toLocaleString('en')} parameters)`,
@@ -66,7 +67,7 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory): Pr
   const replicas = (o.replicas as number) > 0 ? (o.replicas as number) : autoReplicas(backend.name);
   if (replicas > 1) {
     try {
-      policy.attachReplicas(await ReplicaPool.start(replicas - 1, backend.name, model, policy.reference, tokenizer), env.stop?.when ? env.name : undefined);
+      policy.attachReplicas(await ReplicaPool.start(replicas - 1, backend.name, model, policy.reference, tokenizer), stop?.when ? (stop.whenOf ?? env.name) : undefined);
     } catch (e) {
       await policy.dispose();
       throw e;

@@ -4,7 +4,7 @@
 // count and lets the parent find every process the code left behind), then a scrubbed environment.
 
 /** Shared by the launcher and the pool server: limits, privilege drop, running user code as main.py. */
-const COMMON = String.raw`
+export const PY_COMMON = String.raw`
 import json, linecache, os, resource, signal, sys
 
 def apply_limits(cfg, cwd):
@@ -55,7 +55,7 @@ def flush():
 `;
 
 /** Fresh-interpreter mode: argv[1] = JSON config {cpu, mem, nproc, fsize, nofile, uid, cwd, file}. */
-export const LAUNCHER_PY = `${COMMON}
+export const LAUNCHER_PY = `${PY_COMMON}
 cfg = json.loads(sys.argv[1])
 with open(cfg['file'], encoding='utf-8', errors='replace') as f:
     code = f.read()
@@ -76,7 +76,7 @@ run_user_code(code_obj)
  * and the wall-clock timeout enforced here, sweeps every process the child left, and answers one JSON
  * line on stdout. It is a child subreaper, so orphans of the code come back to it to be killed.
  */
-export const SERVER_PY = `${COMMON}
+export const SERVER_PY = `${PY_COMMON}
 import ctypes, select, time
 
 def rmtree(path):

@@ -93,6 +93,8 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   const init = config.policyOptions.init;
   options.onPhase?.(typeof init === 'string' && init !== '' ? { kind: 'warm-start', from: init } : { kind: 'loading' });
   const env = options.environment ?? environmentFactory(config.env);
+  // task, tool and reward files are read and checked before anything else (no run row exists yet)
+  await env.prepare?.(config.envOptions);
   const policy = await createPolicy(config, env);
   const learner = new Learner(policy, {
     method: config.method, settings: config.algorithm, totalSteps: plannedSteps(config), seed: config.seed,
@@ -294,6 +296,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
           ...(config.method === 'sft' && report.optimizerSteps > 0 ? { tokenAccuracy: report.tokenAccuracy } : {}),
         } : {}),
         ...languageMetrics(trajectories),
+        ...rewardExtras(trajectories),
         ...meanStats(trajectories.map(statsOf)),
         phaseGenerateMs: timing.generateMs,
         phaseEnvMs: timing.envMs,
@@ -349,6 +352,23 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
     await policy.dispose?.();
     await env.dispose?.();
   }
+}
+
+/** Means of the reward function's numeric extras (outcome.details.metrics), each over the episodes that report it. */
+function rewardExtras(trajectories: readonly Trajectory[]): { rewardExtras?: Record<string, number> } {
+  const sums = new Map<string, { sum: number; n: number }>();
+  for (const t of trajectories) {
+    const m = (t.outcome.details as { metrics?: unknown } | undefined)?.metrics;
+    if (typeof m !== 'object' || m === null || t.termination === 'env_error') continue;
+    for (const [k, v] of Object.entries(m)) {
+      if (typeof v !== 'number' || !Number.isFinite(v)) continue;
+      const s = sums.get(k) ?? { sum: 0, n: 0 };
+      s.sum += v;
+      s.n += 1;
+      sums.set(k, s);
+    }
+  }
+  return sums.size === 0 ? {} : { rewardExtras: Object.fromEntries([...sums].map(([k, s]) => [k, s.sum / s.n])) };
 }
 
 /** Generated tokens and tool calls per trajectory, where the policy writes tokens. */

@@ -36,6 +36,15 @@ describe('dashboard model', () => {
     assert.equal(emptyReason(panel('reward'), [table], 2), undefined);
   });
 
+  it('a workspace reward\'s extras get a line each, by name, from whatever the runs recorded', () => {
+    const s = series('transformer', [metrics(1, { rewardExtras: { calls: 2, answered: 1 } }), metrics(2, { rewardExtras: { calls: 1.5, answered: 1 } })]);
+    const lines = panelLines(panel('rewardExtras'), [s]);
+    assert.deepEqual(lines.map((l) => [l.label, l.data.map((p) => p.y)]), [['transformer run · answered', [1, 1]], ['transformer run · calls', [2, 1.5]]]);
+    const none = series('table', [metrics(1)]);
+    assert.equal(panelLines(panel('rewardExtras'), [none]).length, 0);
+    assert.match(emptyReason(panel('rewardExtras'), [none], 0)!, /no reward extras/);
+  });
+
   it('legends shorten long names and keep the whole name for the hover', () => {
     const long = series('table', [metrics(1)], `a very long run name that goes on and on \u202Eand on`);
     const [line] = panelLines(panel('success'), [long]);

@@ -28,6 +28,17 @@ describe('observation → code links', () => {
     assert.deepEqual(observationLinks([ok, bad], 1), [{ kind: 'cause', turn: 1, reason: 'this turn’s tool call failed (math)' }]);
   });
 
+  it('a workspace tool\'s result (<obs> or Hermes <tool_response>) points to its call; an answer answers none', () => {
+    const call: TurnView = { actionText: '<call>convert(1, "km", "m")</call>', action: { kind: 'tool', name: 'convert', args: { text: '1, "km", "m"' } }, observationText: '<obs>1000</obs>', observation: { tool: 'convert', result: '1000' } };
+    const hermes: TurnView = { actionText: '<tool_call>{"name": "f"}</tool_call>', action: { kind: 'tool', name: 'f', args: { arguments: {} } }, observationText: '<tool_response>4</tool_response>', observation: { tool: 'f' } };
+    const failed: TurnView = { ...hermes, observationText: '<tool_response>error: boom</tool_response>', observation: { tool: 'f', error: 'raised' } };
+    const answer: TurnView = { actionText: '<answer>1000</answer>', action: { kind: 'tool', name: 'answer', args: { text: '1000' } }, observationText: '<obs>answered</obs>', observation: {} };
+    assert.deepEqual(observationLinks([call, hermes, failed, answer], 0), [{ kind: 'call', turn: 0 }]);
+    assert.deepEqual(observationLinks([call, hermes, failed, answer], 1), [{ kind: 'call', turn: 1 }]);
+    assert.deepEqual(observationLinks([call, hermes, failed, answer], 2), [{ kind: 'cause', turn: 2, reason: 'this turn’s tool call failed (raised)' }]);
+    assert.deepEqual(observationLinks([call, hermes, failed, answer], 3), []);
+  });
+
   it('format errors and timeouts are attributed to their turn; code is only read from execute_code', () => {
     const fmt: TurnView = { actionText: 'hmm', action: { kind: 'format_error', message: 'x' }, observationText: 'format error: x', observation: { formatError: true } };
     assert.match((observationLinks([fmt], 0)[0] as { reason: string }).reason, /format error/);

@@ -7,6 +7,7 @@ import type { Policy, PolicyContext, PolicySample } from '../policy';
 import type { Tokenizer } from '../transformer/tokenizer';
 import { CalculatorReferenceAgent, type GuessStyle, type SkipClass } from './calculatorReference';
 import { CodeReferenceAgent } from './codeReference';
+import { WorkspaceReferenceAgent } from './workspaceReference';
 
 /** The scripted reference agent of an environment with the run's `demonstrations` settings, if it has one. */
 export function referenceAgentFor(env: EnvName, d: Readonly<Record<string, unknown>>): Policy | undefined {
@@ -22,6 +23,8 @@ export function referenceAgentFor(env: EnvName, d: Readonly<Record<string, unkno
       });
     case 'code':
       return new CodeReferenceAgent(mistakeRate);
+    case 'workspace':
+      return new WorkspaceReferenceAgent();
     case 'binary-search':
       return undefined;
   }

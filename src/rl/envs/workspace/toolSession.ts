@@ -1,0 +1,358 @@
+// One episode's tools: a session forked from the sandbox's warm tool zygote (TOOL_ZYGOTE_PY) on the
+// episode's first call, ended when the episode closes. A call that passes its time limit, output that
+// passes the cap, a crash or a line that is not JSON ends the session; the call comes back as an
+// error the model reads, and the next call forks a fresh session (its state lost, which that
+// observation says).
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { SCRUBBED_ENV } from '../../sandbox/freshExecutor';
+import { wrapPython, type IsolationLevel } from '../../sandbox/isolation';
+import { allocateUid, pythonLimitConfig, type SandboxLimits } from '../../sandbox/limits';
+import { TOOL_ZYGOTE_PY } from './toolHostPy';
+
+/** A tool as the tool file declares it: the JSON schema of its parameters, derived from the signature. */
+export interface ToolSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: { readonly type: 'object'; readonly properties: Record<string, unknown>; readonly required: readonly string[] };
+  /** `convert(value: number, unit: string = "m")`: what the prompt shows. */
+  readonly signature: string;
+}
+
+export interface ToolFile {
+  /** The file's path as the user wrote it (for errors and tracebacks). */
+  readonly name: string;
+  readonly source: string;
+}
+
+/** What one call came back with. kind: unknown_tool, bad_args, raised, output_cap, timeout, crashed (errors) or code (an exec). */
+export interface ToolReply {
+  readonly ok: boolean;
+  readonly kind?: string;
+  readonly result?: string;
+  readonly printed?: string;
+  readonly error?: string;
+  readonly exit?: number;
+  /** The Python type of a call's return value (its text is JSON unless the type is str). */
+  readonly type?: string;
+  readonly durationMs: number;
+}
+
+export type ToolRequest =
+  | { readonly op: 'call'; readonly name: string; readonly args?: readonly unknown[]; readonly kwargs?: Readonly<Record<string, unknown>>; readonly whole?: boolean }
+  | { readonly op: 'call_text'; readonly name: string; readonly text: string }
+  | { readonly op: 'exec'; readonly code: string };
+
+export interface SessionSandbox {
+  readonly level: IsolationLevel;
+  readonly python: string;
+  readonly limits: SandboxLimits;
+}
+
+export class ToolLoadError extends Error {
+  constructor(file: string, detail: string) {
+    super(`${file}: the tool file does not import: ${detail}. Fix: correct the file (\`agent-rl env check --config FILE\` shows its tools without training)`);
+    this.name = 'ToolLoadError';
+  }
+}
+
+const START_TIMEOUT_MS = 15_000;
+
+type Listener = (m: Record<string, unknown> | Error) => void;
+
+/**
+ * The zygote (TOOL_ZYGOTE_PY) of one (level, interpreter, limits): started once, in one sandbox, shared
+ * by every episode's session; restarted on the next session when it dies.
+ */
+class ToolZygote {
+  private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  private readonly hostDir: string | undefined;
+  private readonly listeners = new Map<number, Listener>();
+  private dead: Error | undefined;
+  private stderrTail = '';
+  readonly ready: Promise<void>;
+  /** rlimits and the uid of a session: the uid (when root) per session, the rest computed once. */
+  private readonly baseCfg: Record<string, number>;
+
+  constructor(readonly sandbox: SessionSandbox) {
+    const strict = sandbox.level === 'strict';
+    if (!strict) {
+      this.hostDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-tools-'));
+      fs.chmodSync(this.hostDir, 0o711);
+    }
+    this.baseCfg = { ...pythonLimitConfig(sandbox.limits, undefined), cap: sandbox.limits.outputCapBytes, resultBytes: sandbox.limits.tailBytes };
+    const argv = wrapPython(sandbox.level, ['-c', TOOL_ZYGOTE_PY, strict ? '/work' : this.hostDir!], { python: sandbox.python });
+    this.child = spawn(argv[0]!, argv.slice(1), { env: { ...SCRUBBED_ENV }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.unref();
+    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) (s as unknown as { unref?: () => void }).unref?.();
+    this.child.stdin.on('error', () => undefined);
+    this.child.stderr.on('data', (d: Buffer) => {
+      this.stderrTail = (this.stderrTail + d.toString()).slice(-2000);
+    });
+    let onReady: (() => void) | undefined;
+    this.ready = new Promise<void>((resolve, reject) => {
+      onReady = resolve;
+      this.failReady = reject;
+    });
+    this.ready.catch(() => undefined);
+    const timer = setTimeout(() => this.fail(new Error(`crashed: the tool sandbox did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    readline.createInterface({ input: this.child.stdout }).on('line', (line) => {
+      const tab = line.indexOf('\t');
+      if (tab < 0) {
+        if (line.startsWith('{"ready"')) {
+          clearTimeout(timer);
+          onReady?.();
+        } else this.fail(new Error(`crashed: the tool sandbox wrote an unexpected line: ${line.slice(0, 200)}`));
+        return;
+      }
+      const sid = Number(line.slice(0, tab));
+      const listener = this.listeners.get(sid);
+      if (!listener) return;
+      let msg: unknown;
+      try {
+        msg = JSON.parse(line.slice(tab + 1));
+      } catch {
+        listener(new Error(`crashed: the tool process wrote a line that is not JSON: ${line.slice(tab + 1, tab + 201)}`));
+        return;
+      }
+      if (typeof msg !== 'object' || msg === null) listener(new Error('crashed: the tool process answered garbage'));
+      else if (typeof (msg as { dead?: unknown }).dead === 'string') listener(new Error((msg as { dead: string }).dead));
+      else listener(msg as Record<string, unknown>);
+    });
+    this.child.on('error', (e) => this.fail(e));
+    this.child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      const why = this.stderrTail.trim().split('\n').pop();
+      this.fail(new Error(`crashed: the tool sandbox exited (code ${code}, signal ${signal})${why ? `: ${why}` : ''}`));
+    });
+  }
+
+  private failReady: (e: Error) => void = () => undefined;
+
+  get alive(): boolean {
+    return this.dead === undefined;
+  }
+
+  private fail(e: Error): void {
+    if (this.dead) return;
+    this.dead = e;
+    this.failReady(e);
+    for (const l of this.listeners.values()) l(e);
+    this.listeners.clear();
+    this.kill();
+  }
+
+  private send(msg: Record<string, unknown>): void {
+    if (!this.dead) this.child.stdin.write(`${JSON.stringify(msg)}\n`);
+  }
+
+  /** Forks session `sid`; its answers and its death go to `listener`. */
+  open(sid: number, listener: Listener): void {
+    if (this.dead) {
+      listener(this.dead);
+      return;
+    }
+    this.listeners.set(sid, listener);
+    const uid = allocateUid();
+    this.send({ op: 'open', sid, cfg: { ...this.baseCfg, ...(uid !== undefined ? { uid, nproc: this.sandbox.limits.maxProcesses } : {}) } });
+  }
+
+  request(sid: number, body: unknown): void {
+    this.send({ op: 'req', sid, body });
+  }
+
+  /** Ends session `sid` (its processes are killed, its folder removed). */
+  close(sid: number): void {
+    this.listeners.delete(sid);
+    this.send({ op: 'close', sid });
+  }
+
+  kill(): void {
+    try {
+      process.kill(-this.child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+    if (this.hostDir) fs.rmSync(this.hostDir, { recursive: true, force: true });
+  }
+}
+
+/** One zygote per sandbox; a dead one is replaced when the next session opens. */
+const zygotes = new Map<string, ToolZygote>();
+
+async function zygoteFor(sandbox: SessionSandbox): Promise<ToolZygote> {
+  const key = JSON.stringify([sandbox.level, sandbox.python, sandbox.limits]);
+  let z = zygotes.get(key);
+  if (!z || !z.alive) {
+    z = new ToolZygote(sandbox);
+    zygotes.set(key, z);
+  }
+  await z.ready;
+  return z;
+}
+
+/** Kills every tool zygote (the end of a run). */
+export function closeToolSandboxes(): void {
+  for (const z of zygotes.values()) z.kill();
+  zygotes.clear();
+}
+
+let nextSid = 0;
+
+/** A live session in a zygote. Use ToolSession, which replaces it after a failure. */
+class ToolProcess {
+  private readonly sid = ++nextSid;
+  private pending: Listener | undefined;
+  private dead: Error | undefined;
+  private zygote: ToolZygote | undefined;
+  private readonly opened: Promise<void>;
+
+  constructor(sandbox: SessionSandbox) {
+    this.opened = zygoteFor(sandbox).then((z) => {
+      this.zygote = z;
+      z.open(this.sid, (m) => {
+        if (m instanceof Error) this.fail(m);
+        else {
+          const p = this.pending;
+          this.pending = undefined;
+          p?.(m);
+        }
+      });
+    }, (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))));
+  }
+
+  get alive(): boolean {
+    return this.dead === undefined;
+  }
+
+  private fail(e: Error): void {
+    if (this.dead) return;
+    this.dead = e;
+    const p = this.pending;
+    this.pending = undefined;
+    p?.(e);
+    this.kill();
+  }
+
+  kill(): void {
+    this.zygote?.close(this.sid);
+  }
+
+  /** Sends one request; resolves with the answer or an Error (the session is then dead). */
+  async request(req: ToolRequest | Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown> | Error> {
+    await this.opened;
+    if (this.dead) return this.dead;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.fail(new Error(`timeout: no answer within ${timeoutMs} ms`)), timeoutMs);
+      this.pending = (m) => {
+        clearTimeout(timer);
+        resolve(m);
+      };
+      this.zygote!.request(this.sid, req);
+    });
+  }
+}
+
+/** Splits "kind: text" from a process failure. */
+function failure(e: Error, durationMs: number): ToolReply {
+  const m = /^(timeout|output_cap|crashed): ([\s\S]*)$/.exec(e.message);
+  return { ok: false, kind: m ? m[1]! : 'crashed', error: m ? m[2]! : e.message, durationMs };
+}
+
+export interface LoadedTools {
+  readonly tools: readonly ToolSpec[];
+  /** The file's EXAMPLES: tool name → keyword arguments, when it gives them. */
+  readonly examples: Readonly<Record<string, unknown>>;
+}
+
+/** The tools of one episode, in one process that is restarted after a failure. */
+export class ToolSession {
+  private proc: ToolProcess | undefined;
+  private loading: Promise<LoadedTools> | undefined;
+  private restarts = 0;
+  private closed = false;
+
+  constructor(private readonly sandbox: SessionSandbox, private readonly file: ToolFile | undefined) {}
+
+  /** Starts the process and imports the tool file (once per process); throws ToolLoadError when it does not import. */
+  start(): Promise<LoadedTools> {
+    if (this.closed) return Promise.reject(new Error('ToolSession: start() after close()'));
+    if (this.loading && this.proc?.alive) return this.loading;
+    const proc = new ToolProcess(this.sandbox);
+    this.proc = proc;
+    const file = this.file ?? { name: 'tools.py', source: '' };
+    this.loading = proc.request({ op: 'load', source: file.source, filename: file.name }, START_TIMEOUT_MS + this.sandbox.limits.timeoutMs).then((m) => {
+      if (m instanceof Error) throw new ToolLoadError(file.name, m.message.replace(/^\w+: /, ''));
+      if (m.ok !== true) throw new ToolLoadError(file.name, typeof m.error === 'string' ? m.error : 'unknown error');
+      return { tools: (m.tools ?? []) as ToolSpec[], examples: (typeof m.examples === 'object' && m.examples !== null ? m.examples : {}) as Record<string, unknown> };
+    });
+    this.loading.catch(() => undefined);
+    return this.loading;
+  }
+
+  /** Runs one request. Never throws for the tool's own failures: they come back as error replies. */
+  async call(req: ToolRequest): Promise<ToolReply> {
+    const t0 = performance.now();
+    const restarted = this.proc !== undefined && !this.proc.alive;
+    if (restarted) this.restarts += 1;
+    await this.start();
+    const m = await this.proc!.request(req, this.sandbox.limits.timeoutMs);
+    const durationMs = performance.now() - t0;
+    if (m instanceof Error) {
+      const f = failure(m, durationMs);
+      return { ...f, error: `${f.error}; the tool process was stopped, and the next call starts a fresh one (its state is lost)` };
+    }
+    const reply: ToolReply = {
+      ok: m.ok === true, durationMs,
+      ...(typeof m.kind === 'string' ? { kind: m.kind } : {}), ...(typeof m.result === 'string' ? { result: m.result } : {}),
+      ...(typeof m.printed === 'string' ? { printed: m.printed } : {}), ...(typeof m.error === 'string' ? { error: m.error } : {}),
+      ...(typeof m.exit === 'number' ? { exit: m.exit } : {}), ...(typeof m.type === 'string' ? { type: m.type } : {}),
+    };
+    return restarted ? { ...reply, printed: `[the tool process was restarted after a failure: earlier state is lost]\n${reply.printed ?? ''}` } : reply;
+  }
+
+  /** Processes started after the first (after timeouts, floods, crashes). */
+  get restartCount(): number {
+    return this.restarts;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.proc?.kill();
+    this.proc = undefined;
+  }
+}
+
+/** A few long-lived sessions of one file shared by many callers, one request each at a time (the reward). */
+export class SessionPool {
+  private readonly idle: ToolSession[] = [];
+  private readonly waiters: ((s: ToolSession) => void)[] = [];
+  private created = 0;
+
+  constructor(private readonly sandbox: SessionSandbox, private readonly file: ToolFile, private readonly size: number) {}
+
+  async call(req: ToolRequest): Promise<ToolReply> {
+    let s = this.idle.pop();
+    if (!s && this.created < this.size) {
+      this.created += 1;
+      s = new ToolSession(this.sandbox, this.file);
+    }
+    s ??= await new Promise<ToolSession>((r) => this.waiters.push(r));
+    try {
+      return await s.call(req);
+    } finally {
+      const w = this.waiters.shift();
+      if (w) w(s);
+      else this.idle.push(s);
+    }
+  }
+
+  close(): void {
+    for (const s of this.idle) s.close();
+    this.idle.length = 0;
+  }
+}

@@ -1,0 +1,334 @@
+// An environment defined in the user's workspace: tasks from files (taskFiles.ts, taskRecords.ts),
+// tools from a Python file run in a per-episode sandboxed process (toolSession.ts), in one of three
+// call formats (toolCalls.ts), and a reward from a Python function or a built-in (workspaceReward.ts).
+// prepare() loads and checks all of it before a run starts (no run row exists yet when it fails):
+// the tasks, the tool file's import and schemas, and the reward on a recorded trajectory.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
+import { chooseLevel, resolvePython, type IsolationLevel } from '../../sandbox/isolation';
+import { DEFAULT_LIMITS, type SandboxLimits } from '../../sandbox/limits';
+import { disposeSandboxes, sandboxFor } from '../codeSandbox/codeEnv';
+import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type Task, type TaskSource } from '../environment';
+import { observationText, parseToolAction, renderPrompt, RESERVED_TOOL_NAMES, stopFor, type ToolFormat, type ToolsInPrompt } from './toolCalls';
+import { readTaskRecords } from './taskFiles';
+import { FIELD_NAMES, tasksOf, type FieldMap, type TaskPreset, type WorkspaceTaskData } from './taskRecords';
+import { closeToolSandboxes, SessionPool, ToolLoadError, ToolSession, type ToolFile, type ToolReply, type ToolSpec } from './toolSession';
+import { exactMatch, pythonReward, RewardError, testsPass, type RewardResult, type RewardTask, type RewardTrajectory } from './workspaceReward';
+
+export interface WorkspaceOptions {
+  /** Folder the paths are relative to (the config file's folder; '' = the current folder). */
+  readonly root: string;
+  readonly tasks: string;
+  readonly taskPreset: TaskPreset;
+  readonly fields: Partial<FieldMap>;
+  readonly heldOutFraction: number;
+  readonly splitSeed: number;
+  /** The tool file ('' = no tools). */
+  readonly tools: string;
+  readonly toolFormat: ToolFormat;
+  readonly toolsInPrompt: ToolsInPrompt;
+  /** A built-in reward name, or a Python file defining reward(task, trajectory). */
+  readonly reward: string;
+  readonly formatBonus: number;
+  readonly callCost: number;
+  readonly successThreshold: number;
+  readonly maxCalls: number;
+  readonly sandbox: IsolationLevel | 'auto';
+  readonly python: string;
+  readonly limits: SandboxLimits;
+  readonly poolSize: number;
+}
+
+const str = (o: Readonly<Record<string, unknown>>, k: string, d: string): string => (typeof o[k] === 'string' ? (o[k]) : d);
+
+export function workspaceOptions(o: Readonly<Record<string, unknown>>): WorkspaceOptions {
+  const n = (k: string, d: number): number => numberOption(o, k, d);
+  const fields: Partial<Record<keyof FieldMap, string>> = {};
+  for (const f of FIELD_NAMES) {
+    const v = str(o, `${f}Field`, '');
+    if (v !== '') fields[f] = v;
+  }
+  return {
+    root: str(o, 'root', ''), tasks: str(o, 'tasks', ''), taskPreset: str(o, 'taskPreset', 'default') as TaskPreset, fields,
+    heldOutFraction: n('heldOutFraction', 0.2), splitSeed: n('splitSeed', 0),
+    tools: str(o, 'tools', ''), toolFormat: str(o, 'toolFormat', 'call') as ToolFormat, toolsInPrompt: str(o, 'toolsInPrompt', 'signatures') as ToolsInPrompt,
+    reward: str(o, 'reward', 'exact_match'), formatBonus: n('formatBonus', 0), callCost: n('callCost', 0), successThreshold: n('successThreshold', 1),
+    maxCalls: n('maxCalls', 6), sandbox: str(o, 'sandbox', 'auto') as IsolationLevel | 'auto', python: str(o, 'python', ''),
+    limits: { ...DEFAULT_LIMITS, timeoutMs: n('timeoutMs', DEFAULT_LIMITS.timeoutMs), tailBytes: n('tailBytes', DEFAULT_LIMITS.tailBytes), outputCapBytes: n('outputCapBytes', DEFAULT_LIMITS.outputCapBytes) },
+    poolSize: n('poolSize', 2),
+  };
+}
+
+export class WorkspaceEnvError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkspaceEnvError';
+  }
+}
+
+const rootOf = (o: WorkspaceOptions): string => path.resolve(o.root || '.');
+const isBuiltin = (reward: string): boolean => reward === 'exact_match' || reward === 'unit_tests';
+
+function readSource(o: WorkspaceOptions, file: string, field: string): ToolFile {
+  const abs = path.resolve(rootOf(o), file);
+  try {
+    return { name: path.basename(abs), source: fs.readFileSync(abs, 'utf8') };
+  } catch (e) {
+    throw new WorkspaceEnvError(`envOptions.${field}: cannot read ${abs} (${(e as NodeJS.ErrnoException).code ?? String(e)}). Fix: check the path (relative to the config file's folder: ${rootOf(o)})`);
+  }
+}
+
+/** What prepare() loaded for one set of options. */
+export interface PreparedWorkspace {
+  readonly options: WorkspaceOptions;
+  readonly tasks: TaskSource;
+  readonly tools: readonly ToolSpec[];
+  readonly examples: Readonly<Record<string, unknown>>;
+  readonly toolFile: ToolFile | undefined;
+  readonly rewardFile: ToolFile | undefined;
+  /** Sessions that import the reward file once and score episode after episode. */
+  readonly rewardPool: SessionPool | undefined;
+  readonly level: IsolationLevel;
+  readonly python: string;
+  /** The reward on a recorded trajectory (the first training task's demonstration, or an empty episode). */
+  readonly rewardCheck: { readonly taskId: string; readonly outcome: EpisodeOutcome };
+}
+
+const prepared = new Map<string, PreparedWorkspace>();
+const keyOf = (o: Readonly<Record<string, unknown>>): string => JSON.stringify(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+
+function preparedFor(options: Readonly<Record<string, unknown>>): PreparedWorkspace {
+  const p = prepared.get(keyOf(options));
+  if (!p) throw new Error('workspace environment: prepare(options) must finish before tasks() or create() (the trainer and the CLI call it)');
+  return p;
+}
+
+const taskData = (t: Task): WorkspaceTaskData => t.data as unknown as WorkspaceTaskData;
+
+export function rewardTask(t: Task): RewardTask {
+  const d = taskData(t);
+  return { id: t.id, prompt: t.prompt, ground_truth: d.groundTruth ?? null, public_tests: d.publicTests, private_tests: d.privateTests, metadata: d.metadata };
+}
+
+class WorkspaceEnv implements Environment {
+  private task: Task | undefined;
+  private session: ToolSession | undefined;
+  private calls = 0;
+  private invalid = 0;
+  private answer: string | null = null;
+  private code: string | null = null;
+  private turns: { action: string; tool: string | null; observation: string; error: string | null }[] = [];
+  private done = false;
+  private readonly o: WorkspaceOptions;
+
+  constructor(private readonly p: PreparedWorkspace) {
+    this.o = p.options;
+  }
+
+  private sandbox(): { level: IsolationLevel; python: string; limits: SandboxLimits } {
+    return { level: this.p.level, python: this.p.python, limits: this.o.limits };
+  }
+
+  reset(task: Task): Promise<Observation> {
+    this.session?.close();
+    this.task = task;
+    this.calls = 0;
+    this.invalid = 0;
+    this.answer = null;
+    this.code = null;
+    this.turns = [];
+    this.done = false;
+    // forked from the warm zygote on the first call; code blocks run in it even without tools
+    this.session = this.p.toolFile || this.o.toolFormat === 'code' ? new ToolSession(this.sandbox(), this.p.toolFile) : undefined;
+    return Promise.resolve({ text: renderPrompt(task.prompt, this.p.tools, this.o.toolFormat, this.o.toolsInPrompt), data: { taskId: task.id, source: taskData(task).source, level: this.p.level } });
+  }
+
+  parseAction(text: string): ParsedAction {
+    return parseToolAction(text, this.o.toolFormat);
+  }
+
+  private async run(action: ParsedAction & { kind: 'tool' }): Promise<ToolReply> {
+    if (action.name === 'execute_code') return this.session!.call({ op: 'exec', code: String(action.args.code) });
+    if (!this.session || !this.p.tools.some((t) => t.name === action.name)) {
+      const names = this.p.tools.map((t) => t.name);
+      return { ok: false, kind: 'unknown_tool', error: `unknown tool ${JSON.stringify(action.name.slice(0, 40))}; ${names.length ? `the tools are: ${names.join(', ')}` : 'this environment has no tools: answer directly'}`, durationMs: 0 };
+    }
+    if (this.o.toolFormat === 'hermes') return this.session.call({ op: 'call', name: action.name, kwargs: action.args.arguments as Record<string, unknown> });
+    return this.session.call({ op: 'call_text', name: action.name, text: String(action.args.text) });
+  }
+
+  async step(action: ParsedAction): Promise<StepResult> {
+    if (this.done || !this.task) throw new Error('workspace: step() outside an episode; call reset() first');
+    if (action.kind === 'tool' && action.name === 'answer') {
+      this.answer = String(action.args.text);
+      this.done = true;
+      this.turns.push({ action: this.answer, tool: null, observation: 'answered', error: null });
+      return { observation: { text: 'answered', data: { answer: this.answer } }, done: true, termination: 'finished' };
+    }
+    this.calls += 1;
+    let observation: Observation;
+    if (action.kind === 'format_error') {
+      this.invalid += 1;
+      const text = this.o.toolFormat === 'code' ? `format error: ${action.message}` : observationText({ ok: false, kind: 'format', error: action.message, durationMs: 0 }, this.o.toolFormat);
+      observation = { text, data: { formatError: true, error: 'format' } };
+    } else {
+      if (action.name === 'execute_code') this.code = String(action.args.code);
+      const r = await this.run(action);
+      const failed = !r.ok && r.kind !== 'code';
+      if (failed) this.invalid += 1;
+      observation = {
+        text: observationText(r, this.o.toolFormat),
+        data: {
+          tool: action.name, durationMs: Math.round(r.durationMs), level: this.p.level,
+          ...(failed ? { error: r.kind ?? 'failed' } : {}), ...(r.kind === 'timeout' ? { timedOut: true } : {}), ...(r.kind === 'output_cap' ? { outputCapped: true } : {}),
+          ...(r.result !== undefined ? { result: r.result } : {}), ...(r.printed ? { stdout: r.printed } : {}),
+          ...(r.error !== undefined ? { stderr: r.error } : r.kind === 'code' && r.printed ? { stderr: r.printed } : {}), ...(r.exit !== undefined ? { exitCode: r.exit } : {}),
+        },
+      };
+    }
+    this.turns.push({ action: action.kind === 'tool' ? JSON.stringify(action.args) : '', tool: action.kind === 'tool' ? action.name : null, observation: observation.text, error: typeof observation.data.error === 'string' ? observation.data.error : null });
+    if (this.calls >= this.o.maxCalls) {
+      this.done = true;
+      return { observation, done: true, termination: 'budget_exhausted' };
+    }
+    return { observation, done: false };
+  }
+
+  /** The episode as the reward reads it. */
+  trajectory(): RewardTrajectory {
+    return { turns: this.turns, answer: this.answer, code: this.code, tool_calls: this.calls - this.turns.filter((t) => t.error === 'format').length, invalid_calls: this.invalid };
+  }
+
+  async verify(): Promise<EpisodeOutcome> {
+    if (!this.task) throw new Error('workspace: verify() before an episode');
+    return scoreEpisode(this.p, this.task, this.trajectory());
+  }
+
+  close(): Promise<void> {
+    this.session?.close();
+    this.session = undefined;
+    return Promise.resolve();
+  }
+}
+
+/** The reward of a finished episode: the workspace's function or the built-in, then the bonus and the cost. */
+export async function scoreEpisode(p: PreparedWorkspace, task: Task, traj: RewardTrajectory): Promise<EpisodeOutcome> {
+  const o = p.options;
+  const executor = sandboxFor({ sandbox: p.level, python: p.python, limits: o.limits, maxExecutions: 1, poolSize: o.poolSize, taskSet: 'functions' }).executor;
+  const d = taskData(task);
+  let base: RewardResult;
+  if (o.reward === 'exact_match') {
+    base = { score: exactMatch(traj.answer, d.groundTruth) ? 1 : 0, metrics: {}, extras: {} };
+  } else if (o.reward === 'unit_tests') {
+    const candidate = traj.code ?? traj.answer ?? '';
+    const priv = await testsPass(executor, o.limits, candidate, d.privateTests);
+    const pub = d.publicTests.length > 0 ? await testsPass(executor, o.limits, candidate, d.publicTests) : priv;
+    base = { score: priv.pass ? 1 : 0, publicPass: pub.pass, privatePass: priv.pass, metrics: {}, extras: priv.detail ? { failure: priv.detail } : {} };
+  } else {
+    base = await pythonReward(p.rewardPool!, p.rewardFile!.name, rewardTask(task), traj);
+  }
+  const success = base.success ?? base.score >= o.successThreshold;
+  const reward = base.score + (traj.answer !== null ? o.formatBonus : 0) - o.callCost * traj.tool_calls;
+  return {
+    reward, success, publicPass: base.publicPass ?? success, privatePass: base.privatePass ?? success,
+    details: { score: base.score, answer: traj.answer, groundTruth: d.groundTruth ?? null, calls: traj.tool_calls, invalidCalls: traj.invalid_calls, source: d.source, metrics: base.metrics, ...(Object.keys(base.extras).length ? { extras: base.extras } : {}) },
+  };
+}
+
+/** Replays a task's demonstration (or no action) through a real episode: the recorded trajectory the reward is checked on. */
+async function recordedEpisode(p: PreparedWorkspace, task: Task): Promise<RewardTrajectory> {
+  const env = new WorkspaceEnv(p);
+  try {
+    await env.reset(task);
+    for (const a of taskData(task).demonstration ?? []) {
+      const r = await env.step(env.parseAction(a));
+      if (r.done) break;
+    }
+    return env.trajectory();
+  } finally {
+    await env.close();
+  }
+}
+
+/** Loads and checks a workspace environment: tasks, tools, reward. Throws errors that name the file and the fix. */
+export async function prepareWorkspace(options: Readonly<Record<string, unknown>>): Promise<PreparedWorkspace> {
+  const hit = prepared.get(keyOf(options));
+  if (hit) return hit;
+  const o = workspaceOptions(options);
+  if (o.tasks === '') throw new WorkspaceEnvError('envOptions.tasks is empty. Fix: name the task file(s), e.g. "tasks.jsonl" or "data/*.parquet"');
+  const records = await readTaskRecords(rootOf(o), [o.tasks]);
+  const split = tasksOf(records, { preset: o.taskPreset, fields: o.fields, heldOutFraction: o.heldOutFraction, splitSeed: o.splitSeed });
+  if (o.reward === 'unit_tests' && ![...split.train, ...split.heldOut].some((t) => taskData(t).privateTests.length > 0)) {
+    throw new WorkspaceEnvError('envOptions.reward "unit_tests": no task has tests. Fix: give the records tests (envOptions.testsField names the field), or use "exact_match" or a reward file');
+  }
+  if (!isBuiltin(o.reward) && !o.reward.endsWith('.py')) throw new WorkspaceEnvError(`envOptions.reward "${o.reward}" is neither a built-in (exact_match, unit_tests) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`);
+  const python = resolvePython(o.python || undefined);
+  const level = chooseLevel(o.sandbox, python);
+  const toolFile = o.tools !== '' ? readSource(o, o.tools, 'tools') : undefined;
+  const rewardFile = isBuiltin(o.reward) ? undefined : readSource(o, o.reward, 'reward');
+  let tools: readonly ToolSpec[] = [];
+  let examples: Readonly<Record<string, unknown>> = {};
+  if (toolFile) {
+    const s = new ToolSession({ level, python, limits: o.limits }, toolFile);
+    try {
+      ({ tools, examples } = await s.start());
+    } finally {
+      s.close();
+    }
+    const reserved = tools.find((t) => RESERVED_TOOL_NAMES.includes(t.name));
+    if (reserved) throw new WorkspaceEnvError(`${toolFile.name}: a tool may not be called "${reserved.name}" (${RESERVED_TOOL_NAMES.join(', ')} end the episode or run code). Fix: rename it, or leave it out of __all__`);
+    if (tools.length === 0) throw new WorkspaceEnvError(`${toolFile.name} declares no tool (no public function defined in it, and no __all__). Fix: define def name(arg: type) -> type: with a docstring, or leave envOptions.tools empty`);
+  }
+  let rewardPool: SessionPool | undefined;
+  if (rewardFile) {
+    const probe = new ToolSession({ level, python, limits: o.limits }, rewardFile);
+    try {
+      const listed = await probe.start();
+      if (!listed.tools.some((t) => t.name === 'reward')) throw new WorkspaceEnvError(`${rewardFile.name} defines no function reward(task, trajectory). Fix: define def reward(task, trajectory): returning a number or {"score": number, ...extras}`);
+    } catch (e) {
+      if (e instanceof ToolLoadError) throw new WorkspaceEnvError(e.message.replace('the tool file does not import', 'the reward file does not import'));
+      throw e;
+    } finally {
+      probe.close();
+    }
+    rewardPool = new SessionPool({ level, python, limits: o.limits }, rewardFile, o.poolSize);
+  }
+  const partial = { options: o, tasks: split, tools, examples, toolFile, rewardFile, rewardPool, level, python };
+  const first = split.train[0]!;
+  let outcome: EpisodeOutcome;
+  try {
+    outcome = await scoreEpisode({ ...partial, rewardCheck: { taskId: '', outcome: { reward: 0, success: false, publicPass: false, privatePass: false } } }, first, await recordedEpisode({ ...partial, rewardCheck: undefined as never }, first));
+  } catch (e) {
+    if (e instanceof RewardError) throw new WorkspaceEnvError(`${e.message} (checked on a recorded episode of task ${first.id}, ${taskData(first).source})`);
+    throw e;
+  }
+  const p: PreparedWorkspace = { ...partial, rewardCheck: { taskId: first.id, outcome } };
+  prepared.set(keyOf(options), p);
+  return p;
+}
+
+export const workspaceEnvironment: EnvironmentFactory = {
+  name: 'workspace',
+  description: 'Tasks, tools and a reward from your workspace: task files (JSON Lines, JSON, CSV, Parquet), a Python tool file, a Python reward or a built-in.',
+  stopFor: (options) => stopFor(workspaceOptions(options).toolFormat),
+  prepare: async (options) => {
+    await prepareWorkspace(options);
+  },
+  create: (options) => new WorkspaceEnv(preparedFor(options)),
+  tasks: (options) => preparedFor(options).tasks,
+  taskFromId: (id, options) => {
+    const p = prepared.get(keyOf(options));
+    return p ? [...p.tasks.train, ...p.tasks.heldOut].find((t) => t.id === id) : undefined;
+  },
+  preflight: (options) => {
+    const p = preparedFor(options);
+    return `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? p.options.reward}; sandbox level ${p.level}, python ${p.python}`;
+  },
+  dispose: async () => {
+    for (const p of prepared.values()) p.rewardPool?.close();
+    prepared.clear();
+    closeToolSandboxes();
+    await disposeSandboxes();
+  },
+};
