@@ -46,7 +46,9 @@ async function workspaceCheck(envOptions: Record<string, unknown>): Promise<void
 
 export async function envCheckCommand(python: string | undefined, config?: Record<string, unknown>): Promise<number> {
   if (config !== undefined && config.env === 'workspace') {
-    const envOptions = validateEnvOptions('workspace', (config.envOptions ?? {}) as Record<string, unknown>);
+    const given = (config.envOptions ?? {}) as Record<string, unknown>;
+    // --python wins over the config's interpreter, for the probe and for the tools alike
+    const envOptions = validateEnvOptions('workspace', python !== undefined ? { ...given, python } : given);
     envCheckSandbox(python ?? (typeof envOptions.python === 'string' && envOptions.python !== '' ? envOptions.python : undefined));
     try {
       await workspaceCheck(envOptions);

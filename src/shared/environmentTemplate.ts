@@ -1,7 +1,7 @@
 // The "New Environment" template: a workspace environment that runs as is (a task file with
 // demonstrations, a Python tool, a Python reward, and two run configs: an SFT warm start and GRPO from
 // it). examples/unit-converter/ holds exactly these files (a unit test keeps them equal).
-// Held-out tasks use unit pairs no training task uses, so evaluation asks for more than recall.
+// Held-out tasks convert quantities (81–99) no training task converts: evaluation asks for more than recall.
 
 interface Conversion {
   readonly from: string;
@@ -16,9 +16,9 @@ const UNITS: readonly (readonly [string, number][])[] = [
   [['day', 86400], ['h', 3600], ['min', 60], ['s', 1]],
 ];
 const CONVERSIONS: readonly Conversion[] = UNITS.flatMap((kind) => kind.flatMap(([from, a], i) => kind.slice(i + 1).map(([to, b]) => ({ from, to, factor: Math.round(a / b) }))));
-/** Pairs only the held-out split asks for: each of their units appears in training, in other pairs. */
-const HELD_OUT = new Set(['km>mm', 'kg>mg', 'day>min']);
-const VALUES = 80;
+/** Training quantities are 1–80; held-out ones 81–99, quantities no training task converts. */
+const TRAIN_VALUES = 80;
+const VALUES = 99;
 
 export const TEMPLATE_TOOLS_PY = `"""Tools of the unit-converter environment: every public function here is a tool.
 
@@ -77,7 +77,7 @@ def reward(task, trajectory):
     return {"score": 1.0 if correct else 0.0, "answered": answer is not None, "invalid_calls": trajectory["invalid_calls"]}
 `;
 
-/** tasks.jsonl: every conversion of the values 1–80, with its split and a demonstration. */
+/** tasks.jsonl: every conversion of the values 1–99, with its split and a demonstration. */
 export function templateTasks(): string {
   const lines: string[] = [];
   let n = 0;
@@ -89,7 +89,7 @@ export function templateTasks(): string {
         id: `convert-${String(n).padStart(4, '0')}`,
         prompt: `Convert ${v} ${c.from} to ${c.to}.`,
         answer,
-        split: HELD_OUT.has(`${c.from}>${c.to}`) ? 'test' : 'train',
+        split: v > TRAIN_VALUES ? 'test' : 'train',
         demonstration: [`<call>convert(${v}, "${c.from}", "${c.to}")</call>`, `<answer>${answer}</answer>`],
       }));
     }
@@ -102,14 +102,14 @@ const POLICY = { contextLength: 224, maxNewTokens: 40 };
 
 export const TEMPLATE_SFT_CONFIG = `${JSON.stringify({
   name: 'unit-converter-sft', env: 'workspace', policy: 'transformer', method: 'sft', seed: 1,
-  iterations: 300, groupsPerIteration: 32, evalEpisodes: 240,
+  iterations: 300, groupsPerIteration: 32, evalEpisodes: 285,
   algorithm: { learningRate: 0.003 },
   envOptions: ENV_OPTIONS, policyOptions: POLICY,
 }, null, 2)}\n`;
 
 export const TEMPLATE_RUN_CONFIG = `${JSON.stringify({
   name: 'unit-converter-grpo', env: 'workspace', policy: 'transformer', method: 'grpo', seed: 1,
-  iterations: 20, groupsPerIteration: 16, groupSize: 8, evalEpisodes: 960, evalPassK: 4,
+  iterations: 20, groupsPerIteration: 16, groupSize: 8, evalEpisodes: 1140, evalPassK: 4,
   envOptions: ENV_OPTIONS, policyOptions: POLICY,
 }, null, 2)}\n`;
 

@@ -66,22 +66,24 @@ after(async () => {
 describe('workspace tasks from files', () => {
   it('JSON Lines, CSV and a parquet file in verl\'s layout give the same tasks', async () => {
     const csv = ['id,prompt,answer,split,tests', ...TASKS.map((t) => `${t.id},"${t.prompt}",${t.answer},${t.split},"${JSON.stringify(t.tests).replace(/"/g, '""')}"`)].join('\n');
-    const verlRows = TASKS.map((t) => ({
+    // as verl's preprocessing writes them: train.parquet and test.parquet, extra_info.index from 0 in each
+    const verlRows = (split: string) => TASKS.filter((t) => t.split === split).map((t, i) => ({
       data_source: 'unit', agent_name: 'tool_agent', prompt: [{ role: 'user', content: t.prompt }], ability: 'math',
       reward_model: { style: 'rule', ground_truth: String(t.answer) },
-      extra_info: { split: t.split, index: BigInt(t.id), task_id: `t${t.id}`, need_tools_kwargs: false, tools_kwargs: { code_interpreter: { create_kwargs: { ground_truth: String(t.answer) } } } },
+      extra_info: { split: t.split, index: BigInt(i), task_id: `t${t.id}`, need_tools_kwargs: false, tools_kwargs: { code_interpreter: { create_kwargs: { ground_truth: String(t.answer) } } } },
     })) as unknown as VerlRow[];
-    const dir = workspace({ 'a/tasks.jsonl': jsonl(TASKS), 'b/tasks.csv': csv, 'c/train.parquet': await verlParquet(verlRows) });
+    const dir = workspace({ 'a/tasks.jsonl': jsonl(TASKS), 'b/tasks.csv': csv, 'c/train.parquet': await verlParquet(verlRows('train')), 'c/test.parquet': await verlParquet(verlRows('test')) });
     const load = async (file: string, preset: 'default' | 'verl') => tasksOf(await readTaskRecords(dir, [file]), { preset, fields: {}, heldOutFraction: 0.2, splitSeed: 0 });
-    const shape = (s: Awaited<ReturnType<typeof load>>) => ({
-      train: s.train.map((t) => [t.id, t.prompt, String(t.data.groundTruth)]), heldOut: s.heldOut.map((t) => [t.id, t.prompt, String(t.data.groundTruth)]),
+    const shape = (s: Awaited<ReturnType<typeof load>>, ids = true) => ({
+      train: s.train.map((t) => [...(ids ? [t.id] : []), t.prompt, String(t.data.groundTruth)]), heldOut: s.heldOut.map((t) => [...(ids ? [t.id] : []), t.prompt, String(t.data.groundTruth)]),
     });
     const fromJsonl = await load('a/tasks.jsonl', 'default');
     assert.equal(fromJsonl.train.length, 9);
     assert.equal(fromJsonl.heldOut.length, 3);
     assert.deepEqual(shape(await load('b/*.csv', 'default')), shape(fromJsonl));
-    const fromVerl = await load('c/train.parquet', 'verl');
-    assert.deepEqual(shape(fromVerl), shape(fromJsonl));
+    const fromVerl = await load('c/*.parquet', 'verl');
+    assert.deepEqual(shape(fromVerl, false), shape(fromJsonl, false));
+    assert.deepEqual(fromVerl.heldOut.map((t) => t.id), ['c/test.parquet#1', 'c/test.parquet#2', 'c/test.parquet#3'], 'ids of the file, as verl restarts its index per file');
     // the verl record keeps its chat messages and its data source
     assert.deepEqual(fromVerl.train[0]!.data.messages, [{ role: 'user', content: TASKS[1]!.prompt }]);
     assert.equal((fromVerl.train[0]!.data.metadata as Record<string, unknown>).data_source, 'unit');
@@ -99,8 +101,8 @@ describe('workspace tasks from files', () => {
     });
     const load = async (file: string, fields = {}) => tasksOf(await readTaskRecords(dir, [file]), { preset: 'default', fields, heldOutFraction: 0.5, splitSeed: 0 });
     await assert.rejects(load('bad.jsonl'), /bad\.jsonl line 2: not valid JSON .*Fix: one JSON object per line/);
-    await assert.rejects(load('noprompt.jsonl'), /noprompt\.jsonl line 1: has no prompt field "prompt".*Fix: name the field that holds the prompt in envOptions\.fields\.prompt/);
-    await assert.rejects(load('noprompt.jsonl', { prompt: 'question', groundTruth: 'label' }), /line 1: has no field "label" \(envOptions\.fields\.groundTruth\)/);
+    await assert.rejects(load('noprompt.jsonl'), /noprompt\.jsonl line 1: has no prompt field "prompt".*Fix: name the field that holds the prompt in envOptions\.promptField/);
+    await assert.rejects(load('noprompt.jsonl', { prompt: 'question', groundTruth: 'label' }), /line 1: has no field "label" \(envOptions\.groundTruthField\)\. Fix: add it to every record, or set envOptions\.groundTruthField/);
     await assert.rejects(load('split.jsonl'), /split\.jsonl line 2: "split" = "later" is not a split this knows\. Fix: use "train"/);
     await assert.rejects(load('twins.csv'), /twins\.csv row 2: id "7" repeats the id of twins\.csv row 1/);
     await assert.rejects(load('ragged.csv'), /ragged\.csv.*not valid CSV/);
@@ -170,6 +172,64 @@ describe('workspace tools and rewards', () => {
     assert.match(texts[5]!, /1<\/obs>$/);
   });
 
+  it('hostile call text is an error observation and the session lives on; reserved names are not tools', async () => {
+    const dir = workspace({ 'tasks.jsonl': jsonl(TASKS), 'tools.py': COUNTER_TOOLS });
+    const options = await prepare(dir);
+    const env = workspaceEnvironment.create(options);
+    await env.reset(workspaceEnvironment.tasks(options).train[0]!);
+    const obs: string[] = [];
+    for (const a of ['<call>bump(1)</call>', '<call>bump(1) or bump(2)</call>', '<call>bump(1)(2)</call>', `<call>bump(${'['.repeat(3000)})</call>`, '<call>bump(true)</call>', '<call>answer("42")</call>', '<call>bump(NaN)</call>', '<call>bump(1)</call>']) {
+      obs.push((await env.step(env.parseAction(a))).observation.text);
+      if (obs.length === 6) break; // maxCalls 6
+    }
+    await env.close();
+    assert.equal(obs[0], '<obs>1</obs>');
+    for (const o of obs.slice(1, 5)) assert.match(o, /^<obs>error: bump: /, o);
+    assert.match(obs[5]!, /"answer" is not a tool: end the episode with <answer>/);
+    const env2 = workspaceEnvironment.create(options);
+    await env2.reset(workspaceEnvironment.tasks(options).train[0]!);
+    const more: string[] = [];
+    for (const a of ['<call>bump(NaN)</call>', '<call>bump(1)</call>', '<call>bump(2)</call>']) more.push((await env2.step(env2.parseAction(a))).observation.text);
+    await env2.close();
+    assert.match(more[0]!, /^<obs>error: bump: /);
+    assert.deepEqual(more.slice(1), ['<obs>1</obs>', '<obs>3</obs>'], 'the same session after the error, its state intact');
+    const hermes = await prepare(dir, { toolFormat: 'hermes' });
+    const h = workspaceEnvironment.create(hermes);
+    await h.reset(workspaceEnvironment.tasks(hermes).train[0]!);
+    const deep = await h.step(h.parseAction(`<tool_call>{"name": "bump", "arguments": {"step": ${'['.repeat(2000)}${']'.repeat(2000)}}}</tool_call>`));
+    assert.match(deep.observation.text, /^<tool_response>error: /);
+    assert.equal((await h.step(h.parseAction('<tool_call>{"name": "bump", "arguments": {}}</tool_call>'))).observation.text, '<tool_response>1</tool_response>');
+    assert.equal(h.parseAction('<tool_call>{"name": "execute_code", "arguments": {"code": "1"}}</tool_call>').kind, 'format_error');
+    await h.close();
+  });
+
+  it('a closed episode leaves no process behind, not even one that left its session', async () => {
+    const tools = `${COUNTER_TOOLS}
+def daemon() -> int:
+    '''Starts a process in its own session that would outlive the episode.'''
+    import subprocess
+    return subprocess.Popen(["sleep", "300"], start_new_session=True).pid
+`;
+    const dir = workspace({ 'tasks.jsonl': jsonl(TASKS), 'tools.py': tools });
+    // the process level shares our PID namespace, so the pid the tool reports is one we can look up
+    const options = await prepare(dir, { sandbox: 'process' });
+    const env = workspaceEnvironment.create(options);
+    await env.reset(workspaceEnvironment.tasks(options).train[0]!);
+    const pid = Number(/<obs>(\d+)<\/obs>/.exec((await env.step(env.parseAction('<call>daemon()</call>'))).observation.text)![1]);
+    const alive = (p: number): boolean => {
+      try {
+        process.kill(p, 0);
+        return !/^\S+ \(.*\) Z/.test(fs.readFileSync(`/proc/${p}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    assert.ok(alive(pid), 'the daemon runs while the episode does');
+    await env.close();
+    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(!alive(pid), 'the daemon was killed with the episode');
+  });
+
   it('hermes and code formats call the same tools', async () => {
     const dir = workspace({ 'tasks.jsonl': jsonl(TASKS), 'tools.py': COUNTER_TOOLS });
     const hermes = await prepare(dir, { toolFormat: 'hermes' });
@@ -222,7 +282,7 @@ describe('agent-rl with a workspace environment', () => {
     const example = path.join(ROOT, 'examples', 'unit-converter', 'run.agentrl.json');
     const r = runCli(['env', 'check', '--config', example], ROOT);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^tasks: 960 training, 240 held out \(tasks\.jsonl, preset default\)$/m);
+    assert.match(r.stdout, /^tasks: 1200 training, 285 held out \(tasks\.jsonl, preset default\)$/m);
     assert.match(r.stdout, /^ {2}convert\(value: number, from_unit: string, to_unit: string\) — Convert a quantity/m);
     assert.match(r.stdout, /example \{"value":2,"from_unit":"km","to_unit":"m"\} → "2000"/);
     assert.match(r.stdout, /reward: reward\.py, on a recorded episode of convert-0001 \(its demonstration\): reward 1, success true/);

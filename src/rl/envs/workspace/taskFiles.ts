@@ -51,7 +51,8 @@ export function globRegExp(pattern: string): RegExp {
       const end = pattern.indexOf('}', i);
       if (end < 0) re += '\\{';
       else {
-        re += `(?:${pattern.slice(i + 1, end).split(',').map((p) => p.replace(/[.+^$()|[\]\\]/g, '\\$&')).join('|')})`;
+        // each alternative is a glob of its own ({*.jsonl,*.csv})
+        re += `(?:${pattern.slice(i + 1, end).split(',').map((p) => globRegExp(p).source.slice(1, -1)).join('|')})`;
         i = end;
       }
     } else re += c.replace(/[.+^$()|[\]\\{}]/g, '\\$&');
@@ -64,11 +65,12 @@ const hasMagic = (p: string): boolean => /[*?{]/.test(p);
 /** Files under `root` that `pattern` matches (sorted), skipping node_modules and dot folders. */
 function expand(root: string, pattern: string): string[] {
   const abs = path.isAbsolute(pattern) ? pattern : path.join(root, pattern);
-  if (!hasMagic(pattern)) return fs.existsSync(abs) ? [abs] : [];
-  // walk from the longest folder prefix without a wildcard
-  const parts = abs.split(path.sep);
+  if (!hasMagic(pattern) || fs.existsSync(abs)) return fs.existsSync(abs) ? [abs] : [];
+  // walk from the pattern's longest folder prefix without a wildcard (the root's own name may hold any character)
+  const parts = pattern.split(/[\\/]/);
   const firstMagic = parts.findIndex(hasMagic);
-  const base = parts.slice(0, firstMagic).join(path.sep) || path.sep;
+  const prefix = parts.slice(0, firstMagic).join(path.sep);
+  const base = path.isAbsolute(pattern) ? prefix || path.sep : path.join(root, prefix);
   const re = globRegExp(parts.slice(firstMagic).join('/'));
   const out: string[] = [];
   const walk = (dir: string, rel: string, depth: number): void => {
@@ -201,9 +203,9 @@ export async function readTaskFile(absFile: string, shownAs: string): Promise<So
   }
   switch (format) {
     case 'jsonl':
-      return readJsonLines(bytes.toString('utf8'), shownAs);
+      return readJsonLines(bytes.toString('utf8').replace(/^\uFEFF/, ''), shownAs);
     case 'json':
-      return readJson(bytes.toString('utf8'), shownAs);
+      return readJson(bytes.toString('utf8').replace(/^\uFEFF/, ''), shownAs);
     case 'csv':
       return readCsv(bytes.toString('utf8'), shownAs);
     case 'parquet':

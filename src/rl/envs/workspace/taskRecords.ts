@@ -30,8 +30,9 @@ export const FIELD_NAMES: readonly (keyof FieldMap)[] = ['id', 'prompt', 'ground
 
 export const PRESET_FIELDS: Readonly<Record<TaskPreset, FieldMap>> = {
   default: { id: 'id', prompt: 'prompt', groundTruth: 'answer', tests: 'tests', publicTests: 'public_tests', privateTests: 'private_tests', split: 'split', demonstration: 'demonstration', metadata: 'metadata' },
-  // verl's RL parquet (its examples/data_preprocess scripts): chat-message prompt, ground truth under reward_model
-  verl: { id: 'extra_info.index', prompt: 'prompt', groundTruth: 'reward_model.ground_truth', split: 'extra_info.split', demonstration: 'extra_info.demonstration', metadata: 'extra_info' },
+  // verl's RL parquet (its examples/data_preprocess scripts): chat-message prompt, ground truth under
+  // reward_model; extra_info.index restarts at 0 in each file, so ids are the file's (file#n) unless idField names one
+  verl: { prompt: 'prompt', groundTruth: 'reward_model.ground_truth', split: 'extra_info.split', demonstration: 'extra_info.demonstration', metadata: 'extra_info' },
   // openai/gsm8k: question, and an answer whose last line is "#### 42"
   gsm8k: { prompt: 'question', groundTruth: 'answer', split: 'split' },
   // mbpp: text, code, test_list (assert statements), task_id
@@ -105,6 +106,14 @@ function testsOf(r: SourceRecord, field: string, v: unknown, entryPoint: string 
 const TRAIN = new Set(['train', 'training']);
 const HELD_OUT = new Set(['test', 'validation', 'valid', 'val', 'heldout', 'held_out', 'held-out', 'eval', 'dev']);
 
+/** A split named by the file (train.parquet, test-00000-of-00001.parquet, validation.jsonl), as Hugging Face datasets lay them out. */
+export function splitOfFileName(file: string): 'train' | 'heldOut' | undefined {
+  const name = file.split(/[\\/]/).pop()!.toLowerCase();
+  if (/(^|[-_.])(train|training)([-_.]|$)/.test(name)) return 'train';
+  if (/(^|[-_.])(test|validation|valid|val|eval|dev|heldout|held_out)([-_.]|$)/.test(name)) return 'heldOut';
+  return undefined;
+}
+
 /** FNV-1a of text with murmur3's final mix (similar ids land far apart) → [0, 1). */
 function unitHash(text: string): number {
   let h = 0x811c9dc5;
@@ -131,7 +140,7 @@ export function tasksOf(records: readonly SourceRecord[], o: TaskSplitOptions): 
       const name = map[key];
       if (name === undefined) return undefined;
       const v = pick(r.value, name);
-      if (v === undefined && given.has(key)) fail(r, `has no field "${name}" (envOptions.fields.${key})`, '', `add it to every record, or map envOptions.fields.${key} to the field that holds it`);
+      if (v === undefined && given.has(key)) fail(r, `has no field "${name}" (envOptions.${key}Field)`, '', `add it to every record, or set envOptions.${key}Field to the field that holds it`);
       return v;
     };
     const n = (fileIndex.get(r.file) ?? 0) + 1;
@@ -144,13 +153,13 @@ export function tasksOf(records: readonly SourceRecord[], o: TaskSplitOptions): 
       messages = messagesOf(r, map.prompt, rawPrompt);
       prompt = renderMessages(messages);
     } else if (rawPrompt === undefined) {
-      return fail(r, `has no prompt field "${map.prompt}"`, '', `name the field that holds the prompt in envOptions.fields.prompt (the ${o.preset} preset reads "${map.prompt}"), or choose another envOptions.taskPreset`);
+      return fail(r, `has no prompt field "${map.prompt}"`, '', `name the field that holds the prompt in envOptions.promptField (the ${o.preset} preset reads "${map.prompt}"), or choose another envOptions.taskPreset`);
     } else return fail(r, `"${map.prompt}"`, `is ${typeof rawPrompt}, not text or chat messages`, 'write the prompt as text or as [{"role": "user", "content": "..."}]');
     if (prompt.trim() === '') fail(r, `"${map.prompt}"`, 'is empty', 'give every task a prompt');
     const rawId = get('id');
     const id = rawId === undefined || rawId === null || rawId === '' ? `${r.file}#${n}` : scalarText(rawId);
     const twin = seen.get(id);
-    if (twin) fail(r, `id "${id}"`, `repeats the id of ${twin.file} ${twin.where}`, `give every task its own id (envOptions.fields.id names the field: "${map.id ?? '(none)'}")`);
+    if (twin) fail(r, `id "${id}"`, `repeats the id of ${twin.file} ${twin.where}`, `give every task its own id (envOptions.idField names the field: "${map.id ?? '(none)'}")`);
     seen.set(id, r);
     let groundTruth = get('groundTruth');
     if (o.preset === 'gsm8k' && typeof groundTruth === 'string') groundTruth = (groundTruth.split('####').pop() ?? '').trim().replace(/,/g, '');
@@ -178,7 +187,9 @@ export function tasksOf(records: readonly SourceRecord[], o: TaskSplitOptions): 
     const task: Task = { id, prompt, data: data as unknown as Record<string, unknown> };
     const split = get('split');
     let heldOutTask: boolean;
-    if (split === undefined || split === null || split === '') heldOutTask = unitHash(`${o.splitSeed}:${id}`) < o.heldOutFraction;
+    const byName = splitOfFileName(r.file);
+    if ((split === undefined || split === null || split === '') && byName !== undefined) heldOutTask = byName === 'heldOut';
+    else if (split === undefined || split === null || split === '') heldOutTask = unitHash(`${o.splitSeed}:${id}`) < o.heldOutFraction;
     else {
       const s = scalarText(split).toLowerCase();
       if (TRAIN.has(s)) heldOutTask = false;
@@ -188,6 +199,8 @@ export function tasksOf(records: readonly SourceRecord[], o: TaskSplitOptions): 
     (heldOutTask ? heldOut : train).push(task);
   }
   if (train.length === 0) throw new TaskFileError(`envOptions.tasks: no training task (${records.length} record(s), all held out). Fix: mark some records "train" in the split field, or lower envOptions.heldOutFraction`);
-  if (heldOut.length === 0) throw new TaskFileError(`envOptions.tasks: no held-out task among ${records.length} record(s), so nothing can be evaluated. Fix: mark some records "test" in the split field "${map.split ?? 'split'}", or raise envOptions.heldOutFraction (now ${o.heldOutFraction})`);
+  if (heldOut.length === 0) {
+    throw new TaskFileError(`envOptions.tasks: no held-out task among ${records.length} record(s), so nothing can be evaluated. Fix: add the held-out file (e.g. "{train,test}.parquet"), mark some records "test" in the split field "${map.split ?? 'split'}", or, for records without one, raise envOptions.heldOutFraction (now ${o.heldOutFraction})`);
+  }
   return { train, heldOut };
 }

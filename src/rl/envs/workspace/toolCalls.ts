@@ -17,7 +17,7 @@ export type ToolFormat = (typeof TOOL_FORMATS)[number];
 /** Names an action cannot take: they end the episode (and the metrics count them as final). */
 export const RESERVED_TOOL_NAMES: readonly string[] = ['answer', 'finish', 'submit', 'execute_code'];
 
-const CALL_RE = /<call>\s*([A-Za-z_]\w*)\s*\(([\s\S]*)\)\s*<\/call>/;
+const CALL_RE = /<call>\s*([A-Za-z_]\w*)\s*\(([\s\S]*?)\)\s*<\/call>/;
 const ANSWER_RE = /<answer>([\s\S]*?)<\/answer>/;
 const HERMES_RE = /<tool_call>\s*([\s\S]*?)\s*<\/tool_call>/;
 
@@ -34,8 +34,10 @@ export function parseToolAction(raw: string, format: ToolFormat): ParsedAction {
   const callAt = format === 'call' ? text.search(/<call>/) : text.search(/<tool_call>/);
   // the first of a call and an answer wins: a model that answers after a call has not read the result
   if (answer && (callAt < 0 || answer.index < callAt)) return { kind: 'tool', name: 'answer', args: { text: answer[1]!.trim() } };
+  const reserved = (name: string): ParsedAction => formatError(`"${name.slice(0, 40)}" is not a tool: end the episode with <answer>...</answer>`);
   if (format === 'call') {
     const m = CALL_RE.exec(text);
+    if (m && RESERVED_TOOL_NAMES.includes(m[1]!)) return reserved(m[1]!);
     if (m) return { kind: 'tool', name: m[1]!, args: { text: m[2]!.trim() } };
     if (callAt >= 0) return formatError('malformed or unclosed call: use <call>tool(arguments)</call>');
     if (/<answer>/.test(text)) return formatError('unclosed answer: end it with </answer>');
@@ -53,6 +55,7 @@ export function parseToolAction(raw: string, format: ToolFormat): ParsedAction {
   if (typeof call !== 'object' || call === null || typeof c.name !== 'string') return formatError('the <tool_call> needs a "name" (text) and "arguments" (an object)');
   const args = c.arguments ?? {};
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return formatError('"arguments" must be a JSON object of parameter names and values');
+  if (RESERVED_TOOL_NAMES.includes(c.name)) return reserved(c.name);
   return { kind: 'tool', name: c.name, args: { arguments: args } };
 }
 

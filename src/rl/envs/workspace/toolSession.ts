@@ -51,16 +51,23 @@ export interface SessionSandbox {
   readonly level: IsolationLevel;
   readonly python: string;
   readonly limits: SandboxLimits;
+  /** Sessions of different roles (the agent's tools, the reward) never share a zygote. */
+  readonly role?: 'tools' | 'reward';
 }
 
 export class ToolLoadError extends Error {
-  constructor(file: string, detail: string) {
-    super(`${file}: the tool file does not import: ${detail}. Fix: correct the file (\`agent-rl env check --config FILE\` shows its tools without training)`);
+  /** `sandbox`: the sandbox failed before the file could be tried (not the file's fault). */
+  constructor(file: string, detail: string, sandbox = false) {
+    super(sandbox
+      ? `${file}: the tool sandbox failed before the file could be imported: ${detail}. Fix: check \`agent-rl env check\` (the interpreter and the isolation level), then run again`
+      : `${file}: the tool file does not import: ${detail}. Fix: correct the file (\`agent-rl env check --config FILE\` shows its tools without training)`);
     this.name = 'ToolLoadError';
   }
 }
 
 const START_TIMEOUT_MS = 15_000;
+/** How much longer than a call's own limit the host waits for the zygote before it gives the session up. */
+const ZYGOTE_GRACE_MS = 30_000;
 
 type Listener = (m: Record<string, unknown> | Error) => void;
 
@@ -150,19 +157,22 @@ class ToolZygote {
     if (!this.dead) this.child.stdin.write(`${JSON.stringify(msg)}\n`);
   }
 
-  /** Forks session `sid`; its answers and its death go to `listener`. */
-  open(sid: number, listener: Listener): void {
+  /** Forks session `sid`, which imports `file`; its answers (the import's first) and its death go to `listener`. */
+  open(sid: number, file: ToolFile, listing: boolean, listener: Listener): void {
     if (this.dead) {
       listener(this.dead);
       return;
     }
     this.listeners.set(sid, listener);
     const uid = allocateUid();
-    this.send({ op: 'open', sid, cfg: { ...this.baseCfg, ...(uid !== undefined ? { uid, nproc: this.sandbox.limits.maxProcesses } : {}) } });
+    const cfg = { ...this.baseCfg, loadTimeoutMs: START_TIMEOUT_MS + this.sandbox.limits.timeoutMs, ...(uid !== undefined ? { uid, nproc: this.sandbox.limits.maxProcesses } : {}) };
+    this.send({ op: 'open', sid, cfg, load: { source: file.source, filename: file.name, listing } });
   }
 
-  request(sid: number, body: unknown): void {
-    this.send({ op: 'req', sid, body });
+  /** `timeoutMs`: the zygote kills the session when the call has not answered that long after it reached it. */
+  request(sid: number, body: unknown, timeoutMs: number): void {
+    // as text: the zygote forwards it without parsing what the model wrote
+    this.send({ op: 'req', sid, body: JSON.stringify(body), timeoutMs });
   }
 
   /** Ends session `sid` (its processes are killed, its folder removed). */
@@ -177,7 +187,34 @@ class ToolZygote {
     } catch {
       // gone
     }
-    if (this.hostDir) fs.rmSync(this.hostDir, { recursive: true, force: true });
+    removeDir(this.hostDir);
+  }
+
+  /** Ends the zygote: its stdin closes, so it ends every session (their groups, orphans, uids) and exits; killed if it has not within a second. */
+  shutdown(): void {
+    this.dead ??= new Error('crashed: the tool sandbox was shut down');
+    this.child.stdin.end();
+    const t = setTimeout(() => this.kill(), 1000);
+    t.unref();
+    this.child.once('exit', () => {
+      clearTimeout(t);
+      removeDir(this.hostDir);
+    });
+  }
+}
+
+/** Removes a work folder a session may have locked itself out of (never throws: a leftover is not worth a crash). */
+function removeDir(dir: string | undefined): void {
+  if (!dir) return;
+  try {
+    fs.rmSync(dir, { recursive: true, force: true });
+  } catch {
+    try {
+      for (const f of fs.readdirSync(dir, { recursive: true }) as string[]) fs.chmodSync(path.join(dir, f), 0o700);
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // left for the OS's temporary-file cleanup
+    }
   }
 }
 
@@ -185,7 +222,7 @@ class ToolZygote {
 const zygotes = new Map<string, ToolZygote>();
 
 async function zygoteFor(sandbox: SessionSandbox): Promise<ToolZygote> {
-  const key = JSON.stringify([sandbox.level, sandbox.python, sandbox.limits]);
+  const key = JSON.stringify([sandbox.role ?? 'tools', sandbox.level, sandbox.python, sandbox.limits]);
   let z = zygotes.get(key);
   if (!z || !z.alive) {
     z = new ToolZygote(sandbox);
@@ -197,7 +234,7 @@ async function zygoteFor(sandbox: SessionSandbox): Promise<ToolZygote> {
 
 /** Kills every tool zygote (the end of a run). */
 export function closeToolSandboxes(): void {
-  for (const z of zygotes.values()) z.kill();
+  for (const z of zygotes.values()) z.shutdown();
   zygotes.clear();
 }
 
@@ -209,24 +246,34 @@ class ToolProcess {
   private pending: Listener | undefined;
   private dead: Error | undefined;
   private zygote: ToolZygote | undefined;
-  private readonly opened: Promise<void>;
+  /** The session's first line: its file imported, or why not (an Error when the session died first). */
+  readonly loaded: Promise<Record<string, unknown> | Error>;
 
-  constructor(sandbox: SessionSandbox) {
-    this.opened = zygoteFor(sandbox).then((z) => {
-      this.zygote = z;
-      z.open(this.sid, (m) => {
-        if (m instanceof Error) this.fail(m);
-        else {
-          const p = this.pending;
-          this.pending = undefined;
-          p?.(m);
-        }
-      });
-    }, (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))));
+  constructor(sandbox: SessionSandbox, file: ToolFile, listing: boolean) {
+    this.loaded = new Promise((resolveLoaded) => {
+      this.pending = resolveLoaded;
+      zygoteFor(sandbox).then((z) => {
+        this.zygote = z;
+        if (this.closed) return; // closed while the zygote started: never opened
+        z.open(this.sid, file, listing, (m) => {
+          if (m instanceof Error) this.fail(m);
+          else {
+            const p = this.pending;
+            this.pending = undefined;
+            p?.(m);
+          }
+        });
+      }, (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))));
+    });
   }
 
   get alive(): boolean {
     return this.dead === undefined;
+  }
+
+  /** Ends the session with `e` (what its pending request, if any, resolves with). */
+  abort(e: Error): void {
+    this.fail(e);
   }
 
   private fail(e: Error): void {
@@ -239,20 +286,25 @@ class ToolProcess {
   }
 
   kill(): void {
+    this.closed = true;
     this.zygote?.close(this.sid);
   }
 
+  private closed = false;
+
   /** Sends one request; resolves with the answer or an Error (the session is then dead). */
   async request(req: ToolRequest | Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown> | Error> {
-    await this.opened;
+    await this.loaded;
     if (this.dead) return this.dead;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.fail(new Error(`timeout: no answer within ${timeoutMs} ms`)), timeoutMs);
+      // the zygote times the call itself (from when it reached the session); this guards a zygote that stopped answering
+      const guard = timeoutMs + ZYGOTE_GRACE_MS;
+      const timer = setTimeout(() => this.fail(new Error(`timeout: the tool sandbox did not answer within ${guard} ms`)), guard);
       this.pending = (m) => {
         clearTimeout(timer);
         resolve(m);
       };
-      this.zygote!.request(this.sid, req);
+      this.zygote!.request(this.sid, req, timeoutMs);
     });
   }
 }
@@ -276,17 +328,21 @@ export class ToolSession {
   private restarts = 0;
   private closed = false;
 
-  constructor(private readonly sandbox: SessionSandbox, private readonly file: ToolFile | undefined) {}
+  /** `listing`: the session reports the tools' schemas (for prepare and env check; episodes need none). */
+  constructor(private readonly sandbox: SessionSandbox, private readonly file: ToolFile | undefined, private readonly listing = false) {}
 
-  /** Starts the process and imports the tool file (once per process); throws ToolLoadError when it does not import. */
+  /** Forks the session, which imports the tool file; throws ToolLoadError when it does not import. */
   start(): Promise<LoadedTools> {
     if (this.closed) return Promise.reject(new Error('ToolSession: start() after close()'));
     if (this.loading && this.proc?.alive) return this.loading;
-    const proc = new ToolProcess(this.sandbox);
-    this.proc = proc;
     const file = this.file ?? { name: 'tools.py', source: '' };
-    this.loading = proc.request({ op: 'load', source: file.source, filename: file.name }, START_TIMEOUT_MS + this.sandbox.limits.timeoutMs).then((m) => {
-      if (m instanceof Error) throw new ToolLoadError(file.name, m.message.replace(/^\w+: /, ''));
+    const proc = new ToolProcess(this.sandbox, file, this.listing);
+    this.proc = proc;
+    const guard = START_TIMEOUT_MS + this.sandbox.limits.timeoutMs + ZYGOTE_GRACE_MS;
+    const timer = setTimeout(() => proc.abort(new Error(`timeout: the tool sandbox did not answer within ${guard} ms`)), guard);
+    this.loading = proc.loaded.then((m) => {
+      clearTimeout(timer);
+      if (m instanceof Error) throw new ToolLoadError(file.name, m.message.replace(/^\w+: /, ''), true);
       if (m.ok !== true) throw new ToolLoadError(file.name, typeof m.error === 'string' ? m.error : 'unknown error');
       return { tools: (m.tools ?? []) as ToolSpec[], examples: (typeof m.examples === 'object' && m.examples !== null ? m.examples : {}) as Record<string, unknown> };
     });
@@ -306,10 +362,14 @@ export class ToolSession {
       const f = failure(m, durationMs);
       return { ...f, error: `${f.error}; the tool process was stopped, and the next call starts a fresh one (its state is lost)` };
     }
+    // the session cuts its fields itself; code that wrote to the reply channel directly is cut here
+    const clip = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max)}... [cut: ${s.length} characters in all]`);
+    const short = this.sandbox.limits.tailBytes;
     const reply: ToolReply = {
       ok: m.ok === true, durationMs,
-      ...(typeof m.kind === 'string' ? { kind: m.kind } : {}), ...(typeof m.result === 'string' ? { result: m.result } : {}),
-      ...(typeof m.printed === 'string' ? { printed: m.printed } : {}), ...(typeof m.error === 'string' ? { error: m.error } : {}),
+      ...(typeof m.kind === 'string' ? { kind: m.kind.slice(0, 40) } : {}),
+      ...(typeof m.result === 'string' ? { result: clip(m.result, 'whole' in req && req.whole === true ? this.sandbox.limits.outputCapBytes : short) } : {}),
+      ...(typeof m.printed === 'string' ? { printed: clip(m.printed, short) } : {}), ...(typeof m.error === 'string' ? { error: clip(m.error, short) } : {}),
       ...(typeof m.exit === 'number' ? { exit: m.exit } : {}), ...(typeof m.type === 'string' ? { type: m.type } : {}),
     };
     return restarted ? { ...reply, printed: `[the tool process was restarted after a failure: earlier state is lost]\n${reply.printed ?? ''}` } : reply;
@@ -331,28 +391,46 @@ export class ToolSession {
 export class SessionPool {
   private readonly idle: ToolSession[] = [];
   private readonly waiters: ((s: ToolSession) => void)[] = [];
-  private created = 0;
+  private readonly all = new Set<ToolSession>();
+  private readonly calls = new Map<ToolSession, number>();
+  private closed = false;
 
-  constructor(private readonly sandbox: SessionSandbox, private readonly file: ToolFile, private readonly size: number) {}
+  /** `recycleAfter`: a session is replaced after this many calls (its CPU-time limit counts from its fork). */
+  constructor(private readonly sandbox: SessionSandbox, private readonly file: ToolFile, private readonly size: number, private readonly recycleAfter = 200) {}
 
   async call(req: ToolRequest): Promise<ToolReply> {
+    if (this.closed) throw new Error('SessionPool: call() after close()');
     let s = this.idle.pop();
-    if (!s && this.created < this.size) {
-      this.created += 1;
+    if (!s && this.all.size < this.size) {
       s = new ToolSession(this.sandbox, this.file);
+      this.all.add(s);
     }
     s ??= await new Promise<ToolSession>((r) => this.waiters.push(r));
     try {
       return await s.call(req);
     } finally {
-      const w = this.waiters.shift();
-      if (w) w(s);
-      else this.idle.push(s);
+      const n = (this.calls.get(s) ?? 0) + 1;
+      let next = s;
+      if (n >= this.recycleAfter || this.closed) {
+        s.close();
+        this.all.delete(s);
+        this.calls.delete(s);
+        next = new ToolSession(this.sandbox, this.file);
+        if (!this.closed) this.all.add(next);
+      } else this.calls.set(s, n);
+      if (this.closed) next.close();
+      else {
+        const w = this.waiters.shift();
+        if (w) w(next);
+        else this.idle.push(next);
+      }
     }
   }
 
   close(): void {
-    for (const s of this.idle) s.close();
+    this.closed = true;
+    for (const s of this.all) s.close();
+    this.all.clear();
     this.idle.length = 0;
   }
 }

@@ -149,7 +149,8 @@ class WorkspaceEnv implements Environment {
   }
 
   private async run(action: ParsedAction & { kind: 'tool' }): Promise<ToolReply> {
-    if (action.name === 'execute_code') return this.session!.call({ op: 'exec', code: String(action.args.code) });
+    // only the code format's parser makes execute_code actions (the others refuse the name)
+    if (action.name === 'execute_code' && this.o.toolFormat === 'code' && this.session) return this.session.call({ op: 'exec', code: String(action.args.code) });
     if (!this.session || !this.p.tools.some((t) => t.name === action.name)) {
       const names = this.p.tools.map((t) => t.name);
       return { ok: false, kind: 'unknown_tool', error: `unknown tool ${JSON.stringify(action.name.slice(0, 40))}; ${names.length ? `the tools are: ${names.join(', ')}` : 'this environment has no tools: answer directly'}`, durationMs: 0 };
@@ -270,7 +271,7 @@ export async function prepareWorkspace(options: Readonly<Record<string, unknown>
   let tools: readonly ToolSpec[] = [];
   let examples: Readonly<Record<string, unknown>> = {};
   if (toolFile) {
-    const s = new ToolSession({ level, python, limits: o.limits }, toolFile);
+    const s = new ToolSession({ level, python, limits: o.limits }, toolFile, true);
     try {
       ({ tools, examples } = await s.start());
     } finally {
@@ -282,7 +283,7 @@ export async function prepareWorkspace(options: Readonly<Record<string, unknown>
   }
   let rewardPool: SessionPool | undefined;
   if (rewardFile) {
-    const probe = new ToolSession({ level, python, limits: o.limits }, rewardFile);
+    const probe = new ToolSession({ level, python, limits: o.limits, role: 'reward' }, rewardFile, true);
     try {
       const listed = await probe.start();
       if (!listed.tools.some((t) => t.name === 'reward')) throw new WorkspaceEnvError(`${rewardFile.name} defines no function reward(task, trajectory). Fix: define def reward(task, trajectory): returning a number or {"score": number, ...extras}`);
@@ -292,7 +293,7 @@ export async function prepareWorkspace(options: Readonly<Record<string, unknown>
     } finally {
       probe.close();
     }
-    rewardPool = new SessionPool({ level, python, limits: o.limits }, rewardFile, o.poolSize);
+    rewardPool = new SessionPool({ level, python, limits: o.limits, role: 'reward' }, rewardFile, o.poolSize);
   }
   const partial = { options: o, tasks: split, tools, examples, toolFile, rewardFile, rewardPool, level, python };
   const first = split.train[0]!;

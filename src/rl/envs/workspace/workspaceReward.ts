@@ -65,6 +65,12 @@ export function boxedOrSelf(text: string): string {
 
 const normal = (s: string): string => s.trim().replace(/\.$/, '').replace(/^\$|\$$/g, '').trim().toLowerCase();
 
+/** A decimal number ("12000", "-1.5", "1,234,567.8", "2e3"), else undefined: no hex, no "1,2". */
+function decimal(s: string): number | undefined {
+  const t = /^-?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s) ? s.replace(/,/g, '') : s;
+  return /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t) ? Number(t) : undefined;
+}
+
 /** exact_match: equal after normalising, or both numbers within 1e-6 relative. */
 export function exactMatch(answer: string | null, groundTruth: unknown): boolean {
   if (answer === null || groundTruth === undefined || groundTruth === null) return false;
@@ -74,9 +80,9 @@ export function exactMatch(answer: string | null, groundTruth: unknown): boolean
     const g = normal(boxedOrSelf(g0));
     if (a === '' || g === '') return false;
     if (a === g) return true;
-    const x = Number(a.replace(/,/g, ''));
-    const y = Number(g.replace(/,/g, ''));
-    return a !== '' && g !== '' && Number.isFinite(x) && Number.isFinite(y) && Math.abs(x - y) <= 1e-6 * Math.max(1, Math.abs(y));
+    const x = decimal(a);
+    const y = decimal(g);
+    return x !== undefined && y !== undefined && Math.abs(x - y) <= 1e-6 * Math.max(1, Math.abs(y));
   });
 }
 

@@ -19,7 +19,8 @@ describe('tool-call formats', () => {
     assert.deepEqual(parseToolAction('<call>f(g(1))</call>', 'call'), { kind: 'tool', name: 'f', args: { text: 'g(1)' } });
     assert.deepEqual(parseToolAction(' <answer> 12000 </answer>', 'call'), { kind: 'tool', name: 'answer', args: { text: '12000' } });
     assert.equal(parseToolAction('<call>f(1)</call><answer>2</answer>', 'call').kind === 'tool' && (parseToolAction('<call>f(1)</call><answer>2</answer>', 'call') as { name: string }).name, 'f');
-    for (const bad of ['', '<call>f(1)', '<call>1f()</call>', 'hello', '<answer>2']) assert.equal(parseToolAction(bad, 'call').kind, 'format_error', bad);
+    for (const bad of ['', '<call>f(1)', '<call>1f()</call>', 'hello', '<answer>2', '<call>answer(1)</call>', '<call>execute_code("x")</call>']) assert.equal(parseToolAction(bad, 'call').kind, 'format_error', bad);
+    assert.deepEqual(parseToolAction('<call>a(1)</call> <call>b(2)</call>', 'call'), { kind: 'tool', name: 'a', args: { text: '1' } }, 'the first call, up to its own end');
   });
 
   it('hermes: JSON name and arguments; invalid JSON or arguments that are not an object are format errors', () => {
@@ -58,6 +59,9 @@ describe('exact_match', () => {
     assert.ok(!exactMatch('12001', 12000));
     assert.ok(!exactMatch(null, 1));
     assert.ok(!exactMatch('', ''), 'an empty answer never matches');
+    assert.ok(exactMatch('1,234,567', 1234567));
+    assert.ok(!exactMatch('1,2', 12), 'only thousands separators are dropped');
+    assert.ok(!exactMatch('0x10', 16), 'decimal numbers only');
   });
 });
 
@@ -70,6 +74,8 @@ describe('globs', () => {
     assert.ok(globRegExp('{train,test}.csv').test('test.csv'));
     assert.ok(!globRegExp('t?.csv').test('tab.csv'));
     assert.ok(!globRegExp('a.b').test('axb'), 'a dot is a dot');
+    assert.ok(globRegExp('{*.jsonl,*.csv}').test('x.csv'));
+    assert.ok(!globRegExp('{*.jsonl,*.csv}').test('x.parquet'));
   });
 });
 
@@ -90,6 +96,11 @@ describe('record presets', () => {
     assert.deepEqual(h.train[0]!.data.privateTests, ['def check(c):\n    assert c(1) == 1\n\ncheck(f)']);
   });
 
+  it('a file named for its split (train-…parquet, test-…parquet) gives the split of records without one', () => {
+    const s = tasksOf([{ file: 'gsm/train-00000-of-00001.parquet', where: 'row 1', value: { question: 'a', answer: '#### 1' } }, { file: 'gsm/test-00000-of-00001.parquet', where: 'row 1', value: { question: 'b', answer: '#### 2' } }], { preset: 'gsm8k', fields: {}, heldOutFraction: 0.5, splitSeed: 0 });
+    assert.deepEqual([s.train.map((t) => t.prompt), s.heldOut.map((t) => t.prompt)], [['a'], ['b']]);
+  });
+
   it('without a split field, a seeded share is held out, the same every time', () => {
     const rows = Array.from({ length: 200 }, (_, i) => ({ question: `q${i}`, answer: '#### 1' }));
     const a = load('gsm8k', rows);
@@ -107,13 +118,13 @@ describe('New Environment template', () => {
     for (const [f, content] of Object.entries(files)) assert.equal(fs.readFileSync(path.join(dir, f), 'utf8'), content, f);
   });
 
-  it('its held-out tasks use unit pairs no training task uses', () => {
+  it('its held-out tasks convert quantities no training task converts', () => {
     const lines = environmentTemplate()['tasks.jsonl']!.trim().split('\n').map((l) => JSON.parse(l) as { prompt: string; split: string });
-    const pair = (p: string): string => p.replace(/^Convert \d+ /, '').replace(/\.$/, '');
-    const train = new Set(lines.filter((l) => l.split === 'train').map((l) => pair(l.prompt)));
+    const quantity = (p: string): number => Number(/^Convert (\d+) /.exec(p)![1]);
+    const train = new Set(lines.filter((l) => l.split === 'train').map((l) => quantity(l.prompt)));
     const held = lines.filter((l) => l.split === 'test');
-    assert.ok(held.length > 0);
-    for (const h of held) assert.ok(!train.has(pair(h.prompt)), h.prompt);
+    assert.equal(held.length, 15 * 19);
+    for (const h of held) assert.ok(!train.has(quantity(h.prompt)), h.prompt);
   });
 
   it('a config\'s workspace paths are relative to its folder', () => {
