@@ -538,7 +538,13 @@ while True:
     while todo and (todo[0].get('op') != 'open' or opened < OPENS_PER_ROUND):
         msg = todo.pop(0)
         opened += msg.get('op') == 'open'
-        host_request(msg)
+        try:
+            host_request(msg)
+        except Exception as e:  # a malformed message fails its session, never the zygote
+            try:
+                emit(int(msg.get('sid', -1)), json.dumps({'dead': 'crashed: %s' % type(e).__name__}))
+            except Exception:
+                pass
     now = time.monotonic()
     for sid in [k for k, x in sessions.items() if x.get('deadline') and x['deadline'][0] <= now]:
         if not answered(sessions[sid]['resp_r']):  # an answer that waited while we forked is in time
