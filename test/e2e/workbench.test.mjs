@@ -418,6 +418,8 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await answer(page, 'e2e-workspace');
     await page.locator('.notification-list-item', { hasText: 'run "e2e-workspace" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
     await runCommand(page, 'Agent RL: Refresh Runs');
+    // other runs' rows (the code run's iteration 1) may still be expanded: collapse the tree first
+    await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
     await runRow('e2e-workspace').click();
     await treeRows().filter({ hasText: 'iteration 1' }).first().click();
     await treeRows().filter({ hasText: /^group 0/ }).first().click();

@@ -8,6 +8,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
+import { readTaskRecords } from '../../src/rl/envs/workspace/taskFiles';
+import { tasksOf } from '../../src/rl/envs/workspace/taskRecords';
 import { startFusionServer, type RunningFusionServer } from '../../src/rl/sandbox/fusion/fusionServer';
 import { chooseLevel, resolvePython } from '../../src/rl/sandbox/isolation';
 import { WarmPool } from '../../src/rl/sandbox/warmPool';
@@ -102,6 +104,26 @@ describe('agent-rl export verl', () => {
     assert.equal(tool.tools[0]!.class_name, 'verl.tools.sandbox_fusion_tools.SandboxFusionTool');
     assert.equal(tool.tools[0]!.config.sandbox_fusion_url, 'http://127.0.0.1:8080/run_code');
     assert.equal(tool.tools[0]!.tool_schema.function.name, 'code_interpreter');
+  });
+
+  it('a workspace task set exports its prompts and ground truths, which read back through the verl preset and score by exact match', async () => {
+    const dir = tempDir('agent-rl-export-');
+    const tasks = Array.from({ length: 10 }, (_, i) => ({ id: `q${i}`, prompt: `What is ${i} + ${i}?`, answer: 2 * i, split: i < 7 ? 'train' : 'test' }));
+    fs.writeFileSync(path.join(dir, 'tasks.jsonl'), tasks.map((t) => JSON.stringify(t)).join('\n'));
+    const config = (extra: Record<string, unknown>) => JSON.stringify({ env: 'workspace', policy: 'transformer', method: 'grpo', envOptions: { tasks: 'tasks.jsonl', ...extra } });
+    fs.writeFileSync(path.join(dir, 'run.json'), config({}));
+    const r = runCli(['export', 'verl', '--config', 'run.json', '--out', 'verl'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const back = tasksOf(await readTaskRecords(path.join(dir, 'verl'), ['*.parquet']), { preset: 'verl', fields: {}, heldOutFraction: 0.2, splitSeed: 0 });
+    const user = (t: { data: Record<string, unknown> }) => (t.data.messages as { role: string; content: string }[]).find((m) => m.role === 'user')!.content;
+    assert.deepEqual(back.train.map((t) => [user(t), t.data.groundTruth]), tasks.filter((t) => t.split === 'train').map((t) => [t.prompt, String(t.answer)]));
+    assert.deepEqual(back.heldOut.map((t) => [user(t), t.data.groundTruth]), tasks.filter((t) => t.split === 'test').map((t) => [t.prompt, String(t.answer)]));
+    const scored = await pyRun(`import json, sys\nsys.path.insert(0, ${JSON.stringify(path.join(dir, 'verl'))})\nimport agent_rl_reward as r\nprint(json.dumps([r.compute_score("agent-rl/workspace", s, "14")["score"] for s in ["so \\\\boxed{14}", "\\\\boxed{14.0}", "\\\\boxed{41}", "14"]]))`, {});
+    assert.deepEqual(JSON.parse(scored), [1, 1, 0, 0]);
+    fs.writeFileSync(path.join(dir, 'tools.json'), config({ tools: 'tools.py' }));
+    assert.match(runCli(['export', 'verl', '--config', 'tools.json', '--out', 'x'], dir).stderr, /envOptions\.tools "tools\.py": in verl the model calls verl's tools.*Fix: leave envOptions\.tools empty/);
+    fs.writeFileSync(path.join(dir, 'reward.json'), config({ reward: 'reward.py' }));
+    assert.match(runCli(['export', 'verl', '--config', 'reward.json', '--out', 'x'], dir).stderr, /envOptions\.reward "reward\.py": .*Fix: export with reward "exact_match" or "unit_tests"/);
   });
 
   it('bad configs are refused with the field and the fix', () => {

@@ -5,7 +5,7 @@
 // reported beside it. The extra keys (acc, public_pass, private_pass, pred) land in verl's generation
 // dumps, and `agent-rl import verl` turns them back into the run's public/private pass rates.
 import { verifierProgram } from '../../rl/envs/codeSandbox/codeEnv';
-import { CALCULATOR_SOURCE, CODE_SOURCE } from './verlTasks';
+import { CALCULATOR_SOURCE, CODE_SOURCE, WORKSPACE_SOURCE } from './verlTasks';
 
 /** verifierProgram with placeholders the Python side fills with json.dumps (JSON strings are Python literals). */
 const VERIFIER_TEMPLATE = verifierProgram('@@CODE@@', '@@FN@@', ['@@CALLS@@'], '@@NONCE@@');
@@ -76,7 +76,60 @@ def code_score(solution, truth):
     return {"score": 1.0 if private else 0.0, "acc": private, "pred": "", "public_pass": public, "private_pass": private}
 
 
+def normal(text):
+    text = text.strip().rstrip(".").strip("$").strip().lower()
+    return text.replace(",", "") if re.fullmatch(r"-?\\d{1,3}(,\\d{3})+(\\.\\d+)?", text) else text
+
+
+def last_boxed(text):
+    at = text.rfind("\\\\boxed{")
+    if at < 0:
+        return None
+    depth, start = 0, at + 7
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            if depth == 0:
+                return text[start:i]
+            depth -= 1
+    return text[start:]
+
+
+def same(a, b):
+    a, b = normal(a), normal(b)
+    if a == "" or b == "":
+        return False
+    if a == b:
+        return True
+    number = re.compile(r"[-+]?(\\d+\\.?\\d*|\\.\\d+)(e[-+]?\\d+)?", re.I)
+    if number.fullmatch(a) and number.fullmatch(b):
+        return abs(float(a) - float(b)) <= 1e-6 * max(1.0, abs(float(b)))
+    return False
+
+
+def workspace_score(solution, truth):
+    # a workspace task set: unit tests (the last python block with the tests) or exact match on the last \\boxed{}
+    if truth.startswith("{") and '"tests"' in truth:
+        task = json.loads(truth)
+        blocks = PYTHON_BLOCK.findall(solution)
+        if not blocks or not task["tests"]:
+            return {"score": 0.0, "acc": False, "pred": "", "public_pass": False, "private_pass": False}
+
+        def passes(tests):
+            return run_code(blocks[-1] + "\\n\\n" + "\\n".join(tests) + "\\n").get("status") == "Success"
+
+        private = passes(task["tests"])
+        public = passes(task["public_tests"]) if task["public_tests"] else private
+        return {"score": 1.0 if private else 0.0, "acc": private, "pred": "", "public_pass": public, "private_pass": private}
+    pred = last_boxed(solution)
+    correct = pred is not None and same(pred, truth)
+    return {"score": 1.0 if correct else 0.0, "acc": correct, "pred": pred or "", "public_pass": pred is not None, "private_pass": correct}
+
+
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    if data_source == ${JSON.stringify(WORKSPACE_SOURCE)}:
+        return workspace_score(solution_str, ground_truth)
     if data_source == ${JSON.stringify(CALCULATOR_SOURCE)}:
         return calculator_score(solution_str, ground_truth)
     if data_source == ${JSON.stringify(CODE_SOURCE)}:

@@ -11,7 +11,8 @@ import type { RunConfig } from '../../shared/runConfig';
 import { mainPpoCommand, rayJobCommand, verlOverrides, type VerlLaunch, type VerlPaths } from './verlCommandLine';
 import { verlParquet } from './verlParquet';
 import { rewardPy } from './rewardPy';
-import { verlTaskSet } from './verlTasks';
+import { environmentFactory } from '../../rl/envs/registry';
+import { checkVerlExportable, verlTaskSet } from './verlTasks';
 
 export interface VerlExportOptions {
   readonly outDir: string;
@@ -54,7 +55,16 @@ export function toolConfigYaml(sandboxUrl: string, concurrency = 8): string {
 }
 
 export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promise<VerlExportResult> {
-  const set = verlTaskSet(config);
+  // a workspace environment reads its task files first
+  checkVerlExportable(config);
+  const env = environmentFactory(config.env);
+  let set: ReturnType<typeof verlTaskSet>;
+  try {
+    await env.prepare?.(config.envOptions);
+    set = verlTaskSet(config);
+  } finally {
+    await env.dispose?.();
+  }
   const out = path.resolve(o.outDir);
   const dumps = path.resolve(o.dumpDir ?? path.join(out, 'dumps'));
   const file = (name: string): string => path.join(out, name);

@@ -7,6 +7,8 @@ import { environmentFactory } from '../../rl/envs/registry';
 import { codeEnvOptions } from '../../rl/envs/codeSandbox/codeEnv';
 import { calculatorOptions } from '../../rl/envs/calculator/calculatorEnv';
 import { CODE_TASKS, formulaTasks } from '../../rl/tasks/codeTasks';
+import { scalarText } from '../../rl/envs/workspace/taskRecords';
+import { workspaceOptions } from '../../rl/envs/workspace/workspaceEnv';
 import type { RunConfig } from '../../shared/runConfig';
 
 export interface ChatMessage {
@@ -77,8 +79,46 @@ const builtIn: VerlTaskProvider = (config) => {
   return undefined;
 };
 
-/** Providers, most specific first; workspace task sets (JSONL/CSV/Parquet files) plug in with registerVerlTaskProvider. */
-const providers: VerlTaskProvider[] = [builtIn];
+export const WORKSPACE_SOURCE = 'agent-rl/workspace';
+
+/**
+ * A workspace task set (its files were read by the environment's prepare()): the task's own chat
+ * messages or its prompt as the user's, the ground truth as text, the tests as JSON for unit_tests.
+ * verl gives its reward the decoded text, not our trajectory record, so only the built-in rewards
+ * export, and verl's model calls verl's tools, so a workspace tool file does not.
+ */
+/** Why a workspace config cannot be exported (thrown before its files are read). */
+export function checkVerlExportable(config: RunConfig): void {
+  if (config.env !== 'workspace') return;
+  const o = workspaceOptions(config.envOptions);
+  if (o.reward !== 'exact_match' && o.reward !== 'unit_tests') {
+    throw new VerlExportError(`envOptions.reward "${o.reward}": a reward file's reward(task, trajectory) reads our trajectory record, which verl does not have. Fix: export with reward "exact_match" or "unit_tests"`);
+  }
+  if (o.tools !== '') {
+    throw new VerlExportError(`envOptions.tools "${o.tools}": in verl the model calls verl's tools (here its code interpreter on our sandbox), so a workspace tool file is not exported. Fix: leave envOptions.tools empty to export the tasks`);
+  }
+}
+
+const workspace: VerlTaskProvider = (config) => {
+  if (config.env !== 'workspace') return undefined;
+  checkVerlExportable(config);
+  const o = workspaceOptions(config.envOptions);
+  const tasks = environmentFactory('workspace').tasks(config.envOptions);
+  const system = o.reward === 'unit_tests'
+    ? `You write Python. ${TOOL_HINT} When your code is right, give its final version in one \`\`\`python block.`
+    : `${TOOL_HINT} End with the final answer as \\boxed{...}.`;
+  const build = (split: 'train' | 'test') => (t: (typeof tasks.train)[number], i: number): VerlRow => {
+    const d = t.data as { messages?: readonly { role: string; content: string }[]; groundTruth?: unknown; privateTests: readonly string[]; publicTests: readonly string[] };
+    const truth = o.reward === 'unit_tests' ? JSON.stringify({ tests: d.privateTests, public_tests: d.publicTests }) : d.groundTruth === undefined ? '' : scalarText(d.groundTruth);
+    const r = row(WORKSPACE_SOURCE, o.reward === 'unit_tests' ? 'code' : 'qa', system, t.prompt, truth, split, i, t.id);
+    const own = d.messages?.filter((m): m is ChatMessage => m.role === 'system' || m.role === 'user');
+    return own && own.length > 0 ? { ...r, prompt: own.some((m) => m.role === 'system') ? own : [{ role: 'system', content: system }, ...own] } : r;
+  };
+  return { train: tasks.train.map(build('train')), heldOut: tasks.heldOut.map(build('test')), toolCalls: o.maxCalls };
+};
+
+/** Providers, most specific first. */
+const providers: VerlTaskProvider[] = [workspace, builtIn];
 
 export function registerVerlTaskProvider(p: VerlTaskProvider): void {
   providers.unshift(p);
