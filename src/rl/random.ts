@@ -2,14 +2,16 @@
 // pure function of (config, seed). Streams are derived by name so adding draws to one stream
 // (say, the verifier's) never shifts another (the policy's sampling).
 
+/** FNV-1a (32-bit) of a text's UTF-16 code units, from `basis` (FNV's offset basis unless given). */
+export function fnv1a(text: string, basis = 0x811c9dc5): number {
+  let h = basis >>> 0;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
 /** FNV-1a over the string, mixed with the seed: a stable 32-bit stream id. */
 function hash32(seed: number, label: string): number {
-  let h = (0x811c9dc5 ^ seed) >>> 0;
-  for (let i = 0; i < label.length; i++) {
-    h ^= label.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
+  return fnv1a(label, 0x811c9dc5 ^ seed);
 }
 
 /** sfc32: small, fast, passes PractRand to large sizes; 128-bit state seeded through splitmix32. */

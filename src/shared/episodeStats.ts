@@ -41,7 +41,8 @@ const BLOCKED_PATTERNS: readonly [BlockedKind, RegExp][] = [
   ['memory', /MemoryError|Cannot allocate memory/],
 ];
 
-const FINAL = new Set(['answer', 'finish', 'submit']);
+/** Actions that end an episode (a final answer or a submission): not tool calls, and their observation answers no call. */
+export const FINAL_ACTIONS: ReadonlySet<string> = new Set(['answer', 'finish', 'submit']);
 
 function actionKind(a: unknown): { kind?: string; name?: string } {
   if (typeof a !== 'object' || a === null) return {};
@@ -57,7 +58,7 @@ export function episodeStats(turns: readonly TurnView[]): EpisodeStats {
     const d = t.observation;
     tokens += typeof t.sampledTokens === 'number' ? t.sampledTokens : 0;
     if (a.kind === 'format_error' || d.formatError === true || d.error === 'format') formatErrors += 1;
-    else if (a.kind === 'tool' && !FINAL.has(a.name ?? '')) {
+    else if (a.kind === 'tool' && !FINAL_ACTIONS.has(a.name ?? '')) {
       toolCalls += 1;
       if (typeof d.error === 'string' && d.error !== 'format') badToolCalls += 1;
     }

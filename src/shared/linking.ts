@@ -4,6 +4,8 @@
 // - a tool result (`<obs>…</obs>`, `<tool_response>…</tool_response>`) → the call it answers (the same turn's action);
 // - an error observation (exit code ≠ 0, timeout, tool error, format error) → the turn that caused it.
 
+import { FINAL_ACTIONS } from './episodeStats';
+
 export type ObservationLink =
   | { readonly kind: 'line'; readonly turn: number; readonly line: number; readonly start: number; readonly end: number; readonly innermost: boolean }
   | { readonly kind: 'call'; readonly turn: number }
@@ -39,9 +41,6 @@ export function actionParts(turn: TurnView): { readonly before: string; readonly
 // Our sandbox runs code as main.py; SandboxFusion as a temporary file (/tmp/tmpXXXX/tmpYYYY.py).
 const FRAME = /File "(?:main\.py|\/tmp\/[^"]*\/tmp\w+\.py)", line (\d+)/g;
 
-/** Actions that end an episode: their observation answers no call. */
-const ENDS = new Set(['answer', 'finish', 'submit']);
-
 export function observationLinks(turns: readonly TurnView[], index: number): ObservationLink[] {
   const turn = turns[index];
   if (!turn) return [];
@@ -54,7 +53,7 @@ export function observationLinks(turns: readonly TurnView[], index: number): Obs
   }
   const a = turn.action as { kind?: string; name?: string } | null;
   // a tool's result (the calculator's <obs>, a workspace tool's <obs> or Hermes <tool_response>) answers this turn's call
-  if (a?.kind === 'tool' && code === undefined && !ENDS.has(a.name ?? '') && /^<(obs|tool_response)>/.test(turn.observationText) && !/^<(obs|tool_response)>error/.test(turn.observationText)) {
+  if (a?.kind === 'tool' && code === undefined && !FINAL_ACTIONS.has(a.name ?? '') && /^<(obs|tool_response)>/.test(turn.observationText) && !/^<(obs|tool_response)>error/.test(turn.observationText)) {
     links.push({ kind: 'call', turn: index });
   }
   const o = turn.observation;

@@ -155,6 +155,9 @@ export const POLICY_OPTION_SPECS: Readonly<Record<PolicyName, OptionSpecs>> = {
   },
 };
 
+/** The interpreter of every environment that runs Python in the sandbox. */
+const PYTHON_OPTION: OptionSpecs[string] = { kind: 'string', maxLength: 4096, default: '', description: 'Python 3 interpreter path (empty = /usr/bin/python3, else python3 on PATH).', reason: 'the system interpreter is the one the strict sandbox can see' };
+
 const fieldOption = (what: string): OptionSpecs[string] => ({ kind: 'string', maxLength: 500, default: '', description: `The record field (a dotted path such as extra_info.index) that holds ${what}; empty = the preset's.`, reason: 'the preset names the usual field' });
 
 /** A workspace environment: tasks, tools and reward from files (rl/envs/workspace). Paths are relative to `root`. */
@@ -177,7 +180,7 @@ const WORKSPACE_OPTION_SPECS: OptionSpecs = {
   successThreshold: { kind: 'number', min: -1e9, max: 1e9, default: 1, description: 'A score (before the bonus and the cost) at or above this counts as a success, unless the reward returns "success" itself.', reason: 'rewards of 0 or 1 are the common case' },
   maxCalls: { kind: 'integer', min: 1, max: 100, default: 6, description: 'Tool calls (and malformed turns) allowed per episode.', reason: 'room for a few calls and a repaired mistake' },
   sandbox: { kind: 'enum', values: SANDBOX_LEVELS, default: 'auto', description: 'Isolation level of the tools, the code blocks and the reward: auto = strongest available.', reason: 'auto runs everywhere and takes bubblewrap when it is installed' },
-  python: { kind: 'string', maxLength: 4096, default: '', description: 'Python 3 interpreter (empty = /usr/bin/python3, else python3 on PATH).', reason: 'the system interpreter is the one the strict sandbox can see' },
+  python: PYTHON_OPTION,
   timeoutMs: { kind: 'integer', min: 100, max: 600_000, default: 5000, description: 'Wall-clock limit per tool call, code block and reward (ms); a call past it stops the episode\'s tool process (its state is lost).', reason: 'tools answer in milliseconds; 5 s catches a slow one' },
   tailBytes: { kind: 'integer', min: 256, max: 1_048_576, default: 4096, description: 'Characters of a tool\'s result and printed output kept for the observation.', reason: 'a traceback fits; a flood does not reach the model' },
   outputCapBytes: { kind: 'integer', min: 1024, max: 1_073_741_824, default: 1_048_576, description: 'Output after which a call is stopped (an error observation).', reason: '1 MB is far above any tool\'s answer' },
@@ -205,7 +208,7 @@ export const ENV_OPTION_SPECS: Readonly<Record<EnvName, OptionSpecs>> = {
   },
   code: {
     sandbox: { kind: 'enum', values: SANDBOX_LEVELS, default: 'auto', description: 'Isolation level: auto = strongest available; a named level fails the run if it is not available here.', reason: 'auto runs everywhere and takes bubblewrap when it is installed' },
-    python: { kind: 'string', maxLength: 4096, default: '', description: 'Python 3 interpreter path (empty = /usr/bin/python3, else python3 on PATH).', reason: 'the system interpreter is the one the strict sandbox can see' },
+    python: PYTHON_OPTION,
     timeoutMs: { kind: 'integer', min: 100, max: 600_000, default: 5000, description: 'Wall-clock limit per execution (ms).', reason: 'small programs finish in well under a second; 5 s catches slow but correct code' },
     tailBytes: { kind: 'integer', min: 256, max: 1_048_576, default: 4096, description: 'Bytes of stdout and of stderr kept for the observation (the tail).', reason: 'a traceback fits; a flood does not reach the model' },
     outputCapBytes: { kind: 'integer', min: 1024, max: 1_073_741_824, default: 1_048_576, description: 'Output after which the program is killed.', reason: '1 MB is far above any task and bounds the cost of a flood' },

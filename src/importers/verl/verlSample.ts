@@ -4,6 +4,7 @@
 // (the summed token-level score), `step`, and every key of the reward function's extra info whose list
 // has one value per sample (e.g. `acc`, `pred`; validation dumps add `reward`).
 import * as crypto from 'node:crypto';
+import { numericExtras } from '../../shared/rewardExtras';
 import type { EpisodeOutcome, TerminationReason } from '../../shared/types';
 import { splitTurns, type SplitTurn } from './chatTurns';
 
@@ -41,16 +42,6 @@ export function parseDumpLine(text: string, fileStep: number): LineResult {
 }
 
 const truthy = (x: unknown): boolean | undefined => (typeof x === 'boolean' ? x : typeof x === 'number' && Number.isFinite(x) ? x > 0.5 : undefined);
-
-/** Numeric (and boolean) extras: the per-trajectory metrics. */
-export function numericExtras(extras: Readonly<Record<string, unknown>>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [k, x] of Object.entries(extras)) {
-    if (typeof x === 'number' && Number.isFinite(x)) out[k] = x;
-    else if (typeof x === 'boolean') out[k] = x ? 1 : 0;
-  }
-  return out;
-}
 
 /**
  * The outcome of a sample. success: the reward's `acc` extra when it reports one, else score > 0.

@@ -17,13 +17,37 @@ import { SERVER_PY } from './pythonSources';
 const SERVER_GRACE_MS = 3000;
 const START_TIMEOUT_MS = 15_000;
 
+export type ServerProcess = ChildProcessByStdio<Writable, Readable, Readable>;
+
+/**
+ * A long-lived sandboxed Python server (`python -c SOURCE ARGS…` at `level`), in its own process group,
+ * talking JSON lines over its pipes. Idle servers never keep this process alive (a pending request's
+ * guard timer does).
+ */
+export function spawnServer(level: IsolationLevel, python: string, source: string, args: readonly string[]): ServerProcess {
+  const argv = wrapPython(level, ['-c', source, ...args], { python });
+  const child = spawn(argv[0]!, argv.slice(1), { env: { ...SCRUBBED_ENV }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.unref();
+  for (const s of [child.stdin, child.stdout, child.stderr]) (s as unknown as { unref?: () => void }).unref?.();
+  return child;
+}
+
+/** Kills a server's whole process group (safe when it is gone). */
+export function killServer(child: ServerProcess): void {
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    // gone
+  }
+}
+
 interface Pending {
   resolve: (line: Record<string, unknown>) => void;
   reject: (e: Error) => void;
 }
 
 class Server {
-  readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  readonly child: ServerProcess;
   private pending: Pending | undefined;
   private dead: Error | undefined;
   readonly ready: Promise<void>;
@@ -31,12 +55,7 @@ class Server {
   private rejectReady: ((e: Error) => void) | undefined;
 
   constructor(level: IsolationLevel, python: string, readonly baseDir: string | undefined) {
-    const base = level === 'strict' ? '/work' : baseDir!;
-    const argv = wrapPython(level, ['-c', SERVER_PY, base], { python });
-    this.child = spawn(argv[0]!, argv.slice(1), { env: { ...SCRUBBED_ENV }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    // Idle servers never keep the process alive (a pending request's guard timer does).
-    this.child.unref();
-    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) (s as unknown as { unref?: () => void }).unref?.();
+    this.child = spawnServer(level, python, SERVER_PY, [level === 'strict' ? '/work' : baseDir!]);
     this.child.stderr.on('data', (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString()).slice(-2000);
     });
@@ -87,11 +106,7 @@ class Server {
   }
 
   kill(): void {
-    try {
-      process.kill(-this.child.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
+    killServer(this.child);
   }
 
   request(req: Record<string, unknown>, guardMs: number): Promise<Record<string, unknown>> {

@@ -1,7 +1,7 @@
 // Arithmetic expressions for the calculator environment: a seeded generator (depth 1–3), exact
 // integer evaluation, the tool-call plan a careful agent follows, and a fixed train / held-out split
 // by canonical call plan.
-import { Rng } from '../../random';
+import { fnv1a, Rng } from '../../random';
 
 export type Op = 'add' | 'sub' | 'mul' | 'div';
 export type Expr = { readonly kind: 'num'; readonly value: number } | { readonly kind: 'bin'; readonly op: Op; readonly left: Expr; readonly right: Expr };
@@ -140,13 +140,6 @@ export function callPlan(e: Expr): [Op, number, number, number][] {
   return plan;
 }
 
-/** FNV-1a of a text. */
-function hash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
 /** The expression with every add's and mul's two sides in a fixed order (by their canonical text). */
 function canonicalTree(e: Expr): { expr: Expr; key: string } {
   if (e.kind === 'num') return { expr: e, key: String(e.value) };
@@ -172,7 +165,7 @@ export function canonicalPlan(e: Expr): string {
  * order) with a training task: the split is a property of what the task asks, not of its text.
  */
 export function isHeldOut(text: string): boolean {
-  return hash(canonicalPlan(parseExpr(text))) % 5 === 0;
+  return fnv1a(canonicalPlan(parseExpr(text))) % 5 === 0;
 }
 
 /** Distinct expressions of one split, in generation order, from a fixed generator seed. */

@@ -25,12 +25,18 @@ export interface CodeEnvOptions {
   readonly taskSet: 'functions' | 'formulas';
 }
 
+/** The sandbox limits an environment's options set (timeoutMs, tailBytes, outputCapBytes), over the defaults. */
+export function limitsOption(o: Readonly<Record<string, unknown>>): SandboxLimits {
+  const n = (k: keyof SandboxLimits): number => numberOption(o, k, DEFAULT_LIMITS[k]);
+  return { ...DEFAULT_LIMITS, timeoutMs: n('timeoutMs'), tailBytes: n('tailBytes'), outputCapBytes: n('outputCapBytes') };
+}
+
 export function codeEnvOptions(o: Readonly<Record<string, unknown>>): CodeEnvOptions {
   const n = (k: string, d: number): number => numberOption(o, k, d);
   return {
     sandbox: (typeof o.sandbox === 'string' ? o.sandbox : 'auto') as IsolationLevel | 'auto',
     python: typeof o.python === 'string' ? o.python : '',
-    limits: { ...DEFAULT_LIMITS, timeoutMs: n('timeoutMs', DEFAULT_LIMITS.timeoutMs), tailBytes: n('tailBytes', DEFAULT_LIMITS.tailBytes), outputCapBytes: n('outputCapBytes', DEFAULT_LIMITS.outputCapBytes) },
+    limits: limitsOption(o),
     maxExecutions: n('maxExecutions', 4),
     poolSize: n('poolSize', 2),
     taskSet: o.taskSet === 'formulas' ? 'formulas' : 'functions',
@@ -51,8 +57,8 @@ interface Sandbox {
   readonly python: string;
 }
 
-/** Resolves the interpreter and the level (throwing an error that names the fix), then the shared pool. */
-export function sandboxFor(o: CodeEnvOptions): Sandbox {
+/** Resolves the interpreter and the level (throwing an error that names the fix), then the shared pool (started on first use). */
+export function sandboxFor(o: Pick<CodeEnvOptions, 'sandbox' | 'python' | 'poolSize'>): Sandbox {
   const python = resolvePython(o.python || undefined);
   const level = chooseLevel(o.sandbox, python);
   const key = `${level}|${python}|${o.poolSize}`;

@@ -4,6 +4,7 @@
 // error can name the file and the line or row.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isObject as isRecord } from '../../../shared/protocol/guards';
 
 export const TASK_FORMATS = ['jsonl', 'json', 'csv', 'parquet'] as const;
 export type TaskFormat = (typeof TASK_FORMATS)[number];
@@ -110,7 +111,6 @@ export function taskFilesOf(root: string, patterns: readonly string[]): string[]
   return files;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** BigInt (Parquet INT64) → number when exact, typed arrays → arrays, Dates → ISO text: plain JSON values. */
 function plain(v: unknown): unknown {

@@ -2,6 +2,8 @@
 // paths into nested records), with presets for the layouts users already have: verl's RL parquet,
 // Hugging Face's GSM8K, MBPP and HumanEval. The held-out split comes from a field or from a seeded
 // fraction. Every error names the file, the line or row, the field and the fix, before anything runs.
+import { isObject as isRecord } from '../../../shared/protocol/guards';
+import { fnv1a } from '../../random';
 import type { Task } from '../environment';
 import type { SourceRecord } from './taskFiles';
 import { TaskFileError } from './taskFiles';
@@ -66,7 +68,6 @@ export function scalarText(v: unknown): string {
   return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' ? String(v) : JSON.stringify(v) ?? '';
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A dotted path into a record ("reward_model.ground_truth"); undefined when any step is missing. */
 export function pick(record: Readonly<Record<string, unknown>>, dotted: string): unknown {
@@ -116,8 +117,7 @@ export function splitOfFileName(file: string): 'train' | 'heldOut' | undefined {
 
 /** FNV-1a of text with murmur3's final mix (similar ids land far apart) → [0, 1). */
 function unitHash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  let h = fnv1a(text);
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0;
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
   return ((h ^ (h >>> 16)) >>> 0) / 2 ** 32;

@@ -5,6 +5,7 @@
 //   code    — a ```python block that calls the tools as functions, `FINAL ANSWER: ...` ends (seed 000's shape)
 // How each shows its tools in the prompt and wraps an observation. Model output is untrusted: every
 // text yields an action or a format error, never an exception.
+import { FINAL_ACTIONS } from '../../../shared/episodeStats';
 import type { ParsedAction } from '../../../shared/types';
 import { MAX_ACTION_CHARS, parseCodeAction } from '../../rollout/parsers';
 import { codeEnvironment } from '../codeSandbox/codeEnv';
@@ -15,7 +16,7 @@ export const TOOL_FORMATS = ['call', 'hermes', 'code'] as const;
 export type ToolFormat = (typeof TOOL_FORMATS)[number];
 
 /** Names an action cannot take: they end the episode (and the metrics count them as final). */
-export const RESERVED_TOOL_NAMES: readonly string[] = ['answer', 'finish', 'submit', 'execute_code'];
+export const RESERVED_TOOL_NAMES: readonly string[] = [...FINAL_ACTIONS, 'execute_code'];
 
 const CALL_RE = /<call>\s*([A-Za-z_]\w*)\s*\(([\s\S]*?)\)\s*<\/call>/;
 const ANSWER_RE = /<answer>([\s\S]*?)<\/answer>/;

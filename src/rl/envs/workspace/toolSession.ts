@@ -3,15 +3,13 @@
 // passes the cap, a crash or a line that is not JSON ends the session; the call comes back as an
 // error the model reads, and the next call forks a fresh session (its state lost, which that
 // observation says).
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
-import { SCRUBBED_ENV } from '../../sandbox/freshExecutor';
-import { wrapPython, type IsolationLevel } from '../../sandbox/isolation';
+import type { IsolationLevel } from '../../sandbox/isolation';
 import { allocateUid, pythonLimitConfig, type SandboxLimits } from '../../sandbox/limits';
+import { killServer, spawnServer, type ServerProcess } from '../../sandbox/warmPool';
 import { TOOL_ZYGOTE_PY } from './toolHostPy';
 
 /** A tool as the tool file declares it: the JSON schema of its parameters, derived from the signature. */
@@ -76,7 +74,7 @@ type Listener = (m: Record<string, unknown> | Error) => void;
  * by every episode's session; restarted on the next session when it dies.
  */
 class ToolZygote {
-  private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  private readonly child: ServerProcess;
   private readonly hostDir: string | undefined;
   private readonly listeners = new Map<number, Listener>();
   private dead: Error | undefined;
@@ -92,10 +90,7 @@ class ToolZygote {
       fs.chmodSync(this.hostDir, 0o711);
     }
     this.baseCfg = { ...pythonLimitConfig(sandbox.limits, undefined), cap: sandbox.limits.outputCapBytes, resultBytes: sandbox.limits.tailBytes };
-    const argv = wrapPython(sandbox.level, ['-c', TOOL_ZYGOTE_PY, strict ? '/work' : this.hostDir!], { python: sandbox.python });
-    this.child = spawn(argv[0]!, argv.slice(1), { env: { ...SCRUBBED_ENV }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.child.unref();
-    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) (s as unknown as { unref?: () => void }).unref?.();
+    this.child = spawnServer(sandbox.level, sandbox.python, TOOL_ZYGOTE_PY, [strict ? '/work' : this.hostDir!]);
     this.child.stdin.on('error', () => undefined);
     this.child.stderr.on('data', (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString()).slice(-2000);
@@ -182,11 +177,7 @@ class ToolZygote {
   }
 
   kill(): void {
-    try {
-      process.kill(-this.child.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
+    killServer(this.child);
     removeDir(this.hostDir);
   }
 

@@ -6,9 +6,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
-import { chooseLevel, resolvePython, type IsolationLevel } from '../../sandbox/isolation';
-import { DEFAULT_LIMITS, type SandboxLimits } from '../../sandbox/limits';
-import { disposeSandboxes, sandboxFor } from '../codeSandbox/codeEnv';
+import type { IsolationLevel } from '../../sandbox/isolation';
+import type { SandboxLimits } from '../../sandbox/limits';
+import { disposeSandboxes, limitsOption, sandboxFor } from '../codeSandbox/codeEnv';
 import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type Task, type TaskSource } from '../environment';
 import { observationText, parseToolAction, renderPrompt, RESERVED_TOOL_NAMES, stopFor, type ToolFormat, type ToolsInPrompt } from './toolCalls';
 import { readTaskRecords } from './taskFiles';
@@ -55,7 +55,7 @@ export function workspaceOptions(o: Readonly<Record<string, unknown>>): Workspac
     tools: str(o, 'tools', ''), toolFormat: str(o, 'toolFormat', 'call') as ToolFormat, toolsInPrompt: str(o, 'toolsInPrompt', 'signatures') as ToolsInPrompt,
     reward: str(o, 'reward', 'exact_match'), formatBonus: n('formatBonus', 0), callCost: n('callCost', 0), successThreshold: n('successThreshold', 1),
     maxCalls: n('maxCalls', 6), sandbox: str(o, 'sandbox', 'auto') as IsolationLevel | 'auto', python: str(o, 'python', ''),
-    limits: { ...DEFAULT_LIMITS, timeoutMs: n('timeoutMs', DEFAULT_LIMITS.timeoutMs), tailBytes: n('tailBytes', DEFAULT_LIMITS.tailBytes), outputCapBytes: n('outputCapBytes', DEFAULT_LIMITS.outputCapBytes) },
+    limits: limitsOption(o),
     poolSize: n('poolSize', 2),
   };
 }
@@ -216,7 +216,7 @@ class WorkspaceEnv implements Environment {
 /** The reward of a finished episode: the workspace's function or the built-in, then the bonus and the cost. */
 export async function scoreEpisode(p: PreparedWorkspace, task: Task, traj: RewardTrajectory): Promise<EpisodeOutcome> {
   const o = p.options;
-  const executor = sandboxFor({ sandbox: p.level, python: p.python, limits: o.limits, maxExecutions: 1, poolSize: o.poolSize, taskSet: 'functions' }).executor;
+  const executor = sandboxFor({ sandbox: p.level, python: p.python, poolSize: o.poolSize }).executor;
   const d = taskData(task);
   let base: RewardResult;
   if (o.reward === 'exact_match') {
@@ -264,8 +264,7 @@ export async function prepareWorkspace(options: Readonly<Record<string, unknown>
     throw new WorkspaceEnvError('envOptions.reward "unit_tests": no task has tests. Fix: give the records tests (envOptions.testsField names the field), or use "exact_match" or a reward file');
   }
   if (!isBuiltin(o.reward) && !o.reward.endsWith('.py')) throw new WorkspaceEnvError(`envOptions.reward "${o.reward}" is neither a built-in (exact_match, unit_tests) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`);
-  const python = resolvePython(o.python || undefined);
-  const level = chooseLevel(o.sandbox, python);
+  const { level, python } = sandboxFor(o);
   const toolFile = o.tools !== '' ? readSource(o, o.tools, 'tools') : undefined;
   const rewardFile = isBuiltin(o.reward) ? undefined : readSource(o, o.reward, 'reward');
   let tools: readonly ToolSpec[] = [];

@@ -6,6 +6,7 @@
 import type { Executor } from '../../sandbox/freshExecutor';
 import type { SandboxLimits } from '../../sandbox/limits';
 import { scalarText } from './taskRecords';
+import { numericExtras } from '../../../shared/rewardExtras';
 import type { SessionPool } from './toolSession';
 
 export const BUILTIN_REWARDS = ['exact_match', 'unit_tests'] as const;
@@ -127,14 +128,8 @@ export async function pythonReward(pool: SessionPool, file: string, task: Reward
   const o = value as Record<string, unknown>;
   const score = finite(o.score);
   if (score === undefined) throw new RewardError(file, `reward() returned a dict whose "score" is ${JSON.stringify(o.score) ?? 'missing'}, not a finite number. ${fix}`);
-  const extras: Record<string, unknown> = {};
-  const metrics: Record<string, number> = {};
-  for (const [k, v] of Object.entries(o)) {
-    if (k === 'score') continue;
-    extras[k] = v;
-    if (finite(v) !== undefined) metrics[k] = v as number;
-    else if (typeof v === 'boolean') metrics[k] = v ? 1 : 0;
-  }
+  const extras = Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'score'));
+  const metrics = numericExtras(extras);
   const flag = (k: string): boolean | undefined => (typeof o[k] === 'boolean' ? (o[k]) : undefined);
   return {
     score, metrics, extras,

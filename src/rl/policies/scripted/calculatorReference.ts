@@ -7,7 +7,7 @@
 //   copies it on the whole class, and only a verified reward can break it;
 // - a redundant call (`redundantCallRate`): it repeats the call it just made, to double-check.
 import { callPlan, evaluate, parseExpr, type Expr } from '../../envs/calculator/expressions';
-import type { Rng } from '../../random';
+import { fnv1a, type Rng } from '../../random';
 import type { PolicyContext } from '../policy';
 import { ScriptedPolicy } from './scriptedPolicy';
 
@@ -40,17 +40,10 @@ export function inSkipClass(expression: string, cls: SkipClass): boolean {
   }
 }
 
-/** FNV-1a of the text: a guess that is a fixed function of the task. */
-function hash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
 /** A guessed answer, never computed with the tool: the question's first number, or the result off by a fixed ±1, 2 or 10. */
 export function guessFor(expression: string, expr: Expr, style: GuessStyle): number {
   if (style === 'first-number') return Number(/\d+/.exec(expression)?.[0] ?? 0);
-  return evaluate(expr) + [1, -1, 2, -2, 10, -10][hash(expression) % 6]!;
+  return evaluate(expr) + [1, -1, 2, -2, 10, -10][fnv1a(expression) % 6]!;
 }
 
 export class CalculatorReferenceAgent extends ScriptedPolicy {
