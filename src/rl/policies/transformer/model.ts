@@ -36,6 +36,19 @@ export interface KvCache {
 const NEG = -1e9;
 
 /**
+ * What the sampler needs of a decoder: `run` over new ids after a tfjs KV cache, and where the fused
+ * wasm decoding kernels apply (the small GPT), its head width and the fused step.
+ */
+export interface CausalLm {
+  readonly config: { readonly vocabSize: number; readonly contextLength: number };
+  /** Head width when the fused decoding kernels (kernels/decoding.ts) can run this model; else undefined. */
+  readonly fusedHeadDim: number | undefined;
+  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped?: boolean): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] };
+  decode?(ids: tf.Tensor2D, positions: tf.Tensor2D, arena: KvArena, head: tf.Tensor2D): tf.Tensor2D;
+  headWeight?(): tf.Tensor2D;
+}
+
+/**
  * 2-D matmul whose gradient materialises the transposes first: on wasm only plain, non-transposed
  * 2-D products reach XNNPACK, and autodiff of tf.matMul emits transposed ones (a slow scalar loop).
  * a [M, K] · b [K, N] → [M, N]; ∂a = dy · bᵀ, ∂b = aᵀ · dy.
@@ -88,7 +101,7 @@ function layerNormOps(x: tf.Tensor2D, g: tf.Tensor, b: tf.Tensor): tf.Tensor2D {
   return affine(tf.mul(centered, tf.rsqrt(tf.add(variance, 1e-5))), g, b);
 }
 
-export class Gpt {
+export class Gpt implements CausalLm {
   /** Trainable weights in a fixed order (checkpoints and optimizers rely on it). */
   readonly weights: tf.Variable[] = [];
   private readonly byName = new Map<string, tf.Variable>();
@@ -137,6 +150,10 @@ export class Gpt {
 
   get names(): string[] {
     return [...this.byName.keys()];
+  }
+
+  get fusedHeadDim(): number {
+    return this.config.dModel / this.config.nHeads;
   }
 
   parameterCount(): number {

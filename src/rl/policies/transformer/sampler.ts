@@ -7,7 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Rng } from '../../random';
 import { createArena, decodeAttentionAvailable, disposeArena, type KvArena } from './kernels/decoding';
-import type { Gpt, KvCache } from './model';
+import type { CausalLm, KvCache } from './model';
 import type { Tokenizer } from './tokenizer';
 
 export interface SampleOptions {
@@ -63,7 +63,7 @@ export interface PrefillOptions {
 const PREFILL_ROWS = 32;
 
 /** Prefill: left-padded prompts [B][*] → last-position logits [B, V] and the decoding state. */
-export function prefill(model: Gpt, prompts: readonly (readonly number[])[], options: PrefillOptions = {}): { state: BatchState; logits: tf.Tensor2D } {
+export function prefill(model: CausalLm, prompts: readonly (readonly number[])[], options: PrefillOptions = {}): { state: BatchState; logits: tf.Tensor2D } {
   const B = prompts.length;
   const L = Math.max(1, ...prompts.map((p) => p.length));
   const ids = new Int32Array(B * L);
@@ -98,9 +98,9 @@ export function prefill(model: Gpt, prompts: readonly (readonly number[])[], opt
     const k = parts[0]!.k.map((_, l) => join(parts.map((p) => p.k[l]!)));
     const v = parts[0]!.v.map((_, l) => join(parts.map((p) => p.v[l]!)));
     const lengths = prompts.map((p) => p.length);
-    const { dModel, nHeads, contextLength } = model.config;
-    if (options.fused !== false && decodeAttentionAvailable(dModel / nHeads)) {
-      const arena = createArena(k, v, lengths.map((n) => L - n), Math.max(L, options.capacity ?? contextLength));
+    const headDim = model.fusedHeadDim;
+    if (options.fused !== false && headDim !== undefined && model.decode && model.headWeight && decodeAttentionAvailable(headDim)) {
+      const arena = createArena(k, v, lengths.map((n) => L - n), Math.max(L, options.capacity ?? model.config.contextLength));
       result = { state: { arena: keepArena(arena), head: tf.keep(model.headWeight()), lengths }, logits: tf.keep(logits) };
     } else {
       const cache: KvCache = { k: k.map((t) => tf.keep(t)), v: v.map((t) => tf.keep(t)), keyMask: tf.keep(keyMask) };
@@ -116,14 +116,14 @@ function keepArena(a: KvArena): KvArena {
 }
 
 /** One decoding step: the next token of every row → logits [B, V]; the cache grows by one. */
-export function decodeStep(model: Gpt, state: BatchState, tokens: readonly number[]): tf.Tensor2D {
+export function decodeStep(model: CausalLm, state: BatchState, tokens: readonly number[]): tf.Tensor2D {
   const B = tokens.length;
   const ids = (): tf.Tensor2D => tf.tensor2d(Int32Array.from(tokens), [B, 1], 'int32');
   const positions = (): tf.Tensor2D => tf.tensor2d(Int32Array.from(state.lengths), [B, 1], 'int32');
   if (state.arena) {
     const arena = state.arena;
     const head = state.head!;
-    const logits = tf.tidy(() => model.decode(ids(), positions(), arena, head));
+    const logits = tf.tidy(() => model.decode!(ids(), positions(), arena, head));
     for (let b = 0; b < B; b++) state.lengths[b]! += 1;
     return logits;
   }
@@ -211,7 +211,7 @@ export function stopsAt(text: string, stop: readonly string[], stopWhen?: (text:
  * context is full (prompt + new tokens = the model's context length). `rng`: one stream for the batch
  * (rows draw from it in turn), or one stream per row (each row's draws independent of the others').
  */
-export function sampleBatch(model: Gpt, tokenizer: Tokenizer, prompts: readonly (readonly number[])[], o: SampleOptions, rng: Rng | readonly Rng[]): SampledSequence[] {
+export function sampleBatch(model: CausalLm, tokenizer: Tokenizer, prompts: readonly (readonly number[])[], o: SampleOptions, rng: Rng | readonly Rng[]): SampledSequence[] {
   const rowRng = (b: number): Rng => (Array.isArray(rng) ? (rng as readonly Rng[])[b]! : (rng as Rng));
   const B = prompts.length;
   const P = model.config.contextLength;

@@ -1,0 +1,162 @@
+// Reads Hugging Face weights in the safetensors format: an unsigned 64-bit little-endian header length,
+// a JSON header ({ name: { dtype, shape, data_offsets: [begin, end] }, "__metadata__": {...} }), then
+// the raw little-endian data. float32, float16 and bfloat16 are converted to float32 once, here. A
+// checkpoint is one `model.safetensors` or shards listed by `model.safetensors.index.json`. Every error
+// names the file and what is wrong in it.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export const SAFETENSORS_DTYPES = ['F32', 'F16', 'BF16'] as const;
+export type SafetensorsDtype = (typeof SAFETENSORS_DTYPES)[number];
+
+export interface StoredTensor {
+  readonly name: string;
+  readonly dtype: SafetensorsDtype;
+  readonly shape: readonly number[];
+  /** The file it lies in (shards name theirs). */
+  readonly file: string;
+  /** Byte range in the file (after the header). */
+  readonly begin: number;
+  readonly end: number;
+}
+
+interface HeaderEntry {
+  dtype?: unknown;
+  shape?: unknown;
+  data_offsets?: unknown;
+}
+
+const BYTES: Record<SafetensorsDtype, number> = { F32: 4, F16: 2, BF16: 2 };
+
+/** Reads one file's header: its tensors (names, dtypes, shapes, byte ranges). */
+export function safetensorsHeader(file: string): StoredTensor[] {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch (e) {
+    throw new Error(`${file}: cannot open (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Fix: point the model folder at a saved Hugging Face checkpoint`);
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const lenBuf = Buffer.alloc(8);
+    if (size < 8 || fs.readSync(fd, lenBuf, 0, 8, 0) !== 8) throw new Error(`${file}: not a safetensors file (shorter than its 8-byte header length)`);
+    const headerLength = Number(lenBuf.readBigUInt64LE(0));
+    if (headerLength <= 0 || 8 + headerLength > size || headerLength > 100 * 2 ** 20) throw new Error(`${file}: not a safetensors file (header length ${headerLength} for a file of ${size} bytes)`);
+    const head = Buffer.alloc(headerLength);
+    fs.readSync(fd, head, 0, headerLength, 8);
+    let json: Record<string, HeaderEntry>;
+    try {
+      json = JSON.parse(head.toString('utf8')) as Record<string, HeaderEntry>;
+    } catch (e) {
+      throw new Error(`${file}: the safetensors header is not JSON (${(e as Error).message})`);
+    }
+    const dataStart = 8 + headerLength;
+    const out: StoredTensor[] = [];
+    for (const [name, entry] of Object.entries(json)) {
+      if (name === '__metadata__') continue;
+      const dtype = entry.dtype as SafetensorsDtype;
+      if (!SAFETENSORS_DTYPES.includes(dtype)) {
+        throw new Error(`${file}: tensor ${name} has dtype ${JSON.stringify(entry.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`);
+      }
+      const shape = entry.shape as number[];
+      const offsets = entry.data_offsets as number[];
+      if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0) || !Array.isArray(offsets) || offsets.length !== 2) {
+        throw new Error(`${file}: tensor ${name} has a malformed shape or data_offsets`);
+      }
+      const count = shape.reduce((a, b) => a * b, 1);
+      const [b, e] = offsets as [number, number];
+      if (e - b !== count * BYTES[dtype] || dataStart + e > size) {
+        throw new Error(`${file}: tensor ${name} (${dtype} ${shape.join('×')}) needs ${count * BYTES[dtype]} bytes but its data_offsets [${b}, ${e}] give ${e - b}${dataStart + e > size ? ' and run past the end of the file (truncated download?)' : ''}`);
+      }
+      out.push({ name, dtype, shape, file, begin: dataStart + b, end: dataStart + e });
+    }
+    return out;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** float16 bits → float32 value. */
+function halfToFloat(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * 2 ** -14 * (frac / 1024);
+  if (exp === 31) return frac ? NaN : sign * Infinity;
+  return sign * 2 ** (exp - 15) * (1 + frac / 1024);
+}
+
+/** Converts raw little-endian bytes of one dtype to float32. */
+export function toFloat32(bytes: Buffer, dtype: SafetensorsDtype): Float32Array {
+  if (dtype === 'F32') {
+    const out = new Float32Array(bytes.length / 4);
+    new Uint8Array(out.buffer).set(bytes);
+    return out;
+  }
+  const n = bytes.length / 2;
+  const out = new Float32Array(n);
+  if (dtype === 'BF16') {
+    // bfloat16 is the top half of a float32
+    const bits = new Uint32Array(out.buffer);
+    for (let i = 0; i < n; i++) bits[i] = bytes.readUInt16LE(2 * i) << 16;
+    return out;
+  }
+  const table = halfTable();
+  for (let i = 0; i < n; i++) out[i] = table[bytes.readUInt16LE(2 * i)]!;
+  return out;
+}
+
+let halves: Float32Array | undefined;
+function halfTable(): Float32Array {
+  if (!halves) {
+    halves = new Float32Array(65536);
+    for (let h = 0; h < 65536; h++) halves[h] = halfToFloat(h);
+  }
+  return halves;
+}
+
+/** Reads one tensor's data as float32. */
+export function readTensor(t: StoredTensor): Float32Array {
+  const fd = fs.openSync(t.file, 'r');
+  try {
+    const buf = Buffer.alloc(t.end - t.begin);
+    fs.readSync(fd, buf, 0, buf.length, t.begin);
+    return toFloat32(buf, t.dtype);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Every tensor of a checkpoint folder: `model.safetensors`, or the shards its
+ * `model.safetensors.index.json` names (each shard's header is read; the index must cover them).
+ */
+export function checkpointTensors(dir: string): Map<string, StoredTensor> {
+  const single = path.join(dir, 'model.safetensors');
+  const index = path.join(dir, 'model.safetensors.index.json');
+  const files: string[] = [];
+  if (fs.existsSync(index)) {
+    let map: Record<string, string>;
+    try {
+      map = (JSON.parse(fs.readFileSync(index, 'utf8')) as { weight_map?: Record<string, string> }).weight_map ?? {};
+    } catch (e) {
+      throw new Error(`${index}: not valid JSON (${(e as Error).message})`);
+    }
+    const shards = [...new Set(Object.values(map))].sort();
+    if (shards.length === 0) throw new Error(`${index}: weight_map is empty. Fix: save the checkpoint again (save_pretrained)`);
+    for (const s of shards) {
+      if (path.basename(s) !== s) throw new Error(`${index}: shard ${JSON.stringify(s)} is not a file name in the folder`);
+      const f = path.join(dir, s);
+      if (!fs.existsSync(f)) throw new Error(`${index} names ${s}, which is missing from ${dir}. Fix: copy every shard of the checkpoint into the folder`);
+      files.push(f);
+    }
+  } else if (fs.existsSync(single)) {
+    files.push(single);
+  } else {
+    const bins = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => /\.(bin|pt|pth|gguf)$/.test(f)) : [];
+    throw new Error(`${dir}: no model.safetensors and no model.safetensors.index.json${bins.length ? ` (found ${bins.join(', ')}: only the safetensors format is read)` : ''}. Fix: save the model with save_pretrained(safe_serialization=True), or download the safetensors files of the checkpoint`);
+  }
+  const all = new Map<string, StoredTensor>();
+  for (const f of files) for (const t of safetensorsHeader(f)) all.set(t.name, t);
+  return all;
+}
