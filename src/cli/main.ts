@@ -52,6 +52,7 @@ Train flags (override --config FILE, a JSON run config):
   --eval-episodes N   --eval-seed N   --eval-interval N   --pass-k K (sampled pass@k of every evaluation)
   --init DIR        start the transformer from a checkpoint  --backend auto|wasm|cpu|tensorflow|tensorflow-gpu
   --tokenizer DIR   a Hugging Face tokenizer.json directory (default: character-level)
+  --model DIR       a local Hugging Face checkpoint (qwen2, llama, gpt2) as the policy, LoRA rank 8 by default
   --busy-timeout MS wait for a locked database (default 5000)
 Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.
 agent-rl train --help [--env E --policy P --method M | --config FILE] lists every algorithm setting

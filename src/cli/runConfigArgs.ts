@@ -21,7 +21,7 @@ export const ALGORITHM_FLAGS: Readonly<Record<string, [keyof AlgorithmSettings, 
 };
 
 /** Flag → policyOptions key (strings). */
-export const POLICY_FLAGS: Readonly<Record<string, string>> = { init: 'init', backend: 'backend', tokenizer: 'tokenizer' };
+export const POLICY_FLAGS: Readonly<Record<string, string>> = { init: 'init', backend: 'backend', tokenizer: 'tokenizer', model: 'model' };
 
 export function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
@@ -62,7 +62,7 @@ export function configFromArgs(values: Record<string, string | boolean | undefin
     const v = values[flag];
     if (typeof v !== 'string') continue;
     const given = raw.policyOptions;
-    raw.policyOptions = { ...(typeof given === 'object' && given !== null ? given : {}), [key]: (flag === 'init' || flag === 'tokenizer') && v !== '' ? path.resolve(v) : v };
+    raw.policyOptions = { ...(typeof given === 'object' && given !== null ? given : {}), [key]: (flag === 'init' || flag === 'tokenizer' || flag === 'model') && v !== '' ? path.resolve(v) : v };
   }
   return validateRunConfig(raw);
 }

@@ -20,6 +20,19 @@ export interface Observation {
   readonly text: string;
   /** Machine-readable fields (exit code, public-test result, code variant, ...). JSON-serialisable. */
   readonly data: Readonly<Record<string, unknown>>;
+  /**
+   * The message a chat-template policy makes of it, where it differs from a user message holding
+   * `text`: a tool result (the template wraps it its own way) or a first prompt whose tools go to the
+   * template's `tools` instead of the text.
+   */
+  readonly chat?: ChatMessagePart;
+}
+
+export interface ChatMessagePart {
+  readonly role: 'user' | 'tool';
+  readonly content: string;
+  /** Function schemas ({ type: "function", function: { name, description, parameters } }) for the template. */
+  readonly tools?: readonly Readonly<Record<string, unknown>>[];
 }
 
 /** An action after parsing the policy's raw output. */

@@ -1,17 +1,27 @@
 // Builds the policy a config names, with its optimizer settings from the config's algorithm section
 // (the learner decides the learning rate of every step). Impossible combinations were rejected by
 // validateRunConfig already; the checks here guard programmatic callers.
+import * as path from 'node:path';
 import type { RunConfig } from '../../shared/runConfig';
 import { ADAM_DEFAULTS, type AdamWOptions } from '../algo/adamw';
 import { stopOf, type EnvironmentFactory } from '../envs/environment';
+import { ChatFormat } from './hf/chatFormat';
+import { generationEos } from './hf/generationConfig';
+import { readHfConfig } from './hf/hfConfig';
+import { HfModel, hfDifferentiable, type HfModelConfig, type LoraOptions } from './hf/hfModel';
+import { assertFits, fittingPlan } from './hf/memoryPlan';
 import type { TrainablePolicy } from './policy';
 import { TablePolicy } from './table/tablePolicy';
 import { initBackend, type BackendChoice } from './transformer/backend';
-import { readCheckpoint, restoreCheckpoint } from './transformer/checkpoint';
+import { readCheckpoint, restoreCheckpoint, type LoadedCheckpoint } from './transformer/checkpoint';
 import { Gpt, type GptConfig } from './transformer/model';
-import { CharTokenizer, HfTokenizer } from './transformer/tokenizer';
 import { autoReplicas, ReplicaPool } from './transformer/replicas';
+import { CharTokenizer, HfTokenizer } from './transformer/tokenizer';
 import { TransformerPolicy } from './transformer/transformerPolicy';
+
+/** contextLength 0: the small GPT's (a calculator episode fits) and a pretrained model's (at most its own). */
+const GPT_CONTEXT_LENGTH = 192;
+const HF_CONTEXT_LENGTH = 2048;
 
 /** The optimizer's settings of a run (Adam's betas and epsilon are PyTorch's defaults). */
 export function optimizerOptions(config: RunConfig): AdamWOptions {
@@ -30,14 +40,16 @@ export async function createPolicy(config: RunConfig, env: EnvironmentFactory): 
   }
 }
 
-async function createTransformer(config: RunConfig, env: EnvironmentFactory): Promise<TransformerPolicy> {
+async function createTransformer(config: RunConfig, env: EnvironmentFactory): Promise<TransformerPolicy<Gpt> | TransformerPolicy<HfModel>> {
   const o = config.policyOptions as Record<string, number | string | boolean>;
   const backend = await initBackend(o.backend as BackendChoice);
   const init = typeof o.init === 'string' && o.init !== '' ? readCheckpoint(o.init) : undefined;
+  if (init?.manifest.model && 'kind' in init.manifest.model) return createHfTransformer(config, env, backend.name, init);
+  if (!init && typeof o.model === 'string' && o.model !== '') return createHfTransformer(config, env, backend.name, undefined);
   const tokenizer = init?.tokenizer ?? (typeof o.tokenizer === 'string' && o.tokenizer !== '' ? HfTokenizer.fromDirectory(o.tokenizer) : new CharTokenizer());
-  const modelConfig: GptConfig = init?.manifest.model ?? {
+  const modelConfig: GptConfig = (init?.manifest.model as GptConfig | undefined) ?? {
     vocabSize: tokenizer.vocabSize,
-    contextLength: o.contextLength as number,
+    contextLength: (o.contextLength as number) > 0 ? (o.contextLength as number) : GPT_CONTEXT_LENGTH,
     dModel: o.dModel as number,
     nLayers: o.nLayers as number,
     nHeads: o.nHeads as number,
@@ -74,4 +86,56 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory): Pr
     }
   }
   return policy;
+}
+
+/** LoRA settings of the policy options (rank 0: full fine-tuning). */
+export function loraOf(o: Record<string, unknown>): LoraOptions | undefined {
+  const rank = typeof o.loraRank === 'number' ? o.loraRank : 8;
+  if (rank <= 0) return undefined;
+  const targets = (typeof o.loraTargets === 'string' ? o.loraTargets : 'all-linear').split(',').map((t) => t.trim()).filter((t) => t !== '');
+  return { rank, alpha: typeof o.loraAlpha === 'number' ? o.loraAlpha : 2 * rank, dropout: typeof o.loraDropout === 'number' ? o.loraDropout : 0, targets: targets.length ? targets : ['all-linear'] };
+}
+
+/**
+ * A Hugging Face checkpoint as the policy: its memory plan checked against the backend before any
+ * weight is read, its tokenizer and chat template, LoRA adapters (or full fine-tuning), and the base
+ * model (with frozen adapters) as the KL reference. A warm start (init) names its base folder.
+ */
+function createHfTransformer(config: RunConfig, env: EnvironmentFactory, backend: string, init: LoadedCheckpoint | undefined): Promise<TransformerPolicy<HfModel>> {
+  const o = config.policyOptions as Record<string, number | string | boolean>;
+  const stored = init?.manifest.model as HfModelConfig | undefined;
+  const dir = stored?.dir ?? path.resolve(String(o.model));
+  const arch = readHfConfig(dir);
+  const lora = stored ? stored.lora : loraOf(o);
+  const contextLength = stored?.contextLength ?? Math.min(arch.maxPositions, (o.contextLength as number) > 0 ? (o.contextLength as number) : HF_CONTEXT_LENGTH);
+  const plan = fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, microBatchPositions: o.microBatchPositions as number, sampleRows: config.groupSize * config.groupsPerIteration, backend });
+  assertFits(plan, dir, { lora: lora !== undefined, backend });
+  const tokenizer = HfTokenizer.fromDirectory(dir);
+  const model = HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}), seed: config.seed });
+  try {
+    const eos = generationEos(dir, tokenizer);
+    const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? new ChatFormat(tokenizer, eos, String(o.systemPrompt ?? '')) : undefined;
+    const stop = stopOf(env, config.envOptions);
+    const eosTexts = eos.map((id) => tokenizer.decode([id]));
+    const trained = lora ? `LoRA rank ${lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning';
+    const policy = new TransformerPolicy<HfModel>(
+      model,
+      tokenizer,
+      {
+        temperature: o.temperature as number, topK: o.topK as number, topP: o.topP as number, maxNewTokens: o.maxNewTokens as number,
+        stop: [...(stop?.strings ?? []), ...eosTexts], ...(stop?.when ? { stopWhen: stop.when } : {}),
+      },
+      optimizerOptions(config),
+      `tfjs ${backend} (${arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${trained}${chat ? ', chat template' : ''})`,
+      { reference: model.reference(), differentiable: hfDifferentiable, ...(chat ? { chat } : {}), microBatchPositions: plan.microBatchPositions },
+    );
+    if (init) {
+      restoreCheckpoint(init, model);
+      policy.resetReference();
+    }
+    return Promise.resolve(policy);
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
 }

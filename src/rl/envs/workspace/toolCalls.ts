@@ -75,7 +75,7 @@ export function renderPrompt(prompt: string, tools: readonly ToolSpec[], format:
   const body = prompt.endsWith('\n') ? prompt : `${prompt}\n`;
   if (show === 'none' || tools.length === 0) return body;
   if (show === 'json' || format === 'hermes') {
-    const list = tools.map((t) => JSON.stringify({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })).join('\n');
+    const list = toolSchemas(tools).map((t) => JSON.stringify(t)).join('\n');
     return `<tools>\n${list}\n</tools>\n${body}`;
   }
   const sigs = tools.map((t) => t.signature).join('; ');
@@ -91,7 +91,17 @@ export function observationText(reply: ToolReply, format: ToolFormat): string {
     parts.push(`[exit ${reply.exit ?? (reply.ok ? 0 : 1)}]`);
     return parts.join('\n');
   }
-  const printed = reply.printed ? reply.printed : '';
-  const body = reply.ok ? `${printed}${reply.result ?? ''}` : `error: ${reply.error ?? reply.kind ?? 'failed'}`;
+  const body = toolResultBody(reply);
   return format === 'call' ? `<obs>${body}</obs>` : `<tool_response>${body}</tool_response>`;
+}
+
+/** A call's result as the observation holds it, without the format's wrapping. */
+export function toolResultBody(reply: ToolReply): string {
+  const printed = reply.printed ? reply.printed : '';
+  return reply.ok ? `${printed}${reply.result ?? ''}` : `error: ${reply.error ?? reply.kind ?? 'failed'}`;
+}
+
+/** The tools as function schemas, as chat templates' `tools` take them. */
+export function toolSchemas(tools: readonly ToolSpec[]): Record<string, unknown>[] {
+  return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
 }

@@ -10,7 +10,7 @@ import type { IsolationLevel } from '../../sandbox/isolation';
 import type { SandboxLimits } from '../../sandbox/limits';
 import { disposeSandboxes, limitsOption, sandboxFor } from '../codeSandbox/codeEnv';
 import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type Task, type TaskSource } from '../environment';
-import { observationText, parseToolAction, renderPrompt, RESERVED_TOOL_NAMES, stopFor, type ToolFormat, type ToolsInPrompt } from './toolCalls';
+import { observationText, parseToolAction, renderPrompt, RESERVED_TOOL_NAMES, stopFor, toolResultBody, toolSchemas, type ToolFormat, type ToolsInPrompt } from './toolCalls';
 import { readTaskRecords } from './taskFiles';
 import { FIELD_NAMES, tasksOf, type FieldMap, type TaskPreset, type WorkspaceTaskData } from './taskRecords';
 import { closeToolSandboxes, SessionPool, ToolLoadError, ToolSession, type ToolFile, type ToolReply, type ToolSpec } from './toolSession';
@@ -141,7 +141,12 @@ class WorkspaceEnv implements Environment {
     this.done = false;
     // forked from the warm zygote on the first call; code blocks run in it even without tools
     this.session = this.p.toolFile || this.o.toolFormat === 'code' ? new ToolSession(this.sandbox(), this.p.toolFile) : undefined;
-    return Promise.resolve({ text: renderPrompt(task.prompt, this.p.tools, this.o.toolFormat, this.o.toolsInPrompt), data: { taskId: task.id, source: taskData(task).source, level: this.p.level } });
+    const text = renderPrompt(task.prompt, this.p.tools, this.o.toolFormat, this.o.toolsInPrompt);
+    // Hermes is the chat templates' own tool convention: a template policy shows the tools its way
+    const chat = this.o.toolFormat === 'hermes' && this.p.tools.length > 0 && this.o.toolsInPrompt !== 'none'
+      ? { chat: { role: 'user' as const, content: renderPrompt(task.prompt, this.p.tools, this.o.toolFormat, 'none'), tools: toolSchemas(this.p.tools) } }
+      : {};
+    return Promise.resolve({ text, ...chat, data: { taskId: task.id, source: taskData(task).source, level: this.p.level } });
   }
 
   parseAction(text: string): ParsedAction {
@@ -180,6 +185,7 @@ class WorkspaceEnv implements Environment {
       if (failed) this.invalid += 1;
       observation = {
         text: observationText(r, this.o.toolFormat),
+        ...(this.o.toolFormat === 'hermes' ? { chat: { role: 'tool' as const, content: toolResultBody(r) } } : {}),
         data: {
           tool: action.name, durationMs: Math.round(r.durationMs), level: this.p.level,
           ...(failed ? { error: r.kind ?? 'failed' } : {}), ...(r.kind === 'timeout' ? { timedOut: true } : {}), ...(r.kind === 'output_cap' ? { outputCapped: true } : {}),

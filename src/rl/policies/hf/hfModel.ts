@@ -12,7 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Differentiable } from '../../train/gradients';
 import { batchMatMul } from '../transformer/kernels/batchMatMul';
-import { mm, type KvCache } from '../transformer/model';
+import { mm, type KvCache, type PolicyModel } from '../transformer/model';
 import { parameterCount, readHfConfig, ropeInverseFrequencies, type HfArchitecture } from './hfConfig';
 import { checkpointTensors, readTensor, type StoredTensor } from './safetensors';
 
@@ -124,7 +124,7 @@ function frozenMatMul(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
   return f(x);
 }
 
-export class HfModel {
+export class HfModel implements PolicyModel {
   /** The trainable weights in a fixed order (adapters under LoRA, every base weight otherwise). */
   readonly weights: tf.Variable[] = [];
   readonly names: string[] = [];
@@ -295,9 +295,9 @@ export class HfModel {
   }
 
   /** Copies the trainable weights of another model of the same shape (resetReference, weight sync). */
-  copyFrom(other: HfModel): void {
+  copyFrom(other: PolicyModel): void {
     other.weights.forEach((v, i) => this.weights[i]!.assign(v));
-    this.adaptersZero = other.adaptersZero;
+    this.adaptersZero = other instanceof HfModel ? other.adaptersZero : false;
   }
 
   /** The trainable weights changed (an update or a restored checkpoint): adapters are no longer zero. */
@@ -382,6 +382,8 @@ export class HfModel {
     const [B, T] = ids.shape;
     const H = a.heads, K = a.kvHeads, E = a.headDim, G = H / K;
     const gpt2 = a.modelType === 'gpt2';
+    // a finished row of a sampling batch still steps (its id ignored) and may count past the last position
+    positions = tf.minimum(positions, this.config.contextLength - 1);
     let x = this.lookup(this.embed, ids);
     if (gpt2) x = tf.add(x, this.lookup(this.positionsTable!, positions));
     const Tk = (past?.k[0]?.shape[3] ?? 0) + T;
@@ -462,6 +464,17 @@ export class HfModel {
       const positions = tf.tile<tf.Tensor2D>(tf.reshape(tf.range(0, T, 1, 'int32'), [1, T]), [B, 1]);
       return this.run(ids, positions, undefined, undefined, scoped, training).logits;
     });
+  }
+
+  /** The base weights as the forward pass reads them (nn.Linear ones in [in, out]); for checks, not to be disposed. */
+  baseTensors(): Map<string, tf.Tensor> {
+    const out = new Map<string, tf.Tensor>(this.vectors);
+    for (const [module, lin] of this.linears) {
+      out.set(`${module}.weight`, lin.w);
+      if (lin.b) out.set(`${module}.bias`, lin.b);
+    }
+    if (this.headT && !this.arch.tiedEmbeddings) out.set('lm_head.weight', this.headT);
+    return out;
   }
 
   /** The merged weights of the model (W + scale·A·B for adapted layers) in the checkpoint's own names and layouts, for export. */

@@ -1,8 +1,9 @@
 // Checkpoints of the transformer policy, a directory of two files:
-//   checkpoint.json — { format: "agent-rl-checkpoint", version: 1, model: GptConfig, tokenizer,
+//   checkpoint.json — { format: "agent-rl-checkpoint", version: 1, model: GptConfig | HfModelConfig, tokenizer,
 //                       policyVersion, optimizer: { step, options }, tensors: [{ name, shape,
 //                       offset, length }], savedAt, note }
-//   tensors.bin     — little-endian float32: every model weight in `tensors` order, then AdamW's
+//   tensors.bin     — little-endian float32: every trainable weight (a LoRA run: its adapters only; the
+//                       base stays in its folder) in `tensors` order, then AdamW's
 //                       first moments ("adam.m/<name>") and second moments ("adam.v/<name>").
 // Offsets and lengths count float32 elements. Loading checks every shape against the model.
 import * as tf from '@tensorflow/tfjs';
@@ -10,7 +11,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../../../shared/runConfig';
 import type { AdamW, AdamWOptions } from '../../algo/adamw';
-import type { Gpt, GptConfig } from './model';
+import type { HfModelConfig } from '../hf/hfModel';
+import type { GptConfig, PolicyModel } from './model';
 import { tokenizerFromJSON, type Tokenizer } from './tokenizer';
 
 export const CHECKPOINT_FORMAT = 'agent-rl-checkpoint';
@@ -25,7 +27,8 @@ interface TensorEntry {
 export interface CheckpointManifest {
   readonly format: typeof CHECKPOINT_FORMAT;
   readonly version: 1;
-  readonly model: GptConfig;
+  /** The small GPT's shape, or a Hugging Face checkpoint folder (whose trainable weights, adapters under LoRA, are the tensors here). */
+  readonly model: GptConfig | HfModelConfig;
   readonly tokenizer: { kind: string; [k: string]: unknown };
   readonly policyVersion: number;
   readonly optimizer: { readonly step: number; readonly options: AdamWOptions };
@@ -38,7 +41,7 @@ export interface CheckpointManifest {
  * Writes a checkpoint; `extra` tensors (e.g. a resume point's KL reference, "reference/<name>") are
  * stored after the optimizer's moments and ignored by `restoreCheckpoint`.
  */
-export async function saveCheckpoint(dir: string, model: Gpt, tokenizer: Tokenizer, optimizer: AdamW, policyVersion: number, note = '', extra: readonly (readonly [string, tf.Tensor])[] = []): Promise<string> {
+export async function saveCheckpoint(dir: string, model: PolicyModel & { readonly config: GptConfig | HfModelConfig }, tokenizer: Tokenizer, optimizer: AdamW, policyVersion: number, note = '', extra: readonly (readonly [string, tf.Tensor])[] = []): Promise<string> {
   fs.mkdirSync(dir, { recursive: true });
   const entries: TensorEntry[] = [];
   const chunks: Float32Array[] = [];
@@ -104,11 +107,12 @@ export function readCheckpoint(fileOrDir: string): LoadedCheckpoint {
  * Copies the checkpoint's weights (and, given an optimizer, its moments and step) into the model;
  * `prefix` reads another set of weights of the same model (a resume point's "reference/").
  */
-export function restoreCheckpoint(ck: LoadedCheckpoint, model: Gpt, optimizer?: AdamW, prefix = ''): void {
+export function restoreCheckpoint(ck: LoadedCheckpoint, model: PolicyModel, optimizer?: AdamW, prefix = ''): void {
   tf.tidy(() => restore(ck, model, optimizer, prefix));
+  model.weightsChanged?.();
 }
 
-function restore(ck: LoadedCheckpoint, model: Gpt, optimizer: AdamW | undefined, prefix: string): void {
+function restore(ck: LoadedCheckpoint, model: PolicyModel, optimizer: AdamW | undefined, prefix: string): void {
   const get = (name: string, shape: readonly number[]): Float32Array => {
     const data = ck.tensors.get(name);
     const entry = ck.manifest.tensors.find((e) => e.name === name);

@@ -101,7 +101,20 @@ function layerNormOps(x: tf.Tensor2D, g: tf.Tensor, b: tf.Tensor): tf.Tensor2D {
   return affine(tf.mul(centered, tf.rsqrt(tf.add(variance, 1e-5))), g, b);
 }
 
-export class Gpt implements CausalLm {
+/** A decoder as the language-model policy trains it: trainable weights in a fixed order, and a serialisable config. */
+export interface PolicyModel extends CausalLm {
+  /** The trainable weights (checkpoints and optimizers rely on the order). */
+  readonly weights: readonly tf.Variable[];
+  readonly names: readonly string[];
+  parameterCount(): number;
+  /** Copies the trainable weights of a model of the same shape (KL reference, weight sync). */
+  copyFrom(other: PolicyModel): void;
+  /** Called after the trainable weights were changed in place (an update, a restored checkpoint). */
+  weightsChanged?(): void;
+  dispose(): void;
+}
+
+export class Gpt implements PolicyModel {
   /** Trainable weights in a fixed order (checkpoints and optimizers rely on it). */
   readonly weights: tf.Variable[] = [];
   private readonly byName = new Map<string, tf.Variable>();
@@ -161,7 +174,7 @@ export class Gpt implements CausalLm {
   }
 
   /** Copies every weight from another model of the same shape (reference snapshots, weight sync). */
-  copyFrom(other: Gpt): void {
+  copyFrom(other: PolicyModel): void {
     other.weights.forEach((v, i) => this.weights[i]!.assign(v));
   }
 

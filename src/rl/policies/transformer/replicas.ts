@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { Gpt } from './model';
+import type { Gpt, PolicyModel } from './model';
 import type { ReplicaReply, ReplicaRequest } from './replicaProtocol';
 import type { Tokenizer } from './tokenizer';
 
@@ -98,7 +98,7 @@ export class ReplicaPool {
   }
 
   /** Sends `model`'s weights to every helper (as its model or as its KL reference). */
-  async syncWeights(model: Gpt, which: 'model' | 'reference'): Promise<void> {
+  async syncWeights(model: PolicyModel, which: 'model' | 'reference'): Promise<void> {
     const weights = await Promise.all(model.weights.map(async (w) => (await w.data()) as Float32Array));
     await Promise.all(this.helpers.map((h) => h.call({ kind: 'weights', which, weights })));
   }

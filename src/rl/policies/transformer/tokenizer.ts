@@ -49,6 +49,18 @@ export class CharTokenizer implements Tokenizer {
 interface HfImpl {
   encode(text: string): number[];
   decode(ids: number[]): string;
+  /** The chat template applied to messages (only @huggingface/transformers renders templates). */
+  render?(messages: readonly ChatMessage[], o: ChatRenderOptions): string;
+}
+
+export interface ChatMessage {
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
+  readonly content: string;
+}
+
+export interface ChatRenderOptions {
+  readonly addGenerationPrompt: boolean;
+  readonly tools?: readonly Readonly<Record<string, unknown>>[];
 }
 
 /** The library that tokenizes: @huggingface/transformers, else its own pure-JS tokenizer library. */
@@ -57,7 +69,13 @@ function loadHfLibrary(): { library: string; make: (json: object, config: object
   try {
     // @huggingface/transformers loads ONNX Runtime with it; the .vsix leaves that out (.vscodeignore).
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { PreTrainedTokenizer } = require('@huggingface/transformers') as { PreTrainedTokenizer: new (json: object, config: object) => { encode(text: string, o: object): number[]; decode(ids: number[], o: object): string } };
+    const { PreTrainedTokenizer } = require('@huggingface/transformers') as {
+      PreTrainedTokenizer: new (json: object, config: object) => {
+        encode(text: string, o: object): number[];
+        decode(ids: number[], o: object): string;
+        apply_chat_template(messages: readonly object[], o: object): string;
+      };
+    };
     return {
       library: '@huggingface/transformers',
       make: (json, config) => {
@@ -65,6 +83,7 @@ function loadHfLibrary(): { library: string; make: (json: object, config: object
         return {
           encode: (text) => t.encode(text, { add_special_tokens: false }),
           decode: (ids) => t.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
+          render: (messages, o) => t.apply_chat_template(messages, { tokenize: false, add_generation_prompt: o.addGenerationPrompt, ...(o.tools ? { tools: o.tools } : {}) }),
         };
       },
     };
@@ -144,6 +163,32 @@ export class HfTokenizer implements Tokenizer {
 
   decode(ids: readonly number[]): string {
     return ids.length === 0 ? '' : this.impl.decode([...ids]); // the libraries reject an empty list
+  }
+
+  /** The chat template of tokenizer_config.json, when it has one (a string; named templates: "default"). */
+  get chatTemplate(): string | undefined {
+    const t = this.tokenizerConfig.chat_template;
+    if (typeof t === 'string' && t.trim() !== '') return t;
+    if (Array.isArray(t)) {
+      const named = (t as { name?: unknown; template?: unknown }[]).find((x) => x.name === 'default');
+      if (typeof named?.template === 'string') return named.template;
+    }
+    return undefined;
+  }
+
+  /** The id of a token given by its text (special or added tokens such as <|im_end|>), if the vocabulary has it. */
+  tokenId(text: string): number | undefined {
+    const added = (this.tokenizerJson.added_tokens as { id: number; content: string }[] | undefined)?.find((t) => t.content === text);
+    if (added) return added.id;
+    const ids = this.encode(text);
+    return ids.length === 1 ? ids[0] : undefined;
+  }
+
+  /** Renders messages with the chat template (text, not ids: the caller encodes what it needs). */
+  renderChat(messages: readonly ChatMessage[], o: ChatRenderOptions): string {
+    if (!this.chatTemplate) throw new Error('tokenizer_config.json has no chat_template. Fix: set policyOptions.chatTemplate to "none", or use the instruct model\'s tokenizer files');
+    if (!this.impl.render) throw new Error(`chat templates are rendered by @huggingface/transformers, which does not load here (the tokenizer runs on ${this.library}). Fix: npm install, or set policyOptions.chatTemplate to "none"`);
+    return this.impl.render(messages, o);
   }
 
   toJSON(): { kind: string; tokenizer: Record<string, unknown>; config: Record<string, unknown> } {

@@ -1,18 +1,21 @@
-// The language-model policy: a GPT that writes each action as text, sampled with a KV cache, trained
-// on exactly the token ids it sampled (plus the prompt and observation ids, each encoded once when it
-// entered the context, with loss mask 0). It samples and scores; the learner owns the update, and
-// the policy's data-parallel parts are its main thread and its helper replicas.
+// The language-model policy: a decoder (the small GPT, or a Hugging Face checkpoint) that writes each
+// action as text, sampled with a KV cache, trained on exactly the token ids it sampled (plus the prompt
+// and observation ids, each encoded once when it entered the context, with loss mask 0; through the
+// model's chat template when it has one). It samples and scores; the learner owns the update, and the
+// policy's data-parallel parts are its main thread and its helper replicas (the small GPT only).
 import * as tf from '@tensorflow/tfjs';
 import type { PolicyStep, Trajectory } from '../../../shared/types';
 import { AdamW, type AdamWOptions } from '../../algo/adamw';
 import type { LossSpec } from '../../algo/objective';
 import { Rng } from '../../random';
 import type { LossInput, LossStats, TrainSequence } from '../../train/batch';
-import { shardGradients, shardLogprobs, type SequenceLogprobs } from '../../train/gradients';
+import { MICROBATCH_POSITIONS, shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../train/gradients';
 import { splitShards } from '../../train/batch';
 import type { Policy, PolicyContext, PolicySample, TrainablePolicy } from '../policy';
 import { readCheckpoint, restoreCheckpoint, saveCheckpoint } from './checkpoint';
-import { Gpt, gptDifferentiable, type GptConfig } from './model';
+import type { ChatFormat } from '../hf/chatFormat';
+import type { HfModelConfig } from '../hf/hfModel';
+import { Gpt, gptDifferentiable, type GptConfig, type PolicyModel } from './model';
 import type { ReplicaPool } from './replicas';
 import { sampleBatch, type SampledSequence, type SampleOptions } from './sampler';
 import type { Tokenizer } from './tokenizer';
@@ -49,8 +52,27 @@ export function trajectorySequence(t: Trajectory): TrainSequence | undefined {
   return { inputs: ids.slice(0, -1), targets: ids.slice(1), mask: mask.slice(1), behaviour: behaviour.slice(1), advantage: t.advantage };
 }
 
-export class TransformerPolicy implements TrainablePolicy {
-  readonly reference: Gpt;
+/** What the policy needs of its model besides sampling: the frozen reference and the learner's view of either. */
+export interface ModelParts<M extends PolicyModel> {
+  readonly reference: M;
+  differentiable(model: M): Differentiable;
+  /** Prompts through the model's chat template (token in, token out); absent: observations are encoded as they are. */
+  readonly chat?: ChatFormat;
+  /** Padded positions per forward and backward pass (gradient accumulation over micro-batches). */
+  readonly microBatchPositions?: number;
+}
+
+type SerialisableModel = PolicyModel & { readonly config: GptConfig | HfModelConfig };
+
+/** The small GPT's parts: a frozen copy as the reference. */
+export function gptParts(model: Gpt, seed: number): ModelParts<Gpt> {
+  const reference = new Gpt(model.config, seed, false);
+  reference.copyFrom(model);
+  return { reference, differentiable: gptDifferentiable };
+}
+
+export class TransformerPolicy<M extends SerialisableModel = Gpt> implements TrainablePolicy {
+  readonly reference: M;
   readonly optimizer: AdamW;
   private versionCounter = 0;
   private replicas: ReplicaPool | undefined;
@@ -58,17 +80,24 @@ export class TransformerPolicy implements TrainablePolicy {
   /** Milliseconds spent sending new weights to the helper replicas (which sample rollouts too) since the last `takeSyncMs`. */
   private syncMs = 0;
 
+  private readonly parts: ModelParts<M>;
+
   constructor(
-    readonly model: Gpt,
+    readonly model: M,
     readonly tokenizer: Tokenizer,
     public sampling: SampleOptions,
     optimizer: AdamWOptions,
     private readonly computeBase: string,
-    seed = 0,
+    seedOrParts: number | ModelParts<M> = 0,
   ) {
-    this.reference = new Gpt(model.config, seed, false);
-    this.reference.copyFrom(model);
-    this.optimizer = new AdamW(model.weights, optimizer);
+    this.parts = typeof seedOrParts === 'number' ? (gptParts(model as unknown as Gpt, seedOrParts) as unknown as ModelParts<M>) : seedOrParts;
+    this.reference = this.parts.reference;
+    this.optimizer = new AdamW([...model.weights], optimizer);
+  }
+
+  /** The chat format the policy prompts with, if any. */
+  get chat(): ChatFormat | undefined {
+    return this.parts.chat;
   }
 
   /** Backend and size, and the data-parallel replicas when there are any. */
@@ -122,7 +151,10 @@ export class TransformerPolicy implements TrainablePolicy {
         if (!tk) throw new Error('TransformerPolicy: a turn without token ids (token in, token out)');
         past.push(...tk.context, ...tk.sampled);
       }
-      const fresh = this.tokenizer.encode(ctx.observation.text); // encoded once, here
+      // encoded once, here: as it is, or as the chat template's next message
+      const chat = this.parts.chat;
+      const last = ctx.turns[ctx.turns.length - 1]?.policy.tokens?.sampled ?? [];
+      const fresh = !chat ? this.tokenizer.encode(ctx.observation.text) : ctx.turns.length === 0 ? chat.first(ctx.observation) : chat.next(ctx.observation, last);
       news.push(fresh);
       return [...past, ...fresh];
     });
@@ -138,7 +170,8 @@ export class TransformerPolicy implements TrainablePolicy {
         policyVersion: version,
         tokens: { context: news[i]!, sampled: s.tokens, logprobs: s.logprobs },
       };
-      return { text: s.text, step, ...(s.stopReason === 'context' && s.tokens.length === 0 ? { exhausted: true } : {}) };
+      const text = this.parts.chat ? this.parts.chat.actionText(s.text) : s.text;
+      return { text, step, ...(s.stopReason === 'context' && s.tokens.length === 0 ? { exhausted: true } : {}) };
     });
   }
 
@@ -173,14 +206,14 @@ export class TransformerPolicy implements TrainablePolicy {
   }
 
   async logprobs(part: number, seqs: readonly TrainSequence[], o: { model: 'current' | 'reference'; temperature: number; rows: boolean }): Promise<SequenceLogprobs> {
-    if (part === 0) return shardLogprobs(gptDifferentiable(o.model === 'reference' ? this.reference : this.model), seqs, o);
+    if (part === 0) return shardLogprobs(this.parts.differentiable(o.model === 'reference' ? this.reference : this.model), seqs, o, this.parts.microBatchPositions ? 2 * this.parts.microBatchPositions : undefined);
     const r = await this.helper(part).call({ kind: 'logprobs', seqs, model: o.model, temperature: o.temperature, rows: o.rows });
     if (r.kind !== 'logprobs') throw new Error(`replica: unexpected reply ${r.kind}`);
     return { logp: r.logp, ...(r.rows ? { rows: r.rows } : {}) };
   }
 
   async gradients(part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
-    if (part === 0) return shardGradients(gptDifferentiable(this.model), inputs, spec);
+    if (part === 0) return shardGradients(this.parts.differentiable(this.model), inputs, spec, this.parts.microBatchPositions ?? MICROBATCH_POSITIONS);
     const r = await this.helper(part).call({ kind: 'grads', inputs, spec });
     if (r.kind !== 'grads') throw new Error(`replica: unexpected reply ${r.kind}`);
     return { grads: r.grads.map((g, i) => tf.tensor(g, this.model.weights[i]!.shape)), stats: r.stats };
@@ -188,6 +221,7 @@ export class TransformerPolicy implements TrainablePolicy {
 
   async applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number> {
     const norm = await this.optimizer.apply(grads, lr);
+    this.model.weightsChanged?.();
     // every replica holds the new weights before anything else is asked of it
     if (this.replicas) {
       const t = Date.now();

@@ -1,0 +1,75 @@
+// Prompting a chat model the way it was trained, token in, token out. The conversation's first ids are
+// the template's rendering of the system message and the first observation (as a user message, with
+// the environment's tools in the template's `tools`), ending in the generation prompt. After that the
+// policy's sampled ids stand as they were sampled, and each later observation adds only the template's
+// text between the end of an assistant message and the next generation prompt — never a re-encoding
+// of the whole conversation. That glue comes from the template itself: a conversation is rendered with
+// and without the new message, around a placeholder assistant message, and the difference is taken.
+import type { Observation } from '../../../shared/types';
+import type { ChatMessage, HfTokenizer } from '../transformer/tokenizer';
+
+/** Stands for an assistant message's content while the template is rendered (never in real text). */
+const PLACEHOLDER = '\u0001assistant-content\u0001';
+
+export class ChatFormat {
+  /** The end-of-turn token(s): generation stops at them, and they are trained as the assistant's. */
+  readonly eosIds: readonly number[];
+  readonly eosTexts: readonly string[];
+
+  constructor(private readonly tokenizer: HfTokenizer, eosIds: readonly number[], private readonly system = '') {
+    // the template's own end of an assistant message comes first (generation_config lists others too)
+    this.eosIds = eosIds;
+    this.eosTexts = eosIds.map((id) => tokenizer.decode([id]));
+    tokenizer.renderChat([{ role: 'user', content: 'x' }], { addGenerationPrompt: true }); // fails now, with the fix, if the template cannot render
+  }
+
+  private systemMessages(): ChatMessage[] {
+    return this.system ? [{ role: 'system', content: this.system }] : [];
+  }
+
+  private static message(o: Observation): ChatMessage {
+    return o.chat ? { role: o.chat.role, content: o.chat.content } : { role: 'user', content: o.text };
+  }
+
+  /** The first context: the template over the system message and the first observation, with the generation prompt. */
+  firstText(o: Observation): string {
+    const first = ChatFormat.message(o);
+    return this.tokenizer.renderChat([...this.systemMessages(), { role: 'user', content: first.content }], { addGenerationPrompt: true, ...(o.chat?.tools?.length ? { tools: o.chat.tools } : {}) });
+  }
+
+  /**
+   * The text after an assistant message and before the next assistant content: the template's close of
+   * the assistant message (less the end-of-turn token the model already wrote), the observation's
+   * message, and the generation prompt.
+   */
+  nextText(o: Observation, endedWithEos: boolean): string {
+    const start: ChatMessage[] = [...this.systemMessages(), { role: 'user', content: 'x' }, { role: 'assistant', content: PLACEHOLDER }];
+    const without = this.tokenizer.renderChat(start, { addGenerationPrompt: false });
+    const withNext = this.tokenizer.renderChat([...start, ChatFormat.message(o)], { addGenerationPrompt: true });
+    const at = without.indexOf(PLACEHOLDER);
+    if (at < 0 || !withNext.startsWith(without)) {
+      throw new Error('the chat template renders earlier messages differently once a message follows them, so a turn cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"');
+    }
+    let glue = without.slice(at + PLACEHOLDER.length) + withNext.slice(without.length);
+    if (endedWithEos) {
+      const eos = this.eosTexts.find((t) => glue.startsWith(t));
+      if (eos) glue = glue.slice(eos.length);
+    }
+    return glue;
+  }
+
+  first(o: Observation): number[] {
+    return this.tokenizer.encode(this.firstText(o));
+  }
+
+  next(o: Observation, lastSampled: readonly number[]): number[] {
+    const last = lastSampled[lastSampled.length - 1];
+    return this.tokenizer.encode(this.nextText(o, last !== undefined && this.eosIds.includes(last)));
+  }
+
+  /** The action text the environment parses: without the end-of-turn token the model closed it with. */
+  actionText(text: string): string {
+    for (const eos of this.eosTexts) if (eos && text.endsWith(eos)) return text.slice(0, -eos.length);
+    return text;
+  }
+}

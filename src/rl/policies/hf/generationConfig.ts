@@ -1,0 +1,29 @@
+// The end-of-sequence tokens of a checkpoint: generation_config.json's eos_token_id (a number or a
+// list), else tokenizer_config.json's eos_token. Generation stops at them; a chat model's first one is
+// its end of turn.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { HfTokenizer } from '../transformer/tokenizer';
+
+export function generationEos(dir: string, tokenizer: HfTokenizer): number[] {
+  const file = path.join(dir, 'generation_config.json');
+  const ids: number[] = [];
+  if (fs.existsSync(file)) {
+    let g: { eos_token_id?: unknown };
+    try {
+      g = JSON.parse(fs.readFileSync(file, 'utf8')) as { eos_token_id?: unknown };
+    } catch (e) {
+      throw new Error(`${file}: not valid JSON (${(e as Error).message})`);
+    }
+    const e = g.eos_token_id;
+    for (const id of Array.isArray(e) ? e : [e]) if (Number.isInteger(id)) ids.push(id as number);
+  }
+  const eosToken = tokenizer.tokenizerConfig.eos_token;
+  const text = typeof eosToken === 'string' ? eosToken : (eosToken as { content?: unknown } | undefined)?.content;
+  if (typeof text === 'string') {
+    const id = tokenizer.tokenId(text);
+    // the tokenizer's eos first when generation_config has no list (chat models put their end of turn there)
+    if (id !== undefined && !ids.includes(id)) ids.unshift(id);
+  }
+  return ids.filter((id) => id < tokenizer.vocabSize);
+}

@@ -1,0 +1,111 @@
+// What a Hugging Face model will need before anything is loaded: float32 weights, the trainable part
+// with its gradients and AdamW moments, the KL reference, one training micro-batch's activations and
+// logits, and the sampler's KV cache; against what the chosen backend can hold. A plan that does not
+// fit is refused with the numbers and the ways out.
+import * as os from 'node:os';
+import { parameterCount, type HfArchitecture } from './hfConfig';
+import { LORA_TARGETS, type LoraOptions } from './hfModel';
+
+const GiB = 2 ** 30;
+
+export interface MemoryLine {
+  readonly what: string;
+  readonly bytes: number;
+}
+
+export interface MemoryPlan {
+  readonly lines: readonly MemoryLine[];
+  readonly total: number;
+  readonly limit: number;
+  /** Where the limit comes from. */
+  readonly limitOf: string;
+  readonly fits: boolean;
+  readonly trainable: number;
+  readonly microBatchPositions: number;
+}
+
+export interface PlanOptions {
+  readonly lora?: LoraOptions;
+  readonly contextLength: number;
+  /** Padded positions per forward and backward pass. */
+  readonly microBatchPositions: number;
+  /** Rows sampled at once (episodes in flight). */
+  readonly sampleRows: number;
+  /** tfjs backend name: wasm, cpu, tensorflow, webgpu. */
+  readonly backend: string;
+}
+
+/** Trainable parameters of LoRA adapters on the targeted linear layers. */
+export function loraParameterCount(a: HfArchitecture, lora: LoraOptions): number {
+  const targets = lora.targets.includes('all-linear') ? LORA_TARGETS[a.modelType] : lora.targets;
+  const D = a.hidden, F = a.intermediate, q = a.heads * a.headDim, kv = a.kvHeads * a.headDim;
+  const shapes: Record<string, [number, number]> = a.modelType === 'gpt2'
+    ? { c_attn: [D, 3 * D], c_proj: [D, D], c_fc: [D, F] }
+    : { q_proj: [D, q], k_proj: [D, kv], v_proj: [D, kv], o_proj: [q, D], gate_proj: [D, F], up_proj: [D, F], down_proj: [F, D] };
+  let per = 0;
+  for (const t of targets) {
+    const s = shapes[t];
+    if (s) per += lora.rank * (s[0] + s[1]);
+  }
+  // gpt2's c_proj names two layers (attention's [D, D] and the MLP's [F, D])
+  if (a.modelType === 'gpt2' && targets.includes('c_proj')) per += lora.rank * (F + D);
+  return per * a.layers;
+}
+
+/** The memory a backend can hold: wasm's 32-bit address space, else the machine's memory. */
+export function backendLimit(backend: string): { bytes: number; of: string } {
+  if (backend === 'wasm') return { bytes: 4 * GiB, of: "tfjs-backend-wasm's 4 GiB address space" };
+  const total = os.totalmem();
+  return { bytes: Math.floor(total * 0.8), of: `80 % of this machine's ${(total / GiB).toFixed(1)} GiB (backend ${backend})` };
+}
+
+export function planMemory(a: HfArchitecture, o: PlanOptions): MemoryPlan {
+  const params = parameterCount(a);
+  const D = a.hidden, F = a.intermediate, V = a.vocabSize, L = a.layers;
+  const trainable = o.lora ? loraParameterCount(a, o.lora) : params;
+  const N = o.microBatchPositions;
+  const T = Math.min(o.contextLength, N);
+  const lines: MemoryLine[] = [
+    { what: `weights (${params.toLocaleString('en')} parameters, float32)`, bytes: params * 4 },
+  ];
+  if (o.lora && a.tiedEmbeddings) lines.push({ what: 'output head (the tied embedding transposed once)', bytes: V * D * 4 });
+  lines.push({ what: `trainable ${o.lora ? `LoRA adapters (rank ${o.lora.rank})` : 'weights'}: gradients, accumulated gradients, AdamW moments`, bytes: trainable * 4 * 4 });
+  lines.push({ what: o.lora ? 'KL reference (the base weights shared; a frozen copy of the adapters)' : 'KL reference (a frozen copy of every weight)', bytes: (o.lora ? trainable : params) * 4 });
+  // saved for the backward pass per layer: norms, projections, rotations, MLP, attention scores and probabilities
+  const perLayer = N * (14 * D + 4 * F) * 4 + 2 * N * T * a.heads * 4;
+  lines.push({ what: `activations of one micro-batch (${N} positions, ${L} layers)`, bytes: perLayer * L });
+  lines.push({ what: `logits of one micro-batch (${N} × ${V.toLocaleString('en')}: logits, log-softmax, one-hot targets, their gradients)`, bytes: N * V * 4 * 5 });
+  lines.push({ what: `sampling KV cache (${o.sampleRows} rows × ${o.contextLength} positions)`, bytes: o.sampleRows * o.contextLength * L * 2 * a.kvHeads * a.headDim * 4 });
+  const total = lines.reduce((n, l) => n + l.bytes, 0);
+  const limit = backendLimit(o.backend);
+  return { lines, total, limit: limit.bytes, limitOf: limit.of, fits: total <= limit.bytes, trainable, microBatchPositions: N };
+}
+
+/** The plan at the largest micro-batch (a power of two, 2048 down to 64) that fits, else the smallest one's plan. */
+export function fittingPlan(a: HfArchitecture, o: Omit<PlanOptions, 'microBatchPositions'> & { microBatchPositions?: number }): MemoryPlan {
+  if (o.microBatchPositions && o.microBatchPositions > 0) return planMemory(a, { ...o, microBatchPositions: o.microBatchPositions });
+  let plan = planMemory(a, { ...o, microBatchPositions: 2048 });
+  for (let n = 1024; !plan.fits && n >= 64; n /= 2) plan = planMemory(a, { ...o, microBatchPositions: n });
+  return plan;
+}
+
+export function formatBytes(n: number): string {
+  return n >= GiB ? `${(n / GiB).toFixed(2)} GiB` : `${(n / 2 ** 20).toFixed(1)} MiB`;
+}
+
+/** The plan as lines of text (model check, refusals). */
+export function describePlan(p: MemoryPlan): string {
+  return [...p.lines.map((l) => `  ${formatBytes(l.bytes).padStart(10)}  ${l.what}`), `  ${formatBytes(p.total).padStart(10)}  total, of ${formatBytes(p.limit)} (${p.limitOf})`].join('\n');
+}
+
+/** Throws, before anything is loaded, when the plan cannot fit: the numbers and the ways out. */
+export function assertFits(p: MemoryPlan, dir: string, o: { lora: boolean; backend: string }): void {
+  if (p.fits) return;
+  const ways = [
+    ...(o.lora ? [] : ['LoRA (policyOptions.loraRank 8): only the adapters get gradients and optimizer state, and the reference shares the base weights']),
+    'a smaller micro-batch (policyOptions.microBatchPositions) or contextLength',
+    ...(o.backend === 'wasm' ? ['the tfjs-node or tfjs-node-gpu backend (npm install @tensorflow/tfjs-node), whose memory is the machine\'s'] : []),
+    'a smaller checkpoint',
+  ];
+  throw new Error(`policyOptions.model: ${dir} does not fit the ${o.backend} backend:\n${describePlan(p)}\nWays out: ${ways.join('; ')}.`);
+}

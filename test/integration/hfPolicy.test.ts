@@ -1,0 +1,200 @@
+// A Hugging Face checkpoint as the policy, on the random-weight fixtures (test/fixtures/hf): GRPO with
+// LoRA through the code environment's sandbox, checkpoints, the memory plan, and the chat template
+// token for token.
+import * as tf from '@tensorflow/tfjs';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { before, describe, it } from 'node:test';
+import type { Observation, Trajectory } from '../../src/shared/types';
+import { validateRunConfig, type RunConfig } from '../../src/shared/runConfig';
+import { environmentFactory } from '../../src/rl/envs/registry';
+import { ChatFormat } from '../../src/rl/policies/hf/chatFormat';
+import { generationEos } from '../../src/rl/policies/hf/generationConfig';
+import type { HfModel } from '../../src/rl/policies/hf/hfModel';
+import { createPolicy } from '../../src/rl/policies/registry';
+import { readCheckpoint } from '../../src/rl/policies/transformer/checkpoint';
+import { initBackend } from '../../src/rl/policies/transformer/backend';
+import { HfTokenizer } from '../../src/rl/policies/transformer/tokenizer';
+import { trajectorySequence, type TransformerPolicy } from '../../src/rl/policies/transformer/transformerPolicy';
+import { runEpisodes } from '../../src/rl/rollout/agentLoop';
+import { Learner } from '../../src/rl/train/learner';
+import { Rng } from '../../src/rl/random';
+
+const FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'hf');
+
+function configFor(family: string, extra: Record<string, unknown> = {}): RunConfig {
+  return validateRunConfig({
+    env: 'code', policy: 'transformer', method: 'grpo', seed: 5, groupSize: 4, groupsPerIteration: 1,
+    algorithm: { warmupSteps: 0, minibatchSize: 0, skipZeroAdvantage: false, learningRate: 1e-2 },
+    policyOptions: { model: path.join(FIXTURES, family), loraRank: 4, loraAlpha: 8, maxNewTokens: 24, contextLength: 400, ...extra },
+  });
+}
+
+async function data(t: tf.Tensor): Promise<Float32Array> {
+  return (await t.data()) as Float32Array;
+}
+
+async function logitsOf(model: HfModel, ids: number[]): Promise<Float32Array> {
+  const input = tf.tensor2d([ids], [1, ids.length], 'int32');
+  const out = model.forward(input);
+  const d = await data(out);
+  tf.dispose([input, out]);
+  return d;
+}
+
+function maxDiff(a: Float32Array, b: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+}
+
+before(async () => {
+  await initBackend('auto');
+});
+
+describe('a Hugging Face checkpoint as the policy', () => {
+  for (const family of ['qwen2', 'llama', 'gpt2']) {
+    it(`${family}: a GRPO update with LoRA on code-environment episodes changes only the adapters; its checkpoint round-trips`, async () => {
+      const config = configFor(family);
+      const envFactory = environmentFactory('code');
+      const policy = (await createPolicy(config, envFactory)) as TransformerPolicy<HfModel>;
+      const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-policy-'));
+      try {
+        assert.match(policy.compute, new RegExp(`${family} [\\d,]+ parameters, LoRA rank 4, [\\d,]+ trained`));
+        const model = policy.model;
+        const base = new Map<string, Float32Array>();
+        for (const [name, t] of model.baseTensors()) base.set(name, await data(t));
+        const adaptersBefore = await Promise.all(model.weights.map(data));
+        const task = envFactory.tasks(config.envOptions).train[0]!;
+        const trajectories = await runEpisodes(
+          Array.from({ length: 4 }, (_, i) => ({ task, group: 0, indexInGroup: i })),
+          () => envFactory.create(config.envOptions), policy, { maxTurns: 2, sampleRng: new Rng(11), verifierRng: new Rng(0) },
+        );
+        // the episodes ran in the sandbox: every turn holds the ids it was sampled as
+        assert.ok(trajectories.every((t) => t.turns.length > 0 && t.turns.every((turn) => turn.policy.tokens && turn.policy.tokens.sampled.length > 0)));
+        // random weights never pass a code task, so every group's rewards would be equal (advantage 0):
+        // the advantages are set by hand to give the update something to push
+        const pushed: Trajectory[] = trajectories.map((t, i) => ({ ...t, advantage: i % 2 === 0 ? 1 : -1 }));
+        const probe = trajectorySequence(pushed[0]!)!.inputs.slice(0, 40);
+        const referenceBefore = await logitsOf(policy.reference, probe);
+        const modelBefore = await logitsOf(model, probe);
+        const learner = new Learner(policy, { method: 'grpo', settings: config.algorithm, imitate: 'all', totalSteps: 10, seed: 1 });
+        const report = await learner.update(pushed);
+        assert.ok(report.optimizerSteps >= 1, JSON.stringify(report));
+        assert.ok(Number.isFinite(report.loss));
+        assert.ok(report.logprobMismatch !== undefined && report.logprobMismatch < 1e-4, `sampling and training log-probs differ by ${report.logprobMismatch}`);
+        const adaptersAfter = await Promise.all(model.weights.map(data));
+        assert.ok(adaptersAfter.some((a, i) => maxDiff(a, adaptersBefore[i]!) > 0), 'the adapters moved');
+        for (const [name, t] of model.baseTensors()) assert.equal(maxDiff(await data(t), base.get(name)!), 0, `base weight ${name} changed`);
+        assert.ok(maxDiff(await logitsOf(model, probe), modelBefore) > 1e-5, 'the policy changed');
+        assert.equal(maxDiff(await logitsOf(policy.reference, probe), referenceBefore), 0, 'the KL reference stayed the base model');
+
+        // checkpoint: the adapters and their AdamW moments only, and the base folder by name
+        const ckDir = path.join(tmp, 'ck');
+        await policy.save(ckDir, 'test');
+        const ck = readCheckpoint(ckDir);
+        assert.equal((ck.manifest.model as { kind: string }).kind, 'hf');
+        assert.equal((ck.manifest.model as { dir: string }).dir, path.join(FIXTURES, family));
+        assert.ok(ck.manifest.tensors.every((t) => /lora_[AB]$/.test(t.name)), 'only adapter tensors are stored');
+        assert.equal(ck.manifest.tensors.length, 3 * model.weights.length);
+        const again = (await createPolicy(configFor(family, { init: ckDir }), envFactory)) as TransformerPolicy<HfModel>;
+        try {
+          assert.ok(maxDiff(await logitsOf(again.model, probe), await logitsOf(model, probe)) < 1e-6, 'the restored policy computes what the trained one does');
+          // a warm start's reference is the warm-started model
+          assert.ok(maxDiff(await logitsOf(again.reference, probe), await logitsOf(model, probe)) < 1e-6);
+        } finally {
+          await again.dispose();
+        }
+      } finally {
+        await policy.dispose();
+        fs.rmSync(tmp, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it('refuses a plan that cannot fit the backend before reading any weight, with the numbers and the ways out', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-big-'));
+    try {
+      // Qwen2.5-7B's config.json, no weights at all: the refusal comes before anything is read
+      fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({
+        model_type: 'qwen2', hidden_size: 3584, intermediate_size: 18944, num_hidden_layers: 28, num_attention_heads: 28,
+        num_key_value_heads: 4, vocab_size: 152064, max_position_embeddings: 32768, rope_theta: 1e6, rms_norm_eps: 1e-6, tie_word_embeddings: false,
+      }));
+      const config = validateRunConfig({ env: 'code', policy: 'transformer', policyOptions: { model: dir, loraRank: 0, backend: 'wasm' } });
+      await assert.rejects(createPolicy(config, environmentFactory('code')), (e: Error) => {
+        assert.match(e.message, /policyOptions\.model: .* does not fit the wasm backend/);
+        assert.match(e.message, /weights \(7,615,616,512 parameters, float32\)/);
+        assert.match(e.message, /of 4\.00 GiB \(tfjs-backend-wasm's 4 GiB address space\)/);
+        assert.match(e.message, /Ways out: LoRA \(policyOptions\.loraRank 8\).*tfjs-node/);
+        return true;
+      });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('chat templates, token in and token out', () => {
+  it('a multi-turn Hermes episode\'s training sequence is, token for token, the template\'s rendering; mask 1 exactly on the assistant\'s tokens', () => {
+    const dir = path.join(FIXTURES, 'qwen2');
+    const tokenizer = HfTokenizer.fromDirectory(dir);
+    const eos = generationEos(dir, tokenizer);
+    assert.equal(tokenizer.decode([eos[0]!]), '<|im_end|>');
+    const chat = new ChatFormat(tokenizer, eos);
+    const tools = [{ type: 'function', function: { name: 'add', description: 'Adds two integers.', parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] } } }];
+    const first: Observation = { text: 'unused', data: {}, chat: { role: 'user', content: 'What is 2+3, then times 4?', tools } };
+    const replies = ['<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call>', '<tool_call>\n{"name": "mul", "arguments": {"a": 5, "b": 4}}\n</tool_call>', 'The answer is 20.'];
+    const results: Observation[] = [{ text: '', data: {}, chat: { role: 'tool', content: '5' } }, { text: '', data: {}, chat: { role: 'tool', content: 'error: unknown tool "mul"' } }];
+    // the policy's record: contexts from the chat format, the sampled ids as they were sampled (content, then the end of turn)
+    const turns = replies.map((reply) => {
+      const sampled = [...tokenizer.encode(reply), eos[0]!];
+      return { sampled, reply };
+    });
+    const contexts: number[][] = [chat.first(first)];
+    for (let i = 1; i < turns.length; i++) contexts.push(chat.next(results[i - 1]!, turns[i - 1]!.sampled));
+    const trajectory = {
+      taskId: 't', group: 0, indexInGroup: 0, termination: 'finished', advantage: 1, policyVersion: 0,
+      outcome: { reward: 1, success: true, publicPass: true, privatePass: true },
+      turns: turns.map((t, i) => ({ index: i, observation: i === 0 ? first : results[i - 1]!, action: t.reply, parsed: { kind: 'format_error', message: '' }, policy: { behaviourLogprob: 0, policyVersion: 0, tokens: { context: contexts[i]!, sampled: t.sampled, logprobs: t.sampled.map(() => -1) } } })),
+    } as unknown as Trajectory;
+    const seq = trajectorySequence(trajectory)!;
+    const ids = [seq.inputs[0]!, ...seq.targets];
+    // the same conversation through the template, encoded whole
+    const conversation = [
+      { role: 'user' as const, content: 'What is 2+3, then times 4?' },
+      { role: 'assistant' as const, content: replies[0]! }, { role: 'tool' as const, content: '5' },
+      { role: 'assistant' as const, content: replies[1]! }, { role: 'tool' as const, content: 'error: unknown tool "mul"' },
+      { role: 'assistant' as const, content: replies[2]! },
+    ];
+    const rendered = tokenizer.encode(tokenizer.renderChat(conversation, { addGenerationPrompt: false, tools }));
+    // the template closes the last assistant message with "<|im_end|>\n": the episode ends at the end of turn
+    assert.deepEqual(ids, rendered.slice(0, ids.length));
+    assert.equal(tokenizer.decode(rendered.slice(ids.length)), '\n');
+    // mask 1 exactly on the assistant's tokens (content and end of turn)
+    const maskedIds = seq.targets.filter((_, i) => seq.mask[i] === 1);
+    assert.deepEqual(maskedIds, turns.flatMap((t) => t.sampled));
+    // a reply the environment's stop string ended before the end of turn: the template's close is context
+    const glue = chat.nextText(results[0]!, false);
+    assert.ok(glue.startsWith('<|im_end|>\n<|im_start|>user\n<tool_response>\n5\n</tool_response><|im_end|>\n<|im_start|>assistant\n'), JSON.stringify(glue));
+    assert.equal(chat.actionText('abc<|im_end|>'), 'abc');
+  });
+
+  it('the policy prompts through the template: the first context is the template\'s rendering of the task', async () => {
+    const config = configFor('llama');
+    const envFactory = environmentFactory('code');
+    const policy = (await createPolicy(config, envFactory)) as TransformerPolicy<HfModel>;
+    try {
+      assert.ok(policy.chat, 'the llama fixture has a chat template');
+      const task = envFactory.tasks(config.envOptions).train[0]!;
+      const [t] = await runEpisodes([{ task, group: 0, indexInGroup: 0 }], () => envFactory.create(config.envOptions), policy, { maxTurns: 1, sampleRng: new Rng(3), verifierRng: new Rng(0) });
+      const context = t!.turns[0]!.policy.tokens!.context;
+      const text = policy.tokenizer.decode(context);
+      assert.ok(text.startsWith('<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n'), text.slice(0, 80));
+      assert.ok(text.endsWith('<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n'), text.slice(-80));
+    } finally {
+      await policy.dispose();
+    }
+  });
+});
