@@ -8,6 +8,7 @@ import { IsolationUnavailableError, PythonNotFoundError } from '../rl/sandbox/is
 import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
 import { ResumeError } from '../store/resume';
+import { ModelLoadError } from '../rl/policies/hf/hfConfig';
 import { TaskFileError } from '../rl/envs/workspace/taskFiles';
 import { ToolLoadError } from '../rl/envs/workspace/toolSession';
 import { WorkspaceEnvError } from '../rl/envs/workspace/workspaceEnv';
@@ -15,6 +16,7 @@ import { algorithmHelp } from './algorithmHelp';
 import { envCheckCommand, envRunCommand } from './envCommands';
 import { EXPORT_USAGE, exportCommand } from './exportCommand';
 import { IMPORT_USAGE, importCommand } from './importCommand';
+import { MODEL_USAGE, modelCommand } from './modelCommand';
 import { SANDBOX_USAGE, sandboxCommand } from './sandboxCommand';
 import { runsCommand, showCommand, trajectoryCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
@@ -43,6 +45,7 @@ Usage:
   ${IMPORT_USAGE.split('\n')[0]}
   ${SANDBOX_USAGE.split('\n')[0]}
   ${EXPORT_USAGE.split('\n')[0]}
+  ${MODEL_USAGE.split('\n')[0]}
 
 Train flags (override --config FILE, a JSON run config):
   --groups N        groups per iteration        --group-size N   trajectories per group
@@ -73,6 +76,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'import') return importCommand(rest);
   if (command === 'sandbox') return sandboxCommand(rest);
   if (command === 'export') return exportCommand(rest);
+  if (command === 'model') return modelCommand(rest);
   const options = {
     db: { type: 'string' }, output: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' }, resume: { type: 'string' },
     'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
@@ -150,7 +154,7 @@ main(process.argv.slice(2)).then(
   },
   (e: unknown) => {
     const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError || e instanceof IsolationUnavailableError || e instanceof ResumeError
-      || e instanceof TaskFileError || e instanceof ToolLoadError || e instanceof WorkspaceEnvError;
+      || e instanceof TaskFileError || e instanceof ToolLoadError || e instanceof WorkspaceEnvError || e instanceof ModelLoadError;
     process.stderr.write(`agent-rl: ${showInvisibles(known ? (e).message : e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
     process.exitCode = known ? 2 : 1;
   },

@@ -21,6 +21,7 @@ import { trajectorySequence, type TransformerPolicy } from '../../src/rl/policie
 import { runEpisodes } from '../../src/rl/rollout/agentLoop';
 import { Learner } from '../../src/rl/train/learner';
 import { Rng } from '../../src/rl/random';
+import { runCli, tempDir } from '../helpers/cli';
 
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'hf');
 
@@ -196,5 +197,43 @@ describe('chat templates, token in and token out', () => {
     } finally {
       await policy.dispose();
     }
+  });
+});
+
+describe('agent-rl model check and train --model', () => {
+  it('model check prints the architecture, the plan and a continuation; --ids gives the reference\'s top logits', () => {
+    const dir = tempDir();
+    for (const family of ['qwen2', 'llama', 'gpt2']) {
+      const r = runCli(['model', 'check', path.join(FIXTURES, family), '--max-new-tokens', '4'], dir);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, new RegExp(`architecture: ${family}, 2 layers, hidden 64`));
+      assert.match(r.stdout, /memory plan \(LoRA rank 8, .*\): fits/);
+      assert.match(r.stdout, /greedy continuation of "def fibonacci\(n\):": /);
+      const ref = JSON.parse(fs.readFileSync(path.join(FIXTURES, family, 'reference.json'), 'utf8')) as { ids: number[][]; logits: number[][][] };
+      const j = runCli(['model', 'check', path.join(FIXTURES, family), '--ids', ref.ids[1]!.join(','), '--top', '5', '--json'], dir);
+      assert.equal(j.code, 0, j.stderr);
+      const got = JSON.parse(j.stdout) as { top: { id: number; logit: number }[] };
+      const last = ref.logits[1]![ref.ids[1]!.length - 1]!;
+      const expected = Array.from(last.keys()).sort((a, b) => last[b]! - last[a]!).slice(0, 5);
+      assert.deepEqual(got.top.map((t) => t.id), expected);
+      for (const t of got.top) assert.ok(Math.abs(t.logit - last[t.id]!) < 1e-4, `${family} id ${t.id}: ${t.logit} vs ${last[t.id]}`);
+    }
+    const bad = runCli(['model', 'check', path.join(dir, 'nowhere')], dir);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /policyOptions\.model: .*nowhere does not exist\. Fix: point it at a local Hugging Face checkpoint folder/);
+  });
+
+  it('train --model runs GRPO iterations on a checkpoint folder and stores the run; a folder that is not a checkpoint is refused with the fix', () => {
+    const dir = tempDir();
+    const r = runCli(['train', '--env', 'code', '--policy', 'transformer', '--model', path.join(FIXTURES, 'qwen2'), '--iterations', '1', '--groups', '1', '--group-size', '2', '--eval-episodes', '2', '--output', 'out.json'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const rec = JSON.parse(fs.readFileSync(path.join(dir, 'out.json'), 'utf8')) as { runtime: { compute: string }; iterations: unknown[] };
+    assert.match(rec.runtime.compute, /qwen2 111,168 parameters, LoRA rank 8, [\d,]+ trained, chat template/);
+    assert.equal(rec.iterations.length, 1);
+    fs.mkdirSync(path.join(dir, 'empty'));
+    const bad = runCli(['train', '--env', 'code', '--policy', 'transformer', '--model', 'empty', '--iterations', '1'], dir);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /policyOptions\.model: no config\.json in .*empty\. Fix: point it at the folder save_pretrained wrote/);
+    assert.doesNotMatch(bad.stderr, /\n\s+at /, 'no stack trace');
   });
 });

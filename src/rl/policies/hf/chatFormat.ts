@@ -7,6 +7,7 @@
 // and without the new message, around a placeholder assistant message, and the difference is taken.
 import type { Observation } from '../../../shared/types';
 import type { ChatMessage, HfTokenizer } from '../transformer/tokenizer';
+import { ModelLoadError } from './hfConfig';
 
 /** Stands for an assistant message's content while the template is rendered (never in real text). */
 const PLACEHOLDER = '\u0001assistant-content\u0001';
@@ -48,7 +49,7 @@ export class ChatFormat {
     const withNext = this.tokenizer.renderChat([...start, ChatFormat.message(o)], { addGenerationPrompt: true });
     const at = without.indexOf(PLACEHOLDER);
     if (at < 0 || !withNext.startsWith(without)) {
-      throw new Error('the chat template renders earlier messages differently once a message follows them, so a turn cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"');
+      throw new ModelLoadError('the chat template renders earlier messages differently once a message follows them, so a turn cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"');
     }
     let glue = without.slice(at + PLACEHOLDER.length) + withNext.slice(without.length);
     if (endedWithEos) {

@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HfTokenizer } from '../transformer/tokenizer';
+import { ModelLoadError } from './hfConfig';
 
 export function generationEos(dir: string, tokenizer: HfTokenizer): number[] {
   const file = path.join(dir, 'generation_config.json');
@@ -13,7 +14,7 @@ export function generationEos(dir: string, tokenizer: HfTokenizer): number[] {
     try {
       g = JSON.parse(fs.readFileSync(file, 'utf8')) as { eos_token_id?: unknown };
     } catch (e) {
-      throw new Error(`${file}: not valid JSON (${(e as Error).message})`);
+      throw new ModelLoadError(`${file}: not valid JSON (${(e as Error).message})`);
     }
     const e = g.eos_token_id;
     for (const id of Array.isArray(e) ? e : [e]) if (Number.isInteger(id)) ids.push(id as number);

@@ -5,6 +5,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+/** A checkpoint folder that cannot become the policy: the message names the file, the field and the fix. */
+export class ModelLoadError extends Error {
+  override name = 'ModelLoadError';
+}
+
 export const HF_MODEL_TYPES = ['qwen2', 'llama', 'gpt2'] as const;
 export type HfModelType = (typeof HF_MODEL_TYPES)[number];
 
@@ -39,7 +44,7 @@ export interface HfArchitecture {
 function num(cfg: Record<string, unknown>, file: string, key: string, fallback?: number): number {
   const v = cfg[key] ?? fallback;
   if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
-    throw new Error(`${file}: ${key} is ${JSON.stringify(cfg[key])}; a positive number is needed. Fix: use the config.json saved with the checkpoint`);
+    throw new ModelLoadError(`${file}: ${key} is ${JSON.stringify(cfg[key])}; a positive number is needed. Fix: use the config.json saved with the checkpoint`);
   }
   return v;
 }
@@ -47,13 +52,13 @@ function num(cfg: Record<string, unknown>, file: string, key: string, fallback?:
 /** Reads and checks `dir/config.json`. */
 export function readHfConfig(dir: string): HfArchitecture {
   const file = path.join(dir, 'config.json');
-  if (!fs.existsSync(dir)) throw new Error(`policyOptions.model: ${dir} does not exist. Fix: point it at a local Hugging Face checkpoint folder (nothing is downloaded)`);
-  if (!fs.existsSync(file)) throw new Error(`policyOptions.model: no config.json in ${dir}. Fix: point it at the folder save_pretrained wrote (config.json, model.safetensors, tokenizer.json)`);
+  if (!fs.existsSync(dir)) throw new ModelLoadError(`policyOptions.model: ${dir} does not exist. Fix: point it at a local Hugging Face checkpoint folder (nothing is downloaded)`);
+  if (!fs.existsSync(file)) throw new ModelLoadError(`policyOptions.model: no config.json in ${dir}. Fix: point it at the folder save_pretrained wrote (config.json, model.safetensors, tokenizer.json)`);
   let cfg: Record<string, unknown>;
   try {
     cfg = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   } catch (e) {
-    throw new Error(`${file}: not valid JSON (${(e as Error).message})`);
+    throw new ModelLoadError(`${file}: not valid JSON (${(e as Error).message})`);
   }
   return parseHfConfig(cfg, file);
 }
@@ -61,15 +66,15 @@ export function readHfConfig(dir: string): HfArchitecture {
 export function parseHfConfig(cfg: Record<string, unknown>, file = 'config.json'): HfArchitecture {
   const type = cfg.model_type;
   if (!HF_MODEL_TYPES.includes(type as HfModelType)) {
-    throw new Error(`${file}: model_type ${JSON.stringify(type)} is not supported; supported: ${HF_MODEL_TYPES.join(', ')} (Qwen2 / Qwen2.5, Llama / SmolLM2 / Llama 3, GPT-2). Fix: choose a checkpoint of one of these families`);
+    throw new ModelLoadError(`${file}: model_type ${JSON.stringify(type)} is not supported; supported: ${HF_MODEL_TYPES.join(', ')} (Qwen2 / Qwen2.5, Llama / SmolLM2 / Llama 3, GPT-2). Fix: choose a checkpoint of one of these families`);
   }
   const torchDtype = typeof cfg.torch_dtype === 'string' ? cfg.torch_dtype : 'float32';
   if (type === 'gpt2') {
     const act = cfg.activation_function ?? 'gelu_new';
-    if (act !== 'gelu_new' && act !== 'gelu_pytorch_tanh') throw new Error(`${file}: activation_function ${JSON.stringify(act)} is not supported for gpt2; supported: gelu_new`);
+    if (act !== 'gelu_new' && act !== 'gelu_pytorch_tanh') throw new ModelLoadError(`${file}: activation_function ${JSON.stringify(act)} is not supported for gpt2; supported: gelu_new`);
     const hidden = num(cfg, file, 'n_embd');
     const heads = num(cfg, file, 'n_head');
-    if (hidden % heads !== 0) throw new Error(`${file}: n_embd ${hidden} is not divisible by n_head ${heads}`);
+    if (hidden % heads !== 0) throw new ModelLoadError(`${file}: n_embd ${hidden} is not divisible by n_head ${heads}`);
     return {
       modelType: 'gpt2', vocabSize: num(cfg, file, 'vocab_size'), hidden, layers: num(cfg, file, 'n_layer'), heads, kvHeads: heads,
       headDim: hidden / heads, intermediate: typeof cfg.n_inner === 'number' ? cfg.n_inner : 4 * hidden,
@@ -80,12 +85,12 @@ export function parseHfConfig(cfg: Record<string, unknown>, file = 'config.json'
   const hidden = num(cfg, file, 'hidden_size');
   const heads = num(cfg, file, 'num_attention_heads');
   const kvHeads = num(cfg, file, 'num_key_value_heads', heads);
-  if (heads % kvHeads !== 0) throw new Error(`${file}: num_attention_heads ${heads} is not a multiple of num_key_value_heads ${kvHeads}`);
+  if (heads % kvHeads !== 0) throw new ModelLoadError(`${file}: num_attention_heads ${heads} is not a multiple of num_key_value_heads ${kvHeads}`);
   const headDim = typeof cfg.head_dim === 'number' ? cfg.head_dim : hidden / heads;
-  if (!Number.isInteger(headDim) || headDim % 2 !== 0) throw new Error(`${file}: head width ${headDim} (hidden_size / num_attention_heads) must be an even integer for rotary embeddings`);
+  if (!Number.isInteger(headDim) || headDim % 2 !== 0) throw new ModelLoadError(`${file}: head width ${headDim} (hidden_size / num_attention_heads) must be an even integer for rotary embeddings`);
   const act = cfg.hidden_act ?? 'silu';
-  if (act !== 'silu') throw new Error(`${file}: hidden_act ${JSON.stringify(act)} is not supported; supported: silu`);
-  if (cfg.mlp_bias === true) throw new Error(`${file}: mlp_bias true is not supported (no Llama or Qwen2 release uses it)`);
+  if (act !== 'silu') throw new ModelLoadError(`${file}: hidden_act ${JSON.stringify(act)} is not supported; supported: silu`);
+  if (cfg.mlp_bias === true) throw new ModelLoadError(`${file}: mlp_bias true is not supported (no Llama or Qwen2 release uses it)`);
   let ropeScaling: RopeScaling | undefined;
   const rs = cfg.rope_scaling as Record<string, unknown> | null | undefined;
   if (rs && typeof rs === 'object') {
@@ -96,7 +101,7 @@ export function parseHfConfig(cfg: Record<string, unknown>, file = 'config.json'
         highFreqFactor: num(rs, `${file} rope_scaling`, 'high_freq_factor'), originalMaxPositions: num(rs, `${file} rope_scaling`, 'original_max_position_embeddings'),
       };
     } else if (kind !== 'default') {
-      throw new Error(`${file}: rope_scaling of type ${JSON.stringify(kind)} is not supported; supported: llama3 (or none)`);
+      throw new ModelLoadError(`${file}: rope_scaling of type ${JSON.stringify(kind)} is not supported; supported: llama3 (or none)`);
     }
   }
   const qkvBias = type === 'qwen2' ? true : cfg.attention_bias === true;

@@ -13,7 +13,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { Differentiable } from '../../train/gradients';
 import { batchMatMul } from '../transformer/kernels/batchMatMul';
 import { mm, type KvCache, type PolicyModel } from '../transformer/model';
-import { parameterCount, readHfConfig, ropeInverseFrequencies, type HfArchitecture } from './hfConfig';
+import { ModelLoadError, parameterCount, readHfConfig, ropeInverseFrequencies, type HfArchitecture } from './hfConfig';
 import { checkpointTensors, readTensor, type StoredTensor } from './safetensors';
 
 const NEG = -1e9;
@@ -63,9 +63,9 @@ function loadBase(dir: string, arch: HfArchitecture): Map<string, { data: Float3
   const D = arch.hidden, E = arch.headDim, F = arch.intermediate, V = arch.vocabSize;
   const take = (canonical: string, shape: number[], alternatives: string[] = []): void => {
     const found = [canonical, ...alternatives].map((n) => stored.get(n)).find((t): t is StoredTensor => t !== undefined);
-    if (!found) throw new Error(`${dir}: the checkpoint has no tensor ${canonical}${alternatives.length ? ` (nor ${alternatives.join(', ')})` : ''}; a ${arch.modelType} model of this config.json needs it. Fix: check that config.json belongs to these weights`);
+    if (!found) throw new ModelLoadError(`${dir}: the checkpoint has no tensor ${canonical}${alternatives.length ? ` (nor ${alternatives.join(', ')})` : ''}; a ${arch.modelType} model of this config.json needs it. Fix: check that config.json belongs to these weights`);
     if (found.shape.join('×') !== shape.join('×')) {
-      throw new Error(`${found.file}: tensor ${found.name} has shape ${found.shape.join('×')}, but config.json (hidden_size ${D}, heads ${arch.heads}, kv heads ${arch.kvHeads}, vocab ${V}) needs ${shape.join('×')}. Fix: check that config.json belongs to these weights`);
+      throw new ModelLoadError(`${found.file}: tensor ${found.name} has shape ${found.shape.join('×')}, but config.json (hidden_size ${D}, heads ${arch.heads}, kv heads ${arch.kvHeads}, vocab ${V}) needs ${shape.join('×')}. Fix: check that config.json belongs to these weights`);
     }
     out.set(canonical, { data: readTensor(found), shape });
   };
@@ -212,7 +212,7 @@ export class HfModel implements PolicyModel {
         this.vectors.set(name, tensor(name, false));
       }
     }
-    if (lora && this.weights.length === 0) throw new Error(`policyOptions.lora.targets ${JSON.stringify(lora.targets)} match no linear layer of this ${arch.modelType} model; its layers: ${LORA_TARGETS[arch.modelType].join(', ')} (or "all-linear")`);
+    if (lora && this.weights.length === 0) throw new ModelLoadError(`policyOptions.lora.targets ${JSON.stringify(lora.targets)} match no linear layer of this ${arch.modelType} model; its layers: ${LORA_TARGETS[arch.modelType].join(', ')} (or "all-linear")`);
     const embedName = arch.modelType === 'gpt2' ? 'transformer.wte.weight' : 'model.embed_tokens.weight';
     this.embed = this.vectors.get(embedName) as tf.Tensor2D;
     if (arch.modelType === 'gpt2') this.positionsTable = this.vectors.get('transformer.wpe.weight') as tf.Tensor2D;

@@ -3,7 +3,7 @@
 // logits, and the sampler's KV cache; against what the chosen backend can hold. A plan that does not
 // fit is refused with the numbers and the ways out.
 import * as os from 'node:os';
-import { parameterCount, type HfArchitecture } from './hfConfig';
+import { ModelLoadError, parameterCount, type HfArchitecture } from './hfConfig';
 import { LORA_TARGETS, type LoraOptions } from './hfModel';
 
 const GiB = 2 ** 30;
@@ -107,5 +107,5 @@ export function assertFits(p: MemoryPlan, dir: string, o: { lora: boolean; backe
     ...(o.backend === 'wasm' ? ['the tfjs-node or tfjs-node-gpu backend (npm install @tensorflow/tfjs-node), whose memory is the machine\'s'] : []),
     'a smaller checkpoint',
   ];
-  throw new Error(`policyOptions.model: ${dir} does not fit the ${o.backend} backend:\n${describePlan(p)}\nWays out: ${ways.join('; ')}.`);
+  throw new ModelLoadError(`policyOptions.model: ${dir} does not fit the ${o.backend} backend:\n${describePlan(p)}\nWays out: ${ways.join('; ')}.`);
 }

@@ -5,6 +5,7 @@
 // names the file and what is wrong in it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ModelLoadError } from './hfConfig';
 
 export const SAFETENSORS_DTYPES = ['F32', 'F16', 'BF16'] as const;
 export type SafetensorsDtype = (typeof SAFETENSORS_DTYPES)[number];
@@ -34,21 +35,21 @@ export function safetensorsHeader(file: string): StoredTensor[] {
   try {
     fd = fs.openSync(file, 'r');
   } catch (e) {
-    throw new Error(`${file}: cannot open (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Fix: point the model folder at a saved Hugging Face checkpoint`);
+    throw new ModelLoadError(`${file}: cannot open (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Fix: point the model folder at a saved Hugging Face checkpoint`);
   }
   try {
     const size = fs.fstatSync(fd).size;
     const lenBuf = Buffer.alloc(8);
-    if (size < 8 || fs.readSync(fd, lenBuf, 0, 8, 0) !== 8) throw new Error(`${file}: not a safetensors file (shorter than its 8-byte header length)`);
+    if (size < 8 || fs.readSync(fd, lenBuf, 0, 8, 0) !== 8) throw new ModelLoadError(`${file}: not a safetensors file (shorter than its 8-byte header length)`);
     const headerLength = Number(lenBuf.readBigUInt64LE(0));
-    if (headerLength <= 0 || 8 + headerLength > size || headerLength > 100 * 2 ** 20) throw new Error(`${file}: not a safetensors file (header length ${headerLength} for a file of ${size} bytes)`);
+    if (headerLength <= 0 || 8 + headerLength > size || headerLength > 100 * 2 ** 20) throw new ModelLoadError(`${file}: not a safetensors file (header length ${headerLength} for a file of ${size} bytes)`);
     const head = Buffer.alloc(headerLength);
     fs.readSync(fd, head, 0, headerLength, 8);
     let json: Record<string, HeaderEntry>;
     try {
       json = JSON.parse(head.toString('utf8')) as Record<string, HeaderEntry>;
     } catch (e) {
-      throw new Error(`${file}: the safetensors header is not JSON (${(e as Error).message})`);
+      throw new ModelLoadError(`${file}: the safetensors header is not JSON (${(e as Error).message})`);
     }
     const dataStart = 8 + headerLength;
     const out: StoredTensor[] = [];
@@ -56,17 +57,17 @@ export function safetensorsHeader(file: string): StoredTensor[] {
       if (name === '__metadata__') continue;
       const dtype = entry.dtype as SafetensorsDtype;
       if (!SAFETENSORS_DTYPES.includes(dtype)) {
-        throw new Error(`${file}: tensor ${name} has dtype ${JSON.stringify(entry.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`);
+        throw new ModelLoadError(`${file}: tensor ${name} has dtype ${JSON.stringify(entry.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`);
       }
       const shape = entry.shape as number[];
       const offsets = entry.data_offsets as number[];
       if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0) || !Array.isArray(offsets) || offsets.length !== 2) {
-        throw new Error(`${file}: tensor ${name} has a malformed shape or data_offsets`);
+        throw new ModelLoadError(`${file}: tensor ${name} has a malformed shape or data_offsets`);
       }
       const count = shape.reduce((a, b) => a * b, 1);
       const [b, e] = offsets as [number, number];
       if (e - b !== count * BYTES[dtype] || dataStart + e > size) {
-        throw new Error(`${file}: tensor ${name} (${dtype} ${shape.join('×')}) needs ${count * BYTES[dtype]} bytes but its data_offsets [${b}, ${e}] give ${e - b}${dataStart + e > size ? ' and run past the end of the file (truncated download?)' : ''}`);
+        throw new ModelLoadError(`${file}: tensor ${name} (${dtype} ${shape.join('×')}) needs ${count * BYTES[dtype]} bytes but its data_offsets [${b}, ${e}] give ${e - b}${dataStart + e > size ? ' and run past the end of the file (truncated download?)' : ''}`);
       }
       out.push({ name, dtype, shape, file, begin: dataStart + b, end: dataStart + e });
     }
@@ -140,21 +141,21 @@ export function checkpointTensors(dir: string): Map<string, StoredTensor> {
     try {
       map = (JSON.parse(fs.readFileSync(index, 'utf8')) as { weight_map?: Record<string, string> }).weight_map ?? {};
     } catch (e) {
-      throw new Error(`${index}: not valid JSON (${(e as Error).message})`);
+      throw new ModelLoadError(`${index}: not valid JSON (${(e as Error).message})`);
     }
     const shards = [...new Set(Object.values(map))].sort();
-    if (shards.length === 0) throw new Error(`${index}: weight_map is empty. Fix: save the checkpoint again (save_pretrained)`);
+    if (shards.length === 0) throw new ModelLoadError(`${index}: weight_map is empty. Fix: save the checkpoint again (save_pretrained)`);
     for (const s of shards) {
-      if (path.basename(s) !== s) throw new Error(`${index}: shard ${JSON.stringify(s)} is not a file name in the folder`);
+      if (path.basename(s) !== s) throw new ModelLoadError(`${index}: shard ${JSON.stringify(s)} is not a file name in the folder`);
       const f = path.join(dir, s);
-      if (!fs.existsSync(f)) throw new Error(`${index} names ${s}, which is missing from ${dir}. Fix: copy every shard of the checkpoint into the folder`);
+      if (!fs.existsSync(f)) throw new ModelLoadError(`${index} names ${s}, which is missing from ${dir}. Fix: copy every shard of the checkpoint into the folder`);
       files.push(f);
     }
   } else if (fs.existsSync(single)) {
     files.push(single);
   } else {
     const bins = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => /\.(bin|pt|pth|gguf)$/.test(f)) : [];
-    throw new Error(`${dir}: no model.safetensors and no model.safetensors.index.json${bins.length ? ` (found ${bins.join(', ')}: only the safetensors format is read)` : ''}. Fix: save the model with save_pretrained(safe_serialization=True), or download the safetensors files of the checkpoint`);
+    throw new ModelLoadError(`${dir}: no model.safetensors and no model.safetensors.index.json${bins.length ? ` (found ${bins.join(', ')}: only the safetensors format is read)` : ''}. Fix: save the model with save_pretrained(safe_serialization=True), or download the safetensors files of the checkpoint`);
   }
   const all = new Map<string, StoredTensor>();
   for (const f of files) for (const t of safetensorsHeader(f)) all.set(t.name, t);

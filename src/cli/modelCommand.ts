@@ -1,0 +1,111 @@
+// `agent-rl model check DIR`: what the workbench makes of a local Hugging Face checkpoint, before a run
+// uses it — architecture, parameters, stored dtypes, tokenizer and chat template, the memory plan on
+// the chosen backend (LoRA and full fine-tuning), a greedy continuation, and with --logits the final
+// position's top logits as JSON (to compare with PyTorch's numbers for the same text).
+import * as tf from '@tensorflow/tfjs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { generationEos } from '../rl/policies/hf/generationConfig';
+import { ModelLoadError, parameterCount, readHfConfig } from '../rl/policies/hf/hfConfig';
+import { HfModel } from '../rl/policies/hf/hfModel';
+import { describePlan, fittingPlan } from '../rl/policies/hf/memoryPlan';
+import { checkpointTensors } from '../rl/policies/hf/safetensors';
+import { loraOf } from '../rl/policies/registry';
+import { BACKEND_NAMES, initBackend, type BackendChoice } from '../rl/policies/transformer/backend';
+import { sampleBatch } from '../rl/policies/transformer/sampler';
+import { HfTokenizer } from '../rl/policies/transformer/tokenizer';
+import { Rng } from '../rl/random';
+import { showInvisibles } from '../shared/untrustedText';
+import { UsageError } from './usageError';
+
+export const MODEL_USAGE = `agent-rl model check DIR [--prompt TEXT] [--max-new-tokens N] [--logits TEXT | --ids 1,2,3] [--top K] [--backend B] [--lora-rank N] [--context N] [--json]
+  DIR           a local Hugging Face checkpoint folder (config.json, model.safetensors or shards, tokenizer.json)
+  --prompt      text to continue greedily (default "def fibonacci(n):"), encoded without the chat template
+  --logits      print the final position's top logits for this text as JSON ({ ids, top: [{ id, token, logit }] })
+  --ids         the same for token ids as given (what a PyTorch check feeds the model)
+  --lora-rank   the plan's LoRA rank (default 8; 0 = full fine-tuning)`;
+
+export async function modelCommand(args: readonly string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args], allowPositionals: true, strict: true,
+      options: {
+        prompt: { type: 'string' }, ids: { type: 'string' }, 'max-new-tokens': { type: 'string' }, logits: { type: 'string' }, top: { type: 'string' }, backend: { type: 'string' },
+        'lora-rank': { type: 'string' }, context: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message}\n\n${MODEL_USAGE}`);
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) {
+    process.stdout.write(`${MODEL_USAGE}\n`);
+    return 0;
+  }
+  if (positionals[0] !== 'check' || positionals.length !== 2) throw new UsageError(`model needs: check DIR\n\n${MODEL_USAGE}`);
+  const whole = (flag: string, value: string | undefined, fallback: number, min: number): number => {
+    const n = value === undefined ? fallback : Number(value);
+    if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} ${value}: use a whole number ≥ ${min}`);
+    return n;
+  };
+  const backendChoice = (v.backend ?? 'auto') as BackendChoice;
+  if (!BACKEND_NAMES.includes(backendChoice)) throw new UsageError(`--backend ${v.backend}: use one of ${BACKEND_NAMES.join(', ')}`);
+  const dir = path.resolve(positionals[1]!);
+  const maxNew = whole('max-new-tokens', v['max-new-tokens'], 24, 1);
+  const top = whole('top', v.top, 10, 1);
+  const rank = whole('lora-rank', v['lora-rank'], 8, 0);
+  const arch = readHfConfig(dir);
+  const stored = checkpointTensors(dir);
+  const dtypes = [...new Set([...stored.values()].map((t) => t.dtype))].join(', ');
+  const tokenizer = HfTokenizer.fromDirectory(dir);
+  const backend = await initBackend(backendChoice);
+  const contextLength = Math.min(arch.maxPositions, whole('context', v.context, 2048, 16));
+  const lora = loraOf({ loraRank: rank });
+  const plan = fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, sampleRows: 16, backend: backend.name });
+  const eos = generationEos(dir, tokenizer);
+  const lines = [
+    `${dir}`,
+    `  architecture: ${arch.modelType}, ${arch.layers} layers, hidden ${arch.hidden}, ${arch.heads} heads (${arch.kvHeads} key/value, width ${arch.headDim}), MLP ${arch.intermediate}, vocabulary ${arch.vocabSize}, ${arch.maxPositions} positions`
+      + (arch.modelType === 'gpt2' ? '' : `, rope θ ${arch.ropeTheta}${arch.ropeScaling ? ` (llama3 scaling ×${arch.ropeScaling.factor})` : ''}`) + (arch.tiedEmbeddings ? ', tied embeddings' : ''),
+    `  parameters: ${parameterCount(arch).toLocaleString('en')}; stored as ${dtypes} in ${new Set([...stored.values()].map((t) => t.file)).size} file(s) (config torch_dtype ${arch.torchDtype}); computed in float32`,
+    `  tokenizer: ${tokenizer.vocabSize} ids (${tokenizer.library}), chat template ${tokenizer.chatTemplate ? 'yes' : 'none'}, end of sequence ${eos.map((id) => `${JSON.stringify(tokenizer.decode([id]))} (${id})`).join(', ') || 'none'}`,
+    `  backend: tfjs ${backend.name}${backend.notes.length ? ` (${backend.notes.join('; ')})` : ''}`,
+    `  memory plan (${lora ? `LoRA rank ${rank}` : 'full fine-tuning'}, context ${contextLength}, micro-batch ${plan.microBatchPositions} positions): ${plan.fits ? 'fits' : 'DOES NOT FIT'}`,
+    describePlan(plan),
+  ];
+  if (!plan.fits) {
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return 1;
+  }
+  const model = HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}) });
+  try {
+    const prompt = v.prompt ?? 'def fibonacci(n):';
+    const [out] = sampleBatch(model, tokenizer, [tokenizer.encode(prompt)], { temperature: 0, topK: 0, topP: 1, maxNewTokens: maxNew, stop: eos.map((id) => tokenizer.decode([id])) }, new Rng(0));
+    lines.push(`  greedy continuation of ${JSON.stringify(prompt)}: ${showInvisibles(JSON.stringify(out!.text))}`);
+    if (v.logits !== undefined || v.ids !== undefined) {
+      const ids = v.ids !== undefined ? v.ids.split(',').map((x) => Number(x.trim())) : tokenizer.encode(v.logits!);
+      if (ids.length === 0) throw new UsageError('--logits: the text encodes to no tokens; give some text');
+      if (ids.length > contextLength || !ids.every((id) => Number.isInteger(id) && id >= 0 && id < arch.vocabSize)) throw new UsageError(`--ids ${v.ids}: give at most ${contextLength} comma-separated token ids, each in 0 … ${arch.vocabSize - 1}`);
+      const input = tf.tensor2d([ids], [1, ids.length], 'int32');
+      const logits = model.forward(input);
+      const all = (await logits.data()) as Float32Array;
+      tf.dispose([input, logits]);
+      const last = all.subarray((ids.length - 1) * arch.vocabSize, ids.length * arch.vocabSize);
+      const order = Array.from(last.keys()).sort((a, b) => last[b]! - last[a]!).slice(0, top);
+      const report = { ...(v.logits !== undefined ? { text: v.logits } : {}), ids, top: order.map((id) => ({ id, token: tokenizer.decode([id]), logit: last[id]! })) };
+      if (v.json) {
+        process.stdout.write(`${JSON.stringify(report)}\n`);
+        return 0;
+      }
+      lines.push(`  final position's top ${top} logits: ${JSON.stringify(report)}`);
+    }
+  } catch (e) {
+    if (e instanceof ModelLoadError) throw new UsageError(e.message);
+    throw e;
+  } finally {
+    model.dispose();
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}
