@@ -12,6 +12,7 @@ import { ModelLoadError } from '../rl/policies/hf/hfConfig';
 import { TaskFileError } from '../rl/envs/workspace/taskFiles';
 import { ToolLoadError } from '../rl/envs/workspace/toolSession';
 import { WorkspaceEnvError } from '../rl/envs/workspace/workspaceEnv';
+import { PRESETS, presetById } from '../shared/presets';
 import { algorithmHelp } from './algorithmHelp';
 import { envCheckCommand, envRunCommand } from './envCommands';
 import { EXPORT_USAGE, exportCommand } from './exportCommand';
@@ -56,6 +57,7 @@ Train flags (override --config FILE, a JSON run config):
   --init DIR        start the transformer from a checkpoint  --backend auto|wasm|cpu|tensorflow|tensorflow-gpu
   --tokenizer DIR   a Hugging Face tokenizer.json directory (default: character-level)
   --model DIR       a local Hugging Face checkpoint (qwen2, llama, gpt2) as the policy, LoRA rank 8 by default
+  --preset ID       start from a Start Run preset (${PRESETS.map((p) => p.id).join(', ')}); seed000 needs --model DIR
   --busy-timeout MS wait for a locked database (default 5000)
 Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.
 agent-rl train --help [--env E --policy P --method M | --config FILE] lists every algorithm setting
@@ -79,7 +81,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'model') return modelCommand(rest);
   const options = {
     db: { type: 'string' }, output: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' }, resume: { type: 'string' },
-    'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+    'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' }, preset: { type: 'string' },
     task: { type: 'string' }, actions: { type: 'string' }, python: { type: 'string' },
     ...Object.fromEntries([...Object.keys(CONFIG_FLAGS), ...Object.keys(ALGORITHM_FLAGS), ...Object.keys(POLICY_FLAGS)].map((k) => [k, { type: 'string' }])),
   } as const;
@@ -118,7 +120,18 @@ async function main(argv: string[]): Promise<number> {
         if (changing.length > 0) throw new UsageError(`--resume continues a stored run with its own config; drop ${changing.map((k) => `--${k}`).join(', ')}`);
         return trainCommand(undefined, { db, output: values.output, busyTimeoutMs, resume: values.resume, ...(values.python !== undefined ? { python: values.python } : {}) });
       }
-      return trainCommand(configFromArgs(args, command === 'sft' ? { env: 'calculator', policy: 'transformer' } : {}), { db, output: values.output, busyTimeoutMs });
+      const base: Record<string, unknown> = command === 'sft' ? { env: 'calculator', policy: 'transformer' } : {};
+      if (typeof values.preset === 'string') {
+        let preset;
+        try {
+          preset = presetById(values.preset);
+        } catch (e) {
+          throw new UsageError(`--preset: ${(e as Error).message}`);
+        }
+        Object.assign(base, structuredClone(preset.config));
+        if (preset.needsModel && typeof v.model !== 'string' && typeof v.init !== 'string') throw new UsageError(`--preset ${preset.id} runs a local Hugging Face checkpoint: give its folder with --model DIR (config.json, model.safetensors, tokenizer.json; nothing is downloaded)`);
+      }
+      return trainCommand(configFromArgs(args, base), { db, output: values.output, busyTimeoutMs });
     }
     case 'runs':
       return runsCommand({ db, json: values.json === true, busyTimeoutMs });

@@ -230,6 +230,15 @@ describe('agent-rl model check and train --model', () => {
     const rec = JSON.parse(fs.readFileSync(path.join(dir, 'out.json'), 'utf8')) as { runtime: { compute: string }; iterations: unknown[] };
     assert.match(rec.runtime.compute, /qwen2 111,168 parameters, LoRA rank 8, [\d,]+ trained, chat template/);
     assert.equal(rec.iterations.length, 1);
+    // seed 000's preset: its settings, the model folder the one required input
+    const none = runCli(['train', '--preset', 'seed000'], dir);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /--preset seed000 runs a local Hugging Face checkpoint: give its folder with --model DIR/);
+    const seed = runCli(['train', '--preset', 'seed000', '--model', path.join(FIXTURES, 'gpt2'), '--iterations', '1', '--groups', '1', '--eval-episodes', '2', '--output', 'seed.json'], dir);
+    assert.equal(seed.code, 0, seed.stderr);
+    const s = JSON.parse(fs.readFileSync(path.join(dir, 'seed.json'), 'utf8')) as { config: RunConfig };
+    assert.deepEqual([s.config.env, s.config.method, s.config.groupSize, s.config.maxTurns, s.config.algorithm.klCoef, s.config.algorithm.learningRate, s.config.algorithm.klEstimator], ['code', 'grpo', 4, 3, 0.04, 5e-5, 'k3']);
+    assert.equal(s.config.policyOptions.model, path.join(FIXTURES, 'gpt2'));
     fs.mkdirSync(path.join(dir, 'empty'));
     const bad = runCli(['train', '--env', 'code', '--policy', 'transformer', '--model', 'empty', '--iterations', '1'], dir);
     assert.notEqual(bad.code, 0);

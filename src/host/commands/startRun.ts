@@ -51,11 +51,11 @@ async function pickConfig(): Promise<Picked | undefined> {
     vscode.workspace.findFiles('**/*.agentrl.json', '**/node_modules/**', 50),
     vscode.workspace.findFiles('**/*.{jsonl,parquet}', '{**/node_modules/**,**/.agent-rl/**}', 50),
   ]);
-  type Item = vscode.QuickPickItem & { config?: Record<string, unknown>; file?: vscode.Uri; tasks?: vscode.Uri };
+  type Item = vscode.QuickPickItem & { config?: Record<string, unknown>; file?: vscode.Uri; tasks?: vscode.Uri; needsModel?: boolean };
   const preferred = vscode.workspace.getConfiguration('agentRl').get<string>('defaultPreset', '');
   const presets = [...PRESETS].sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
   const items: Item[] = [
-    ...presets.map((p) => ({ label: p.label, description: p.description, config: { ...p.config } })),
+    ...presets.map((p) => ({ label: p.label, description: p.description, config: structuredClone(p.config) as Record<string, unknown>, needsModel: p.needsModel === true })),
     ...(files.length ? [{ label: 'Config files', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
     ...files.map((f) => ({ label: messageText(path.basename(f.fsPath), 120), description: messageText(vscode.workspace.asRelativePath(f), 200), file: f })),
     ...(taskFiles.length ? [{ label: 'Task files (a workspace environment: tools.py and reward.py beside them when present)', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
@@ -64,7 +64,14 @@ async function pickConfig(): Promise<Picked | undefined> {
   const choice = await vscode.window.showQuickPick(items, { title: 'Agent RL: Start Run', placeHolder: 'Choose a preset or a *.agentrl.json config' });
   if (!choice) return undefined;
   if (choice.tasks) return { config: await taskFileConfig(choice.tasks), file: vscode.workspace.asRelativePath(choice.tasks) };
-  if (!choice.file) return choice.config && { config: choice.config };
+  if (!choice.file) {
+    if (!choice.config) return undefined;
+    if (!choice.needsModel) return { config: choice.config };
+    const model = await pickModelFolder();
+    if (!model) return undefined;
+    const po = (choice.config.policyOptions ?? {}) as Record<string, unknown>;
+    return { config: { ...choice.config, policyOptions: { ...po, model } } };
+  }
   const file = vscode.workspace.asRelativePath(choice.file);
   let parsed: unknown;
   try {
@@ -77,6 +84,22 @@ async function pickConfig(): Promise<Picked | undefined> {
   const config = withConfigRoot(parsed as Record<string, unknown>, path.dirname(choice.file.fsPath), path);
   delete config.$schema; // editors add it for completion
   return { config, file };
+}
+
+/** A local Hugging Face checkpoint folder, chosen in a folder dialog and checked for its config.json. */
+async function pickModelFolder(): Promise<string | undefined> {
+  const picked = await vscode.window.showOpenDialog({
+    title: 'Agent RL: the Hugging Face checkpoint folder (config.json, model.safetensors, tokenizer.json)', openLabel: 'Use This Model',
+    canSelectFolders: true, canSelectFiles: false, canSelectMany: false,
+  });
+  const folder = picked?.[0];
+  if (!folder) return undefined;
+  try {
+    await vscode.workspace.fs.stat(vscode.Uri.joinPath(folder, 'config.json'));
+  } catch {
+    throw new Error(`${folder.fsPath} holds no config.json, so it is not a Hugging Face checkpoint folder. Fix: choose the folder save_pretrained wrote (config.json, model.safetensors, tokenizer.json); nothing is downloaded`);
+  }
+  return folder.fsPath;
 }
 
 /** The user's sandbox settings in a code run's envOptions; a config's own interpreter or weaker level only if the user confirms. */
