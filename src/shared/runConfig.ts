@@ -149,6 +149,8 @@ export const POLICY_OPTION_SPECS: Readonly<Record<PolicyName, OptionSpecs>> = {
     loraTargets: { kind: 'string', maxLength: 500, default: 'all-linear', description: 'With model: comma-separated linear layers that get adapters (qwen2 / llama: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj; gpt2: c_attn, c_proj, c_fc), or all-linear.', reason: 'every linear layer, as verl\'s LoRA recipes' },
     chatTemplate: { kind: 'enum', values: ['auto', 'none'], default: 'auto', description: 'With model: auto = prompt through tokenizer_config.json\'s chat template when it has one (system, user, assistant and tool messages; tools in the template\'s own format), token in, token out; none = the observations as plain text.', reason: 'an instruct model answers best in the format it was trained on' },
     systemPrompt: { kind: 'string', maxLength: 20_000, default: '', description: 'With a chat template: the system message; empty = the template\'s default.', reason: 'the template knows its model\'s default' },
+    actionMode: { kind: 'enum', values: ['generate', 'score'], default: 'generate', description: 'generate: the model writes each action as text; score (with model, on an environment with a fixed action set such as binary-search): seed 002\'s candidate scoring, the model scores each action string after the history and the policy is the softmax over those scores.', reason: 'free generation is what an agent does; scoring is seed 002\'s six-way policy' },
+    scoreNormalization: { kind: 'enum', values: ['sum', 'mean'], default: 'sum', description: 'actionMode score: sum = seed 002\'s score, the candidate\'s summed token log-probs (shorter candidates score higher); mean = divided by its token count.', reason: 'seed 002\'s definition' },
     microBatchPositions: { kind: 'integer', min: 0, max: 65_536, default: 0, description: 'Padded positions per forward and backward pass; gradients accumulate over micro-batches. 0 = 4096 for the small GPT; for a model, the largest power of two (2048 down to 64) whose memory plan fits the backend.', reason: 'a pretrained vocabulary makes every position\'s logits large' },
     dModel: { kind: 'integer', min: 8, max: 4096, default: 64, description: 'Model width.', reason: '64 × 2 layers learns the calculator protocol in minutes here (notes/calculator-feasibility.md)' },
     nLayers: { kind: 'integer', min: 1, max: 64, default: 2, description: 'Transformer blocks.', reason: 'see dModel' },
@@ -415,6 +417,11 @@ export function validateRunConfig(input: unknown): RunConfig {
   const po = config.policyOptions;
   if (typeof po.dModel === 'number' && typeof po.nHeads === 'number' && po.dModel % po.nHeads !== 0) {
     issues.push({ field: 'policyOptions.nHeads', value: po.nHeads, message: `does not divide policyOptions.dModel (${po.dModel})`, fix: 'choose nHeads so that dModel / nHeads is a whole number' });
+  }
+  if (po.actionMode === 'score') {
+    if (typeof po.model !== 'string' || po.model === '') issues.push({ field: 'policyOptions.actionMode', value: 'score', message: 'candidate scoring needs a language model checkpoint', fix: 'set policyOptions.model to a Hugging Face checkpoint folder, or use actionMode "generate"' });
+    if (!ENV_CAPABILITIES[config.env]?.tabular) issues.push({ field: 'policyOptions.actionMode', value: 'score', message: `env "${config.env}" has no fixed set of action strings to score`, fix: 'use env "binary-search", or actionMode "generate"' });
+    if (config.method === 'sft') issues.push({ field: 'method', value: 'sft', message: 'candidate scoring has no demonstrations to imitate', fix: 'use method "grpo" or "rs-sft"' });
   }
   if (config.method === 'sft' && config.policy === 'table') {
     issues.push({ field: 'method', value: 'sft', message: 'sft trains a language model on reference demonstrations; the table policy has none', fix: 'use policy "transformer", or method "rs-sft" for the table baseline' });

@@ -7,9 +7,10 @@ import { ADAM_DEFAULTS, type AdamWOptions } from '../algo/adamw';
 import { stopOf, type EnvironmentFactory } from '../envs/environment';
 import { ChatFormat } from './hf/chatFormat';
 import { generationEos } from './hf/generationConfig';
-import { readHfConfig } from './hf/hfConfig';
+import { ModelLoadError, readHfConfig } from './hf/hfConfig';
 import { HfModel, hfDifferentiable, type HfModelConfig, type LoraOptions } from './hf/hfModel';
 import { assertFits, fittingPlan } from './hf/memoryPlan';
+import { CandidateScoringPolicy } from './hf/scoringPolicy';
 import type { TrainablePolicy } from './policy';
 import { TablePolicy } from './table/tablePolicy';
 import { initBackend, type BackendChoice } from './transformer/backend';
@@ -40,7 +41,7 @@ export async function createPolicy(config: RunConfig, env: EnvironmentFactory): 
   }
 }
 
-async function createTransformer(config: RunConfig, env: EnvironmentFactory): Promise<TransformerPolicy<Gpt> | TransformerPolicy<HfModel>> {
+async function createTransformer(config: RunConfig, env: EnvironmentFactory): Promise<TrainablePolicy> {
   const o = config.policyOptions as Record<string, number | string | boolean>;
   const backend = await initBackend(o.backend as BackendChoice);
   const init = typeof o.init === 'string' && o.init !== '' ? readCheckpoint(o.init) : undefined;
@@ -101,7 +102,7 @@ export function loraOf(o: Record<string, unknown>): LoraOptions | undefined {
  * weight is read, its tokenizer and chat template, LoRA adapters (or full fine-tuning), and the base
  * model (with frozen adapters) as the KL reference. A warm start (init) names its base folder.
  */
-function createHfTransformer(config: RunConfig, env: EnvironmentFactory, backend: string, init: LoadedCheckpoint | undefined): Promise<TransformerPolicy<HfModel>> {
+function createHfTransformer(config: RunConfig, env: EnvironmentFactory, backend: string, init: LoadedCheckpoint | undefined): Promise<TrainablePolicy> {
   const o = config.policyOptions as Record<string, number | string | boolean>;
   const stored = init?.manifest.model as HfModelConfig | undefined;
   const dir = stored?.dir ?? path.resolve(String(o.model));
@@ -114,6 +115,16 @@ function createHfTransformer(config: RunConfig, env: EnvironmentFactory, backend
   const model = HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}), seed: config.seed });
   try {
     const eos = generationEos(dir, tokenizer);
+    if (o.actionMode === 'score') {
+      if (!env.tabular) throw new ModelLoadError(`policyOptions.actionMode "score" needs an environment with a fixed action set; "${env.name}" has none`);
+      const trainedBy = lora ? `LoRA rank ${lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning';
+      const scoring = new CandidateScoringPolicy(model, model.reference(), tokenizer, env.tabular(config.envOptions), eos[0], optimizerOptions(config), `tfjs ${backend} (${arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${trainedBy})`, (o.temperature as number) > 0 ? (o.temperature as number) : 1, o.scoreNormalization === 'mean' ? 'mean' : 'sum');
+      if (init) {
+        restoreCheckpoint(init, model);
+        restoreCheckpoint(init, scoring.reference);
+      }
+      return Promise.resolve(scoring);
+    }
     const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? new ChatFormat(tokenizer, eos, String(o.systemPrompt ?? '')) : undefined;
     const stop = stopOf(env, config.envOptions);
     const eosTexts = eos.map((id) => tokenizer.decode([id]));

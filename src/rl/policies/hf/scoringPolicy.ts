@@ -1,0 +1,248 @@
+// Seed 002's candidate-scoring mode: a language model scores each of a discrete environment's action
+// strings after the episode's history, s(a, h) = Σⱼ log p(cⱼ⁽ᵃ⁾ | prompt(h), c₍<ⱼ₎⁽ᵃ⁾) over the candidate's
+// tokens (the action's name and the end-of-sequence token), and the policy is softmax over a of s(a, h):
+// an A-way policy, not free generation. It trains through the learner like the table policy does — one
+// position per turn, choosing among A units — with the model's LoRA adapters (or every weight) as the
+// parameters, the base model with frozen adapters as the KL reference, and action-level ratios and KL.
+import * as tf from '@tensorflow/tfjs';
+import type { PolicyStep, Trajectory } from '../../../shared/types';
+import { AdamW, type AdamWOptions } from '../../algo/adamw';
+import type { LossSpec } from '../../algo/objective';
+import type { TabularSpec } from '../../envs/environment';
+import type { Rng } from '../../random';
+import type { LossInput, LossStats, PaddedBatch, TrainSequence } from '../../train/batch';
+import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../train/gradients';
+import type { Policy, PolicyContext, PolicySample, TrainablePolicy } from '../policy';
+import { readCheckpoint, restoreCheckpoint, saveCheckpoint } from '../transformer/checkpoint';
+import type { Tokenizer } from '../transformer/tokenizer';
+import type { HfModel } from './hfModel';
+
+/** Prompts scored in one pass at most (each with every candidate): the learner's micro-batch, in turns. */
+const PROMPTS_PER_PASS = 8;
+/** Prompt texts remembered by id; past it the table starts again (ids are only meaningful within an update). */
+const MAX_PROMPTS = 50_000;
+
+/**
+ * The prompt is the episode's history, token in, token out: each observation as it came, then "Action:";
+ * a chosen action's candidate ids follow it. A turn records the ids it added (its observation) and the
+ * candidate it chose, so the prompt of every turn is rebuilt from the stored turns, never re-encoded.
+ */
+function observationText(text: string, first: boolean): string {
+  return `${first ? '' : '\n'}${text}\nAction:`;
+}
+
+export class CandidateScoringPolicy implements TrainablePolicy {
+  readonly parallelism = 1;
+  readonly maxPositions = Number.POSITIVE_INFINITY;
+  readonly vocabularySize: number;
+  readonly optimizer: AdamW;
+  readonly compute: string;
+  private versionCounter = 0;
+  /** Every candidate's ids: " " + the action string, then the end-of-sequence token. */
+  private readonly candidates: number[][];
+  private readonly promptIds = new Map<string, number>();
+  /** Prompt ids (the batch's inputs) → their token ids. */
+  private readonly prompts: number[][] = [];
+
+  constructor(
+    readonly model: HfModel,
+    readonly reference: HfModel,
+    readonly tokenizer: Tokenizer,
+    readonly spec: TabularSpec,
+    eosId: number | undefined,
+    optimizer: AdamWOptions,
+    computeBase: string,
+    /** π(a | h) = softmax(s(a, h) / temperature): seed 002's policy at 1; higher flattens a peaked model's start. */
+    readonly temperature = 1,
+    /** sum: seed 002's s(a, h), which prefers candidates of fewer tokens; mean: divided by the candidate's token count. */
+    readonly normalization: 'sum' | 'mean' = 'sum',
+  ) {
+    this.vocabularySize = spec.actions.length;
+    this.candidates = spec.actions.map((a) => [...tokenizer.encode(` ${a}`), ...(eosId !== undefined ? [eosId] : [])]);
+    this.optimizer = new AdamW([...model.weights], optimizer);
+    this.compute = `${computeBase}, candidate scoring over ${spec.actions.length} actions (${normalization === 'mean' ? 'mean log-prob per candidate token' : 'summed log-prob'}${temperature !== 1 ? `, temperature ${temperature}` : ''})`;
+  }
+
+  get version(): number {
+    return this.versionCounter;
+  }
+
+  /** The id of a prompt (its token ids kept once). */
+  private promptId(ids: readonly number[]): number {
+    const key = ids.join(',');
+    let id = this.promptIds.get(key);
+    if (id === undefined) {
+      if (this.prompts.length >= MAX_PROMPTS) {
+        this.promptIds.clear();
+        this.prompts.length = 0;
+      }
+      id = this.prompts.length;
+      this.prompts.push([...ids]);
+      this.promptIds.set(key, id);
+    }
+    return id;
+  }
+
+  /** The ids before turn `turns.length`'s action: every earlier turn's observation and candidate, then `fresh`. */
+  private static history(turns: readonly { readonly policy: PolicyStep }[], fresh: readonly number[]): number[] {
+    const ids: number[] = [];
+    for (const t of turns) {
+      const tk = t.policy.tokens;
+      if (!tk) throw new Error('CandidateScoringPolicy: a turn without token ids (not sampled by candidate scoring)');
+      ids.push(...tk.context, ...tk.sampled);
+    }
+    ids.push(...fresh);
+    return ids;
+  }
+
+  /**
+   * Scores [P, A] of prompts (by id) under `model`: every prompt followed by every candidate, one
+   * padded pass, the candidates' token log-probs summed. Differentiable in the model's weights.
+   */
+  private scores(model: HfModel, ids: readonly number[], training: boolean): tf.Tensor2D {
+    const A = this.candidates.length;
+    const rows: { ids: number[]; from: number }[] = [];
+    // a history longer than the context keeps its most recent tokens (the same cut for every candidate)
+    const room = model.config.contextLength - Math.max(...this.candidates.map((c) => c.length));
+    if (room < 1) throw new Error(`candidate scoring: the longest candidate does not fit the context length ${model.config.contextLength}. Fix: raise policyOptions.contextLength`);
+    for (const p of ids) {
+      const prompt = this.prompts[p]!.slice(-room);
+      for (const c of this.candidates) rows.push({ ids: [...prompt, ...c], from: prompt.length });
+    }
+    const L = Math.max(...rows.map((r) => r.ids.length));
+    const N = rows.length;
+    const input = new Int32Array(N * (L - 1));
+    const target = new Int32Array(N * (L - 1));
+    const mask = new Float32Array(N * (L - 1));
+    rows.forEach((r, n) => {
+      for (let t = 0; t < L - 1; t++) {
+        input[n * (L - 1) + t] = r.ids[t] ?? 0;
+        target[n * (L - 1) + t] = r.ids[t + 1] ?? 0;
+        // position t predicts token t + 1: the candidate's tokens are from..end-1
+        mask[n * (L - 1) + t] = t + 1 >= r.from && t + 1 < r.ids.length ? 1 : 0;
+      }
+    });
+    return tf.tidy(() => {
+      const V = model.config.vocabSize;
+      // sampling frees each layer's intermediates as it goes; a training pass keeps them for the gradient
+      const logits = model.forward(tf.tensor2d(input, [N, L - 1], 'int32'), !training, training);
+      const logRows = tf.logSoftmax(tf.reshape(logits, [N * (L - 1), V]));
+      const picked = tf.sum(tf.mul(logRows, tf.cast(tf.oneHot(tf.tensor1d(target, 'int32'), V), 'float32')), -1);
+      let perRow = tf.sum(tf.reshape(tf.mul(picked, tf.tensor1d(mask)), [N, L - 1]), -1);
+      if (this.normalization === 'mean') perRow = tf.div(perRow, tf.tensor1d(rows.map((r) => r.ids.length - r.from)));
+      return tf.reshape<tf.Rank.R2>(perRow, [ids.length, A]);
+    });
+  }
+
+  /** The learner's view: a batch's inputs are prompt ids, its logits the candidates' scores. */
+  private differentiable(model: HfModel): Differentiable {
+    return {
+      weights: model.weights,
+      vocabularySize: this.vocabularySize,
+      logits: (batch: PaddedBatch, forwardOnly: boolean) => tf.tidy(() => {
+        const unique = [...new Set(batch.inputs)];
+        const at = new Map(unique.map((p, i) => [p, i]));
+        const scores = this.scores(model, unique, !forwardOnly); // [U, A]
+        // each position's row of scores: a one-hot product (gather has no gradient on wasm)
+        const rows = unique.length === 1 ? tf.tile(scores, [batch.inputs.length, 1]) : tf.matMul(tf.cast(tf.oneHot(tf.tensor1d(batch.inputs.map((p) => at.get(p)!), 'int32'), unique.length), 'float32'), scores);
+        return tf.reshape<tf.Rank.R3>(rows, [batch.B, batch.T, this.vocabularySize]);
+      }),
+    };
+  }
+
+  sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
+    return this.choose(contexts, rng, false);
+  }
+
+  /** The same scores, taking the most likely action (greedy evaluation). */
+  greedy(): Policy {
+    const version = (): number => this.versionCounter;
+    return {
+      get version() {
+        return version();
+      },
+      compute: this.compute,
+      sample: (contexts, rng) => this.choose(contexts, rng, true),
+    };
+  }
+
+  private async choose(contexts: readonly PolicyContext[], rng: Rng, greedy: boolean): Promise<PolicySample[]> {
+    const fresh = contexts.map((ctx) => this.tokenizer.encode(observationText(ctx.observation.text, ctx.turns.length === 0)));
+    const ids = contexts.map((ctx, i) => this.promptId(CandidateScoringPolicy.history(ctx.turns, fresh[i]!)));
+    const unique = [...new Set(ids)];
+    const A = this.vocabularySize;
+    // in chunks: every prompt is scored with every candidate, and a batch of long histories is large
+    const values = new Float32Array(unique.length * A);
+    for (let i = 0; i < unique.length; i += PROMPTS_PER_PASS) {
+      const part = tf.tidy(() => tf.logSoftmax(tf.div(this.scores(this.model, unique.slice(i, i + PROMPTS_PER_PASS), false), this.temperature)));
+      values.set(await part.data(), i * A);
+      part.dispose();
+    }
+    return contexts.map((ctx, i) => {
+      const at = unique.indexOf(ids[i]!);
+      const row = values.subarray(at * A, (at + 1) * A);
+      const action = greedy ? row.indexOf(Math.max(...row)) : (ctx.rng ?? rng).categorical(Array.from(row, (l) => Math.exp(l)));
+      const candidate = this.candidates[action]!;
+      // the action-level log-prob (what the ratio and the KL use) stands on the candidate's first token
+      const step: PolicyStep = {
+        behaviourLogprob: row[action]!, policyVersion: this.versionCounter, actionIndex: action,
+        tokens: { context: fresh[i]!, sampled: candidate, logprobs: candidate.map((_, k) => (k === 0 ? row[action]! : 0)) },
+      };
+      return { text: this.spec.actions[action]!, step };
+    });
+  }
+
+  sequence(t: Trajectory): TrainSequence | undefined {
+    if (t.turns.length === 0) return undefined;
+    const inputs: number[] = [];
+    const targets: number[] = [];
+    t.turns.forEach((turn, i) => {
+      const a = turn.policy.actionIndex;
+      if (a === undefined || !turn.policy.tokens) throw new Error('CandidateScoringPolicy: a turn without actionIndex or token ids (not sampled by candidate scoring)');
+      inputs.push(this.promptId(CandidateScoringPolicy.history(t.turns.slice(0, i), turn.policy.tokens.context)));
+      targets.push(a);
+    });
+    return { inputs, targets, mask: inputs.map(() => 1), behaviour: t.turns.map((turn) => turn.policy.behaviourLogprob), advantage: 0 };
+  }
+
+  logprobs(_part: number, seqs: readonly TrainSequence[], o: { model: 'current' | 'reference'; temperature: number; rows: boolean }): Promise<SequenceLogprobs> {
+    return shardLogprobs(this.differentiable(o.model === 'reference' ? this.reference : this.model), seqs, o, PROMPTS_PER_PASS);
+  }
+
+  gradients(_part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
+    return shardGradients(this.differentiable(this.model), inputs, spec, PROMPTS_PER_PASS);
+  }
+
+  async applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number> {
+    const norm = await this.optimizer.apply(grads, lr);
+    this.model.weightsChanged();
+    return norm;
+  }
+
+  completeUpdate(): void {
+    this.versionCounter += 1;
+  }
+
+  save(dir: string, note: string): Promise<string> {
+    return saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, note);
+  }
+
+  async saveState(dir: string): Promise<void> {
+    const reference = this.reference.names.map((name, i) => [`reference/${name}`, this.reference.weights[i]!] as const);
+    await saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, 'resume point', reference);
+  }
+
+  loadState(dir: string): Promise<void> {
+    const ck = readCheckpoint(dir);
+    restoreCheckpoint(ck, this.model, this.optimizer);
+    restoreCheckpoint(ck, this.reference, undefined, 'reference/');
+    this.versionCounter = ck.manifest.policyVersion;
+    return Promise.resolve();
+  }
+
+  dispose(): void {
+    this.reference.dispose();
+    this.model.dispose();
+    this.optimizer.dispose();
+  }
+}
