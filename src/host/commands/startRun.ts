@@ -55,7 +55,7 @@ async function pickConfig(): Promise<Picked | undefined> {
   const preferred = vscode.workspace.getConfiguration('agentRl').get<string>('defaultPreset', '');
   const presets = [...PRESETS].sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
   const items: Item[] = [
-    ...presets.map((p) => ({ label: p.label, description: p.description, config: structuredClone(p.config) as Record<string, unknown>, needsModel: p.needsModel === true })),
+    ...presets.map((p) => ({ label: p.label, description: p.description, config: structuredClone(p.config), needsModel: p.needsModel === true })),
     ...(files.length ? [{ label: 'Config files', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
     ...files.map((f) => ({ label: messageText(path.basename(f.fsPath), 120), description: messageText(vscode.workspace.asRelativePath(f), 200), file: f })),
     ...(taskFiles.length ? [{ label: 'Task files (a workspace environment: tools.py and reward.py beside them when present)', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
