@@ -17,7 +17,7 @@ import { algorithmHelp } from './algorithmHelp';
 import { envCheckCommand, envRunCommand } from './envCommands';
 import { EXPORT_USAGE, exportCommand } from './exportCommand';
 import { IMPORT_USAGE, importCommand } from './importCommand';
-import { MODEL_USAGE, modelCommand } from './modelCommand';
+import { MODEL_EXPORT_USAGE, MODEL_USAGE, modelCommand } from './modelCommand';
 import { SANDBOX_USAGE, sandboxCommand } from './sandboxCommand';
 import { runsCommand, showCommand, trajectoryCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
@@ -47,6 +47,7 @@ Usage:
   ${SANDBOX_USAGE.split('\n')[0]}
   ${EXPORT_USAGE.split('\n')[0]}
   ${MODEL_USAGE.split('\n')[0]}
+  ${MODEL_EXPORT_USAGE.split('\n')[0]}
 
 Train flags (override --config FILE, a JSON run config):
   --groups N        groups per iteration        --group-size N   trajectories per group

@@ -3,13 +3,15 @@
 // the chosen backend (LoRA and full fine-tuning), a greedy continuation, and with --logits the final
 // position's top logits as JSON (to compare with PyTorch's numbers for the same text).
 import * as tf from '@tensorflow/tfjs';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { generationEos } from '../rl/policies/hf/generationConfig';
 import { ModelLoadError, parameterCount, readHfConfig } from '../rl/policies/hf/hfConfig';
-import { HfModel } from '../rl/policies/hf/hfModel';
+import { HfModel, type HfModelConfig } from '../rl/policies/hf/hfModel';
 import { describePlan, fittingPlan } from '../rl/policies/hf/memoryPlan';
-import { checkpointTensors } from '../rl/policies/hf/safetensors';
+import { checkpointTensors, writeSafetensors } from '../rl/policies/hf/safetensors';
+import { readCheckpoint, restoreCheckpoint } from '../rl/policies/transformer/checkpoint';
 import { loraOf } from '../rl/policies/registry';
 import { BACKEND_NAMES, initBackend, type BackendChoice } from '../rl/policies/transformer/backend';
 import { sampleBatch } from '../rl/policies/transformer/sampler';
@@ -32,7 +34,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
       args: [...args], allowPositionals: true, strict: true,
       options: {
         prompt: { type: 'string' }, ids: { type: 'string' }, 'max-new-tokens': { type: 'string' }, logits: { type: 'string' }, top: { type: 'string' }, backend: { type: 'string' },
-        'lora-rank': { type: 'string' }, context: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        'lora-rank': { type: 'string' }, context: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, out: { type: 'string' },
       },
     });
   } catch (e) {
@@ -40,10 +42,16 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   }
   const { values: v, positionals } = parsed;
   if (v.help) {
-    process.stdout.write(`${MODEL_USAGE}\n`);
+    process.stdout.write(`${MODEL_USAGE}\n${MODEL_EXPORT_USAGE}\n`);
     return 0;
   }
-  if (positionals[0] !== 'check' || positionals.length !== 2) throw new UsageError(`model needs: check DIR\n\n${MODEL_USAGE}`);
+  if (positionals[0] === 'export') {
+    if (positionals.length !== 2 || v.out === undefined) throw new UsageError(`model export needs CHECKPOINT and --out DIR\n\n${MODEL_EXPORT_USAGE}`);
+    const written = await modelExport(path.resolve(positionals[1]!), path.resolve(v.out));
+    process.stdout.write(`wrote:\n${written.map((f) => `  ${f}`).join('\n')}\n`);
+    return 0;
+  }
+  if (positionals[0] !== 'check' || positionals.length !== 2) throw new UsageError(`model needs: check DIR, or export CHECKPOINT --out DIR\n\n${MODEL_USAGE}\n${MODEL_EXPORT_USAGE}`);
   const whole = (flag: string, value: string | undefined, fallback: number, min: number): number => {
     const n = value === undefined ? fallback : Number(value);
     if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} ${value}: use a whole number ≥ ${min}`);
@@ -108,4 +116,41 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;
+}
+
+export const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR
+  CHECKPOINT    a checkpoint a run on a Hugging Face model wrote (its adapters name their base folder)
+  --out DIR     a new Hugging Face folder: the base's config and tokenizer files, and model.safetensors
+                with the adapters merged into the weights (W + alpha/rank · A·B), in float32`;
+
+/** Merges a run's adapters into its base model and writes a folder any Hugging Face loader reads. */
+export async function modelExport(checkpoint: string, out: string): Promise<string[]> {
+  const ck = readCheckpoint(checkpoint);
+  const stored = ck.manifest.model as Partial<HfModelConfig>;
+  if (stored.kind !== 'hf' || typeof stored.dir !== 'string') throw new UsageError(`${checkpoint}: this checkpoint is of the small GPT, not of a Hugging Face model; only those export`);
+  if (fs.existsSync(out) && fs.readdirSync(out).length > 0) throw new UsageError(`--out ${out}: the folder is not empty. Fix: name a new folder`);
+  const model = HfModel.load(stored.dir, { ...(stored.contextLength ? { contextLength: stored.contextLength } : {}), ...(stored.lora ? { lora: stored.lora } : {}) });
+  try {
+    restoreCheckpoint(ck, model);
+    const tensors = await model.mergedTensors();
+    fs.mkdirSync(out, { recursive: true });
+    const written = [path.join(out, 'model.safetensors')];
+    writeSafetensors(written[0]!, tensors);
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'special_tokens_map.json']) {
+      const from = path.join(stored.dir, f);
+      if (!fs.existsSync(from)) continue;
+      const to = path.join(out, f);
+      if (f === 'config.json') {
+        // float32 weights now; the rest of the config as it was
+        const cfg = JSON.parse(fs.readFileSync(from, 'utf8')) as Record<string, unknown>;
+        fs.writeFileSync(to, `${JSON.stringify({ ...cfg, torch_dtype: 'float32' }, null, 2)}\n`);
+      } else {
+        fs.copyFileSync(from, to);
+      }
+      written.push(to);
+    }
+    return written;
+  } finally {
+    model.dispose();
+  }
 }

@@ -12,7 +12,8 @@ import { validateRunConfig, type RunConfig } from '../../src/shared/runConfig';
 import { environmentFactory } from '../../src/rl/envs/registry';
 import { ChatFormat } from '../../src/rl/policies/hf/chatFormat';
 import { generationEos } from '../../src/rl/policies/hf/generationConfig';
-import type { HfModel } from '../../src/rl/policies/hf/hfModel';
+import { HfModel } from '../../src/rl/policies/hf/hfModel';
+import { modelExport } from '../../src/cli/modelCommand';
 import { createPolicy } from '../../src/rl/policies/registry';
 import { readCheckpoint } from '../../src/rl/policies/transformer/checkpoint';
 import { initBackend } from '../../src/rl/policies/transformer/backend';
@@ -107,6 +108,15 @@ describe('a Hugging Face checkpoint as the policy', () => {
           assert.ok(maxDiff(await logitsOf(again.reference, probe), await logitsOf(model, probe)) < 1e-6);
         } finally {
           await again.dispose();
+        }
+        // export: the adapters merged into the weights, a folder any Hugging Face loader reads
+        const exported = path.join(tmp, 'merged');
+        await modelExport(ckDir, exported);
+        const merged = HfModel.load(exported);
+        try {
+          assert.ok(maxDiff(await logitsOf(merged, probe), await logitsOf(model, probe)) < 1e-4, 'the merged model computes what the adapted one does');
+        } finally {
+          merged.dispose();
         }
       } finally {
         await policy.dispose();

@@ -161,3 +161,31 @@ export function checkpointTensors(dir: string): Map<string, StoredTensor> {
   for (const f of files) for (const t of safetensorsHeader(f)) all.set(t.name, t);
   return all;
 }
+
+/** Writes float32 tensors as one safetensors file (names sorted, the header padded to 8 bytes). */
+export function writeSafetensors(file: string, tensors: ReadonlyMap<string, { readonly data: Float32Array; readonly shape: readonly number[] }>): void {
+  const names = [...tensors.keys()].sort();
+  const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
+  let offset = 0;
+  for (const n of names) {
+    const t = tensors.get(n)!;
+    header[n] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + t.data.byteLength] };
+    offset += t.data.byteLength;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
+  const head = Buffer.from(json, 'utf8');
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(head.length));
+  const fd = fs.openSync(file, 'w');
+  try {
+    fs.writeSync(fd, len);
+    fs.writeSync(fd, head);
+    for (const n of names) {
+      const d = tensors.get(n)!.data;
+      fs.writeSync(fd, new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
