@@ -74,6 +74,7 @@ export function planMemory(a: HfArchitecture, o: PlanOptions): MemoryPlan {
   // saved for the backward pass per layer: norms, projections, rotations, MLP, attention scores and probabilities
   const perLayer = N * (14 * D + 4 * F) * 4 + 2 * N * T * a.heads * 4;
   lines.push({ what: `activations of one micro-batch (${N} positions, ${L} layers)`, bytes: perLayer * L });
+  if (!o.lora) lines.push({ what: `trained embeddings' one-hot lookups of one micro-batch (${N} × ${V.toLocaleString('en')} and their gradients)`, bytes: N * V * 4 * (a.modelType === 'gpt2' ? 3 : 2) });
   lines.push({ what: `logits of one micro-batch (${N} × ${V.toLocaleString('en')}: logits, log-softmax, one-hot targets, their gradients)`, bytes: N * V * 4 * 5 });
   lines.push({ what: `sampling KV cache (${o.sampleRows} rows × ${o.contextLength} positions)`, bytes: o.sampleRows * o.contextLength * L * 2 * a.kvHeads * a.headDim * 4 });
   const total = lines.reduce((n, l) => n + l.bytes, 0);
