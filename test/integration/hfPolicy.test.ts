@@ -125,6 +125,10 @@ describe('a Hugging Face checkpoint as the policy', () => {
     });
   }
 
+  it('a LoRA target that is not a layer of the model is refused with the layers it has', async () => {
+    await assert.rejects(createPolicy(configFor('qwen2', { loraTargets: 'q_proj,vproj' }), environmentFactory('code')), /policyOptions\.loraTargets: "vproj" is not a linear layer of a qwen2 model\. Fix: use some of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or all-linear/);
+  });
+
   it('refuses a plan that cannot fit the backend before reading any weight, with the numbers and the ways out', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-big-'));
     try {
@@ -187,9 +191,14 @@ describe('chat templates, token in and token out', () => {
     const maskedIds = seq.targets.filter((_, i) => seq.mask[i] === 1);
     assert.deepEqual(maskedIds, turns.flatMap((t) => t.sampled));
     // a reply the environment's stop string ended before the end of turn: the template's close is context
-    const glue = chat.nextText(results[0]!, false);
+    const glue = chat.nextText(results[0]!, undefined);
     assert.ok(glue.startsWith('<|im_end|>\n<|im_start|>user\n<tool_response>\n5\n</tool_response><|im_end|>\n<|im_start|>assistant\n'), JSON.stringify(glue));
     assert.equal(chat.actionText('abc<|im_end|>'), 'abc');
+    // a reply that ended with another end-of-sequence token keeps it, and the template's close follows
+    assert.ok(chat.nextText(results[0]!, '<|endoftext|>').startsWith('<|im_end|>\n<|im_start|>user\n'));
+    assert.equal(chat.endOfTurn, '<|im_end|>');
+    const llama = HfTokenizer.fromDirectory(path.join(FIXTURES, 'llama'));
+    assert.equal(new ChatFormat(llama, generationEos(path.join(FIXTURES, 'llama'), llama)).endOfTurn, '<|eot_id|>');
   });
 
   it('the policy prompts through the template: the first context is the template\'s rendering of the task', async () => {

@@ -94,7 +94,7 @@ export function loraOf(o: Record<string, unknown>): LoraOptions | undefined {
   const rank = typeof o.loraRank === 'number' ? o.loraRank : 8;
   if (rank <= 0) return undefined;
   const targets = (typeof o.loraTargets === 'string' ? o.loraTargets : 'all-linear').split(',').map((t) => t.trim()).filter((t) => t !== '');
-  return { rank, alpha: typeof o.loraAlpha === 'number' ? o.loraAlpha : 2 * rank, dropout: typeof o.loraDropout === 'number' ? o.loraDropout : 0, targets: targets.length ? targets : ['all-linear'] };
+  return { rank, alpha: typeof o.loraAlpha === 'number' && o.loraAlpha > 0 ? o.loraAlpha : 2 * rank, dropout: typeof o.loraDropout === 'number' ? o.loraDropout : 0, targets: targets.length ? targets : ['all-linear'] };
 }
 
 /**
@@ -102,7 +102,7 @@ export function loraOf(o: Record<string, unknown>): LoraOptions | undefined {
  * weight is read, its tokenizer and chat template, LoRA adapters (or full fine-tuning), and the base
  * model (with frozen adapters) as the KL reference. A warm start (init) names its base folder.
  */
-function createHfTransformer(config: RunConfig, env: EnvironmentFactory, backend: string, init: LoadedCheckpoint | undefined): Promise<TrainablePolicy> {
+async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, backend: string, init: LoadedCheckpoint | undefined): Promise<TrainablePolicy> {
   const o = config.policyOptions as Record<string, number | string | boolean>;
   const stored = init?.manifest.model as HfModelConfig | undefined;
   const dir = stored?.dir ?? path.resolve(String(o.model));
@@ -113,23 +113,27 @@ function createHfTransformer(config: RunConfig, env: EnvironmentFactory, backend
   assertFits(plan, dir, { lora: lora !== undefined, backend });
   const tokenizer = HfTokenizer.fromDirectory(dir);
   const model = HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}), seed: config.seed });
+  let reference: HfModel | undefined;
+  let policy: TrainablePolicy & { dispose(): unknown } | undefined;
   try {
     const eos = generationEos(dir, tokenizer);
+    const trained = lora ? `LoRA rank ${lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning';
+    const compute = `tfjs ${backend} (${arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${trained}`;
+    reference = model.reference();
     if (o.actionMode === 'score') {
       if (!env.tabular) throw new ModelLoadError(`policyOptions.actionMode "score" needs an environment with a fixed action set; "${env.name}" has none`);
-      const trainedBy = lora ? `LoRA rank ${lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning';
-      const scoring = new CandidateScoringPolicy(model, model.reference(), tokenizer, env.tabular(config.envOptions), eos[0], optimizerOptions(config), `tfjs ${backend} (${arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${trainedBy})`, (o.temperature as number) > 0 ? (o.temperature as number) : 1, o.scoreNormalization === 'mean' ? 'mean' : 'sum');
+      const scoring = new CandidateScoringPolicy(model, reference, tokenizer, env.tabular(config.envOptions), eos[0], optimizerOptions(config), `${compute})`, (o.temperature as number) > 0 ? (o.temperature as number) : 1, o.scoreNormalization === 'mean' ? 'mean' : 'sum');
+      policy = scoring;
       if (init) {
         restoreCheckpoint(init, model);
-        restoreCheckpoint(init, scoring.reference);
+        restoreCheckpoint(init, reference);
       }
-      return Promise.resolve(scoring);
+      return scoring;
     }
     const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? new ChatFormat(tokenizer, eos, String(o.systemPrompt ?? '')) : undefined;
     const stop = stopOf(env, config.envOptions);
-    const eosTexts = eos.map((id) => tokenizer.decode([id]));
-    const trained = lora ? `LoRA rank ${lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning';
-    const policy = new TransformerPolicy<HfModel>(
+    const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
+    const lm = new TransformerPolicy<HfModel>(
       model,
       tokenizer,
       {
@@ -137,16 +141,22 @@ function createHfTransformer(config: RunConfig, env: EnvironmentFactory, backend
         stop: [...(stop?.strings ?? []), ...eosTexts], ...(stop?.when ? { stopWhen: stop.when } : {}),
       },
       optimizerOptions(config),
-      `tfjs ${backend} (${arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${trained}${chat ? ', chat template' : ''})`,
-      { reference: model.reference(), differentiable: hfDifferentiable, ...(chat ? { chat } : {}), microBatchPositions: plan.microBatchPositions },
+      `${compute}${chat ? ', chat template' : ''})`,
+      { reference, differentiable: hfDifferentiable, ...(chat ? { chat } : {}), microBatchPositions: plan.microBatchPositions },
     );
+    policy = lm;
     if (init) {
       restoreCheckpoint(init, model);
-      policy.resetReference();
+      lm.resetReference();
     }
-    return Promise.resolve(policy);
+    return lm;
   } catch (e) {
-    model.dispose();
+    // the policy owns the model, its reference and the optimizer's moments once it exists
+    if (policy) await policy.dispose();
+    else {
+      reference?.dispose();
+      model.dispose();
+    }
     throw e;
   }
 }

@@ -13,15 +13,34 @@ import { ModelLoadError } from './hfConfig';
 const PLACEHOLDER = '\u0001assistant-content\u0001';
 
 export class ChatFormat {
-  /** The end-of-turn token(s): generation stops at them, and they are trained as the assistant's. */
+  /**
+   * Where generation stops: the checkpoint's end-of-sequence tokens and the template's own end of an
+   * assistant message (the special token its rendering puts right after the content, e.g. <|im_end|>
+   * or <|eot_id|>), which a base model's generation_config may not list. They are trained as the
+   * assistant's.
+   */
   readonly eosIds: readonly number[];
   readonly eosTexts: readonly string[];
+  /** The template's end-of-turn token text, when its rendering closes an assistant message with one. */
+  readonly endOfTurn: string | undefined;
 
   constructor(private readonly tokenizer: HfTokenizer, eosIds: readonly number[], private readonly system = '') {
-    // the template's own end of an assistant message comes first (generation_config lists others too)
-    this.eosIds = eosIds;
-    this.eosTexts = eosIds.map((id) => tokenizer.decode([id]));
-    tokenizer.renderChat([{ role: 'user', content: 'x' }], { addGenerationPrompt: true }); // fails now, with the fix, if the template cannot render
+    const closing = this.closingText(); // also fails now, with the fix, if the template cannot render
+    const special = tokenizer.addedTokens().filter((t) => t !== '' && closing.startsWith(t)).sort((a, b) => b.length - a.length)[0];
+    this.endOfTurn = special;
+    const turnId = special !== undefined ? tokenizer.tokenId(special) : undefined;
+    const ids = [...eosIds];
+    if (turnId !== undefined && !ids.includes(turnId)) ids.unshift(turnId);
+    this.eosIds = ids;
+    this.eosTexts = ids.map((id) => tokenizer.decode([id]));
+  }
+
+  /** The template's text right after an assistant message's content. */
+  private closingText(): string {
+    const text = this.tokenizer.renderChat([...this.systemMessages(), { role: 'user', content: 'x' }, { role: 'assistant', content: PLACEHOLDER }], { addGenerationPrompt: false });
+    const at = text.indexOf(PLACEHOLDER);
+    if (at < 0) throw new ModelLoadError('the chat template does not render an assistant message\'s content as given. Fix: set policyOptions.chatTemplate to "none"');
+    return text.slice(at + PLACEHOLDER.length);
   }
 
   private systemMessages(): ChatMessage[] {
@@ -43,7 +62,7 @@ export class ChatFormat {
    * the assistant message (less the end-of-turn token the model already wrote), the observation's
    * message, and the generation prompt.
    */
-  nextText(o: Observation, endedWithEos: boolean): string {
+  nextText(o: Observation, ended: string | undefined): string {
     const start: ChatMessage[] = [...this.systemMessages(), { role: 'user', content: 'x' }, { role: 'assistant', content: PLACEHOLDER }];
     const without = this.tokenizer.renderChat(start, { addGenerationPrompt: false });
     const withNext = this.tokenizer.renderChat([...start, ChatFormat.message(o)], { addGenerationPrompt: true });
@@ -52,10 +71,10 @@ export class ChatFormat {
       throw new ModelLoadError('the chat template renders earlier messages differently once a message follows them, so a turn cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"');
     }
     let glue = without.slice(at + PLACEHOLDER.length) + withNext.slice(without.length);
-    if (endedWithEos) {
-      const eos = this.eosTexts.find((t) => glue.startsWith(t));
-      if (eos) glue = glue.slice(eos.length);
-    }
+    // the model closed its message with the template's own token: the glue goes on after it. Another
+    // end-of-sequence token (<|endoftext|> where the template closes with <|im_end|>) stays in the
+    // record, and the template's close follows it as context, so the next turn still sees the template.
+    if (ended !== undefined && glue.startsWith(ended)) glue = glue.slice(ended.length);
     return glue;
   }
 
@@ -65,7 +84,7 @@ export class ChatFormat {
 
   next(o: Observation, lastSampled: readonly number[]): number[] {
     const last = lastSampled[lastSampled.length - 1];
-    return this.tokenizer.encode(this.nextText(o, last !== undefined && this.eosIds.includes(last)));
+    return this.tokenizer.encode(this.nextText(o, last !== undefined && this.eosIds.includes(last) ? this.tokenizer.decode([last]) : undefined));
   }
 
   /** The action text the environment parses: without the end-of-turn token the model closed it with. */

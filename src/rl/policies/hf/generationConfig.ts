@@ -1,6 +1,6 @@
-// The end-of-sequence tokens of a checkpoint: generation_config.json's eos_token_id (a number or a
-// list), else tokenizer_config.json's eos_token. Generation stops at them; a chat model's first one is
-// its end of turn.
+// The end-of-sequence tokens of a checkpoint: tokenizer_config.json's eos_token first (an instruct
+// model's end of turn: <|im_end|>, <|eot_id|>), then generation_config.json's eos_token_id (a number or
+// a list). Generation stops at any of them; the first ends a scored candidate.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HfTokenizer } from '../transformer/tokenizer';
@@ -23,8 +23,11 @@ export function generationEos(dir: string, tokenizer: HfTokenizer): number[] {
   const text = typeof eosToken === 'string' ? eosToken : (eosToken as { content?: unknown } | undefined)?.content;
   if (typeof text === 'string') {
     const id = tokenizer.tokenId(text);
-    // the tokenizer's eos first when generation_config has no list (chat models put their end of turn there)
-    if (id !== undefined && !ids.includes(id)) ids.unshift(id);
+    if (id !== undefined) {
+      const at = ids.indexOf(id);
+      if (at >= 0) ids.splice(at, 1);
+      ids.unshift(id);
+    }
   }
   return ids.filter((id) => id < tokenizer.vocabSize);
 }

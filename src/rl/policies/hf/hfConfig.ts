@@ -140,6 +140,6 @@ export function parameterCount(a: HfArchitecture): number {
     const perLayer = attn + D /* c_proj bias */ + 2 * D * a.intermediate + a.intermediate + D + 4 * D;
     return a.vocabSize * D + a.maxPositions * D + a.layers * perLayer + 2 * D;
   }
-  const perLayer = attn + 3 * D * a.intermediate + 2 * D;
+  const perLayer = attn + (a.modelType === 'llama' && a.qkvBias ? D : 0) + 3 * D * a.intermediate + 2 * D;
   return a.vocabSize * D * (a.tiedEmbeddings ? 1 : 2) + a.layers * perLayer + D;
 }

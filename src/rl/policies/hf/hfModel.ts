@@ -24,6 +24,22 @@ export const LORA_TARGETS = {
   gpt2: ['c_attn', 'c_proj', 'c_fc'],
 } as const;
 
+/** Bytes a prefill pass may spend on one layer's attention scores and probabilities. */
+export const PREFILL_BUDGET = 512 * 2 ** 20;
+
+export function prefillRowsOf(a: HfArchitecture, contextLength: number): number {
+  return Math.max(1, Math.min(32, Math.floor(PREFILL_BUDGET / (a.heads * contextLength * contextLength * 4 * 2))));
+}
+
+/** Refuses target names that are not linear layers of the architecture (a typo would train fewer layers silently). */
+export function checkLoraTargets(arch: HfArchitecture, targets: readonly string[]): void {
+  const known: readonly string[] = LORA_TARGETS[arch.modelType];
+  const unknown = targets.filter((t) => t !== 'all-linear' && !known.includes(t));
+  if (unknown.length > 0 || targets.length === 0) {
+    throw new ModelLoadError(`policyOptions.loraTargets: ${unknown.length ? `${unknown.map((t) => JSON.stringify(t)).join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not a linear layer of a ${arch.modelType} model` : 'no layers given'}. Fix: use some of ${known.join(', ')}, or all-linear`);
+  }
+}
+
 export interface LoraOptions {
   readonly rank: number;
   readonly alpha: number;
@@ -105,6 +121,8 @@ function loadBase(dir: string, arch: HfArchitecture): Map<string, { data: Float3
       take(`${p}self_attn.q_proj.bias`, [arch.heads * E]);
       take(`${p}self_attn.k_proj.bias`, [arch.kvHeads * E]);
       take(`${p}self_attn.v_proj.bias`, [arch.kvHeads * E]);
+      // Llama's attention_bias puts a bias on the output projection too (Qwen2's has none)
+      if (arch.modelType === 'llama') take(`${p}self_attn.o_proj.bias`, [D]);
     }
     take(`${p}mlp.gate_proj.weight`, [F, D]);
     take(`${p}mlp.up_proj.weight`, [F, D]);
@@ -138,7 +156,7 @@ export class HfModel implements PolicyModel {
   private cos?: tf.Tensor2D;
   private sin?: tf.Tensor2D;
   private rotation?: tf.Tensor2D;
-  private readonly maskCache = new Map<number, tf.Tensor2D>();
+  private fullMask: tf.Tensor2D | undefined;
   private dropoutSeed = 0;
   /** Adapters are all zero (a fresh LoRA or its reference at the start): the adapter products are skipped. */
   private adaptersZero = true;
@@ -163,8 +181,14 @@ export class HfModel implements PolicyModel {
     const arch = readHfConfig(dir);
     const contextLength = Math.min(arch.maxPositions, options.contextLength ?? arch.maxPositions);
     const model = new HfModel({ kind: 'hf', dir, arch, contextLength, vocabSize: arch.vocabSize, ...(options.lora ? { lora: options.lora } : {}) }, options.lora ? 'lora' : 'full');
+    if (options.lora) checkLoraTargets(arch, options.lora.targets);
     const base = loadBase(dir, arch);
-    model.build(base, options.seed ?? 0);
+    try {
+      model.build(base, options.seed ?? 0);
+    } catch (e) {
+      model.dispose();
+      throw e;
+    }
     return model;
   }
 
@@ -308,12 +332,17 @@ export class HfModel implements PolicyModel {
   /** Fused decoding kernels are for the small GPT only; this model decodes through the tfjs cache. */
   readonly fusedHeadDim = undefined;
 
+  /** Prefill rows per pass: a layer's scores and probabilities (rows × heads × P² floats, twice) within PREFILL_BUDGET. */
+  get prefillRows(): number {
+    return prefillRowsOf(this.arch, this.config.contextLength);
+  }
+
   dispose(): void {
     // a LoRA reference shares the model's base tensors and owns only its adapter copies
     tf.dispose(this.weights);
     tf.dispose(this.owned);
-    for (const m of this.maskCache.values()) m.dispose();
-    this.maskCache.clear();
+    this.fullMask?.dispose();
+    this.fullMask = undefined;
   }
 
   private linear(x: tf.Tensor2D, module: string, training: boolean): tf.Tensor2D {
@@ -348,21 +377,19 @@ export class HfModel implements PolicyModel {
     return mm(tf.cast(tf.oneHot(flat, table.shape[0]), 'float32') as tf.Tensor2D, table);
   }
 
+  /**
+   * Additive causal mask [T, Tk] for T new queries after Tk − T cached keys: a slice of one [P, P]
+   * mask made once (row i may see keys ≤ i); undefined for a single query.
+   */
   private causalMask(T: number, Tk: number): tf.Tensor2D | undefined {
     if (T === 1) return undefined;
-    const build = (): tf.Tensor2D => {
-      const past = Tk - T;
-      const data = new Float32Array(T * Tk);
-      for (let i = 0; i < T; i++) for (let j = 0; j < Tk; j++) data[i * Tk + j] = j <= i + past ? 0 : NEG;
-      return tf.tensor2d(data, [T, Tk]);
-    };
-    if (Tk !== T) return build();
-    let m = this.maskCache.get(T);
-    if (!m) {
-      m = tf.keep(build());
-      this.maskCache.set(T, m);
+    if (!this.fullMask) {
+      const P = this.config.contextLength;
+      const data = new Float32Array(P * P);
+      for (let i = 0; i < P; i++) for (let j = i + 1; j < P; j++) data[i * P + j] = NEG;
+      this.fullMask = tf.keep(tf.tensor2d(data, [P, P]));
     }
-    return m;
+    return tf.slice(this.fullMask, [Tk - T, 0], [T, Tk]);
   }
 
   /** q or k [B, heads, T, E] rotated at their positions (cos, sin [B, 1, T, E]). */
@@ -377,7 +404,7 @@ export class HfModel implements PolicyModel {
    * Tpast], values [B, K, Tpast, E]); `keyMask` [B, Tpast + T] 1 = real token. Returns logits [B, T, V]
    * and every layer's keys and values. `scoped`: free each layer's intermediates as it goes (no gradient).
    */
-  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped = false, training = false): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
+  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped = false, lastOnly = false, training = false): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
     const a = this.arch;
     const [B, T] = ids.shape;
     const H = a.heads, K = a.kvHeads, E = a.headDim, G = H / K;
@@ -434,10 +461,12 @@ export class HfModel implements PolicyModel {
       ks.push(k);
       vs.push(v);
     }
+    // a prefill needs the last position's logits only: [B·T, V] of a real vocabulary is gigabytes
+    if (lastOnly && T > 1) x = tf.reshape(tf.slice(tf.reshape(x, [B, T, -1]), [0, T - 1, 0], [B, 1, -1]), [B, -1]);
     const f = gpt2 ? this.layerNorm(x, 'transformer.ln_f') : this.rmsNorm(x, 'model.norm.weight');
     const head = this.headT ?? tf.transpose(this.embed); // trained tied embedding: its transpose, per pass
     const logits = this.trainsBase ? mm(f, head) : frozenMatMul(f, head);
-    return { logits: tf.reshape(logits, [B, T, a.vocabSize]), k: ks, v: vs };
+    return { logits: tf.reshape(logits, [B, lastOnly ? 1 : T, a.vocabSize]), k: ks, v: vs };
   }
 
   private mlp(x: tf.Tensor2D, l: number, training: boolean): tf.Tensor2D {
@@ -462,7 +491,7 @@ export class HfModel implements PolicyModel {
     return tf.tidy(() => {
       const [B, T] = ids.shape;
       const positions = tf.tile<tf.Tensor2D>(tf.reshape(tf.range(0, T, 1, 'int32'), [1, T]), [B, 1]);
-      return this.run(ids, positions, undefined, undefined, scoped, training).logits;
+      return this.run(ids, positions, undefined, undefined, scoped, false, training).logits;
     });
   }
 

@@ -4,7 +4,7 @@
 // fit is refused with the numbers and the ways out.
 import * as os from 'node:os';
 import { ModelLoadError, parameterCount, type HfArchitecture } from './hfConfig';
-import { LORA_TARGETS, type LoraOptions } from './hfModel';
+import { LORA_TARGETS, prefillRowsOf, type LoraOptions } from './hfModel';
 
 const GiB = 2 ** 30;
 
@@ -64,7 +64,11 @@ export function planMemory(a: HfArchitecture, o: PlanOptions): MemoryPlan {
   const D = a.hidden, F = a.intermediate, V = a.vocabSize, L = a.layers;
   const trainable = o.lora ? loraParameterCount(a, o.lora) : params;
   const N = o.microBatchPositions;
-  const T = Math.min(o.contextLength, N);
+  // a micro-batch never splits a sequence: a pass is at least one full-length sequence
+  const T = o.contextLength;
+  const Nt = Math.max(N, T);
+  // forward-only log-prob passes (reference, π_old) take twice the positions, and hold four [N, V] tensors
+  const Nl = Math.max(2 * N, T);
   const lines: MemoryLine[] = [
     { what: `weights (${params.toLocaleString('en')} parameters, float32)`, bytes: params * 4 },
   ];
@@ -72,11 +76,13 @@ export function planMemory(a: HfArchitecture, o: PlanOptions): MemoryPlan {
   lines.push({ what: `trainable ${o.lora ? `LoRA adapters (rank ${o.lora.rank})` : 'weights'}: gradients, accumulated gradients, AdamW moments`, bytes: trainable * 4 * 4 });
   lines.push({ what: o.lora ? 'KL reference (the base weights shared; a frozen copy of the adapters)' : 'KL reference (a frozen copy of every weight)', bytes: (o.lora ? trainable : params) * 4 });
   // saved for the backward pass per layer: norms, projections, rotations, MLP, attention scores and probabilities
-  const perLayer = N * (14 * D + 4 * F) * 4 + 2 * N * T * a.heads * 4;
-  lines.push({ what: `activations of one micro-batch (${N} positions, ${L} layers)`, bytes: perLayer * L });
-  if (!o.lora) lines.push({ what: `trained embeddings' one-hot lookups of one micro-batch (${N} × ${V.toLocaleString('en')} and their gradients)`, bytes: N * V * 4 * (a.modelType === 'gpt2' ? 3 : 2) });
-  lines.push({ what: `logits of one micro-batch (${N} × ${V.toLocaleString('en')}: logits, log-softmax, one-hot targets, their gradients)`, bytes: N * V * 4 * 5 });
+  const perLayer = Nt * (14 * D + 4 * F) * 4 + 2 * Nt * T * a.heads * 4;
+  lines.push({ what: `activations of one micro-batch (${Nt} positions${Nt > N ? ': one whole sequence' : ''}, ${L} layers)`, bytes: perLayer * L });
+  if (!o.lora) lines.push({ what: `trained embeddings' one-hot lookups of one micro-batch (${Nt} × ${V.toLocaleString('en')} and their gradients)`, bytes: Nt * V * 4 * (a.modelType === 'gpt2' ? 3 : 2) });
+  lines.push({ what: `logits of a pass (${Math.max(Nt, Nl)} × ${V.toLocaleString('en')}: logits, log-softmax, one-hot targets, their gradients)`, bytes: Math.max(5 * Nt, 4 * Nl) * V * 4 });
   lines.push({ what: `sampling KV cache (${o.sampleRows} rows × ${o.contextLength} positions)`, bytes: o.sampleRows * o.contextLength * L * 2 * a.kvHeads * a.headDim * 4 });
+  const rows = prefillRowsOf(a, T);
+  lines.push({ what: `prefill attention of ${rows} row(s) (heads × ${T}² scores and probabilities, one layer at a time)`, bytes: rows * a.heads * T * T * 4 * 2 });
   const total = lines.reduce((n, l) => n + l.bytes, 0);
   const limit = backendLimit(o.backend);
   return { lines, total, limit: limit.bytes, limitOf: limit.of, fits: total <= limit.bytes, trainable, microBatchPositions: N };

@@ -51,22 +51,28 @@ export function safetensorsHeader(file: string): StoredTensor[] {
     } catch (e) {
       throw new ModelLoadError(`${file}: the safetensors header is not JSON (${(e as Error).message})`);
     }
+    if (!json || typeof json !== 'object' || Array.isArray(json)) throw new ModelLoadError(`${file}: the safetensors header is not a JSON object`);
     const dataStart = 8 + headerLength;
     const out: StoredTensor[] = [];
     for (const [name, entry] of Object.entries(json)) {
       if (name === '__metadata__') continue;
+      if (!entry || typeof entry !== 'object') throw new ModelLoadError(`${file}: tensor ${name}'s header entry is not an object`);
       const dtype = entry.dtype as SafetensorsDtype;
-      if (!SAFETENSORS_DTYPES.includes(dtype)) {
-        throw new ModelLoadError(`${file}: tensor ${name} has dtype ${JSON.stringify(entry.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`);
-      }
       const shape = entry.shape as number[];
       const offsets = entry.data_offsets as number[];
-      if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0) || !Array.isArray(offsets) || offsets.length !== 2) {
+      if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0) || !Array.isArray(offsets) || offsets.length !== 2
+        || !offsets.every((x) => Number.isInteger(x) && x >= 0) || offsets[0]! > offsets[1]!) {
         throw new ModelLoadError(`${file}: tensor ${name} has a malformed shape or data_offsets`);
       }
-      const count = shape.reduce((a, b) => a * b, 1);
       const [b, e] = offsets as [number, number];
-      if (e - b !== count * BYTES[dtype] || dataStart + e > size) {
+      if (dataStart + e > size) throw new ModelLoadError(`${file}: tensor ${name}'s data_offsets [${b}, ${e}] run past the end of the file (truncated download?)`);
+      // a dtype we do not read is refused only if the model needs that tensor (readTensor)
+      if (!SAFETENSORS_DTYPES.includes(dtype)) {
+        out.push({ name, dtype, shape, file, begin: dataStart + b, end: dataStart + e });
+        continue;
+      }
+      const count = shape.reduce((a, c) => a * c, 1);
+      if (e - b !== count * BYTES[dtype]) {
         throw new ModelLoadError(`${file}: tensor ${name} (${dtype} ${shape.join('×')}) needs ${count * BYTES[dtype]} bytes but its data_offsets [${b}, ${e}] give ${e - b}${dataStart + e > size ? ' and run past the end of the file (truncated download?)' : ''}`);
       }
       out.push({ name, dtype, shape, file, begin: dataStart + b, end: dataStart + e });
@@ -118,10 +124,14 @@ function halfTable(): Float32Array {
 
 /** Reads one tensor's data as float32. */
 export function readTensor(t: StoredTensor): Float32Array {
+  if (!SAFETENSORS_DTYPES.includes(t.dtype)) {
+    throw new ModelLoadError(`${t.file}: tensor ${t.name} has dtype ${JSON.stringify(t.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`);
+  }
   const fd = fs.openSync(t.file, 'r');
   try {
     const buf = Buffer.alloc(t.end - t.begin);
-    fs.readSync(fd, buf, 0, buf.length, t.begin);
+    const got = fs.readSync(fd, buf, 0, buf.length, t.begin);
+    if (got !== buf.length) throw new ModelLoadError(`${t.file}: tensor ${t.name}: read ${got} of ${buf.length} bytes (the file changed or is truncated)`);
     return toFloat32(buf, t.dtype);
   } finally {
     fs.closeSync(fd);

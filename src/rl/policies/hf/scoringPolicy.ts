@@ -19,7 +19,7 @@ import type { HfModel } from './hfModel';
 
 /** Prompts scored in one pass at most (each with every candidate): the learner's micro-batch, in turns. */
 const PROMPTS_PER_PASS = 8;
-/** Prompt texts remembered by id; past it the table starts again (ids are only meaningful within an update). */
+/** Prompts remembered by id; past it the table starts again after an update (ids are only meaningful within one). */
 const MAX_PROMPTS = 50_000;
 
 /**
@@ -72,10 +72,6 @@ export class CandidateScoringPolicy implements TrainablePolicy {
     const key = ids.join(',');
     let id = this.promptIds.get(key);
     if (id === undefined) {
-      if (this.prompts.length >= MAX_PROMPTS) {
-        this.promptIds.clear();
-        this.prompts.length = 0;
-      }
       id = this.prompts.length;
       this.prompts.push([...ids]);
       this.promptIds.set(key, id);
@@ -221,6 +217,11 @@ export class CandidateScoringPolicy implements TrainablePolicy {
 
   completeUpdate(): void {
     this.versionCounter += 1;
+    // between updates no prompt id is held: past the cap the table starts again
+    if (this.prompts.length >= MAX_PROMPTS) {
+      this.promptIds.clear();
+      this.prompts.length = 0;
+    }
   }
 
   save(dir: string, note: string): Promise<string> {
@@ -234,6 +235,9 @@ export class CandidateScoringPolicy implements TrainablePolicy {
 
   loadState(dir: string): Promise<void> {
     const ck = readCheckpoint(dir);
+    if (JSON.stringify(ck.manifest.model) !== JSON.stringify(this.model.config)) {
+      throw new Error(`the resume point in ${dir} holds a model of another shape or folder (${JSON.stringify(ck.manifest.model)}); this run's is ${JSON.stringify(this.model.config)}`);
+    }
     restoreCheckpoint(ck, this.model, this.optimizer);
     restoreCheckpoint(ck, this.reference, undefined, 'reference/');
     this.versionCounter = ck.manifest.policyVersion;

@@ -56,13 +56,13 @@ export async function saveCheckpoint(dir: string, model: PolicyModel & { readonl
   for (const [i, name] of model.names.entries()) await add(`adam.m/${name}`, optimizer.m[i]!);
   for (const [i, name] of model.names.entries()) await add(`adam.v/${name}`, optimizer.v[i]!);
   for (const [name, t] of extra) await add(name, t);
-  const all = new Float32Array(offset);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.length;
+  // tensor by tensor: a full fine-tuning checkpoint of a pretrained model is larger than one buffer may be
+  const fd = fs.openSync(path.join(dir, 'tensors.bin'), 'w');
+  try {
+    for (const c of chunks) fs.writeSync(fd, new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
+  } finally {
+    fs.closeSync(fd);
   }
-  fs.writeFileSync(path.join(dir, 'tensors.bin'), Buffer.from(all.buffer, all.byteOffset, all.byteLength));
   const manifest: CheckpointManifest = {
     format: CHECKPOINT_FORMAT, version: 1, model: model.config, tokenizer: tokenizer.toJSON(), policyVersion,
     optimizer: { step: optimizer.step, options: optimizer.options }, tensors: entries, savedAt: new Date().toISOString(), note,
@@ -93,12 +93,20 @@ export function readCheckpoint(fileOrDir: string): LoadedCheckpoint {
   if (manifest.format !== CHECKPOINT_FORMAT || manifest.version !== 1) {
     throw new Error(`${file} is not an agent-rl checkpoint of version 1 (format ${String(manifest.format)}, version ${String(manifest.version)})`);
   }
-  const bin = fs.readFileSync(path.join(path.dirname(file), 'tensors.bin'));
-  const all = new Float32Array(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength));
+  // tensor by tensor (Node reads no file over 2 GiB whole)
+  const binFile = path.join(path.dirname(file), 'tensors.bin');
+  const size = fs.statSync(binFile).size;
   const tensors = new Map<string, Float32Array>();
-  for (const e of manifest.tensors) {
-    if (e.offset + e.length > all.length) throw new Error(`${file}: tensor ${e.name} lies beyond the end of tensors.bin (truncated file?)`);
-    tensors.set(e.name, all.subarray(e.offset, e.offset + e.length));
+  const fd = fs.openSync(binFile, 'r');
+  try {
+    for (const e of manifest.tensors) {
+      if (4 * (e.offset + e.length) > size) throw new Error(`${file}: tensor ${e.name} lies beyond the end of tensors.bin (truncated file?)`);
+      const data = new Float32Array(e.length);
+      fs.readSync(fd, new Uint8Array(data.buffer), 0, 4 * e.length, 4 * e.offset);
+      tensors.set(e.name, data);
+    }
+  } finally {
+    fs.closeSync(fd);
   }
   return { manifest, tokenizer: tokenizerFromJSON(manifest.tokenizer), tensors };
 }

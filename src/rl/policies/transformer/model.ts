@@ -43,7 +43,10 @@ export interface CausalLm {
   readonly config: { readonly vocabSize: number; readonly contextLength: number };
   /** Head width when the fused decoding kernels (kernels/decoding.ts) can run this model; else undefined. */
   readonly fusedHeadDim: number | undefined;
-  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped?: boolean): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] };
+  /** `lastOnly`: logits of each row's last position only ([B, 1, V]), as a prefill needs. */
+  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped?: boolean, lastOnly?: boolean): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] };
+  /** Rows a prefill pass takes at once (attention scores are rows × heads × L × L per layer). */
+  readonly prefillRows?: number;
   decode?(ids: tf.Tensor2D, positions: tf.Tensor2D, arena: KvArena, head: tf.Tensor2D): tf.Tensor2D;
   headWeight?(): tf.Tensor2D;
 }
@@ -221,7 +224,7 @@ export class Gpt implements PolicyModel {
    * Returns logits [B, T, V] and the new per-layer keys ([B, H, E, Tk]) and values ([B, H, Tk, E]).
    * `scoped`: free each layer's intermediates when it is done (inference only: no gradient through it).
    */
-  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped = false): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
+  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped = false, lastOnly = false): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
     const { dModel: D, nHeads: H, nLayers: L } = this.config;
     const [B, T] = ids.shape;
     const E = D / H;
@@ -262,7 +265,8 @@ export class Gpt implements PolicyModel {
       ks.push(k);
       vs.push(v);
     }
-    return { logits: tf.reshape(this.head(x), [B, T, this.config.vocabSize]), k: ks, v: vs };
+    if (lastOnly && T > 1) x = tf.reshape(tf.slice(tf.reshape(x, [B, T, -1]), [0, T - 1, 0], [B, 1, -1]), [B, -1]);
+    return { logits: tf.reshape(this.head(x), [B, lastOnly ? 1 : T, this.config.vocabSize]), k: ks, v: vs };
   }
 
   /**

@@ -87,11 +87,12 @@ export function prefill(model: CausalLm, prompts: readonly (readonly number[])[]
     const parts: { logits: tf.Tensor2D; k: tf.Tensor4D[]; v: tf.Tensor4D[] }[] = [];
     const allIds = tf.tensor2d(ids, [B, L], 'int32');
     const allPos = tf.tensor2d(pos, [B, L], 'int32');
-    for (let r0 = 0; r0 < B; r0 += PREFILL_ROWS) {
-      const n = Math.min(PREFILL_ROWS, B - r0);
+    const chunk = model.prefillRows ?? PREFILL_ROWS;
+    for (let r0 = 0; r0 < B; r0 += chunk) {
+      const n = Math.min(chunk, B - r0);
       const rows = (t: tf.Tensor2D): tf.Tensor2D => (n === B ? t : tf.slice(t, [r0, 0], [n, L]));
-      const out = model.run(rows(allIds), rows(allPos), rows(keyMask), undefined, true);
-      parts.push({ logits: tf.reshape<tf.Rank.R2>(tf.slice(out.logits, [0, L - 1, 0], [n, 1, -1]), [n, -1]), k: out.k, v: out.v });
+      const out = model.run(rows(allIds), rows(allPos), rows(keyMask), undefined, true, true);
+      parts.push({ logits: tf.reshape<tf.Rank.R2>(out.logits, [n, -1]), k: out.k, v: out.v });
     }
     const join = <T extends tf.Tensor>(ts: T[]): T => (ts.length === 1 ? ts[0]! : tf.concat(ts, 0));
     const logits = join(parts.map((p) => p.logits));

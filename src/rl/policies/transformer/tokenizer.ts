@@ -176,6 +176,11 @@ export class HfTokenizer implements Tokenizer {
     return undefined;
   }
 
+  /** The texts of the added (special and control) tokens. */
+  addedTokens(): string[] {
+    return ((this.tokenizerJson.added_tokens as { content?: unknown }[] | undefined) ?? []).map((t) => (typeof t.content === 'string' ? t.content : '')).filter((t) => t !== '');
+  }
+
   /** The id of a token given by its text (special or added tokens such as <|im_end|>), if the vocabulary has it. */
   tokenId(text: string): number | undefined {
     const added = (this.tokenizerJson.added_tokens as { id: number; content: string }[] | undefined)?.find((t) => t.content === text);
