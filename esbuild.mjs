@@ -17,7 +17,7 @@ const nodeCommon = {
   sourcemap: !production,
   minify: production,
   logLevel: 'warning',
-  external: ['better-sqlite3', 'vscode', '@tensorflow/*', '@huggingface/*'],
+  external: ['better-sqlite3', 'vscode', '@tensorflow/*', '@huggingface/*', 'webgpu'],
 };
 
 const builds = [

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ADAM_DEFAULTS, AdamW } from '../src/rl/algo/adamw';
 import { HfModel, hfDifferentiable } from '../src/rl/policies/hf/hfModel';
-import { initBackend } from '../src/rl/policies/transformer/backend';
+import { describeBackend, initBackend } from '../src/rl/policies/transformer/backend';
 import { sampleBatch } from '../src/rl/policies/transformer/sampler';
 import { HfTokenizer } from '../src/rl/policies/transformer/tokenizer';
 import { Rng } from '../src/rl/random';
@@ -25,7 +25,7 @@ const WARMUP = 2;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const NLL = { kind: 'nll', aggregation: 'token-mean', normTokens: 1 } as const;
 
-async function tfjsRates(): Promise<{ train: number; sample: number }> {
+async function tfjsRates(rounds = ROUNDS): Promise<{ train: number; sample: number }> {
   const model = HfModel.load(DIR, { lora: { rank: RANK, alpha: 2 * RANK, dropout: 0, targets: ['all-linear'] }, contextLength: 256 });
   const tokenizer = HfTokenizer.fromDirectory(DIR);
   const optimizer = new AdamW([...model.weights], { ...ADAM_DEFAULTS, maxGradNorm: 1 });
@@ -38,7 +38,7 @@ async function tfjsRates(): Promise<{ train: number; sample: number }> {
   });
   const [SB, P, N] = SAMPLE;
   const rates = { train: [] as number[], sample: [] as number[] };
-  for (let r = 0; r < WARMUP + ROUNDS; r++) {
+  for (let r = 0; r < WARMUP + rounds; r++) {
     let t = performance.now();
     const { grads } = await shardGradients(hfDifferentiable(model), seqs.map((seq) => ({ seq })), NLL, B * T);
     await optimizer.apply(grads, 1e-3);
@@ -47,7 +47,7 @@ async function tfjsRates(): Promise<{ train: number; sample: number }> {
     const dt = performance.now() - t;
     t = performance.now();
     const prompts = Array.from({ length: SB }, () => Array.from({ length: P }, () => rng.int(V)));
-    const out = sampleBatch(model, tokenizer, prompts, { temperature: 1, topK: 0, topP: 1, maxNewTokens: N, stop: [] }, rng);
+    const out = await sampleBatch(model, tokenizer, prompts, { temperature: 1, topK: 0, topP: 1, maxNewTokens: N, stop: [] }, rng);
     const ds = performance.now() - t;
     if (r >= WARMUP) {
       rates.train.push((B * (T - 1)) / (dt / 1000));
@@ -73,7 +73,21 @@ function torchRates(threads: number): { torch: string; threads: number; train: n
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as { torch: string; threads: number; train: number; sample: number };
 }
 
+/** The same workload on WebGPU in a child process (one backend per process): its rates and adapter, or why not. */
+function webgpuRates(env: Record<string, string>): { train: number; sample: number; adapter: string } | string {
+  const r = spawnSync(process.execPath, [__filename, '--webgpu'], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 900_000 });
+  if (r.status !== 0) return (r.stderr || r.error?.message || '').trim().split('\n').filter((l) => !/^\s+at /.test(l)).pop() ?? 'failed';
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as { train: number; sample: number; adapter: string };
+}
+
 async function main(): Promise<void> {
+  if (process.argv[2] === '--webgpu') {
+    const info = await initBackend('webgpu');
+    // a software adapter runs at well under a GFLOP/s: fewer rounds
+    const rates = await tfjsRates(info.adapter?.software ? 1 : ROUNDS);
+    console.log(JSON.stringify({ ...rates, adapter: describeBackend(info) }));
+    return;
+  }
   const backend = await initBackend('auto');
   const fmt = (x: number): string => Math.round(x).toLocaleString('en').padStart(8);
   const first = await tfjsRates();
@@ -81,7 +95,16 @@ async function main(): Promise<void> {
   const second = await tfjsRates();
   const mine = { train: (first.train + second.train) / 2, sample: (first.sample + second.sample) / 2 };
   console.log(`qwen2 fixture (111,168 parameters), LoRA rank ${RANK} on every linear layer; training ${TRAIN.join(' × ')} tokens, sampling ${SAMPLE[0]} rows × ${SAMPLE[2]} new tokens`);
-  console.log(`  ${`tfjs ${backend.name}, one engine`.padEnd(30)} train ${fmt(mine.train)} tokens/s   sample ${fmt(mine.sample)} tokens/s`);
+  console.log(`  ${`tfjs ${describeBackend(backend)}, one engine`.padEnd(30)} train ${fmt(mine.train)} tokens/s   sample ${fmt(mine.sample)} tokens/s`);
+  // WebGPU where an adapter exists: the machine's own, and SwiftShader's software one where chromium ships it
+  const gpus: [string, Record<string, string>][] = [['WebGPU', {}]];
+  if (fs.existsSync('/usr/lib/chromium/vk_swiftshader_icd.json')) gpus.push(['WebGPU, SwiftShader', { VK_ICD_FILENAMES: '/usr/lib/chromium/vk_swiftshader_icd.json', LD_LIBRARY_PATH: '/usr/lib/chromium' }]);
+  for (const [label, env] of gpus) {
+    if (backend.name === 'webgpu' && label === 'WebGPU') continue;
+    const g = webgpuRates(env);
+    if (typeof g === 'string') console.log(`  ${label}: not available (${g})`);
+    else console.log(`  ${`tfjs ${g.adapter}`.slice(0, 60).padEnd(30)} train ${fmt(g.train)} tokens/s   sample ${fmt(g.sample)} tokens/s   (to wasm: training ${(g.train / mine.train).toFixed(2)}×, sampling ${(g.sample / mine.sample).toFixed(2)}×)`);
+  }
   for (const t of torch) {
     if (typeof t === 'string') {
       console.log(`  PyTorch: ${t}`);

@@ -9,6 +9,7 @@ import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
 import { ResumeError } from '../store/resume';
 import { ModelLoadError } from '../rl/policies/hf/hfConfig';
+import { BackendUnavailableError } from '../rl/policies/transformer/backend';
 import { TaskFileError } from '../rl/envs/workspace/taskFiles';
 import { ToolLoadError } from '../rl/envs/workspace/toolSession';
 import { WorkspaceEnvError } from '../rl/envs/workspace/workspaceEnv';
@@ -168,7 +169,7 @@ main(process.argv.slice(2)).then(
   },
   (e: unknown) => {
     const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError || e instanceof IsolationUnavailableError || e instanceof ResumeError
-      || e instanceof TaskFileError || e instanceof ToolLoadError || e instanceof WorkspaceEnvError || e instanceof ModelLoadError;
+      || e instanceof TaskFileError || e instanceof ToolLoadError || e instanceof WorkspaceEnvError || e instanceof ModelLoadError || e instanceof BackendUnavailableError;
     process.stderr.write(`agent-rl: ${showInvisibles(known ? (e).message : e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
     process.exitCode = known ? 2 : 1;
   },

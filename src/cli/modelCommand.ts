@@ -13,7 +13,7 @@ import { describePlan, fittingPlan } from '../rl/policies/hf/memoryPlan';
 import { checkpointTensors, writeSafetensors } from '../rl/policies/hf/safetensors';
 import { readCheckpoint, restoreCheckpoint } from '../rl/policies/transformer/checkpoint';
 import { loraOf } from '../rl/policies/registry';
-import { BACKEND_NAMES, initBackend, type BackendChoice } from '../rl/policies/transformer/backend';
+import { BACKEND_NAMES, describeBackend, initBackend, type BackendChoice } from '../rl/policies/transformer/backend';
 import { sampleBatch } from '../rl/policies/transformer/sampler';
 import { HfTokenizer } from '../rl/policies/transformer/tokenizer';
 import { Rng } from '../rl/random';
@@ -78,7 +78,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
       + (arch.modelType === 'gpt2' ? '' : `, rope θ ${arch.ropeTheta}${arch.ropeScaling ? ` (llama3 scaling ×${arch.ropeScaling.factor})` : ''}`) + (arch.tiedEmbeddings ? ', tied embeddings' : ''),
     `  parameters: ${parameterCount(arch).toLocaleString('en')}; stored as ${dtypes} in ${new Set([...stored.values()].map((t) => t.file)).size} file(s) (config torch_dtype ${arch.torchDtype}); computed in float32`,
     `  tokenizer: ${tokenizer.vocabSize} ids (${tokenizer.library}), chat template ${tokenizer.chatTemplate ? 'yes' : 'none'}, end of sequence ${eos.map((id) => `${JSON.stringify(tokenizer.decode([id]))} (${id})`).join(', ') || 'none'}`,
-    `  backend: tfjs ${backend.name}${backend.notes.length ? ` (${backend.notes.join('; ')})` : ''}`,
+    `  backend: tfjs ${describeBackend(backend)}${backend.notes.length ? ` (${backend.notes.join('; ')})` : ''}`,
     `  memory plan (${lora ? `LoRA rank ${rank}` : 'full fine-tuning'}, context ${contextLength}, micro-batch ${plan.microBatchPositions} positions): ${plan.fits ? 'fits' : 'DOES NOT FIT'}`,
     describePlan(plan),
   ];
@@ -89,7 +89,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   const model = HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}) });
   try {
     const prompt = v.prompt ?? 'def fibonacci(n):';
-    const [out] = sampleBatch(model, tokenizer, [tokenizer.encode(prompt)], { temperature: 0, topK: 0, topP: 1, maxNewTokens: maxNew, stop: eos.map((id) => tokenizer.decode([id])) }, new Rng(0));
+    const [out] = await sampleBatch(model, tokenizer, [tokenizer.encode(prompt)], { temperature: 0, topK: 0, topP: 1, maxNewTokens: maxNew, stop: eos.map((id) => tokenizer.decode([id])) }, new Rng(0));
     lines.push(`  greedy continuation of ${JSON.stringify(prompt)}: ${showInvisibles(JSON.stringify(out!.text))}`);
     if (v.logits !== undefined || v.ids !== undefined) {
       const ids = v.ids !== undefined ? v.ids.split(',').map((x) => Number(x.trim())) : tokenizer.encode(v.logits!);

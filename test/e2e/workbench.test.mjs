@@ -198,6 +198,9 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await answer(page, 'e2e-follow');
     await frame.waitForFunction(() => [...document.querySelectorAll('section[data-metric="reward"] .legend button')].some((b) => b.title.startsWith('e2e-follow (run 4)')), null, { timeout: 60_000 });
     assert.deepEqual(await checkedRuns(frame), [3, 4]);
+    // the run ends before the next test opens a picker: twice in CI that picker closed (or lost its
+    // input) while this run was finishing
+    await page.locator('.notification-list-item', { hasText: 'run "e2e-follow" completed' }).first().waitFor({ state: 'visible', timeout: 60_000 });
   });
 
   it('opens a trajectory and follows a traceback link to the highlighted code line', async () => {
@@ -206,14 +209,23 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await answer(page, 'e2e-code');
     await page.locator('.notification-list-item', { hasText: 'run "e2e-code" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
     await runCommand(page, 'Agent RL: Refresh Runs');
+    // only this run's rows: an earlier run left expanded would offer its own "iteration 1"
+    await page.locator('.part.sidebar .action-label[aria-label="Collapse All"]').first().click();
     await runRow('e2e-code').click();
     await treeRows().filter({ hasText: 'iteration 1' }).first().click();
     await treeRows().filter({ hasText: /^group 0/ }).first().click();
     await treeRows().filter({ hasText: '#0 reward' }).first().click();
-    const frame = await webviewFrame(page, 'a.line-link.innermost');
+    // the inspector panel is reused: wait until it shows this trajectory, not the one it showed before
+    let frame;
+    for (let i = 0; i < 60; i++) {
+      frame = await webviewFrame(page, 'a.line-link.innermost');
+      const obs = await frame.textContent('section[data-turn="0"] pre.obs').catch(() => '');
+      if (/NameError/.test(obs ?? '')) break;
+      await sleep(500);
+    }
+    assert.match(await frame.textContent('section[data-turn="0"] pre.obs'), /NameError/);
     const target = await frame.getAttribute('a.line-link.innermost', 'data-target');
     assert.match(target, /^t0-l\d+$/);
-    assert.match(await frame.textContent('section[data-turn="0"] pre.obs'), /NameError/);
     await frame.click('a.line-link.innermost');
     await frame.waitForSelector(`#${target}.hl`, { timeout: 10_000 });
     assert.match(await frame.textContent(`#${target}`), /print\(/, 'the failing line is the call with the wrong name');

@@ -17,7 +17,7 @@ import { modelExport } from '../../src/cli/modelCommand';
 import { createPolicy } from '../../src/rl/policies/registry';
 import { readCheckpoint } from '../../src/rl/policies/transformer/checkpoint';
 import { initBackend } from '../../src/rl/policies/transformer/backend';
-import { HfTokenizer } from '../../src/rl/policies/transformer/tokenizer';
+import { HfTokenizer, renderChatTemplate } from '../../src/rl/policies/transformer/tokenizer';
 import { trajectorySequence, type TransformerPolicy } from '../../src/rl/policies/transformer/transformerPolicy';
 import { runEpisodes } from '../../src/rl/rollout/agentLoop';
 import { Learner } from '../../src/rl/train/learner';
@@ -183,7 +183,10 @@ describe('chat templates, token in and token out', () => {
       { role: 'assistant' as const, content: replies[1]! }, { role: 'tool' as const, content: 'error: unknown tool "mul"' },
       { role: 'assistant' as const, content: replies[2]! },
     ];
-    const rendered = tokenizer.encode(tokenizer.renderChat(conversation, { addGenerationPrompt: false, tools }));
+    const text = tokenizer.renderChat(conversation, { addGenerationPrompt: false, tools });
+    // where @huggingface/transformers does not load (the .vsix), @huggingface/jinja renders the same text
+    assert.equal(renderChatTemplate(tokenizer.chatTemplate!, tokenizer.tokenizerConfig, conversation, { addGenerationPrompt: false, tools }), text);
+    const rendered = tokenizer.encode(text);
     // the template closes the last assistant message with "<|im_end|>\n": the episode ends at the end of turn
     assert.deepEqual(ids, rendered.slice(0, ids.length));
     assert.equal(tokenizer.decode(rendered.slice(ids.length)), '\n');

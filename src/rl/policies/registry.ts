@@ -13,7 +13,7 @@ import { assertFits, fittingPlan } from './hf/memoryPlan';
 import { CandidateScoringPolicy } from './hf/scoringPolicy';
 import type { TrainablePolicy } from './policy';
 import { TablePolicy } from './table/tablePolicy';
-import { initBackend, type BackendChoice } from './transformer/backend';
+import { describeBackend, initBackend, type BackendChoice, type BackendInfo } from './transformer/backend';
 import { readCheckpoint, restoreCheckpoint, type LoadedCheckpoint } from './transformer/checkpoint';
 import { Gpt, type GptConfig } from './transformer/model';
 import { autoReplicas, ReplicaPool } from './transformer/replicas';
@@ -45,8 +45,8 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory): Pr
   const o = config.policyOptions as Record<string, number | string | boolean>;
   const backend = await initBackend(o.backend as BackendChoice);
   const init = typeof o.init === 'string' && o.init !== '' ? readCheckpoint(o.init) : undefined;
-  if (init?.manifest.model && 'kind' in init.manifest.model) return createHfTransformer(config, env, backend.name, init);
-  if (!init && typeof o.model === 'string' && o.model !== '') return createHfTransformer(config, env, backend.name, undefined);
+  if (init?.manifest.model && 'kind' in init.manifest.model) return createHfTransformer(config, env, backend, init);
+  if (!init && typeof o.model === 'string' && o.model !== '') return createHfTransformer(config, env, backend, undefined);
   const tokenizer = init?.tokenizer ?? (typeof o.tokenizer === 'string' && o.tokenizer !== '' ? HfTokenizer.fromDirectory(o.tokenizer) : new CharTokenizer());
   const modelConfig: GptConfig = (init?.manifest.model as GptConfig | undefined) ?? {
     vocabSize: tokenizer.vocabSize,
@@ -67,7 +67,7 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory): Pr
       stop: stop?.strings ?? [], ...(stop?.when ? { stopWhen: stop.when } : {}),
     },
     optimizerOptions(config),
-    `tfjs ${backend.name} (${model.parameterCount().toLocaleString('en')} parameters)`,
+    `tfjs ${describeBackend(backend)} (${model.parameterCount().toLocaleString('en')} parameters)`,
     config.seed,
   );
   if (init) {
@@ -102,7 +102,8 @@ export function loraOf(o: Record<string, unknown>): LoraOptions | undefined {
  * weight is read, its tokenizer and chat template, LoRA adapters (or full fine-tuning), and the base
  * model (with frozen adapters) as the KL reference. A warm start (init) names its base folder.
  */
-async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, backend: string, init: LoadedCheckpoint | undefined): Promise<TrainablePolicy> {
+async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, backendInfo: BackendInfo, init: LoadedCheckpoint | undefined): Promise<TrainablePolicy> {
+  const backend = backendInfo.name;
   const o = config.policyOptions as Record<string, number | string | boolean>;
   const stored = init?.manifest.model as HfModelConfig | undefined;
   const dir = stored?.dir ?? path.resolve(String(o.model));
@@ -118,7 +119,7 @@ async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, b
   try {
     const eos = generationEos(dir, tokenizer);
     const trained = lora ? `LoRA rank ${lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning';
-    const compute = `tfjs ${backend} (${arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${trained}`;
+    const compute = `tfjs ${describeBackend(backendInfo)} (${arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${trained}`;
     reference = model.reference();
     if (o.actionMode === 'score') {
       if (!env.tabular) throw new ModelLoadError(`policyOptions.actionMode "score" needs an environment with a fixed action set; "${env.name}" has none`);

@@ -1,21 +1,104 @@
-// Compute backend, chosen once per process and recorded with the run: @tensorflow/tfjs-node-gpu,
-// then @tensorflow/tfjs-node (optional dependencies, used when they load), then tfjs-backend-wasm
-// with SIMD (the fast one on machines without them: 10–20× the plain CPU backend for transformer
-// work), then the plain JS CPU backend. A setting forces one.
+// Compute backend, chosen once per process and recorded with the run: @tensorflow/tfjs-node-gpu, then
+// WebGPU through Dawn (the optional `webgpu` package: Vulkan on Linux, Metal on macOS, D3D12 on Windows)
+// when it reports a hardware adapter, then @tensorflow/tfjs-node (optional dependencies, used when they
+// load), then tfjs-backend-wasm with SIMD (the fast one on machines without them: 10–20× the plain CPU
+// backend for transformer work), then the plain JS CPU backend. A setting forces one; a forced webgpu
+// takes a software adapter too (SwiftShader, llvmpipe: correct and slow, for tests). Every tensor read
+// is asynchronous (`await data()`): WebGPU in Node has no synchronous read.
 import * as tf from '@tensorflow/tfjs';
 import * as path from 'node:path';
 
-export const BACKEND_NAMES = ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] as const;
+export const BACKEND_NAMES = ['auto', 'tensorflow-gpu', 'webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export type BackendChoice = (typeof BACKEND_NAMES)[number];
 
+/** The GPU a WebGPU backend runs on, as Dawn describes it. */
+export interface AdapterInfo {
+  readonly vendor: string;
+  readonly architecture: string;
+  readonly device: string;
+  readonly description: string;
+  /** A fallback or software adapter (SwiftShader, llvmpipe, lavapipe, WARP): not a GPU. */
+  readonly software: boolean;
+}
+
 export interface BackendInfo {
-  /** tfjs backend name after initialisation ('tensorflow', 'wasm', 'cpu'). */
+  /** tfjs backend name after initialisation ('tensorflow', 'webgpu', 'wasm', 'cpu'). */
   readonly name: string;
   /** What was tried and why the better ones were skipped. */
   readonly notes: string[];
+  /** webgpu: the adapter. */
+  readonly adapter?: AdapterInfo;
+}
+
+/** The backend and, for webgpu, its adapter, in one line (run records, model check). */
+export function describeBackend(b: BackendInfo): string {
+  if (!b.adapter) return b.name;
+  const a = b.adapter;
+  const what = [a.vendor, a.architecture, a.device, a.description].filter((x) => x !== '').join(' · ') || 'unnamed adapter';
+  return `${b.name} on ${what}${a.software ? ' (software adapter)' : ''}`;
+}
+
+const SOFTWARE_ADAPTERS = /swiftshader|llvmpipe|lavapipe|softpipe|warp|microsoft basic render/i;
+
+interface GpuAdapterLike {
+  readonly isFallbackAdapter?: boolean;
+  readonly info?: { vendor?: string; architecture?: string; device?: string; description?: string };
+}
+
+/** Linux: whether libvulkan.so.1, which Dawn needs for any adapter, is where the loader looks. */
+function vulkanLoaderFound(): boolean {
+  const dirs = [...(process.env.LD_LIBRARY_PATH ?? '').split(':'), '/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/lib/x86_64-linux-gnu', '/lib/aarch64-linux-gnu'].filter((d) => d !== '');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const fs = require('node:fs') as typeof import('node:fs');
+  return dirs.some((d) => fs.existsSync(path.join(d, 'libvulkan.so.1')));
+}
+
+function vulkanLoaderNote(): string {
+  if (process.platform !== 'linux') return '';
+  return vulkanLoaderFound()
+    ? 'libvulkan.so.1 loads, so no Vulkan driver (ICD) offered an adapter Dawn accepts: install the GPU vendor\'s Vulkan driver (NVIDIA\'s with NVIDIA_DRIVER_CAPABILITIES including graphics in containers, or mesa-vulkan-drivers)'
+    : 'libvulkan.so.1 is missing: apt-get install libvulkan1 and the GPU vendor\'s Vulkan driver';
+}
+
+/**
+ * WebGPU through Dawn's Node bindings. Software adapters only when `software` (a forced choice);
+ * `auto` wants a GPU.
+ */
+async function initWebgpu(software: boolean): Promise<AdapterInfo> {
+  // auto on Linux without the Vulkan loader: skip Dawn altogether (it would only warn and find nothing)
+  if (!software && process.platform === 'linux' && !vulkanLoaderFound()) throw new Error(`no GPU through WebGPU here (${vulkanLoaderNote()})`);
+  let dawn: { create(flags: string[]): { requestAdapter(o?: object): Promise<GpuAdapterLike | null> }; globals: Record<string, unknown> };
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    dawn = require('webgpu') as typeof dawn;
+  } catch (e) {
+    throw new Error(`the webgpu package (Dawn) is not installed or does not load (${(e as Error).message.split('\n')[0]}). Fix: npm install webgpu (an optional dependency)`);
+  }
+  const flags = (process.env.AGENT_RL_DAWN_FLAGS ?? '').split(',').filter((f) => f !== '');
+  const gpu = dawn.create(flags);
+  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter) throw new Error(`Dawn found no WebGPU adapter${process.platform === 'linux' ? ` (${vulkanLoaderNote()})` : process.platform === 'darwin' ? ' (Metal)' : ' (D3D12)'}`);
+  const i = adapter.info ?? {};
+  const info: AdapterInfo = {
+    vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '',
+    software: adapter.isFallbackAdapter === true || SOFTWARE_ADAPTERS.test(`${i.vendor ?? ''} ${i.architecture ?? ''} ${i.device ?? ''} ${i.description ?? ''}`),
+  };
+  if (info.software && !software) throw new Error(`the only WebGPU adapter is a software one (${describeBackend({ name: 'webgpu', notes: [], adapter: info })}), slower than wasm; force it with backend "webgpu"`);
+  // tfjs-backend-webgpu looks for navigator.gpu and the WebGPU globals when it is loaded
+  Object.assign(globalThis, dawn.globals);
+  Object.defineProperty(globalThis, 'navigator', { value: { ...((globalThis as { navigator?: object }).navigator ?? {}), gpu }, configurable: true, writable: true });
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require('@tensorflow/tfjs-backend-webgpu');
+  if (!(await tf.setBackend('webgpu'))) throw new Error('tf.setBackend("webgpu") returned false');
+  return info;
 }
 
 let chosen: BackendInfo | undefined;
+
+/** A forced backend that cannot start here: what is missing, the fix, and what auto would take. */
+export class BackendUnavailableError extends Error {
+  override name = 'BackendUnavailableError';
+}
 
 function tryRequire(id: string): string | undefined {
   try {
@@ -39,10 +122,13 @@ async function initWasm(): Promise<void> {
 export async function initBackend(choice: BackendChoice = 'auto'): Promise<BackendInfo> {
   if (chosen) return chosen;
   const notes: string[] = [];
-  const order: BackendChoice[] = choice === 'auto' ? ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] : [choice];
+  const order: BackendChoice[] = choice === 'auto' ? ['tensorflow-gpu', 'webgpu', 'tensorflow', 'wasm', 'cpu'] : [choice];
+  let adapter: AdapterInfo | undefined;
   for (const b of order) {
     try {
-      if (b === 'tensorflow-gpu' || b === 'tensorflow') {
+      if (b === 'webgpu') {
+        adapter = await initWebgpu(choice === 'webgpu');
+      } else if (b === 'tensorflow-gpu' || b === 'tensorflow') {
         const pkg = b === 'tensorflow-gpu' ? '@tensorflow/tfjs-node-gpu' : '@tensorflow/tfjs-node';
         const err = tryRequire(pkg);
         if (err) throw new Error(`${pkg} is not installed or does not load (${err})`);
@@ -53,12 +139,28 @@ export async function initBackend(choice: BackendChoice = 'auto'): Promise<Backe
         if (!(await tf.setBackend('cpu'))) throw new Error('tf.setBackend("cpu") returned false');
       }
       await tf.ready();
-      chosen = { name: tf.getBackend(), notes };
+      chosen = { name: tf.getBackend(), notes, ...(adapter ? { adapter } : {}) };
       return chosen;
     } catch (e) {
       notes.push(`${b}: ${(e as Error).message}`);
-      if (choice !== 'auto') throw new Error(`compute backend "${choice}" is not available: ${(e as Error).message}. Fix: install it, or use backend "auto"`);
+      if (choice !== 'auto') {
+        const why = (e as Error).message;
+        throw new BackendUnavailableError(`compute backend "${choice}" is not available: ${why}${/Fix:/.test(why) ? '' : '. Fix: install it'}; or use backend "auto" (here it would take ${autoWouldTake()})`);
+      }
     }
   }
   throw new Error(`no compute backend could be initialised: ${notes.join('; ')}`);
+}
+
+/** The backend auto would take here, without initialising one (for a forced backend's error). */
+function autoWouldTake(): string {
+  for (const [name, pkg] of [['tensorflow-gpu', '@tensorflow/tfjs-node-gpu'], ['tensorflow', '@tensorflow/tfjs-node']] as const) {
+    try {
+      require.resolve(pkg);
+      return name;
+    } catch {
+      /* not installed */
+    }
+  }
+  return 'wasm';
 }

@@ -48,7 +48,7 @@ async function handle(msg: ReplicaRequest): Promise<{ reply: ReplicaReply; trans
     case 'sample': {
       const when = msg.options.stopEnv ? environmentFactory(msg.options.stopEnv as EnvName).stop?.when : undefined;
       const rng = msg.rowSeeds ? msg.rowSeeds.map((s) => new Rng(s)) : new Rng(msg.seed);
-      const sequences = sampleBatch(model!, tokenizer!, msg.prompts, { ...msg.options, ...(when ? { stopWhen: when } : {}) }, rng);
+      const sequences = await sampleBatch(model!, tokenizer!, msg.prompts, { ...msg.options, ...(when ? { stopWhen: when } : {}) }, rng);
       return { reply: { kind: 'sample', sequences }, transfer: [] };
     }
   }

@@ -212,7 +212,7 @@ export function stopsAt(text: string, stop: readonly string[], stopWhen?: (text:
  * context is full (prompt + new tokens = the model's context length). `rng`: one stream for the batch
  * (rows draw from it in turn), or one stream per row (each row's draws independent of the others').
  */
-export function sampleBatch(model: CausalLm, tokenizer: Tokenizer, prompts: readonly (readonly number[])[], o: SampleOptions, rng: Rng | readonly Rng[]): SampledSequence[] {
+export async function sampleBatch(model: CausalLm, tokenizer: Tokenizer, prompts: readonly (readonly number[])[], o: SampleOptions, rng: Rng | readonly Rng[]): Promise<SampledSequence[]> {
   const rowRng = (b: number): Rng => (Array.isArray(rng) ? (rng as readonly Rng[])[b]! : (rng as Rng));
   const B = prompts.length;
   const P = model.config.contextLength;
@@ -227,7 +227,8 @@ export function sampleBatch(model: CausalLm, tokenizer: Tokenizer, prompts: read
   let logits = started.logits;
   try {
     for (;;) {
-      const data = logits.dataSync() as Float32Array;
+      // an asynchronous read: WebGPU has no synchronous one in Node (on wasm it resolves at once)
+      const data = (await logits.data()) as Float32Array;
       const V = data.length / B;
       logits.dispose();
       const next: number[] = [];

@@ -63,6 +63,26 @@ export interface ChatRenderOptions {
   readonly tools?: readonly Readonly<Record<string, unknown>>[];
 }
 
+/** Special-token variables a chat template reads (transformers passes the same ones). */
+const TEMPLATE_TOKENS = ['bos_token', 'eos_token', 'unk_token', 'sep_token', 'pad_token', 'cls_token', 'mask_token'] as const;
+
+/**
+ * A chat template rendered with @huggingface/jinja, the engine @huggingface/transformers renders with,
+ * given the same variables (messages, add_generation_prompt, tools, the special tokens): where
+ * transformers does not load (the .vsix leaves ONNX Runtime out) the text is the same.
+ */
+export function renderChatTemplate(template: string, config: Record<string, unknown>, messages: readonly ChatMessage[], o: ChatRenderOptions): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Template } = require('@huggingface/jinja') as { Template: new (t: string) => { render(vars: Record<string, unknown>): string } };
+  const special: Record<string, string> = {};
+  for (const key of TEMPLATE_TOKENS) {
+    const v = config[key];
+    const text = typeof v === 'string' ? v : (v as { content?: unknown } | null | undefined)?.content;
+    if (typeof text === 'string' && text !== '') special[key] = text;
+  }
+  return new Template(template).render({ messages, add_generation_prompt: o.addGenerationPrompt, ...(o.tools ? { tools: o.tools } : {}), ...special });
+}
+
 /** The library that tokenizes: @huggingface/transformers, else its own pure-JS tokenizer library. */
 function loadHfLibrary(): { library: string; make: (json: object, config: object) => HfImpl } {
   const errors: string[] = [];
@@ -97,9 +117,11 @@ function loadHfLibrary(): { library: string; make: (json: object, config: object
       library: '@huggingface/tokenizers',
       make: (json, config) => {
         const t = new Tokenizer(json, config);
+        const template = chatTemplateOf(config as Record<string, unknown>);
         return {
           encode: (text) => t.encode(text, { add_special_tokens: false }).ids,
           decode: (ids) => t.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
+          ...(template ? { render: (messages: readonly ChatMessage[], o: ChatRenderOptions) => renderChatTemplate(template, config as Record<string, unknown>, messages, o) } : {}),
         };
       },
     };
@@ -107,6 +129,17 @@ function loadHfLibrary(): { library: string; make: (json: object, config: object
     errors.push(`@huggingface/tokenizers: ${(e as Error).message.split('\n')[0]}`);
   }
   throw new Error(`no Hugging Face tokenizer library loads (${errors.join('; ')}). Fix: npm install in the extension or project directory`);
+}
+
+/** The chat template of a tokenizer_config.json, when it has one (a string; named templates: "default"). */
+export function chatTemplateOf(config: Record<string, unknown>): string | undefined {
+  const t = config.chat_template;
+  if (typeof t === 'string' && t.trim() !== '') return t;
+  if (Array.isArray(t)) {
+    const named = (t as { name?: unknown; template?: unknown }[]).find((x) => x.name === 'default');
+    if (typeof named?.template === 'string') return named.template;
+  }
+  return undefined;
 }
 
 /** Highest id in a tokenizer.json (model vocabulary and added tokens) + 1. */
@@ -167,13 +200,7 @@ export class HfTokenizer implements Tokenizer {
 
   /** The chat template of tokenizer_config.json, when it has one (a string; named templates: "default"). */
   get chatTemplate(): string | undefined {
-    const t = this.tokenizerConfig.chat_template;
-    if (typeof t === 'string' && t.trim() !== '') return t;
-    if (Array.isArray(t)) {
-      const named = (t as { name?: unknown; template?: unknown }[]).find((x) => x.name === 'default');
-      if (typeof named?.template === 'string') return named.template;
-    }
-    return undefined;
+    return chatTemplateOf(this.tokenizerConfig);
   }
 
   /** The texts of the added (special and control) tokens. */
@@ -192,7 +219,7 @@ export class HfTokenizer implements Tokenizer {
   /** Renders messages with the chat template (text, not ids: the caller encodes what it needs). */
   renderChat(messages: readonly ChatMessage[], o: ChatRenderOptions): string {
     if (!this.chatTemplate) throw new Error('tokenizer_config.json has no chat_template. Fix: set policyOptions.chatTemplate to "none", or use the instruct model\'s tokenizer files');
-    if (!this.impl.render) throw new Error(`chat templates are rendered by @huggingface/transformers, which does not load here (the tokenizer runs on ${this.library}). Fix: npm install, or set policyOptions.chatTemplate to "none"`);
+    if (!this.impl.render) throw new Error('the chat template cannot be rendered here. Fix: npm install (it needs @huggingface/jinja), or set policyOptions.chatTemplate to "none"');
     return this.impl.render(messages, o);
   }
 

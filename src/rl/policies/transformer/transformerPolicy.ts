@@ -190,7 +190,7 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
     const { temperature, topK, topP, maxNewTokens, stop } = sampling; // stopWhen is rebuilt from stopEnv
     const options = { temperature, topK, topP, maxNewTokens, stop, ...(this.stopEnv ? { stopEnv: this.stopEnv } : {}) };
     const asked = shards.slice(1).map((idx, h) => pool.helper(h).call({ kind: 'sample', prompts: idx.map((i) => prompts[i]!), options, seed: seeds[h + 1]!, ...(rowSeeds ? { rowSeeds: idx.map((i) => rowSeeds[i]!) } : {}) }));
-    const mine = sampleBatch(this.model, this.tokenizer, shards[0]!.map((i) => prompts[i]!), sampling, rowSeeds ? rowsOf(shards[0]!) : new Rng(seeds[0]!));
+    const mine = await sampleBatch(this.model, this.tokenizer, shards[0]!.map((i) => prompts[i]!), sampling, rowSeeds ? rowsOf(shards[0]!) : new Rng(seeds[0]!));
     const theirs = await Promise.all(asked);
     const out: SampledSequence[] = new Array<SampledSequence>(prompts.length);
     shards[0]!.forEach((i, k) => (out[i] = mine[k]!));

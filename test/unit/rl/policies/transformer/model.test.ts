@@ -92,7 +92,7 @@ describe('GPT with KV cache', () => {
     });
   }
 
-  it('a stop tag split across two tokens still stops generation', () => {
+  it('a stop tag split across two tokens still stops generation', async () => {
     // A rigged model over 2-character tokens: position p prefers token p mod 4, so greedy decoding
     // writes '</' 'ca' 'll' '>x' …; the stop tag '</call>' ends inside the fourth token.
     const chunks = ['</', 'ca', 'll', '>x', 'zz'];
@@ -111,7 +111,7 @@ describe('GPT with KV cache', () => {
       m.w(`h${l}.mlp.w2`).assign(tf.zeros(m.w(`h${l}.mlp.w2`).shape));
     }
     m.w('lnf.g').assign(tf.ones([D]));
-    const [out] = sampleBatch(m, chunkTok, [[4]], { temperature: 0, topK: 0, topP: 1, maxNewTokens: 20, stop: ['</call>'] }, new Rng(1));
+    const [out] = await sampleBatch(m, chunkTok, [[4]], { temperature: 0, topK: 0, topP: 1, maxNewTokens: 20, stop: ['</call>'] }, new Rng(1));
     assert.equal(out!.stopReason, 'stop');
     assert.equal(out!.text, '</call>x'); // 4 tokens: '</' 'ca' 'll' '>x'; the tag ends inside the last one
     assert.equal(out!.tokens.length, 4);
