@@ -77,6 +77,17 @@ export interface TrainablePolicy extends Policy {
   loadState(dir: string): Promise<void>;
 }
 
+/** A policy's greedy view: the same weights and version, sampling through `sample` (its argmax). */
+export function greedyView(version: () => number, compute: string, sample: Policy['sample']): Policy {
+  return {
+    get version() {
+      return version();
+    },
+    compute,
+    sample,
+  };
+}
+
 export function isTrainable(p: Policy): p is TrainablePolicy {
   return typeof (p as Partial<TrainablePolicy>).gradients === 'function';
 }

@@ -12,7 +12,7 @@ import type { TabularSpec } from '../../envs/environment';
 import type { Rng } from '../../random';
 import type { LossInput, LossStats, PaddedBatch, TrainSequence } from '../../train/batch';
 import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../train/gradients';
-import type { Policy, PolicyContext, PolicySample, TrainablePolicy } from '../policy';
+import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
 import { readCheckpoint, restoreCheckpoint, saveCheckpoint } from '../transformer/checkpoint';
 import type { Tokenizer } from '../transformer/tokenizer';
 import type { HfModel } from './hfModel';
@@ -152,14 +152,7 @@ export class CandidateScoringPolicy implements TrainablePolicy {
 
   /** The same scores, taking the most likely action (greedy evaluation). */
   greedy(): Policy {
-    const version = (): number => this.versionCounter;
-    return {
-      get version() {
-        return version();
-      },
-      compute: this.compute,
-      sample: (contexts, rng) => this.choose(contexts, rng, true),
-    };
+    return greedyView(() => this.versionCounter, this.compute, (contexts, rng) => this.choose(contexts, rng, true));
   }
 
   private async choose(contexts: readonly PolicyContext[], rng: Rng, greedy: boolean): Promise<PolicySample[]> {

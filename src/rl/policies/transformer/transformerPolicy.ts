@@ -11,7 +11,7 @@ import { Rng } from '../../random';
 import type { LossInput, LossStats, TrainSequence } from '../../train/batch';
 import { MICROBATCH_POSITIONS, shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../train/gradients';
 import { splitShards } from '../../train/batch';
-import type { Policy, PolicyContext, PolicySample, TrainablePolicy } from '../policy';
+import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
 import { readCheckpoint, restoreCheckpoint, saveCheckpoint } from './checkpoint';
 import type { ChatFormat } from '../hf/chatFormat';
 import type { HfModelConfig } from '../hf/hfModel';
@@ -248,14 +248,7 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
   }
 
   greedy(): Policy {
-    const version = (): number => this.versionCounter;
-    return {
-      get version() {
-        return version();
-      },
-      compute: this.compute,
-      sample: (contexts, rng) => this.sampleWith({ ...this.sampling, temperature: 0 }, contexts, rng),
-    };
+    return greedyView(() => this.versionCounter, this.compute, (contexts, rng) => this.sampleWith({ ...this.sampling, temperature: 0 }, contexts, rng));
   }
 
   save(dir: string, note: string): Promise<string> {
