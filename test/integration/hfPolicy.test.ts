@@ -186,6 +186,11 @@ describe('chat templates, token in and token out', () => {
     const text = tokenizer.renderChat(conversation, { addGenerationPrompt: false, tools });
     // where @huggingface/transformers does not load (the .vsix), @huggingface/jinja renders the same text
     assert.equal(renderChatTemplate(tokenizer.chatTemplate!, tokenizer.tokenizerConfig, conversation, { addGenerationPrompt: false, tools }), text);
+    for (const family of ['qwen2', 'llama']) {
+      const t = HfTokenizer.fromDirectory(path.join(FIXTURES, family));
+      const plain = [{ role: 'user' as const, content: 'hi' }];
+      assert.equal(renderChatTemplate(t.chatTemplate!, t.tokenizerConfig, plain, { addGenerationPrompt: true }), t.renderChat(plain, { addGenerationPrompt: true }), `${family} without tools`);
+    }
     const rendered = tokenizer.encode(text);
     // the template closes the last assistant message with "<|im_end|>\n": the episode ends at the end of turn
     assert.deepEqual(ids, rendered.slice(0, ids.length));

@@ -26,7 +26,7 @@ export class ChatFormat {
 
   constructor(private readonly tokenizer: HfTokenizer, eosIds: readonly number[], private readonly system = '') {
     const closing = this.closingText(); // also fails now, with the fix, if the template cannot render
-    const special = tokenizer.addedTokens().filter((t) => t !== '' && closing.startsWith(t)).sort((a, b) => b.length - a.length)[0];
+    const special = tokenizer.specialTokens().filter((t) => t !== '' && closing.startsWith(t)).sort((a, b) => b.length - a.length)[0];
     this.endOfTurn = special;
     const turnId = special !== undefined ? tokenizer.tokenId(special) : undefined;
     const ids = [...eosIds];

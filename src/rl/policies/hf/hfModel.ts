@@ -383,6 +383,12 @@ export class HfModel implements PolicyModel {
    */
   private causalMask(T: number, Tk: number): tf.Tensor2D | undefined {
     if (T === 1) return undefined;
+    if (Tk > this.config.contextLength) {
+      // past the context (callers cut sequences to it; built per call rather than failing here)
+      const data = new Float32Array(T * Tk);
+      for (let i = 0; i < T; i++) for (let j = 0; j < Tk; j++) data[i * Tk + j] = j <= i + Tk - T ? 0 : NEG;
+      return tf.tensor2d(data, [T, Tk]);
+    }
     if (!this.fullMask) {
       const P = this.config.contextLength;
       const data = new Float32Array(P * P);

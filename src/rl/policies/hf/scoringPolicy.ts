@@ -19,8 +19,6 @@ import type { HfModel } from './hfModel';
 
 /** Prompts scored in one pass at most (each with every candidate): the learner's micro-batch, in turns. */
 const PROMPTS_PER_PASS = 8;
-/** Prompts remembered by id; past it the table starts again after an update (ids are only meaningful within one). */
-const MAX_PROMPTS = 50_000;
 
 /**
  * The prompt is the episode's history, token in, token out: each observation as it came, then "Action:";
@@ -40,6 +38,7 @@ export class CandidateScoringPolicy implements TrainablePolicy {
   private versionCounter = 0;
   /** Every candidate's ids: " " + the action string, then the end-of-sequence token. */
   private readonly candidates: number[][];
+  /** Every prompt seen, by id (ids are never reused: a queued group of an async run may still hold one). */
   private readonly promptIds = new Map<string, number>();
   /** Prompt ids (the batch's inputs) → their token ids. */
   private readonly prompts: number[][] = [];
@@ -210,11 +209,6 @@ export class CandidateScoringPolicy implements TrainablePolicy {
 
   completeUpdate(): void {
     this.versionCounter += 1;
-    // between updates no prompt id is held: past the cap the table starts again
-    if (this.prompts.length >= MAX_PROMPTS) {
-      this.promptIds.clear();
-      this.prompts.length = 0;
-    }
   }
 
   save(dir: string, note: string): Promise<string> {

@@ -86,7 +86,9 @@ async function initWebgpu(software: boolean): Promise<AdapterInfo> {
   if (info.software && !software) throw new Error(`the only WebGPU adapter is a software one (${describeBackend({ name: 'webgpu', notes: [], adapter: info })}), slower than wasm; force it with backend "webgpu"`);
   // tfjs-backend-webgpu looks for navigator.gpu and the WebGPU globals when it is loaded
   Object.assign(globalThis, dawn.globals);
-  Object.defineProperty(globalThis, 'navigator', { value: { ...((globalThis as { navigator?: object }).navigator ?? {}), gpu }, configurable: true, writable: true });
+  const nav = (globalThis as { navigator?: object }).navigator;
+  if (nav) Object.defineProperty(nav, 'gpu', { value: gpu, configurable: true }); // Node ≥ 21 has one: keep its own properties
+  else Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   require('@tensorflow/tfjs-backend-webgpu');
   if (!(await tf.setBackend('webgpu'))) throw new Error('tf.setBackend("webgpu") returned false');

@@ -59,7 +59,11 @@ export async function saveCheckpoint(dir: string, model: PolicyModel & { readonl
   // tensor by tensor: a full fine-tuning checkpoint of a pretrained model is larger than one buffer may be
   const fd = fs.openSync(path.join(dir, 'tensors.bin'), 'w');
   try {
-    for (const c of chunks) fs.writeSync(fd, new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
+    for (const c of chunks) {
+      const bytes = new Uint8Array(c.buffer, c.byteOffset, c.byteLength);
+      // one call moves at most about 2 GiB on Linux: loop until the tensor is written
+      for (let done = 0; done < bytes.length;) done += fs.writeSync(fd, bytes, done, bytes.length - done);
+    }
   } finally {
     fs.closeSync(fd);
   }
@@ -102,7 +106,12 @@ export function readCheckpoint(fileOrDir: string): LoadedCheckpoint {
     for (const e of manifest.tensors) {
       if (4 * (e.offset + e.length) > size) throw new Error(`${file}: tensor ${e.name} lies beyond the end of tensors.bin (truncated file?)`);
       const data = new Float32Array(e.length);
-      fs.readSync(fd, new Uint8Array(data.buffer), 0, 4 * e.length, 4 * e.offset);
+      const bytes = new Uint8Array(data.buffer);
+      for (let done = 0; done < bytes.length;) {
+        const n = fs.readSync(fd, bytes, done, bytes.length - done, 4 * e.offset + done);
+        if (n === 0) throw new Error(`${file}: tensor ${e.name} ends early in tensors.bin (truncated file?)`);
+        done += n;
+      }
       tensors.set(e.name, data);
     }
   } finally {

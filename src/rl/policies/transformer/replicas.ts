@@ -17,7 +17,8 @@ import type { Tokenizer } from './tokenizer';
  * single-threaded backends (wasm, cpu); one on tfjs-node, which threads its own kernels.
  */
 export function autoReplicas(backend: string): number {
-  return backend === 'tensorflow' ? 1 : Math.min(4, os.availableParallelism());
+  // native TensorFlow threads itself, and a GPU is one engine: replicas are for single-threaded CPU backends
+  return backend === 'tensorflow' || backend === 'webgpu' ? 1 : Math.min(4, os.availableParallelism());
 }
 
 /** The helper's script: next to this module when compiled by tsc, `replica.js` next to a bundle. */

@@ -221,8 +221,11 @@ export async function sampleBatch(model: CausalLm, tokenizer: Tokenizer, prompts
     if (r.budget <= 0) r.stopReason = 'context';
   });
   if (rows.every((r) => r.stopReason)) return rows.map((r) => ({ tokens: r.tokens, logprobs: r.logprobs, text: r.text, stopReason: r.stopReason! }));
-  const longest = Math.max(1, ...prompts.map((p) => p.length));
-  const started = prefill(model, prompts.map((p) => (p.length > 0 ? p : [0])), { capacity: longest + Math.max(...rows.map((r) => r.budget)) });
+  // a row whose context is already full samples nothing: it is prefilled as one token, so the batch's
+  // prefill never runs past the context
+  const inputs = prompts.map((p, b) => (p.length > 0 && rows[b]!.budget > 0 ? p : [0]));
+  const longest = Math.max(1, ...inputs.map((p) => p.length));
+  const started = prefill(model, inputs, { capacity: longest + Math.max(...rows.map((r) => r.budget)) });
   const state = started.state;
   let logits = started.logits;
   try {

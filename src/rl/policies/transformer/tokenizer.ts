@@ -80,7 +80,8 @@ export function renderChatTemplate(template: string, config: Record<string, unkn
     const text = typeof v === 'string' ? v : (v as { content?: unknown } | null | undefined)?.content;
     if (typeof text === 'string' && text !== '') special[key] = text;
   }
-  return new Template(template).render({ messages, add_generation_prompt: o.addGenerationPrompt, ...(o.tools ? { tools: o.tools } : {}), ...special });
+  // as transformers passes them: tools and documents null when absent (templates test `is not none`)
+  return new Template(template).render({ messages, add_generation_prompt: o.addGenerationPrompt, tools: o.tools ?? null, documents: null, ...special });
 }
 
 /** The library that tokenizes: @huggingface/transformers, else its own pure-JS tokenizer library. */
@@ -117,11 +118,11 @@ function loadHfLibrary(): { library: string; make: (json: object, config: object
       library: '@huggingface/tokenizers',
       make: (json, config) => {
         const t = new Tokenizer(json, config);
-        const template = chatTemplateOf(config as Record<string, unknown>);
+        const cfg = config as Record<string, unknown>;
         return {
           encode: (text) => t.encode(text, { add_special_tokens: false }).ids,
           decode: (ids) => t.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
-          ...(template ? { render: (messages: readonly ChatMessage[], o: ChatRenderOptions) => renderChatTemplate(template, config as Record<string, unknown>, messages, o) } : {}),
+          ...(chatTemplateOf(cfg) ? { render: (messages: readonly ChatMessage[], o: ChatRenderOptions) => renderChatTemplate(chatTemplateOf(cfg, o.tools !== undefined)!, cfg, messages, o) } : {}),
         };
       },
     };
@@ -131,13 +132,17 @@ function loadHfLibrary(): { library: string; make: (json: object, config: object
   throw new Error(`no Hugging Face tokenizer library loads (${errors.join('; ')}). Fix: npm install in the extension or project directory`);
 }
 
-/** The chat template of a tokenizer_config.json, when it has one (a string; named templates: "default"). */
-export function chatTemplateOf(config: Record<string, unknown>): string | undefined {
+/**
+ * The chat template of a tokenizer_config.json, when it has one: a string, or of named templates
+ * "tool_use" when tools are given and it exists (as transformers chooses), else "default".
+ */
+export function chatTemplateOf(config: Record<string, unknown>, withTools = false): string | undefined {
   const t = config.chat_template;
   if (typeof t === 'string' && t.trim() !== '') return t;
   if (Array.isArray(t)) {
-    const named = (t as { name?: unknown; template?: unknown }[]).find((x) => x.name === 'default');
-    if (typeof named?.template === 'string') return named.template;
+    const named = t as { name?: unknown; template?: unknown }[];
+    const pick = (withTools ? named.find((x) => x.name === 'tool_use') : undefined) ?? named.find((x) => x.name === 'default');
+    if (typeof pick?.template === 'string') return pick.template;
   }
   return undefined;
 }
@@ -203,9 +208,9 @@ export class HfTokenizer implements Tokenizer {
     return chatTemplateOf(this.tokenizerConfig);
   }
 
-  /** The texts of the added (special and control) tokens. */
-  addedTokens(): string[] {
-    return ((this.tokenizerJson.added_tokens as { content?: unknown }[] | undefined) ?? []).map((t) => (typeof t.content === 'string' ? t.content : '')).filter((t) => t !== '');
+  /** The texts of the added tokens marked special (control tokens such as <|im_end|>, not added words or whitespace). */
+  specialTokens(): string[] {
+    return ((this.tokenizerJson.added_tokens as { content?: unknown; special?: unknown }[] | undefined) ?? []).filter((t) => t.special === true).map((t) => (typeof t.content === 'string' ? t.content : '')).filter((t) => t !== '');
   }
 
   /** The id of a token given by its text (special or added tokens such as <|im_end|>), if the vocabulary has it. */

@@ -10,7 +10,9 @@ import { parseHfConfig } from '../../../../../src/rl/policies/hf/hfConfig';
 import { HfModel, hfDifferentiable } from '../../../../../src/rl/policies/hf/hfModel';
 import { checkpointTensors, toFloat32 } from '../../../../../src/rl/policies/hf/safetensors';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
-import { decodeStep, disposeState, prefill } from '../../../../../src/rl/policies/transformer/sampler';
+import { decodeStep, disposeState, prefill, sampleBatch } from '../../../../../src/rl/policies/transformer/sampler';
+import { HfTokenizer } from '../../../../../src/rl/policies/transformer/tokenizer';
+import { Rng } from '../../../../../src/rl/random';
 
 export const HF_FIXTURES = path.join(__dirname, '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
 const FAMILIES = ['qwen2', 'llama', 'gpt2'] as const;
@@ -82,6 +84,20 @@ describe('Hugging Face checkpoints against the PyTorch reference', () => {
       }
     });
   }
+
+  it('a batch where one row\'s context is already full samples the others and stops that one at the context', async () => {
+    const model = HfModel.load(path.join(HF_FIXTURES, 'gpt2'), { contextLength: 24, lora: { rank: 2, alpha: 4, dropout: 0, targets: ['all-linear'] } });
+    const tokenizer = HfTokenizer.fromDirectory(path.join(HF_FIXTURES, 'gpt2'));
+    try {
+      const full = Array.from({ length: 30 }, (_, i) => (i * 7) % 300);
+      const [a, b] = await sampleBatch(model, tokenizer, [full, [5, 6, 7]], { temperature: 1, topK: 0, topP: 1, maxNewTokens: 4, stop: [] }, new Rng(2));
+      assert.equal(a!.stopReason, 'context');
+      assert.equal(a!.tokens.length, 0);
+      assert.equal(b!.tokens.length, 4);
+    } finally {
+      model.dispose();
+    }
+  });
 
   it('full fine-tuning and LoRA compute the same logits before training; LoRA trains only its adapters', async () => {
     const dir = path.join(HF_FIXTURES, 'qwen2');
