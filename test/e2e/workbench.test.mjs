@@ -110,11 +110,9 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   /** Quick Open on a workspace file, from the Command Palette (Ctrl+P goes astray when a notification has focus). */
   const openWorkspaceFile = async (name) => {
     // a notification or a webview that still holds the focus can swallow the pick: one more try
-    // (in a clean-clone CI run, right after the unit suite, two tries were not enough: four, the
-    // focus given back to the editor area before each)
+    // (in a clean-clone CI run, right after the unit suite, two tries were not enough)
     for (let attempt = 1; ; attempt++) {
       await page.keyboard.press('Escape');
-      await page.locator('.part.editor').first().click({ position: { x: 600, y: 500 } }).catch(() => {});
       await runCommand(page, 'Go to File...');
       await pick(page, name);
       try {
