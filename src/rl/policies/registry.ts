@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import type { RunConfig } from '../../shared/runConfig';
 import { ADAM_DEFAULTS, type AdamWOptions } from '../algo/adamw';
-import { stopOf, type EnvironmentFactory } from '../envs/environment';
+import { stopOf, type EnvironmentFactory, type StopSpec } from '../envs/environment';
 import { ChatFormat } from './hf/chatFormat';
 import { generationEos } from './hf/generationConfig';
 import { ModelLoadError, readHfConfig } from './hf/hfConfig';
@@ -18,6 +18,7 @@ import { readCheckpoint, restoreCheckpoint, type LoadedCheckpoint } from './tran
 import { Gpt, type GptConfig } from './transformer/model';
 import { autoReplicas, ReplicaPool } from './transformer/replicas';
 import { CharTokenizer, HfTokenizer } from './transformer/tokenizer';
+import type { SampleOptions } from './transformer/sampler';
 import { TransformerPolicy } from './transformer/transformerPolicy';
 
 /** contextLength 0: the small GPT's (a calculator episode fits) and a pretrained model's (at most its own). */
@@ -62,10 +63,7 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory): Pr
   const policy = new TransformerPolicy(
     model,
     tokenizer,
-    {
-      temperature: o.temperature as number, topK: o.topK as number, topP: o.topP as number, maxNewTokens: o.maxNewTokens as number,
-      stop: stop?.strings ?? [], ...(stop?.when ? { stopWhen: stop.when } : {}),
-    },
+    samplingOf(o, stop),
     optimizerOptions(config),
     `tfjs ${describeBackend(backend)} (${model.parameterCount().toLocaleString('en')} parameters)`,
     config.seed,
@@ -87,6 +85,14 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory): Pr
     }
   }
   return policy;
+}
+
+/** The sampling options of a run: the policy options' settings, the environment's stop, and a model's own end tokens. */
+function samplingOf(o: Record<string, number | string | boolean>, stop: StopSpec | undefined, endTexts: readonly string[] = []): SampleOptions {
+  return {
+    temperature: o.temperature as number, topK: o.topK as number, topP: o.topP as number, maxNewTokens: o.maxNewTokens as number,
+    stop: [...(stop?.strings ?? []), ...endTexts], ...(stop?.when ? { stopWhen: stop.when } : {}),
+  };
 }
 
 /** LoRA settings of the policy options (rank 0: full fine-tuning). */
@@ -137,10 +143,7 @@ async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, b
     const lm = new TransformerPolicy<HfModel>(
       model,
       tokenizer,
-      {
-        temperature: o.temperature as number, topK: o.topK as number, topP: o.topP as number, maxNewTokens: o.maxNewTokens as number,
-        stop: [...(stop?.strings ?? []), ...eosTexts], ...(stop?.when ? { stopWhen: stop.when } : {}),
-      },
+      samplingOf(o, stop, eosTexts),
       optimizerOptions(config),
       `${compute}${chat ? ', chat template' : ''})`,
       { reference, differentiable: hfDifferentiable, ...(chat ? { chat } : {}), microBatchPositions: plan.microBatchPositions },

@@ -23,9 +23,20 @@ export class ChatFormat {
   readonly eosTexts: readonly string[];
   /** The template's end-of-turn token text, when its rendering closes an assistant message with one. */
   readonly endOfTurn: string | undefined;
+  /** A conversation up to a placeholder assistant message, rendered once: every later turn's glue starts from it. */
+  private readonly start: readonly ChatMessage[];
+  private readonly startText: string;
+  /** The template's text right after an assistant message's content. */
+  private readonly closing: string;
 
   constructor(private readonly tokenizer: HfTokenizer, eosIds: readonly number[], private readonly system = '') {
-    const closing = this.closingText(); // also fails now, with the fix, if the template cannot render
+    this.start = [...this.systemMessages(), { role: 'user', content: 'x' }, { role: 'assistant', content: PLACEHOLDER }];
+    // also fails now, with the fix, if the template cannot render
+    this.startText = tokenizer.renderChat(this.start, { addGenerationPrompt: false });
+    const at = this.startText.indexOf(PLACEHOLDER);
+    if (at < 0) throw new ModelLoadError('the chat template does not render an assistant message\'s content as given. Fix: set policyOptions.chatTemplate to "none"');
+    const closing = this.startText.slice(at + PLACEHOLDER.length);
+    this.closing = closing;
     const special = tokenizer.specialTokens().filter((t) => t !== '' && closing.startsWith(t)).sort((a, b) => b.length - a.length)[0];
     this.endOfTurn = special;
     const turnId = special !== undefined ? tokenizer.tokenId(special) : undefined;
@@ -33,14 +44,6 @@ export class ChatFormat {
     if (turnId !== undefined && !ids.includes(turnId)) ids.unshift(turnId);
     this.eosIds = ids;
     this.eosTexts = ids.map((id) => tokenizer.decode([id]));
-  }
-
-  /** The template's text right after an assistant message's content. */
-  private closingText(): string {
-    const text = this.tokenizer.renderChat([...this.systemMessages(), { role: 'user', content: 'x' }, { role: 'assistant', content: PLACEHOLDER }], { addGenerationPrompt: false });
-    const at = text.indexOf(PLACEHOLDER);
-    if (at < 0) throw new ModelLoadError('the chat template does not render an assistant message\'s content as given. Fix: set policyOptions.chatTemplate to "none"');
-    return text.slice(at + PLACEHOLDER.length);
   }
 
   private systemMessages(): ChatMessage[] {
@@ -63,14 +66,11 @@ export class ChatFormat {
    * message, and the generation prompt.
    */
   nextText(o: Observation, ended: string | undefined): string {
-    const start: ChatMessage[] = [...this.systemMessages(), { role: 'user', content: 'x' }, { role: 'assistant', content: PLACEHOLDER }];
-    const without = this.tokenizer.renderChat(start, { addGenerationPrompt: false });
-    const withNext = this.tokenizer.renderChat([...start, ChatFormat.message(o)], { addGenerationPrompt: true });
-    const at = without.indexOf(PLACEHOLDER);
-    if (at < 0 || !withNext.startsWith(without)) {
+    const withNext = this.tokenizer.renderChat([...this.start, ChatFormat.message(o)], { addGenerationPrompt: true });
+    if (!withNext.startsWith(this.startText)) {
       throw new ModelLoadError('the chat template renders earlier messages differently once a message follows them, so a turn cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"');
     }
-    let glue = without.slice(at + PLACEHOLDER.length) + withNext.slice(without.length);
+    let glue = this.closing + withNext.slice(this.startText.length);
     // the model closed its message with the template's own token: the glue goes on after it. Another
     // end-of-sequence token (<|endoftext|> where the template closes with <|im_end|>) stays in the
     // record, and the template's close follows it as context, so the next turn still sees the template.

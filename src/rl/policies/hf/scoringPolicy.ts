@@ -13,7 +13,7 @@ import type { Rng } from '../../random';
 import type { LossInput, LossStats, PaddedBatch, TrainSequence } from '../../train/batch';
 import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../train/gradients';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
-import { readCheckpoint, restoreCheckpoint, saveCheckpoint } from '../transformer/checkpoint';
+import { loadResumePoint, saveCheckpoint, saveResumePoint } from '../transformer/checkpoint';
 import type { Tokenizer } from '../transformer/tokenizer';
 import type { HfModel } from './hfModel';
 
@@ -216,18 +216,11 @@ export class CandidateScoringPolicy implements TrainablePolicy {
   }
 
   async saveState(dir: string): Promise<void> {
-    const reference = this.reference.names.map((name, i) => [`reference/${name}`, this.reference.weights[i]!] as const);
-    await saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, 'resume point', reference);
+    await saveResumePoint(dir, this.model, this.reference, this.tokenizer, this.optimizer, this.versionCounter);
   }
 
   loadState(dir: string): Promise<void> {
-    const ck = readCheckpoint(dir);
-    if (JSON.stringify(ck.manifest.model) !== JSON.stringify(this.model.config)) {
-      throw new Error(`the resume point in ${dir} holds a model of another shape or folder (${JSON.stringify(ck.manifest.model)}); this run's is ${JSON.stringify(this.model.config)}`);
-    }
-    restoreCheckpoint(ck, this.model, this.optimizer);
-    restoreCheckpoint(ck, this.reference, undefined, 'reference/');
-    this.versionCounter = ck.manifest.policyVersion;
+    this.versionCounter = loadResumePoint(dir, this.model, this.reference, this.optimizer);
     return Promise.resolve();
   }
 

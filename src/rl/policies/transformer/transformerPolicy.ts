@@ -12,7 +12,7 @@ import type { LossInput, LossStats, TrainSequence } from '../../train/batch';
 import { MICROBATCH_POSITIONS, shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../train/gradients';
 import { splitShards } from '../../train/batch';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
-import { readCheckpoint, restoreCheckpoint, saveCheckpoint } from './checkpoint';
+import { loadResumePoint, saveCheckpoint, saveResumePoint } from './checkpoint';
 import type { ChatFormat } from '../hf/chatFormat';
 import type { HfModelConfig } from '../hf/hfModel';
 import { Gpt, gptDifferentiable, type GptConfig, type PolicyModel } from './model';
@@ -256,18 +256,11 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
   }
 
   async saveState(dir: string): Promise<void> {
-    const reference = this.reference.names.map((name, i) => [`reference/${name}`, this.reference.weights[i]!] as const);
-    await saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, 'resume point', reference);
+    await saveResumePoint(dir, this.model, this.reference, this.tokenizer, this.optimizer, this.versionCounter);
   }
 
   async loadState(dir: string): Promise<void> {
-    const ck = readCheckpoint(dir);
-    if (JSON.stringify(ck.manifest.model) !== JSON.stringify(this.model.config)) {
-      throw new Error(`the resume point in ${dir} holds a model of another shape (${JSON.stringify(ck.manifest.model)}); this run's is ${JSON.stringify(this.model.config)}`);
-    }
-    restoreCheckpoint(ck, this.model, this.optimizer);
-    restoreCheckpoint(ck, this.reference, undefined, 'reference/');
-    this.versionCounter = ck.manifest.policyVersion;
+    this.versionCounter = loadResumePoint(dir, this.model, this.reference, this.optimizer);
     if (this.replicas) {
       await this.replicas.syncWeights(this.model, 'model');
       await this.replicas.syncWeights(this.reference, 'reference');
