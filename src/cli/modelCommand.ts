@@ -17,7 +17,7 @@ import { BACKEND_NAMES, describeBackend, initBackend, type BackendChoice } from 
 import { sampleBatch } from '../rl/policies/transformer/sampler';
 import { HfTokenizer } from '../rl/policies/transformer/tokenizer';
 import { Rng } from '../rl/random';
-import { showInvisibles } from '../shared/untrustedText';
+import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { UsageError } from './usageError';
 
 export const MODEL_USAGE = `agent-rl model check DIR [--prompt TEXT] [--max-new-tokens N] [--logits TEXT | --ids 1,2,3] [--top K] [--backend B] [--lora-rank N] [--context N] [--json]
@@ -77,20 +77,20 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
     `  architecture: ${arch.modelType}, ${arch.layers} layers, hidden ${arch.hidden}, ${arch.heads} heads (${arch.kvHeads} key/value, width ${arch.headDim}), MLP ${arch.intermediate}, vocabulary ${arch.vocabSize}, ${arch.maxPositions} positions`
       + (arch.modelType === 'gpt2' ? '' : `, rope θ ${arch.ropeTheta}${arch.ropeScaling ? ` (llama3 scaling ×${arch.ropeScaling.factor})` : ''}`) + (arch.tiedEmbeddings ? ', tied embeddings' : ''),
     `  parameters: ${parameterCount(arch).toLocaleString('en')}; stored as ${dtypes} in ${new Set([...stored.values()].map((t) => t.file)).size} file(s) (config torch_dtype ${arch.torchDtype}); computed in float32`,
-    `  tokenizer: ${tokenizer.vocabSize} ids (${tokenizer.library}), chat template ${tokenizer.chatTemplate ? 'yes' : 'none'}, end of sequence ${eos.map((id) => `${JSON.stringify(tokenizer.decode([id]))} (${id})`).join(', ') || 'none'}`,
+    `  tokenizer: ${tokenizer.vocabSize} ids (${tokenizer.library}), chat template ${tokenizer.chatTemplate ? 'yes' : 'none'}, end of sequence ${eos.map((id) => `${jsonText(tokenizer.decode([id]))} (${id})`).join(', ') || 'none'}`,
     `  backend: tfjs ${describeBackend(backend)}${backend.notes.length ? ` (${backend.notes.join('; ')})` : ''}`,
     `  memory plan (${lora ? `LoRA rank ${rank}` : 'full fine-tuning'}, context ${contextLength}, micro-batch ${plan.microBatchPositions} positions): ${plan.fits ? 'fits' : 'DOES NOT FIT'}`,
     describePlan(plan),
   ];
   if (!plan.fits) {
-    process.stdout.write(`${lines.join('\n')}\n`);
+    process.stdout.write(`${showInvisibles(lines.join('\n'))}\n`);
     return 1;
   }
   const model = HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}) });
   try {
     const prompt = v.prompt ?? 'def fibonacci(n):';
     const [out] = await sampleBatch(model, tokenizer, [tokenizer.encode(prompt)], { temperature: 0, topK: 0, topP: 1, maxNewTokens: maxNew, stop: eos.map((id) => tokenizer.decode([id])) }, new Rng(0));
-    lines.push(`  greedy continuation of ${JSON.stringify(prompt)}: ${showInvisibles(JSON.stringify(out!.text))}`);
+    lines.push(`  greedy continuation of ${jsonText(prompt)}: ${jsonText(out!.text)}`);
     if (v.logits !== undefined || v.ids !== undefined) {
       const ids = v.ids !== undefined ? v.ids.split(',').map((x) => Number(x.trim())) : tokenizer.encode(v.logits!);
       if (ids.length === 0) throw new UsageError('--logits: the text encodes to no tokens; give some text');
@@ -103,10 +103,10 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
       const order = Array.from(last.keys()).sort((a, b) => last[b]! - last[a]!).slice(0, top);
       const report = { ...(v.logits !== undefined ? { text: v.logits } : {}), ids, top: order.map((id) => ({ id, token: tokenizer.decode([id]), logit: last[id]! })) };
       if (v.json) {
-        process.stdout.write(`${JSON.stringify(report)}\n`);
+        process.stdout.write(`${jsonText(report)}\n`);
         return 0;
       }
-      lines.push(`  final position's top ${top} logits: ${JSON.stringify(report)}`);
+      lines.push(`  final position's top ${top} logits: ${jsonText(report)}`);
     }
   } catch (e) {
     if (e instanceof ModelLoadError) throw new UsageError(e.message);
@@ -114,7 +114,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   } finally {
     model.dispose();
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  process.stdout.write(`${showInvisibles(lines.join('\n'))}\n`);
   return 0;
 }
 

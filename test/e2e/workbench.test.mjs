@@ -323,7 +323,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await noDialog('Markdown document');
     await runCommand(page, 'Markdown: Open Preview to the Side');
     const preview = await webviewFrame(page, '#vscode-markdown-preview-data');
-    await preview.waitForFunction(() => document.body.innerText.includes('Observation'), null, { timeout: 30_000 });
+    await preview.waitForFunction(() => document.body?.innerText.includes('Observation'), null, { timeout: 30_000 }); // body is null while the preview loads
     const elements = await preview.evaluate(() => ({
       html: document.querySelectorAll('img, iframe, object, embed, a[href], form').length,
       scripts: [...document.scripts].filter((s) => s.textContent.includes('pwned')).length,
