@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import { registerImportCommand } from './host/commands/importCommand';
 import { registerRunCommands } from './host/commands/runCommands';
+import { registerRuntimeCommand } from './host/commands/runtimeCommand';
 import { registerTrajectoryDocuments } from './host/commands/trajectoryDocument';
 import { coalesce, LiveRuns } from './host/liveRuns';
 import { HostProcesses } from './host/processes/hostProcesses';
@@ -26,7 +27,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const refreshTree = coalesce(() => tree.refresh(), 500);
 
   context.subscriptions.push(
-    output, live, processes, view, new RunStatusBar(live),
+    output, live, processes, view, new RunStatusBar(live, () => processes.runtimeLine()),
     live.onDidChange(refreshTree),
     live.onDidChangeStore(refreshTree),
     processes.onDidChange(() => tree.refresh()),
@@ -37,6 +38,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerDashboard(context, { backend, requireBackend: () => processes.requireBackend(), live });
   registerReplay(context, backend, output);
   registerImportCommand(context, { processes, output, live });
+  registerRuntimeCommand(context, { processes, output });
 }
 
 export function deactivate(): void {

@@ -1,6 +1,7 @@
-// The query backend: one long-lived process forked by the VS Code host with a real Node. It opens the
+// The query backend: one long-lived process forked by the VS Code host on the runtime it resolved (runtime.ts). It opens the
 // database (read/write for the few maintenance calls) and answers typed requests (BackendMethods) by id.
 // A bad request gets an error response; the process never dies on one.
+import '../store/nodeFloorGuard'; // first: refuses a Node older than the floor before better-sqlite3 loads
 import { isBackendRequest, type BackendResponse } from '../shared/protocol/backendProtocol';
 import { openStore } from '../store/openStore';
 import { handlers, type Handlers } from './handlers';

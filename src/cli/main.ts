@@ -1,5 +1,6 @@
 // The agent-rl command: train, runs, show. Same engine and same database as the VS Code extension.
 // Exit codes: 0 ok, 1 failure while running, 2 bad input (usage, config, database), 130 cancelled.
+import '../store/nodeFloorGuard'; // first: refuses a Node older than the floor before better-sqlite3 loads
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../shared/runConfig';

@@ -1,37 +1,30 @@
-// The extension's settings, resolved: a real Node for our processes, the database file, the sandbox,
+// The extension's settings, resolved: what the runtime resolution reads, the database file, the sandbox,
 // how much of a long text the views show, whether the dashboard follows new runs.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DEFAULT_MAX_TEXT_LENGTH } from '../shared/untrustedText';
+import type { HostFacts } from './processes/runtime';
 
 const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('agentRl');
 
-const executable = (p: string): boolean => {
-  try {
-    fs.accessSync(p, fs.constants.X_OK);
-    return fs.statSync(p).isFile();
-  } catch {
-    return false;
-  }
-};
+/** What the runtime resolution reads: agentRl.nodePath and the extension host's own runtime (runtime.ts). */
+export function runtimeFacts(): HostFacts {
+  return {
+    configured: config().get<string>('nodePath', '').trim(),
+    execPath: process.execPath,
+    versions: process.versions,
+    pathEnv: process.env.PATH ?? '',
+    platform: process.platform,
+  };
+}
 
-/** A usable Node for the worker and the backend, or why there is none (the message names agentRl.nodePath). */
-export type NodeResolution = { readonly path: string } | { readonly problem: string };
-
-export function resolveNode(): NodeResolution {
-  const configured = config().get<string>('nodePath', '').trim();
-  if (configured) {
-    return executable(configured)
-      ? { path: configured }
-      : { problem: `agentRl.nodePath is "${configured}", which is not an executable file. Set agentRl.nodePath to a Node.js 20 (or newer) executable; VS Code’s own runtime cannot load SQLite.` };
-  }
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const p = path.join(dir, process.platform === 'win32' ? 'node.exe' : 'node');
-    if (executable(p)) return { path: p };
-  }
-  return { problem: 'Agent RL found no Node.js: there is no `node` on PATH. Install Node.js 20 or newer, or set agentRl.nodePath to a node executable (VS Code’s own runtime cannot load SQLite).' };
+/**
+ * Opens agentRl.nodePath in the Settings editor, on the tab where a machine setting lives: User on a
+ * local window, Remote where the extension host runs on another machine (SSH, WSL, code-server).
+ */
+export async function openNodePathSetting(): Promise<void> {
+  if (vscode.env.remoteName) await vscode.commands.executeCommand('workbench.action.openRemoteSettings', { query: 'agentRl.nodePath' });
+  else await vscode.commands.executeCommand('workbench.action.openSettings', 'agentRl.nodePath');
 }
 
 /** agentRl.databasePath (absolute, or relative to the first workspace folder), else <folder>/.agent-rl/runs.sqlite — the CLI's default too. */

@@ -8,7 +8,7 @@ export class RunStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('agentRl.status', vscode.StatusBarAlignment.Left, 50);
   private readonly subscription: vscode.Disposable;
 
-  constructor(private readonly live: LiveRuns) {
+  constructor(private readonly live: LiveRuns, private readonly runtimeLine: () => string) {
     this.item.name = 'Agent RL run';
     this.item.command = 'agentRl.openDashboard';
     this.subscription = live.onDidChange((r) => this.update(r));
@@ -22,10 +22,10 @@ export class RunStatusBar implements vscode.Disposable {
     if (r.outcome) {
       const status = r.outcome.kind === 'finished' ? r.outcome.status : 'failed';
       this.item.text = `$(${status === 'completed' ? 'pass' : 'error'}) Agent RL: ${runLabel(r)} ${status}`;
-      this.item.tooltip = `${runLabel(r)}: ${status}. Click for the dashboard.`;
+      this.item.tooltip = `${runLabel(r)}: ${status}. Click for the dashboard.\n${this.runtimeLine()}`;
     } else {
       this.item.text = statusText(r);
-      this.item.tooltip = `${runLabel(r)}: ${activityText(r)}. Click for the dashboard.`;
+      this.item.tooltip = `${runLabel(r)}: ${activityText(r)}. Click for the dashboard.\n${this.runtimeLine()}`;
     }
     this.item.show();
   }

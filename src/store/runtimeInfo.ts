@@ -16,7 +16,7 @@ function betterSqliteVersion(): string {
 export function runtimeInfo(db: Database.Database, compute: string): RuntimeInfo {
   return {
     workbench: pkg.version,
-    node: process.version,
+    node: process.versions.electron ? `${process.version} (Electron ${process.versions.electron}, VS Code's own runtime)` : process.version,
     platform: `${os.platform()} ${os.release()}`,
     arch: os.arch(),
     cpu: `${os.cpus()[0]?.model ?? 'unknown'} × ${os.cpus().length}`,

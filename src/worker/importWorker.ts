@@ -1,6 +1,7 @@
-// The import worker: forked by the workbench's "Import Run…" with a real Node. It owns its database
+// The import worker: forked by the workbench's "Import Run…" on the host's resolved runtime. It owns its database
 // connection, runs importVerl (following the folder until told to stop), and reports each step so the
 // views refresh while verl writes. Any error becomes a `failed` message; the process then exits.
+import '../store/nodeFloorGuard'; // first: refuses a Node older than the floor before better-sqlite3 loads
 import { isHostToImporter, type HostToImporter, type ImporterToHost } from '../shared/protocol/importProtocol';
 import { importVerl } from '../importers/verl/verlImporter';
 import { openStore } from '../store/openStore';

@@ -1,7 +1,8 @@
-// The run worker: one process per run, forked by the VS Code host with a real Node. It owns the run's
+// The run worker: one process per run, forked by the VS Code host on the runtime it resolved (runtime.ts). It owns the run's
 // database connection, runs the trainer with the SQLite sink, streams progress, answers cancel at an
 // iteration boundary, and sends a heartbeat so the host can tell a hung worker from a busy one. Any
 // error becomes a `failed` message with the reason; the process then exits.
+import '../store/nodeFloorGuard'; // first: refuses a Node older than the floor before better-sqlite3 loads
 import type { HostToWorker, WorkerToHost } from '../shared/protocol/workerProtocol';
 import { isHostToWorker } from '../shared/protocol/workerProtocol';
 import { validateRunConfig } from '../shared/runConfig';

@@ -19,21 +19,26 @@ fi
 
 installed() {
   [ -f "$HERE/node_modules/code-server/package.json" ] && [ -x "$HERE/node_modules/.bin/vsce" ] && [ -f "$HERE/node_modules/playwright-core/package.json" ] &&
-  [ -f "$HERE/node_modules/code-server/lib/vscode/node_modules/node-pty/build/Release/pty.node" ]
+  { [ -f "$HERE/node_modules/code-server/lib/vscode/node_modules/node-pty/build/Release/pty.node" ] || [ -f "$HERE/node_modules/code-server/lib/vscode/node_modules/node-pty/prebuilds/linux-x64/pty.node" ]; } &&
+  [ -f "$HERE/node_modules/code-server/lib/vscode/node_modules/@vscode/spdlog/build/Release/spdlog.node" ]
 }
 if installed; then echo "e2e harness already installed"; exit 0; fi
 
 # Seed @vscode/ripgrep's download cache with Debian's rg (its postinstall would fetch from GitHub).
+# code-server 4.13x ships @vscode/ripgrep-universal instead (every platform's rg inside the npm
+# package): then there is nothing to seed.
 CS_VERSION=$(node -p "require('$HERE/package.json').dependencies['code-server']")
 tmp=$(mktemp -d)
 (cd "$tmp" && npm pack --silent "code-server@$CS_VERSION" >/dev/null)
-rg_pkg=$(tar -xzOf "$tmp/code-server-$CS_VERSION.tgz" package/lib/vscode/npm-shrinkwrap.json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).packages["node_modules/@vscode/ripgrep"].version))')
-(cd "$tmp" && npm pack --silent "@vscode/ripgrep@$rg_pkg" >/dev/null)
-rg_asset=$(tar -xzOf "$tmp/vscode-ripgrep-$rg_pkg.tgz" package/lib/postinstall.js | sed -n "s/^const VERSION = '\(.*\)';.*/\1/p")
-cache="$(node -p 'require("os").tmpdir()')/vscode-ripgrep-cache-$rg_pkg"
-mkdir -p "$cache" "$tmp/rg"
-cp "$(command -v rg)" "$tmp/rg/rg"
-tar -czf "$cache/ripgrep-$rg_asset-x86_64-unknown-linux-musl.tar.gz" -C "$tmp/rg" rg
+rg_pkg=$(tar -xzOf "$tmp/code-server-$CS_VERSION.tgz" package/lib/vscode/npm-shrinkwrap.json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).packages["node_modules/@vscode/ripgrep"]?.version ?? ""))')
+if [ -n "$rg_pkg" ]; then
+  (cd "$tmp" && npm pack --silent "@vscode/ripgrep@$rg_pkg" >/dev/null)
+  rg_asset=$(tar -xzOf "$tmp/vscode-ripgrep-$rg_pkg.tgz" package/lib/postinstall.js | sed -n "s/^const VERSION = '\(.*\)';.*/\1/p")
+  cache="$(node -p 'require("os").tmpdir()')/vscode-ripgrep-cache-$rg_pkg"
+  mkdir -p "$cache" "$tmp/rg"
+  cp "$(command -v rg)" "$tmp/rg/rg"
+  tar -czf "$cache/ripgrep-$rg_asset-x86_64-unknown-linux-musl.tar.gz" -C "$tmp/rg" rg
+fi
 rm -rf "$tmp"
 
 cd "$HERE"

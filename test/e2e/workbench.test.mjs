@@ -3,8 +3,10 @@
 // draws its real values and follows a run started while it is open, Compare Runs picks runs, a run
 // whose stored texts were rewritten by hand (hostileRun.mjs) is opened in every view without anything
 // it holds being run, Re-run in Sandbox ignores its stored interpreter and level, a run is cancelled
-// from the progress notification, a killed worker is reported as a failed run, and without a usable
-// Node the Runs view says how to fix it. Screenshots go to test/e2e/artifacts/.
+// from the progress notification, a killed worker is reported as a failed run, the worker and the backend
+// run on the runtime the resolution order picks (no agentRl.nodePath: VS Code's own, forked with
+// ELECTRON_RUN_AS_NODE=1) and Show Runtime and the output channel name it, and an agentRl.nodePath at a
+// Node older than the floor is passed over with the reason. Screenshots go to test/e2e/artifacts/.
 // Run: npm run test:e2e (builds the .vsix and installs the harness first).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -28,7 +30,8 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     fs.mkdirSync(OUT, { recursive: true });
     assert.ok(fs.existsSync(VSIX), `no ${VSIX}: run npm run package first`);
     dirs = makeDirs();
-    writeSettings(dirs, { 'agentRl.nodePath': process.execPath });
+    // no agentRl.nodePath: the extension finds its runtime itself (code-server's own Node here)
+    writeSettings(dirs);
     // A config file the Start Run picker offers, for runs long enough to cancel and to kill.
     fs.writeFileSync(path.join(dirs.workspace, 'long.agentrl.json'), JSON.stringify({ env: 'binary-search', policy: 'table', iterations: 200000, evalEpisodes: 16 }, null, 2));
     // One SFT iteration on the code environment with demonstrations that first make a mistake: their
@@ -143,6 +146,20 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.locator('.part.sidebar .monaco-list-row', { hasText: 'e2e-grpo' }).filter({ hasText: '100/100' }).waitFor({ state: 'visible', timeout: 120_000 });
     await page.locator('.statusbar-item', { hasText: /Agent RL: run 3 · e2e-grpo completed/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
     await page.screenshot({ path: path.join(OUT, 'tree.png') });
+  });
+
+  it('runs its worker on VS Code’s own runtime, and Show Runtime and the output channel name it', async () => {
+    const major = process.versions.node.split('.')[0];
+    await runCommand(page, 'Agent RL: Show Runtime');
+    const shown = notification('Agent RL runtime: VS Code’s own runtime');
+    await shown.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match(await shown.textContent(), new RegExp(`VS Code’s own runtime: Node ${major}\\.\\d+\\.\\d+ at ${process.execPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*SQLite 3\\.\\d+\\.\\d+ with WAL, tfjs wasm`));
+    // the output channel: the probe's line, and the worker of the first run named with its runtime
+    const output = page.locator('.part.panel .view-lines');
+    await output.filter({ hasText: 'Agent RL runtime: VS Code’s own runtime' }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.screenshot({ path: path.join(OUT, 'runtime.png') });
+    assert.equal(major, '24', `the e2e suite runs on Node 24 (node -v: ${process.version})`);
+    await page.keyboard.press('Escape');
   });
 
   it('opens the dashboard with curves drawn from the run’s real values', async () => {
@@ -413,6 +430,9 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       pids = workerPids(dirs.extensions);
     }
     assert.equal(pids.length, 1, 'one worker running');
+    // forked the way the host forks on Electron: VS Code's own executable, ELECTRON_RUN_AS_NODE=1
+    assert.equal(fs.realpathSync(`/proc/${pids[0]}/exe`), fs.realpathSync(process.execPath));
+    assert.ok(fs.readFileSync(`/proc/${pids[0]}/environ`, 'utf8').split('\0').includes('ELECTRON_RUN_AS_NODE=1'), 'the worker was started with ELECTRON_RUN_AS_NODE=1');
     // Killed once the run is stored (and so has an id), in the middle of its iterations.
     await runRow('e2e-killed').waitFor({ state: 'visible', timeout: 60_000 });
     process.kill(pids[0], 'SIGKILL');
@@ -450,7 +470,16 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await runRow('e2e-workspace').click();
   });
 
-  it('without a usable Node the Runs view says why, and its button opens agentRl.nodePath', async () => {
+  it('an agentRl.nodePath at a Node older than 22.14 is passed over, saying why; its button opens the setting', async (t) => {
+    const old = ['/usr/bin/node', '/usr/local/bin/node'].find((p) => {
+      if (!fs.existsSync(p)) return false;
+      const v = spawnSync(p, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim().split('.').map(Number);
+      return v[0] < 22 || (v[0] === 22 && v[1] < 14);
+    });
+    if (!old) {
+      t.skip('no Node older than 22.14 on this machine: an old agentRl.nodePath is not tried here');
+      return;
+    }
     const settingInput = async () => {
       const editor = page.locator('.settings-editor');
       await editor.waitFor({ state: 'visible', timeout: 15_000 });
@@ -462,23 +491,25 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.locator('.settings-editor .suggest-input-container .monaco-editor').first().click();
     await page.keyboard.press('Control+A');
     await page.keyboard.type('agentRl.nodePath');
+    // a machine setting: in code-server (a remote extension host) it lives in the Remote tab
+    await page.locator('.settings-editor .settings-tabs-widget .action-label', { hasText: 'Remote' }).first().click();
     const input = await settingInput();
-    await input.fill('/nonexistent/node');
+    await input.fill(old);
     await input.press('Enter');
-    const welcome = page.locator('.part.sidebar .welcome-view-content', { hasText: 'needs a Node.js' });
-    await welcome.waitFor({ state: 'visible', timeout: 30_000 });
-    await notification('agentRl.nodePath is "/nonexistent/node", which is not an executable file').waitFor({ state: 'visible', timeout: 15_000 });
-    await page.screenshot({ path: path.join(OUT, 'no-node.png') });
-    // A command that needs the backend says the same instead of throwing.
-    await runCommand(page, 'Agent RL: Compare Runs');
-    await sleep(1000);
-    assert.equal(await page.locator('.quick-input-widget .quick-input-list .monaco-list-row').filter({ visible: true }).count(), 0, 'no run picker without a backend');
-    assert.equal(await page.locator('.notification-list-item', { hasText: /Cannot read properties|undefined/ }).count(), 0, 'no error from a missing backend');
-    // The welcome button opens the setting; a real Node brings the runs back.
-    await welcome.locator('a, .monaco-button', { hasText: 'Set agentRl.nodePath' }).first().click();
+    const warning = notification(`agentRl.nodePath at ${old} cannot be used`);
+    await warning.waitFor({ state: 'visible', timeout: 30_000 });
+    const text = await warning.textContent();
+    assert.match(text, /cannot be used: Node 20\.\d+\.\d+ \(Node-API 9\) is older than Agent RL Workbench's floor, Node 22\.14 with Node-API 10/);
+    assert.match(text, /Agent RL uses VS Code’s own runtime: Node 24/);
+    await page.screenshot({ path: path.join(OUT, 'old-node.png') });
+    // the runs are still there (served by a backend on VS Code's own runtime)
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    await runRow('e2e-grpo').waitFor({ state: 'visible', timeout: 30_000 });
+    // the warning's button opens the setting; clearing it leaves no warning behind
+    await warning.locator('a, .monaco-button', { hasText: 'Open Setting' }).first().click();
     const again = await settingInput();
-    assert.equal(await again.inputValue(), '/nonexistent/node');
-    await again.fill(process.execPath);
+    assert.equal(await again.inputValue(), old);
+    await again.fill('');
     await again.press('Enter');
     await runRow('e2e-grpo').waitFor({ state: 'visible', timeout: 30_000 });
   });

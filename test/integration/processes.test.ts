@@ -1,5 +1,6 @@
-// The host's process model with real processes: run workers and the query backend, forked with this
-// Node, over one database file.
+// The host's process model with real processes: run workers and the query backend over one database
+// file, forked on the runtime the host's resolution picks with no agentRl.nodePath — this Node taken
+// as "VS Code's own", forked the way the host forks on Electron (ELECTRON_RUN_AS_NODE=1).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -7,6 +8,7 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { BackendClient, BackendError } from '../../src/host/processes/backendClient';
 import { RunManager } from '../../src/host/processes/runManager';
+import { resolveRuntime, type Runtime } from '../../src/host/processes/runtime';
 import type { WorkerToHost } from '../../src/shared/protocol/workerProtocol';
 import { ROOT, tempDir } from '../helpers/cli';
 
@@ -14,13 +16,26 @@ const worker = path.join(ROOT, 'dist', 'worker.js');
 const backendScript = path.join(ROOT, 'dist', 'backend.js');
 const small = { env: 'binary-search', policy: 'table', method: 'grpo', seed: 3, iterations: 5, evalEpisodes: 32 };
 
-function setup() {
+let resolved: Promise<Runtime> | undefined;
+/** The runtime the host would pick here with agentRl.nodePath empty (probed once for the file). */
+function hostRuntime(): Promise<Runtime> {
+  resolved ??= resolveRuntime({ configured: '', execPath: process.execPath, versions: process.versions, pathEnv: '', platform: process.platform }, path.join(ROOT, 'dist', 'probe.js')).then((r) => {
+    if (!r.runtime) throw new Error(`no runtime: ${r.rejected.join(' ')}`);
+    return r.runtime;
+  });
+  return resolved;
+}
+
+async function setup() {
+  const runtime = await hostRuntime();
+  assert.equal(runtime.source, 'vscode');
+  assert.equal(runtime.env.ELECTRON_RUN_AS_NODE, '1');
   const dir = tempDir();
   const db = path.join(dir, 'runs.sqlite');
   const stderr: string[] = [];
-  const backend = new BackendClient({ nodePath: process.execPath, script: backendScript, onStderr: (l) => stderr.push(l) }, db);
+  const backend = new BackendClient({ runtime, script: backendScript, onStderr: (l) => stderr.push(l) }, db);
   const messages: WorkerToHost[] = [];
-  const manager = new RunManager({ fork: { nodePath: process.execPath, script: worker, onStderr: (l) => stderr.push(l) }, backend, onMessage: (m) => messages.push(m), heartbeatTimeoutMs: 10_000 });
+  const manager = new RunManager({ fork: { runtime, script: worker, onStderr: (l) => stderr.push(l) }, backend, onMessage: (m) => messages.push(m), heartbeatTimeoutMs: 10_000 });
   return { db, backend, manager, messages, stderr };
 }
 
@@ -29,7 +44,7 @@ after(() => cleanups.forEach((c) => c()));
 
 describe('run worker and query backend', () => {
   it('a run started through the manager streams progress, finishes, and the backend serves it page by page', async () => {
-    const { db, backend, manager, messages } = setup();
+    const { db, backend, manager, messages } = await setup();
     cleanups.push(() => backend.dispose(), () => manager.dispose());
     const handle = manager.start(small, db);
     const outcome = await handle.done;
@@ -67,7 +82,7 @@ describe('run worker and query backend', () => {
   });
 
   it('cancel stops at an iteration boundary; a killed worker is recorded failed; other runs go on', async () => {
-    const { db, backend, manager } = setup();
+    const { db, backend, manager } = await setup();
     cleanups.push(() => backend.dispose(), () => manager.dispose());
     const long = { ...small, iterations: 100_000, evalEpisodes: 16 };
     const a = manager.start(long, db);
@@ -103,7 +118,7 @@ describe('run worker and query backend', () => {
   });
 
   it('an invalid config fails in the worker with the field named, and nothing is stored', async () => {
-    const { db, backend, manager } = setup();
+    const { db, backend, manager } = await setup();
     cleanups.push(() => backend.dispose(), () => manager.dispose());
     const outcome = await manager.start({ ...small, groupSize: 1 }, db).done;
     assert.equal(outcome.kind, 'failed');
@@ -112,7 +127,7 @@ describe('run worker and query backend', () => {
   });
 
   it('the backend answers bad requests with errors, and restarts after it dies', async () => {
-    const { backend } = setup();
+    const { backend } = await setup();
     cleanups.push(() => backend.dispose());
     assert.equal(await backend.request('getRun', { runId: 42 }), null);
     await assert.rejects(backend.request('nope' as 'listRuns', {}), (e: unknown) => e instanceof BackendError);
@@ -124,7 +139,7 @@ describe('run worker and query backend', () => {
   });
 
   it('re-runs a recorded code turn in the sandbox and compares the observation', async () => {
-    const { db, backend, manager } = setup();
+    const { db, backend, manager } = await setup();
     cleanups.push(() => backend.dispose(), () => manager.dispose());
     const outcome = await manager.start({
       env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 2, evalEpisodes: 1, envOptions: { maxExecutions: 3 },
@@ -162,8 +177,8 @@ describe('run worker and query backend', () => {
   });
 
   it('a missing Node is reported with the setting to fix', async () => {
-    const backend = new BackendClient({ nodePath: '/nonexistent/node', script: backendScript }, path.join(tempDir(), 'x.sqlite'));
+    const backend = new BackendClient({ runtime: { execPath: '/nonexistent/node', env: {} }, script: backendScript }, path.join(tempDir(), 'x.sqlite'));
     cleanups.push(() => backend.dispose());
-    await assert.rejects(backend.request('listRuns', {}), /Could not start Node at "\/nonexistent\/node".*agentRl\.nodePath/);
+    await assert.rejects(backend.request('listRuns', {}), /Could not start the runtime at "\/nonexistent\/node".*agentRl\.nodePath/);
   });
 });

@@ -29,8 +29,8 @@ export function companions(rolloutDir: string): { validationDir?: string; config
 }
 
 async function importRun(deps: ImportDeps, script: string, children: Set<{ kill(): boolean }>): Promise<void> {
-  const nodePath = deps.processes.requireNode();
-  if (!nodePath) return;
+  const runtime = await deps.processes.requireRuntime();
+  if (!runtime) return;
   const picked = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, canSelectMany: false, title: 'Agent RL: Import Run — verl trainer.rollout_data_dir', openLabel: 'Import' });
   const rolloutDir = picked?.[0]?.fsPath;
   if (!rolloutDir) return;
@@ -42,7 +42,7 @@ async function importRun(deps: ImportDeps, script: string, children: Set<{ kill(
   const found = companions(rolloutDir);
   const start: HostToImporter = { type: 'start', db: databasePath(), rolloutDir, ...found, follow: mode.follow };
   deps.output.appendLine(showInvisibles(`importing verl dumps from ${rolloutDir}${found.validationDir ? `, validation ${found.validationDir}` : ''}${found.configFile ? `, config ${found.configFile}` : ''} into ${start.db}`));
-  const child = forkNode({ nodePath, script, onStderr: (l) => deps.output.appendLine(showInvisibles(l)) });
+  const child = forkNode({ runtime, script, onStderr: (l) => deps.output.appendLine(showInvisibles(l)) });
   children.add(child);
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Agent RL: importing ${path.basename(rolloutDir)}`, cancellable: true }, (progress, token) =>
     new Promise<void>((resolve) => {

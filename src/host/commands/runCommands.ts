@@ -45,8 +45,8 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
     run.handle.cancel();
     deps.output.appendLine(`cancel requested for run ${run.runId ?? '(starting)'}`);
   };
-  const resumeRun = (n?: RunsNode): void => {
-    const runs = deps.processes.requireRuns();
+  const resumeRun = async (n?: RunsNode): Promise<void> => {
+    const runs = await deps.processes.requireRuns();
     if (!runs || n?.kind !== 'run') return;
     const { run } = n;
     if (deps.live.byRunId(run.id)) throw new Error(`Run ${run.id} is running in this window.`);
@@ -57,7 +57,7 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
   };
   const deleteRun = async (n?: RunsNode): Promise<void> => {
     const id = runIdOf(n);
-    const backend = deps.processes.requireBackend();
+    const backend = await deps.processes.requireBackend();
     if (id === undefined || !backend) return;
     if (deps.live.byRunId(id)) throw new Error('Stop the run before deleting it.');
     const ok = await vscode.window.showWarningMessage(`Delete run ${id} and everything stored for it?`, { modal: true }, 'Delete');
@@ -66,7 +66,7 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
     deps.tree.refresh();
   };
   const exportRun = async (n?: RunsNode): Promise<void> => {
-    const backend = deps.processes.requireBackend();
+    const backend = await deps.processes.requireBackend();
     if (!backend) return;
     let id = runIdOf(n);
     if (id === undefined) {
@@ -93,8 +93,8 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
     vscode.commands.registerCommand('agentRl.revealDatabase', guard(async () => {
       await vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(databasePath()));
     })),
-    vscode.commands.registerCommand('agentRl.openTrajectory', guard((n?: RunsNode) => {
-      if (n?.kind !== 'trajectory' || !deps.processes.requireBackend()) return;
+    vscode.commands.registerCommand('agentRl.openTrajectory', guard(async (n?: RunsNode) => {
+      if (n?.kind !== 'trajectory' || !(await deps.processes.requireBackend())) return;
       InspectorPanel.show({ extensionUri: deps.extensionUri, backend: () => deps.processes.backend(), reveal: deps.reveal }, n.trajectory.id);
     })),
     vscode.commands.registerCommand('agentRl.openTrajectoryText', guard(async (n?: RunsNode) => {

@@ -124,7 +124,7 @@ async function withSandboxSettings(p: Picked): Promise<Record<string, unknown> |
 }
 
 export async function startRun(deps: StartRunDeps): Promise<void> {
-  const runs = deps.processes.requireRuns();
+  const runs = await deps.processes.requireRuns();
   if (!runs) return;
   const picked = await pickConfig();
   if (!picked) return;

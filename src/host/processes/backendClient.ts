@@ -47,7 +47,7 @@ export class BackendClient {
       }
       if (this.child === child) this.child = undefined;
     };
-    child.on('error', (e) => failAll((e as NodeJS.ErrnoException).code === 'ENOENT' ? new NodeNotFoundError(this.fork.nodePath, 'not found').message : e.message));
+    child.on('error', (e) => failAll((e as NodeJS.ErrnoException).code === 'ENOENT' ? new NodeNotFoundError(this.fork.runtime.execPath, 'not found').message : e.message));
     child.on('exit', (code, signal) => failAll(`the backend process exited (code ${code}, signal ${signal})`));
     this.child = child;
     return child;

@@ -1,17 +1,19 @@
-// Forking our Node entry points (worker, backend) with a real Node binary: VS Code's own runtime
-// (Electron) cannot load better-sqlite3, so the host never opens the database itself.
+// Forking our Node entry points (worker, backend, importer) on the runtime resolveRuntime() chose and
+// probed (runtime.ts): agentRl.nodePath, VS Code's own runtime (ELECTRON_RUN_AS_NODE=1), or `node` on
+// PATH. The host itself never opens the database.
 import { fork, type ChildProcess } from 'node:child_process';
+import type { ProcessRuntime } from './runtime';
 
 export class NodeNotFoundError extends Error {
-  constructor(nodePath: string, detail: string) {
-    super(`Could not start Node at "${nodePath}" (${detail}). Fix: install Node.js 20 or newer, or set agentRl.nodePath to a node executable.`);
+  constructor(execPath: string, detail: string) {
+    super(`Could not start the runtime at "${execPath}" (${detail}). Fix: set agentRl.nodePath to Node.js 22.14 or newer, or clear it to use VS Code’s own runtime.`);
     this.name = 'NodeNotFoundError';
   }
 }
 
 export interface ForkOptions {
-  /** A real Node executable (setting agentRl.nodePath, else `node` on PATH). */
-  readonly nodePath: string;
+  /** The probed runtime (runtime.ts). */
+  readonly runtime: ProcessRuntime;
   readonly script: string;
   readonly args?: readonly string[];
   readonly cwd?: string;
@@ -21,7 +23,10 @@ export interface ForkOptions {
 
 export function forkNode(o: ForkOptions): ChildProcess {
   const child = fork(o.script, [...(o.args ?? [])], {
-    execPath: o.nodePath,
+    execPath: o.runtime.execPath,
+    // the extension host's own flags (an inspector port, Electron switches) are not ours to inherit
+    execArgv: [],
+    env: { ...process.env, ...o.runtime.env },
     cwd: o.cwd,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     serialization: 'json',

@@ -26,6 +26,8 @@ export interface RunManagerOptions {
   readonly onMessage?: (msg: WorkerToHost, handle: RunHandle) => void;
   /** Every run's end, including workers that died without a word (after the run was recorded failed). */
   readonly onOutcome?: (outcome: RunOutcome, handle: RunHandle) => void;
+  /** A worker was forked (the output channel names the runtime it runs on). */
+  readonly onStart?: (handle: RunHandle) => void;
 }
 
 export class RunManager {
@@ -86,6 +88,7 @@ export class RunManager {
     child.on('error', (e) => onGone(`the worker could not run: ${e.message}`));
     child.on('exit', (code, signal) => onGone(signal ? `the worker was killed (${signal})` : `the worker exited with code ${code} before finishing`));
     child.send({ type: 'start', config: config as object, db, ...(resume ? { resume } : {}) } satisfies HostToWorker);
+    this.o.onStart?.(handle);
     return handle;
   }
 

@@ -105,7 +105,7 @@ async function pickRuns(backend: BackendClient, selected: readonly number[]): Pr
 export interface DashboardDeps {
   readonly backend: () => BackendClient | undefined;
   /** The backend, or undefined after saying why (no usable Node). */
-  readonly requireBackend: () => BackendClient | undefined;
+  readonly requireBackend: () => Promise<BackendClient | undefined>;
   readonly live: LiveRuns;
 }
 
@@ -134,14 +134,14 @@ export function registerDashboard(context: vscode.ExtensionContext, deps: Dashbo
     deps.live.onDidStart((r) => {
       if (current && followNewRuns()) current.add(r.runId);
     }),
-    vscode.commands.registerCommand('agentRl.openDashboard', (node?: { kind?: string; run?: { id: number } }) => {
-      if (!deps.requireBackend()) return;
+    vscode.commands.registerCommand('agentRl.openDashboard', async (node?: { kind?: string; run?: { id: number } }) => {
+      if (!(await deps.requireBackend())) return;
       const d = open();
       if (node?.kind === 'run' && node.run) d.add(node.run.id);
       else void d.push();
     }),
     vscode.commands.registerCommand('agentRl.compareRuns', async () => {
-      const backend = deps.requireBackend();
+      const backend = await deps.requireBackend();
       if (!backend) return;
       const runIds = await pickRuns(backend, current?.selection ?? []);
       if (runIds) open().select(runIds);

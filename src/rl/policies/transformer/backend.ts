@@ -4,9 +4,13 @@
 // load), then tfjs-backend-wasm with SIMD (the fast one on machines without them: 10–20× the plain CPU
 // backend for transformer work), then the plain JS CPU backend. A setting forces one; a forced webgpu
 // takes a software adapter too (SwiftShader, llvmpipe: correct and slow, for tests). Every tensor read
-// is asynchronous (`await data()`): WebGPU in Node has no synchronous read.
+// is asynchronous (`await data()`): WebGPU in Node has no synchronous read. On VS Code's own runtime
+// (Electron's Node) only wasm and cpu are offered: Dawn's external buffers are rejected there, and the
+// tfjs-node packages are a system Node's install.
 import * as tf from '@tensorflow/tfjs';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { describeVersions, systemNodeOnlyBackendsBlocked } from '../../../shared/nodeFloor';
 
 export const BACKEND_NAMES = ['auto', 'tensorflow-gpu', 'webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export type BackendChoice = (typeof BACKEND_NAMES)[number];
@@ -48,8 +52,6 @@ interface GpuAdapterLike {
 /** Linux: whether libvulkan.so.1, which Dawn needs for any adapter, is where the loader looks. */
 function vulkanLoaderFound(): boolean {
   const dirs = [...(process.env.LD_LIBRARY_PATH ?? '').split(':'), '/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/lib/x86_64-linux-gnu', '/lib/aarch64-linux-gnu'].filter((d) => d !== '');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const fs = require('node:fs') as typeof import('node:fs');
   return dirs.some((d) => fs.existsSync(path.join(d, 'libvulkan.so.1')));
 }
 
@@ -112,11 +114,21 @@ function tryRequire(id: string): string | undefined {
   }
 }
 
+/**
+ * Where tfjs-backend-wasm's .wasm files are: beside the bundle in the packaged extension (esbuild's
+ * production build bundles tfjs and copies them to dist/wasm), else in the package's own dist folder.
+ */
+function wasmBinariesDir(): string {
+  const beside = path.join(__dirname, 'wasm');
+  if (fs.existsSync(path.join(beside, 'tfjs-backend-wasm-simd.wasm'))) return beside + path.sep;
+  const pkg = '@tensorflow/tfjs-backend-wasm/package.json'; // resolved at run time: a development build keeps tfjs external
+  return path.join(path.dirname(require.resolve(pkg)), 'dist') + path.sep;
+}
+
 async function initWasm(): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const wasm = require('@tensorflow/tfjs-backend-wasm') as typeof import('@tensorflow/tfjs-backend-wasm');
-  const dist = path.join(path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist') + path.sep;
-  wasm.setWasmPaths(dist);
+  wasm.setWasmPaths(wasmBinariesDir());
   if (!(await tf.setBackend('wasm'))) throw new Error('tf.setBackend("wasm") returned false');
 }
 
@@ -128,6 +140,9 @@ export async function initBackend(choice: BackendChoice = 'auto'): Promise<Backe
   let adapter: AdapterInfo | undefined;
   for (const b of order) {
     try {
+      if (b !== 'wasm' && b !== 'cpu' && systemNodeOnlyBackendsBlocked(process.versions)) {
+        throw new Error(`${b === 'webgpu' ? 'WebGPU (Dawn)' : b === 'tensorflow' ? '@tensorflow/tfjs-node' : '@tensorflow/tfjs-node-gpu'} does not run on VS Code's own runtime (${describeVersions(process.versions)}: Electron's memory cage rejects native external buffers). Fix: set agentRl.nodePath to a system Node.js 22.14 or newer with the package installed`);
+      }
       if (b === 'webgpu') {
         adapter = await initWebgpu(choice === 'webgpu');
       } else if (b === 'tensorflow-gpu' || b === 'tensorflow') {
@@ -156,6 +171,7 @@ export async function initBackend(choice: BackendChoice = 'auto'): Promise<Backe
 
 /** The backend auto would take here, without initialising one (for a forced backend's error). */
 function autoWouldTake(): string {
+  if (systemNodeOnlyBackendsBlocked(process.versions)) return 'wasm';
   for (const [name, pkg] of [['tensorflow-gpu', '@tensorflow/tfjs-node-gpu'], ['tensorflow', '@tensorflow/tfjs-node']] as const) {
     try {
       require.resolve(pkg);

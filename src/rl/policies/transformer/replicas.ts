@@ -48,7 +48,7 @@ class Helper {
       this.failure = e;
       for (const p of this.pending.splice(0)) p.reject(e);
     };
-    worker.on('error', (e) => fail(new Error(`replica thread failed: ${e.message}`)));
+    worker.on('error', (e: unknown) => fail(new Error(`replica thread failed: ${e instanceof Error ? e.message : String(e)}`)));
     worker.on('exit', (code) => fail(new Error(`replica thread exited (code ${code})`)));
   }
 

@@ -1,0 +1,26 @@
+// Agent RL: Show Runtime — which runtime the worker and the backend run on (agentRl.nodePath, VS Code's
+// own, or `node` on PATH), what its probe found, and the candidates passed over with why; and the
+// command behind the Runs view's "Set agentRl.nodePath" link.
+import * as vscode from 'vscode';
+import { messageText, showInvisibles } from '../../shared/untrustedText';
+import type { HostProcesses } from '../processes/hostProcesses';
+import { describeRuntime } from '../processes/runtime';
+import { openNodePathSetting } from '../settings';
+
+export function registerRuntimeCommand(context: vscode.ExtensionContext, deps: { readonly processes: HostProcesses; readonly output: vscode.OutputChannel }): void {
+  context.subscriptions.push(
+    vscode.commands.registerCommand('agentRl.openNodePathSetting', openNodePathSetting),
+    vscode.commands.registerCommand('agentRl.showRuntime', async () => {
+      const first = deps.processes.runtimeSummary();
+      if (first.checking) deps.output.appendLine('Agent RL is still checking its runtime…');
+      const runtime = await deps.processes.requireRuntime();
+      if (!runtime) return; // requireRuntime said why
+      const { rejected } = deps.processes.runtimeSummary();
+      const line = `Agent RL runtime: ${describeRuntime(runtime)}`;
+      deps.output.appendLine(showInvisibles(line));
+      for (const r of rejected) deps.output.appendLine(showInvisibles(`passed over: ${r}`));
+      deps.output.show(true);
+      void vscode.window.showInformationMessage(messageText(`${line}${rejected.length ? ` (${rejected.length} passed over: see the Agent RL output)` : ''}`, 900));
+    }),
+  );
+}

@@ -1,0 +1,89 @@
+// The .vsix as a user installs it, read from the zip itself: one package for every platform. It must
+// carry better-sqlite3's Node-API binary for each of win32, darwin and linux on x64 and arm64 (plus musl
+// Linux), each one really a binary of its platform and CPU (ELF, Mach-O or PE header), no other native
+// file, no node_modules beside dist/, and the wasm binaries the bundles load. Prints the file count and
+// size. Run: npm run test:e2e (which packages first), or E2E_VSIX=path node --test test/e2e/package.test.mjs.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import zlib from 'node:zlib';
+
+const HERE = path.dirname(new URL(import.meta.url).pathname);
+const VSIX = process.env.E2E_VSIX || path.join(HERE, '..', '..', 'agent-rl-workbench.vsix');
+
+/** The zip's entries from its central directory: name, sizes, and a reader of the contents. */
+function readZip(file) {
+  const buf = fs.readFileSync(file);
+  let eocd = -1;
+  for (let i = buf.length - 22; i >= Math.max(0, buf.length - 65_557); i--) {
+    if (buf.readUInt32LE(i) === 0x06054b50) { eocd = i; break; }
+  }
+  assert.ok(eocd >= 0, `${file} is not a zip (no end of central directory)`);
+  const count = buf.readUInt16LE(eocd + 10);
+  let p = buf.readUInt32LE(eocd + 16);
+  const entries = [];
+  for (let k = 0; k < count; k++) {
+    assert.equal(buf.readUInt32LE(p), 0x02014b50, 'central directory entry');
+    const method = buf.readUInt16LE(p + 10);
+    const compressed = buf.readUInt32LE(p + 20);
+    const size = buf.readUInt32LE(p + 24);
+    const nameLen = buf.readUInt16LE(p + 28);
+    const extraLen = buf.readUInt16LE(p + 30);
+    const commentLen = buf.readUInt16LE(p + 32);
+    const local = buf.readUInt32LE(p + 42);
+    const name = buf.toString('utf8', p + 46, p + 46 + nameLen);
+    entries.push({
+      name, size,
+      read() {
+        const start = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
+        const data = buf.subarray(start, start + compressed);
+        return method === 0 ? data : zlib.inflateRawSync(data);
+      },
+    });
+    p += 46 + nameLen + extraLen + commentLen;
+  }
+  return { entries, bytes: buf.length };
+}
+
+/** What a native binary's header says it is: "linux-x64", "darwin-arm64", "win32-x64", … */
+function binaryTarget(b) {
+  if (b.readUInt32BE(0) === 0x7f454c46) {
+    const machine = b.readUInt16LE(18);
+    return `linux-${machine === 62 ? 'x64' : machine === 183 ? 'arm64' : `machine${machine}`}`;
+  }
+  if (b.readUInt32LE(0) === 0xfeedfacf) {
+    const cpu = b.readUInt32LE(4);
+    return `darwin-${cpu === 0x01000007 ? 'x64' : cpu === 0x0100000c ? 'arm64' : `cpu${cpu.toString(16)}`}`;
+  }
+  if (b.toString('latin1', 0, 2) === 'MZ') {
+    const pe = b.readUInt32LE(0x3c);
+    assert.equal(b.readUInt32LE(pe), 0x00004550, 'PE signature');
+    const machine = b.readUInt16LE(pe + 4);
+    return `win32-${machine === 0x8664 ? 'x64' : machine === 0xaa64 ? 'arm64' : `machine${machine.toString(16)}`}`;
+  }
+  return 'unknown';
+}
+
+describe('the packaged .vsix', () => {
+  it('carries better-sqlite3 for every platform VS Code runs on, each a binary of its platform, and nothing native besides', () => {
+    assert.ok(fs.existsSync(VSIX), `no ${VSIX}: run npm run package first`);
+    const { entries, bytes } = readZip(VSIX);
+    const unpacked = entries.reduce((s, e) => s + e.size, 0);
+    console.log(`${path.basename(VSIX)}: ${entries.length} files, ${(bytes / 2 ** 20).toFixed(2)} MiB packed, ${(unpacked / 2 ** 20).toFixed(2)} MiB unpacked`);
+    const prefix = 'extension/dist/node_modules/better-sqlite3/prebuilds/';
+    const expected = ['darwin-arm64', 'darwin-x64', 'linux-arm64', 'linux-x64', 'linuxmusl-arm64', 'linuxmusl-x64', 'win32-arm64', 'win32-x64'];
+    for (const target of expected) {
+      const e = entries.find((x) => x.name === `${prefix}${target}.node`);
+      assert.ok(e, `the .vsix has no better-sqlite3 binary for ${target}`);
+      assert.equal(binaryTarget(e.read()), target.replace('linuxmusl', 'linux'), `${e.name} is not a ${target} binary`);
+      assert.ok(entries.some((x) => x.name === `extension/dist/node_modules/better-sqlite3/lib/${target}.js`), `the loader for ${target}`);
+    }
+    const natives = entries.filter((e) => /\.(node|so|dylib|dll|exe)$/.test(e.name)).map((e) => e.name).sort();
+    assert.deepEqual(natives, expected.map((t) => `${prefix}${t}.node`).sort(), 'no other native file (each is usable by the runtime of its platform)');
+    assert.deepEqual(entries.filter((e) => e.name.startsWith('extension/node_modules/')).map((e) => e.name), [], 'no node_modules beside dist/: everything else is bundled');
+    for (const f of ['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm']) assert.ok(entries.some((e) => e.name === `extension/dist/wasm/${f}`), f);
+    for (const f of ['extension.js', 'worker.js', 'backend.js', 'probe.js', 'importWorker.js', 'replica.js', 'cli.js']) assert.ok(entries.some((e) => e.name === `extension/dist/${f}`), f);
+    assert.deepEqual(entries.filter((e) => /\.(map|ts)$/.test(e.name) && !e.name.endsWith('.d.ts')).map((e) => e.name), [], 'no sources or source maps');
+  });
+});
