@@ -101,9 +101,15 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     const input = widget.locator('.quick-input-box input');
     for (const q of queries) {
       await input.fill(q);
-      await widget.locator('.quick-input-list .monaco-list-row', { hasText: q.split(' · ')[0] }).first().waitFor({ state: 'visible', timeout: 10_000 });
+      // the row the query names, not the list's first row: the list filters asynchronously and recycles
+      // its row elements (VS Code 1.139 once ticked the row that was first a moment earlier)
+      const row = widget.locator('.quick-input-list .monaco-list-row', { hasText: q.split(' · ')[0] }).first();
+      await row.waitFor({ state: 'visible', timeout: 10_000 });
+      for (let i = 0; i < 50 && (await rows.count()) !== 1; i++) await sleep(100);
       assert.equal(await rows.count(), 1, `"${q}" matches one run`);
-      await rows.first().locator('.monaco-checkbox').click();
+      await row.locator('.monaco-checkbox').click();
+      for (let i = 0; i < 50 && (await row.getAttribute('aria-checked')) !== 'true'; i++) await sleep(100);
+      assert.equal(await row.getAttribute('aria-checked'), 'true', `"${q}" is ticked`);
     }
     await input.fill('');
     await input.press('Enter');
