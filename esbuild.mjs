@@ -38,6 +38,8 @@ const builds = [
   { ...nodeCommon, entryPoints: ['src/worker/importWorker.ts'], outfile: 'dist/importWorker.js' },
   // the runtime probe the host forks on a candidate runtime before starting anything there
   { ...nodeCommon, entryPoints: ['src/worker/probeMain.ts'], outfile: 'dist/probe.js' },
+  // the Hugging Face engine's worker threads (its kernels on the shared memory), started by its bundles
+  { ...nodeCommon, entryPoints: ['src/rl/policies/hf/engine/engineThread.ts'], outfile: 'dist/engineThread.js' },
   // helper replica threads of the transformer policy (data parallelism), started by its bundles
   { ...nodeCommon, entryPoints: ['src/rl/policies/transformer/replicaWorker.ts'], outfile: 'dist/replica.js' },
   { ...nodeCommon, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },

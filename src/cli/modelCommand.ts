@@ -4,16 +4,23 @@
 // position's top logits as JSON (to compare with PyTorch's numbers for the same text).
 import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { generationEos } from '../rl/policies/hf/generationConfig';
 import { ModelLoadError, parameterCount, readHfConfig } from '../rl/policies/hf/hfConfig';
 import { HfModel, type HfModelConfig } from '../rl/policies/hf/hfModel';
-import { describePlan, fittingPlan } from '../rl/policies/hf/memoryPlan';
+import { describePlan, fittingPlan, formatBytes } from '../rl/policies/hf/memoryPlan';
+import { fittingEnginePlan, planEngineMemory, type EnginePlan } from '../rl/policies/hf/engine/enginePlan';
+import type { WeightDtype } from '../rl/policies/hf/engine/engineWeights';
+import { EngineMemoryError } from '../rl/policies/hf/engine/engineMemory';
+import { EngineModel } from '../rl/policies/hf/engine/engineModel';
+import { engineUnsupported } from '../rl/policies/hf/engine/engineWeights';
 import { checkpointTensors, writeSafetensors } from '../rl/policies/hf/safetensors';
 import { readCheckpoint, restoreCheckpoint } from '../rl/policies/transformer/checkpoint';
 import { loraOf } from '../rl/policies/registry';
 import { BACKEND_NAMES, describeBackend, initBackend, type BackendChoice } from '../rl/policies/transformer/backend';
+import { assertBackendHealthy, BackendAllocationError } from '../rl/backendHealth';
 import { sampleBatch } from '../rl/policies/transformer/sampler';
 import { HfTokenizer } from '../rl/policies/transformer/tokenizer';
 import { Rng } from '../rl/random';
@@ -66,42 +73,70 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   const arch = readHfConfig(dir);
   const stored = checkpointTensors(dir);
   const dtypes = [...new Set([...stored.values()].map((t) => t.dtype))].join(', ');
-  const tokenizer = HfTokenizer.fromDirectory(dir);
+  const ids = v.ids !== undefined ? v.ids.split(',').map((x) => Number(x.trim())) : undefined;
+  // ids need no tokenizer: without tokenizer.json the check still computes the logits of the ids given
+  const hasTokenizer = fs.existsSync(path.join(dir, 'tokenizer.json'));
+  if (!hasTokenizer && ids === undefined) throw new UsageError(`${dir}: no tokenizer.json, so no text can be encoded. Fix: add the tokenizer files saved with the checkpoint, or pass --ids 1,2,3 to check the model on token ids alone`);
+  const tokenizer = hasTokenizer ? HfTokenizer.fromDirectory(dir) : undefined;
   const backend = await initBackend(backendChoice);
   const contextLength = Math.min(arch.maxPositions, whole('context', v.context, 2048, 16));
   const lora = loraOf({ loraRank: rank });
-  const plan = fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, sampleRows: 16, backend: backend.name });
-  const eos = generationEos(dir, tokenizer);
+  const onEngine = backend.name === 'wasm' && !engineUnsupported(arch);
+  const threads = Math.min(os.availableParallelism(), 14);
+  // the plan of a run: seed 000's 12 rows sampled at once (3 groups of 4); on wasm the engine's
+  const plan = onEngine && lora
+    ? fittingEnginePlan(arch, { lora, contextLength, sampleRows: 12, threads, dtype: 'auto' })
+    : fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, sampleRows: 12, backend: backend.name });
+  const engineDtype: WeightDtype = 'positionsPerPass' in plan ? (plan as EnginePlan).dtype : 'bf16';
+  const eos = tokenizer ? generationEos(dir, tokenizer) : [];
+  const engineNote = onEngine ? `; runs on the wasm engine (${threads} threads${!lora ? ', for this check: full fine-tuning trains on tfjs ops' : ''})` : '';
   const lines = [
     `${dir}`,
     `  architecture: ${arch.modelType}, ${arch.layers} layers, hidden ${arch.hidden}, ${arch.heads} heads (${arch.kvHeads} key/value, width ${arch.headDim}), MLP ${arch.intermediate}, vocabulary ${arch.vocabSize}, ${arch.maxPositions} positions`
       + (arch.modelType === 'gpt2' ? '' : `, rope θ ${arch.ropeTheta}${arch.ropeScaling ? ` (llama3 scaling ×${arch.ropeScaling.factor})` : ''}`) + (arch.tiedEmbeddings ? ', tied embeddings' : ''),
-    `  parameters: ${parameterCount(arch).toLocaleString('en')}; stored as ${dtypes} in ${new Set([...stored.values()].map((t) => t.file)).size} file(s) (config torch_dtype ${arch.torchDtype}); computed in float32`,
-    `  tokenizer: ${tokenizer.vocabSize} ids (${tokenizer.library}), chat template ${tokenizer.chatTemplate ? 'yes' : 'none'}, end of sequence ${eos.map((id) => `${jsonText(tokenizer.decode([id]))} (${id})`).join(', ') || 'none'}`,
-    `  backend: tfjs ${describeBackend(backend)}${backend.notes.length ? ` (${backend.notes.join('; ')})` : ''}`,
-    `  memory plan (${lora ? `LoRA rank ${rank}` : 'full fine-tuning'}, context ${contextLength}, micro-batch ${plan.microBatchPositions} positions): ${plan.fits ? 'fits' : 'DOES NOT FIT'}`,
+    `  parameters: ${parameterCount(arch).toLocaleString('en')}; stored as ${dtypes} in ${new Set([...stored.values()].map((t) => t.file)).size} file(s) (config torch_dtype ${arch.torchDtype}); ${onEngine ? `held as ${engineDtype} on the engine, computed in float32` : 'computed in float32'}`,
+    tokenizer
+      ? `  tokenizer: ${tokenizer.vocabSize} ids (${tokenizer.library}), chat template ${tokenizer.chatTemplate ? 'yes' : 'none'}, end of sequence ${eos.map((id) => `${jsonText(tokenizer.decode([id]))} (${id})`).join(', ') || 'none'}`
+      : '  tokenizer: none (no tokenizer.json in the folder; the check runs on the ids given)',
+    `  backend: tfjs ${describeBackend(backend)}${backend.notes.length ? ` (${backend.notes.join('; ')})` : ''}${engineNote}`,
+    `  memory plan of a run (${lora ? `LoRA rank ${rank}` : 'full fine-tuning'}, context ${contextLength}, ${'positionsPerPass' in plan ? `${(plan as EnginePlan).positionsPerPass} packed positions per pass` : `micro-batch ${plan.microBatchPositions} positions`}, 12 rows sampled at once): ${plan.fits ? 'fits' : 'DOES NOT FIT'}`,
     describePlan(plan),
   ];
-  if (!plan.fits) {
+  if (ids && (ids.length === 0 || ids.length > contextLength || !ids.every((id) => Number.isInteger(id) && id >= 0 && id < arch.vocabSize))) {
+    throw new UsageError(`--ids ${v.ids}: give 1 to ${contextLength} comma-separated token ids, each in 0 … ${arch.vocabSize - 1} (config.json vocab_size ${arch.vocabSize})`);
+  }
+  // the check itself needs forward passes only: on the engine, a plan without training
+  const checkModel = async (): Promise<{ model: HfModel | EngineModel; note: string }> => {
+    if (onEngine) {
+      const checkPlan = planEngineMemory(arch, { lora: lora ?? { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] }, contextLength, positionsPerPass: contextLength, sampleRows: 1, threads, dtype: engineDtype, inference: true });
+      if (!checkPlan.fits) throw new UsageError(`${dir} does not fit one wasm engine even for forward passes:\n${describePlan(checkPlan)}`);
+      const m = await EngineModel.create({ dir, arch, contextLength, lora: lora ?? { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] }, seed: 0, threads, plan: checkPlan, planText: `Memory plan of this check:\n${describePlan(checkPlan)}` });
+      return { model: m, note: `  computed on the wasm engine (${m.engine.threads} threads, ${checkPlan.dtype} weights; this check's plan ${formatBytes(checkPlan.total)})` };
+    }
+    if (!plan.fits) throw new UsageError(`${dir} does not fit the ${backend.name} backend (plan above)`);
+    return { model: HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}) }), note: '' };
+  };
+  if (!plan.fits && !onEngine) {
     process.stdout.write(`${showInvisibles(lines.join('\n'))}\n`);
     return 1;
   }
-  const model = HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}) });
+  let checked: { model: HfModel | EngineModel; note: string } | undefined;
   try {
-    const prompt = v.prompt ?? 'def fibonacci(n):';
-    const [out] = await sampleBatch(model, tokenizer, [tokenizer.encode(prompt)], { temperature: 0, topK: 0, topP: 1, maxNewTokens: maxNew, stop: eos.map((id) => tokenizer.decode([id])) }, new Rng(0));
-    lines.push(`  greedy continuation of ${jsonText(prompt)}: ${jsonText(out!.text)}`);
-    if (v.logits !== undefined || v.ids !== undefined) {
-      const ids = v.ids !== undefined ? v.ids.split(',').map((x) => Number(x.trim())) : tokenizer.encode(v.logits!);
-      if (ids.length === 0) throw new UsageError('--logits: the text encodes to no tokens; give some text');
-      if (ids.length > contextLength || !ids.every((id) => Number.isInteger(id) && id >= 0 && id < arch.vocabSize)) throw new UsageError(`--ids ${v.ids}: give at most ${contextLength} comma-separated token ids, each in 0 … ${arch.vocabSize - 1}`);
-      const input = tf.tensor2d([ids], [1, ids.length], 'int32');
-      const logits = model.forward(input);
-      const all = (await logits.data()) as Float32Array;
-      tf.dispose([input, logits]);
-      const last = all.subarray((ids.length - 1) * arch.vocabSize, ids.length * arch.vocabSize);
+    checked = await checkModel();
+    const model = checked.model;
+    if (checked.note) lines.push(checked.note);
+    if (tokenizer) {
+      const prompt = v.prompt ?? 'def fibonacci(n):';
+      const [out] = await sampleBatch(model, tokenizer, [tokenizer.encode(prompt)], { temperature: 0, topK: 0, topP: 1, maxNewTokens: maxNew, stop: eos.map((id) => tokenizer.decode([id])) }, new Rng(0));
+      lines.push(`  greedy continuation of ${jsonText(prompt)}: ${jsonText(out!.text)}`);
+    }
+    if (v.logits !== undefined || ids !== undefined) {
+      const input = ids ?? tokenizer!.encode(v.logits!);
+      if (input.length === 0) throw new UsageError('--logits: the text encodes to no tokens; give some text');
+      if (input.length > contextLength) throw new UsageError(`--logits: the text is ${input.length} tokens, more than --context ${contextLength}`);
+      const last = await lastLogits(model, input, arch.vocabSize);
       const order = Array.from(last.keys()).sort((a, b) => last[b]! - last[a]!).slice(0, top);
-      const report = { ...(v.logits !== undefined ? { text: v.logits } : {}), ids, top: order.map((id) => ({ id, token: tokenizer.decode([id]), logit: last[id]! })) };
+      const report = { ...(v.logits !== undefined ? { text: v.logits } : {}), ids: input, top: order.map((id) => ({ id, token: tokenizer ? tokenizer.decode([id]) : null, logit: last[id]! })) };
       if (v.json) {
         process.stdout.write(`${jsonText(report)}\n`);
         return 0;
@@ -109,13 +144,24 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
       lines.push(`  final position's top ${top} logits: ${jsonText(report)}`);
     }
   } catch (e) {
-    if (e instanceof ModelLoadError) throw new UsageError(e.message);
+    if (e instanceof ModelLoadError || e instanceof EngineMemoryError || e instanceof BackendAllocationError) throw new UsageError(e.message);
     throw e;
   } finally {
-    model.dispose();
+    checked?.model.dispose();
   }
   process.stdout.write(`${showInvisibles(lines.join('\n'))}\n`);
-  return 0;
+  return plan.fits ? 0 : 1;
+}
+
+/** The final position's logits [V] for `ids` (one row). */
+async function lastLogits(model: HfModel | EngineModel, ids: readonly number[], V: number): Promise<Float32Array> {
+  if (model instanceof EngineModel) return model.lastLogits([ids]);
+  const input = tf.tensor2d([[...ids]], [1, ids.length], 'int32');
+  const logits = model.forward(input);
+  const all = (await logits.data()) as Float32Array;
+  tf.dispose([input, logits]);
+  assertBackendHealthy('the logits');
+  return all.slice((ids.length - 1) * V, ids.length * V);
 }
 
 export const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR

@@ -13,6 +13,7 @@ import { environmentFactory } from '../../src/rl/envs/registry';
 import { ChatFormat } from '../../src/rl/policies/hf/chatFormat';
 import { generationEos } from '../../src/rl/policies/hf/generationConfig';
 import { HfModel } from '../../src/rl/policies/hf/hfModel';
+import { EngineModel } from '../../src/rl/policies/hf/engine/engineModel';
 import { modelExport } from '../../src/cli/modelCommand';
 import { createPolicy } from '../../src/rl/policies/registry';
 import { readCheckpoint } from '../../src/rl/policies/transformer/checkpoint';
@@ -38,7 +39,8 @@ async function data(t: tf.Tensor): Promise<Float32Array> {
   return (await t.data()) as Float32Array;
 }
 
-async function logitsOf(model: HfModel, ids: number[]): Promise<Float32Array> {
+async function logitsOf(model: HfModel | EngineModel, ids: number[]): Promise<Float32Array> {
+  if (model instanceof EngineModel) return model.positionLogits(ids);
   const input = tf.tensor2d([ids], [1, ids.length], 'int32');
   const out = model.forward(input);
   const d = await data(out);
@@ -61,13 +63,17 @@ describe('a Hugging Face checkpoint as the policy', () => {
     it(`${family}: a GRPO update with LoRA on code-environment episodes changes only the adapters; its checkpoint round-trips`, async () => {
       const config = configFor(family);
       const envFactory = environmentFactory('code');
-      const policy = (await createPolicy(config, envFactory)) as TransformerPolicy<HfModel>;
+      const policy = (await createPolicy(config, envFactory)) as TransformerPolicy<HfModel | EngineModel>;
       const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-policy-'));
       try {
         assert.match(policy.compute, new RegExp(`${family} [\\d,]+ parameters, LoRA rank 4, [\\d,]+ trained`));
         const model = policy.model;
+        // qwen2 and llama run on the wasm engine (its base weights in the engine's memory), gpt2 on tfjs ops
+        assert.equal(model instanceof EngineModel, family !== 'gpt2');
+        if (model instanceof EngineModel) assert.match(policy.compute, /^wasm engine \(\d+ threads/);
         const base = new Map<string, Float32Array>();
-        for (const [name, t] of model.baseTensors()) base.set(name, await data(t));
+        const baseDigest = model instanceof EngineModel ? model.engine.baseDigest() : '';
+        if (model instanceof HfModel) for (const [name, t] of model.baseTensors()) base.set(name, await data(t));
         const adaptersBefore = await Promise.all(model.weights.map(data));
         const task = envFactory.tasks(config.envOptions).train[0]!;
         const trajectories = await runEpisodes(
@@ -89,7 +95,8 @@ describe('a Hugging Face checkpoint as the policy', () => {
         assert.ok(report.logprobMismatch !== undefined && report.logprobMismatch < 1e-4, `sampling and training log-probs differ by ${report.logprobMismatch}`);
         const adaptersAfter = await Promise.all(model.weights.map(data));
         assert.ok(adaptersAfter.some((a, i) => maxDiff(a, adaptersBefore[i]!) > 0), 'the adapters moved');
-        for (const [name, t] of model.baseTensors()) assert.equal(maxDiff(await data(t), base.get(name)!), 0, `base weight ${name} changed`);
+        if (model instanceof HfModel) for (const [name, t] of model.baseTensors()) assert.equal(maxDiff(await data(t), base.get(name)!), 0, `base weight ${name} changed`);
+        else assert.equal(model.engine.baseDigest(), baseDigest, 'the base weights in the engine changed');
         assert.ok(maxDiff(await logitsOf(model, probe), modelBefore) > 1e-5, 'the policy changed');
         assert.equal(maxDiff(await logitsOf(policy.reference, probe), referenceBefore), 0, 'the KL reference stayed the base model');
 
@@ -101,7 +108,7 @@ describe('a Hugging Face checkpoint as the policy', () => {
         assert.equal((ck.manifest.model as { dir: string }).dir, path.join(FIXTURES, family));
         assert.ok(ck.manifest.tensors.every((t) => /lora_[AB]$/.test(t.name)), 'only adapter tensors are stored');
         assert.equal(ck.manifest.tensors.length, 3 * model.weights.length);
-        const again = (await createPolicy(configFor(family, { init: ckDir }), envFactory)) as TransformerPolicy<HfModel>;
+        const again = (await createPolicy(configFor(family, { init: ckDir }), envFactory)) as TransformerPolicy<HfModel | EngineModel>;
         try {
           assert.ok(maxDiff(await logitsOf(again.model, probe), await logitsOf(model, probe)) < 1e-6, 'the restored policy computes what the trained one does');
           // a warm start's reference is the warm-started model
@@ -234,7 +241,8 @@ describe('agent-rl model check and train --model', () => {
       const r = runCli(['model', 'check', path.join(FIXTURES, family), '--max-new-tokens', '4'], dir);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, new RegExp(`architecture: ${family}, 2 layers, hidden 64`));
-      assert.match(r.stdout, /memory plan \(LoRA rank 8, .*\): fits/);
+      assert.match(r.stdout, /memory plan of a run \(LoRA rank 8, .*, 12 rows sampled at once\): fits/);
+      if (family !== 'gpt2') assert.match(r.stdout, /computed on the wasm engine \(\d+ threads, f32 weights; this check's plan [\d.]+ MiB\)/);
       assert.match(r.stdout, /greedy continuation of "def fibonacci\(n\):": /);
       const ref = JSON.parse(fs.readFileSync(path.join(FIXTURES, family, 'reference.json'), 'utf8')) as { ids: number[][]; logits: number[][][] };
       const j = runCli(['model', 'check', path.join(FIXTURES, family), '--ids', ref.ids[1]!.join(','), '--top', '5', '--json'], dir);

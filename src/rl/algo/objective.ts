@@ -30,8 +30,13 @@ export function needsReference(spec: LossSpec): { logprobs: boolean; rows: boole
 
 /** The tensors of one padded batch: [B, T] unless stated. */
 export interface ObjectiveInputs {
-  /** [B, T, A] log-probs of every position's whole distribution (with gradient). */
-  readonly logRows: tf.Tensor3D;
+  /**
+   * [B, T, A] log-probs of every position's whole distribution (with gradient); absent for a model that
+   * scores its own targets over a large vocabulary, which hands `entropy` instead.
+   */
+  readonly logRows?: tf.Tensor3D;
+  /** [B, T] each position's entropy, when there are no logRows (a constant: entropy is only reported). */
+  readonly entropy?: tf.Tensor2D;
   /** log-probs of the targets, picked from logRows (with gradient). */
   readonly logp: tf.Tensor2D;
   readonly mask: tf.Tensor2D;
@@ -68,7 +73,8 @@ export function objectiveLoss(spec: LossSpec, x: ObjectiveInputs, parts?: (p: Ob
   const tokens = tf.maximum(tf.sum(x.mask), 1);
   const tokenMean = (v: tf.Tensor2D): tf.Scalar => tf.keep(aggregate(v, x.mask, 'token-mean'));
   const report = (p: Omit<ObjectiveParts, 'entropy' | 'tokenAccuracy'>): void => {
-    parts?.({ ...p, entropy: tokenMean(rowEntropy(x.logRows)), tokenAccuracy: tf.keep(tf.div(tf.sum(tf.mul(x.argmaxHit, x.mask)), tokens)) });
+    const entropy = x.logRows ? rowEntropy(x.logRows) : x.entropy ?? tf.zerosLike(x.mask);
+    parts?.({ ...p, entropy: tokenMean(entropy), tokenAccuracy: tf.keep(tf.div(tf.sum(tf.mul(x.argmaxHit, x.mask)), tokens)) });
   };
   if (spec.kind === 'nll') {
     const loss = nllLoss(x.logp, x.mask, spec.aggregation, spec.normTokens);
@@ -80,7 +86,8 @@ export function objectiveLoss(spec: LossSpec, x: ObjectiveInputs, parts?: (p: Ob
   let loss: tf.Scalar = pg.loss;
   let kl: tf.Scalar = tf.scalar(0);
   if (spec.klCoef > 0) {
-    const perToken = spec.klEstimator === 'exact' ? exactKl(x.logRows, x.refRows!, x.mask) : klPenalty(x.logp, x.refLogp!, spec.klEstimator, x.mask);
+    if (spec.klEstimator === 'exact' && !x.logRows) throw new Error('objective: the exact KL needs every position\'s whole distribution (logRows), which this model does not produce; use klEstimator k1, k2 or k3');
+    const perToken = spec.klEstimator === 'exact' ? exactKl(x.logRows!, x.refRows!, x.mask) : klPenalty(x.logp, x.refLogp!, spec.klEstimator, x.mask);
     kl = aggregate(perToken, x.mask, spec.aggregation, spec.normTokens);
     loss = tf.add(loss, tf.mul(kl, spec.klCoef));
   }

@@ -1,6 +1,7 @@
 // Builds the policy a config names, with its optimizer settings from the config's algorithm section
 // (the learner decides the learning rate of every step). Impossible combinations were rejected by
 // validateRunConfig already; the checks here guard programmatic callers.
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { RunConfig } from '../../shared/runConfig';
 import { ADAM_DEFAULTS, type AdamWOptions } from '../algo/adamw';
@@ -8,8 +9,11 @@ import { stopOf, type EnvironmentFactory, type StopSpec } from '../envs/environm
 import { ChatFormat } from './hf/chatFormat';
 import { generationEos } from './hf/generationConfig';
 import { ModelLoadError, readHfConfig } from './hf/hfConfig';
-import { HfModel, hfDifferentiable, type HfModelConfig, type LoraOptions } from './hf/hfModel';
-import { assertFits, fittingPlan } from './hf/memoryPlan';
+import { checkLoraTargets, HfModel, hfDifferentiable, type HfModelConfig, type LoraOptions } from './hf/hfModel';
+import { assertFits, describePlan, fittingPlan, formatBytes } from './hf/memoryPlan';
+import { fittingEnginePlan } from './hf/engine/enginePlan';
+import { EngineModel } from './hf/engine/engineModel';
+import { engineUnsupported } from './hf/engine/engineWeights';
 import { CandidateScoringPolicy } from './hf/scoringPolicy';
 import type { TrainablePolicy } from './policy';
 import { TablePolicy } from './table/tablePolicy';
@@ -20,6 +24,43 @@ import { autoReplicas, ReplicaPool } from './transformer/replicas';
 import { CharTokenizer, HfTokenizer } from './transformer/tokenizer';
 import type { SampleOptions } from './transformer/sampler';
 import { TransformerPolicy } from './transformer/transformerPolicy';
+
+/** A Hugging Face checkpoint on the wasm engine: its plan sizes the engine's memory before anything is read. */
+async function createEngineTransformer(config: RunConfig, env: EnvironmentFactory, backendInfo: BackendInfo, init: LoadedCheckpoint | undefined, m: { dir: string; arch: ReturnType<typeof readHfConfig>; lora: LoraOptions; contextLength: number }): Promise<TrainablePolicy> {
+  const o = config.policyOptions as Record<string, number | string | boolean>;
+  if (config.method === 'grpo' && config.algorithm.klCoef > 0 && config.algorithm.klEstimator === 'exact') {
+    throw new ModelLoadError(`algorithm.klEstimator "exact" needs every position's whole distribution (${m.arch.vocabSize.toLocaleString('en')} log-probs per token), which the wasm engine never holds. Fix: use klEstimator "k3" (or k1, k2)`);
+  }
+  const threads = (o.threads as number) > 0 ? (o.threads as number) : Math.min(os.availableParallelism(), 14);
+  const plan = fittingEnginePlan(m.arch, { lora: m.lora, contextLength: m.contextLength, sampleRows: config.groupSize * config.groupsPerIteration, threads, dtype: (o.weightDtype as 'auto' | 'bf16' | 'f32' | undefined) ?? 'auto', positions: o.microBatchPositions as number });
+  const planText = `Memory plan:\n${describePlan(plan)}`;
+  if (!plan.fits) {
+    throw new ModelLoadError(`policyOptions.model: ${m.dir} does not fit one wasm engine:\n${describePlan(plan)}\nWays out: a smaller contextLength or fewer rows sampled at once (groupSize × groupsPerIteration); policyOptions.weightDtype "bf16"; the tfjs-node backend (npm install @tensorflow/tfjs-node), whose memory is the machine's; a smaller checkpoint.`);
+  }
+  const tokenizer = HfTokenizer.fromDirectory(m.dir);
+  const model = await EngineModel.create({ dir: m.dir, arch: m.arch, contextLength: m.contextLength, lora: m.lora, seed: config.seed, threads, plan, planText });
+  const reference = model.reference();
+  try {
+    const eos = generationEos(m.dir, tokenizer);
+    const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? new ChatFormat(tokenizer, eos, String(o.systemPrompt ?? '')) : undefined;
+    const stop = stopOf(env, config.envOptions);
+    const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
+    const e = model.engine;
+    const compute = `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backendInfo)} for the optimizer) (${m.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, LoRA rank ${m.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained${chat ? ', chat template' : ''})`;
+    const lm = new TransformerPolicy<EngineModel>(model, tokenizer, samplingOf(o, stop, eosTexts), optimizerOptions(config), compute, {
+      reference, differentiable: (x) => x.scorer(), ...(chat ? { chat } : {}), microBatchPositions: plan.positionsPerPass,
+    });
+    if (init) {
+      restoreCheckpoint(init, model);
+      lm.resetReference();
+    }
+    return lm;
+  } catch (e) {
+    reference.dispose();
+    model.dispose();
+    throw e;
+  }
+}
 
 /** contextLength 0: the small GPT's (a calculator episode fits) and a pretrained model's (at most its own). */
 const GPT_CONTEXT_LENGTH = 192;
@@ -116,6 +157,13 @@ async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, b
   const arch = readHfConfig(dir);
   const lora = stored ? stored.lora : loraOf(o);
   const contextLength = stored?.contextLength ?? Math.min(arch.maxPositions, (o.contextLength as number) > 0 ? (o.contextLength as number) : HF_CONTEXT_LENGTH);
+  // wasm: the model runs on the engine (bfloat16 weights, every core, vocabulary-chunked head), unless
+  // it needs what only tfjs ops do: full fine-tuning, gpt2, candidate scoring
+  const tfjsOnly = !lora ? 'full fine-tuning' : o.actionMode === 'score' ? 'candidate scoring' : engineUnsupported(arch);
+  if (backend === 'wasm' && !tfjsOnly) {
+    checkLoraTargets(arch, lora!.targets);
+    return createEngineTransformer(config, env, backendInfo, init, { dir, arch, lora: lora!, contextLength });
+  }
   const plan = fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, microBatchPositions: o.microBatchPositions as number, sampleRows: config.groupSize * config.groupsPerIteration, backend });
   assertFits(plan, dir, { lora: lora !== undefined, backend });
   const tokenizer = HfTokenizer.fromDirectory(dir);

@@ -3,8 +3,9 @@
 // objective, micro-batching and gradient accumulation are here. Tensor reads are asynchronous
 // (`await data()`), which every backend supports (WebGPU in Node has no synchronous read).
 import * as tf from '@tensorflow/tfjs';
+import { assertBackendHealthy } from '../backendHealth';
 import { objectiveLoss, type LossSpec, type ObjectiveParts } from '../algo/objective';
-import { combineStats, counts, microbatches, padBatch, padRows, partWeight, type LossInput, type LossStats, type PaddedBatch, type TrainSequence } from './batch';
+import { combineStats, counts, microbatches, padBatch, padRows, partWeight, positions, type LossInput, type LossStats, type PaddedBatch, type TrainSequence } from './batch';
 
 /** What a policy provides for training: its weights and the logits of a padded batch. */
 export interface Differentiable {
@@ -16,6 +17,48 @@ export interface Differentiable {
    * gradient is wanted, so intermediates may be freed as the pass goes.
    */
   logits(batch: PaddedBatch, forwardOnly: boolean): tf.Tensor3D;
+}
+
+/**
+ * A model that scores its own targets (the Hugging Face engine: the vocabulary is visited in chunks,
+ * so no [positions, vocabulary] tensor exists) and gives the gradients of Σ g·logp for the sequences
+ * it scored last with `keep`. The learner's objective runs on the [B, T] log-probs, in tfjs.
+ */
+export interface TokenScorer {
+  readonly kind: 'tokens';
+  readonly weights: readonly tf.Variable[];
+  readonly vocabularySize: number;
+  /** Packed positions per pass. */
+  readonly positionsPerPass: number;
+  /** Per sequence [L]: the targets' log-probs at `temperature`, the entropies and argmax hits at trained positions (0 elsewhere). */
+  score(seqs: readonly TrainSequence[], temperature: number, keep: boolean): Promise<{ logp: Float32Array; entropy: Float32Array; argmaxHit: Float32Array }[]>;
+  /** Gradients (in `weights` order) of Σ_b Σ_t g[b][t]·logp[b][t] over the last kept pass. */
+  backward(g: readonly Float32Array[]): Promise<tf.Tensor[]>;
+  /** Gives back a kept pass (after a failure). */
+  release(): void;
+}
+
+export type Trainable = Differentiable | TokenScorer;
+
+const scoresOwn = (m: Trainable): m is TokenScorer => 'kind' in m && m.kind === 'tokens';
+
+/** Consecutive chunks whose summed positions stay within `budget` (packed passes; one sequence at the least). */
+export function packedChunks<T extends { readonly seq: TrainSequence } | TrainSequence>(items: readonly T[], budget: number): T[][] {
+  const len = (x: T): number => positions('seq' in x ? x.seq : x);
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let n = 0;
+  for (const x of items) {
+    if (cur.length > 0 && n + len(x) > budget) {
+      out.push(cur);
+      cur = [];
+      n = 0;
+    }
+    cur.push(x);
+    n += len(x);
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
 }
 
 /** Log-probs of a batch at `temperature`: every position's distribution [B, T, A], the targets' [B, T], and where the target was the most likely unit. */
@@ -40,15 +83,16 @@ export const MICROBATCH_POSITIONS = 4096;
  * micro-batches with the same weights that combine shards, so the result is the shard's gradient.
  * The caller disposes the returned gradients.
  */
-export async function shardGradients(model: Differentiable, inputs: readonly LossInput[], spec: LossSpec, budget = MICROBATCH_POSITIONS): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
-  const chunks = microbatches(inputs, budget);
-  if (chunks.length === 1) return onePass(model, inputs, spec);
+export async function shardGradients(model: Trainable, inputs: readonly LossInput[], spec: LossSpec, budget = MICROBATCH_POSITIONS): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
+  const pass = (chunk: readonly LossInput[]): Promise<{ grads: tf.Tensor[]; stats: LossStats }> => (scoresOwn(model) ? tokenPass(model, chunk, spec) : onePass(model, chunk, spec));
+  const chunks = scoresOwn(model) ? packedChunks(inputs, model.positionsPerPass) : microbatches(inputs, budget);
+  if (chunks.length === 1) return pass(inputs);
   const total = counts(inputs.map((x) => x.seq));
   let grads: tf.Tensor[] | undefined;
   const parts: LossStats[] = [];
   const weights: number[] = [];
   for (const chunk of chunks) {
-    const part = await onePass(model, chunk, spec);
+    const part = await pass(chunk);
     const w = partWeight(spec.aggregation, part.stats, total);
     const prev: tf.Tensor[] | undefined = grads;
     grads = tf.tidy(() => part.grads.map((g, i) => (prev ? tf.add(prev[i]!, tf.mul(g, w)) : tf.mul(g, w))));
@@ -59,26 +103,21 @@ export async function shardGradients(model: Differentiable, inputs: readonly Los
   return { grads: grads!, stats: combineStats(parts, weights, total) };
 }
 
-async function onePass(model: Differentiable, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
-  const batch = padBatch(inputs.map((x) => x.seq));
+/** The objective's inputs other than the model's own outputs, for a padded batch of `inputs`. */
+function objectiveInputs(inputs: readonly LossInput[], batch: PaddedBatch, A: number): Omit<Parameters<typeof objectiveLoss>[1], 'logp' | 'argmaxHit'> {
   const { B, T } = batch;
-  const A = model.vocabularySize;
-  const temperature = spec.kind === 'policy-gradient' ? spec.temperature : 1;
   const old = inputs.every((x) => x.old) ? padRows(inputs.map((x) => x.old!), T) : batch.behaviour;
-  const got: { parts?: ObjectiveParts } = {}; // filled by the objective's callback
-  const { value, grads } = tf.variableGrads(() => {
-    const { logRows, logp, argmaxHit } = logprobsOf(model, batch, temperature, false);
-    return objectiveLoss(spec, {
-      logRows, logp, argmaxHit,
-      mask: tf.tensor2d(batch.mask, [B, T]),
-      oldLogp: tf.tensor2d(old, [B, T]),
-      advantages: tf.tensor2d(batch.advantages, [B, 1]),
-      ...(inputs.every((x) => x.ref) ? { refLogp: tf.tensor2d(padRows(inputs.map((x) => x.ref!), T), [B, T]) } : {}),
-      ...(inputs.every((x) => x.refRows) ? { refRows: tf.tensor3d(padRows(inputs.map((x) => x.refRows!), T, A), [B, T, A]) } : {}),
-      ...(inputs.every((x) => x.isWeight) ? { isWeights: tf.tensor2d(padRows(inputs.map((x) => x.isWeight!), T), [B, T]) } : {}),
-    }, (p) => (got.parts = p));
-  }, model.weights as tf.Variable[]);
-  const p = got.parts!;
+  return {
+    mask: tf.tensor2d(batch.mask, [B, T]),
+    oldLogp: tf.tensor2d(old, [B, T]),
+    advantages: tf.tensor2d(batch.advantages, [B, 1]),
+    ...(inputs.every((x) => x.ref) ? { refLogp: tf.tensor2d(padRows(inputs.map((x) => x.ref!), T), [B, T]) } : {}),
+    ...(inputs.every((x) => x.refRows) ? { refRows: tf.tensor3d(padRows(inputs.map((x) => x.refRows!), T, A), [B, T, A]) } : {}),
+    ...(inputs.every((x) => x.isWeight) ? { isWeights: tf.tensor2d(padRows(inputs.map((x) => x.isWeight!), T), [B, T]) } : {}),
+  };
+}
+
+async function readStats(value: tf.Scalar, p: ObjectiveParts, inputs: readonly LossInput[]): Promise<LossStats> {
   const read = async (t: tf.Scalar): Promise<number> => (await t.data())[0]!;
   const c = counts(inputs.map((x) => x.seq));
   const stats: LossStats = {
@@ -87,7 +126,54 @@ async function onePass(model: Differentiable, inputs: readonly LossInput[], spec
     ratioMax: await read(p.ratioMax), approxKl: await read(p.approxKl), absLogRatio: await read(p.absLogRatio), tokenAccuracy: await read(p.tokenAccuracy), ...c,
   };
   tf.dispose([value, ...(Object.values(p) as tf.Scalar[])]);
-  return { grads: model.weights.map((w) => grads[w.name]!), stats };
+  return stats;
+}
+
+/**
+ * A pass of a model that scores its own targets: the model's forward pass (keeping what its backward
+ * pass needs), the objective and its gradient with respect to the [B, T] log-probs in tfjs, then the
+ * model's backward pass from that gradient.
+ */
+async function tokenPass(model: TokenScorer, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
+  const seqs = inputs.map((x) => x.seq);
+  const temperature = spec.kind === 'policy-gradient' ? spec.temperature : 1;
+  const scored = await model.score(seqs, temperature, true);
+  try {
+    const batch = padBatch(seqs);
+    const { B, T } = batch;
+    const got: { parts?: ObjectiveParts } = {};
+    const logp = tf.tensor2d(padRows(scored.map((s) => s.logp), T), [B, T]);
+    const entropy = tf.tensor2d(padRows(scored.map((s) => s.entropy), T), [B, T]);
+    const argmaxHit = tf.tensor2d(padRows(scored.map((s) => s.argmaxHit), T), [B, T]);
+    const rest = objectiveInputs(inputs, batch, model.vocabularySize);
+    const { value, grads } = tf.valueAndGrads((lp: tf.Tensor) => objectiveLoss(spec, { ...rest, logp: lp as tf.Tensor2D, entropy, argmaxHit }, (p) => (got.parts = p)))([logp]);
+    const g = (await grads[0]!.data()) as Float32Array;
+    tf.dispose([logp, entropy, argmaxHit, ...grads, ...(Object.values(rest) as tf.Tensor[])]);
+    const stats = await readStats(value, got.parts!, inputs);
+    const perSeq = seqs.map((s, b) => g.slice(b * T, b * T + positions(s)));
+    return { grads: await model.backward(perSeq), stats };
+  } finally {
+    model.release();
+  }
+}
+
+async function onePass(model: Differentiable, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
+  const batch = padBatch(inputs.map((x) => x.seq));
+  const temperature = spec.kind === 'policy-gradient' ? spec.temperature : 1;
+  const got: { parts?: ObjectiveParts } = {}; // filled by the objective's callback
+  const { value, grads } = tf.variableGrads(() => {
+    const { logRows, logp, argmaxHit } = logprobsOf(model, batch, temperature, false);
+    return objectiveLoss(spec, { ...objectiveInputs(inputs, batch, model.vocabularySize), logRows, logp, argmaxHit }, (p) => (got.parts = p));
+  }, model.weights as tf.Variable[]);
+  const stats = await readStats(value, got.parts!, inputs);
+  const out = model.weights.map((w) => grads[w.name]!);
+  try {
+    assertBackendHealthy('the gradients');
+  } catch (e) {
+    tf.dispose(out);
+    throw e;
+  }
+  return { grads: out, stats };
 }
 
 /** Per sequence, the targets' log-probs [L] and, when asked, every position's whole distribution [L·A], without gradient. */
@@ -97,7 +183,13 @@ export interface SequenceLogprobs {
 }
 
 /** Log-probs of each sequence's targets under `model` (forward only, in micro-batches twice the training budget). */
-export async function shardLogprobs(model: Differentiable, seqs: readonly TrainSequence[], o: { temperature: number; rows: boolean }, budget = 2 * MICROBATCH_POSITIONS): Promise<SequenceLogprobs> {
+export async function shardLogprobs(model: Trainable, seqs: readonly TrainSequence[], o: { temperature: number; rows: boolean }, budget = 2 * MICROBATCH_POSITIONS): Promise<SequenceLogprobs> {
+  if (scoresOwn(model)) {
+    if (o.rows) throw new Error('log-probs of whole distributions are not kept for this model (a large vocabulary); use klEstimator k1, k2 or k3');
+    const out: Float32Array[] = [];
+    for (const chunk of packedChunks(seqs, model.positionsPerPass)) out.push(...(await model.score(chunk, o.temperature, false)).map((s) => s.logp));
+    return { logp: out };
+  }
   const logp: Float32Array[] = [];
   const rows: Float32Array[] = [];
   const A = model.vocabularySize;
@@ -108,6 +200,7 @@ export async function shardLogprobs(model: Differentiable, seqs: readonly TrainS
       return [r.logp, o.rows ? r.logRows : tf.zeros([0])];
     });
     const lpData = (await lp.data()) as Float32Array;
+    assertBackendHealthy('the log-probs');
     const lrData = o.rows ? ((await lr.data()) as Float32Array) : undefined;
     tf.dispose([lp, lr]);
     chunk.forEach((s, b) => {

@@ -39,6 +39,8 @@ export interface HfArchitecture {
   readonly ropeScaling?: RopeScaling;
   /** The dtype the checkpoint was saved in (config's torch_dtype). */
   readonly torchDtype: string;
+  /** Qwen3: RMSNorm over each head's queries and keys before the rotary embedding. */
+  readonly qkNorm?: boolean;
 }
 
 function num(cfg: Record<string, unknown>, file: string, key: string, fallback?: number): number {

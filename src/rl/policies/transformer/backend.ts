@@ -11,6 +11,7 @@ import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describeVersions, systemNodeOnlyBackendsBlocked } from '../../../shared/nodeFloor';
+import { listenForWasmFailures } from '../../backendHealth';
 
 export const BACKEND_NAMES = ['auto', 'tensorflow-gpu', 'webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export type BackendChoice = (typeof BACKEND_NAMES)[number];
@@ -126,6 +127,7 @@ function wasmBinariesDir(): string {
 }
 
 async function initWasm(): Promise<void> {
+  listenForWasmFailures();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const wasm = require('@tensorflow/tfjs-backend-wasm') as typeof import('@tensorflow/tfjs-backend-wasm');
   wasm.setWasmPaths(wasmBinariesDir());

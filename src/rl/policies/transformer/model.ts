@@ -43,8 +43,15 @@ export interface CausalLm {
   readonly config: { readonly vocabSize: number; readonly contextLength: number };
   /** Head width when the fused decoding kernels (kernels/decoding.ts) can run this model; else undefined. */
   readonly fusedHeadDim: number | undefined;
-  /** `lastOnly`: logits of each row's last position only ([B, 1, V]), as a prefill needs. */
-  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped?: boolean, lastOnly?: boolean): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] };
+  /** `lastOnly`: logits of each row's last position only ([B, 1, V]), as a prefill needs. Absent: the model decodes through `session`. */
+  run?(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped?: boolean, lastOnly?: boolean): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] };
+  /**
+   * A model with its own decoding (the Hugging Face engine): prefills `prompts` into a cache of
+   * `capacity` positions per row; the session holds the last logits [B·V] and steps one token per row.
+   */
+  session?(prompts: readonly (readonly number[])[], capacity: number): Promise<{ readonly logits: Float32Array; step(tokens: readonly number[]): Promise<Float32Array>; dispose(): void }>;
+  /** Rows one session holds at `capacity` positions (its memory plan's KV cache); more are sampled in turn. */
+  sessionRows?(capacity: number): number;
   /** Rows a prefill pass takes at once (attention scores are rows × heads × L × L per layer). */
   readonly prefillRows?: number;
   decode?(ids: tf.Tensor2D, positions: tf.Tensor2D, arena: KvArena, head: tf.Tensor2D): tf.Tensor2D;

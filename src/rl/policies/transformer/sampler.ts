@@ -5,6 +5,7 @@
 // (logits / temperature) of the full distribution (what the learner recomputes; top-k / top-p
 // truncation only restricts which tokens can be drawn).
 import * as tf from '@tensorflow/tfjs';
+import { assertBackendHealthy } from '../../backendHealth';
 import type { Rng } from '../../random';
 import { createArena, decodeAttentionAvailable, disposeArena, type KvArena } from './kernels/decoding';
 import type { CausalLm, KvCache } from './model';
@@ -62,8 +63,15 @@ export interface PrefillOptions {
 /** Rows per prefill pass. */
 const PREFILL_ROWS = 32;
 
+/** The tfjs forward pass of a model, or the reason there is none (a model that decodes itself). */
+function runOf(model: CausalLm): NonNullable<CausalLm['run']> {
+  if (!model.run) throw new Error('sampler: the model has neither a tfjs forward pass nor its own decoding session');
+  return model.run.bind(model);
+}
+
 /** Prefill: left-padded prompts [B][*] → last-position logits [B, V] and the decoding state. */
 export function prefill(model: CausalLm, prompts: readonly (readonly number[])[], options: PrefillOptions = {}): { state: BatchState; logits: tf.Tensor2D } {
+  const run = runOf(model);
   const B = prompts.length;
   const L = Math.max(1, ...prompts.map((p) => p.length));
   const ids = new Int32Array(B * L);
@@ -91,7 +99,7 @@ export function prefill(model: CausalLm, prompts: readonly (readonly number[])[]
     for (let r0 = 0; r0 < B; r0 += chunk) {
       const n = Math.min(chunk, B - r0);
       const rows = (t: tf.Tensor2D): tf.Tensor2D => (n === B ? t : tf.slice(t, [r0, 0], [n, L]));
-      const out = model.run(rows(allIds), rows(allPos), rows(keyMask), undefined, true, true);
+      const out = run(rows(allIds), rows(allPos), rows(keyMask), undefined, true, true);
       parts.push({ logits: tf.reshape<tf.Rank.R2>(out.logits, [n, -1]), k: out.k, v: out.v });
     }
     const join = <T extends tf.Tensor>(ts: T[]): T => (ts.length === 1 ? ts[0]! : tf.concat(ts, 0));
@@ -129,11 +137,12 @@ export function decodeStep(model: CausalLm, state: BatchState, tokens: readonly 
     return logits;
   }
   const old = state.cache!;
+  const run = runOf(model);
   let logits: tf.Tensor2D | undefined;
   let cache: KvCache | undefined;
   tf.tidy(() => {
     const keyMask = tf.concat<tf.Tensor2D>([old.keyMask, tf.ones([B, 1])], 1);
-    const out = model.run(ids(), positions(), keyMask, old, true);
+    const out = run(ids(), positions(), keyMask, old, true);
     logits = tf.keep(tf.reshape<tf.Rank.R2>(out.logits, [B, -1]));
     cache = { k: out.k.map((t) => tf.keep(t)), v: out.v.map((t) => tf.keep(t)), keyMask: tf.keep(keyMask) };
   });
@@ -202,6 +211,36 @@ export function drawToken(logp: Float64Array, o: Pick<SampleOptions, 'temperatur
   return candidates[candidates.length - 1]!;
 }
 
+/** A batch being decoded: the last logits [B·V], one step at a time, and what to free at the end. */
+interface Stepper {
+  readonly logits: Float32Array;
+  step(tokens: readonly number[]): Promise<Float32Array>;
+  dispose(): void;
+}
+
+/** The model's own decoding session, or the tfjs prefill and steps with their cache (read asynchronously: WebGPU has no synchronous read in Node). */
+async function stepperOf(model: CausalLm, inputs: readonly (readonly number[])[], capacity: number): Promise<Stepper> {
+  if (model.session) return model.session(inputs, capacity);
+  const started = prefill(model, inputs, { capacity });
+  const read = async (t: tf.Tensor2D): Promise<Float32Array> => {
+    try {
+      const data = (await t.data()) as Float32Array;
+      assertBackendHealthy('the sampled tokens');
+      return data;
+    } finally {
+      t.dispose();
+    }
+  };
+  let first: Float32Array;
+  try {
+    first = await read(started.logits);
+  } catch (e) {
+    disposeState(started.state);
+    throw e;
+  }
+  return { logits: first, step: (tokens) => read(decodeStep(model, started.state, tokens)), dispose: () => disposeState(started.state) };
+}
+
 /** Whether generated text has reached its end: it contains a stop string, or passes the stop test. */
 export function stopsAt(text: string, stop: readonly string[], stopWhen?: (text: string) => boolean): boolean {
   return stop.some((s) => text.includes(s)) || (stopWhen?.(text) ?? false);
@@ -216,6 +255,16 @@ export async function sampleBatch(model: CausalLm, tokenizer: Tokenizer, prompts
   const rowRng = (b: number): Rng => (Array.isArray(rng) ? (rng as readonly Rng[])[b]! : (rng as Rng));
   const B = prompts.length;
   const P = model.config.contextLength;
+  // a model whose sessions hold fewer rows (a KV cache sized by its memory plan) samples them in turn
+  const most = model.sessionRows?.(Math.min(P, Math.max(...prompts.map((p) => p.length)) + o.maxNewTokens));
+  if (most !== undefined && B > most) {
+    const out: SampledSequence[] = [];
+    for (let b0 = 0; b0 < B; b0 += most) {
+      const idx = prompts.slice(b0, b0 + most).map((_, i) => b0 + i);
+      out.push(...(await sampleBatch(model, tokenizer, idx.map((i) => prompts[i]!), o, Array.isArray(rng) ? idx.map((i) => (rng as readonly Rng[])[i]!) : rng)));
+    }
+    return out;
+  }
   const rows = prompts.map((p) => ({ tokens: [] as number[], logprobs: [] as number[], text: '', stopReason: undefined as StopReason | undefined, budget: Math.min(o.maxNewTokens, P - p.length) }));
   rows.forEach((r) => {
     if (r.budget <= 0) r.stopReason = 'context';
@@ -225,15 +274,12 @@ export async function sampleBatch(model: CausalLm, tokenizer: Tokenizer, prompts
   // prefill never runs past the context
   const inputs = prompts.map((p, b) => (p.length > 0 && rows[b]!.budget > 0 ? p : [0]));
   const longest = Math.max(1, ...inputs.map((p) => p.length));
-  const started = prefill(model, inputs, { capacity: longest + Math.max(...rows.map((r) => r.budget)) });
-  const state = started.state;
-  let logits = started.logits;
+  const capacity = longest + Math.max(...rows.map((r) => r.budget));
+  const stepper = await stepperOf(model, inputs, capacity);
   try {
+    let data = stepper.logits;
     for (;;) {
-      // an asynchronous read: WebGPU has no synchronous one in Node (on wasm it resolves at once)
-      const data = (await logits.data()) as Float32Array;
       const V = data.length / B;
-      logits.dispose();
       const next: number[] = [];
       for (let b = 0; b < B; b++) {
         const r = rows[b]!;
@@ -251,10 +297,10 @@ export async function sampleBatch(model: CausalLm, tokenizer: Tokenizer, prompts
         next.push(tok);
       }
       if (rows.every((r) => r.stopReason)) break;
-      logits = decodeStep(model, state, next);
+      data = await stepper.step(next);
     }
   } finally {
-    disposeState(state);
+    stepper.dispose();
   }
   // Decode once more from the ids: per-token decoding and whole-sequence decoding agree for the
   // tokenizers used here, but the ids are the record; the text is only for parsing.

@@ -9,7 +9,7 @@ import { AdamW, type AdamWOptions } from '../../algo/adamw';
 import type { LossSpec } from '../../algo/objective';
 import { Rng } from '../../random';
 import type { LossInput, LossStats, TrainSequence } from '../../train/batch';
-import { MICROBATCH_POSITIONS, shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../train/gradients';
+import { MICROBATCH_POSITIONS, shardGradients, shardLogprobs, type SequenceLogprobs, type Trainable } from '../../train/gradients';
 import { splitShards } from '../../train/batch';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
 import { loadResumePoint, saveCheckpoint, saveResumePoint } from './checkpoint';
@@ -55,7 +55,7 @@ export function trajectorySequence(t: Trajectory): TrainSequence | undefined {
 /** What the policy needs of its model besides sampling: the frozen reference and the learner's view of either. */
 export interface ModelParts<M extends PolicyModel> {
   readonly reference: M;
-  differentiable(model: M): Differentiable;
+  differentiable(model: M): Trainable;
   /** Prompts through the model's chat template (token in, token out); absent: observations are encoded as they are. */
   readonly chat?: ChatFormat;
   /** Padded positions per forward and backward pass (gradient accumulation over micro-batches). */

@@ -1,0 +1,152 @@
+// The engine's memory plan: every region the engine takes, line by line, with the allocator's own
+// 64-byte rounding — the weights as held (bfloat16 or float32), the three adapter sets, and the
+// largest of a training pass (the layer inputs kept for the backward pass, the head over vocabulary
+// chunks, one layer recomputed with its gradients), a forward-only pass and a sampling session (the KV
+// cache of the batch, prefill and decoding). Its total is the size of the engine's memory, so the
+// engine can never take more than was planned: a test runs each pass on Qwen2.5-0.5B's shapes and
+// compares the allocator's high-water mark with this.
+import type { HfArchitecture } from '../hfConfig';
+import type { LoraOptions } from '../hfModel';
+import { formatBytes, type MemoryLine, type MemoryPlan } from '../memoryPlan';
+import { MAX_ENGINE_BYTES } from './engineMemory';
+import { convertRows, ENGINE_LINEARS, matrixShapes, weightBytes, type WeightDtype } from './engineWeights';
+
+const R = (bytes: number): number => Math.ceil(bytes / 64) * 64;
+const f32 = (n: number): number => R(n * 4);
+
+export interface EnginePlanOptions {
+  readonly lora: LoraOptions;
+  readonly contextLength: number;
+  /** Packed positions per training or log-prob pass (≥ the context length: a sequence is never split). */
+  readonly positionsPerPass: number;
+  /** Rows sampled at once, and the longest prompt plus new tokens of a row. */
+  readonly sampleRows: number;
+  readonly threads: number;
+  readonly dtype: WeightDtype;
+  /** Forward passes and sampling only (model check): no layer inputs kept, no backward pass. */
+  readonly inference?: boolean;
+}
+
+export interface EnginePlan extends MemoryPlan {
+  readonly dtype: WeightDtype;
+  readonly positionsPerPass: number;
+  readonly sampleRows: number;
+  readonly parts: { readonly persistent: number; readonly training: number; readonly forward: number; readonly sampling: number };
+}
+
+/** Vocabulary columns per head chunk for `rows` positions (decoder.chunkColumns). */
+export function chunkColumns(V: number, rows: number): number {
+  const c = Math.floor((8 * 2 ** 20) / Math.max(1, rows) / 64) * 64;
+  return Math.max(64, Math.min(V, c));
+}
+
+/** One layer's intermediates for N positions in `segs` segments of length `len` (decoder.layer). */
+function layerBytes(a: HfArchitecture, N: number, segs: number, len: number, r: number, threads: number, keep: boolean): number {
+  const D = a.hidden, E = a.headDim, qd = a.heads * E, kd = a.kvHeads * E, F = a.intermediate;
+  const t = keep ? ENGINE_LINEARS.length * f32(N * r) : f32(N * r); // kept per linear, else one at a time
+  let b = f32(N * D) + f32(N) + f32(N * qd) + 2 * f32(N * kd);
+  if (a.qkNorm) b += f32(N * a.heads) + f32(N * a.kvHeads) + (keep ? f32(N * qd) + f32(N * kd) : 0);
+  b += f32(N * qd) + R(segs * a.heads * 16) + (keep ? R(segs * a.heads * len * len * 4) : 0) + f32(len * threads);
+  b += f32(N * D) + (keep ? f32(N * D) : 0) + f32(N * D) + f32(N) + 3 * f32(N * F);
+  return b + t;
+}
+
+/** What a backward pass adds to a kept layer (decoder.layerBwd), at its peak. */
+function layerBwdBytes(a: HfArchitecture, N: number, segs: number, len: number, r: number, threads: number): number {
+  const D = a.hidden, E = a.headDim, qd = a.heads * E, kd = a.kvHeads * E, F = a.intermediate;
+  return f32(N * F) * 2 + f32(N * D) + f32(N * qd) * 2 + f32(N * kd) * 2 + R(segs * a.kvHeads * 16) + f32(len * threads)
+    + (a.qkNorm ? f32(N * qd) + f32(N * kd) : 0) + f32(N * D) + f32(N * r);
+}
+
+/** The head at M scored rows (decoder.head), kept or not, and its backward pass (decoder.headBwd). */
+function headBytes(a: HfArchitecture, M: number): { kept: number; transient: number; backward: number } {
+  const D = a.hidden;
+  const C = chunkColumns(a.vocabSize, M);
+  const kept = f32(M * D) * 2 + f32(M) + R(M * 4) + f32(M * 6) + f32(M);
+  return { kept, transient: f32(M * C), backward: f32(M) + f32(M * D) * 2 + f32(M * C) };
+}
+
+export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): EnginePlan {
+  const D = a.hidden, L = a.layers, r = o.lora.rank, P = o.contextLength, N = o.positionsPerPass;
+  const lines: MemoryLine[] = [];
+  const push = (what: string, bytes: number): number => {
+    lines.push({ what, bytes });
+    return bytes;
+  };
+  const weights = weightBytes(a, o.dtype, P);
+  const adapterBytes = ENGINE_LINEARS.filter((m) => o.lora.targets.includes('all-linear') || o.lora.targets.includes(m)).reduce((s, m) => {
+    const [inDim, out] = linearShape(a, m);
+    return s + f32(inDim * r) + f32(r * out);
+  }, 0) * L;
+  // a pass is one sequence of the full context at the least, or several shorter ones
+  const segs = Math.max(1, Math.floor(N / P));
+  const pack = R(N * 4) * 2;
+  // training: the stream kept per layer, the head kept at every position, then the backward pass
+  const head = headBytes(a, N);
+  const keptInputs = f32((L + 1) * N * D);
+  const layerPeak = layerBytes(a, N, segs, P, r, o.threads, true) + layerBwdBytes(a, N, segs, P, r, o.threads);
+  const training = pack + keptInputs + Math.max(layerBytes(a, N, segs, P, r, o.threads, false), head.kept + Math.max(head.transient, f32(N * D) + Math.max(head.backward, layerPeak)));
+  const forward = pack + f32(N * D) + Math.max(layerBytes(a, N, segs, P, r, o.threads, false), head.kept + head.transient);
+  // sampling: the batch's KV cache, then a prefill of up to N positions or a decoding step
+  const B = o.sampleRows;
+  const cache = 2 * f32(L * B * a.kvHeads * P * a.headDim);
+  const prefillRows = Math.min(B, Math.max(1, segs));
+  const prefill = pack + R(N * 4) + f32(N * D) + Math.max(layerBytes(a, N, prefillRows, P, r, o.threads, false), f32(prefillRows * D) * 2 + f32(prefillRows) + f32(prefillRows * a.vocabSize));
+  const step = R(B * 4) * 3 + f32(B * D) + Math.max(layerBytes(a, B, 0, 0, r, o.threads, false) + f32(P * o.threads), f32(B * D) * 2 + f32(B) + f32(B * a.vocabSize));
+  const sampling = cache + R(B * 4) + Math.max(prefill, step);
+  // loading: a float32 checkpoint held as bfloat16 (or a float16 one) goes through float32 a chunk of
+  // rows at a time (engineWeights.ts); the stored dtype is config.json's torch_dtype
+  const stored = a.torchDtype === 'float32' ? 4 : 2;
+  const converts = (o.dtype === 'bf16' && a.torchDtype !== 'bfloat16') || (o.dtype === 'f32' && a.torchDtype !== 'float32');
+  const chunk = Math.max(...matrixShapes(a).map(([rows, cols]) => convertRows(rows, cols) * cols));
+  const conversion = converts ? R(chunk * stored) + (stored === 4 ? 0 : f32(chunk)) : 0;
+  const persistent = 4096 + weights + 3 * adapterBytes;
+  push(`weights (${o.dtype === 'bf16' ? 'bfloat16, 8-interleaved rows' : 'float32'}; norms, biases and the rotary tables in float32)`, weights);
+  push(`LoRA adapters (rank ${r}): the policy's, the frozen reference's, and the policy's gradients`, 3 * adapterBytes);
+  push('control block of the threads', 4096);
+  const pass = Math.max(o.inference ? 0 : training, forward, sampling, conversion);
+  const which = pass === training ? 'a training pass' : pass === forward ? 'a forward pass' : pass === sampling ? 'a sampling session' : 'converting weights';
+  const rows = `${B} row${B === 1 ? '' : 's'}`;
+  push(o.inference
+    ? `largest pass (${which}): forward ${formatBytes(forward)} (${N.toLocaleString('en')} positions, the head over vocabulary chunks); sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`
+    : `largest pass (${which}): training ${formatBytes(training)} — ${N.toLocaleString('en')} packed positions, the ${L + 1} layer inputs kept (${formatBytes(keptInputs)}), one layer recomputed with its gradients (${formatBytes(layerPeak)}), the head over vocabulary chunks; forward-only ${formatBytes(forward)}; sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`, pass);
+  const total = persistent + pass;
+  return {
+    lines, total, limit: MAX_ENGINE_BYTES, limitOf: 'wasm32\'s 4 GiB address space (one engine memory)', fits: total <= MAX_ENGINE_BYTES,
+    trainable: adapterBytes / 4, microBatchPositions: N, dtype: o.dtype, positionsPerPass: N, sampleRows: B,
+    parts: { persistent, training, forward, sampling },
+  };
+}
+
+/** [in, out] of a linear layer. */
+export function linearShape(a: HfArchitecture, m: (typeof ENGINE_LINEARS)[number]): [number, number] {
+  const D = a.hidden, q = a.heads * a.headDim, kv = a.kvHeads * a.headDim, F = a.intermediate;
+  switch (m) {
+    case 'q_proj': return [D, q];
+    case 'k_proj': case 'v_proj': return [D, kv];
+    case 'o_proj': return [q, D];
+    case 'gate_proj': case 'up_proj': return [D, F];
+    case 'down_proj': return [F, D];
+  }
+}
+
+/** Packed positions per pass the fitting plan starts from: more gain little, and the memory is the user's. */
+const POSITIONS_TARGET = 4096;
+
+/**
+ * The plan at the most positions per pass that fits (8, 4, 2 or 1 contexts, at most 4096 positions
+ * unless one context is longer; or `positions` when given),
+ * with bfloat16 weights unless float32 ones are asked for or the checkpoint is float32 and they fit.
+ */
+export function fittingEnginePlan(a: HfArchitecture, o: Omit<EnginePlanOptions, 'positionsPerPass' | 'dtype'> & { positions?: number; dtype?: WeightDtype | 'auto' }): EnginePlan {
+  const dtypes: WeightDtype[] = o.dtype === 'bf16' || o.dtype === 'f32' ? [o.dtype] : a.torchDtype === 'float32' ? ['f32', 'bf16'] : ['bf16'];
+  const sizes = o.positions && o.positions > 0 ? [Math.max(o.positions, o.contextLength)] : [8, 4, 2, 1].map((k) => k * o.contextLength).filter((n, i, all) => n <= Math.max(o.contextLength, POSITIONS_TARGET) || i === all.length - 1);
+  let last: EnginePlan | undefined;
+  for (const dtype of dtypes) {
+    for (const positionsPerPass of sizes) {
+      last = planEngineMemory(a, { ...o, dtype, positionsPerPass });
+      if (last.fits) return last;
+    }
+  }
+  return last!;
+}

@@ -1,0 +1,402 @@
+// One Hugging Face model in one wasm engine: the shared memory sized by the plan, the threads, the
+// weights, and LoRA adapter sets (the policy's and the frozen reference's, plus the policy's
+// gradients) beside the base weights they share. It scores packed training sequences (log-probs,
+// entropies, argmax hits at the trained positions, keeping what the backward pass needs), runs that
+// backward pass for the adapters, and runs sampling sessions over a KV cache sized to the batch.
+import { createHash } from 'node:crypto';
+import type { HfArchitecture } from '../hfConfig';
+import { ModelLoadError } from '../hfConfig';
+import type { LoraOptions } from '../hfModel';
+import { Decoder, breathe, type Adapter, type AdapterSet, type Pack } from './decoder';
+import { EngineMemory } from './engineMemory';
+import { ENGINE_PLAIN_BASE64, ENGINE_RELAXED_BASE64 } from './engineWasm';
+import { loadEngineWeights, type EngineLinear, type WeightDtype } from './engineWeights';
+import { EngineKernels } from './kernels';
+import { CONTROL_BYTES, ThreadPool } from './threadPool';
+
+interface WasmApi {
+  readonly Module: new (bytes: Uint8Array) => object;
+  validate(bytes: Uint8Array): boolean;
+}
+const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+/** The kernel module this runtime can compile: relaxed SIMD (fused multiply-add) where supported. */
+export function engineModule(): { module: object; relaxed: boolean } {
+  const relaxed = Buffer.from(ENGINE_RELAXED_BASE64, 'base64');
+  if (WA.validate(relaxed)) return { module: new WA.Module(relaxed), relaxed: true };
+  return { module: new WA.Module(Buffer.from(ENGINE_PLAIN_BASE64, 'base64')), relaxed: false };
+}
+
+export type AdapterRole = 'policy' | 'reference';
+
+export interface EngineOptions {
+  readonly dir: string;
+  readonly arch: HfArchitecture;
+  readonly contextLength: number;
+  readonly lora: LoraOptions;
+  readonly threads: number;
+  readonly dtype: WeightDtype;
+  /** The memory plan: its total is the engine's memory; its text is quoted in errors. */
+  readonly bytes: number;
+  readonly planText: string;
+}
+
+/** A sequence to score: input ids, targets, and which positions are trained (scored). */
+export interface ScoreInput {
+  readonly inputs: readonly number[];
+  readonly targets: readonly number[];
+  readonly mask: readonly number[];
+}
+
+export interface Scored {
+  readonly logp: Float32Array;
+  readonly entropy: Float32Array;
+  readonly argmaxHit: Float32Array;
+}
+
+interface KeptPass {
+  readonly mark: number;
+  readonly pack: Pack;
+  readonly saved: number;
+  readonly rowIdx: number[];
+  /** per scored row: its sequence and position */
+  readonly where: [number, number][];
+  readonly kept: { xs: number; xf: number; rstd: number; logZ: number; tg: number };
+  readonly temperature: number;
+}
+
+/** A batch being decoded: the last logits [B, V] and one step at a time. */
+export interface DecodeSession {
+  readonly logits: Float32Array;
+  step(tokens: readonly number[]): Promise<Float32Array>;
+  dispose(): void;
+}
+
+export class HfEngine {
+  readonly decoder: Decoder;
+  readonly adapters: Record<AdapterRole, AdapterSet>;
+  readonly grads: AdapterSet;
+  /** The linear layers with adapters, in each layer (the variables' order: per layer, per linear, a then b). */
+  readonly linears: readonly EngineLinear[];
+  private pass: KeptPass | undefined;
+  private closed = false;
+  private readonly weightsStart: number;
+  private readonly weightsEnd: number;
+  /** One holder at a time (a scoring pass until its backward, a sampling session until disposed): the memory is a stack. */
+  private queue: Promise<void> = Promise.resolve();
+  private unlockPass: (() => void) | undefined;
+
+  private constructor(readonly o: EngineOptions, readonly mem: EngineMemory, private readonly pool: ThreadPool, readonly kernels: EngineKernels, readonly relaxed: boolean) {
+    const k = kernels;
+    this.weightsStart = mem.used;
+    const weights = loadEngineWeights(mem, k, o.dir, o.arch, o.dtype, o.contextLength);
+    this.weightsEnd = mem.used;
+    this.decoder = new Decoder(o.arch, mem, k, weights, o.contextLength);
+    this.linears = Decoder.linears(o.lora.targets);
+    if (this.linears.length === 0) throw new ModelLoadError(`policyOptions.loraTargets ${JSON.stringify(o.lora.targets)} match no linear layer of this ${o.arch.modelType} model`);
+    const set = (label: string): AdapterSet => ({
+      rank: o.lora.rank, scale: o.lora.alpha / o.lora.rank, zero: true,
+      layers: weights.layers.map((lw, l) => Object.fromEntries(this.linears.map((m) => {
+        const w = lw.linear[m].w;
+        const a = mem.allocF32(w.cols * o.lora.rank, `${label} adapters layer ${l}`);
+        const b = mem.allocF32(o.lora.rank * w.rows, `${label} adapters layer ${l}`);
+        mem.zero(a, w.cols * o.lora.rank * 4);
+        mem.zero(b, o.lora.rank * w.rows * 4);
+        return [m, { a, b, in: w.cols, out: w.rows } satisfies Adapter];
+      }))),
+    });
+    this.adapters = { policy: set('policy'), reference: set('reference') };
+    this.grads = set('gradients');
+  }
+
+  static async create(o: EngineOptions): Promise<HfEngine> {
+    if (o.lora.rank % 4 !== 0) throw new ModelLoadError(`policyOptions.loraRank ${o.lora.rank}: the engine needs a multiple of 4. Fix: use 4, 8, 16 …`);
+    if (o.lora.dropout > 0) throw new ModelLoadError(`policyOptions.loraDropout ${o.lora.dropout}: the engine trains adapters without dropout. Fix: set it to 0`);
+    const mem = new EngineMemory(o.bytes, o.planText, CONTROL_BYTES);
+    const { module, relaxed } = engineModule();
+    const pool = await ThreadPool.start(mem.memory, module, o.threads);
+    try {
+      return new HfEngine(o, mem, pool, new EngineKernels(pool), relaxed);
+    } catch (e) {
+      await pool.close();
+      throw e;
+    }
+  }
+
+  /** Waits for the engine and returns the function that hands it back. */
+  private async acquire(): Promise<() => void> {
+    let unlock!: () => void;
+    const mine = new Promise<void>((r) => (unlock = r));
+    const before = this.queue;
+    this.queue = before.then(() => mine);
+    await before;
+    let once = false;
+    return () => {
+      if (!once) {
+        once = true;
+        unlock();
+      }
+    };
+  }
+
+  get threads(): number {
+    return this.pool.size;
+  }
+
+  /** A digest of the base weights as they lie in memory (tests: nothing ever writes them after loading). */
+  baseDigest(): string {
+    const h = createHash('sha256');
+    h.update(Buffer.from(this.mem.memory.buffer, this.weightsStart, this.weightsEnd - this.weightsStart));
+    return h.digest('hex');
+  }
+
+  /** Time per kernel since the last call (AGENT_RL_ENGINE_PROFILE=1), for benchmarks. */
+  takeProfile(): string {
+    const p = this.pool.takeProfile();
+    if (!p) return '';
+    return [...p].sort((a, b) => b[1].ms - a[1].ms).map(([k, v]) => `${k} ${(v.ms / 1000).toFixed(2)} s (${v.calls})`).join(', ');
+  }
+
+  /** The adapters' shapes in the variables' order: per layer, per linear, a [in, r] then b [r, out]. */
+  adapterShapes(): { name: string; shape: [number, number] }[] {
+    const out: { name: string; shape: [number, number] }[] = [];
+    const r = this.o.lora.rank;
+    this.decoder.w.layers.forEach((lw) => {
+      for (const m of this.linears) {
+        const w = lw.linear[m].w;
+        out.push({ name: `${lw.linear[m].module}.lora_A`, shape: [w.cols, r] }, { name: `${lw.linear[m].module}.lora_B`, shape: [r, w.rows] });
+      }
+    });
+    return out;
+  }
+
+  private pointers(set: AdapterSet): { ptr: number; n: number }[] {
+    const out: { ptr: number; n: number }[] = [];
+    const r = set.rank;
+    set.layers.forEach((layer) => {
+      for (const m of this.linears) {
+        const ad = layer[m]!;
+        out.push({ ptr: ad.a, n: ad.in * r }, { ptr: ad.b, n: r * ad.out });
+      }
+    });
+    return out;
+  }
+
+  /** Writes adapter values (the variables' order) into a set; `zero`: every b is zero. */
+  setAdapters(role: AdapterRole, values: readonly Float32Array[], zero: boolean): void {
+    const ptrs = this.pointers(this.adapters[role]);
+    if (values.length !== ptrs.length) throw new Error(`HfEngine.setAdapters: ${values.length} arrays for ${ptrs.length} adapters`);
+    ptrs.forEach((p, i) => {
+      const v = values[i]!;
+      if (v.length !== p.n) throw new Error(`HfEngine.setAdapters: adapter ${i} has ${v.length} values, not ${p.n}`);
+      this.mem.f32.set(v, p.ptr / 4);
+    });
+    this.adapters[role].zero = zero;
+  }
+
+  /** The gradients of the last backward pass, in the variables' order (copies). */
+  private readGrads(): Float32Array[] {
+    return this.pointers(this.grads).map((p) => this.mem.f32.slice(p.ptr / 4, p.ptr / 4 + p.n));
+  }
+
+  /**
+   * Log-probs (at `temperature`), entropies and argmax hits of each sequence's trained positions under
+   * the `role` adapters (0 elsewhere). `keep`: the activations the backward pass needs stay in memory
+   * until `backward` or `release`.
+   */
+  async score(role: AdapterRole, seqs: readonly ScoreInput[], temperature: number, keep: boolean): Promise<Scored[]> {
+    const unlock = await this.acquire();
+    const d = this.decoder, mem = this.mem;
+    const D = d.D, L = this.o.arch.layers;
+    const mark = mem.mark();
+    let done = false;
+    try {
+      const pack = d.pack(seqs.map((s) => s.inputs));
+      const N = pack.N;
+      const ad = this.adapters[role];
+      // keep: every layer's input, [L + 1][N, D]; else one stream updated in place
+      const saved = mem.allocF32((keep ? L + 1 : 1) * N * D, keep ? 'kept layer inputs' : 'residual stream');
+      d.embed(pack, saved);
+      for (let l = 0; l < L; l++) {
+        let X = saved;
+        if (keep) {
+          X = saved + (l + 1) * N * D * 4;
+          mem.u8.copyWithin(X, saved + l * N * D * 4, saved + (l + 1) * N * D * 4);
+        }
+        d.layer(l, X, pack, ad, false);
+        await breathe();
+      }
+      const rowIdx: number[] = [];
+      const targets: number[] = [];
+      const where: [number, number][] = [];
+      seqs.forEach((s, b) => s.mask.forEach((m, t) => {
+        if (!m) return;
+        rowIdx.push(pack.segments[b]!.start + t);
+        targets.push(s.targets[t]!);
+        where.push([b, t]);
+      }));
+      const last = keep ? saved + L * N * D * 4 : saved;
+      const h = d.head(last, rowIdx, targets, temperature, keep);
+      const out = seqs.map((s) => ({ logp: new Float32Array(s.targets.length), entropy: new Float32Array(s.targets.length), argmaxHit: new Float32Array(s.targets.length) }));
+      where.forEach(([b, t], i) => {
+        out[b]!.logp[t] = h.logp[i]!;
+        out[b]!.entropy[t] = h.entropy[i]!;
+        out[b]!.argmaxHit[t] = h.hit[i]!;
+      });
+      if (keep && h.kept) {
+        this.pass = { mark, pack, saved, rowIdx, where, kept: h.kept, temperature };
+        this.unlockPass = unlock;
+        done = true;
+      }
+      return out;
+    } finally {
+      if (!done) {
+        mem.release(mark);
+        unlock();
+      }
+    }
+  }
+
+  /** Logits [rows, V] of each row's last position, or of every position ('all': [ΣL, V]), under the `role` adapters. */
+  async logits(role: AdapterRole, rows: readonly (readonly number[])[], which: 'last' | 'all'): Promise<Float32Array> {
+    const unlock = await this.acquire();
+    const d = this.decoder, mem = this.mem;
+    try {
+      return await mem.scopedAsync(async () => {
+        const pack = d.pack(rows);
+        const X = mem.allocF32(pack.N * d.D, 'residual stream');
+        d.embed(pack, X);
+        for (let l = 0; l < this.o.arch.layers; l++) {
+          d.layer(l, X, pack, this.adapters[role], false);
+          await breathe();
+        }
+        const idx = which === 'all' ? Array.from({ length: pack.N }, (_, i) => i) : pack.segments.map((s) => s.start + s.len - 1);
+        return d.logitsOf(X, idx);
+      });
+    } finally {
+      unlock();
+    }
+  }
+
+  /**
+   * Gradients of Σ g[b][t]·logp[b][t] over the last kept pass, in the variables' order; the kept
+   * activations are released.
+   */
+  async backward(g: readonly Float32Array[]): Promise<Float32Array[]> {
+    const p = this.pass;
+    if (!p) throw new Error('HfEngine.backward: no kept pass (score(…, keep = true) first)');
+    const d = this.decoder, mem = this.mem;
+    const D = d.D, L = this.o.arch.layers, N = p.pack.N;
+    try {
+      for (const q of this.pointers(this.grads)) mem.zero(q.ptr, q.n * 4);
+      const gr = new Float32Array(p.rowIdx.length);
+      p.where.forEach(([b, t], i) => (gr[i] = g[b]![t]!));
+      const dX = mem.allocF32(N * D, 'residual gradient');
+      d.headBwd(p.kept, p.rowIdx, gr, p.temperature, dX, N);
+      await breathe();
+      for (let l = L - 1; l >= 0; l--) {
+        d.layerBwd(l, p.saved + l * N * D * 4, dX, p.pack, this.adapters.policy, this.grads);
+        await breathe();
+      }
+      return this.readGrads();
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Gives back a kept pass's activations and the engine (also after a failed update). */
+  release(): void {
+    if (!this.pass) return;
+    this.mem.release(this.pass.mark);
+    this.pass = undefined;
+    const unlock = this.unlockPass;
+    this.unlockPass = undefined;
+    unlock?.();
+  }
+
+  /**
+   * Prefills `prompts` (each ≥ 1 token) into a KV cache of `capacity` positions per row, in groups of
+   * rows within `positionsPerPrefill`, and returns the session: the last logits of each row and a
+   * step over the next token of every row.
+   */
+  async session(role: AdapterRole, prompts: readonly (readonly number[])[], capacity: number, positionsPerPrefill: number): Promise<DecodeSession> {
+    const unlock = await this.acquire();
+    const d = this.decoder, mem = this.mem;
+    const { D, K, E, V } = d;
+    const L = this.o.arch.layers, B = prompts.length;
+    const cap = Math.max(1, Math.min(capacity, this.o.contextLength));
+    const ad = this.adapters[role];
+    const mark = mem.mark();
+    try {
+      const plane = B * K * cap * E;
+      const kc = mem.allocF32(L * plane, 'KV cache keys');
+      const vc = mem.allocF32(L * plane, 'KV cache values');
+      const lens = mem.alloc(B * 4, 'decode lengths');
+      const logits = new Float32Array(B * V);
+      for (let b0 = 0; b0 < B;) {
+        let b1 = b0 + 1, n = prompts[b0]!.length;
+        while (b1 < B && n + prompts[b1]!.length <= positionsPerPrefill) n += prompts[b1++]!.length;
+        await mem.scopedAsync(async () => {
+          const group = prompts.slice(b0, b1);
+          const pack = d.pack(group, 'prefill');
+          const rows = mem.alloc(pack.N * 4, 'prefill rows');
+          pack.segments.forEach((s, i) => mem.i32.fill(b0 + i, rows / 4 + s.start, rows / 4 + s.start + s.len));
+          const X = mem.allocF32(pack.N * D, 'prefill stream');
+          d.embed(pack, X);
+          for (let l = 0; l < L; l++) {
+            d.layer(l, X, pack, ad, false, { kc: kc + l * plane * 4, vc: vc + l * plane * 4, cap, rows });
+            await breathe();
+          }
+          logits.set(d.logitsOf(X, pack.segments.map((s) => s.start + s.len - 1)), b0 * V);
+        });
+        for (let b = b0; b < b1; b++) mem.i32[lens / 4 + b] = prompts[b]!.length;
+        b0 = b1;
+      }
+      const step = async (tokens: readonly number[]): Promise<Float32Array> =>
+        mem.scopedAsync(async () => {
+          if (this.closed) throw new Error('HfEngine: used after close()');
+          const pos = mem.alloc(B * 4, 'decode positions');
+          const rows = mem.alloc(B * 4, 'decode rows');
+          const ids = mem.alloc(B * 4, 'decode ids');
+          for (let b = 0; b < B; b++) {
+            // a finished row still steps (its token ignored): its position is held at the last column
+            const at = Math.min(mem.i32[lens / 4 + b]!, cap - 1);
+            mem.i32[pos / 4 + b] = at;
+            mem.i32[rows / 4 + b] = b;
+            mem.i32[ids / 4 + b] = tokens[b] ?? 0;
+            mem.i32[lens / 4 + b] = at + 1;
+          }
+          const pack: Pack = { N: B, ids, pos, segments: [] };
+          const X = mem.allocF32(B * D, 'decode stream');
+          d.embed(pack, X);
+          for (let l = 0; l < L; l++) {
+            d.layer(l, X, pack, ad, false, { kc: kc + l * plane * 4, vc: vc + l * plane * 4, cap, rows, lens });
+            if (l % 8 === 7) await breathe();
+          }
+          return d.logitsOf(X, Array.from({ length: B }, (_, b) => b));
+        });
+      let open = true;
+      return {
+        logits,
+        step,
+        dispose: () => {
+          if (!open) return;
+          open = false;
+          mem.release(mark);
+          unlock();
+        },
+      };
+    } catch (e) {
+      mem.release(mark);
+      unlock();
+      throw e;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.pass = undefined;
+    await this.pool.close();
+  }
+}
