@@ -190,6 +190,9 @@ function render(d: InspectorData): void {
     `${stats.formatErrors} format errors`, `${stats.badToolCalls} bad tool calls`, `${stats.repeatedActions} repeated actions`, `blocked by the sandbox: ${blocked.length > 0 ? blocked.join(', ') : 'nothing'}`,
     ...(versionsText(t.turnList) !== undefined ? [versionsText(t.turnList)!] : []),
   ].join(' · ')));
+  // what sampled these tokens: the backend, the model and its chat template (and what of the template an
+  // episode does not apply, e.g. a thinking template's rewriting of earlier turns)
+  if (d.compute !== '') head.append(el('div', 'meta compute', `policy: ${clip(d.compute, 1000).text}`));
   const details = detailsBlock(t.outcome.details);
   if (details) head.append(details);
   root.append(head);

@@ -5,6 +5,7 @@ import type { BackendMethod, BackendMethods } from '../shared/protocol/backendPr
 import { codeOf } from '../shared/linking';
 import { RunReader } from '../store/runReader';
 import { deleteRun, markOrphanedRuns, markRunFailed } from '../store/runWriter';
+import { findModels } from '../rl/policies/hf/modelCache';
 import { rerunTurn } from './rerun';
 
 export type Handlers = { [M in BackendMethod]: (p: BackendMethods[M]['params']) => BackendMethods[M]['result'] | Promise<BackendMethods[M]['result']> };
@@ -21,7 +22,7 @@ export function handlers(db: Database.Database): Handlers {
     },
     getRun: ({ runId }) => {
       const d = reader.detail(runId);
-      return d ? { summary: d.summary, config: d.config, evaluations: d.evaluations } : null;
+      return d ? { summary: d.summary, config: d.config, evaluations: d.evaluations, compute: typeof d.runtime.compute === 'string' ? d.runtime.compute : '' } : null;
     },
     iterations: ({ runId, offset, limit }) => reader.iterationsPage(runId, Math.max(0, offset), page(limit)),
     trajectories: ({ runId, iteration, offset, limit }) => reader.trajectoriesPage(runId, iteration, Math.max(0, offset), page(limit)),
@@ -45,6 +46,7 @@ export function handlers(db: Database.Database): Handlers {
       const stored = config?.env === 'code' && typeof config.envOptions === 'object' && config.envOptions !== null ? config.envOptions : {};
       return rerunTurn(code, { text: recorded.observationText, level: recorded.observation.level }, stored, { python, sandbox });
     },
+    listModels: ({ folders }) => findModels({ folders: (Array.isArray(folders) ? folders : []).filter((f): f is string => typeof f === 'string' && f !== ''), backend: 'wasm' }),
   };
 }
 

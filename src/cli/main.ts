@@ -10,6 +10,9 @@ import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
 import { ResumeError } from '../store/resume';
 import { ModelLoadError } from '../rl/policies/hf/hfConfig';
+import { EngineMemoryError } from '../rl/policies/hf/engine/engineMemory';
+import { BackendAllocationError } from '../rl/backendHealth';
+import { TokenizerError } from '../rl/policies/transformer/tokenizer';
 import { BackendUnavailableError } from '../rl/policies/transformer/backend';
 import { TaskFileError } from '../rl/envs/workspace/taskFiles';
 import { ToolLoadError } from '../rl/envs/workspace/toolSession';
@@ -19,7 +22,7 @@ import { algorithmHelp } from './algorithmHelp';
 import { envCheckCommand, envRunCommand } from './envCommands';
 import { EXPORT_USAGE, exportCommand } from './exportCommand';
 import { IMPORT_USAGE, importCommand } from './importCommand';
-import { MODEL_EXPORT_USAGE, MODEL_USAGE, modelCommand } from './modelCommand';
+import { MODEL_EXPORT_USAGE, MODEL_LIST_USAGE, MODEL_USAGE, modelCommand } from './modelCommand';
 import { SANDBOX_USAGE, sandboxCommand } from './sandboxCommand';
 import { runsCommand, showCommand, trajectoryCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
@@ -49,6 +52,7 @@ Usage:
   ${SANDBOX_USAGE.split('\n')[0]}
   ${EXPORT_USAGE.split('\n')[0]}
   ${MODEL_USAGE.split('\n')[0]}
+  ${MODEL_LIST_USAGE.split('\n')[0]}
   ${MODEL_EXPORT_USAGE.split('\n')[0]}
 
 Train flags (override --config FILE, a JSON run config):
@@ -59,7 +63,7 @@ Train flags (override --config FILE, a JSON run config):
   --eval-episodes N   --eval-seed N   --eval-interval N   --pass-k K (sampled pass@k of every evaluation)
   --init DIR        start the transformer from a checkpoint  --backend auto|wasm|cpu|tensorflow|tensorflow-gpu
   --tokenizer DIR   a Hugging Face tokenizer.json directory (default: character-level)
-  --model DIR       a local Hugging Face checkpoint (qwen2, llama, gpt2) as the policy, LoRA rank 8 by default
+  --model DIR       a local Hugging Face checkpoint (qwen2, qwen3, llama, gpt2) as the policy, LoRA rank 8 by default
   --preset ID       start from a Start Run preset (${PRESETS.map((p) => p.id).join(', ')}); seed000 needs --model DIR
   --busy-timeout MS wait for a locked database (default 5000)
 Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.
@@ -170,7 +174,8 @@ main(process.argv.slice(2)).then(
   },
   (e: unknown) => {
     const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError || e instanceof IsolationUnavailableError || e instanceof ResumeError
-      || e instanceof TaskFileError || e instanceof ToolLoadError || e instanceof WorkspaceEnvError || e instanceof ModelLoadError || e instanceof BackendUnavailableError;
+      || e instanceof TaskFileError || e instanceof ToolLoadError || e instanceof WorkspaceEnvError || e instanceof ModelLoadError || e instanceof BackendUnavailableError
+      || e instanceof TokenizerError || e instanceof EngineMemoryError || e instanceof BackendAllocationError;
     process.stderr.write(`agent-rl: ${showInvisibles(known ? (e).message : e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
     process.exitCode = known ? 2 : 1;
   },

@@ -17,6 +17,8 @@ import { EngineMemoryError } from '../rl/policies/hf/engine/engineMemory';
 import { EngineModel } from '../rl/policies/hf/engine/engineModel';
 import { engineUnsupported } from '../rl/policies/hf/engine/engineWeights';
 import { checkpointTensors, writeSafetensors } from '../rl/policies/hf/safetensors';
+import { cacheRoots, findModels } from '../rl/policies/hf/modelCache';
+import { describeFit } from '../shared/foundModel';
 import { readCheckpoint, restoreCheckpoint } from '../rl/policies/transformer/checkpoint';
 import { loraOf } from '../rl/policies/registry';
 import { BACKEND_NAMES, describeBackend, initBackend, type BackendChoice } from '../rl/policies/transformer/backend';
@@ -42,6 +44,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
       options: {
         prompt: { type: 'string' }, ids: { type: 'string' }, 'max-new-tokens': { type: 'string' }, logits: { type: 'string' }, top: { type: 'string' }, backend: { type: 'string' },
         'lora-rank': { type: 'string' }, context: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, out: { type: 'string' },
+        folder: { type: 'string', multiple: true },
       },
     });
   } catch (e) {
@@ -49,7 +52,29 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   }
   const { values: v, positionals } = parsed;
   if (v.help) {
-    process.stdout.write(`${MODEL_USAGE}\n${MODEL_EXPORT_USAGE}\n`);
+    process.stdout.write(`${MODEL_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}\n`);
+    return 0;
+  }
+  if (positionals[0] === 'list') {
+    if (positionals.length !== 1) throw new UsageError(`model list takes no folder positionally; use --folder DIR\n\n${MODEL_LIST_USAGE}`);
+    const backendName = v.backend ?? 'wasm';
+    if (!BACKEND_NAMES.includes(backendName as BackendChoice)) throw new UsageError(`--backend ${v.backend}: use one of ${BACKEND_NAMES.join(', ')}`);
+    const models = findModels({ folders: v.folder ?? [], backend: backendName === 'auto' ? 'wasm' : backendName });
+    if (v.json) {
+      process.stdout.write(`${jsonText(models)}\n`);
+      return 0;
+    }
+    if (models.length === 0) {
+      process.stdout.write(`no checkpoints found in ${[...cacheRoots(), ...(v.folder ?? [])].join(', ') || 'the Hugging Face cache (no $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub)'}\n`);
+      return 0;
+    }
+    const lines = models.map((m) => [
+      `${m.name}${m.revision ? ` @ ${m.revision.slice(0, 12)}${m.main ? ' (main)' : ''}` : ''}`,
+      m.problem ? '' : `  ${m.modelType}, ${(m.parameters ?? 0).toLocaleString('en')} parameters, ${m.dtypes}`,
+      `  ${describeFit(m)}`,
+      `  ${m.dir}`,
+    ].filter((l) => l !== '').join('\n'));
+    process.stdout.write(`${showInvisibles(lines.join('\n'))}\n`);
     return 0;
   }
   if (positionals[0] === 'export') {
@@ -58,7 +83,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
     process.stdout.write(`wrote:\n${written.map((f) => `  ${f}`).join('\n')}\n`);
     return 0;
   }
-  if (positionals[0] !== 'check' || positionals.length !== 2) throw new UsageError(`model needs: check DIR, or export CHECKPOINT --out DIR\n\n${MODEL_USAGE}\n${MODEL_EXPORT_USAGE}`);
+  if (positionals[0] !== 'check' || positionals.length !== 2) throw new UsageError(`model needs: check DIR, list, or export CHECKPOINT --out DIR\n\n${MODEL_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}`);
   const whole = (flag: string, value: string | undefined, fallback: number, min: number): number => {
     const n = value === undefined ? fallback : Number(value);
     if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} ${value}: use a whole number ≥ ${min}`);
@@ -77,7 +102,8 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   // ids need no tokenizer: without tokenizer.json the check still computes the logits of the ids given
   const hasTokenizer = fs.existsSync(path.join(dir, 'tokenizer.json'));
   if (!hasTokenizer && ids === undefined) throw new UsageError(`${dir}: no tokenizer.json, so no text can be encoded. Fix: add the tokenizer files saved with the checkpoint, or pass --ids 1,2,3 to check the model on token ids alone`);
-  const tokenizer = hasTokenizer ? HfTokenizer.fromDirectory(dir) : undefined;
+  const tokenizer = hasTokenizer ? HfTokenizer.fromDirectory(dir, 'model') : undefined;
+  tokenizer?.checkFits(dir, arch.vocabSize);
   const backend = await initBackend(backendChoice);
   const contextLength = Math.min(arch.maxPositions, whole('context', v.context, 2048, 16));
   const lora = loraOf({ loraRank: rank });
@@ -163,6 +189,11 @@ async function lastLogits(model: HfModel | EngineModel, ids: readonly number[], 
   assertBackendHealthy('the logits');
   return all.slice((ids.length - 1) * V, ids.length * V);
 }
+
+export const MODEL_LIST_USAGE = `agent-rl model list [--folder DIR]... [--backend B] [--json]
+  the checkpoints in the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub) and in
+  each --folder (a checkpoint folder, or a folder of them): architecture, parameters, stored dtypes, and
+  whether seed 000's preset fits the memory plan on the backend (default wasm), or why the folder cannot load`;
 
 export const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR
   CHECKPOINT    a checkpoint a run on a Hugging Face model wrote (its adapters name their base folder)

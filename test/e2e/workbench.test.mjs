@@ -6,7 +6,8 @@
 // from the progress notification, a killed worker is reported as a failed run, the worker and the backend
 // run on the runtime the resolution order picks (no agentRl.nodePath: VS Code's own, forked with
 // ELECTRON_RUN_AS_NODE=1) and Show Runtime and the output channel name it, and an agentRl.nodePath at a
-// Node older than the floor is passed over with the reason. Screenshots go to test/e2e/artifacts/.
+// Node older than the floor is passed over with the reason, and Start Run offers a checkpoint found in the
+// Hugging Face cache for seed 000's preset. Screenshots go to test/e2e/artifacts/.
 // Run: npm run test:e2e (builds the .vsix and installs the harness first).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -17,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
 import { answer, CHROMIUM, CHROMIUM_ARGS, installExtension, makeDirs, pick, runCommand, startServer, webviewFrame, workerPids, writeSettings } from './harness.mjs';
 import { HOSTILE, RLO, runExists, writeHostileRun } from './hostileRun.mjs';
+import { writeCacheLayout } from '../helpers/hfCacheLayout.mjs';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const ROOT = path.resolve(HERE, '..', '..');
@@ -52,6 +54,10 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // (the positive control: it shows that this suite sees a command run when one does).
     fs.writeFileSync(path.join(dirs.workspace, 'hostile.agentrl.json'), JSON.stringify({ env: 'binary-search', '[open terminal](command:workbench.action.terminal.new)': 1 }));
     fs.writeFileSync(path.join(dirs.workspace, 'control.md'), 'Raw: [open terminal](command:workbench.action.terminal.new)\n');
+    // A Qwen3 checkpoint in the Hugging Face cache, laid out as huggingface-cli leaves it (snapshot
+    // files are symlinks into blobs/): Start Run's model step offers it.
+    dirs.env.HF_HUB_CACHE = path.join(dirs.base, 'hf-hub');
+    writeCacheLayout(dirs.env.HF_HUB_CACHE, 'Qwen/Qwen3-Fixture', path.join(ROOT, 'test', 'fixtures', 'hf', 'qwen3'));
     // Run 1: stored texts rewritten by hand, a stored interpreter that leaves a marker when run.
     db = path.join(dirs.workspace, '.agent-rl', 'runs.sqlite');
     marker = path.join(dirs.base, 'interpreter-ran');
@@ -486,6 +492,32 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(await frame.textContent('.episode-stats'), /1 tool calls/);
     await page.screenshot({ path: path.join(OUT, 'inspector-workspace.png') });
     await runRow('e2e-workspace').click();
+  });
+
+  it('Start Run offers a model found in the Hugging Face cache for seed 000\'s preset; the inspector names what ran the policy', async () => {
+    await runCommand(page, 'Agent RL: Start Run');
+    await pick(page, 'Seed 000 · your Hugging Face model');
+    // the model step: what the cache holds, with its architecture and seed 000's fit, before the folder chooser
+    const widget = page.locator('.quick-input-widget');
+    await widget.locator('.quick-input-title', { hasText: 'which model?' }).waitFor({ state: 'visible', timeout: 30_000 });
+    const found = widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Qwen/Qwen3-Fixture' }).first();
+    await found.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match(await found.textContent(), /qwen3 · 136 K parameters · BF16 · aaaaaaaa \(main\).*seed 000 fits/);
+    await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Choose a Folder…' }).first().waitFor({ state: 'visible', timeout: 10_000 });
+    await pick(page, 'Qwen/Qwen3-Fixture');
+    await answer(page, 'e2e-qwen3');
+    await page.locator('.notification-list-item', { hasText: 'run "e2e-qwen3" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
+    await runRow('e2e-qwen3').click();
+    await treeRows().filter({ hasText: 'iteration 1' }).first().click();
+    await treeRows().filter({ hasText: /^group 0/ }).first().click();
+    await treeRows().filter({ hasText: '#0 reward' }).first().click();
+    const frame = await webviewFrame(page, '.meta.compute');
+    assert.match(await frame.textContent('.meta.compute'), /^policy: wasm engine \(.*\) \(qwen3 [\d,]+ parameters, LoRA rank 8, [\d,]+ trained, chat template\)$/);
+    assert.match(await frame.textContent('.meta.task'), /task code:/);
+    await page.screenshot({ path: path.join(OUT, 'inspector-qwen3.png') });
+    await runRow('e2e-qwen3').click();
   });
 
   it('an agentRl.nodePath at a Node older than 22.14 is passed over, saying why; its button opens the setting', async (t) => {

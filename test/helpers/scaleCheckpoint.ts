@@ -18,6 +18,13 @@ export const SCALE_CONFIGS = {
     num_key_value_heads: 8, head_dim: 128, vocab_size: 151936, max_position_embeddings: 40960, rope_theta: 1000000, rms_norm_eps: 1e-6, hidden_act: 'silu',
     attention_bias: false, tie_word_embeddings: true, torch_dtype: 'bfloat16', use_sliding_window: false, bos_token_id: 151643, eos_token_id: 151645,
   },
+  // Qwen3's architecture and full vocabulary with the real tokenizer at a tiny width: tests of the real
+  // template and tool calls through a whole run, in seconds
+  'qwen3-tiny': {
+    architectures: ['Qwen3ForCausalLM'], model_type: 'qwen3', hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4,
+    num_key_value_heads: 2, head_dim: 32, vocab_size: 151936, max_position_embeddings: 40960, rope_theta: 1000000, rms_norm_eps: 1e-6, hidden_act: 'silu',
+    attention_bias: false, tie_word_embeddings: true, torch_dtype: 'bfloat16', use_sliding_window: false, bos_token_id: 151643, eos_token_id: 151645,
+  },
   'llama3.2-1b': {
     architectures: ['LlamaForCausalLM'], model_type: 'llama', hidden_size: 2048, intermediate_size: 8192, num_hidden_layers: 16, num_attention_heads: 32,
     num_key_value_heads: 8, head_dim: 64, vocab_size: 128256, max_position_embeddings: 131072, rope_theta: 500000.0, rms_norm_eps: 1e-5, hidden_act: 'silu',

@@ -75,7 +75,9 @@ describe('run worker and query backend', () => {
     assert.equal(run!.evaluations.length, 2);
     const file = path.join(path.dirname(db), 'export.json');
     const exported = await backend.request('exportRun', { runId: 1, file });
-    const record = JSON.parse(fs.readFileSync(exported.file, 'utf8')) as { iterations: unknown[]; evaluations: unknown[]; config: { seed: number } };
+    const record = JSON.parse(fs.readFileSync(exported.file, 'utf8')) as { iterations: unknown[]; evaluations: unknown[]; config: { seed: number }; runtime: { compute: string } };
+    assert.ok(run!.compute.length > 0);
+    assert.equal(run!.compute, record.runtime.compute, 'the record\'s compute string, which the inspector shows');
     assert.deepEqual([record.iterations.length, record.evaluations.length, record.config.seed], [5, 2, 3]);
     assert.deepEqual(record.evaluations, run!.evaluations);
     await assert.rejects(backend.request('exportRun', { runId: 99, file }), /no run 99/);

@@ -7,10 +7,13 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { withConfigRoot } from '../../shared/configRoot';
+import { describeFit, type FoundModel } from '../../shared/foundModel';
+import { parameterText } from '../../shared/units';
 import { PRESETS } from '../../shared/presets';
 import { ConfigError, validateRunConfig } from '../../shared/runConfig';
 import { messageText, oneLine, showInvisibles } from '../../shared/untrustedText';
 import type { LiveRun, LiveRuns } from '../liveRuns';
+import type { BackendClient } from '../processes/backendClient';
 import type { HostProcesses } from '../processes/hostProcesses';
 import type { RunHandle } from '../processes/runManager';
 import { databasePath, sandboxSettings } from '../settings';
@@ -46,7 +49,7 @@ async function taskFileConfig(file: vscode.Uri): Promise<Record<string, unknown>
   }, dir.fsPath, path);
 }
 
-async function pickConfig(): Promise<Picked | undefined> {
+async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
   const [files, taskFiles] = await Promise.all([
     vscode.workspace.findFiles('**/*.agentrl.json', '**/node_modules/**', 50),
     vscode.workspace.findFiles('**/*.{jsonl,parquet}', '{**/node_modules/**,**/.agent-rl/**}', 50),
@@ -67,7 +70,7 @@ async function pickConfig(): Promise<Picked | undefined> {
   if (!choice.file) {
     if (!choice.config) return undefined;
     if (!choice.needsModel) return { config: choice.config };
-    const model = await pickModelFolder();
+    const model = await pickModel(backend);
     if (!model) return undefined;
     const po = (choice.config.policyOptions ?? {}) as Record<string, unknown>;
     return { config: { ...choice.config, policyOptions: { ...po, model } } };
@@ -84,6 +87,40 @@ async function pickConfig(): Promise<Picked | undefined> {
   const config = withConfigRoot(parsed as Record<string, unknown>, path.dirname(choice.file.fsPath), path);
   delete config.$schema; // editors add it for completion
   return { config, file };
+}
+
+/**
+ * The checkpoint a model preset runs: one found in the Hugging Face cache or agentRl.modelFolders (with
+ * its architecture, size and whether seed 000's plan fits), or a folder chosen in a dialog.
+ */
+async function pickModel(backend: BackendClient): Promise<string | undefined> {
+  const folders = vscode.workspace.getConfiguration('agentRl').get<string[]>('modelFolders', []);
+  let found: FoundModel[] = [];
+  try {
+    found = await backend.request('listModels', { folders: Array.isArray(folders) ? folders.filter((f) => typeof f === 'string') : [] });
+  } catch {
+    found = []; // the folder dialog still works
+  }
+  type Item = vscode.QuickPickItem & { dir?: string };
+  const choose = 'Choose a Folder…';
+  const items: Item[] = [
+    ...found.map((m) => ({
+      label: messageText(m.name, 120),
+      description: messageText(m.problem ? 'cannot load' : `${m.modelType ?? ''} · ${parameterText(m.parameters ?? 0)} parameters · ${m.dtypes ?? ''}${m.revision ? ` · ${m.revision.slice(0, 8)}${m.main ? ' (main)' : ''}` : ''}`, 200),
+      detail: messageText(`${describeFit(m)} — ${m.dir}`, 400),
+      dir: m.dir,
+    })),
+    ...(found.length ? [{ label: '', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
+    { label: choose, description: 'a Hugging Face checkpoint folder on this machine (config.json, model.safetensors, tokenizer.json)' },
+  ];
+  const pick = await vscode.window.showQuickPick(items, { title: 'Agent RL: which model?', placeHolder: found.length ? 'Models found in the Hugging Face cache and agentRl.modelFolders' : 'No model found in the Hugging Face cache: choose its folder', matchOnDescription: true });
+  if (!pick) return undefined;
+  if (pick.dir) {
+    const m = found.find((x) => x.dir === pick.dir);
+    if (m?.problem) throw new Error(`${m.dir}: ${m.problem}`);
+    return pick.dir;
+  }
+  return pickModelFolder();
 }
 
 /** A local Hugging Face checkpoint folder, chosen in a folder dialog and checked for its config.json. */
@@ -126,7 +163,9 @@ async function withSandboxSettings(p: Picked): Promise<Record<string, unknown> |
 export async function startRun(deps: StartRunDeps): Promise<void> {
   const runs = await deps.processes.requireRuns();
   if (!runs) return;
-  const picked = await pickConfig();
+  const backend = await deps.processes.requireBackend();
+  if (!backend) return;
+  const picked = await pickConfig(backend);
   if (!picked) return;
   const raw = await withSandboxSettings(picked);
   if (!raw) return;

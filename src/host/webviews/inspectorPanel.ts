@@ -59,8 +59,11 @@ export class InspectorPanel {
     if (!this.trajectoryId || !backend) return;
     const detail = await backend.request('trajectory', { trajectoryId: this.trajectoryId });
     if (!detail) return;
-    const page = await backend.request('trajectories', { runId: detail.runId, iteration: detail.iteration, offset: 0, limit: 1000 });
-    const msg: InspectorData = { type: 'trajectory', detail, group: page.items.filter((x) => x.group === detail.group), maxTextLength: maxTextLength() };
+    const [page, run] = await Promise.all([
+      backend.request('trajectories', { runId: detail.runId, iteration: detail.iteration, offset: 0, limit: 1000 }),
+      backend.request('getRun', { runId: detail.runId }),
+    ]);
+    const msg: InspectorData = { type: 'trajectory', detail, group: page.items.filter((x) => x.group === detail.group), maxTextLength: maxTextLength(), compute: run?.compute ?? '' };
     this.panel.title = `Trajectory ${detail.id}`;
     await this.panel.webview.postMessage(msg);
   }

@@ -37,16 +37,17 @@ async function createEngineTransformer(config: RunConfig, env: EnvironmentFactor
   if (!plan.fits) {
     throw new ModelLoadError(`policyOptions.model: ${m.dir} does not fit one wasm engine:\n${describePlan(plan)}\nWays out: a smaller contextLength or fewer rows sampled at once (groupSize × groupsPerIteration); policyOptions.weightDtype "bf16"; the tfjs-node backend (npm install @tensorflow/tfjs-node), whose memory is the machine's; a smaller checkpoint.`);
   }
-  const tokenizer = HfTokenizer.fromDirectory(m.dir);
+  const tokenizer = HfTokenizer.fromDirectory(m.dir, 'model');
+  tokenizer.checkFits(m.dir, m.arch.vocabSize);
   const model = await EngineModel.create({ dir: m.dir, arch: m.arch, contextLength: m.contextLength, lora: m.lora, seed: config.seed, threads, plan, planText });
   const reference = model.reference();
   try {
     const eos = generationEos(m.dir, tokenizer);
-    const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? new ChatFormat(tokenizer, eos, String(o.systemPrompt ?? '')) : undefined;
+    const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? chatFormatOf(tokenizer, eos, config.policyOptions) : undefined;
     const stop = stopOf(env, config.envOptions);
     const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
     const e = model.engine;
-    const compute = `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backendInfo)} for the optimizer) (${m.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, LoRA rank ${m.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained${chat ? ', chat template' : ''})`;
+    const compute = `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backendInfo)} for the optimizer) (${m.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, LoRA rank ${m.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained${chatNote(chat)})`;
     const lm = new TransformerPolicy<EngineModel>(model, tokenizer, samplingOf(o, stop, eosTexts), optimizerOptions(config), compute, {
       reference, differentiable: (x) => x.scorer(), ...(chat ? { chat } : {}), microBatchPositions: plan.positionsPerPass,
     });
@@ -60,6 +61,18 @@ async function createEngineTransformer(config: RunConfig, env: EnvironmentFactor
     model.dispose();
     throw e;
   }
+}
+
+/** The chat format of a run: the template with the system prompt and the template variables the config gives. */
+function chatFormatOf(tokenizer: HfTokenizer, eos: readonly number[], o: RunConfig['policyOptions']): ChatFormat {
+  const vars = o.chatTemplateVariables;
+  return new ChatFormat(tokenizer, eos, typeof o.systemPrompt === 'string' ? o.systemPrompt : '', vars && typeof vars === 'object' && !Array.isArray(vars) ? (vars as Record<string, unknown>) : {});
+}
+
+/** How the run's record names its chat template, and a template's rewriting of earlier turns that an episode does not apply. */
+function chatNote(chat: ChatFormat | undefined): string {
+  if (!chat) return '';
+  return chat.rewritesHistory ? ', chat template (its rewriting of earlier turns not applied: within an episode the model reads its turns as it wrote them)' : ', chat template';
 }
 
 /** contextLength 0: the small GPT's (a calculator episode fits) and a pretrained model's (at most its own). */
@@ -166,7 +179,8 @@ async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, b
   }
   const plan = fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, microBatchPositions: o.microBatchPositions as number, sampleRows: config.groupSize * config.groupsPerIteration, backend });
   assertFits(plan, dir, { lora: lora !== undefined, backend });
-  const tokenizer = HfTokenizer.fromDirectory(dir);
+  const tokenizer = HfTokenizer.fromDirectory(dir, 'model');
+  tokenizer.checkFits(dir, arch.vocabSize);
   const model = HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}), seed: config.seed });
   let reference: HfModel | undefined;
   let policy: TrainablePolicy & { dispose(): unknown } | undefined;
@@ -185,7 +199,7 @@ async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, b
       }
       return scoring;
     }
-    const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? new ChatFormat(tokenizer, eos, String(o.systemPrompt ?? '')) : undefined;
+    const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? chatFormatOf(tokenizer, eos, config.policyOptions) : undefined;
     const stop = stopOf(env, config.envOptions);
     const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
     const lm = new TransformerPolicy<HfModel>(
@@ -193,7 +207,7 @@ async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, b
       tokenizer,
       samplingOf(o, stop, eosTexts),
       optimizerOptions(config),
-      `${compute}${chat ? ', chat template' : ''})`,
+      `${compute}${chatNote(chat)})`,
       { reference, differentiable: hfDifferentiable, ...(chat ? { chat } : {}), microBatchPositions: plan.microBatchPositions },
     );
     policy = lm;

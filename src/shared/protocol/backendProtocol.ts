@@ -1,5 +1,6 @@
 // Host ⇄ query backend: request/response with ids. Each method is declared once with its params and
 // result; the client and the server are typed from this table.
+import type { FoundModel } from '../foundModel';
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
 import { isNumber, isObject, isString, type Guard } from './guards';
 
@@ -43,7 +44,7 @@ export interface Page<T> {
 
 export interface BackendMethods {
   listRuns: { params: Record<string, never>; result: RunSummary[] };
-  getRun: { params: { runId: number }; result: { summary: RunSummary; config: unknown; evaluations: EvaluationResult[] } | null };
+  getRun: { params: { runId: number }; result: { summary: RunSummary; config: unknown; evaluations: EvaluationResult[]; compute: string } | null };
   iterations: { params: { runId: number; offset: number; limit: number }; result: Page<IterationMetrics> };
   trajectories: { params: { runId: number; iteration: number; offset: number; limit: number }; result: Page<TrajectorySummary> };
   trajectory: { params: { trajectoryId: number }; result: TrajectoryDetail | null };
@@ -61,9 +62,11 @@ export interface BackendMethods {
     params: { trajectoryId: number; turn: number; python: string; sandbox: string };
     result: { observationText: string; same: boolean; level: string; python: string; notes: string[] };
   };
+  /** The checkpoints in the Hugging Face cache and in `folders` (agentRl.modelFolders), with seed 000's plan on the wasm engine. */
+  listModels: { params: { folders: string[] }; result: FoundModel[] };
 }
 export type BackendMethod = keyof BackendMethods;
-export const BACKEND_METHODS: readonly BackendMethod[] = ['listRuns', 'getRun', 'iterations', 'trajectories', 'trajectory', 'markFailed', 'deleteRun', 'exportRun', 'rerun'];
+export const BACKEND_METHODS: readonly BackendMethod[] = ['listRuns', 'getRun', 'iterations', 'trajectories', 'trajectory', 'markFailed', 'deleteRun', 'exportRun', 'rerun', 'listModels'];
 
 export interface BackendRequest<M extends BackendMethod = BackendMethod> {
   readonly id: number;

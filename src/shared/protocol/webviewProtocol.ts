@@ -38,9 +38,11 @@ export interface InspectorData {
   readonly detail: TrajectoryDetail;
   readonly group: TrajectorySummary[];
   readonly maxTextLength: number;
+  /** What ran the policy (the run record's compute string: backend, model, chat template and what of it was not applied); '' if unknown. */
+  readonly compute: string;
 }
 
 export type InspectorToHost = { readonly type: 'ready' } | { readonly type: 'open'; readonly trajectoryId: number };
 
 export const isInspectorToHost: Guard<InspectorToHost> = oneOf<InspectorToHost>(shape('ready', {}), shape('open', { trajectoryId: isNumber }));
-export const isInspectorData = (x: unknown): x is InspectorData => isObject(x) && x.type === 'trajectory' && isObject(x.detail) && Array.isArray(x.group) && isNumber(x.maxTextLength);
+export const isInspectorData = (x: unknown): x is InspectorData => isObject(x) && x.type === 'trajectory' && isObject(x.detail) && Array.isArray(x.group) && isNumber(x.maxTextLength) && typeof x.compute === 'string';

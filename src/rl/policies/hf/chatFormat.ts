@@ -3,8 +3,12 @@
 // the environment's tools in the template's `tools`), ending in the generation prompt. After that the
 // policy's sampled ids stand as they were sampled, and each later observation adds only the template's
 // text between the end of an assistant message and the next generation prompt — never a re-encoding
-// of the whole conversation. That glue comes from the template itself: a conversation is rendered with
-// and without the new message, around a placeholder assistant message, and the difference is taken.
+// of the whole conversation. That glue comes from the template itself: a conversation around a
+// placeholder assistant message is rendered with the new message after it, and what follows the
+// placeholder is the glue. A template that renders earlier turns differently once a message follows
+// them (Qwen3's drops an earlier turn's reasoning) cannot apply that inside an episode, where the model
+// reads exactly the tokens it was given and wrote: the history stays as generated, and the run records
+// that the template's rewriting of earlier turns was not applied (`rewritesHistory`).
 import type { Observation } from '../../../shared/types';
 import type { ChatMessage, HfTokenizer } from '../transformer/tokenizer';
 import { ModelLoadError } from './hfConfig';
@@ -26,17 +30,25 @@ export class ChatFormat {
   /** A conversation up to a placeholder assistant message, rendered once: every later turn's glue starts from it. */
   private readonly start: readonly ChatMessage[];
   private readonly startText: string;
-  /** The template's text right after an assistant message's content. */
-  private readonly closing: string;
+  /**
+   * The template renders an earlier assistant turn differently once a message follows it (a thinking
+   * template dropping reasoning): within an episode that rewriting is not applied.
+   */
+  readonly rewritesHistory: boolean;
 
-  constructor(private readonly tokenizer: HfTokenizer, eosIds: readonly number[], private readonly system = '') {
+  constructor(private readonly tokenizer: HfTokenizer, eosIds: readonly number[], private readonly system = '', private readonly variables: Readonly<Record<string, unknown>> = {}) {
     this.start = [...this.systemMessages(), { role: 'user', content: 'x' }, { role: 'assistant', content: PLACEHOLDER }];
     // also fails now, with the fix, if the template cannot render
-    this.startText = tokenizer.renderChat(this.start, { addGenerationPrompt: false });
+    this.startText = tokenizer.renderChat(this.start, { addGenerationPrompt: false, variables });
     const at = this.startText.indexOf(PLACEHOLDER);
     if (at < 0) throw new ModelLoadError('the chat template does not render an assistant message\'s content as given. Fix: set policyOptions.chatTemplate to "none"');
+    // whether a following message changes how the turns before it render (and that it keeps the content)
+    const probe = tokenizer.renderChat([...this.start, { role: 'user', content: 'y' }], { addGenerationPrompt: true, variables });
+    const atProbe = probe.indexOf(PLACEHOLDER);
+    if (atProbe < 0) throw new ModelLoadError('the chat template drops an earlier assistant message\'s content once another message follows it, so the turns of an episode cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"');
+    this.rewritesHistory = probe.slice(0, atProbe) !== this.startText.slice(0, at);
+    // the template's text right after an assistant message's content (its end of turn, if a token)
     const closing = this.startText.slice(at + PLACEHOLDER.length);
-    this.closing = closing;
     const special = tokenizer.specialTokens().filter((t) => t !== '' && closing.startsWith(t)).sort((a, b) => b.length - a.length)[0];
     this.endOfTurn = special;
     const turnId = special !== undefined ? tokenizer.tokenId(special) : undefined;
@@ -57,7 +69,7 @@ export class ChatFormat {
   /** The first context: the template over the system message and the first observation, with the generation prompt. */
   firstText(o: Observation): string {
     const first = ChatFormat.message(o);
-    return this.tokenizer.renderChat([...this.systemMessages(), { role: 'user', content: first.content }], { addGenerationPrompt: true, ...(o.chat?.tools?.length ? { tools: o.chat.tools } : {}) });
+    return this.tokenizer.renderChat([...this.systemMessages(), { role: 'user', content: first.content }], { addGenerationPrompt: true, variables: this.variables, ...(o.chat?.tools?.length ? { tools: o.chat.tools } : {}) });
   }
 
   /**
@@ -66,11 +78,13 @@ export class ChatFormat {
    * message, and the generation prompt.
    */
   nextText(o: Observation, ended: string | undefined): string {
-    const withNext = this.tokenizer.renderChat([...this.start, ChatFormat.message(o)], { addGenerationPrompt: true });
-    if (!withNext.startsWith(this.startText)) {
-      throw new ModelLoadError('the chat template renders earlier messages differently once a message follows them, so a turn cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"');
+    const withNext = this.tokenizer.renderChat([...this.start, ChatFormat.message(o)], { addGenerationPrompt: true, variables: this.variables });
+    const at = withNext.indexOf(PLACEHOLDER);
+    if (at < 0) {
+      throw new ModelLoadError(`the chat template drops an earlier assistant message's content once a ${ChatFormat.message(o).role} message follows it, so a turn cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"`);
     }
-    let glue = this.closing + withNext.slice(this.startText.length);
+    // what the template writes after the assistant's content: its close, the message, the generation prompt
+    let glue = withNext.slice(at + PLACEHOLDER.length);
     // the model closed its message with the template's own token: the glue goes on after it. Another
     // end-of-sequence token (<|endoftext|> where the template closes with <|im_end|>) stays in the
     // record, and the template's close follows it as context, so the next turn still sees the template.

@@ -1,7 +1,8 @@
-// A Hugging Face checkpoint folder's config.json as the architecture the tfjs decoder builds. Three
+// A Hugging Face checkpoint folder's config.json as the architecture the decoders build. Four
 // families: qwen2 (RMSNorm, rotary embeddings, grouped-query attention with q/k/v biases, SwiGLU),
-// llama (the same without biases; Llama 3 rope scaling), gpt2 (learned positions, LayerNorm, GELU,
-// Conv1D weights). Anything else is refused with what is supported.
+// qwen3 (no biases; RMSNorm over each head's queries and keys before the rotation; a stated head
+// width that need not be hidden / heads), llama (no biases; Llama 3 rope scaling), gpt2 (learned
+// positions, LayerNorm, GELU, Conv1D weights). Anything else is refused with what is supported.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -10,7 +11,7 @@ export class ModelLoadError extends Error {
   override name = 'ModelLoadError';
 }
 
-export const HF_MODEL_TYPES = ['qwen2', 'llama', 'gpt2'] as const;
+export const HF_MODEL_TYPES = ['qwen2', 'qwen3', 'llama', 'gpt2'] as const;
 export type HfModelType = (typeof HF_MODEL_TYPES)[number];
 
 export interface RopeScaling {
@@ -68,7 +69,7 @@ export function readHfConfig(dir: string): HfArchitecture {
 export function parseHfConfig(cfg: Record<string, unknown>, file = 'config.json'): HfArchitecture {
   const type = cfg.model_type;
   if (!HF_MODEL_TYPES.includes(type as HfModelType)) {
-    throw new ModelLoadError(`${file}: model_type ${JSON.stringify(type)} is not supported; supported: ${HF_MODEL_TYPES.join(', ')} (Qwen2 / Qwen2.5, Llama / SmolLM2 / Llama 3, GPT-2). Fix: choose a checkpoint of one of these families`);
+    throw new ModelLoadError(`${file}: model_type ${JSON.stringify(type)} is not supported; supported: ${HF_MODEL_TYPES.join(', ')} (Qwen2 / Qwen2.5, Qwen3, Llama / SmolLM2 / Llama 3.x, GPT-2). Fix: choose a checkpoint of one of these families`);
   }
   const torchDtype = typeof cfg.torch_dtype === 'string' ? cfg.torch_dtype : 'float32';
   if (type === 'gpt2') {
@@ -107,12 +108,18 @@ export function parseHfConfig(cfg: Record<string, unknown>, file = 'config.json'
     }
   }
   const qkvBias = type === 'qwen2' ? true : cfg.attention_bias === true;
+  const qkNorm = type === 'qwen3';
   return {
     modelType: type as HfModelType, vocabSize: num(cfg, file, 'vocab_size'), hidden, layers: num(cfg, file, 'num_hidden_layers'),
     heads, kvHeads, headDim, intermediate: num(cfg, file, 'intermediate_size'), maxPositions: num(cfg, file, 'max_position_embeddings'),
     normEps: num(cfg, file, 'rms_norm_eps', 1e-6), tiedEmbeddings: cfg.tie_word_embeddings === true || (cfg.tie_word_embeddings === undefined && type === 'qwen2'),
-    qkvBias, ropeTheta: num(cfg, file, 'rope_theta', 10000), ...(ropeScaling ? { ropeScaling } : {}), torchDtype,
+    qkvBias, ropeTheta: num(cfg, file, 'rope_theta', 10000), ...(ropeScaling ? { ropeScaling } : {}), torchDtype, ...(qkNorm ? { qkNorm } : {}),
   };
+}
+
+/** Whether the attention's output projection has a bias: Llama's and Qwen3's attention_bias puts one there too (Qwen2's never). */
+export function outputBias(a: HfArchitecture): boolean {
+  return a.modelType !== 'qwen2' && a.modelType !== 'gpt2' && a.qkvBias;
 }
 
 /** Rotary inverse frequencies [headDim / 2] (Llama 3 scaling applied when configured), in float64. */
@@ -142,6 +149,6 @@ export function parameterCount(a: HfArchitecture): number {
     const perLayer = attn + D /* c_proj bias */ + 2 * D * a.intermediate + a.intermediate + D + 4 * D;
     return a.vocabSize * D + a.maxPositions * D + a.layers * perLayer + 2 * D;
   }
-  const perLayer = attn + (a.modelType === 'llama' && a.qkvBias ? D : 0) + 3 * D * a.intermediate + 2 * D;
+  const perLayer = attn + (outputBias(a) ? D : 0) + 3 * D * a.intermediate + 2 * D + (a.qkNorm ? 2 * a.headDim : 0);
   return a.vocabSize * D * (a.tiedEmbeddings ? 1 : 2) + a.layers * perLayer + D;
 }

@@ -13,13 +13,14 @@ import * as tf from '@tensorflow/tfjs';
 import type { Differentiable } from '../../train/gradients';
 import { batchMatMul } from '../transformer/kernels/batchMatMul';
 import { mm, type KvCache, type PolicyModel } from '../transformer/model';
-import { ModelLoadError, parameterCount, readHfConfig, ropeInverseFrequencies, type HfArchitecture } from './hfConfig';
+import { ModelLoadError, outputBias, parameterCount, readHfConfig, ropeInverseFrequencies, type HfArchitecture } from './hfConfig';
 import { checkpointTensors, readTensor, type StoredTensor } from './safetensors';
 
 const NEG = -1e9;
 
 export const LORA_TARGETS = {
   qwen2: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+  qwen3: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
   llama: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
   gpt2: ['c_attn', 'c_proj', 'c_fc'],
 } as const;
@@ -121,8 +122,11 @@ function loadBase(dir: string, arch: HfArchitecture): Map<string, { data: Float3
       take(`${p}self_attn.q_proj.bias`, [arch.heads * E]);
       take(`${p}self_attn.k_proj.bias`, [arch.kvHeads * E]);
       take(`${p}self_attn.v_proj.bias`, [arch.kvHeads * E]);
-      // Llama's attention_bias puts a bias on the output projection too (Qwen2's has none)
-      if (arch.modelType === 'llama') take(`${p}self_attn.o_proj.bias`, [D]);
+      if (outputBias(arch)) take(`${p}self_attn.o_proj.bias`, [D]);
+    }
+    if (arch.qkNorm) {
+      take(`${p}self_attn.q_norm.weight`, [E]);
+      take(`${p}self_attn.k_norm.weight`, [E]);
     }
     take(`${p}mlp.gate_proj.weight`, [F, D]);
     take(`${p}mlp.up_proj.weight`, [F, D]);
@@ -363,6 +367,12 @@ export class HfModel implements PolicyModel {
     return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, this.arch.normEps))), this.vectors.get(name)!);
   }
 
+  /** RMSNorm over the last axis of [B, heads, T, E] with an [E] gain. */
+  private headNorm(x: tf.Tensor4D, name: string): tf.Tensor4D {
+    const ms = tf.mean(tf.square(x), -1, true);
+    return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, this.arch.normEps))), this.vectors.get(name)!);
+  }
+
   private layerNorm(x: tf.Tensor2D, prefix: string): tf.Tensor2D {
     const mean = tf.mean(x, -1, true);
     const c = tf.sub(x, mean);
@@ -445,8 +455,15 @@ export class HfModel implements PolicyModel {
       } else {
         const p = `model.layers.${l}.`;
         const h = this.rmsNorm(x, `${p}input_layernorm.weight`);
-        q = this.rope(heads(this.linear(h, `${p}self_attn.q_proj`, training), H), cos!, sin!);
-        kNew = this.rope(heads(this.linear(h, `${p}self_attn.k_proj`, training), K), cos!, sin!);
+        let qh = heads(this.linear(h, `${p}self_attn.q_proj`, training), H);
+        let kh = heads(this.linear(h, `${p}self_attn.k_proj`, training), K);
+        if (a.qkNorm) {
+          // Qwen3: RMSNorm over each head's width, before the rotation
+          qh = this.headNorm(qh, `${p}self_attn.q_norm.weight`);
+          kh = this.headNorm(kh, `${p}self_attn.k_norm.weight`);
+        }
+        q = this.rope(qh, cos!, sin!);
+        kNew = this.rope(kh, cos!, sin!);
         vNew = heads(this.linear(h, `${p}self_attn.v_proj`, training), K);
         out = `${p}self_attn.o_proj`;
       }

@@ -3,6 +3,7 @@
 // logits, and the sampler's KV cache; against what the chosen backend can hold. A plan that does not
 // fit is refused with the numbers and the ways out.
 import * as os from 'node:os';
+import { formatBytes } from '../../../shared/units';
 import { ModelLoadError, parameterCount, type HfArchitecture } from './hfConfig';
 import { LORA_TARGETS, prefillRowsOf, type LoraOptions } from './hfModel';
 
@@ -96,9 +97,7 @@ export function fittingPlan(a: HfArchitecture, o: Omit<PlanOptions, 'microBatchP
   return plan;
 }
 
-export function formatBytes(n: number): string {
-  return n >= GiB ? `${(n / GiB).toFixed(2)} GiB` : `${(n / 2 ** 20).toFixed(1)} MiB`;
-}
+export { formatBytes };
 
 /** The plan as lines of text (model check, refusals). */
 export function describePlan(p: MemoryPlan): string {

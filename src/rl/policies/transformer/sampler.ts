@@ -161,13 +161,53 @@ export function disposeState(state: BatchState): void {
 
 /** log softmax(logits / T) in float64. T = 0 is treated as 1 (greedy's log-prob). */
 export function logSoftmaxRow(logits: Float32Array, temperature: number): Float64Array {
-  const t = temperature > 0 ? temperature : 1;
+  const inv = 1 / (temperature > 0 ? temperature : 1);
+  const lse = logSumExp(logits, inv);
+  const out = new Float64Array(logits.length);
+  for (let i = 0; i < logits.length; i++) out[i] = logits[i]! * inv - lse;
+  return out;
+}
+
+/** log Σ exp(x·inv) over a row, in float64 (indexed loops: a vocabulary of 151,936 is read twice per row and step). */
+function logSumExp(logits: Float32Array, inv: number): number {
   let max = -Infinity;
-  for (const x of logits) max = Math.max(max, x / t);
+  for (let i = 0; i < logits.length; i++) {
+    const v = logits[i]! * inv;
+    if (v > max) max = v;
+  }
   let sum = 0;
-  for (const x of logits) sum += Math.exp(x / t - max);
-  const lse = max + Math.log(sum);
-  return Float64Array.from(logits, (x) => x / t - lse);
+  for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i]! * inv - max);
+  return max + Math.log(sum);
+}
+
+/**
+ * One row's next token and its behaviour log-prob. Without top-k or top-p (the usual case) the draw is
+ * made over the row as it is, never materialising its log-probs: greedy takes the first maximum, a
+ * sample walks the cumulative distribution; with them, the row's log-probs go through drawToken.
+ */
+export function sampleRow(logits: Float32Array, o: Pick<SampleOptions, 'temperature' | 'topK' | 'topP'>, rng: Rng): { token: number; logp: number } {
+  if (o.topK > 0 || o.topP < 1) {
+    const logp = logSoftmaxRow(logits, o.temperature);
+    const token = drawToken(logp, o, rng);
+    return { token, logp: logp[token]! };
+  }
+  const inv = 1 / (o.temperature > 0 ? o.temperature : 1);
+  const lse = logSumExp(logits, inv);
+  let token = 0;
+  if (o.temperature <= 0) {
+    for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[token]!) token = i;
+  } else {
+    let u = rng.next();
+    token = logits.length - 1;
+    for (let i = 0; i < logits.length; i++) {
+      u -= Math.exp(logits[i]! * inv - lse);
+      if (u < 0) {
+        token = i;
+        break;
+      }
+    }
+  }
+  return { token, logp: logits[token]! * inv - lse };
 }
 
 /** Draws a token from one row's log-probs under temperature / top-k / top-p. */
@@ -287,10 +327,9 @@ export async function sampleBatch(model: CausalLm, tokenizer: Tokenizer, prompts
           next.push(0);
           continue;
         }
-        const logp = logSoftmaxRow(data.subarray(b * V, (b + 1) * V), o.temperature);
-        const tok = drawToken(logp, o, rowRng(b));
+        const { token: tok, logp } = sampleRow(data.subarray(b * V, (b + 1) * V), o, rowRng(b));
         r.tokens.push(tok);
-        r.logprobs.push(logp[tok]!);
+        r.logprobs.push(logp);
         r.text += tokenizer.decode([tok]);
         if (stopsAt(r.text, o.stop, o.stopWhen)) r.stopReason = 'stop';
         else if (r.tokens.length >= r.budget) r.stopReason = r.budget < o.maxNewTokens ? 'context' : 'max_tokens';

@@ -61,6 +61,8 @@ export interface ChatMessage {
 export interface ChatRenderOptions {
   readonly addGenerationPrompt: boolean;
   readonly tools?: readonly Readonly<Record<string, unknown>>[];
+  /** More template variables (policyOptions.chatTemplateVariables, e.g. { enable_thinking: false }). */
+  readonly variables?: Readonly<Record<string, unknown>>;
 }
 
 /** Special-token variables a chat template reads (transformers passes the same ones). */
@@ -81,7 +83,7 @@ export function renderChatTemplate(template: string, config: Record<string, unkn
     if (typeof text === 'string' && text !== '') special[key] = text;
   }
   // as transformers passes them: tools and documents null when absent (templates test `is not none`)
-  return new Template(template).render({ messages, add_generation_prompt: o.addGenerationPrompt, tools: o.tools ?? null, documents: null, ...special });
+  return new Template(template).render({ ...(o.variables ?? {}), messages, add_generation_prompt: o.addGenerationPrompt, tools: o.tools ?? null, documents: null, ...special });
 }
 
 /** The library that tokenizes: @huggingface/transformers, else its own pure-JS tokenizer library. */
@@ -104,7 +106,7 @@ function loadHfLibrary(): { library: string; make: (json: object, config: object
         return {
           encode: (text) => t.encode(text, { add_special_tokens: false }),
           decode: (ids) => t.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
-          render: (messages, o) => t.apply_chat_template(messages, { tokenize: false, add_generation_prompt: o.addGenerationPrompt, ...(o.tools ? { tools: o.tools } : {}) }),
+          render: (messages, o) => t.apply_chat_template(messages, { ...(o.variables ?? {}), tokenize: false, add_generation_prompt: o.addGenerationPrompt, ...(o.tools ? { tools: o.tools } : {}) }),
         };
       },
     };
@@ -158,6 +160,11 @@ function hfVocabSize(json: Record<string, unknown>): number {
   return max + 1;
 }
 
+/** A tokenizer folder that cannot be used: the message names the file, the numbers and the fix. */
+export class TokenizerError extends Error {
+  override name = 'TokenizerError';
+}
+
 /**
  * A Hugging Face tokenizer (BPE, WordPiece, Unigram, ...) from a tokenizer.json. Text is encoded
  * without special tokens (the environment's text is the whole context) and decoded verbatim (no
@@ -177,10 +184,15 @@ export class HfTokenizer implements Tokenizer {
   }
 
   /** Loads `dir/tokenizer.json` and, when present, `dir/tokenizer_config.json`. */
-  static fromDirectory(dir: string): HfTokenizer {
+  /**
+   * A tokenizer.json (and tokenizer_config.json) in `dir`. `of`: what the folder is, for the message —
+   * policyOptions.tokenizer's folder, or a model checkpoint's (whose files must be the model's own).
+   */
+  static fromDirectory(dir: string, of: 'tokenizer' | 'model' = 'tokenizer'): HfTokenizer {
     const file = path.join(dir, 'tokenizer.json');
     if (!fs.existsSync(file)) {
-      throw new Error(`policyOptions.tokenizer: ${fs.existsSync(dir) ? `no tokenizer.json in ${dir}` : `${dir} does not exist`}. Fix: point it at a directory holding a Hugging Face tokenizer.json, or leave it empty for the character-level tokenizer`);
+      if (of === 'model') throw new TokenizerError(`${dir}: the model folder has no tokenizer.json. Fix: copy the tokenizer files saved with the checkpoint (tokenizer.json and tokenizer_config.json, from save_pretrained or the model's download) into the folder`);
+      throw new TokenizerError(`policyOptions.tokenizer: ${fs.existsSync(dir) ? `no tokenizer.json in ${dir}` : `${dir} does not exist`}. Fix: point it at a directory holding a Hugging Face tokenizer.json, or leave it empty for the character-level tokenizer`);
     }
     const read = (f: string): Record<string, unknown> => {
       try {
@@ -188,11 +200,23 @@ export class HfTokenizer implements Tokenizer {
         if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object');
         return v as Record<string, unknown>;
       } catch (e) {
-        throw new Error(`policyOptions.tokenizer: ${f} is not valid: ${(e as Error).message}. Fix: save the tokenizer again (tokenizer.save_pretrained)`);
+        throw new TokenizerError(`${f} is not valid: ${(e as Error).message}. Fix: save the tokenizer again (tokenizer.save_pretrained), or copy it from the model's download`);
       }
     };
     const configFile = path.join(dir, 'tokenizer_config.json');
-    return new HfTokenizer(read(file), fs.existsSync(configFile) ? read(configFile) : {});
+    const json = read(file);
+    const config = fs.existsSync(configFile) ? read(configFile) : {};
+    try {
+      return new HfTokenizer(json, config);
+    } catch (e) {
+      throw new TokenizerError(`${file}: the tokenizer library cannot read it (${(e as Error).message.split('\n')[0]}). Fix: save the tokenizer again with a current transformers (tokenizer.save_pretrained)`);
+    }
+  }
+
+  /** Refuses a tokenizer with ids the model has no embedding row for (config.json's vocab_size). */
+  checkFits(dir: string, vocabSize: number): void {
+    if (this.vocabSize <= vocabSize) return;
+    throw new TokenizerError(`${path.join(dir, 'tokenizer.json')} has ids up to ${this.vocabSize - 1} (${this.vocabSize.toLocaleString('en')} in all), but config.json's vocab_size is ${vocabSize.toLocaleString('en')}: the model has no embedding for ids ${vocabSize} … ${this.vocabSize - 1}. Fix: use the tokenizer files saved with this checkpoint`);
   }
 
   encode(text: string): number[] {

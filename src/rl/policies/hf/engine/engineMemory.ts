@@ -4,6 +4,8 @@
 // region has a label, and the allocator keeps its high-water mark, so the plan is checked against what
 // the code really took. A request past the end is an error naming the plan and the request — nothing
 // ever runs on memory that was not there.
+import { formatBytes } from '../../../../shared/units';
+
 
 /** The engine could not get the memory it needs: the message names the plan, the request and the way out. */
 export class EngineMemoryError extends Error {
@@ -43,11 +45,11 @@ export class EngineMemory {
   /** `bytes`: the plan's total; `planText` names the plan in errors. */
   constructor(readonly bytes: number, private readonly planText: string, readonly reserved = 4096) {
     const pages = Math.ceil(bytes / PAGE);
-    if (pages > 65536) throw new EngineMemoryError(`the engine needs ${fmt(bytes)}, more than wasm's 4 GiB address space. ${planText}`);
+    if (pages > 65536) throw new EngineMemoryError(`the engine needs ${formatBytes(bytes)}, more than wasm's 4 GiB address space. ${planText}`);
     try {
       this.memory = new WA.Memory({ initial: pages, maximum: pages, shared: true });
     } catch (e) {
-      throw new EngineMemoryError(`the engine could not reserve its ${fmt(pages * PAGE)} (${(e as Error).message}): this process cannot get that much memory now. ${planText}`);
+      throw new EngineMemoryError(`the engine could not reserve its ${formatBytes(pages * PAGE)} (${(e as Error).message}): this process cannot get that much memory now. ${planText}`);
     }
     const buf = this.memory.buffer;
     this.f32 = new Float32Array(buf);
@@ -73,7 +75,7 @@ export class EngineMemory {
     const offset = this.top;
     if (offset + size > this.memory.buffer.byteLength) {
       const live = summarize(this.regions);
-      throw new EngineMemoryError(`the engine ran out of its planned memory: ${label} asked for ${fmt(size)} with ${fmt(this.memory.buffer.byteLength - offset)} left of ${fmt(this.memory.buffer.byteLength)} (in use: ${live}). ${this.planText}`);
+      throw new EngineMemoryError(`the engine ran out of its planned memory: ${label} asked for ${formatBytes(size)} with ${formatBytes(this.memory.buffer.byteLength - offset)} left of ${formatBytes(this.memory.buffer.byteLength)} (in use: ${live}). ${this.planText}`);
     }
     this.top = offset + size;
     this.highWater = Math.max(this.highWater, this.top);
@@ -137,9 +139,6 @@ function summarize(regions: readonly Region[]): string {
     const key = r.label.replace(/ \d+$/, '').replace(/ layer \d+/, ' per layer');
     by.set(key, (by.get(key) ?? 0) + r.bytes);
   }
-  return [...by].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${k} ${fmt(v)}`).join(', ') || 'nothing';
+  return [...by].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${k} ${formatBytes(v)}`).join(', ') || 'nothing';
 }
 
-export function fmt(n: number): string {
-  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : `${(n / 2 ** 20).toFixed(1)} MiB`;
-}

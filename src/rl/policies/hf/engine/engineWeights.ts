@@ -4,8 +4,8 @@
 // as it is; float32 becomes bfloat16 by rounding to nearest even when bfloat16 is asked; float16 is
 // widened in JavaScript first. Shapes are checked against config.json, each error naming the file.
 import * as fs from 'node:fs';
-import { ModelLoadError, ropeInverseFrequencies, type HfArchitecture } from '../hfConfig';
-import { checkpointTensors, toFloat32, type StoredTensor } from '../safetensors';
+import { ModelLoadError, outputBias, ropeInverseFrequencies, type HfArchitecture } from '../hfConfig';
+import { checkpointTensors, SAFETENSORS_DTYPES, toFloat32, type StoredTensor } from '../safetensors';
 import type { EngineMemory } from './engineMemory';
 import type { EngineKernels, Matrix } from './kernels';
 
@@ -49,7 +49,7 @@ export function weightBytes(a: HfArchitecture, dtype: WeightDtype, contextLength
   const round = (b: number): number => Math.ceil(b / 64) * 64;
   let n = round(a.vocabSize * D * m) * (a.tiedEmbeddings ? 1 : 2) + round(D * 4);
   const perLayer = [D * q, D * kv, D * kv, q * D, D * F, D * F, F * D].reduce((s, x) => s + round(x * m), 0)
-    + round(D * 4) * 2 + (a.qkvBias ? round(q * 4) + 2 * round(kv * 4) : 0) + (a.qkNorm ? 2 * round(E * 4) : 0) + (a.modelType === 'llama' && a.qkvBias ? round(D * 4) : 0);
+    + round(D * 4) * 2 + (a.qkvBias ? round(q * 4) + 2 * round(kv * 4) : 0) + (a.qkNorm ? 2 * round(E * 4) : 0) + (outputBias(a) ? round(D * 4) : 0);
   n += perLayer * a.layers;
   n += 2 * round(contextLength * (E / 2) * 4);
   return n;
@@ -66,6 +66,9 @@ export function engineUnsupported(a: HfArchitecture): string | undefined {
 function take(stored: Map<string, StoredTensor>, dir: string, name: string, shape: number[], a: HfArchitecture): StoredTensor {
   const t = stored.get(name);
   if (!t) throw new ModelLoadError(`${dir}: the checkpoint has no tensor ${name}; a ${a.modelType} model of this config.json needs it. Fix: check that config.json belongs to these weights`);
+  if (!SAFETENSORS_DTYPES.includes(t.dtype)) {
+    throw new ModelLoadError(`${t.file}: tensor ${t.name} has dtype ${JSON.stringify(t.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`);
+  }
   if (t.shape.join('×') !== shape.join('×')) {
     throw new ModelLoadError(`${t.file}: tensor ${name} has shape ${t.shape.join('×')}, but config.json (hidden_size ${a.hidden}, heads ${a.heads}, kv heads ${a.kvHeads}, head width ${a.headDim}, vocab ${a.vocabSize}) needs ${shape.join('×')}. Fix: check that config.json belongs to these weights`);
   }
@@ -159,7 +162,7 @@ export function loadEngineWeights(mem: EngineMemory, k: EngineKernels, dir: stri
     const postNorm = vector(`${p}post_attention_layernorm.weight`, D);
     const linear = {
       q_proj: lin('self_attn.q_proj', q, D, a.qkvBias), k_proj: lin('self_attn.k_proj', kv, D, a.qkvBias), v_proj: lin('self_attn.v_proj', kv, D, a.qkvBias),
-      o_proj: lin('self_attn.o_proj', D, q, a.modelType === 'llama' && a.qkvBias),
+      o_proj: lin('self_attn.o_proj', D, q, outputBias(a)),
       gate_proj: lin('mlp.gate_proj', F, D, false), up_proj: lin('mlp.up_proj', F, D, false), down_proj: lin('mlp.down_proj', D, F, false),
     };
     layers.push({

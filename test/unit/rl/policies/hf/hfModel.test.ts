@@ -15,7 +15,7 @@ import { HfTokenizer } from '../../../../../src/rl/policies/transformer/tokenize
 import { Rng } from '../../../../../src/rl/random';
 
 export const HF_FIXTURES = path.join(__dirname, '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
-const FAMILIES = ['qwen2', 'llama', 'gpt2'] as const;
+const FAMILIES = ['qwen2', 'qwen3', 'llama', 'gpt2'] as const;
 
 interface Reference {
   dtype: string;
@@ -155,7 +155,7 @@ describe('safetensors and config.json errors', () => {
   });
 
   it('names the file and field: unsupported model_type, a truncated shard, a missing shard, a shape unlike the config', () => {
-    assert.throws(() => parseHfConfig({ model_type: 'mistral' }, 'x/config.json'), /x\/config\.json: model_type "mistral" is not supported; supported: qwen2, llama, gpt2/);
+    assert.throws(() => parseHfConfig({ model_type: 'mistral' }, 'x/config.json'), /x\/config\.json: model_type "mistral" is not supported; supported: qwen2, qwen3, llama, gpt2 \(Qwen2 \/ Qwen2\.5, Qwen3, Llama \/ SmolLM2 \/ Llama 3\.x, GPT-2\)\. Fix: choose a checkpoint of one of these families/);
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-'));
     for (const f of fs.readdirSync(path.join(HF_FIXTURES, 'llama'))) fs.copyFileSync(path.join(HF_FIXTURES, 'llama', f), path.join(tmp, f));
     fs.rmSync(path.join(tmp, 'model-00002-of-00002.safetensors'));

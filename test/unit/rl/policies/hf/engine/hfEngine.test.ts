@@ -28,11 +28,12 @@ before(async () => {
 });
 
 describe('the Hugging Face engine', () => {
-  for (const family of ['qwen2', 'llama']) {
-    it(`${family}: logits of every position match the PyTorch reference within 1e-4, on one thread and on two`, async () => {
+  for (const family of ['qwen2', 'qwen3', 'llama']) {
+    it(`${family}: logits of every position match the PyTorch reference within 1e-4, on one thread and on two${family === 'qwen3' ? ', with float32 and with bfloat16 weights (the checkpoint is bfloat16)' : ''}`, async () => {
       const ref = JSON.parse(fs.readFileSync(path.join(FIXTURES, family, 'reference.json'), 'utf8')) as { ids: number[][]; logits: number[][][] };
-      for (const threads of [1, 2]) {
-        const e = await engine(family, threads);
+      const runs: [number, 'f32' | 'bf16'][] = family === 'qwen3' ? [[1, 'f32'], [2, 'f32'], [2, 'bf16']] : [[1, 'f32'], [2, 'f32']];
+      for (const [threads, dtype] of runs) {
+        const e = await engine(family, threads, dtype);
         try {
           const V = e.decoder.V;
           const got = await e.logits('policy', ref.ids, 'all');
@@ -40,7 +41,7 @@ describe('the Hugging Face engine', () => {
           ref.ids.forEach((row, b) => row.forEach((_, t) => {
             for (let v = 0; v < V; v++) err = Math.max(err, Math.abs(got[(b * row.length + t) * V + v]! - ref.logits[b]![t]![v]!));
           }));
-          assert.ok(err < 1e-4, `max |engine − torch| = ${err} on ${threads} thread(s)`);
+          assert.ok(err < 1e-4, `max |engine − torch| = ${err} on ${threads} thread(s), ${dtype} weights`);
         } finally {
           await e.close();
         }
