@@ -1,11 +1,29 @@
-// Typed ESLint. `no-restricted-imports` guards the runtime boundaries of the architecture:
-// shared/ is imported everywhere (no Node built-ins, no vscode); the engine (rl/) knows neither VS Code
-// nor SQLite; the store knows no VS Code; only the host may import vscode, and it never loads native
-// modules (better-sqlite3, tfjs) because VS Code's Electron cannot load them.
+// Typed ESLint. `no-restricted-imports` guards the runtime boundaries of the architecture and its
+// layers (scripts/layers.mjs: each folder imports only folders below it): shared/ is imported
+// everywhere (no Node built-ins, no vscode); the engine (rl/) knows neither VS Code nor SQLite; the
+// store knows no VS Code; only the host may import vscode, and it never loads native modules
+// (better-sqlite3, tfjs) because VS Code's Electron cannot load them.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { HOST_LAYERS, LAYERS, mayImport } from './scripts/layers.mjs';
 
 const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'child_process', 'worker_threads', 'net', 'http', 'crypto', 'util', 'events', 'stream'];
+
+// The layer order of scripts/layers.mjs as import patterns: a folder may not import any folder that is
+// not below it (imports are relative, so a folder is matched by its last path segment, each unique).
+const allLayers = [...LAYERS.flat(), ...HOST_LAYERS.flat()].filter((l) => l !== 'extension.ts');
+const leaf = (l) => l.split('/').pop();
+const above = (layer) => allLayers.filter((other) => other !== layer && other !== 'shared' && !mayImport(layer, other)).map((l) => `**/${leaf(l)}/**`);
+/** What each layer's files may not import, besides the layers above it. */
+const runtimeLimits = {
+  shared: [...nodeBuiltins, 'vscode', 'better-sqlite3', '@tensorflow/*'],
+  store: ['vscode'],
+  host: ['better-sqlite3', '@tensorflow/*'],
+};
+const layerRules = allLayers.map((layer) => ({
+  files: layer === 'rl' ? ['src/rl/*.ts'] : [`src/${layer}/**/*.ts`],
+  rules: { 'no-restricted-imports': ['error', { patterns: [...(runtimeLimits[layer] ?? (layer.startsWith('rl') ? ['vscode', 'better-sqlite3'] : ['vscode'])), ...above(layer)] }] },
+}));
 
 export default tseslint.config(
   // The experiment scripts (scripts/*.mjs: the learning check's pass rules) are linted and type-checked
@@ -21,21 +39,10 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  ...layerRules,
   {
-    files: ['src/shared/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [...nodeBuiltins, 'vscode', 'better-sqlite3', '@tensorflow/*', '**/rl/**', '**/store/**', '**/host/**', '**/cli/**', '**/worker/**', '**/backend/**'] }] },
-  },
-  {
-    files: ['src/rl/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: ['vscode', 'better-sqlite3', '**/store/**', '**/host/**', '**/cli/**'] }] },
-  },
-  {
-    files: ['src/store/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: ['vscode', '**/host/**', '**/cli/**'] }] },
-  },
-  {
-    files: ['src/host/**/*.ts', 'src/extension.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: ['better-sqlite3', '@tensorflow/*', '**/store/**', '**/rl/**'] }] },
+    files: ['src/extension.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['better-sqlite3', '@tensorflow/*', ...above('extension.ts')] }] },
   },
   {
     // The webview runs in a browser: only shared code and browser packages.

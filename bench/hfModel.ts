@@ -13,8 +13,8 @@ import { describeBackend, initBackend } from '../src/rl/policies/transformer/bac
 import { sampleBatch } from '../src/rl/policies/transformer/sampler';
 import { HfTokenizer } from '../src/rl/policies/transformer/tokenizer';
 import { Rng } from '../src/rl/random';
-import type { TrainSequence } from '../src/rl/train/batch';
-import { shardGradients } from '../src/rl/train/gradients';
+import type { TrainSequence } from '../src/rl/algo/batch';
+import { shardGradients } from '../src/rl/algo/gradients';
 
 const DIR = path.join(__dirname, '..', '..', 'test', 'fixtures', 'hf', 'qwen2');
 const RANK = 8;

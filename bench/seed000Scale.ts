@@ -21,8 +21,8 @@ import { initBackend } from '../src/rl/policies/transformer/backend';
 import { sampleBatch } from '../src/rl/policies/transformer/sampler';
 import { HfTokenizer } from '../src/rl/policies/transformer/tokenizer';
 import { Rng } from '../src/rl/random';
-import type { TrainSequence } from '../src/rl/train/batch';
-import { shardGradients, shardLogprobs } from '../src/rl/train/gradients';
+import type { TrainSequence } from '../src/rl/algo/batch';
+import { shardGradients, shardLogprobs } from '../src/rl/algo/gradients';
 import { writeScaleCheckpoint } from '../test/helpers/scaleCheckpoint';
 
 const DIR = path.join(os.tmpdir(), 'agent-rl-scale', 'qwen2.5-0.5b');

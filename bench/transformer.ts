@@ -19,8 +19,8 @@ import { sampleBatch, type SampledSequence, type SampleOptions } from '../src/rl
 import { CharTokenizer } from '../src/rl/policies/transformer/tokenizer';
 import { TransformerPolicy } from '../src/rl/policies/transformer/transformerPolicy';
 import { Rng } from '../src/rl/random';
-import type { TrainSequence } from '../src/rl/train/batch';
-import { shardGradients } from '../src/rl/train/gradients';
+import type { TrainSequence } from '../src/rl/algo/batch';
+import { shardGradients } from '../src/rl/algo/gradients';
 import { Learner } from '../src/rl/train/learner';
 import { algorithmDefaults } from '../src/shared/algorithm';
 

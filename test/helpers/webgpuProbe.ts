@@ -9,8 +9,8 @@ import { HfModel, hfDifferentiable } from '../../src/rl/policies/hf/hfModel';
 import { initBackend, type BackendChoice } from '../../src/rl/policies/transformer/backend';
 import { Gpt, gptDifferentiable } from '../../src/rl/policies/transformer/model';
 import { decodeStep, disposeState, prefill } from '../../src/rl/policies/transformer/sampler';
-import type { TrainSequence } from '../../src/rl/train/batch';
-import { shardGradients } from '../../src/rl/train/gradients';
+import type { TrainSequence } from '../../src/rl/algo/batch';
+import { shardGradients } from '../../src/rl/algo/gradients';
 
 const NLL = { kind: 'nll', aggregation: 'token-mean', normTokens: 1 } as const;
 

@@ -6,7 +6,7 @@ import type Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RuntimeInfo } from '../../shared/types';
-import { ImportWriter, type FileProgress, type ImportKind } from '../../store/importWriter';
+import { ImportWriter, type FileProgress, type ImportKind } from '../importWriter';
 import { readVerlConfig, runSettings, type VerlConfigFile } from './verlConfig';
 import { addValidation, buildStep, validationEvaluation } from './verlStep';
 import { parseDumpLine, type VerlSample } from './verlSample';

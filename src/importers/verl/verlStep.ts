@@ -4,7 +4,7 @@
 // join their groups), so an import in pieces gives the same rows as one in one go.
 import { groupAdvantages, ZERO_SPREAD } from '../../rl/algo/advantages';
 import type { EvaluationResult, IterationMetrics } from '../../shared/types';
-import type { ImportedTrajectory, StoredMember } from '../../store/importWriter';
+import type { ImportedTrajectory, StoredMember } from '../importWriter';
 import { sampleOutcome, sampleTurns, taskIdOf, type VerlSample } from './verlSample';
 
 export interface StepRows {

@@ -7,8 +7,8 @@ import type * as tf from '@tensorflow/tfjs';
 import type { Observation, PolicyStep, Trajectory, Turn } from '../../shared/types';
 import type { Task } from '../envs/environment';
 import type { LossSpec } from '../algo/objective';
-import type { LossInput, LossStats, TrainSequence } from '../train/batch';
-import type { SequenceLogprobs } from '../train/gradients';
+import type { LossInput, LossStats, TrainSequence } from '../algo/batch';
+import type { SequenceLogprobs } from '../algo/gradients';
 import type { Rng } from '../random';
 
 /** What a policy sees when it acts: the task, the latest observation and the episode so far. */

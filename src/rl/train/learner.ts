@@ -12,7 +12,7 @@ import { groupAdvantages } from '../algo/advantages';
 import { needsReference, type LossSpec } from '../algo/objective';
 import type { TrainablePolicy } from '../policies/policy';
 import { Rng } from '../random';
-import { combineStats, counts, partWeight, splitShards, type LossInput, type LossStats, type TrainSequence } from './batch';
+import { combineStats, counts, partWeight, splitShards, type LossInput, type LossStats, type TrainSequence } from '../algo/batch';
 import { lrMultiplier } from './schedule';
 
 /** Fewest sequences per part worth sharding for (below it, part 0 does the whole minibatch). */

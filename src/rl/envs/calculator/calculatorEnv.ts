@@ -4,7 +4,7 @@
 // malformed text) are error observations. Reward = formatWeight · (answered in format) + (answer right)
 // − callCost · (tool calls and malformed turns).
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
-import { parseCalculatorAction } from '../../rollout/parsers';
+import { parseCalculatorAction } from '../parsers';
 import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type Task, type TaskSource } from '../environment';
 import { applyOp, DEFAULT_GENERATOR, evaluate, expressionSet, parseExpr, type GeneratorOptions, type Op } from './expressions';
 

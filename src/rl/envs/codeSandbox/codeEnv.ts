@@ -6,7 +6,7 @@
 // verifier calls its function on hidden inputs and compares with the reference solution's results.
 import * as crypto from 'node:crypto';
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
-import { parseCodeAction } from '../../rollout/parsers';
+import { parseCodeAction } from '../parsers';
 import type { Executor } from '../../sandbox/freshExecutor';
 import { chooseLevel, resolvePython, type IsolationLevel } from '../../sandbox/isolation';
 import { DEFAULT_LIMITS, type ExecutionResult, type SandboxLimits } from '../../sandbox/limits';

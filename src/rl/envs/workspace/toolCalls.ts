@@ -7,7 +7,7 @@
 // text yields an action or a format error, never an exception.
 import { FINAL_ACTIONS } from '../../../shared/episodeStats';
 import type { ParsedAction } from '../../../shared/types';
-import { MAX_ACTION_CHARS, parseCodeAction } from '../../rollout/parsers';
+import { MAX_ACTION_CHARS, parseCodeAction } from '../parsers';
 import { codeEnvironment } from '../codeSandbox/codeEnv';
 import type { StopSpec } from '../environment';
 import type { ToolReply, ToolSpec } from './toolSession';

@@ -10,7 +10,7 @@
 // of the adapters (zero at the start), so it costs no second copy of the weights. Embeddings are a gather
 // when frozen and a one-hot product when trained (wasm has no gradient for gather).
 import * as tf from '@tensorflow/tfjs';
-import type { Differentiable } from '../../train/gradients';
+import type { Differentiable } from '../../algo/gradients';
 import { batchMatMul } from '../transformer/kernels/batchMatMul';
 import { mm, type KvCache, type PolicyModel } from '../transformer/model';
 import { ModelLoadError, outputBias, parameterCount, readHfConfig, ropeInverseFrequencies, type HfArchitecture } from './hfConfig';

@@ -11,8 +11,8 @@ import { AdamW, type AdamWOptions } from '../../algo/adamw';
 import type { LossSpec } from '../../algo/objective';
 import type { TabularSpec } from '../../envs/environment';
 import type { Rng } from '../../random';
-import type { LossInput, LossStats, PaddedBatch, TrainSequence } from '../../train/batch';
-import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../train/gradients';
+import type { LossInput, LossStats, PaddedBatch, TrainSequence } from '../../algo/batch';
+import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../algo/gradients';
 import type { PolicyContext, PolicySample, TrainablePolicy } from '../policy';
 
 /** Logits of a table [S, A] for a padded batch of state indices: [B, T, A]. */

@@ -5,7 +5,7 @@
 // materialised transposes (XNNPACK), and attention's batched products run on our SIMD kernel (kernels/).
 // Shapes: B batch, T time, D width, H heads, E = D / H head width, V vocabulary, P context length.
 import * as tf from '@tensorflow/tfjs';
-import type { Differentiable } from '../../train/gradients';
+import type { Differentiable } from '../../algo/gradients';
 import { batchMatMul } from './kernels/batchMatMul';
 import { fromHeads, toHeads } from './kernels/heads';
 import { decodeAttention, fusedGelu, fusedLayerNorm, gelu, layerNorm, type KvArena } from './kernels/decoding';

@@ -3,7 +3,7 @@
 // requests carry the learner's own data (sequences, loss inputs, the loss as a `LossSpec`), so a
 // helper runs exactly the code the main thread runs (rl/train/gradients.ts).
 import type { LossSpec } from '../../algo/objective';
-import type { LossInput, LossStats, TrainSequence } from '../../train/batch';
+import type { LossInput, LossStats, TrainSequence } from '../../algo/batch';
 import type { GptConfig } from './model';
 import type { SampledSequence } from './sampler';
 

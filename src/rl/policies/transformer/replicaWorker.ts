@@ -7,7 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import { environmentFactory } from '../../envs/registry';
 import { Rng } from '../../random';
 import type { EnvName } from '../../../shared/runConfig';
-import { shardGradients, shardLogprobs } from '../../train/gradients';
+import { shardGradients, shardLogprobs } from '../../algo/gradients';
 import { initBackend, type BackendChoice } from './backend';
 import { Gpt, gptDifferentiable } from './model';
 import type { ReplicaReply, ReplicaRequest } from './replicaProtocol';

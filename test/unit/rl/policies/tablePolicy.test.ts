@@ -7,7 +7,7 @@ import type { LossSpec } from '../../../../src/rl/algo/objective';
 import type { TabularSpec } from '../../../../src/rl/envs/environment';
 import { TablePolicy } from '../../../../src/rl/policies/table/tablePolicy';
 import { Rng } from '../../../../src/rl/random';
-import { shardGradients } from '../../../../src/rl/train/gradients';
+import { shardGradients } from '../../../../src/rl/algo/gradients';
 import { Learner } from '../../../../src/rl/train/learner';
 import { algorithmDefaults, type AlgorithmSettings } from '../../../../src/shared/algorithm';
 import type { Trajectory } from '../../../../src/shared/types';

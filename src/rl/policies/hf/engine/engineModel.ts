@@ -4,7 +4,7 @@
 // engine with the reference's adapter set. It samples through decoding sessions and scores its own
 // targets (the learner's `TokenScorer`), vocabulary-chunked: no [positions, vocabulary] tensor exists.
 import * as tf from '@tensorflow/tfjs';
-import type { TokenScorer } from '../../../train/gradients';
+import type { TokenScorer } from '../../../algo/gradients';
 import type { PolicyModel } from '../../transformer/model';
 import { parameterCount, type HfArchitecture } from '../hfConfig';
 import type { HfModelConfig, LoraOptions } from '../hfModel';

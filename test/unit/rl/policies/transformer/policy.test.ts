@@ -12,8 +12,8 @@ import { CharTokenizer } from '../../../../../src/rl/policies/transformer/tokeni
 import { TransformerPolicy, trajectorySequence } from '../../../../../src/rl/policies/transformer/transformerPolicy';
 import { Rng } from '../../../../../src/rl/random';
 import { runEpisodes } from '../../../../../src/rl/rollout/agentLoop';
-import { microbatches, padBatch, padRows, type LossInput, type TrainSequence } from '../../../../../src/rl/train/batch';
-import { logprobsOf, shardGradients } from '../../../../../src/rl/train/gradients';
+import { microbatches, padBatch, padRows, type LossInput, type TrainSequence } from '../../../../../src/rl/algo/batch';
+import { logprobsOf, shardGradients } from '../../../../../src/rl/algo/gradients';
 import { Learner } from '../../../../../src/rl/train/learner';
 import { AGGREGATIONS, algorithmDefaults, type AlgorithmSettings } from '../../../../../src/shared/algorithm';
 import type { MethodName } from '../../../../../src/shared/runConfig';

@@ -12,8 +12,8 @@ import { planEngineMemory } from '../../../../../../src/rl/policies/hf/engine/en
 import { readHfConfig } from '../../../../../../src/rl/policies/hf/hfConfig';
 import { HfModel, hfDifferentiable } from '../../../../../../src/rl/policies/hf/hfModel';
 import { initBackend } from '../../../../../../src/rl/policies/transformer/backend';
-import { padBatch } from '../../../../../../src/rl/train/batch';
-import { logprobsOf } from '../../../../../../src/rl/train/gradients';
+import { padBatch } from '../../../../../../src/rl/algo/batch';
+import { logprobsOf } from '../../../../../../src/rl/algo/gradients';
 
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
 const LORA = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };

@@ -2,7 +2,7 @@
 // [L] over the positions the policy scores (tokens for a language model, turns for the table), padded
 // into [B, T] batches, cut into micro-batches that fit in memory, dealt out to data-parallel shards,
 // and combined again with weights that make the parts' sum exactly the whole batch's loss.
-import { aggregationUnit } from '../algo/losses';
+import { aggregationUnit } from './losses';
 import type { Aggregation } from '../../shared/algorithm';
 
 /**

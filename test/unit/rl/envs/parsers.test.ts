@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_ACTION_CHARS, parseCalculatorAction, parseCodeAction } from '../../../../src/rl/rollout/parsers';
+import { MAX_ACTION_CHARS, parseCalculatorAction, parseCodeAction } from '../../../../src/rl/envs/parsers';
 
 describe('parseCalculatorAction', () => {
   it('reads a call and an answer', () => {

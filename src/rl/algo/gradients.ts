@@ -4,7 +4,7 @@
 // (`await data()`), which every backend supports (WebGPU in Node has no synchronous read).
 import * as tf from '@tensorflow/tfjs';
 import { assertBackendHealthy } from '../backendHealth';
-import { objectiveLoss, type LossSpec, type ObjectiveParts } from '../algo/objective';
+import { objectiveLoss, type LossSpec, type ObjectiveParts } from './objective';
 import { combineStats, counts, microbatches, padBatch, padRows, partWeight, positions, type LossInput, type LossStats, type PaddedBatch, type TrainSequence } from './batch';
 
 /** What a policy provides for training: its weights and the logits of a padded batch. */

@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import * as os from 'node:os';
 import type { EpisodeOutcome, EvaluationResult, IterationMetrics, RunStatus, RuntimeInfo, TerminationReason } from '../shared/types';
-import type { SplitTurn } from '../importers/verl/chatTurns';
+import type { SplitTurn } from './verl/chatTurns';
 
 const now = (): string => new Date().toISOString();
 
