@@ -18,8 +18,8 @@
 // the update (U) behind the rollout (R) and no more: at most (R + U) / R, printed beside it; and the
 // rollout and the learner share two cores here, so async can only fill the tools' waits.
 import * as os from 'node:os';
-import { codeEnvironment, disposeSandboxes } from '../src/rl/envs/codeSandbox/codeEnv';
-import type { EnvironmentFactory } from '../src/rl/envs/environment';
+import type { RunEnvironment } from '../src/rl/envs/environment';
+import { openEnvironment } from '../src/rl/envs/registry';
 import { MemorySink } from '../src/rl/train/sink';
 import { train } from '../src/rl/train/trainer';
 import { validateRunConfig } from '../src/shared/runConfig';
@@ -28,11 +28,11 @@ import type { IterationMetrics } from '../src/shared/types';
 const LATENCY_MS = 100;
 
 /** The code environment with every step's answer delayed by `ms`. */
-function withLatency(env: EnvironmentFactory, ms: number): EnvironmentFactory {
+function withLatency(env: RunEnvironment, ms: number): RunEnvironment {
   return {
     ...env,
-    create: (o) => {
-      const e = env.create(o);
+    create: () => {
+      const e = env.create();
       return {
         reset: (t) => e.reset(t),
         parseAction: (x) => e.parseAction(x),
@@ -82,14 +82,15 @@ interface Figure {
 async function measure(s: Schedule): Promise<Figure> {
   const config = validateRunConfig({ ...s.config, iterations: s.iterations });
   const sink = new MemorySink();
-  const runtime = () => ({ workbench: 'bench', node: process.version, platform: process.platform, arch: process.arch, cpu: os.cpus()[0]?.model ?? 'cpu', compute: 'bench' });
   let start: number | undefined;
   let end: number | undefined;
+  // the run disposes the environment it is given (its warm pool)
   await train(config, {
-    sink, runtime, environment: withLatency(codeEnvironment, LATENCY_MS),
-    onPhase: (p) => {
-      if (p.kind === 'iteration' && p.iteration === 1) start = performance.now();
-      if (p.kind === 'evaluating' && p.iteration === config.iterations) end = performance.now();
+    sink, environment: withLatency(await openEnvironment(config), LATENCY_MS),
+    onEvent: (e) => {
+      if (e.kind !== 'phase') return;
+      if (e.phase.kind === 'iteration' && e.phase.iteration === 1) start = performance.now();
+      if (e.phase.kind === 'evaluating' && e.phase.iteration === config.iterations) end = performance.now();
     },
   });
   const metrics = sink.iterations.map((r) => r.metrics);
@@ -106,7 +107,6 @@ async function main(): Promise<void> {
     const per = (k: 'phaseGenerateMs' | 'phaseEnvMs' | 'phaseUpdateMs' | 'phaseReferenceMs'): string => (f.metrics.reduce((a, m) => a + (m[k] ?? 0), 0) / f.metrics.length).toFixed(0);
     console.log(`  ${s.name.padEnd(34)} ${(f.msPer100 / 1000).toFixed(2)} s per 100 trajectories  (per iteration: sampling ${per('phaseGenerateMs')} ms, waiting on tools ${per('phaseEnvMs')} ms, learner ${per('phaseReferenceMs')} + ${per('phaseUpdateMs')} ms)`);
   }
-  await disposeSandboxes();
   const [one, lockstep, concurrent, ...asyncs] = figures as [Figure, Figure, Figure, Figure, Figure, Figure, Figure];
   const sync = lockstep.msPer100 <= concurrent.msPer100 ? lockstep : concurrent;
   const r1 = one.msPer100 / concurrent.msPer100;

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { handlers } from '../src/backend/handlers';
+import { SandboxPools } from '../src/rl/sandbox/sandboxPools';
 import { validateRunConfig } from '../src/shared/runConfig';
 import type { IterationMetrics, Trajectory } from '../src/shared/types';
 import { openStore } from '../src/store/openStore';
@@ -17,7 +18,7 @@ function build(file: string, trajectories: number): void {
   const db = openStore(file);
   const w = new RunWriter(db);
   const iterations = trajectories / PER_ITERATION;
-  w.begin(validateRunConfig({ iterations }), { workbench: 'bench', node: process.version, platform: '', arch: '', cpu: '', compute: 'bench' });
+  w.begin(validateRunConfig({ iterations }), { compute: 'bench' });
   for (let it = 1; it <= iterations; it++) {
     const trajs: Trajectory[] = Array.from({ length: PER_ITERATION }, (_, i) => ({
       taskId: 'binary-search-repair', group: Math.floor(i / 8), indexInGroup: i % 8, termination: 'finished', policyVersion: it, advantage: 0.5,
@@ -49,7 +50,7 @@ function main(): void {
     const t0 = performance.now();
     build(file, n);
     const buildMs = performance.now() - t0;
-    const h = handlers(openStore(file));
+    const h = handlers(openStore(file), new SandboxPools());
     const iterations = n / PER_ITERATION;
     const mid = Math.ceil(iterations / 2);
     const firstTraj = h.trajectories({ runId: 1, iteration: mid, offset: 0, limit: 100 }) as { items: { id: number }[] };

@@ -4,6 +4,7 @@
 import '../store/nodeFloorGuard'; // first: refuses a Node older than the floor before better-sqlite3 loads
 import { isBackendRequest, type BackendResponse } from '../shared/protocol/backendProtocol';
 import { openStore } from '../store/openStore';
+import { SandboxPools } from '../rl/sandbox/sandboxPools';
 import { handlers, type Handlers } from './handlers';
 
 function main(): void {
@@ -14,8 +15,10 @@ function main(): void {
   }
   let h: Handlers | undefined;
   let openError: string | undefined;
+  // the warm interpreters of Re-run in Sandbox: the backend's own, closed when it goes
+  const pools = new SandboxPools();
   try {
-    h = handlers(openStore(dbPath));
+    h = handlers(openStore(dbPath), pools);
   } catch (e) {
     openError = e instanceof Error ? e.message : String(e);
   }
@@ -39,7 +42,9 @@ function main(): void {
     }
     process.send?.(reply);
   });
-  process.on('disconnect', () => process.exit(0));
+  process.on('disconnect', () => {
+    void pools.close().finally(() => process.exit(0));
+  });
 }
 
 main();

@@ -6,6 +6,7 @@ import { codeOf } from '../shared/linking';
 import { RunReader } from '../store/runReader';
 import { deleteRun, markOrphanedRuns, markRunFailed } from '../store/runWriter';
 import { findModels } from '../rl/policies/hf/modelCache';
+import type { SandboxPools } from '../rl/sandbox/sandboxPools';
 import { rerunTurn } from './rerun';
 
 export type Handlers = { [M in BackendMethod]: (p: BackendMethods[M]['params']) => BackendMethods[M]['result'] | Promise<BackendMethods[M]['result']> };
@@ -13,7 +14,8 @@ export type Handlers = { [M in BackendMethod]: (p: BackendMethods[M]['params']) 
 const MAX_PAGE = 1000;
 const page = (limit: number): number => Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
 
-export function handlers(db: Database.Database): Handlers {
+/** `pools`: where re-runs execute (the backend's own warm interpreters). */
+export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
   const reader = new RunReader(db);
   return {
     listRuns: () => {
@@ -42,9 +44,11 @@ export function handlers(db: Database.Database): Handlers {
       if (!t || !recorded) throw new Error(`no turn ${turn} in trajectory ${trajectoryId}`);
       const code = codeOf(recorded);
       if (code === undefined) throw new Error('this turn ran no code: nothing to re-run');
-      const config = reader.detail(t.runId)?.config;
-      const stored = config?.env === 'code' && typeof config.envOptions === 'object' && config.envOptions !== null ? config.envOptions : {};
-      return rerunTurn(code, { text: recorded.observationText, level: recorded.observation.level }, stored, { python, sandbox });
+      // the stored config is data read back (a shared or imported database can hold anything): checked as such
+      const config: unknown = reader.detail(t.runId)?.config;
+      const c = typeof config === 'object' && config !== null ? (config as { env?: unknown; envOptions?: unknown }) : {};
+      const stored = c.env === 'code' && typeof c.envOptions === 'object' && c.envOptions !== null ? (c.envOptions as Record<string, unknown>) : {};
+      return rerunTurn(code, { text: recorded.observationText, level: recorded.observation.level }, stored, { python, sandbox }, pools);
     },
     listModels: ({ folders }) => findModels({ folders: (Array.isArray(folders) ? folders : []).filter((f): f is string => typeof f === 'string' && f !== ''), backend: 'wasm' }),
   };

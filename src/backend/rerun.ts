@@ -4,10 +4,11 @@
 // are used only within the ranges a run config may ask for. When the run had used another level or
 // named another interpreter, the answer says so.
 import * as fs from 'node:fs';
-import { codeEnvOptions, formatExecution, sandboxFor, type CodeEnvOptions } from '../rl/envs/codeSandbox/codeEnv';
+import { codeEnvOptions, formatExecution, type CodeEnvOptions } from '../rl/envs/codeSandbox/codeEnv';
 import { ISOLATION_LEVELS, type IsolationLevel } from '../rl/sandbox/isolation';
+import type { SandboxPools } from '../rl/sandbox/sandboxPools';
 import type { BackendMethods } from '../shared/protocol/backendProtocol';
-import { ENV_OPTION_SPECS, SANDBOX_LEVELS } from '../shared/runConfig';
+import { CODE_OPTION_SPECS, isSandboxLevel, validateEnvOptions } from '../shared/runConfig';
 
 /** agentRl.pythonPath ('' = the default interpreter) and agentRl.sandboxLevel ('auto' = strongest available). */
 export interface SandboxSettings {
@@ -21,12 +22,12 @@ const LIMIT_KEYS = ['timeoutMs', 'tailBytes', 'outputCapBytes'] as const;
 export function rerunOptions(stored: Readonly<Record<string, unknown>>, settings: SandboxSettings): CodeEnvOptions {
   const limits: Record<string, number> = {};
   for (const k of LIMIT_KEYS) {
-    const spec = ENV_OPTION_SPECS.code[k];
+    const spec = CODE_OPTION_SPECS[k];
     const v = stored[k];
-    if (spec && (spec.kind === 'integer' || spec.kind === 'number') && typeof v === 'number' && Number.isFinite(v)) limits[k] = Math.min(spec.max, Math.max(spec.min, v));
+    if (typeof v === 'number' && Number.isFinite(v)) limits[k] = Math.min(spec.max, Math.max(spec.min, v));
   }
-  const sandbox = (SANDBOX_LEVELS as readonly string[]).includes(settings.sandbox) ? settings.sandbox : 'auto';
-  return codeEnvOptions({ ...limits, sandbox, python: settings.python, poolSize: 1 });
+  const sandbox = isSandboxLevel(settings.sandbox) ? settings.sandbox : 'auto';
+  return codeEnvOptions(validateEnvOptions('code', { ...limits, sandbox, python: settings.python, poolSize: 1 }));
 }
 
 const strength = (level: string): number => ISOLATION_LEVELS.indexOf(level as IsolationLevel); // 0 = strongest, -1 = unknown
@@ -59,12 +60,12 @@ export function rerunNotes(stored: { readonly level?: unknown; readonly python?:
   return notes;
 }
 
-/** Runs one recorded turn's code again now with the user's sandbox settings and compares the observation. */
+/** Runs one recorded turn's code again now with the user's sandbox settings, in the backend's pools, and compares the observation. */
 export async function rerunTurn(
-  code: string, storedObservation: { readonly text: string; readonly level?: unknown }, storedEnvOptions: Readonly<Record<string, unknown>>, settings: SandboxSettings,
+  code: string, storedObservation: { readonly text: string; readonly level?: unknown }, storedEnvOptions: Readonly<Record<string, unknown>>, settings: SandboxSettings, pools: SandboxPools,
 ): Promise<BackendMethods['rerun']['result']> {
   const options = rerunOptions(storedEnvOptions, settings);
-  const sandbox = sandboxFor(options);
+  const sandbox = pools.get(options);
   const r = await sandbox.executor.execute(code, options.limits);
   const observationText = formatExecution(r);
   const notes = rerunNotes({ level: storedObservation.level ?? storedEnvOptions.sandbox, python: storedEnvOptions.python }, { level: r.level, python: sandbox.python });

@@ -2,29 +2,38 @@
 // `agent-rl env run --env NAME --task ID --actions FILE` — replays scripted actions against an
 // environment and prints every step as a JSON line, then the verified outcome.
 import * as fs from 'node:fs';
-import { ENV_NAMES, validateEnvOptions, type EnvName } from '../shared/runConfig';
+import { ENV_NAMES, validateEnvOptions, validateEnvSelection, type EnvName, type WorkspaceEnvOptions } from '../shared/runConfig';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
-import type { Task } from '../rl/envs/environment';
-import { environmentFactory } from '../rl/envs/registry';
+import type { RunEnvironment, Task } from '../rl/envs/environment';
+import { openEnvironment } from '../rl/envs/registry';
 import { Rng } from '../rl/random';
 import { detectIsolation, resolvePython } from '../rl/sandbox/isolation';
 import { renderPrompt } from '../rl/envs/workspace/toolCalls';
 import { ToolSession } from '../rl/envs/workspace/toolSession';
-import { prepareWorkspace } from '../rl/envs/workspace/workspaceEnv';
+import { prepareWorkspace, type PreparedWorkspace } from '../rl/envs/workspace/workspaceEnv';
 import { table } from './format';
 import { UsageError } from './usageError';
 
 /** A workspace environment checked without training: its tasks, its tools (each tried on its example), its reward on a recorded episode. */
-async function workspaceCheck(envOptions: Record<string, unknown>): Promise<void> {
+async function workspaceCheck(envOptions: WorkspaceEnvOptions): Promise<void> {
+  const p = await prepareWorkspace(envOptions);
+  try {
+    await describeWorkspace(p);
+  } finally {
+    await p.close();
+  }
+}
+
+/** What env check prints of a loaded workspace environment; its tools are tried in a session of its own sandbox. */
+async function describeWorkspace(p: PreparedWorkspace): Promise<void> {
   const out = (s: string): void => {
     process.stdout.write(`${s}\n`);
   };
-  const p = await prepareWorkspace(envOptions);
   const first = p.tasks.train[0]!;
   out(`\ntasks: ${p.tasks.train.length} training, ${p.tasks.heldOut.length} held out (${showInvisibles(p.options.tasks)}, preset ${p.options.taskPreset})`);
   out(`  first: ${showInvisibles(first.id)} (${showInvisibles(String(first.data.source))}): ${jsonText(first.prompt)}`);
   out(`tools: ${p.tools.length === 0 ? 'none' : `${p.tools.length} in ${showInvisibles(p.toolFile!.name)}, format ${p.options.toolFormat}`}`);
-  const session = p.toolFile ? new ToolSession({ level: p.level, python: p.python, limits: p.options.limits }, p.toolFile) : undefined;
+  const session = p.toolFile ? new ToolSession(p.toolSandbox, p.toolFile) : undefined;
   try {
     for (const t of p.tools) {
       out(`  ${showInvisibles(t.signature)}${t.description ? ` — ${showInvisibles(t.description)}` : ''}`);
@@ -49,12 +58,8 @@ export async function envCheckCommand(python: string | undefined, config?: Recor
     const given = (config.envOptions ?? {}) as Record<string, unknown>;
     // --python wins over the config's interpreter, for the probe and for the tools alike
     const envOptions = validateEnvOptions('workspace', python !== undefined ? { ...given, python } : given);
-    envCheckSandbox(python ?? (typeof envOptions.python === 'string' && envOptions.python !== '' ? envOptions.python : undefined));
-    try {
-      await workspaceCheck(envOptions);
-    } finally {
-      await environmentFactory('workspace').dispose?.();
-    }
+    envCheckSandbox(python ?? (envOptions.python !== '' ? envOptions.python : undefined));
+    await workspaceCheck(envOptions);
     process.stdout.write('workspace environment: ok\n');
     return 0;
   }
@@ -93,16 +98,23 @@ export async function envRunCommand(
 ): Promise<number> {
   if (!envName || !(ENV_NAMES as readonly string[]).includes(envName)) throw new UsageError(`env run needs --env, one of: ${ENV_NAMES.join(', ')}`);
   if (!actionsFile) throw new UsageError('env run needs --actions FILE (a JSON array of action texts, or one per line)');
-  const envOptions = validateEnvOptions(envName as EnvName, givenOptions);
-  const factory = environmentFactory(envName as EnvName);
-  await factory.prepare?.(envOptions);
-  factory.preflight?.(envOptions);
-  const source = factory.tasks(envOptions);
+  const opened = await openEnvironment(validateEnvSelection(envName as EnvName, givenOptions));
+  try {
+    return await replay(opened, taskId, actionsFile);
+  } finally {
+    await opened.dispose();
+  }
+}
+
+/** Replays the actions of `actionsFile` on a task of an opened environment, printing every step. */
+async function replay(opened: RunEnvironment, taskId: string | undefined, actionsFile: string): Promise<number> {
+  opened.preflight?.();
+  const source = opened.tasks();
   const all = [...source.train, ...source.heldOut];
   let task: Task | undefined = taskId === undefined ? all[0] : all.find((t) => t.id === taskId);
-  if (!task && taskId !== undefined && factory.taskFromId) task = factory.taskFromId(taskId, envOptions);
-  if (!task) throw new UsageError(`no task "${taskId}" in env ${envName}. Fix: use an id such as ${all.slice(0, 3).map((t) => t.id).join(', ')}`);
-  const env = factory.create(envOptions);
+  if (!task && taskId !== undefined && opened.taskFromId) task = opened.taskFromId(taskId);
+  if (!task) throw new UsageError(`no task "${taskId}" in env ${opened.name}. Fix: use an id such as ${all.slice(0, 3).map((t) => t.id).join(', ')}`);
+  const env = opened.create();
   const write = (o: unknown): void => {
     process.stdout.write(`${jsonText(o)}\n`);
   };
@@ -119,7 +131,6 @@ export async function envRunCommand(
     write({ outcome: await env.verify(new Rng(0)) });
   } finally {
     await env.close();
-    await factory.dispose?.();
   }
   return 0;
 }

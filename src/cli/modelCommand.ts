@@ -19,8 +19,9 @@ import { engineUnsupported } from '../rl/policies/hf/engine/engineWeights';
 import { checkpointTensors, writeSafetensors } from '../rl/policies/hf/safetensors';
 import { cacheRoots, findModels } from '../rl/policies/hf/modelCache';
 import { describeFit } from '../shared/foundModel';
+import { optionDefaults, TRANSFORMER_OPTION_SPECS } from '../shared/runConfig';
 import { readCheckpoint, restoreCheckpoint } from '../rl/policies/transformer/checkpoint';
-import { loraOf } from '../rl/policies/registry';
+import { loraOf } from '../rl/policies/createPolicy';
 import { BACKEND_NAMES, describeBackend, initBackend, type BackendChoice } from '../rl/policies/transformer/backend';
 import { assertBackendHealthy, BackendAllocationError } from '../rl/backendHealth';
 import { sampleBatch } from '../rl/policies/transformer/sampler';
@@ -106,7 +107,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   tokenizer?.checkFits(dir, arch.vocabSize);
   const backend = await initBackend(backendChoice);
   const contextLength = Math.min(arch.maxPositions, whole('context', v.context, 2048, 16));
-  const lora = loraOf({ loraRank: rank });
+  const lora = loraOf({ ...optionDefaults(TRANSFORMER_OPTION_SPECS), loraRank: rank });
   const onEngine = backend.name === 'wasm' && !engineUnsupported(arch);
   const threads = Math.min(os.availableParallelism(), 14);
   // the plan of a run: seed 000's 12 rows sampled at once (3 groups of 4); on wasm the engine's

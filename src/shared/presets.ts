@@ -1,11 +1,11 @@
 // Run presets offered by "Agent RL: Start Run": environment × policy × method, each a partial config.
-import type { RunConfig } from './runConfig';
+import type { RunConfigInput } from './runConfig';
 
 export interface Preset {
   readonly id: string;
   readonly label: string;
   readonly description: string;
-  readonly config: Partial<RunConfig>;
+  readonly config: RunConfigInput;
   /** The preset runs a local Hugging Face checkpoint: policyOptions.model must be given (Start Run asks for the folder). */
   readonly needsModel?: boolean;
 }
@@ -22,7 +22,7 @@ export const PRESETS: readonly Preset[] = [
     description: 'Seed 000\'s experiment on a local checkpoint folder (e.g. Qwen2.5-0.5B-Instruct, which you choose): code tasks with its three among them, 3 prompts × group 4, at most 3 turns, KL 0.04 (k3), lr 5e-5, 30 steps, 1,024-token contexts; LoRA rank 8 (the seed fine-tunes every weight: policyOptions.loraRank 0 where memory allows)',
     config: {
       env: 'code', policy: 'transformer', method: 'grpo', iterations: 30, groupsPerIteration: 3, groupSize: 4, maxTurns: 3, evalEpisodes: 60,
-      algorithm: { learningRate: 5e-5, klCoef: 0.04, klEstimator: 'k3', advantageStd: 'sample', warmupSteps: 0, clipLow: 0.2, clipHigh: 0.2, epochs: 1, minibatchSize: 0, skipZeroAdvantage: false, maxGradNorm: 0 } as RunConfig['algorithm'],
+      algorithm: { learningRate: 5e-5, klCoef: 0.04, klEstimator: 'k3', advantageStd: 'sample', warmupSteps: 0, clipLow: 0.2, clipHigh: 0.2, epochs: 1, minibatchSize: 0, skipZeroAdvantage: false, maxGradNorm: 0 },
       // seed 000's prompt, three turns of up to 256 tokens and their observations
       policyOptions: { temperature: 1, maxNewTokens: 256, contextLength: 1024 },
     },

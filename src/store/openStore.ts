@@ -19,6 +19,11 @@ export function checkpointDirFor(dbFile: string, runId: number): string {
   return path.join(path.dirname(db), 'checkpoints', path.basename(db).replace(/\.[^.]*$/, '') || 'runs', `run-${runId}`);
 }
 
+/** Where a run's resume points go: beside its final checkpoint. */
+export function resumeDirFor(dbFile: string, runId: number): string {
+  return path.join(checkpointDirFor(dbFile, runId), 'resume');
+}
+
 export class StoreError extends Error {
   constructor(message: string, readonly code: 'not_a_database' | 'locked' | 'too_new' | 'foreign' | 'readonly' | 'io' | 'full') {
     super(message);

@@ -3,17 +3,14 @@
 // never from the stored run), and drop whatever was stored after the resume point in one transaction,
 // so the continued run stores every iteration exactly once.
 import type Database from 'better-sqlite3';
-import * as path from 'node:path';
 import { readResumePoint, type ResumePoint } from '../rl/train/resumePoint';
-import { ConfigError, validateRunConfig, type RunConfig } from '../shared/runConfig';
-import { checkpointDirFor } from './openStore';
+import { ConfigError, isSandboxLevel, validateRunConfig, type RunConfig } from '../shared/runConfig';
+import { resumeDirFor } from './openStore';
 import { RunReader } from './runReader';
 import { markOrphanedRuns } from './runWriter';
 
 /** Where a run's resume points go: <its checkpoint folder>/resume. */
-export function resumeDirFor(dbFile: string, runId: number): string {
-  return path.join(checkpointDirFor(dbFile, runId), 'resume');
-}
+export { resumeDirFor };
 
 export class ResumeError extends Error {
   constructor(message: string) {
@@ -66,9 +63,12 @@ export function prepareResume(db: Database.Database, dbFile: string, ref: string
   const notes: string[] = [];
   if (config.env === 'code' || config.env === 'workspace') {
     const stored = config.envOptions;
-    if (typeof stored.python === 'string' && stored.python !== sandbox.python) notes.push(`the stored run named the interpreter "${stored.python}"; the continued run uses ${sandbox.python === '' ? 'the default interpreter' : `"${sandbox.python}"`}`);
-    if (typeof stored.sandbox === 'string' && stored.sandbox !== sandbox.sandbox) notes.push(`the stored run asked for the sandbox level "${stored.sandbox}"; the continued run uses "${sandbox.sandbox}"`);
-    config = { ...config, envOptions: { ...stored, python: sandbox.python, sandbox: sandbox.sandbox } };
+    const level = isSandboxLevel(sandbox.sandbox) ? sandbox.sandbox : 'auto';
+    if (stored.python !== sandbox.python) notes.push(`the stored run named the interpreter "${stored.python}"; the continued run uses ${sandbox.python === '' ? 'the default interpreter' : `"${sandbox.python}"`}`);
+    if (stored.sandbox !== level) notes.push(`the stored run asked for the sandbox level "${stored.sandbox}"; the continued run uses "${level}"`);
+    const mine = { python: sandbox.python, sandbox: level };
+    // (one branch per environment: each spread keeps its own options' type)
+    config = config.env === 'code' ? { ...config, envOptions: { ...config.envOptions, ...mine } } : { ...config, envOptions: { ...config.envOptions, ...mine } };
   }
   const k = point.state.iteration;
   const dropped = db.transaction(() => {

@@ -6,7 +6,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { RunConfig } from '../shared/runConfig';
 import { EVALUATION_EXTRAS, type EvaluationResult, type RunStatus, type RuntimeInfo } from '../shared/types';
-import type { IterationRecord, RunEnd, RunSink } from '../rl/train/sink';
+import type { IterationRecord, RunEnd, RunFolders, RunSink, RunStart } from '../rl/train/sink';
+import { checkpointDirFor, resumeDirFor } from './openStore';
+import { runtimeInfo } from './runtimeInfo';
 
 const now = (): string => new Date().toISOString();
 
@@ -18,6 +20,8 @@ function evaluationExtras(e: EvaluationResult): string | null {
 
 export class RunWriter implements RunSink {
   private id: number | undefined;
+  /** The runtime record stored with the run (after begin or resume). */
+  runtime: RuntimeInfo | undefined;
   private readonly insertIteration;
   private readonly insertTrajectory;
   private readonly insertTurn;
@@ -25,7 +29,8 @@ export class RunWriter implements RunSink {
   private readonly heartbeat;
   private readonly writeIteration: (record: IterationRecord) => void;
 
-  constructor(private readonly db: Database.Database) {
+  /** `file`: the database's path, next to which the run's checkpoints go (none when absent). */
+  constructor(private readonly db: Database.Database, private readonly file?: string) {
     this.insertIteration = db.prepare(
       'INSERT INTO iterations (run_id, iteration, reward_mean, success_rate, metrics_json, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     );
@@ -75,13 +80,25 @@ export class RunWriter implements RunSink {
     return this;
   }
 
-  resume(runtime: RuntimeInfo): void {
+  /** The software and machine behind the run, with what it computes on. */
+  private runtimeOf(start: RunStart): RuntimeInfo {
+    this.runtime = { ...runtimeInfo(this.db, start.compute), ...(start.environment ? { environment: start.environment } : {}) };
+    return this.runtime;
+  }
+
+  folders(): RunFolders {
+    return this.file ? { checkpoint: checkpointDirFor(this.file, this.runId), resume: resumeDirFor(this.file, this.runId) } : {};
+  }
+
+  resume(start: RunStart): void {
+    const runtime = this.runtimeOf(start);
     const at = now();
     this.db.prepare("UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, runtime_json = ?, pid = ?, host = ?, heartbeat_at = ? WHERE id = ?")
       .run(JSON.stringify(runtime), process.pid, os.hostname(), at, this.runId);
   }
 
-  begin(config: RunConfig, runtime: RuntimeInfo): void {
+  begin(config: RunConfig, start: RunStart): void {
+    const runtime = this.runtimeOf(start);
     const at = now();
     const { lastInsertRowid } = this.db
       .prepare(

@@ -6,11 +6,7 @@ import '../store/nodeFloorGuard'; // first: refuses a Node older than the floor 
 import type { HostToWorker, WorkerToHost } from '../shared/protocol/workerProtocol';
 import { isHostToWorker } from '../shared/protocol/workerProtocol';
 import { validateRunConfig } from '../shared/runConfig';
-import { train } from '../rl/train/trainer';
-import { checkpointDirFor, explainSqliteError, openStore } from '../store/openStore';
-import { prepareResume, resumeDirFor } from '../store/resume';
-import { markOrphanedRuns, RunWriter } from '../store/runWriter';
-import { runtimeInfo } from '../store/runtimeInfo';
+import { trainStored } from '../store/storedRun';
 
 export const HEARTBEAT_MS = 2000;
 
@@ -21,52 +17,40 @@ function send(msg: WorkerToHost): void {
 async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: AbortSignal): Promise<void> {
   let runId: number | undefined;
   try {
-    const store = openStore(start.db, { busyTimeoutMs: start.busyTimeoutMs ?? 5000 });
-    try {
-      markOrphanedRuns(store);
-      const writer = new RunWriter(store);
-      // Resume: the stored run continues with its stored config, read as data (prepareResume)
-      const plan = start.resume ? prepareResume(store, start.db, String(start.resume.runId), start.resume) : undefined;
-      if (plan) {
-        writer.attach(plan.runId);
-        for (const n of plan.notes) send({ type: 'log', level: 'warn', message: n });
-      }
-      const config = plan?.config ?? validateRunConfig(start.config);
-      const started = (c: typeof config): void => {
-        runId = writer.runId;
-        send({ type: 'started', runId, name: c.name, iterations: c.iterations });
-      };
-      const result = await train(config, {
-        ...(plan ? { resume: plan.point } : {}),
-        resumeDir: () => resumeDirFor(start.db, writer.runId),
-        sink: {
-          begin: (c, r) => {
-            writer.begin(c, r);
-            started(c);
-          },
-          resume: (r) => {
-            writer.resume(r);
-            started(config);
-          },
-          evaluation: (e) => writer.evaluation(e),
-          iteration: (rec) => writer.iteration(rec),
-          end: (s, info) => writer.end(s, info),
-        },
-        runtime: (compute) => runtimeInfo(store, compute),
-        signal,
-        onProgress: (p) => send({
-          type: 'progress', runId: runId!, iteration: p.iteration, iterations: p.iterations, rewardMean: p.rewardMean, successRate: p.successRate, etaMs: p.etaMs,
-          loss: p.metrics.loss, ...(p.metrics.tokenAccuracy !== undefined ? { tokenAccuracy: p.metrics.tokenAccuracy } : {}),
-        }),
-        onPhase: (phase) => send({ type: 'phase', ...(runId !== undefined ? { runId } : {}), phase, iterations: config.iterations }),
-        onEvaluation: (e) => send({ type: 'evaluation', runId: runId!, evaluation: e }),
-        checkpointDir: () => checkpointDirFor(start.db, writer.runId),
-        onCheckpoint: (file) => send({ type: 'log', level: 'info', message: `checkpoint written: ${file}` }),
-      }).catch((e: unknown) => explainSqliteError(e, start.db));
-      send({ type: 'finished', runId: runId!, status: result.status, wallMs: result.wallMs });
-    } finally {
-      store.close();
-    }
+    // Resume: the stored run continues with its stored config, read as data (prepareResume)
+    const config = start.resume ? undefined : validateRunConfig(start.config);
+    let iterations = config?.iterations ?? 0;
+    const r = await trainStored({
+      db: start.db, busyTimeoutMs: start.busyTimeoutMs ?? 5000, signal,
+      ...(config ? { config } : { resume: { run: String(start.resume!.runId), python: start.resume!.python, sandbox: start.resume!.sandbox } }),
+      onNotice: (n) => {
+        if (n.kind === 'continuing') iterations = n.config.iterations;
+        if (n.kind === 'note') send({ type: 'log', level: 'warn', message: n.text });
+      },
+      onStored: (id, c) => {
+        runId = id;
+        iterations = c.iterations;
+        send({ type: 'started', runId: id, name: c.name, iterations: c.iterations });
+      },
+      onEvent: (e) => {
+        switch (e.kind) {
+          case 'phase':
+            return send({ type: 'phase', ...(runId !== undefined ? { runId } : {}), phase: e.phase, iterations });
+          case 'evaluation':
+            return send({ type: 'evaluation', runId: runId!, evaluation: e.evaluation });
+          case 'progress': {
+            const p = e.progress;
+            return send({
+              type: 'progress', runId: runId!, iteration: p.iteration, iterations: p.iterations, rewardMean: p.rewardMean, successRate: p.successRate, etaMs: p.etaMs,
+              loss: p.metrics.loss, ...(p.metrics.tokenAccuracy !== undefined ? { tokenAccuracy: p.metrics.tokenAccuracy } : {}),
+            });
+          }
+          case 'checkpoint':
+            return send({ type: 'log', level: 'info', message: `checkpoint written: ${e.file}` });
+        }
+      },
+    });
+    send({ type: 'finished', runId: r.runId, status: r.result.status, wallMs: r.result.wallMs });
   } catch (e) {
     send({ type: 'failed', ...(runId !== undefined ? { runId } : {}), error: e instanceof Error ? e.message : String(e) });
   }

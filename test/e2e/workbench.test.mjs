@@ -513,7 +513,9 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await treeRows().filter({ hasText: 'iteration 1' }).first().click();
     await treeRows().filter({ hasText: /^group 0/ }).first().click();
     await treeRows().filter({ hasText: '#0 reward' }).first().click();
+    // the one inspector panel shows the trajectory last opened: wait until it is this run's
     const frame = await webviewFrame(page, '.meta.compute');
+    await frame.waitForFunction(() => /qwen3/.test(document.querySelector('.meta.compute')?.textContent ?? ''), null, { timeout: 30_000 });
     assert.match(await frame.textContent('.meta.compute'), /^policy: wasm engine \(.*\) \(qwen3 [\d,]+ parameters, LoRA rank 8, [\d,]+ trained, chat template\)$/);
     assert.match(await frame.textContent('.meta.task'), /task code:/);
     await page.screenshot({ path: path.join(OUT, 'inspector-qwen3.png') });

@@ -4,7 +4,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { codeEnvironment, codeEnvOptions, codeTask, disposeSandboxes, sandboxFor, verifyCode } from '../../src/rl/envs/codeSandbox/codeEnv';
+import { codeEnvOptions, codeTask, verifyCode } from '../../src/rl/envs/codeSandbox/codeEnv';
+import { SandboxPools } from '../../src/rl/sandbox/sandboxPools';
+import { validateEnvOptions } from '../../src/shared/runConfig';
+import { codeEnv, disposeOpened } from '../helpers/environments';
 import { CodeReferenceAgent } from '../../src/rl/policies/scripted/codeReference';
 import { Rng } from '../../src/rl/random';
 import { runEpisodes } from '../../src/rl/rollout/agentLoop';
@@ -12,7 +15,8 @@ import { evaluate, parseExpr } from '../../src/rl/envs/calculator/expressions';
 import { CODE_TASKS, formulaTasks } from '../../src/rl/tasks/codeTasks';
 import { runCli, tempDir } from '../helpers/cli';
 
-after(() => disposeSandboxes());
+const pools = new SandboxPools();
+after(() => Promise.all([disposeOpened(), pools.close()]));
 
 /** Prints the public answer from a function that ignores its input: passes the public check only. */
 function memorised(t: (typeof CODE_TASKS)[number]): string {
@@ -32,7 +36,7 @@ function memorised(t: (typeof CODE_TASKS)[number]): string {
 describe('code tasks', () => {
   it('at least 60 tasks with fixed train and held-out splits, seed 000 tasks included', () => {
     assert.ok(CODE_TASKS.length >= 60, String(CODE_TASKS.length));
-    const { train, heldOut } = codeEnvironment.tasks({});
+    const { train, heldOut } = codeEnv({}).tasks();
     assert.ok(heldOut.length >= 15);
     assert.equal(train.length + heldOut.length, CODE_TASKS.length);
     assert.ok(!heldOut.some((h) => train.some((t) => t.id === h.id)));
@@ -40,8 +44,8 @@ describe('code tasks', () => {
   });
 
   it('every private verifier accepts the reference solution and rejects a memorised answer', async () => {
-    const o = codeEnvOptions({});
-    const sandbox = sandboxFor(o);
+    const o = codeEnvOptions(validateEnvOptions('code', {}));
+    const sandbox = pools.get(o);
     const rejected: string[] = [];
     await Promise.all(
       CODE_TASKS.map(async (t) => {
@@ -64,12 +68,12 @@ describe('generated formula tasks (envOptions.taskSet = formulas)', () => {
   it('405 tasks, about a quarter held out, ids unique, public outputs right', () => {
     assert.equal(all.length, 405);
     assert.equal(new Set(all.map((t) => t.id)).size, all.length);
-    const { train, heldOut } = codeEnvironment.tasks({ taskSet: 'formulas' });
+    const { train, heldOut } = codeEnv({ taskSet: 'formulas' }).tasks();
     assert.equal(train.length + heldOut.length, all.length);
     assert.ok(heldOut.length > 70 && heldOut.length < 135, String(heldOut.length));
     const t = all.find((x) => x.id === 'code:f=3*(x+4)')!;
     assert.equal(t.publicOutput, String(3 * (Number(t.publicArgs) + 4)));
-    assert.equal(codeEnvironment.taskFromId!('f=3*(x+4)', {})?.id, 'code:f=3*(x+4)');
+    assert.equal(codeEnv().taskFromId!('f=3*(x+4)')?.id, 'code:f=3*(x+4)');
   });
 
   it('no held-out formula computes the same function as a training one (values on probe inputs)', () => {
@@ -86,16 +90,16 @@ describe('generated formula tasks (envOptions.taskSet = formulas)', () => {
   });
 
   it('the reference agent solves sampled held-out formulas, and a memorised answer fails their private verifier', async () => {
-    const o = codeEnvOptions({ taskSet: 'formulas' });
+    const o = codeEnvOptions(validateEnvOptions('code', { taskSet: 'formulas' }));
     const sample = all.filter((t) => t.split === 'heldOut').filter((_, i) => i % 8 === 0);
     const trajectories = await runEpisodes(
       sample.map((t, i) => ({ task: codeTask(t), group: i, indexInGroup: 0 })),
-      () => codeEnvironment.create({ taskSet: 'formulas' }),
+      () => codeEnv({ taskSet: 'formulas' }).create(),
       new CodeReferenceAgent(0),
       { maxTurns: 8, sampleRng: new Rng(3), verifierRng: new Rng(4) },
     );
     for (const t of trajectories) assert.equal(t.outcome.success, true, `${t.taskId}: ${JSON.stringify(t.outcome)}`);
-    const mem = await verifyCode(sandboxFor(o), o.limits, codeTask(sample[0]!), memorised(sample[0]!));
+    const mem = await verifyCode(pools.get(o), o.limits, codeTask(sample[0]!), memorised(sample[0]!));
     assert.deepEqual([mem.publicPass, mem.privatePass], [true, false]);
   });
 });
@@ -103,10 +107,10 @@ describe('generated formula tasks (envOptions.taskSet = formulas)', () => {
 describe('code reference agent', () => {
   for (const mistakeRate of [0, 1]) {
     it(`solves every held-out task (mistake rate ${mistakeRate})`, async () => {
-      const tasks = codeEnvironment.tasks({}).heldOut;
+      const tasks = codeEnv({}).tasks().heldOut;
       const trajectories = await runEpisodes(
         tasks.map((task, i) => ({ task, group: i, indexInGroup: 0 })),
-        () => codeEnvironment.create({}),
+        () => codeEnv({}).create(),
         new CodeReferenceAgent(mistakeRate),
         { maxTurns: 8, sampleRng: new Rng(3), verifierRng: new Rng(4) },
       );
@@ -128,7 +132,7 @@ describe('code environment contract', () => {
   const task = codeTask(CODE_TASKS[0]!);
 
   it('observations are structured: stdout, stderr with user line numbers, exit code, timeout, level', async () => {
-    const env = codeEnvironment.create({ timeoutMs: 800, maxExecutions: 10 });
+    const env = codeEnv({ timeoutMs: 800, maxExecutions: 10 }).create();
     await env.reset(task);
     const ok = await env.step(env.parseAction('```python\nprint(6 * 7)\n```'));
     assert.equal(ok.observation.data.stdout, '42\n');
@@ -146,14 +150,14 @@ describe('code environment contract', () => {
   });
 
   it('the budget ends the episode; submitting wrong code earns 0 with the gap recorded', async () => {
-    const env = codeEnvironment.create({ maxExecutions: 1 });
+    const env = codeEnv({ maxExecutions: 1 }).create();
     await env.reset(task);
     const r = await env.step(env.parseAction('```python\nprint(55)\n```'));
     assert.equal(r.termination, 'budget_exhausted');
     const o = await env.verify(new Rng(0));
     assert.deepEqual([o.reward, o.publicPass, o.privatePass], [0, true, false]);
 
-    const env2 = codeEnvironment.create({});
+    const env2 = codeEnv({}).create();
     await env2.reset(task);
     await env2.step(env2.parseAction(`\`\`\`python\n${CODE_TASKS[0]!.reference}\nprint(fib(10))\n\`\`\``));
     const fin = await env2.step(env2.parseAction('FINAL ANSWER: 55'));
@@ -164,7 +168,7 @@ describe('code environment contract', () => {
   });
 
   it('faults in the agent\'s code are observations: a hang, a memory hog, a crash, a flood and garbage each get their answer and the episode goes on to a verdict', async () => {
-    const env = codeEnvironment.create({ timeoutMs: 600, maxExecutions: 10 });
+    const env = codeEnv({ timeoutMs: 600, maxExecutions: 10 }).create();
     await env.reset(task);
     const run = async (code: string) => (await env.step(env.parseAction(`\`\`\`python\n${code}\n\`\`\``))).observation;
     const hang = await run('while True:\n    pass');
@@ -188,7 +192,7 @@ describe('code environment contract', () => {
   });
 
   it('an episode without any code scores 0', async () => {
-    const env = codeEnvironment.create({});
+    const env = codeEnv({}).create();
     await env.reset(task);
     await env.step(env.parseAction('FINAL ANSWER: 55'));
     const o = await env.verify(new Rng(0));

@@ -6,16 +6,17 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import type { Observation, Trajectory } from '../../src/shared/types';
 import { validateRunConfig, type RunConfig } from '../../src/shared/runConfig';
-import { environmentFactory } from '../../src/rl/envs/registry';
+import { policyRunInfo } from '../../src/rl/train/trainingRun';
+import { codeEnv, disposeOpened } from '../helpers/environments';
 import { ChatFormat } from '../../src/rl/policies/hf/chatFormat';
 import { generationEos } from '../../src/rl/policies/hf/generationConfig';
 import { HfModel } from '../../src/rl/policies/hf/hfModel';
 import { EngineModel } from '../../src/rl/policies/hf/engine/engineModel';
 import { modelExport } from '../../src/cli/modelCommand';
-import { createPolicy } from '../../src/rl/policies/registry';
+import { createPolicy } from '../../src/rl/policies/createPolicy';
 import { readCheckpoint } from '../../src/rl/policies/transformer/checkpoint';
 import { initBackend } from '../../src/rl/policies/transformer/backend';
 import { HfTokenizer, renderChatTemplate } from '../../src/rl/policies/transformer/tokenizer';
@@ -57,13 +58,14 @@ function maxDiff(a: Float32Array, b: Float32Array): number {
 before(async () => {
   await initBackend('auto');
 });
+after(() => disposeOpened());
 
 describe('a Hugging Face checkpoint as the policy', () => {
   for (const family of ['qwen2', 'llama', 'gpt2']) {
     it(`${family}: a GRPO update with LoRA on code-environment episodes changes only the adapters; its checkpoint round-trips`, async () => {
       const config = configFor(family);
-      const envFactory = environmentFactory('code');
-      const policy = (await createPolicy(config, envFactory)) as TransformerPolicy<HfModel | EngineModel>;
+      const env = codeEnv();
+      const policy = (await createPolicy(config, policyRunInfo(config), env)) as TransformerPolicy<HfModel | EngineModel>;
       const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-policy-'));
       try {
         assert.match(policy.compute, new RegExp(`${family} [\\d,]+ parameters, LoRA rank 4, [\\d,]+ trained`));
@@ -75,10 +77,10 @@ describe('a Hugging Face checkpoint as the policy', () => {
         const baseDigest = model instanceof EngineModel ? model.engine.baseDigest() : '';
         if (model instanceof HfModel) for (const [name, t] of model.baseTensors()) base.set(name, await data(t));
         const adaptersBefore = await Promise.all(model.weights.map(data));
-        const task = envFactory.tasks(config.envOptions).train[0]!;
+        const task = env.tasks().train[0]!;
         const trajectories = await runEpisodes(
           Array.from({ length: 4 }, (_, i) => ({ task, group: 0, indexInGroup: i })),
-          () => envFactory.create(config.envOptions), policy, { maxTurns: 2, sampleRng: new Rng(11), verifierRng: new Rng(0) },
+          () => env.create(), policy, { maxTurns: 2, sampleRng: new Rng(11), verifierRng: new Rng(0) },
         );
         // the episodes ran in the sandbox: every turn holds the ids it was sampled as
         assert.ok(trajectories.every((t) => t.turns.length > 0 && t.turns.every((turn) => turn.policy.tokens && turn.policy.tokens.sampled.length > 0)));
@@ -108,7 +110,7 @@ describe('a Hugging Face checkpoint as the policy', () => {
         assert.equal((ck.manifest.model as { dir: string }).dir, path.join(FIXTURES, family));
         assert.ok(ck.manifest.tensors.every((t) => /lora_[AB]$/.test(t.name)), 'only adapter tensors are stored');
         assert.equal(ck.manifest.tensors.length, 3 * model.weights.length);
-        const again = (await createPolicy(configFor(family, { init: ckDir }), envFactory)) as TransformerPolicy<HfModel | EngineModel>;
+        const again = (await createPolicy(configFor(family, { init: ckDir }), policyRunInfo(config), env)) as TransformerPolicy<HfModel | EngineModel>;
         try {
           assert.ok(maxDiff(await logitsOf(again.model, probe), await logitsOf(model, probe)) < 1e-6, 'the restored policy computes what the trained one does');
           // a warm start's reference is the warm-started model
@@ -133,7 +135,7 @@ describe('a Hugging Face checkpoint as the policy', () => {
   }
 
   it('a LoRA target that is not a layer of the model is refused with the layers it has', async () => {
-    await assert.rejects(createPolicy(configFor('qwen2', { loraTargets: 'q_proj,vproj' }), environmentFactory('code')), /policyOptions\.loraTargets: "vproj" is not a linear layer of a qwen2 model\. Fix: use some of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or all-linear/);
+    await assert.rejects(createPolicy(configFor('qwen2', { loraTargets: 'q_proj,vproj' }), policyRunInfo(configFor('qwen2')), codeEnv()), /policyOptions\.loraTargets: "vproj" is not a linear layer of a qwen2 model\. Fix: use some of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or all-linear/);
   });
 
   it('refuses a plan that cannot fit the backend before reading any weight, with the numbers and the ways out', async () => {
@@ -145,7 +147,7 @@ describe('a Hugging Face checkpoint as the policy', () => {
         num_key_value_heads: 4, vocab_size: 152064, max_position_embeddings: 32768, rope_theta: 1e6, rms_norm_eps: 1e-6, tie_word_embeddings: false,
       }));
       const config = validateRunConfig({ env: 'code', policy: 'transformer', policyOptions: { model: dir, loraRank: 0, backend: 'wasm' } });
-      await assert.rejects(createPolicy(config, environmentFactory('code')), (e: Error) => {
+      await assert.rejects(createPolicy(config, policyRunInfo(config), codeEnv()), (e: Error) => {
         assert.match(e.message, /policyOptions\.model: .* does not fit the wasm backend/);
         assert.match(e.message, /weights \(7,615,616,512 parameters, float32\)/);
         assert.match(e.message, /of 4\.00 GiB \(tfjs-backend-wasm's 4 GiB address space\)/);
@@ -218,12 +220,12 @@ describe('chat templates, token in and token out', () => {
 
   it('the policy prompts through the template: the first context is the template\'s rendering of the task', async () => {
     const config = configFor('llama');
-    const envFactory = environmentFactory('code');
-    const policy = (await createPolicy(config, envFactory)) as TransformerPolicy<HfModel>;
+    const env = codeEnv();
+    const policy = (await createPolicy(config, policyRunInfo(config), env)) as TransformerPolicy<HfModel>;
     try {
       assert.ok(policy.chat, 'the llama fixture has a chat template');
-      const task = envFactory.tasks(config.envOptions).train[0]!;
-      const [t] = await runEpisodes([{ task, group: 0, indexInGroup: 0 }], () => envFactory.create(config.envOptions), policy, { maxTurns: 1, sampleRng: new Rng(3), verifierRng: new Rng(0) });
+      const task = env.tasks().train[0]!;
+      const [t] = await runEpisodes([{ task, group: 0, indexInGroup: 0 }], () => env.create(), policy, { maxTurns: 1, sampleRng: new Rng(3), verifierRng: new Rng(0) });
       const context = t!.turns[0]!.policy.tokens!.context;
       const text = policy.tokenizer.decode(context);
       assert.ok(text.startsWith('<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n'), text.slice(0, 80));
@@ -273,6 +275,7 @@ describe('agent-rl model check and train --model', () => {
     assert.equal(seed.code, 0, seed.stderr);
     const s = JSON.parse(fs.readFileSync(path.join(dir, 'seed.json'), 'utf8')) as { config: RunConfig };
     assert.deepEqual([s.config.env, s.config.method, s.config.groupSize, s.config.maxTurns, s.config.algorithm.klCoef, s.config.algorithm.learningRate, s.config.algorithm.klEstimator], ['code', 'grpo', 4, 3, 0.04, 5e-5, 'k3']);
+    assert.ok(s.config.policy === 'transformer');
     assert.equal(s.config.policyOptions.model, path.join(FIXTURES, 'gpt2'));
     fs.mkdirSync(path.join(dir, 'empty'));
     const bad = runCli(['train', '--env', 'code', '--policy', 'transformer', '--model', 'empty', '--iterations', '1'], dir);

@@ -10,7 +10,7 @@ import { migrate, SCHEMA_VERSION, SchemaTooNewError } from '../../src/store/migr
 import { APPLICATION_ID, explainSqliteError, openStore, StoreError } from '../../src/store/openStore';
 import { RunReader } from '../../src/store/runReader';
 import { markOrphanedRuns, RunWriter } from '../../src/store/runWriter';
-import { prepareResume, resumeDirFor } from '../../src/store/resume';
+import { prepareResume } from '../../src/store/resume';
 import { MemorySink } from '../../src/rl/train/sink';
 import { train } from '../../src/rl/train/trainer';
 import { sha256, tempDir } from '../helpers/cli';
@@ -210,16 +210,16 @@ describe('run store: a full disk', () => {
     const file = path.join(tempDir(), 'runs.sqlite');
     const config = validateRunConfig({ seed: 3, iterations: 30, evalEpisodes: 40, evalInterval: 10, checkpointEvery: 5 });
     const whole = new MemorySink();
-    await train(config, { sink: whole, runtime: () => runtime });
+    await train(config, { sink: whole });
 
     const db = openStore(file);
-    const writer = new RunWriter(db);
+    const writer = new RunWriter(db, file);
     let limited = false;
     const failure = await train(config, {
-      sink: writer, runtime: () => runtime, resumeDir: () => resumeDirFor(file, writer.runId),
+      sink: writer,
       // SQLite's page limit stands in for a full disk: after iteration 12 there is room for a few more pages only
-      onProgress: (p) => {
-        if (p.iteration === 12 && !limited) {
+      onEvent: (e) => {
+        if (e.kind === 'progress' && e.progress.iteration === 12 && !limited) {
           limited = true;
           db.pragma(`max_page_count = ${Number(db.pragma('page_count', { simple: true })) + 3}`);
         }
@@ -238,9 +238,9 @@ describe('run store: a full disk', () => {
     assert.equal(count('SELECT count(*) AS n FROM turns'), count('SELECT sum(num_turns) AS n FROM trajectories'));
     const plan = prepareResume(again, file, '1');
     assert.equal(plan.point.state.iteration, 10);
-    const resumedWriter = new RunWriter(again);
+    const resumedWriter = new RunWriter(again, file);
     resumedWriter.attach(plan.runId);
-    const result = await train(plan.config, { sink: resumedWriter, runtime: () => runtime, resume: plan.point, resumeDir: () => resumeDirFor(file, plan.runId) });
+    const result = await train(plan.config, { sink: resumedWriter, resume: plan.point });
     assert.equal(result.status, 'completed');
     const detail = new RunReader(again).detail(plan.runId)!;
     assert.equal(detail.summary.status, 'completed');

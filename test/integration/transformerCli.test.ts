@@ -27,6 +27,7 @@ describe('agent-rl sft and train --init (transformer)', () => {
     const grpo = runCli(['train', '--config', 'tiny.json', '--env', 'calculator', '--policy', 'transformer', '--iterations', '2', '--init', ck, '--output', 'grpo.json'], dir);
     assert.equal(grpo.code, 0, grpo.stderr);
     const g = JSON.parse(fs.readFileSync(path.join(dir, 'grpo.json'), 'utf8')) as RunRecord;
+    assert.ok(g.config.policy === 'transformer');
     assert.equal(g.config.policyOptions.init, ck);
     assert.equal(g.iterations.length, 2);
     for (const m of g.iterations) {

@@ -9,6 +9,7 @@ import { verlParquet } from '../../src/exporters/verl/verlParquet';
 import type { VerlRow } from '../../src/exporters/verl/verlTasks';
 import { readTaskRecords } from '../../src/rl/envs/workspace/taskFiles';
 import { tasksOf } from '../../src/rl/envs/workspace/taskRecords';
+import type { RunEnvironment } from '../../src/rl/envs/environment';
 import { workspaceEnvironment } from '../../src/rl/envs/workspace/workspaceEnv';
 import { Rng } from '../../src/rl/random';
 import { validateEnvOptions } from '../../src/shared/runConfig';
@@ -59,8 +60,10 @@ function workspace(files: Record<string, string | Uint8Array>): string {
 
 const jsonl = (rows: readonly object[]): string => `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
 
+/** Every environment a test opened: disposed at the end (their tool zygotes, reward sessions and pools). */
+const opened: RunEnvironment[] = [];
 after(async () => {
-  await workspaceEnvironment.dispose?.();
+  await Promise.all(opened.map((e) => e.dispose()));
 });
 
 describe('workspace tasks from files', () => {
@@ -112,18 +115,19 @@ describe('workspace tasks from files', () => {
 });
 
 describe('workspace tools and rewards', () => {
-  const prepare = async (dir: string, extra: Record<string, unknown> = {}) => {
-    const options = validateEnvOptions('workspace', { root: dir, tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'exact_match', timeoutMs: 1500, ...extra });
-    await workspaceEnvironment.prepare!(options);
-    return options;
+  /** The workspace in `dir` opened as a run would open it: files read and checked, sandboxes its own. */
+  const prepare = async (dir: string, extra: Record<string, unknown> = {}): Promise<RunEnvironment> => {
+    const env = await workspaceEnvironment.open(validateEnvOptions('workspace', { root: dir, tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'exact_match', timeoutMs: 1500, ...extra }));
+    opened.push(env);
+    return env;
   };
 
   it('a tool keeps its state through an episode and starts fresh in the next; bad calls come back as counted errors', async () => {
     const dir = workspace({ 'tasks.jsonl': jsonl(TASKS), 'tools.py': COUNTER_TOOLS });
     const options = await prepare(dir);
-    const task = workspaceEnvironment.tasks(options).train[0]!;
+    const task = options.tasks().train[0]!;
     const run = async (actions: readonly string[]) => {
-      const env = workspaceEnvironment.create(options);
+      const env = options.create();
       const first = await env.reset(task);
       const steps = [];
       for (const a of actions) steps.push(await env.step(env.parseAction(a)));
@@ -150,8 +154,8 @@ describe('workspace tools and rewards', () => {
   it('a tool that hangs or prints 100 MB is stopped with an error observation, and the episode goes on in a fresh process', async () => {
     const dir = workspace({ 'tasks.jsonl': jsonl(TASKS), 'tools.py': COUNTER_TOOLS });
     const options = await prepare(dir);
-    const env = workspaceEnvironment.create(options);
-    await env.reset(workspaceEnvironment.tasks(options).train[0]!);
+    const env = options.create();
+    await env.reset(options.tasks().train[0]!);
     const t0 = Date.now();
     const texts: string[] = [];
     const data: Record<string, unknown>[] = [];
@@ -175,8 +179,8 @@ describe('workspace tools and rewards', () => {
   it('hostile call text is an error observation and the session lives on; reserved names are not tools', async () => {
     const dir = workspace({ 'tasks.jsonl': jsonl(TASKS), 'tools.py': COUNTER_TOOLS });
     const options = await prepare(dir);
-    const env = workspaceEnvironment.create(options);
-    await env.reset(workspaceEnvironment.tasks(options).train[0]!);
+    const env = options.create();
+    await env.reset(options.tasks().train[0]!);
     const obs: string[] = [];
     for (const a of ['<call>bump(1)</call>', '<call>bump(1) or bump(2)</call>', '<call>bump(1)(2)</call>', `<call>bump(${'['.repeat(3000)})</call>`, '<call>bump(true)</call>', '<call>answer("42")</call>', '<call>bump(NaN)</call>', '<call>bump(1)</call>']) {
       obs.push((await env.step(env.parseAction(a))).observation.text);
@@ -186,16 +190,16 @@ describe('workspace tools and rewards', () => {
     assert.equal(obs[0], '<obs>1</obs>');
     for (const o of obs.slice(1, 5)) assert.match(o, /^<obs>error: bump: /, o);
     assert.match(obs[5]!, /"answer" is not a tool: end the episode with <answer>/);
-    const env2 = workspaceEnvironment.create(options);
-    await env2.reset(workspaceEnvironment.tasks(options).train[0]!);
+    const env2 = options.create();
+    await env2.reset(options.tasks().train[0]!);
     const more: string[] = [];
     for (const a of ['<call>bump(NaN)</call>', '<call>bump(1)</call>', '<call>bump(2)</call>']) more.push((await env2.step(env2.parseAction(a))).observation.text);
     await env2.close();
     assert.match(more[0]!, /^<obs>error: bump: /);
     assert.deepEqual(more.slice(1), ['<obs>1</obs>', '<obs>3</obs>'], 'the same session after the error, its state intact');
     const hermes = await prepare(dir, { toolFormat: 'hermes' });
-    const h = workspaceEnvironment.create(hermes);
-    await h.reset(workspaceEnvironment.tasks(hermes).train[0]!);
+    const h = hermes.create();
+    await h.reset(hermes.tasks().train[0]!);
     const deep = await h.step(h.parseAction(`<tool_call>{"name": "bump", "arguments": {"step": ${'['.repeat(2000)}${']'.repeat(2000)}}}</tool_call>`));
     assert.match(deep.observation.text, /^<tool_response>error: /);
     assert.equal((await h.step(h.parseAction('<tool_call>{"name": "bump", "arguments": {}}</tool_call>'))).observation.text, '<tool_response>1</tool_response>');
@@ -213,8 +217,8 @@ def daemon() -> int:
     const dir = workspace({ 'tasks.jsonl': jsonl(TASKS), 'tools.py': tools });
     // the process level shares our PID namespace, so the pid the tool reports is one we can look up
     const options = await prepare(dir, { sandbox: 'process' });
-    const env = workspaceEnvironment.create(options);
-    await env.reset(workspaceEnvironment.tasks(options).train[0]!);
+    const env = options.create();
+    await env.reset(options.tasks().train[0]!);
     const pid = Number(/<obs>(\d+)<\/obs>/.exec((await env.step(env.parseAction('<call>daemon()</call>'))).observation.text)![1]);
     const alive = (p: number): boolean => {
       try {
@@ -233,8 +237,8 @@ def daemon() -> int:
   it('hermes and code formats call the same tools', async () => {
     const dir = workspace({ 'tasks.jsonl': jsonl(TASKS), 'tools.py': COUNTER_TOOLS });
     const hermes = await prepare(dir, { toolFormat: 'hermes' });
-    const env = workspaceEnvironment.create(hermes);
-    const first = await env.reset(workspaceEnvironment.tasks(hermes).train[0]!);
+    const env = hermes.create();
+    const first = await env.reset(hermes.tasks().train[0]!);
     assert.match(first.text, /^<tools>\n\{"type":"function","function":\{"name":"bump","description":"Adds step to the episode's counter and returns it\.","parameters":\{"type":"object","properties":\{"step":\{"type":"integer","default":1\}\},"required":\[\]\}\}\}\n/);
     const r1 = await env.step(env.parseAction('<tool_call>{"name": "bump", "arguments": {"step": 4}}</tool_call>'));
     assert.equal(r1.observation.text, '<tool_response>4</tool_response>');
@@ -242,8 +246,8 @@ def daemon() -> int:
     assert.equal(r2.observation.data.formatError, true);
     await env.close();
     const code = await prepare(dir, { toolFormat: 'code' });
-    const env2 = workspaceEnvironment.create(code);
-    await env2.reset(workspaceEnvironment.tasks(code).train[0]!);
+    const env2 = code.create();
+    await env2.reset(code.tasks().train[0]!);
     const r3 = await env2.step(env2.parseAction('```python\nprint(bump(2) + bump(3))\nboom("z")\n```'));
     assert.match(r3.observation.text, /^7\nTraceback[\s\S]*File "main\.py", line 2[\s\S]*RuntimeError: boom z\n\[exit 1\]$/);
     const r4 = await env2.step(env2.parseAction('FINAL ANSWER: 3000\n'));

@@ -1,7 +1,7 @@
 // A run config's algorithm settings as verl Hydra overrides for `python3 -m verl.trainer.main_ppo`, and
 // the same as a `ray job submit`. Every key here exists in verl's trainer config (a test checks them
 // against test/fixtures/verl/ppo_trainer_keys.txt, extracted from verl's generated reference config).
-import type { RunConfig } from '../../shared/runConfig';
+import { optionDefaults, TRANSFORMER_OPTION_SPECS, type RunConfig, type TransformerOptions } from '../../shared/runConfig';
 import { VerlExportError } from './verlTasks';
 
 export interface VerlPaths {
@@ -27,7 +27,9 @@ export interface VerlLaunch {
 
 const KL_TYPES: Record<string, string> = { k1: 'kl', k2: 'mse', k3: 'low_var_kl' };
 
-const opt = <T>(config: RunConfig, key: string, fallback: T): T => (config.policyOptions[key] as T | undefined) ?? fallback;
+/** The rollout's sampling: a language model's own settings, else (a table policy) verl's plain sampling at its options' defaults. */
+const samplingOf = (config: RunConfig): Pick<TransformerOptions, 'temperature' | 'topP' | 'topK'> =>
+  config.policy === 'transformer' ? config.policyOptions : optionDefaults(TRANSFORMER_OPTION_SPECS);
 
 /** [key, value] overrides, in the order a person reads them. */
 export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlLaunch): [string, string | number | boolean][] {
@@ -49,7 +51,7 @@ export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlL
   const groups = config.groupsPerIteration;
   // ppo_mini_batch_size counts prompts (verl multiplies by rollout.n); ours counts trajectories, 0 = the whole batch.
   const miniPrompts = Math.max(1, Math.min(groups, a.minibatchSize > 0 ? Math.round(a.minibatchSize / config.groupSize) : groups));
-  const topK = opt(config, 'topK', 0);
+  const { temperature, topP, topK } = samplingOf(config);
   return [
     ['algorithm.adv_estimator', a.advantageEstimator === 'rloo' ? 'rloo' : 'grpo'],
     // Dr. GRPO is verl's grpo estimator without the std division
@@ -84,8 +86,8 @@ export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlL
     ['actor_rollout_ref.rollout.name', launch.rollout],
     ['actor_rollout_ref.rollout.mode', 'async'],
     ['actor_rollout_ref.rollout.n', config.groupSize],
-    ['actor_rollout_ref.rollout.temperature', opt(config, 'temperature', 1)],
-    ['actor_rollout_ref.rollout.top_p', opt(config, 'topP', 1)],
+    ['actor_rollout_ref.rollout.temperature', temperature],
+    ['actor_rollout_ref.rollout.top_p', topP],
     ['actor_rollout_ref.rollout.top_k', topK > 0 ? topK : -1],
     ['actor_rollout_ref.rollout.multi_turn.enable', true],
     ['actor_rollout_ref.rollout.multi_turn.format', 'hermes'],

@@ -6,12 +6,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import { calculatorOptions } from '../../rl/envs/calculator/calculatorEnv';
 import type { RunConfig } from '../../shared/runConfig';
 import { mainPpoCommand, rayJobCommand, verlOverrides, type VerlLaunch, type VerlPaths } from './verlCommandLine';
 import { verlParquet } from './verlParquet';
 import { rewardPy } from './rewardPy';
-import { environmentFactory } from '../../rl/envs/registry';
+import { openEnvironment } from '../../rl/envs/registry';
 import { checkVerlExportable, verlTaskSet } from './verlTasks';
 
 export interface VerlExportOptions {
@@ -57,13 +56,12 @@ export function toolConfigYaml(sandboxUrl: string, concurrency = 8): string {
 export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promise<VerlExportResult> {
   // a workspace environment reads its task files first
   checkVerlExportable(config);
-  const env = environmentFactory(config.env);
+  const env = await openEnvironment(config);
   let set: ReturnType<typeof verlTaskSet>;
   try {
-    await env.prepare?.(config.envOptions);
-    set = verlTaskSet(config);
+    set = verlTaskSet(config, env);
   } finally {
-    await env.dispose?.();
+    await env.dispose();
   }
   const out = path.resolve(o.outDir);
   const dumps = path.resolve(o.dumpDir ?? path.join(out, 'dumps'));
@@ -79,7 +77,7 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
   const mainPpo = mainPpoCommand(overrides);
   const rayJob = rayJobCommand(verlOverrides(config, relative, launch), out);
   fs.mkdirSync(out, { recursive: true });
-  const formatWeight = config.env === 'calculator' ? calculatorOptions(config.envOptions).formatWeight : 0;
+  const formatWeight = config.env === 'calculator' ? config.envOptions.formatWeight : 0;
   const writes: [string, string | Uint8Array][] = [
     ['train.parquet', await verlParquet(set.train)],
     ['test.parquet', await verlParquet(set.heldOut)],

@@ -3,12 +3,9 @@
 // messages), ability, reward_model {style, ground_truth}, extra_info {split, index, tools_kwargs, …}.
 // In verl the model calls tools in Hermes format, so the prompts here ask for verl's code_interpreter
 // tool (SandboxFusionTool pointed at `agent-rl sandbox serve`) instead of our text protocols.
-import { environmentFactory } from '../../rl/envs/registry';
-import { codeEnvOptions } from '../../rl/envs/codeSandbox/codeEnv';
-import { calculatorOptions } from '../../rl/envs/calculator/calculatorEnv';
+import type { RunEnvironment } from '../../rl/envs/environment';
 import { CODE_TASKS, formulaTasks } from '../../rl/tasks/codeTasks';
-import { scalarText } from '../../rl/envs/workspace/taskRecords';
-import { workspaceOptions } from '../../rl/envs/workspace/workspaceEnv';
+import { scalarText, workspaceTaskData } from '../../rl/envs/workspace/taskRecords';
 import type { RunConfig } from '../../shared/runConfig';
 
 export interface ChatMessage {
@@ -39,7 +36,8 @@ export interface VerlTaskSet {
 }
 
 /** Builds the rows of a run config's task set, or undefined when the provider does not know its environment. */
-export type VerlTaskProvider = (config: RunConfig) => VerlTaskSet | undefined;
+/** A task set for verl from a config and its opened environment (undefined: not this provider's environment). */
+export type VerlTaskProvider = (config: RunConfig, env: RunEnvironment) => VerlTaskSet | undefined;
 
 export const CALCULATOR_SOURCE = 'agent-rl/calculator';
 export const CODE_SOURCE = 'agent-rl/code';
@@ -56,16 +54,16 @@ function row(source: string, ability: string, system: string, user: string, grou
 }
 
 /** The built-in environments' task sets: calculator (expressions) and code (functions or formulas). */
-const builtIn: VerlTaskProvider = (config) => {
-  const tasks = environmentFactory(config.env).tasks(config.envOptions);
+const builtIn: VerlTaskProvider = (config, env) => {
+  const tasks = env.tasks();
   if (config.env === 'calculator') {
     const system = `You solve integer arithmetic (/ is floor division). ${TOOL_HINT} End with the final answer as \\boxed{N}.`;
     const build = (split: 'train' | 'test') => (t: (typeof tasks.train)[number], i: number): VerlRow =>
       row(CALCULATOR_SOURCE, 'math', system, `Compute ${String(t.data.expression)}.`, String(t.data.answer), split, i, t.id);
-    return { train: tasks.train.map(build('train')), heldOut: tasks.heldOut.map(build('test')), toolCalls: calculatorOptions(config.envOptions).maxCalls };
+    return { train: tasks.train.map(build('train')), heldOut: tasks.heldOut.map(build('test')), toolCalls: config.envOptions.maxCalls };
   }
   if (config.env === 'code') {
-    const o = codeEnvOptions(config.envOptions);
+    const o = config.envOptions;
     const byId = new Map((o.taskSet === 'formulas' ? formulaTasks() : CODE_TASKS).map((t) => [t.id, t]));
     const system = `You are a careful Python programmer. ${TOOL_HINT} When your function is right, give its final version in one \`\`\`python block.`;
     const build = (split: 'train' | 'test') => (task: (typeof tasks.train)[number], i: number): VerlRow => {
@@ -90,7 +88,7 @@ export const WORKSPACE_SOURCE = 'agent-rl/workspace';
 /** Why a workspace config cannot be exported (thrown before its files are read). */
 export function checkVerlExportable(config: RunConfig): void {
   if (config.env !== 'workspace') return;
-  const o = workspaceOptions(config.envOptions);
+  const o = config.envOptions;
   if (o.reward !== 'exact_match' && o.reward !== 'unit_tests') {
     throw new VerlExportError(`envOptions.reward "${o.reward}": a reward file's reward(task, trajectory) reads our trajectory record, which verl does not have. Fix: export with reward "exact_match" or "unit_tests"`);
   }
@@ -99,16 +97,16 @@ export function checkVerlExportable(config: RunConfig): void {
   }
 }
 
-const workspace: VerlTaskProvider = (config) => {
+const workspace: VerlTaskProvider = (config, env) => {
   if (config.env !== 'workspace') return undefined;
   checkVerlExportable(config);
-  const o = workspaceOptions(config.envOptions);
-  const tasks = environmentFactory('workspace').tasks(config.envOptions);
+  const o = config.envOptions;
+  const tasks = env.tasks();
   const system = o.reward === 'unit_tests'
     ? `You write Python. ${TOOL_HINT} When your code is right, give its final version in one \`\`\`python block.`
     : `${TOOL_HINT} End with the final answer as \\boxed{...}.`;
   const build = (split: 'train' | 'test') => (t: (typeof tasks.train)[number], i: number): VerlRow => {
-    const d = t.data as { messages?: readonly { role: string; content: string }[]; groundTruth?: unknown; privateTests: readonly string[]; publicTests: readonly string[] };
+    const d = workspaceTaskData(t);
     const truth = o.reward === 'unit_tests' ? JSON.stringify({ tests: d.privateTests, public_tests: d.publicTests }) : d.groundTruth === undefined ? '' : scalarText(d.groundTruth);
     const r = row(WORKSPACE_SOURCE, o.reward === 'unit_tests' ? 'code' : 'qa', system, t.prompt, truth, split, i, t.id);
     const own = d.messages?.filter((m): m is ChatMessage => m.role === 'system' || m.role === 'user');
@@ -128,9 +126,9 @@ export class VerlExportError extends Error {
   override name = 'VerlExportError';
 }
 
-export function verlTaskSet(config: RunConfig): VerlTaskSet {
+export function verlTaskSet(config: RunConfig, env: RunEnvironment): VerlTaskSet {
   for (const p of providers) {
-    const set = p(config);
+    const set = p(config, env);
     if (set) return set;
   }
   throw new VerlExportError(`env ${config.env}: no verl task set for it (its actions are not tool calls a language model makes). Fix: export a calculator or code config.`);

@@ -5,7 +5,8 @@
 // Reward 1 only for `finish` within budget with the private check passing, else 0.
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../shared/types';
 import type { Rng } from '../random';
-import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type TabularSpec, type Task, type TaskSource } from './environment';
+import type { BinarySearchOptions } from '../../shared/runConfig';
+import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, TabularSpec, Task, TaskSource } from './environment';
 
 export const BINARY_SEARCH_ACTIONS = ['read', 'fix_low', 'fix_high', 'undo_low', 'test', 'finish'] as const;
 export type BinarySearchAction = (typeof BINARY_SEARCH_ACTIONS)[number];
@@ -201,19 +202,18 @@ class BinarySearchRepairEnv implements Environment {
   }
 }
 
-function budgetOf(options: Readonly<Record<string, unknown>>): number {
-  return numberOption(options, 'stepBudget', 6);
-}
+const DESCRIPTION = 'Repair a binary search with six tool actions (seed 002).';
 
-export const binarySearchRepair: EnvironmentFactory = {
-  name: 'binary-search',
-  description: 'Repair a binary search with six tool actions (seed 002).',
-  create: (options) => new BinarySearchRepairEnv(budgetOf(options)),
-  // One task: the same repair every episode; held-out evaluation differs in the verifier's random inputs.
-  tasks: (): TaskSource => ({ train: [TASK], heldOut: [TASK] }),
-  tabular: (options): TabularSpec => {
-    const budget = budgetOf(options);
-    return {
+/** The binary-search repair with a run's step budget. */
+export function openBinarySearch(o: BinarySearchOptions): RunEnvironment {
+  const budget = o.stepBudget;
+  return {
+    name: 'binary-search',
+    description: DESCRIPTION,
+    create: () => new BinarySearchRepairEnv(budget),
+    // One task: the same repair every episode; held-out evaluation differs in the verifier's random inputs.
+    tasks: (): TaskSource => ({ train: [TASK], heldOut: [TASK] }),
+    tabular: (): TabularSpec => ({
       // visible state = steps taken (0 … budget-1) × code variant (4)
       stateCount: budget * 4,
       actions: BINARY_SEARCH_ACTIONS,
@@ -225,6 +225,13 @@ export const binarySearchRepair: EnvironmentFactory = {
         }
         return steps * 4 + variant;
       },
-    };
-  },
+    }),
+    dispose: () => Promise.resolve(),
+  };
+}
+
+export const binarySearchRepair: EnvironmentDefinition<BinarySearchOptions> = {
+  name: 'binary-search',
+  description: DESCRIPTION,
+  open: (o) => Promise.resolve(openBinarySearch(o)),
 };

@@ -1,7 +1,9 @@
 // The Environment contract. An environment owns one episode at a time: reset(task) → step(action)* →
 // verify() → close(). Tool failures become observations, never exceptions that abort a batch.
 import type { EpisodeOutcome, Observation, ParsedAction, TerminationReason } from '../../shared/types';
+import type { EnvName } from '../../shared/runConfig';
 import type { Rng } from '../random';
+import type { StopTest } from './parsers';
 
 /** One task instance: an id stable across runs, the prompt a policy reads, and hidden data for the verifier. */
 export interface Task {
@@ -46,47 +48,46 @@ export interface TaskSource {
   readonly heldOut: readonly Task[];
 }
 
-export interface EnvironmentFactory {
+/**
+ * An environment opened for one run with its options (parsed once, when it was opened): it makes the
+ * run's episodes and owns what they share — sandbox pools, tool processes, loaded task files — until
+ * dispose(), which closes those and nothing of any other run.
+ */
+export interface RunEnvironment {
+  /** The environment's name (a registered one's EnvName; a test's own). */
   readonly name: string;
   readonly description: string;
-  create(options: Readonly<Record<string, unknown>>): Environment;
-  tasks(options: Readonly<Record<string, unknown>>): TaskSource;
+  /** A fresh episode. */
+  create(): Environment;
+  tasks(): TaskSource;
   /** Builds a task from an id outside the fixed sets (e.g. `calc:(3+4)*5`), for replay and debugging. */
-  taskFromId?(id: string, options: Readonly<Record<string, unknown>>): Task | undefined;
+  taskFromId?(id: string): Task | undefined;
   /**
    * Checks what the environment needs on this machine before a run (interpreter, sandbox level) and
    * describes it for the run record; throws an error that names the fix.
    */
-  preflight?(options: Readonly<Record<string, unknown>>): string;
-  /** Releases shared resources (sandbox pools) at the end of a run. */
-  dispose?(): Promise<void>;
-  /** Where a language model's action ends: stop strings, or a test on the decoded text. */
+  preflight?(): string;
+  /** Where a language model's action ends. */
   readonly stop?: StopSpec;
-  /** The stop rule when it depends on the run's options (it wins over `stop`). */
-  stopFor?(options: Readonly<Record<string, unknown>>): StopSpec;
-  /**
-   * Loads what the environment reads from disk (task files, tool and reward files) and checks it,
-   * before tasks(), create() or preflight(); throws an error naming the file and the fix.
-   */
-  prepare?(options: Readonly<Record<string, unknown>>): Promise<void>;
   /** Present when a table policy can drive this environment. */
-  tabular?(options: Readonly<Record<string, unknown>>): TabularSpec;
+  tabular?(): TabularSpec;
+  /** Releases what the run's episodes shared (sandbox pools, tool processes). Safe to call twice. */
+  dispose(): Promise<void>;
 }
 
+/** An environment's definition: its name, and how it opens for a run with its own options. */
+export interface EnvironmentDefinition<O> {
+  readonly name: EnvName;
+  readonly description: string;
+  /**
+   * Reads what the environment needs from disk (task files, tool and reward files), checks it and
+   * opens it for a run; throws an error naming the file and the fix.
+   */
+  open(options: O): Promise<RunEnvironment>;
+}
+
+/** Where a language model's action ends: stop strings, or a named test on the decoded text (envs/parsers STOP_TESTS). */
 export interface StopSpec {
   readonly strings: readonly string[];
-  readonly when?: (text: string) => boolean;
-  /** The name of an environment whose `stop.when` is this test: replica threads rebuild it from that name. */
-  readonly whenOf?: string;
-}
-
-/** The stop rule of an environment for a run's options. */
-export function stopOf(env: EnvironmentFactory, options: Readonly<Record<string, unknown>>): StopSpec | undefined {
-  return env.stopFor?.(options) ?? env.stop;
-}
-
-/** A numeric environment option, or its default (options were validated against the spec table). */
-export function numberOption(options: Readonly<Record<string, unknown>>, key: string, fallback: number): number {
-  const v = options[key];
-  return typeof v === 'number' ? v : fallback;
+  readonly test?: StopTest;
 }

@@ -56,3 +56,13 @@ export function parseCodeAction(raw: string): ParsedAction {
   if (final) return { kind: 'tool', name: 'finish', args: { answer: final[1]!.trim() } };
   return formatError('no ```python block and no FINAL ANSWER: found');
 }
+
+/**
+ * Tests on the decoded text that end an action where stop strings cannot (named, so that replica
+ * threads rebuild them from the name): a code action ends with a closed code block, or with the line
+ * after FINAL ANSWER:.
+ */
+export const STOP_TESTS = {
+  'code-action': (text: string): boolean => /```(?:python|py)?[^\S\n]*\n[\s\S]*?```/.test(text) || /FINAL ANSWER:[^\n]*\n/.test(text),
+} as const satisfies Readonly<Record<string, (text: string) => boolean>>;
+export type StopTest = keyof typeof STOP_TESTS;

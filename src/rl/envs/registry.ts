@@ -1,19 +1,31 @@
-// Name → environment factory. Every environment registers here and nowhere else, so the CLI, the worker
-// and the VS Code presets see the same set.
-import type { EnvName } from '../../shared/runConfig';
+// Name → environment definition. Every environment registers here and nowhere else, so the CLI, the
+// worker and the VS Code presets see the same set. openEnvironment is where a run's environment choice
+// and its options meet: narrowed on the name, each definition receives its own typed options.
+import type { EnvName, EnvSelection } from '../../shared/runConfig';
 import { binarySearchRepair } from './binarySearchRepair';
 import { calculator } from './calculator/calculatorEnv';
 import { codeEnvironment } from './codeSandbox/codeEnv';
-import type { EnvironmentFactory } from './environment';
+import type { RunEnvironment } from './environment';
 import { workspaceEnvironment } from './workspace/workspaceEnv';
 
-const REGISTRY: Readonly<Record<EnvName, EnvironmentFactory>> = {
+/** The environments' names and descriptions, for lists and help. */
+export const ENVIRONMENTS: Readonly<Record<EnvName, { readonly name: EnvName; readonly description: string }>> = {
   'binary-search': binarySearchRepair,
   calculator,
   code: codeEnvironment,
   workspace: workspaceEnvironment,
 };
 
-export function environmentFactory(name: EnvName): EnvironmentFactory {
-  return REGISTRY[name];
+/** Opens the environment a config names with its options (files read and checked); dispose() the result. */
+export function openEnvironment(c: EnvSelection): Promise<RunEnvironment> {
+  switch (c.env) {
+    case 'binary-search':
+      return binarySearchRepair.open(c.envOptions);
+    case 'calculator':
+      return calculator.open(c.envOptions);
+    case 'code':
+      return codeEnvironment.open(c.envOptions);
+    case 'workspace':
+      return workspaceEnvironment.open(c.envOptions);
+  }
 }

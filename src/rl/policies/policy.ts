@@ -74,6 +74,13 @@ export interface TrainablePolicy extends Policy {
    * weights before anything else is asked of them.
    */
   saveState(dir: string): Promise<void>;
+  /**
+   * Scripted demonstrations as this policy's training data (method sft): the reference agent acts, and
+   * its text becomes the token layout of a sample of this policy. Absent where the policy writes no text.
+   */
+  demonstrator?(agent: Policy): Policy;
+  /** Milliseconds spent sending new weights to helper replicas since the last call (data-parallel policies). */
+  takeSyncMs?(): number;
   loadState(dir: string): Promise<void>;
 }
 

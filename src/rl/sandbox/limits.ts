@@ -1,6 +1,7 @@
 // Resource limits of one execution, and the parts shared by the fresh and pooled executors: uid
 // allocation, the process sweep, and the result record.
 import * as fs from 'node:fs';
+import { CODE_OPTION_SPECS } from '../../shared/runConfig';
 import type { IsolationLevel } from './isolation';
 import { isRoot } from './isolation';
 
@@ -23,16 +24,22 @@ export interface SandboxLimits {
   readonly tailBytes: number;
 }
 
+/** The limits of an execution; the three a run config sets default to its code environment's table. */
 export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({
-  timeoutMs: 5000,
+  timeoutMs: CODE_OPTION_SPECS.timeoutMs.default,
   cpuSeconds: 10,
   memoryBytes: 512 * 1024 * 1024,
   maxProcesses: 32,
   maxFileBytes: 16 * 1024 * 1024,
   maxOpenFiles: 64,
-  outputCapBytes: 1024 * 1024,
-  tailBytes: 4096,
+  outputCapBytes: CODE_OPTION_SPECS.outputCapBytes.default,
+  tailBytes: CODE_OPTION_SPECS.tailBytes.default,
 });
+
+/** The limits an environment's options set (timeoutMs, tailBytes, outputCapBytes), over the defaults. */
+export function limitsOf(o: Pick<SandboxLimits, 'timeoutMs' | 'tailBytes' | 'outputCapBytes'>): SandboxLimits {
+  return { ...DEFAULT_LIMITS, timeoutMs: o.timeoutMs, tailBytes: o.tailBytes, outputCapBytes: o.outputCapBytes };
+}
 
 /** What one execution produced. Tails only: the parent never holds more than `tailBytes` per stream. */
 export interface ExecutionResult {

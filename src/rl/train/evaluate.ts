@@ -5,7 +5,7 @@
 // Reports sampled pass@1, sampled pass@k (unbiased estimator over each task's samples), greedy pass@1
 // and tool calls per episode.
 import type { EvaluationResult, Trajectory } from '../../shared/types';
-import type { EnvironmentFactory } from '../envs/environment';
+import type { RunEnvironment } from '../envs/environment';
 import type { Policy } from '../policies/policy';
 import { Rng } from '../random';
 import { runEpisodes, type EpisodeSpec } from '../rollout/agentLoop';
@@ -15,7 +15,6 @@ export interface EvaluateOptions {
   readonly episodes: number;
   readonly seed: number;
   readonly maxTurns: number;
-  readonly envOptions: Readonly<Record<string, unknown>>;
   readonly iteration: number;
   /** k of the sampled pass@k (0 = none); lowered to the fewest samples a held-out task got when that is less. */
   readonly passK?: number;
@@ -59,8 +58,8 @@ interface Tally {
   perTask: Map<string, { n: number; c: number }>;
 }
 
-async function rollOut(policy: Policy, env: EnvironmentFactory, taskCount: number, o: EvaluateOptions, episodes: number, stream: string): Promise<Tally> {
-  const tasks = env.tasks(o.envOptions).heldOut;
+async function rollOut(policy: Policy, env: RunEnvironment, taskCount: number, o: EvaluateOptions, episodes: number, stream: string): Promise<Tally> {
+  const tasks = env.tasks().heldOut;
   const sampleRng = Rng.stream(o.seed, `${stream}/sample`);
   const verifierRng = Rng.stream(o.seed, `${stream}/verifier`);
   const batchSize = o.batchSize ?? 512;
@@ -68,7 +67,7 @@ async function rollOut(policy: Policy, env: EnvironmentFactory, taskCount: numbe
   for (let start = 0; start < episodes; start += batchSize) {
     const specs: EpisodeSpec[] = [];
     for (let i = start; i < Math.min(episodes, start + batchSize); i++) specs.push({ task: tasks[i % taskCount]!, group: i, indexInGroup: 0 });
-    const trajectories = await runEpisodes(specs, () => env.create(o.envOptions), policy, { maxTurns: o.maxTurns, sampleRng, verifierRng });
+    const trajectories = await runEpisodes(specs, () => env.create(), policy, { maxTurns: o.maxTurns, sampleRng, verifierRng });
     for (const t of trajectories) {
       tally.successes += t.outcome.success ? 1 : 0;
       tally.actions += t.turns.length;
@@ -86,8 +85,8 @@ async function rollOut(policy: Policy, env: EnvironmentFactory, taskCount: numbe
   return tally;
 }
 
-export async function evaluatePolicy(policy: Policy, env: EnvironmentFactory, o: EvaluateOptions): Promise<EvaluationResult> {
-  const tasks = env.tasks(o.envOptions).heldOut;
+export async function evaluatePolicy(policy: Policy, env: RunEnvironment, o: EvaluateOptions): Promise<EvaluationResult> {
+  const tasks = env.tasks().heldOut;
   if (tasks.length === 0) throw new Error(`env ${env.name}: no held-out tasks to evaluate on`);
   const s = await rollOut(policy, env, tasks.length, o, o.episodes, 'eval');
   const n = o.episodes;

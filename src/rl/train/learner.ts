@@ -12,11 +12,10 @@ import { groupAdvantages } from '../algo/advantages';
 import { needsReference, type LossSpec } from '../algo/objective';
 import type { TrainablePolicy } from '../policies/policy';
 import { Rng } from '../random';
-import { combineStats, counts, partWeight, splitShards, type LossInput, type LossStats, type TrainSequence } from '../algo/batch';
+import { combineStats, counts, partWeight, type LossInput, type LossStats, type TrainSequence } from '../algo/batch';
+import { logprobGap, truncatedImportanceWeights } from '../algo/offPolicy';
+import { allGradients, allParts, partsOf } from './parallel';
 import { lrMultiplier } from './schedule';
-
-/** Fewest sequences per part worth sharding for (below it, part 0 does the whole minibatch). */
-const MIN_SHARD = 2;
 
 /** Terminations that mean the episode was cut off rather than finished or failed (DAPO's "overlong"). */
 const TRUNCATED = new Set(['context_exhausted', 'turn_cap']);
@@ -215,145 +214,124 @@ export class Learner {
 
   /** The update on training sequences (their advantages shaped): reference pass, then epochs × minibatches × parts. */
   async train(seqs: readonly TrainSequence[]): Promise<UpdateReport> {
-    const trainedTrajectories = seqs.length;
     if (seqs.length === 0) return EMPTY_UPDATE;
-    const pg = this.spec.kind === 'policy-gradient';
-
-    // Before any step: the reference's log-probs (fixed for the batch) and, when π_old is recomputed,
-    // the current ones (which also give the sampler/trainer mismatch over the whole batch).
     const tRef = Date.now();
-    const aux = new Map<TrainSequence, { old?: Float32Array; ref?: Float32Array; refRows?: Float32Array }>();
-    let mismatch: number | undefined;
-    let importance: { mean: number; truncated: number } | undefined;
-    const recompute = pg && this.o.settings.oldLogprobs === 'recompute';
-    if (pg) {
-      const need = needsReference(this.spec);
-      const temperature = this.policy.temperature;
-      const parts = this.parts(seqs);
-      const refs = need.logprobs ? await this.allParts(parts, (p, k) => this.policy.logprobs(k, p, { model: 'reference', temperature, rows: need.rows })) : undefined;
-      const currents = recompute ? await this.allParts(parts, (p, k) => this.policy.logprobs(k, p, { model: 'current', temperature, rows: false })) : undefined;
-      let gap = 0, tokens = 0;
-      let isSum = 0, isTruncated = 0, isTokens = 0;
-      parts.forEach((p, k) => {
-        p.forEach((s, i) => {
-          const cur = currents?.[k]?.logp[i];
-          if (cur) {
-            for (let t = 0; t < s.mask.length; t++) {
-              if (s.mask[t]) {
-                gap += Math.abs(cur[t]! - s.behaviour[t]!);
-                tokens += 1;
-              }
-            }
-          }
-          const ref = refs?.[k];
-          // off-policy correction: each token weighed by min(π_old / π_behaviour, cap)
-          let isWeight: Float32Array | undefined;
-          if (cur && this.o.settings.offPolicyCorrection === 'truncated-is') {
-            const cap = this.o.settings.isCap;
-            isWeight = new Float32Array(s.mask.length);
-            for (let t = 0; t < s.mask.length; t++) {
-              if (!s.mask[t]) continue;
-              // (compared with the cap before the float32 store rounds it)
-              const w = Math.exp(cur[t]! - s.behaviour[t]!);
-              isWeight[t] = Math.min(w, cap);
-              isSum += Math.min(w, cap);
-              isTruncated += w >= cap ? 1 : 0;
-              isTokens += 1;
-            }
-          }
-          aux.set(s, { ...(cur ? { old: cur } : {}), ...(ref ? { ref: ref.logp[i]! } : {}), ...(ref?.rows ? { refRows: ref.rows[i]! } : {}), ...(isWeight ? { isWeight } : {}) });
-        });
-      });
-      if (recompute) mismatch = tokens > 0 ? gap / tokens : 0;
-      if (isTokens > 0) importance = { mean: isSum / isTokens, truncated: isTruncated / isTokens };
-    }
+    const before = await this.beforeSteps(seqs);
     const phaseReferenceMs = Date.now() - tRef;
-
     const tUpdate = Date.now();
-    const stats: LossStats[] = [];
-    let gradNorm = 0;
-    let lr = 0;
-    let nonFinite = 0;
     const stepsBefore = this.steps;
-    const size = this.o.settings.minibatchSize > 0 ? this.o.settings.minibatchSize : seqs.length;
+    let done: StepsDone;
     try {
-      for (let epoch = 0; epoch < this.o.settings.epochs; epoch++) {
-        const order = seqs.map((s) => ({ s, key: this.shuffleRng.next() })).sort((x, y) => x.key - y.key).map((x) => x.s);
-        for (let i = 0; i < order.length; i += size) {
-          const mb = order.slice(i, i + size);
-          const parts = this.parts(mb);
-          const results = await this.allGradients(parts.map((p) => p.map((s): LossInput => ({ seq: s, ...aux.get(s) }))));
-          const total = counts(mb);
-          const weights = results.map((r) => partWeight(this.spec.aggregation, r.stats, total));
-          const combined = results.length === 1 ? results[0]!.grads : tf.tidy(() => results[0]!.grads.map((_, w) => tf.addN(results.map((r, k) => tf.mul(r.grads[w]!, weights[k]!)))));
-          const st = combineStats(results.map((r) => r.stats), weights, total);
-          try {
-            if (!Number.isFinite(st.loss)) {
-              nonFinite += 1; // a NaN or infinite loss: its step is skipped, and counted
-              continue;
-            }
-            const stepLr = this.o.settings.learningRate * lrMultiplier(this.steps + 1, this.o.settings, this.o.totalSteps);
-            const norm = await this.policy.applyGradients(combined, stepLr);
-            if (!Number.isFinite(norm)) {
-              nonFinite += 1; // the optimizer refused a gradient that is not finite
-              continue;
-            }
-            this.steps += 1;
-            lr = stepLr;
-            gradNorm += norm;
-          } finally {
-            tf.dispose(results.length === 1 ? combined : [...combined, ...results.flatMap((r) => r.grads)]);
-          }
-          // the first minibatch's pass ran on the weights that sampled it: its |log-ratio| is the mismatch
-          if (pg && !recompute && stats.length === 0) mismatch = st.absLogRatio;
-          stats.push(st);
-        }
-      }
+      done = await this.runSteps(seqs, before.inputs);
     } finally {
       // a new version only when the weights changed
       if (this.steps > stepsBefore) this.policy.completeUpdate();
     }
+    const times = { phaseReferenceMs, phaseUpdateMs: Date.now() - tUpdate };
+    const stats = done.stats;
     const n = stats.length;
-    if (n === 0) return { ...EMPTY_UPDATE, trainedTrajectories, nonFiniteSteps: nonFinite, phaseReferenceMs, phaseUpdateMs: Date.now() - tUpdate };
+    if (n === 0) return { ...EMPTY_UPDATE, trainedTrajectories: seqs.length, nonFiniteSteps: done.nonFinite, ...times };
+    const pg = this.spec.kind === 'policy-gradient';
+    // the first minibatch's pass ran on the weights that sampled it: without π_old recomputed, its |log-ratio| is the mismatch
+    const mismatch = before.mismatch ?? (pg ? stats[0]!.absLogRatio : undefined);
     const mean = (f: (s: LossStats) => number): number => stats.reduce((acc, s) => acc + f(s), 0) / n;
     return {
       loss: mean((s) => s.loss), policyLoss: mean((s) => s.policyLoss), kl: mean((s) => s.kl),
       clipFraction: mean((s) => s.clipLow + s.clipHigh), clipFractionLow: mean((s) => s.clipLow), clipFractionHigh: mean((s) => s.clipHigh),
-      dualClipFraction: mean((s) => s.dualClip), approxKl: mean((s) => s.approxKl), entropy: mean((s) => s.entropy), gradNorm: gradNorm / n,
+      dualClipFraction: mean((s) => s.dualClip), approxKl: mean((s) => s.approxKl), entropy: mean((s) => s.entropy), gradNorm: done.gradNorm / n,
       ratioMin: pg ? Math.min(...stats.map((s) => s.ratioMin)) : 1, ratioMax: pg ? Math.max(...stats.map((s) => s.ratioMax)) : 1,
       tokenAccuracy: mean((s) => s.tokenAccuracy), ...(mismatch !== undefined ? { logprobMismatch: mismatch } : {}),
-      ...(importance ? { importanceWeightMean: importance.mean, importanceTruncated: importance.truncated } : {}),
-      optimizerSteps: n, nonFiniteSteps: nonFinite, trainedTrajectories, excluded: {}, truncatedSequences: 0, learningRate: lr,
-      phaseReferenceMs, phaseUpdateMs: Date.now() - tUpdate,
+      ...(before.importance ? { importanceWeightMean: before.importance.mean, importanceTruncated: before.importance.truncated } : {}),
+      optimizerSteps: n, nonFiniteSteps: done.nonFinite, trainedTrajectories: seqs.length, excluded: {}, truncatedSequences: 0, learningRate: done.lr, ...times,
     };
   }
 
   /**
-   * Runs `fn` on every part at once and returns the results in part order. Part 0 computes on this
-   * thread and holds it until done, so the other parts' requests are sent first (highest first).
+   * Before any step: the reference's log-probs (fixed for the batch) and, when π_old is recomputed, the
+   * current ones, which also give the sampler/trainer mismatch over the whole batch and, with the
+   * off-policy correction, each token's truncated importance weight.
    */
-  private allParts<T, R>(parts: readonly T[], fn: (part: T, k: number) => Promise<R>): Promise<R[]> {
-    const started: Promise<R>[] = new Array<Promise<R>>(parts.length);
-    for (let k = parts.length - 1; k >= 0; k--) started[k] = fn(parts[k]!, k);
-    return Promise.all(started);
+  private async beforeSteps(seqs: readonly TrainSequence[]): Promise<{ inputs: Map<TrainSequence, Omit<LossInput, 'seq'>>; mismatch?: number; importance?: { mean: number; truncated: number } }> {
+    const inputs = new Map<TrainSequence, Omit<LossInput, 'seq'>>();
+    if (this.spec.kind !== 'policy-gradient') return { inputs };
+    const a = this.o.settings;
+    const recompute = a.oldLogprobs === 'recompute';
+    const need = needsReference(this.spec);
+    const temperature = this.policy.temperature;
+    const parts = partsOf(seqs, this.policy.parallelism);
+    const refs = need.logprobs ? await allParts(parts, (p, k) => this.policy.logprobs(k, p, { model: 'reference', temperature, rows: need.rows })) : undefined;
+    const currents = recompute ? await allParts(parts, (p, k) => this.policy.logprobs(k, p, { model: 'current', temperature, rows: false })) : undefined;
+    const gap = { sum: 0, tokens: 0 };
+    const is = { sum: 0, truncated: 0, tokens: 0 };
+    parts.forEach((p, k) => p.forEach((s, i) => {
+      const cur = currents?.[k]?.logp[i];
+      const ref = refs?.[k];
+      let isWeight: Float32Array | undefined;
+      if (cur) {
+        const g = logprobGap(cur, s.behaviour, s.mask);
+        gap.sum += g.sum;
+        gap.tokens += g.tokens;
+        if (a.offPolicyCorrection === 'truncated-is') {
+          const w = truncatedImportanceWeights(cur, s.behaviour, s.mask, a.isCap);
+          isWeight = w.weights;
+          is.sum += w.sum;
+          is.truncated += w.truncated;
+          is.tokens += w.tokens;
+        }
+      }
+      inputs.set(s, { ...(cur ? { old: cur } : {}), ...(ref ? { ref: ref.logp[i]! } : {}), ...(ref?.rows ? { refRows: ref.rows[i]! } : {}), ...(isWeight ? { isWeight } : {}) });
+    }));
+    return {
+      inputs,
+      ...(recompute ? { mismatch: gap.tokens > 0 ? gap.sum / gap.tokens : 0 } : {}),
+      ...(is.tokens > 0 ? { importance: { mean: is.sum / is.tokens, truncated: is.truncated / is.tokens } } : {}),
+    };
   }
 
-  /** Every part's gradient at once; when one part fails, the others' gradients are freed before the error is raised. */
-  private async allGradients(parts: readonly LossInput[][]): Promise<{ grads: tf.Tensor[]; stats: LossStats }[]> {
-    const started: Promise<{ grads: tf.Tensor[]; stats: LossStats }>[] = new Array<Promise<{ grads: tf.Tensor[]; stats: LossStats }>>(parts.length);
-    for (let k = parts.length - 1; k >= 0; k--) started[k] = this.policy.gradients(k, parts[k]!, this.spec);
-    const settled = await Promise.allSettled(started);
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) {
-      for (const r of settled) if (r.status === 'fulfilled') tf.dispose(r.value.grads);
-      throw failed.reason;
+  /** Epochs × shuffled minibatches: each minibatch's gradient over the parts, combined exactly, and one optimizer step. */
+  private async runSteps(seqs: readonly TrainSequence[], inputs: ReadonlyMap<TrainSequence, Omit<LossInput, 'seq'>>): Promise<StepsDone> {
+    const done: StepsDone = { stats: [], gradNorm: 0, lr: 0, nonFinite: 0 };
+    const size = this.o.settings.minibatchSize > 0 ? this.o.settings.minibatchSize : seqs.length;
+    for (let epoch = 0; epoch < this.o.settings.epochs; epoch++) {
+      const order = seqs.map((s) => ({ s, key: this.shuffleRng.next() })).sort((x, y) => x.key - y.key).map((x) => x.s);
+      for (let i = 0; i < order.length; i += size) await this.step(order.slice(i, i + size), inputs, done);
     }
-    return settled.map((r) => (r as PromiseFulfilledResult<{ grads: tf.Tensor[]; stats: LossStats }>).value);
+    return done;
   }
 
-  /** The parts a list is dealt out to: one per compute unit when each gets at least MIN_SHARD, else all on part 0. */
-  private parts<T>(items: readonly T[]): T[][] {
-    const n = this.policy.parallelism;
-    return n > 1 && items.length >= MIN_SHARD * n ? splitShards(items, n) : [[...items]];
+  /** One minibatch: the parts' gradients weighted by their share of the aggregation, then the step (skipped, and counted, when not finite). */
+  private async step(mb: readonly TrainSequence[], inputs: ReadonlyMap<TrainSequence, Omit<LossInput, 'seq'>>, done: StepsDone): Promise<void> {
+    const parts = partsOf(mb, this.policy.parallelism);
+    const results = await allGradients(this.policy, parts.map((p) => p.map((s): LossInput => ({ seq: s, ...inputs.get(s) }))), this.spec);
+    const total = counts(mb);
+    const weights = results.map((r) => partWeight(this.spec.aggregation, r.stats, total));
+    const combined = results.length === 1 ? results[0]!.grads : tf.tidy(() => results[0]!.grads.map((_, w) => tf.addN(results.map((r, k) => tf.mul(r.grads[w]!, weights[k]!)))));
+    const st = combineStats(results.map((r) => r.stats), weights, total);
+    try {
+      if (!Number.isFinite(st.loss)) {
+        done.nonFinite += 1; // a NaN or infinite loss: its step is skipped, and counted
+        return;
+      }
+      const stepLr = this.o.settings.learningRate * lrMultiplier(this.steps + 1, this.o.settings, this.o.totalSteps);
+      const norm = await this.policy.applyGradients(combined, stepLr);
+      if (!Number.isFinite(norm)) {
+        done.nonFinite += 1; // the optimizer refused a gradient that is not finite
+        return;
+      }
+      this.steps += 1;
+      done.lr = stepLr;
+      done.gradNorm += norm;
+      done.stats.push(st);
+    } finally {
+      tf.dispose(results.length === 1 ? combined : [...combined, ...results.flatMap((r) => r.grads)]);
+    }
   }
+}
+
+/** What the optimizer steps of one update did. */
+interface StepsDone {
+  readonly stats: LossStats[];
+  gradNorm: number;
+  lr: number;
+  nonFinite: number;
 }

@@ -1,7 +1,7 @@
 // Where a trainer hands its results. The engine knows no storage: the CLI and the worker plug in the
 // SQLite writer, tests plug in MemorySink.
 import type { RunConfig } from '../../shared/runConfig';
-import type { EvaluationResult, IterationMetrics, RunStatus, RuntimeInfo, Trajectory } from '../../shared/types';
+import type { EvaluationResult, IterationMetrics, RunStatus, Trajectory } from '../../shared/types';
 
 export interface IterationRecord {
   readonly metrics: IterationMetrics;
@@ -10,14 +10,32 @@ export interface IterationRecord {
   readonly evaluation?: EvaluationResult;
 }
 
+/** What a run computes on, known once its policy and environment are open (the sink records it with the run). */
+export interface RunStart {
+  /** The policy's compute: backend, model, what is trained. */
+  readonly compute: string;
+  /** What the environment uses on this machine (the sandbox level and interpreter), if anything. */
+  readonly environment?: string;
+}
+
+/** Where a run's files go; a folder left out is not written. */
+export interface RunFolders {
+  /** The final checkpoint. */
+  readonly checkpoint?: string;
+  /** Resume points (every checkpointEvery iterations, and when cancelled). */
+  readonly resume?: string;
+}
+
 export interface RunSink {
   /** Before anything runs. */
-  begin(config: RunConfig, runtime: RuntimeInfo): void;
+  begin(config: RunConfig, start: RunStart): void;
   /**
    * Instead of `begin`, when a stored run continues from a resume point: the sink already holds the
    * run and its iterations up to the resume point (and nothing after it).
    */
-  resume?(runtime: RuntimeInfo): void;
+  resume?(start: RunStart): void;
+  /** Where the run's files go, asked once it has begun (a store names them after the run's id); none when absent. */
+  folders?(): RunFolders;
   /** The evaluation before training (iteration 0). */
   evaluation(result: EvaluationResult): void;
   /** One finished iteration: stored atomically (all of it or none). */
@@ -31,21 +49,25 @@ export interface RunEnd {
   readonly error?: string;
 }
 
-/** Keeps everything in memory (tests, and callers that only want the returned summary). */
+/** Keeps everything in memory (tests, and callers that only want the returned summary); files go to the folders given, if any. */
 export class MemorySink implements RunSink {
   config: RunConfig | undefined;
-  runtime: RuntimeInfo | undefined;
+  start: RunStart | undefined;
   readonly evaluations: EvaluationResult[] = [];
   readonly iterations: IterationRecord[] = [];
   status: RunStatus | undefined;
   ended: RunEnd | undefined;
-  begin(config: RunConfig, runtime: RuntimeInfo): void {
+  constructor(private readonly files: RunFolders = {}) {}
+  begin(config: RunConfig, start: RunStart): void {
     this.config = config;
-    this.runtime = runtime;
+    this.start = start;
+  }
+  folders(): RunFolders {
+    return this.files;
   }
   /** Continues in memory: records after the resume point must have been dropped by the caller. */
-  resume(runtime: RuntimeInfo): void {
-    this.runtime = runtime;
+  resume(start: RunStart): void {
+    this.start = start;
     this.status = undefined;
     this.ended = undefined;
   }

@@ -118,6 +118,7 @@ describe('validateRunConfig: transformer policy', () => {
   it('fills policy and method defaults, and policy options', () => {
     const grpo = validateRunConfig({ env: 'calculator', policy: 'transformer' });
     assert.equal(grpo.algorithm.learningRate, 2e-4);
+    assert.ok(grpo.policy === 'transformer');
     assert.equal(grpo.policyOptions.dModel, 64);
     assert.equal(grpo.evalPassK, 8);
     const sft = validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft' });

@@ -5,8 +5,9 @@
 // − callCost · (tool calls and malformed turns).
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
 import { parseCalculatorAction } from '../parsers';
-import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type Task, type TaskSource } from '../environment';
-import { applyOp, DEFAULT_GENERATOR, evaluate, expressionSet, parseExpr, type GeneratorOptions, type Op } from './expressions';
+import type { CalculatorEnvOptions } from '../../../shared/runConfig';
+import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, Task, TaskSource } from '../environment';
+import { applyOp, evaluate, expressionSet, GENERATOR_OPS, parseExpr, type GeneratorOptions, type Op } from './expressions';
 
 const OPS: readonly Op[] = ['add', 'sub', 'mul', 'div'];
 const INT_RE = /^-?\d{1,15}$/;
@@ -20,19 +21,11 @@ export interface CalculatorOptions {
   readonly heldOutTasks: number;
 }
 
-export function calculatorOptions(o: Readonly<Record<string, unknown>>): CalculatorOptions {
-  const n = (k: string, d: number): number => numberOption(o, k, d);
+/** The run's options as the environment uses them (the generator's settings together). */
+export function calculatorOptions(o: CalculatorEnvOptions): CalculatorOptions {
   return {
-    maxCalls: n('maxCalls', 10),
-    formatWeight: n('formatWeight', 0),
-    callCost: n('callCost', 0),
-    generator: {
-      ...DEFAULT_GENERATOR,
-      minDepth: n('minDepth', DEFAULT_GENERATOR.minDepth), maxDepth: n('maxDepth', DEFAULT_GENERATOR.maxDepth),
-      minOperand: n('minOperand', DEFAULT_GENERATOR.minOperand), maxOperand: n('maxOperand', DEFAULT_GENERATOR.maxOperand),
-    },
-    trainTasks: n('trainTasks', 2000),
-    heldOutTasks: n('heldOutTasks', 200),
+    maxCalls: o.maxCalls, formatWeight: o.formatWeight, callCost: o.callCost, trainTasks: o.trainTasks, heldOutTasks: o.heldOutTasks,
+    generator: { minDepth: o.minDepth, maxDepth: o.maxDepth, minOperand: o.minOperand, maxOperand: o.maxOperand, ops: GENERATOR_OPS },
   };
 }
 
@@ -99,7 +92,7 @@ class CalculatorEnv implements Environment {
   }
 
   verify(): Promise<EpisodeOutcome> {
-    const gold = this.task?.data.answer as number;
+    const gold = Number(this.task?.data.answer);
     const formatted = this.answer !== undefined;
     const correct = formatted && this.answer === gold;
     return Promise.resolve({
@@ -116,31 +109,45 @@ class CalculatorEnv implements Environment {
   }
 }
 
+/** Expression sets by generator settings: runs in one process with the same options share them (they are pure). */
 const taskCache = new Map<string, TaskSource>();
 
-export const calculator: EnvironmentFactory = {
+function taskSource(o: CalculatorOptions): TaskSource {
+  const key = JSON.stringify([o.generator, o.trainTasks, o.heldOutTasks]);
+  let source = taskCache.get(key);
+  if (!source) {
+    source = {
+      train: expressionSet('train', o.trainTasks, o.generator).map(calculatorTask),
+      heldOut: expressionSet('heldOut', o.heldOutTasks, o.generator).map(calculatorTask),
+    };
+    taskCache.set(key, source);
+  }
+  return source;
+}
+
+const DESCRIPTION = 'Arithmetic with calculator tool calls (seed 003).';
+
+export function openCalculator(options: CalculatorEnvOptions): RunEnvironment {
+  const o = calculatorOptions(options);
+  return {
+    name: 'calculator',
+    description: DESCRIPTION,
+    stop: { strings: ['</call>', '</answer>'] },
+    create: () => new CalculatorEnv(o),
+    taskFromId: (id) => {
+      try {
+        return calculatorTask(id.startsWith('calc:') ? id.slice(5) : id);
+      } catch {
+        return undefined;
+      }
+    },
+    tasks: () => taskSource(o),
+    dispose: () => Promise.resolve(),
+  };
+}
+
+export const calculator: EnvironmentDefinition<CalculatorEnvOptions> = {
   name: 'calculator',
-  description: 'Arithmetic with calculator tool calls (seed 003).',
-  stop: { strings: ['</call>', '</answer>'] },
-  create: (options) => new CalculatorEnv(calculatorOptions(options)),
-  taskFromId: (id) => {
-    try {
-      return calculatorTask(id.startsWith('calc:') ? id.slice(5) : id);
-    } catch {
-      return undefined;
-    }
-  },
-  tasks: (options): TaskSource => {
-    const o = calculatorOptions(options);
-    const key = JSON.stringify(o);
-    let source = taskCache.get(key);
-    if (!source) {
-      source = {
-        train: expressionSet('train', o.trainTasks, o.generator).map(calculatorTask),
-        heldOut: expressionSet('heldOut', o.heldOutTasks, o.generator).map(calculatorTask),
-      };
-      taskCache.set(key, source);
-    }
-    return source;
-  },
+  description: DESCRIPTION,
+  open: (o) => Promise.resolve(openCalculator(o)),
 };

@@ -1,6 +1,7 @@
 // Arithmetic expressions for the calculator environment: a seeded generator (depth 1–3), exact
 // integer evaluation, the tool-call plan a careful agent follows, and a fixed train / held-out split
 // by canonical call plan.
+import { CALCULATOR_OPTION_SPECS } from '../../../shared/runConfig';
 import { fnv1a, Rng } from '../../random';
 
 export type Op = 'add' | 'sub' | 'mul' | 'div';
@@ -104,7 +105,14 @@ export interface GeneratorOptions {
   readonly ops: readonly Op[];
 }
 
-export const DEFAULT_GENERATOR: GeneratorOptions = { minDepth: 1, maxDepth: 2, minOperand: 0, maxOperand: 9, ops: ['add', 'sub', 'mul'] };
+/** The operations generated expressions use (division is left out: a small model's exact division is noise). */
+export const GENERATOR_OPS: readonly Op[] = ['add', 'sub', 'mul'];
+
+/** The generator at the calculator's default options (envOptions.minDepth … maxOperand, from their table). */
+export const DEFAULT_GENERATOR: GeneratorOptions = {
+  minDepth: CALCULATOR_OPTION_SPECS.minDepth.default, maxDepth: CALCULATOR_OPTION_SPECS.maxDepth.default,
+  minOperand: CALCULATOR_OPTION_SPECS.minOperand.default, maxOperand: CALCULATOR_OPTION_SPECS.maxOperand.default, ops: GENERATOR_OPS,
+};
 
 /** A random expression with depth in [minDepth, maxDepth]; divisions are kept exact and non-zero. */
 export function generate(rng: Rng, o: GeneratorOptions): Expr {

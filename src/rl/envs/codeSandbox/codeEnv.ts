@@ -7,12 +7,12 @@
 import * as crypto from 'node:crypto';
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
 import { parseCodeAction } from '../parsers';
-import type { Executor } from '../../sandbox/freshExecutor';
-import { chooseLevel, resolvePython, type IsolationLevel } from '../../sandbox/isolation';
-import { DEFAULT_LIMITS, type ExecutionResult, type SandboxLimits } from '../../sandbox/limits';
-import { WarmPool } from '../../sandbox/warmPool';
+import type { CodeOptions } from '../../../shared/runConfig';
+import type { IsolationLevel } from '../../sandbox/isolation';
+import { limitsOf, type ExecutionResult, type SandboxLimits } from '../../sandbox/limits';
+import { SandboxPools, type Sandbox } from '../../sandbox/sandboxPools';
 import { CODE_TASKS, codeTaskPrompt, formulaTasks, type CodeTask } from '../../tasks/codeTasks';
-import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type Task, type TaskSource } from '../environment';
+import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, Task, TaskSource } from '../environment';
 
 export interface CodeEnvOptions {
   readonly sandbox: IsolationLevel | 'auto';
@@ -25,22 +25,9 @@ export interface CodeEnvOptions {
   readonly taskSet: 'functions' | 'formulas';
 }
 
-/** The sandbox limits an environment's options set (timeoutMs, tailBytes, outputCapBytes), over the defaults. */
-export function limitsOption(o: Readonly<Record<string, unknown>>): SandboxLimits {
-  const n = (k: keyof SandboxLimits): number => numberOption(o, k, DEFAULT_LIMITS[k]);
-  return { ...DEFAULT_LIMITS, timeoutMs: n('timeoutMs'), tailBytes: n('tailBytes'), outputCapBytes: n('outputCapBytes') };
-}
-
-export function codeEnvOptions(o: Readonly<Record<string, unknown>>): CodeEnvOptions {
-  const n = (k: string, d: number): number => numberOption(o, k, d);
-  return {
-    sandbox: (typeof o.sandbox === 'string' ? o.sandbox : 'auto') as IsolationLevel | 'auto',
-    python: typeof o.python === 'string' ? o.python : '',
-    limits: limitsOption(o),
-    maxExecutions: n('maxExecutions', 4),
-    poolSize: n('poolSize', 2),
-    taskSet: o.taskSet === 'formulas' ? 'formulas' : 'functions',
-  };
+/** The run's options as the environment uses them (the sandbox limits together). */
+export function codeEnvOptions(o: CodeOptions): CodeEnvOptions {
+  return { sandbox: o.sandbox, python: o.python, limits: limitsOf(o), maxExecutions: o.maxExecutions, poolSize: o.poolSize, taskSet: o.taskSet };
 }
 
 /** functions: the 65 hand-written tasks; formulas: the generated one-line family (see formulaTasks). */
@@ -48,36 +35,20 @@ function taskSet(name: 'functions' | 'formulas'): readonly (CodeTask & { readonl
   return name === 'formulas' ? formulaTasks() : CODE_TASKS;
 }
 
-/** One warm pool per (level, interpreter, size), shared by every episode; closed by dispose(). */
-const pools = new Map<string, WarmPool>();
-
-interface Sandbox {
-  readonly executor: Executor;
-  readonly level: IsolationLevel;
-  readonly python: string;
-}
-
-/** Resolves the interpreter and the level (throwing an error that names the fix), then the shared pool (started on first use). */
-export function sandboxFor(o: Pick<CodeEnvOptions, 'sandbox' | 'python' | 'poolSize'>): Sandbox {
-  const python = resolvePython(o.python || undefined);
-  const level = chooseLevel(o.sandbox, python);
-  const key = `${level}|${python}|${o.poolSize}`;
-  let pool = pools.get(key);
-  if (!pool) {
-    pool = new WarmPool(level, python, o.poolSize);
-    pools.set(key, pool);
-  }
-  return { executor: pool, level, python };
-}
-
-export async function disposeSandboxes(): Promise<void> {
-  const all = [...pools.values()];
-  pools.clear();
-  await Promise.all(all.map((p) => p.close()));
-}
+/** The code task each Task object was made from (read back typed, not from its data record). */
+const specOf = new WeakMap<Task, CodeTask>();
 
 export function codeTask(t: CodeTask): Task {
-  return { id: t.id, prompt: codeTaskPrompt(t), data: { fn: t.fn, publicArgs: t.publicArgs, publicOutput: t.publicOutput, hidden: t.hidden, reference: t.reference } };
+  const task: Task = { id: t.id, prompt: codeTaskPrompt(t), data: { fn: t.fn, publicArgs: t.publicArgs, publicOutput: t.publicOutput, hidden: t.hidden, reference: t.reference } };
+  specOf.set(task, t);
+  return task;
+}
+
+/** The code task behind a task of this environment; an error for any other task. */
+export function codeTaskOf(task: Task): CodeTask {
+  const t = specOf.get(task);
+  if (!t) throw new Error(`task ${task.id} is not a code-environment task`);
+  return t;
 }
 
 /** The observation text a model reads after running code. */
@@ -145,14 +116,14 @@ export interface CodeVerdict {
 
 /** Public check and private verifier of `code` for a task. */
 export async function verifyCode(sandbox: Sandbox, limits: SandboxLimits, task: Task, code: string): Promise<CodeVerdict> {
-  const fn = String(task.data.fn);
-  const hidden = task.data.hidden as string[];
+  const t = codeTaskOf(task);
+  const { fn, hidden } = t;
   const pub = await sandbox.executor.execute(code, limits);
-  const publicPass = pub.exitCode === 0 && lastLine(pub.stdout) === String(task.data.publicOutput);
+  const publicPass = pub.exitCode === 0 && lastLine(pub.stdout) === t.publicOutput;
   const key = `${task.id}|${sandbox.level}|${sandbox.python}`;
   let ref = referenceCache.get(key);
   if (!ref) {
-    ref = runVerifier(sandbox, limits, String(task.data.reference), fn, hidden);
+    ref = runVerifier(sandbox, limits, t.reference, fn, hidden);
     referenceCache.set(key, ref);
   }
   const expected = await ref;
@@ -173,11 +144,7 @@ class CodeEnv implements Environment {
   private executions = 0;
   private finished = false;
   private done = false;
-  private readonly sandbox: Sandbox;
-
-  constructor(private readonly o: CodeEnvOptions) {
-    this.sandbox = sandboxFor(o);
-  }
+  constructor(private readonly o: CodeEnvOptions, private readonly sandbox: Sandbox) {}
 
   reset(task: Task): Promise<Observation> {
     this.task = task;
@@ -230,27 +197,44 @@ class CodeEnv implements Environment {
   }
 
   close(): Promise<void> {
-    return Promise.resolve(); // the pool is shared; dispose() closes it
+    return Promise.resolve(); // the pool is the run's; its environment's dispose() closes it
   }
 }
 
-export const codeEnvironment: EnvironmentFactory = {
+const DESCRIPTION = 'Write and run Python in a sandbox, read errors, fix, submit (seed 000).';
+
+/** A task of either set by its id, for replay. */
+function codeTaskById(id: string): Task | undefined {
+  const t = [...CODE_TASKS, ...formulaTasks()].find((x) => x.id === id || x.id === `code:${id}`);
+  return t ? codeTask(t) : undefined;
+}
+
+/** The code environment of a run: its episodes share the run's warm pool, which dispose() closes. */
+export function openCodeEnvironment(options: CodeOptions): RunEnvironment {
+  const o = codeEnvOptions(options);
+  const pools = new SandboxPools();
+  return {
+    name: 'code',
+    description: DESCRIPTION,
+    // an action ends with a closed code block, or with the line after FINAL ANSWER:
+    stop: { strings: [], test: 'code-action' },
+    create: () => new CodeEnv(o, pools.get(o)),
+    tasks: (): TaskSource => {
+      const all = taskSet(o.taskSet);
+      return { train: all.filter((t) => t.split === 'train').map(codeTask), heldOut: all.filter((t) => t.split === 'heldOut').map(codeTask) };
+    },
+    taskFromId: codeTaskById,
+    preflight: () => {
+      const s = pools.get(o);
+      return `code sandbox: level ${s.level}, python ${s.python}`;
+    },
+    dispose: () => pools.close(),
+  };
+}
+
+export const codeEnvironment: EnvironmentDefinition<CodeOptions> = {
   name: 'code',
-  description: 'Write and run Python in a sandbox, read errors, fix, submit (seed 000).',
-  // an action ends with a closed code block, or with the line after FINAL ANSWER:
-  stop: { strings: [], when: (text) => /```(?:python|py)?[^\S\n]*\n[\s\S]*?```/.test(text) || /FINAL ANSWER:[^\n]*\n/.test(text) },
-  create: (options) => new CodeEnv(codeEnvOptions(options)),
-  tasks: (options): TaskSource => {
-    const all = taskSet(codeEnvOptions(options).taskSet);
-    return { train: all.filter((t) => t.split === 'train').map(codeTask), heldOut: all.filter((t) => t.split === 'heldOut').map(codeTask) };
-  },
-  taskFromId: (id) => {
-    const t = [...CODE_TASKS, ...formulaTasks()].find((x) => x.id === id || x.id === `code:${id}`);
-    return t ? codeTask(t) : undefined;
-  },
-  preflight: (options) => {
-    const s = sandboxFor(codeEnvOptions(options));
-    return `code sandbox: level ${s.level}, python ${s.python}`;
-  },
-  dispose: disposeSandboxes,
+  description: DESCRIPTION,
+  open: (o) => Promise.resolve(openCodeEnvironment(o)),
 };
+

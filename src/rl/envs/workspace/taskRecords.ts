@@ -44,7 +44,17 @@ export const PRESET_FIELDS: Readonly<Record<TaskPreset, FieldMap>> = {
 };
 
 /** What a task from a file carries for the environment, the reward and the reference agent. */
-export interface WorkspaceTaskData {
+/** The record behind each workspace Task object (read back typed, not from its data record). */
+const recordOf = new WeakMap<Task, WorkspaceTaskData>();
+
+/** The record a workspace task was made from; an error for any other task. */
+export function workspaceTaskData(task: Task): WorkspaceTaskData {
+  const d = recordOf.get(task);
+  if (!d) throw new Error(`task ${task.id} is not a workspace task`);
+  return d;
+}
+
+export type WorkspaceTaskData = {
   readonly source: string;
   readonly messages?: readonly { readonly role: string; readonly content: string }[];
   readonly groundTruth?: unknown;
@@ -52,7 +62,7 @@ export interface WorkspaceTaskData {
   readonly privateTests: readonly string[];
   readonly demonstration?: readonly string[];
   readonly metadata: Readonly<Record<string, unknown>>;
-}
+};
 
 export interface TaskSplitOptions {
   readonly preset: TaskPreset;
@@ -184,7 +194,8 @@ export function tasksOf(records: readonly SourceRecord[], o: TaskSplitOptions): 
       ...(Array.isArray(demo) ? { demonstration: demo } : {}),
       metadata,
     };
-    const task: Task = { id, prompt, data: data as unknown as Record<string, unknown> };
+    const task: Task = { id, prompt, data };
+    recordOf.set(task, data);
     const split = get('split');
     let heldOutTask: boolean;
     const byName = splitOfFileName(r.file);

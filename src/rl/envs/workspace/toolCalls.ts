@@ -8,7 +8,6 @@
 import { FINAL_ACTIONS } from '../../../shared/episodeStats';
 import type { ParsedAction } from '../../../shared/types';
 import { MAX_ACTION_CHARS, parseCodeAction } from '../parsers';
-import { codeEnvironment } from '../codeSandbox/codeEnv';
 import type { StopSpec } from '../environment';
 import type { ToolReply, ToolSpec } from './toolSession';
 
@@ -64,8 +63,8 @@ export function parseToolAction(raw: string, format: ToolFormat): ParsedAction {
 export function stopFor(format: ToolFormat): StopSpec {
   if (format === 'call') return { strings: ['</call>', '</answer>'] };
   if (format === 'hermes') return { strings: ['</tool_call>', '</answer>'] };
-  // the code environment's rule, which replica threads rebuild from its name
-  return { ...codeEnvironment.stop!, whenOf: 'code' };
+  // the code environment's rule: a closed code block, or the line after FINAL ANSWER:
+  return { strings: [], test: 'code-action' };
 }
 
 export type ToolsInPrompt = 'signatures' | 'json' | 'none';

@@ -51,6 +51,8 @@ export interface SessionSandbox {
   readonly limits: SandboxLimits;
   /** Sessions of different roles (the agent's tools, the reward) never share a zygote. */
   readonly role?: 'tools' | 'reward';
+  /** The zygotes the session forks from: its owner's (a run's environment, a check), closed by that owner. */
+  readonly zygotes: ToolZygotes;
 }
 
 export class ToolLoadError extends Error {
@@ -209,24 +211,29 @@ function removeDir(dir: string | undefined): void {
   }
 }
 
-/** One zygote per sandbox; a dead one is replaced when the next session opens. */
-const zygotes = new Map<string, ToolZygote>();
+/**
+ * The tool zygotes of one owner (a run's environment, an env check): one per sandbox and role, a dead
+ * one replaced when the next session opens; close() kills them all and nothing of any other owner.
+ */
+export class ToolZygotes {
+  private readonly zygotes = new Map<string, ToolZygote>();
 
-async function zygoteFor(sandbox: SessionSandbox): Promise<ToolZygote> {
-  const key = JSON.stringify([sandbox.role ?? 'tools', sandbox.level, sandbox.python, sandbox.limits]);
-  let z = zygotes.get(key);
-  if (!z || !z.alive) {
-    z = new ToolZygote(sandbox);
-    zygotes.set(key, z);
+  async get(sandbox: SessionSandbox): Promise<ToolZygote> {
+    const key = JSON.stringify([sandbox.role ?? 'tools', sandbox.level, sandbox.python, sandbox.limits]);
+    let z = this.zygotes.get(key);
+    if (!z || !z.alive) {
+      z = new ToolZygote(sandbox);
+      this.zygotes.set(key, z);
+    }
+    await z.ready;
+    return z;
   }
-  await z.ready;
-  return z;
-}
 
-/** Kills every tool zygote (the end of a run). */
-export function closeToolSandboxes(): void {
-  for (const z of zygotes.values()) z.shutdown();
-  zygotes.clear();
+  /** Kills every zygote of this owner (the end of a run). */
+  close(): void {
+    for (const z of this.zygotes.values()) z.shutdown();
+    this.zygotes.clear();
+  }
 }
 
 let nextSid = 0;
@@ -243,7 +250,7 @@ class ToolProcess {
   constructor(sandbox: SessionSandbox, file: ToolFile, listing: boolean) {
     this.loaded = new Promise((resolveLoaded) => {
       this.pending = resolveLoaded;
-      zygoteFor(sandbox).then((z) => {
+      sandbox.zygotes.get(sandbox).then((z) => {
         this.zygote = z;
         if (this.closed) return; // closed while the zygote started: never opened
         z.open(this.sid, file, listing, (m) => {

@@ -1,19 +1,22 @@
 // An environment defined in the user's workspace: tasks from files (taskFiles.ts, taskRecords.ts),
 // tools from a Python file run in a per-episode sandboxed process (toolSession.ts), in one of three
 // call formats (toolCalls.ts), and a reward from a Python function or a built-in (workspaceReward.ts).
-// prepare() loads and checks all of it before a run starts (no run row exists yet when it fails):
-// the tasks, the tool file's import and schemas, and the reward on a recorded trajectory.
+// Opening it for a run (prepareWorkspace) loads and checks all of it before the run starts (no run row
+// exists yet when it fails): the tasks, the tool file's import and schemas, and the reward on a recorded
+// trajectory. The opened environment owns its warm pools, tool zygotes and reward sessions.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
+import type { WorkspaceEnvOptions } from '../../../shared/runConfig';
+import type { Executor } from '../../sandbox/freshExecutor';
 import type { IsolationLevel } from '../../sandbox/isolation';
-import type { SandboxLimits } from '../../sandbox/limits';
-import { disposeSandboxes, limitsOption, sandboxFor } from '../codeSandbox/codeEnv';
-import { numberOption, type Environment, type EnvironmentFactory, type StepResult, type Task, type TaskSource } from '../environment';
+import { limitsOf, type SandboxLimits } from '../../sandbox/limits';
+import { SandboxPools } from '../../sandbox/sandboxPools';
+import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, Task, TaskSource } from '../environment';
 import { observationText, parseToolAction, renderPrompt, RESERVED_TOOL_NAMES, stopFor, toolResultBody, toolSchemas, type ToolFormat, type ToolsInPrompt } from './toolCalls';
 import { readTaskRecords } from './taskFiles';
-import { FIELD_NAMES, tasksOf, type FieldMap, type TaskPreset, type WorkspaceTaskData } from './taskRecords';
-import { closeToolSandboxes, SessionPool, ToolLoadError, ToolSession, type ToolFile, type ToolReply, type ToolSpec } from './toolSession';
+import { FIELD_NAMES, tasksOf, workspaceTaskData, type FieldMap, type TaskPreset } from './taskRecords';
+import { SessionPool, ToolLoadError, ToolSession, ToolZygotes, type SessionSandbox, type ToolFile, type ToolReply, type ToolSpec } from './toolSession';
 import { exactMatch, pythonReward, RewardError, testsPass, type RewardResult, type RewardTask, type RewardTrajectory } from './workspaceReward';
 
 export interface WorkspaceOptions {
@@ -40,23 +43,17 @@ export interface WorkspaceOptions {
   readonly poolSize: number;
 }
 
-const str = (o: Readonly<Record<string, unknown>>, k: string, d: string): string => (typeof o[k] === 'string' ? (o[k]) : d);
-
-export function workspaceOptions(o: Readonly<Record<string, unknown>>): WorkspaceOptions {
-  const n = (k: string, d: number): number => numberOption(o, k, d);
+/** The run's options as the environment uses them: the record fields renamed, the sandbox limits together. */
+export function workspaceOptions(o: WorkspaceEnvOptions): WorkspaceOptions {
   const fields: Partial<Record<keyof FieldMap, string>> = {};
   for (const f of FIELD_NAMES) {
-    const v = str(o, `${f}Field`, '');
+    const v = o[`${f}Field`];
     if (v !== '') fields[f] = v;
   }
   return {
-    root: str(o, 'root', ''), tasks: str(o, 'tasks', ''), taskPreset: str(o, 'taskPreset', 'default') as TaskPreset, fields,
-    heldOutFraction: n('heldOutFraction', 0.2), splitSeed: n('splitSeed', 0),
-    tools: str(o, 'tools', ''), toolFormat: str(o, 'toolFormat', 'call') as ToolFormat, toolsInPrompt: str(o, 'toolsInPrompt', 'signatures') as ToolsInPrompt,
-    reward: str(o, 'reward', 'exact_match'), formatBonus: n('formatBonus', 0), callCost: n('callCost', 0), successThreshold: n('successThreshold', 1),
-    maxCalls: n('maxCalls', 6), sandbox: str(o, 'sandbox', 'auto') as IsolationLevel | 'auto', python: str(o, 'python', ''),
-    limits: limitsOption(o),
-    poolSize: n('poolSize', 2),
+    root: o.root, tasks: o.tasks, taskPreset: o.taskPreset, fields, heldOutFraction: o.heldOutFraction, splitSeed: o.splitSeed,
+    tools: o.tools, toolFormat: o.toolFormat, toolsInPrompt: o.toolsInPrompt, reward: o.reward, formatBonus: o.formatBonus, callCost: o.callCost,
+    successThreshold: o.successThreshold, maxCalls: o.maxCalls, sandbox: o.sandbox, python: o.python, limits: limitsOf(o), poolSize: o.poolSize,
   };
 }
 
@@ -79,7 +76,7 @@ function readSource(o: WorkspaceOptions, file: string, field: string): ToolFile 
   }
 }
 
-/** What prepare() loaded for one set of options. */
+/** What prepareWorkspace() loaded for one set of options, with the sandboxes it opened (close() releases them). */
 export interface PreparedWorkspace {
   readonly options: WorkspaceOptions;
   readonly tasks: TaskSource;
@@ -91,20 +88,17 @@ export interface PreparedWorkspace {
   readonly rewardPool: SessionPool | undefined;
   readonly level: IsolationLevel;
   readonly python: string;
+  /** Where the tool sessions run (the level, the interpreter, the limits, the zygotes they fork from). */
+  readonly toolSandbox: SessionSandbox;
+  /** The warm pool the built-in unit-test reward runs in. */
+  readonly executor: Executor;
   /** The reward on a recorded trajectory (the first training task's demonstration, or an empty episode). */
   readonly rewardCheck: { readonly taskId: string; readonly outcome: EpisodeOutcome };
+  /** Closes the reward sessions, the tool zygotes and the warm pool. */
+  close(): Promise<void>;
 }
 
-const prepared = new Map<string, PreparedWorkspace>();
-const keyOf = (o: Readonly<Record<string, unknown>>): string => JSON.stringify(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
-
-function preparedFor(options: Readonly<Record<string, unknown>>): PreparedWorkspace {
-  const p = prepared.get(keyOf(options));
-  if (!p) throw new Error('workspace environment: prepare(options) must finish before tasks() or create() (the trainer and the CLI call it)');
-  return p;
-}
-
-const taskData = (t: Task): WorkspaceTaskData => t.data as unknown as WorkspaceTaskData;
+const taskData = workspaceTaskData;
 
 export function rewardTask(t: Task): RewardTask {
   const d = taskData(t);
@@ -122,12 +116,8 @@ class WorkspaceEnv implements Environment {
   private done = false;
   private readonly o: WorkspaceOptions;
 
-  constructor(private readonly p: PreparedWorkspace) {
+  constructor(private readonly p: Omit<PreparedWorkspace, 'rewardCheck'>) {
     this.o = p.options;
-  }
-
-  private sandbox(): { level: IsolationLevel; python: string; limits: SandboxLimits } {
-    return { level: this.p.level, python: this.p.python, limits: this.o.limits };
   }
 
   reset(task: Task): Promise<Observation> {
@@ -140,7 +130,7 @@ class WorkspaceEnv implements Environment {
     this.turns = [];
     this.done = false;
     // forked from the warm zygote on the first call; code blocks run in it even without tools
-    this.session = this.p.toolFile || this.o.toolFormat === 'code' ? new ToolSession(this.sandbox(), this.p.toolFile) : undefined;
+    this.session = this.p.toolFile || this.o.toolFormat === 'code' ? new ToolSession(this.p.toolSandbox, this.p.toolFile) : undefined;
     const text = renderPrompt(task.prompt, this.p.tools, this.o.toolFormat, this.o.toolsInPrompt);
     // Hermes is the chat templates' own tool convention: a template policy shows the tools its way
     const chat = this.o.toolFormat === 'hermes' && this.p.tools.length > 0 && this.o.toolsInPrompt !== 'none'
@@ -220,9 +210,9 @@ class WorkspaceEnv implements Environment {
 }
 
 /** The reward of a finished episode: the workspace's function or the built-in, then the bonus and the cost. */
-export async function scoreEpisode(p: PreparedWorkspace, task: Task, traj: RewardTrajectory): Promise<EpisodeOutcome> {
+export async function scoreEpisode(p: Pick<PreparedWorkspace, 'options' | 'executor' | 'rewardPool' | 'rewardFile'>, task: Task, traj: RewardTrajectory): Promise<EpisodeOutcome> {
   const o = p.options;
-  const executor = sandboxFor({ sandbox: p.level, python: p.python, poolSize: o.poolSize }).executor;
+  const executor = p.executor;
   const d = taskData(task);
   let base: RewardResult;
   if (o.reward === 'exact_match') {
@@ -244,7 +234,7 @@ export async function scoreEpisode(p: PreparedWorkspace, task: Task, traj: Rewar
 }
 
 /** Replays a task's demonstration (or no action) through a real episode: the recorded trajectory the reward is checked on. */
-async function recordedEpisode(p: PreparedWorkspace, task: Task): Promise<RewardTrajectory> {
+async function recordedEpisode(p: Omit<PreparedWorkspace, 'rewardCheck'>, task: Task): Promise<RewardTrajectory> {
   const env = new WorkspaceEnv(p);
   try {
     await env.reset(task);
@@ -259,9 +249,7 @@ async function recordedEpisode(p: PreparedWorkspace, task: Task): Promise<Reward
 }
 
 /** Loads and checks a workspace environment: tasks, tools, reward. Throws errors that name the file and the fix. */
-export async function prepareWorkspace(options: Readonly<Record<string, unknown>>): Promise<PreparedWorkspace> {
-  const hit = prepared.get(keyOf(options));
-  if (hit) return hit;
+export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<PreparedWorkspace> {
   const o = workspaceOptions(options);
   if (o.tasks === '') throw new WorkspaceEnvError('envOptions.tasks is empty. Fix: name the task file(s), e.g. "tasks.jsonl" or "data/*.parquet"');
   const records = await readTaskRecords(rootOf(o), [o.tasks]);
@@ -270,13 +258,30 @@ export async function prepareWorkspace(options: Readonly<Record<string, unknown>
     throw new WorkspaceEnvError('envOptions.reward "unit_tests": no task has tests. Fix: give the records tests (envOptions.testsField names the field), or use "exact_match" or a reward file');
   }
   if (!isBuiltin(o.reward) && !o.reward.endsWith('.py')) throw new WorkspaceEnvError(`envOptions.reward "${o.reward}" is neither a built-in (exact_match, unit_tests) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`);
-  const { level, python } = sandboxFor(o);
+  const pools = new SandboxPools();
+  const zygotes = new ToolZygotes();
+  let rewardPool: SessionPool | undefined;
+  const close = async (): Promise<void> => {
+    rewardPool?.close();
+    zygotes.close();
+    await pools.close();
+  };
+  try {
+    return await load();
+  } catch (e) {
+    await close();
+    throw e;
+  }
+
+  async function load(): Promise<PreparedWorkspace> {
+  const { level, python, executor } = pools.get(o);
+  const toolSandbox: SessionSandbox = { level, python, limits: o.limits, zygotes };
   const toolFile = o.tools !== '' ? readSource(o, o.tools, 'tools') : undefined;
   const rewardFile = isBuiltin(o.reward) ? undefined : readSource(o, o.reward, 'reward');
   let tools: readonly ToolSpec[] = [];
   let examples: Readonly<Record<string, unknown>> = {};
   if (toolFile) {
-    const s = new ToolSession({ level, python, limits: o.limits }, toolFile, true);
+    const s = new ToolSession(toolSandbox, toolFile, true);
     try {
       ({ tools, examples } = await s.start());
     } finally {
@@ -286,9 +291,8 @@ export async function prepareWorkspace(options: Readonly<Record<string, unknown>
     if (reserved) throw new WorkspaceEnvError(`${toolFile.name}: a tool may not be called "${reserved.name}" (${RESERVED_TOOL_NAMES.join(', ')} end the episode or run code). Fix: rename it, or leave it out of __all__`);
     if (tools.length === 0) throw new WorkspaceEnvError(`${toolFile.name} declares no tool (no public function defined in it, and no __all__). Fix: define def name(arg: type) -> type: with a docstring, or leave envOptions.tools empty`);
   }
-  let rewardPool: SessionPool | undefined;
   if (rewardFile) {
-    const probe = new ToolSession({ level, python, limits: o.limits, role: 'reward' }, rewardFile, true);
+    const probe = new ToolSession({ ...toolSandbox, role: 'reward' }, rewardFile, true);
     try {
       const listed = await probe.start();
       if (!listed.tools.some((t) => t.name === 'reward')) throw new WorkspaceEnvError(`${rewardFile.name} defines no function reward(task, trajectory). Fix: define def reward(task, trajectory): returning a number or {"score": number, ...extras}`);
@@ -298,43 +302,40 @@ export async function prepareWorkspace(options: Readonly<Record<string, unknown>
     } finally {
       probe.close();
     }
-    rewardPool = new SessionPool({ level, python, limits: o.limits, role: 'reward' }, rewardFile, o.poolSize);
+    rewardPool = new SessionPool({ ...toolSandbox, role: 'reward' }, rewardFile, o.poolSize);
   }
-  const partial = { options: o, tasks: split, tools, examples, toolFile, rewardFile, rewardPool, level, python };
+  const partial = { options: o, tasks: split, tools, examples, toolFile, rewardFile, rewardPool, level, python, toolSandbox, executor, close };
   const first = split.train[0]!;
   let outcome: EpisodeOutcome;
   try {
-    outcome = await scoreEpisode({ ...partial, rewardCheck: { taskId: '', outcome: { reward: 0, success: false, publicPass: false, privatePass: false } } }, first, await recordedEpisode({ ...partial, rewardCheck: undefined as never }, first));
+    outcome = await scoreEpisode(partial, first, await recordedEpisode(partial, first));
   } catch (e) {
     if (e instanceof RewardError) throw new WorkspaceEnvError(`${e.message} (checked on a recorded episode of task ${first.id}, ${taskData(first).source})`);
     throw e;
   }
-  const p: PreparedWorkspace = { ...partial, rewardCheck: { taskId: first.id, outcome } };
-  prepared.set(keyOf(options), p);
-  return p;
+  return { ...partial, rewardCheck: { taskId: first.id, outcome } };
+  }
 }
 
-export const workspaceEnvironment: EnvironmentFactory = {
+const DESCRIPTION = 'Tasks, tools and a reward from your workspace: task files (JSON Lines, JSON, CSV, Parquet), a Python tool file, a Python reward or a built-in.';
+
+/** The workspace environment of a run, over what prepareWorkspace loaded and opened. */
+function runEnvironment(p: PreparedWorkspace): RunEnvironment {
+  return {
+    name: 'workspace',
+    description: DESCRIPTION,
+    stop: stopFor(p.options.toolFormat),
+    create: () => new WorkspaceEnv(p),
+    tasks: () => p.tasks,
+    taskFromId: (id) => [...p.tasks.train, ...p.tasks.heldOut].find((t) => t.id === id),
+    preflight: () => `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? p.options.reward}; sandbox level ${p.level}, python ${p.python}`,
+    dispose: () => p.close(),
+  };
+}
+
+export const workspaceEnvironment: EnvironmentDefinition<WorkspaceEnvOptions> = {
   name: 'workspace',
-  description: 'Tasks, tools and a reward from your workspace: task files (JSON Lines, JSON, CSV, Parquet), a Python tool file, a Python reward or a built-in.',
-  stopFor: (options) => stopFor(workspaceOptions(options).toolFormat),
-  prepare: async (options) => {
-    await prepareWorkspace(options);
-  },
-  create: (options) => new WorkspaceEnv(preparedFor(options)),
-  tasks: (options) => preparedFor(options).tasks,
-  taskFromId: (id, options) => {
-    const p = prepared.get(keyOf(options));
-    return p ? [...p.tasks.train, ...p.tasks.heldOut].find((t) => t.id === id) : undefined;
-  },
-  preflight: (options) => {
-    const p = preparedFor(options);
-    return `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? p.options.reward}; sandbox level ${p.level}, python ${p.python}`;
-  },
-  dispose: async () => {
-    for (const p of prepared.values()) p.rewardPool?.close();
-    prepared.clear();
-    closeToolSandboxes();
-    await disposeSandboxes();
-  },
+  description: DESCRIPTION,
+  open: async (o) => runEnvironment(await prepareWorkspace(o)),
 };
+

@@ -3,6 +3,7 @@
 // where the environment's stop rule ends the action). With probability `mistakeRate` its
 // first attempt calls the function by a wrong name (a NameError), so demonstrations show a traceback
 // being read and the code being fixed (marked as a mistake: shown to a student, not imitated).
+import { codeTaskOf } from '../../envs/codeSandbox/codeEnv';
 import type { Rng } from '../../random';
 import type { PolicyContext } from '../policy';
 import { ScriptedPolicy } from './scriptedPolicy';
@@ -13,7 +14,7 @@ export class CodeReferenceAgent extends ScriptedPolicy {
   }
 
   protected act(ctx: PolicyContext, rng: Rng): string | { text: string; mistake: true } {
-    const { fn, publicArgs, reference } = ctx.task.data as { fn: string; publicArgs: string; reference: string };
+    const { fn, publicArgs, reference } = codeTaskOf(ctx.task);
     const program = (name: string): string => `\`\`\`python\n${reference}\nprint(${name}(${publicArgs}))\n\`\`\``;
     const last = ctx.turns[ctx.turns.length - 1];
     if (!last) return rng.next() < this.mistakeRate ? { text: `Let me try.\n${program(`${fn}_v2`)}`, mistake: true } : program(fn);

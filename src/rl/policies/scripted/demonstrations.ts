@@ -1,28 +1,21 @@
 // Demonstrations for supervised warm starts: a scripted reference agent acts, and each turn's text is
 // tokenized once, as it enters the context (observation: loss mask 0; action: loss mask 1, or 0 for a
 // deliberate mistake, which the student reads but does not imitate), the token layout of a sample.
-import type { EnvName } from '../../../shared/runConfig';
+import type { DemonstrationChoice } from '../../../shared/runConfig';
 import type { Rng } from '../../random';
 import type { Policy, PolicyContext, PolicySample } from '../policy';
 import type { Tokenizer } from '../transformer/tokenizer';
-import { CalculatorReferenceAgent, type GuessStyle, type SkipClass } from './calculatorReference';
+import { CalculatorReferenceAgent } from './calculatorReference';
 import { CodeReferenceAgent } from './codeReference';
 import { WorkspaceReferenceAgent } from './workspaceReference';
 
 /** The scripted reference agent of an environment with the run's `demonstrations` settings, if it has one. */
-export function referenceAgentFor(env: EnvName, d: Readonly<Record<string, unknown>>): Policy | undefined {
-  const mistakeRate = typeof d.mistakeRate === 'number' ? d.mistakeRate : 0;
-  switch (env) {
+export function referenceAgentFor(c: DemonstrationChoice): Policy | undefined {
+  switch (c.env) {
     case 'calculator':
-      return new CalculatorReferenceAgent({
-        mistakeRate,
-        skipToolOn: (d.skipToolOn as SkipClass | undefined) ?? 'none',
-        skipToolRate: typeof d.skipToolRate === 'number' ? d.skipToolRate : 0,
-        guess: (d.guess as GuessStyle | undefined) ?? 'first-number',
-        redundantCallRate: typeof d.redundantCallRate === 'number' ? d.redundantCallRate : 0,
-      });
+      return new CalculatorReferenceAgent(c.demonstrations);
     case 'code':
-      return new CodeReferenceAgent(mistakeRate);
+      return new CodeReferenceAgent(c.demonstrations.mistakeRate);
     case 'workspace':
       return new WorkspaceReferenceAgent();
     case 'binary-search':

@@ -3,6 +3,7 @@
 // requests carry the learner's own data (sequences, loss inputs, the loss as a `LossSpec`), so a
 // helper runs exactly the code the main thread runs (rl/train/gradients.ts).
 import type { LossSpec } from '../../algo/objective';
+import type { StopTest } from '../../envs/parsers';
 import type { LossInput, LossStats, TrainSequence } from '../../algo/batch';
 import type { GptConfig } from './model';
 import type { SampledSequence } from './sampler';
@@ -14,8 +15,8 @@ export interface PortableSampleOptions {
   readonly topP: number;
   readonly maxNewTokens: number;
   readonly stop: readonly string[];
-  /** Environment whose `stop.when` applies, if any. */
-  readonly stopEnv?: string;
+  /** The named stop test that applies (envs/parsers STOP_TESTS), if any: a function cannot cross to the thread. */
+  readonly stopTest?: StopTest;
 }
 
 export type ReplicaRequest =

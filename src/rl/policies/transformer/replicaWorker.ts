@@ -4,9 +4,8 @@
 // with the same functions the main thread uses.
 import * as tf from '@tensorflow/tfjs';
 import { parentPort } from 'node:worker_threads';
-import { environmentFactory } from '../../envs/registry';
+import { STOP_TESTS } from '../../envs/parsers';
 import { Rng } from '../../random';
-import type { EnvName } from '../../../shared/runConfig';
 import { shardGradients, shardLogprobs } from '../../algo/gradients';
 import { initBackend, type BackendChoice } from './backend';
 import { Gpt, gptDifferentiable } from './model';
@@ -46,7 +45,7 @@ async function handle(msg: ReplicaRequest): Promise<{ reply: ReplicaReply; trans
       return { reply: { kind: 'logprobs', ...r }, transfer: [...r.logp, ...(r.rows ?? [])].map((a) => a.buffer as ArrayBuffer) };
     }
     case 'sample': {
-      const when = msg.options.stopEnv ? environmentFactory(msg.options.stopEnv as EnvName).stop?.when : undefined;
+      const when = msg.options.stopTest ? STOP_TESTS[msg.options.stopTest] : undefined;
       const rng = msg.rowSeeds ? msg.rowSeeds.map((s) => new Rng(s)) : new Rng(msg.seed);
       const sequences = await sampleBatch(model!, tokenizer!, msg.prompts, { ...msg.options, ...(when ? { stopWhen: when } : {}) }, rng);
       return { reply: { kind: 'sample', sequences }, transfer: [] };

@@ -8,10 +8,12 @@ import type { PolicyStep, Trajectory } from '../../../shared/types';
 import { AdamW, type AdamWOptions } from '../../algo/adamw';
 import type { LossSpec } from '../../algo/objective';
 import { Rng } from '../../random';
+import type { StopTest } from '../../envs/parsers';
 import type { LossInput, LossStats, TrainSequence } from '../../algo/batch';
 import { MICROBATCH_POSITIONS, shardGradients, shardLogprobs, type SequenceLogprobs, type Trainable } from '../../algo/gradients';
 import { splitShards } from '../../algo/batch';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
+import { DemonstrationPolicy } from '../scripted/demonstrations';
 import { loadResumePoint, saveCheckpoint, saveResumePoint } from './checkpoint';
 import type { ChatFormat } from '../hf/chatFormat';
 import type { HfModelConfig } from '../hf/hfModel';
@@ -76,7 +78,7 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
   readonly optimizer: AdamW;
   private versionCounter = 0;
   private replicas: ReplicaPool | undefined;
-  private stopEnv: string | undefined;
+  private stopTest: StopTest | undefined;
   /** Milliseconds spent sending new weights to the helper replicas (which sample rollouts too) since the last `takeSyncMs`. */
   private syncMs = 0;
 
@@ -131,10 +133,14 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
     this.reference.copyFrom(this.model);
   }
 
+  demonstrator(agent: Policy): Policy {
+    return new DemonstrationPolicy(agent, this.tokenizer);
+  }
+
   /** Helper replicas on the other cores (data parallelism), or none. */
-  attachReplicas(pool: ReplicaPool, stopEnv: string | undefined): void {
+  attachReplicas(pool: ReplicaPool, stopTest: StopTest | undefined): void {
     this.replicas = pool;
-    this.stopEnv = stopEnv;
+    this.stopTest = stopTest;
   }
 
   sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
@@ -187,8 +193,8 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
     if (!pool || prompts.length < MIN_SHARD * (pool.size + 1)) return sampleBatch(this.model, this.tokenizer, prompts, sampling, rowSeeds ? rowsOf(prompts.map((_, i) => i)) : rng);
     const shards = splitShards(order, pool.size + 1);
     const seeds = rowSeeds ? shards.map(() => 0) : shards.map(() => rng.int(2 ** 31));
-    const { temperature, topK, topP, maxNewTokens, stop } = sampling; // stopWhen is rebuilt from stopEnv
-    const options = { temperature, topK, topP, maxNewTokens, stop, ...(this.stopEnv ? { stopEnv: this.stopEnv } : {}) };
+    const { temperature, topK, topP, maxNewTokens, stop } = sampling; // stopWhen is rebuilt from stopTest
+    const options = { temperature, topK, topP, maxNewTokens, stop, ...(this.stopTest ? { stopTest: this.stopTest } : {}) };
     const asked = shards.slice(1).map((idx, h) => pool.helper(h).call({ kind: 'sample', prompts: idx.map((i) => prompts[i]!), options, seed: seeds[h + 1]!, ...(rowSeeds ? { rowSeeds: idx.map((i) => rowSeeds[i]!) } : {}) }));
     const mine = await sampleBatch(this.model, this.tokenizer, shards[0]!.map((i) => prompts[i]!), sampling, rowSeeds ? rowsOf(shards[0]!) : new Rng(seeds[0]!));
     const theirs = await Promise.all(asked);

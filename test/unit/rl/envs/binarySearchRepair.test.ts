@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  binarySearchRepair, privateVerifier, publicSmokeTest, renderCode, runVariant, type CodeVariant,
+  privateVerifier, publicSmokeTest, renderCode, runVariant, type CodeVariant,
 } from '../../../../src/rl/envs/binarySearchRepair';
+import { binarySearchEnv } from '../../../helpers/environments';
 import { Rng } from '../../../../src/rl/random';
 import type { EpisodeOutcome } from '../../../../src/shared/types';
 
 async function play(actions: string[], budget = 6): Promise<{ outcome: EpisodeOutcome; terminations: (string | undefined)[]; texts: string[] }> {
-  const env = binarySearchRepair.create({ stepBudget: budget });
-  await env.reset(binarySearchRepair.tasks({}).train[0]!);
+  const env = binarySearchEnv({ stepBudget: budget }).create();
+  await env.reset(binarySearchEnv({}).tasks().train[0]!);
   const terminations: (string | undefined)[] = [];
   const texts: string[] = [];
   for (const a of actions) {
@@ -85,8 +86,8 @@ describe('binary-search repair: episode contract', () => {
   });
 
   it('unknown action text becomes a format error that costs a step, never an exception', async () => {
-    const env = binarySearchRepair.create({});
-    await env.reset(binarySearchRepair.tasks({}).train[0]!);
+    const env = binarySearchEnv({}).create();
+    await env.reset(binarySearchEnv({}).tasks().train[0]!);
     const a = env.parseAction('rm -rf /');
     assert.equal(a.kind, 'format_error');
     const r = await env.step(a);
@@ -95,18 +96,18 @@ describe('binary-search repair: episode contract', () => {
   });
 
   it('stepping a finished episode is a programming error', async () => {
-    const env = binarySearchRepair.create({});
-    await env.reset(binarySearchRepair.tasks({}).train[0]!);
+    const env = binarySearchEnv({}).create();
+    await env.reset(binarySearchEnv({}).tasks().train[0]!);
     await env.step(env.parseAction('finish'));
     await assert.rejects(async () => env.step(env.parseAction('read')), /after the episode ended/);
   });
 
   it('tabular view: 24 visible states = 6 step counts × 4 code variants', async () => {
-    const spec = binarySearchRepair.tabular!({ stepBudget: 6 });
+    const spec = binarySearchEnv({ stepBudget: 6 }).tabular!();
     assert.equal(spec.stateCount, 24);
     assert.deepEqual(spec.actions, ['read', 'fix_low', 'fix_high', 'undo_low', 'test', 'finish']);
-    const env = binarySearchRepair.create({});
-    const first = await env.reset(binarySearchRepair.tasks({}).train[0]!);
+    const env = binarySearchEnv({}).create();
+    const first = await env.reset(binarySearchEnv({}).tasks().train[0]!);
     assert.equal(spec.stateOf(first), 0);
     const r = await env.step(env.parseAction('fix_high'));
     assert.equal(spec.stateOf(r.observation), 1 * 4 + 2);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { calculator, calculatorTask } from '../../../../src/rl/envs/calculator/calculatorEnv';
+import { calculatorTask } from '../../../../src/rl/envs/calculator/calculatorEnv';
+import { calculatorEnv } from '../../../helpers/environments';
 import { callPlan, canonicalPlan, DEFAULT_GENERATOR, depth, evaluate, expressionSet, generate, isHeldOut, parseExpr, render, type Expr } from '../../../../src/rl/envs/calculator/expressions';
 import { CalculatorReferenceAgent, inSkipClass } from '../../../../src/rl/policies/scripted/calculatorReference';
 import { DemonstrationPolicy } from '../../../../src/rl/policies/scripted/demonstrations';
@@ -11,7 +12,7 @@ import { runEpisodes } from '../../../../src/rl/rollout/agentLoop';
 import { validateRunConfig } from '../../../../src/shared/runConfig';
 
 async function play(expression: string, texts: string[], options: Record<string, unknown> = {}) {
-  const env = calculator.create(options);
+  const env = calculatorEnv(options).create();
   await env.reset(calculatorTask(expression));
   const obs: string[] = [];
   let termination: string | undefined;
@@ -96,11 +97,11 @@ describe('calculator reference agent', () => {
   for (const mistakeRate of [0, 1]) {
     it(`solves every held-out task (depth 1–3, mistake rate ${mistakeRate})`, async () => {
       const options = { maxDepth: 3 };
-      const tasks = calculator.tasks(options).heldOut;
+      const tasks = calculatorEnv(options).tasks().heldOut;
       assert.equal(tasks.length, 200);
       const trajectories = await runEpisodes(
         tasks.map((task, i) => ({ task, group: i, indexInGroup: 0 })),
-        () => calculator.create(options),
+        () => calculatorEnv(options).create(),
         new CalculatorReferenceAgent({ mistakeRate }),
         { maxTurns: 16, sampleRng: new Rng(1), verifierRng: new Rng(2) },
       );
@@ -113,7 +114,7 @@ describe('calculator reference agent', () => {
     const tokenizer = new CharTokenizer();
     const [t] = await runEpisodes(
       [{ task: calculatorTask('(3+4)*5'), group: 0, indexInGroup: 0 }],
-      () => calculator.create({}),
+      () => calculatorEnv({}).create(),
       new DemonstrationPolicy(new CalculatorReferenceAgent({ mistakeRate: 1 }), tokenizer),
       { maxTurns: 16, sampleRng: new Rng(1), verifierRng: new Rng(2) },
     );
@@ -141,7 +142,7 @@ describe('calculator rewards and held-out split', () => {
 
   it('no held-out task shares its call plan, up to operand order, with a training task', () => {
     const plan = (t: { data: Record<string, unknown> }): string => canonicalPlan(parseExpr(String(t.data.expression)));
-    const { train, heldOut } = calculator.tasks({ heldOutTasks: 500 });
+    const { train, heldOut } = calculatorEnv({ heldOutTasks: 500 }).tasks();
     const trained = new Set(train.map(plan));
     assert.equal(heldOut.length, 500);
     assert.equal(heldOut.filter((t) => trained.has(plan(t))).length, 0);
@@ -159,7 +160,7 @@ describe('calculator rewards and held-out split', () => {
 
 describe('calculator reference agent habits (imperfect demonstrations)', () => {
   const demo = async (expressions: string[], habits: ConstructorParameters<typeof CalculatorReferenceAgent>[0], seed = 1) =>
-    runEpisodes(expressions.map((e, i) => ({ task: calculatorTask(e), group: i, indexInGroup: 0 })), () => calculator.create({}), new CalculatorReferenceAgent(habits), { maxTurns: 16, sampleRng: new Rng(seed), verifierRng: new Rng(2) });
+    runEpisodes(expressions.map((e, i) => ({ task: calculatorTask(e), group: i, indexInGroup: 0 })), () => calculatorEnv({}).create(), new CalculatorReferenceAgent(habits), { maxTurns: 16, sampleRng: new Rng(seed), verifierRng: new Rng(2) });
 
   it('skips the tool on its class and guesses (the first number), keeps using it elsewhere', async () => {
     const ts = await demo(['(3+4)*5', '7*8', '3+4', '9-(2+1)'], { skipToolOn: 'mul', skipToolRate: 1 });

@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { ADAM_DEFAULTS } from '../../../../src/rl/algo/adamw';
-import type { EnvironmentFactory, Environment } from '../../../../src/rl/envs/environment';
+import type { RunEnvironment, Environment } from '../../../../src/rl/envs/environment';
 import type { Policy, PolicyContext, PolicySample } from '../../../../src/rl/policies/policy';
 import { TablePolicy } from '../../../../src/rl/policies/table/tablePolicy';
 import { Rng } from '../../../../src/rl/random';
@@ -15,7 +15,7 @@ before(async () => {
 });
 
 /** A world of 3 turns per episode whose tool answers after `latency(task, turn)` ms. */
-function slowWorld(latency: (task: string, turn: number) => number): EnvironmentFactory {
+function slowWorld(latency: (task: string, turn: number) => number): RunEnvironment {
   return {
     name: 'slow', description: 'test',
     tasks: () => ({ train: [], heldOut: [] }),
@@ -38,6 +38,7 @@ function slowWorld(latency: (task: string, turn: number) => number): Environment
         close: () => Promise.resolve(),
       };
     },
+    dispose: () => Promise.resolve(),
   };
 }
 
@@ -59,8 +60,8 @@ const actions = (ts: { turns: readonly { actionText: string }[] }[]): string[] =
 describe('agent loop schedules', () => {
   const world = slowWorld((task, turn) => (Number(task.slice(1)) % 2 === 1 ? 60 : 1) + turn);
   const run = async (maxInFlight: number, spy?: Spy) => {
-    const table = new TablePolicy(world.tabular!({}), ADAM_DEFAULTS, 'cpu');
-    return runEpisodes(specs(8), () => world.create({}), spy ? new Spy(table) : table, { maxTurns: 8, sampleRng: new Rng(7), verifierRng: new Rng(8), maxInFlight });
+    const table = new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu');
+    return runEpisodes(specs(8), () => world.create(), spy ? new Spy(table) : table, { maxTurns: 8, sampleRng: new Rng(7), verifierRng: new Rng(8), maxInFlight });
   };
 
   it('concurrent: what an episode samples does not depend on how many share the machine or on the tools\' timing', async () => {
@@ -73,8 +74,8 @@ describe('agent loop schedules', () => {
   });
 
   it('concurrent: an episode whose tool answered joins the next batch while slow ones still wait, and no more than maxInFlight run at once', async () => {
-    const spy = new Spy(new TablePolicy(world.tabular!({}), ADAM_DEFAULTS, 'cpu'));
-    const ts = await runEpisodes(specs(8), () => world.create({}), spy, { maxTurns: 8, sampleRng: new Rng(7), verifierRng: new Rng(8), maxInFlight: 4 });
+    const spy = new Spy(new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu'));
+    const ts = await runEpisodes(specs(8), () => world.create(), spy, { maxTurns: 8, sampleRng: new Rng(7), verifierRng: new Rng(8), maxInFlight: 4 });
     assert.equal(ts.length, 8);
     // the fast episodes (even ids) reach their third action before the slow ones (odd ids) their second
     const firstThird = spy.batches.findIndex((b) => b.some((x) => x.endsWith('@2')));
@@ -86,14 +87,14 @@ describe('agent loop schedules', () => {
     const firstFinished = spy.batches.findIndex((b) => b.some((x) => x.endsWith('@2')));
     assert.ok(firstOfT4 > firstFinished, JSON.stringify(spy.batches));
     // lockstep samples every live episode together: each batch holds all eight until they end
-    const lock = new Spy(new TablePolicy(world.tabular!({}), ADAM_DEFAULTS, 'cpu'));
-    await runEpisodes(specs(8), () => world.create({}), lock, { maxTurns: 8, sampleRng: new Rng(7), verifierRng: new Rng(8) });
+    const lock = new Spy(new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu'));
+    await runEpisodes(specs(8), () => world.create(), lock, { maxTurns: 8, sampleRng: new Rng(7), verifierRng: new Rng(8) });
     assert.deepEqual(lock.batches.map((b) => b.length), [8, 8, 8]);
   });
 
   it('concurrent: a failing environment ends only its own episode', async () => {
-    const broken: EnvironmentFactory = { ...world, create: () => ({ ...world.create({}), step: () => Promise.reject(new Error('sandbox died')) }) };
-    const ts = await runEpisodes(specs(3), () => broken.create({}), new TablePolicy(world.tabular!({}), ADAM_DEFAULTS, 'cpu'), { maxTurns: 8, sampleRng: new Rng(1), verifierRng: new Rng(2), maxInFlight: 2 });
+    const broken: RunEnvironment = { ...world, create: () => ({ ...world.create(), step: () => Promise.reject(new Error('sandbox died')) }) };
+    const ts = await runEpisodes(specs(3), () => broken.create(), new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu'), { maxTurns: 8, sampleRng: new Rng(1), verifierRng: new Rng(2), maxInFlight: 2 });
     assert.deepEqual(ts.map((t) => t.termination), ['env_error', 'env_error', 'env_error']);
     assert.match(ts[0]!.turns[0]!.observation.text, /sandbox died/);
   });
@@ -107,9 +108,9 @@ describe('episode stream (the asynchronous rollout)', () => {
     const handed: Trajectory[][] = [];
     const plan: (EpisodeSpec[] | 'wait')[] = [group(0, 'slow'), group(1, 'fast'), 'wait', group(2, 'fast')];
     let asked = 0;
-    const spy = new Spy(new TablePolicy(world.tabular!({}), ADAM_DEFAULTS, 'cpu'));
+    const spy = new Spy(new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu'));
     const stream: EpisodeStream = new EpisodeStream(spy, {
-      maxTurns: 8, sampleRng: new Rng(3), verifierRng: new Rng(4), maxInFlight: 0, makeEnv: () => world.create({}),
+      maxTurns: 8, sampleRng: new Rng(3), verifierRng: new Rng(4), maxInFlight: 0, makeEnv: () => world.create(),
       nextGroup: () => {
         // the queue is full until the first group is handed over (which pokes the stream)
         if (plan[asked] === 'wait') {
@@ -141,9 +142,9 @@ describe('episode stream (the asynchronous rollout)', () => {
   it('at most maxInFlight episodes at once, across groups', async () => {
     const handed: number[] = [];
     let g = 0;
-    const spy = new Spy(new TablePolicy(world.tabular!({}), ADAM_DEFAULTS, 'cpu'));
+    const spy = new Spy(new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu'));
     await new EpisodeStream(spy, {
-      maxTurns: 8, sampleRng: new Rng(3), verifierRng: new Rng(4), maxInFlight: 3, makeEnv: () => world.create({}),
+      maxTurns: 8, sampleRng: new Rng(3), verifierRng: new Rng(4), maxInFlight: 3, makeEnv: () => world.create(),
       nextGroup: () => (g < 3 ? group(g++, 'fast') : 'end'),
       onGroup: (ts) => handed.push(ts.length),
     }).run();

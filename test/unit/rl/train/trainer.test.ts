@@ -4,21 +4,24 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import type { EnvironmentFactory } from '../../../../src/rl/envs/environment';
+import type { RunEnvironment } from '../../../../src/rl/envs/environment';
 import { binarySearchRepair } from '../../../../src/rl/envs/binarySearchRepair';
 import { readResumePoint } from '../../../../src/rl/train/resumePoint';
 import { MemorySink } from '../../../../src/rl/train/sink';
-import { train } from '../../../../src/rl/train/trainer';
-import { validateRunConfig } from '../../../../src/shared/runConfig';
+import { train, type Progress, type TrainEvent } from '../../../../src/rl/train/trainer';
+import { validateEnvOptions, validateRunConfig } from '../../../../src/shared/runConfig';
 import type { IterationMetrics } from '../../../../src/shared/types';
 
-const runtime = () => ({ workbench: 't', node: process.version, platform: 't', arch: 't', cpu: 't', compute: 't' });
+/** The run's progress events, to `f`. */
+const onProgress = (f: (p: Progress) => unknown) => (e: TrainEvent): void => {
+  if (e.kind === 'progress') f(e.progress);
+};
 
 describe('trainer → sink', () => {
   it('hands over each iteration whole, evaluates before and after, and ends completed', async () => {
     const sink = new MemorySink();
     const config = validateRunConfig({ seed: 5, iterations: 4, evalEpisodes: 20 });
-    const result = await train(config, { sink, runtime });
+    const result = await train(config, { sink });
     assert.equal(sink.status, 'completed');
     assert.equal(sink.config?.seed, 5);
     assert.equal(sink.iterations.length, 4);
@@ -32,10 +35,10 @@ describe('trainer → sink', () => {
     const sink = new MemorySink();
     const controller = new AbortController();
     const result = await train(validateRunConfig({ seed: 5, iterations: 1000, evalEpisodes: 20 }), {
-      sink, runtime, signal: controller.signal,
-      onProgress: (p) => {
+      sink, signal: controller.signal,
+      onEvent: onProgress((p) => {
         if (p.iteration === 3) controller.abort();
-      },
+      }),
     });
     assert.equal(result.status, 'cancelled');
     assert.equal(sink.status, 'cancelled');
@@ -47,7 +50,7 @@ describe('trainer: dynamic sampling and phase timings', () => {
   it('replaces groups without spread by new ones, up to the configured rounds, and never trains on them', async () => {
     const sink = new MemorySink();
     const config = validateRunConfig({ seed: 5, iterations: 6, evalEpisodes: 20, algorithm: { dynamicSampling: 3 } });
-    await train(config, { sink, runtime });
+    await train(config, { sink });
     let replacedSomewhere = false;
     for (const rec of sink.iterations) {
       const m = rec.metrics;
@@ -74,7 +77,7 @@ describe('trainer: dynamic sampling and phase timings', () => {
 
   it('records where each iteration\'s time went', async () => {
     const sink = new MemorySink();
-    await train(validateRunConfig({ seed: 5, iterations: 2, evalEpisodes: 20 }), { sink, runtime });
+    await train(validateRunConfig({ seed: 5, iterations: 2, evalEpisodes: 20 }), { sink });
     for (const { metrics: m } of sink.iterations) {
       for (const k of ['phaseGenerateMs', 'phaseEnvMs', 'phaseReferenceMs', 'phaseUpdateMs', 'phaseEvaluateMs', 'phaseStoreMs'] as const) assert.equal(typeof m[k], 'number', k);
       assert.ok(m.phaseGenerateMs! + m.phaseEnvMs! + m.phaseUpdateMs! <= m.wallMs + 5);
@@ -89,17 +92,17 @@ describe('trainer: resume points', () => {
   it('a run cancelled at iteration 8 and resumed from its resume point ends exactly as one that never stopped', async () => {
     const config = validateRunConfig({ seed: 11, iterations: 20, evalEpisodes: 50, evalInterval: 10, checkpointEvery: 5 });
     const whole = new MemorySink();
-    await train(config, { sink: whole, runtime });
+    await train(config, { sink: whole });
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
-    const first = new MemorySink();
+    const first = new MemorySink({ resume: dir });
     const controller = new AbortController();
-    const stopped = await train(config, { sink: first, runtime, resumeDir: () => dir, signal: controller.signal, onProgress: (p) => p.iteration === 8 && controller.abort() });
+    const stopped = await train(config, { sink: first, signal: controller.signal, onEvent: onProgress((p) => p.iteration === 8 && controller.abort()) });
     assert.equal(stopped.status, 'cancelled');
     const point = readResumePoint(dir)!;
     assert.equal(point.state.iteration, 8, 'cancelling writes a resume point after the last stored iteration');
     // the continued run appends to what was stored
-    const rest = await train(config, { sink: first, runtime, resumeDir: () => dir, resume: point });
+    const rest = await train(config, { sink: first, resume: point });
     assert.equal(rest.status, 'completed');
     assert.deepEqual(first.iterations.map((r) => untimed(r.metrics)), whole.iterations.map((r) => untimed(r.metrics)));
     assert.deepEqual(first.evaluations, whole.evaluations);
@@ -109,10 +112,10 @@ describe('trainer: resume points', () => {
   it('a run that dies at iteration 8 continues from the resume point of iteration 5: the dropped iterations run again the same way', async () => {
     const config = validateRunConfig({ seed: 12, iterations: 12, evalEpisodes: 30, checkpointEvery: 5 });
     const whole = new MemorySink();
-    await train(config, { sink: whole, runtime });
+    await train(config, { sink: whole });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
-    const died = new MemorySink();
-    await assert.rejects(train(config, { sink: died, runtime, resumeDir: () => dir, onProgress: (p) => { if (p.iteration === 8) throw new Error('killed'); } }), /killed/);
+    const died = new MemorySink({ resume: dir });
+    await assert.rejects(train(config, { sink: died, onEvent: onProgress((p) => { if (p.iteration === 8) throw new Error('killed'); }) }), /killed/);
     assert.equal(died.status, 'failed');
     const point = readResumePoint(dir)!;
     assert.equal(point.state.iteration, 5);
@@ -120,14 +123,14 @@ describe('trainer: resume points', () => {
     const kept = new MemorySink();
     kept.iterations.push(...died.iterations.slice(0, 5));
     kept.evaluations.push(...died.evaluations.filter((e) => e.iteration <= 5));
-    await train(config, { sink: kept, runtime, resume: point });
+    await train(config, { sink: kept, resume: point });
     assert.deepEqual(kept.iterations.map((r) => untimed(r.metrics)), whole.iterations.map((r) => untimed(r.metrics)));
     assert.deepEqual(kept.evaluations, whole.evaluations);
   });
 
   it('a resume point is replaced atomically: the pointer names a whole state folder, older ones are removed', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
-    await train(validateRunConfig({ seed: 3, iterations: 7, evalEpisodes: 10, checkpointEvery: 2 }), { sink: new MemorySink(), runtime, resumeDir: () => dir });
+    await train(validateRunConfig({ seed: 3, iterations: 7, evalEpisodes: 10, checkpointEvery: 2 }), { sink: new MemorySink({ resume: dir }) });
     assert.deepEqual(fs.readdirSync(dir).sort(), ['resume.json', 'state-6']);
     assert.equal(readResumePoint(dir)!.state.iteration, 6);
   });
@@ -139,14 +142,14 @@ describe('trainer: resume points of a language model', () => {
       env: 'calculator', policy: 'transformer', method: 'sft', seed: 4, iterations: 6, groupsPerIteration: 8, evalEpisodes: 8, checkpointEvery: 3,
       policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 128, maxNewTokens: 24, replicas: 2 }, algorithm: { minibatchSize: 4, warmupSteps: 2 },
     });
-    const whole = new MemorySink();
     const wholeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
-    await train({ ...config, checkpointEvery: 6 }, { sink: whole, runtime, resumeDir: () => wholeDir, checkpointDir: () => path.join(wholeDir, 'final') });
+    const whole = new MemorySink({ resume: wholeDir, checkpoint: path.join(wholeDir, 'final') });
+    await train({ ...config, checkpointEvery: 6 }, { sink: whole });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
-    const part = new MemorySink();
+    const part = new MemorySink({ resume: dir, checkpoint: path.join(dir, 'final') });
     const controller = new AbortController();
-    await train(config, { sink: part, runtime, resumeDir: () => dir, signal: controller.signal, onProgress: (p) => p.iteration === 3 && controller.abort() });
-    await train(config, { sink: part, runtime, resume: readResumePoint(dir)!, checkpointDir: () => path.join(dir, 'final') });
+    await train(config, { sink: part, signal: controller.signal, onEvent: onProgress((p) => p.iteration === 3 && controller.abort()) });
+    await train(config, { sink: part, resume: readResumePoint(dir)! });
     assert.deepEqual(part.iterations.map((r) => untimed(r.metrics)), whole.iterations.map((r) => untimed(r.metrics)));
     assert.deepEqual(part.evaluations, whole.evaluations);
     // the final checkpoints (weights and Adam's moments) are identical, byte for byte
@@ -157,15 +160,16 @@ describe('trainer: resume points of a language model', () => {
 describe('trainer: faults', () => {
   it('a NaN loss skips its step and is recorded; three iterations in a row stop the run as failed, iterations stored so far whole', async () => {
     // binary search whose verifier answers NaN: every advantage and so every loss is NaN
-    const nan: EnvironmentFactory = {
-      ...binarySearchRepair,
-      create: (o) => {
-        const e = binarySearchRepair.create(o);
+    const base = await binarySearchRepair.open(validateEnvOptions('binary-search'));
+    const nan: RunEnvironment = {
+      ...base,
+      create: () => {
+        const e = base.create();
         return { ...e, reset: (t) => e.reset(t), parseAction: (x) => e.parseAction(x), step: (a) => e.step(a), close: () => e.close(), verify: async (rng) => ({ ...(await e.verify(rng)), reward: Number.NaN }) };
       },
     };
     const sink = new MemorySink();
-    await assert.rejects(train(validateRunConfig({ seed: 2, iterations: 10, evalEpisodes: 10 }), { sink, runtime, environment: nan }), /the loss was NaN or infinite in 3 iterations in a row \(the last 3\).*Fix:/);
+    await assert.rejects(train(validateRunConfig({ seed: 2, iterations: 10, evalEpisodes: 10 }), { sink, environment: nan }), /the loss was NaN or infinite in 3 iterations in a row \(the last 3\).*Fix:/);
     assert.equal(sink.status, 'failed');
     assert.equal(sink.iterations.length, 3);
     for (const r of sink.iterations) {
@@ -181,10 +185,11 @@ describe('trainer: faults in episodes', () => {
     // of every five environments, four fail, each its own way (a crashed sandbox, a parser that throws, a
     // reset that fails, a verifier that fails); the fifth is the ordinary binary search
     let made = 0;
-    const faulty: EnvironmentFactory = {
-      ...binarySearchRepair,
-      create: (o) => {
-        const e = binarySearchRepair.create(o);
+    const base = await binarySearchRepair.open(validateEnvOptions('binary-search'));
+    const faulty: RunEnvironment = {
+      ...base,
+      create: () => {
+        const e = base.create();
         const fault = made++ % 5;
         return {
           reset: (t) => (fault === 3 ? Promise.reject(new Error('sandbox pool failed to start')) : e.reset(t)),
@@ -199,7 +204,7 @@ describe('trainer: faults in episodes', () => {
       },
     };
     const sink = new MemorySink();
-    const result = await train(validateRunConfig({ seed: 6, iterations: 4, evalEpisodes: 20 }), { sink, runtime, environment: faulty });
+    const result = await train(validateRunConfig({ seed: 6, iterations: 4, evalEpisodes: 20 }), { sink, environment: faulty });
     assert.equal(result.status, 'completed');
     assert.equal(sink.iterations.length, 4);
     const why = new Set<string>();
@@ -228,7 +233,7 @@ describe('trainer: asynchronous mode', () => {
       const config = validateRunConfig({ seed: 8, iterations: 12, evalEpisodes: 20, mode: 'async', maxStaleness });
       assert.equal(config.algorithm.oldLogprobs, 'recompute', 'async recomputes π_old by default');
       assert.equal(config.algorithm.offPolicyCorrection, 'truncated-is');
-      const result = await train(config, { sink, runtime });
+      const result = await train(config, { sink });
       assert.equal(result.status, 'completed');
       let dropped = 0;
       let stale = 0;
@@ -255,7 +260,7 @@ describe('trainer: asynchronous mode', () => {
       else assert.ok(stale > 0, 'with staleness allowed, the rollout runs ahead and the learner uses groups sampled before its last update');
     }
     const sync = new MemorySink();
-    await train(validateRunConfig({ seed: 8, iterations: 2, evalEpisodes: 20 }), { sink: sync, runtime });
+    await train(validateRunConfig({ seed: 8, iterations: 2, evalEpisodes: 20 }), { sink: sync });
     for (const { metrics: m } of sync.iterations) {
       assert.deepEqual([m.stalenessMean, m.stalenessMax], [0, 0], 'sync mode samples on-policy: 0 behind, measured');
       assert.equal(m.staleness0, undefined, 'no queue, no histogram');

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type { EnvironmentFactory, Task } from '../../../../../src/rl/envs/environment';
+import type { RunEnvironment, Task } from '../../../../../src/rl/envs/environment';
 import { ADAM_DEFAULTS, type AdamWOptions } from '../../../../../src/rl/algo/adamw';
 import { objectiveLoss, type LossSpec } from '../../../../../src/rl/algo/objective';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
@@ -28,7 +28,7 @@ const pgSpec: LossSpec = { kind: 'policy-gradient', clipLow: 0.2, clipHigh: 0.28
 
 /** A four-letter world: the prompt is "Q", the policy writes up to 4 letters or stops at "!"; reward = share of "a". */
 const letters = new CharTokenizer(['Q', 'a', 'b', 'c', '!', '\n', ' ']);
-const letterEnv: EnvironmentFactory = {
+const letterEnv: RunEnvironment = {
   name: 'letters', description: 'test world',
   tasks: () => ({ train: [{ id: 'q', prompt: 'Q', data: {} }], heldOut: [{ id: 'q', prompt: 'Q', data: {} }] }),
   create: () => {
@@ -47,6 +47,7 @@ const letterEnv: EnvironmentFactory = {
       close: () => Promise.resolve(),
     };
   },
+  dispose: () => Promise.resolve(),
 };
 
 function policyFor(config: GptConfig, optimizer: Partial<AdamWOptions> = {}): TransformerPolicy {
@@ -60,10 +61,10 @@ function learnerFor(policy: TransformerPolicy, o: Partial<AlgorithmSettings> = {
 }
 
 async function rollout(policy: TransformerPolicy, n: number, seed: number, learner = learnerFor(policy)): Promise<Trajectory[]> {
-  const task = letterEnv.tasks({}).train[0]!;
+  const task = letterEnv.tasks().train[0]!;
   const trajs = await runEpisodes(
     Array.from({ length: n }, (_, i) => ({ task, group: Math.floor(i / 8), indexInGroup: i % 8 })),
-    () => letterEnv.create({}), policy, { maxTurns: 1, sampleRng: new Rng(seed), verifierRng: new Rng(0) },
+    () => letterEnv.create(), policy, { maxTurns: 1, sampleRng: new Rng(seed), verifierRng: new Rng(0) },
   );
   learner.assignAdvantages(trajs);
   return trajs;

@@ -1,23 +1,28 @@
-// Builds the policy a config names, with its optimizer settings from the config's algorithm section
-// (the learner decides the learning rate of every step). Impossible combinations were rejected by
-// validateRunConfig already; the checks here guard programmatic callers.
+// Builds the policy a run chose from that policy's own options (typed by its table) and the few facts
+// of the run it needs (PolicyRunInfo): the seed, the optimizer's settings (the learner decides the
+// learning rate of every step), how many episodes are sampled at once, whether the objective reads
+// whole distributions. Impossible combinations were rejected by validateRunConfig already; the checks
+// here guard programmatic callers.
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { RunConfig } from '../../shared/runConfig';
+import type { AlgorithmSettings } from '../../shared/algorithm';
+import type { PolicyChoice, TransformerOptions } from '../../shared/runConfig';
 import { ADAM_DEFAULTS, type AdamWOptions } from '../algo/adamw';
-import { stopOf, type EnvironmentFactory, type StopSpec } from '../envs/environment';
+import type { RunEnvironment, StopSpec } from '../envs/environment';
+import { STOP_TESTS } from '../envs/parsers';
 import { ChatFormat } from './hf/chatFormat';
 import { generationEos } from './hf/generationConfig';
 import { ModelLoadError, readHfConfig } from './hf/hfConfig';
 import { checkLoraTargets, HfModel, hfDifferentiable, type HfModelConfig, type LoraOptions } from './hf/hfModel';
-import { assertFits, describePlan, fittingPlan, formatBytes } from './hf/memoryPlan';
+import { assertFits, describePlan, fittingPlan } from './hf/memoryPlan';
+import { formatBytes } from '../../shared/units';
 import { fittingEnginePlan } from './hf/engine/enginePlan';
 import { EngineModel } from './hf/engine/engineModel';
 import { engineUnsupported } from './hf/engine/engineWeights';
 import { CandidateScoringPolicy } from './hf/scoringPolicy';
 import type { TrainablePolicy } from './policy';
 import { TablePolicy } from './table/tablePolicy';
-import { describeBackend, initBackend, type BackendChoice, type BackendInfo } from './transformer/backend';
+import { describeBackend, initBackend, type BackendInfo } from './transformer/backend';
 import { readCheckpoint, restoreCheckpoint, type LoadedCheckpoint } from './transformer/checkpoint';
 import { Gpt, type GptConfig } from './transformer/model';
 import { autoReplicas, ReplicaPool } from './transformer/replicas';
@@ -25,30 +30,38 @@ import { CharTokenizer, HfTokenizer } from './transformer/tokenizer';
 import type { SampleOptions } from './transformer/sampler';
 import { TransformerPolicy } from './transformer/transformerPolicy';
 
+/** What a policy needs to know of the run besides its own options. */
+export interface PolicyRunInfo {
+  readonly seed: number;
+  readonly optimizer: AdamWOptions;
+  /** Episodes sampled at once (groupSize × groupsPerIteration): a model's memory plan sizes its KV cache for them. */
+  readonly sampleRows: number;
+  /** The objective reads every position's whole distribution (the exact KL), which the wasm engine never holds. */
+  readonly fullDistributions: boolean;
+}
+
 /** A Hugging Face checkpoint on the wasm engine: its plan sizes the engine's memory before anything is read. */
-async function createEngineTransformer(config: RunConfig, env: EnvironmentFactory, backendInfo: BackendInfo, init: LoadedCheckpoint | undefined, m: { dir: string; arch: ReturnType<typeof readHfConfig>; lora: LoraOptions; contextLength: number }): Promise<TrainablePolicy> {
-  const o = config.policyOptions as Record<string, number | string | boolean>;
-  if (config.method === 'grpo' && config.algorithm.klCoef > 0 && config.algorithm.klEstimator === 'exact') {
+async function createEngineTransformer(o: TransformerOptions, run: PolicyRunInfo, env: RunEnvironment, backendInfo: BackendInfo, init: LoadedCheckpoint | undefined, m: { dir: string; arch: ReturnType<typeof readHfConfig>; lora: LoraOptions; contextLength: number }): Promise<TrainablePolicy> {
+  if (run.fullDistributions) {
     throw new ModelLoadError(`algorithm.klEstimator "exact" needs every position's whole distribution (${m.arch.vocabSize.toLocaleString('en')} log-probs per token), which the wasm engine never holds. Fix: use klEstimator "k3" (or k1, k2)`);
   }
-  const threads = (o.threads as number) > 0 ? (o.threads as number) : Math.min(os.availableParallelism(), 14);
-  const plan = fittingEnginePlan(m.arch, { lora: m.lora, contextLength: m.contextLength, sampleRows: config.groupSize * config.groupsPerIteration, threads, dtype: (o.weightDtype as 'auto' | 'bf16' | 'f32' | undefined) ?? 'auto', positions: o.microBatchPositions as number });
+  const threads = o.threads > 0 ? o.threads : Math.min(os.availableParallelism(), 14);
+  const plan = fittingEnginePlan(m.arch, { lora: m.lora, contextLength: m.contextLength, sampleRows: run.sampleRows, threads, dtype: o.weightDtype, positions: o.microBatchPositions });
   const planText = `Memory plan:\n${describePlan(plan)}`;
   if (!plan.fits) {
     throw new ModelLoadError(`policyOptions.model: ${m.dir} does not fit one wasm engine:\n${describePlan(plan)}\nWays out: a smaller contextLength or fewer rows sampled at once (groupSize × groupsPerIteration); policyOptions.weightDtype "bf16"; the tfjs-node backend (npm install @tensorflow/tfjs-node), whose memory is the machine's; a smaller checkpoint.`);
   }
   const tokenizer = HfTokenizer.fromDirectory(m.dir, 'model');
   tokenizer.checkFits(m.dir, m.arch.vocabSize);
-  const model = await EngineModel.create({ dir: m.dir, arch: m.arch, contextLength: m.contextLength, lora: m.lora, seed: config.seed, threads, plan, planText });
+  const model = await EngineModel.create({ dir: m.dir, arch: m.arch, contextLength: m.contextLength, lora: m.lora, seed: run.seed, threads, plan, planText });
   const reference = model.reference();
   try {
     const eos = generationEos(m.dir, tokenizer);
-    const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? chatFormatOf(tokenizer, eos, config.policyOptions) : undefined;
-    const stop = stopOf(env, config.envOptions);
+    const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? chatFormatOf(tokenizer, eos, o) : undefined;
     const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
     const e = model.engine;
     const compute = `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backendInfo)} for the optimizer) (${m.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, LoRA rank ${m.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained${chatNote(chat)})`;
-    const lm = new TransformerPolicy<EngineModel>(model, tokenizer, samplingOf(o, stop, eosTexts), optimizerOptions(config), compute, {
+    const lm = new TransformerPolicy<EngineModel>(model, tokenizer, samplingOf(o, env.stop, eosTexts), run.optimizer, compute, {
       reference, differentiable: (x) => x.scorer(), ...(chat ? { chat } : {}), microBatchPositions: plan.positionsPerPass,
     });
     if (init) {
@@ -64,9 +77,8 @@ async function createEngineTransformer(config: RunConfig, env: EnvironmentFactor
 }
 
 /** The chat format of a run: the template with the system prompt and the template variables the config gives. */
-function chatFormatOf(tokenizer: HfTokenizer, eos: readonly number[], o: RunConfig['policyOptions']): ChatFormat {
-  const vars = o.chatTemplateVariables;
-  return new ChatFormat(tokenizer, eos, typeof o.systemPrompt === 'string' ? o.systemPrompt : '', vars && typeof vars === 'object' && !Array.isArray(vars) ? (vars as Record<string, unknown>) : {});
+function chatFormatOf(tokenizer: HfTokenizer, eos: readonly number[], o: TransformerOptions): ChatFormat {
+  return new ChatFormat(tokenizer, eos, o.systemPrompt, o.chatTemplateVariables);
 }
 
 /** How the run's record names its chat template, and a template's rewriting of earlier turns that an episode does not apply. */
@@ -79,48 +91,48 @@ function chatNote(chat: ChatFormat | undefined): string {
 const GPT_CONTEXT_LENGTH = 192;
 const HF_CONTEXT_LENGTH = 2048;
 
-/** The optimizer's settings of a run (Adam's betas and epsilon are PyTorch's defaults). */
-export function optimizerOptions(config: RunConfig): AdamWOptions {
-  return { ...ADAM_DEFAULTS, weightDecay: config.algorithm.weightDecay, maxGradNorm: config.algorithm.maxGradNorm };
+/** The optimizer's settings of a run's algorithm (Adam's betas and epsilon are PyTorch's defaults). */
+export function optimizerOptions(a: Pick<AlgorithmSettings, 'weightDecay' | 'maxGradNorm'>): AdamWOptions {
+  return { ...ADAM_DEFAULTS, weightDecay: a.weightDecay, maxGradNorm: a.maxGradNorm };
 }
 
-export async function createPolicy(config: RunConfig, env: EnvironmentFactory): Promise<TrainablePolicy> {
-  switch (config.policy) {
+/** The policy a run chose, built from its own options, acting in `env`. */
+export async function createPolicy(choice: PolicyChoice, run: PolicyRunInfo, env: RunEnvironment): Promise<TrainablePolicy> {
+  switch (choice.policy) {
     case 'table': {
       if (!env.tabular) throw new Error(`policy "table" needs a tabular environment; "${env.name}" is not`);
-      const backend = await initBackend((config.policyOptions.backend as BackendChoice | undefined) ?? 'cpu');
-      return new TablePolicy(env.tabular(config.envOptions), optimizerOptions(config), backend.name);
+      const backend = await initBackend(choice.policyOptions.backend);
+      return new TablePolicy(env.tabular(), run.optimizer, backend.name);
     }
     case 'transformer':
-      return createTransformer(config, env);
+      return createTransformer(choice.policyOptions, run, env);
   }
 }
 
-async function createTransformer(config: RunConfig, env: EnvironmentFactory): Promise<TrainablePolicy> {
-  const o = config.policyOptions as Record<string, number | string | boolean>;
-  const backend = await initBackend(o.backend as BackendChoice);
-  const init = typeof o.init === 'string' && o.init !== '' ? readCheckpoint(o.init) : undefined;
-  if (init?.manifest.model && 'kind' in init.manifest.model) return createHfTransformer(config, env, backend, init);
-  if (!init && typeof o.model === 'string' && o.model !== '') return createHfTransformer(config, env, backend, undefined);
-  const tokenizer = init?.tokenizer ?? (typeof o.tokenizer === 'string' && o.tokenizer !== '' ? HfTokenizer.fromDirectory(o.tokenizer) : new CharTokenizer());
+async function createTransformer(o: TransformerOptions, run: PolicyRunInfo, env: RunEnvironment): Promise<TrainablePolicy> {
+  const backend = await initBackend(o.backend);
+  const init = o.init !== '' ? readCheckpoint(o.init) : undefined;
+  if (init?.manifest.model && 'kind' in init.manifest.model) return createHfTransformer(o, run, env, backend, init);
+  if (!init && o.model !== '') return createHfTransformer(o, run, env, backend, undefined);
+  const tokenizer = init?.tokenizer ?? (o.tokenizer !== '' ? HfTokenizer.fromDirectory(o.tokenizer) : new CharTokenizer());
   const modelConfig: GptConfig = (init?.manifest.model as GptConfig | undefined) ?? {
     vocabSize: tokenizer.vocabSize,
-    contextLength: (o.contextLength as number) > 0 ? (o.contextLength as number) : GPT_CONTEXT_LENGTH,
-    dModel: o.dModel as number,
-    nLayers: o.nLayers as number,
-    nHeads: o.nHeads as number,
-    mlpRatio: o.mlpRatio as number,
-    tiedHead: o.tiedHead as boolean,
+    contextLength: o.contextLength > 0 ? o.contextLength : GPT_CONTEXT_LENGTH,
+    dModel: o.dModel,
+    nLayers: o.nLayers,
+    nHeads: o.nHeads,
+    mlpRatio: o.mlpRatio,
+    tiedHead: o.tiedHead,
   };
-  const model = new Gpt(modelConfig, config.seed);
-  const stop = stopOf(env, config.envOptions);
+  const model = new Gpt(modelConfig, run.seed);
+  const stop = env.stop;
   const policy = new TransformerPolicy(
     model,
     tokenizer,
     samplingOf(o, stop),
-    optimizerOptions(config),
+    run.optimizer,
     `tfjs ${describeBackend(backend)} (${model.parameterCount().toLocaleString('en')} parameters)`,
-    config.seed,
+    run.seed,
   );
   if (init) {
     // Weights only: a warm start's optimizer moments belong to another objective. The KL reference
@@ -129,10 +141,10 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory): Pr
     policy.resetReference();
   }
   // Data parallelism: helper replicas on the other cores, for the single-threaded backends.
-  const replicas = (o.replicas as number) > 0 ? (o.replicas as number) : autoReplicas(backend.name);
+  const replicas = o.replicas > 0 ? o.replicas : autoReplicas(backend.name);
   if (replicas > 1) {
     try {
-      policy.attachReplicas(await ReplicaPool.start(replicas - 1, backend.name, model, policy.reference, tokenizer), stop?.when ? (stop.whenOf ?? env.name) : undefined);
+      policy.attachReplicas(await ReplicaPool.start(replicas - 1, backend.name, model, policy.reference, tokenizer), stop?.test);
     } catch (e) {
       await policy.dispose();
       throw e;
@@ -142,19 +154,19 @@ async function createTransformer(config: RunConfig, env: EnvironmentFactory): Pr
 }
 
 /** The sampling options of a run: the policy options' settings, the environment's stop, and a model's own end tokens. */
-function samplingOf(o: Record<string, number | string | boolean>, stop: StopSpec | undefined, endTexts: readonly string[] = []): SampleOptions {
+function samplingOf(o: Pick<TransformerOptions, 'temperature' | 'topK' | 'topP' | 'maxNewTokens'>, stop: StopSpec | undefined, endTexts: readonly string[] = []): SampleOptions {
   return {
-    temperature: o.temperature as number, topK: o.topK as number, topP: o.topP as number, maxNewTokens: o.maxNewTokens as number,
-    stop: [...(stop?.strings ?? []), ...endTexts], ...(stop?.when ? { stopWhen: stop.when } : {}),
+    temperature: o.temperature, topK: o.topK, topP: o.topP, maxNewTokens: o.maxNewTokens,
+    stop: [...(stop?.strings ?? []), ...endTexts], ...(stop?.test ? { stopWhen: STOP_TESTS[stop.test] } : {}),
   };
 }
 
 /** LoRA settings of the policy options (rank 0: full fine-tuning). */
-export function loraOf(o: Record<string, unknown>): LoraOptions | undefined {
-  const rank = typeof o.loraRank === 'number' ? o.loraRank : 8;
+export function loraOf(o: Pick<TransformerOptions, 'loraRank' | 'loraAlpha' | 'loraDropout' | 'loraTargets'>): LoraOptions | undefined {
+  const rank = o.loraRank;
   if (rank <= 0) return undefined;
-  const targets = (typeof o.loraTargets === 'string' ? o.loraTargets : 'all-linear').split(',').map((t) => t.trim()).filter((t) => t !== '');
-  return { rank, alpha: typeof o.loraAlpha === 'number' && o.loraAlpha > 0 ? o.loraAlpha : 2 * rank, dropout: typeof o.loraDropout === 'number' ? o.loraDropout : 0, targets: targets.length ? targets : ['all-linear'] };
+  const targets = o.loraTargets.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  return { rank, alpha: o.loraAlpha > 0 ? o.loraAlpha : 2 * rank, dropout: o.loraDropout, targets: targets.length ? targets : ['all-linear'] };
 }
 
 /**
@@ -162,26 +174,25 @@ export function loraOf(o: Record<string, unknown>): LoraOptions | undefined {
  * weight is read, its tokenizer and chat template, LoRA adapters (or full fine-tuning), and the base
  * model (with frozen adapters) as the KL reference. A warm start (init) names its base folder.
  */
-async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, backendInfo: BackendInfo, init: LoadedCheckpoint | undefined): Promise<TrainablePolicy> {
+async function createHfTransformer(o: TransformerOptions, run: PolicyRunInfo, env: RunEnvironment, backendInfo: BackendInfo, init: LoadedCheckpoint | undefined): Promise<TrainablePolicy> {
   const backend = backendInfo.name;
-  const o = config.policyOptions as Record<string, number | string | boolean>;
   const stored = init?.manifest.model as HfModelConfig | undefined;
-  const dir = stored?.dir ?? path.resolve(String(o.model));
+  const dir = stored?.dir ?? path.resolve(o.model);
   const arch = readHfConfig(dir);
   const lora = stored ? stored.lora : loraOf(o);
-  const contextLength = stored?.contextLength ?? Math.min(arch.maxPositions, (o.contextLength as number) > 0 ? (o.contextLength as number) : HF_CONTEXT_LENGTH);
+  const contextLength = stored?.contextLength ?? Math.min(arch.maxPositions, o.contextLength > 0 ? o.contextLength : HF_CONTEXT_LENGTH);
   // wasm: the model runs on the engine (bfloat16 weights, every core, vocabulary-chunked head), unless
   // it needs what only tfjs ops do: full fine-tuning, gpt2, candidate scoring
   const tfjsOnly = !lora ? 'full fine-tuning' : o.actionMode === 'score' ? 'candidate scoring' : engineUnsupported(arch);
   if (backend === 'wasm' && !tfjsOnly) {
     checkLoraTargets(arch, lora!.targets);
-    return createEngineTransformer(config, env, backendInfo, init, { dir, arch, lora: lora!, contextLength });
+    return createEngineTransformer(o, run, env, backendInfo, init, { dir, arch, lora: lora!, contextLength });
   }
-  const plan = fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, microBatchPositions: o.microBatchPositions as number, sampleRows: config.groupSize * config.groupsPerIteration, backend });
+  const plan = fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, microBatchPositions: o.microBatchPositions, sampleRows: run.sampleRows, backend });
   assertFits(plan, dir, { lora: lora !== undefined, backend });
   const tokenizer = HfTokenizer.fromDirectory(dir, 'model');
   tokenizer.checkFits(dir, arch.vocabSize);
-  const model = HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}), seed: config.seed });
+  const model = HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}), seed: run.seed });
   let reference: HfModel | undefined;
   let policy: TrainablePolicy & { dispose(): unknown } | undefined;
   try {
@@ -191,7 +202,7 @@ async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, b
     reference = model.reference();
     if (o.actionMode === 'score') {
       if (!env.tabular) throw new ModelLoadError(`policyOptions.actionMode "score" needs an environment with a fixed action set; "${env.name}" has none`);
-      const scoring = new CandidateScoringPolicy(model, reference, tokenizer, env.tabular(config.envOptions), eos[0], optimizerOptions(config), `${compute})`, (o.temperature as number) > 0 ? (o.temperature as number) : 1, o.scoreNormalization === 'mean' ? 'mean' : 'sum');
+      const scoring = new CandidateScoringPolicy(model, reference, tokenizer, env.tabular(), eos[0], run.optimizer, `${compute})`, o.temperature > 0 ? o.temperature : 1, o.scoreNormalization);
       policy = scoring;
       if (init) {
         restoreCheckpoint(init, model);
@@ -199,14 +210,13 @@ async function createHfTransformer(config: RunConfig, env: EnvironmentFactory, b
       }
       return scoring;
     }
-    const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? chatFormatOf(tokenizer, eos, config.policyOptions) : undefined;
-    const stop = stopOf(env, config.envOptions);
+    const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? chatFormatOf(tokenizer, eos, o) : undefined;
     const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
     const lm = new TransformerPolicy<HfModel>(
       model,
       tokenizer,
-      samplingOf(o, stop, eosTexts),
-      optimizerOptions(config),
+      samplingOf(o, env.stop, eosTexts),
+      run.optimizer,
       `${compute}${chatNote(chat)})`,
       { reference, differentiable: hfDifferentiable, ...(chat ? { chat } : {}), microBatchPositions: plan.microBatchPositions },
     );
