@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // @ts-check
-// Turns the Python the workbench runs (src/**/python/*.py: the sandbox's launcher and server, the tool
-// zygote, the code verifier, the exported verl reward) into TypeScript modules of string constants, so
-// the bundles carry the programs inside their JavaScript (the .vsix ships no src/ and no .py file).
+// Turns the Python the workbench runs or writes (src/**/python/*.py: the sandbox's launcher and server,
+// the tool zygote, the code verifier, the exported verl reward; examples/unit-converter/*.py: New
+// Environment's template) into TypeScript modules of string constants, so the bundles carry the
+// programs inside their JavaScript (the .vsix ships no src/ and no .py file).
 // `npm run build:python` after editing a .py; a unit test (test/unit/rl/sandbox/pythonSources.test.ts)
 // fails while a .py and its generated module differ, and `npm run lint` compiles every .py.
 //
@@ -48,6 +49,14 @@ export const PYTHON_MODULES = [
     out: 'src/exporters/verl/rewardPy.generated.ts',
     constants: [
       { name: 'REWARD_PY', doc: 'The reward `agent-rl export verl` writes as agent_rl_reward.py (its settings in agent_rl_reward.json beside it).', parts: ['src/exporters/verl/python/reward.py'] },
+    ],
+  },
+  {
+    // New Environment's Python: the committed example folder is the source (it is what the command writes).
+    out: 'src/shared/environmentTemplatePy.generated.ts',
+    constants: [
+      { name: 'TEMPLATE_TOOLS_PY', doc: 'The unit-converter template\'s tools.py.', parts: ['examples/unit-converter/tools.py'] },
+      { name: 'TEMPLATE_REWARD_PY', doc: 'The unit-converter template\'s reward.py.', parts: ['examples/unit-converter/reward.py'] },
     ],
   },
 ];

@@ -1,6 +1,7 @@
-// The Python the workbench runs lives in .py files (src/**/python/*.py); scripts/buildPython.mjs turns
-// them into the generated modules the bundles carry. These tests fail while a .py and its generated
-// module differ (fix: npm run build:python), or while a .py under src belongs to no generated module.
+// The Python the workbench runs lives in .py files (src/**/python/*.py, and New Environment's template
+// in examples/unit-converter/); scripts/buildPython.mjs turns them into the generated modules the
+// bundles carry. These tests fail while a .py and its generated module differ (fix: npm run
+// build:python), or while a .py under src belongs to no generated module.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -12,6 +13,7 @@ import * as verifierPy from '../../../../src/rl/envs/codeSandbox/verifierPy.gene
 import * as toolZygotePy from '../../../../src/rl/envs/workspace/toolZygotePy.generated';
 import { resolvePython } from '../../../../src/rl/sandbox/isolation';
 import * as sandboxPy from '../../../../src/rl/sandbox/pythonSources.generated';
+import * as templatePy from '../../../../src/shared/environmentTemplatePy.generated';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..', '..', '..');
 
@@ -25,6 +27,7 @@ const COMPILED: Record<string, Record<string, unknown>> = {
   'src/rl/envs/workspace/toolZygotePy.generated.ts': toolZygotePy,
   'src/rl/envs/codeSandbox/verifierPy.generated.ts': verifierPy,
   'src/exporters/verl/rewardPy.generated.ts': rewardPy,
+  'src/shared/environmentTemplatePy.generated.ts': templatePy,
 };
 
 async function generator(): Promise<Generator> {
@@ -60,7 +63,7 @@ describe('the Python sources and their generated modules', () => {
 
   it('each program, its parts put together, compiles as one Python source', () => {
     const programs = Object.fromEntries(Object.values(COMPILED).flatMap((m) => Object.entries(m).filter(([k, v]) => k !== 'default' && typeof v === 'string')));
-    assert.deepEqual(Object.keys(programs).sort(), ['LAUNCHER_PY', 'REWARD_PY', 'SERVER_PY', 'TOOL_ZYGOTE_PY', 'VERIFIER_PY']);
+    assert.deepEqual(Object.keys(programs).sort(), ['LAUNCHER_PY', 'REWARD_PY', 'SERVER_PY', 'TEMPLATE_REWARD_PY', 'TEMPLATE_TOOLS_PY', 'TOOL_ZYGOTE_PY', 'VERIFIER_PY']);
     const check = 'import json, sys\nfor name, source in json.load(sys.stdin).items():\n    compile(source, name, "exec", dont_inherit=True)\nprint("ok")';
     const r = spawnSync(resolvePython(), ['-I', '-S', '-c', check], { input: JSON.stringify(programs), encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
