@@ -104,6 +104,10 @@ describe('agent-rl export verl', () => {
     assert.equal(tool.tools[0]!.class_name, 'verl.tools.sandbox_fusion_tools.SandboxFusionTool');
     assert.equal(tool.tools[0]!.config.sandbox_fusion_url, 'http://127.0.0.1:8080/run_code');
     assert.equal(tool.tools[0]!.tool_schema.function.name, 'code_interpreter');
+    // the reward's settings are data beside it: the same URL
+    const reward = JSON.parse(fs.readFileSync(path.join(code.out, 'agent_rl_reward.json'), 'utf8')) as { sandbox_url: string };
+    assert.equal(reward.sandbox_url, 'http://127.0.0.1:8080/run_code');
+    assert.ok(fs.existsSync(path.join(code.out, 'agent_rl_verifier.py')));
   });
 
   it('a workspace task set exports its prompts and ground truths, which read back through the verl preset and score by exact match', async () => {

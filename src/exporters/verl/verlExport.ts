@@ -1,7 +1,9 @@
 // `agent-rl export verl`: everything a verl run of a run config needs, in one folder:
 //   train.parquet, test.parquet   the task set as verl's RL dataset (train and held-out splits)
 //   sandbox_tool.yaml             verl's SandboxFusionTool pointed at `agent-rl sandbox serve`
-//   agent_rl_reward.py            the reward (custom_reward_function), scoring in the same sandbox
+//   agent_rl_reward.py            the reward (custom_reward_function), scoring in the same sandbox, with
+//   agent_rl_reward.json          its settings (sandbox URL, format weight, data sources) and
+//   agent_rl_verifier.py          the verifier program it sends to the sandbox
 //   main_ppo.sh, ray_job.sh       the command line with the run's settings as verl keys, and its Ray Jobs form
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -9,7 +11,7 @@ import { stringify } from 'yaml';
 import type { RunConfig } from '../../shared/runConfig';
 import { mainPpoCommand, rayJobCommand, verlOverrides, type VerlLaunch, type VerlPaths } from './verlCommandLine';
 import { verlParquet } from './verlParquet';
-import { rewardPy } from './rewardPy';
+import { REWARD_FILE, verlRewardFiles } from './verlReward';
 import { openEnvironment } from '../../rl/envs/registry';
 import { checkVerlExportable, verlTaskSet } from './verlTasks';
 
@@ -67,13 +69,13 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
   const dumps = path.resolve(o.dumpDir ?? path.join(out, 'dumps'));
   const file = (name: string): string => path.join(out, name);
   const local: VerlPaths = {
-    trainFile: file('train.parquet'), valFile: file('test.parquet'), toolConfig: file('sandbox_tool.yaml'), rewardFile: file('agent_rl_reward.py'),
+    trainFile: file('train.parquet'), valFile: file('test.parquet'), toolConfig: file('sandbox_tool.yaml'), rewardFile: file(REWARD_FILE),
     rolloutDir: path.join(dumps, 'rollout'), validationDir: path.join(dumps, 'validation'),
   };
   const launch: VerlLaunch = { model: o.model, rollout: o.rollout, gpusPerNode: o.gpusPerNode, nodes: o.nodes, trainRows: set.train.length, toolCalls: set.toolCalls };
   const overrides = verlOverrides(config, local, launch);
   // In a Ray job the folder is the working directory: the job reads its inputs by relative path.
-  const relative: VerlPaths = { ...local, trainFile: 'train.parquet', valFile: 'test.parquet', toolConfig: 'sandbox_tool.yaml', rewardFile: 'agent_rl_reward.py' };
+  const relative: VerlPaths = { ...local, trainFile: 'train.parquet', valFile: 'test.parquet', toolConfig: 'sandbox_tool.yaml', rewardFile: REWARD_FILE };
   const mainPpo = mainPpoCommand(overrides);
   const rayJob = rayJobCommand(verlOverrides(config, relative, launch), out);
   fs.mkdirSync(out, { recursive: true });
@@ -82,9 +84,9 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     ['train.parquet', await verlParquet(set.train)],
     ['test.parquet', await verlParquet(set.heldOut)],
     ['sandbox_tool.yaml', toolConfigYaml(o.sandboxUrl)],
-    ['agent_rl_reward.py', rewardPy(o.sandboxUrl, formatWeight)],
+    ...verlRewardFiles(o.sandboxUrl, formatWeight),
     ['main_ppo.sh', `#!/bin/sh\n# ${config.name || config.env}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   agent-rl sandbox serve --port 8080\nset -e\n${mainPpo}\n`],
-    ['ray_job.sh', `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in sandbox_tool.yaml and agent_rl_reward.py must be reachable from the workers.\nset -e\n${rayJob}\n`],
+    ['ray_job.sh', `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in sandbox_tool.yaml and agent_rl_reward.json must be reachable from the workers.\nset -e\n${rayJob}\n`],
   ];
   for (const [name, content] of writes) fs.writeFileSync(file(name), content, name.endsWith('.sh') ? { mode: 0o755 } : {});
   return { files: writes.map(([name]) => file(name)), trainRows: set.train.length, testRows: set.heldOut.length, mainPpo, rayJob };

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { wrapPython, type IsolationLevel } from './isolation';
 import { allocateUid, pythonLimitConfig, sweep, TailBuffer, type ExecutionResult, type SandboxLimits } from './limits';
-import { LAUNCHER_PY } from './pythonSources';
+import { LAUNCHER_PY } from './pythonSources.generated';
 
 export interface Executor {
   readonly level: IsolationLevel;

@@ -3,7 +3,7 @@
 //             namespaces, die-with-parent, new session, cleared environment.
 //   network — `unshare -n`: a new, empty network namespace; the file system is shared.
 //   process — a plain subprocess.
-// Every level adds the same limits (see pythonSources.ts): rlimits, a dedicated uid when we are root,
+// Every level adds the same limits (see python/common.py): rlimits, a dedicated uid when we are root,
 // a scrubbed environment, a wall-clock timeout that kills the whole process group, an output cap.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';

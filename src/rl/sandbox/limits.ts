@@ -123,7 +123,7 @@ export function nprocLimit(limits: SandboxLimits, uid: number | undefined): numb
   return pidsOfUid(me).length + limits.maxProcesses;
 }
 
-/** The JSON config the Python side reads (see pythonSources.ts). */
+/** The JSON config the Python side reads (apply_limits in python/common.py). */
 export function pythonLimitConfig(limits: SandboxLimits, uid: number | undefined): Record<string, number> {
   return {
     cpu: limits.cpuSeconds,

@@ -11,7 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import { SCRUBBED_ENV, type Executor } from './freshExecutor';
 import { wrapPython, type IsolationLevel } from './isolation';
 import { allocateUid, pythonLimitConfig, sweep, type ExecutionResult, type SandboxLimits } from './limits';
-import { SERVER_PY } from './pythonSources';
+import { SERVER_PY } from './pythonSources.generated';
 
 /** Extra time the server gets beyond the code's own timeout before we declare it hung. */
 const SERVER_GRACE_MS = 3000;

@@ -13,6 +13,7 @@ import { limitsOf, type ExecutionResult, type SandboxLimits } from '../../sandbo
 import { SandboxPools, type Sandbox } from '../../sandbox/sandboxPools';
 import { CODE_TASKS, codeTaskPrompt, formulaTasks, type CodeTask } from '../../tasks/codeTasks';
 import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, Task, TaskSource } from '../environment';
+import { VERIFIER_PY } from './verifierPy.generated';
 
 export interface CodeEnvOptions {
   readonly sandbox: IsolationLevel | 'auto';
@@ -68,31 +69,13 @@ function lastLine(s: string): string {
   return lines[lines.length - 1] ?? '';
 }
 
-/** Python that defines the candidate's code, calls `fn` on each hidden input and prints the results after a nonce. */
+/**
+ * The verifier program for the candidate's `code`: it calls `fn` on each hidden input and prints the
+ * results after `nonce`. The program is python/verifier.py behind one data line, its inputs as a JSON
+ * string (a JSON string is a Python string literal); the exported verl reward writes the same line.
+ */
 export function verifierProgram(code: string, fn: string, calls: readonly string[], nonce: string): string {
-  return [
-    'import json as _j, sys as _s',
-    `_src = ${JSON.stringify(code)}`,
-    `_calls = ${JSON.stringify(calls)}`,
-    "_ns = {'__name__': '__verify__'}",
-    'try:',
-    "    exec(compile(_src, 'main.py', 'exec'), _ns)",
-    `    _f = _ns.get(${JSON.stringify(fn)})`,
-    '    if not callable(_f):',
-    `        _res = {'error': 'no function ${fn}'}`,
-    '    else:',
-    "        _res = {'results': []}",
-    '        for _a in _calls:',
-    '            try:',
-    "                _res['results'].append(['ok', repr(_f(*eval('(' + _a + ',)', {})))])",
-    '            except Exception as _e:',
-    "                _res['results'].append(['error', type(_e).__name__])",
-    'except BaseException as _e:',
-    "    _res = {'error': 'the code failed to run: ' + type(_e).__name__}",
-    '_s.stdout.flush()',
-    `print('\\n' + ${JSON.stringify(nonce)} + _j.dumps(_res))`,
-    '',
-  ].join('\n');
+  return `_VERIFY = ${JSON.stringify(JSON.stringify({ code, fn, calls, nonce }))}\n${VERIFIER_PY}`;
 }
 
 type Verdict = { results: [string, string][] } | { error: string };

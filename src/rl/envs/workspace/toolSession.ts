@@ -10,7 +10,7 @@ import * as readline from 'node:readline';
 import type { IsolationLevel } from '../../sandbox/isolation';
 import { allocateUid, pythonLimitConfig, type SandboxLimits } from '../../sandbox/limits';
 import { killServer, spawnServer, type ServerProcess } from '../../sandbox/warmPool';
-import { TOOL_ZYGOTE_PY } from './toolHostPy';
+import { TOOL_ZYGOTE_PY } from './toolZygotePy.generated';
 
 /** A tool as the tool file declares it: the JSON schema of its parameters, derived from the signature. */
 export interface ToolSpec {

@@ -1,82 +1,11 @@
-// Python programs that run inside the sandbox, kept as strings so every bundle carries them.
-// Both apply the same limits, in the same order: rlimits (soft = hard, so code cannot raise them),
-// then, when started as root, a switch to a dedicated unprivileged uid (which makes RLIMIT_NPROC
-// count and lets the parent find every process the code left behind), then a scrubbed environment.
-
-/** Shared by the launcher and the pool server: limits, privilege drop, running user code as main.py. */
-export const PY_COMMON = String.raw`
-import json, linecache, os, resource, signal, sys
-
-def apply_limits(cfg, cwd):
-    if os.getuid() == 0 and cfg.get('uid'):
-        os.chown(cwd, cfg['uid'], cfg['uid'])
-    for name, value in (('RLIMIT_CPU', cfg['cpu']), ('RLIMIT_AS', cfg['mem']), ('RLIMIT_NPROC', cfg['nproc']),
-                        ('RLIMIT_FSIZE', cfg['fsize']), ('RLIMIT_NOFILE', cfg['nofile']), ('RLIMIT_CORE', 0)):
-        resource.setrlimit(getattr(resource, name), (value, value))
-    if os.getuid() == 0 and cfg.get('uid'):
-        os.setgroups([])
-        os.setgid(cfg['uid'])
-        os.setuid(cfg['uid'])
-    os.chdir(cwd)
-
-def scrub_env(cwd):
-    os.environ.clear()
-    os.environ.update({'PATH': '/usr/local/bin:/usr/bin:/bin', 'LANG': 'C.UTF-8', 'HOME': cwd, 'PYTHONIOENCODING': 'utf-8', 'TMPDIR': cwd})
-
-def prepare(code):
-    # Compiled as file main.py so tracebacks give the user's own line numbers; the source goes into
-    # linecache (no file I/O) so tracebacks can quote it. Raises SyntaxError/ValueError for bad code.
-    linecache.cache['main.py'] = (len(code), None, code.splitlines(True), 'main.py')
-    return compile(code, 'main.py', 'exec')
-
-def run_user_code(code_obj):
-    sys.argv = ['main.py']
-    glb = {'__name__': '__main__', '__file__': 'main.py', '__builtins__': __builtins__}
-    try:
-        exec(code_obj, glb)
-    except SystemExit as e:
-        flush()
-        raise
-    except BaseException as e:
-        import traceback
-        tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
-        flush()
-        traceback.print_exception(type(e), e, tb)
-        flush()
-        os._exit(1)
-    flush()
-
-def flush():
-    for s in (sys.stdout, sys.stderr):
-        try:
-            s.flush()
-        except Exception:
-            pass
-`;
-
-/** Fresh-interpreter mode: argv[1] = JSON config {cpu, mem, nproc, fsize, nofile, uid, cwd, file}. */
-export const LAUNCHER_PY = `${PY_COMMON}
-cfg = json.loads(sys.argv[1])
-with open(cfg['file'], encoding='utf-8', errors='replace') as f:
-    code = f.read()
-apply_limits(cfg, cfg['cwd'])
-scrub_env(cfg['cwd'])
-try:
-    code_obj = prepare(code)
-except (SyntaxError, ValueError) as e:
-    import traceback
-    sys.stderr.write(''.join(traceback.format_exception_only(type(e), e)))
-    sys.exit(1)
-run_user_code(code_obj)
-`;
-
-/**
- * Warm pool server: reads one JSON request per line on stdin ({id, code, cfg}), forks a fresh limited
- * child per execution in a new work directory, streams its output through pipes with the output cap
- * and the wall-clock timeout enforced here, sweeps every process the child left, and answers one JSON
- * line on stdout. It is a child subreaper, so orphans of the code come back to it to be killed.
- */
-export const SERVER_PY = `${PY_COMMON}
+# The warm pool's server (src/rl/sandbox/warmPool.ts): argv[1] = the folder the work directories go in.
+# It reads one JSON request per line on stdin ({id, code, cfg, stdin?, files?, fetch?, timeoutMs,
+# outputCap, tailBytes}), forks a fresh limited child per execution in a new work directory, streams
+# its output through pipes with the output cap and the wall-clock timeout enforced here, sweeps every
+# process the child left, and answers one JSON line on stdout. It is a child subreaper, so orphans of
+# the code come back to it to be killed. common.py is put in front of this file by
+# scripts/buildPython.mjs: json, os, signal, sys, apply_limits, scrub_env, prepare, run_user_code and
+# flush come from there.
 import ctypes, select, time
 
 def rmtree(path):
@@ -322,7 +251,7 @@ def main():
     sys.stdout.reconfigure(errors='replace')
     sys.stderr.reconfigure(errors='replace')
     scrub_env(base)
-    out.write(json.dumps({'ready': True, 'pid': os.getpid()}) + '\\n')
+    out.write(json.dumps({'ready': True, 'pid': os.getpid()}) + '\n')
     out.flush()
     for line in sys.stdin:
         req = json.loads(line)
@@ -330,8 +259,7 @@ def main():
             res = execute(req, base)
         except Exception as e:
             res = {'id': req.get('id'), 'error': '%s: %s' % (type(e).__name__, e)}
-        out.write(json.dumps(res) + '\\n')
+        out.write(json.dumps(res) + '\n')
         out.flush()
 
 main()
-`;

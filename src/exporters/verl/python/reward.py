@@ -1,29 +1,35 @@
-// The reward function verl calls for exported tasks (custom_reward_function.path/name), as Python with
-// the standard library only. It scores like our environments: calculator 0.1 for a boxed integer +
-// 1 when it is right; code 1 when the final ```python block passes the private verifier (hidden inputs
-// against the reference solution, both run in the sandbox server), with the public example's check
-// reported beside it. The extra keys (acc, public_pass, private_pass, pred) land in verl's generation
-// dumps, and `agent-rl import verl` turns them back into the run's public/private pass rates.
-import { verifierProgram } from '../../rl/envs/codeSandbox/codeEnv';
-import { CALCULATOR_SOURCE, CODE_SOURCE, WORKSPACE_SOURCE } from './verlTasks';
-
-/** verifierProgram with placeholders the Python side fills with json.dumps (JSON strings are Python literals). */
-const VERIFIER_TEMPLATE = verifierProgram('@@CODE@@', '@@FN@@', ['@@CALLS@@'], '@@NONCE@@');
-
-export function rewardPy(sandboxUrl: string, formatWeight: number): string {
-  return `# agent-rl reward for verl: custom_reward_function.path=<this file>, custom_reward_function.name=compute_score.
-# Written by \`agent-rl export verl\`. Code runs in the SandboxFusion-compatible server (\`agent-rl sandbox serve\`).
+# agent-rl reward for verl: custom_reward_function.path=<this file>, custom_reward_function.name=compute_score.
+# Written by `agent-rl export verl` (from src/exporters/verl/python/reward.py in the workbench), standard
+# library only. Code runs in the SandboxFusion-compatible server (`agent-rl sandbox serve`).
+#
+# It scores like the workbench's environments: calculator FORMAT_WEIGHT for a boxed integer + 1 when it
+# is right; code 1 when the final ```python block passes the private verifier (hidden inputs against the
+# reference solution, both run in the sandbox server), with the public example's check reported beside
+# it; a workspace task set by its unit tests or by exact match on the last \boxed{}. The extra keys (acc,
+# public_pass, private_pass, pred) land in verl's generation dumps, and `agent-rl import verl` turns them
+# back into the run's public/private pass rates.
+#
+# Its settings are data in the files beside it: agent_rl_reward.json ({sandbox_url, format_weight,
+# data_sources: {calculator, code, workspace}}) and agent_rl_verifier.py, the program the verifier runs
+# in the sandbox (read as text and sent there, never imported here).
 import json
 import os
 import re
 import urllib.request
 import uuid
 
-SANDBOX_URL = os.environ.get("AGENT_RL_SANDBOX_URL", ${JSON.stringify(sandboxUrl)})
-FORMAT_WEIGHT = ${JSON.stringify(formatWeight)}
-VERIFIER = ${JSON.stringify(VERIFIER_TEMPLATE)}
-BOXED = re.compile(r"\\\\boxed\\{\\s*(-?\\d+)\\s*\\}")
-PYTHON_BLOCK = re.compile(r"\`\`\`python\\n(.*?)\`\`\`", re.S)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(_HERE, "agent_rl_reward.json"), encoding="utf-8") as _file:
+    CONFIG = json.load(_file)
+with open(os.path.join(_HERE, "agent_rl_verifier.py"), encoding="utf-8") as _file:
+    VERIFIER = _file.read()
+SANDBOX_URL = os.environ.get("AGENT_RL_SANDBOX_URL", CONFIG["sandbox_url"])
+FORMAT_WEIGHT = CONFIG["format_weight"]
+CALCULATOR_SOURCE = CONFIG["data_sources"]["calculator"]
+CODE_SOURCE = CONFIG["data_sources"]["code"]
+WORKSPACE_SOURCE = CONFIG["data_sources"]["workspace"]
+BOXED = re.compile(r"\\boxed\{\s*(-?\d+)\s*\}")
+PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _references = {}
 
@@ -38,11 +44,10 @@ def run_code(code, timeout=10):
 
 def verdict(code, fn, calls):
     nonce = "@@verify-%s@@" % uuid.uuid4().hex
-    # the candidate's code goes in last, so no placeholder inside it is ever replaced
-    program = (VERIFIER.replace('"@@FN@@"', json.dumps(fn)).replace("@@FN@@", fn).replace('["@@CALLS@@"]', json.dumps(calls))
-               .replace('"@@NONCE@@"', json.dumps(nonce)).replace('"@@CODE@@"', json.dumps(code)))
+    # the verifier's inputs go in as one JSON string on its first line (see agent_rl_verifier.py)
+    program = "_VERIFY = %s\n%s" % (json.dumps(json.dumps({"code": code, "fn": fn, "calls": calls, "nonce": nonce})), VERIFIER)
     stdout = (run_code(program).get("run_result") or {}).get("stdout") or ""
-    for line in reversed(stdout.split("\\n")):
+    for line in reversed(stdout.split("\n")):
         if line.startswith(nonce):
             return json.loads(line[len(nonce):])
     return {"error": "no verdict"}
@@ -64,8 +69,8 @@ def code_score(solution, truth):
     if not blocks or not IDENTIFIER.match(fn):
         return {"score": 0.0, "acc": False, "pred": "", "public_pass": False, "private_pass": False}
     code = blocks[-1]
-    shown = run_code(code + "\\nprint(%s(%s))\\n" % (fn, task["public_args"]))
-    lines = [l.strip() for l in ((shown.get("run_result") or {}).get("stdout") or "").split("\\n") if l.strip()]
+    shown = run_code(code + "\nprint(%s(%s))\n" % (fn, task["public_args"]))
+    lines = [l.strip() for l in ((shown.get("run_result") or {}).get("stdout") or "").split("\n") if l.strip()]
     public = shown.get("status") == "Success" and bool(lines) and lines[-1] == task["public_output"]
     key = (fn, task["reference"], tuple(task["hidden"]))
     expected = _references.get(key) or verdict(task["reference"], fn, task["hidden"])
@@ -78,11 +83,11 @@ def code_score(solution, truth):
 
 def normal(text):
     text = text.strip().rstrip(".").strip("$").strip().lower()
-    return text.replace(",", "") if re.fullmatch(r"-?\\d{1,3}(,\\d{3})+(\\.\\d+)?", text) else text
+    return text.replace(",", "") if re.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", text) else text
 
 
 def last_boxed(text):
-    at = text.rfind("\\\\boxed{")
+    at = text.rfind("\\boxed{")
     if at < 0:
         return None
     depth, start = 0, at + 7
@@ -102,14 +107,14 @@ def same(a, b):
         return False
     if a == b:
         return True
-    number = re.compile(r"[-+]?(\\d+\\.?\\d*|\\.\\d+)(e[-+]?\\d+)?", re.I)
+    number = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?", re.I)
     if number.fullmatch(a) and number.fullmatch(b):
         return abs(float(a) - float(b)) <= 1e-6 * max(1.0, abs(float(b)))
     return False
 
 
 def workspace_score(solution, truth):
-    # a workspace task set: unit tests (the last python block with the tests) or exact match on the last \\boxed{}
+    # a workspace task set: unit tests (the last python block with the tests) or exact match on the last \boxed{}
     if truth.startswith("{") and '"tests"' in truth:
         task = json.loads(truth)
         blocks = PYTHON_BLOCK.findall(solution)
@@ -117,7 +122,7 @@ def workspace_score(solution, truth):
             return {"score": 0.0, "acc": False, "pred": "", "public_pass": False, "private_pass": False}
 
         def passes(tests):
-            return run_code(blocks[-1] + "\\n\\n" + "\\n".join(tests) + "\\n").get("status") == "Success"
+            return run_code(blocks[-1] + "\n\n" + "\n".join(tests) + "\n").get("status") == "Success"
 
         private = passes(task["tests"])
         public = passes(task["public_tests"]) if task["public_tests"] else private
@@ -128,12 +133,10 @@ def workspace_score(solution, truth):
 
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
-    if data_source == ${JSON.stringify(WORKSPACE_SOURCE)}:
+    if data_source == WORKSPACE_SOURCE:
         return workspace_score(solution_str, ground_truth)
-    if data_source == ${JSON.stringify(CALCULATOR_SOURCE)}:
+    if data_source == CALCULATOR_SOURCE:
         return calculator_score(solution_str, ground_truth)
-    if data_source == ${JSON.stringify(CODE_SOURCE)}:
+    if data_source == CODE_SOURCE:
         return code_score(solution_str, ground_truth)
     raise NotImplementedError("agent-rl reward: unknown data_source %r" % (data_source,))
-`;
-}

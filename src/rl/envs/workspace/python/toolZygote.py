@@ -1,21 +1,21 @@
-// The tool zygote: one Python process per (isolation level, interpreter, limits), started once in the
-// sandbox with the heavy modules imported, that forks a session per episode. A session applies the
-// limits (rlimits, its own uid when we are root, a scrubbed environment, its own work folder), imports
-// the workspace's tool file and answers one JSON request per line; its module state and work folder
-// live as long as the episode, so a tool can keep state across turns. print() inside a call is
-// captured (capped) for the observation; anything written to file descriptors 1 and 2 goes to the
-// zygote, which counts it against the cap. The host never trusts an answer: it ends a session on a
-// timeout, a flood or garbage, and the zygote kills its process group, its uid and its orphans.
-import { PY_COMMON } from '../../sandbox/pythonSources';
-
-/**
- * argv[1] = the folder the sessions' work folders go in. Host → zygote, one JSON line each:
- * {op: 'open', sid, cfg: {cpu, mem, nproc, fsize, nofile, uid?, cap, resultBytes}, load: {source, filename,
- * listing}}, {op: 'req', sid, body}, {op: 'close', sid}. Zygote → host: `sid<TAB>json` lines, a
- * session's answers or {dead: "kind: why"}; a session's first line says whether its file imported
- * (with the tools' schemas when `listing`). A session's requests: call, call_text, exec.
- */
-export const TOOL_ZYGOTE_PY = String.raw`${PY_COMMON}
+# The tool zygote (src/rl/envs/workspace/toolSession.ts): one Python process per (isolation level,
+# interpreter, limits), started once in the sandbox with the heavy modules imported, that forks a
+# session per episode. A session applies the limits (rlimits, its own uid when we are root, a scrubbed
+# environment, its own work folder), imports the workspace's tool file and answers one JSON request per
+# line; its module state and work folder live as long as the episode, so a tool can keep state across
+# turns. print() inside a call is captured (capped) for the observation; anything written to file
+# descriptors 1 and 2 goes to the zygote, which counts it against the cap. The workbench never trusts
+# an answer: it ends a session on a timeout, a flood or garbage, and the zygote kills its process
+# group, its uid and its orphans.
+#
+# argv[1] = the folder the sessions' work folders go in. Workbench → zygote, one JSON line each:
+# {op: 'open', sid, cfg: {cpu, mem, nproc, fsize, nofile, uid?, cap, resultBytes}, load: {source,
+# filename, listing}}, {op: 'req', sid, body}, {op: 'close', sid}. Zygote → workbench: `sid<TAB>json`
+# lines, a session's answers or {dead: "kind: why"}; a session's first line says whether its file
+# imported (with the tools' schemas when `listing`). A session's requests: call, call_text, exec.
+#
+# src/rl/sandbox/python/common.py is put in front of this file by scripts/buildPython.mjs: json,
+# linecache, os, signal, sys, apply_limits and scrub_env come from there.
 import ast, inspect, io, re, traceback, types, typing
 
 CAP = 1 << 20
@@ -624,4 +624,3 @@ while True:
             s['tail'] = (s['tail'] + data)[-2000:]
             if s['out'] > s['cap']:
                 end(sid, 'output_cap: the tools wrote more than %d bytes outside print()' % s['cap'])
-`;
