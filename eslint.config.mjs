@@ -47,9 +47,17 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: ['better-sqlite3', '@tensorflow/*', ...above('extension.ts')] }] },
   },
   {
-    // The webview runs in a browser: only shared code and browser packages.
+    // The webview runs in a browser: only shared code and browser packages. It builds DOM nodes and sets
+    // text with textContent: no HTML string ever reaches the document (stored text is untrusted).
     files: ['webview-ui/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [...nodeBuiltins, 'vscode', 'better-sqlite3', '@tensorflow/*', '**/rl/**', '**/store/**', '**/host/**', '**/cli/**', '**/worker/**', '**/backend/**'] }] },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [...nodeBuiltins, 'vscode', 'better-sqlite3', '@tensorflow/*', '**/rl/**', '**/store/**', '**/host/**', '**/cli/**', '**/worker/**', '**/backend/**'] }],
+      'no-restricted-properties': ['error',
+        ...['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'setHTMLUnsafe', 'createContextualFragment', 'srcdoc'].map((property) => ({ property, message: 'Build nodes and set text with textContent.' })),
+        ...['write', 'writeln'].map((property) => ({ object: 'document', property, message: 'Build nodes and set text with textContent.' })),
+      ],
+      'no-restricted-globals': ['error', { name: 'DOMParser', message: 'Build nodes and set text with textContent.' }],
+    },
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'scripts/**/*.mjs'],

@@ -6,7 +6,7 @@
 // invisible and direction-changing characters shown as markers, and cut at agentRl.maxTextLength with a
 // button that shows the rest.
 import { BLOCKED_KINDS, episodeStats } from '../src/shared/episodeStats';
-import { highlightLine } from '../src/shared/highlight';
+import { highlightPython } from '../src/shared/highlight';
 import { actionParts, observationLinks, type ObservationLink } from '../src/shared/linking';
 import { isInspectorData, type InspectorData, type InspectorToHost } from '../src/shared/protocol/webviewProtocol';
 import { clip, showInvisibles } from '../src/shared/untrustedText';
@@ -44,14 +44,15 @@ function cut(text: string, render: (shown: string) => HTMLElement): HTMLElement 
   return wrap;
 }
 
+/** The code by lines, numbered, highlighted: one span per token, its class from highlight.ts's fixed set, its text through el(). */
 function codeBlock(turn: number, code: string): HTMLElement {
   const pre = el('pre', 'code');
-  code.replace(/\n$/, '').split('\n').forEach((line, i) => {
+  highlightPython(code.replace(/\n$/, '')).forEach((tokens, i) => {
     const row = el('div', 'line');
     row.id = `t${turn}-l${i + 1}`;
     row.dataset.line = String(i + 1);
     row.append(el('span', 'ln', String(i + 1)));
-    for (const tok of highlightLine(line)) row.append(el('span', `tok ${tok.cls}`, tok.text));
+    for (const tok of tokens) row.append(el('span', `tok ${tok.cls}`, tok.text));
     pre.append(row);
   });
   return pre;

@@ -20,7 +20,8 @@ const limits: SandboxLimits = { ...DEFAULT_LIMITS, timeoutMs: 1500, cpuSeconds: 
 const outcomes: string[] = [];
 
 /**
- * Live processes under the sandbox uids (only meaningful as root, where each execution gets its own).
+ * Live processes under the sandbox uids. Only root gives each execution a uid of its own: not root,
+ * there is none and this returns 0, so the attacks below also count the processes carrying their mark.
  * Zombies are not counted: they run nothing, and the ones orphaned by a killed fresh interpreter are
  * reaped by the system's init (the pool server and bubblewrap reap their own).
  */
@@ -38,6 +39,55 @@ function sandboxProcesses(): number {
     }
   }
   return n;
+}
+
+/**
+ * Each attack that must leave nothing behind first names itself (and so every process it forks) with a
+ * mark of its own through prctl(PR_SET_NAME): the count below then finds its processes under any uid,
+ * so "nothing left" is checked when not root too, where the sandbox has no uid of its own and
+ * sandboxProcesses() above counts nothing. The count is seen to be at least 1 while the attack runs
+ * (the mark works, the scan sees the sandbox's processes) before it is required to be 0.
+ */
+const newMark = (): string => `arl${crypto.randomBytes(6).toString('hex')}`; // 15 characters: the kernel's limit for a name
+const markedAs = (mark: string): string => `import ctypes\nctypes.CDLL(None).prctl(15, b"${mark}", 0, 0, 0)  # PR_SET_NAME\n`;
+
+/** Live processes named `mark` (zombies not counted, as above). */
+function markedProcesses(mark: string): number {
+  let n = 0;
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const status = fs.readFileSync(`/proc/${d}/status`, 'utf8');
+      if (/^Name:\s+(.*)$/m.exec(status)?.[1] === mark && !/^State:\s+Z/m.test(status)) n++;
+    } catch {
+      // gone
+    }
+  }
+  return n;
+}
+
+/** The most processes named `mark` seen at once while `run` goes (a scan every 100 ms). */
+async function markedWhile<T>(mark: string, run: () => Promise<T>): Promise<{ value: T; seen: number }> {
+  let seen = 0;
+  const timer = setInterval(() => {
+    seen = Math.max(seen, markedProcesses(mark));
+  }, 100);
+  try {
+    const value = await run();
+    return { value, seen };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Processes named `mark` still alive after up to `ms` (a SIGKILLed process takes a moment to exit). */
+async function markedLeft(mark: string, ms = 500): Promise<number> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const n = markedProcesses(mark);
+    if (n === 0 || Date.now() >= until) return n;
+    await new Promise((res) => setTimeout(res, 10));
+  }
 }
 
 /** Largest event-loop delay (ms) while `fn` runs: the test process must stay responsive. */
@@ -78,21 +128,27 @@ for (const level of levels) {
       });
 
       it('while True: pass ends within timeout + 1 s with no process left behind', async () => {
-        const { value: r } = await withLag(() => ex.execute('while True:\n    pass\n', limits));
+        const mark = newMark();
+        const { value: { value: r }, seen } = await markedWhile(mark, () => withLag(() => ex.execute(`${markedAs(mark)}while True:\n    pass\n`, limits)));
         assert.equal(r.timedOut, true);
         assert.ok(r.durationMs < limits.timeoutMs + 1000, `took ${r.durationMs} ms`);
         assert.equal(sandboxProcesses(), 0);
+        assert.ok(seen >= 1, `the marked loop was never seen running (stderr: ${r.stderr.slice(0, 300)})`);
+        assert.equal(await markedLeft(mark), 0);
         note('`while True: pass`', `killed at ${Math.round(r.durationMs)} ms (timeout ${limits.timeoutMs}), 0 processes left`);
       });
 
       it('a fork bomb is contained; this process stays responsive; nothing survives', async () => {
-        const code = 'import os\nn = 0\nwhile True:\n    try:\n        os.fork()\n        n += 1\n    except OSError:\n        pass\n';
-        const { value: r, lagMs } = await withLag(() => ex.execute(code, limits));
+        const mark = newMark();
+        const code = `${markedAs(mark)}import os\nn = 0\nwhile True:\n    try:\n        os.fork()\n        n += 1\n    except OSError:\n        pass\n`;
+        const { value: { value: r, lagMs }, seen } = await markedWhile(mark, () => withLag(() => ex.execute(code, limits)));
         assert.ok(r.timedOut || r.exitCode !== 0);
         assert.ok(lagMs < 1000, `event loop stalled ${lagMs} ms`);
         await new Promise((res) => setTimeout(res, 50));
         assert.equal(sandboxProcesses(), 0);
-        note('fork bomb', `contained (RLIMIT_NPROC ${limits.maxProcesses}), ended ${r.timedOut ? 'by timeout' : `exit ${r.exitCode}`}, max event-loop lag ${Math.round(lagMs)} ms, 0 processes left`);
+        assert.ok(seen >= 2, `the marked fork bomb was never seen with a fork (most seen at once: ${seen}; stderr: ${r.stderr.slice(0, 300)})`);
+        assert.equal(await markedLeft(mark), 0);
+        note('fork bomb', `contained (RLIMIT_NPROC ${limits.maxProcesses}, up to ${seen} processes seen at once), ended ${r.timedOut ? 'by timeout' : `exit ${r.exitCode}`}, max event-loop lag ${Math.round(lagMs)} ms, 0 processes left`);
       });
 
       it('printing 1 GB is cut at the cap; the parent keeps only the tail', async () => {
