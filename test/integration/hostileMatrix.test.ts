@@ -184,6 +184,13 @@ function folderName(p: string, i: number): string {
 
 const jsonl = (rows: readonly unknown[]): string => `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
 
+/** An interpreter whose path is hostile (a script that runs python3): what --python or envOptions.python may name. */
+function hostilePython(dir: string): string {
+  const file = path.join(dir, folderName(PAYLOADS[0]!.text, 0));
+  fs.writeFileSync(file, '#!/bin/sh\nexec /usr/bin/python3 "$@"\n', { mode: 0o755 });
+  return file;
+}
+
 /** A Python expression that evaluates to `s` exactly (lone surrogates included): JSON, read by json.loads. */
 const pyText = (s: string): string => `json.loads(${JSON.stringify(JSON.stringify(s))})`;
 
@@ -259,7 +266,9 @@ describe('hostile text in every stored and imported field, through every command
     });
     const results = new Map(runCliBatch(jobs, work).map((r) => [r.id, r]));
     const counts = new Map<string, number>();
-    const columns = textColumns(new Database(base, { readonly: true }));
+    const baseDb = new Database(base, { readonly: true });
+    const columns = textColumns(baseDb);
+    baseDb.close();
     const unplaced = columns.filter((c) => !Object.values(IN_JSON).some((cols) => cols.includes(c.id)) && NOT_IN_JSON[c.id] === undefined);
     rounds.forEach(({ p, db, twin, report, before: stored }, i) => {
       for (const r of report.refused) if (!/CHECK constraint failed/.test(r.reason)) f.add(`${p.name}: ${r.column.id}`, `could not be planted: ${r.reason}`);
@@ -474,6 +483,8 @@ describe('hostile text in every stored and imported field, through every command
     })));
     for (const tasks of ['check.jsonl', 'check-long.jsonl', 'check.csv']) jobs.push({ id: `env check ${tasks}`, argv: ['env', 'check', '--config', configFor(tasks, tasks.replace(/\W/g, '-'))] });
     jobs.push({ id: 'env check check.parquet', argv: ['env', 'check', '--config', configFor('check.parquet', 'parquet', { taskPreset: 'default' })] });
+    // the sandbox check alone, with an interpreter whose path is hostile
+    jobs.push({ id: 'env check --python', argv: ['env', 'check', '--python', hostilePython(dir)] });
     // a run over tasks whose ids are the payloads, with the reward's hostile extras: what reaches the store
     fs.writeFileSync(path.join(dir, 'train.jsonl'), jsonl([...PAYLOADS.filter((p) => p.text.length < 1000).map((p) => first(p)), ...plain]));
     const db = path.join(dir, 'runs.sqlite');
@@ -506,8 +517,8 @@ describe('hostile text in every stored and imported field, through every command
     const reads = runCliBatch(['runs', 'show 1', 'show 1 --json', 'trajectory 1', 'trajectory 1 --json', 'trajectory 2'].map((a) => ({ id: a, argv: [...a.split(' '), '--db', db] })), work);
     for (const r of reads) checkCli(f, `workspace run: agent-rl ${r.id}`, r);
     renderStore(f, '[workspace run]', db, undefined, new Map());
-    size.push({ part: 'workspace', payloads: PAYLOADS.length, fields: 3 * 5 + 5, outputs: 4 + 1 + 6 + RENDERERS.length });
-    t.diagnostic(`workspace: ${PAYLOADS.length} payloads × (3 formats × 5 fields: id, prompt, answer, metadata keys and values; a tool's name, doc and result, the reward's extra names and values) × (env check ×4, train, runs/show/trajectory ×6, ${RENDERERS.length} renderers)`);
+    size.push({ part: 'workspace', payloads: PAYLOADS.length, fields: 3 * 5 + 6, outputs: 5 + 1 + 6 + RENDERERS.length });
+    t.diagnostic(`workspace: ${PAYLOADS.length} payloads × (3 formats × 5 fields: id, prompt, answer, metadata keys and values; a tool's name, doc and result, the reward's extra names and values, an interpreter's path) × (env check ×5, train, runs/show/trajectory ×6, ${RENDERERS.length} renderers)`);
     f.assertNone('workspace matrix');
   });
 
@@ -601,9 +612,9 @@ describe('hostile text in every stored and imported field, through every command
     f.assertNone('config, action and model matrix');
   });
 
-  it('sandbox serve: code printing every payload is answered exactly as JSON; nothing of it reaches the server\'s terminal', async (t) => {
+  it('sandbox serve: code printing every payload is answered exactly as JSON; nothing of it, nor a hostile interpreter path, reaches the server\'s terminal', async (t) => {
     const f = new Findings();
-    const child = spawn(process.execPath, [CLI, 'sandbox', 'serve', '--port', '0'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'sandbox', 'serve', '--port', '0', '--python', hostilePython(work)], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
     ran.add('sandbox serve');
     let stdout = '';
     let stderr = '';
@@ -635,8 +646,8 @@ describe('hostile text in every stored and imported field, through every command
     }
     f.inert('sandbox serve stdout', stdout);
     f.inert('sandbox serve stderr', stderr);
-    size.push({ part: 'sandbox serve', payloads: PAYLOADS.length - 1, fields: 2, outputs: 2 });
-    t.diagnostic(`sandbox serve: ${PAYLOADS.length - 1} payloads (the 200,000-character line aside) × stdout and stderr of the code × the answer and the server's own output`);
+    size.push({ part: 'sandbox serve', payloads: PAYLOADS.length - 1, fields: 3, outputs: 2 });
+    t.diagnostic(`sandbox serve: ${PAYLOADS.length - 1} payloads (the 200,000-character line aside) × stdout and stderr of the code, the --python path × the answer and the server's own output`);
     f.assertNone('sandbox serve');
   });
 
