@@ -70,8 +70,10 @@ function envCheckSandbox(python: string | undefined): number {
   const py = resolvePython(python);
   const statuses = detectIsolation(py);
   const best = statuses.find((s) => s.available)!;
-  process.stdout.write(`python: ${py}\n`);
-  process.stdout.write(`${table(['level', 'available', 'why'], statuses.map((s) => [s.level, s.available ? 'yes' : 'no', s.reason]))}\n`);
+  // the interpreter's path (from --python, or a workspace config's envOptions.python) and the probes'
+  // reasons (which quote it) are shown with their invisible characters marked
+  process.stdout.write(`python: ${showInvisibles(py)}\n`);
+  process.stdout.write(`${showInvisibles(table(['level', 'available', 'why'], statuses.map((s) => [s.level, s.available ? 'yes' : 'no', s.reason])))}\n`);
   process.stdout.write(`auto selects: ${best.level}\n`);
   return 0;
 }

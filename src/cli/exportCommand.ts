@@ -1,5 +1,6 @@
 // `agent-rl export verl --config FILE --out DIR`: a run config as a verl run (see exporters/verl).
 import { parseArgs } from 'node:util';
+import { showInvisibles } from '../shared/untrustedText';
 import { exportVerl } from '../exporters/verl/verlExport';
 import { VerlExportError } from '../exporters/verl/verlTasks';
 import { configFromArgs } from './runConfigArgs';
@@ -44,7 +45,9 @@ export async function exportCommand(args: readonly string[]): Promise<number> {
       outDir: v.out, sandboxUrl: v['sandbox-url'] ?? 'http://127.0.0.1:8080/run_code', model: v.model ?? 'Qwen/Qwen2.5-0.5B-Instruct', rollout,
       gpusPerNode: count('gpus', v.gpus), nodes: count('nodes', v.nodes), ...(v['dump-dir'] !== undefined ? { dumpDir: v['dump-dir'] } : {}),
     });
-    process.stdout.write(`${r.trainRows} training and ${r.testRows} held-out tasks; wrote:\n${r.files.map((f) => `  ${f}`).join('\n')}\n\n${r.mainPpo}\n\n# or as a Ray job:\n${r.rayJob}\n`);
+    // the command lines hold the run's name and paths as given: shown with their invisible characters
+    // marked (the scripts written beside them hold them exactly)
+    process.stdout.write(showInvisibles(`${r.trainRows} training and ${r.testRows} held-out tasks; wrote:\n${r.files.map((f) => `  ${f}`).join('\n')}\n\n${r.mainPpo}\n\n# or as a Ray job:\n${r.rayJob}\n`));
     return 0;
   } catch (e) {
     if (e instanceof VerlExportError) throw new UsageError(e.message);

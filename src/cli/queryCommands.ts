@@ -2,6 +2,8 @@
 // database. Stored text is untrusted (a shared or imported database, model output): it is printed with
 // invisible and direction-changing characters as markers and control characters that a terminal would
 // obey (escape sequences, carriage returns) shown, never sent; --json escapes them as \u sequences.
+// Every stored value goes through cell() (format.ts: oneLine, cut) or showInvisibles, the imported
+// run's lines as much as ours.
 import { algorithmSummary, methodLabel, storedAlgorithm } from '../shared/algorithm';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { UsageError } from './usageError';
@@ -34,13 +36,14 @@ function importedRunLines(reader: RunReader, runId: number): string[] {
   const c = d.config as unknown as { rolloutDir: string; validationDir: string | null; configFile: string | null; groupSize: number | null; advEstimator: string | null; modelPath: string | null };
   const files = reader.importedFiles(runId);
   const malformed = files.reduce((n, f) => n + f.malformed, 0);
-  const means = Object.entries(reader.metricMeans(runId)).map(([k, v]) => `${k} ${v.toFixed(3)}`);
+  // the extras' names come from the dump's keys (or a hand-edited database): each one cut to a cell
+  const means = Object.entries(reader.metricMeans(runId)).map(([k, v]) => `${cell(k)} ${v.toFixed(3)}`);
   const last = d.iterations[d.iterations.length - 1];
   const lines = [
-    `run ${run.id}: ${run.name}`,
-    `  status: ${run.status}${run.error ? ` (${run.error})` : ''}`,
-    `  imported from verl: ${c.rolloutDir}${c.validationDir ? `; validation ${c.validationDir}` : ''}${c.configFile ? `; config ${c.configFile}` : ''}`,
-    `  algorithm ${c.advEstimator ?? 'unknown (no config given)'}, group size ${c.groupSize ?? '?'}, model ${c.modelPath ?? '?'}`,
+    `run ${run.id}: ${cell(run.name, 1000)}`,
+    `  status: ${cell(run.status)}${run.error ? ` (${cell(run.error, 2000)})` : ''}`,
+    `  imported from verl: ${cell(c.rolloutDir, 1000)}${c.validationDir ? `; validation ${cell(c.validationDir, 1000)}` : ''}${c.configFile ? `; config ${cell(c.configFile, 1000)}` : ''}`,
+    `  algorithm ${c.advEstimator ? cell(c.advEstimator) : 'unknown (no config given)'}, group size ${cell(c.groupSize ?? '?')}, model ${cell(c.modelPath ?? '?', 200)}`,
     `  steps: ${run.iterationsDone}; trajectories: ${d.trajectories}; turns: ${d.turns}; files read: ${files.length}; malformed lines skipped: ${malformed}`,
     `  reward extras (mean per trajectory): ${means.length ? means.join(', ') : 'none'}`,
   ];
@@ -82,9 +85,9 @@ export function showCommand(ref: string, options: QueryOptions): number {
       `run ${run.id}: ${cell(run.name, 1000)}`,
       `  status: ${cell(run.status)}${run.error ? ` (${cell(run.error, 2000)})` : ''}`,
       `  env ${cell(c.env)}, policy ${cell(c.policy)}, method ${cell(c.method)}, seed ${cell(c.seed)}, eval seed ${cell(c.evalSeed)}`,
-      `  ${cell(methodLabel(c.method, storedAlgorithm(c)))}: ${c.groupsPerIteration} groups × ${c.groupSize} trajectories, ${algorithmSummary(storedAlgorithm(c))}`,
+      `  ${cell(methodLabel(c.method, storedAlgorithm(c)))}: ${cell(c.groupsPerIteration)} groups × ${cell(c.groupSize)} trajectories, ${cell(algorithmSummary(storedAlgorithm(c)), 1000)}`,
       `  iterations: ${run.iterationsDone}/${run.iterationsPlanned}; trajectories stored: ${d.trajectories}; turns: ${d.turns}`,
-      `  wall time: ${d.wallMs === null ? 'running' : duration(d.wallMs)}; created ${run.createdAt}`,
+      `  wall time: ${d.wallMs === null ? 'running' : duration(d.wallMs)}; created ${cell(run.createdAt, 40)}`,
       `  runtime: ${cell(d.runtime.workbench)} on Node ${cell(d.runtime.node)}, ${cell(d.runtime.compute, 200)}, SQLite ${cell(d.runtime.sqlite ?? '?')}`,
     ];
     if (last) {

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { FusionServerError, startFusionServer } from '../rl/sandbox/fusion/fusionServer';
 import { chooseLevel, ISOLATION_LEVELS, resolvePython, type IsolationLevel } from '../rl/sandbox/isolation';
 import { WarmPool } from '../rl/sandbox/warmPool';
+import { showInvisibles } from '../shared/untrustedText';
 import { UsageError } from './usageError';
 
 export const SANDBOX_USAGE = `agent-rl sandbox serve [--port N] [--host H] [--token T] [--concurrency K] [--queue Q] [--level auto|strict|network|process]
@@ -58,7 +59,7 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
     if (e instanceof FusionServerError) throw new UsageError(e.message);
     throw e;
   }
-  process.stdout.write(`SandboxFusion API (python) on ${server.url}  level ${chosen}, ${python}, ${concurrency} at once${token ? ', token required' : ''}\n`);
+  process.stdout.write(`SandboxFusion API (python) on ${server.url}  level ${chosen}, ${showInvisibles(python)}, ${concurrency} at once${token ? ', token required' : ''}\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

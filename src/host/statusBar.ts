@@ -2,7 +2,7 @@
 // (loading, evaluating, iteration k with its figures and ETA) — and how the last one ended.
 import * as vscode from 'vscode';
 import type { LiveRun, LiveRuns } from './liveRuns';
-import { activityText, runLabel, statusText } from './statusText';
+import { activityTooltip, endedText, statusText } from './statusText';
 
 export class RunStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('agentRl.status', vscode.StatusBarAlignment.Left, 50);
@@ -20,12 +20,12 @@ export class RunStatusBar implements vscode.Disposable {
     if (newest && newest !== changed && changed.outcome) return;
     const r = changed.outcome ? changed : (newest ?? changed);
     if (r.outcome) {
-      const status = r.outcome.kind === 'finished' ? r.outcome.status : 'failed';
-      this.item.text = `$(${status === 'completed' ? 'pass' : 'error'}) Agent RL: ${runLabel(r)} ${status}`;
-      this.item.tooltip = `${runLabel(r)}: ${status}. Click for the dashboard.\n${this.runtimeLine()}`;
+      const ended = endedText(r, r.outcome.kind === 'finished' ? r.outcome.status : 'failed');
+      this.item.text = ended.text;
+      this.item.tooltip = `${ended.tooltip}\n${this.runtimeLine()}`;
     } else {
       this.item.text = statusText(r);
-      this.item.tooltip = `${runLabel(r)}: ${activityText(r)}. Click for the dashboard.\n${this.runtimeLine()}`;
+      this.item.tooltip = `${activityTooltip(r)}\n${this.runtimeLine()}`;
     }
     this.item.show();
   }

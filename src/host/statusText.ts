@@ -40,3 +40,13 @@ export function runLabel(r: { readonly runId?: number; readonly name: string }):
 export function statusText(r: LiveRunView): string {
   return `$(sync~spin) Agent RL: ${runLabel(r)} · ${activityText(r)}`;
 }
+
+/** A run that ended: the status bar's text, and its tooltip's first line. */
+export function endedText(r: { readonly runId?: number; readonly name: string }, status: string): { readonly text: string; readonly tooltip: string } {
+  return { text: `$(${status === 'completed' ? 'pass' : 'error'}) Agent RL: ${runLabel(r)} ${status}`, tooltip: `${runLabel(r)}: ${status}. Click for the dashboard.` };
+}
+
+/** A live run: the status bar's tooltip's first line. */
+export function activityTooltip(r: LiveRunView): string {
+  return `${runLabel(r)}: ${activityText(r)}. Click for the dashboard.`;
+}

@@ -18,8 +18,10 @@ export const TOOLTIP_MAX_LENGTH = 2_000;
 
 // Control (Cc) and format (Cf) characters — bidi embeddings, overrides and isolates, LRM/RLM/ALM,
 // zero-width space/joiners, word joiner and invisible operators, BOM, soft hyphen, tag characters —
-// line and paragraph separators, and the Hangul fillers that render as blank letters.
-const INVISIBLE = /[\p{Cc}\p{Cf}\u2028\u2029\u115F\u1160\u3164\uFFA0]/gu;
+// lone surrogates (Cs: with the u flag only an unpaired half matches; JSON's \ud800 escapes bring
+// them back from a stored record, and a terminal or a view shows each as an unexplained U+FFFD), line
+// and paragraph separators, and the Hangul fillers that render as blank letters.
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029\u115F\u1160\u3164\uFFA0]/gu;
 
 /** ⟨U+202E⟩ for one character. */
 function codePointMarker(ch: string): string {

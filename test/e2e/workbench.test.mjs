@@ -7,7 +7,9 @@
 // run on the runtime the resolution order picks (no agentRl.nodePath: VS Code's own, forked with
 // ELECTRON_RUN_AS_NODE=1) and Show Runtime and the output channel name it, and an agentRl.nodePath at a
 // Node older than the floor is passed over with the reason, and Start Run offers a checkpoint found in the
-// Hugging Face cache for seed 000's preset. Screenshots go to test/e2e/artifacts/.
+// Hugging Face cache for seed 000's preset, and a hostile verl dump and workspace run (issue 30) come in
+// through the import path and a reward's extras and are shown in the tree, the inspector and the
+// dashboard's legends as text. Screenshots go to test/e2e/artifacts/.
 // Run: npm run test:e2e (builds the .vsix and installs the harness first).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -17,7 +19,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
 import { answer, CHROMIUM, CHROMIUM_ARGS, installExtension, makeDirs, pick, runCommand, startServer, webviewFrame, workerPids, writeSettings } from './harness.mjs';
-import { HOSTILE, RLO, runExists, writeHostileRun } from './hostileRun.mjs';
+import { HOSTILE, importHostileRuns, RLO, rawIn, runExists, writeHostileRun } from './hostileRun.mjs';
 import { writeCacheLayout } from '../helpers/hfCacheLayout.mjs';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
@@ -564,5 +566,118 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await again.fill('');
     await again.press('Enter');
     await runRow('e2e-grpo').waitFor({ state: 'visible', timeout: 30_000 });
+  });
+
+  // Issue 30, last so that the run ids the tests above expect do not move: a verl dump and a workspace
+  // environment whose every text is hostile go in through the import path and the reward's extras, and
+  // come out in the tree, the inspector and the dashboard's legends as text.
+  it('a hostile verl dump and a workspace run with a hostile reward: tree, inspector and dashboard legends show their text as text, cut long fields with the note, and run nothing', async () => {
+    const noRaw = (text, where) => {
+      const m = rawIn(text);
+      assert.equal(m, null, `a raw U+${m?.[0].codePointAt(0).toString(16).toUpperCase().padStart(4, '0')} reached ${where}: …${m ? text.slice(Math.max(0, m.index - 40), m.index) : ''}`);
+    };
+    const noDialog = async (where) => assert.equal(await page.locator('.monaco-dialog-box').count(), 0, `a dialog opened (${where})`);
+    const terminalsBefore = await page.locator('.xterm').count();
+    const { verlRunId, workspaceRunId } = importHostileRuns(dirs.base, db);
+    await page.keyboard.press('Escape');
+    await runCommand(page, 'View: Close All Editors');
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
+
+    // Tree: the imported run's name as text, with markers where a character would reverse or recolour it
+    const verlRow = runRow('e2e-verl-hostile');
+    await verlRow.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match(await verlRow.textContent(), /e2e-verl-hostile \[open terminal\]\(command:workbench\.action\.terminal\.new\) ⟨U\+202E⟩evil ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED/);
+    await verlRow.click();
+    await treeRows().filter({ hasText: 'iteration 1' }).first().click();
+    await treeRows().filter({ hasText: /^group 0 · verl:/ }).first().click();
+    const sampleRow = treeRows().filter({ hasText: '#0 reward 1.00' }).first();
+    await sampleRow.waitFor({ state: 'visible', timeout: 30_000 });
+    await sampleRow.locator('.monaco-tl-twistie').click();
+    const turnRow = treeRows().filter({ hasText: /^0: Let me try/ }).first();
+    await turnRow.waitFor({ state: 'visible', timeout: 30_000 });
+    noRaw(await page.locator('.part.sidebar').innerText(), 'the tree');
+    await turnRow.hover();
+    const hover = page.locator('.monaco-hover, .workbench-hover').filter({ hasText: 'Action (turn 0)' }).first();
+    await hover.waitFor({ state: 'visible', timeout: 10_000 });
+    const tip = await hover.innerText();
+    noRaw(tip, 'the tooltip');
+    assert.match(tip, /Let me try \[open terminal\]\(command:workbench\.action\.terminal\.new\) ⟨U\+202E⟩olleh ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED/);
+    assert.match(tip, /\d{3},\d{3} more characters not shown; the inspector or agent-rl trajectory \d+ shows all/);
+    assert.equal(await hover.locator('a').count(), 0, 'no link in the tooltip');
+    await page.screenshot({ path: path.join(OUT, 'hostile-import-tree.png') });
+    await hover.getByText('open terminal').first().click({ modifiers: ['Control'] }).catch(() => {});
+    await noDialog('the tooltip');
+
+    // Inspector: the sample's texts, its reward's extras (keys and values) as text, the 200,000-character line cut with its button
+    await sampleRow.click();
+    let inspector;
+    for (let i = 0; i < 60; i++) {
+      inspector = await webviewFrame(page, '.outcome-details');
+      if (/Solve <img/.test(await inspector.innerText('.outcome-details').catch(() => ''))) break;
+      await sleep(500);
+    }
+    const root = await inspector.innerText('#root');
+    noRaw(root, 'the inspector');
+    assert.match(root, /Let me try \[open terminal\]\(command:workbench\.action\.terminal\.new\) ⟨U\+202E⟩olleh ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED⟨U\+001B⟩\[0m/);
+    const details = await inspector.innerText('.outcome-details');
+    assert.match(details, /input: Solve <img src=x onerror="document\.title='pwned'"> ⟨U\+202E⟩reversed ⟨U\+001B⟩\[31mred⟨U\+001B⟩\[0m/);
+    assert.match(details, /metrics: acc⟨U\+202E⟩evil ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED⟨U\+001B⟩\[0m \[open terminal\]\(command:workbench\.action\.terminal\.new\) 1/);
+    assert.match(details, /note "<b>bold<\/b> \$\(trash\) \\u001b\]0;PWNED\\u0007|note ".*<b>bold<\/b>/);
+    assert.equal(await inspector.locator('#root img, #root script, #root iframe, #root b').count(), 0, 'no element from the data');
+    const more = await inspector.innerText('section[data-turn="0"] .show-all');
+    const [, whole, left] = /^Show all ([\d,]+) characters \(([\d,]+) more\)$/.exec(more.trim()) ?? [];
+    assert.ok(Number(whole?.replace(/,/g, '')) > 200_000 && Number(left?.replace(/,/g, '')) > 180_000, `the long response is cut with the button that shows the rest: ${more}`);
+    await page.screenshot({ path: path.join(OUT, 'hostile-import-inspector.png') });
+    await inspector.getByText('open terminal').first().click({ modifiers: ['Control'] }).catch(() => {});
+
+    // The workspace run: hostile task ids in the tree, the reward's hostile extra in the inspector
+    await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
+    await runRow('e2e-ws-hostile').click();
+    await treeRows().filter({ hasText: 'iteration 1' }).first().click();
+    const group = treeRows().filter({ hasText: /^group 0 · task ⟨U\+202E⟩evil ⟨U\+001B⟩\[31mred⟨U\+001B⟩\[0m \[open terminal\]/ }).first();
+    await group.waitFor({ state: 'visible', timeout: 30_000 });
+    await group.click();
+    await treeRows().filter({ hasText: '#0 reward' }).first().click();
+    let wsInspector;
+    for (let i = 0; i < 60; i++) {
+      wsInspector = await webviewFrame(page, '.outcome-details');
+      if (/extra⟨U\+202E⟩evil/.test(await wsInspector.innerText('.outcome-details').catch(() => ''))) break;
+      await sleep(500);
+    }
+    const wsRoot = await wsInspector.innerText('#root');
+    noRaw(wsRoot, 'the workspace run\'s inspector');
+    assert.match(await wsInspector.innerText('.outcome-details'), /extra⟨U\+202E⟩evil ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED⟨U\+001B⟩\[0m \[open terminal\]\(command:workbench\.action\.terminal\.new\) <img src=x onerror="document\.title='pwned'"> 1/);
+    assert.match(await wsInspector.innerText('.meta.task'), /^task task ⟨U\+202E⟩evil ⟨U\+001B⟩\[31mred⟨U\+001B⟩\[0m \[open terminal\]\(command:workbench\.action\.terminal\.new\) #\d/);
+    assert.equal(await wsInspector.locator('#root img, #root script, #root iframe').count(), 0, 'no element from the data');
+    noRaw(await page.locator('.part.sidebar').innerText(), 'the tree (workspace run)');
+    await page.screenshot({ path: path.join(OUT, 'hostile-import-workspace.png') });
+
+    // Dashboard on the two runs: short legends, the whole names (and the reward's extra name) on hover, all as text
+    const dash = await compare(['e2e-verl-hostile', 'e2e-ws-hostile']);
+    const ids = [verlRunId, workspaceRunId].sort((a, b) => a - b);
+    await dash.waitForFunction((want) => [...document.querySelectorAll('#runs input:checked')].map((i) => Number(i.dataset.run)).sort((a, b) => a - b).join() === want, ids.join(), { timeout: 30_000 });
+    await dash.waitForFunction(() => document.querySelectorAll('section[data-metric="rewardExtras"] .legend button').length > 0, null, { timeout: 30_000 });
+    noRaw(await dash.innerText('body'), 'the dashboard');
+    const legends = await dash.evaluate(() => [...document.querySelectorAll('.legend button')].map((b) => ({ metric: b.closest('section')?.dataset.metric, text: b.textContent, title: b.title })));
+    for (const l of legends) {
+      noRaw(l.text, `a legend of ${l.metric}`);
+      noRaw(l.title, `a legend's hover in ${l.metric}`);
+    }
+    const reward = legends.filter((l) => l.metric === 'reward');
+    assert.ok(reward.some((l) => l.title.includes(`⟨U+202E⟩evil ⟨U+001B⟩]0;PWNED⟨U+0007⟩⟨U+001B⟩[31mRED⟨U+001B⟩[0m an imported name (run ${verlRunId})`)), JSON.stringify(reward));
+    // a legend shows the name's first 24 characters (each invisible one as its marker) and an ellipsis
+    const shownName = (text) => text.split(' · ')[0].replace(/⟨U\+[0-9A-F]{4,6}⟩/g, '·');
+    assert.ok(reward.every((l) => shownName(l.text).length <= 25 && shownName(l.text).endsWith('…')), `legends are shortened: ${JSON.stringify(reward.map((l) => l.text))}`);
+    const extras = legends.filter((l) => l.metric === 'rewardExtras');
+    assert.ok(extras.some((l) => l.title.includes('extra⟨U+202E⟩evil ⟨U+001B⟩]0;PWNED')), JSON.stringify(extras));
+    await page.screenshot({ path: path.join(OUT, 'hostile-import-dashboard.png') });
+
+    // Nothing ran: no terminal, no dialog, no page retitled by a handler; both runs still stored
+    await sleep(1500);
+    assert.equal(await page.locator('.xterm').count(), terminalsBefore, 'no terminal was opened');
+    await noDialog('the end');
+    for (const f of page.frames()) assert.notEqual(await f.title().catch(() => ''), 'pwned');
+    assert.ok(runExists(db, verlRunId) && runExists(db, workspaceRunId), 'the runs are still in the database');
   });
 });

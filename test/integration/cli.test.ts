@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import type { RunRecord } from '../../src/cli/runRecord';
 import { runCli, sha256, startCli, tempDir } from '../helpers/cli';
 import { HOSTILE, rawInvisible } from '../unit/shared/hostileInputs';
+import { asStored } from '../helpers/hostileText';
 
 const SMALL = ['--iterations', '6', '--eval-episodes', '64'];
 
@@ -224,8 +225,9 @@ describe('agent-rl CLI', () => {
       assert.equal(outputs.runs.stdout.trimEnd().split('\n').length, 3, `${h.name}: one row`);
       assert.ok(outputs.show.stdout.length < 20_000, `${h.name}: show cuts long names`);
       const stored = JSON.parse(outputs.json.stdout) as { taskId: string; turnList: { actionText: string }[] };
-      assert.equal(stored.taskId, h.text, `${h.name}: --json keeps the data exactly`);
-      assert.equal(stored.turnList[0]!.actionText, h.text);
+      // exactly as stored: SQLite keeps text as UTF-8, where a lone surrogate is U+FFFD
+      assert.equal(stored.taskId, asStored(h.text), `${h.name}: --json keeps the data exactly`);
+      assert.equal(stored.turnList[0]!.actionText, asStored(h.text));
     }
   });
 });

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import type { RunConfig } from '../../shared/runConfig';
+import { oneLine } from '../../shared/untrustedText';
 import { mainPpoCommand, rayJobCommand, verlOverrides, type VerlLaunch, type VerlPaths } from './verlCommandLine';
 import { verlParquet } from './verlParquet';
 import { REWARD_FILE, verlRewardFiles } from './verlReward';
@@ -85,7 +86,9 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     ['test.parquet', await verlParquet(set.heldOut)],
     ['sandbox_tool.yaml', toolConfigYaml(o.sandboxUrl)],
     ...verlRewardFiles(o.sandboxUrl, formatWeight),
-    ['main_ppo.sh', `#!/bin/sh\n# ${config.name || config.env}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   agent-rl sandbox serve --port 8080\nset -e\n${mainPpo}\n`],
+    // the name in a comment is one line with its invisible characters marked (oneLine): a line break in it
+    // would end the comment and make the rest of the name a command of the script
+    ['main_ppo.sh', `#!/bin/sh\n# ${oneLine(config.name || config.env, 200)}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   agent-rl sandbox serve --port 8080\nset -e\n${mainPpo}\n`],
     ['ray_job.sh', `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in sandbox_tool.yaml and agent_rl_reward.json must be reachable from the workers.\nset -e\n${rayJob}\n`],
   ];
   for (const [name, content] of writes) fs.writeFileSync(file(name), content, name.endsWith('.sh') ? { mode: 0o755 } : {});

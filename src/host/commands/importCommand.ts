@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { isImporterToHost, type HostToImporter } from '../../shared/protocol/importProtocol';
 import { messageText, showInvisibles } from '../../shared/untrustedText';
+import { importErrorLine, importFailedMessage, importFinishedMessage, importPickTitle, importProgressTitle, importStartLine, malformedLine } from './importMessages';
 import type { LiveRuns } from '../liveRuns';
 import type { HostProcesses } from '../processes/hostProcesses';
 import { forkNode } from '../processes/nodeProcess';
@@ -36,15 +37,15 @@ async function importRun(deps: ImportDeps, script: string, children: Set<{ kill(
   if (!rolloutDir) return;
   const mode = await vscode.window.showQuickPick(
     [{ label: 'Import', follow: false, description: 'what the folder holds now' }, { label: 'Import and follow', follow: true, description: 'keep reading while verl writes (Cancel to stop)' }],
-    { title: `Import ${path.basename(rolloutDir)}` },
+    { title: importPickTitle(rolloutDir) },
   );
   if (!mode) return;
   const found = companions(rolloutDir);
   const start: HostToImporter = { type: 'start', db: databasePath(), rolloutDir, ...found, follow: mode.follow };
-  deps.output.appendLine(showInvisibles(`importing verl dumps from ${rolloutDir}${found.validationDir ? `, validation ${found.validationDir}` : ''}${found.configFile ? `, config ${found.configFile}` : ''} into ${start.db}`));
+  deps.output.appendLine(importStartLine(rolloutDir, found, start.db));
   const child = forkNode({ runtime, script, onStderr: (l) => deps.output.appendLine(showInvisibles(l)) });
   children.add(child);
-  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Agent RL: importing ${path.basename(rolloutDir)}`, cancellable: true }, (progress, token) =>
+  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: importProgressTitle(rolloutDir), cancellable: true }, (progress, token) =>
     new Promise<void>((resolve) => {
       let malformed = 0;
       token.onCancellationRequested(() => child.send({ type: 'stop' } satisfies HostToImporter));
@@ -54,13 +55,10 @@ async function importRun(deps: ImportDeps, script: string, children: Set<{ kill(
         if (msg.type === 'step') progress.report({ message: `step ${msg.step}: +${msg.added} trajectories` });
         if (msg.type === 'malformed') {
           malformed += 1;
-          deps.output.appendLine(showInvisibles(`${msg.file}:${msg.line}: malformed line skipped: ${msg.reason}`));
+          deps.output.appendLine(malformedLine(msg));
         }
-        if (msg.type === 'finished') {
-          const note = malformed ? ` ${malformed} malformed lines skipped (see the Agent RL output).` : '';
-          void vscode.window.showInformationMessage(`Agent RL: run ${msg.runId} imported: ${msg.steps} steps, ${msg.trajectories} trajectories added.${note}`);
-        }
-        if (msg.type === 'failed') void vscode.window.showErrorMessage(messageText(`Agent RL: import failed: ${msg.error}`));
+        if (msg.type === 'finished') void vscode.window.showInformationMessage(importFinishedMessage(msg, malformed));
+        if (msg.type === 'failed') void vscode.window.showErrorMessage(importFailedMessage(msg.error));
         deps.live.touched();
       });
       child.on('exit', () => {
@@ -80,7 +78,7 @@ export function registerImportCommand(context: vscode.ExtensionContext, deps: Im
       await importRun(deps, script, children);
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
-      deps.output.appendLine(`error: ${message}`);
+      deps.output.appendLine(importErrorLine(message));
       void vscode.window.showErrorMessage(messageText(message));
     }
   }));

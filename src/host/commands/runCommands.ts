@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { messageText, showInvisibles } from '../../shared/untrustedText';
 import type { LiveRuns } from '../liveRuns';
 import type { HostProcesses } from '../processes/hostProcesses';
+import { exportRunItems } from '../pickItems';
 import { databasePath, sandboxSettings } from '../settings';
 import type { RunsNode, RunsTree } from '../views/runsTree';
 import { InspectorPanel } from '../webviews/inspectorPanel';
@@ -71,7 +72,7 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
     let id = runIdOf(n);
     if (id === undefined) {
       const runs = await backend.request('listRuns', {});
-      const choice = await vscode.window.showQuickPick(runs.map((r) => ({ label: messageText(r.name, 200), description: messageText(`run ${r.id} · ${r.status}`), id: r.id })), { title: 'Export which run?', matchOnDescription: true });
+      const choice = await vscode.window.showQuickPick(exportRunItems(runs), { title: 'Export which run?', matchOnDescription: true });
       id = choice?.id;
     }
     if (id === undefined) return;

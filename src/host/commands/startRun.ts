@@ -7,14 +7,14 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { withConfigRoot } from '../../shared/configRoot';
-import { describeFit, type FoundModel } from '../../shared/foundModel';
-import { parameterText } from '../../shared/units';
+import type { FoundModel } from '../../shared/foundModel';
 import { PRESETS } from '../../shared/presets';
 import { ConfigError, validateRunConfig } from '../../shared/runConfig';
 import { messageText, oneLine, showInvisibles } from '../../shared/untrustedText';
 import type { LiveRun, LiveRuns } from '../liveRuns';
 import type { BackendClient } from '../processes/backendClient';
 import type { HostProcesses } from '../processes/hostProcesses';
+import { modelItems } from '../pickItems';
 import type { RunHandle } from '../processes/runManager';
 import { databasePath, sandboxSettings } from '../settings';
 import { activityText } from '../statusText';
@@ -104,12 +104,7 @@ async function pickModel(backend: BackendClient): Promise<string | undefined> {
   type Item = vscode.QuickPickItem & { dir?: string };
   const choose = 'Choose a Folder…';
   const items: Item[] = [
-    ...found.map((m) => ({
-      label: messageText(m.name, 120),
-      description: messageText(m.problem ? 'cannot load' : `${m.modelType ?? ''} · ${parameterText(m.parameters ?? 0)} parameters · ${m.dtypes ?? ''}${m.revision ? ` · ${m.revision.slice(0, 8)}${m.main ? ' (main)' : ''}` : ''}`, 200),
-      detail: messageText(`${describeFit(m)} — ${m.dir}`, 400),
-      dir: m.dir,
-    })),
+    ...modelItems(found),
     ...(found.length ? [{ label: '', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
     { label: choose, description: 'a Hugging Face checkpoint folder on this machine (config.json, model.safetensors, tokenizer.json)' },
   ];

@@ -8,9 +8,9 @@ import type { TrajectoryDetail } from '../../shared/protocol/backendProtocol';
 import type { BackendClient } from '../processes/backendClient';
 import type { RunsNode } from '../views/runsTree';
 import { codeOf } from '../../shared/linking';
-import { fence, messageText, oneLine, visibleText } from '../../shared/untrustedText';
+import { messageText } from '../../shared/untrustedText';
 import { maxTextLength, sandboxSettings } from '../settings';
-import { codeTurns, inlineObservation, rerunMessage } from './replayModel';
+import { codeTurns, decorationText, inlineObservation, observationHover, rerunMessage, rerunOutput } from './replayModel';
 
 export const REPLAY_SCHEME = 'agent-rl-replay';
 
@@ -22,7 +22,7 @@ interface State {
 
 export function registerReplay(context: vscode.ExtensionContext, backend: () => BackendClient | undefined, output: vscode.OutputChannel): void {
   const hover = (turn: number, full: string): vscode.MarkdownString => {
-    const md = new vscode.MarkdownString(`Observation of turn ${turn}:\n\n${fence(visibleText(full, maxTextLength(), 'the inspector shows all'))}`);
+    const md = new vscode.MarkdownString(observationHover(turn, full, maxTextLength()));
     md.isTrusted = false;
     md.supportHtml = false;
     return md;
@@ -45,7 +45,7 @@ export function registerReplay(context: vscode.ExtensionContext, backend: () => 
       editor.setDecorations(decoration, [{
         range: doc.lineAt(line).range,
         hoverMessage: hover(state.turns[state.at]!, obs.full),
-        renderOptions: { after: { contentText: `  ⟵ ${oneLine(obs.message, 200)}` } },
+        renderOptions: { after: { contentText: decorationText(obs) } },
       }]);
       editor.revealRange(doc.lineAt(line).range, vscode.TextEditorRevealType.InCenter);
     }
@@ -89,8 +89,7 @@ export function registerReplay(context: vscode.ExtensionContext, backend: () => 
       const turn = state.turns[state.at]!;
       try {
         const r = await b.request('rerun', { trajectoryId: state.trajectory.id, turn, ...sandboxSettings() });
-        output.appendLine(`re-run of trajectory ${state.trajectory.id} turn ${turn} (level ${r.level}, ${r.python}):\n${visibleText(r.observationText, 0)}`);
-        for (const note of r.notes) output.appendLine(`  note: ${visibleText(note, 0)}`);
+        for (const line of rerunOutput(state.trajectory.id, turn, r)) output.appendLine(line);
         const message = rerunMessage(turn, r);
         void (r.notes.length > 0 ? vscode.window.showWarningMessage(message) : vscode.window.showInformationMessage(message));
       } catch (e) {

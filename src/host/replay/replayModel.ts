@@ -2,7 +2,7 @@
 // line, else the last line of the code; and the message to show there.
 import { codeOf, observationLinks, type TurnView } from '../../shared/linking';
 import type { BackendMethods } from '../../shared/protocol/backendProtocol';
-import { messageText } from '../../shared/untrustedText';
+import { fence, messageText, oneLine, visibleText } from '../../shared/untrustedText';
 
 export interface InlineObservation {
   /** 1-based line of the turn's code. */
@@ -39,4 +39,22 @@ export function rerunMessage(turn: number, r: BackendMethods['rerun']['result'])
   const verdict = r.same ? `re-run of turn ${turn} gives the same observation` : `re-run of turn ${turn} gives a different observation (see the Agent RL output)`;
   const notes = r.notes.length > 0 ? ` Not taken from the stored run: ${r.notes.join('; ')}.` : '';
   return messageText(`Agent RL: ${verdict}, at sandbox level ${r.level}.${notes}`, 800);
+}
+
+/** The text after the line an observation belongs to (an editor decoration). */
+export function decorationText(obs: InlineObservation): string {
+  return `  ⟵ ${oneLine(obs.message, 200)}`;
+}
+
+/** The decoration's hover: untrusted Markdown, the observation in a fence it cannot close, cut at `max`. */
+export function observationHover(turn: number, full: string, max: number): string {
+  return `Observation of turn ${turn}:\n\n${fence(visibleText(full, max, 'the inspector shows all'))}`;
+}
+
+/** What a re-run writes to the output channel: the observation it got, whole, and each note. */
+export function rerunOutput(trajectoryId: number, turn: number, r: BackendMethods['rerun']['result']): string[] {
+  return [
+    `re-run of trajectory ${trajectoryId} turn ${turn} (level ${r.level}, ${visibleText(r.python, 0)}):\n${visibleText(r.observationText, 0)}`,
+    ...r.notes.map((note) => `  note: ${visibleText(note, 0)}`),
+  ];
 }

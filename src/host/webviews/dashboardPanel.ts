@@ -6,9 +6,9 @@
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { isDashboardState, isDashboardToHost, type HostToDashboard, type RunSeries } from '../../shared/protocol/webviewProtocol';
-import { messageText } from '../../shared/untrustedText';
 import { coalesce, type LiveRuns } from '../liveRuns';
 import type { BackendClient } from '../processes/backendClient';
+import { compareRunItems } from '../pickItems';
 import { followNewRuns } from '../settings';
 import { webviewPage } from './dashboardPage';
 
@@ -87,13 +87,7 @@ async function pickRuns(backend: BackendClient, selected: readonly number[]): Pr
     void vscode.window.showInformationMessage('Agent RL: no runs to compare yet. Start one with "Agent RL: Start Run" or `agent-rl train`.');
     return undefined;
   }
-  const items = runs.map((r) => ({
-    label: messageText(r.name, 200),
-    description: messageText(`run ${r.id} · ${r.env} · ${r.policy} · ${r.methodLabel}`, 160),
-    detail: messageText(`${r.status} · ${r.iterationsDone}/${r.iterationsPlanned} iterations${typeof r.latestRewardMean === 'number' ? ` · reward ${r.latestRewardMean.toFixed(3)}` : ''} · ${r.createdAt.replace('T', ' ').slice(0, 19)}`, 160),
-    picked: selected.includes(r.id),
-    id: r.id,
-  }));
+  const items = compareRunItems(runs, selected);
   const chosen = await vscode.window.showQuickPick(items, {
     title: 'Agent RL: Compare Runs', placeHolder: 'Tick the runs to compare; type to search by name, environment, policy or method', canPickMany: true, matchOnDescription: true, matchOnDetail: true,
   });

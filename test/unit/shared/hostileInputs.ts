@@ -1,47 +1,23 @@
-// One table of hostile inputs — what a shared or imported database, a workspace config from a
-// repository, or plain model output can hold — and the checks every renderer's output must pass. The
-// renderer tests (untrustedText.test.ts) and the CLI integration test apply it to every place that shows
-// stored text.
+// The hostile inputs — what a shared or imported database, a workspace config from a repository, or
+// plain model output can hold: the matrix's payloads (test/helpers/hostileText.ts) — and the checks
+// every renderer's output must pass. The renderer tests (untrustedText.test.ts) and the CLI integration
+// test apply them to the renderers one by one; the matrix (test/integration/hostileMatrix.test.ts) to
+// every field and every output.
 import MarkdownIt from 'markdown-it';
 import { marked } from 'marked';
+import { PAYLOADS, rawCharacter } from '../../helpers/hostileText';
 
 export interface Hostile {
   readonly name: string;
   readonly text: string;
 }
 
-export const HOSTILE: readonly Hostile[] = [
-  { name: 'Markdown link to a command', text: '[click me](command:workbench.action.terminal.new)' },
-  { name: 'Markdown link to a command with arguments and a title', text: 'see [run 1](command:agentRl.deleteRun?%7B%22kind%22%3A%22run%22%7D "Delete") now' },
-  { name: 'autolinks', text: '<command:workbench.action.terminal.new> <https://evil.example/x> <mail@evil.example>' },
-  { name: 'bare URLs and script URIs', text: 'open https://evil.example/login or www.evil.example, javascript:alert(1), command:agentRl.deleteRun' },
-  { name: 'image', text: '![pixel](https://evil.example/p.png)' },
-  { name: 'reference link', text: '[x][1]\n\n[1]: command:workbench.action.terminal.new' },
-  { name: 'raw HTML image with a handler', text: '<img src=x onerror="alert(1)">' },
-  { name: 'script element', text: '<script>alert(document.cookie)</script>' },
-  { name: 'HTML block breaking out of a pre', text: '</pre></code><iframe src="command:workbench.action.terminal.new"></iframe>' },
-  { name: 'heading, list and table after a blank line', text: 'x\n\n# Injected heading\n\n- item\n1. item\n\n| a | b |\n|---|---|\n| 1 | 2 |\n> quote' },
-  { name: 'fence breakout', text: '```\n</pre><b>bold</b>\n````\n~~~\n```python' },
-  { name: 'backtick runs', text: '` `` ``` `a`b``c' },
-  { name: 'right-to-left override', text: 'invoice\u202Efdp.exe' },
-  { name: 'bidi embeddings and isolates', text: 'a\u202Ab\u202Bc\u202Cd\u202De\u2066f\u2067g\u2068h\u2069i' },
-  { name: 'direction marks', text: 'x\u200Ey\u200Fz\u061Cw' },
-  { name: 'zero-width and invisible format characters', text: 'a\u200Bb\u200Cc\u200Dd\u2060e\u2061f\u2062g\u2063h\u2064i\uFEFFj\u00ADk' },
-  { name: 'tag characters', text: 'flag\u{E0067}\u{E0062}\u{E007F}' },
-  { name: 'Hangul fillers', text: 'name\u3164\u115F\u1160\uFFA0' },
-  { name: 'terminal escapes', text: '\x1b[2J\x1b[31mred\x1b[0m \x1b]8;;https://evil.example\x07link\x1b]8;;\x07' },
-  { name: 'carriage return overwrite and NUL, bell, DEL', text: 'safe text\rEVIL\x00\x07\x7F' },
-  { name: 'line and paragraph separators', text: 'one\u2028two\u2029three' },
-  { name: 'theme icons', text: '$(loading~spin) $(trash) \\$(x)' },
-  { name: 'entities and quotes', text: '&lt;script&gt; &amp; "double" \'single\' `tick`' },
-  { name: 'a 200,000-character line', text: 'A'.repeat(200_000) },
-];
+/** Every payload of the hostile-text matrix (test/helpers/hostileText.ts): one list for every test. */
+export const HOSTILE: readonly Hostile[] = PAYLOADS;
 
-/** Characters that must never reach a renderer raw (\n and \t may). */
-const RAW_INVISIBLE = /[\p{Cc}\p{Cf}\u2028\u2029\u115F\u1160\u3164\uFFA0]/u;
+/** Characters that must never reach a renderer raw (\n and \t may): where the first one is, or undefined. */
 export function rawInvisible(text: string): string | undefined {
-  const m = RAW_INVISIBLE.exec(text.replace(/[\n\t]/g, ' '));
-  return m ? `U+${m[0].codePointAt(0)!.toString(16).toUpperCase()} at ${m.index}` : undefined;
+  return rawCharacter(text);
 }
 
 /** VS Code's notification link syntax (parseLinkedText in the workbench). */

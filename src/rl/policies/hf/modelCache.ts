@@ -100,8 +100,18 @@ function describeFolder(base: { name: string; dir: string; foundIn: string; revi
     const dtypes = [...new Set([...stored.values()].map((t) => t.dtype))].join(', ');
     return { ...base, modelType: arch.modelType, parameters: parameterCount(arch), dtypes, seed000: seed000Plan(base.dir, backend) };
   } catch (e) {
-    return { ...base, problem: (e as Error).message.split('\n')[0] ?? String(e) };
+    return { ...base, problem: firstLine(e instanceof Error ? e.message : String(e), base.dir) };
   }
+}
+
+/**
+ * The first line of a loader's message (the rest is detail), where a line break inside the folder's own
+ * path (a folder name may hold one) does not count: the reason after the path is kept.
+ */
+function firstLine(message: string, dir: string): string {
+  const pieces = message.split(dir);
+  const end = pieces.findIndex((p) => p.includes('\n'));
+  return end < 0 ? message : [...pieces.slice(0, end), pieces[end]!.split('\n')[0]!].join(dir);
 }
 
 /** Every checkpoint in the cache roots and the named folders, described for the `backend` a run would use. */

@@ -1,0 +1,229 @@
+// Every host renderer that can run without VS Code, over what the backend hands the host for one run
+// (the same handlers the extension's backend process answers with): tree rows, tooltips, notifications,
+// quick-pick items, the status bar, the trajectory document, replay decorations, the output channel's
+// lines, the dashboard's legends. Each output says what renders it, and so which checks apply:
+//   text      plain text shown as text (output channel, plain tooltips, a webview's textContent/title)
+//   line      one line of plain text (tree labels and descriptions, legends, decorations)
+//   message   one line VS Code parses for links and icons (notifications, quick picks, the status bar)
+//   markdown  untrusted Markdown (tree tooltips, hovers, the trajectory document and its preview)
+// The matrix test checks that every pure module under src/host exports nothing that is missing here
+// or in NOT_RENDERERS, so a new renderer is covered (or excused, with the reason) when it is written.
+import { rerunNotes } from '../../src/backend/rerun';
+import { configProblemMessage, outcomeMessage, sandboxOverrides, sandboxQuestion } from '../../src/host/commands/runMessages';
+import { importErrorLine, importFailedMessage, importFinishedMessage, importPickTitle, importProgressTitle, importStartLine, malformedLine } from '../../src/host/commands/importMessages';
+import { renderTrajectory } from '../../src/host/commands/trajectoryMarkdown';
+import { compareRunItems, exportRunItems, modelItems, type PickItem } from '../../src/host/pickItems';
+import { decorationText, inlineObservation, observationHover, rerunMessage, rerunOutput } from '../../src/host/replay/replayModel';
+import { activityText, activityTooltip, endedText, runLabel, statusText, type LiveRunView } from '../../src/host/statusText';
+import { describeRun, groupParts, groupTrajectories, iterationParts, messageParts, runParts, trajectoryParts, turnParts, type ItemParts } from '../../src/host/views/treeModel';
+import { emptyReason, PANELS, panelLines, phaseBars, phaseEmptyReason, runLabels } from '../../src/shared/dashboardModel';
+import type { FoundModel } from '../../src/shared/foundModel';
+import type { BackendMethods, TrajectoryDetail, TrajectorySummary } from '../../src/shared/protocol/backendProtocol';
+import type { RunSeries } from '../../src/shared/protocol/webviewProtocol';
+import { ConfigError, validateRunConfig } from '../../src/shared/runConfig';
+import type { IterationMetrics, RunSummary } from '../../src/shared/types';
+
+export type OutputKind = 'text' | 'line' | 'message' | 'markdown';
+
+export interface Rendered {
+  readonly where: string;
+  readonly kind: OutputKind;
+  readonly text: string;
+}
+
+/** What the host has of one run when it draws it (from the backend's handlers). */
+export interface ViewInput {
+  readonly runs: readonly RunSummary[];
+  readonly run: NonNullable<BackendMethods['getRun']['result']>;
+  readonly iterations: readonly IterationMetrics[];
+  /** The first iteration's trajectories. */
+  readonly trajectories: readonly TrajectorySummary[];
+  /** Its first trajectory, whole. */
+  readonly trajectory: TrajectoryDetail;
+  /** Models found on the machine (Start Run's model step). */
+  readonly found: readonly FoundModel[];
+  /** A folder of dumps being imported, its companions, a malformed line's file. */
+  readonly importDir: string;
+  readonly importFound: { readonly validationDir?: string; readonly configFile?: string };
+  readonly importFile: string;
+}
+
+export interface Renderer {
+  /** `src/…/module.ts#export`. */
+  readonly id: string;
+  readonly render: (v: ViewInput) => Rendered[];
+}
+
+const out = (where: string, kind: OutputKind, text: string): Rendered => ({ where, kind, text });
+
+/** A tree item's parts: label and description are lines, a plain tooltip text, tooltipMarkdown Markdown. */
+function parts(where: string, p: ItemParts): Rendered[] {
+  return [
+    out(`${where} label`, 'line', p.label),
+    ...(p.description !== undefined ? [out(`${where} description`, 'line', p.description)] : []),
+    ...(p.tooltip !== undefined ? [out(`${where} tooltip`, 'text', p.tooltip)] : []),
+    ...(p.tooltipMarkdown !== undefined ? [out(`${where} tooltip`, 'markdown', p.tooltipMarkdown)] : []),
+  ];
+}
+
+function pick(where: string, items: readonly PickItem[]): Rendered[] {
+  return items.flatMap((it, i) => [
+    out(`${where} item ${i} label`, 'message', it.label),
+    ...(it.description !== undefined ? [out(`${where} item ${i} description`, 'message', it.description)] : []),
+    ...(it.detail !== undefined ? [out(`${where} item ${i} detail`, 'message', it.detail)] : []),
+  ]);
+}
+
+function liveView(v: ViewInput): LiveRunView {
+  const s = v.run.summary;
+  return {
+    name: s.name, method: s.method, iterations: s.iterationsPlanned, runId: s.id, phase: { kind: 'iteration', iteration: 1 },
+    progress: { type: 'progress', runId: s.id, iteration: 1, iterations: s.iterationsPlanned, rewardMean: 0.5, successRate: 0.5, etaMs: 5000, loss: 0.1 },
+  };
+}
+
+const series = (v: ViewInput): RunSeries[] => [{ run: v.run.summary, iterations: [...v.iterations], evaluations: v.run.evaluations }];
+
+const stored = (v: ViewInput): Record<string, unknown> => v.run.config as Record<string, unknown>;
+
+export const RENDERERS: readonly Renderer[] = [
+  { id: 'src/host/views/treeModel.ts#describeRun', render: (v) => v.runs.map((r) => out(`run ${r.id} description`, 'line', describeRun(r))) },
+  { id: 'src/host/views/treeModel.ts#runParts', render: (v) => v.runs.flatMap((r) => parts(`run ${r.id}`, runParts(r))) },
+  { id: 'src/host/views/treeModel.ts#iterationParts', render: (v) => v.iterations.flatMap((m, i) => parts(`iteration ${i}`, iterationParts(m))) },
+  { id: 'src/host/views/treeModel.ts#groupParts', render: (v) => groupTrajectories(v.trajectories).flatMap((g) => parts(`group ${g.group}`, groupParts(g.group, g.trajectories))) },
+  { id: 'src/host/views/treeModel.ts#trajectoryParts', render: (v) => v.trajectories.flatMap((t) => parts(`trajectory ${t.id}`, trajectoryParts(t))) },
+  {
+    id: 'src/host/views/treeModel.ts#turnParts',
+    render: (v) => v.trajectory.turnList.flatMap((t) => parts(`turn ${t.index}`, turnParts({ trajectoryId: v.trajectory.id, index: t.index, action: t.actionText, observation: t.observationText }, 10_000))),
+  },
+  { id: 'src/host/views/treeModel.ts#messageParts', render: (v) => parts('message row', messageParts(`Could not load: ${v.run.summary.error ?? v.run.summary.name}`)) },
+  {
+    id: 'src/host/commands/runMessages.ts#configProblemMessage',
+    render: (v) => {
+      let issues: ConfigError['issues'] = [];
+      try {
+        validateRunConfig(stored(v));
+      } catch (e) {
+        if (e instanceof ConfigError) issues = e.issues;
+        else throw e;
+      }
+      return [out('Start Run: config problem', 'message', configProblemMessage(`${v.run.summary.name}.agentrl.json`, issues))];
+    },
+  },
+  {
+    id: 'src/host/commands/runMessages.ts#outcomeMessage',
+    render: (v) => [
+      out('run failed', 'message', outcomeMessage(v.run.summary.name, { kind: 'failed', reason: v.run.summary.error ?? v.run.summary.name })),
+      out('run finished', 'message', outcomeMessage(v.run.summary.name, { kind: 'finished', runId: v.run.summary.id, status: v.run.summary.status })),
+    ],
+  },
+  {
+    id: 'src/host/commands/runMessages.ts#sandboxQuestion',
+    render: (v) => [out('Start Run: sandbox question', 'message', sandboxQuestion(`${v.run.summary.name}.agentrl.json`, sandboxOverrides(stored(v).envOptions, { python: '', sandbox: 'strict' })))],
+  },
+  { id: 'src/host/commands/trajectoryMarkdown.ts#renderTrajectory', render: (v) => [out('trajectory document', 'markdown', renderTrajectory(v.trajectory, { maxTextLength: 10_000, runName: v.run.summary.name }))] },
+  {
+    id: 'src/host/commands/importMessages.ts#importPickTitle', render: (v) => [out('Import quick pick title', 'message', importPickTitle(v.importDir))],
+  },
+  { id: 'src/host/commands/importMessages.ts#importProgressTitle', render: (v) => [out('Import progress title', 'message', importProgressTitle(v.importDir))] },
+  { id: 'src/host/commands/importMessages.ts#importStartLine', render: (v) => [out('Import output line', 'text', importStartLine(v.importDir, v.importFound, '/db/runs.sqlite'))] },
+  {
+    id: 'src/host/commands/importMessages.ts#malformedLine',
+    render: (v) => [out('Import malformed line', 'text', malformedLine({ type: 'malformed', file: v.importFile, line: 3, reason: v.run.summary.error ?? v.run.summary.name }))],
+  },
+  {
+    id: 'src/host/commands/importMessages.ts#importFinishedMessage',
+    render: (v) => [out('Import finished', 'message', importFinishedMessage({ type: 'finished', runId: v.run.summary.id, steps: 2, trajectories: v.trajectories.length, malformed: 1 }, 1))],
+  },
+  { id: 'src/host/commands/importMessages.ts#importFailedMessage', render: (v) => [out('Import failed', 'message', importFailedMessage(v.run.summary.error ?? v.run.summary.name))] },
+  { id: 'src/host/commands/importMessages.ts#importErrorLine', render: (v) => [out('Import error line', 'text', importErrorLine(v.run.summary.error ?? v.run.summary.name))] },
+  { id: 'src/host/statusText.ts#statusText', render: (v) => [out('status bar', 'message', statusText(liveView(v)))] },
+  { id: 'src/host/statusText.ts#runLabel', render: (v) => [out('progress notification title', 'message', runLabel(liveView(v)))] },
+  { id: 'src/host/statusText.ts#activityText', render: (v) => [out('progress notification', 'message', activityText(liveView(v)))] },
+  { id: 'src/host/statusText.ts#activityTooltip', render: (v) => [out('status bar tooltip', 'message', activityTooltip(liveView(v)))] },
+  {
+    id: 'src/host/statusText.ts#endedText',
+    render: (v) => {
+      const e = endedText(liveView(v), v.run.summary.status);
+      return [out('status bar (ended)', 'message', e.text), out('status bar tooltip (ended)', 'message', e.tooltip)];
+    },
+  },
+  {
+    id: 'src/host/replay/replayModel.ts#decorationText',
+    render: (v) => v.trajectory.turnList.flatMap((_, i) => {
+      const obs = inlineObservation(v.trajectory.turnList, i);
+      return obs ? [out(`replay decoration turn ${i}`, 'line', decorationText(obs))] : [];
+    }),
+  },
+  {
+    id: 'src/host/replay/replayModel.ts#observationHover',
+    render: (v) => v.trajectory.turnList.flatMap((_, i) => {
+      const obs = inlineObservation(v.trajectory.turnList, i);
+      return obs ? [out(`replay hover turn ${i}`, 'markdown', observationHover(i, obs.full, 10_000))] : [];
+    }),
+  },
+  {
+    id: 'src/host/replay/replayModel.ts#rerunMessage',
+    render: (v) => v.trajectory.turnList.map((t, i) => out(`re-run notification turn ${i}`, 'message', rerunMessage(i, rerunResult(v, t)))),
+  },
+  {
+    id: 'src/host/replay/replayModel.ts#rerunOutput',
+    render: (v) => v.trajectory.turnList.flatMap((t, i) => rerunOutput(v.trajectory.id, i, rerunResult(v, t)).map((l, j) => out(`re-run output turn ${i} line ${j}`, 'text', l))),
+  },
+  { id: 'src/host/pickItems.ts#compareRunItems', render: (v) => pick('Compare Runs', compareRunItems(v.runs, [])) },
+  { id: 'src/host/pickItems.ts#exportRunItems', render: (v) => pick('Export Run', exportRunItems(v.runs)) },
+  { id: 'src/host/pickItems.ts#modelItems', render: (v) => pick('Start Run model step', modelItems(v.found)) },
+  {
+    id: 'src/shared/dashboardModel.ts#runLabels',
+    render: (v) => series(v).flatMap((s) => {
+      const l = runLabels(s);
+      return [out('legend', 'line', l.short), out('legend hover', 'text', l.full)];
+    }),
+  },
+  {
+    id: 'src/shared/dashboardModel.ts#panelLines',
+    render: (v) => PANELS.flatMap((p) => {
+      const lines = panelLines(p, series(v));
+      return [
+        ...lines.flatMap((l) => [out(`${p.id} legend`, 'line', l.label), out(`${p.id} legend hover`, 'text', l.fullLabel)]),
+        ...(emptyReason(p, series(v), lines.length) !== undefined ? [out(`${p.id} empty reason`, 'text', emptyReason(p, series(v), lines.length)!)] : []),
+      ];
+    }),
+  },
+  {
+    id: 'src/shared/dashboardModel.ts#phaseBars',
+    render: (v) => {
+      const bars = phaseBars(series(v));
+      const why = phaseEmptyReason(series(v), bars.length);
+      return [...bars.flatMap((b) => [out('phases legend', 'line', b.label), out('phases legend hover', 'text', b.fullLabel)]), ...(why !== undefined ? [out('phases empty reason', 'text', why)] : [])];
+    },
+  },
+];
+
+function rerunResult(v: ViewInput, t: TrajectoryDetail['turnList'][number]): BackendMethods['rerun']['result'] {
+  const envOptions = stored(v).envOptions;
+  const o = typeof envOptions === 'object' && envOptions !== null ? (envOptions as Record<string, unknown>) : {};
+  const used = { level: 'strict' as const, python: '/usr/bin/python3' };
+  return { observationText: t.observationText, same: false, level: used.level, python: used.python, notes: rerunNotes({ level: t.observation.level ?? o.sandbox, python: o.python }, used) };
+}
+
+/** Exports of pure host modules that render nothing stored or imported, and why. */
+export const NOT_RENDERERS: Readonly<Record<string, string>> = {
+  'src/host/views/treeModel.ts#groupTrajectories': 'groups trajectory records; groupParts renders the groups',
+  'src/host/statusText.ts#formatEta': 'numbers only',
+  'src/host/commands/runMessages.ts#sandboxOverrides': 'parts of the question sandboxQuestion renders',
+  'src/host/commands/trajectoryMarkdown.ts#fullTextHint': 'a trajectory id and fixed text',
+  'src/host/replay/replayModel.ts#inlineObservation': 'where an observation goes; decorationText and observationHover render it',
+  'src/host/replay/replayModel.ts#codeTurns': 'turn numbers',
+  'src/host/webviews/dashboardPage.ts#webviewPage': 'the page shell (script and style URIs, the nonce); data reaches the page only as messages',
+  'src/host/processes/runtime.ts#runtimeCandidates': 'the runtimes this machine offers (settings and executables), no stored or imported text',
+  'src/host/processes/runtime.ts#describeCandidate': 'a runtime candidate (the user\'s own setting or VS Code\'s executable); shown through showInvisibles and messageText by hostProcesses',
+  'src/host/processes/runtime.ts#describeRuntime': 'the chosen runtime (as describeCandidate)',
+  'src/host/processes/runtime.ts#probeCandidate': 'runs the probe; its result is described by describeRuntime',
+  'src/host/processes/runtime.ts#resolveRuntime': 'chooses the runtime',
+  'src/host/processes/nodeProcess.ts#forkNode': 'starts a process; its stderr lines reach the output channel through showInvisibles',
+  'src/host/processes/nodeProcess.ts#NodeNotFoundError': 'an error class',
+  'src/host/processes/backendClient.ts#BackendClient': 'the backend\'s client: moves data, renders none',
+  'src/host/processes/backendClient.ts#BackendError': 'an error class',
+  'src/host/processes/runManager.ts#RunManager': 'starts run workers; their messages are rendered by statusText and runMessages',
+};
