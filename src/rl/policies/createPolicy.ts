@@ -202,7 +202,10 @@ async function createHfTransformer(o: TransformerOptions, run: PolicyRunInfo, en
     reference = model.reference();
     if (o.actionMode === 'score') {
       if (!env.tabular) throw new ModelLoadError(`policyOptions.actionMode "score" needs an environment with a fixed action set; "${env.name}" has none`);
-      const scoring = new CandidateScoringPolicy(model, reference, tokenizer, env.tabular(), eos[0], run.optimizer, `${compute})`, o.temperature > 0 ? o.temperature : 1, o.scoreNormalization);
+      const scoring = new CandidateScoringPolicy({
+        model, reference, tokenizer, spec: env.tabular(), eosId: eos[0], optimizer: run.optimizer, computeBase: `${compute})`,
+        temperature: o.temperature > 0 ? o.temperature : 1, normalization: o.scoreNormalization,
+      });
       policy = scoring;
       if (init) {
         restoreCheckpoint(init, model);

@@ -12,7 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Differentiable } from '../../algo/gradients';
 import { batchMatMul } from '../transformer/kernels/batchMatMul';
-import { mm, type KvCache, type PolicyModel } from '../transformer/model';
+import { mm, type PolicyModel, type RunOptions } from '../transformer/model';
 import { ModelLoadError, outputBias, parameterCount, readHfConfig, ropeInverseFrequencies, type HfArchitecture } from './hfConfig';
 import { checkpointTensors, readTensor, type StoredTensor } from './safetensors';
 
@@ -417,10 +417,9 @@ export class HfModel implements PolicyModel {
 
   /**
    * The decoder on `ids` [B, T] at `positions` [B, T] after the cached keys and values (keys [B, K, E,
-   * Tpast], values [B, K, Tpast, E]); `keyMask` [B, Tpast + T] 1 = real token. Returns logits [B, T, V]
-   * and every layer's keys and values. `scoped`: free each layer's intermediates as it goes (no gradient).
+   * Tpast], values [B, K, Tpast, E]). Returns logits [B, T, V] and every layer's keys and values.
    */
-  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped = false, lastOnly = false, training = false): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
+  run(ids: tf.Tensor2D, positions: tf.Tensor2D, { keyMask, past, scoped = false, lastOnly = false, training = false }: RunOptions = {}): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
     const a = this.arch;
     const [B, T] = ids.shape;
     const H = a.heads, K = a.kvHeads, E = a.headDim, G = H / K;
@@ -514,7 +513,7 @@ export class HfModel implements PolicyModel {
     return tf.tidy(() => {
       const [B, T] = ids.shape;
       const positions = tf.tile<tf.Tensor2D>(tf.reshape(tf.range(0, T, 1, 'int32'), [1, T]), [B, 1]);
-      return this.run(ids, positions, undefined, undefined, scoped, false, training).logits;
+      return this.run(ids, positions, { scoped, training }).logits;
     });
   }
 

@@ -13,7 +13,7 @@ import type { Rng } from '../../random';
 import type { LossInput, LossStats, PaddedBatch, TrainSequence } from '../../algo/batch';
 import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../algo/gradients';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
-import { loadResumePoint, saveCheckpoint, saveResumePoint } from '../transformer/checkpoint';
+import { loadPolicyState, saveCheckpoint, savePolicyState } from '../transformer/checkpoint';
 import type { Tokenizer } from '../transformer/tokenizer';
 import type { HfModel } from './hfModel';
 
@@ -27,6 +27,25 @@ const PROMPTS_PER_PASS = 8;
  */
 function observationText(text: string, first: boolean): string {
   return `${first ? '' : '\n'}${text}\nAction:`;
+}
+
+/** What a candidate-scoring policy is made of. */
+export interface ScoringParts {
+  readonly model: HfModel;
+  /** The KL reference: the base model with frozen adapters. */
+  readonly reference: HfModel;
+  readonly tokenizer: Tokenizer;
+  /** The environment's fixed action set and visible state. */
+  readonly spec: TabularSpec;
+  /** Appended to every candidate (its end), when the model has one. */
+  readonly eosId: number | undefined;
+  readonly optimizer: AdamWOptions;
+  /** The backend and model, for the run's compute string. */
+  readonly computeBase: string;
+  /** π(a | h) = softmax(s(a, h) / temperature): seed 002's policy at 1; higher flattens a peaked model's start. */
+  readonly temperature?: number;
+  /** sum: seed 002's s(a, h), which prefers candidates of fewer tokens; mean: divided by the candidate's token count. */
+  readonly normalization?: 'sum' | 'mean';
 }
 
 export class CandidateScoringPolicy implements TrainablePolicy {
@@ -43,19 +62,20 @@ export class CandidateScoringPolicy implements TrainablePolicy {
   /** Prompt ids (the batch's inputs) → their token ids. */
   private readonly prompts: number[][] = [];
 
-  constructor(
-    readonly model: HfModel,
-    readonly reference: HfModel,
-    readonly tokenizer: Tokenizer,
-    readonly spec: TabularSpec,
-    eosId: number | undefined,
-    optimizer: AdamWOptions,
-    computeBase: string,
-    /** π(a | h) = softmax(s(a, h) / temperature): seed 002's policy at 1; higher flattens a peaked model's start. */
-    readonly temperature = 1,
-    /** sum: seed 002's s(a, h), which prefers candidates of fewer tokens; mean: divided by the candidate's token count. */
-    readonly normalization: 'sum' | 'mean' = 'sum',
-  ) {
+  readonly model: HfModel;
+  readonly reference: HfModel;
+  readonly tokenizer: Tokenizer;
+  readonly spec: TabularSpec;
+  readonly temperature: number;
+  readonly normalization: 'sum' | 'mean';
+
+  constructor({ model, reference, tokenizer, spec, eosId, optimizer, computeBase, temperature = 1, normalization = 'sum' }: ScoringParts) {
+    this.model = model;
+    this.reference = reference;
+    this.tokenizer = tokenizer;
+    this.spec = spec;
+    this.temperature = temperature;
+    this.normalization = normalization;
     this.vocabularySize = spec.actions.length;
     this.candidates = spec.actions.map((a) => [...tokenizer.encode(` ${a}`), ...(eosId !== undefined ? [eosId] : [])]);
     this.optimizer = new AdamW([...model.weights], optimizer);
@@ -216,11 +236,11 @@ export class CandidateScoringPolicy implements TrainablePolicy {
   }
 
   async saveState(dir: string): Promise<void> {
-    await saveResumePoint(dir, this.model, this.reference, this.tokenizer, this.optimizer, this.versionCounter);
+    await savePolicyState(dir, this.model, this.reference, this.tokenizer, this.optimizer, this.versionCounter);
   }
 
   loadState(dir: string): Promise<void> {
-    this.versionCounter = loadResumePoint(dir, this.model, this.reference, this.optimizer);
+    this.versionCounter = loadPolicyState(dir, this.model, this.reference, this.optimizer);
     return Promise.resolve();
   }
 

@@ -152,14 +152,14 @@ function restore(ck: LoadedCheckpoint, model: PolicyModel, optimizer: AdamW | un
 
 type StoredModel = PolicyModel & { readonly config: GptConfig | HfModelConfig };
 
-/** A resume point: the model's weights, the optimizer's moments and step, and the KL reference ("reference/<name>"). */
-export function saveResumePoint(dir: string, model: StoredModel, reference: PolicyModel, tokenizer: Tokenizer, optimizer: AdamW, policyVersion: number): Promise<string> {
+/** A policy's state (the part of a run's resume point that is the policy's): the weights, the optimizer's moments and step, and the KL reference ("reference/<name>"). */
+export function savePolicyState(dir: string, model: StoredModel, reference: PolicyModel, tokenizer: Tokenizer, optimizer: AdamW, policyVersion: number): Promise<string> {
   const extra = reference.names.map((name, i) => [`reference/${name}`, reference.weights[i]!] as const);
   return saveCheckpoint(dir, model, tokenizer, optimizer, policyVersion, 'resume point', extra);
 }
 
-/** Restores a resume point into the model, its optimizer and its reference, after checking it holds this model; returns its policy version. */
-export function loadResumePoint(dir: string, model: StoredModel, reference: PolicyModel, optimizer: AdamW): number {
+/** Restores a policy state into the model, its optimizer and its reference, after checking it holds this model; returns its policy version. */
+export function loadPolicyState(dir: string, model: StoredModel, reference: PolicyModel, optimizer: AdamW): number {
   const ck = readCheckpoint(dir);
   if (JSON.stringify(ck.manifest.model) !== JSON.stringify(model.config)) {
     throw new Error(`the resume point in ${dir} holds a model of another shape or folder (${JSON.stringify(ck.manifest.model)}); this run's is ${JSON.stringify(model.config)}`);

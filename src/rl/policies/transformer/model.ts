@@ -39,12 +39,26 @@ const NEG = -1e9;
  * What the sampler needs of a decoder: `run` over new ids after a tfjs KV cache, and where the fused
  * wasm decoding kernels apply (the small GPT), its head width and the fused step.
  */
+/** A decoder pass's options: what it attends to, what it keeps, what it returns. */
+export interface RunOptions {
+  /** [B, Tpast + T] 1 = real token, 0 = padding (never attended to); absent: every position is real. */
+  readonly keyMask?: tf.Tensor2D;
+  /** The keys and values of the tokens before `ids`. */
+  readonly past?: KvCache;
+  /** Free each layer's intermediates when it is done (inference only: no gradient through it). */
+  readonly scoped?: boolean;
+  /** Logits of each row's last position only ([B, 1, V]), as a prefill needs. */
+  readonly lastOnly?: boolean;
+  /** A training pass (adapter dropout applies). */
+  readonly training?: boolean;
+}
+
 export interface CausalLm {
   readonly config: { readonly vocabSize: number; readonly contextLength: number };
   /** Head width when the fused decoding kernels (kernels/decoding.ts) can run this model; else undefined. */
   readonly fusedHeadDim: number | undefined;
-  /** `lastOnly`: logits of each row's last position only ([B, 1, V]), as a prefill needs. Absent: the model decodes through `session`. */
-  run?(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped?: boolean, lastOnly?: boolean): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] };
+  /** The tfjs forward pass on `ids` [B, T] at `positions` [B, T]. Absent: the model decodes through `session`. */
+  run?(ids: tf.Tensor2D, positions: tf.Tensor2D, o?: RunOptions): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] };
   /**
    * A model with its own decoding (the Hugging Face engine): prefills `prompts` into a cache of
    * `capacity` positions per row; the session holds the last logits [B·V] and steps one token per row.
@@ -227,11 +241,9 @@ export class Gpt implements PolicyModel {
 
   /**
    * Runs the decoder on `ids` [B, T] at `positions` [B, T], after the cached keys/values if any.
-   * `keyMask` [B, Tpast + T]: 1 = real token, 0 = padding (never attended to).
    * Returns logits [B, T, V] and the new per-layer keys ([B, H, E, Tk]) and values ([B, H, Tk, E]).
-   * `scoped`: free each layer's intermediates when it is done (inference only: no gradient through it).
    */
-  run(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D | undefined, past: KvCache | undefined, scoped = false, lastOnly = false): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
+  run(ids: tf.Tensor2D, positions: tf.Tensor2D, { keyMask, past, scoped = false, lastOnly = false }: RunOptions = {}): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
     const { dModel: D, nHeads: H, nLayers: L } = this.config;
     const [B, T] = ids.shape;
     const E = D / H;
@@ -333,7 +345,7 @@ export class Gpt implements PolicyModel {
     return tf.tidy(() => {
       const [B, T] = ids.shape;
       const positions = tf.tile<tf.Tensor2D>(tf.reshape(tf.range(0, T, 1, 'int32'), [1, T]), [B, 1]);
-      return this.run(ids, positions, undefined, undefined, scoped).logits;
+      return this.run(ids, positions, { scoped }).logits;
     });
   }
 }

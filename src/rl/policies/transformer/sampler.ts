@@ -99,7 +99,7 @@ export function prefill(model: CausalLm, prompts: readonly (readonly number[])[]
     for (let r0 = 0; r0 < B; r0 += chunk) {
       const n = Math.min(chunk, B - r0);
       const rows = (t: tf.Tensor2D): tf.Tensor2D => (n === B ? t : tf.slice(t, [r0, 0], [n, L]));
-      const out = run(rows(allIds), rows(allPos), rows(keyMask), undefined, true, true);
+      const out = run(rows(allIds), rows(allPos), { keyMask: rows(keyMask), scoped: true, lastOnly: true });
       parts.push({ logits: tf.reshape<tf.Rank.R2>(out.logits, [n, -1]), k: out.k, v: out.v });
     }
     const join = <T extends tf.Tensor>(ts: T[]): T => (ts.length === 1 ? ts[0]! : tf.concat(ts, 0));
@@ -142,7 +142,7 @@ export function decodeStep(model: CausalLm, state: BatchState, tokens: readonly 
   let cache: KvCache | undefined;
   tf.tidy(() => {
     const keyMask = tf.concat<tf.Tensor2D>([old.keyMask, tf.ones([B, 1])], 1);
-    const out = run(ids(), positions(), keyMask, old, true);
+    const out = run(ids(), positions(), { keyMask, past: old, scoped: true });
     logits = tf.keep(tf.reshape<tf.Rank.R2>(out.logits, [B, -1]));
     cache = { k: out.k.map((t) => tf.keep(t)), v: out.v.map((t) => tf.keep(t)), keyMask: tf.keep(keyMask) };
   });

@@ -14,7 +14,7 @@ import { MICROBATCH_POSITIONS, shardGradients, shardLogprobs, type SequenceLogpr
 import { splitShards } from '../../algo/batch';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
 import { DemonstrationPolicy } from '../scripted/demonstrations';
-import { loadResumePoint, saveCheckpoint, saveResumePoint } from './checkpoint';
+import { loadPolicyState, saveCheckpoint, savePolicyState } from './checkpoint';
 import type { ChatFormat } from '../hf/chatFormat';
 import type { HfModelConfig } from '../hf/hfModel';
 import { Gpt, gptDifferentiable, type GptConfig, type PolicyModel } from './model';
@@ -262,11 +262,11 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
   }
 
   async saveState(dir: string): Promise<void> {
-    await saveResumePoint(dir, this.model, this.reference, this.tokenizer, this.optimizer, this.versionCounter);
+    await savePolicyState(dir, this.model, this.reference, this.tokenizer, this.optimizer, this.versionCounter);
   }
 
   async loadState(dir: string): Promise<void> {
-    this.versionCounter = loadResumePoint(dir, this.model, this.reference, this.optimizer);
+    this.versionCounter = loadPolicyState(dir, this.model, this.reference, this.optimizer);
     if (this.replicas) {
       await this.replicas.syncWeights(this.model, 'model');
       await this.replicas.syncWeights(this.reference, 'reference');
