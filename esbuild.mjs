@@ -17,7 +17,15 @@ const production = process.argv.includes('--production');
 const require = createRequire(import.meta.url);
 
 /** Never bundled: native addons, the optional native backends, and transformers (onnxruntime-node). */
-const alwaysExternal = ['better-sqlite3', 'vscode', 'webgpu', '@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-backend-webgpu', '@huggingface/transformers'];
+const alwaysExternal = [
+  'better-sqlite3',
+  'vscode',
+  'webgpu',
+  '@tensorflow/tfjs-node',
+  '@tensorflow/tfjs-node-gpu',
+  '@tensorflow/tfjs-backend-webgpu',
+  '@huggingface/transformers',
+];
 
 /** @type {import('esbuild').BuildOptions} */
 const nodeCommon = {
@@ -44,8 +52,15 @@ const builds = [
   { ...nodeCommon, entryPoints: ['src/rl/policies/transformer/replicaWorker.ts'], outfile: 'dist/replica.js' },
   { ...nodeCommon, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
   ...['dashboard', 'inspector'].map((page) => ({
-    entryPoints: [`webview-ui/${page}.ts`], outfile: `dist/webview/${page}.js`, bundle: true, platform: 'browser', format: 'iife',
-    target: 'es2022', sourcemap: !production, minify: production, logLevel: 'warning',
+    entryPoints: [`webview-ui/${page}.ts`],
+    outfile: `dist/webview/${page}.js`,
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    sourcemap: !production,
+    minify: production,
+    logLevel: 'warning',
   })),
 ];
 

@@ -22,7 +22,12 @@ const runtimeLimits = {
 };
 const layerRules = allLayers.map((layer) => ({
   files: layer === 'rl' ? ['src/rl/*.ts'] : [`src/${layer}/**/*.ts`],
-  rules: { 'no-restricted-imports': ['error', { patterns: [...(runtimeLimits[layer] ?? (layer.startsWith('rl') ? ['vscode', 'better-sqlite3'] : ['vscode'])), ...above(layer)] }] },
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      { patterns: [...(runtimeLimits[layer] ?? (layer.startsWith('rl') ? ['vscode', 'better-sqlite3'] : ['vscode'])), ...above(layer)] },
+    ],
+  },
 }));
 
 export default tseslint.config(
@@ -32,7 +37,9 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
-    languageOptions: { parserOptions: { project: ['./tsconfig.json', './webview-ui/tsconfig.json', './scripts/tsconfig.json'], tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: { project: ['./tsconfig.json', './webview-ui/tsconfig.json', './scripts/tsconfig.json'], tsconfigRootDir: import.meta.dirname },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
@@ -51,9 +58,29 @@ export default tseslint.config(
     // text with textContent: no HTML string ever reaches the document (stored text is untrusted).
     files: ['webview-ui/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [...nodeBuiltins, 'vscode', 'better-sqlite3', '@tensorflow/*', '**/rl/**', '**/store/**', '**/host/**', '**/cli/**', '**/worker/**', '**/backend/**'] }],
-      'no-restricted-properties': ['error',
-        ...['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'setHTMLUnsafe', 'createContextualFragment', 'srcdoc'].map((property) => ({ property, message: 'Build nodes and set text with textContent.' })),
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...nodeBuiltins,
+            'vscode',
+            'better-sqlite3',
+            '@tensorflow/*',
+            '**/rl/**',
+            '**/store/**',
+            '**/host/**',
+            '**/cli/**',
+            '**/worker/**',
+            '**/backend/**',
+          ],
+        },
+      ],
+      'no-restricted-properties': [
+        'error',
+        ...['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'setHTMLUnsafe', 'createContextualFragment', 'srcdoc'].map((property) => ({
+          property,
+          message: 'Build nodes and set text with textContent.',
+        })),
         ...['write', 'writeln'].map((property) => ({ object: 'document', property, message: 'Build nodes and set text with textContent.' })),
       ],
       'no-restricted-globals': ['error', { name: 'DOMParser', message: 'Build nodes and set text with textContent.' }],
@@ -68,8 +95,11 @@ export default tseslint.config(
     // their shapes are checked by tsc through JSDoc where it matters.
     files: ['scripts/**/*.mjs'],
     rules: {
-      '@typescript-eslint/no-unsafe-assignment': 'off', '@typescript-eslint/no-unsafe-member-access': 'off', '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off', '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
       // tsc reports undefined names (and knows Node's globals); ESLint's own check does not
       'no-undef': 'off',
     },

@@ -40,7 +40,12 @@ async function tfjsRates(rounds = ROUNDS): Promise<{ train: number; sample: numb
   const rates = { train: [] as number[], sample: [] as number[] };
   for (let r = 0; r < WARMUP + rounds; r++) {
     let t = performance.now();
-    const { grads } = await shardGradients(hfDifferentiable(model), seqs.map((seq) => ({ seq })), NLL, B * T);
+    const { grads } = await shardGradients(
+      hfDifferentiable(model),
+      seqs.map((seq) => ({ seq })),
+      NLL,
+      B * T,
+    );
     await optimizer.apply(grads, 1e-3);
     grads.forEach((g) => g.dispose());
     model.weightsChanged();
@@ -64,7 +69,9 @@ function torchRates(threads: number): { torch: string; threads: number; train: n
   if (!fs.existsSync(python)) return 'no /usr/bin/python3';
   const script = path.join(__dirname, '..', '..', 'bench', 'torch_hf.py');
   const r = spawnSync(python, [script, JSON.stringify({ dir: DIR, threads, rounds: ROUNDS, rank: RANK, train: TRAIN, sample: SAMPLE })], {
-    encoding: 'utf8', env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: String(threads) }, timeout: 600_000,
+    encoding: 'utf8',
+    env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: String(threads) },
+    timeout: 600_000,
   });
   if (r.status !== 0) {
     const err = (r.stderr || r.error?.message || '').trim().split('\n').pop() ?? '';
@@ -76,7 +83,14 @@ function torchRates(threads: number): { torch: string; threads: number; train: n
 /** The same workload on WebGPU in a child process (one backend per process): its rates and adapter, or why not. */
 function webgpuRates(env: Record<string, string>): { train: number; sample: number; adapter: string } | string {
   const r = spawnSync(process.execPath, [__filename, '--webgpu'], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 900_000 });
-  if (r.status !== 0) return (r.stderr || r.error?.message || '').trim().split('\n').filter((l) => !/^\s+at /.test(l)).pop() ?? 'failed';
+  if (r.status !== 0)
+    return (
+      (r.stderr || r.error?.message || '')
+        .trim()
+        .split('\n')
+        .filter((l) => !/^\s+at /.test(l))
+        .pop() ?? 'failed'
+    );
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as { train: number; sample: number; adapter: string };
 }
 
@@ -94,23 +108,31 @@ async function main(): Promise<void> {
   const torch = [1, 2].map((n) => torchRates(n));
   const second = await tfjsRates();
   const mine = { train: (first.train + second.train) / 2, sample: (first.sample + second.sample) / 2 };
-  console.log(`qwen2 fixture (111,168 parameters), LoRA rank ${RANK} on every linear layer; training ${TRAIN.join(' × ')} tokens, sampling ${SAMPLE[0]} rows × ${SAMPLE[2]} new tokens`);
+  console.log(
+    `qwen2 fixture (111,168 parameters), LoRA rank ${RANK} on every linear layer; training ${TRAIN.join(' × ')} tokens, sampling ${SAMPLE[0]} rows × ${SAMPLE[2]} new tokens`,
+  );
   console.log(`  ${`tfjs ${describeBackend(backend)}, one engine`.padEnd(30)} train ${fmt(mine.train)} tokens/s   sample ${fmt(mine.sample)} tokens/s`);
   // WebGPU where an adapter exists: the machine's own, and SwiftShader's software one where chromium ships it
   const gpus: [string, Record<string, string>][] = [['WebGPU', {}]];
-  if (fs.existsSync('/usr/lib/chromium/vk_swiftshader_icd.json')) gpus.push(['WebGPU, SwiftShader', { VK_ICD_FILENAMES: '/usr/lib/chromium/vk_swiftshader_icd.json', LD_LIBRARY_PATH: '/usr/lib/chromium' }]);
+  if (fs.existsSync('/usr/lib/chromium/vk_swiftshader_icd.json'))
+    gpus.push(['WebGPU, SwiftShader', { VK_ICD_FILENAMES: '/usr/lib/chromium/vk_swiftshader_icd.json', LD_LIBRARY_PATH: '/usr/lib/chromium' }]);
   for (const [label, env] of gpus) {
     if (backend.name === 'webgpu' && label === 'WebGPU') continue;
     const g = webgpuRates(env);
     if (typeof g === 'string') console.log(`  ${label}: not available (${g})`);
-    else console.log(`  ${`tfjs ${g.adapter}`.slice(0, 60).padEnd(30)} train ${fmt(g.train)} tokens/s   sample ${fmt(g.sample)} tokens/s   (to wasm: training ${(g.train / mine.train).toFixed(2)}×, sampling ${(g.sample / mine.sample).toFixed(2)}×)`);
+    else
+      console.log(
+        `  ${`tfjs ${g.adapter}`.slice(0, 60).padEnd(30)} train ${fmt(g.train)} tokens/s   sample ${fmt(g.sample)} tokens/s   (to wasm: training ${(g.train / mine.train).toFixed(2)}×, sampling ${(g.sample / mine.sample).toFixed(2)}×)`,
+      );
   }
   for (const t of torch) {
     if (typeof t === 'string') {
       console.log(`  PyTorch: ${t}`);
       continue;
     }
-    console.log(`  ${`PyTorch ${t.torch}, ${t.threads} thread(s)`.padEnd(30)} train ${fmt(t.train)} tokens/s   sample ${fmt(t.sample)} tokens/s   (tfjs / PyTorch: training ${(mine.train / t.train).toFixed(2)}×, sampling ${(mine.sample / t.sample).toFixed(2)}×)`);
+    console.log(
+      `  ${`PyTorch ${t.torch}, ${t.threads} thread(s)`.padEnd(30)} train ${fmt(t.train)} tokens/s   sample ${fmt(t.sample)} tokens/s   (tfjs / PyTorch: training ${(mine.train / t.train).toFixed(2)}×, sampling ${(mine.sample / t.sample).toFixed(2)}×)`,
+    );
   }
 }
 

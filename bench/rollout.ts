@@ -55,8 +55,16 @@ interface Schedule {
 }
 
 const BASE = {
-  env: 'code', policy: 'transformer', method: 'grpo', seed: 3, groupsPerIteration: 4, groupSize: 8, maxTurns: 3,
-  evalEpisodes: 4, evalInterval: 0, checkpointEvery: 0,
+  env: 'code',
+  policy: 'transformer',
+  method: 'grpo',
+  seed: 3,
+  groupsPerIteration: 4,
+  groupSize: 8,
+  maxTurns: 3,
+  evalEpisodes: 4,
+  evalInterval: 0,
+  checkpointEvery: 0,
   envOptions: { taskSet: 'formulas', maxExecutions: 3 },
   // a random-init model earns 0 everywhere: without this the learner would skip every zero-advantage
   // episode and take no step; with it, each iteration's step costs what an informative batch's does
@@ -70,8 +78,16 @@ const SCHEDULES: Schedule[] = [
   { name: 'sync, concurrent (maxInFlight 32)', iterations: 10, config: { ...BASE, maxInFlight: 32 } },
   { name: 'async, maxStaleness 1', iterations: 10, config: { ...BASE, mode: 'async', maxStaleness: 1 } },
   { name: 'async, maxStaleness 2', iterations: 10, config: { ...BASE, mode: 'async', maxStaleness: 2 } },
-  { name: 'async, 1, π_old = behaviour', iterations: 10, config: { ...BASE, mode: 'async', maxStaleness: 1, algorithm: { ...BASE.algorithm, oldLogprobs: 'behaviour' } } },
-  { name: 'async, 2, π_old = behaviour', iterations: 10, config: { ...BASE, mode: 'async', maxStaleness: 2, algorithm: { ...BASE.algorithm, oldLogprobs: 'behaviour' } } },
+  {
+    name: 'async, 1, π_old = behaviour',
+    iterations: 10,
+    config: { ...BASE, mode: 'async', maxStaleness: 1, algorithm: { ...BASE.algorithm, oldLogprobs: 'behaviour' } },
+  },
+  {
+    name: 'async, 2, π_old = behaviour',
+    iterations: 10,
+    config: { ...BASE, mode: 'async', maxStaleness: 2, algorithm: { ...BASE.algorithm, oldLogprobs: 'behaviour' } },
+  },
 ];
 
 interface Figure {
@@ -86,7 +102,8 @@ async function measure(s: Schedule): Promise<Figure> {
   let end: number | undefined;
   // the run disposes the environment it is given (its warm pool)
   await train(config, {
-    sink, environment: withLatency(await openEnvironment(config), LATENCY_MS),
+    sink,
+    environment: withLatency(await openEnvironment(config), LATENCY_MS),
     onEvent: (e) => {
       if (e.kind !== 'phase') return;
       if (e.phase.kind === 'iteration' && e.phase.iteration === 1) start = performance.now();
@@ -99,18 +116,25 @@ async function measure(s: Schedule): Promise<Figure> {
 }
 
 async function main(): Promise<void> {
-  console.log(`training iterations on the code environment, tool latency ${LATENCY_MS} ms, ${BASE.groupsPerIteration}×${BASE.groupSize} episodes of up to ${BASE.maxTurns} turns per iteration, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`);
+  console.log(
+    `training iterations on the code environment, tool latency ${LATENCY_MS} ms, ${BASE.groupsPerIteration}×${BASE.groupSize} episodes of up to ${BASE.maxTurns} turns per iteration, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`,
+  );
   const figures: Figure[] = [];
   for (const s of SCHEDULES) {
     const f = await measure(s);
     figures.push(f);
-    const per = (k: 'phaseGenerateMs' | 'phaseEnvMs' | 'phaseUpdateMs' | 'phaseReferenceMs'): string => (f.metrics.reduce((a, m) => a + (m[k] ?? 0), 0) / f.metrics.length).toFixed(0);
-    console.log(`  ${s.name.padEnd(34)} ${(f.msPer100 / 1000).toFixed(2)} s per 100 trajectories  (per iteration: sampling ${per('phaseGenerateMs')} ms, waiting on tools ${per('phaseEnvMs')} ms, learner ${per('phaseReferenceMs')} + ${per('phaseUpdateMs')} ms)`);
+    const per = (k: 'phaseGenerateMs' | 'phaseEnvMs' | 'phaseUpdateMs' | 'phaseReferenceMs'): string =>
+      (f.metrics.reduce((a, m) => a + (m[k] ?? 0), 0) / f.metrics.length).toFixed(0);
+    console.log(
+      `  ${s.name.padEnd(34)} ${(f.msPer100 / 1000).toFixed(2)} s per 100 trajectories  (per iteration: sampling ${per('phaseGenerateMs')} ms, waiting on tools ${per('phaseEnvMs')} ms, learner ${per('phaseReferenceMs')} + ${per('phaseUpdateMs')} ms)`,
+    );
   }
   const [one, lockstep, concurrent, ...asyncs] = figures as [Figure, Figure, Figure, Figure, Figure, Figure, Figure];
   const sync = lockstep.msPer100 <= concurrent.msPer100 ? lockstep : concurrent;
   const r1 = one.msPer100 / concurrent.msPer100;
-  console.log(`  concurrent (maxInFlight 32) / one at a time: ${r1.toFixed(2)}×  (target ≥ 3×: ${r1 >= 3 ? 'met' : 'NOT met'}); lockstep / one at a time: ${(one.msPer100 / lockstep.msPer100).toFixed(2)}×`);
+  console.log(
+    `  concurrent (maxInFlight 32) / one at a time: ${r1.toFixed(2)}×  (target ≥ 3×: ${r1 >= 3 ? 'met' : 'NOT met'}); lockstep / one at a time: ${(one.msPer100 / lockstep.msPer100).toFixed(2)}×`,
+  );
   let atDefault = 0;
   let within = true;
   asyncs.forEach((f, k) => {
@@ -122,14 +146,23 @@ async function main(): Promise<void> {
     const mean = (get: (m: IterationMetrics) => number | undefined): string => (sum(get) / am.length).toFixed(0);
     const r = sync.msPer100 / f.msPer100;
     if (k === 0) atDefault = r;
-    console.log(`  ${SCHEDULES[3 + k]!.name} / the faster sync concurrent: ${r.toFixed(2)}×; staleness of the groups trained on (versions behind) 0: ${sum((m) => m.staleness0)}, 1: ${sum((m) => m.staleness1)}, 2: ${sum((m) => m.staleness2)}, 3+: ${sum((m) => m.staleness3plus)} (max ${maxSeen}); dropped as too old: ${sum((m) => m.droppedStaleGroups)}`);
-    console.log(`    per iteration: learner waited ${mean((m) => m.learnerIdleMs)} ms, rollout busy ${mean((m) => m.rolloutBusyMs)} ms and held back ${mean((m) => m.rolloutBlockedMs)} ms, ${(sum((m) => m.queueDepth) / am.length).toFixed(1)} groups queued at each take, weight sync ${mean((m) => m.weightSyncMs)} ms`);
+    console.log(
+      `  ${SCHEDULES[3 + k]!.name} / the faster sync concurrent: ${r.toFixed(2)}×; staleness of the groups trained on (versions behind) 0: ${sum((m) => m.staleness0)}, 1: ${sum((m) => m.staleness1)}, 2: ${sum((m) => m.staleness2)}, 3+: ${sum((m) => m.staleness3plus)} (max ${maxSeen}); dropped as too old: ${sum((m) => m.droppedStaleGroups)}`,
+    );
+    console.log(
+      `    per iteration: learner waited ${mean((m) => m.learnerIdleMs)} ms, rollout busy ${mean((m) => m.rolloutBusyMs)} ms and held back ${mean((m) => m.rolloutBlockedMs)} ms, ${(sum((m) => m.queueDepth) / am.length).toFixed(1)} groups queued at each take, weight sync ${mean((m) => m.weightSyncMs)} ms`,
+    );
   });
-  const per = (k: 'phaseGenerateMs' | 'phaseEnvMs' | 'phaseReferenceMs' | 'phaseUpdateMs'): number => sync.metrics.reduce((a, m) => a + (m[k] ?? 0), 0) / sync.metrics.length;
+  const per = (k: 'phaseGenerateMs' | 'phaseEnvMs' | 'phaseReferenceMs' | 'phaseUpdateMs'): number =>
+    sync.metrics.reduce((a, m) => a + (m[k] ?? 0), 0) / sync.metrics.length;
   const R = per('phaseGenerateMs') + per('phaseEnvMs');
   const U = per('phaseReferenceMs') + per('phaseUpdateMs');
-  console.log(`  the faster sync concurrent, per iteration: rollout R ${R.toFixed(0)} ms, update U ${U.toFixed(0)} ms; one take ahead gains at most (R + U) / R = ${((R + U) / R).toFixed(2)}×`);
-  console.log(`  async as configured by default (maxStaleness 1, π_old recomputed, truncated IS) / the faster sync concurrent: ${atDefault.toFixed(2)}×  (target ≥ 1.5×: ${atDefault >= 1.5 ? 'met' : 'NOT met'}); staleness within each bound: ${within ? 'yes' : 'NO'}`);
+  console.log(
+    `  the faster sync concurrent, per iteration: rollout R ${R.toFixed(0)} ms, update U ${U.toFixed(0)} ms; one take ahead gains at most (R + U) / R = ${((R + U) / R).toFixed(2)}×`,
+  );
+  console.log(
+    `  async as configured by default (maxStaleness 1, π_old recomputed, truncated IS) / the faster sync concurrent: ${atDefault.toFixed(2)}×  (target ≥ 1.5×: ${atDefault >= 1.5 ? 'met' : 'NOT met'}); staleness within each bound: ${within ? 'yes' : 'NO'}`,
+  );
   if (r1 < 3 || atDefault < 1.5 || !within) process.exitCode = 1;
 }
 

@@ -28,7 +28,8 @@ import { writeScaleCheckpoint } from '../test/helpers/scaleCheckpoint';
 const DIR = path.join(os.tmpdir(), 'agent-rl-scale', 'qwen2.5-0.5b');
 const LORA = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
 const SAMPLE: [number, number, number] = [12, 300, 256];
-const T = 1024, TRAINED_FROM = 300;
+const T = 1024,
+  TRAINED_FROM = 300;
 const full = process.argv.includes('--full');
 const S = full ? 12 : 2;
 const threads = Math.min(os.availableParallelism(), 14);
@@ -45,12 +46,20 @@ interface Torch {
 function torchRun(what: string[]): Torch | string {
   const python = '/usr/bin/python3';
   if (!fs.existsSync(python)) return 'no /usr/bin/python3';
-  const r = spawnSync(python, [path.join(__dirname, '..', '..', 'bench', 'torch_scale.py'), JSON.stringify({ dir: DIR, threads, sequences: S, sample: SAMPLE, what })], {
-    encoding: 'utf8', env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: String(threads) }, timeout: 3_600_000,
-  });
+  const r = spawnSync(
+    python,
+    [path.join(__dirname, '..', '..', 'bench', 'torch_scale.py'), JSON.stringify({ dir: DIR, threads, sequences: S, sample: SAMPLE, what })],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: String(threads) },
+      timeout: 3_600_000,
+    },
+  );
   if (r.status !== 0) {
     const err = (r.stderr || r.error?.message || '').trim().split('\n').pop() ?? '';
-    return /No module named 'torch'/.test(err) ? 'python3-torch is not installed (apt-get install python3-torch libopenblas0-pthread)' : `PyTorch run failed: ${err}`;
+    return /No module named 'torch'/.test(err)
+      ? 'python3-torch is not installed (apt-get install python3-torch libopenblas0-pthread)'
+      : `PyTorch run failed: ${err}`;
   }
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Torch;
 }
@@ -85,12 +94,22 @@ async function main(): Promise<void> {
     // training: the reference pass, then forward, backward and AdamW over S sequences
     const seqs: TrainSequence[] = Array.from({ length: S }, () => {
       const ids = Array.from({ length: T + 1 }, () => rng.int(V));
-      return { inputs: ids.slice(0, -1), targets: ids.slice(1), mask: ids.slice(1).map((_, i) => (i >= TRAINED_FROM ? 1 : 0)), behaviour: ids.slice(1).map(() => 0), advantage: 0 };
+      return {
+        inputs: ids.slice(0, -1),
+        targets: ids.slice(1),
+        mask: ids.slice(1).map((_, i) => (i >= TRAINED_FROM ? 1 : 0)),
+        behaviour: ids.slice(1).map(() => 0),
+        advantage: 0,
+      };
     });
     t = performance.now();
     await shardLogprobs(reference.scorer(), seqs, { temperature: 1, rows: false });
     const refS = (performance.now() - t) / 1000;
-    const { grads } = await shardGradients(model.scorer(), seqs.map((seq) => ({ seq })), NLL);
+    const { grads } = await shardGradients(
+      model.scorer(),
+      seqs.map((seq) => ({ seq })),
+      NLL,
+    );
     await optimizer.apply(grads, 1e-4);
     grads.forEach((g) => g.dispose());
     model.weightsChanged();
@@ -98,25 +117,38 @@ async function main(): Promise<void> {
     clearInterval(watch);
     const peak = model.engine.mem.peak;
     const mine = { sample: sampled / sampleS, train: (S * T) / trainS };
-    console.log(`engine: ${model.engine.threads} threads, ${model.engine.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights (tfjs ${backend.name} holds the adapters and AdamW)`);
+    console.log(
+      `engine: ${model.engine.threads} threads, ${model.engine.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights (tfjs ${backend.name} holds the adapters and AdamW)`,
+    );
     console.log(`  sampling ${B} rows × ${N} new tokens from ${P}-token prompts: ${sampleS.toFixed(1)} s, ${mine.sample.toFixed(1)} tokens/s`);
-    console.log(`  training pass over ${S} × ${T} tokens (${T - TRAINED_FROM} trained each), with the reference pass (${refS.toFixed(1)} s): ${trainS.toFixed(1)} s, ${mine.train.toFixed(1)} tokens/s`);
-    console.log(`  memory: plan ${formatBytes(plan.total)}, engine peak ${formatBytes(peak)} (plan / peak ${(plan.total / peak).toFixed(3)}); process RSS peak ${formatBytes(rssPeak)}`);
+    console.log(
+      `  training pass over ${S} × ${T} tokens (${T - TRAINED_FROM} trained each), with the reference pass (${refS.toFixed(1)} s): ${trainS.toFixed(1)} s, ${mine.train.toFixed(1)} tokens/s`,
+    );
+    console.log(
+      `  memory: plan ${formatBytes(plan.total)}, engine peak ${formatBytes(peak)} (plan / peak ${(plan.total / peak).toFixed(3)}); process RSS peak ${formatBytes(rssPeak)}`,
+    );
     const torch = torchRun(['sample', 'train']);
     if (typeof torch === 'string') {
       console.log(`  PyTorch: ${torch}`);
       return;
     }
     const b = torch.blas;
-    console.log(`PyTorch ${torch.torch}, ${torch.threads} threads, float32; BLAS: ${b.library} (${b.build}); a 512² product on one thread: ${b.gflops1.toFixed(1)} GFLOP/s`);
+    console.log(
+      `PyTorch ${torch.torch}, ${torch.threads} threads, float32; BLAS: ${b.library} (${b.build}); a 512² product on one thread: ${b.gflops1.toFixed(1)} GFLOP/s`,
+    );
     if (b.gflops1 < 20) {
       console.log('  this is a reference BLAS, not a baseline: no ratio printed. Fix: apt-get install libopenblas0-pthread');
       process.exitCode = 1;
       return;
     }
-    const ts = torch.sample!, tt = torch.train!;
-    console.log(`  sampling: ${ts.seconds.toFixed(1)} s (${ts.tokens_per_s.toFixed(1)} tokens/s) → engine / PyTorch ${(mine.sample / ts.tokens_per_s).toFixed(2)}× (target ≥ 1)`);
-    console.log(`  training with the reference pass: ${tt.seconds.toFixed(1)} s (${tt.tokens_per_s.toFixed(1)} tokens/s; reference ${tt.reference_seconds.toFixed(1)} s) → engine / PyTorch ${(mine.train / tt.tokens_per_s).toFixed(2)}× (target ≥ 0.5)`);
+    const ts = torch.sample!,
+      tt = torch.train!;
+    console.log(
+      `  sampling: ${ts.seconds.toFixed(1)} s (${ts.tokens_per_s.toFixed(1)} tokens/s) → engine / PyTorch ${(mine.sample / ts.tokens_per_s).toFixed(2)}× (target ≥ 1)`,
+    );
+    console.log(
+      `  training with the reference pass: ${tt.seconds.toFixed(1)} s (${tt.tokens_per_s.toFixed(1)} tokens/s; reference ${tt.reference_seconds.toFixed(1)} s) → engine / PyTorch ${(mine.train / tt.tokens_per_s).toFixed(2)}× (target ≥ 0.5)`,
+    );
     if (mine.sample / ts.tokens_per_s < 1 || mine.train / tt.tokens_per_s < 0.5) process.exitCode = 1;
   } finally {
     clearInterval(watch);

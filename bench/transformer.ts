@@ -44,7 +44,15 @@ function workload(m: Model): { seqs: TrainSequence[]; prompts: () => number[][] 
   return { seqs, prompts };
 }
 
-const gptConfig = (m: Model): GptConfig => ({ vocabSize: m.vocab, contextLength: m.context, dModel: m.dModel, nLayers: m.nLayers, nHeads: m.nHeads, mlpRatio: 4, tiedHead: true });
+const gptConfig = (m: Model): GptConfig => ({
+  vocabSize: m.vocab,
+  contextLength: m.context,
+  dModel: m.dModel,
+  nLayers: m.nLayers,
+  nHeads: m.nHeads,
+  mlpRatio: 4,
+  tiedHead: true,
+});
 const OPTIMIZER = { ...ADAM_DEFAULTS, maxGradNorm: 1 };
 const LR = 1e-3;
 const NLL = { kind: 'nll', aggregation: 'token-mean', normTokens: 1 } as const;
@@ -85,11 +93,16 @@ async function engineRates(m: Model, rounds: number): Promise<Rates> {
   const rng = new Rng(2);
   const tokenizer = new CharTokenizer();
   try {
-    return await timeRounds(m, rounds, async () => {
-      const { grads } = await shardGradients(gptDifferentiable(model), inputs, NLL, Number.POSITIVE_INFINITY);
-      await opt.apply(grads, LR);
-      tf.dispose(grads);
-    }, () => sampleBatch(model, tokenizer, prompts(), SAMPLING(m), rng));
+    return await timeRounds(
+      m,
+      rounds,
+      async () => {
+        const { grads } = await shardGradients(gptDifferentiable(model), inputs, NLL, Number.POSITIVE_INFINITY);
+        await opt.apply(grads, LR);
+        tf.dispose(grads);
+      },
+      () => sampleBatch(model, tokenizer, prompts(), SAMPLING(m), rng),
+    );
   } finally {
     opt.dispose();
     model.dispose();
@@ -106,13 +119,24 @@ async function policyRates(m: Model, rounds: number, backend: string, replicas: 
   const tokenizer = new CharTokenizer();
   const policy = new TransformerPolicy(model, tokenizer, SAMPLING(m), OPTIMIZER, backend, 1);
   // one optimizer step over the whole batch through the learner, as SFT takes them
-  const settings = { ...algorithmDefaults('calculator', 'transformer', 'sft'), learningRate: LR, warmupSteps: 0, minibatchSize: 0, lossAggregation: 'token-mean' as const };
+  const settings = {
+    ...algorithmDefaults('calculator', 'transformer', 'sft'),
+    learningRate: LR,
+    warmupSteps: 0,
+    minibatchSize: 0,
+    lossAggregation: 'token-mean' as const,
+  };
   const learner = new Learner(policy, { method: 'sft', settings, imitate: 'all', totalSteps: 1000, seed: 1 });
   try {
     if (replicas > 1) policy.attachReplicas(await ReplicaPool.start(replicas - 1, backend, model, policy.reference, tokenizer), undefined);
     const { seqs, prompts } = workload(m);
     const rng = new Rng(2);
-    return await timeRounds(m, rounds, () => learner.train(seqs), () => policy.sampleTokens(prompts(), rng));
+    return await timeRounds(
+      m,
+      rounds,
+      () => learner.train(seqs),
+      () => policy.sampleTokens(prompts(), rng),
+    );
   } finally {
     await policy.dispose();
   }
@@ -129,11 +153,15 @@ function torchRates(threads: number): TorchResult | string {
   if (!fs.existsSync(python)) return 'no /usr/bin/python3';
   const script = path.join(__dirname, '..', '..', 'bench', 'torch_gpt.py');
   const r = spawnSync(python, [script, JSON.stringify({ models: MODELS, threads, rounds: ROUNDS })], {
-    encoding: 'utf8', env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: String(threads) }, timeout: 600_000,
+    encoding: 'utf8',
+    env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: String(threads) },
+    timeout: 600_000,
   });
   if (r.status !== 0) {
     const err = (r.stderr || r.error?.message || '').trim().split('\n').pop() ?? '';
-    return /No module named 'torch'/.test(err) ? 'python3-torch is not installed (apt-get install python3-torch libopenblas0-pthread)' : `PyTorch run failed: ${err}`;
+    return /No module named 'torch'/.test(err)
+      ? 'python3-torch is not installed (apt-get install python3-torch libopenblas0-pthread)'
+      : `PyTorch run failed: ${err}`;
   }
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as TorchResult;
 }
@@ -156,7 +184,8 @@ async function main(): Promise<void> {
     sample: median([...pick(first[i]!).sample, ...pick(second[i]!).sample]),
   });
   const fmt = (x: number): string => Math.round(x).toLocaleString('en').padStart(8);
-  const row = (label: string, r: { train: number; sample: number }): void => console.log(`  ${label.padEnd(34)} train ${fmt(r.train)} tokens/s   sample ${fmt(r.sample)} tokens/s`);
+  const row = (label: string, r: { train: number; sample: number }): void =>
+    console.log(`  ${label.padEnd(34)} train ${fmt(r.train)} tokens/s   sample ${fmt(r.sample)} tokens/s`);
   let missed = 0;
   for (const [i, m] of MODELS.entries()) {
     const probe = new Gpt(gptConfig(m), 1);
@@ -179,8 +208,12 @@ async function main(): Promise<void> {
     const sr = policy.sample / bestSample;
     if (tr < 0.5) missed++;
     if (sr < 1) missed++;
-    console.log(`  the policy as runs use it, to PyTorch's faster setting: training ${tr.toFixed(2)}× (target ≥ 0.5: ${tr >= 0.5 ? 'met' : 'missed'}), sampling ${sr.toFixed(2)}× (target ≥ 1.0: ${sr >= 1 ? 'met' : 'missed'})`);
-    console.log(`  one engine (one core), to the same: training ${(engine.train / bestTrain).toFixed(2)}×, sampling ${(engine.sample / bestSample).toFixed(2)}×`);
+    console.log(
+      `  the policy as runs use it, to PyTorch's faster setting: training ${tr.toFixed(2)}× (target ≥ 0.5: ${tr >= 0.5 ? 'met' : 'missed'}), sampling ${sr.toFixed(2)}× (target ≥ 1.0: ${sr >= 1 ? 'met' : 'missed'})`,
+    );
+    console.log(
+      `  one engine (one core), to the same: training ${(engine.train / bestTrain).toFixed(2)}×, sampling ${(engine.sample / bestSample).toFixed(2)}×`,
+    );
   }
   console.log(missed === 0 ? '\nall targets met' : `\n${missed} target(s) missed`);
   if (missed > 0) process.exitCode = 1;

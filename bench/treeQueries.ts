@@ -21,11 +21,45 @@ function build(file: string, trajectories: number): void {
   w.begin(validateRunConfig({ iterations }), { compute: 'bench' });
   for (let it = 1; it <= iterations; it++) {
     const trajs: Trajectory[] = Array.from({ length: PER_ITERATION }, (_, i) => ({
-      taskId: 'binary-search-repair', group: Math.floor(i / 8), indexInGroup: i % 8, termination: 'finished', policyVersion: it, advantage: 0.5,
+      taskId: 'binary-search-repair',
+      group: Math.floor(i / 8),
+      indexInGroup: i % 8,
+      termination: 'finished',
+      policyVersion: it,
+      advantage: 0.5,
       outcome: { reward: i % 2, success: i % 2 === 1, publicPass: true, privatePass: i % 2 === 1 },
-      turns: [0, 1, 2].map((k) => ({ index: k, actionText: 'fix_low', action: { kind: 'tool' as const, name: 'fix_low', args: {} }, observation: { text: 'low = mid + 1', data: { steps: k } }, policy: { behaviourLogprob: -1.7, policyVersion: it } })),
+      turns: [0, 1, 2].map((k) => ({
+        index: k,
+        actionText: 'fix_low',
+        action: { kind: 'tool' as const, name: 'fix_low', args: {} },
+        observation: { text: 'low = mid + 1', data: { steps: k } },
+        policy: { behaviourLogprob: -1.7, policyVersion: it },
+      })),
     }));
-    const metrics = { iteration: it, rewardMean: 0.5, rewardMax: 1, rewardMin: 0, successRate: 0.5, publicPassRate: 1, privatePassRate: 0.5, meanTurns: 3, zeroVarianceGroups: 0, trajectories: PER_ITERATION, loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 1, gradNorm: 0, ratioMin: 1, ratioMax: 1, updated: 1, trainedTrajectories: PER_ITERATION, policyVersion: it, wallMs: 1 } satisfies IterationMetrics;
+    const metrics = {
+      iteration: it,
+      rewardMean: 0.5,
+      rewardMax: 1,
+      rewardMin: 0,
+      successRate: 0.5,
+      publicPassRate: 1,
+      privatePassRate: 0.5,
+      meanTurns: 3,
+      zeroVarianceGroups: 0,
+      trajectories: PER_ITERATION,
+      loss: 0,
+      policyLoss: 0,
+      kl: 0,
+      clipFraction: 0,
+      entropy: 1,
+      gradNorm: 0,
+      ratioMin: 1,
+      ratioMax: 1,
+      updated: 1,
+      trainedTrajectories: PER_ITERATION,
+      policyVersion: it,
+      wallMs: 1,
+    } satisfies IterationMetrics;
     w.iteration({ metrics, trajectories: trajs });
   }
   w.end('completed', { wallMs: 1 });
@@ -65,7 +99,9 @@ function main(): void {
     };
   });
   const [small, large] = results as [(typeof results)[0], (typeof results)[0]];
-  console.log(`Runs-tree queries, medians of 40 calls (ms); stores of ${small.n.toLocaleString('en')} and ${large.n.toLocaleString('en')} trajectories (3 turns each)`);
+  console.log(
+    `Runs-tree queries, medians of 40 calls (ms); stores of ${small.n.toLocaleString('en')} and ${large.n.toLocaleString('en')} trajectories (3 turns each)`,
+  );
   let worst = 0;
   for (const key of ['listRuns', 'iterationsFirstPage', 'iterationsLastPage', 'groupPage', 'trajectory'] as const) {
     const ratio = large[key] / Math.max(small[key], 1e-3);

@@ -96,7 +96,10 @@ export function evaluationTable(title, rows, baseline) {
     title,
     `| model | greedy pass@1 | sampled pass@1 | sampled pass@${k} | tool calls, sampled / greedy | held-out episodes (sampled / greedy) |`,
     '|---|---|---|---|---|---|',
-    ...rows.map(([label, e]) => `| ${label} | ${pct(e.greedySuccessRate)}${e === baseline ? '' : delta(e.greedySuccessRate, baseline.greedySuccessRate)} | ${pct(e.successRate)}${e === baseline ? '' : delta(e.successRate, baseline.successRate)} | ${pct(e.passAtK)}${e === baseline ? '' : delta(e.passAtK, baseline.passAtK)} | ${num(e.toolCalls)} / ${num(e.greedyToolCalls)} | ${e.episodes ?? '–'} / ${e.greedyEpisodes ?? '–'} |`),
+    ...rows.map(
+      ([label, e]) =>
+        `| ${label} | ${pct(e.greedySuccessRate)}${e === baseline ? '' : delta(e.greedySuccessRate, baseline.greedySuccessRate)} | ${pct(e.successRate)}${e === baseline ? '' : delta(e.successRate, baseline.successRate)} | ${pct(e.passAtK)}${e === baseline ? '' : delta(e.passAtK, baseline.passAtK)} | ${num(e.toolCalls)} / ${num(e.greedyToolCalls)} | ${e.episodes ?? '–'} / ${e.greedyEpisodes ?? '–'} |`,
+    ),
   ];
   return lines.join('\n');
 }

@@ -29,45 +29,67 @@ export const PYTHON_MODULES = [
   {
     out: 'src/rl/sandbox/pythonSources.generated.ts',
     constants: [
-      { name: 'LAUNCHER_PY', doc: 'The fresh-interpreter launcher: argv[1] = JSON config {cpu, mem, nproc, fsize, nofile, uid?, cwd, file}.', parts: [COMMON, 'src/rl/sandbox/python/launcher.py'] },
-      { name: 'SERVER_PY', doc: 'The warm pool\'s server: argv[1] = the folder of the work directories; one JSON request per line on stdin, one answer per line on stdout.', parts: [COMMON, 'src/rl/sandbox/python/server.py'] },
+      {
+        name: 'LAUNCHER_PY',
+        doc: 'The fresh-interpreter launcher: argv[1] = JSON config {cpu, mem, nproc, fsize, nofile, uid?, cwd, file}.',
+        parts: [COMMON, 'src/rl/sandbox/python/launcher.py'],
+      },
+      {
+        name: 'SERVER_PY',
+        doc: "The warm pool's server: argv[1] = the folder of the work directories; one JSON request per line on stdin, one answer per line on stdout.",
+        parts: [COMMON, 'src/rl/sandbox/python/server.py'],
+      },
     ],
   },
   {
     out: 'src/rl/envs/workspace/toolZygotePy.generated.ts',
     constants: [
-      { name: 'TOOL_ZYGOTE_PY', doc: 'The tool zygote: argv[1] = the folder of the sessions\' work folders; forks a session per episode (protocol in toolZygote.py).', parts: [COMMON, 'src/rl/envs/workspace/python/toolZygote.py'] },
+      {
+        name: 'TOOL_ZYGOTE_PY',
+        doc: "The tool zygote: argv[1] = the folder of the sessions' work folders; forks a session per episode (protocol in toolZygote.py).",
+        parts: [COMMON, 'src/rl/envs/workspace/python/toolZygote.py'],
+      },
     ],
   },
   {
     out: 'src/rl/envs/codeSandbox/verifierPy.generated.ts',
     constants: [
-      { name: 'VERIFIER_PY', doc: 'The private verifier, run after a first line `_VERIFY = "<JSON of {code, fn, calls, nonce}>"` (see verifierProgram).', parts: ['src/rl/envs/codeSandbox/python/verifier.py'] },
+      {
+        name: 'VERIFIER_PY',
+        doc: 'The private verifier, run after a first line `_VERIFY = "<JSON of {code, fn, calls, nonce}>"` (see verifierProgram).',
+        parts: ['src/rl/envs/codeSandbox/python/verifier.py'],
+      },
     ],
   },
   {
     out: 'src/exporters/verl/rewardPy.generated.ts',
     constants: [
-      { name: 'REWARD_PY', doc: 'The reward `agent-rl export verl` writes as agent_rl_reward.py (its settings in agent_rl_reward.json beside it).', parts: ['src/exporters/verl/python/reward.py'] },
+      {
+        name: 'REWARD_PY',
+        doc: 'The reward `agent-rl export verl` writes as agent_rl_reward.py (its settings in agent_rl_reward.json beside it).',
+        parts: ['src/exporters/verl/python/reward.py'],
+      },
     ],
   },
   {
     // New Environment's Python: the committed example folder is the source (it is what the command writes).
     out: 'src/shared/environmentTemplatePy.generated.ts',
     constants: [
-      { name: 'TEMPLATE_TOOLS_PY', doc: 'The unit-converter template\'s tools.py.', parts: ['examples/unit-converter/tools.py'] },
-      { name: 'TEMPLATE_REWARD_PY', doc: 'The unit-converter template\'s reward.py.', parts: ['examples/unit-converter/reward.py'] },
+      { name: 'TEMPLATE_TOOLS_PY', doc: "The unit-converter template's tools.py.", parts: ['examples/unit-converter/tools.py'] },
+      { name: 'TEMPLATE_REWARD_PY', doc: "The unit-converter template's reward.py.", parts: ['examples/unit-converter/reward.py'] },
     ],
   },
 ];
 
 /** The Python text of one constant: its parts concatenated. */
 export function constantText(/** @type {PythonConstant} */ c) {
-  return c.parts.map((p) => {
-    const text = fs.readFileSync(path.join(ROOT, p), 'utf8');
-    if (!text.endsWith('\n')) throw new Error(`${p} must end with a newline (its text is concatenated with the next part)`);
-    return text;
-  }).join('');
+  return c.parts
+    .map((p) => {
+      const text = fs.readFileSync(path.join(ROOT, p), 'utf8');
+      if (!text.endsWith('\n')) throw new Error(`${p} must end with a newline (its text is concatenated with the next part)`);
+      return text;
+    })
+    .join('');
 }
 
 /** The generated TypeScript module, as committed. */

@@ -11,7 +11,9 @@ const SRC = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src')
 
 /** @param {string} dir @returns {string[]} */
 function walk(dir) {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
 }
 
 const bad = [];
@@ -25,7 +27,10 @@ for (const file of walk(SRC)) {
   }
   const text = fs.readFileSync(file, 'utf8');
   for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
-    const target = path.relative(SRC, path.resolve(path.dirname(file), m[1] ?? '')).split(path.sep).join('/');
+    const target = path
+      .relative(SRC, path.resolve(path.dirname(file), m[1] ?? ''))
+      .split(path.sep)
+      .join('/');
     if (target.startsWith('..')) continue; // package.json and the like, outside src
     const to = layerOf(target.endsWith('.ts') || target.endsWith('.json') ? target : `${target}.ts`);
     if (!to || to === from) continue;
@@ -33,7 +38,13 @@ for (const file of walk(SRC)) {
     if (!mayImport(from, to)) bad.push(`${path.relative(SRC, file)}: imports ${m[1]} (${from} → ${to}, against the layer order in scripts/layers.mjs)`);
   }
 }
-if (process.argv.includes('--graph')) process.stdout.write(`${[...graph].sort().map(([k, n]) => `${k} (${n})`).join('\n')}\n`);
+if (process.argv.includes('--graph'))
+  process.stdout.write(
+    `${[...graph]
+      .sort()
+      .map(([k, n]) => `${k} (${n})`)
+      .join('\n')}\n`,
+  );
 if (bad.length > 0) {
   process.stderr.write(`checkLayers: ${bad.length} import(s) against the layers:\n${bad.map((b) => `  ${b}`).join('\n')}\n`);
   process.exit(1);

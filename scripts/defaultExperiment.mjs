@@ -31,7 +31,13 @@ function run(label, args) {
 
 const t0 = Date.now();
 const file = (/** @type {string} */ stage) => path.join(results, `calculator-${stage}-s${seed}`);
-const sftConfig = writeJson(`${file('sft')}.config.json`, { env: 'calculator', policy: 'transformer', method: 'sft', seed, iterations: Number(arg('--sft-iterations', '200')) });
+const sftConfig = writeJson(`${file('sft')}.config.json`, {
+  env: 'calculator',
+  policy: 'transformer',
+  method: 'sft',
+  seed,
+  iterations: Number(arg('--sft-iterations', '200')),
+});
 const sft = run('supervised warm start on imperfect demonstrations', ['sft', '--config', sftConfig, '--db', db, '--output', `${file('sft')}.json`]);
 const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
 if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
@@ -40,11 +46,16 @@ if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
 const stages = {};
 process.stderr.write('\n== plain GRPO and RS-SFT (the control) from the warm start, side by side\n');
 try {
-  await Promise.all(['grpo', 'rs-sft'].map(async (method) => {
-    const config = writeJson(`${file(method)}.config.json`, methodConfig('calculator', method, { seed, iterations: rlIterations, policyOptions: { replicas: 1 } }, checkpoint));
-    const r = await runAgentRlAsync(['train', '--config', config, '--db', db, '--output', `${file(method)}.json`], method);
-    stages[method] = { seconds: r.seconds, record: `${file(method)}.json` };
-  }));
+  await Promise.all(
+    ['grpo', 'rs-sft'].map(async (method) => {
+      const config = writeJson(
+        `${file(method)}.config.json`,
+        methodConfig('calculator', method, { seed, iterations: rlIterations, policyOptions: { replicas: 1 } }, checkpoint),
+      );
+      const r = await runAgentRlAsync(['train', '--config', config, '--db', db, '--output', `${file(method)}.json`], method);
+      stages[method] = { seconds: r.seconds, record: `${file(method)}.json` };
+    }),
+  );
 } catch (e) {
   process.exit(/** @type {{ status?: number }} */ (e).status ?? 1);
 }
@@ -57,12 +68,16 @@ const rs = record(r.record);
 process.stdout.write(
   [
     '',
-    evaluationTable(`Held-out calculator tasks, evaluation seed ${grpo.evaluations[0].seed}; warm start = the GRPO run's iteration-0 evaluation:`, [
-      ['untrained model', record(`${file('sft')}.json`).evaluations[0]],
-      [`warm start (SFT, ${sft.seconds.toFixed(0)} s)`, grpo.evaluations[0]],
-      [`${grpo.methodLabel ?? 'GRPO'}, ${rlIterations} it. (${g.seconds.toFixed(0)} s)`, grpo.evaluations.at(-1)],
-      [`${rs.methodLabel ?? 'RS-SFT'}, ${rlIterations} it. (${r.seconds.toFixed(0)} s)`, rs.evaluations.at(-1)],
-    ], grpo.evaluations[0]),
+    evaluationTable(
+      `Held-out calculator tasks, evaluation seed ${grpo.evaluations[0].seed}; warm start = the GRPO run's iteration-0 evaluation:`,
+      [
+        ['untrained model', record(`${file('sft')}.json`).evaluations[0]],
+        [`warm start (SFT, ${sft.seconds.toFixed(0)} s)`, grpo.evaluations[0]],
+        [`${grpo.methodLabel ?? 'GRPO'}, ${rlIterations} it. (${g.seconds.toFixed(0)} s)`, grpo.evaluations.at(-1)],
+        [`${rs.methodLabel ?? 'RS-SFT'}, ${rlIterations} it. (${r.seconds.toFixed(0)} s)`, rs.evaluations.at(-1)],
+      ],
+      grpo.evaluations[0],
+    ),
     '',
     `total ${((Date.now() - t0) / 1000).toFixed(0)} s; both RL runs sampled ${rlIterations} × ${grpo.config.groupsPerIteration} × ${grpo.config.groupSize} training episodes from the same checkpoint`,
     `database:   ${db}   (npx agent-rl runs --db ${db})`,

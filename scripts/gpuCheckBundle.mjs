@@ -20,8 +20,19 @@ function copy(rel, keep = () => true) {
   fs.cpSync(from, path.join(out, rel), { recursive: true, filter: (src) => keep(src) });
 }
 
-for (const rel of ['out/src', 'out/bench', 'out/test/helpers', 'scripts/gpuCheck.mjs', 'bench/torch_gpt.py', 'bench/torch_hf.py', 'test/fixtures/hf/qwen2']) copy(rel);
-const tf = ['tfjs', 'tfjs-core', 'tfjs-backend-cpu', 'tfjs-backend-webgl', 'tfjs-layers', 'tfjs-converter', 'tfjs-data', 'tfjs-backend-wasm', 'tfjs-backend-webgpu'];
+for (const rel of ['out/src', 'out/bench', 'out/test/helpers', 'scripts/gpuCheck.mjs', 'bench/torch_gpt.py', 'bench/torch_hf.py', 'test/fixtures/hf/qwen2'])
+  copy(rel);
+const tf = [
+  'tfjs',
+  'tfjs-core',
+  'tfjs-backend-cpu',
+  'tfjs-backend-webgl',
+  'tfjs-layers',
+  'tfjs-converter',
+  'tfjs-data',
+  'tfjs-backend-wasm',
+  'tfjs-backend-webgpu',
+];
 for (const p of tf) {
   const dir = `node_modules/@tensorflow/${p}`;
   const main = JSON.parse(fs.readFileSync(path.join(root, dir, 'package.json'), 'utf8')).main;
@@ -30,10 +41,28 @@ for (const p of tf) {
   if (p === 'tfjs-backend-wasm') for (const f of fs.readdirSync(path.join(root, dir, 'dist')).filter((f) => f.endsWith('.wasm'))) copy(`${dir}/dist/${f}`);
 }
 copy('node_modules/webgpu', (src) => !/[\\/]dist[\\/](darwin|win32|linux-arm64)/.test(src));
-for (const p of ['long', 'seedrandom', 'node-fetch', 'whatwg-url', 'tr46', 'webidl-conversions', 'string_decoder', 'safe-buffer', '@huggingface/tokenizers', '@huggingface/jinja']) copy(`node_modules/${p}`);
+for (const p of [
+  'long',
+  'seedrandom',
+  'node-fetch',
+  'whatwg-url',
+  'tr46',
+  'webidl-conversions',
+  'string_decoder',
+  'safe-buffer',
+  '@huggingface/tokenizers',
+  '@huggingface/jinja',
+])
+  copy(`node_modules/${p}`);
 
 let bytes = 0;
-const walk = (/** @type {string} */ d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const f = path.join(d, e.name); if (e.isDirectory()) walk(f); else bytes += fs.statSync(f).size; } };
+const walk = (/** @type {string} */ d) => {
+  for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+    const f = path.join(d, e.name);
+    if (e.isDirectory()) walk(f);
+    else bytes += fs.statSync(f).size;
+  }
+};
 walk(out);
 process.stdout.write(`.gpu-check: ${(bytes / 2 ** 20).toFixed(1)} MiB; on the GPU machine: node .gpu-check/scripts/gpuCheck.mjs\n`);
 if (bytes > 60 * 2 ** 20) {

@@ -30,7 +30,11 @@ for (const method of ['grpo', 'rs-sft']) {
   for (const seed of [7, 19, 42]) {
     const output = path.join(out, `${method}-${seed}.json`);
     const t = Date.now();
-    const r = spawnSync(process.execPath, [cli, 'train', '--env', 'binary-search', '--policy', 'table', '--method', method, '--seed', String(seed), '--db', db, '--output', output], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [cli, 'train', '--env', 'binary-search', '--policy', 'table', '--method', method, '--seed', String(seed), '--db', db, '--output', output],
+      { encoding: 'utf8' },
+    );
     if (r.status !== 0) {
       process.stderr.write(r.stdout + r.stderr);
       process.exit(1);
@@ -43,11 +47,15 @@ for (const method of ['grpo', 'rs-sft']) {
 }
 const totalMs = Date.now() - t0;
 
-const pct = (/** @type {{ successRate: number; successes: number; episodes: number }} */ e) => `${(100 * e.successRate).toFixed(1)}% (${e.successes}/${e.episodes})`;
+const pct = (/** @type {{ successRate: number; successes: number; episodes: number }} */ e) =>
+  `${(100 * e.successRate).toFixed(1)}% (${e.successes}/${e.episodes})`;
 const lines = [
   '| method | seed | before | after | mean actions after | seed 002 before → after | wall |',
   '|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.method} | ${r.seed} | ${pct(r.before)} | ${pct(r.after)} | ${r.after.meanActions.toFixed(3)} | ${r.published[0]}% → ${r.published[1]}% | ${(r.wallMs / 1000).toFixed(2)} s |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.method} | ${r.seed} | ${pct(r.before)} | ${pct(r.after)} | ${r.after.meanActions.toFixed(3)} | ${r.published[0]}% → ${r.published[1]}% | ${(r.wallMs / 1000).toFixed(2)} s |`,
+  ),
   '',
   `six runs, each a separate \`agent-rl train\` process: ${(totalMs / 1000).toFixed(1)} s in total on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`,
   `database: ${db}`,

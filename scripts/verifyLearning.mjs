@@ -52,8 +52,25 @@ const EXPERIMENTS = {
   code: {
     // Positive-only GRPO at lr 5e-4 with 5 warm-up steps for 60 iterations: +17.0, +19.5, +14.5 points
     // in the release before the held-out split moved to functions (CHANGELOG).
-    sft: { env: 'code', policy: 'transformer', method: 'sft', iterations: 100, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 448, maxNewTokens: 80 }, evalEpisodes: 200 },
-    rl: { iterations: 60, groupsPerIteration: 16, evalInterval: 30, evalEpisodes: 200, evalPassK: 0, envOptions: { taskSet: 'formulas' }, policyOptions: { contextLength: 448, maxNewTokens: 80 }, algorithm: { negativeAdvantageScale: 0 } },
+    sft: {
+      env: 'code',
+      policy: 'transformer',
+      method: 'sft',
+      iterations: 100,
+      envOptions: { taskSet: 'formulas' },
+      policyOptions: { contextLength: 448, maxNewTokens: 80 },
+      evalEpisodes: 200,
+    },
+    rl: {
+      iterations: 60,
+      groupsPerIteration: 16,
+      evalInterval: 30,
+      evalEpisodes: 200,
+      evalPassK: 0,
+      envOptions: { taskSet: 'formulas' },
+      policyOptions: { contextLength: 448, maxNewTokens: 80 },
+      algorithm: { negativeAdvantageScale: 0 },
+    },
     method: 'grpo',
     metric: 'privatePassRate',
     label: 'held-out private-verifier pass rate (sampled)',
@@ -75,7 +92,8 @@ for (const name of envs) {
     let sftSeconds;
     if (warmStarts) {
       const from = path.join(path.resolve(warmStarts), path.basename(file('sft')));
-      if (!fs.existsSync(`${from}.checkpoint`)) throw new Error(`--warm-starts: no ${from}.checkpoint; give the output folder of an earlier verify:learning run`);
+      if (!fs.existsSync(`${from}.checkpoint`))
+        throw new Error(`--warm-starts: no ${from}.checkpoint; give the output folder of an earlier verify:learning run`);
       fs.copyFileSync(`${from}.json`, `${file('sft')}.json`);
       fs.copyFileSync(`${from}.checkpoint`, `${file('sft')}.checkpoint`);
       sftSeconds = JSON.parse(fs.readFileSync(`${from}.json`, 'utf8')).wallMs / 1000;
@@ -93,34 +111,68 @@ for (const name of envs) {
     // The method and its control share the machine side by side, one core (one replica) each.
     /** @type {Record<string, { record: Record<string, any>; seconds: number }>} */
     const stages = {};
-    await Promise.all([x.method, ...(x.control ? [x.control] : [])].map(async (method) => {
-      // the control gets the method's run shape (iterations, groups, evaluations), not its loss settings
-      const { algorithm, policyOptions, ...shape } = /** @type {Record<string, any>} */ (x.rl);
-      const replicas = x.control ? { replicas: 1 } : {};
-      const config = methodConfig(name, method, { ...shape, policyOptions: { ...policyOptions, ...replicas }, ...(method === x.method && algorithm ? { algorithm } : {}), seed }, checkpoint);
-      writeJson(`${file(method)}.config.json`, config);
-      process.stderr.write(`== ${name} seed ${seed}: ${method} from the warm start\n`);
-      const r = await runAgentRlAsync(['train', '--config', `${file(method)}.config.json`, '--db', db, '--output', `${file(method)}.json`], `${name} s${seed} ${method}`);
-      stages[method] = { record: JSON.parse(fs.readFileSync(`${file(method)}.json`, 'utf8')), seconds: r.seconds };
-    }));
+    await Promise.all(
+      [x.method, ...(x.control ? [x.control] : [])].map(async (method) => {
+        // the control gets the method's run shape (iterations, groups, evaluations), not its loss settings
+        const { algorithm, policyOptions, ...shape } = /** @type {Record<string, any>} */ (x.rl);
+        const replicas = x.control ? { replicas: 1 } : {};
+        const config = methodConfig(
+          name,
+          method,
+          { ...shape, policyOptions: { ...policyOptions, ...replicas }, ...(method === x.method && algorithm ? { algorithm } : {}), seed },
+          checkpoint,
+        );
+        writeJson(`${file(method)}.config.json`, config);
+        process.stderr.write(`== ${name} seed ${seed}: ${method} from the warm start\n`);
+        const r = await runAgentRlAsync(
+          ['train', '--config', `${file(method)}.config.json`, '--db', db, '--output', `${file(method)}.json`],
+          `${name} s${seed} ${method}`,
+        );
+        stages[method] = { record: JSON.parse(fs.readFileSync(`${file(method)}.json`, 'utf8')), seconds: r.seconds };
+      }),
+    );
     const main = stages[x.method];
     if (!main) throw new Error(`${x.method} did not run`);
     const control = x.control ? stages[x.control] : undefined;
     const base = main.record.evaluations[0];
     const final = main.record.evaluations.at(-1);
     const row = {
-      env: name, seed, metric: x.metric, method: main.record.methodLabel, warmStart: base[x.metric], result: final[x.metric],
-      control: control ? { method: control.record.methodLabel, result: control.record.evaluations.at(-1)[x.metric], run: control.record.runId, seconds: control.seconds } : undefined,
+      env: name,
+      seed,
+      metric: x.metric,
+      method: main.record.methodLabel,
+      warmStart: base[x.metric],
+      result: final[x.metric],
+      control: control
+        ? { method: control.record.methodLabel, result: control.record.evaluations.at(-1)[x.metric], run: control.record.runId, seconds: control.seconds }
+        : undefined,
       evaluations: { warmStart: base, result: final, ...(control ? { control: control.record.evaluations.at(-1) } : {}) },
-      sftSeconds, seconds: main.seconds, pass: x.pass(base[x.metric], final[x.metric]), rule: x.rule, sftRun: JSON.parse(fs.readFileSync(`${file('sft')}.json`, 'utf8')).runId, run: main.record.runId,
+      sftSeconds,
+      seconds: main.seconds,
+      pass: x.pass(base[x.metric], final[x.metric]),
+      rule: x.rule,
+      sftRun: JSON.parse(fs.readFileSync(`${file('sft')}.json`, 'utf8')).runId,
+      run: main.record.runId,
     };
     rows.push(row);
-    tables.push(evaluationTable(`### ${name}, seed ${seed} (${x.label}; SFT ${sftSeconds.toFixed(0)} s)`, [
-      ['warm start (iteration 0)', base],
-      [`${main.record.methodLabel}, ${main.record.iterations.length} it. (${main.seconds.toFixed(0)} s)`, final],
-      ...(control ? /** @type {[string, any][]} */ ([[`${control.record.methodLabel}, ${control.record.iterations.length} it. (${control.seconds.toFixed(0)} s)`, control.record.evaluations.at(-1)]]) : []),
-    ], base));
-    process.stderr.write(`== ${name} seed ${seed}: ${x.label} ${(100 * base[x.metric]).toFixed(1)}% → ${(100 * final[x.metric]).toFixed(1)}%${row.control ? ` (${row.control.method} ${(100 * row.control.result).toFixed(1)}%)` : ''}\n`);
+    tables.push(
+      evaluationTable(
+        `### ${name}, seed ${seed} (${x.label}; SFT ${sftSeconds.toFixed(0)} s)`,
+        [
+          ['warm start (iteration 0)', base],
+          [`${main.record.methodLabel}, ${main.record.iterations.length} it. (${main.seconds.toFixed(0)} s)`, final],
+          ...(control
+            ? /** @type {[string, any][]} */ ([
+                [`${control.record.methodLabel}, ${control.record.iterations.length} it. (${control.seconds.toFixed(0)} s)`, control.record.evaluations.at(-1)],
+              ])
+            : []),
+        ],
+        base,
+      ),
+    );
+    process.stderr.write(
+      `== ${name} seed ${seed}: ${x.label} ${(100 * base[x.metric]).toFixed(1)}% → ${(100 * final[x.metric]).toFixed(1)}%${row.control ? ` (${row.control.method} ${(100 * row.control.result).toFixed(1)}%)` : ''}\n`,
+    );
   }
 }
 
@@ -129,7 +181,10 @@ const lines = [
   ...tables.flatMap((t) => [t, '']),
   '| env | seed | metric | method | warm start | after | change | control after | control change | criterion | |',
   '|---|---|---|---|---|---|---|---|---|---|---|',
-  ...rows.map((/** @type {any} */ r) => `| ${r.env} | ${r.seed} | ${r.metric} | ${r.method} | ${pct(r.warmStart)} | ${pct(r.result)} | ${((r.result - r.warmStart) * 100).toFixed(1)} pts | ${r.control ? `${r.control.method} ${pct(r.control.result)}` : '–'} | ${r.control ? `${((r.control.result - r.warmStart) * 100).toFixed(1)} pts` : '–'} | ${r.rule} | ${r.pass ? 'met' : 'MISSED'} |`),
+  ...rows.map(
+    (/** @type {any} */ r) =>
+      `| ${r.env} | ${r.seed} | ${r.metric} | ${r.method} | ${pct(r.warmStart)} | ${pct(r.result)} | ${((r.result - r.warmStart) * 100).toFixed(1)} pts | ${r.control ? `${r.control.method} ${pct(r.control.result)}` : '–'} | ${r.control ? `${((r.control.result - r.warmStart) * 100).toFixed(1)} pts` : '–'} | ${r.rule} | ${r.pass ? 'met' : 'MISSED'} |`,
+  ),
   '',
   `total ${((Date.now() - t0) / 1000).toFixed(0)} s on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; database ${db}${warmStarts ? `; SFT stage reused from ${path.resolve(warmStarts)}` : ''}`,
 ];

@@ -22,12 +22,18 @@ export function activate(context: vscode.ExtensionContext): void {
   const tree = new RunsTree(backend, maxTextLength);
   const view = vscode.window.createTreeView<RunsNode>('agentRl.runs', { treeDataProvider: tree, showCollapseAll: true });
   const reveal = (trajectoryId: number): void => {
-    tree.reveal(view, trajectoryId).catch((e: unknown) => output.appendLine(`could not reveal trajectory ${trajectoryId} in the tree: ${e instanceof Error ? e.message : String(e)}`));
+    tree
+      .reveal(view, trajectoryId)
+      .catch((e: unknown) => output.appendLine(`could not reveal trajectory ${trajectoryId} in the tree: ${e instanceof Error ? e.message : String(e)}`));
   };
   const refreshTree = coalesce(() => tree.refresh(), 500);
 
   context.subscriptions.push(
-    output, live, processes, view, new RunStatusBar(live, () => processes.runtimeLine()),
+    output,
+    live,
+    processes,
+    view,
+    new RunStatusBar(live, () => processes.runtimeLine()),
     live.onDidChange(refreshTree),
     live.onDidChangeStore(refreshTree),
     processes.onDidChange(() => tree.refresh()),

@@ -4,7 +4,19 @@
 // Legends are ours (HTML): long run names are shortened, the whole name is the entry's hover text, and
 // a click hides or shows the line. A panel with nothing to draw says why. All text from the host (run
 // names, statuses) is set with textContent, never as HTML.
-import { BarController, BarElement, Chart, Decimation, LinearScale, LineController, LineElement, PointElement, ScatterController, Tooltip, type ChartDataset } from 'chart.js';
+import {
+  BarController,
+  BarElement,
+  Chart,
+  Decimation,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  ScatterController,
+  Tooltip,
+  type ChartDataset,
+} from 'chart.js';
 import { emptyReason, PANELS, PHASE_PANEL, phaseBars, phaseEmptyReason, PHASES, panelLines, type Panel } from '../src/shared/dashboardModel';
 import { isHostToDashboard, type DashboardState, type DashboardToHost, type RunSeries } from '../src/shared/protocol/webviewProtocol';
 import { oneLine, showInvisibles } from '../src/shared/untrustedText';
@@ -14,7 +26,14 @@ Chart.register(LineController, ScatterController, BarController, LineElement, Po
 
 const vscode = vscodeApi<DashboardToHost, DashboardState>();
 const css = (name: string, fallback: string): string => getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
-const PALETTE = ['--vscode-charts-blue', '--vscode-charts-red', '--vscode-charts-green', '--vscode-charts-yellow', '--vscode-charts-purple', '--vscode-charts-orange'];
+const PALETTE = [
+  '--vscode-charts-blue',
+  '--vscode-charts-red',
+  '--vscode-charts-green',
+  '--vscode-charts-yellow',
+  '--vscode-charts-purple',
+  '--vscode-charts-orange',
+];
 const color = (i: number): string => css(PALETTE[i % PALETTE.length]!, '#3794ff');
 
 interface View {
@@ -55,7 +74,14 @@ function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', r
       maintainAspectRatio: false,
       interaction: { mode: 'nearest', intersect: false },
       scales: {
-        x: { type: 'linear', stacked, offset: stacked, title: { display: true, text: 'iteration', color: fg }, ticks: { color: fg, precision: 0 }, grid: { color: grid } },
+        x: {
+          type: 'linear',
+          stacked,
+          offset: stacked,
+          title: { display: true, text: 'iteration', color: fg },
+          ticks: { color: fg, precision: 0 },
+          grid: { color: grid },
+        },
         y: { stacked, ticks: { color: fg }, grid: { color: grid }, ...(rate ? { suggestedMin: 0, suggestedMax: 1 } : { beginAtZero: stacked }) },
       },
       plugins: { legend: { display: false }, decimation: { enabled: !stacked, algorithm: 'lttb', samples: 400 }, tooltip: { enabled: true } },
@@ -103,10 +129,19 @@ function drawPanel(panel: Panel, series: readonly RunSeries[]): void {
   const view = views.get(panel.id) ?? makeView(panel.id, panel.title, panel.evaluation ? 'scatter' : 'line', panel.rate === true);
   const lines = panelLines(panel, series);
   const datasets = lines.map((l) => ({
-    label: l.label, data: l.data, borderColor: color(l.runIndex), backgroundColor: color(l.runIndex), borderDash: l.dashed ? [4, 3] : [],
-    pointRadius: l.pointRadius, borderWidth: 1.5, ...(panel.evaluation ? { showLine: true } : {}),
+    label: l.label,
+    data: l.data,
+    borderColor: color(l.runIndex),
+    backgroundColor: color(l.runIndex),
+    borderDash: l.dashed ? [4, 3] : [],
+    pointRadius: l.pointRadius,
+    borderWidth: 1.5,
+    ...(panel.evaluation ? { showLine: true } : {}),
   }));
-  renderLegend(view, lines.map((l) => ({ label: l.label, fullLabel: l.fullLabel, color: color(l.runIndex), dashed: l.dashed })));
+  renderLegend(
+    view,
+    lines.map((l) => ({ label: l.label, fullLabel: l.fullLabel, color: color(l.runIndex), dashed: l.dashed })),
+  );
   show(view, datasets, emptyReason(panel, series, lines.length));
 }
 
@@ -114,8 +149,19 @@ function drawPhases(series: readonly RunSeries[]): void {
   const view = views.get(PHASE_PANEL.id) ?? makeView(PHASE_PANEL.id, PHASE_PANEL.title, 'bar', false);
   const bars = phaseBars(series);
   const colorOf = (phase: string): string => color(PHASES.findIndex((p) => p.label === phase));
-  const datasets = bars.map((b) => ({ label: b.label, data: b.data, backgroundColor: colorOf(b.phase), borderColor: colorOf(b.phase), stack: String(b.runIndex), barPercentage: 1, categoryPercentage: 0.9 }));
-  renderLegend(view, bars.map((b) => ({ label: b.label, fullLabel: b.fullLabel, color: colorOf(b.phase), dashed: false, filled: true })));
+  const datasets = bars.map((b) => ({
+    label: b.label,
+    data: b.data,
+    backgroundColor: colorOf(b.phase),
+    borderColor: colorOf(b.phase),
+    stack: String(b.runIndex),
+    barPercentage: 1,
+    categoryPercentage: 0.9,
+  }));
+  renderLegend(
+    view,
+    bars.map((b) => ({ label: b.label, fullLabel: b.fullLabel, color: colorOf(b.phase), dashed: false, filled: true })),
+  );
   show(view, datasets, phaseEmptyReason(series, bars.length));
 }
 

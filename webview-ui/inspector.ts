@@ -72,7 +72,9 @@ function actionBlock(turn: number, t: InspectorData['detail']['turnList'][number
 /** The observation text with its links turned into buttons (links past a cut are left out with it). */
 function observationText(text: string, links: ObservationLink[]): HTMLElement {
   const pre = el('pre', 'obs');
-  const lineLinks = links.filter((l): l is Extract<ObservationLink, { kind: 'line' }> => l.kind === 'line' && l.end <= text.length).sort((a, b) => a.start - b.start);
+  const lineLinks = links
+    .filter((l): l is Extract<ObservationLink, { kind: 'line' }> => l.kind === 'line' && l.end <= text.length)
+    .sort((a, b) => a.start - b.start);
   let at = 0;
   for (const l of lineLinks) {
     pre.append(document.createTextNode(showInvisibles(text.slice(at, l.start))));
@@ -144,10 +146,20 @@ function detailsBlock(details: unknown): HTMLElement | undefined {
   box.append(el('summary', undefined, 'outcome details'));
   for (const [k, v] of Object.entries(d)) {
     if (k === 'extras' && 'metrics' in d) continue; // the numeric extras are the metrics; the rest is shown below
-    const text = k === 'metrics' && typeof v === 'object' && v !== null ? Object.entries(v).map(([m, x]) => `${m} ${String(x)}`).join(' · ') : typeof v === 'string' ? v : JSON.stringify(v);
+    const text =
+      k === 'metrics' && typeof v === 'object' && v !== null
+        ? Object.entries(v)
+            .map(([m, x]) => `${m} ${String(x)}`)
+            .join(' · ')
+        : typeof v === 'string'
+          ? v
+          : JSON.stringify(v);
     const row = el('div', 'detail');
     row.dataset.key = k;
-    row.append(el('span', 'detail-key', `${k}: `), cut(text, (shown) => el(typeof v === 'string' && v.includes('\n') ? 'pre' : 'span', 'detail-value', shown)));
+    row.append(
+      el('span', 'detail-key', `${k}: `),
+      cut(text, (shown) => el(typeof v === 'string' && v.includes('\n') ? 'pre' : 'span', 'detail-value', shown)),
+    );
     box.append(row);
   }
   const extras = d.extras as Record<string, unknown> | undefined;
@@ -182,15 +194,41 @@ function render(d: InspectorData): void {
   const head = el('header');
   head.append(el('h1', undefined, `Trajectory ${t.id}`));
   head.append(el('div', 'meta task', `task ${clip(t.taskId, 500).text} · run ${t.runId} · iteration ${t.iteration} · group ${t.group} #${t.indexInGroup}`));
-  head.append(el('div', 'meta', `reward ${fixed(t.reward, 2)} · advantage ${fixed(t.advantage, 4)} · ${t.success ? 'success' : 'failure'} (${clip(t.termination, 200).text}) · public ${t.publicPass ? 'pass' : 'fail'} · private ${t.privatePass ? 'pass' : 'fail'}${t.excluded ? ` · left out of the update: ${clip(t.excluded, 100).text}` : ''}`));
+  head.append(
+    el(
+      'div',
+      'meta',
+      `reward ${fixed(t.reward, 2)} · advantage ${fixed(t.advantage, 4)} · ${t.success ? 'success' : 'failure'} (${clip(t.termination, 200).text}) · public ${t.publicPass ? 'pass' : 'fail'} · private ${t.privatePass ? 'pass' : 'fail'}${t.excluded ? ` · left out of the update: ${clip(t.excluded, 100).text}` : ''}`,
+    ),
+  );
   // the episode's acceptance metrics (seed 001), counted the way the trainer counts them
-  const stats = episodeStats(t.turnList.map((u) => ({ actionText: u.actionText, action: u.action, observationText: u.observationText, observation: u.observation, sampledTokens: sampledCount(u.policy) })));
+  const stats = episodeStats(
+    t.turnList.map((u) => ({
+      actionText: u.actionText,
+      action: u.action,
+      observationText: u.observationText,
+      observation: u.observation,
+      sampledTokens: sampledCount(u.policy),
+    })),
+  );
   const blocked = BLOCKED_KINDS.filter((k) => stats.blocked[k] > 0).map((k) => `${stats.blocked[k]} ${k}`);
-  head.append(el('div', 'meta episode-stats', [
-    `${stats.turns} turns`, ...(stats.tokens > 0 ? [`${stats.tokens} generated tokens`] : []), `${stats.toolCalls} tool calls`, ...(stats.toolMs > 0 ? [`${Math.round(stats.toolMs)} ms in tools`] : []),
-    `${stats.formatErrors} format errors`, `${stats.badToolCalls} bad tool calls`, `${stats.repeatedActions} repeated actions`, `blocked by the sandbox: ${blocked.length > 0 ? blocked.join(', ') : 'nothing'}`,
-    ...(versionsText(t.turnList) !== undefined ? [versionsText(t.turnList)!] : []),
-  ].join(' · ')));
+  head.append(
+    el(
+      'div',
+      'meta episode-stats',
+      [
+        `${stats.turns} turns`,
+        ...(stats.tokens > 0 ? [`${stats.tokens} generated tokens`] : []),
+        `${stats.toolCalls} tool calls`,
+        ...(stats.toolMs > 0 ? [`${Math.round(stats.toolMs)} ms in tools`] : []),
+        `${stats.formatErrors} format errors`,
+        `${stats.badToolCalls} bad tool calls`,
+        `${stats.repeatedActions} repeated actions`,
+        `blocked by the sandbox: ${blocked.length > 0 ? blocked.join(', ') : 'nothing'}`,
+        ...(versionsText(t.turnList) !== undefined ? [versionsText(t.turnList)!] : []),
+      ].join(' · '),
+    ),
+  );
   // what sampled these tokens: the backend, the model and its chat template (and what of the template an
   // episode does not apply, e.g. a thinking template's rewriting of earlier turns)
   if (d.compute !== '') head.append(el('div', 'meta compute', `policy: ${clip(d.compute, 1000).text}`));
@@ -214,7 +252,11 @@ function render(d: InspectorData): void {
   const side = el('aside', 'group');
   side.append(el('h2', undefined, `Group ${t.group}`));
   for (const g of d.group) {
-    const a = el('a', `sibling${g.id === t.id ? ' current' : ''}`, `${g.success ? '✓' : '✗'} #${g.indexInGroup} reward ${fixed(g.reward, 2)} adv ${fixed(g.advantage, 2)} · ${g.turns} turns`);
+    const a = el(
+      'a',
+      `sibling${g.id === t.id ? ' current' : ''}`,
+      `${g.success ? '✓' : '✗'} #${g.indexInGroup} reward ${fixed(g.reward, 2)} adv ${fixed(g.advantage, 2)} · ${g.turns} turns`,
+    );
     a.href = '#';
     a.addEventListener('click', (ev) => {
       ev.preventDefault();

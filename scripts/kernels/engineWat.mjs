@@ -15,7 +15,9 @@
 
 /** @param {{ relaxed: boolean, ntR?: number, ntC?: number, nnR?: number }} o */
 export function engineWat(o) {
-  const ntR = o.ntR ?? 4, ntC = o.ntC ?? 2, nnR = o.nnR ?? 4;
+  const ntR = o.ntR ?? 4,
+    ntC = o.ntC ?? 2,
+    nnR = o.nnR ?? 4;
   const fma = (a, b, c) => (o.relaxed ? `(f32x4.relaxed_madd ${a} ${b} ${c})` : `(f32x4.add (f32x4.mul ${a} ${b}) ${c})`);
   const get = (n) => `(local.get $${n})`;
   const set = (n, v) => `(local.set $${n} ${v})`;
@@ -32,7 +34,8 @@ export function engineWat(o) {
   const lo = (v) => `(i32x4.shl ${v} (i32.const 16))`;
   const hi = (v) => `(v128.and ${v} (v128.const i32x4 0xffff0000 0xffff0000 0xffff0000 0xffff0000))`;
   const zero = '(v128.const i32x4 0 0 0 0)';
-  const hsum = (v) => `(f32.add (f32.add (f32x4.extract_lane 0 ${v}) (f32x4.extract_lane 1 ${v})) (f32.add (f32x4.extract_lane 2 ${v}) (f32x4.extract_lane 3 ${v})))`;
+  const hsum = (v) =>
+    `(f32.add (f32.add (f32x4.extract_lane 0 ${v}) (f32x4.extract_lane 1 ${v})) (f32.add (f32x4.extract_lane 2 ${v}) (f32x4.extract_lane 3 ${v})))`;
   const locals = (names, type) => names.map((n) => `(local $${n} ${type})`).join(' ');
   /** for (v = from; v < to; v += step) body — `to` and `step` are expressions. */
   const loop = (v, from, to, step, body, label = v) =>
@@ -49,7 +52,8 @@ export function engineWat(o) {
     const micro = (R, C) => {
       const accs = range(R).flatMap((r) => range(C).map((c) => `a${r}_${c}`));
       const xs = range(R).map((r) => `x${r}`);
-      const px = range(R).map((r) => `px${r}`), pw = range(C).map((c) => `pw${c}`);
+      const px = range(R).map((r) => `px${r}`),
+        pw = range(C).map((c) => `pw${c}`);
       const init = [
         ...accs.map((a) => set(a, zero)),
         ...range(R).map((r) => set(`px${r}`, add(get('xb'), shl2(mul(add(get('m'), i32(r)), get('ldx')))))),
@@ -60,27 +64,42 @@ export function engineWat(o) {
       if (wt === 'f32') {
         body = [
           ...range(R).map((r) => set(`x${r}`, load(get(`px${r}`)))),
-          ...range(C).flatMap((c) => [set('wv', load(get(`pw${c}`))), ...range(R).map((r) => set(`a${r}_${c}`, fma(get(`x${r}`), get('wv'), get(`a${r}_${c}`))))]),
-          ...range(R).map((r) => inc(`px${r}`, i32(16))), ...range(C).map((c) => inc(`pw${c}`, i32(16))),
+          ...range(C).flatMap((c) => [
+            set('wv', load(get(`pw${c}`))),
+            ...range(R).map((r) => set(`a${r}_${c}`, fma(get(`x${r}`), get('wv'), get(`a${r}_${c}`)))),
+          ]),
+          ...range(R).map((r) => inc(`px${r}`, i32(16))),
+          ...range(C).map((c) => inc(`pw${c}`, i32(16))),
         ].join(' ');
       } else {
         const half = (h) => [
           ...range(R).map((r) => set(`x${r}`, load(get(`px${r}`), 16 * h))),
-          ...range(C).flatMap((c) => [set('wv', h === 0 ? lo(load(get(`pw${c}`))) : hi(load(get(`pw${c}`)))), ...range(R).map((r) => set(`a${r}_${c}`, fma(get(`x${r}`), get('wv'), get(`a${r}_${c}`))))]),
+          ...range(C).flatMap((c) => [
+            set('wv', h === 0 ? lo(load(get(`pw${c}`))) : hi(load(get(`pw${c}`)))),
+            ...range(R).map((r) => set(`a${r}_${c}`, fma(get(`x${r}`), get('wv'), get(`a${r}_${c}`)))),
+          ]),
         ];
         body = [...half(0), ...half(1), ...range(R).map((r) => inc(`px${r}`, i32(32))), ...range(C).map((c) => inc(`pw${c}`, i32(16)))].join(' ');
       }
-      const out = range(R).flatMap((r) => range(C).map((c) => {
-        const yp = add(get('y'), shl2(add(mul(add(get('m'), i32(r)), get('ldy')), add(get('n'), i32(c)))));
-        return `(f32.store ${yp} (if (result f32) ${get('accum')} (then (f32.add (f32.load ${yp}) ${hsum(get(`a${r}_${c}`))})) (else ${hsum(get(`a${r}_${c}`))})))`;
-      })).join(' ');
+      const out = range(R)
+        .flatMap((r) =>
+          range(C).map((c) => {
+            const yp = add(get('y'), shl2(add(mul(add(get('m'), i32(r)), get('ldy')), add(get('n'), i32(c)))));
+            return `(f32.store ${yp} (if (result f32) ${get('accum')} (then (f32.add (f32.load ${yp}) ${hsum(get(`a${r}_${c}`))})) (else ${hsum(get(`a${r}_${c}`))})))`;
+          }),
+        )
+        .join(' ');
       const lbl = `k${R}${C}`;
       return {
-        decl: [...accs, ...xs], ptrs: [...px, ...pw],
+        decl: [...accs, ...xs],
+        ptrs: [...px, ...pw],
         code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end (i32.ge_u ${get('px0')} ${get('pe')})) ${body} (br $${lbl}_top))) ${out}`,
       };
     };
-    const m42 = micro(ntR, ntC), m41 = micro(ntR, 1), m14 = micro(1, 4), m11 = micro(1, 1);
+    const m42 = micro(ntR, ntC),
+      m41 = micro(ntR, 1),
+      m14 = micro(1, 4),
+      m11 = micro(1, 1);
     const decl = [...new Set([...m42.decl, ...m41.decl, ...m14.decl, ...m11.decl])];
     const ptrs = [...new Set([...m42.ptrs, ...m41.ptrs, ...m14.ptrs, ...m11.ptrs])];
     return `
@@ -88,12 +107,22 @@ export function engineWat(o) {
     (param $M i32) (param $K i32) (param $n0 i32) (param $n1 i32) (param $acc i32)
     (local $k0 i32) (local $kl i32) (local $nb i32) (local $nbe i32) (local $m i32) (local $n i32) (local $k i32) (local $accum i32)
     (local $xb i32) (local $wb i32) (local $wv v128) (local $pe i32) ${locals(ptrs, 'i32')} ${locals(decl, 'v128')}
-    ${loop('k0', i32(0), get('K'), i32(KC), `
+    ${loop(
+      'k0',
+      i32(0),
+      get('K'),
+      i32(KC),
+      `
       ${set('kl', `(select (i32.sub ${get('K')} ${get('k0')}) ${i32(KC)} (i32.lt_s (i32.sub ${get('K')} ${get('k0')}) ${i32(KC)}))`)}
       ${set('accum', `(i32.or ${get('acc')} (i32.gt_s ${get('k0')} ${i32(0)}))`)}
       ${set('xb', add(get('x'), shl2(get('k0'))))}
       ${set('wb', add(get('w'), mul(get('k0'), i32(ws))))}
-      ${loop('nb', get('n0'), get('n1'), i32(NB), `
+      ${loop(
+        'nb',
+        get('n0'),
+        get('n1'),
+        i32(NB),
+        `
         ${set('nbe', `(select (i32.add ${get('nb')} ${i32(NB)}) ${get('n1')} (i32.lt_s (i32.add ${get('nb')} ${i32(NB)}) ${get('n1')}))`)}
         ${set('m', i32(0))}
         (block $rows4_end (loop $rows4_top (br_if $rows4_end (i32.gt_s (i32.add ${get('m')} ${i32(ntR)}) ${get('M')}))
@@ -106,8 +135,10 @@ export function engineWat(o) {
           (block $c4_end (loop $c4_top (br_if $c4_end (i32.gt_s (i32.add ${get('n')} ${i32(4)}) ${get('nbe')})) ${m14.code} ${set('n', add(get('n'), i32(4)))} (br $c4_top)))
           (block $c1_end (loop $c1_top (br_if $c1_end (i32.ge_s ${get('n')} ${get('nbe')})) ${m11.code} ${set('n', add(get('n'), i32(1)))} (br $c1_top)))
           ${set('m', add(get('m'), i32(1)))} (br $rows1_top)))
-      `)}
-    `)})`;
+      `,
+      )}
+    `,
+    )})`;
   }
 
   // ---- dx[m, k] (+)= Σ_n dy[m, n] · w[n, k] (dy · w), k in [k0, k1), multiples of 8 (bf16) or 4 (f32).
@@ -126,21 +157,38 @@ export function engineWat(o) {
         set('pw', add(get('wb'), mul(get('k'), i32(ws)))),
         set('pe', add(get('pd0'), shl2(get('nl')))),
       ].join(' ');
-      const loads = wt === 'bf16' ? [set('w0', load(get('pw'))), set('w1', hi(get('w0'))), set('w0', lo(get('w0')))] : range(V).map((c) => set(`w${c}`, load(get('pw'), 16 * c)));
+      const loads =
+        wt === 'bf16'
+          ? [set('w0', load(get('pw'))), set('w1', hi(get('w0'))), set('w0', lo(get('w0')))]
+          : range(V).map((c) => set(`w${c}`, load(get('pw'), 16 * c)));
       const body = [
         ...loads,
-        ...range(R).flatMap((r) => [set('d', splatAt(get(`pd${r}`))), ...range(V).map((c) => set(`a${r}_${c}`, fma(get('d'), get(`w${c}`), get(`a${r}_${c}`))))]),
-        ...range(R).map((r) => inc(`pd${r}`, i32(4))), inc('pw', get('wstep')),
+        ...range(R).flatMap((r) => [
+          set('d', splatAt(get(`pd${r}`))),
+          ...range(V).map((c) => set(`a${r}_${c}`, fma(get('d'), get(`w${c}`), get(`a${r}_${c}`)))),
+        ]),
+        ...range(R).map((r) => inc(`pd${r}`, i32(4))),
+        inc('pw', get('wstep')),
       ].join(' ');
-      const out = range(R).flatMap((r) => range(V).map((c) => {
-        const p = add(get('dx'), shl2(add(mul(add(get('m'), i32(r)), get('lddx')), add(get('k'), i32(4 * c)))));
-        return store(p, `(if (result v128) ${get('accum')} (then (f32x4.add ${load(p)} ${get(`a${r}_${c}`)})) (else ${get(`a${r}_${c}`)}))`);
-      })).join(' ');
+      const out = range(R)
+        .flatMap((r) =>
+          range(V).map((c) => {
+            const p = add(get('dx'), shl2(add(mul(add(get('m'), i32(r)), get('lddx')), add(get('k'), i32(4 * c)))));
+            return store(p, `(if (result v128) ${get('accum')} (then (f32x4.add ${load(p)} ${get(`a${r}_${c}`)})) (else ${get(`a${r}_${c}`)}))`);
+          }),
+        )
+        .join(' ');
       const lbl = `n${R}${W}`;
-      return { decl: accs, rows: R, code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end (i32.ge_u ${get('pd0')} ${get('pe')})) ${body} (br $${lbl}_top))) ${out}` };
+      return {
+        decl: accs,
+        rows: R,
+        code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end (i32.ge_u ${get('pd0')} ${get('pe')})) ${body} (br $${lbl}_top))) ${out}`,
+      };
     };
-    const m48 = micro(nnR, 8), m18 = micro(1, 8);
-    const m44 = wt === 'f32' ? micro(nnR, 4) : undefined, m14 = wt === 'f32' ? micro(1, 4) : undefined;
+    const m48 = micro(nnR, 8),
+      m18 = micro(1, 8);
+    const m44 = wt === 'f32' ? micro(nnR, 4) : undefined,
+      m14 = wt === 'f32' ? micro(1, 4) : undefined;
     const decl = [...new Set([...m48.decl, ...m18.decl, ...(m44?.decl ?? []), ...(m14?.decl ?? [])])];
     const pds = range(nnR).map((r) => `pd${r}`);
     const tail4 = (m) => (m ? `(if (i32.le_s (i32.add ${get('k')} ${i32(4)}) ${get('kbe')}) (then ${m.code}))` : '');
@@ -150,12 +198,22 @@ export function engineWat(o) {
     (local $n0 i32) (local $nl i32) (local $kb i32) (local $kbe i32) (local $m i32) (local $n i32) (local $k i32) (local $accum i32)
     (local $dyb i32) (local $wb i32) (local $w0 v128) (local $w1 v128) (local $d v128) (local $pw i32) (local $pe i32) (local $wstep i32) ${locals(pds, 'i32')} ${locals(decl, 'v128')}
     ${set('wstep', mul(get('ldw'), i32(ws)))}
-    ${loop('n0', i32(0), get('N'), i32(NC), `
+    ${loop(
+      'n0',
+      i32(0),
+      get('N'),
+      i32(NC),
+      `
       ${set('nl', `(select (i32.sub ${get('N')} ${get('n0')}) ${i32(NC)} (i32.lt_s (i32.sub ${get('N')} ${get('n0')}) ${i32(NC)}))`)}
       ${set('accum', `(i32.or ${get('acc')} (i32.gt_s ${get('n0')} ${i32(0)}))`)}
       ${set('dyb', add(get('dy'), shl2(get('n0'))))}
       ${set('wb', add(get('w'), mul(mul(get('n0'), get('ldw')), i32(ws))))}
-      ${loop('kb', get('k0'), get('k1'), i32(KB), `
+      ${loop(
+        'kb',
+        get('k0'),
+        get('k1'),
+        i32(KB),
+        `
         ${set('kbe', `(select (i32.add ${get('kb')} ${i32(KB)}) ${get('k1')} (i32.lt_s (i32.add ${get('kb')} ${i32(KB)}) ${get('k1')}))`)}
         ${set('m', i32(0))}
         (block $r4_end (loop $r4_top (br_if $r4_end (i32.gt_s (i32.add ${get('m')} ${i32(nnR)}) ${get('M')}))
@@ -168,8 +226,10 @@ export function engineWat(o) {
           (block $q8_end (loop $q8_top (br_if $q8_end (i32.gt_s (i32.add ${get('k')} ${i32(8)}) ${get('kbe')})) ${m18.code} ${set('k', add(get('k'), i32(8)))} (br $q8_top)))
           ${tail4(m14)}
           ${set('m', add(get('m'), i32(1)))} (br $r1_top)))
-      `)}
-    `)})`;
+      `,
+      )}
+    `,
+    )})`;
   }
 
   // ---- c[i, j] (+)= Σ_m a[m, i] · b[m, j] (aᵀ · b), i in [i0, i1); J multiple of 4. The LoRA gradients.
@@ -179,20 +239,32 @@ export function engineWat(o) {
       const accs = range(I).flatMap((r) => range(V).map((c) => `a${r}_${c}`));
       const init = [
         ...accs.map((a) => set(a, zero)),
-        set('pa', add(get('a'), shl2(get('i')))), set('pb', add(get('b'), shl2(get('j')))),
+        set('pa', add(get('a'), shl2(get('i')))),
+        set('pb', add(get('b'), shl2(get('j')))),
         set('pe', add(get('pa'), shl2(mul(get('M'), get('lda'))))),
       ].join(' ');
       const body = [
         ...range(V).map((c) => set(`b${c}`, load(get('pb'), 16 * c))),
-        ...range(I).flatMap((r) => [set('s', splatAt(get('pa'), 4 * r)), ...range(V).map((c) => set(`a${r}_${c}`, fma(get('s'), get(`b${c}`), get(`a${r}_${c}`))))]),
-        inc('pa', shl2(get('lda'))), inc('pb', shl2(get('ldb'))),
+        ...range(I).flatMap((r) => [
+          set('s', splatAt(get('pa'), 4 * r)),
+          ...range(V).map((c) => set(`a${r}_${c}`, fma(get('s'), get(`b${c}`), get(`a${r}_${c}`)))),
+        ]),
+        inc('pa', shl2(get('lda'))),
+        inc('pb', shl2(get('ldb'))),
       ].join(' ');
-      const out = range(I).flatMap((r) => range(V).map((c) => {
-        const p = add(get('c'), shl2(add(mul(add(get('i'), i32(r)), get('ldc')), add(get('j'), i32(4 * c)))));
-        return store(p, `(if (result v128) ${get('acc')} (then (f32x4.add ${load(p)} ${get(`a${r}_${c}`)})) (else ${get(`a${r}_${c}`)}))`);
-      })).join(' ');
+      const out = range(I)
+        .flatMap((r) =>
+          range(V).map((c) => {
+            const p = add(get('c'), shl2(add(mul(add(get('i'), i32(r)), get('ldc')), add(get('j'), i32(4 * c)))));
+            return store(p, `(if (result v128) ${get('acc')} (then (f32x4.add ${load(p)} ${get(`a${r}_${c}`)})) (else ${get(`a${r}_${c}`)}))`);
+          }),
+        )
+        .join(' ');
       const lbl = `m${I}${W}`;
-      return { decl: accs, code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end (i32.ge_u ${get('pa')} ${get('pe')})) ${body} (br $${lbl}_top))) ${out}` };
+      return {
+        decl: accs,
+        code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end (i32.ge_u ${get('pa')} ${get('pe')})) ${body} (br $${lbl}_top))) ${out}`,
+      };
     };
     const variants = [micro(4, 8), micro(4, 4), micro(1, 8), micro(1, 4)];
     const decl = [...new Set(variants.flatMap((v) => v.decl))];
@@ -241,12 +313,23 @@ export function engineWat(o) {
     ${loop('i', i32(0), shl2(get('n')), i32(16), store(add(get('x'), get('i')), get('v')))})
   ;; y[m, :] += b for M rows of N (row stride ldy)
   (func (export "add_bias") (param $y i32) (param $ldy i32) (param $b i32) (param $M i32) (param $N i32) (local $m i32) (local $i i32) (local $row i32)
-    ${loop('m', i32(0), get('M'), i32(1), `${set('row', add(get('y'), shl2(mul(get('m'), get('ldy')))))}
-      ${loop('i', i32(0), shl2(get('N')), i32(16), store(add(get('row'), get('i')), `(f32x4.add ${load(add(get('row'), get('i')))} ${load(add(get('b'), get('i')))})`))}`)})
+    ${loop(
+      'm',
+      i32(0),
+      get('M'),
+      i32(1),
+      `${set('row', add(get('y'), shl2(mul(get('m'), get('ldy')))))}
+      ${loop('i', i32(0), shl2(get('N')), i32(16), store(add(get('row'), get('i')), `(f32x4.add ${load(add(get('row'), get('i')))} ${load(add(get('b'), get('i')))})`))}`,
+    )})
   ;; y = x · rstd · g per row; rstd[m] = 1/√(mean(x²) + eps) is kept for the backward pass
   (func (export "rmsnorm") (param $x i32) (param $ldx i32) (param $g i32) (param $y i32) (param $ldy i32) (param $rstd i32) (param $M i32) (param $D i32) (param $eps f32)
     (local $m i32) (local $i i32) (local $xr i32) (local $yr i32) (local $acc v128) (local $r f32) (local $rv v128) (local $v v128)
-    ${loop('m', i32(0), get('M'), i32(1), `
+    ${loop(
+      'm',
+      i32(0),
+      get('M'),
+      i32(1),
+      `
       ${set('xr', add(get('x'), shl2(mul(get('m'), get('ldx')))))} ${set('yr', add(get('y'), shl2(mul(get('m'), get('ldy')))))}
       ${set('acc', zero)}
       ${loop('i', i32(0), shl2(get('D')), i32(16), `${set('v', load(add(get('xr'), get('i'))))} ${set('acc', fma(get('v'), get('v'), get('acc')))}`)}
@@ -254,82 +337,161 @@ export function engineWat(o) {
       (f32.store ${add(get('rstd'), shl2(get('m')))} ${get('r')})
       ${set('rv', `(f32x4.splat ${get('r')})`)}
       ${loop('i', i32(0), shl2(get('D')), i32(16), store(add(get('yr'), get('i')), `(f32x4.mul (f32x4.mul ${load(add(get('xr'), get('i')))} ${get('rv')}) ${load(add(get('g'), get('i')))})`))}
-    `)})
+    `,
+    )})
   ;; dx (+)= r·g∘dy − (r³/D)·x·Σ(g∘dy∘x)
   (func (export "rmsnorm_bwd") (param $x i32) (param $ldx i32) (param $g i32) (param $rstd i32) (param $dy i32) (param $lddy i32) (param $dx i32) (param $lddx i32)
     (param $M i32) (param $D i32) (param $acc i32)
     (local $m i32) (local $i i32) (local $xr i32) (local $dyr i32) (local $dxr i32) (local $s v128) (local $r f32) (local $rv v128) (local $cv v128) (local $val v128)
-    ${loop('m', i32(0), get('M'), i32(1), `
+    ${loop(
+      'm',
+      i32(0),
+      get('M'),
+      i32(1),
+      `
       ${set('xr', add(get('x'), shl2(mul(get('m'), get('ldx')))))} ${set('dyr', add(get('dy'), shl2(mul(get('m'), get('lddy')))))} ${set('dxr', add(get('dx'), shl2(mul(get('m'), get('lddx')))))}
       ${set('s', zero)}
       ${loop('i', i32(0), shl2(get('D')), i32(16), set('s', fma(`(f32x4.mul ${load(add(get('g'), get('i')))} ${load(add(get('dyr'), get('i')))})`, load(add(get('xr'), get('i'))), get('s'))))}
       ${set('r', `(f32.load ${add(get('rstd'), shl2(get('m')))})`)}
       ${set('rv', `(f32x4.splat ${get('r')})`)}
       ${set('cv', `(f32x4.splat (f32.div (f32.mul (f32.mul ${get('r')} (f32.mul ${get('r')} ${get('r')})) ${hsum(get('s'))}) (f32.convert_i32_s ${get('D')})))`)}
-      ${loop('i', i32(0), shl2(get('D')), i32(16), `
+      ${loop(
+        'i',
+        i32(0),
+        shl2(get('D')),
+        i32(16),
+        `
         ${set('val', `(f32x4.sub (f32x4.mul ${get('rv')} (f32x4.mul ${load(add(get('g'), get('i')))} ${load(add(get('dyr'), get('i')))})) (f32x4.mul ${get('cv')} ${load(add(get('xr'), get('i')))}))`)}
-        ${store(add(get('dxr'), get('i')), `(if (result v128) ${get('acc')} (then (f32x4.add ${load(add(get('dxr'), get('i')))} ${get('val')})) (else ${get('val')}))`)}`)}
-    `)})
+        ${store(add(get('dxr'), get('i')), `(if (result v128) ${get('acc')} (then (f32x4.add ${load(add(get('dxr'), get('i')))} ${get('val')})) (else ${get('val')}))`)}`,
+      )}
+    `,
+    )})
   ;; rotate-half rotary embedding in place on x [M rows, heads × E] at positions pos[m]: for i < E/2,
   ;; (a, b) = (x_i, x_{i+E/2}) → (a·cos − b·sin, b·cos + a·sin); sgn = −1 applies the inverse (backward).
   ;; cos, sin: [P, E/2] tables.
   (func (export "rope") (param $x i32) (param $ldx i32) (param $heads i32) (param $E i32) (param $pos i32) (param $cos i32) (param $sin i32) (param $M i32) (param $sgn f32)
     (local $m i32) (local $h i32) (local $i i32) (local $half i32) (local $row i32) (local $cp i32) (local $sp i32) (local $a v128) (local $b v128) (local $c v128) (local $s v128) (local $sg v128)
     ${set('half', `(i32.shr_u ${get('E')} (i32.const 1))`)} ${set('sg', `(f32x4.splat ${get('sgn')})`)}
-    ${loop('m', i32(0), get('M'), i32(1), `
+    ${loop(
+      'm',
+      i32(0),
+      get('M'),
+      i32(1),
+      `
       ${set('cp', add(get('cos'), shl2(mul(`(i32.load ${add(get('pos'), shl2(get('m')))})`, get('half')))))}
       ${set('sp', add(get('sin'), shl2(mul(`(i32.load ${add(get('pos'), shl2(get('m')))})`, get('half')))))}
-      ${loop('h', i32(0), get('heads'), i32(1), `
+      ${loop(
+        'h',
+        i32(0),
+        get('heads'),
+        i32(1),
+        `
         ${set('row', add(get('x'), shl2(add(mul(get('m'), get('ldx')), mul(get('h'), get('E'))))))}
-        ${loop('i', i32(0), shl2(get('half')), i32(16), `
+        ${loop(
+          'i',
+          i32(0),
+          shl2(get('half')),
+          i32(16),
+          `
           ${set('a', load(add(get('row'), get('i'))))} ${set('b', load(add(add(get('row'), shl2(get('half'))), get('i'))))}
           ${set('c', load(add(get('cp'), get('i'))))} ${set('s', `(f32x4.mul ${load(add(get('sp'), get('i')))} ${get('sg')})`)}
           ${store(add(get('row'), get('i')), `(f32x4.sub (f32x4.mul ${get('a')} ${get('c')}) (f32x4.mul ${get('b')} ${get('s')}))`)}
-          ${store(add(add(get('row'), shl2(get('half'))), get('i')), `(f32x4.add (f32x4.mul ${get('b')} ${get('c')}) (f32x4.mul ${get('a')} ${get('s')}))`)}`)}`)}
-    `)})
+          ${store(add(add(get('row'), shl2(get('half'))), get('i')), `(f32x4.add (f32x4.mul ${get('b')} ${get('c')}) (f32x4.mul ${get('a')} ${get('s')}))`)}`,
+        )}`,
+      )}
+    `,
+    )})
   ;; a = silu(g) · u = g·σ(g)·u over n values
   (func (export "swiglu") (param $g i32) (param $u i32) (param $a i32) (param $n i32) (local $i i32) (local $gv v128)
-    ${loop('i', i32(0), shl2(get('n')), i32(16), `${set('gv', load(add(get('g'), get('i'))))}
-      ${store(add(get('a'), get('i')), `(f32x4.mul (f32x4.div ${get('gv')} (f32x4.add (v128.const f32x4 1 1 1 1) (call $exp4 (f32x4.neg ${get('gv')})))) ${load(add(get('u'), get('i')))})`)}`)})
+    ${loop(
+      'i',
+      i32(0),
+      shl2(get('n')),
+      i32(16),
+      `${set('gv', load(add(get('g'), get('i'))))}
+      ${store(add(get('a'), get('i')), `(f32x4.mul (f32x4.div ${get('gv')} (f32x4.add (v128.const f32x4 1 1 1 1) (call $exp4 (f32x4.neg ${get('gv')})))) ${load(add(get('u'), get('i')))})`)}`,
+    )})
   ;; dg = da·u·σ(g)(1 + g(1 − σ(g))), du = da·g·σ(g)
   (func (export "swiglu_bwd") (param $g i32) (param $u i32) (param $da i32) (param $dg i32) (param $du i32) (param $n i32)
     (local $i i32) (local $gv v128) (local $sg v128) (local $dav v128)
-    ${loop('i', i32(0), shl2(get('n')), i32(16), `${set('gv', load(add(get('g'), get('i'))))} ${set('dav', load(add(get('da'), get('i'))))}
+    ${loop(
+      'i',
+      i32(0),
+      shl2(get('n')),
+      i32(16),
+      `${set('gv', load(add(get('g'), get('i'))))} ${set('dav', load(add(get('da'), get('i'))))}
       ${set('sg', `(f32x4.div (v128.const f32x4 1 1 1 1) (f32x4.add (v128.const f32x4 1 1 1 1) (call $exp4 (f32x4.neg ${get('gv')}))))`)}
       ${store(add(get('dg'), get('i')), `(f32x4.mul (f32x4.mul ${get('dav')} ${load(add(get('u'), get('i')))}) (f32x4.mul ${get('sg')} (f32x4.add (v128.const f32x4 1 1 1 1) (f32x4.mul ${get('gv')} (f32x4.sub (v128.const f32x4 1 1 1 1) ${get('sg')})))))`)}
-      ${store(add(get('du'), get('i')), `(f32x4.mul ${get('dav')} (f32x4.mul ${get('gv')} ${get('sg')}))`)}`)})
+      ${store(add(get('du'), get('i')), `(f32x4.mul ${get('dav')} (f32x4.mul ${get('gv')} ${get('sg')}))`)}`,
+    )})
   ;; out[m, :] = table[ids[m], :] as float32 (bf16 rows 8-interleaved; D multiple of 8)
   (func (export "embed_bf16") (param $t i32) (param $ldt i32) (param $ids i32) (param $M i32) (param $D i32) (param $out i32) (param $ldo i32)
     (local $m i32) (local $i i32) (local $src i32) (local $dst i32) (local $v v128)
-    ${loop('m', i32(0), get('M'), i32(1), `
+    ${loop(
+      'm',
+      i32(0),
+      get('M'),
+      i32(1),
+      `
       ${set('src', add(get('t'), shl1(mul(`(i32.load ${add(get('ids'), shl2(get('m')))})`, get('ldt')))))}
       ${set('dst', add(get('out'), shl2(mul(get('m'), get('ldo')))))}
-      ${loop('i', i32(0), get('D'), i32(8), `${set('v', load(add(get('src'), shl1(get('i')))))}
-        ${store(add(get('dst'), shl2(get('i'))), lo(get('v')))} ${store(add(add(get('dst'), shl2(get('i'))), i32(16)), hi(get('v')))}`)}`)})
+      ${loop(
+        'i',
+        i32(0),
+        get('D'),
+        i32(8),
+        `${set('v', load(add(get('src'), shl1(get('i')))))}
+        ${store(add(get('dst'), shl2(get('i'))), lo(get('v')))} ${store(add(add(get('dst'), shl2(get('i'))), i32(16)), hi(get('v')))}`,
+      )}`,
+    )})
   (func (export "embed_f32") (param $t i32) (param $ldt i32) (param $ids i32) (param $M i32) (param $D i32) (param $out i32) (param $ldo i32)
     (local $m i32) (local $src i32) (local $dst i32)
-    ${loop('m', i32(0), get('M'), i32(1), `
+    ${loop(
+      'm',
+      i32(0),
+      get('M'),
+      i32(1),
+      `
       ${set('src', add(get('t'), shl2(mul(`(i32.load ${add(get('ids'), shl2(get('m')))})`, get('ldt')))))}
       ${set('dst', add(get('out'), shl2(mul(get('m'), get('ldo')))))}
-      (memory.copy ${get('dst')} ${get('src')} ${shl2(get('D'))})`)})
+      (memory.copy ${get('dst')} ${get('src')} ${shl2(get('D'))})`,
+    )})
   ;; bfloat16 rows in place into the 8-interleaved order: per group of 8, [0,4,1,5,2,6,3,7] (n multiple of 8)
   (func (export "interleave8") (param $p i32) (param $n i32) (local $i i32)
     ${loop('i', i32(0), shl1(get('n')), i32(16), store(add(get('p'), get('i')), `(i8x16.shuffle 0 1 8 9 2 3 10 11 4 5 12 13 6 7 14 15 ${load(add(get('p'), get('i')))} ${load(add(get('p'), get('i')))})`))})
   ;; float32 → bfloat16 (round to nearest even), written 8-interleaved (n multiple of 8)
   (func (export "f32_to_bf16") (param $src i32) (param $dst i32) (param $n i32) (local $i i32) (local $a v128) (local $b v128)
-    ${loop('i', i32(0), get('n'), i32(8), `
+    ${loop(
+      'i',
+      i32(0),
+      get('n'),
+      i32(8),
+      `
       ${set('a', load(add(get('src'), shl2(get('i')))))} ${set('b', load(add(add(get('src'), shl2(get('i'))), i32(16))))}
       ${set('a', `(i32x4.shr_u (i32x4.add (i32x4.add ${get('a')} (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)) (v128.and (i32x4.shr_u ${get('a')} (i32.const 16)) (v128.const i32x4 1 1 1 1))) (i32.const 16))`)}
       ${set('b', `(i32x4.shr_u (i32x4.add (i32x4.add ${get('b')} (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)) (v128.and (i32x4.shr_u ${get('b')} (i32.const 16)) (v128.const i32x4 1 1 1 1))) (i32.const 16))`)}
-      ${store(add(get('dst'), shl1(get('i'))), `(i8x16.shuffle 0 1 8 9 2 3 10 11 4 5 12 13 6 7 14 15 (i16x8.narrow_i32x4_u ${get('a')} ${get('b')}) ${zero})`)}`)})
+      ${store(add(get('dst'), shl1(get('i'))), `(i8x16.shuffle 0 1 8 9 2 3 10 11 4 5 12 13 6 7 14 15 (i16x8.narrow_i32x4_u ${get('a')} ${get('b')}) ${zero})`)}`,
+    )})
   ;; copies row t of src [N, K·E] into the KV cache [B, K, cap, E] at (rows[t], poss[t]) for each kv head
   (func (export "kv_store") (param $src i32) (param $lds i32) (param $cache i32) (param $cap i32) (param $rows i32) (param $poss i32) (param $N i32) (param $K i32) (param $E i32)
     (local $t i32) (local $g i32)
-    ${loop('t', i32(0), get('N'), i32(1), loop('g', i32(0), get('K'), i32(1), `
+    ${loop(
+      't',
+      i32(0),
+      get('N'),
+      i32(1),
+      loop(
+        'g',
+        i32(0),
+        get('K'),
+        i32(1),
+        `
       (memory.copy
         ${add(get('cache'), shl2(mul(add(mul(add(mul(`(i32.load ${add(get('rows'), shl2(get('t')))})`, get('K')), get('g')), get('cap')), `(i32.load ${add(get('poss'), shl2(get('t')))})`), get('E'))))}
         ${add(get('src'), shl2(add(mul(get('t'), get('lds')), mul(get('g'), get('E')))))}
-        ${shl2(get('E'))})`))})`;
+        ${shl2(get('E'))})`,
+      ),
+    )})`;
 
   // ---- helpers for attention: dot of E floats, row softmax in place, o (+)= p·v
   const attnHelpers = `
@@ -361,9 +523,16 @@ export function engineWat(o) {
     (block $j4_end (loop $j4_top (br_if $j4_end (i32.gt_s (i32.add ${get('j')} (i32.const 4)) ${get('n')}))
       ${set('r0', add(get('rows'), mul(get('j'), get('rb'))))} ${set('r1', add(get('r0'), get('rb')))} ${set('r2', add(get('r1'), get('rb')))} ${set('r3', add(get('r2'), get('rb')))}
       ${set('a0', zero)} ${set('a1', zero)} ${set('a2', zero)} ${set('a3', zero)}
-      ${loop('e', i32(0), get('eb'), i32(16), `${set('qv', load(add(get('q'), get('e'))))}
+      ${loop(
+        'e',
+        i32(0),
+        get('eb'),
+        i32(16),
+        `${set('qv', load(add(get('q'), get('e'))))}
         ${set('a0', fma(get('qv'), load(add(get('r0'), get('e'))), get('a0')))} ${set('a1', fma(get('qv'), load(add(get('r1'), get('e'))), get('a1')))}
-        ${set('a2', fma(get('qv'), load(add(get('r2'), get('e'))), get('a2')))} ${set('a3', fma(get('qv'), load(add(get('r3'), get('e'))), get('a3')))}`, 'e4')}
+        ${set('a2', fma(get('qv'), load(add(get('r2'), get('e'))), get('a2')))} ${set('a3', fma(get('qv'), load(add(get('r3'), get('e'))), get('a3')))}`,
+        'e4',
+      )}
       (f32.store ${add(get('p'), shl2(get('j')))} (f32.mul ${hsum(get('a0'))} ${get('s')}))
       (f32.store offset=4 ${add(get('p'), shl2(get('j')))} (f32.mul ${hsum(get('a1'))} ${get('s')}))
       (f32.store offset=8 ${add(get('p'), shl2(get('j')))} (f32.mul ${hsum(get('a2'))} ${get('s')}))
@@ -380,10 +549,21 @@ export function engineWat(o) {
     (local.set $e (i32.const 0))
     (block $e16_end (loop $e16_top (br_if $e16_end (i32.gt_s (i32.add (local.get $e) (i32.const 16)) (local.get $E)))
       ${set('a0', zero)} ${set('a1', zero)} ${set('a2', zero)} ${set('a3', zero)}
-      ${loop('j', i32(0), get('n'), i32(1), `${set('pj', splat(add(get('p'), shl2(get('j')))))}
+      ${loop(
+        'j',
+        i32(0),
+        get('n'),
+        i32(1),
+        `${set('pj', splat(add(get('p'), shl2(get('j')))))}
         ${set('r', add(get('rows'), shl2(add(mul(get('j'), get('ld')), get('e')))))}
-        ${range(4).map((q) => set(`a${q}`, fma(get('pj'), load(add(get('r'), i32(16 * q))), get(`a${q}`)))).join(' ')}`, 'j16')}
-      ${range(4).map((q) => store(add(get('out'), shl2(add(get('e'), i32(4 * q)))), get(`a${q}`))).join(' ')}
+        ${range(4)
+          .map((q) => set(`a${q}`, fma(get('pj'), load(add(get('r'), i32(16 * q))), get(`a${q}`))))
+          .join(' ')}`,
+        'j16',
+      )}
+      ${range(4)
+        .map((q) => store(add(get('out'), shl2(add(get('e'), i32(4 * q)))), get(`a${q}`)))
+        .join(' ')}
       (local.set $e (i32.add (local.get $e) (i32.const 16))) (br $e16_top)))
     (block $e4_end (loop $e4_top (br_if $e4_end (i32.ge_s (local.get $e) (local.get $E)))
       ${set('a0', zero)}
@@ -399,7 +579,12 @@ export function engineWat(o) {
   (func (export "attn_fwd") (param $q i32) (param $ldq i32) (param $k i32) (param $v i32) (param $ldk i32) (param $o i32) (param $ldo i32)
     (param $items i32) (param $i0 i32) (param $i1 i32) (param $E i32) (param $G i32) (param $scale f32) (param $probs i32) (param $scratch i32)
     (local $it i32) (local $s0 i32) (local $L i32) (local $h i32) (local $g i32) (local $po i32) (local $i i32) (local $j i32) (local $p i32) (local $qr i32) (local $kb i32) (local $vb i32)
-    ${loop('it', get('i0'), get('i1'), i32(1), `
+    ${loop(
+      'it',
+      get('i0'),
+      get('i1'),
+      i32(1),
+      `
       ${set('s0', `(i32.load ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
       ${set('L', `(i32.load offset=4 ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
       ${set('h', `(i32.load offset=8 ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
@@ -407,13 +592,20 @@ export function engineWat(o) {
       ${set('g', `(i32.div_u ${get('h')} ${get('G')})`)}
       ${set('kb', add(get('k'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
       ${set('vb', add(get('v'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
-      ${loop('i', i32(0), get('L'), i32(1), `
+      ${loop(
+        'i',
+        i32(0),
+        get('L'),
+        i32(1),
+        `
         ${set('p', `(select ${get('scratch')} ${add(add(get('probs'), get('po')), shl2(mul(get('i'), get('L'))))} (i32.lt_s ${get('po')} (i32.const 0)))`)}
         ${set('qr', add(get('q'), shl2(add(mul(add(get('s0'), get('i')), get('ldq')), mul(get('h'), get('E'))))))}
         (call $scores ${get('p')} ${get('qr')} ${get('kb')} ${get('ldk')} ${add(get('i'), i32(1))} ${get('E')} ${get('scale')})
         (call $softmax ${get('p')} ${add(get('i'), i32(1))})
-        (call $pv ${add(get('o'), shl2(add(mul(add(get('s0'), get('i')), get('ldo')), mul(get('h'), get('E')))))} ${get('p')} ${get('vb')} ${get('ldk')} ${add(get('i'), i32(1))} ${get('E')})`)}
-    `)})
+        (call $pv ${add(get('o'), shl2(add(mul(add(get('s0'), get('i')), get('ldo')), mul(get('h'), get('E')))))} ${get('p')} ${get('vb')} ${get('ldk')} ${add(get('i'), i32(1))} ${get('E')})`,
+      )}
+    `,
+    )})
   ;; Backward over packed sequences; items: [segStart, segLen, kvHead, probsOffset of its first query
   ;; head] (the G query heads' probabilities follow each other, segLen² floats apart). dq is written,
   ;; dk and dv accumulated (the caller zeroes them): work items of distinct (segment, kv head) pairs
@@ -422,7 +614,12 @@ export function engineWat(o) {
     (param $dq i32) (param $dk i32) (param $dv i32) (param $items i32) (param $i0 i32) (param $i1 i32) (param $E i32) (param $G i32) (param $scale f32) (param $probs i32) (param $scratch i32)
     (local $it i32) (local $s0 i32) (local $L i32) (local $g i32) (local $po i32) (local $hh i32) (local $h i32) (local $i i32) (local $j i32) (local $pr i32)
     (local $qr i32) (local $dor i32) (local $dqr i32) (local $kb i32) (local $vb i32) (local $dkb i32) (local $dvb i32) (local $Di f32) (local $ds f32) (local $pij f32)
-    ${loop('it', get('i0'), get('i1'), i32(1), `
+    ${loop(
+      'it',
+      get('i0'),
+      get('i1'),
+      i32(1),
+      `
       ${set('s0', `(i32.load ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
       ${set('L', `(i32.load offset=4 ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
       ${set('g', `(i32.load offset=8 ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
@@ -431,9 +628,19 @@ export function engineWat(o) {
       ${set('vb', add(get('v'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
       ${set('dkb', add(get('dk'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
       ${set('dvb', add(get('dv'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
-      ${loop('hh', i32(0), get('G'), i32(1), `
+      ${loop(
+        'hh',
+        i32(0),
+        get('G'),
+        i32(1),
+        `
         ${set('h', add(mul(get('g'), get('G')), get('hh')))}
-        ${loop('i', i32(0), get('L'), i32(1), `
+        ${loop(
+          'i',
+          i32(0),
+          get('L'),
+          i32(1),
+          `
           ${set('pr', add(add(get('probs'), get('po')), shl2(add(mul(mul(get('hh'), get('L')), get('L')), mul(get('i'), get('L'))))))}
           ${set('qr', add(get('q'), shl2(add(mul(add(get('s0'), get('i')), get('ldq')), mul(get('h'), get('E'))))))}
           ${set('dor', add(get('do'), shl2(add(mul(add(get('s0'), get('i')), get('ldo')), mul(get('h'), get('E'))))))}
@@ -441,17 +648,32 @@ export function engineWat(o) {
           ${set('Di', `(call $dot ${get('dor')} ${add(get('o'), shl2(add(mul(add(get('s0'), get('i')), get('ldo')), mul(get('h'), get('E')))))} ${get('E')})`)}
           ;; dS_ij = P_ij (dO_i·V_j − D_i), kept in scratch; dV_j += P_ij dO_i
           (call $scores ${get('scratch')} ${get('dor')} ${get('vb')} ${get('ldk')} ${add(get('i'), i32(1))} ${get('E')} (f32.const 1))
-          ${loop('j', i32(0), add(get('i'), i32(1)), i32(1), `
+          ${loop(
+            'j',
+            i32(0),
+            add(get('i'), i32(1)),
+            i32(1),
+            `
             ${set('pij', `(f32.load ${add(get('pr'), shl2(get('j')))})`)}
             (f32.store ${add(get('scratch'), shl2(get('j')))} (f32.mul ${get('pij')} (f32.sub (f32.load ${add(get('scratch'), shl2(get('j')))}) ${get('Di')})))
-            (call $axpy ${add(get('dvb'), shl2(mul(get('j'), get('ldk'))))} ${get('dor')} ${get('pij')} ${get('E')})`)}
+            (call $axpy ${add(get('dvb'), shl2(mul(get('j'), get('ldk'))))} ${get('dor')} ${get('pij')} ${get('E')})`,
+          )}
           ;; dQ_i = scale Σ_j dS_ij K_j;  dK_j += scale dS_ij Q_i
           (call $pv ${get('dqr')} ${get('scratch')} ${get('kb')} ${get('ldk')} ${add(get('i'), i32(1))} ${get('E')})
           (call $scaleRow ${get('dqr')} ${get('scale')} ${get('E')})
-          ${loop('j', i32(0), add(get('i'), i32(1)), i32(1), `
+          ${loop(
+            'j',
+            i32(0),
+            add(get('i'), i32(1)),
+            i32(1),
+            `
             ${set('ds', `(f32.mul (f32.load ${add(get('scratch'), shl2(get('j')))}) ${get('scale')})`)}
-            (call $axpy ${add(get('dkb'), shl2(mul(get('j'), get('ldk'))))} ${get('qr')} ${get('ds')} ${get('E')})`)}`)}`)}
-    `)})
+            (call $axpy ${add(get('dkb'), shl2(mul(get('j'), get('ldk'))))} ${get('qr')} ${get('ds')} ${get('E')})`,
+          )}`,
+        )}`,
+      )}
+    `,
+    )})
   (func $scaleRow (param $x i32) (param $s f32) (param $E i32) (local $i i32) (local $sv v128)
     ${set('sv', `(f32x4.splat ${get('s')})`)}
     ${loop('i', i32(0), shl2(get('E')), i32(16), store(add(get('x'), get('i')), `(f32x4.mul ${load(add(get('x'), get('i')))} ${get('sv')})`))})
@@ -460,7 +682,12 @@ export function engineWat(o) {
   (func (export "attn_decode") (param $q i32) (param $ldq i32) (param $kc i32) (param $vc i32) (param $cap i32) (param $lens i32) (param $o i32) (param $ldo i32)
     (param $i0 i32) (param $i1 i32) (param $H i32) (param $K i32) (param $E i32) (param $scale f32) (param $scratch i32)
     (local $it i32) (local $b i32) (local $h i32) (local $g i32) (local $n i32) (local $j i32) (local $qr i32) (local $kb i32) (local $vb i32)
-    ${loop('it', get('i0'), get('i1'), i32(1), `
+    ${loop(
+      'it',
+      get('i0'),
+      get('i1'),
+      i32(1),
+      `
       ${set('b', `(i32.div_u ${get('it')} ${get('H')})`)} ${set('h', `(i32.rem_u ${get('it')} ${get('H')})`)}
       ${set('g', `(i32.div_u ${get('h')} (i32.div_u ${get('H')} ${get('K')}))`)}
       ${set('n', `(i32.load ${add(get('lens'), shl2(get('b')))})`)}
@@ -470,7 +697,8 @@ export function engineWat(o) {
       (call $scores ${get('scratch')} ${get('qr')} ${get('kb')} ${get('E')} ${get('n')} ${get('E')} ${get('scale')})
       (call $softmax ${get('scratch')} ${get('n')})
       (call $pv ${add(get('o'), shl2(add(mul(get('b'), get('ldo')), mul(get('h'), get('E')))))} ${get('scratch')} ${get('vb')} ${get('E')} ${get('n')} ${get('E')})
-    `)})`;
+    `,
+    )})`;
 
   // ---- the output head over a chunk of the vocabulary: z [M, C] logits of columns v0 … v0+C−1.
   // state [M, 6]: running max of z/T, Σe^(z/T−max), Σe^(z/T−max)·z/T, the target's raw logit, the
@@ -480,7 +708,12 @@ export function engineWat(o) {
     (local $m i32) (local $j i32) (local $row i32) (local $st i32) (local $mx v128) (local $cm f32) (local $old f32) (local $f f32) (local $s1 v128) (local $s2 v128)
     (local $e v128) (local $zt v128) (local $tg i32) (local $best f32) (local $bi i32) (local $val f32) (local $iv v128) (local $mv v128)
     ${set('iv', `(f32x4.splat ${get('invT')})`)}
-    ${loop('m', i32(0), get('M'), i32(1), `
+    ${loop(
+      'm',
+      i32(0),
+      get('M'),
+      i32(1),
+      `
       ${set('row', add(get('z'), shl2(mul(get('m'), get('C')))))} ${set('st', add(get('state'), mul(get('m'), i32(24))))}
       ;; chunk max and the best raw logit (first one on ties, as argmax)
       ${set('mx', '(v128.const f32x4 -inf -inf -inf -inf)')}
@@ -499,20 +732,32 @@ export function engineWat(o) {
         (f32.store ${get('st')} ${get('cm')})))
       ${set('mv', `(f32x4.splat (f32.load ${get('st')}))`)}
       ${set('s1', zero)} ${set('s2', zero)}
-      ${loop('j', i32(0), shl2(get('C')), i32(16), `${set('zt', `(f32x4.mul ${load(add(get('row'), get('j')))} ${get('iv')})`)}
+      ${loop(
+        'j',
+        i32(0),
+        shl2(get('C')),
+        i32(16),
+        `${set('zt', `(f32x4.mul ${load(add(get('row'), get('j')))} ${get('iv')})`)}
         ${set('e', `(call $exp4 (f32x4.sub ${get('zt')} ${get('mv')}))`)}
-        ${set('s1', `(f32x4.add ${get('s1')} ${get('e')})`)} ${set('s2', fma(get('e'), get('zt'), get('s2')))}`)}
+        ${set('s1', `(f32x4.add ${get('s1')} ${get('e')})`)} ${set('s2', fma(get('e'), get('zt'), get('s2')))}`,
+      )}
       (f32.store offset=4 ${get('st')} (f32.add (f32.load offset=4 ${get('st')}) ${hsum(get('s1'))}))
       (f32.store offset=8 ${get('st')} (f32.add (f32.load offset=8 ${get('st')}) ${hsum(get('s2'))}))
       ${set('tg', `(i32.sub (i32.load ${add(get('targets'), shl2(get('m')))}) ${get('v0')})`)}
       (if (i32.and (i32.ge_s ${get('tg')} (i32.const 0)) (i32.lt_s ${get('tg')} ${get('C')})) (then
         (f32.store offset=12 ${get('st')} (f32.load ${add(get('row'), shl2(get('tg')))}))))
-    `)})
+    `,
+    )})
   ;; dz = ∂(Σ_m g_m · log p_m(target))/∂z = g·invT·(1[target] − e^(z/T − logZ)), in place of z
   (func (export "softmax_bwd") (param $z i32) (param $M i32) (param $C i32) (param $v0 i32) (param $targets i32) (param $invT f32) (param $logZ i32) (param $g i32)
     (local $m i32) (local $j i32) (local $row i32) (local $gv f32) (local $cv v128) (local $lz v128) (local $iv v128) (local $tg i32)
     ${set('iv', `(f32x4.splat ${get('invT')})`)}
-    ${loop('m', i32(0), get('M'), i32(1), `
+    ${loop(
+      'm',
+      i32(0),
+      get('M'),
+      i32(1),
+      `
       ${set('row', add(get('z'), shl2(mul(get('m'), get('C')))))}
       ${set('gv', `(f32.mul (f32.load ${add(get('g'), shl2(get('m')))}) ${get('invT')})`)}
       ${set('cv', `(f32x4.splat (f32.neg ${get('gv')}))`)} ${set('lz', `(f32x4.splat (f32.load ${add(get('logZ'), shl2(get('m')))}))`)}
@@ -520,7 +765,8 @@ export function engineWat(o) {
       ${set('tg', `(i32.sub (i32.load ${add(get('targets'), shl2(get('m')))}) ${get('v0')})`)}
       (if (i32.and (i32.ge_s ${get('tg')} (i32.const 0)) (i32.lt_s ${get('tg')} ${get('C')})) (then
         (f32.store ${add(get('row'), shl2(get('tg')))} (f32.add (f32.load ${add(get('row'), shl2(get('tg')))}) ${get('gv')}))))
-    `)})`;
+    `,
+    )})`;
 
   return `(module
   ;; Generated by scripts/kernels/engineWat.mjs (${o.relaxed ? 'relaxed SIMD' : 'plain SIMD'}): do not edit; npm run build:kernels.

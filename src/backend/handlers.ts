@@ -24,7 +24,9 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
     },
     getRun: ({ runId }) => {
       const d = reader.detail(runId);
-      return d ? { summary: d.summary, config: d.config, evaluations: d.evaluations, compute: typeof d.runtime.compute === 'string' ? d.runtime.compute : '' } : null;
+      return d
+        ? { summary: d.summary, config: d.config, evaluations: d.evaluations, compute: typeof d.runtime.compute === 'string' ? d.runtime.compute : '' }
+        : null;
     },
     iterations: ({ runId, offset, limit }) => reader.iterationsPage(runId, Math.max(0, offset), page(limit)),
     trajectories: ({ runId, iteration, offset, limit }) => reader.trajectoriesPage(runId, iteration, Math.max(0, offset), page(limit)),
@@ -50,7 +52,7 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
       const stored = c.env === 'code' && typeof c.envOptions === 'object' && c.envOptions !== null ? (c.envOptions as Record<string, unknown>) : {};
       return rerunTurn(code, { text: recorded.observationText, level: recorded.observation.level }, stored, { python, sandbox }, pools);
     },
-    listModels: ({ folders }) => findModels({ folders: (Array.isArray(folders) ? folders : []).filter((f): f is string => typeof f === 'string' && f !== ''), backend: 'wasm' }),
+    listModels: ({ folders }) =>
+      findModels({ folders: (Array.isArray(folders) ? folders : []).filter((f): f is string => typeof f === 'string' && f !== ''), backend: 'wasm' }),
   };
 }
-

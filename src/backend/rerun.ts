@@ -44,13 +44,18 @@ const realpath = (p: string): string => {
  * What the stored run asked for that this re-run did not use. `storedLevel`: the level the turn ran at
  * (its observation records it), else the one its config demanded; `storedPython`: its config's interpreter.
  */
-export function rerunNotes(stored: { readonly level?: unknown; readonly python?: unknown }, used: { readonly level: IsolationLevel; readonly python: string }): string[] {
+export function rerunNotes(
+  stored: { readonly level?: unknown; readonly python?: unknown },
+  used: { readonly level: IsolationLevel; readonly python: string },
+): string[] {
   const notes: string[] = [];
   if (typeof stored.level === 'string' && stored.level !== used.level && stored.level !== 'auto') {
     const s = strength(stored.level);
     notes.push(
-      s < 0 ? `the run recorded an unknown sandbox level "${stored.level}"; this re-run used "${used.level}" from your settings`
-        : s > strength(used.level) ? `the run used the weaker sandbox level "${stored.level}"; this re-run used "${used.level}" from your settings (agentRl.sandboxLevel)`
+      s < 0
+        ? `the run recorded an unknown sandbox level "${stored.level}"; this re-run used "${used.level}" from your settings`
+        : s > strength(used.level)
+          ? `the run used the weaker sandbox level "${stored.level}"; this re-run used "${used.level}" from your settings (agentRl.sandboxLevel)`
           : `the run used the stronger sandbox level "${stored.level}"; this re-run used "${used.level}", from your agentRl.sandboxLevel`,
     );
   }
@@ -62,12 +67,19 @@ export function rerunNotes(stored: { readonly level?: unknown; readonly python?:
 
 /** Runs one recorded turn's code again now with the user's sandbox settings, in the backend's pools, and compares the observation. */
 export async function rerunTurn(
-  code: string, storedObservation: { readonly text: string; readonly level?: unknown }, storedEnvOptions: Readonly<Record<string, unknown>>, settings: SandboxSettings, pools: SandboxPools,
+  code: string,
+  storedObservation: { readonly text: string; readonly level?: unknown },
+  storedEnvOptions: Readonly<Record<string, unknown>>,
+  settings: SandboxSettings,
+  pools: SandboxPools,
 ): Promise<BackendMethods['rerun']['result']> {
   const options = rerunOptions(storedEnvOptions, settings);
   const sandbox = pools.get(options);
   const r = await sandbox.executor.execute(code, options.limits);
   const observationText = formatExecution(r);
-  const notes = rerunNotes({ level: storedObservation.level ?? storedEnvOptions.sandbox, python: storedEnvOptions.python }, { level: r.level, python: sandbox.python });
+  const notes = rerunNotes(
+    { level: storedObservation.level ?? storedEnvOptions.sandbox, python: storedEnvOptions.python },
+    { level: r.level, python: sandbox.python },
+  );
   return { observationText, same: observationText === storedObservation.text, level: r.level, python: sandbox.python, notes };
 }

@@ -74,10 +74,15 @@ with the default that run would use and what it trades.`;
 /** The algorithm table for the env, policy and method the flags and the --config file name. */
 function trainHelp(command: 'train' | 'sft', v: Record<string, string | boolean | undefined>): string {
   const file = typeof v.config === 'string' ? readConfigFile(v.config) : {};
-  const pick = (flag: string, fallback: string): string => (typeof v[flag] === 'string' ? (v[flag]) : typeof file[flag] === 'string' ? (file[flag]) : fallback);
+  const pick = (flag: string, fallback: string): string => (typeof v[flag] === 'string' ? v[flag] : typeof file[flag] === 'string' ? file[flag] : fallback);
   const sft = command === 'sft';
   const given = typeof file.algorithm === 'object' && file.algorithm !== null ? (file.algorithm as Record<string, never>) : {};
-  return algorithmHelp(pick('env', sft ? 'calculator' : 'binary-search'), pick('policy', sft ? 'transformer' : 'table'), sft ? 'sft' : pick('method', 'grpo'), given);
+  return algorithmHelp(
+    pick('env', sft ? 'calculator' : 'binary-search'),
+    pick('policy', sft ? 'transformer' : 'table'),
+    sft ? 'sft' : pick('method', 'grpo'),
+    given,
+  );
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -88,9 +93,17 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === 'export') return exportCommand(rest);
   if (command === 'model') return modelCommand(rest);
   const options = {
-    db: { type: 'string' }, output: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' }, resume: { type: 'string' },
-    'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' }, preset: { type: 'string' },
-    task: { type: 'string' }, actions: { type: 'string' }, python: { type: 'string' },
+    db: { type: 'string' },
+    output: { type: 'string' },
+    config: { type: 'string' },
+    json: { type: 'boolean' },
+    resume: { type: 'string' },
+    'busy-timeout': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+    preset: { type: 'string' },
+    task: { type: 'string' },
+    actions: { type: 'string' },
+    python: { type: 'string' },
     ...Object.fromEntries([...Object.keys(CONFIG_FLAGS), ...Object.keys(ALGORITHM_FLAGS), ...Object.keys(POLICY_FLAGS)].map((k) => [k, { type: 'string' }])),
   } as const;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
@@ -121,12 +134,19 @@ async function main(argv: readonly string[]): Promise<number> {
       // `agent-rl sft` = `agent-rl train --method sft`, on the calculator with the transformer policy
       // unless a flag or the --config file says otherwise
       const args = command === 'sft' ? { ...v, method: 'sft' } : v;
-      if (command === 'sft' && v.method !== undefined && v.method !== 'sft') throw new UsageError('agent-rl sft always uses method sft; use agent-rl train for other methods');
+      if (command === 'sft' && v.method !== undefined && v.method !== 'sft')
+        throw new UsageError('agent-rl sft always uses method sft; use agent-rl train for other methods');
       if (typeof values.resume === 'string') {
         // the stored run's own config continues: flags that would change it are refused, not ignored
         const changing = Object.keys(v).filter((k) => v[k] !== undefined && !['resume', 'db', 'output', 'busy-timeout', 'python'].includes(k));
         if (changing.length > 0) throw new UsageError(`--resume continues a stored run with its own config; drop ${changing.map((k) => `--${k}`).join(', ')}`);
-        return trainCommand(undefined, { db, output: values.output, busyTimeoutMs, resume: values.resume, ...(values.python !== undefined ? { python: values.python } : {}) });
+        return trainCommand(undefined, {
+          db,
+          output: values.output,
+          busyTimeoutMs,
+          resume: values.resume,
+          ...(values.python !== undefined ? { python: values.python } : {}),
+        });
       }
       const base: Record<string, unknown> = command === 'sft' ? { env: 'calculator', policy: 'transformer' } : {};
       if (typeof values.preset === 'string') {
@@ -137,7 +157,10 @@ async function main(argv: readonly string[]): Promise<number> {
           throw new UsageError(`--preset: ${(e as Error).message}`);
         }
         Object.assign(base, structuredClone(preset.config));
-        if (preset.needsModel && typeof v.model !== 'string' && typeof v.init !== 'string') throw new UsageError(`--preset ${preset.id} runs a local Hugging Face checkpoint: give its folder with --model DIR (config.json, model.safetensors, tokenizer.json; nothing is downloaded)`);
+        if (preset.needsModel && typeof v.model !== 'string' && typeof v.init !== 'string')
+          throw new UsageError(
+            `--preset ${preset.id} runs a local Hugging Face checkpoint: give its folder with --model DIR (config.json, model.safetensors, tokenizer.json; nothing is downloaded)`,
+          );
       }
       return trainCommand(configFromArgs(args, base), { db, output: values.output, busyTimeoutMs });
     }
@@ -150,7 +173,8 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case 'trajectory': {
       const ref = positionals[0];
-      if (ref === undefined || positionals.length > 1) throw new UsageError('trajectory needs exactly one trajectory ID (the inspector and the Markdown document show it)');
+      if (ref === undefined || positionals.length > 1)
+        throw new UsageError('trajectory needs exactly one trajectory ID (the inspector and the Markdown document show it)');
       return trajectoryCommand(ref, { db, json: values.json === true, busyTimeoutMs });
     }
     case 'env': {
@@ -159,7 +183,8 @@ async function main(argv: readonly string[]): Promise<number> {
       if (sub === 'check') return envCheckCommand(values.python, typeof values.config === 'string' ? readConfigFile(values.config) : undefined);
       if (sub === 'run') {
         const fromFile = typeof values.config === 'string' ? readConfigFile(values.config).envOptions : undefined;
-        if (fromFile !== undefined && (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile))) throw new UsageError('--config: envOptions must be an object');
+        if (fromFile !== undefined && (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile)))
+          throw new UsageError('--config: envOptions must be an object');
         return envRunCommand((values as Record<string, string | undefined>).env, values.task, values.actions, (fromFile ?? {}) as Record<string, unknown>);
       }
       throw new UsageError('env needs a subcommand: check or run');
@@ -174,10 +199,23 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   try {
     return await main(argv);
   } catch (e) {
-    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof StoreError || e instanceof SchemaTooNewError || e instanceof PythonNotFoundError || e instanceof IsolationUnavailableError || e instanceof ResumeError
-      || e instanceof TaskFileError || e instanceof ToolLoadError || e instanceof WorkspaceEnvError || e instanceof ModelLoadError || e instanceof BackendUnavailableError
-      || e instanceof TokenizerError || e instanceof EngineMemoryError || e instanceof BackendAllocationError;
-    process.stderr.write(`agent-rl: ${showInvisibles(known ? (e).message : e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
+    const known =
+      e instanceof UsageError ||
+      e instanceof ConfigError ||
+      e instanceof StoreError ||
+      e instanceof SchemaTooNewError ||
+      e instanceof PythonNotFoundError ||
+      e instanceof IsolationUnavailableError ||
+      e instanceof ResumeError ||
+      e instanceof TaskFileError ||
+      e instanceof ToolLoadError ||
+      e instanceof WorkspaceEnvError ||
+      e instanceof ModelLoadError ||
+      e instanceof BackendUnavailableError ||
+      e instanceof TokenizerError ||
+      e instanceof EngineMemoryError ||
+      e instanceof BackendAllocationError;
+    process.stderr.write(`agent-rl: ${showInvisibles(known ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
     return known ? 2 : 1;
   }
 }

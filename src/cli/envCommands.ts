@@ -41,16 +41,22 @@ async function describeWorkspace(p: PreparedWorkspace): Promise<void> {
       const example = p.examples[t.name];
       if (session && typeof example === 'object' && example !== null && !Array.isArray(example)) {
         const r = await session.call({ op: 'call', name: t.name, kwargs: example as Record<string, unknown> });
-        out(`    example ${jsonText(example)} → ${r.ok ? jsonText(r.result ?? '') : `error (${r.kind ?? 'failed'}): ${jsonText(r.error ?? '')}`} in ${Math.round(r.durationMs)} ms`);
+        out(
+          `    example ${jsonText(example)} → ${r.ok ? jsonText(r.result ?? '') : `error (${r.kind ?? 'failed'}): ${jsonText(r.error ?? '')}`} in ${Math.round(r.durationMs)} ms`,
+        );
       } else out('    example: none (EXAMPLES in the tool file gives one)');
     }
   } finally {
     session?.close();
   }
   const o = p.rewardCheck.outcome;
-  out(`reward: ${showInvisibles(p.rewardFile?.name ?? p.options.reward)}, on a recorded episode of ${showInvisibles(p.rewardCheck.taskId)} (${first.data.demonstration ? 'its demonstration' : 'no actions: the task has no demonstration'}): reward ${o.reward}, success ${o.success}`);
+  out(
+    `reward: ${showInvisibles(p.rewardFile?.name ?? p.options.reward)}, on a recorded episode of ${showInvisibles(p.rewardCheck.taskId)} (${first.data.demonstration ? 'its demonstration' : 'no actions: the task has no demonstration'}): reward ${o.reward}, success ${o.success}`,
+  );
   out(`  details: ${jsonText(o.details ?? {})}`);
-  out(`first observation the policy reads:\n${showInvisibles(p.tasks.train[0] ? renderPrompt(first.prompt, p.tools, p.options.toolFormat, p.options.toolsInPrompt) : '')}`);
+  out(
+    `first observation the policy reads:\n${showInvisibles(p.tasks.train[0] ? renderPrompt(first.prompt, p.tools, p.options.toolFormat, p.options.toolsInPrompt) : '')}`,
+  );
 }
 
 export async function envCheckCommand(python: string | undefined, config?: Record<string, unknown>): Promise<number> {
@@ -73,7 +79,14 @@ function envCheckSandbox(python: string | undefined): number {
   // the interpreter's path (from --python, or a workspace config's envOptions.python) and the probes'
   // reasons (which quote it) are shown with their invisible characters marked
   process.stdout.write(`python: ${showInvisibles(py)}\n`);
-  process.stdout.write(`${showInvisibles(table(['level', 'available', 'why'], statuses.map((s) => [s.level, s.available ? 'yes' : 'no', s.reason])))}\n`);
+  process.stdout.write(
+    `${showInvisibles(
+      table(
+        ['level', 'available', 'why'],
+        statuses.map((s) => [s.level, s.available ? 'yes' : 'no', s.reason]),
+      ),
+    )}\n`,
+  );
   process.stdout.write(`auto selects: ${best.level}\n`);
   return 0;
 }
@@ -89,14 +102,21 @@ export function readActions(file: string): string[] {
   const trimmed = text.trim();
   if (trimmed.startsWith('[')) {
     const parsed: unknown = JSON.parse(trimmed);
-    if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === 'string')) throw new UsageError(`--actions ${file}: a JSON file must be an array of strings`);
+    if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === 'string'))
+      throw new UsageError(`--actions ${file}: a JSON file must be an array of strings`);
     return parsed;
   }
-  return trimmed.split('\n').filter((l) => l.trim() !== '').map((l) => (l.startsWith('"') ? (JSON.parse(l) as string) : l));
+  return trimmed
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => (l.startsWith('"') ? (JSON.parse(l) as string) : l));
 }
 
 export async function envRunCommand(
-  envName: string | undefined, taskId: string | undefined, actionsFile: string | undefined, givenOptions: Record<string, unknown> = {},
+  envName: string | undefined,
+  taskId: string | undefined,
+  actionsFile: string | undefined,
+  givenOptions: Record<string, unknown> = {},
 ): Promise<number> {
   if (!envName || !(ENV_NAMES as readonly string[]).includes(envName)) throw new UsageError(`env run needs --env, one of: ${ENV_NAMES.join(', ')}`);
   if (!actionsFile) throw new UsageError('env run needs --actions FILE (a JSON array of action texts, or one per line)');
@@ -115,7 +135,13 @@ async function replay(opened: RunEnvironment, taskId: string | undefined, action
   const all = [...source.train, ...source.heldOut];
   let task: Task | undefined = taskId === undefined ? all[0] : all.find((t) => t.id === taskId);
   if (!task && taskId !== undefined && opened.taskFromId) task = opened.taskFromId(taskId);
-  if (!task) throw new UsageError(`no task "${taskId}" in env ${opened.name}. Fix: use an id such as ${all.slice(0, 3).map((t) => t.id).join(', ')}`);
+  if (!task)
+    throw new UsageError(
+      `no task "${taskId}" in env ${opened.name}. Fix: use an id such as ${all
+        .slice(0, 3)
+        .map((t) => t.id)
+        .join(', ')}`,
+    );
   const env = opened.create();
   const write = (o: unknown): void => {
     process.stdout.write(`${jsonText(o)}\n`);

@@ -16,10 +16,19 @@ export async function exportCommand(args: readonly string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...args], allowPositionals: true, strict: true,
+      args: [...args],
+      allowPositionals: true,
+      strict: true,
       options: {
-        config: { type: 'string' }, out: { type: 'string' }, 'sandbox-url': { type: 'string' }, model: { type: 'string' }, rollout: { type: 'string' },
-        gpus: { type: 'string' }, nodes: { type: 'string' }, 'dump-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        config: { type: 'string' },
+        out: { type: 'string' },
+        'sandbox-url': { type: 'string' },
+        model: { type: 'string' },
+        rollout: { type: 'string' },
+        gpus: { type: 'string' },
+        nodes: { type: 'string' },
+        'dump-dir': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
       },
     });
   } catch (e) {
@@ -42,12 +51,21 @@ export async function exportCommand(args: readonly string[]): Promise<number> {
   const config = configFromArgs({ config: v.config });
   try {
     const r = await exportVerl(config, {
-      outDir: v.out, sandboxUrl: v['sandbox-url'] ?? 'http://127.0.0.1:8080/run_code', model: v.model ?? 'Qwen/Qwen2.5-0.5B-Instruct', rollout,
-      gpusPerNode: count('gpus', v.gpus), nodes: count('nodes', v.nodes), ...(v['dump-dir'] !== undefined ? { dumpDir: v['dump-dir'] } : {}),
+      outDir: v.out,
+      sandboxUrl: v['sandbox-url'] ?? 'http://127.0.0.1:8080/run_code',
+      model: v.model ?? 'Qwen/Qwen2.5-0.5B-Instruct',
+      rollout,
+      gpusPerNode: count('gpus', v.gpus),
+      nodes: count('nodes', v.nodes),
+      ...(v['dump-dir'] !== undefined ? { dumpDir: v['dump-dir'] } : {}),
     });
     // the command lines hold the run's name and paths as given: shown with their invisible characters
     // marked (the scripts written beside them hold them exactly)
-    process.stdout.write(showInvisibles(`${r.trainRows} training and ${r.testRows} held-out tasks; wrote:\n${r.files.map((f) => `  ${f}`).join('\n')}\n\n${r.mainPpo}\n\n# or as a Ray job:\n${r.rayJob}\n`));
+    process.stdout.write(
+      showInvisibles(
+        `${r.trainRows} training and ${r.testRows} held-out tasks; wrote:\n${r.files.map((f) => `  ${f}`).join('\n')}\n\n${r.mainPpo}\n\n# or as a Ray job:\n${r.rayJob}\n`,
+      ),
+    );
     return 0;
   } catch (e) {
     if (e instanceof VerlExportError) throw new UsageError(e.message);

@@ -18,7 +18,11 @@ export function duration(ms: number): string {
 
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
@@ -27,8 +31,12 @@ export function evaluationLine(e: EvaluationResult): string {
     `${pct(e.successRate)} (${e.successes}/${e.episodes})`,
     ...(e.greedySuccessRate !== undefined ? [`greedy ${pct(e.greedySuccessRate)}`] : []),
     ...(e.passAtK !== undefined && e.passK !== undefined ? [`pass@${e.passK} ${pct(e.passAtK)}`] : []),
-    ...(e.toolCalls !== undefined && e.toolCalls > 0 ? [`tool calls ${e.toolCalls.toFixed(2)}${e.greedyToolCalls !== undefined ? ` (greedy ${e.greedyToolCalls.toFixed(2)})` : ''}`] : []),
-    `mean actions ${e.meanActions.toFixed(3)}`, `public pass ${pct(e.publicPassRate)}`, `private pass ${pct(e.privatePassRate)}`,
+    ...(e.toolCalls !== undefined && e.toolCalls > 0
+      ? [`tool calls ${e.toolCalls.toFixed(2)}${e.greedyToolCalls !== undefined ? ` (greedy ${e.greedyToolCalls.toFixed(2)})` : ''}`]
+      : []),
+    `mean actions ${e.meanActions.toFixed(3)}`,
+    `public pass ${pct(e.publicPassRate)}`,
+    `private pass ${pct(e.privatePassRate)}`,
   ];
   return parts.join(', ');
 }
@@ -37,8 +45,16 @@ export function runsTable(runs: readonly RunSummary[]): string {
   return table(
     ['id', 'name', 'status', 'env', 'policy', 'method', 'seed', 'iterations', 'reward', 'created'],
     runs.map((r) => [
-      cell(r.id), cell(r.name), cell(r.status), cell(r.env), cell(r.policy), cell(r.methodLabel, 60), cell(r.seed), `${cell(r.iterationsDone)}/${cell(r.iterationsPlanned)}`,
-      typeof r.latestRewardMean === 'number' ? r.latestRewardMean.toFixed(3) : '-', cell(String(r.createdAt).replace('T', ' '), 19),
+      cell(r.id),
+      cell(r.name),
+      cell(r.status),
+      cell(r.env),
+      cell(r.policy),
+      cell(r.methodLabel, 60),
+      cell(r.seed),
+      `${cell(r.iterationsDone)}/${cell(r.iterationsPlanned)}`,
+      typeof r.latestRewardMean === 'number' ? r.latestRewardMean.toFixed(3) : '-',
+      cell(String(r.createdAt).replace('T', ' '), 19),
     ]),
   );
 }

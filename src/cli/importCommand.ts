@@ -25,10 +25,18 @@ export async function importCommand(args: readonly string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...args], allowPositionals: true, strict: true,
+      args: [...args],
+      allowPositionals: true,
+      strict: true,
       options: {
-        validation: { type: 'string' }, config: { type: 'string' }, name: { type: 'string' }, follow: { type: 'boolean' }, poll: { type: 'string' },
-        db: { type: 'string' }, 'busy-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        validation: { type: 'string' },
+        config: { type: 'string' },
+        name: { type: 'string' },
+        follow: { type: 'boolean' },
+        poll: { type: 'string' },
+        db: { type: 'string' },
+        'busy-timeout': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
       },
     });
   } catch (e) {
@@ -45,7 +53,8 @@ export async function importCommand(args: readonly string[]): Promise<number> {
   const pollMs = values.poll === undefined ? 1000 : Number(values.poll);
   if (!Number.isInteger(pollMs) || pollMs < 10) throw new UsageError(`--poll ${values.poll}: use a whole number of milliseconds ≥ 10`);
   const busyTimeoutMs = values['busy-timeout'] === undefined ? 5000 : Number(values['busy-timeout']);
-  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new UsageError(`--busy-timeout ${values['busy-timeout']}: use a whole number of milliseconds ≥ 0`);
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0)
+    throw new UsageError(`--busy-timeout ${values['busy-timeout']}: use a whole number of milliseconds ≥ 0`);
   const db = path.resolve(values.db ?? DEFAULT_DB_PATH);
 
   const store = openStore(db, { busyTimeoutMs });
@@ -60,17 +69,25 @@ export async function importCommand(args: readonly string[]): Promise<number> {
   let reported = 0;
   const onEvent = (e: ImportEvent): void => {
     if (e.type === 'run') process.stdout.write(`${e.created ? 'new' : 'continuing'} run ${e.runId} "${oneLine(e.name, 200)}" in ${showInvisibles(db)}\n`);
-    if (e.type === 'step') process.stdout.write(`step ${e.step}: +${e.added} trajectories (${e.trajectories} in the step), reward ${e.rewardMean.toFixed(3)}\n`);
+    if (e.type === 'step')
+      process.stdout.write(`step ${e.step}: +${e.added} trajectories (${e.trajectories} in the step), reward ${e.rewardMean.toFixed(3)}\n`);
     if (e.type === 'evaluation') process.stdout.write(`validation at step ${e.step}: ${e.episodes} samples, success ${(100 * e.successRate).toFixed(1)}%\n`);
-    if (e.type === 'malformed' && reported++ < MAX_REPORTED) process.stderr.write(`${showInvisibles(e.file)}:${e.line}: malformed line skipped: ${oneLine(e.reason, 500)}\n`);
+    if (e.type === 'malformed' && reported++ < MAX_REPORTED)
+      process.stderr.write(`${showInvisibles(e.file)}:${e.line}: malformed line skipped: ${oneLine(e.reason, 500)}\n`);
     if (e.type === 'pending') process.stderr.write(`${showInvisibles(e.file)}:${e.line}: no newline yet (still being written?): left for the next import\n`);
   };
   try {
     markOrphanedRuns(store);
     const s = await importVerl(store, {
-      rolloutDir: dir, ...(values.validation !== undefined ? { validationDir: values.validation } : {}), ...(values.config !== undefined ? { configFile: values.config } : {}),
-      ...(values.name !== undefined ? { name: values.name } : {}), follow: values.follow === true, pollMs, signal: controller.signal,
-      runtime: runtimeInfo(store, 'imported from verl'), onEvent,
+      rolloutDir: dir,
+      ...(values.validation !== undefined ? { validationDir: values.validation } : {}),
+      ...(values.config !== undefined ? { configFile: values.config } : {}),
+      ...(values.name !== undefined ? { name: values.name } : {}),
+      follow: values.follow === true,
+      pollMs,
+      signal: controller.signal,
+      runtime: runtimeInfo(store, 'imported from verl'),
+      onEvent,
     }).catch((e: unknown) => {
       if (e instanceof ImportInputError || e instanceof VerlConfigError) throw new UsageError(e.message);
       return explainSqliteError(e, db);

@@ -41,10 +41,21 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...args], allowPositionals: true, strict: true,
+      args: [...args],
+      allowPositionals: true,
+      strict: true,
       options: {
-        prompt: { type: 'string' }, ids: { type: 'string' }, 'max-new-tokens': { type: 'string' }, logits: { type: 'string' }, top: { type: 'string' }, backend: { type: 'string' },
-        'lora-rank': { type: 'string' }, context: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, out: { type: 'string' },
+        prompt: { type: 'string' },
+        ids: { type: 'string' },
+        'max-new-tokens': { type: 'string' },
+        logits: { type: 'string' },
+        top: { type: 'string' },
+        backend: { type: 'string' },
+        'lora-rank': { type: 'string' },
+        context: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        out: { type: 'string' },
         folder: { type: 'string', multiple: true },
       },
     });
@@ -66,15 +77,21 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
       return 0;
     }
     if (models.length === 0) {
-      process.stdout.write(`no checkpoints found in ${[...cacheRoots(), ...(v.folder ?? [])].join(', ') || 'the Hugging Face cache (no $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub)'}\n`);
+      process.stdout.write(
+        `no checkpoints found in ${[...cacheRoots(), ...(v.folder ?? [])].join(', ') || 'the Hugging Face cache (no $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub)'}\n`,
+      );
       return 0;
     }
-    const lines = models.map((m) => [
-      `${m.name}${m.revision ? ` @ ${m.revision.slice(0, 12)}${m.main ? ' (main)' : ''}` : ''}`,
-      m.problem ? '' : `  ${m.modelType}, ${(m.parameters ?? 0).toLocaleString('en')} parameters, ${m.dtypes}`,
-      `  ${describeFit(m)}`,
-      `  ${m.dir}`,
-    ].filter((l) => l !== '').join('\n'));
+    const lines = models.map((m) =>
+      [
+        `${m.name}${m.revision ? ` @ ${m.revision.slice(0, 12)}${m.main ? ' (main)' : ''}` : ''}`,
+        m.problem ? '' : `  ${m.modelType}, ${(m.parameters ?? 0).toLocaleString('en')} parameters, ${m.dtypes}`,
+        `  ${describeFit(m)}`,
+        `  ${m.dir}`,
+      ]
+        .filter((l) => l !== '')
+        .join('\n'),
+    );
     process.stdout.write(`${showInvisibles(lines.join('\n'))}\n`);
     return 0;
   }
@@ -84,7 +101,8 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
     process.stdout.write(`wrote:\n${written.map((f) => `  ${f}`).join('\n')}\n`);
     return 0;
   }
-  if (positionals[0] !== 'check' || positionals.length !== 2) throw new UsageError(`model needs: check DIR, list, or export CHECKPOINT --out DIR\n\n${MODEL_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}`);
+  if (positionals[0] !== 'check' || positionals.length !== 2)
+    throw new UsageError(`model needs: check DIR, list, or export CHECKPOINT --out DIR\n\n${MODEL_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}`);
   const whole = (flag: string, value: string | undefined, fallback: number, min: number): number => {
     const n = value === undefined ? fallback : Number(value);
     if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} ${value}: use a whole number ≥ ${min}`);
@@ -102,7 +120,10 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   const ids = v.ids !== undefined ? v.ids.split(',').map((x) => Number(x.trim())) : undefined;
   // ids need no tokenizer: without tokenizer.json the check still computes the logits of the ids given
   const hasTokenizer = fs.existsSync(path.join(dir, 'tokenizer.json'));
-  if (!hasTokenizer && ids === undefined) throw new UsageError(`${dir}: no tokenizer.json, so no text can be encoded. Fix: add the tokenizer files saved with the checkpoint, or pass --ids 1,2,3 to check the model on token ids alone`);
+  if (!hasTokenizer && ids === undefined)
+    throw new UsageError(
+      `${dir}: no tokenizer.json, so no text can be encoded. Fix: add the tokenizer files saved with the checkpoint, or pass --ids 1,2,3 to check the model on token ids alone`,
+    );
   const tokenizer = hasTokenizer ? HfTokenizer.fromDirectory(dir, 'model') : undefined;
   tokenizer?.checkFits(dir, arch.vocabSize);
   const backend = await initBackend(backendChoice);
@@ -111,16 +132,18 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   const onEngine = backend.name === 'wasm' && !engineUnsupported(arch);
   const threads = Math.min(os.availableParallelism(), 14);
   // the plan of a run: seed 000's 12 rows sampled at once (3 groups of 4); on wasm the engine's
-  const plan = onEngine && lora
-    ? fittingEnginePlan(arch, { lora, contextLength, sampleRows: 12, threads, dtype: 'auto' })
-    : fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, sampleRows: 12, backend: backend.name });
+  const plan =
+    onEngine && lora
+      ? fittingEnginePlan(arch, { lora, contextLength, sampleRows: 12, threads, dtype: 'auto' })
+      : fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, sampleRows: 12, backend: backend.name });
   const engineDtype: WeightDtype = 'positionsPerPass' in plan ? (plan as EnginePlan).dtype : 'bf16';
   const eos = tokenizer ? generationEos(dir, tokenizer) : [];
   const engineNote = onEngine ? `; runs on the wasm engine (${threads} threads${!lora ? ', for this check: full fine-tuning trains on tfjs ops' : ''})` : '';
   const lines = [
     `${dir}`,
-    `  architecture: ${arch.modelType}, ${arch.layers} layers, hidden ${arch.hidden}, ${arch.heads} heads (${arch.kvHeads} key/value, width ${arch.headDim}), MLP ${arch.intermediate}, vocabulary ${arch.vocabSize}, ${arch.maxPositions} positions`
-      + (arch.modelType === 'gpt2' ? '' : `, rope θ ${arch.ropeTheta}${arch.ropeScaling ? ` (llama3 scaling ×${arch.ropeScaling.factor})` : ''}`) + (arch.tiedEmbeddings ? ', tied embeddings' : ''),
+    `  architecture: ${arch.modelType}, ${arch.layers} layers, hidden ${arch.hidden}, ${arch.heads} heads (${arch.kvHeads} key/value, width ${arch.headDim}), MLP ${arch.intermediate}, vocabulary ${arch.vocabSize}, ${arch.maxPositions} positions` +
+      (arch.modelType === 'gpt2' ? '' : `, rope θ ${arch.ropeTheta}${arch.ropeScaling ? ` (llama3 scaling ×${arch.ropeScaling.factor})` : ''}`) +
+      (arch.tiedEmbeddings ? ', tied embeddings' : ''),
     `  parameters: ${parameterCount(arch).toLocaleString('en')}; stored as ${dtypes} in ${new Set([...stored.values()].map((t) => t.file)).size} file(s) (config torch_dtype ${arch.torchDtype}); ${onEngine ? `held as ${engineDtype} on the engine, computed in float32` : 'computed in float32'}`,
     tokenizer
       ? `  tokenizer: ${tokenizer.vocabSize} ids (${tokenizer.library}), chat template ${tokenizer.chatTemplate ? 'yes' : 'none'}, end of sequence ${eos.map((id) => `${jsonText(tokenizer.decode([id]))} (${id})`).join(', ') || 'none'}`
@@ -130,15 +153,37 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
     describePlan(plan),
   ];
   if (ids && (ids.length === 0 || ids.length > contextLength || !ids.every((id) => Number.isInteger(id) && id >= 0 && id < arch.vocabSize))) {
-    throw new UsageError(`--ids ${v.ids}: give 1 to ${contextLength} comma-separated token ids, each in 0 … ${arch.vocabSize - 1} (config.json vocab_size ${arch.vocabSize})`);
+    throw new UsageError(
+      `--ids ${v.ids}: give 1 to ${contextLength} comma-separated token ids, each in 0 … ${arch.vocabSize - 1} (config.json vocab_size ${arch.vocabSize})`,
+    );
   }
   // the check itself needs forward passes only: on the engine, a plan without training
   const checkModel = async (): Promise<{ model: HfModel | EngineModel; note: string }> => {
     if (onEngine) {
-      const checkPlan = planEngineMemory(arch, { lora: lora ?? { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] }, contextLength, positionsPerPass: contextLength, sampleRows: 1, threads, dtype: engineDtype, inference: true });
+      const checkPlan = planEngineMemory(arch, {
+        lora: lora ?? { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] },
+        contextLength,
+        positionsPerPass: contextLength,
+        sampleRows: 1,
+        threads,
+        dtype: engineDtype,
+        inference: true,
+      });
       if (!checkPlan.fits) throw new UsageError(`${dir} does not fit one wasm engine even for forward passes:\n${describePlan(checkPlan)}`);
-      const m = await EngineModel.create({ dir, arch, contextLength, lora: lora ?? { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] }, seed: 0, threads, plan: checkPlan, planText: `Memory plan of this check:\n${describePlan(checkPlan)}` });
-      return { model: m, note: `  computed on the wasm engine (${m.engine.threads} threads, ${checkPlan.dtype} weights; this check's plan ${formatBytes(checkPlan.total)})` };
+      const m = await EngineModel.create({
+        dir,
+        arch,
+        contextLength,
+        lora: lora ?? { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] },
+        seed: 0,
+        threads,
+        plan: checkPlan,
+        planText: `Memory plan of this check:\n${describePlan(checkPlan)}`,
+      });
+      return {
+        model: m,
+        note: `  computed on the wasm engine (${m.engine.threads} threads, ${checkPlan.dtype} weights; this check's plan ${formatBytes(checkPlan.total)})`,
+      };
     }
     if (!plan.fits) throw new UsageError(`${dir} does not fit the ${backend.name} backend (plan above)`);
     return { model: HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}) }), note: '' };
@@ -154,7 +199,13 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
     if (checked.note) lines.push(checked.note);
     if (tokenizer) {
       const prompt = v.prompt ?? 'def fibonacci(n):';
-      const [out] = await sampleBatch(model, tokenizer, [tokenizer.encode(prompt)], { temperature: 0, topK: 0, topP: 1, maxNewTokens: maxNew, stop: eos.map((id) => tokenizer.decode([id])) }, new Rng(0));
+      const [out] = await sampleBatch(
+        model,
+        tokenizer,
+        [tokenizer.encode(prompt)],
+        { temperature: 0, topK: 0, topP: 1, maxNewTokens: maxNew, stop: eos.map((id) => tokenizer.decode([id])) },
+        new Rng(0),
+      );
       lines.push(`  greedy continuation of ${jsonText(prompt)}: ${jsonText(out!.text)}`);
     }
     if (v.logits !== undefined || ids !== undefined) {
@@ -162,8 +213,14 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
       if (input.length === 0) throw new UsageError('--logits: the text encodes to no tokens; give some text');
       if (input.length > contextLength) throw new UsageError(`--logits: the text is ${input.length} tokens, more than --context ${contextLength}`);
       const last = await lastLogits(model, input, arch.vocabSize);
-      const order = Array.from(last.keys()).sort((a, b) => last[b]! - last[a]!).slice(0, top);
-      const report = { ...(v.logits !== undefined ? { text: v.logits } : {}), ids: input, top: order.map((id) => ({ id, token: tokenizer ? tokenizer.decode([id]) : null, logit: last[id]! })) };
+      const order = Array.from(last.keys())
+        .sort((a, b) => last[b]! - last[a]!)
+        .slice(0, top);
+      const report = {
+        ...(v.logits !== undefined ? { text: v.logits } : {}),
+        ids: input,
+        top: order.map((id) => ({ id, token: tokenizer ? tokenizer.decode([id]) : null, logit: last[id]! })),
+      };
       if (v.json) {
         process.stdout.write(`${jsonText(report)}\n`);
         return 0;
@@ -205,9 +262,13 @@ export const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR
 export async function modelExport(checkpoint: string, out: string): Promise<string[]> {
   const ck = readCheckpoint(checkpoint);
   const stored = ck.manifest.model as Partial<HfModelConfig>;
-  if (stored.kind !== 'hf' || typeof stored.dir !== 'string') throw new UsageError(`${checkpoint}: this checkpoint is of the small GPT, not of a Hugging Face model; only those export`);
+  if (stored.kind !== 'hf' || typeof stored.dir !== 'string')
+    throw new UsageError(`${checkpoint}: this checkpoint is of the small GPT, not of a Hugging Face model; only those export`);
   if (fs.existsSync(out) && fs.readdirSync(out).length > 0) throw new UsageError(`--out ${out}: the folder is not empty. Fix: name a new folder`);
-  const model = HfModel.load(stored.dir, { ...(stored.contextLength ? { contextLength: stored.contextLength } : {}), ...(stored.lora ? { lora: stored.lora } : {}) });
+  const model = HfModel.load(stored.dir, {
+    ...(stored.contextLength ? { contextLength: stored.contextLength } : {}),
+    ...(stored.lora ? { lora: stored.lora } : {}),
+  });
   try {
     restoreCheckpoint(ck, model);
     const tensors = await model.mergedTensors();

@@ -33,7 +33,14 @@ function withReader<T>(options: QueryOptions, fn: (reader: RunReader) => T): T {
 function importedRunLines(reader: RunReader, runId: number): string[] {
   const d = reader.detail(runId)!;
   const run = d.summary;
-  const c = d.config as unknown as { rolloutDir: string; validationDir: string | null; configFile: string | null; groupSize: number | null; advEstimator: string | null; modelPath: string | null };
+  const c = d.config as unknown as {
+    rolloutDir: string;
+    validationDir: string | null;
+    configFile: string | null;
+    groupSize: number | null;
+    advEstimator: string | null;
+    modelPath: string | null;
+  };
   const files = reader.importedFiles(runId);
   const malformed = files.reduce((n, f) => n + f.malformed, 0);
   // the extras' names come from the dump's keys (or a hand-edited database): each one cut to a cell
@@ -47,9 +54,17 @@ function importedRunLines(reader: RunReader, runId: number): string[] {
     `  steps: ${run.iterationsDone}; trajectories: ${d.trajectories}; turns: ${d.turns}; files read: ${files.length}; malformed lines skipped: ${malformed}`,
     `  reward extras (mean per trajectory): ${means.length ? means.join(', ') : 'none'}`,
   ];
-  if (last) lines.push(`  last step ${last.iteration}: reward ${last.rewardMean.toFixed(3)}, success ${pct(last.successRate)}, ${last.meanTurns.toFixed(2)} turns per trajectory, ${last.trajectories} trajectories, ${last.zeroVarianceGroups} zero-variance groups`);
+  if (last)
+    lines.push(
+      `  last step ${last.iteration}: reward ${last.rewardMean.toFixed(3)}, success ${pct(last.successRate)}, ${last.meanTurns.toFixed(2)} turns per trajectory, ${last.trajectories} trajectories, ${last.zeroVarianceGroups} zero-variance groups`,
+    );
   lines.push('', 'validation:');
-  lines.push(table(['step', 'success', 'samples', 'mean turns', 'reward'], d.evaluations.map((e) => [String(e.iteration), pct(e.successRate), `${e.successes}/${e.episodes}`, e.meanActions.toFixed(2), e.rewardMean.toFixed(3)])));
+  lines.push(
+    table(
+      ['step', 'success', 'samples', 'mean turns', 'reward'],
+      d.evaluations.map((e) => [String(e.iteration), pct(e.successRate), `${e.successes}/${e.episodes}`, e.meanActions.toFixed(2), e.rewardMean.toFixed(3)]),
+    ),
+  );
   return lines;
 }
 
@@ -68,8 +83,16 @@ export function showCommand(ref: string, options: QueryOptions): number {
     if (!run) throw new UsageError(`no run "${cell(ref, 200)}" in ${options.db}. Fix: \`agent-rl runs --db ${options.db}\` lists the runs.`);
     const d = reader.detail(run.id)!;
     const record: RunRecord = {
-      runId: run.id, name: run.name, status: run.status, methodLabel: run.methodLabel, database: options.db, config: d.config, runtime: d.runtime,
-      iterations: d.iterations, evaluations: d.evaluations, wallMs: d.wallMs,
+      runId: run.id,
+      name: run.name,
+      status: run.status,
+      methodLabel: run.methodLabel,
+      database: options.db,
+      config: d.config,
+      runtime: d.runtime,
+      iterations: d.iterations,
+      evaluations: d.evaluations,
+      wallMs: d.wallMs,
     };
     if (options.json) {
       process.stdout.write(`${jsonText(record, 2)}\n`);
@@ -91,13 +114,22 @@ export function showCommand(ref: string, options: QueryOptions): number {
       `  runtime: ${cell(d.runtime.workbench)} on Node ${cell(d.runtime.node)}, ${cell(d.runtime.compute, 200)}, SQLite ${cell(d.runtime.sqlite ?? '?')}`,
     ];
     if (last) {
-      lines.push(`  last iteration: reward ${last.rewardMean.toFixed(3)}, success ${pct(last.successRate)}, KL ${last.kl.toFixed(4)}, entropy ${last.entropy.toFixed(3)}, clip fraction ${pct(last.clipFraction)}`);
+      lines.push(
+        `  last iteration: reward ${last.rewardMean.toFixed(3)}, success ${pct(last.successRate)}, KL ${last.kl.toFixed(4)}, entropy ${last.entropy.toFixed(3)}, clip fraction ${pct(last.clipFraction)}`,
+      );
     }
     lines.push('', 'evaluations:');
     lines.push(
       table(
         ['after iteration', 'success', 'episodes', 'mean actions', 'public pass', 'private pass'],
-        d.evaluations.map((e) => [String(e.iteration), pct(e.successRate), `${e.successes}/${e.episodes}`, e.meanActions.toFixed(3), pct(e.publicPassRate), pct(e.privatePassRate)]),
+        d.evaluations.map((e) => [
+          String(e.iteration),
+          pct(e.successRate),
+          `${e.successes}/${e.episodes}`,
+          e.meanActions.toFixed(3),
+          pct(e.publicPassRate),
+          pct(e.privatePassRate),
+        ]),
       ),
     );
     const first = d.evaluations[0];
@@ -122,7 +154,14 @@ export function trajectoryCommand(ref: string, options: QueryOptions): number {
       `trajectory ${t.id}: run ${t.runId}, iteration ${t.iteration}, group ${t.group} #${t.indexInGroup}, task ${cell(t.taskId, 200)}`,
       `  reward ${cell(t.reward)}, advantage ${cell(t.advantage)}, ${t.success ? 'success' : 'failure'} (${cell(t.termination)}), public ${t.publicPass ? 'pass' : 'fail'}, private ${t.privatePass ? 'pass' : 'fail'}`,
     ];
-    for (const turn of t.turnList) lines.push('', `── turn ${turn.index}: action`, showInvisibles(turn.actionText), `── turn ${turn.index}: observation`, showInvisibles(turn.observationText));
+    for (const turn of t.turnList)
+      lines.push(
+        '',
+        `── turn ${turn.index}: action`,
+        showInvisibles(turn.actionText),
+        `── turn ${turn.index}: observation`,
+        showInvisibles(turn.observationText),
+      );
     process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   });

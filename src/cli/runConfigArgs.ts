@@ -9,14 +9,27 @@ import { UsageError } from './usageError';
 
 /** Flag → config key, and whether it is numeric. */
 export const CONFIG_FLAGS: Readonly<Record<string, [keyof RunConfig, boolean]>> = {
-  env: ['env', false], policy: ['policy', false], method: ['method', false], name: ['name', false],
-  seed: ['seed', true], iterations: ['iterations', true], groups: ['groupsPerIteration', true], 'group-size': ['groupSize', true],
-  'eval-episodes': ['evalEpisodes', true], 'eval-seed': ['evalSeed', true], 'eval-interval': ['evalInterval', true], 'pass-k': ['evalPassK', true],
+  env: ['env', false],
+  policy: ['policy', false],
+  method: ['method', false],
+  name: ['name', false],
+  seed: ['seed', true],
+  iterations: ['iterations', true],
+  groups: ['groupsPerIteration', true],
+  'group-size': ['groupSize', true],
+  'eval-episodes': ['evalEpisodes', true],
+  'eval-seed': ['evalSeed', true],
+  'eval-interval': ['evalInterval', true],
+  'pass-k': ['evalPassK', true],
 };
 
 /** Flag → algorithm setting, and whether it is numeric. */
 export const ALGORITHM_FLAGS: Readonly<Record<string, [keyof AlgorithmSettings, boolean]>> = {
-  lr: ['learningRate', true], clip: ['clipLow', true], kl: ['klCoef', true], epochs: ['epochs', true], std: ['advantageStd', false],
+  lr: ['learningRate', true],
+  clip: ['clipLow', true],
+  kl: ['klCoef', true],
+  epochs: ['epochs', true],
+  std: ['advantageStd', false],
   estimator: ['advantageEstimator', false],
 };
 
@@ -56,14 +69,19 @@ export function configFromArgs(values: Record<string, string | boolean | undefin
     const v = values[flag];
     if (typeof v !== 'string') continue;
     const given = raw.algorithm;
-    raw.algorithm = { ...(typeof given === 'object' && given !== null ? given : {}), [key]: numeric && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v };
+    raw.algorithm = {
+      ...(typeof given === 'object' && given !== null ? given : {}),
+      [key]: numeric && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v,
+    };
   }
   for (const [flag, key] of Object.entries(POLICY_FLAGS)) {
     const v = values[flag];
     if (typeof v !== 'string') continue;
     const given = raw.policyOptions;
-    raw.policyOptions = { ...(typeof given === 'object' && given !== null ? given : {}), [key]: (flag === 'init' || flag === 'tokenizer' || flag === 'model') && v !== '' ? path.resolve(v) : v };
+    raw.policyOptions = {
+      ...(typeof given === 'object' && given !== null ? given : {}),
+      [key]: (flag === 'init' || flag === 'tokenizer' || flag === 'model') && v !== '' ? path.resolve(v) : v,
+    };
   }
   return validateRunConfig(raw);
 }
-

@@ -17,11 +17,22 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...args], allowPositionals: true, strict: true,
+      args: [...args],
+      allowPositionals: true,
+      strict: true,
       options: {
-        port: { type: 'string' }, host: { type: 'string' }, token: { type: 'string' }, concurrency: { type: 'string' }, queue: { type: 'string' },
-        level: { type: 'string' }, python: { type: 'string' }, 'max-timeout': { type: 'string' }, 'memory-mb': { type: 'string' },
-        'max-memory-mb': { type: 'string' }, 'output-cap': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        token: { type: 'string' },
+        concurrency: { type: 'string' },
+        queue: { type: 'string' },
+        level: { type: 'string' },
+        python: { type: 'string' },
+        'max-timeout': { type: 'string' },
+        'memory-mb': { type: 'string' },
+        'max-memory-mb': { type: 'string' },
+        'output-cap': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
       },
     });
   } catch (e) {
@@ -49,9 +60,15 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
   let server;
   try {
     server = await startFusionServer({
-      host: v.host ?? '127.0.0.1', port: Math.floor(num('port', v.port, 8080, 0)), ...(token ? { token } : {}), concurrency,
-      queueLimit: Math.floor(num('queue', v.queue, 1024, 0)), executor: pool, maxRunTimeoutS: num('max-timeout', v['max-timeout'], 60, 0.1),
-      defaultMemoryMB: Math.floor(num('memory-mb', v['memory-mb'], 1024, 32)), maxMemoryMB: Math.floor(num('max-memory-mb', v['max-memory-mb'], 4096, 32)),
+      host: v.host ?? '127.0.0.1',
+      port: Math.floor(num('port', v.port, 8080, 0)),
+      ...(token ? { token } : {}),
+      concurrency,
+      queueLimit: Math.floor(num('queue', v.queue, 1024, 0)),
+      executor: pool,
+      maxRunTimeoutS: num('max-timeout', v['max-timeout'], 60, 0.1),
+      defaultMemoryMB: Math.floor(num('memory-mb', v['memory-mb'], 1024, 32)),
+      maxMemoryMB: Math.floor(num('max-memory-mb', v['max-memory-mb'], 4096, 32)),
       outputCapBytes: Math.floor(num('output-cap', v['output-cap'], 8 * 1024 * 1024, 1024)),
     });
   } catch (e) {
@@ -59,13 +76,17 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
     if (e instanceof FusionServerError) throw new UsageError(e.message);
     throw e;
   }
-  process.stdout.write(`SandboxFusion API (python) on ${server.url}  level ${chosen}, ${showInvisibles(python)}, ${concurrency} at once${token ? ', token required' : ''}\n`);
+  process.stdout.write(
+    `SandboxFusion API (python) on ${server.url}  level ${chosen}, ${showInvisibles(python)}, ${concurrency} at once${token ? ', token required' : ''}\n`,
+  );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
   await server.close();
   await pool.close();
-  process.stdout.write(`stopped after ${server.stats.served} executions (at most ${server.stats.maxActive} at once, ${server.stats.maxQueued} queued, ${server.stats.rejected} turned away)\n`);
+  process.stdout.write(
+    `stopped after ${server.stats.served} executions (at most ${server.stats.maxActive} at once, ${server.stats.maxQueued} queued, ${server.stats.rejected} turned away)\n`,
+  );
   return 0;
 }

@@ -22,7 +22,11 @@ export interface TrainCommandOptions {
  * run is doing (loading, evaluating, saving) from its first second; SFT shows the model's loss and
  * token accuracy, the other methods reward and success; the ETA once a few iterations are done.
  */
-function showEvent(stream: NodeJS.WriteStream, e: Exclude<TrainEvent, { kind: 'checkpoint' }>, run: { readonly method: string; readonly iterations: number }): void {
+function showEvent(
+  stream: NodeJS.WriteStream,
+  e: Exclude<TrainEvent, { kind: 'checkpoint' }>,
+  run: { readonly method: string; readonly iterations: number },
+): void {
   const tty = stream.isTTY === true;
   if (e.kind === 'phase') {
     if (e.phase.kind === 'iteration') return; // the bar (or the next progress line) says it
@@ -32,7 +36,11 @@ function showEvent(stream: NodeJS.WriteStream, e: Exclude<TrainEvent, { kind: 'c
     stream.write(`${tty ? '\r\x1b[K' : ''}evaluation after iteration ${e.evaluation.iteration}: ${evaluationLine(e.evaluation)}\n`);
   } else {
     const p = e.progress;
-    const text = [`iteration ${p.iteration}/${p.iterations}`, ...progressFigures(run.method, p.metrics), ...(p.etaMs >= 0 ? [`ETA ${duration(p.etaMs)}`] : [])].join('  ');
+    const text = [
+      `iteration ${p.iteration}/${p.iterations}`,
+      ...progressFigures(run.method, p.metrics),
+      ...(p.etaMs >= 0 ? [`ETA ${duration(p.etaMs)}`] : []),
+    ].join('  ');
     if (tty) {
       stream.write(`\r${progressBar(p.iteration, p.iterations)} ${text}\x1b[K`);
       if (p.iteration === p.iterations) stream.write('\n');
@@ -46,7 +54,10 @@ function showEvent(stream: NodeJS.WriteStream, e: Exclude<TrainEvent, { kind: 'c
  * `agent-rl train`, or with `resume` (a run id or name) `agent-rl train --resume RUN`: the stored run
  * continues from its last resume point, with the stored config (read as data) in place of `config`.
  */
-export async function trainCommand(given: RunConfig | undefined, options: TrainCommandOptions & { readonly resume?: string; readonly python?: string }): Promise<number> {
+export async function trainCommand(
+  given: RunConfig | undefined,
+  options: TrainCommandOptions & { readonly resume?: string; readonly python?: string },
+): Promise<number> {
   const controller = new AbortController();
   const onSignal = (): void => {
     if (controller.signal.aborted) process.exit(130);
@@ -59,13 +70,17 @@ export async function trainCommand(given: RunConfig | undefined, options: TrainC
     let checkpoint: string | undefined;
     let config = given;
     const r = await trainStored({
-      db: options.db, busyTimeoutMs: options.busyTimeoutMs, signal: controller.signal,
+      db: options.db,
+      busyTimeoutMs: options.busyTimeoutMs,
+      signal: controller.signal,
       ...(options.resume !== undefined ? { resume: { run: options.resume, python: options.python ?? '', sandbox: 'auto' } } : given ? { config: given } : {}),
       onNotice: (n) => {
         if (n.kind === 'orphans') process.stderr.write(`agent-rl: marked ${n.count} run(s) whose process had died as failed\n`);
         else if (n.kind === 'continuing') {
           config = n.config;
-          process.stderr.write(`agent-rl: continuing run ${n.runId} after iteration ${n.after}${n.dropped > 0 ? ` (the ${n.dropped} iteration(s) stored after that resume point run again)` : ''}\n`);
+          process.stderr.write(
+            `agent-rl: continuing run ${n.runId} after iteration ${n.after}${n.dropped > 0 ? ` (the ${n.dropped} iteration(s) stored after that resume point run again)` : ''}\n`,
+          );
         } else process.stderr.write(`agent-rl: ${showInvisibles(n.text)}\n`);
       },
       onEvent: (e) => {
@@ -78,12 +93,22 @@ export async function trainCommand(given: RunConfig | undefined, options: TrainC
     config = r.config;
     // a continued run's record holds everything stored, from before the resume point too
     const record: RunRecord = {
-      runId: r.runId, name: config.name, status: result.status, methodLabel: methodLabel(config.method, config.algorithm), database: options.db, config, runtime: r.runtime!,
-      iterations: r.stored?.iterations ?? result.iterations, evaluations: r.stored?.evaluations ?? result.evaluations, wallMs: result.wallMs,
+      runId: r.runId,
+      name: config.name,
+      status: result.status,
+      methodLabel: methodLabel(config.method, config.algorithm),
+      database: options.db,
+      config,
+      runtime: r.runtime!,
+      iterations: r.stored?.iterations ?? result.iterations,
+      evaluations: r.stored?.evaluations ?? result.evaluations,
+      wallMs: result.wallMs,
     };
     const out = process.stdout;
     const dbFlag = options.db === path.resolve('.agent-rl/runs.sqlite') ? '' : ` --db ${options.db}`;
-    out.write(`run ${record.runId} "${showInvisibles(config.name)}" ${result.status} in ${duration(result.wallMs)} (${r.stored ? `${result.iterations.length} more iterations, ${record.iterations.length} in all` : `${result.iterations.length} iterations`})\n`);
+    out.write(
+      `run ${record.runId} "${showInvisibles(config.name)}" ${result.status} in ${duration(result.wallMs)} (${r.stored ? `${result.iterations.length} more iterations, ${record.iterations.length} in all` : `${result.iterations.length} iterations`})\n`,
+    );
     if (result.status === 'cancelled') out.write(`  continue it with: agent-rl train --resume ${record.runId}${dbFlag}\n`);
     const first = record.evaluations[0];
     const last = record.evaluations[record.evaluations.length - 1];

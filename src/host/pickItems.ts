@@ -18,7 +18,10 @@ export function compareRunItems(runs: readonly RunSummary[], selected: readonly 
   return runs.map((r) => ({
     label: messageText(r.name, 200),
     description: messageText(`run ${r.id} · ${r.env} · ${r.policy} · ${r.methodLabel}`, 160),
-    detail: messageText(`${r.status} · ${r.iterationsDone}/${r.iterationsPlanned} iterations${typeof r.latestRewardMean === 'number' ? ` · reward ${r.latestRewardMean.toFixed(3)}` : ''} · ${String(r.createdAt).replace('T', ' ').slice(0, 19)}`, 160),
+    detail: messageText(
+      `${r.status} · ${r.iterationsDone}/${r.iterationsPlanned} iterations${typeof r.latestRewardMean === 'number' ? ` · reward ${r.latestRewardMean.toFixed(3)}` : ''} · ${String(r.createdAt).replace('T', ' ').slice(0, 19)}`,
+      160,
+    ),
     picked: selected.includes(r.id),
     id: r.id,
   }));
@@ -33,7 +36,12 @@ export function exportRunItems(runs: readonly RunSummary[]): (PickItem & { reado
 export function modelItems(found: readonly FoundModel[]): (PickItem & { readonly dir: string })[] {
   return found.map((m) => ({
     label: messageText(m.name, 120),
-    description: messageText(m.problem ? 'cannot load' : `${m.modelType ?? ''} · ${parameterText(m.parameters ?? 0)} parameters · ${m.dtypes ?? ''}${m.revision ? ` · ${m.revision.slice(0, 8)}${m.main ? ' (main)' : ''}` : ''}`, 200),
+    description: messageText(
+      m.problem
+        ? 'cannot load'
+        : `${m.modelType ?? ''} · ${parameterText(m.parameters ?? 0)} parameters · ${m.dtypes ?? ''}${m.revision ? ` · ${m.revision.slice(0, 8)}${m.main ? ' (main)' : ''}` : ''}`,
+      200,
+    ),
     detail: messageText(`${describeFit(m)} — ${m.dir}`, 400),
     dir: m.dir,
   }));

@@ -8,7 +8,10 @@ export class RunStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('agentRl.status', vscode.StatusBarAlignment.Left, 50);
   private readonly subscription: vscode.Disposable;
 
-  constructor(private readonly live: LiveRuns, private readonly runtimeLine: () => string) {
+  constructor(
+    private readonly live: LiveRuns,
+    private readonly runtimeLine: () => string,
+  ) {
     this.item.name = 'Agent RL run';
     this.item.command = 'agentRl.openDashboard';
     this.subscription = live.onDidChange((r) => this.update(r));

@@ -20,7 +20,11 @@ export interface LiveRunView {
 export function formatEta(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '?';
   const s = Math.round(ms / 1000);
-  return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
+  return s < 60
+    ? `${s}s`
+    : s < 3600
+      ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`
+      : `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
 }
 
 /** What the run is doing now, without its name (the notification's title has it). */
@@ -43,7 +47,10 @@ export function statusText(r: LiveRunView): string {
 
 /** A run that ended: the status bar's text, and its tooltip's first line. */
 export function endedText(r: { readonly runId?: number; readonly name: string }, status: string): { readonly text: string; readonly tooltip: string } {
-  return { text: `$(${status === 'completed' ? 'pass' : 'error'}) Agent RL: ${runLabel(r)} ${status}`, tooltip: `${runLabel(r)}: ${status}. Click for the dashboard.` };
+  return {
+    text: `$(${status === 'completed' ? 'pass' : 'error'}) Agent RL: ${runLabel(r)} ${status}`,
+    tooltip: `${runLabel(r)}: ${status}. Click for the dashboard.`,
+  };
 }
 
 /** A live run: the status bar's tooltip's first line. */

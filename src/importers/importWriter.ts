@@ -69,7 +69,9 @@ export class ImportWriter {
         `INSERT INTO import_files (run_id, kind, file, bytes, lines, malformed, state_json) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (run_id, kind, file) DO UPDATE SET bytes = excluded.bytes, lines = excluded.lines, malformed = excluded.malformed, state_json = excluded.state_json`,
       ),
-      members: db.prepare('SELECT id, task_id, group_index, index_in_group, reward, success, public_pass, private_pass, num_turns FROM trajectories WHERE run_id = ? AND iteration = ?'),
+      members: db.prepare(
+        'SELECT id, task_id, group_index, index_in_group, reward, success, public_pass, private_pass, num_turns FROM trajectories WHERE run_id = ? AND iteration = ?',
+      ),
       upsertIteration: db.prepare(
         `INSERT INTO iterations (run_id, iteration, reward_mean, success_rate, metrics_json, created_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (run_id, iteration) DO UPDATE SET reward_mean = excluded.reward_mean, success_rate = excluded.success_rate, metrics_json = excluded.metrics_json`,
@@ -104,14 +106,30 @@ export class ImportWriter {
         `INSERT INTO runs (name, status, env, policy, method, seed, iterations_planned, config_json, runtime_json, created_at, pid, host, heartbeat_at, source)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(info.name, status, info.env, info.policy, info.method, info.seed, info.iterationsPlanned, JSON.stringify(info.config), JSON.stringify(info.runtime), at, process.pid, os.hostname(), at, info.source);
+      .run(
+        info.name,
+        status,
+        info.env,
+        info.policy,
+        info.method,
+        info.seed,
+        info.iterationsPlanned,
+        JSON.stringify(info.config),
+        JSON.stringify(info.runtime),
+        at,
+        process.pid,
+        os.hostname(),
+        at,
+        info.source,
+      );
     return Number(lastInsertRowid);
   }
 
   /** Marks the run as being imported by this process (a follow), or as done. */
   setStatus(runId: number, status: RunStatus, error: string | null = null): void {
     const done = status !== 'running';
-    this.db.prepare('UPDATE runs SET status = ?, error = ?, pid = ?, host = ?, heartbeat_at = ?, finished_at = ? WHERE id = ?')
+    this.db
+      .prepare('UPDATE runs SET status = ?, error = ?, pid = ?, host = ?, heartbeat_at = ?, finished_at = ? WHERE id = ?')
       .run(status, error, process.pid, os.hostname(), now(), done ? now() : null, runId);
   }
 
@@ -123,8 +141,15 @@ export class ImportWriter {
   /** Trajectories already stored for a step. */
   members(runId: number, step: number): StoredMember[] {
     return (this.st.members.all(runId, step) as Record<string, number | string>[]).map((r) => ({
-      id: r.id as number, taskId: r.task_id as string, group: r.group_index as number, indexInGroup: r.index_in_group as number, reward: r.reward as number,
-      success: r.success === 1, publicPass: r.public_pass === 1, privatePass: r.private_pass === 1, turns: r.num_turns as number,
+      id: r.id as number,
+      taskId: r.task_id as string,
+      group: r.group_index as number,
+      indexInGroup: r.index_in_group as number,
+      reward: r.reward as number,
+      success: r.success === 1,
+      publicPass: r.public_pass === 1,
+      privatePass: r.private_pass === 1,
+      turns: r.num_turns as number,
     }));
   }
 
@@ -132,8 +157,14 @@ export class ImportWriter {
    * One step's new lines in one transaction. `advantages(ids)` is called with the new rows' ids after
    * they are inserted and returns every advantage to set (new rows and the old members of their groups).
    */
-  writeStep(runId: number, file: string, metrics: IterationMetrics, rows: readonly ImportedTrajectory[],
-    advantages: (newIds: readonly number[]) => ReadonlyMap<number, number>, progress: FileProgress): void {
+  writeStep(
+    runId: number,
+    file: string,
+    metrics: IterationMetrics,
+    rows: readonly ImportedTrajectory[],
+    advantages: (newIds: readonly number[]) => ReadonlyMap<number, number>,
+    progress: FileProgress,
+  ): void {
     this.db.transaction(() => {
       const at = now();
       this.st.upsertIteration.run(runId, metrics.iteration, metrics.rewardMean, metrics.successRate, JSON.stringify(metrics), at);
@@ -141,8 +172,19 @@ export class ImportWriter {
       for (const t of rows) {
         const o = t.outcome;
         const { lastInsertRowid } = this.st.insertTrajectory.run(
-          runId, metrics.iteration, t.group, t.indexInGroup, t.taskId, o.reward, o.success ? 1 : 0, o.publicPass ? 1 : 0, o.privatePass ? 1 : 0,
-          t.termination, t.policyVersion, t.turns.length, JSON.stringify(o),
+          runId,
+          metrics.iteration,
+          t.group,
+          t.indexInGroup,
+          t.taskId,
+          o.reward,
+          o.success ? 1 : 0,
+          o.publicPass ? 1 : 0,
+          o.privatePass ? 1 : 0,
+          t.termination,
+          t.policyVersion,
+          t.turns.length,
+          JSON.stringify(o),
         );
         const id = Number(lastInsertRowid);
         ids.push(id);
@@ -160,7 +202,20 @@ export class ImportWriter {
   /** A validation file's evaluation (its running sums are in `progress.state`), with the file's progress. */
   writeEvaluation(runId: number, file: string, e: EvaluationResult, progress: FileProgress): void {
     this.db.transaction(() => {
-      this.st.upsertEvaluation.run(runId, e.iteration, e.episodes, e.successes, e.successRate, e.meanActions, e.publicPassRate, e.privatePassRate, e.rewardMean, e.seed, e.policyVersion, now());
+      this.st.upsertEvaluation.run(
+        runId,
+        e.iteration,
+        e.episodes,
+        e.successes,
+        e.successRate,
+        e.meanActions,
+        e.publicPassRate,
+        e.privatePassRate,
+        e.rewardMean,
+        e.seed,
+        e.policyVersion,
+        now(),
+      );
       this.saveProgress(runId, 'validation', file, progress);
     })();
   }

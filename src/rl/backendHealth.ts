@@ -27,6 +27,7 @@ export class BackendAllocationError extends Error {
 /** Throws when the wasm backend reported a failed allocation: every number it computed after that is wrong. */
 export function assertBackendHealthy(what: string): void {
   if (wasmFailure === undefined) return;
-  throw new BackendAllocationError(`tfjs-backend-wasm failed to allocate memory ("${wasmFailure}"), so ${what} would be computed from zeros; nothing it computed is used. Fix: a smaller policyOptions.microBatchPositions or contextLength, a smaller checkpoint, or the tfjs-node backend (npm install @tensorflow/tfjs-node)`);
+  throw new BackendAllocationError(
+    `tfjs-backend-wasm failed to allocate memory ("${wasmFailure}"), so ${what} would be computed from zeros; nothing it computed is used. Fix: a smaller policyOptions.microBatchPositions or contextLength, a smaller checkpoint, or the tfjs-node backend (npm install @tensorflow/tfjs-node)`,
+  );
 }
-

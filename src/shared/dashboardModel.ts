@@ -26,75 +26,166 @@ export interface Panel {
   readonly emptyBecause?: (series: readonly RunSeries[]) => string | undefined;
 }
 
-const languageModelOnly = (what: string) => (series: readonly RunSeries[]): string =>
-  series.every((s) => s.run.policy === 'table') ? `table policies ${what}` : 'this run has no language-model metrics';
+const languageModelOnly =
+  (what: string) =>
+  (series: readonly RunSeries[]): string =>
+    series.every((s) => s.run.policy === 'table') ? `table policies ${what}` : 'this run has no language-model metrics';
 
-const asyncOnly = (): string => 'only runs in mode "async" record these (a synchronous run samples every group with the current policy: no queue, nothing stale)';
+const asyncOnly = (): string =>
+  'only runs in mode "async" record these (a synchronous run samples every group with the current policy: no queue, nothing stale)';
 
 export const PANELS: readonly Panel[] = [
-  { id: 'reward', title: 'Reward (mean, max)', lines: [{ label: 'mean', value: (m) => m.rewardMean }, { label: 'max', value: (m) => m.rewardMax }] },
   {
-    id: 'rewardExtras', title: 'The reward function\'s extras (mean per episode)', lines: [],
-    linesFor: (series) => [...new Set(series.flatMap((s) => s.iterations.flatMap((m) => Object.keys(m.rewardExtras ?? {}))))].sort()
-      .map((k) => ({ label: oneLine(k, 40), value: (m: IterationMetrics) => m.rewardExtras?.[k] })),
+    id: 'reward',
+    title: 'Reward (mean, max)',
+    lines: [
+      { label: 'mean', value: (m) => m.rewardMean },
+      { label: 'max', value: (m) => m.rewardMax },
+    ],
+  },
+  {
+    id: 'rewardExtras',
+    title: "The reward function's extras (mean per episode)",
+    lines: [],
+    linesFor: (series) =>
+      [...new Set(series.flatMap((s) => s.iterations.flatMap((m) => Object.keys(m.rewardExtras ?? {}))))]
+        .sort()
+        .map((k) => ({ label: oneLine(k, 40), value: (m: IterationMetrics) => m.rewardExtras?.[k] })),
     emptyBecause: () => 'no reward extras: a workspace reward file that returns {"score": ..., "name": number} plots each name here',
   },
   { id: 'success', title: 'Training success', rate: true, lines: [{ label: 'success', value: (m) => m.successRate }] },
   {
-    id: 'evaluation', title: 'Held-out evaluation: sampled and greedy pass@1, sampled pass@k', rate: true, lines: [],
-    evaluation: [{ label: 'sampled', value: (e) => e.successRate }, { label: 'greedy', value: (e) => e.greedySuccessRate }, { label: 'pass@k', value: (e) => e.passAtK }],
-  },
-  { id: 'hacking', title: 'Public test vs private verifier (reward-hacking gap)', rate: true, lines: [{ label: 'public', value: (m) => m.publicPassRate }, { label: 'private', value: (m) => m.privatePassRate }] },
-  { id: 'loss', title: 'Loss', lines: [{ label: 'loss', value: (m) => m.loss }, { label: 'policy', value: (m) => m.policyLoss }] },
-  {
-    id: 'accuracy', title: 'Token accuracy on the demonstrations (SFT)', rate: true, lines: [{ label: 'token accuracy', value: (m) => m.tokenAccuracy }],
-    emptyBecause: (series) => (series.some((s) => s.run.method === 'sft') ? 'this run recorded no token accuracy' : 'only SFT runs of language models record token accuracy'),
-  },
-  { id: 'kl', title: 'KL to reference', lines: [{ label: 'KL', value: (m) => m.kl }] },
-  { id: 'clip', title: 'Clip fraction', rate: true, lines: [{ label: 'all', value: (m) => m.clipFraction }, { label: 'low', value: (m) => m.clipFractionLow }, { label: 'high', value: (m) => m.clipFractionHigh }] },
-  { id: 'entropy', title: 'Entropy', lines: [{ label: 'entropy', value: (m) => m.entropy }] },
-  { id: 'length', title: 'Response tokens and turns', lines: [{ label: 'tokens', value: (m) => m.responseTokens }, { label: 'turns', value: (m) => m.meanTurns }] },
-  { id: 'tools', title: 'Tool calls', lines: [{ label: 'calls', value: (m) => m.toolCalls }], emptyBecause: languageModelOnly('make no tool calls (their actions are table entries)') },
-  {
-    id: 'invalid', title: 'Invalid actions and sandbox blocks (per episode)',
-    lines: [
-      { label: 'format errors', value: (m) => m.formatErrors }, { label: 'bad tool calls', value: (m) => m.badToolCalls },
-      { label: 'repeated actions', value: (m) => m.repeatedActions }, { label: 'blocked by the sandbox', value: (m) => m.blockedActions },
+    id: 'evaluation',
+    title: 'Held-out evaluation: sampled and greedy pass@1, sampled pass@k',
+    rate: true,
+    lines: [],
+    evaluation: [
+      { label: 'sampled', value: (e) => e.successRate },
+      { label: 'greedy', value: (e) => e.greedySuccessRate },
+      { label: 'pass@k', value: (e) => e.passAtK },
     ],
   },
-  { id: 'toolTime', title: 'Time in tools and the sandbox (ms per episode)', lines: [{ label: 'tool ms', value: (m) => m.toolMs }], emptyBecause: () => 'this environment reports no tool time (the calculator\'s tools answer at once)' },
   {
-    id: 'staleness', title: 'Staleness: policy versions behind the learner (mean, max)',
-    lines: [{ label: 'mean', value: (m) => m.stalenessMean }, { label: 'max', value: (m) => m.stalenessMax }],
+    id: 'hacking',
+    title: 'Public test vs private verifier (reward-hacking gap)',
+    rate: true,
+    lines: [
+      { label: 'public', value: (m) => m.publicPassRate },
+      { label: 'private', value: (m) => m.privatePassRate },
+    ],
+  },
+  {
+    id: 'loss',
+    title: 'Loss',
+    lines: [
+      { label: 'loss', value: (m) => m.loss },
+      { label: 'policy', value: (m) => m.policyLoss },
+    ],
+  },
+  {
+    id: 'accuracy',
+    title: 'Token accuracy on the demonstrations (SFT)',
+    rate: true,
+    lines: [{ label: 'token accuracy', value: (m) => m.tokenAccuracy }],
+    emptyBecause: (series) =>
+      series.some((s) => s.run.method === 'sft') ? 'this run recorded no token accuracy' : 'only SFT runs of language models record token accuracy',
+  },
+  { id: 'kl', title: 'KL to reference', lines: [{ label: 'KL', value: (m) => m.kl }] },
+  {
+    id: 'clip',
+    title: 'Clip fraction',
+    rate: true,
+    lines: [
+      { label: 'all', value: (m) => m.clipFraction },
+      { label: 'low', value: (m) => m.clipFractionLow },
+      { label: 'high', value: (m) => m.clipFractionHigh },
+    ],
+  },
+  { id: 'entropy', title: 'Entropy', lines: [{ label: 'entropy', value: (m) => m.entropy }] },
+  {
+    id: 'length',
+    title: 'Response tokens and turns',
+    lines: [
+      { label: 'tokens', value: (m) => m.responseTokens },
+      { label: 'turns', value: (m) => m.meanTurns },
+    ],
+  },
+  {
+    id: 'tools',
+    title: 'Tool calls',
+    lines: [{ label: 'calls', value: (m) => m.toolCalls }],
+    emptyBecause: languageModelOnly('make no tool calls (their actions are table entries)'),
+  },
+  {
+    id: 'invalid',
+    title: 'Invalid actions and sandbox blocks (per episode)',
+    lines: [
+      { label: 'format errors', value: (m) => m.formatErrors },
+      { label: 'bad tool calls', value: (m) => m.badToolCalls },
+      { label: 'repeated actions', value: (m) => m.repeatedActions },
+      { label: 'blocked by the sandbox', value: (m) => m.blockedActions },
+    ],
+  },
+  {
+    id: 'toolTime',
+    title: 'Time in tools and the sandbox (ms per episode)',
+    lines: [{ label: 'tool ms', value: (m) => m.toolMs }],
+    emptyBecause: () => "this environment reports no tool time (the calculator's tools answer at once)",
+  },
+  {
+    id: 'staleness',
+    title: 'Staleness: policy versions behind the learner (mean, max)',
+    lines: [
+      { label: 'mean', value: (m) => m.stalenessMean },
+      { label: 'max', value: (m) => m.stalenessMax },
+    ],
     emptyBecause: () => 'this run recorded no staleness (it predates the metric)',
   },
   {
-    id: 'stalenessGroups', title: 'Async: groups trained on by versions behind, dropped as too old, queued',
+    id: 'stalenessGroups',
+    title: 'Async: groups trained on by versions behind, dropped as too old, queued',
     lines: [
-      { label: '0 behind', value: (m) => m.staleness0 }, { label: '1 behind', value: (m) => m.staleness1 }, { label: '2 behind', value: (m) => m.staleness2 },
-      { label: '3+ behind', value: (m) => m.staleness3plus }, { label: 'dropped', value: (m) => m.droppedStaleGroups }, { label: 'queued at take', value: (m) => m.queueDepth },
+      { label: '0 behind', value: (m) => m.staleness0 },
+      { label: '1 behind', value: (m) => m.staleness1 },
+      { label: '2 behind', value: (m) => m.staleness2 },
+      { label: '3+ behind', value: (m) => m.staleness3plus },
+      { label: 'dropped', value: (m) => m.droppedStaleGroups },
+      { label: 'queued at take', value: (m) => m.queueDepth },
     ],
     emptyBecause: asyncOnly,
   },
   {
-    id: 'pipeline', title: 'Async: learner waiting, rollout busy and held back, weight sync (ms per iteration)',
+    id: 'pipeline',
+    title: 'Async: learner waiting, rollout busy and held back, weight sync (ms per iteration)',
     lines: [
-      { label: 'learner waiting', value: (m) => m.learnerIdleMs }, { label: 'rollout busy', value: (m) => m.rolloutBusyMs },
-      { label: 'rollout held back', value: (m) => m.rolloutBlockedMs }, { label: 'weight sync', value: (m) => m.weightSyncMs },
+      { label: 'learner waiting', value: (m) => m.learnerIdleMs },
+      { label: 'rollout busy', value: (m) => m.rolloutBusyMs },
+      { label: 'rollout held back', value: (m) => m.rolloutBlockedMs },
+      { label: 'weight sync', value: (m) => m.weightSyncMs },
     ],
     emptyBecause: asyncOnly,
   },
   {
-    id: 'importance', title: 'Off-policy correction: mean truncated importance weight, share of tokens at the cap',
-    lines: [{ label: 'mean weight', value: (m) => m.importanceWeightMean }, { label: 'at the cap', value: (m) => m.importanceTruncated }],
-    emptyBecause: () => 'no off-policy correction in this run (algorithm.offPolicyCorrection "truncated-is" with oldLogprobs "recompute" turns it on; mode "async" does by default)',
+    id: 'importance',
+    title: 'Off-policy correction: mean truncated importance weight, share of tokens at the cap',
+    lines: [
+      { label: 'mean weight', value: (m) => m.importanceWeightMean },
+      { label: 'at the cap', value: (m) => m.importanceTruncated },
+    ],
+    emptyBecause: () =>
+      'no off-policy correction in this run (algorithm.offPolicyCorrection "truncated-is" with oldLogprobs "recompute" turns it on; mode "async" does by default)',
   },
   {
-    id: 'trained', title: 'Trajectories trained on, and left out (by reason)',
+    id: 'trained',
+    title: 'Trajectories trained on, and left out (by reason)',
     lines: [
-      { label: 'trained', value: (m) => m.trainedTrajectories }, { label: 'zero advantage', value: (m) => m.zeroAdvantageSkipped },
-      { label: 'env error', value: (m) => m.envErrorTrajectories }, { label: 'overlong', value: (m) => m.overlongFiltered }, { label: 'unsuccessful', value: (m) => m.unsuccessfulSkipped },
-      { label: 'failure not pushed', value: (m) => m.failuresNotPushed }, { label: 'replaced', value: (m) => m.replacedTrajectories },
+      { label: 'trained', value: (m) => m.trainedTrajectories },
+      { label: 'zero advantage', value: (m) => m.zeroAdvantageSkipped },
+      { label: 'env error', value: (m) => m.envErrorTrajectories },
+      { label: 'overlong', value: (m) => m.overlongFiltered },
+      { label: 'unsuccessful', value: (m) => m.unsuccessfulSkipped },
+      { label: 'failure not pushed', value: (m) => m.failuresNotPushed },
+      { label: 'replaced', value: (m) => m.replacedTrajectories },
       { label: 'cut to the context', value: (m) => m.truncatedSequences },
     ],
   },
@@ -128,7 +219,9 @@ export function panelLines(panel: Panel, series: readonly RunSeries[]): Line[] {
       const lines = panel.evaluation;
       return lines
         .map((line, j): Line => {
-          const data = s.evaluations.map((e) => ({ x: e.iteration, y: line.value(e) })).filter((p): p is { x: number; y: number } => typeof p.y === 'number' && Number.isFinite(p.y));
+          const data = s.evaluations
+            .map((e) => ({ x: e.iteration, y: line.value(e) }))
+            .filter((p): p is { x: number; y: number } => typeof p.y === 'number' && Number.isFinite(p.y));
           const k = line.label === 'pass@k' ? s.evaluations.find((e) => e.passK !== undefined)?.passK : undefined;
           const suffix = ` · ${k !== undefined ? `pass@${k}` : line.label}`;
           return { runIndex, label: `${name.short}${suffix}`, fullLabel: `${name.full}${suffix}`, dashed: j > 0, data, pointRadius: 3 };
@@ -138,7 +231,9 @@ export function panelLines(panel: Panel, series: readonly RunSeries[]): Line[] {
     const lines = panel.linesFor?.(series) ?? panel.lines;
     return lines
       .map((line, j): Line => {
-        const data = s.iterations.map((m) => ({ x: m.iteration, y: line.value(m) })).filter((p): p is { x: number; y: number } => typeof p.y === 'number' && Number.isFinite(p.y));
+        const data = s.iterations
+          .map((m) => ({ x: m.iteration, y: line.value(m) }))
+          .filter((p): p is { x: number; y: number } => typeof p.y === 'number' && Number.isFinite(p.y));
         const suffix = lines.length > 1 || panel.linesFor ? ` · ${line.label}` : '';
         return { runIndex, label: `${name.short}${suffix}`, fullLabel: `${name.full}${suffix}`, dashed: j > 0, data, pointRadius: pointRadius(data.length) };
       })

@@ -52,7 +52,12 @@ function actionKind(a: unknown): { kind?: string; name?: string } {
 
 export function episodeStats(turns: readonly TurnView[]): EpisodeStats {
   const blocked: Record<BlockedKind, number> = { timeout: 0, outputCap: 0, network: 0, filesystem: 0, processes: 0, memory: 0 };
-  let tokens = 0, toolCalls = 0, toolMs = 0, formatErrors = 0, badToolCalls = 0, repeated = 0;
+  let tokens = 0,
+    toolCalls = 0,
+    toolMs = 0,
+    formatErrors = 0,
+    badToolCalls = 0,
+    repeated = 0;
   turns.forEach((t, i) => {
     const a = actionKind(t.action);
     const d = t.observation;
@@ -77,7 +82,10 @@ export function meanStats(all: readonly EpisodeStats[]): Record<string, number> 
   const n = Math.max(1, all.length);
   const sum = (f: (s: EpisodeStats) => number): number => all.reduce((acc, s) => acc + f(s), 0) / n;
   return {
-    formatErrors: sum((s) => s.formatErrors), badToolCalls: sum((s) => s.badToolCalls), repeatedActions: sum((s) => s.repeatedActions), toolMs: sum((s) => s.toolMs),
+    formatErrors: sum((s) => s.formatErrors),
+    badToolCalls: sum((s) => s.badToolCalls),
+    repeatedActions: sum((s) => s.repeatedActions),
+    toolMs: sum((s) => s.toolMs),
     blockedActions: sum((s) => BLOCKED_KINDS.reduce((acc, k) => acc + s.blocked[k], 0)),
   };
 }

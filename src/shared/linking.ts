@@ -49,19 +49,31 @@ export function observationLinks(turns: readonly TurnView[], index: number): Obs
   if (code !== undefined) {
     const lines = code.split('\n').length;
     const frames = [...turn.observationText.matchAll(FRAME)].filter((m) => Number(m[1]) >= 1 && Number(m[1]) <= lines);
-    frames.forEach((m, i) => links.push({ kind: 'line', turn: index, line: Number(m[1]), start: m.index, end: m.index + m[0].length, innermost: i === frames.length - 1 }));
+    frames.forEach((m, i) =>
+      links.push({ kind: 'line', turn: index, line: Number(m[1]), start: m.index, end: m.index + m[0].length, innermost: i === frames.length - 1 }),
+    );
   }
   const a = turn.action as { kind?: string; name?: string } | null;
   // a tool's result (the calculator's <obs>, a workspace tool's <obs> or Hermes <tool_response>) answers this turn's call
-  if (a?.kind === 'tool' && code === undefined && !FINAL_ACTIONS.has(a.name ?? '') && /^<(obs|tool_response)>/.test(turn.observationText) && !/^<(obs|tool_response)>error/.test(turn.observationText)) {
+  if (
+    a?.kind === 'tool' &&
+    code === undefined &&
+    !FINAL_ACTIONS.has(a.name ?? '') &&
+    /^<(obs|tool_response)>/.test(turn.observationText) &&
+    !/^<(obs|tool_response)>error/.test(turn.observationText)
+  ) {
     links.push({ kind: 'call', turn: index });
   }
   const o = turn.observation;
   const reason =
-    a?.kind === 'format_error' || o.formatError === true ? 'format error in this turn’s output'
-      : o.timedOut === true ? 'this turn’s code timed out'
-        : typeof o.exitCode === 'number' && o.exitCode !== 0 ? `this turn’s code exited with code ${o.exitCode}`
-          : typeof o.error === 'string' ? `this turn’s tool call failed (${o.error})`
+    a?.kind === 'format_error' || o.formatError === true
+      ? 'format error in this turn’s output'
+      : o.timedOut === true
+        ? 'this turn’s code timed out'
+        : typeof o.exitCode === 'number' && o.exitCode !== 0
+          ? `this turn’s code exited with code ${o.exitCode}`
+          : typeof o.error === 'string'
+            ? `this turn’s tool call failed (${o.error})`
             : undefined;
   if (reason) links.push({ kind: 'cause', turn: index, reason });
   return links;

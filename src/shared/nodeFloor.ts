@@ -23,7 +23,10 @@ export function describeVersions(v: RuntimeVersions): string {
 
 /** Why this runtime cannot run our processes, or undefined when it can. */
 export function runtimeTooOld(v: RuntimeVersions): string | undefined {
-  const [major = 0, minor = 0] = v.node.replace(/^v/, '').split('.').map((x) => Number.parseInt(x, 10));
+  const [major = 0, minor = 0] = v.node
+    .replace(/^v/, '')
+    .split('.')
+    .map((x) => Number.parseInt(x, 10));
   const napi = Number.parseInt(v.napi ?? '0', 10);
   const oldNode = major < NODE_FLOOR.major || (major === NODE_FLOOR.major && minor < NODE_FLOOR.minor);
   if (!oldNode && napi >= NODE_FLOOR.napi) return undefined;

@@ -4,8 +4,17 @@
 import { ALGORITHM_SPECS, algorithmDefaults, type AlgorithmSettings } from './algorithm';
 import { checkField, type ConfigIssue, type FieldSpec } from './fieldSpec';
 import {
-  DEMONSTRATION_SPECS, ENV_NAMES, ENV_OPTION_SPECS, POLICY_NAMES, POLICY_OPTION_SPECS,
-  type DemonstrationOptions, type EnvName, type EnvOptions, type OptionSpecs, type PolicyName, type PolicyOptions,
+  DEMONSTRATION_SPECS,
+  ENV_NAMES,
+  ENV_OPTION_SPECS,
+  POLICY_NAMES,
+  POLICY_OPTION_SPECS,
+  type DemonstrationOptions,
+  type EnvName,
+  type EnvOptions,
+  type OptionSpecs,
+  type PolicyName,
+  type PolicyOptions,
 } from './optionSpecs';
 
 export type { ConfigIssue, FieldSpec };
@@ -138,41 +147,144 @@ const SECTION = { kind: 'object' } as const;
 
 export const FIELD_SPECS: Readonly<Record<RunConfigKey, FieldSpec>> = {
   name: { kind: 'string', maxLength: 200, description: 'Run name shown in lists.', reason: 'empty = derived from env, method and seed' },
-  env: { kind: 'enum', values: ENV_NAMES, description: 'Environment the agent acts in.', reason: 'binary-search is the fully checkable experiment of seed 002' },
+  env: {
+    kind: 'enum',
+    values: ENV_NAMES,
+    description: 'Environment the agent acts in.',
+    reason: 'binary-search is the fully checkable experiment of seed 002',
+  },
   policy: { kind: 'enum', values: POLICY_NAMES, description: 'Policy parameterisation.', reason: 'the table policy makes every probability inspectable' },
-  method: { kind: 'enum', values: METHOD_NAMES, description: 'grpo: group-relative clipped policy gradient (algorithm.* chooses the estimator and any shaping); rs-sft: fine-tune on its own successful samples only; sft: imitate the reference agent\'s demonstrations.', reason: 'GRPO is the method under study; RS-SFT is its control' },
+  method: {
+    kind: 'enum',
+    values: METHOD_NAMES,
+    description:
+      "grpo: group-relative clipped policy gradient (algorithm.* chooses the estimator and any shaping); rs-sft: fine-tune on its own successful samples only; sft: imitate the reference agent's demonstrations.",
+    reason: 'GRPO is the method under study; RS-SFT is its control',
+  },
   seed: { kind: 'integer', min: 0, max: 2 ** 31 - 1, description: 'Training seed.', reason: 'seed 002 reports seeds 7, 19 and 42' },
-  evalSeed: { kind: 'integer', min: 0, max: 2 ** 31 - 1, description: 'Evaluation seed, independent of the training seed.', reason: 'fixed so every run is evaluated on the same stream' },
+  evalSeed: {
+    kind: 'integer',
+    min: 0,
+    max: 2 ** 31 - 1,
+    description: 'Evaluation seed, independent of the training seed.',
+    reason: 'fixed so every run is evaluated on the same stream',
+  },
   iterations: { kind: 'integer', min: 1, max: 1_000_000, description: 'Training iterations (rollout + update).', reason: 'seed 002: 100' },
   groupsPerIteration: { kind: 'integer', min: 1, max: 10_000, description: 'Groups (tasks) sampled per iteration.', reason: 'seed 002: 4 groups' },
-  groupSize: { kind: 'integer', min: 1, max: 10_000, description: 'Trajectories per group (same task); GRPO needs at least 2.', reason: 'seed 002: 8; a group needs at least 2 to have a spread' },
-  evalEpisodes: { kind: 'integer', min: 1, max: 1_000_000, description: 'Sampled episodes per evaluation, dealt round-robin over the held-out tasks; greedy decoding runs every task once besides.', reason: 'seed 002: 500' },
-  evalInterval: { kind: 'integer', min: 0, max: 1_000_000, description: 'Also evaluate every N iterations (0 = only before and after training).', reason: 'seed 002 evaluates at start and end' },
-  evalPassK: { kind: 'integer', min: 0, max: 1000, description: 'k of the sampled pass@k every evaluation reports (0 = none); evalEpisodes should give each held-out task at least k samples.', reason: 'a gain in sampled pass@1 with a flat pass@k and greedy is mostly sharpening; all three are reported' },
-  checkpointEvery: { kind: 'integer', min: 0, max: 1_000_000, description: 'Write a resume point (weights, optimizer, KL reference, random generator states, the iteration) every N iterations and when the run is cancelled; 0 = only when cancelled. `agent-rl train --resume RUN` continues from the last one.', reason: 'a killed run repeats at most 9 iterations; a small model\'s resume point takes milliseconds' },
-  maxInFlight: { kind: 'integer', min: 0, max: 100_000, description: 'Training rollouts on the concurrent schedule: at most this many episodes in flight, an episode whose tool or sandbox call is done joins the next sampling batch at once and a finished one makes room for the next; each episode draws from its own random stream. 0 = lockstep: every live episode sampled together, the next batch waiting for the slowest step (in mode "async", 0 = no bound but the queue\'s).', reason: 'lockstep is the measured default; the concurrent schedule pays off when tools are slow and uneven (npm run bench)' },
-  mode: { kind: 'enum', values: ['sync', 'async'], description: 'sync: every iteration samples its groups with the current policy, then updates it (on-policy, exactly reproducible). async: a rollout stream fills a bounded queue of finished groups while the learner takes groupsPerIteration of them per update, each at its own pace, sharing the engines (the stream samples between the learner\'s steps and fills its tools\' waits); samples may be up to maxStaleness versions old, and the algorithm defaults to recomputing π_old with a truncated importance correction. Not reproducible to the episode; no dynamic sampling.', reason: 'sync is the measured, reproducible default' },
-  maxStaleness: { kind: 'integer', min: 0, max: 1000, description: 'async: the most policy versions a group may be behind the learner when it is taken; older groups are dropped (counted).', reason: 'one version: the rollout may use the weights of the update before, no older' },
-  queueGroups: { kind: 'integer', min: 0, max: 100_000, description: 'async: groups queued and in flight at most (the rollout waits for room); 0 = (maxStaleness + 1) × groupsPerIteration. Besides this, a group starts only while it could still be taken within maxStaleness versions.', reason: 'as far ahead as the staleness bound lets the rollout run' },
-  maxNonFiniteIterations: { kind: 'integer', min: 1, max: 1000, description: 'A NaN or infinite loss skips its optimizer step (recorded); this many iterations in a row with one stop the run as failed.', reason: 'one bad batch is noise; three in a row mean the run has diverged' },
-  maxTurns: { kind: 'integer', min: 1, max: 1000, description: 'Agent-loop turn cap, above the environment budget.', reason: 'a guard: the environment budget (6 for binary-search) normally ends episodes first' },
-  algorithm: { ...SECTION, description: 'The training algorithm: advantages, loss, KL, optimizer and schedule (see its fields).', reason: 'defaults per environment, policy and method' },
-  demonstrations: { ...SECTION, description: 'How the reference agent demonstrates for method sft: its deliberate habits and mistakes.', reason: 'each environment documents its own' },
+  groupSize: {
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    description: 'Trajectories per group (same task); GRPO needs at least 2.',
+    reason: 'seed 002: 8; a group needs at least 2 to have a spread',
+  },
+  evalEpisodes: {
+    kind: 'integer',
+    min: 1,
+    max: 1_000_000,
+    description: 'Sampled episodes per evaluation, dealt round-robin over the held-out tasks; greedy decoding runs every task once besides.',
+    reason: 'seed 002: 500',
+  },
+  evalInterval: {
+    kind: 'integer',
+    min: 0,
+    max: 1_000_000,
+    description: 'Also evaluate every N iterations (0 = only before and after training).',
+    reason: 'seed 002 evaluates at start and end',
+  },
+  evalPassK: {
+    kind: 'integer',
+    min: 0,
+    max: 1000,
+    description: 'k of the sampled pass@k every evaluation reports (0 = none); evalEpisodes should give each held-out task at least k samples.',
+    reason: 'a gain in sampled pass@1 with a flat pass@k and greedy is mostly sharpening; all three are reported',
+  },
+  checkpointEvery: {
+    kind: 'integer',
+    min: 0,
+    max: 1_000_000,
+    description:
+      'Write a resume point (weights, optimizer, KL reference, random generator states, the iteration) every N iterations and when the run is cancelled; 0 = only when cancelled. `agent-rl train --resume RUN` continues from the last one.',
+    reason: "a killed run repeats at most 9 iterations; a small model's resume point takes milliseconds",
+  },
+  maxInFlight: {
+    kind: 'integer',
+    min: 0,
+    max: 100_000,
+    description:
+      'Training rollouts on the concurrent schedule: at most this many episodes in flight, an episode whose tool or sandbox call is done joins the next sampling batch at once and a finished one makes room for the next; each episode draws from its own random stream. 0 = lockstep: every live episode sampled together, the next batch waiting for the slowest step (in mode "async", 0 = no bound but the queue\'s).',
+    reason: 'lockstep is the measured default; the concurrent schedule pays off when tools are slow and uneven (npm run bench)',
+  },
+  mode: {
+    kind: 'enum',
+    values: ['sync', 'async'],
+    description:
+      "sync: every iteration samples its groups with the current policy, then updates it (on-policy, exactly reproducible). async: a rollout stream fills a bounded queue of finished groups while the learner takes groupsPerIteration of them per update, each at its own pace, sharing the engines (the stream samples between the learner's steps and fills its tools' waits); samples may be up to maxStaleness versions old, and the algorithm defaults to recomputing π_old with a truncated importance correction. Not reproducible to the episode; no dynamic sampling.",
+    reason: 'sync is the measured, reproducible default',
+  },
+  maxStaleness: {
+    kind: 'integer',
+    min: 0,
+    max: 1000,
+    description: 'async: the most policy versions a group may be behind the learner when it is taken; older groups are dropped (counted).',
+    reason: 'one version: the rollout may use the weights of the update before, no older',
+  },
+  queueGroups: {
+    kind: 'integer',
+    min: 0,
+    max: 100_000,
+    description:
+      'async: groups queued and in flight at most (the rollout waits for room); 0 = (maxStaleness + 1) × groupsPerIteration. Besides this, a group starts only while it could still be taken within maxStaleness versions.',
+    reason: 'as far ahead as the staleness bound lets the rollout run',
+  },
+  maxNonFiniteIterations: {
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    description: 'A NaN or infinite loss skips its optimizer step (recorded); this many iterations in a row with one stop the run as failed.',
+    reason: 'one bad batch is noise; three in a row mean the run has diverged',
+  },
+  maxTurns: {
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    description: 'Agent-loop turn cap, above the environment budget.',
+    reason: 'a guard: the environment budget (6 for binary-search) normally ends episodes first',
+  },
+  algorithm: {
+    ...SECTION,
+    description: 'The training algorithm: advantages, loss, KL, optimizer and schedule (see its fields).',
+    reason: 'defaults per environment, policy and method',
+  },
+  demonstrations: {
+    ...SECTION,
+    description: 'How the reference agent demonstrates for method sft: its deliberate habits and mistakes.',
+    reason: 'each environment documents its own',
+  },
   envOptions: { ...SECTION, description: 'Options of the chosen environment.', reason: 'each environment documents its own' },
   policyOptions: { ...SECTION, description: 'Options of the chosen policy (model and sampling).', reason: 'each policy documents its own' },
 };
-
 
 /**
  * Keys that moved into the typed sections, with where they went: a config written for an earlier
  * release gets an error that says exactly what to change.
  */
 export const MOVED_KEYS: Readonly<Record<string, string>> = {
-  learningRate: 'algorithm.learningRate', clipEpsilon: 'algorithm.clipLow', klCoef: 'algorithm.klCoef', epochs: 'algorithm.epochs', advantageStd: 'algorithm.advantageStd',
-  'policyOptions.clipHigh': 'algorithm.clipHigh', 'policyOptions.klEstimator': 'algorithm.klEstimator', 'policyOptions.aggregation': 'algorithm.lossAggregation',
-  'policyOptions.minibatchSize': 'algorithm.minibatchSize', 'policyOptions.negativeAdvantageScale': 'algorithm.negativeAdvantageScale',
-  'policyOptions.skipZeroAdvantage': 'algorithm.skipZeroAdvantage', 'policyOptions.weightDecay': 'algorithm.weightDecay', 'policyOptions.maxGradNorm': 'algorithm.maxGradNorm',
-  'policyOptions.warmupSteps': 'algorithm.warmupSteps', 'policyOptions.mistakeRate': 'demonstrations.mistakeRate',
+  learningRate: 'algorithm.learningRate',
+  clipEpsilon: 'algorithm.clipLow',
+  klCoef: 'algorithm.klCoef',
+  epochs: 'algorithm.epochs',
+  advantageStd: 'algorithm.advantageStd',
+  'policyOptions.clipHigh': 'algorithm.clipHigh',
+  'policyOptions.klEstimator': 'algorithm.klEstimator',
+  'policyOptions.aggregation': 'algorithm.lossAggregation',
+  'policyOptions.minibatchSize': 'algorithm.minibatchSize',
+  'policyOptions.negativeAdvantageScale': 'algorithm.negativeAdvantageScale',
+  'policyOptions.skipZeroAdvantage': 'algorithm.skipZeroAdvantage',
+  'policyOptions.weightDecay': 'algorithm.weightDecay',
+  'policyOptions.maxGradNorm': 'algorithm.maxGradNorm',
+  'policyOptions.warmupSteps': 'algorithm.warmupSteps',
+  'policyOptions.mistakeRate': 'demonstrations.mistakeRate',
 };
 
 /** Which policies can drive which environments (an impossible combination fails validation). */
@@ -202,14 +314,17 @@ function show(v: unknown): string {
 function closest(word: string, options: readonly string[]): string | undefined {
   // Suggest a key that differs only in case, or that starts the same way: catches typos cheaply.
   const lower = word.toLowerCase();
-  return (
-    options.find((o) => o.toLowerCase() === lower) ??
-    options.find((o) => o.toLowerCase().startsWith(lower.slice(0, 4)) && lower.length >= 4)
-  );
+  return options.find((o) => o.toLowerCase() === lower) ?? options.find((o) => o.toLowerCase().startsWith(lower.slice(0, 4)) && lower.length >= 4);
 }
 
 /** Options of an environment, a policy or a demonstrator: only known keys, typed and in range; defaults filled. Problems go to `issues`. */
-function checkOptions(field: 'envOptions' | 'policyOptions' | 'demonstrations', owner: string, specs: OptionSpecs | undefined, given: Record<string, unknown>, issues: ConfigIssue[]): Record<string, unknown> {
+function checkOptions(
+  field: 'envOptions' | 'policyOptions' | 'demonstrations',
+  owner: string,
+  specs: OptionSpecs | undefined,
+  given: Record<string, unknown>,
+  issues: ConfigIssue[],
+): Record<string, unknown> {
   if (!specs) return given; // an unknown env or policy is reported by its own field
   const options: Record<string, unknown> = {};
   const kind = field === 'policyOptions' ? 'policy' : 'env';
@@ -219,9 +334,16 @@ function checkOptions(field: 'envOptions' | 'policyOptions' | 'demonstrations', 
       const moved = MOVED_KEYS[`${field}.${k}`];
       // the one value renamed on the way: the aggregation "seq-sum" is seq-mean-token-sum
       const now = k === 'aggregation' && v === 'seq-sum' ? 'seq-mean-token-sum' : v;
-      issues.push(moved
-        ? { field: `${field}.${k}`, value: v, message: `has moved to ${moved}`, fix: `write it as ${moved.replace('.', ': { ')}: ${show(now)} }` }
-        : { field: `${field}.${k}`, value: v, message: `is not an option of ${kind} "${owner}"${field === 'demonstrations' ? '\'s demonstrations' : ''}`, fix: `remove it; ${owner} accepts: ${Object.keys(specs).join(', ') || '(none)'}` });
+      issues.push(
+        moved
+          ? { field: `${field}.${k}`, value: v, message: `has moved to ${moved}`, fix: `write it as ${moved.replace('.', ': { ')}: ${show(now)} }` }
+          : {
+              field: `${field}.${k}`,
+              value: v,
+              message: `is not an option of ${kind} "${owner}"${field === 'demonstrations' ? "'s demonstrations" : ''}`,
+              fix: `remove it; ${owner} accepts: ${Object.keys(specs).join(', ') || '(none)'}`,
+            },
+      );
       continue;
     }
     checkField(`${field}.${k}`, spec, v, issues);
@@ -259,7 +381,12 @@ function checkAlgorithm(given: Record<string, unknown>, defaults: AlgorithmSetti
     const spec = ALGORITHM_SPECS[k as keyof AlgorithmSettings] as FieldSpec | undefined;
     if (!spec) {
       const hint = closest(k, names);
-      issues.push({ field: `algorithm.${k}`, value: v, message: 'is not an algorithm setting', fix: hint ? `did you mean "${hint}"?` : `remove it; the settings are: ${names.join(', ')}` });
+      issues.push({
+        field: `algorithm.${k}`,
+        value: v,
+        message: 'is not an algorithm setting',
+        fix: hint ? `did you mean "${hint}"?` : `remove it; the settings are: ${names.join(', ')}`,
+      });
       continue;
     }
     checkField(`algorithm.${k}`, spec, v, issues);
@@ -288,7 +415,12 @@ export function validateRunConfig(input: unknown): RunConfig {
       continue;
     }
     const hint = closest(key, keys);
-    issues.push({ field: key, value: raw[key], message: 'is not a known config key', fix: hint ? `did you mean "${hint}"?` : `remove it; known keys: ${keys.join(', ')}` });
+    issues.push({
+      field: key,
+      value: raw[key],
+      message: 'is not a known config key',
+      fix: hint ? `did you mean "${hint}"?` : `remove it; known keys: ${keys.join(', ')}`,
+    });
   }
   const policyDefaults = POLICY_DEFAULTS[raw.policy as PolicyName] as Partial<RunSettings> | undefined;
   const method = typeof raw.method === 'string' ? raw.method : DEFAULT_RUN_CONFIG.method;
@@ -307,51 +439,108 @@ export function validateRunConfig(input: unknown): RunConfig {
   }
   if (isObject(config.demonstrations)) {
     if (config.method !== 'sft' && Object.keys(config.demonstrations).length > 0) {
-      issues.push({ field: 'demonstrations', value: config.demonstrations, message: `applies to method sft only (this run is ${config.method})`, fix: 'remove it, or use method "sft"' });
+      issues.push({
+        field: 'demonstrations',
+        value: config.demonstrations,
+        message: `applies to method sft only (this run is ${config.method})`,
+        fix: 'remove it, or use method "sft"',
+      });
     }
     config.demonstrations = checkOptions('demonstrations', config.env, DEMONSTRATION_SPECS[config.env], config.demonstrations, issues);
   }
   const po = config.policyOptions;
   if (typeof po.dModel === 'number' && typeof po.nHeads === 'number' && po.dModel % po.nHeads !== 0) {
-    issues.push({ field: 'policyOptions.nHeads', value: po.nHeads, message: `does not divide policyOptions.dModel (${po.dModel})`, fix: 'choose nHeads so that dModel / nHeads is a whole number' });
+    issues.push({
+      field: 'policyOptions.nHeads',
+      value: po.nHeads,
+      message: `does not divide policyOptions.dModel (${po.dModel})`,
+      fix: 'choose nHeads so that dModel / nHeads is a whole number',
+    });
   }
   if (po.actionMode === 'score') {
-    if (typeof po.model !== 'string' || po.model === '') issues.push({ field: 'policyOptions.actionMode', value: 'score', message: 'candidate scoring needs a language model checkpoint', fix: 'set policyOptions.model to a Hugging Face checkpoint folder, or use actionMode "generate"' });
-    if (!ENV_CAPABILITIES[config.env]?.tabular) issues.push({ field: 'policyOptions.actionMode', value: 'score', message: `env "${config.env}" has no fixed set of action strings to score`, fix: 'use env "binary-search", or actionMode "generate"' });
-    if (config.method === 'sft') issues.push({ field: 'method', value: 'sft', message: 'candidate scoring has no demonstrations to imitate', fix: 'use method "grpo" or "rs-sft"' });
+    if (typeof po.model !== 'string' || po.model === '')
+      issues.push({
+        field: 'policyOptions.actionMode',
+        value: 'score',
+        message: 'candidate scoring needs a language model checkpoint',
+        fix: 'set policyOptions.model to a Hugging Face checkpoint folder, or use actionMode "generate"',
+      });
+    if (!ENV_CAPABILITIES[config.env]?.tabular)
+      issues.push({
+        field: 'policyOptions.actionMode',
+        value: 'score',
+        message: `env "${config.env}" has no fixed set of action strings to score`,
+        fix: 'use env "binary-search", or actionMode "generate"',
+      });
+    if (config.method === 'sft')
+      issues.push({ field: 'method', value: 'sft', message: 'candidate scoring has no demonstrations to imitate', fix: 'use method "grpo" or "rs-sft"' });
   }
   if (config.method === 'sft' && config.policy === 'table') {
-    issues.push({ field: 'method', value: 'sft', message: 'sft trains a language model on reference demonstrations; the table policy has none', fix: 'use policy "transformer", or method "rs-sft" for the table baseline' });
+    issues.push({
+      field: 'method',
+      value: 'sft',
+      message: 'sft trains a language model on reference demonstrations; the table policy has none',
+      fix: 'use policy "transformer", or method "rs-sft" for the table baseline',
+    });
   }
   if (config.method === 'sft' && config.env === 'binary-search') {
-    issues.push({ field: 'env', value: config.env, message: 'binary-search has no reference agent to demonstrate', fix: 'use env "calculator" or "code" for sft' });
+    issues.push({
+      field: 'env',
+      value: config.env,
+      message: 'binary-search has no reference agent to demonstrate',
+      fix: 'use env "calculator" or "code" for sft',
+    });
   }
   // Impossible combinations.
   const caps = ENV_CAPABILITIES[config.env] as (typeof ENV_CAPABILITIES)[EnvName] | undefined;
   if (config.policy === 'table' && caps && !caps.tabular) {
     issues.push({
-      field: 'policy', value: config.policy, message: `the table policy needs a finite visible state, which env "${config.env}" does not have`,
+      field: 'policy',
+      value: config.policy,
+      message: `the table policy needs a finite visible state, which env "${config.env}" does not have`,
       fix: 'use a language-model policy for this environment, or env "binary-search"',
     });
   }
   const eo = config.envOptions;
   if (typeof eo.minDepth === 'number' && typeof eo.maxDepth === 'number' && eo.minDepth > eo.maxDepth) {
-    issues.push({ field: 'envOptions.minDepth', value: eo.minDepth, message: `is greater than envOptions.maxDepth (${eo.maxDepth})`, fix: 'make minDepth ≤ maxDepth' });
+    issues.push({
+      field: 'envOptions.minDepth',
+      value: eo.minDepth,
+      message: `is greater than envOptions.maxDepth (${eo.maxDepth})`,
+      fix: 'make minDepth ≤ maxDepth',
+    });
   }
   if (typeof eo.minOperand === 'number' && typeof eo.maxOperand === 'number' && eo.minOperand > eo.maxOperand) {
-    issues.push({ field: 'envOptions.minOperand', value: eo.minOperand, message: `is greater than envOptions.maxOperand (${eo.maxOperand})`, fix: 'make minOperand ≤ maxOperand' });
+    issues.push({
+      field: 'envOptions.minOperand',
+      value: eo.minOperand,
+      message: `is greater than envOptions.maxOperand (${eo.maxOperand})`,
+      fix: 'make minOperand ≤ maxOperand',
+    });
   }
   if (config.method === 'grpo' && typeof config.groupSize === 'number' && config.groupSize < 2) {
-    issues.push({ field: 'groupSize', value: config.groupSize, message: 'GRPO normalises rewards within a group, and a group of one has no spread', fix: 'set groupSize ≥ 2 (seed 002 uses 8)' });
+    issues.push({
+      field: 'groupSize',
+      value: config.groupSize,
+      message: 'GRPO normalises rewards within a group, and a group of one has no spread',
+      fix: 'set groupSize ≥ 2 (seed 002 uses 8)',
+    });
   } else if (config.algorithm.advantageStd === 'sample' && typeof config.groupSize === 'number' && config.groupSize < 2) {
-    issues.push({ field: 'groupSize', value: config.groupSize, message: 'the sample standard deviation needs at least 2 trajectories', fix: 'set groupSize ≥ 2' });
+    issues.push({
+      field: 'groupSize',
+      value: config.groupSize,
+      message: 'the sample standard deviation needs at least 2 trajectories',
+      fix: 'set groupSize ≥ 2',
+    });
   }
   const givenAlgo = isObject(raw.algorithm) ? raw.algorithm : {};
   // The table's clip is seed 002's one ε for both bounds: a given clipLow moves clipHigh with it
   if (config.policy === 'table' && givenAlgo.clipLow !== undefined && givenAlgo.clipHigh === undefined) config.algorithm.clipHigh = config.algorithm.clipLow;
   if ((config.method === 'rs-sft' || config.method === 'sft') && givenAlgo.klCoef !== undefined && givenAlgo.klCoef !== 0) {
     issues.push({
-      field: 'algorithm.klCoef', value: givenAlgo.klCoef, message: `${config.method} trains by negative log-likelihood and has no KL penalty`,
+      field: 'algorithm.klCoef',
+      value: givenAlgo.klCoef,
+      message: `${config.method} trains by negative log-likelihood and has no KL penalty`,
       fix: `remove algorithm.klCoef (or set it to 0) for method "${config.method}"`,
     });
   }
@@ -361,23 +550,54 @@ export function validateRunConfig(input: unknown): RunConfig {
     if (givenAlgo.oldLogprobs === undefined) config.algorithm.oldLogprobs = 'recompute';
     // (with π_old given as the behaviour log-probs there is nothing to correct: the clip alone guards)
     if (givenAlgo.offPolicyCorrection === undefined && config.algorithm.oldLogprobs === 'recompute') config.algorithm.offPolicyCorrection = 'truncated-is';
-    if (config.method === 'sft') issues.push({ field: 'mode', value: 'async', message: 'sft learns from scripted demonstrations, which have no policy to be asynchronous with', fix: 'use mode "sync" for sft' });
+    if (config.method === 'sft')
+      issues.push({
+        field: 'mode',
+        value: 'async',
+        message: 'sft learns from scripted demonstrations, which have no policy to be asynchronous with',
+        fix: 'use mode "sync" for sft',
+      });
     if (config.queueGroups > 0 && config.queueGroups < config.groupsPerIteration) {
-      issues.push({ field: 'queueGroups', value: config.queueGroups, message: `the learner takes ${config.groupsPerIteration} groups at a time (groupsPerIteration), more than the queue could ever hold`, fix: `use 0 (the default) or at least ${config.groupsPerIteration}` });
+      issues.push({
+        field: 'queueGroups',
+        value: config.queueGroups,
+        message: `the learner takes ${config.groupsPerIteration} groups at a time (groupsPerIteration), more than the queue could ever hold`,
+        fix: `use 0 (the default) or at least ${config.groupsPerIteration}`,
+      });
     }
     if (config.algorithm.dynamicSampling > 0) {
-      issues.push({ field: 'algorithm.dynamicSampling', value: config.algorithm.dynamicSampling, message: 'replaces uninformative groups by sampling again within the iteration, which the asynchronous stream does not do', fix: 'set algorithm.dynamicSampling to 0, or use mode "sync"' });
+      issues.push({
+        field: 'algorithm.dynamicSampling',
+        value: config.algorithm.dynamicSampling,
+        message: 'replaces uninformative groups by sampling again within the iteration, which the asynchronous stream does not do',
+        fix: 'set algorithm.dynamicSampling to 0, or use mode "sync"',
+      });
     }
   }
   if (config.algorithm.offPolicyCorrection === 'truncated-is' && config.algorithm.oldLogprobs !== 'recompute') {
-    issues.push({ field: 'algorithm.offPolicyCorrection', value: 'truncated-is', message: 'weighs tokens by π_old/π_behaviour, which is 1 when π_old is the behaviour log-probs', fix: 'set algorithm.oldLogprobs to "recompute"' });
+    issues.push({
+      field: 'algorithm.offPolicyCorrection',
+      value: 'truncated-is',
+      message: 'weighs tokens by π_old/π_behaviour, which is 1 when π_old is the behaviour log-probs',
+      fix: 'set algorithm.oldLogprobs to "recompute"',
+    });
   }
   const dual = config.algorithm.dualClip;
   if (typeof dual === 'number' && dual > 0 && dual <= 1) {
-    issues.push({ field: 'algorithm.dualClip', value: dual, message: 'the dual-clip bound must be greater than 1 (it caps a negative-advantage token\'s loss at c·|A|)', fix: 'use 0 (off) or a value > 1 such as 3' });
+    issues.push({
+      field: 'algorithm.dualClip',
+      value: dual,
+      message: "the dual-clip bound must be greater than 1 (it caps a negative-advantage token's loss at c·|A|)",
+      fix: 'use 0 (off) or a value > 1 such as 3',
+    });
   }
   if (config.env === 'workspace' && (typeof eo.tasks !== 'string' || eo.tasks === '')) {
-    issues.push({ field: 'envOptions.tasks', value: eo.tasks, message: 'a workspace environment needs its task file(s)', fix: 'name them, e.g. "tasks.jsonl" or "data/*.parquet" (relative to the config file)' });
+    issues.push({
+      field: 'envOptions.tasks',
+      value: eo.tasks,
+      message: 'a workspace environment needs its task file(s)',
+      fix: 'name them, e.g. "tasks.jsonl" or "data/*.parquet" (relative to the config file)',
+    });
   }
   if (issues.length > 0) throw new ConfigError(issues);
   if (config.name === '') config.name = `${config.env}-${config.policy}-${config.method}-s${config.seed}`;

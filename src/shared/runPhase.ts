@@ -16,7 +16,10 @@ export type RunPhase =
 
 export const isRunPhase = (x: unknown): x is RunPhase =>
   isObject(x) &&
-  (x.kind === 'loading' || x.kind === 'saving' || (x.kind === 'warm-start' && isString(x.from)) || ((x.kind === 'evaluating' || x.kind === 'iteration') && isNumber(x.iteration)));
+  (x.kind === 'loading' ||
+    x.kind === 'saving' ||
+    (x.kind === 'warm-start' && isString(x.from)) ||
+    ((x.kind === 'evaluating' || x.kind === 'iteration') && isNumber(x.iteration)));
 
 export function describePhase(p: RunPhase, iterations: number): string {
   switch (p.kind) {
@@ -58,6 +61,7 @@ export interface ProgressFigures {
  * training success.
  */
 export function progressFigures(method: string, p: ProgressFigures): string[] {
-  if (method === 'sft') return [`loss ${p.loss.toFixed(4)}`, ...(p.tokenAccuracy !== undefined ? [`token accuracy ${(100 * p.tokenAccuracy).toFixed(1)}%`] : [])];
+  if (method === 'sft')
+    return [`loss ${p.loss.toFixed(4)}`, ...(p.tokenAccuracy !== undefined ? [`token accuracy ${(100 * p.tokenAccuracy).toFixed(1)}%`] : [])];
   return [`reward ${p.rewardMean.toFixed(3)}`, `success ${(100 * p.successRate).toFixed(1)}%`];
 }

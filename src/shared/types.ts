@@ -280,7 +280,17 @@ export interface EvaluationResult {
 
 /** EvaluationResult fields stored in evaluations.metrics_json (the rest have columns). */
 export const EVALUATION_EXTRAS = [
-  'greedyEpisodes', 'passAtK', 'passK', 'toolCalls', 'greedyToolCalls', 'formatErrors', 'badToolCalls', 'repeatedActions', 'toolMs', 'blockedActions', 'meanTokens',
+  'greedyEpisodes',
+  'passAtK',
+  'passK',
+  'toolCalls',
+  'greedyToolCalls',
+  'formatErrors',
+  'badToolCalls',
+  'repeatedActions',
+  'toolMs',
+  'blockedActions',
+  'meanTokens',
 ] as const satisfies readonly (keyof EvaluationResult)[];
 
 export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';

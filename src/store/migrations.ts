@@ -133,7 +133,11 @@ export const MIGRATIONS: readonly Migration[] = [
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 export class SchemaTooNewError extends Error {
-  constructor(readonly path: string, readonly found: number, readonly supported: number) {
+  constructor(
+    readonly path: string,
+    readonly found: number,
+    readonly supported: number,
+  ) {
     super(
       `The database ${path} has schema version ${found}, but this version of Agent RL Workbench understands up to ${supported}. ` +
         'It was written by a newer release and was left untouched. Fix: upgrade agent-rl-workbench, or pass --db with another file.',
@@ -152,12 +156,14 @@ export function migrate(db: Database.Database, path: string, target = SCHEMA_VER
     if (m.version <= current || m.version > target) continue;
     // The version is read again under the write lock: processes that open a new database at the same
     // moment (the extension's workers, the CLI) all saw it unmigrated, and only the first may apply it.
-    const done = db.transaction(() => {
-      if ((db.pragma('user_version', { simple: true }) as number) >= m.version) return false;
-      db.exec(m.sql);
-      db.pragma(`user_version = ${m.version}`);
-      return true;
-    }).immediate();
+    const done = db
+      .transaction(() => {
+        if ((db.pragma('user_version', { simple: true }) as number) >= m.version) return false;
+        db.exec(m.sql);
+        db.pragma(`user_version = ${m.version}`);
+        return true;
+      })
+      .immediate();
     if (done) applied.push(m.version);
   }
   return applied;

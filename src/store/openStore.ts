@@ -25,7 +25,10 @@ export function resumeDirFor(dbFile: string, runId: number): string {
 }
 
 export class StoreError extends Error {
-  constructor(message: string, readonly code: 'not_a_database' | 'locked' | 'too_new' | 'foreign' | 'readonly' | 'io' | 'full') {
+  constructor(
+    message: string,
+    readonly code: 'not_a_database' | 'locked' | 'too_new' | 'foreign' | 'readonly' | 'io' | 'full',
+  ) {
     super(message);
     this.name = 'StoreError';
   }
@@ -38,7 +41,7 @@ export interface OpenOptions {
 }
 
 function sqliteCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e ? String((e).code) : undefined;
+  return typeof e === 'object' && e !== null && 'code' in e ? String(e.code) : undefined;
 }
 
 /** Turns SQLite's errors into actionable ones; rethrows anything else. */
@@ -132,7 +135,10 @@ export function openStore(file: string, options: OpenOptions = {}): Database.Dat
       db.pragma('foreign_keys = ON');
       migrate(db, resolved, 0); // only the "too new" check: a reader never writes
       if (version < SCHEMA_VERSION) {
-        throw new StoreError(`The database ${resolved} has schema version ${version} and needs an upgrade to ${SCHEMA_VERSION}, which a read-only open cannot do. Fix: open it once without read-only (any agent-rl command does).`, 'io');
+        throw new StoreError(
+          `The database ${resolved} has schema version ${version} and needs an upgrade to ${SCHEMA_VERSION}, which a read-only open cannot do. Fix: open it once without read-only (any agent-rl command does).`,
+          'io',
+        );
       }
     }
     return db;

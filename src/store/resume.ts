@@ -44,8 +44,12 @@ export function prepareResume(db: Database.Database, dbFile: string, ref: string
   const reader = new RunReader(db);
   const run = reader.findRun(ref);
   if (!run) throw new ResumeError(`no run "${ref}" in ${dbFile}. Fix: \`agent-rl runs\` lists the runs; give an id or a name`);
-  if (run.status === 'completed') throw new ResumeError(`run ${run.id} completed all its ${run.iterationsPlanned} iterations: nothing to continue. Fix: start a new run; --init its checkpoint to train it further`);
-  if (run.status === 'running') throw new ResumeError(`run ${run.id} is still running (its process is alive). Fix: stop it first (Ctrl-C, or Stop Run), then resume`);
+  if (run.status === 'completed')
+    throw new ResumeError(
+      `run ${run.id} completed all its ${run.iterationsPlanned} iterations: nothing to continue. Fix: start a new run; --init its checkpoint to train it further`,
+    );
+  if (run.status === 'running')
+    throw new ResumeError(`run ${run.id} is still running (its process is alive). Fix: stop it first (Ctrl-C, or Stop Run), then resume`);
   const row = db.prepare('SELECT config_json, source FROM runs WHERE id = ?').get(run.id) as { config_json: string; source: string | null };
   if (row.source !== null) throw new ResumeError(`run ${run.id} was imported (${row.source}): there is no training to continue here`);
   let config: RunConfig;
@@ -57,27 +61,35 @@ export function prepareResume(db: Database.Database, dbFile: string, ref: string
   }
   const point = readResumePoint(resumeDirFor(dbFile, run.id));
   if (!point) {
-    throw new ResumeError(`run ${run.id} has no resume point (it stopped before its first, written every ${config.checkpointEvery} iterations and on cancel, or it was written by an earlier release). Fix: start it again`);
+    throw new ResumeError(
+      `run ${run.id} has no resume point (it stopped before its first, written every ${config.checkpointEvery} iterations and on cancel, or it was written by an earlier release). Fix: start it again`,
+    );
   }
   // Stored runs are data: what runs on this machine is the user's choice, never the stored config's.
   const notes: string[] = [];
   if (config.env === 'code' || config.env === 'workspace') {
     const stored = config.envOptions;
     const level = isSandboxLevel(sandbox.sandbox) ? sandbox.sandbox : 'auto';
-    if (stored.python !== sandbox.python) notes.push(`the stored run named the interpreter "${stored.python}"; the continued run uses ${sandbox.python === '' ? 'the default interpreter' : `"${sandbox.python}"`}`);
+    if (stored.python !== sandbox.python)
+      notes.push(
+        `the stored run named the interpreter "${stored.python}"; the continued run uses ${sandbox.python === '' ? 'the default interpreter' : `"${sandbox.python}"`}`,
+      );
     if (stored.sandbox !== level) notes.push(`the stored run asked for the sandbox level "${stored.sandbox}"; the continued run uses "${level}"`);
     const mine = { python: sandbox.python, sandbox: level };
     // (one branch per environment: each spread keeps its own options' type)
-    config = config.env === 'code' ? { ...config, envOptions: { ...config.envOptions, ...mine } } : { ...config, envOptions: { ...config.envOptions, ...mine } };
+    config =
+      config.env === 'code' ? { ...config, envOptions: { ...config.envOptions, ...mine } } : { ...config, envOptions: { ...config.envOptions, ...mine } };
   }
   const k = point.state.iteration;
-  const dropped = db.transaction(() => {
-    const n = (db.prepare('SELECT count(*) AS n FROM iterations WHERE run_id = ? AND iteration > ?').get(run.id, k) as { n: number }).n;
-    db.prepare('DELETE FROM turns WHERE trajectory_id IN (SELECT id FROM trajectories WHERE run_id = ? AND iteration > ?)').run(run.id, k);
-    db.prepare('DELETE FROM trajectories WHERE run_id = ? AND iteration > ?').run(run.id, k);
-    db.prepare('DELETE FROM evaluations WHERE run_id = ? AND iteration > ?').run(run.id, k);
-    db.prepare('DELETE FROM iterations WHERE run_id = ? AND iteration > ?').run(run.id, k);
-    return n;
-  }).immediate();
+  const dropped = db
+    .transaction(() => {
+      const n = (db.prepare('SELECT count(*) AS n FROM iterations WHERE run_id = ? AND iteration > ?').get(run.id, k) as { n: number }).n;
+      db.prepare('DELETE FROM turns WHERE trajectory_id IN (SELECT id FROM trajectories WHERE run_id = ? AND iteration > ?)').run(run.id, k);
+      db.prepare('DELETE FROM trajectories WHERE run_id = ? AND iteration > ?').run(run.id, k);
+      db.prepare('DELETE FROM evaluations WHERE run_id = ? AND iteration > ?').run(run.id, k);
+      db.prepare('DELETE FROM iterations WHERE run_id = ? AND iteration > ?').run(run.id, k);
+      return n;
+    })
+    .immediate();
   return { runId: run.id, config, point, dropped, notes };
 }

@@ -42,7 +42,8 @@ interface TrajRow {
   excluded: string | null;
 }
 
-const TRAJ_COLUMNS = 'id, iteration, group_index, index_in_group, task_id, reward, advantage, success, public_pass, private_pass, termination, num_turns, excluded';
+const TRAJ_COLUMNS =
+  'id, iteration, group_index, index_in_group, task_id, reward, advantage, success, public_pass, private_pass, termination, num_turns, excluded';
 
 // SQLite keeps whatever a column is given (a hand-edited or imported database may hold text in a
 // number column): the records that leave the reader have the types they declare.
@@ -64,8 +65,18 @@ function evaluationExtras(json: Cell | undefined): Partial<Record<(typeof EVALUA
 
 function toTrajectorySummary(r: TrajRow): TrajectorySummary {
   return {
-    id: r.id, iteration: num(r.iteration), group: num(r.group_index), indexInGroup: num(r.index_in_group), taskId: str(r.task_id), reward: num(r.reward), advantage: num(r.advantage),
-    success: r.success === 1, publicPass: r.public_pass === 1, privatePass: r.private_pass === 1, termination: str(r.termination), turns: num(r.num_turns),
+    id: r.id,
+    iteration: num(r.iteration),
+    group: num(r.group_index),
+    indexInGroup: num(r.index_in_group),
+    taskId: str(r.task_id),
+    reward: num(r.reward),
+    advantage: num(r.advantage),
+    success: r.success === 1,
+    publicPass: r.public_pass === 1,
+    privatePass: r.private_pass === 1,
+    termination: str(r.termination),
+    turns: num(r.num_turns),
     ...(r.excluded !== null && r.excluded !== undefined ? { excluded: str(r.excluded) } : {}),
   };
 }
@@ -81,10 +92,20 @@ function labelOf(method: string, configJson: Cell): string {
 
 function toSummary(r: RunRow): RunSummary {
   return {
-    id: r.id, name: str(r.name), status: str(r.status) as RunStatus, env: str(r.env), policy: str(r.policy), method: str(r.method),
-    methodLabel: labelOf(str(r.method), r.config_json), seed: num(r.seed),
-    iterationsPlanned: num(r.iterations_planned), iterationsDone: num(r.iterations_done), latestRewardMean: r.latest_reward === null ? null : num(r.latest_reward),
-    createdAt: str(r.created_at), finishedAt: optStr(r.finished_at), error: optStr(r.error),
+    id: r.id,
+    name: str(r.name),
+    status: str(r.status) as RunStatus,
+    env: str(r.env),
+    policy: str(r.policy),
+    method: str(r.method),
+    methodLabel: labelOf(str(r.method), r.config_json),
+    seed: num(r.seed),
+    iterationsPlanned: num(r.iterations_planned),
+    iterationsDone: num(r.iterations_done),
+    latestRewardMean: r.latest_reward === null ? null : num(r.latest_reward),
+    createdAt: str(r.created_at),
+    finishedAt: optStr(r.finished_at),
+    error: optStr(r.error),
   };
 }
 
@@ -129,8 +150,16 @@ export class RunReader {
       .all(runId) as Record<string, Cell>[];
     const n = (x: Cell | undefined): number => num(x ?? 0);
     return rows.map((r) => ({
-      iteration: n(r.iteration), episodes: n(r.episodes), successes: n(r.successes), successRate: n(r.success_rate), meanActions: n(r.mean_actions),
-      publicPassRate: n(r.public_pass_rate), privatePassRate: n(r.private_pass_rate), rewardMean: n(r.reward_mean), seed: n(r.seed), policyVersion: n(r.policy_version),
+      iteration: n(r.iteration),
+      episodes: n(r.episodes),
+      successes: n(r.successes),
+      successRate: n(r.success_rate),
+      meanActions: n(r.mean_actions),
+      publicPassRate: n(r.public_pass_rate),
+      privatePassRate: n(r.private_pass_rate),
+      rewardMean: n(r.reward_mean),
+      seed: n(r.seed),
+      policyVersion: n(r.policy_version),
       ...(r.greedy_success_rate !== null && r.greedy_success_rate !== undefined ? { greedySuccessRate: n(r.greedy_success_rate) } : {}),
       ...evaluationExtras(r.metrics_json),
     }));
@@ -143,9 +172,11 @@ export class RunReader {
    */
   iterationsPage(runId: number, offset: number, limit: number): Page<IterationMetrics> {
     const total = (this.db.prepare('SELECT coalesce(max(iteration), 0) AS n FROM iterations WHERE run_id = ?').get(runId) as { n: number }).n;
-    const items = (this.db.prepare('SELECT metrics_json FROM iterations WHERE run_id = ? AND iteration > ? ORDER BY iteration LIMIT ?').all(runId, offset, limit) as { metrics_json: string }[]).map(
-      (r) => JSON.parse(r.metrics_json) as IterationMetrics,
-    );
+    const items = (
+      this.db.prepare('SELECT metrics_json FROM iterations WHERE run_id = ? AND iteration > ? ORDER BY iteration LIMIT ?').all(runId, offset, limit) as {
+        metrics_json: string;
+      }[]
+    ).map((r) => JSON.parse(r.metrics_json) as IterationMetrics);
     return { items, total, offset };
   }
 
@@ -153,26 +184,31 @@ export class RunReader {
   trajectoriesPage(runId: number, iteration: number, offset: number, limit: number): Page<TrajectorySummary> {
     const total = (this.db.prepare('SELECT count(*) AS n FROM trajectories WHERE run_id = ? AND iteration = ?').get(runId, iteration) as { n: number }).n;
     const rows = this.db
-      .prepare(
-        `SELECT ${TRAJ_COLUMNS} FROM trajectories WHERE run_id = ? AND iteration = ? ORDER BY group_index, index_in_group LIMIT ? OFFSET ?`,
-      )
+      .prepare(`SELECT ${TRAJ_COLUMNS} FROM trajectories WHERE run_id = ? AND iteration = ? ORDER BY group_index, index_in_group LIMIT ? OFFSET ?`)
       .all(runId, iteration, limit, offset) as TrajRow[];
     return { items: rows.map(toTrajectorySummary), total, offset };
   }
 
   trajectory(id: number): TrajectoryDetail | undefined {
-    const row = this.db.prepare(`SELECT ${TRAJ_COLUMNS}, run_id, outcome_json FROM trajectories WHERE id = ?`).get(id) as (TrajRow & { run_id: number; outcome_json: string }) | undefined;
+    const row = this.db.prepare(`SELECT ${TRAJ_COLUMNS}, run_id, outcome_json FROM trajectories WHERE id = ?`).get(id) as
+      (TrajRow & { run_id: number; outcome_json: string }) | undefined;
     if (!row) return undefined;
     const turns = this.db
-      .prepare('SELECT turn_index, action_text, action_json, observation_text, observation_json, policy_json FROM turns WHERE trajectory_id = ? ORDER BY turn_index')
+      .prepare(
+        'SELECT turn_index, action_text, action_json, observation_text, observation_json, policy_json FROM turns WHERE trajectory_id = ? ORDER BY turn_index',
+      )
       .all(id) as { turn_index: number; action_text: string; action_json: string; observation_text: string; observation_json: string; policy_json: string }[];
     return {
       ...toTrajectorySummary(row),
       runId: row.run_id,
       outcome: JSON.parse(row.outcome_json) as Record<string, unknown>,
       turnList: turns.map((t) => ({
-        index: num(t.turn_index), actionText: str(t.action_text), action: JSON.parse(t.action_json) as unknown, observationText: str(t.observation_text),
-        observation: JSON.parse(t.observation_json) as Record<string, unknown>, policy: JSON.parse(t.policy_json) as Record<string, unknown>,
+        index: num(t.turn_index),
+        actionText: str(t.action_text),
+        action: JSON.parse(t.action_json) as unknown,
+        observationText: str(t.observation_text),
+        observation: JSON.parse(t.observation_json) as Record<string, unknown>,
+        policy: JSON.parse(t.policy_json) as Record<string, unknown>,
       })),
     };
   }
@@ -180,21 +216,32 @@ export class RunReader {
   /** Mean of each per-trajectory metric (an imported reward's extras, in outcome.details.metrics) over a run. */
   metricMeans(runId: number): Record<string, number> {
     const rows = this.db
-      .prepare(`SELECT m.key AS key, avg(m.value) AS mean FROM trajectories t, json_each(t.outcome_json, '$.details.metrics') m
-                WHERE t.run_id = ? AND m.type IN ('integer', 'real') GROUP BY m.key ORDER BY m.key`)
+      .prepare(
+        `SELECT m.key AS key, avg(m.value) AS mean FROM trajectories t, json_each(t.outcome_json, '$.details.metrics') m
+                WHERE t.run_id = ? AND m.type IN ('integer', 'real') GROUP BY m.key ORDER BY m.key`,
+      )
       .all(runId) as { key: string; mean: number }[];
     return Object.fromEntries(rows.map((r) => [r.key, r.mean]));
   }
 
   /** Files an imported run was read from, with the malformed lines skipped in them. */
   importedFiles(runId: number): { kind: string; file: string; lines: number; malformed: number }[] {
-    return this.db.prepare('SELECT kind, file, lines, malformed FROM import_files WHERE run_id = ? ORDER BY kind, CAST(file AS INTEGER)').all(runId) as { kind: string; file: string; lines: number; malformed: number }[];
+    return this.db.prepare('SELECT kind, file, lines, malformed FROM import_files WHERE run_id = ? ORDER BY kind, CAST(file AS INTEGER)').all(runId) as {
+      kind: string;
+      file: string;
+      lines: number;
+      malformed: number;
+    }[];
   }
 
   detail(runId: number): RunDetail | undefined {
     const summary = this.findRun(String(runId));
     if (!summary) return undefined;
-    const row = this.db.prepare('SELECT config_json, runtime_json, wall_ms FROM runs WHERE id = ?').get(runId) as { config_json: string; runtime_json: string; wall_ms: number | null };
+    const row = this.db.prepare('SELECT config_json, runtime_json, wall_ms FROM runs WHERE id = ?').get(runId) as {
+      config_json: string;
+      runtime_json: string;
+      wall_ms: number | null;
+    };
     const count = (sql: string): number => (this.db.prepare(sql).get(runId) as { n: number }).n;
     return {
       summary,

@@ -30,7 +30,10 @@ export class RunWriter implements RunSink {
   private readonly writeIteration: (record: IterationRecord) => void;
 
   /** `file`: the database's path, next to which the run's checkpoints go (none when absent). */
-  constructor(private readonly db: Database.Database, private readonly file?: string) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly file?: string,
+  ) {
     this.insertIteration = db.prepare(
       'INSERT INTO iterations (run_id, iteration, reward_mean, success_rate, metrics_json, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     );
@@ -54,13 +57,32 @@ export class RunWriter implements RunSink {
       this.insertIteration.run(runId, m.iteration, m.rewardMean, m.successRate, JSON.stringify(m), at);
       for (const t of record.trajectories) {
         const { lastInsertRowid } = this.insertTrajectory.run(
-          runId, m.iteration, t.group, t.indexInGroup, t.taskId, t.outcome.reward, t.advantage, t.outcome.success ? 1 : 0,
-          t.outcome.publicPass ? 1 : 0, t.outcome.privatePass ? 1 : 0, t.termination, t.policyVersion, t.turns.length, JSON.stringify(t.outcome), t.excluded ?? null,
+          runId,
+          m.iteration,
+          t.group,
+          t.indexInGroup,
+          t.taskId,
+          t.outcome.reward,
+          t.advantage,
+          t.outcome.success ? 1 : 0,
+          t.outcome.publicPass ? 1 : 0,
+          t.outcome.privatePass ? 1 : 0,
+          t.termination,
+          t.policyVersion,
+          t.turns.length,
+          JSON.stringify(t.outcome),
+          t.excluded ?? null,
         );
         for (const turn of t.turns) {
           this.insertTurn.run(
-            lastInsertRowid, turn.index, turn.actionText, JSON.stringify(turn.action), turn.observation.text,
-            JSON.stringify(turn.observation.data), turn.policy.behaviourLogprob, JSON.stringify(turn.policy),
+            lastInsertRowid,
+            turn.index,
+            turn.actionText,
+            JSON.stringify(turn.action),
+            turn.observation.text,
+            JSON.stringify(turn.observation.data),
+            turn.policy.behaviourLogprob,
+            JSON.stringify(turn.policy),
           );
         }
       }
@@ -93,7 +115,8 @@ export class RunWriter implements RunSink {
   resume(start: RunStart): void {
     const runtime = this.runtimeOf(start);
     const at = now();
-    this.db.prepare("UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, runtime_json = ?, pid = ?, host = ?, heartbeat_at = ? WHERE id = ?")
+    this.db
+      .prepare("UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, runtime_json = ?, pid = ?, host = ?, heartbeat_at = ? WHERE id = ?")
       .run(JSON.stringify(runtime), process.pid, os.hostname(), at, this.runId);
   }
 
@@ -105,12 +128,40 @@ export class RunWriter implements RunSink {
         `INSERT INTO runs (name, status, env, policy, method, seed, iterations_planned, config_json, runtime_json, created_at, pid, host, heartbeat_at)
          VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(config.name, config.env, config.policy, config.method, config.seed, config.iterations, JSON.stringify(config), JSON.stringify(runtime), at, process.pid, os.hostname(), at);
+      .run(
+        config.name,
+        config.env,
+        config.policy,
+        config.method,
+        config.seed,
+        config.iterations,
+        JSON.stringify(config),
+        JSON.stringify(runtime),
+        at,
+        process.pid,
+        os.hostname(),
+        at,
+      );
     this.id = Number(lastInsertRowid);
   }
 
   private addEvaluation(e: EvaluationResult, at: string): void {
-    this.insertEvaluation.run(this.runId, e.iteration, e.episodes, e.successes, e.successRate, e.meanActions, e.publicPassRate, e.privatePassRate, e.rewardMean, e.seed, e.policyVersion, e.greedySuccessRate ?? null, evaluationExtras(e), at);
+    this.insertEvaluation.run(
+      this.runId,
+      e.iteration,
+      e.episodes,
+      e.successes,
+      e.successRate,
+      e.meanActions,
+      e.publicPassRate,
+      e.privatePassRate,
+      e.rewardMean,
+      e.seed,
+      e.policyVersion,
+      e.greedySuccessRate ?? null,
+      evaluationExtras(e),
+      at,
+    );
   }
 
   evaluation(result: EvaluationResult): void {
@@ -123,7 +174,9 @@ export class RunWriter implements RunSink {
 
   end(status: RunStatus, info: RunEnd): void {
     if (this.id === undefined) return;
-    this.db.prepare('UPDATE runs SET status = ?, error = ?, finished_at = ?, wall_ms = ? WHERE id = ?').run(status, info.error ?? null, now(), info.wallMs, this.id);
+    this.db
+      .prepare('UPDATE runs SET status = ?, error = ?, finished_at = ?, wall_ms = ? WHERE id = ?')
+      .run(status, info.error ?? null, now(), info.wallMs, this.id);
   }
 }
 
@@ -153,7 +206,11 @@ export function markOrphanedRuns(db: Database.Database, isAlive: (pid: number) =
   let n = 0;
   for (const r of rows) {
     if (r.pid !== null && r.pid !== process.pid && !isAlive(r.pid)) {
-      mark.run(`the process that ran it (pid ${r.pid}) exited without finishing the run (killed or crashed); iterations stored before that are complete`, now(), r.id);
+      mark.run(
+        `the process that ran it (pid ${r.pid}) exited without finishing the run (killed or crashed); iterations stored before that are complete`,
+        now(),
+        r.id,
+      );
       n++;
     }
   }

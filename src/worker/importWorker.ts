@@ -18,8 +18,12 @@ async function run(start: Extract<HostToImporter, { type: 'start' }>, signal: Ab
     try {
       markOrphanedRuns(store);
       const s = await importVerl(store, {
-        rolloutDir: start.rolloutDir, ...(start.validationDir ? { validationDir: start.validationDir } : {}), ...(start.configFile ? { configFile: start.configFile } : {}),
-        follow: start.follow, signal, runtime: runtimeInfo(store, 'imported from verl'),
+        rolloutDir: start.rolloutDir,
+        ...(start.validationDir ? { validationDir: start.validationDir } : {}),
+        ...(start.configFile ? { configFile: start.configFile } : {}),
+        follow: start.follow,
+        signal,
+        runtime: runtimeInfo(store, 'imported from verl'),
         onEvent: (e) => {
           if (e.type === 'run') send({ type: 'run', runId: e.runId, name: e.name, created: e.created });
           if (e.type === 'step') send({ type: 'step', runId: e.runId, step: e.step, added: e.added });

@@ -57,7 +57,14 @@ async function wasmProduct(): Promise<boolean> {
 
 async function probe(): Promise<ProbeReport> {
   const v = process.versions;
-  const base = { node: v.node, napi: v.napi ?? '0', ...(v.electron ? { electron: v.electron } : {}), platform: process.platform, arch: process.arch, execPath: process.execPath };
+  const base = {
+    node: v.node,
+    napi: v.napi ?? '0',
+    ...(v.electron ? { electron: v.electron } : {}),
+    platform: process.platform,
+    arch: process.arch,
+    execPath: process.execPath,
+  };
   let stage: ProbeStage = 'versions';
   const enter = async (s: ProbeStage): Promise<void> => {
     stage = s;

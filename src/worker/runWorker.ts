@@ -21,7 +21,9 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
     const config = start.resume ? undefined : validateRunConfig(start.config);
     let iterations = config?.iterations ?? 0;
     const r = await trainStored({
-      db: start.db, busyTimeoutMs: start.busyTimeoutMs ?? 5000, signal,
+      db: start.db,
+      busyTimeoutMs: start.busyTimeoutMs ?? 5000,
+      signal,
       ...(config ? { config } : { resume: { run: String(start.resume!.runId), python: start.resume!.python, sandbox: start.resume!.sandbox } }),
       onNotice: (n) => {
         if (n.kind === 'continuing') iterations = n.config.iterations;
@@ -41,8 +43,15 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
           case 'progress': {
             const p = e.progress;
             return send({
-              type: 'progress', runId: runId!, iteration: p.iteration, iterations: p.iterations, rewardMean: p.rewardMean, successRate: p.successRate, etaMs: p.etaMs,
-              loss: p.metrics.loss, ...(p.metrics.tokenAccuracy !== undefined ? { tokenAccuracy: p.metrics.tokenAccuracy } : {}),
+              type: 'progress',
+              runId: runId!,
+              iteration: p.iteration,
+              iterations: p.iterations,
+              rewardMean: p.rewardMean,
+              successRate: p.successRate,
+              etaMs: p.etaMs,
+              loss: p.metrics.loss,
+              ...(p.metrics.tokenAccuracy !== undefined ? { tokenAccuracy: p.metrics.tokenAccuracy } : {}),
             });
           }
           case 'checkpoint':

@@ -10,8 +10,14 @@ const HERE = path.dirname(new URL(import.meta.url).pathname);
 export const CODE_SERVER = path.join(HERE, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
   '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1',
 ];
 
@@ -30,30 +36,70 @@ export function makeDirs() {
 export function writeSettings(dirs, extra = {}) {
   const user = path.join(dirs.userData, 'User');
   fs.mkdirSync(user, { recursive: true });
-  fs.writeFileSync(path.join(user, 'settings.json'), JSON.stringify({
-    'workbench.startupEditor': 'none', 'workbench.tips.enabled': false, 'telemetry.telemetryLevel': 'off', 'update.mode': 'none',
-    'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false, 'extensions.ignoreRecommendations': true,
-    'security.workspace.trust.enabled': false, 'git.enabled': false, ...extra,
-  }, null, 2));
+  fs.writeFileSync(
+    path.join(user, 'settings.json'),
+    JSON.stringify(
+      {
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'telemetry.telemetryLevel': 'off',
+        'update.mode': 'none',
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'extensions.ignoreRecommendations': true,
+        'security.workspace.trust.enabled': false,
+        'git.enabled': false,
+        ...extra,
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 export function installExtension(dirs, vsix) {
   return execFileSync(process.execPath, [CODE_SERVER, '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions, '--install-extension', vsix], {
-    env: dirs.env, encoding: 'utf8', timeout: 180_000,
+    env: dirs.env,
+    encoding: 'utf8',
+    timeout: 180_000,
   });
 }
 
 export async function startServer(dirs, logFile) {
-  const child = spawn(process.execPath, [CODE_SERVER, '--config', path.join(dirs.base, 'config.yaml'), '--bind-addr', '127.0.0.1:0', '--auth', 'none',
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
-    '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions, dirs.workspace], { env: dirs.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      CODE_SERVER,
+      '--config',
+      path.join(dirs.base, 'config.yaml'),
+      '--bind-addr',
+      '127.0.0.1:0',
+      '--auth',
+      'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+      '--user-data-dir',
+      dirs.userData,
+      '--extensions-dir',
+      dirs.extensions,
+      dirs.workspace,
+    ],
+    { env: dirs.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const log = fs.createWriteStream(logFile);
   let out = '';
   let exited = null;
-  const onData = (b) => { out += b.toString(); log.write(b); };
+  const onData = (b) => {
+    out += b.toString();
+    log.write(b);
+  };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
-  child.on('exit', (code, signal) => { exited = { code, signal }; });
+  child.on('exit', (code, signal) => {
+    exited = { code, signal };
+  });
   const t0 = Date.now();
   let url;
   while (!url) {
@@ -66,7 +112,9 @@ export async function startServer(dirs, logFile) {
     try {
       const r = await fetch(url);
       if (r.ok && (await r.text()).includes('vscode-workbench-web-configuration')) break;
-    } catch { /* not yet */ }
+    } catch {
+      /* not yet */
+    }
     if (Date.now() - t0 > 90_000) throw new Error('workbench not served');
     await sleep(100);
   }
@@ -74,9 +122,19 @@ export async function startServer(dirs, logFile) {
     url,
     async stop() {
       if (exited) return;
-      try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
       for (let i = 0; i < 50 && !exited; i++) await sleep(100);
-      if (!exited) { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }
+      if (!exited) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
       log.end();
     },
   };
@@ -131,7 +189,11 @@ export async function webviewFrame(page, selector, timeoutMs = 60_000) {
   while (Date.now() < deadline) {
     for (const f of page.frames()) {
       if (f === page.mainFrame()) continue;
-      try { if (await f.$(selector)) return f; } catch { /* navigating */ }
+      try {
+        if (await f.$(selector)) return f;
+      } catch {
+        /* navigating */
+      }
     }
     await sleep(200);
   }
@@ -146,7 +208,9 @@ export function workerPids(extensionsDir) {
     try {
       const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8');
       if (cmd.includes(extensionsDir) && cmd.includes(`dist${path.sep}worker.js`)) pids.push(Number(d));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return pids;
 }

@@ -26,26 +26,51 @@ export const HOSTILE = {
 /** Creates the run in `db` (its id is 1 when the database is new) and returns the hostile trajectory's id. */
 export function writeHostileRun(workspace, db, { fakePython, marker }) {
   const config = path.join(workspace, '..', 'hostile-run.json');
-  fs.writeFileSync(config, JSON.stringify({
-    env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 1, evalEpisodes: 1,
-    envOptions: { maxExecutions: 2 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 8 }, algorithm: { minibatchSize: 1 }, demonstrations: { mistakeRate: 1 },
-  }));
-  execFileSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'train', '--config', config, '--name', 'hostile', '--db', db], { cwd: workspace, stdio: 'pipe', timeout: 300_000 });
+  fs.writeFileSync(
+    config,
+    JSON.stringify({
+      env: 'code',
+      policy: 'transformer',
+      method: 'sft',
+      iterations: 1,
+      groupsPerIteration: 1,
+      groupSize: 1,
+      evalEpisodes: 1,
+      envOptions: { maxExecutions: 2 },
+      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 8 },
+      algorithm: { minibatchSize: 1 },
+      demonstrations: { mistakeRate: 1 },
+    }),
+  );
+  execFileSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'train', '--config', config, '--name', 'hostile', '--db', db], {
+    cwd: workspace,
+    stdio: 'pipe',
+    timeout: 300_000,
+  });
   fs.writeFileSync(fakePython, `#!/bin/sh\ntouch '${marker}'\nexec /usr/bin/python3 "$@"\n`, { mode: 0o755 });
   const d = new Database(db);
   try {
     const run = d.prepare("SELECT id, config_json FROM runs WHERE name = 'hostile'").get();
     const stored = JSON.parse(run.config_json);
-    d.prepare('UPDATE runs SET name = ?, config_json = ? WHERE id = ?').run(HOSTILE.name, JSON.stringify({ ...stored, envOptions: { ...stored.envOptions, python: fakePython, sandbox: 'process' } }), run.id);
+    d.prepare('UPDATE runs SET name = ?, config_json = ? WHERE id = ?').run(
+      HOSTILE.name,
+      JSON.stringify({ ...stored, envOptions: { ...stored.envOptions, python: fakePython, sandbox: 'process' } }),
+      run.id,
+    );
     const it = d.prepare('SELECT iteration, metrics_json FROM iterations WHERE run_id = ?').get(run.id);
     const phases = { phaseGenerateMs: 1200, phaseEnvMs: 800, phaseReferenceMs: 150, phaseUpdateMs: 600, phaseEvaluateMs: 2000, phaseStoreMs: 40 };
-    d.prepare('UPDATE iterations SET metrics_json = ? WHERE run_id = ? AND iteration = ?').run(JSON.stringify({ ...JSON.parse(it.metrics_json), ...phases }), run.id, it.iteration);
+    d.prepare('UPDATE iterations SET metrics_json = ? WHERE run_id = ? AND iteration = ?').run(
+      JSON.stringify({ ...JSON.parse(it.metrics_json), ...phases }),
+      run.id,
+      it.iteration,
+    );
     const t = d.prepare('SELECT id FROM trajectories WHERE run_id = ? AND iteration = 1 ORDER BY group_index, index_in_group LIMIT 1').get(run.id);
     d.prepare('UPDATE trajectories SET task_id = ?, termination = ? WHERE id = ?').run(HOSTILE.taskId, HOSTILE.termination, t.id);
     const turn = d.prepare('SELECT action_text, action_json, observation_text FROM turns WHERE trajectory_id = ? AND turn_index = 0').get(t.id);
     const code = JSON.parse(turn.action_json).args.code;
-    d.prepare("UPDATE turns SET action_text = ?, observation_text = ?, observation_json = json_set(observation_json, '$.level', 'process') WHERE trajectory_id = ? AND turn_index = 0")
-      .run(`${HOSTILE.prose}\`\`\`python\n${code}\`\`\`${HOSTILE.after}`, `${HOSTILE.longLine}\n${turn.observation_text}`, t.id);
+    d.prepare(
+      "UPDATE turns SET action_text = ?, observation_text = ?, observation_json = json_set(observation_json, '$.level', 'process') WHERE trajectory_id = ? AND turn_index = 0",
+    ).run(`${HOSTILE.prose}\`\`\`python\n${code}\`\`\`${HOSTILE.after}`, `${HOSTILE.longLine}\n${turn.observation_text}`, t.id);
     return { runId: run.id, trajectoryId: t.id };
   } finally {
     d.close();
@@ -101,28 +126,51 @@ export function importHostileRuns(base, db) {
   const sample = (i, score) => ({
     input: `Solve ${IMG} ${RLO}reversed ${ESC}[31mred${ESC}[0m`, // one prompt: the two samples are one group
     output: `Let me try ${LINK} ${RLO}olleh ${ANSI}\n${i === 0 ? h.longLine : 'short'}\n<script>document.title='pwned'</script> \\boxed{${i}}`,
-    gts: IMG, score, step: 1, [h.verlExtra]: score, note: `<b>bold</b> $(trash) ${ANSI}`,
+    gts: IMG,
+    score,
+    step: 1,
+    [h.verlExtra]: score,
+    note: `<b>bold</b> $(trash) ${ANSI}`,
   });
   fs.writeFileSync(path.join(rollout, '1.jsonl'), `${[sample(0, 1), sample(1, 0)].map((s) => JSON.stringify(s)).join('\n')}\n`);
   const config = path.join(dir, 'config.yaml');
-  fs.writeFileSync(config, `trainer:\n  experiment_name: ${JSON.stringify(h.verlName)}\nalgorithm:\n  adv_estimator: ${JSON.stringify(`grpo${RLO}x ${ANSI}`)}\nactor_rollout_ref:\n  rollout:\n    n: 2\n  model:\n    path: ${JSON.stringify(`/models/${RLO}evil ${LINK}`)}\n`);
+  fs.writeFileSync(
+    config,
+    `trainer:\n  experiment_name: ${JSON.stringify(h.verlName)}\nalgorithm:\n  adv_estimator: ${JSON.stringify(`grpo${RLO}x ${ANSI}`)}\nactor_rollout_ref:\n  rollout:\n    n: 2\n  model:\n    path: ${JSON.stringify(`/models/${RLO}evil ${LINK}`)}\n`,
+  );
   const imported = spawnSync(process.execPath, [cli, 'import', 'verl', rollout, '--config', config, '--db', db], { encoding: 'utf8' });
   if (imported.status !== 0) throw new Error(`import verl failed: ${imported.stderr}`);
 
   const ws = path.join(base, 'hostile-workspace');
   fs.mkdirSync(ws, { recursive: true });
   const tasks = Array.from({ length: 6 }, (_, i) => ({
-    id: `task ${RLO}evil ${ESC}[31mred${ESC}[0m ${LINK} #${i}`, prompt: `Echo ${i}. ${IMG} ${RLO}reversed`, answer: String(i), split: i < 2 ? 'test' : 'train',
+    id: `task ${RLO}evil ${ESC}[31mred${ESC}[0m ${LINK} #${i}`,
+    prompt: `Echo ${i}. ${IMG} ${RLO}reversed`,
+    answer: String(i),
+    split: i < 2 ? 'test' : 'train',
     demonstration: [`<call>echo("${i}")</call>`, `<answer>${i}</answer>`],
   }));
   fs.writeFileSync(path.join(ws, 'tasks.jsonl'), `${tasks.map((t) => JSON.stringify(t)).join('\n')}\n`);
   fs.writeFileSync(path.join(ws, 'tools.py'), 'def echo(text: str) -> str:\n    """Returns its text."""\n    return text\n');
-  fs.writeFileSync(path.join(ws, 'reward.py'), `import json\n\ndef reward(task, trajectory):\n    ok = trajectory["answer"] == str(task["ground_truth"])\n    return {"score": float(ok), ${pyText(h.workspaceExtra)}: 1.0, "note": ${pyText(`${LINK} ${ANSI}`)}}\n`);
+  fs.writeFileSync(
+    path.join(ws, 'reward.py'),
+    `import json\n\ndef reward(task, trajectory):\n    ok = trajectory["answer"] == str(task["ground_truth"])\n    return {"score": float(ok), ${pyText(h.workspaceExtra)}: 1.0, "note": ${pyText(`${LINK} ${ANSI}`)}}\n`,
+  );
   const runConfig = path.join(ws, 'run.json');
-  fs.writeFileSync(runConfig, JSON.stringify({
-    name: h.workspaceName, env: 'workspace', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 2, evalEpisodes: 2,
-    envOptions: { tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'reward.py' }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 224, maxNewTokens: 16 },
-  }));
+  fs.writeFileSync(
+    runConfig,
+    JSON.stringify({
+      name: h.workspaceName,
+      env: 'workspace',
+      policy: 'transformer',
+      method: 'sft',
+      iterations: 1,
+      groupsPerIteration: 2,
+      evalEpisodes: 2,
+      envOptions: { tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'reward.py' },
+      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 224, maxNewTokens: 16 },
+    }),
+  );
   const trained = spawnSync(process.execPath, [cli, 'train', '--config', runConfig, '--db', db], { cwd: ws, encoding: 'utf8', timeout: 300_000 });
   if (trained.status !== 0) throw new Error(`train failed: ${trained.stderr}`);
   const d = new Database(db, { readonly: true });

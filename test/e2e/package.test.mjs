@@ -17,7 +17,10 @@ function readZip(file) {
   const buf = fs.readFileSync(file);
   let eocd = -1;
   for (let i = buf.length - 22; i >= Math.max(0, buf.length - 65_557); i--) {
-    if (buf.readUInt32LE(i) === 0x06054b50) { eocd = i; break; }
+    if (buf.readUInt32LE(i) === 0x06054b50) {
+      eocd = i;
+      break;
+    }
   }
   assert.ok(eocd >= 0, `${file} is not a zip (no end of central directory)`);
   const count = buf.readUInt16LE(eocd + 10);
@@ -34,7 +37,8 @@ function readZip(file) {
     const local = buf.readUInt32LE(p + 42);
     const name = buf.toString('utf8', p + 46, p + 46 + nameLen);
     entries.push({
-      name, size,
+      name,
+      size,
       read() {
         const start = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
         const data = buf.subarray(start, start + compressed);
@@ -77,13 +81,35 @@ describe('the packaged .vsix', () => {
       const e = entries.find((x) => x.name === `${prefix}${target}.node`);
       assert.ok(e, `the .vsix has no better-sqlite3 binary for ${target}`);
       assert.equal(binaryTarget(e.read()), target.replace('linuxmusl', 'linux'), `${e.name} is not a ${target} binary`);
-      assert.ok(entries.some((x) => x.name === `extension/dist/node_modules/better-sqlite3/lib/${target}.js`), `the loader for ${target}`);
+      assert.ok(
+        entries.some((x) => x.name === `extension/dist/node_modules/better-sqlite3/lib/${target}.js`),
+        `the loader for ${target}`,
+      );
     }
-    const natives = entries.filter((e) => /\.(node|so|dylib|dll|exe)$/.test(e.name)).map((e) => e.name).sort();
+    const natives = entries
+      .filter((e) => /\.(node|so|dylib|dll|exe)$/.test(e.name))
+      .map((e) => e.name)
+      .sort();
     assert.deepEqual(natives, expected.map((t) => `${prefix}${t}.node`).sort(), 'no other native file (each is usable by the runtime of its platform)');
-    assert.deepEqual(entries.filter((e) => e.name.startsWith('extension/node_modules/')).map((e) => e.name), [], 'no node_modules beside dist/: everything else is bundled');
-    for (const f of ['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm']) assert.ok(entries.some((e) => e.name === `extension/dist/wasm/${f}`), f);
-    for (const f of ['extension.js', 'worker.js', 'backend.js', 'probe.js', 'importWorker.js', 'replica.js', 'cli.js']) assert.ok(entries.some((e) => e.name === `extension/dist/${f}`), f);
-    assert.deepEqual(entries.filter((e) => /\.(map|ts)$/.test(e.name) && !e.name.endsWith('.d.ts')).map((e) => e.name), [], 'no sources or source maps');
+    assert.deepEqual(
+      entries.filter((e) => e.name.startsWith('extension/node_modules/')).map((e) => e.name),
+      [],
+      'no node_modules beside dist/: everything else is bundled',
+    );
+    for (const f of ['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm'])
+      assert.ok(
+        entries.some((e) => e.name === `extension/dist/wasm/${f}`),
+        f,
+      );
+    for (const f of ['extension.js', 'worker.js', 'backend.js', 'probe.js', 'importWorker.js', 'replica.js', 'cli.js'])
+      assert.ok(
+        entries.some((e) => e.name === `extension/dist/${f}`),
+        f,
+      );
+    assert.deepEqual(
+      entries.filter((e) => /\.(map|ts)$/.test(e.name) && !e.name.endsWith('.d.ts')).map((e) => e.name),
+      [],
+      'no sources or source maps',
+    );
   });
 });

@@ -18,7 +18,19 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
-import { answer, CHROMIUM, CHROMIUM_ARGS, installExtension, makeDirs, pick, runCommand, startServer, webviewFrame, workerPids, writeSettings } from './harness.mjs';
+import {
+  answer,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  installExtension,
+  makeDirs,
+  pick,
+  runCommand,
+  startServer,
+  webviewFrame,
+  workerPids,
+  writeSettings,
+} from './harness.mjs';
 import { HOSTILE, importHostileRuns, RLO, rawIn, runExists, writeHostileRun } from './hostileRun.mjs';
 import { writeCacheLayout } from '../helpers/hfCacheLayout.mjs';
 
@@ -37,24 +49,59 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // no agentRl.nodePath: the extension finds its runtime itself (code-server's own Node here)
     writeSettings(dirs);
     // A config file the Start Run picker offers, for runs long enough to cancel and to kill.
-    fs.writeFileSync(path.join(dirs.workspace, 'long.agentrl.json'), JSON.stringify({ env: 'binary-search', policy: 'table', iterations: 200000, evalEpisodes: 16 }, null, 2));
+    fs.writeFileSync(
+      path.join(dirs.workspace, 'long.agentrl.json'),
+      JSON.stringify({ env: 'binary-search', policy: 'table', iterations: 200000, evalEpisodes: 16 }, null, 2),
+    );
     // One SFT iteration on the code environment with demonstrations that first make a mistake: their
     // first turn ends in a real traceback from the sandbox, the second runs the fix, and the two-run
     // budget ends the episode before FINAL ANSWER, so each one is a failed episode with two code turns.
-    fs.writeFileSync(path.join(dirs.workspace, 'code-demo.agentrl.json'), JSON.stringify({
-      env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 2, evalEpisodes: 1,
-      envOptions: { maxExecutions: 2 }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 16 }, algorithm: { minibatchSize: 2 }, demonstrations: { mistakeRate: 1 },
-    }, null, 2));
+    fs.writeFileSync(
+      path.join(dirs.workspace, 'code-demo.agentrl.json'),
+      JSON.stringify(
+        {
+          env: 'code',
+          policy: 'transformer',
+          method: 'sft',
+          iterations: 1,
+          groupsPerIteration: 1,
+          groupSize: 2,
+          evalEpisodes: 1,
+          envOptions: { maxExecutions: 2 },
+          policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 16 },
+          algorithm: { minibatchSize: 2 },
+          demonstrations: { mistakeRate: 1 },
+        },
+        null,
+        2,
+      ),
+    );
     // The unit-converter example as a workspace environment, with a one-iteration SFT config beside it:
     // its demonstrations call the Python tool in the sandbox and answer with the result.
     fs.cpSync(path.join(ROOT, 'examples', 'unit-converter'), path.join(dirs.workspace, 'unit-converter'), { recursive: true });
-    fs.writeFileSync(path.join(dirs.workspace, 'unit-converter', 'uc-e2e.agentrl.json'), JSON.stringify({
-      env: 'workspace', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 2, evalEpisodes: 2,
-      envOptions: { tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'reward.py' }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 224, maxNewTokens: 16 },
-    }, null, 2));
+    fs.writeFileSync(
+      path.join(dirs.workspace, 'unit-converter', 'uc-e2e.agentrl.json'),
+      JSON.stringify(
+        {
+          env: 'workspace',
+          policy: 'transformer',
+          method: 'sft',
+          iterations: 1,
+          groupsPerIteration: 2,
+          evalEpisodes: 2,
+          envOptions: { tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'reward.py' },
+          policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 224, maxNewTokens: 16 },
+        },
+        null,
+        2,
+      ),
+    );
     // A workspace config with a link where a key should be, and a Markdown file with a raw command link
     // (the positive control: it shows that this suite sees a command run when one does).
-    fs.writeFileSync(path.join(dirs.workspace, 'hostile.agentrl.json'), JSON.stringify({ env: 'binary-search', '[open terminal](command:workbench.action.terminal.new)': 1 }));
+    fs.writeFileSync(
+      path.join(dirs.workspace, 'hostile.agentrl.json'),
+      JSON.stringify({ env: 'binary-search', '[open terminal](command:workbench.action.terminal.new)': 1 }),
+    );
     fs.writeFileSync(path.join(dirs.workspace, 'control.md'), 'Raw: [open terminal](command:workbench.action.terminal.new)\n');
     // A Qwen3 checkpoint in the Hugging Face cache, laid out as huggingface-cli leaves it (snapshot
     // files are symlinks into blobs/): Start Run's model step offers it.
@@ -66,8 +113,22 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     hostile = writeHostileRun(dirs.workspace, db, { fakePython: path.join(dirs.base, 'fake-python'), marker });
     // Run 2: a verl run imported into the workspace database before the workbench opens.
     const verl = path.join(ROOT, 'test', 'fixtures', 'verl');
-    const imported = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'import', 'verl', path.join(verl, 'rollout'), '--validation', path.join(verl, 'validation'),
-      '--config', path.join(verl, 'config.yaml'), '--db', db], { encoding: 'utf8' });
+    const imported = spawnSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'dist', 'cli.js'),
+        'import',
+        'verl',
+        path.join(verl, 'rollout'),
+        '--validation',
+        path.join(verl, 'validation'),
+        '--config',
+        path.join(verl, 'config.yaml'),
+        '--db',
+        db,
+      ],
+      { encoding: 'utf8' },
+    );
     assert.equal(imported.status, 0, imported.stderr);
     installExtension(dirs, VSIX);
     server = await startServer(dirs, path.join(OUT, 'code-server.log'));
@@ -169,8 +230,14 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // The status bar names the new run at once (before the worker has stored it), then follows it.
     await page.locator('.statusbar-item', { hasText: 'e2e-grpo' }).first().waitFor({ state: 'visible', timeout: 10_000 });
     await runRow('e2e-grpo').waitFor({ state: 'visible', timeout: 60_000 });
-    await page.locator('.part.sidebar .monaco-list-row', { hasText: 'e2e-grpo' }).filter({ hasText: '100/100' }).waitFor({ state: 'visible', timeout: 120_000 });
-    await page.locator('.statusbar-item', { hasText: /Agent RL: run 3 · e2e-grpo completed/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page
+      .locator('.part.sidebar .monaco-list-row', { hasText: 'e2e-grpo' })
+      .filter({ hasText: '100/100' })
+      .waitFor({ state: 'visible', timeout: 120_000 });
+    await page
+      .locator('.statusbar-item', { hasText: /Agent RL: run 3 · e2e-grpo completed/ })
+      .first()
+      .waitFor({ state: 'visible', timeout: 30_000 });
     await page.screenshot({ path: path.join(OUT, 'tree.png') });
   });
 
@@ -179,7 +246,12 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await runCommand(page, 'Agent RL: Show Runtime');
     const shown = notification('Agent RL runtime: VS Code’s own runtime');
     await shown.waitFor({ state: 'visible', timeout: 30_000 });
-    assert.match(await shown.textContent(), new RegExp(`VS Code’s own runtime: Node ${major}\\.\\d+\\.\\d+ at ${process.execPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*SQLite 3\\.\\d+\\.\\d+ with WAL, tfjs wasm`));
+    assert.match(
+      await shown.textContent(),
+      new RegExp(
+        `VS Code’s own runtime: Node ${major}\\.\\d+\\.\\d+ at ${process.execPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*SQLite 3\\.\\d+\\.\\d+ with WAL, tfjs wasm`,
+      ),
+    );
     // the output channel: the probe's line, and the worker of the first run named with its runtime
     const output = page.locator('.part.panel .view-lines');
     await output.filter({ hasText: 'Agent RL runtime: VS Code’s own runtime' }).first().waitFor({ state: 'visible', timeout: 30_000 });
@@ -192,7 +264,9 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await runCommand(page, 'Agent RL: Open Dashboard');
     const frame = await webviewFrame(page, 'section[data-metric="reward"][data-points]');
     // 100 iterations × (mean, max) for the reward chart, and two evaluations (before and after)
-    await frame.waitForFunction(() => document.querySelector('section[data-metric="reward"]')?.getAttribute('data-points') === '200', null, { timeout: 30_000 });
+    await frame.waitForFunction(() => document.querySelector('section[data-metric="reward"]')?.getAttribute('data-points') === '200', null, {
+      timeout: 30_000,
+    });
     assert.equal(await frame.getAttribute('section[data-metric="evaluation"]', 'data-points'), '2');
     assert.deepEqual(await checkedRuns(frame), [3], 'the newest run');
     assert.equal(await frame.locator('canvas').count(), 20, 'one chart per panel and the phase chart');
@@ -206,11 +280,14 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.screenshot({ path: path.join(OUT, 'dashboard.png') });
   });
 
-  it('opens an imported verl run in the tree, the dashboard and the inspector: a tool response\'s traceback links to the code line', async () => {
+  it("opens an imported verl run in the tree, the dashboard and the inspector: a tool response's traceback links to the code line", async () => {
     const run = runRow('qwen2.5-3b-code-grpo');
     await run.click();
     await treeRows().filter({ hasText: 'iteration 2' }).first().click();
-    await treeRows().filter({ hasText: /group 0 · verl:/ }).first().click();
+    await treeRows()
+      .filter({ hasText: /group 0 · verl:/ })
+      .first()
+      .click();
     await treeRows().filter({ hasText: '✓ #0 reward 1.00' }).first().click();
     const frame = await webviewFrame(page, 'a.line-link.innermost');
     assert.equal(await frame.getAttribute('a.line-link.innermost', 'data-target'), 't0-l2');
@@ -221,7 +298,10 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(await frame.textContent('.outcome-details'), /metrics: acc 1 · public_pass 1 · private_pass 1/);
     assert.match(await frame.textContent('.outcome-details'), /Write a Python function mean/);
     // the episode's own acceptance metrics (seed 001)
-    assert.match(await frame.textContent('.episode-stats'), /^\d+ turns · (\d+ generated tokens · )?\d+ tool calls · .*\d+ format errors · \d+ bad tool calls · \d+ repeated actions · blocked by the sandbox: /);
+    assert.match(
+      await frame.textContent('.episode-stats'),
+      /^\d+ turns · (\d+ generated tokens · )?\d+ tool calls · .*\d+ format errors · \d+ bad tool calls · \d+ repeated actions · blocked by the sandbox: /,
+    );
     await page.screenshot({ path: path.join(OUT, 'inspector-verl.png') });
     await runCommand(page, 'Agent RL: Open Dashboard');
     const dash = await webviewFrame(page, 'input[data-run="2"]');
@@ -240,7 +320,11 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await runCommand(page, 'Agent RL: Start Run');
     await pick(page, 'Binary search · table · GRPO');
     await answer(page, 'e2e-follow');
-    await frame.waitForFunction(() => [...document.querySelectorAll('section[data-metric="reward"] .legend button')].some((b) => b.title.startsWith('e2e-follow (run 4)')), null, { timeout: 60_000 });
+    await frame.waitForFunction(
+      () => [...document.querySelectorAll('section[data-metric="reward"] .legend button')].some((b) => b.title.startsWith('e2e-follow (run 4)')),
+      null,
+      { timeout: 60_000 },
+    );
     assert.deepEqual(await checkedRuns(frame), [3, 4]);
     // the run ends before the next test opens a picker: twice in CI that picker closed (or lost its
     // input) while this run was finishing
@@ -257,7 +341,10 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.locator('.part.sidebar .action-label[aria-label="Collapse All"]').first().click();
     await runRow('e2e-code').click();
     await treeRows().filter({ hasText: 'iteration 1' }).first().click();
-    await treeRows().filter({ hasText: /^group 0/ }).first().click();
+    await treeRows()
+      .filter({ hasText: /^group 0/ })
+      .first()
+      .click();
     await treeRows().filter({ hasText: '#0 reward' }).first().click();
     // the inspector panel is reused: wait until it shows this trajectory, not the one it showed before
     let frame;
@@ -286,14 +373,22 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.locator('.view-line', { hasText: '_v2(' }).first().waitFor({ state: 'visible', timeout: 30_000 });
     await page.screenshot({ path: path.join(OUT, 'replay.png') });
     await runCommand(page, 'Agent RL: Replay: Re-run in Sandbox');
-    await page.locator('.notification-list-item', { hasText: 're-run of turn 0 gives the same observation' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await page
+      .locator('.notification-list-item', { hasText: 're-run of turn 0 gives the same observation' })
+      .first()
+      .waitFor({ state: 'visible', timeout: 60_000 });
     await runCommand(page, 'Agent RL: Replay: Next Turn');
     await page.locator('.tab', { hasText: 'turn-1.py' }).waitFor({ state: 'visible', timeout: 30_000 });
   });
 
   it('Compare Runs picks runs by name and by environment · policy · method; the dashboard shows exactly those', async () => {
     const frame = await compare(['e2e-grpo', 'run 5 · code · transformer · sft']);
-    await frame.waitForFunction(() => document.querySelectorAll('#runs input:checked').length === 2 && document.querySelectorAll('section[data-metric="reward"] .legend button').length === 4, null, { timeout: 30_000 });
+    await frame.waitForFunction(
+      () =>
+        document.querySelectorAll('#runs input:checked').length === 2 && document.querySelectorAll('section[data-metric="reward"] .legend button').length === 4,
+      null,
+      { timeout: 30_000 },
+    );
     assert.deepEqual(await checkedRuns(frame), [3, 5]);
     const legend = await frame.evaluate(() => [...document.querySelectorAll('section[data-metric="reward"] .legend button')].map((b) => b.title));
     assert.deepEqual(legend.map((t) => /\(run (\d+)\)/.exec(t)?.[1]).sort(), ['3', '3', '5', '5']);
@@ -313,11 +408,16 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await run.waitFor({ state: 'visible', timeout: 30_000 });
     await run.click();
     await treeRows().filter({ hasText: 'iteration 1' }).first().click();
-    await treeRows().filter({ hasText: /^group 0/ }).first().click();
+    await treeRows()
+      .filter({ hasText: /^group 0/ })
+      .first()
+      .click();
     const trajectoryRow = treeRows().filter({ hasText: '#0 reward' }).first();
     await trajectoryRow.locator('.monaco-tl-twistie').click();
     noRawRlo(await page.locator('.part.sidebar').innerText(), 'the tree');
-    const turnRow = treeRows().filter({ hasText: /^0: Let me try/ }).first();
+    const turnRow = treeRows()
+      .filter({ hasText: /^0: Let me try/ })
+      .first();
     await turnRow.waitFor({ state: 'visible', timeout: 30_000 });
     const t0 = Date.now();
     await turnRow.hover();
@@ -330,7 +430,11 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     noRawRlo(tip, 'the tooltip');
     assert.equal(await hover.locator('a').count(), 0, 'no link in the tooltip');
     await page.screenshot({ path: path.join(OUT, 'hostile-tooltip.png') });
-    await hover.getByText('open terminal').first().click({ modifiers: ['Control'] }).catch(() => {});
+    await hover
+      .getByText('open terminal')
+      .first()
+      .click({ modifiers: ['Control'] })
+      .catch(() => {});
     await noDialog('tooltip');
 
     // Inspector: markers, the text around the code, no element from the data, the long line cut with a button.
@@ -381,10 +485,14 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // Dashboard on this run alone: markers in the picker, short legends with the whole name on hover,
     // a single iteration drawn with visible points, and the stacked phase timings written into the database.
     const dashboard = await compare(['evil a long name']);
-    await dashboard.waitForFunction(() => document.querySelector('section[data-metric="phases"]')?.getAttribute('data-points') === '6', null, { timeout: 30_000 });
+    await dashboard.waitForFunction(() => document.querySelector('section[data-metric="phases"]')?.getAttribute('data-points') === '6', null, {
+      timeout: 30_000,
+    });
     assert.deepEqual(await checkedRuns(dashboard), [1]);
     noRawRlo(await dashboard.innerText('body'), 'the dashboard');
-    const legend = await dashboard.evaluate(() => [...document.querySelectorAll('section[data-metric="success"] .legend button')].map((b) => ({ text: b.textContent, title: b.title })));
+    const legend = await dashboard.evaluate(() =>
+      [...document.querySelectorAll('section[data-metric="success"] .legend button')].map((b) => ({ text: b.textContent, title: b.title })),
+    );
     assert.equal(legend.length, 1);
     assert.ok(legend[0].text.length <= 25 && legend[0].text.endsWith('…'), legend[0].text);
     assert.ok(legend[0].title.includes('⟨U+202E⟩evil a long name that a legend has to shorten (run 1)'), legend[0].title);
@@ -429,7 +537,12 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       await page.keyboard.down('Control');
       await page.mouse.click(box.x + 5, box.y + box.height / 2);
       await page.keyboard.up('Control');
-      opened = await page.waitForFunction((n) => document.querySelectorAll('.xterm').length > n, terminalsBefore, { timeout: 10_000 }).then(() => true, () => false);
+      opened = await page
+        .waitForFunction((n) => document.querySelectorAll('.xterm').length > n, terminalsBefore, { timeout: 10_000 })
+        .then(
+          () => true,
+          () => false,
+        );
     }
     assert.ok(opened, 'the control link opened a terminal');
     await runCommand(page, 'Terminal: Kill All Terminals');
@@ -458,12 +571,21 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.equal(pids.length, 1, 'one worker running');
     // forked the way the host forks on Electron: VS Code's own executable, ELECTRON_RUN_AS_NODE=1
     assert.equal(fs.realpathSync(`/proc/${pids[0]}/exe`), fs.realpathSync(process.execPath));
-    assert.ok(fs.readFileSync(`/proc/${pids[0]}/environ`, 'utf8').split('\0').includes('ELECTRON_RUN_AS_NODE=1'), 'the worker was started with ELECTRON_RUN_AS_NODE=1');
+    assert.ok(
+      fs.readFileSync(`/proc/${pids[0]}/environ`, 'utf8').split('\0').includes('ELECTRON_RUN_AS_NODE=1'),
+      'the worker was started with ELECTRON_RUN_AS_NODE=1',
+    );
     // Killed once the run is stored (and so has an id), in the middle of its iterations.
     await runRow('e2e-killed').waitFor({ state: 'visible', timeout: 60_000 });
     process.kill(pids[0], 'SIGKILL');
-    await page.locator('.notification-list-item', { hasText: /run "e2e-killed" failed: the worker was killed \(SIGKILL\)/ }).first().waitFor({ state: 'visible', timeout: 60_000 });
-    await page.locator('.statusbar-item', { hasText: /Agent RL: run \d+ · e2e-killed failed/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page
+      .locator('.notification-list-item', { hasText: /run "e2e-killed" failed: the worker was killed \(SIGKILL\)/ })
+      .first()
+      .waitFor({ state: 'visible', timeout: 60_000 });
+    await page
+      .locator('.statusbar-item', { hasText: /Agent RL: run \d+ · e2e-killed failed/ })
+      .first()
+      .waitFor({ state: 'visible', timeout: 30_000 });
     await runCommand(page, 'Agent RL: Refresh Runs');
     const row = runRow('e2e-killed');
     await row.waitFor({ state: 'visible', timeout: 30_000 });
@@ -471,7 +593,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.screenshot({ path: path.join(OUT, 'killed.png') });
   });
 
-  it('starts a workspace environment from Start Run; the inspector shows its Python tool\'s call and links the result to it', async () => {
+  it("starts a workspace environment from Start Run; the inspector shows its Python tool's call and links the result to it", async () => {
     await runCommand(page, 'Agent RL: Start Run');
     await pick(page, 'uc-e2e.agentrl.json');
     await answer(page, 'e2e-workspace');
@@ -481,7 +603,10 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
     await runRow('e2e-workspace').click();
     await treeRows().filter({ hasText: 'iteration 1' }).first().click();
-    await treeRows().filter({ hasText: /^group 0/ }).first().click();
+    await treeRows()
+      .filter({ hasText: /^group 0/ })
+      .first()
+      .click();
     await treeRows().filter({ hasText: '#0 reward' }).first().click();
     const frame = await webviewFrame(page, 'section[data-turn="1"]');
     assert.match(await frame.textContent('#t0-action'), /<call>convert\(\d+, "\w+", "\w+"\)<\/call>/);
@@ -496,7 +621,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await runRow('e2e-workspace').click();
   });
 
-  it('Start Run offers a model found in the Hugging Face cache for seed 000\'s preset; the inspector names what ran the policy', async () => {
+  it("Start Run offers a model found in the Hugging Face cache for seed 000's preset; the inspector names what ran the policy", async () => {
     await runCommand(page, 'Agent RL: Start Run');
     await pick(page, 'Seed 000 · your Hugging Face model');
     // the model step: what the cache holds, with its architecture and seed 000's fit, before the folder chooser
@@ -513,12 +638,18 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
     await runRow('e2e-qwen3').click();
     await treeRows().filter({ hasText: 'iteration 1' }).first().click();
-    await treeRows().filter({ hasText: /^group 0/ }).first().click();
+    await treeRows()
+      .filter({ hasText: /^group 0/ })
+      .first()
+      .click();
     await treeRows().filter({ hasText: '#0 reward' }).first().click();
     // the one inspector panel shows the trajectory last opened: wait until it is this run's
     const frame = await webviewFrame(page, '.meta.compute');
     await frame.waitForFunction(() => /qwen3/.test(document.querySelector('.meta.compute')?.textContent ?? ''), null, { timeout: 30_000 });
-    assert.match(await frame.textContent('.meta.compute'), /^policy: wasm engine \(.*\) \(qwen3 [\d,]+ parameters, LoRA rank 8, [\d,]+ trained, chat template\)$/);
+    assert.match(
+      await frame.textContent('.meta.compute'),
+      /^policy: wasm engine \(.*\) \(qwen3 [\d,]+ parameters, LoRA rank 8, [\d,]+ trained, chat template\)$/,
+    );
     assert.match(await frame.textContent('.meta.task'), /task code:/);
     await page.screenshot({ path: path.join(OUT, 'inspector-qwen3.png') });
     await runRow('e2e-qwen3').click();
@@ -574,7 +705,11 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   it('a hostile verl dump and a workspace run with a hostile reward: tree, inspector and dashboard legends show their text as text, cut long fields with the note, and run nothing', async () => {
     const noRaw = (text, where) => {
       const m = rawIn(text);
-      assert.equal(m, null, `a raw U+${m?.[0].codePointAt(0).toString(16).toUpperCase().padStart(4, '0')} reached ${where}: …${m ? text.slice(Math.max(0, m.index - 40), m.index) : ''}`);
+      assert.equal(
+        m,
+        null,
+        `a raw U+${m?.[0].codePointAt(0).toString(16).toUpperCase().padStart(4, '0')} reached ${where}: …${m ? text.slice(Math.max(0, m.index - 40), m.index) : ''}`,
+      );
     };
     const noDialog = async (where) => assert.equal(await page.locator('.monaco-dialog-box').count(), 0, `a dialog opened (${where})`);
     const terminalsBefore = await page.locator('.xterm').count();
@@ -587,14 +722,22 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // Tree: the imported run's name as text, with markers where a character would reverse or recolour it
     const verlRow = runRow('e2e-verl-hostile');
     await verlRow.waitFor({ state: 'visible', timeout: 30_000 });
-    assert.match(await verlRow.textContent(), /e2e-verl-hostile \[open terminal\]\(command:workbench\.action\.terminal\.new\) ⟨U\+202E⟩evil ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED/);
+    assert.match(
+      await verlRow.textContent(),
+      /e2e-verl-hostile \[open terminal\]\(command:workbench\.action\.terminal\.new\) ⟨U\+202E⟩evil ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED/,
+    );
     await verlRow.click();
     await treeRows().filter({ hasText: 'iteration 1' }).first().click();
-    await treeRows().filter({ hasText: /^group 0 · verl:/ }).first().click();
+    await treeRows()
+      .filter({ hasText: /^group 0 · verl:/ })
+      .first()
+      .click();
     const sampleRow = treeRows().filter({ hasText: '#0 reward 1.00' }).first();
     await sampleRow.waitFor({ state: 'visible', timeout: 30_000 });
     await sampleRow.locator('.monaco-tl-twistie').click();
-    const turnRow = treeRows().filter({ hasText: /^0: Let me try/ }).first();
+    const turnRow = treeRows()
+      .filter({ hasText: /^0: Let me try/ })
+      .first();
     await turnRow.waitFor({ state: 'visible', timeout: 30_000 });
     noRaw(await page.locator('.part.sidebar').innerText(), 'the tree');
     await turnRow.hover();
@@ -606,7 +749,11 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(tip, /\d{3},\d{3} more characters not shown; the inspector or agent-rl trajectory \d+ shows all/);
     assert.equal(await hover.locator('a').count(), 0, 'no link in the tooltip');
     await page.screenshot({ path: path.join(OUT, 'hostile-import-tree.png') });
-    await hover.getByText('open terminal').first().click({ modifiers: ['Control'] }).catch(() => {});
+    await hover
+      .getByText('open terminal')
+      .first()
+      .click({ modifiers: ['Control'] })
+      .catch(() => {});
     await noDialog('the tooltip');
 
     // Inspector: the sample's texts, its reward's extras (keys and values) as text, the 200,000-character line cut with its button
@@ -619,23 +766,38 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     }
     const root = await inspector.innerText('#root');
     noRaw(root, 'the inspector');
-    assert.match(root, /Let me try \[open terminal\]\(command:workbench\.action\.terminal\.new\) ⟨U\+202E⟩olleh ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED⟨U\+001B⟩\[0m/);
+    assert.match(
+      root,
+      /Let me try \[open terminal\]\(command:workbench\.action\.terminal\.new\) ⟨U\+202E⟩olleh ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED⟨U\+001B⟩\[0m/,
+    );
     const details = await inspector.innerText('.outcome-details');
     assert.match(details, /input: Solve <img src=x onerror="document\.title='pwned'"> ⟨U\+202E⟩reversed ⟨U\+001B⟩\[31mred⟨U\+001B⟩\[0m/);
-    assert.match(details, /metrics: acc⟨U\+202E⟩evil ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED⟨U\+001B⟩\[0m \[open terminal\]\(command:workbench\.action\.terminal\.new\) 1/);
+    assert.match(
+      details,
+      /metrics: acc⟨U\+202E⟩evil ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED⟨U\+001B⟩\[0m \[open terminal\]\(command:workbench\.action\.terminal\.new\) 1/,
+    );
     assert.match(details, /note "<b>bold<\/b> \$\(trash\) \\u001b\]0;PWNED\\u0007|note ".*<b>bold<\/b>/);
     assert.equal(await inspector.locator('#root img, #root script, #root iframe, #root b').count(), 0, 'no element from the data');
     const more = await inspector.innerText('section[data-turn="0"] .show-all');
     const [, whole, left] = /^Show all ([\d,]+) characters \(([\d,]+) more\)$/.exec(more.trim()) ?? [];
-    assert.ok(Number(whole?.replace(/,/g, '')) > 200_000 && Number(left?.replace(/,/g, '')) > 180_000, `the long response is cut with the button that shows the rest: ${more}`);
+    assert.ok(
+      Number(whole?.replace(/,/g, '')) > 200_000 && Number(left?.replace(/,/g, '')) > 180_000,
+      `the long response is cut with the button that shows the rest: ${more}`,
+    );
     await page.screenshot({ path: path.join(OUT, 'hostile-import-inspector.png') });
-    await inspector.getByText('open terminal').first().click({ modifiers: ['Control'] }).catch(() => {});
+    await inspector
+      .getByText('open terminal')
+      .first()
+      .click({ modifiers: ['Control'] })
+      .catch(() => {});
 
     // The workspace run: hostile task ids in the tree, the reward's hostile extra in the inspector
     await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
     await runRow('e2e-ws-hostile').click();
     await treeRows().filter({ hasText: 'iteration 1' }).first().click();
-    const group = treeRows().filter({ hasText: /^group 0 · task ⟨U\+202E⟩evil ⟨U\+001B⟩\[31mred⟨U\+001B⟩\[0m \[open terminal\]/ }).first();
+    const group = treeRows()
+      .filter({ hasText: /^group 0 · task ⟨U\+202E⟩evil ⟨U\+001B⟩\[31mred⟨U\+001B⟩\[0m \[open terminal\]/ })
+      .first();
     await group.waitFor({ state: 'visible', timeout: 30_000 });
     await group.click();
     await treeRows().filter({ hasText: '#0 reward' }).first().click();
@@ -646,9 +808,15 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       await sleep(500);
     }
     const wsRoot = await wsInspector.innerText('#root');
-    noRaw(wsRoot, 'the workspace run\'s inspector');
-    assert.match(await wsInspector.innerText('.outcome-details'), /extra⟨U\+202E⟩evil ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED⟨U\+001B⟩\[0m \[open terminal\]\(command:workbench\.action\.terminal\.new\) <img src=x onerror="document\.title='pwned'"> 1/);
-    assert.match(await wsInspector.innerText('.meta.task'), /^task task ⟨U\+202E⟩evil ⟨U\+001B⟩\[31mred⟨U\+001B⟩\[0m \[open terminal\]\(command:workbench\.action\.terminal\.new\) #\d/);
+    noRaw(wsRoot, "the workspace run's inspector");
+    assert.match(
+      await wsInspector.innerText('.outcome-details'),
+      /extra⟨U\+202E⟩evil ⟨U\+001B⟩\]0;PWNED⟨U\+0007⟩⟨U\+001B⟩\[31mRED⟨U\+001B⟩\[0m \[open terminal\]\(command:workbench\.action\.terminal\.new\) <img src=x onerror="document\.title='pwned'"> 1/,
+    );
+    assert.match(
+      await wsInspector.innerText('.meta.task'),
+      /^task task ⟨U\+202E⟩evil ⟨U\+001B⟩\[31mred⟨U\+001B⟩\[0m \[open terminal\]\(command:workbench\.action\.terminal\.new\) #\d/,
+    );
     assert.equal(await wsInspector.locator('#root img, #root script, #root iframe').count(), 0, 'no element from the data');
     noRaw(await page.locator('.part.sidebar').innerText(), 'the tree (workspace run)');
     await page.screenshot({ path: path.join(OUT, 'hostile-import-workspace.png') });
@@ -656,21 +824,40 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // Dashboard on the two runs: short legends, the whole names (and the reward's extra name) on hover, all as text
     const dash = await compare(['e2e-verl-hostile', 'e2e-ws-hostile']);
     const ids = [verlRunId, workspaceRunId].sort((a, b) => a - b);
-    await dash.waitForFunction((want) => [...document.querySelectorAll('#runs input:checked')].map((i) => Number(i.dataset.run)).sort((a, b) => a - b).join() === want, ids.join(), { timeout: 30_000 });
+    await dash.waitForFunction(
+      (want) =>
+        [...document.querySelectorAll('#runs input:checked')]
+          .map((i) => Number(i.dataset.run))
+          .sort((a, b) => a - b)
+          .join() === want,
+      ids.join(),
+      { timeout: 30_000 },
+    );
     await dash.waitForFunction(() => document.querySelectorAll('section[data-metric="rewardExtras"] .legend button').length > 0, null, { timeout: 30_000 });
     noRaw(await dash.innerText('body'), 'the dashboard');
-    const legends = await dash.evaluate(() => [...document.querySelectorAll('.legend button')].map((b) => ({ metric: b.closest('section')?.dataset.metric, text: b.textContent, title: b.title })));
+    const legends = await dash.evaluate(() =>
+      [...document.querySelectorAll('.legend button')].map((b) => ({ metric: b.closest('section')?.dataset.metric, text: b.textContent, title: b.title })),
+    );
     for (const l of legends) {
       noRaw(l.text, `a legend of ${l.metric}`);
       noRaw(l.title, `a legend's hover in ${l.metric}`);
     }
     const reward = legends.filter((l) => l.metric === 'reward');
-    assert.ok(reward.some((l) => l.title.includes(`⟨U+202E⟩evil ⟨U+001B⟩]0;PWNED⟨U+0007⟩⟨U+001B⟩[31mRED⟨U+001B⟩[0m an imported name (run ${verlRunId})`)), JSON.stringify(reward));
+    assert.ok(
+      reward.some((l) => l.title.includes(`⟨U+202E⟩evil ⟨U+001B⟩]0;PWNED⟨U+0007⟩⟨U+001B⟩[31mRED⟨U+001B⟩[0m an imported name (run ${verlRunId})`)),
+      JSON.stringify(reward),
+    );
     // a legend shows the name's first 24 characters (each invisible one as its marker) and an ellipsis
     const shownName = (text) => text.split(' · ')[0].replace(/⟨U\+[0-9A-F]{4,6}⟩/g, '·');
-    assert.ok(reward.every((l) => shownName(l.text).length <= 25 && shownName(l.text).endsWith('…')), `legends are shortened: ${JSON.stringify(reward.map((l) => l.text))}`);
+    assert.ok(
+      reward.every((l) => shownName(l.text).length <= 25 && shownName(l.text).endsWith('…')),
+      `legends are shortened: ${JSON.stringify(reward.map((l) => l.text))}`,
+    );
     const extras = legends.filter((l) => l.metric === 'rewardExtras');
-    assert.ok(extras.some((l) => l.title.includes('extra⟨U+202E⟩evil ⟨U+001B⟩]0;PWNED')), JSON.stringify(extras));
+    assert.ok(
+      extras.some((l) => l.title.includes('extra⟨U+202E⟩evil ⟨U+001B⟩]0;PWNED')),
+      JSON.stringify(extras),
+    );
     await page.screenshot({ path: path.join(OUT, 'hostile-import-dashboard.png') });
 
     // Nothing ran: no terminal, no dialog, no page retitled by a handler; both runs still stored

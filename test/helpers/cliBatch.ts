@@ -33,7 +33,8 @@ async function runJobs(jobs: readonly CliJob[]): Promise<CliJobResult[]> {
   for (const job of jobs) {
     let stdout = '';
     let stderr = '';
-    const capture = (append: (s: string) => void): Write =>
+    const capture =
+      (append: (s: string) => void): Write =>
       (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
         append(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
         const cb = rest.find((r): r is () => void => typeof r === 'function');

@@ -10,12 +10,30 @@
 // or in NOT_RENDERERS, so a new renderer is covered (or excused, with the reason) when it is written.
 import { rerunNotes } from '../../src/backend/rerun';
 import { configProblemMessage, outcomeMessage, sandboxOverrides, sandboxQuestion } from '../../src/host/commands/runMessages';
-import { importErrorLine, importFailedMessage, importFinishedMessage, importPickTitle, importProgressTitle, importStartLine, malformedLine } from '../../src/host/commands/importMessages';
+import {
+  importErrorLine,
+  importFailedMessage,
+  importFinishedMessage,
+  importPickTitle,
+  importProgressTitle,
+  importStartLine,
+  malformedLine,
+} from '../../src/host/commands/importMessages';
 import { renderTrajectory } from '../../src/host/commands/trajectoryMarkdown';
 import { compareRunItems, exportRunItems, modelItems, type PickItem } from '../../src/host/pickItems';
 import { decorationText, inlineObservation, observationHover, rerunMessage, rerunOutput } from '../../src/host/replay/replayModel';
 import { activityText, activityTooltip, endedText, runLabel, statusText, type LiveRunView } from '../../src/host/statusText';
-import { describeRun, groupParts, groupTrajectories, iterationParts, messageParts, runParts, trajectoryParts, turnParts, type ItemParts } from '../../src/host/views/treeModel';
+import {
+  describeRun,
+  groupParts,
+  groupTrajectories,
+  iterationParts,
+  messageParts,
+  runParts,
+  trajectoryParts,
+  turnParts,
+  type ItemParts,
+} from '../../src/host/views/treeModel';
 import { emptyReason, PANELS, panelLines, phaseBars, phaseEmptyReason, runLabels } from '../../src/shared/dashboardModel';
 import type { FoundModel } from '../../src/shared/foundModel';
 import type { BackendMethods, TrajectoryDetail, TrajectorySummary } from '../../src/shared/protocol/backendProtocol';
@@ -77,7 +95,11 @@ function pick(where: string, items: readonly PickItem[]): Rendered[] {
 function liveView(v: ViewInput): LiveRunView {
   const s = v.run.summary;
   return {
-    name: s.name, method: s.method, iterations: s.iterationsPlanned, runId: s.id, phase: { kind: 'iteration', iteration: 1 },
+    name: s.name,
+    method: s.method,
+    iterations: s.iterationsPlanned,
+    runId: s.id,
+    phase: { kind: 'iteration', iteration: 1 },
     progress: { type: 'progress', runId: s.id, iteration: 1, iterations: s.iterationsPlanned, rewardMean: 0.5, successRate: 0.5, etaMs: 5000, loss: 0.1 },
   };
 }
@@ -90,13 +112,22 @@ export const RENDERERS: readonly Renderer[] = [
   { id: 'src/host/views/treeModel.ts#describeRun', render: (v) => v.runs.map((r) => out(`run ${r.id} description`, 'line', describeRun(r))) },
   { id: 'src/host/views/treeModel.ts#runParts', render: (v) => v.runs.flatMap((r) => parts(`run ${r.id}`, runParts(r))) },
   { id: 'src/host/views/treeModel.ts#iterationParts', render: (v) => v.iterations.flatMap((m, i) => parts(`iteration ${i}`, iterationParts(m))) },
-  { id: 'src/host/views/treeModel.ts#groupParts', render: (v) => groupTrajectories(v.trajectories).flatMap((g) => parts(`group ${g.group}`, groupParts(g.group, g.trajectories))) },
+  {
+    id: 'src/host/views/treeModel.ts#groupParts',
+    render: (v) => groupTrajectories(v.trajectories).flatMap((g) => parts(`group ${g.group}`, groupParts(g.group, g.trajectories))),
+  },
   { id: 'src/host/views/treeModel.ts#trajectoryParts', render: (v) => v.trajectories.flatMap((t) => parts(`trajectory ${t.id}`, trajectoryParts(t))) },
   {
     id: 'src/host/views/treeModel.ts#turnParts',
-    render: (v) => v.trajectory.turnList.flatMap((t) => parts(`turn ${t.index}`, turnParts({ trajectoryId: v.trajectory.id, index: t.index, action: t.actionText, observation: t.observationText }, 10_000))),
+    render: (v) =>
+      v.trajectory.turnList.flatMap((t) =>
+        parts(`turn ${t.index}`, turnParts({ trajectoryId: v.trajectory.id, index: t.index, action: t.actionText, observation: t.observationText }, 10_000)),
+      ),
   },
-  { id: 'src/host/views/treeModel.ts#messageParts', render: (v) => parts('message row', messageParts(`Could not load: ${v.run.summary.error ?? v.run.summary.name}`)) },
+  {
+    id: 'src/host/views/treeModel.ts#messageParts',
+    render: (v) => parts('message row', messageParts(`Could not load: ${v.run.summary.error ?? v.run.summary.name}`)),
+  },
   {
     id: 'src/host/commands/runMessages.ts#configProblemMessage',
     render: (v) => {
@@ -119,24 +150,55 @@ export const RENDERERS: readonly Renderer[] = [
   },
   {
     id: 'src/host/commands/runMessages.ts#sandboxQuestion',
-    render: (v) => [out('Start Run: sandbox question', 'message', sandboxQuestion(`${v.run.summary.name}.agentrl.json`, sandboxOverrides(stored(v).envOptions, { python: '', sandbox: 'strict' })))],
+    render: (v) => [
+      out(
+        'Start Run: sandbox question',
+        'message',
+        sandboxQuestion(`${v.run.summary.name}.agentrl.json`, sandboxOverrides(stored(v).envOptions, { python: '', sandbox: 'strict' })),
+      ),
+    ],
   },
-  { id: 'src/host/commands/trajectoryMarkdown.ts#renderTrajectory', render: (v) => [out('trajectory document', 'markdown', renderTrajectory(v.trajectory, { maxTextLength: 10_000, runName: v.run.summary.name }))] },
   {
-    id: 'src/host/commands/importMessages.ts#importPickTitle', render: (v) => [out('Import quick pick title', 'message', importPickTitle(v.importDir))],
+    id: 'src/host/commands/trajectoryMarkdown.ts#renderTrajectory',
+    render: (v) => [out('trajectory document', 'markdown', renderTrajectory(v.trajectory, { maxTextLength: 10_000, runName: v.run.summary.name }))],
+  },
+  {
+    id: 'src/host/commands/importMessages.ts#importPickTitle',
+    render: (v) => [out('Import quick pick title', 'message', importPickTitle(v.importDir))],
   },
   { id: 'src/host/commands/importMessages.ts#importProgressTitle', render: (v) => [out('Import progress title', 'message', importProgressTitle(v.importDir))] },
-  { id: 'src/host/commands/importMessages.ts#importStartLine', render: (v) => [out('Import output line', 'text', importStartLine(v.importDir, v.importFound, '/db/runs.sqlite'))] },
+  {
+    id: 'src/host/commands/importMessages.ts#importStartLine',
+    render: (v) => [out('Import output line', 'text', importStartLine(v.importDir, v.importFound, '/db/runs.sqlite'))],
+  },
   {
     id: 'src/host/commands/importMessages.ts#malformedLine',
-    render: (v) => [out('Import malformed line', 'text', malformedLine({ type: 'malformed', file: v.importFile, line: 3, reason: v.run.summary.error ?? v.run.summary.name }))],
+    render: (v) => [
+      out(
+        'Import malformed line',
+        'text',
+        malformedLine({ type: 'malformed', file: v.importFile, line: 3, reason: v.run.summary.error ?? v.run.summary.name }),
+      ),
+    ],
   },
   {
     id: 'src/host/commands/importMessages.ts#importFinishedMessage',
-    render: (v) => [out('Import finished', 'message', importFinishedMessage({ type: 'finished', runId: v.run.summary.id, steps: 2, trajectories: v.trajectories.length, malformed: 1 }, 1))],
+    render: (v) => [
+      out(
+        'Import finished',
+        'message',
+        importFinishedMessage({ type: 'finished', runId: v.run.summary.id, steps: 2, trajectories: v.trajectories.length, malformed: 1 }, 1),
+      ),
+    ],
   },
-  { id: 'src/host/commands/importMessages.ts#importFailedMessage', render: (v) => [out('Import failed', 'message', importFailedMessage(v.run.summary.error ?? v.run.summary.name))] },
-  { id: 'src/host/commands/importMessages.ts#importErrorLine', render: (v) => [out('Import error line', 'text', importErrorLine(v.run.summary.error ?? v.run.summary.name))] },
+  {
+    id: 'src/host/commands/importMessages.ts#importFailedMessage',
+    render: (v) => [out('Import failed', 'message', importFailedMessage(v.run.summary.error ?? v.run.summary.name))],
+  },
+  {
+    id: 'src/host/commands/importMessages.ts#importErrorLine',
+    render: (v) => [out('Import error line', 'text', importErrorLine(v.run.summary.error ?? v.run.summary.name))],
+  },
   { id: 'src/host/statusText.ts#statusText', render: (v) => [out('status bar', 'message', statusText(liveView(v)))] },
   { id: 'src/host/statusText.ts#runLabel', render: (v) => [out('progress notification title', 'message', runLabel(liveView(v)))] },
   { id: 'src/host/statusText.ts#activityText', render: (v) => [out('progress notification', 'message', activityText(liveView(v)))] },
@@ -150,17 +212,19 @@ export const RENDERERS: readonly Renderer[] = [
   },
   {
     id: 'src/host/replay/replayModel.ts#decorationText',
-    render: (v) => v.trajectory.turnList.flatMap((_, i) => {
-      const obs = inlineObservation(v.trajectory.turnList, i);
-      return obs ? [out(`replay decoration turn ${i}`, 'line', decorationText(obs))] : [];
-    }),
+    render: (v) =>
+      v.trajectory.turnList.flatMap((_, i) => {
+        const obs = inlineObservation(v.trajectory.turnList, i);
+        return obs ? [out(`replay decoration turn ${i}`, 'line', decorationText(obs))] : [];
+      }),
   },
   {
     id: 'src/host/replay/replayModel.ts#observationHover',
-    render: (v) => v.trajectory.turnList.flatMap((_, i) => {
-      const obs = inlineObservation(v.trajectory.turnList, i);
-      return obs ? [out(`replay hover turn ${i}`, 'markdown', observationHover(i, obs.full, 10_000))] : [];
-    }),
+    render: (v) =>
+      v.trajectory.turnList.flatMap((_, i) => {
+        const obs = inlineObservation(v.trajectory.turnList, i);
+        return obs ? [out(`replay hover turn ${i}`, 'markdown', observationHover(i, obs.full, 10_000))] : [];
+      }),
   },
   {
     id: 'src/host/replay/replayModel.ts#rerunMessage',
@@ -168,34 +232,42 @@ export const RENDERERS: readonly Renderer[] = [
   },
   {
     id: 'src/host/replay/replayModel.ts#rerunOutput',
-    render: (v) => v.trajectory.turnList.flatMap((t, i) => rerunOutput(v.trajectory.id, i, rerunResult(v, t)).map((l, j) => out(`re-run output turn ${i} line ${j}`, 'text', l))),
+    render: (v) =>
+      v.trajectory.turnList.flatMap((t, i) =>
+        rerunOutput(v.trajectory.id, i, rerunResult(v, t)).map((l, j) => out(`re-run output turn ${i} line ${j}`, 'text', l)),
+      ),
   },
   { id: 'src/host/pickItems.ts#compareRunItems', render: (v) => pick('Compare Runs', compareRunItems(v.runs, [])) },
   { id: 'src/host/pickItems.ts#exportRunItems', render: (v) => pick('Export Run', exportRunItems(v.runs)) },
   { id: 'src/host/pickItems.ts#modelItems', render: (v) => pick('Start Run model step', modelItems(v.found)) },
   {
     id: 'src/shared/dashboardModel.ts#runLabels',
-    render: (v) => series(v).flatMap((s) => {
-      const l = runLabels(s);
-      return [out('legend', 'line', l.short), out('legend hover', 'text', l.full)];
-    }),
+    render: (v) =>
+      series(v).flatMap((s) => {
+        const l = runLabels(s);
+        return [out('legend', 'line', l.short), out('legend hover', 'text', l.full)];
+      }),
   },
   {
     id: 'src/shared/dashboardModel.ts#panelLines',
-    render: (v) => PANELS.flatMap((p) => {
-      const lines = panelLines(p, series(v));
-      return [
-        ...lines.flatMap((l) => [out(`${p.id} legend`, 'line', l.label), out(`${p.id} legend hover`, 'text', l.fullLabel)]),
-        ...(emptyReason(p, series(v), lines.length) !== undefined ? [out(`${p.id} empty reason`, 'text', emptyReason(p, series(v), lines.length)!)] : []),
-      ];
-    }),
+    render: (v) =>
+      PANELS.flatMap((p) => {
+        const lines = panelLines(p, series(v));
+        return [
+          ...lines.flatMap((l) => [out(`${p.id} legend`, 'line', l.label), out(`${p.id} legend hover`, 'text', l.fullLabel)]),
+          ...(emptyReason(p, series(v), lines.length) !== undefined ? [out(`${p.id} empty reason`, 'text', emptyReason(p, series(v), lines.length)!)] : []),
+        ];
+      }),
   },
   {
     id: 'src/shared/dashboardModel.ts#phaseBars',
     render: (v) => {
       const bars = phaseBars(series(v));
       const why = phaseEmptyReason(series(v), bars.length);
-      return [...bars.flatMap((b) => [out('phases legend', 'line', b.label), out('phases legend hover', 'text', b.fullLabel)]), ...(why !== undefined ? [out('phases empty reason', 'text', why)] : [])];
+      return [
+        ...bars.flatMap((b) => [out('phases legend', 'line', b.label), out('phases legend hover', 'text', b.fullLabel)]),
+        ...(why !== undefined ? [out('phases empty reason', 'text', why)] : []),
+      ];
     },
   },
 ];
@@ -204,7 +276,13 @@ function rerunResult(v: ViewInput, t: TrajectoryDetail['turnList'][number]): Bac
   const envOptions = stored(v).envOptions;
   const o = typeof envOptions === 'object' && envOptions !== null ? (envOptions as Record<string, unknown>) : {};
   const used = { level: 'strict' as const, python: '/usr/bin/python3' };
-  return { observationText: t.observationText, same: false, level: used.level, python: used.python, notes: rerunNotes({ level: t.observation.level ?? o.sandbox, python: o.python }, used) };
+  return {
+    observationText: t.observationText,
+    same: false,
+    level: used.level,
+    python: used.python,
+    notes: rerunNotes({ level: t.observation.level ?? o.sandbox, python: o.python }, used),
+  };
 }
 
 /** Exports of pure host modules that render nothing stored or imported, and why. */
@@ -217,13 +295,14 @@ export const NOT_RENDERERS: Readonly<Record<string, string>> = {
   'src/host/replay/replayModel.ts#codeTurns': 'turn numbers',
   'src/host/webviews/dashboardPage.ts#webviewPage': 'the page shell (script and style URIs, the nonce); data reaches the page only as messages',
   'src/host/processes/runtime.ts#runtimeCandidates': 'the runtimes this machine offers (settings and executables), no stored or imported text',
-  'src/host/processes/runtime.ts#describeCandidate': 'a runtime candidate (the user\'s own setting or VS Code\'s executable); shown through showInvisibles and messageText by hostProcesses',
+  'src/host/processes/runtime.ts#describeCandidate':
+    "a runtime candidate (the user's own setting or VS Code's executable); shown through showInvisibles and messageText by hostProcesses",
   'src/host/processes/runtime.ts#describeRuntime': 'the chosen runtime (as describeCandidate)',
   'src/host/processes/runtime.ts#probeCandidate': 'runs the probe; its result is described by describeRuntime',
   'src/host/processes/runtime.ts#resolveRuntime': 'chooses the runtime',
   'src/host/processes/nodeProcess.ts#forkNode': 'starts a process; its stderr lines reach the output channel through showInvisibles',
   'src/host/processes/nodeProcess.ts#NodeNotFoundError': 'an error class',
-  'src/host/processes/backendClient.ts#BackendClient': 'the backend\'s client: moves data, renders none',
+  'src/host/processes/backendClient.ts#BackendClient': "the backend's client: moves data, renders none",
   'src/host/processes/backendClient.ts#BackendError': 'an error class',
   'src/host/processes/runManager.ts#RunManager': 'starts run workers; their messages are rendered by statusText and runMessages',
 };

@@ -32,7 +32,9 @@ export const KEEP: ReadonlySet<string> = new Set(['runs.config_json:$.source']);
 
 /** Tables of the database (not SQLite's own). */
 export function tables(db: Database.Database): string[] {
-  return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+  return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map(
+    (r) => r.name,
+  );
 }
 
 interface ColumnInfo {
@@ -76,8 +78,13 @@ export function plantJson(value: unknown, payload: string, column: string, at = 
 
 /** How each row of a table is addressed: its rowid, or (WITHOUT ROWID) its primary key. */
 function rowKeys(db: Database.Database, table: string): string[] {
-  const pk = columnsOf(db, table).filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
-  const withoutRowid = /WITHOUT\s+ROWID/i.test((db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) as { sql: string }).sql);
+  const pk = columnsOf(db, table)
+    .filter((c) => c.pk > 0)
+    .sort((a, b) => a.pk - b.pk)
+    .map((c) => c.name);
+  const withoutRowid = /WITHOUT\s+ROWID/i.test(
+    (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) as { sql: string }).sql,
+  );
   return withoutRowid ? pk : ['rowid'];
 }
 
@@ -97,7 +104,8 @@ export function plantStore(db: Database.Database, payload: string): PlantReport 
         rows.forEach((r, i) => {
           const old = r[r.length - 1];
           const data = asData(old);
-          const value = typeof data === 'object' && data !== null ? JSON.stringify(plantJson(data, payload, col.id)) : col.primaryKey ? `${payload} #${i}` : payload;
+          const value =
+            typeof data === 'object' && data !== null ? JSON.stringify(plantJson(data, payload, col.id)) : col.primaryKey ? `${payload} #${i}` : payload;
           update.run(value, ...r.slice(0, keys.length));
         });
       })();

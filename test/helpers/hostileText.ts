@@ -15,12 +15,14 @@ const ESC = '\x1b';
 const BEL = '\x07';
 const ST = `${ESC}\\`;
 /** Every C0 control but \n and \t (those two are kept by every view); \r is the overwrite trick. */
-const C0 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).filter((c) => c !== '\n' && c !== '\t').join('');
+const C0 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i))
+  .filter((c) => c !== '\n' && c !== '\t')
+  .join('');
 /** Every C1 control, U+0080–U+009F: 8-bit CSI (U+009B), OSC (U+009D), DCS (U+0090), ST (U+009C), NEL (U+0085). */
 const C1 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(0x80 + i)).join('');
 
 export const PAYLOADS: readonly Payload[] = [
-  { name: 'the issue\'s sample: RLO, an OSC 0 title, CSI colours', text: `run\u202Eevil${ESC}]0;PWNED${BEL}${ESC}[31mRED${ESC}[0m` },
+  { name: "the issue's sample: RLO, an OSC 0 title, CSI colours", text: `run\u202Eevil${ESC}]0;PWNED${BEL}${ESC}[31mRED${ESC}[0m` },
   { name: 'right-to-left override', text: 'invoice\u202Efdp.exe' },
   { name: 'bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069)', text: 'a\u202Ab\u202Bc\u202Cd\u202De\u202Ef\u2066g\u2067h\u2068i\u2069j' },
   { name: 'direction marks', text: 'x\u200Ey\u200Fz\u061Cw' },
@@ -32,7 +34,10 @@ export const PAYLOADS: readonly Payload[] = [
   { name: 'carriage return overwrite', text: 'safe text\rEVIL' },
   { name: 'every C1 control (8-bit CSI, OSC, DCS, NEL, …)', text: `c1:${C1}:end` },
   { name: 'CSI sequences: colours, clear screen, cursor moves', text: `${ESC}[2J${ESC}[H${ESC}[31mred${ESC}[0m ${ESC}[1A${ESC}[K${ESC}[?25l hidden cursor` },
-  { name: 'OSC sequences: window title, hyperlink, clipboard write', text: `${ESC}]0;PWNED${BEL}${ESC}]8;;https://evil.example${ST}link${ESC}]8;;${ST}${ESC}]52;c;cm0gLXJmIH4=${BEL}` },
+  {
+    name: 'OSC sequences: window title, hyperlink, clipboard write',
+    text: `${ESC}]0;PWNED${BEL}${ESC}]8;;https://evil.example${ST}link${ESC}]8;;${ST}${ESC}]52;c;cm0gLXJmIH4=${BEL}`,
+  },
   { name: 'DCS sequences: terminfo query, tmux passthrough', text: `${ESC}P+q544e${ST}${ESC}Ptmux;${ESC}${ESC}]0;x${BEL}${ST}` },
   { name: '8-bit CSI and OSC', text: '\u009B31mred\u009B0m \u009D0;PWNED\u009C' },
   { name: 'Markdown link to a command', text: '[click me](command:workbench.action.terminal.new)' },
@@ -56,7 +61,9 @@ export const PAYLOADS: readonly Payload[] = [
 /** Short payloads, for outputs that show a field whole (no cut): all of them in one field at once. */
 export const COMBINED: Payload = {
   name: 'every payload under 1,000 characters, one per line',
-  text: PAYLOADS.filter((p) => p.text.length < 1000).map((p) => p.text).join('\n'),
+  text: PAYLOADS.filter((p) => p.text.length < 1000)
+    .map((p) => p.text)
+    .join('\n'),
 };
 export const LONG: Payload = PAYLOADS.find((p) => p.text.length >= 100_000)!;
 

@@ -22,12 +22,25 @@ async function flat(ts: readonly tf.Tensor[]): Promise<number[]> {
 
 async function probe(choice: BackendChoice): Promise<void> {
   const info = await initBackend(choice);
-  const seq = (ids: number[]): TrainSequence => ({ inputs: ids.slice(0, -1), targets: ids.slice(1), mask: ids.slice(1).map(() => 1), behaviour: ids.slice(1).map(() => 0), advantage: 0 });
-  const ids = [[3, 17, 5, 42, 8, 11, 60, 2], [9, 1, 33, 7, 21, 4, 50, 6]];
+  const seq = (ids: number[]): TrainSequence => ({
+    inputs: ids.slice(0, -1),
+    targets: ids.slice(1),
+    mask: ids.slice(1).map(() => 1),
+    behaviour: ids.slice(1).map(() => 0),
+    advantage: 0,
+  });
+  const ids = [
+    [3, 17, 5, 42, 8, 11, 60, 2],
+    [9, 1, 33, 7, 21, 4, 50, 6],
+  ];
   const gpt = new Gpt({ vocabSize: 64, contextLength: 32, dModel: 32, nLayers: 2, nHeads: 4, mlpRatio: 4, tiedHead: true }, 5);
   const input = tf.tensor2d(ids, [2, 8], 'int32');
   const gptLogits = await flat([gpt.forward(input)]);
-  const gptGrads = await shardGradients(gptDifferentiable(gpt), ids.map((x) => ({ seq: seq(x) })), NLL);
+  const gptGrads = await shardGradients(
+    gptDifferentiable(gpt),
+    ids.map((x) => ({ seq: seq(x) })),
+    NLL,
+  );
   // a prefill of left-padded prompts, then one decoding step (the tfjs cache; wasm's fused kernels are compared off)
   const { state, logits } = prefill(gpt, [ids[0]!.slice(0, 5), ids[1]!.slice(0, 3)], { fused: false });
   const step = decodeStep(gpt, state, [ids[0]![5]!, ids[1]![3]!]);
@@ -36,11 +49,23 @@ async function probe(choice: BackendChoice): Promise<void> {
   const dir = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'hf', 'qwen2');
   const hf = HfModel.load(dir, { contextLength: 64, lora: { rank: 2, alpha: 4, dropout: 0, targets: ['q_proj', 'v_proj'] } });
   const hfLogits = await flat([hf.forward(input)]);
-  const hfGrads = await shardGradients(hfDifferentiable(hf), ids.map((x) => ({ seq: seq(x) })), NLL);
-  process.stdout.write(`${JSON.stringify({
-    backend: info.name, adapter: info.adapter ?? null, notes: info.notes,
-    gptLogits, gptGrads: await flat(gptGrads.grads), sampling, hfLogits, hfGrads: await flat(hfGrads.grads),
-  })}\n`);
+  const hfGrads = await shardGradients(
+    hfDifferentiable(hf),
+    ids.map((x) => ({ seq: seq(x) })),
+    NLL,
+  );
+  process.stdout.write(
+    `${JSON.stringify({
+      backend: info.name,
+      adapter: info.adapter ?? null,
+      notes: info.notes,
+      gptLogits,
+      gptGrads: await flat(gptGrads.grads),
+      sampling,
+      hfLogits,
+      hfGrads: await flat(hfGrads.grads),
+    })}\n`,
+  );
 }
 
 if (process.argv[2] === '--probe') {

@@ -41,7 +41,10 @@ describe('agent-rl CLI', () => {
 
     const record = JSON.parse(fs.readFileSync(path.join(cwd, 'rec.json'), 'utf8')) as RunRecord;
     assert.equal(record.iterations.length, 6);
-    assert.deepEqual(record.evaluations.map((e) => e.iteration), [0, 6]);
+    assert.deepEqual(
+      record.evaluations.map((e) => e.iteration),
+      [0, 6],
+    );
     assert.equal(record.config.seed, 3);
     assert.match(record.runtime.node, /^v\d+/);
     assert.ok(record.wallMs! > 0);
@@ -122,7 +125,11 @@ describe('agent-rl CLI', () => {
     const file = path.join(cwd, 'runs.sqlite');
     fs.writeFileSync(file, 'SQLite format 2\0 definitely not a database'.repeat(100));
     const before = sha256(file);
-    for (const args of [['train', ...SMALL, '--db', file], ['runs', '--db', file], ['show', '1', '--db', file]]) {
+    for (const args of [
+      ['train', ...SMALL, '--db', file],
+      ['runs', '--db', file],
+      ['show', '1', '--db', file],
+    ]) {
       const r = runCli(args, cwd);
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, /is not a readable SQLite database .* left untouched/);
@@ -190,7 +197,9 @@ describe('agent-rl CLI', () => {
     try {
       for (let i = 0; i < 400 && storedIterations(file) < 2; i++) await new Promise((r) => setTimeout(r, 50));
       child.kill('SIGINT');
-      code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000).unref())]).then((c) => (c === 'timeout' ? -1 : c));
+      code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000).unref())]).then((c) =>
+        c === 'timeout' ? -1 : c,
+      );
     } finally {
       child.kill('SIGKILL');
     }
@@ -217,7 +226,12 @@ describe('agent-rl CLI', () => {
       db.prepare('UPDATE trajectories SET task_id = ?, termination = ?').run(h.text, h.text);
       db.prepare('UPDATE turns SET action_text = ?, observation_text = ?').run(h.text, h.text);
       db.close();
-      const outputs = { runs: runCli(['runs'], cwd), show: runCli(['show', '1'], cwd), trajectory: runCli(['trajectory', '1'], cwd), json: runCli(['trajectory', '1', '--json'], cwd) };
+      const outputs = {
+        runs: runCli(['runs'], cwd),
+        show: runCli(['show', '1'], cwd),
+        trajectory: runCli(['trajectory', '1'], cwd),
+        json: runCli(['trajectory', '1', '--json'], cwd),
+      };
       for (const [command, out] of Object.entries(outputs)) {
         assert.equal(out.code, 0, `${h.name}, ${command}: ${out.stderr}`);
         assert.equal(rawInvisible(out.stdout), undefined, `${h.name}: agent-rl ${command} printed a raw invisible or control character`);
@@ -234,7 +248,8 @@ describe('agent-rl CLI', () => {
 
 describe('agent-rl train --resume', () => {
   /** Every iteration's metrics without the fields that measure time. */
-  const untimed = (rec: RunRecord): unknown[] => rec.iterations.map((m) => Object.fromEntries(Object.entries(m).filter(([k]) => k !== 'wallMs' && !k.startsWith('phase'))));
+  const untimed = (rec: RunRecord): unknown[] =>
+    rec.iterations.map((m) => Object.fromEntries(Object.entries(m).filter(([k]) => k !== 'wallMs' && !k.startsWith('phase'))));
   const ARGS = ['train', '--iterations', '400', '--eval-episodes', '200', '--eval-interval', '100', '--seed', '9'];
 
   it('a seed-002 run killed with SIGKILL continues from its last resume point and ends exactly as an uninterrupted run', async () => {
@@ -285,6 +300,9 @@ describe('agent-rl train --resume', () => {
     assert.equal(done.code, 2);
     assert.match(done.stderr, /run 1 completed all its 3 iterations: nothing to continue/);
     assert.match(runCli(['train', '--resume', '7', '--db', file], cwd).stderr, /no run "7" in .*Fix: `agent-rl runs` lists the runs/);
-    assert.match(runCli(['train', '--resume', '1', '--seed', '3', '--db', file], cwd).stderr, /--resume continues a stored run with its own config; drop --seed/);
+    assert.match(
+      runCli(['train', '--resume', '1', '--seed', '3', '--db', file], cwd).stderr,
+      /--resume continues a stored run with its own config; drop --seed/,
+    );
   });
 });

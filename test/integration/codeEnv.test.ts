@@ -40,7 +40,11 @@ describe('code tasks', () => {
     assert.ok(heldOut.length >= 15);
     assert.equal(train.length + heldOut.length, CODE_TASKS.length);
     assert.ok(!heldOut.some((h) => train.some((t) => t.id === h.id)));
-    for (const id of ['code:fibonacci', 'code:palindrome', 'code:sort-list']) assert.ok(train.some((t) => t.id === id), id);
+    for (const id of ['code:fibonacci', 'code:palindrome', 'code:sort-list'])
+      assert.ok(
+        train.some((t) => t.id === id),
+        id,
+      );
   });
 
   it('every private verifier accepts the reference solution and rejects a memorised answer', async () => {
@@ -82,7 +86,10 @@ describe('generated formula tasks (envOptions.taskSet = formulas)', () => {
     const values = (id: string): string => [-7, -3, 0, 1, 2, 5, 10, 100].map((x) => f(id.replace('code:f=', ''), x)).join(',');
     const trained = new Set(all.filter((t) => t.split === 'train').map((t) => values(t.id)));
     const twins = all.filter((t) => t.split === 'heldOut' && trained.has(values(t.id)));
-    assert.deepEqual(twins.map((t) => t.id), []);
+    assert.deepEqual(
+      twins.map((t) => t.id),
+      [],
+    );
     // x*x+2*3, x*x+3*2 and x*x+1*6 are one function, in one split
     const split = (id: string): string => all.find((t) => t.id === id)!.split;
     assert.equal(split('code:f=x*x+2*3'), split('code:f=x*x+3*2'));
@@ -167,7 +174,7 @@ describe('code environment contract', () => {
     assert.match(String(o2.details?.level), /strict|network|process/);
   });
 
-  it('faults in the agent\'s code are observations: a hang, a memory hog, a crash, a flood and garbage each get their answer and the episode goes on to a verdict', async () => {
+  it("faults in the agent's code are observations: a hang, a memory hog, a crash, a flood and garbage each get their answer and the episode goes on to a verdict", async () => {
     const env = codeEnv({ timeoutMs: 600, maxExecutions: 10 }).create();
     await env.reset(task);
     const run = async (code: string) => (await env.step(env.parseAction(`\`\`\`python\n${code}\n\`\`\``))).observation;
@@ -204,10 +211,16 @@ describe('agent-rl env run --env code', () => {
   it('replays code actions through the sandbox', () => {
     const dir = tempDir();
     const file = path.join(dir, 'a.json');
-    fs.writeFileSync(file, JSON.stringify(['```python\nprint(fib(10))\n```', `\`\`\`python\n${CODE_TASKS[0]!.reference}\nprint(fib(10))\n\`\`\``, 'FINAL ANSWER: 55']));
+    fs.writeFileSync(
+      file,
+      JSON.stringify(['```python\nprint(fib(10))\n```', `\`\`\`python\n${CODE_TASKS[0]!.reference}\nprint(fib(10))\n\`\`\``, 'FINAL ANSWER: 55']),
+    );
     const r = runCli(['env', 'run', '--env', 'code', '--task', 'code:fibonacci', '--actions', file], dir);
     assert.equal(r.code, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { observation?: { data: Record<string, unknown> }; outcome?: { reward: number } });
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { observation?: { data: Record<string, unknown> }; outcome?: { reward: number } });
     assert.equal(lines[1]!.observation!.data.exitCode, 1);
     assert.equal(lines[2]!.observation!.data.stdout, '55\n');
     assert.equal(lines[4]!.outcome!.reward, 1);

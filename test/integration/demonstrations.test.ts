@@ -32,15 +32,20 @@ describe('demonstrated actions end where the stop rule ends generation', () => {
   for (const { env, options } of CASES) {
     it(`${env} ${JSON.stringify(options)}`, async () => {
       const opened = builtInEnv(env, options);
-      const tasks = opened.tasks().train.filter((_, i) => i % 9 === 0).slice(0, 12);
+      const tasks = opened
+        .tasks()
+        .train.filter((_, i) => i % 9 === 0)
+        .slice(0, 12);
       for (const mistakeRate of [0, 1]) {
         const trajectories = await runEpisodes(
           tasks.map((task, i) => ({ task, group: i, indexInGroup: 0 })),
           () => opened.create(),
           // the demonstrator's other habits off (a perfect agent, but for the mistakes)
-          referenceAgentFor(env === 'calculator'
-            ? { env, demonstrations: { ...optionDefaults(DEMONSTRATION_SPECS.calculator), mistakeRate, skipToolOn: 'none', skipToolRate: 0 } }
-            : { env, demonstrations: { ...optionDefaults(DEMONSTRATION_SPECS.code), mistakeRate } })!,
+          referenceAgentFor(
+            env === 'calculator'
+              ? { env, demonstrations: { ...optionDefaults(DEMONSTRATION_SPECS.calculator), mistakeRate, skipToolOn: 'none', skipToolRate: 0 } }
+              : { env, demonstrations: { ...optionDefaults(DEMONSTRATION_SPECS.code), mistakeRate } },
+          )!,
           { maxTurns: 8, sampleRng: new Rng(5), verifierRng: new Rng(6) },
         );
         let actions = 0;

@@ -24,7 +24,10 @@ describe('agent-rl env', () => {
     fs.writeFileSync(file, JSON.stringify(['<call>add(3,4)</call>', '<call>pow(7,5)</call>', '<call>mul(7,5)</call>', '<answer>\\boxed{35}</answer>']));
     const r = runCli(['env', 'run', '--env', 'calculator', '--task', 'calc:(3+4)*5', '--actions', file], dir);
     assert.equal(r.code, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(lines.length, 6);
     assert.equal((lines[2]!.observation as { text: string }).text, '<obs>error: unknown op pow; use add, sub, mul or div</obs>');
     assert.deepEqual(lines[5], { outcome: { reward: 1, success: true, publicPass: true, privatePass: true, details: { gold: 35, answer: 35, calls: 3 } } });

@@ -30,7 +30,12 @@ const FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', '
 
 function configFor(family: string, extra: Record<string, unknown> = {}): RunConfig {
   return validateRunConfig({
-    env: 'code', policy: 'transformer', method: 'grpo', seed: 5, groupSize: 4, groupsPerIteration: 1,
+    env: 'code',
+    policy: 'transformer',
+    method: 'grpo',
+    seed: 5,
+    groupSize: 4,
+    groupsPerIteration: 1,
     algorithm: { warmupSteps: 0, minibatchSize: 0, skipZeroAdvantage: false, learningRate: 1e-2 },
     policyOptions: { model: path.join(FIXTURES, family), loraRank: 4, loraAlpha: 8, maxNewTokens: 24, contextLength: 400, ...extra },
   });
@@ -80,7 +85,9 @@ describe('a Hugging Face checkpoint as the policy', () => {
         const task = env.tasks().train[0]!;
         const trajectories = await runEpisodes(
           Array.from({ length: 4 }, (_, i) => ({ task, group: 0, indexInGroup: i })),
-          () => env.create(), policy, { maxTurns: 2, sampleRng: new Rng(11), verifierRng: new Rng(0) },
+          () => env.create(),
+          policy,
+          { maxTurns: 2, sampleRng: new Rng(11), verifierRng: new Rng(0) },
         );
         // the episodes ran in the sandbox: every turn holds the ids it was sampled as
         assert.ok(trajectories.every((t) => t.turns.length > 0 && t.turns.every((turn) => turn.policy.tokens && turn.policy.tokens.sampled.length > 0)));
@@ -96,8 +103,12 @@ describe('a Hugging Face checkpoint as the policy', () => {
         assert.ok(Number.isFinite(report.loss));
         assert.ok(report.logprobMismatch !== undefined && report.logprobMismatch < 1e-4, `sampling and training log-probs differ by ${report.logprobMismatch}`);
         const adaptersAfter = await Promise.all(model.weights.map(data));
-        assert.ok(adaptersAfter.some((a, i) => maxDiff(a, adaptersBefore[i]!) > 0), 'the adapters moved');
-        if (model instanceof HfModel) for (const [name, t] of model.baseTensors()) assert.equal(maxDiff(await data(t), base.get(name)!), 0, `base weight ${name} changed`);
+        assert.ok(
+          adaptersAfter.some((a, i) => maxDiff(a, adaptersBefore[i]!) > 0),
+          'the adapters moved',
+        );
+        if (model instanceof HfModel)
+          for (const [name, t] of model.baseTensors()) assert.equal(maxDiff(await data(t), base.get(name)!), 0, `base weight ${name} changed`);
         else assert.equal(model.engine.baseDigest(), baseDigest, 'the base weights in the engine changed');
         assert.ok(maxDiff(await logitsOf(model, probe), modelBefore) > 1e-5, 'the policy changed');
         assert.equal(maxDiff(await logitsOf(policy.reference, probe), referenceBefore), 0, 'the KL reference stayed the base model');
@@ -108,7 +119,10 @@ describe('a Hugging Face checkpoint as the policy', () => {
         const ck = readCheckpoint(ckDir);
         assert.equal((ck.manifest.model as { kind: string }).kind, 'hf');
         assert.equal((ck.manifest.model as { dir: string }).dir, path.join(FIXTURES, family));
-        assert.ok(ck.manifest.tensors.every((t) => /lora_[AB]$/.test(t.name)), 'only adapter tensors are stored');
+        assert.ok(
+          ck.manifest.tensors.every((t) => /lora_[AB]$/.test(t.name)),
+          'only adapter tensors are stored',
+        );
         assert.equal(ck.manifest.tensors.length, 3 * model.weights.length);
         const again = (await createPolicy(configFor(family, { init: ckDir }), policyRunInfo(config), env)) as TransformerPolicy<HfModel | EngineModel>;
         try {
@@ -135,17 +149,32 @@ describe('a Hugging Face checkpoint as the policy', () => {
   }
 
   it('a LoRA target that is not a layer of the model is refused with the layers it has', async () => {
-    await assert.rejects(createPolicy(configFor('qwen2', { loraTargets: 'q_proj,vproj' }), policyRunInfo(configFor('qwen2')), codeEnv()), /policyOptions\.loraTargets: "vproj" is not a linear layer of a qwen2 model\. Fix: use some of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or all-linear/);
+    await assert.rejects(
+      createPolicy(configFor('qwen2', { loraTargets: 'q_proj,vproj' }), policyRunInfo(configFor('qwen2')), codeEnv()),
+      /policyOptions\.loraTargets: "vproj" is not a linear layer of a qwen2 model\. Fix: use some of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or all-linear/,
+    );
   });
 
   it('refuses a plan that cannot fit the backend before reading any weight, with the numbers and the ways out', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-big-'));
     try {
       // Qwen2.5-7B's config.json, no weights at all: the refusal comes before anything is read
-      fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({
-        model_type: 'qwen2', hidden_size: 3584, intermediate_size: 18944, num_hidden_layers: 28, num_attention_heads: 28,
-        num_key_value_heads: 4, vocab_size: 152064, max_position_embeddings: 32768, rope_theta: 1e6, rms_norm_eps: 1e-6, tie_word_embeddings: false,
-      }));
+      fs.writeFileSync(
+        path.join(dir, 'config.json'),
+        JSON.stringify({
+          model_type: 'qwen2',
+          hidden_size: 3584,
+          intermediate_size: 18944,
+          num_hidden_layers: 28,
+          num_attention_heads: 28,
+          num_key_value_heads: 4,
+          vocab_size: 152064,
+          max_position_embeddings: 32768,
+          rope_theta: 1e6,
+          rms_norm_eps: 1e-6,
+          tie_word_embeddings: false,
+        }),
+      );
       const config = validateRunConfig({ env: 'code', policy: 'transformer', policyOptions: { model: dir, loraRank: 0, backend: 'wasm' } });
       await assert.rejects(createPolicy(config, policyRunInfo(config), codeEnv()), (e: Error) => {
         assert.match(e.message, /policyOptions\.model: .* does not fit the wasm backend/);
@@ -161,16 +190,32 @@ describe('a Hugging Face checkpoint as the policy', () => {
 });
 
 describe('chat templates, token in and token out', () => {
-  it('a multi-turn Hermes episode\'s training sequence is, token for token, the template\'s rendering; mask 1 exactly on the assistant\'s tokens', () => {
+  it("a multi-turn Hermes episode's training sequence is, token for token, the template's rendering; mask 1 exactly on the assistant's tokens", () => {
     const dir = path.join(FIXTURES, 'qwen2');
     const tokenizer = HfTokenizer.fromDirectory(dir);
     const eos = generationEos(dir, tokenizer);
     assert.equal(tokenizer.decode([eos[0]!]), '<|im_end|>');
     const chat = new ChatFormat(tokenizer, eos);
-    const tools = [{ type: 'function', function: { name: 'add', description: 'Adds two integers.', parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] } } }];
+    const tools = [
+      {
+        type: 'function',
+        function: {
+          name: 'add',
+          description: 'Adds two integers.',
+          parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] },
+        },
+      },
+    ];
     const first: Observation = { text: 'unused', data: {}, chat: { role: 'user', content: 'What is 2+3, then times 4?', tools } };
-    const replies = ['<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call>', '<tool_call>\n{"name": "mul", "arguments": {"a": 5, "b": 4}}\n</tool_call>', 'The answer is 20.'];
-    const results: Observation[] = [{ text: '', data: {}, chat: { role: 'tool', content: '5' } }, { text: '', data: {}, chat: { role: 'tool', content: 'error: unknown tool "mul"' } }];
+    const replies = [
+      '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call>',
+      '<tool_call>\n{"name": "mul", "arguments": {"a": 5, "b": 4}}\n</tool_call>',
+      'The answer is 20.',
+    ];
+    const results: Observation[] = [
+      { text: '', data: {}, chat: { role: 'tool', content: '5' } },
+      { text: '', data: {}, chat: { role: 'tool', content: 'error: unknown tool "mul"' } },
+    ];
     // the policy's record: contexts from the chat format, the sampled ids as they were sampled (content, then the end of turn)
     const turns = replies.map((reply) => {
       const sampled = [...tokenizer.encode(reply), eos[0]!];
@@ -179,17 +224,30 @@ describe('chat templates, token in and token out', () => {
     const contexts: number[][] = [chat.first(first)];
     for (let i = 1; i < turns.length; i++) contexts.push(chat.next(results[i - 1]!, turns[i - 1]!.sampled));
     const trajectory = {
-      taskId: 't', group: 0, indexInGroup: 0, termination: 'finished', advantage: 1, policyVersion: 0,
+      taskId: 't',
+      group: 0,
+      indexInGroup: 0,
+      termination: 'finished',
+      advantage: 1,
+      policyVersion: 0,
       outcome: { reward: 1, success: true, publicPass: true, privatePass: true },
-      turns: turns.map((t, i) => ({ index: i, observation: i === 0 ? first : results[i - 1]!, action: t.reply, parsed: { kind: 'format_error', message: '' }, policy: { behaviourLogprob: 0, policyVersion: 0, tokens: { context: contexts[i]!, sampled: t.sampled, logprobs: t.sampled.map(() => -1) } } })),
+      turns: turns.map((t, i) => ({
+        index: i,
+        observation: i === 0 ? first : results[i - 1]!,
+        action: t.reply,
+        parsed: { kind: 'format_error', message: '' },
+        policy: { behaviourLogprob: 0, policyVersion: 0, tokens: { context: contexts[i]!, sampled: t.sampled, logprobs: t.sampled.map(() => -1) } },
+      })),
     } as unknown as Trajectory;
     const seq = trajectorySequence(trajectory)!;
     const ids = [seq.inputs[0]!, ...seq.targets];
     // the same conversation through the template, encoded whole
     const conversation = [
       { role: 'user' as const, content: 'What is 2+3, then times 4?' },
-      { role: 'assistant' as const, content: replies[0]! }, { role: 'tool' as const, content: '5' },
-      { role: 'assistant' as const, content: replies[1]! }, { role: 'tool' as const, content: 'error: unknown tool "mul"' },
+      { role: 'assistant' as const, content: replies[0]! },
+      { role: 'tool' as const, content: '5' },
+      { role: 'assistant' as const, content: replies[1]! },
+      { role: 'tool' as const, content: 'error: unknown tool "mul"' },
       { role: 'assistant' as const, content: replies[2]! },
     ];
     const text = tokenizer.renderChat(conversation, { addGenerationPrompt: false, tools });
@@ -198,7 +256,11 @@ describe('chat templates, token in and token out', () => {
     for (const family of ['qwen2', 'llama']) {
       const t = HfTokenizer.fromDirectory(path.join(FIXTURES, family));
       const plain = [{ role: 'user' as const, content: 'hi' }];
-      assert.equal(renderChatTemplate(t.chatTemplate!, t.tokenizerConfig, plain, { addGenerationPrompt: true }), t.renderChat(plain, { addGenerationPrompt: true }), `${family} without tools`);
+      assert.equal(
+        renderChatTemplate(t.chatTemplate!, t.tokenizerConfig, plain, { addGenerationPrompt: true }),
+        t.renderChat(plain, { addGenerationPrompt: true }),
+        `${family} without tools`,
+      );
     }
     const rendered = tokenizer.encode(text);
     // the template closes the last assistant message with "<|im_end|>\n": the episode ends at the end of turn
@@ -206,7 +268,10 @@ describe('chat templates, token in and token out', () => {
     assert.equal(tokenizer.decode(rendered.slice(ids.length)), '\n');
     // mask 1 exactly on the assistant's tokens (content and end of turn)
     const maskedIds = seq.targets.filter((_, i) => seq.mask[i] === 1);
-    assert.deepEqual(maskedIds, turns.flatMap((t) => t.sampled));
+    assert.deepEqual(
+      maskedIds,
+      turns.flatMap((t) => t.sampled),
+    );
     // a reply the environment's stop string ended before the end of turn: the template's close is context
     const glue = chat.nextText(results[0]!, undefined);
     assert.ok(glue.startsWith('<|im_end|>\n<|im_start|>user\n<tool_response>\n5\n</tool_response><|im_end|>\n<|im_start|>assistant\n'), JSON.stringify(glue));
@@ -218,14 +283,18 @@ describe('chat templates, token in and token out', () => {
     assert.equal(new ChatFormat(llama, generationEos(path.join(FIXTURES, 'llama'), llama)).endOfTurn, '<|eot_id|>');
   });
 
-  it('the policy prompts through the template: the first context is the template\'s rendering of the task', async () => {
+  it("the policy prompts through the template: the first context is the template's rendering of the task", async () => {
     const config = configFor('llama');
     const env = codeEnv();
     const policy = (await createPolicy(config, policyRunInfo(config), env)) as TransformerPolicy<HfModel>;
     try {
       assert.ok(policy.chat, 'the llama fixture has a chat template');
       const task = env.tasks().train[0]!;
-      const [t] = await runEpisodes([{ task, group: 0, indexInGroup: 0 }], () => env.create(), policy, { maxTurns: 1, sampleRng: new Rng(3), verifierRng: new Rng(0) });
+      const [t] = await runEpisodes([{ task, group: 0, indexInGroup: 0 }], () => env.create(), policy, {
+        maxTurns: 1,
+        sampleRng: new Rng(3),
+        verifierRng: new Rng(0),
+      });
       const context = t!.turns[0]!.policy.tokens!.context;
       const text = policy.tokenizer.decode(context);
       assert.ok(text.startsWith('<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n'), text.slice(0, 80));
@@ -237,7 +306,7 @@ describe('chat templates, token in and token out', () => {
 });
 
 describe('agent-rl model check and train --model', () => {
-  it('model check prints the architecture, the plan and a continuation; --ids gives the reference\'s top logits', () => {
+  it("model check prints the architecture, the plan and a continuation; --ids gives the reference's top logits", () => {
     const dir = tempDir();
     for (const family of ['qwen2', 'llama', 'gpt2']) {
       const r = runCli(['model', 'check', path.join(FIXTURES, family), '--max-new-tokens', '4'], dir);
@@ -251,8 +320,13 @@ describe('agent-rl model check and train --model', () => {
       assert.equal(j.code, 0, j.stderr);
       const got = JSON.parse(j.stdout) as { top: { id: number; logit: number }[] };
       const last = ref.logits[1]![ref.ids[1]!.length - 1]!;
-      const expected = Array.from(last.keys()).sort((a, b) => last[b]! - last[a]!).slice(0, 5);
-      assert.deepEqual(got.top.map((t) => t.id), expected);
+      const expected = Array.from(last.keys())
+        .sort((a, b) => last[b]! - last[a]!)
+        .slice(0, 5);
+      assert.deepEqual(
+        got.top.map((t) => t.id),
+        expected,
+      );
       for (const t of got.top) assert.ok(Math.abs(t.logit - last[t.id]!) < 1e-4, `${family} id ${t.id}: ${t.logit} vs ${last[t.id]}`);
     }
     const bad = runCli(['model', 'check', path.join(dir, 'nowhere')], dir);
@@ -262,7 +336,28 @@ describe('agent-rl model check and train --model', () => {
 
   it('train --model runs GRPO iterations on a checkpoint folder and stores the run; a folder that is not a checkpoint is refused with the fix', () => {
     const dir = tempDir();
-    const r = runCli(['train', '--env', 'code', '--policy', 'transformer', '--model', path.join(FIXTURES, 'qwen2'), '--iterations', '1', '--groups', '1', '--group-size', '2', '--eval-episodes', '2', '--output', 'out.json'], dir);
+    const r = runCli(
+      [
+        'train',
+        '--env',
+        'code',
+        '--policy',
+        'transformer',
+        '--model',
+        path.join(FIXTURES, 'qwen2'),
+        '--iterations',
+        '1',
+        '--groups',
+        '1',
+        '--group-size',
+        '2',
+        '--eval-episodes',
+        '2',
+        '--output',
+        'out.json',
+      ],
+      dir,
+    );
     assert.equal(r.code, 0, r.stderr);
     const rec = JSON.parse(fs.readFileSync(path.join(dir, 'out.json'), 'utf8')) as { runtime: { compute: string }; iterations: unknown[] };
     assert.match(rec.runtime.compute, /qwen2 111,168 parameters, LoRA rank 8, [\d,]+ trained, chat template/);
@@ -271,10 +366,38 @@ describe('agent-rl model check and train --model', () => {
     const none = runCli(['train', '--preset', 'seed000'], dir);
     assert.equal(none.code, 2);
     assert.match(none.stderr, /--preset seed000 runs a local Hugging Face checkpoint: give its folder with --model DIR/);
-    const seed = runCli(['train', '--preset', 'seed000', '--model', path.join(FIXTURES, 'gpt2'), '--iterations', '1', '--groups', '1', '--eval-episodes', '2', '--output', 'seed.json'], dir);
+    const seed = runCli(
+      [
+        'train',
+        '--preset',
+        'seed000',
+        '--model',
+        path.join(FIXTURES, 'gpt2'),
+        '--iterations',
+        '1',
+        '--groups',
+        '1',
+        '--eval-episodes',
+        '2',
+        '--output',
+        'seed.json',
+      ],
+      dir,
+    );
     assert.equal(seed.code, 0, seed.stderr);
     const s = JSON.parse(fs.readFileSync(path.join(dir, 'seed.json'), 'utf8')) as { config: RunConfig };
-    assert.deepEqual([s.config.env, s.config.method, s.config.groupSize, s.config.maxTurns, s.config.algorithm.klCoef, s.config.algorithm.learningRate, s.config.algorithm.klEstimator], ['code', 'grpo', 4, 3, 0.04, 5e-5, 'k3']);
+    assert.deepEqual(
+      [
+        s.config.env,
+        s.config.method,
+        s.config.groupSize,
+        s.config.maxTurns,
+        s.config.algorithm.klCoef,
+        s.config.algorithm.learningRate,
+        s.config.algorithm.klEstimator,
+      ],
+      ['code', 'grpo', 4, 3, 0.04, 5e-5, 'k3'],
+    );
     assert.ok(s.config.policy === 'transformer');
     assert.equal(s.config.policyOptions.model, path.join(FIXTURES, 'gpt2'));
     fs.mkdirSync(path.join(dir, 'empty'));
@@ -285,17 +408,37 @@ describe('agent-rl model check and train --model', () => {
   });
 });
 
-describe('candidate scoring (seed 002\'s mode) on a fixture', () => {
-  it('GRPO with LoRA raises the binary-search success rate of a scored random-weight qwen2 (same run\'s iteration-0 evaluation as the baseline)', () => {
+describe("candidate scoring (seed 002's mode) on a fixture", () => {
+  it("GRPO with LoRA raises the binary-search success rate of a scored random-weight qwen2 (same run's iteration-0 evaluation as the baseline)", () => {
     const dir = tempDir();
-    fs.writeFileSync(path.join(dir, 'score.json'), JSON.stringify({
-      env: 'binary-search', policy: 'transformer', method: 'grpo', seed: 7, iterations: 6, groupsPerIteration: 4, groupSize: 8, evalEpisodes: 64,
-      algorithm: { learningRate: 0.02, warmupSteps: 0 },
-      policyOptions: { model: path.join(FIXTURES, 'qwen2'), actionMode: 'score', scoreNormalization: 'mean', temperature: 5, contextLength: 128, loraRank: 8 },
-    }));
+    fs.writeFileSync(
+      path.join(dir, 'score.json'),
+      JSON.stringify({
+        env: 'binary-search',
+        policy: 'transformer',
+        method: 'grpo',
+        seed: 7,
+        iterations: 6,
+        groupsPerIteration: 4,
+        groupSize: 8,
+        evalEpisodes: 64,
+        algorithm: { learningRate: 0.02, warmupSteps: 0 },
+        policyOptions: {
+          model: path.join(FIXTURES, 'qwen2'),
+          actionMode: 'score',
+          scoreNormalization: 'mean',
+          temperature: 5,
+          contextLength: 128,
+          loraRank: 8,
+        },
+      }),
+    );
     const r = runCli(['train', '--config', 'score.json', '--output', 'out.json'], dir);
     assert.equal(r.code, 0, r.stderr);
-    const rec = JSON.parse(fs.readFileSync(path.join(dir, 'out.json'), 'utf8')) as { runtime: { compute: string }; evaluations: { iteration: number; successRate: number }[] };
+    const rec = JSON.parse(fs.readFileSync(path.join(dir, 'out.json'), 'utf8')) as {
+      runtime: { compute: string };
+      evaluations: { iteration: number; successRate: number }[];
+    };
     assert.match(rec.runtime.compute, /candidate scoring over 6 actions \(mean log-prob per candidate token, temperature 5\)/);
     const first = rec.evaluations[0]!;
     const last = rec.evaluations[rec.evaluations.length - 1]!;

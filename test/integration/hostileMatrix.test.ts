@@ -40,18 +40,41 @@ import { runCliBatch, type CliJob, type CliJobResult } from '../helpers/cliBatch
 import { CLI, ROOT, runCli, tempDir } from '../helpers/cli';
 import { asData, containsExactly, plantStore, snapshot, textColumns, type PlantReport } from '../helpers/hostileStore';
 import { NOT_RENDERERS, RENDERERS, type Rendered, type ViewInput } from '../helpers/hostileRenderers';
-import { asStored, benign, COMBINED, hoverHtml, ICON, LONG, markdownStructure, NOTIFICATION_LINK, PAYLOADS, rawCharacter, type Payload } from '../helpers/hostileText';
+import {
+  asStored,
+  benign,
+  COMBINED,
+  hoverHtml,
+  ICON,
+  LONG,
+  markdownStructure,
+  NOTIFICATION_LINK,
+  PAYLOADS,
+  rawCharacter,
+  type Payload,
+} from '../helpers/hostileText';
 
 // ── What the matrix runs ──────────────────────────────────────────────────────────────────────────────
 /** Every command of `agent-rl --help`, and the part of the matrix that runs it on hostile text. */
 const COMMANDS: Readonly<Record<string, string>> = {
-  runs: 'store', show: 'store', trajectory: 'store', 'train --resume': 'store',
-  'import verl': 'verl dumps', 'env check': 'workspace', train: 'run configs', sft: 'run configs', 'export verl': 'run configs',
-  'env run': 'actions', 'model list': 'model folders', 'model check': 'model folders', 'sandbox serve': 'sandbox',
+  runs: 'store',
+  show: 'store',
+  trajectory: 'store',
+  'train --resume': 'store',
+  'import verl': 'verl dumps',
+  'env check': 'workspace',
+  train: 'run configs',
+  sft: 'run configs',
+  'export verl': 'run configs',
+  'env run': 'actions',
+  'model list': 'model folders',
+  'model check': 'model folders',
+  'sandbox serve': 'sandbox',
 };
 /** Commands that print nothing stored or imported, and why. */
 const NOT_PRINTING: Readonly<Record<string, string>> = {
-  'model export': 'prints the paths it wrote under --out (the user\'s own argument and fixed file names); its errors go through the one error path every other command\'s errors take',
+  'model export':
+    "prints the paths it wrote under --out (the user's own argument and fixed file names); its errors go through the one error path every other command's errors take",
 };
 
 /** `train --resume`, `env check`, `import verl`, `show`: the command a usage line or an argument list names. */
@@ -68,17 +91,27 @@ const ran = new Set<string>();
 const IN_JSON: Readonly<Record<string, readonly string[]>> = {
   runs: ['runs.name', 'runs.env', 'runs.policy', 'runs.method', 'runs.created_at', 'runs.finished_at', 'runs.error'],
   show: ['runs.name', 'runs.config_json', 'runs.runtime_json', 'iterations.metrics_json'],
-  trajectory: ['trajectories.task_id', 'trajectories.termination', 'trajectories.excluded', 'trajectories.outcome_json', 'turns.action_text', 'turns.action_json', 'turns.observation_text', 'turns.observation_json', 'turns.policy_json'],
+  trajectory: [
+    'trajectories.task_id',
+    'trajectories.termination',
+    'trajectories.excluded',
+    'trajectories.outcome_json',
+    'turns.action_text',
+    'turns.action_json',
+    'turns.observation_text',
+    'turns.observation_json',
+    'turns.policy_json',
+  ],
 };
 const NOT_IN_JSON: Readonly<Record<string, string>> = {
   'runs.host': 'the machine of a live run (to tell a dead worker), shown nowhere',
-  'runs.heartbeat_at': 'a live run\'s last sign of life, shown nowhere',
-  'runs.source': 'an imported run\'s identity; show prints its folder from config.rolloutDir',
+  'runs.heartbeat_at': "a live run's last sign of life, shown nowhere",
+  'runs.source': "an imported run's identity; show prints its folder from config.rolloutDir",
   'iterations.created_at': 'when the iteration was stored, shown nowhere',
   'evaluations.created_at': 'when the evaluation was stored, shown nowhere',
   'evaluations.metrics_json': 'read as its known numeric extras only (pass@k, tool calls)',
-  'import_files.file': 'an imported file\'s name, for continuing an import; show counts the files',
-  'import_files.state_json': 'an import\'s progress through a file',
+  'import_files.file': "an imported file's name, for continuing an import; show counts the files",
+  'import_files.state_json': "an import's progress through a file",
 };
 
 // ── Checks ────────────────────────────────────────────────────────────────────────────────────────────
@@ -95,7 +128,11 @@ class Findings {
   }
   assertNone(what: string): void {
     const distinct = [...new Set(this.items)];
-    assert.equal(distinct.length, 0, `${what}: ${distinct.length} problem(s)\n${distinct.slice(0, 60).join('\n')}${distinct.length > 60 ? `\n… ${distinct.length - 60} more` : ''}`);
+    assert.equal(
+      distinct.length,
+      0,
+      `${what}: ${distinct.length} problem(s)\n${distinct.slice(0, 60).join('\n')}${distinct.length > 60 ? `\n… ${distinct.length - 60} more` : ''}`,
+    );
   }
 }
 
@@ -121,8 +158,10 @@ function checkRendered(f: Findings, where: string, o: Rendered, twin: Rendered |
   }
   if (o.kind === 'markdown') {
     if (o.text.length > 60_000) f.add(where, `${o.text.length} characters of Markdown (not cut)`);
-    if (twin && !isDeepStrictEqual(markdownStructure(o.text), markdownStructure(twin.text))) f.add(where, `Markdown structure from the data: ${markdownStructure(o.text).join(' ')}`);
-    if (twin && !isDeepStrictEqual(elements(hoverHtml(o.text)), elements(hoverHtml(twin.text)))) f.add(where, `HTML elements from the data in a hover: ${elements(hoverHtml(o.text)).join(' ')}`);
+    if (twin && !isDeepStrictEqual(markdownStructure(o.text), markdownStructure(twin.text)))
+      f.add(where, `Markdown structure from the data: ${markdownStructure(o.text).join(' ')}`);
+    if (twin && !isDeepStrictEqual(elements(hoverHtml(o.text)), elements(hoverHtml(twin.text))))
+      f.add(where, `HTML elements from the data in a hover: ${elements(hoverHtml(o.text)).join(' ')}`);
   }
 }
 
@@ -145,17 +184,38 @@ function renderStore(f: Findings, label: string, dbFile: string, twinDb: string 
         const str = (x: unknown, fallback: string): string => (typeof x === 'string' ? x : fallback);
         const importDir = str(c.rolloutDir, path.join('/dumps', s.name));
         const found: FoundModel[] = [
-          { name: s.name, dir: path.join('/models', s.name), foundIn: '/models', modelType: s.env, parameters: 1000, dtypes: s.policy, revision: s.method, main: true, seed000: { fits: true, total: 1, limit: 2, on: s.policy } },
+          {
+            name: s.name,
+            dir: path.join('/models', s.name),
+            foundIn: '/models',
+            modelType: s.env,
+            parameters: 1000,
+            dtypes: s.policy,
+            revision: s.method,
+            main: true,
+            seed000: { fits: true, total: 1, limit: 2, on: s.policy },
+          },
           { name: s.name, dir: path.join('/models', s.name), foundIn: '/models', problem: s.error ?? s.name },
         ];
         // the messages the webviews are sent: data, set by the page with textContent (e2e checks the page)
         const dashboard: HostToDashboard = { type: 'data', runs, series: [{ run: run.summary, iterations, evaluations: run.evaluations }], selected: [s.id] };
         const inspector: InspectorData = { type: 'trajectory', detail: trajectory, group: trajectories, maxTextLength: 10_000, compute: run.compute };
-        if (!isHostToDashboard(dashboard) || !isDeepStrictEqual(structuredClone(dashboard), dashboard)) f.add(`${label} run ${s.id} dashboard message`, 'refused by its guard, or changed by postMessage\'s structured clone');
-        if (!isInspectorData(inspector) || !isDeepStrictEqual(structuredClone(inspector), inspector)) f.add(`${label} run ${s.id} inspector message`, 'refused by its guard, or changed by postMessage\'s structured clone');
+        if (!isHostToDashboard(dashboard) || !isDeepStrictEqual(structuredClone(dashboard), dashboard))
+          f.add(`${label} run ${s.id} dashboard message`, "refused by its guard, or changed by postMessage's structured clone");
+        if (!isInspectorData(inspector) || !isDeepStrictEqual(structuredClone(inspector), inspector))
+          f.add(`${label} run ${s.id} inspector message`, "refused by its guard, or changed by postMessage's structured clone");
         return {
-          runs, run, iterations, trajectories, trajectory, found, importDir,
-          importFound: { ...(typeof c.validationDir === 'string' ? { validationDir: c.validationDir } : {}), ...(typeof c.configFile === 'string' ? { configFile: c.configFile } : {}) },
+          runs,
+          run,
+          iterations,
+          trajectories,
+          trajectory,
+          found,
+          importDir,
+          importFound: {
+            ...(typeof c.validationDir === 'string' ? { validationDir: c.validationDir } : {}),
+            ...(typeof c.configFile === 'string' ? { configFile: c.configFile } : {}),
+          },
           importFile: path.join(importDir, '1.jsonl'),
         };
       });
@@ -170,7 +230,9 @@ function renderStore(f: Findings, label: string, dbFile: string, twinDb: string 
       const outs = r.render(v);
       const twinOuts = twins[i] ? r.render(twins[i]) : undefined;
       if (twinOuts && twinOuts.length !== outs.length) f.add(`${label} ${r.id}`, `${outs.length} outputs, ${twinOuts.length} for harmless text`);
-      outs.forEach((o, j) => checkRendered(f, `${label} run ${v.run.summary.id} ${r.id} (${o.where})`, o, twinOuts?.length === outs.length ? twinOuts[j] : undefined));
+      outs.forEach((o, j) =>
+        checkRendered(f, `${label} run ${v.run.summary.id} ${r.id} (${o.where})`, o, twinOuts?.length === outs.length ? twinOuts[j] : undefined),
+      );
       counts.set(r.id, (counts.get(r.id) ?? 0) + outs.length);
     }
   });
@@ -206,20 +268,50 @@ describe('hostile text in every stored and imported field, through every command
     base = path.join(work, 'base.sqlite');
     // Three kinds of run, as the workbench writes them: a table run, an imported verl run, a workspace
     // run with tool calls and a reward's extras (each made by the real CLI).
-    const table = runCli(['train', '--iterations', '2', '--eval-episodes', '4', '--groups', '1', '--group-size', '2', '--name', 'base-table', '--db', base], work);
+    const table = runCli(
+      ['train', '--iterations', '2', '--eval-episodes', '4', '--groups', '1', '--group-size', '2', '--name', 'base-table', '--db', base],
+      work,
+    );
     assert.equal(table.code, 0, table.stderr);
     const verl = path.join(ROOT, 'test', 'fixtures', 'verl');
-    const imported = runCli(['import', 'verl', path.join(verl, 'rollout'), '--validation', path.join(verl, 'validation'), '--config', path.join(verl, 'config.yaml'), '--db', base], work);
+    const imported = runCli(
+      ['import', 'verl', path.join(verl, 'rollout'), '--validation', path.join(verl, 'validation'), '--config', path.join(verl, 'config.yaml'), '--db', base],
+      work,
+    );
     assert.equal(imported.code, 0, imported.stderr);
     const ws = path.join(work, 'base-workspace');
     fs.mkdirSync(ws);
-    fs.writeFileSync(path.join(ws, 'tasks.jsonl'), jsonl(Array.from({ length: 8 }, (_, i) => ({ id: `t${i}`, prompt: `Echo ${i}.`, answer: String(i), split: i % 4 === 0 ? 'test' : 'train', demonstration: [`<call>echo("${i}")</call>`, `<answer>${i}</answer>`] }))));
+    fs.writeFileSync(
+      path.join(ws, 'tasks.jsonl'),
+      jsonl(
+        Array.from({ length: 8 }, (_, i) => ({
+          id: `t${i}`,
+          prompt: `Echo ${i}.`,
+          answer: String(i),
+          split: i % 4 === 0 ? 'test' : 'train',
+          demonstration: [`<call>echo("${i}")</call>`, `<answer>${i}</answer>`],
+        })),
+      ),
+    );
     fs.writeFileSync(path.join(ws, 'tools.py'), 'def echo(text: str) -> str:\n    """Returns its text."""\n    return text\n');
-    fs.writeFileSync(path.join(ws, 'reward.py'), 'def reward(task, trajectory):\n    ok = trajectory["answer"] == str(task["ground_truth"])\n    return {"score": float(ok), "calls": trajectory["tool_calls"], "answered": trajectory["answer"] is not None}\n');
-    fs.writeFileSync(path.join(ws, 'run.agentrl.json'), JSON.stringify({
-      name: 'base-workspace', env: 'workspace', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 2, evalEpisodes: 2,
-      envOptions: { tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'reward.py' }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 224, maxNewTokens: 16 },
-    }));
+    fs.writeFileSync(
+      path.join(ws, 'reward.py'),
+      'def reward(task, trajectory):\n    ok = trajectory["answer"] == str(task["ground_truth"])\n    return {"score": float(ok), "calls": trajectory["tool_calls"], "answered": trajectory["answer"] is not None}\n',
+    );
+    fs.writeFileSync(
+      path.join(ws, 'run.agentrl.json'),
+      JSON.stringify({
+        name: 'base-workspace',
+        env: 'workspace',
+        policy: 'transformer',
+        method: 'sft',
+        iterations: 1,
+        groupsPerIteration: 2,
+        evalEpisodes: 2,
+        envOptions: { tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'reward.py' },
+        policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 224, maxNewTokens: 16 },
+      }),
+    );
     const workspace = runCli(['train', '--config', path.join(ws, 'run.agentrl.json'), '--db', base], ws);
     assert.equal(workspace.code, 0, workspace.stderr);
     const d = new Database(base);
@@ -273,7 +365,8 @@ describe('hostile text in every stored and imported field, through every command
     const unplaced = columns.filter((c) => !Object.values(IN_JSON).some((cols) => cols.includes(c.id)) && NOT_IN_JSON[c.id] === undefined);
     rounds.forEach(({ p, db, twin, report, before: stored }, i) => {
       for (const r of report.refused) if (!/CHECK constraint failed/.test(r.reason)) f.add(`${p.name}: ${r.column.id}`, `could not be planted: ${r.reason}`);
-      for (const c of report.planted) if (unplaced.some((u) => u.id === c.id)) f.add(c.id, 'a text column in no --json output and not in NOT_IN_JSON: say where its value comes out exactly');
+      for (const c of report.planted)
+        if (unplaced.some((u) => u.id === c.id)) f.add(c.id, 'a text column in no --json output and not in NOT_IN_JSON: say where its value comes out exactly');
       const d = new Database(db, { readonly: true });
       const rows = (sql: string, ...args: unknown[]): Record<string, unknown>[] => d.prepare(sql).all(...args) as Record<string, unknown>[];
       try {
@@ -294,9 +387,12 @@ describe('hostile text in every stored and imported field, through every command
             continue;
           }
           const id = Number(job.argv[1]);
-          const source: Record<string, Record<string, unknown>[]> = command === 'runs' ? { runs: rows('SELECT * FROM runs') }
-            : command === 'show' ? { runs: rows('SELECT * FROM runs WHERE id = ?', id), iterations: rows('SELECT * FROM iterations WHERE run_id = ?', id) }
-              : { trajectories: rows('SELECT * FROM trajectories WHERE id = ?', id), turns: rows('SELECT * FROM turns WHERE trajectory_id = ?', id) };
+          const source: Record<string, Record<string, unknown>[]> =
+            command === 'runs'
+              ? { runs: rows('SELECT * FROM runs') }
+              : command === 'show'
+                ? { runs: rows('SELECT * FROM runs WHERE id = ?', id), iterations: rows('SELECT * FROM iterations WHERE run_id = ?', id) }
+                : { trajectories: rows('SELECT * FROM trajectories WHERE id = ?', id), turns: rows('SELECT * FROM turns WHERE trajectory_id = ?', id) };
           for (const column of IN_JSON[command]!) {
             const [table, col] = column.split('.') as [string, string];
             for (const row of source[table] ?? []) {
@@ -314,11 +410,13 @@ describe('hostile text in every stored and imported field, through every command
     const planted = rounds[0]!.report.planted.length;
     const outputs = new Set(jobs.map((j) => commandOf(j.argv) + (j.argv.includes('--json') ? ' --json' : ''))).size + RENDERERS.length;
     size.push({ part: 'store', payloads: PAYLOADS.length, fields: planted, outputs });
-    t.diagnostic(`store: ${PAYLOADS.length} payloads × ${planted} text columns (${rounds[0]!.report.refused.map((r) => `${r.column.id} refused by its CHECK`).join(', ')}) × ${outputs} outputs; ${jobs.length} command lines, ${[...counts.values()].reduce((a, b) => a + b, 0)} rendered texts`);
+    t.diagnostic(
+      `store: ${PAYLOADS.length} payloads × ${planted} text columns (${rounds[0]!.report.refused.map((r) => `${r.column.id} refused by its CHECK`).join(', ')}) × ${outputs} outputs; ${jobs.length} command lines, ${[...counts.values()].reduce((a, b) => a + b, 0)} rendered texts`,
+    );
     f.assertNone('store matrix');
   });
 
-  it('verl dumps and config.yaml: every payload in every key and value, through import verl, show and trajectory, and the import\'s host messages', async (t) => {
+  it("verl dumps and config.yaml: every payload in every key and value, through import verl, show and trajectory, and the import's host messages", async (t) => {
     const f = new Findings();
     const jobs: CliJob[] = [];
     const cases = PAYLOADS.map((p, i) => {
@@ -337,9 +435,24 @@ describe('hostile text in every stored and imported field, through every command
       fs.writeFileSync(path.join(rollout, '1.jsonl'), `${samples.map((s) => JSON.stringify(s)).join('\n')}\n${malformed.join('\n')}\n`);
       fs.writeFileSync(path.join(validation, '1.jsonl'), jsonl(samples.map((s) => ({ ...s, reward: s.score }))));
       const config = path.join(dir, 'config.yaml');
-      fs.writeFileSync(config, YAML.stringify({ trainer: { experiment_name: x, total_training_steps: 2, [x]: x }, algorithm: { adv_estimator: x }, actor_rollout_ref: { model: { path: x }, rollout: { n: 2 } }, [x]: [x] }));
+      fs.writeFileSync(
+        config,
+        YAML.stringify({
+          trainer: { experiment_name: x, total_training_steps: 2, [x]: x },
+          algorithm: { adv_estimator: x },
+          actor_rollout_ref: { model: { path: x }, rollout: { n: 2 } },
+          [x]: [x],
+        }),
+      );
       const db = path.join(dir, 'runs.sqlite');
-      for (const argv of [['import', 'verl', rollout, '--validation', validation, '--config', config], ['show', '1'], ['show', '1', '--json'], ['trajectory', '1'], ['trajectory', '2'], ['trajectory', '2', '--json']]) {
+      for (const argv of [
+        ['import', 'verl', rollout, '--validation', validation, '--config', config],
+        ['show', '1'],
+        ['show', '1', '--json'],
+        ['trajectory', '1'],
+        ['trajectory', '2'],
+        ['trajectory', '2', '--json'],
+      ]) {
         jobs.push({ id: `${i} ${argv.join(' ')}`, argv: [...argv, '--db', db] });
       }
       return { p, rollout, validation, config, db, samples };
@@ -350,8 +463,10 @@ describe('hostile text in every stored and imported field, through every command
       const i = Number(j.id.split(' ')[0]);
       const name = `[${cases[i]!.p.name}] agent-rl ${commandOf(j.argv)}`;
       checkCli(f, name, r);
-      if (commandOf(j.argv) === 'show' && !j.argv.includes('--json') && r.stdout.length > 20_000) f.add(name, `${r.stdout.length} characters: long fields are not cut`);
-      if (commandOf(j.argv) === 'import verl' && !/malformed lines: 2 in this import/.test(r.stdout)) f.add(name, `the two malformed lines were not counted: ${r.stdout.slice(0, 300)}`);
+      if (commandOf(j.argv) === 'show' && !j.argv.includes('--json') && r.stdout.length > 20_000)
+        f.add(name, `${r.stdout.length} characters: long fields are not cut`);
+      if (commandOf(j.argv) === 'import verl' && !/malformed lines: 2 in this import/.test(r.stdout))
+        f.add(name, `the two malformed lines were not counted: ${r.stdout.slice(0, 300)}`);
     }
     for (const c of cases) {
       const x = c.p.text;
@@ -360,14 +475,23 @@ describe('hostile text in every stored and imported field, through every command
       try {
         const run = d.prepare('SELECT name, config_json FROM runs').get() as { name: string; config_json: string };
         const config = JSON.parse(run.config_json) as Record<string, unknown>;
-        if (run.name !== asStored(x)) f.add(where, 'the run name is not the config\'s experiment_name');
+        if (run.name !== asStored(x)) f.add(where, "the run name is not the config's experiment_name");
         if (config.verlConfigText !== asStored(fs.readFileSync(c.config, 'utf8'))) f.add(where, 'config.yaml is not stored whole');
         // JSON columns keep what the parsers gave, lone surrogates too (JSON writes them as \ud800 escapes)
-        const parsed = YAML.parse(asStored(fs.readFileSync(c.config, 'utf8'))) as { algorithm: { adv_estimator: unknown }; actor_rollout_ref: { model: { path: unknown } } };
-        if (!isDeepStrictEqual(config.verlConfig, parsed)) f.add(where, 'config.yaml\'s settings are not stored as parsed');
-        if (config.advEstimator !== parsed.algorithm.adv_estimator || config.modelPath !== parsed.actor_rollout_ref.model.path) f.add(where, 'adv_estimator or model.path not kept');
+        const parsed = YAML.parse(asStored(fs.readFileSync(c.config, 'utf8'))) as {
+          algorithm: { adv_estimator: unknown };
+          actor_rollout_ref: { model: { path: unknown } };
+        };
+        if (!isDeepStrictEqual(config.verlConfig, parsed)) f.add(where, "config.yaml's settings are not stored as parsed");
+        if (config.advEstimator !== parsed.algorithm.adv_estimator || config.modelPath !== parsed.actor_rollout_ref.model.path)
+          f.add(where, 'adv_estimator or model.path not kept');
         if (config.rolloutDir !== fs.realpathSync(c.rollout)) f.add(where, 'the folder is not stored as it is');
-        const outcomes = (d.prepare('SELECT outcome_json FROM trajectories ORDER BY id').all() as { outcome_json: string }[]).map((o) => JSON.parse(o.outcome_json) as { details: { input: unknown; groundTruth: unknown; extras: Record<string, unknown>; metrics: Record<string, number> } });
+        const outcomes = (d.prepare('SELECT outcome_json FROM trajectories ORDER BY id').all() as { outcome_json: string }[]).map(
+          (o) =>
+            JSON.parse(o.outcome_json) as {
+              details: { input: unknown; groundTruth: unknown; extras: Record<string, unknown>; metrics: Record<string, number> };
+            },
+        );
         c.samples.forEach((s, k) => {
           const o = outcomes[k];
           if (!o) return f.add(where, `sample ${k} was not stored`);
@@ -380,10 +504,14 @@ describe('hostile text in every stored and imported field, through every command
           if (!isDeepStrictEqual(o.details.extras, extras)) f.add(where, `sample ${k}: the extras (keys and values) not stored exactly`);
           if (o.details.metrics[x] !== extras[x]) f.add(where, `sample ${k}: the numeric extra named by the payload is not a metric`);
         });
-        const turns = d.prepare('SELECT action_text, action_json, observation_text FROM turns').all() as { action_text: string; action_json: string; observation_text: string }[];
+        const turns = d.prepare('SELECT action_text, action_json, observation_text FROM turns').all() as {
+          action_text: string;
+          action_json: string;
+          observation_text: string;
+        }[];
         const texts = turns.map((u) => `${u.action_text}\n${u.observation_text}`).join('\n');
         if (x.trim() !== '' && !texts.includes(asStored(x).trim().split('\n')[0]!)) f.add(where, 'the response text is not in the stored turns');
-        if (!turns.some((u) => containsExactly(JSON.parse(u.action_json), x))) f.add(where, 'the tool call\'s name is not in a stored action');
+        if (!turns.some((u) => containsExactly(JSON.parse(u.action_json), x))) f.add(where, "the tool call's name is not in a stored action");
       } finally {
         d.close();
       }
@@ -391,7 +519,13 @@ describe('hostile text in every stored and imported field, through every command
       const events: ImportEvent[] = [];
       const store = openStore(path.join(path.dirname(c.db), 'host.sqlite'));
       try {
-        await importVerl(store, { rolloutDir: c.rollout, validationDir: c.validation, configFile: c.config, runtime: runtimeInfo(store, 'imported from verl'), onEvent: (e) => events.push(e) });
+        await importVerl(store, {
+          rolloutDir: c.rollout,
+          validationDir: c.validation,
+          configFile: c.config,
+          runtime: runtimeInfo(store, 'imported from verl'),
+          onEvent: (e) => events.push(e),
+        });
       } finally {
         store.close();
       }
@@ -399,36 +533,53 @@ describe('hostile text in every stored and imported field, through every command
         { where: 'Import quick pick title', kind: 'message', text: importPickTitle(c.rollout) },
         { where: 'Import progress title', kind: 'message', text: importProgressTitle(c.rollout) },
         { where: 'Import output line', kind: 'text', text: importStartLine(c.rollout, { validationDir: c.validation, configFile: c.config }, c.db) },
-        ...events.flatMap((e): Rendered[] => (e.type === 'malformed' ? [{ where: 'Import malformed line', kind: 'text', text: malformedLine({ type: 'malformed', file: e.file, line: e.line, reason: e.reason }) }] : [])),
+        ...events.flatMap((e): Rendered[] =>
+          e.type === 'malformed'
+            ? [{ where: 'Import malformed line', kind: 'text', text: malformedLine({ type: 'malformed', file: e.file, line: e.line, reason: e.reason }) }]
+            : [],
+        ),
       ];
       if (events.filter((e) => e.type === 'malformed').length !== 2) f.add(where, 'the importer did not report the two malformed lines');
       for (const o of outs) checkRendered(f, `${where} ${o.where}`, o, { ...o, text: o.text.replace(/[^\n]/g, 'x') });
     }
     size.push({ part: 'verl dumps', payloads: PAYLOADS.length, fields: 14, outputs: 6 + 4 });
-    t.diagnostic(`verl dumps: ${PAYLOADS.length} payloads × 14 fields (input, output, gts and its keys, extras' keys and values, a tool call's name, arguments and response, two malformed lines, the folder, experiment_name, adv_estimator, model.path, config keys) × 10 outputs`);
+    t.diagnostic(
+      `verl dumps: ${PAYLOADS.length} payloads × 14 fields (input, output, gts and its keys, extras' keys and values, a tool call's name, arguments and response, two malformed lines, the folder, experiment_name, adv_estimator, model.path, config keys) × 10 outputs`,
+    );
     f.assertNone('verl matrix');
   });
 
-  it('workspace task files (JSONL, CSV, Parquet), a tool\'s name, doc and result, a reward\'s extras: read exactly, through env check, train, show and trajectory', async (t) => {
+  it("workspace task files (JSONL, CSV, Parquet), a tool's name, doc and result, a reward's extras: read exactly, through env check, train, show and trajectory", async (t) => {
     const f = new Findings();
     const dir = path.join(work, 'workspace');
     fs.mkdirSync(dir);
     // one record per payload: id, prompt, answer and metadata (keys and values) hostile; two plain held-out records
     const records = [
       ...PAYLOADS.map((p) => ({ id: p.text, prompt: p.text, answer: p.text, split: 'train', metadata: { [p.text]: p.text, note: p.text } })),
-      { id: 'plain-1', prompt: 'Echo 1.', answer: '1', split: 'test', metadata: {} }, { id: 'plain-2', prompt: 'Echo 2.', answer: '2', split: 'test', metadata: {} },
+      { id: 'plain-1', prompt: 'Echo 1.', answer: '1', split: 'test', metadata: {} },
+      { id: 'plain-2', prompt: 'Echo 2.', answer: '2', split: 'test', metadata: {} },
     ];
     const csvCell = (s: string): string => `"${s.replace(/"/g, '""')}"`;
     fs.writeFileSync(path.join(dir, 'all.jsonl'), jsonl(records));
-    fs.writeFileSync(path.join(dir, 'all.csv'), `id,prompt,answer,split,metadata\n${records.map((r) => [r.id, r.prompt, r.answer, r.split, JSON.stringify(r.metadata)].map(csvCell).join(',')).join('\n')}\n`);
+    fs.writeFileSync(
+      path.join(dir, 'all.csv'),
+      `id,prompt,answer,split,metadata\n${records.map((r) => [r.id, r.prompt, r.answer, r.split, JSON.stringify(r.metadata)].map(csvCell).join(',')).join('\n')}\n`,
+    );
     const { parquetWriteBuffer } = await import('hyparquet-writer');
-    fs.writeFileSync(path.join(dir, 'all.parquet'), Buffer.from(parquetWriteBuffer({
-      columnData: [
-        { name: 'id', data: records.map((r) => r.id), type: 'STRING' }, { name: 'prompt', data: records.map((r) => r.prompt), type: 'STRING' },
-        { name: 'answer', data: records.map((r) => r.answer), type: 'STRING' }, { name: 'split', data: records.map((r) => r.split), type: 'STRING' },
-        { name: 'metadata', data: records.map((r) => r.metadata), type: 'JSON' },
-      ],
-    })));
+    fs.writeFileSync(
+      path.join(dir, 'all.parquet'),
+      Buffer.from(
+        parquetWriteBuffer({
+          columnData: [
+            { name: 'id', data: records.map((r) => r.id), type: 'STRING' },
+            { name: 'prompt', data: records.map((r) => r.prompt), type: 'STRING' },
+            { name: 'answer', data: records.map((r) => r.answer), type: 'STRING' },
+            { name: 'split', data: records.map((r) => r.split), type: 'STRING' },
+            { name: 'metadata', data: records.map((r) => r.metadata), type: 'JSON' },
+          ],
+        }),
+      ),
+    );
     // what each format can carry: JSON (JSON Lines, a CSV cell or Parquet column of JSON) keeps a lone
     // surrogate as its \ud800 escape; UTF-8 text (a CSV cell, a Parquet string) has U+FFFD in its place
     const text: Readonly<Record<string, (s: string) => string>> = { 'all.jsonl': (s) => s, 'all.csv': asStored, 'all.parquet': asStored };
@@ -450,39 +601,87 @@ describe('hostile text in every stored and imported field, through every command
     }
     // env check over each format: the first record carries every payload at once (env check shows it whole), then LONG alone
     const tools = [
-      'import json', '', 'def echo(text: str) -> str:', '    return text', '',
-      `echo.__doc__ = ${pyText(COMBINED.text)}`, '',
-      'def shout(text: str) -> str:', '    """Returns hostile text."""', `    return ${pyText(COMBINED.text)}`, '',
+      'import json',
+      '',
+      'def echo(text: str) -> str:',
+      '    return text',
+      '',
+      `echo.__doc__ = ${pyText(COMBINED.text)}`,
+      '',
+      'def shout(text: str) -> str:',
+      '    """Returns hostile text."""',
+      `    return ${pyText(COMBINED.text)}`,
+      '',
       // a tool registered under a hostile name: the module's names are what the tool host lists
-      `globals()[${pyText(`tool${COMBINED.text}`)}] = shout`, '',
-      `EXAMPLES = {"echo": {"text": ${pyText(COMBINED.text)}}, "shout": {"text": "x"}}`, '',
+      `globals()[${pyText(`tool${COMBINED.text}`)}] = shout`,
+      '',
+      `EXAMPLES = {"echo": {"text": ${pyText(COMBINED.text)}}, "shout": {"text": "x"}}`,
+      '',
     ].join('\n');
-    const reward = ['import json', '', 'def reward(task, trajectory):', `    return {"score": 1.0, ${pyText(COMBINED.text)}: 1.0, ${pyText(LONG.text)}: 0.5, "note": ${pyText(COMBINED.text)}}`, ''].join('\n');
+    const reward = [
+      'import json',
+      '',
+      'def reward(task, trajectory):',
+      `    return {"score": 1.0, ${pyText(COMBINED.text)}: 1.0, ${pyText(LONG.text)}: 0.5, "note": ${pyText(COMBINED.text)}}`,
+      '',
+    ].join('\n');
     fs.writeFileSync(path.join(dir, 'tools.py'), tools);
     fs.writeFileSync(path.join(dir, 'reward.py'), reward);
-    const first = (p: Payload, split = 'train') => ({ id: p.text, prompt: p.text, answer: p.text, split, metadata: { [p.text]: p.text }, demonstration: ['<call>echo("1")</call>', `<answer>${p.text}</answer>`] });
-    const plain = Array.from({ length: 6 }, (_, i) => ({ id: `p${i}`, prompt: `Echo ${i}.`, answer: String(i), split: i < 2 ? 'test' : 'train', metadata: {}, demonstration: [`<call>echo("${i}")</call>`, `<answer>${i}</answer>`] }));
+    const first = (p: Payload, split = 'train') => ({
+      id: p.text,
+      prompt: p.text,
+      answer: p.text,
+      split,
+      metadata: { [p.text]: p.text },
+      demonstration: ['<call>echo("1")</call>', `<answer>${p.text}</answer>`],
+    });
+    const plain = Array.from({ length: 6 }, (_, i) => ({
+      id: `p${i}`,
+      prompt: `Echo ${i}.`,
+      answer: String(i),
+      split: i < 2 ? 'test' : 'train',
+      metadata: {},
+      demonstration: [`<call>echo("${i}")</call>`, `<answer>${i}</answer>`],
+    }));
     const jobs: CliJob[] = [];
     const configFor = (tasks: string, name: string, extra: Record<string, unknown> = {}): string => {
       const file = path.join(dir, `${name}.agentrl.json`);
-      fs.writeFileSync(file, JSON.stringify({
-        name: PAYLOADS[0]!.text, env: 'workspace', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 2, evalEpisodes: 2,
-        envOptions: { tasks, tools: 'tools.py', reward: 'reward.py', ...extra }, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 256, maxNewTokens: 16 },
-      }));
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          name: PAYLOADS[0]!.text,
+          env: 'workspace',
+          policy: 'transformer',
+          method: 'sft',
+          iterations: 1,
+          groupsPerIteration: 2,
+          evalEpisodes: 2,
+          envOptions: { tasks, tools: 'tools.py', reward: 'reward.py', ...extra },
+          policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 256, maxNewTokens: 16 },
+        }),
+      );
       return file;
     };
     fs.writeFileSync(path.join(dir, 'check.jsonl'), jsonl([first(COMBINED), ...plain]));
     fs.writeFileSync(path.join(dir, 'check-long.jsonl'), jsonl([first(LONG), ...plain]));
-    const row = (r: ReturnType<typeof first>) => [r.id, r.prompt, r.answer, r.split, JSON.stringify(r.metadata), JSON.stringify(r.demonstration)].map(csvCell).join(',');
+    const row = (r: ReturnType<typeof first>) =>
+      [r.id, r.prompt, r.answer, r.split, JSON.stringify(r.metadata), JSON.stringify(r.demonstration)].map(csvCell).join(',');
     fs.writeFileSync(path.join(dir, 'check.csv'), `id,prompt,answer,split,metadata,demonstration\n${[first(COMBINED), ...plain].map(row).join('\n')}\n`);
     const rowsP = [first(COMBINED), ...plain];
-    fs.writeFileSync(path.join(dir, 'check.parquet'), Buffer.from(parquetWriteBuffer({
-      columnData: [
-        ...(['id', 'prompt', 'answer', 'split'] as const).map((k) => ({ name: k, data: rowsP.map((r) => r[k]), type: 'STRING' as const })),
-        { name: 'metadata', data: rowsP.map((r) => r.metadata), type: 'JSON' as const }, { name: 'demonstration', data: rowsP.map((r) => r.demonstration), type: 'JSON' as const },
-      ],
-    })));
-    for (const tasks of ['check.jsonl', 'check-long.jsonl', 'check.csv']) jobs.push({ id: `env check ${tasks}`, argv: ['env', 'check', '--config', configFor(tasks, tasks.replace(/\W/g, '-'))] });
+    fs.writeFileSync(
+      path.join(dir, 'check.parquet'),
+      Buffer.from(
+        parquetWriteBuffer({
+          columnData: [
+            ...(['id', 'prompt', 'answer', 'split'] as const).map((k) => ({ name: k, data: rowsP.map((r) => r[k]), type: 'STRING' as const })),
+            { name: 'metadata', data: rowsP.map((r) => r.metadata), type: 'JSON' as const },
+            { name: 'demonstration', data: rowsP.map((r) => r.demonstration), type: 'JSON' as const },
+          ],
+        }),
+      ),
+    );
+    for (const tasks of ['check.jsonl', 'check-long.jsonl', 'check.csv'])
+      jobs.push({ id: `env check ${tasks}`, argv: ['env', 'check', '--config', configFor(tasks, tasks.replace(/\W/g, '-'))] });
     jobs.push({ id: 'env check check.parquet', argv: ['env', 'check', '--config', configFor('check.parquet', 'parquet', { taskPreset: 'default' })] });
     // the sandbox check alone, with an interpreter whose path is hostile
     jobs.push({ id: 'env check --python', argv: ['env', 'check', '--python', hostilePython(dir)] });
@@ -493,7 +692,8 @@ describe('hostile text in every stored and imported field, through every command
     const results = runCliBatch(jobs, work);
     for (const r of results) checkCli(f, `agent-rl ${r.id}`, r);
     const envCheck = results.find((r) => r.id === 'env check check.jsonl')!;
-    if (!/⟨U\+202E⟩/.test(envCheck.stdout) || !/tool/.test(envCheck.stdout)) f.add('env check', `the hostile task and tools are not shown: ${envCheck.stdout.slice(0, 400)}`);
+    if (!/⟨U\+202E⟩/.test(envCheck.stdout) || !/tool/.test(envCheck.stdout))
+      f.add('env check', `the hostile task and tools are not shown: ${envCheck.stdout.slice(0, 400)}`);
     // nothing lost on the way into the store: task ids, the reward's extras (names and values)
     if (!fs.existsSync(db)) {
       f.add('workspace run', 'no database: the run did not start');
@@ -506,20 +706,29 @@ describe('hostile text in every stored and imported field, through every command
         if (!names.has(r.task_id)) f.add('workspace run', `stored task id ${JSON.stringify(r.task_id).slice(0, 60)} is no task's id`);
         const details = (JSON.parse(r.outcome_json) as { details?: { metrics?: Record<string, unknown> } }).details;
         // the reward's dict crosses from Python as JSON: its names arrive exactly, lone surrogates too
-        if (details?.metrics?.[COMBINED.text] !== 1 || details.metrics[LONG.text] !== 0.5) f.add('workspace run', 'the reward\'s hostile extras are not stored under their names');
+        if (details?.metrics?.[COMBINED.text] !== 1 || details.metrics[LONG.text] !== 0.5)
+          f.add('workspace run', "the reward's hostile extras are not stored under their names");
       }
-      const extras = d.prepare('SELECT metrics_json FROM iterations').all().map((m) => (JSON.parse((m as { metrics_json: string }).metrics_json) as { rewardExtras?: Record<string, number> }).rewardExtras ?? {});
-      if (!extras.every((e) => e[COMBINED.text] === 1)) f.add('workspace run', 'the iteration\'s reward extras lost the hostile name');
+      const extras = d
+        .prepare('SELECT metrics_json FROM iterations')
+        .all()
+        .map((m) => (JSON.parse((m as { metrics_json: string }).metrics_json) as { rewardExtras?: Record<string, number> }).rewardExtras ?? {});
+      if (!extras.every((e) => e[COMBINED.text] === 1)) f.add('workspace run', "the iteration's reward extras lost the hostile name");
       const name = (d.prepare('SELECT name FROM runs').get() as { name: string }).name;
       if (name !== asStored(PAYLOADS[0]!.text)) f.add('workspace run', 'the run name was changed');
     } finally {
       d.close();
     }
-    const reads = runCliBatch(['runs', 'show 1', 'show 1 --json', 'trajectory 1', 'trajectory 1 --json', 'trajectory 2'].map((a) => ({ id: a, argv: [...a.split(' '), '--db', db] })), work);
+    const reads = runCliBatch(
+      ['runs', 'show 1', 'show 1 --json', 'trajectory 1', 'trajectory 1 --json', 'trajectory 2'].map((a) => ({ id: a, argv: [...a.split(' '), '--db', db] })),
+      work,
+    );
     for (const r of reads) checkCli(f, `workspace run: agent-rl ${r.id}`, r);
     renderStore(f, '[workspace run]', db, undefined, new Map());
     size.push({ part: 'workspace', payloads: PAYLOADS.length, fields: 3 * 5 + 6, outputs: 5 + 1 + 6 + RENDERERS.length });
-    t.diagnostic(`workspace: ${PAYLOADS.length} payloads × (3 formats × 5 fields: id, prompt, answer, metadata keys and values; a tool's name, doc and result, the reward's extra names and values, an interpreter's path) × (env check ×5, train, runs/show/trajectory ×6, ${RENDERERS.length} renderers)`);
+    t.diagnostic(
+      `workspace: ${PAYLOADS.length} payloads × (3 formats × 5 fields: id, prompt, answer, metadata keys and values; a tool's name, doc and result, the reward's extra names and values, an interpreter's path) × (env check ×5, train, runs/show/trajectory ×6, ${RENDERERS.length} renderers)`,
+    );
     f.assertNone('workspace matrix');
   });
 
@@ -535,7 +744,17 @@ describe('hostile text in every stored and imported field, through every command
     for (const [k, p] of [COMBINED, LONG].entries()) {
       // every payload as a key (at the top and in envOptions, algorithm, policyOptions) and as every value: refused, each problem named
       const keys = Object.fromEntries(PAYLOADS.filter((x) => x.text.length < 1000).map((x) => [x.text, x.text]));
-      const bad = write(`bad-${k}.json`, { name: p.text, env: p.text, policy: p.text, method: p.text, seed: p.text, ...(k === 0 ? keys : { [p.text]: p.text }), envOptions: keys, algorithm: keys, policyOptions: keys });
+      const bad = write(`bad-${k}.json`, {
+        name: p.text,
+        env: p.text,
+        policy: p.text,
+        method: p.text,
+        seed: p.text,
+        ...(k === 0 ? keys : { [p.text]: p.text }),
+        envOptions: keys,
+        algorithm: keys,
+        policyOptions: keys,
+      });
       jobs.push({ id: `train bad ${k}`, argv: ['train', '--config', bad, '--db', path.join(dir, 'bad.sqlite')] });
       jobs.push({ id: `sft bad ${k}`, argv: ['sft', '--config', bad, '--db', path.join(dir, 'bad.sqlite')] });
     }
@@ -543,7 +762,26 @@ describe('hostile text in every stored and imported field, through every command
     const named = PAYLOADS.map((p, i) => ({ p, i })).filter(({ p }) => p.text.length <= 200);
     const namedDb = path.join(dir, 'named.sqlite');
     for (const { p, i } of named) {
-      jobs.push({ id: `train named ${i}`, argv: ['train', '--env', 'binary-search', '--iterations', '1', '--eval-episodes', '2', '--groups', '1', '--group-size', '2', '--name', p.text, '--db', namedDb] });
+      jobs.push({
+        id: `train named ${i}`,
+        argv: [
+          'train',
+          '--env',
+          'binary-search',
+          '--iterations',
+          '1',
+          '--eval-episodes',
+          '2',
+          '--groups',
+          '1',
+          '--group-size',
+          '2',
+          '--name',
+          p.text,
+          '--db',
+          namedDb,
+        ],
+      });
       jobs.push({ id: `show named ${i}`, argv: ['show', p.text, '--db', namedDb] });
       const good = write(`export-${i}.json`, { name: p.text, env: 'calculator', policy: 'transformer', method: 'grpo', iterations: 2 });
       jobs.push({ id: `export verl ${i}`, argv: ['export', 'verl', '--config', good, '--out', path.join(dir, `export-${i}`)] });
@@ -563,12 +801,19 @@ describe('hostile text in every stored and imported field, through every command
       }
       const config = JSON.parse(fs.readFileSync(path.join(fixture, 'config.json'), 'utf8')) as Record<string, unknown>;
       // every other folder also names a model type nobody knows: the reason it cannot load quotes it
-      fs.writeFileSync(path.join(m, 'config.json'), JSON.stringify({ ...config, architectures: [p.text], torch_dtype: p.text, [p.text]: p.text, ...(i % 2 === 1 ? { model_type: p.text } : {}) }));
+      fs.writeFileSync(
+        path.join(m, 'config.json'),
+        JSON.stringify({ ...config, architectures: [p.text], torch_dtype: p.text, [p.text]: p.text, ...(i % 2 === 1 ? { model_type: p.text } : {}) }),
+      );
     });
-    jobs.push({ id: 'model list', argv: ['model', 'list', '--folder', models] }, { id: 'model list --json', argv: ['model', 'list', '--folder', models, '--json'] });
+    jobs.push(
+      { id: 'model list', argv: ['model', 'list', '--folder', models] },
+      { id: 'model list --json', argv: ['model', 'list', '--folder', models, '--json'] },
+    );
     const results = new Map(runCliBatch(jobs, work).map((r) => [r.id, r]));
     for (const [id, r] of results) checkCli(f, `agent-rl ${id}`, r, id.includes(' bad ') ? [2] : [0]);
-    for (const [id, r] of results) if (/^show named/.test(id) && r.stdout.length > 20_000) f.add(`agent-rl ${id}`, `${r.stdout.length} characters: long fields are not cut`);
+    for (const [id, r] of results)
+      if (/^show named/.test(id) && r.stdout.length > 20_000) f.add(`agent-rl ${id}`, `${r.stdout.length} characters: long fields are not cut`);
     for (const { p, i } of named) {
       const sh = path.join(dir, `export-${i}`, 'main_ppo.sh');
       if (!fs.existsSync(sh)) {
@@ -577,14 +822,25 @@ describe('hostile text in every stored and imported field, through every command
       }
       const script = fs.readFileSync(sh, 'utf8').split('\n');
       // the run name's comment stays one line: nothing of the name can become a command of the script
-      if (!script[1]!.startsWith('# ') || script[2] !== '#   agent-rl sandbox serve --port 8080') f.add(`[${p.name}] export verl: main_ppo.sh`, `the name broke out of its comment line: ${JSON.stringify(script.slice(1, 4)).slice(0, 200)}`);
+      if (!script[1]!.startsWith('# ') || script[2] !== '#   agent-rl sandbox serve --port 8080')
+        f.add(`[${p.name}] export verl: main_ppo.sh`, `the name broke out of its comment line: ${JSON.stringify(script.slice(1, 4)).slice(0, 200)}`);
       f.inert(`[${p.name}] export verl: main_ppo.sh's comment`, script[1]!);
     }
     const d = new Database(namedDb, { readonly: true });
     const names = (d.prepare('SELECT name FROM runs ORDER BY id').all() as { name: string }[]).map((r) => r.name);
     d.close();
-    if (!isDeepStrictEqual(names, named.map(({ p }) => asStored(p.text)))) f.add('train --name', 'the names were not stored exactly');
-    const lines = results.get('env run')!.stdout.trim().split('\n').map((l) => JSON.parse(l) as { turn?: number; action?: string });
+    if (
+      !isDeepStrictEqual(
+        names,
+        named.map(({ p }) => asStored(p.text)),
+      )
+    )
+      f.add('train --name', 'the names were not stored exactly');
+    const lines = results
+      .get('env run')!
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { turn?: number; action?: string });
     const acted = lines.filter((l) => typeof l.turn === 'number');
     if (acted.length === 0) f.add('env run', 'no action was replayed');
     for (const l of acted) if (l.action !== asStored(PAYLOADS[l.turn!]!.text)) f.add('env run', `action ${l.turn} is not printed exactly`);
@@ -594,11 +850,13 @@ describe('hostile text in every stored and imported field, through every command
       const m = found.find((x) => x.dir === path.join(models, asStored(folderName(p.text, i))));
       if (!m) f.add('model list --json', `folder ${i} missing (or its name changed)`);
       else if (m.name !== asStored(folderName(p.text, i))) f.add('model list --json', `folder ${i}: its name is not listed exactly`);
-      else if (i % 2 === 1 && !m.problem?.includes('is not supported')) f.add('model list --json', `folder ${i}: the reason it cannot load is lost (${m.problem?.slice(0, 120)})`);
+      else if (i % 2 === 1 && !m.problem?.includes('is not supported'))
+        f.add('model list --json', `folder ${i}: the reason it cannot load is lost (${m.problem?.slice(0, 120)})`);
     }
     // Start Run's model step over what the backend finds (the same findModels)
     for (const item of modelItems(found)) {
-      for (const [part, text] of Object.entries(item)) if (part !== 'dir') checkRendered(f, `Start Run model step ${part}`, { where: part, kind: 'message', text: String(text) }, undefined);
+      for (const [part, text] of Object.entries(item))
+        if (part !== 'dir') checkRendered(f, `Start Run model step ${part}`, { where: part, kind: 'message', text: String(text) }, undefined);
     }
     // model check on a folder with a hostile dtype, and one with a hostile model type (the error path)
     for (const i of [0, 1]) {
@@ -609,13 +867,18 @@ describe('hostile text in every stored and imported field, through every command
       if (r.code !== 0 && r.code !== 2) f.add(`model check ${i}`, `exit code ${r.code}: ${r.stderr.slice(0, 400)}`);
     }
     size.push({ part: 'configs, actions, models', payloads: PAYLOADS.length, fields: 6 + 1 + 4, outputs: 9 });
-    t.diagnostic(`configs, actions, models: ${PAYLOADS.length} payloads × (config keys at 4 levels, name, env, policy, method, seed; actions; model folder names, architectures, torch_dtype, model_type, config keys) × (train, sft, train --name, show, export verl, main_ppo.sh, env run, model list, --json, model check)`);
+    t.diagnostic(
+      `configs, actions, models: ${PAYLOADS.length} payloads × (config keys at 4 levels, name, env, policy, method, seed; actions; model folder names, architectures, torch_dtype, model_type, config keys) × (train, sft, train --name, show, export verl, main_ppo.sh, env run, model list, --json, model check)`,
+    );
     f.assertNone('config, action and model matrix');
   });
 
-  it('sandbox serve: code printing every payload is answered exactly as JSON; nothing of it, nor a hostile interpreter path, reaches the server\'s terminal', async (t) => {
+  it("sandbox serve: code printing every payload is answered exactly as JSON; nothing of it, nor a hostile interpreter path, reaches the server's terminal", async (t) => {
     const f = new Findings();
-    const child = spawn(process.execPath, [CLI, 'sandbox', 'serve', '--port', '0', '--python', hostilePython(work)], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'sandbox', 'serve', '--port', '0', '--python', hostilePython(work)], {
+      cwd: work,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     ran.add('sandbox serve');
     let stdout = '';
     let stderr = '';
@@ -627,7 +890,11 @@ describe('hostile text in every stored and imported field, through every command
       assert.ok(url, `the server did not start: ${stderr}`);
       // stdout cannot carry lone surrogates (Python writes UTF-8): the payloads as the sandbox can print them
       const printable = asStored(COMBINED.text);
-      const body = JSON.stringify({ code: `import sys, json\nsys.stdout.write(json.loads(${JSON.stringify(JSON.stringify(printable))}))\nsys.stderr.write(${pyText(printable)})`, language: 'python', run_timeout: 20 });
+      const body = JSON.stringify({
+        code: `import sys, json\nsys.stdout.write(json.loads(${JSON.stringify(JSON.stringify(printable))}))\nsys.stderr.write(${pyText(printable)})`,
+        language: 'python',
+        run_timeout: 20,
+      });
       const answer = await new Promise<string>((resolve, reject) => {
         const req = http.request(new URL('/run_code', url), { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
           let text = '';
@@ -648,16 +915,32 @@ describe('hostile text in every stored and imported field, through every command
     f.inert('sandbox serve stdout', stdout);
     f.inert('sandbox serve stderr', stderr);
     size.push({ part: 'sandbox serve', payloads: PAYLOADS.length - 1, fields: 3, outputs: 2 });
-    t.diagnostic(`sandbox serve: ${PAYLOADS.length - 1} payloads (the 200,000-character line aside) × stdout and stderr of the code, the --python path × the answer and the server's own output`);
+    t.diagnostic(
+      `sandbox serve: ${PAYLOADS.length - 1} payloads (the 200,000-character line aside) × stdout and stderr of the code, the --python path × the answer and the server's own output`,
+    );
     f.assertNone('sandbox serve');
   });
 
   it('covers every command of the usage and every pure host renderer (a new one fails here until the matrix runs it)', (t: TestContext) => {
-    const usage = new Set([...USAGE.matchAll(/^\s*agent-rl ([a-z]+)((?: +(?:--resume|[a-z]+)\b)?)/gm)].map((m) => commandOf([m[1]!, ...(m[2]!.trim() ? [m[2]!.trim()] : [])])));
+    const usage = new Set(
+      [...USAGE.matchAll(/^\s*agent-rl ([a-z]+)((?: +(?:--resume|[a-z]+)\b)?)/gm)].map((m) => commandOf([m[1]!, ...(m[2]!.trim() ? [m[2]!.trim()] : [])])),
+    );
     const known = new Set([...Object.keys(COMMANDS), ...Object.keys(NOT_PRINTING)]);
-    assert.deepEqual([...usage].filter((c) => !known.has(c)), [], 'commands of the usage that the matrix does not run: add them to COMMANDS (and run them) or to NOT_PRINTING with the reason');
-    assert.deepEqual([...known].filter((c) => !usage.has(c)), [], 'commands the matrix lists that the usage does not have');
-    assert.deepEqual(Object.keys(COMMANDS).filter((c) => !ran.has(c)), [], 'commands listed as covered that no part of the matrix ran (run the whole file)');
+    assert.deepEqual(
+      [...usage].filter((c) => !known.has(c)),
+      [],
+      'commands of the usage that the matrix does not run: add them to COMMANDS (and run them) or to NOT_PRINTING with the reason',
+    );
+    assert.deepEqual(
+      [...known].filter((c) => !usage.has(c)),
+      [],
+      'commands the matrix lists that the usage does not have',
+    );
+    assert.deepEqual(
+      Object.keys(COMMANDS).filter((c) => !ran.has(c)),
+      [],
+      'commands listed as covered that no part of the matrix ran (run the whole file)',
+    );
     // pure host modules: every export renders (and is in RENDERERS) or says why not (NOT_RENDERERS)
     const exported: string[] = [];
     const walk = (d: string): void => {
@@ -674,9 +957,19 @@ describe('hostile text in every stored and imported field, through every command
     };
     walk(path.join(ROOT, 'src', 'host'));
     const listed = new Set([...RENDERERS.map((r) => r.id), ...Object.keys(NOT_RENDERERS)]);
-    assert.deepEqual(exported.filter((e) => !listed.has(e)), [], 'pure host exports the matrix does not render: add them to RENDERERS (test/helpers/hostileRenderers.ts) or to NOT_RENDERERS with the reason');
-    assert.deepEqual([...listed].filter((e) => e.startsWith('src/host/') && !exported.includes(e)), [], 'renderers listed that src/host no longer exports');
+    assert.deepEqual(
+      exported.filter((e) => !listed.has(e)),
+      [],
+      'pure host exports the matrix does not render: add them to RENDERERS (test/helpers/hostileRenderers.ts) or to NOT_RENDERERS with the reason',
+    );
+    assert.deepEqual(
+      [...listed].filter((e) => e.startsWith('src/host/') && !exported.includes(e)),
+      [],
+      'renderers listed that src/host no longer exports',
+    );
     const total = size.reduce((n, s) => n + s.payloads * s.fields * s.outputs, 0);
-    t.diagnostic(`matrix: ${size.map((s) => `${s.part} ${s.payloads}×${s.fields}×${s.outputs}`).join(' + ')} = ${total.toLocaleString('en-US')} (payload, field, output) cells`);
+    t.diagnostic(
+      `matrix: ${size.map((s) => `${s.part} ${s.payloads}×${s.fields}×${s.outputs}`).join(' + ')} = ${total.toLocaleString('en-US')} (payload, field, output) cells`,
+    );
   });
 });

@@ -24,10 +24,26 @@ function refused(args: string[], pattern: RegExp): void {
   assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
 }
 
-const train = (dir: string): string[] => ['train', '--env', 'code', '--policy', 'transformer', '--model', dir, '--iterations', '1', '--groups', '1', '--group-size', '2', '--eval-episodes', '1'];
+const train = (dir: string): string[] => [
+  'train',
+  '--env',
+  'code',
+  '--policy',
+  'transformer',
+  '--model',
+  dir,
+  '--iterations',
+  '1',
+  '--groups',
+  '1',
+  '--group-size',
+  '2',
+  '--eval-episodes',
+  '1',
+];
 
 describe('model folder errors a user can act on', () => {
-  it('no tokenizer.json: --ids still works; text needs it, and the message names the folder\'s file, not a run-config field', () => {
+  it("no tokenizer.json: --ids still works; text needs it, and the message names the folder's file, not a run-config field", () => {
     const dir = broken((d) => fs.rmSync(path.join(d, 'tokenizer.json')));
     const r = runCli(['model', 'check', dir, '--ids', '1,2,3', '--top', '3', '--json'], tempDir());
     assert.equal(r.code, 0, r.stderr);
@@ -35,8 +51,14 @@ describe('model folder errors a user can act on', () => {
     assert.deepEqual(got.ids, [1, 2, 3]);
     assert.equal(got.top.length, 3);
     assert.equal(got.top[0]!.token, null, 'no tokenizer, no token texts');
-    refused(['model', 'check', dir], /^agent-rl: .*model: no tokenizer\.json, so no text can be encoded\. Fix: add the tokenizer files saved with the checkpoint, or pass --ids 1,2,3/);
-    refused(train(dir), /\nagent-rl: .*model: the model folder has no tokenizer\.json\. Fix: copy the tokenizer files saved with the checkpoint \(tokenizer\.json and tokenizer_config\.json/);
+    refused(
+      ['model', 'check', dir],
+      /^agent-rl: .*model: no tokenizer\.json, so no text can be encoded\. Fix: add the tokenizer files saved with the checkpoint, or pass --ids 1,2,3/,
+    );
+    refused(
+      train(dir),
+      /\nagent-rl: .*model: the model folder has no tokenizer\.json\. Fix: copy the tokenizer files saved with the checkpoint \(tokenizer\.json and tokenizer_config\.json/,
+    );
   });
 
   it('a tokenizer with more ids than the embedding has rows is refused at load, naming both sizes', () => {
@@ -44,7 +66,8 @@ describe('model folder errors a user can act on', () => {
       const cfg = JSON.parse(fs.readFileSync(path.join(d, 'config.json'), 'utf8')) as Record<string, unknown>;
       fs.writeFileSync(path.join(d, 'config.json'), JSON.stringify({ ...cfg, vocab_size: 300 }));
     });
-    const want = /tokenizer\.json has ids up to 330 \(331 in all\), but config\.json's vocab_size is 300: the model has no embedding for ids 300 … 330\. Fix: use the tokenizer files saved with this checkpoint/;
+    const want =
+      /tokenizer\.json has ids up to 330 \(331 in all\), but config\.json's vocab_size is 300: the model has no embedding for ids 300 … 330\. Fix: use the tokenizer files saved with this checkpoint/;
     refused(['model', 'check', dir], want);
     refused(train(dir), want);
   });
@@ -54,13 +77,19 @@ describe('model folder errors a user can act on', () => {
       const cfg = JSON.parse(fs.readFileSync(path.join(d, 'config.json'), 'utf8')) as Record<string, unknown>;
       fs.writeFileSync(path.join(d, 'config.json'), JSON.stringify({ ...cfg, model_type: 'mistral' }));
     });
-    refused(['model', 'check', mistral], /config\.json: model_type "mistral" is not supported; supported: qwen2, qwen3, llama, gpt2 .*Fix: choose a checkpoint of one of these families/);
+    refused(
+      ['model', 'check', mistral],
+      /config\.json: model_type "mistral" is not supported; supported: qwen2, qwen3, llama, gpt2 .*Fix: choose a checkpoint of one of these families/,
+    );
     refused(train(mistral), /model_type "mistral" is not supported/);
     const truncated = broken((d) => {
       const f = path.join(d, 'model.safetensors');
       fs.truncateSync(f, fs.statSync(f).size - 1000);
     });
-    refused(['model', 'check', truncated], /model\.safetensors: tensor .* needs \d+ bytes but its data_offsets \[\d+, \d+\] give \d+ and run past the end of the file \(truncated download\?\)|model\.safetensors: .*truncated/);
+    refused(
+      ['model', 'check', truncated],
+      /model\.safetensors: tensor .* needs \d+ bytes but its data_offsets \[\d+, \d+\] give \d+ and run past the end of the file \(truncated download\?\)|model\.safetensors: .*truncated/,
+    );
     const quantised = broken((d) => {
       // the embedding's header entry says I8 (a quantised checkpoint): its bytes are not float weights
       const f = path.join(d, 'model.safetensors');
@@ -74,6 +103,9 @@ describe('model folder errors a user can act on', () => {
       assert.equal(Buffer.byteLength(text), n);
       fs.writeFileSync(f, Buffer.concat([buf.subarray(0, 8), Buffer.from(text), buf.subarray(8 + n)]));
     });
-    refused(['model', 'check', quantised], /model\.safetensors: tensor model\.embed_tokens\.weight has dtype "I8"; supported: F32, F16, BF16\. Fix: save the model in float32, float16 or bfloat16 \(quantised weights are not read\)/);
+    refused(
+      ['model', 'check', quantised],
+      /model\.safetensors: tensor model\.embed_tokens\.weight has dtype "I8"; supported: F32, F16, BF16\. Fix: save the model in float32, float16 or bfloat16 \(quantised weights are not read\)/,
+    );
   });
 });

@@ -19,7 +19,9 @@ const layout = (): Promise<Layout> => import(pathToFileURL(path.join(ROOT, 'test
 function storedParameters(file: string): number {
   const buf = fs.readFileSync(file);
   const header = JSON.parse(buf.subarray(8, 8 + Number(buf.readBigUInt64LE(0))).toString('utf8')) as Record<string, { shape?: number[] }>;
-  return Object.entries(header).filter(([k]) => k !== '__metadata__').reduce((n, [, t]) => n + (t.shape ?? []).reduce((a, b) => a * b, 1), 0);
+  return Object.entries(header)
+    .filter(([k]) => k !== '__metadata__')
+    .reduce((n, [, t]) => n + (t.shape ?? []).reduce((a, b) => a * b, 1), 0);
 }
 
 /** The CLI with only the cache locations given (HOME a fresh folder, so a real ~/.cache is never read). */
@@ -40,7 +42,10 @@ describe('agent-rl model list', () => {
     const r = list(['--json'], { HF_HUB_CACHE: hub, HF_HOME: home });
     assert.equal(r.code, 0, r.stderr);
     const found = JSON.parse(r.stdout) as FoundModel[];
-    assert.deepEqual(found.map((m) => m.name), ['Qwen/Qwen3-Fixture', 'meta-llama/Llama-Fixture']);
+    assert.deepEqual(
+      found.map((m) => m.name),
+      ['Qwen/Qwen3-Fixture', 'meta-llama/Llama-Fixture'],
+    );
     const [q, l] = found as [FoundModel, FoundModel];
     assert.equal(q.dir, qwen3);
     assert.equal(q.foundIn, fs.realpathSync(hub));
@@ -49,7 +54,7 @@ describe('agent-rl model list', () => {
     assert.equal(q.modelType, 'qwen3');
     assert.equal(q.parameters, storedParameters(path.join(FIXTURES, 'qwen3', 'model.safetensors')));
     assert.equal(q.dtypes, 'BF16');
-    assert.equal(q.seed000?.fits, true, 'a tiny model fits seed 000\'s plan');
+    assert.equal(q.seed000?.fits, true, "a tiny model fits seed 000's plan");
     assert.equal(q.seed000?.on, 'the wasm engine');
     assert.equal(l.modelType, 'llama');
     assert.equal(l.dir, llama);
@@ -57,12 +62,18 @@ describe('agent-rl model list', () => {
 
     // only one of them when only one location is set
     const only = JSON.parse(list(['--json'], { HF_HOME: home }).stdout) as FoundModel[];
-    assert.deepEqual(only.map((m) => m.name), ['meta-llama/Llama-Fixture']);
+    assert.deepEqual(
+      only.map((m) => m.name),
+      ['meta-llama/Llama-Fixture'],
+    );
 
     // the text listing: a line per fact, the fit, the folder
     const text = list([], { HF_HUB_CACHE: hub });
     assert.equal(text.code, 0, text.stderr);
-    assert.match(text.stdout, /^Qwen\/Qwen3-Fixture @ 0123456789ab \(main\)\n {2}qwen3, [\d,]+ parameters, BF16\n {2}seed 000 fits \([\d.]+ MiB of [\d.]+ GiB on the wasm engine\)\n {2}\/.*snapshots\/0123456789abcdef0123456789abcdef01234567\n$/);
+    assert.match(
+      text.stdout,
+      /^Qwen\/Qwen3-Fixture @ 0123456789ab \(main\)\n {2}qwen3, [\d,]+ parameters, BF16\n {2}seed 000 fits \([\d.]+ MiB of [\d.]+ GiB on the wasm engine\)\n {2}\/.*snapshots\/0123456789abcdef0123456789abcdef01234567\n$/,
+    );
   });
 
   it('named folders: a checkpoint itself or a folder of them; one that cannot load says why; nothing found says where it looked', () => {
@@ -74,7 +85,10 @@ describe('agent-rl model list', () => {
     const r = list(['--json', '--folder', shelf, '--folder', path.join(FIXTURES, 'gpt2')], {});
     assert.equal(r.code, 0, r.stderr);
     const found = JSON.parse(r.stdout) as FoundModel[];
-    assert.deepEqual(found.map((m) => m.name), ['mistral', 'qwen2', 'gpt2']);
+    assert.deepEqual(
+      found.map((m) => m.name),
+      ['mistral', 'qwen2', 'gpt2'],
+    );
     assert.match(found[0]!.problem ?? '', /config\.json: model_type "mistral" is not supported; supported: qwen2, qwen3, llama, gpt2/);
     assert.equal(found[1]!.modelType, 'qwen2');
     assert.equal(found[2]!.modelType, 'gpt2');

@@ -19,7 +19,10 @@ const small = { env: 'binary-search', policy: 'table', method: 'grpo', seed: 3, 
 let resolved: Promise<Runtime> | undefined;
 /** The runtime the host would pick here with agentRl.nodePath empty (probed once for the file). */
 function hostRuntime(): Promise<Runtime> {
-  resolved ??= resolveRuntime({ configured: '', execPath: process.execPath, versions: process.versions, pathEnv: '', platform: process.platform }, path.join(ROOT, 'dist', 'probe.js')).then((r) => {
+  resolved ??= resolveRuntime(
+    { configured: '', execPath: process.execPath, versions: process.versions, pathEnv: '', platform: process.platform },
+    path.join(ROOT, 'dist', 'probe.js'),
+  ).then((r) => {
     if (!r.runtime) throw new Error(`no runtime: ${r.rejected.join(' ')}`);
     return r.runtime;
   });
@@ -35,7 +38,12 @@ async function setup() {
   const stderr: string[] = [];
   const backend = new BackendClient({ runtime, script: backendScript, onStderr: (l) => stderr.push(l) }, db);
   const messages: WorkerToHost[] = [];
-  const manager = new RunManager({ fork: { runtime, script: worker, onStderr: (l) => stderr.push(l) }, backend, onMessage: (m) => messages.push(m), heartbeatTimeoutMs: 10_000 });
+  const manager = new RunManager({
+    fork: { runtime, script: worker, onStderr: (l) => stderr.push(l) },
+    backend,
+    onMessage: (m) => messages.push(m),
+    heartbeatTimeoutMs: 10_000,
+  });
   return { db, backend, manager, messages, stderr };
 }
 
@@ -45,7 +53,10 @@ after(() => cleanups.forEach((c) => c()));
 describe('run worker and query backend', () => {
   it('a run started through the manager streams progress, finishes, and the backend serves it page by page', async () => {
     const { db, backend, manager, messages } = await setup();
-    cleanups.push(() => backend.dispose(), () => manager.dispose());
+    cleanups.push(
+      () => backend.dispose(),
+      () => manager.dispose(),
+    );
     const handle = manager.start(small, db);
     const outcome = await handle.done;
     assert.deepEqual(outcome, { kind: 'finished', runId: 1, status: 'completed' });
@@ -53,13 +64,18 @@ describe('run worker and query backend', () => {
     // the final evaluation runs inside the last iteration, before its progress event
     assert.deepEqual(types, ['started', 'evaluation', 'progress', 'progress', 'progress', 'progress', 'evaluation', 'progress', 'finished']);
     // what the run is doing, from its first message on (before it is stored: no run id yet)
-    const phases = messages.flatMap((m) => (m.type === 'phase' ? [`${m.phase.kind}${'iteration' in m.phase ? ` ${m.phase.iteration}` : ''}${m.runId === undefined ? ' (no id)' : ''}`] : []));
+    const phases = messages.flatMap((m) =>
+      m.type === 'phase' ? [`${m.phase.kind}${'iteration' in m.phase ? ` ${m.phase.iteration}` : ''}${m.runId === undefined ? ' (no id)' : ''}`] : [],
+    );
     assert.deepEqual(phases, ['loading (no id)', 'evaluating 0', 'iteration 1', 'iteration 2', 'iteration 3', 'iteration 4', 'iteration 5', 'evaluating 5']);
     assert.equal(messages.find((m) => m.type !== 'heartbeat' && m.type !== 'log')?.type, 'phase');
     // the ETA only once three iterations are done, from their own times
     const etas = messages.flatMap((m) => (m.type === 'progress' ? [m.etaMs] : []));
     assert.deepEqual(etas.slice(0, 2), [-1, -1]);
-    assert.ok(etas.slice(2).every((e) => e >= 0), JSON.stringify(etas));
+    assert.ok(
+      etas.slice(2).every((e) => e >= 0),
+      JSON.stringify(etas),
+    );
     const runs = await backend.request('listRuns', {});
     assert.equal(runs[0]!.status, 'completed');
     assert.equal(runs[0]!.iterationsDone, 5);
@@ -75,9 +91,14 @@ describe('run worker and query backend', () => {
     assert.equal(run!.evaluations.length, 2);
     const file = path.join(path.dirname(db), 'export.json');
     const exported = await backend.request('exportRun', { runId: 1, file });
-    const record = JSON.parse(fs.readFileSync(exported.file, 'utf8')) as { iterations: unknown[]; evaluations: unknown[]; config: { seed: number }; runtime: { compute: string } };
+    const record = JSON.parse(fs.readFileSync(exported.file, 'utf8')) as {
+      iterations: unknown[];
+      evaluations: unknown[];
+      config: { seed: number };
+      runtime: { compute: string };
+    };
     assert.ok(run!.compute.length > 0);
-    assert.equal(run!.compute, record.runtime.compute, 'the record\'s compute string, which the inspector shows');
+    assert.equal(run!.compute, record.runtime.compute, "the record's compute string, which the inspector shows");
     assert.deepEqual([record.iterations.length, record.evaluations.length, record.config.seed], [5, 2, 3]);
     assert.deepEqual(record.evaluations, run!.evaluations);
     await assert.rejects(backend.request('exportRun', { runId: 99, file }), /no run 99/);
@@ -85,18 +106,22 @@ describe('run worker and query backend', () => {
 
   it('cancel stops at an iteration boundary; a killed worker is recorded failed; other runs go on', async () => {
     const { db, backend, manager } = await setup();
-    cleanups.push(() => backend.dispose(), () => manager.dispose());
+    cleanups.push(
+      () => backend.dispose(),
+      () => manager.dispose(),
+    );
     const long = { ...small, iterations: 100_000, evalEpisodes: 16 };
     const a = manager.start(long, db);
     const b = manager.start(long, db);
     const c = manager.start(small, db);
     // Both long runs must have started (a run id) before they are stopped; one that ends first fails the
     // test at once instead of leaving it waiting while the other trains for 100,000 iterations.
-    const started = (h: typeof a): Promise<void> => new Promise((resolve, reject) => {
-      const poll = (): void => void (h.runId !== undefined ? resolve() : setTimeout(poll, 20));
-      poll();
-      void h.done.then((o) => reject(new Error(`a long run ended before it was stopped: ${JSON.stringify(o)}`)));
-    });
+    const started = (h: typeof a): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const poll = (): void => void (h.runId !== undefined ? resolve() : setTimeout(poll, 20));
+        poll();
+        void h.done.then((o) => reject(new Error(`a long run ended before it was stopped: ${JSON.stringify(o)}`)));
+      });
     try {
       await Promise.all([started(a), started(b)]);
     } catch (e) {
@@ -121,7 +146,10 @@ describe('run worker and query backend', () => {
 
   it('an invalid config fails in the worker with the field named, and nothing is stored', async () => {
     const { db, backend, manager } = await setup();
-    cleanups.push(() => backend.dispose(), () => manager.dispose());
+    cleanups.push(
+      () => backend.dispose(),
+      () => manager.dispose(),
+    );
     const outcome = await manager.start({ ...small, groupSize: 1 }, db).done;
     assert.equal(outcome.kind, 'failed');
     assert.match(outcome.kind === 'failed' ? outcome.reason : '', /groupSize = 1: GRPO normalises rewards within a group/);
@@ -142,11 +170,26 @@ describe('run worker and query backend', () => {
 
   it('re-runs a recorded code turn in the sandbox and compares the observation', async () => {
     const { db, backend, manager } = await setup();
-    cleanups.push(() => backend.dispose(), () => manager.dispose());
-    const outcome = await manager.start({
-      env: 'code', policy: 'transformer', method: 'sft', iterations: 1, groupsPerIteration: 1, groupSize: 2, evalEpisodes: 1, envOptions: { maxExecutions: 3 },
-      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 8 }, algorithm: { minibatchSize: 2 }, demonstrations: { mistakeRate: 1 },
-    }, db).done;
+    cleanups.push(
+      () => backend.dispose(),
+      () => manager.dispose(),
+    );
+    const outcome = await manager.start(
+      {
+        env: 'code',
+        policy: 'transformer',
+        method: 'sft',
+        iterations: 1,
+        groupsPerIteration: 1,
+        groupSize: 2,
+        evalEpisodes: 1,
+        envOptions: { maxExecutions: 3 },
+        policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 1024, maxNewTokens: 8 },
+        algorithm: { minibatchSize: 2 },
+        demonstrations: { mistakeRate: 1 },
+      },
+      db,
+    ).done;
     assert.equal(outcome.kind === 'finished' && outcome.status, 'completed', JSON.stringify(outcome));
     const page = await backend.request('trajectories', { runId: 1, iteration: 1, offset: 0, limit: 10 });
     const id = page.items[0]!.id;
@@ -167,15 +210,24 @@ describe('run worker and query backend', () => {
     const store = new Database(db);
     const row = store.prepare('SELECT config_json FROM runs WHERE id = 1').get() as { config_json: string };
     const config = JSON.parse(row.config_json) as { envOptions: Record<string, unknown> };
-    store.prepare('UPDATE runs SET config_json = ? WHERE id = 1').run(JSON.stringify({ ...config, envOptions: { ...config.envOptions, python: fake, sandbox: 'process' } }));
+    store
+      .prepare('UPDATE runs SET config_json = ? WHERE id = 1')
+      .run(JSON.stringify({ ...config, envOptions: { ...config.envOptions, python: fake, sandbox: 'process' } }));
     store.prepare("UPDATE turns SET observation_json = json_set(observation_json, '$.level', 'process') WHERE trajectory_id = ?").run(id);
     store.close();
-    const best = (await backend.request('rerun', { trajectoryId: id, turn: 0, ...settings }));
+    const best = await backend.request('rerun', { trajectoryId: id, turn: 0, ...settings });
     assert.equal(fs.existsSync(marker), false, 'the stored interpreter never ran');
     assert.equal(best.python, fs.realpathSync('/usr/bin/python3'));
     assert.equal(best.level, failed.level, 'the strongest level available, as the setting auto asks');
-    assert.ok(best.notes.some((n) => n.includes(fake) && /not used/.test(n)), best.notes.join('\n'));
-    if (best.level !== 'process') assert.ok(best.notes.some((n) => /weaker sandbox level "process"/.test(n)), best.notes.join('\n'));
+    assert.ok(
+      best.notes.some((n) => n.includes(fake) && /not used/.test(n)),
+      best.notes.join('\n'),
+    );
+    if (best.level !== 'process')
+      assert.ok(
+        best.notes.some((n) => /weaker sandbox level "process"/.test(n)),
+        best.notes.join('\n'),
+      );
   });
 
   it('a missing Node is reported with the setting to fix', async () => {

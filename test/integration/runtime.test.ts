@@ -12,7 +12,14 @@ import { runtimeTooOld } from '../../src/shared/nodeFloor';
 import { ROOT, tempDir } from '../helpers/cli';
 
 const probe = path.join(ROOT, 'dist', 'probe.js');
-const host = (over: Partial<HostFacts> = {}): HostFacts => ({ configured: '', execPath: process.execPath, versions: process.versions, pathEnv: '', platform: process.platform, ...over });
+const host = (over: Partial<HostFacts> = {}): HostFacts => ({
+  configured: '',
+  execPath: process.execPath,
+  versions: process.versions,
+  pathEnv: '',
+  platform: process.platform,
+  ...over,
+});
 
 /** A Node older than the floor on this machine (Debian's is 20), or undefined: the tests that need one say so when they skip. */
 function oldNode(): string | undefined {
@@ -61,21 +68,33 @@ describe('runtime resolution', () => {
     const r = await resolveRuntime(host({ configured: '/nonexistent/node' }), probe);
     assert.equal(r.runtime?.source, 'vscode');
     assert.equal(r.rejected.length, 1);
-    assert.match(r.rejected[0]!, /^agentRl\.nodePath is "\/nonexistent\/node", which is not an executable file\. Fix: point agentRl\.nodePath at Node\.js 22\.14 or newer.*or clear it/);
+    assert.match(
+      r.rejected[0]!,
+      /^agentRl\.nodePath is "\/nonexistent\/node", which is not an executable file\. Fix: point agentRl\.nodePath at Node\.js 22\.14 or newer.*or clear it/,
+    );
   });
 
   it('agentRl.nodePath at a Node older than the floor is passed over, saying its version and why', needsOld, async () => {
     const r = await resolveRuntime(host({ configured: OLD! }), probe);
     assert.equal(r.runtime?.source, 'vscode', 'the next candidate is used');
     assert.equal(r.rejected.length, 1);
-    assert.match(r.rejected[0]!, /^agentRl\.nodePath at \/\S+ cannot be used: Node 20\.\d+\.\d+ \(Node-API 9\) is older than Agent RL Workbench's floor, Node 22\.14 with Node-API 10, which its SQLite engine \(better-sqlite3 13\) needs\. Fix: point agentRl\.nodePath/);
+    assert.match(
+      r.rejected[0]!,
+      /^agentRl\.nodePath at \/\S+ cannot be used: Node 20\.\d+\.\d+ \(Node-API 9\) is older than Agent RL Workbench's floor, Node 22\.14 with Node-API 10, which its SQLite engine \(better-sqlite3 13\) needs\. Fix: point agentRl\.nodePath/,
+    );
     assert.doesNotMatch(r.rejected[0]!, /SIGSEGV|NODE_MODULE_VERSION|\n {4}at /);
   });
 
   it('VS Code’s own runtime below the floor is ruled out without starting it; `node` on PATH is next', async () => {
     const c = runtimeCandidates(host({ versions: { node: '20.18.1', napi: '9', electron: '32.2.6' }, pathEnv: path.dirname(process.execPath) }));
-    assert.deepEqual(c.candidates.map((x) => x.source), ['path']);
-    assert.match(c.rejected[0]!, /^VS Code’s own runtime cannot be used: Node 20\.18\.1 \(Electron 32\.2\.6\) \(Node-API 9\) is older .* Fix: update VS Code to 1\.101 or newer, or set agentRl\.nodePath/);
+    assert.deepEqual(
+      c.candidates.map((x) => x.source),
+      ['path'],
+    );
+    assert.match(
+      c.rejected[0]!,
+      /^VS Code’s own runtime cannot be used: Node 20\.18\.1 \(Electron 32\.2\.6\) \(Node-API 9\) is older .* Fix: update VS Code to 1\.101 or newer, or set agentRl\.nodePath/,
+    );
     const r = await resolveRuntime(host({ versions: { node: '20.18.1', napi: '9' }, pathEnv: path.dirname(process.execPath) }), probe);
     assert.equal(r.runtime?.source, 'path');
   });
@@ -98,7 +117,10 @@ describe('runtime resolution', () => {
     // wrong ABI does: the crash is attributed to the SQLite stage.
     const dir = tempDir();
     const preload = path.join(dir, 'crash.cjs');
-    fs.writeFileSync(preload, `const M = require('module'); const load = M._load; M._load = function (r, ...a) { if (r === 'better-sqlite3') process.kill(process.pid, 'SIGSEGV'); return load.call(this, r, ...a); };\n`);
+    fs.writeFileSync(
+      preload,
+      `const M = require('module'); const load = M._load; M._load = function (r, ...a) { if (r === 'better-sqlite3') process.kill(process.pid, 'SIGSEGV'); return load.call(this, r, ...a); };\n`,
+    );
     const wrapper = script(`exec "${process.execPath}" --require "${preload}" "$@"`);
     const o = await probeCandidate({ source: 'path', execPath: wrapper, env: {} }, probe);
     assert.ok('problem' in o);
@@ -114,7 +136,10 @@ describe('a Node older than the floor', () => {
       assert.equal(r.status, 1);
       const lines = r.stderr.trim().split('\n');
       assert.equal(lines.length, 1, r.stderr);
-      assert.match(lines[0]!, /^agent-rl: Node 20\.\d+\.\d+ \(Node-API 9\) is older than Agent RL Workbench's floor, Node 22\.14 with Node-API 10.*Fix: install Node\.js 24 \(LTS\)/);
+      assert.match(
+        lines[0]!,
+        /^agent-rl: Node 20\.\d+\.\d+ \(Node-API 9\) is older than Agent RL Workbench's floor, Node 22\.14 with Node-API 10.*Fix: install Node\.js 24 \(LTS\)/,
+      );
     });
   }
 });
@@ -134,11 +159,18 @@ describe('compute backends on VS Code’s own runtime (Electron’s Node)', () =
   it('auto takes wasm and says why tfjs-node and WebGPU were not offered', () => {
     const b = JSON.parse(run('auto').stdout) as { name: string; notes: string[] };
     assert.equal(b.name, 'wasm');
-    for (const what of ['tfjs-node-gpu', 'WebGPU', 'tfjs-node ']) assert.ok(b.notes.some((n) => n.includes(what) && /VS Code's own runtime.*agentRl\.nodePath/.test(n)), b.notes.join('\n'));
+    for (const what of ['tfjs-node-gpu', 'WebGPU', 'tfjs-node '])
+      assert.ok(
+        b.notes.some((n) => n.includes(what) && /VS Code's own runtime.*agentRl\.nodePath/.test(n)),
+        b.notes.join('\n'),
+      );
   });
 
   it('a forced webgpu is refused with the setting that gives a system Node', () => {
     const b = JSON.parse(run('webgpu').stdout) as { error: string };
-    assert.match(b.error, /^BackendUnavailableError: compute backend "webgpu" is not available: WebGPU \(Dawn\) does not run on VS Code's own runtime \(Node [\d.]+ \(Electron 42\.3\.0\).*Fix: set agentRl\.nodePath to a system Node\.js 22\.14 or newer.*here it would take wasm/);
+    assert.match(
+      b.error,
+      /^BackendUnavailableError: compute backend "webgpu" is not available: WebGPU \(Dawn\) does not run on VS Code's own runtime \(Node [\d.]+ \(Electron 42\.3\.0\).*Fix: set agentRl\.nodePath to a system Node\.js 22\.14 or newer.*here it would take wasm/,
+    );
   });
 });

@@ -15,7 +15,9 @@ const SECRET = `planted-${crypto.randomBytes(6).toString('hex')}`;
 process.env.AGENT_RL_PLANTED_SECRET = SECRET; // must never be visible inside a sandbox
 
 const python = resolvePython();
-const levels = detectIsolation(python).filter((s) => s.available).map((s) => s.level);
+const levels = detectIsolation(python)
+  .filter((s) => s.available)
+  .map((s) => s.level);
 const limits: SandboxLimits = { ...DEFAULT_LIMITS, timeoutMs: 1500, cpuSeconds: 5 };
 const outcomes: string[] = [];
 
@@ -129,7 +131,10 @@ for (const level of levels) {
 
       it('while True: pass ends within timeout + 1 s with no process left behind', async () => {
         const mark = newMark();
-        const { value: { value: r }, seen } = await markedWhile(mark, () => withLag(() => ex.execute(`${markedAs(mark)}while True:\n    pass\n`, limits)));
+        const {
+          value: { value: r },
+          seen,
+        } = await markedWhile(mark, () => withLag(() => ex.execute(`${markedAs(mark)}while True:\n    pass\n`, limits)));
         assert.equal(r.timedOut, true);
         assert.ok(r.durationMs < limits.timeoutMs + 1000, `took ${r.durationMs} ms`);
         assert.equal(sandboxProcesses(), 0);
@@ -141,14 +146,20 @@ for (const level of levels) {
       it('a fork bomb is contained; this process stays responsive; nothing survives', async () => {
         const mark = newMark();
         const code = `${markedAs(mark)}import os\nn = 0\nwhile True:\n    try:\n        os.fork()\n        n += 1\n    except OSError:\n        pass\n`;
-        const { value: { value: r, lagMs }, seen } = await markedWhile(mark, () => withLag(() => ex.execute(code, limits)));
+        const {
+          value: { value: r, lagMs },
+          seen,
+        } = await markedWhile(mark, () => withLag(() => ex.execute(code, limits)));
         assert.ok(r.timedOut || r.exitCode !== 0);
         assert.ok(lagMs < 1000, `event loop stalled ${lagMs} ms`);
         await new Promise((res) => setTimeout(res, 50));
         assert.equal(sandboxProcesses(), 0);
         assert.ok(seen >= 2, `the marked fork bomb was never seen with a fork (most seen at once: ${seen}; stderr: ${r.stderr.slice(0, 300)})`);
         assert.equal(await markedLeft(mark), 0);
-        note('fork bomb', `contained (RLIMIT_NPROC ${limits.maxProcesses}, up to ${seen} processes seen at once), ended ${r.timedOut ? 'by timeout' : `exit ${r.exitCode}`}, max event-loop lag ${Math.round(lagMs)} ms, 0 processes left`);
+        note(
+          'fork bomb',
+          `contained (RLIMIT_NPROC ${limits.maxProcesses}, up to ${seen} processes seen at once), ended ${r.timedOut ? 'by timeout' : `exit ${r.exitCode}`}, max event-loop lag ${Math.round(lagMs)} ms, 0 processes left`,
+        );
       });
 
       it('printing 1 GB is cut at the cap; the parent keeps only the tail', async () => {
@@ -177,7 +188,10 @@ for (const level of levels) {
 
       it('a file written outside the work directory does not persist at strict', async () => {
         const target = `${os.tmpdir()}/agent-rl-escape-${crypto.randomBytes(4).toString('hex')}`;
-        const r = await ex.execute(`try:\n    open(${JSON.stringify(target)}, "w").write("x")\n    print("written")\nexcept OSError as e:\n    print("refused", e)\n`, limits);
+        const r = await ex.execute(
+          `try:\n    open(${JSON.stringify(target)}, "w").write("x")\n    print("written")\nexcept OSError as e:\n    print("refused", e)\n`,
+          limits,
+        );
         const persisted = fs.existsSync(target);
         fs.rmSync(target, { force: true });
         if (level === 'strict') assert.equal(persisted, false);

@@ -16,8 +16,16 @@ const TOKEN = 'test-token-0123456789abcdef';
 
 async function serve(pool: WarmPool, o: Partial<FusionServerOptions> = {}): Promise<RunningFusionServer> {
   return startFusionServer({
-    host: '127.0.0.1', port: 0, concurrency: 2, queueLimit: 64, executor: pool, maxRunTimeoutS: 30, defaultMemoryMB: 512, maxMemoryMB: 2048,
-    outputCapBytes: 64 * 1024, ...o,
+    host: '127.0.0.1',
+    port: 0,
+    concurrency: 2,
+    queueLimit: 64,
+    executor: pool,
+    maxRunTimeoutS: 30,
+    defaultMemoryMB: 512,
+    maxMemoryMB: 2048,
+    outputCapBytes: 64 * 1024,
+    ...o,
   });
 }
 
@@ -44,14 +52,25 @@ describe(`agent-rl sandbox serve: SandboxFusion's /run_code on the warm pool (le
   });
 
   it('success: every RunCodeResponse field, with stdin, files and fetch_files', async () => {
-    const r = await run(server.url, 'import os, sys\nprint(sys.stdin.read().strip()[::-1])\nos.mkdir("out")\nopen("out/x.txt", "w").write(open("in/a.txt").read() * 2)\n', {
-      stdin: 'abc\n', files: { 'in/a.txt': Buffer.from('hi').toString('base64') }, fetch_files: ['out/x.txt', 'missing.txt'], run_timeout: 5, memory_limit_MB: 256,
-    });
+    const r = await run(
+      server.url,
+      'import os, sys\nprint(sys.stdin.read().strip()[::-1])\nos.mkdir("out")\nopen("out/x.txt", "w").write(open("in/a.txt").read() * 2)\n',
+      {
+        stdin: 'abc\n',
+        files: { 'in/a.txt': Buffer.from('hi').toString('base64') },
+        fetch_files: ['out/x.txt', 'missing.txt'],
+        run_timeout: 5,
+        memory_limit_MB: 256,
+      },
+    );
     assert.deepEqual(Object.keys(r), ['status', 'message', 'compile_result', 'run_result', 'executor_pod_name', 'files']);
     assert.equal(r.status, 'Success');
     assert.equal(r.message, '');
     assert.equal(r.compile_result, null);
-    assert.deepEqual({ ...r.run_result!, execution_time: typeof r.run_result!.execution_time }, { status: 'Finished', execution_time: 'number', return_code: 0, stdout: 'cba\n', stderr: '' });
+    assert.deepEqual(
+      { ...r.run_result!, execution_time: typeof r.run_result!.execution_time },
+      { status: 'Finished', execution_time: 'number', return_code: 0, stdout: 'cba\n', stderr: '' },
+    );
     assert.deepEqual(r.files, { 'out/x.txt': Buffer.from('hihi').toString('base64') });
   });
 
@@ -97,7 +116,14 @@ describe(`agent-rl sandbox serve: SandboxFusion's /run_code on the warm pool (le
     const bad = await post(server.url, { language: 'klingon', run_timeout: 'soon' });
     assert.equal(bad.status, 422);
     const detail = (bad.json as { detail: { type: string; loc: string[] }[] }).detail;
-    assert.deepEqual(detail.map((d) => [d.type, d.loc.join('.')]), [['float_type', 'body.run_timeout'], ['missing', 'body.code'], ['literal_error', 'body.language']]);
+    assert.deepEqual(
+      detail.map((d) => [d.type, d.loc.join('.')]),
+      [
+        ['float_type', 'body.run_timeout'],
+        ['missing', 'body.code'],
+        ['literal_error', 'body.language'],
+      ],
+    );
     assert.equal((await post(server.url, { code: '1', language: 'python', files: { '../x': 'AA==' } })).status, 422);
     const cpp = await run(server.url, 'int main() {}', { language: 'cpp' });
     assert.deepEqual([cpp.status, cpp.run_result, cpp.compile_result], ['SandboxError', null, null]);
@@ -111,7 +137,10 @@ describe(`agent-rl sandbox serve: SandboxFusion's /run_code on the warm pool (le
     const t0 = performance.now();
     const answers = await Promise.all(Array.from({ length: 6 }, () => post(server.url, { code, language: 'python' })));
     const wall = performance.now() - t0;
-    assert.deepEqual(answers.map((a) => [a.status, (a.json as RunCodeResponse).status]), Array.from({ length: 6 }, () => [200, 'Success']));
+    assert.deepEqual(
+      answers.map((a) => [a.status, (a.json as RunCodeResponse).status]),
+      Array.from({ length: 6 }, () => [200, 'Success']),
+    );
     // Measured from inside the sandbox: never more than 2 executions overlapped.
     const spans = answers.map((a) => (a.json as RunCodeResponse).run_result!.stdout!.trim().split(' ').map(Number) as [number, number]);
     const overlapAt = (t: number): number => spans.filter(([s, e]) => s <= t && t < e).length;

@@ -33,16 +33,27 @@ before(() => {
 describe('Qwen2.5-0.5B shapes on the wasm engine', { timeout: 900_000 }, () => {
   it('model check --ids gives the top-5 ids and logits of the PyTorch reference within 1e-3, with bfloat16 weights in memory', () => {
     const ref = JSON.parse(fs.readFileSync(REFERENCE, 'utf8')) as { sha256: string; ids: number[]; top: { id: number; logit: number }[] };
-    const sha = createHash('sha256').update(fs.readFileSync(path.join(DIR, 'model.safetensors'))).digest('hex');
+    const sha = createHash('sha256')
+      .update(fs.readFileSync(path.join(DIR, 'model.safetensors')))
+      .digest('hex');
     assert.equal(sha, ref.sha256, 'the checkpoint is the one the reference was computed from (test/fixtures/scaleReference.py)');
     assert.equal(scaleParameters('qwen2.5-0.5b'), 494_032_768);
-    const r = spawnSync(process.execPath, [cli, 'model', 'check', DIR, '--ids', ref.ids.join(','), '--context', '192', '--top', '5', '--json'], { encoding: 'utf8', timeout: 300_000 });
+    const r = spawnSync(process.execPath, [cli, 'model', 'check', DIR, '--ids', ref.ids.join(','), '--context', '192', '--top', '5', '--json'], {
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
     assert.equal(r.status, 0, r.stderr);
     const got = JSON.parse(r.stdout) as { ids: number[]; top: { id: number; logit: number; token: string }[] };
     assert.deepEqual(got.ids, ref.ids);
-    assert.deepEqual(got.top.map((t) => t.id), ref.top.map((t) => t.id));
+    assert.deepEqual(
+      got.top.map((t) => t.id),
+      ref.top.map((t) => t.id),
+    );
     got.top.forEach((t, i) => assert.ok(Math.abs(t.logit - ref.top[i]!.logit) < 1e-3, `logit ${i}: ${t.logit} against ${ref.top[i]!.logit}`));
-    assert.ok(got.top.every((t) => typeof t.token === 'string'), 'tokens decoded with the real Qwen tokenizer');
+    assert.ok(
+      got.top.every((t) => typeof t.token === 'string'),
+      'tokens decoded with the real Qwen tokenizer',
+    );
     const text = spawnSync(process.execPath, [cli, 'model', 'check', DIR, '--context', '192', '--max-new-tokens', '4'], { encoding: 'utf8', timeout: 300_000 });
     assert.equal(text.status, 0, text.stderr);
     assert.match(text.stdout, /parameters: 494,032,768; stored as BF16 .*held as bf16 on the engine/);
@@ -56,7 +67,11 @@ describe('Qwen2.5-0.5B shapes on the wasm engine', { timeout: 900_000 }, () => {
       const plan = planEngineMemory(arch, { lora: LORA, contextLength: P, positionsPerPass: P, sampleRows: B, threads: 2, dtype: 'bf16' });
       const e = await HfEngine.create({ dir: DIR, arch, contextLength: P, lora: LORA, threads: 2, dtype: 'bf16', bytes: plan.total, planText: 'test plan' });
       try {
-        const seq = { inputs: Array.from({ length: P }, (_, i) => (i * 7919) % 150000), targets: Array.from({ length: P }, (_, i) => (i * 104729) % 150000), mask: new Array<number>(P).fill(1) };
+        const seq = {
+          inputs: Array.from({ length: P }, (_, i) => (i * 7919) % 150000),
+          targets: Array.from({ length: P }, (_, i) => (i * 104729) % 150000),
+          mask: new Array<number>(P).fill(1),
+        };
         e.mem.resetPeak();
         await e.score('policy', [seq], 1, true);
         await e.backward([new Float32Array(P).fill(1)]);
@@ -64,7 +79,12 @@ describe('Qwen2.5-0.5B shapes on the wasm engine', { timeout: 900_000 }, () => {
         e.mem.resetPeak();
         // one prefill pass of P positions over the 12 rows, then a step
         const len = Math.floor(P / B);
-        const s = await e.session('policy', Array.from({ length: B }, (_, b) => Array.from({ length: len }, (_, i) => (i * 31 + b) % 150000)), P, P);
+        const s = await e.session(
+          'policy',
+          Array.from({ length: B }, (_, b) => Array.from({ length: len }, (_, i) => (i * 31 + b) % 150000)),
+          P,
+          P,
+        );
         await s.step(new Array<number>(B).fill(11));
         s.dispose();
         const sampling = e.mem.peak;
@@ -81,14 +101,20 @@ describe('Qwen2.5-0.5B shapes on the wasm engine', { timeout: 900_000 }, () => {
 
   it('an engine that cannot get its memory is an error naming the plan: no logits, no continuation', () => {
     // a 5 GB address-space limit: Node starts, the engine's 1 GiB reservation does not
-    const r = spawnSync('/bin/sh', ['-c', `ulimit -v 5000000 && exec "${process.execPath}" "${cli}" model check "${DIR}" --ids 1,2,3 --context 192 --json`], { encoding: 'utf8', timeout: 300_000 });
+    const r = spawnSync('/bin/sh', ['-c', `ulimit -v 5000000 && exec "${process.execPath}" "${cli}" model check "${DIR}" --ids 1,2,3 --context 192 --json`], {
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
     assert.equal(r.status, 2, r.stdout + r.stderr);
-    assert.match(r.stderr, /^agent-rl: the engine could not reserve its 1\.\d\d GiB \(.*\): this process cannot get that much memory now\. Memory plan of this check:\n +[\d.]+ MiB {2}weights \(bfloat16/);
+    assert.match(
+      r.stderr,
+      /^agent-rl: the engine could not reserve its 1\.\d\d GiB \(.*\): this process cannot get that much memory now\. Memory plan of this check:\n +[\d.]+ MiB {2}weights \(bfloat16/,
+    );
     assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
     assert.equal(r.stdout, '', 'nothing was computed, so nothing is printed');
   });
 
-  it('the tfjs path\'s XNNPACK allocation failure on these shapes becomes an error instead of zeros', async () => {
+  it("the tfjs path's XNNPACK allocation failure on these shapes becomes an error instead of zeros", async () => {
     await initBackend('wasm');
     const model = HfModel.load(DIR, { contextLength: 192, lora: LORA });
     try {
@@ -96,7 +122,10 @@ describe('Qwen2.5-0.5B shapes on the wasm engine', { timeout: 900_000 }, () => {
       const out = model.forward(ids);
       await out.data();
       tf.dispose([ids, out]);
-      assert.throws(() => assertBackendHealthy('the logits'), /tfjs-backend-wasm failed to allocate memory \(".*xnn_create_fully_connected_nc_f32.*Got status 6.*"\), so the logits would be computed from zeros; nothing it computed is used\. Fix: /);
+      assert.throws(
+        () => assertBackendHealthy('the logits'),
+        /tfjs-backend-wasm failed to allocate memory \(".*xnn_create_fully_connected_nc_f32.*Got status 6.*"\), so the logits would be computed from zeros; nothing it computed is used\. Fix: /,
+      );
     } finally {
       model.dispose();
     }

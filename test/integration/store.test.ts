@@ -19,17 +19,49 @@ const runtime = { workbench: 't', node: 't', platform: 't', arch: 't', cpu: 't',
 
 function metrics(iteration: number) {
   return {
-    iteration, rewardMean: 0.5, rewardMax: 1, rewardMin: 0, successRate: 0.5, publicPassRate: 1, privatePassRate: 0.5, meanTurns: 1,
-    zeroVarianceGroups: 0, trajectories: 1, loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1,
-    updated: 1, trainedTrajectories: 1, policyVersion: iteration, wallMs: 1,
+    iteration,
+    rewardMean: 0.5,
+    rewardMax: 1,
+    rewardMin: 0,
+    successRate: 0.5,
+    publicPassRate: 1,
+    privatePassRate: 0.5,
+    meanTurns: 1,
+    zeroVarianceGroups: 0,
+    trajectories: 1,
+    loss: 0,
+    policyLoss: 0,
+    kl: 0,
+    clipFraction: 0,
+    entropy: 0,
+    gradNorm: 0,
+    ratioMin: 1,
+    ratioMax: 1,
+    updated: 1,
+    trainedTrajectories: 1,
+    policyVersion: iteration,
+    wallMs: 1,
   };
 }
 
 function trajectory(taskId: string): Trajectory {
   return {
-    taskId, group: 0, indexInGroup: 0, termination: 'finished', policyVersion: 0, advantage: 0.5,
+    taskId,
+    group: 0,
+    indexInGroup: 0,
+    termination: 'finished',
+    policyVersion: 0,
+    advantage: 0.5,
     outcome: { reward: 1, success: true, publicPass: true, privatePass: true },
-    turns: [{ index: 0, actionText: 'finish', action: { kind: 'tool', name: 'finish', args: {} }, observation: { text: 'ok', data: {} }, policy: { behaviourLogprob: -1, policyVersion: 0 } }],
+    turns: [
+      {
+        index: 0,
+        actionText: 'finish',
+        action: { kind: 'tool', name: 'finish', args: {} },
+        observation: { text: 'ok', data: {} },
+        policy: { behaviourLogprob: -1, policyVersion: 0 },
+      },
+    ],
   };
 }
 
@@ -55,13 +87,23 @@ describe('run store: opening and migrations', () => {
       // every child loads the module, then waits for one shared instant, so the opens collide
       const at = Date.now() + 1500;
       const code = `const { openStore } = require(${JSON.stringify(store)}); while (Date.now() < ${at}); try { openStore(${JSON.stringify(file)}).close(); } catch (e) { console.error(e.message); process.exit(1); }`;
-      const results = await Promise.all(Array.from({ length: 6 }, () => new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'ignore', 'pipe'] });
-        let stderr = '';
-        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        child.on('close', (c) => resolve({ code: c, stderr }));
-      })));
-      assert.deepEqual(results.filter((r) => r.code !== 0), [], `round ${round}`);
+      const results = await Promise.all(
+        Array.from(
+          { length: 6 },
+          () =>
+            new Promise<{ code: number | null; stderr: string }>((resolve) => {
+              const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'ignore', 'pipe'] });
+              let stderr = '';
+              child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+              child.on('close', (c) => resolve({ code: c, stderr }));
+            }),
+        ),
+      );
+      assert.deepEqual(
+        results.filter((r) => r.code !== 0),
+        [],
+        `round ${round}`,
+      );
       const db = new Database(file, { readonly: true });
       assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
       assert.equal(db.pragma('application_id', { simple: true }), APPLICATION_ID);
@@ -98,8 +140,12 @@ describe('run store: opening and migrations', () => {
     const old = new Database(file);
     old.pragma('journal_mode = WAL');
     migrate(old, file, 1);
-    old.prepare(`INSERT INTO runs (name, status, env, policy, method, seed, iterations_planned, config_json, runtime_json, created_at)
-                 VALUES ('old', 'completed', 'binary-search', 'table', 'grpo', 7, 100, '{}', '{}', '2026-01-01')`).run();
+    old
+      .prepare(
+        `INSERT INTO runs (name, status, env, policy, method, seed, iterations_planned, config_json, runtime_json, created_at)
+                 VALUES ('old', 'completed', 'binary-search', 'table', 'grpo', 7, 100, '{}', '{}', '2026-01-01')`,
+      )
+      .run();
     old.close();
     const db = openStore(file);
     assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
@@ -114,7 +160,10 @@ describe('run store: opening and migrations', () => {
     db.pragma('user_version = 99');
     db.close();
     const before = sha256(file);
-    assert.throws(() => openStore(file), (e: unknown) => e instanceof SchemaTooNewError && new RegExp(`schema version 99.*understands up to ${SCHEMA_VERSION}.*upgrade`, "s").test(e.message));
+    assert.throws(
+      () => openStore(file),
+      (e: unknown) => e instanceof SchemaTooNewError && new RegExp(`schema version 99.*understands up to ${SCHEMA_VERSION}.*upgrade`, 's').test(e.message),
+    );
     assert.equal(sha256(file), before);
   });
 
@@ -141,7 +190,10 @@ describe('run store: opening and migrations', () => {
     other.exec('CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES (1)');
     other.close();
     const before = sha256(file);
-    assert.throws(() => openStore(file), (e: unknown) => e instanceof StoreError && e.code === 'foreign');
+    assert.throws(
+      () => openStore(file),
+      (e: unknown) => e instanceof StoreError && e.code === 'foreign',
+    );
     assert.equal(sha256(file), before);
   });
 
@@ -196,11 +248,17 @@ describe('run store: writing', () => {
     const writer = new RunWriter(db);
     writer.begin(validateRunConfig({}), runtime);
     db.prepare('UPDATE runs SET pid = 999999').run();
-    assert.equal(markOrphanedRuns(db, () => false), 1);
+    assert.equal(
+      markOrphanedRuns(db, () => false),
+      1,
+    );
     const run = new RunReader(db).findRun(String(writer.runId))!;
     assert.equal(run.status, 'failed');
     assert.match(run.error!, /pid 999999.*exited without finishing/);
-    assert.equal(markOrphanedRuns(db, () => false), 0);
+    assert.equal(
+      markOrphanedRuns(db, () => false),
+      0,
+    );
     db.close();
   });
 });
@@ -224,10 +282,16 @@ describe('run store: a full disk', () => {
           db.pragma(`max_page_count = ${Number(db.pragma('page_count', { simple: true })) + 3}`);
         }
       },
-    }).then(() => undefined, (e: unknown) => e);
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(limited);
     assert.equal((failure as { code?: string }).code, 'SQLITE_FULL', String(failure));
-    assert.throws(() => explainSqliteError(failure, file), (e: unknown) => e instanceof StoreError && e.code === 'full' && /full.*Fix: free space.*--resume/s.test(e.message));
+    assert.throws(
+      () => explainSqliteError(failure, file),
+      (e: unknown) => e instanceof StoreError && e.code === 'full' && /full.*Fix: free space.*--resume/s.test(e.message),
+    );
     db.close();
 
     const again = openStore(file);

@@ -12,7 +12,10 @@ const minibatch = { minibatchSize: 8 };
 describe('agent-rl sft and train --init (transformer)', () => {
   it('warm-starts, checkpoints, continues with GRPO from the checkpoint, and stores token ids', () => {
     const dir = tempDir();
-    fs.writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ policyOptions: tiny, algorithm: minibatch, groupsPerIteration: 2, groupSize: 4, evalEpisodes: 8 }));
+    fs.writeFileSync(
+      path.join(dir, 'tiny.json'),
+      JSON.stringify({ policyOptions: tiny, algorithm: minibatch, groupsPerIteration: 2, groupSize: 4, evalEpisodes: 8 }),
+    );
     const sft = runCli(['sft', '--config', 'tiny.json', '--iterations', '2', '--seed', '3', '--output', 'sft.json'], dir);
     assert.equal(sft.code, 0, sft.stderr);
     const ck = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
@@ -24,7 +27,10 @@ describe('agent-rl sft and train --init (transformer)', () => {
     assert.ok(rec.iterations.every((m) => m.updated === 1 && m.responseTokens! > 0));
     assert.ok(rec.evaluations.every((e) => typeof e.greedySuccessRate === 'number'));
 
-    const grpo = runCli(['train', '--config', 'tiny.json', '--env', 'calculator', '--policy', 'transformer', '--iterations', '2', '--init', ck, '--output', 'grpo.json'], dir);
+    const grpo = runCli(
+      ['train', '--config', 'tiny.json', '--env', 'calculator', '--policy', 'transformer', '--iterations', '2', '--init', ck, '--output', 'grpo.json'],
+      dir,
+    );
     assert.equal(grpo.code, 0, grpo.stderr);
     const g = JSON.parse(fs.readFileSync(path.join(dir, 'grpo.json'), 'utf8')) as RunRecord;
     assert.ok(g.config.policy === 'transformer');
@@ -42,7 +48,10 @@ describe('agent-rl sft and train --init (transformer)', () => {
   it('trains with a Hugging Face tokenizer.json (--tokenizer) and carries it in the checkpoint', () => {
     const dir = tempDir();
     const fixture = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'tokenizer-bpe');
-    fs.writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ policyOptions: { ...tiny, replicas: 1 }, algorithm: minibatch, groupsPerIteration: 4, groupSize: 1, evalEpisodes: 4 }));
+    fs.writeFileSync(
+      path.join(dir, 'tiny.json'),
+      JSON.stringify({ policyOptions: { ...tiny, replicas: 1 }, algorithm: minibatch, groupsPerIteration: 4, groupSize: 1, evalEpisodes: 4 }),
+    );
     const sft = runCli(['sft', '--config', 'tiny.json', '--iterations', '1', '--tokenizer', fixture, '--output', 'sft.json'], dir);
     assert.equal(sft.code, 0, sft.stderr);
     const ck = /checkpoint: (\S+)/.exec(sft.stdout)![1]!;

@@ -53,9 +53,19 @@ function pyRun(script: string, env: Record<string, string>): Promise<string> {
 }
 
 describe('agent-rl export verl', () => {
-  const code = exportConfig({ env: 'code', policy: 'transformer', method: 'grpo', name: 'code-verl', seed: 3, groupSize: 8, groupsPerIteration: 16, iterations: 60, envOptions: { taskSet: 'formulas' } });
+  const code = exportConfig({
+    env: 'code',
+    policy: 'transformer',
+    method: 'grpo',
+    name: 'code-verl',
+    seed: 3,
+    groupSize: 8,
+    groupsPerIteration: 16,
+    iterations: 60,
+    envOptions: { taskSet: 'formulas' },
+  });
 
-  it('writes the RL parquet that DuckDB reads back with verl\'s column types and values', async () => {
+  it("writes the RL parquet that DuckDB reads back with verl's column types and values", async () => {
     const file = path.join(code.out, 'train.parquet');
     const types = await duck<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet('${file}')`);
     assert.deepEqual(Object.fromEntries(types.map((t) => [t.column_name, t.column_type])), {
@@ -64,24 +74,34 @@ describe('agent-rl export verl', () => {
       prompt: 'STRUCT("role" VARCHAR, "content" VARCHAR)[]',
       ability: 'VARCHAR',
       reward_model: 'STRUCT(style VARCHAR, ground_truth VARCHAR)',
-      extra_info: 'STRUCT(split VARCHAR, "index" BIGINT, task_id VARCHAR, need_tools_kwargs BOOLEAN, tools_kwargs STRUCT(code_interpreter STRUCT(create_kwargs STRUCT(ground_truth VARCHAR))))',
+      extra_info:
+        'STRUCT(split VARCHAR, "index" BIGINT, task_id VARCHAR, need_tools_kwargs BOOLEAN, tools_kwargs STRUCT(code_interpreter STRUCT(create_kwargs STRUCT(ground_truth VARCHAR))))',
     });
     const [stats] = await duck<{ n: string; splits: string; first: string; last: string }>(
-      `SELECT count(*) AS n, string_agg(DISTINCT extra_info.split, ',') AS splits, min(extra_info.index) AS first, max(extra_info.index) AS last FROM read_parquet('${file}')`);
+      `SELECT count(*) AS n, string_agg(DISTINCT extra_info.split, ',') AS splits, min(extra_info.index) AS first, max(extra_info.index) AS last FROM read_parquet('${file}')`,
+    );
     assert.deepEqual(stats, { n: '304', splits: 'train', first: '0', last: '303' });
     const [row] = await duck<{ source: string; roles: string; user: string; truth: string; tool_truth: string; agent: string }>(
       `SELECT data_source AS source, list_transform(prompt, m -> m.role)::VARCHAR AS roles, prompt[2].content AS user, reward_model.ground_truth AS truth,
-              extra_info.tools_kwargs.code_interpreter.create_kwargs.ground_truth AS tool_truth, agent_name AS agent FROM read_parquet('${file}') LIMIT 1`);
+              extra_info.tools_kwargs.code_interpreter.create_kwargs.ground_truth AS tool_truth, agent_name AS agent FROM read_parquet('${file}') LIMIT 1`,
+    );
     assert.deepEqual([row!.source, row!.roles, row!.agent], ['agent-rl/code', '[system, user]', 'tool_agent']);
     assert.match(row!.user, /^Write a Python function f that should return .* for an integer x\. For example, print\(f\(\d\)\) prints -?\d+\.$/);
     assert.equal(row!.tool_truth, row!.truth);
     assert.deepEqual(Object.keys(JSON.parse(row!.truth) as object), ['fn', 'public_args', 'public_output', 'hidden', 'reference']);
-    const [held] = await duck<{ n: string; split: string }>(`SELECT count(*) AS n, any_value(extra_info.split) AS split FROM read_parquet('${path.join(code.out, 'test.parquet')}')`);
+    const [held] = await duck<{ n: string; split: string }>(
+      `SELECT count(*) AS n, any_value(extra_info.split) AS split FROM read_parquet('${path.join(code.out, 'test.parquet')}')`,
+    );
     assert.deepEqual(held, { n: '101', split: 'test' });
   });
 
-  it('the command line lists only keys of verl\'s config, with the run\'s settings', () => {
-    const known = new Set(fs.readFileSync(path.join(ROOT, 'test/fixtures/verl/ppo_trainer_keys.txt'), 'utf8').split('\n').filter((l) => l && !l.startsWith('#')));
+  it("the command line lists only keys of verl's config, with the run's settings", () => {
+    const known = new Set(
+      fs
+        .readFileSync(path.join(ROOT, 'test/fixtures/verl/ppo_trainer_keys.txt'), 'utf8')
+        .split('\n')
+        .filter((l) => l && !l.startsWith('#')),
+    );
     for (const script of ['main_ppo.sh', 'ray_job.sh']) {
       const o = overrides(fs.readFileSync(path.join(code.out, script), 'utf8'));
       assert.ok(o.length > 40, `${script}: ${o.length} overrides`);
@@ -89,8 +109,16 @@ describe('agent-rl export verl', () => {
       assert.deepEqual(unknown, [], `${script} has keys verl does not know`);
       const v = Object.fromEntries(o);
       assert.deepEqual(
-        [v['algorithm.adv_estimator'], v['actor_rollout_ref.rollout.n'], v['actor_rollout_ref.actor.clip_ratio_low'], v['actor_rollout_ref.actor.clip_ratio_high'],
-          v['actor_rollout_ref.actor.use_kl_loss'], v['actor_rollout_ref.actor.kl_loss_type'], v['actor_rollout_ref.rollout.multi_turn.max_assistant_turns'], v['trainer.total_training_steps']],
+        [
+          v['algorithm.adv_estimator'],
+          v['actor_rollout_ref.rollout.n'],
+          v['actor_rollout_ref.actor.clip_ratio_low'],
+          v['actor_rollout_ref.actor.clip_ratio_high'],
+          v['actor_rollout_ref.actor.use_kl_loss'],
+          v['actor_rollout_ref.actor.kl_loss_type'],
+          v['actor_rollout_ref.rollout.multi_turn.max_assistant_turns'],
+          v['trainer.total_training_steps'],
+        ],
         ['grpo', '8', '0.2', '0.28', 'true', 'low_var_kl', '5', '60'],
       );
       assert.equal(v['data.train_files'], script === 'main_ppo.sh' ? path.join(code.out, 'train.parquet') : 'train.parquet');
@@ -99,8 +127,10 @@ describe('agent-rl export verl', () => {
     assert.match(fs.readFileSync(path.join(code.out, 'ray_job.sh'), 'utf8'), /ray job submit --address .* --runtime-env-json='\{"working_dir":".*verl"\}' --/);
   });
 
-  it('the tool config points verl\'s SandboxFusionTool at the sandbox server', () => {
-    const tool = parse(fs.readFileSync(path.join(code.out, 'sandbox_tool.yaml'), 'utf8')) as { tools: { class_name: string; config: { sandbox_fusion_url: string }; tool_schema: { function: { name: string } } }[] };
+  it("the tool config points verl's SandboxFusionTool at the sandbox server", () => {
+    const tool = parse(fs.readFileSync(path.join(code.out, 'sandbox_tool.yaml'), 'utf8')) as {
+      tools: { class_name: string; config: { sandbox_fusion_url: string }; tool_schema: { function: { name: string } } }[];
+    };
     assert.equal(tool.tools[0]!.class_name, 'verl.tools.sandbox_fusion_tools.SandboxFusionTool');
     assert.equal(tool.tools[0]!.config.sandbox_fusion_url, 'http://127.0.0.1:8080/run_code');
     assert.equal(tool.tools[0]!.tool_schema.function.name, 'code_interpreter');
@@ -114,20 +144,36 @@ describe('agent-rl export verl', () => {
     const dir = tempDir('agent-rl-export-');
     const tasks = Array.from({ length: 10 }, (_, i) => ({ id: `q${i}`, prompt: `What is ${i} + ${i}?`, answer: 2 * i, split: i < 7 ? 'train' : 'test' }));
     fs.writeFileSync(path.join(dir, 'tasks.jsonl'), tasks.map((t) => JSON.stringify(t)).join('\n'));
-    const config = (extra: Record<string, unknown>) => JSON.stringify({ env: 'workspace', policy: 'transformer', method: 'grpo', envOptions: { tasks: 'tasks.jsonl', ...extra } });
+    const config = (extra: Record<string, unknown>) =>
+      JSON.stringify({ env: 'workspace', policy: 'transformer', method: 'grpo', envOptions: { tasks: 'tasks.jsonl', ...extra } });
     fs.writeFileSync(path.join(dir, 'run.json'), config({}));
     const r = runCli(['export', 'verl', '--config', 'run.json', '--out', 'verl'], dir);
     assert.equal(r.code, 0, r.stderr);
     const back = tasksOf(await readTaskRecords(path.join(dir, 'verl'), ['*.parquet']), { preset: 'verl', fields: {}, heldOutFraction: 0.2, splitSeed: 0 });
     const user = (t: { data: Record<string, unknown> }) => (t.data.messages as { role: string; content: string }[]).find((m) => m.role === 'user')!.content;
-    assert.deepEqual(back.train.map((t) => [user(t), t.data.groundTruth]), tasks.filter((t) => t.split === 'train').map((t) => [t.prompt, String(t.answer)]));
-    assert.deepEqual(back.heldOut.map((t) => [user(t), t.data.groundTruth]), tasks.filter((t) => t.split === 'test').map((t) => [t.prompt, String(t.answer)]));
-    const scored = await pyRun(`import json, sys\nsys.path.insert(0, ${JSON.stringify(path.join(dir, 'verl'))})\nimport agent_rl_reward as r\nprint(json.dumps([r.compute_score("agent-rl/workspace", s, "14")["score"] for s in ["so \\\\boxed{14}", "\\\\boxed{14.0}", "\\\\boxed{41}", "14"]]))`, {});
+    assert.deepEqual(
+      back.train.map((t) => [user(t), t.data.groundTruth]),
+      tasks.filter((t) => t.split === 'train').map((t) => [t.prompt, String(t.answer)]),
+    );
+    assert.deepEqual(
+      back.heldOut.map((t) => [user(t), t.data.groundTruth]),
+      tasks.filter((t) => t.split === 'test').map((t) => [t.prompt, String(t.answer)]),
+    );
+    const scored = await pyRun(
+      `import json, sys\nsys.path.insert(0, ${JSON.stringify(path.join(dir, 'verl'))})\nimport agent_rl_reward as r\nprint(json.dumps([r.compute_score("agent-rl/workspace", s, "14")["score"] for s in ["so \\\\boxed{14}", "\\\\boxed{14.0}", "\\\\boxed{41}", "14"]]))`,
+      {},
+    );
     assert.deepEqual(JSON.parse(scored), [1, 1, 0, 0]);
     fs.writeFileSync(path.join(dir, 'tools.json'), config({ tools: 'tools.py' }));
-    assert.match(runCli(['export', 'verl', '--config', 'tools.json', '--out', 'x'], dir).stderr, /envOptions\.tools "tools\.py": in verl the model calls verl's tools.*Fix: leave envOptions\.tools empty/);
+    assert.match(
+      runCli(['export', 'verl', '--config', 'tools.json', '--out', 'x'], dir).stderr,
+      /envOptions\.tools "tools\.py": in verl the model calls verl's tools.*Fix: leave envOptions\.tools empty/,
+    );
     fs.writeFileSync(path.join(dir, 'reward.json'), config({ reward: 'reward.py' }));
-    assert.match(runCli(['export', 'verl', '--config', 'reward.json', '--out', 'x'], dir).stderr, /envOptions\.reward "reward\.py": .*Fix: export with reward "exact_match" or "unit_tests"/);
+    assert.match(
+      runCli(['export', 'verl', '--config', 'reward.json', '--out', 'x'], dir).stderr,
+      /envOptions\.reward "reward\.py": .*Fix: export with reward "exact_match" or "unit_tests"/,
+    );
   });
 
   it('bad configs are refused with the field and the fix', () => {
@@ -145,7 +191,17 @@ describe('agent-rl export verl', () => {
     const pool = new WarmPool(chooseLevel('auto', python), python, 2);
     let server: RunningFusionServer;
     before(async () => {
-      server = await startFusionServer({ host: '127.0.0.1', port: 0, concurrency: 2, queueLimit: 16, executor: pool, maxRunTimeoutS: 30, defaultMemoryMB: 512, maxMemoryMB: 1024, outputCapBytes: 1 << 20 });
+      server = await startFusionServer({
+        host: '127.0.0.1',
+        port: 0,
+        concurrency: 2,
+        queueLimit: 16,
+        executor: pool,
+        maxRunTimeoutS: 30,
+        defaultMemoryMB: 512,
+        maxMemoryMB: 1024,
+        outputCapBytes: 1 << 20,
+      });
     });
     after(async () => {
       await server.close();
@@ -155,14 +211,43 @@ describe('agent-rl export verl', () => {
     it('scores code by the private verifier and calculator answers like the environments', async () => {
       const calc = exportConfig({ env: 'calculator', policy: 'transformer', method: 'grpo', groupSize: 4, envOptions: { formatWeight: 0.1 } });
       const script = (out: string, calls: string): string =>
-        ['import json, sys', `sys.path.insert(0, ${JSON.stringify(out)})`, 'from agent_rl_reward import compute_score', `print(json.dumps([${calls}]))`].join('\n');
+        ['import json, sys', `sys.path.insert(0, ${JSON.stringify(out)})`, 'from agent_rl_reward import compute_score', `print(json.dumps([${calls}]))`].join(
+          '\n',
+        );
       const truth = JSON.stringify({ fn: 'f', public_args: '2', public_output: '7', hidden: ['0', '1', '-3'], reference: 'def f(x):\n    return 3*x+1\n' });
       const right = '```python\ndef f(x):\n    return 3 * x + 1\n```';
       const memorised = 'Done.\n```python\ndef f(x):\n    return 7\n```';
-      const codeScores = JSON.parse(await pyRun(script(code.out, [right, memorised, 'no code'].map((s) => `compute_score("agent-rl/code", ${JSON.stringify(s)}, ${JSON.stringify(truth)})`).join(', ')), { AGENT_RL_SANDBOX_URL: server.url })) as Record<string, unknown>[];
-      assert.deepEqual(codeScores.map((s) => [s.score, s.public_pass, s.private_pass]), [[1, true, true], [0, true, false], [0, false, false]]);
-      const calcScores = JSON.parse(await pyRun(script(calc.out, ['"x \\\\boxed{35}"', '"\\\\boxed{36}"', '"35"'].map((s) => `compute_score("agent-rl/calculator", ${s}, "35")`).join(', ')), {})) as Record<string, unknown>[];
-      assert.deepEqual(calcScores.map((s) => [s.score, s.acc, s.pred]), [[1.1, true, '35'], [0.1, false, '36'], [0, false, '']]);
+      const codeScores = JSON.parse(
+        await pyRun(
+          script(
+            code.out,
+            [right, memorised, 'no code'].map((s) => `compute_score("agent-rl/code", ${JSON.stringify(s)}, ${JSON.stringify(truth)})`).join(', '),
+          ),
+          { AGENT_RL_SANDBOX_URL: server.url },
+        ),
+      ) as Record<string, unknown>[];
+      assert.deepEqual(
+        codeScores.map((s) => [s.score, s.public_pass, s.private_pass]),
+        [
+          [1, true, true],
+          [0, true, false],
+          [0, false, false],
+        ],
+      );
+      const calcScores = JSON.parse(
+        await pyRun(
+          script(calc.out, ['"x \\\\boxed{35}"', '"\\\\boxed{36}"', '"35"'].map((s) => `compute_score("agent-rl/calculator", ${s}, "35")`).join(', ')),
+          {},
+        ),
+      ) as Record<string, unknown>[];
+      assert.deepEqual(
+        calcScores.map((s) => [s.score, s.acc, s.pred]),
+        [
+          [1.1, true, '35'],
+          [0.1, false, '36'],
+          [0, false, ''],
+        ],
+      );
     });
   });
 });

@@ -23,7 +23,8 @@ function query<T>(cwd: string, sql: string, ...params: unknown[]): T[] {
   }
 }
 
-const line = (input: string, output: string, score: number, step: number): string => `${JSON.stringify({ input, output, gts: '1', score, step, acc: score > 0 })}\n`;
+const line = (input: string, output: string, score: number, step: number): string =>
+  `${JSON.stringify({ input, output, gts: '1', score, step, acc: score > 0 })}\n`;
 
 describe('agent-rl import verl', () => {
   it('imports the fixtures as a run: steps, groups from equal inputs, GRPO advantages, turns, extras, validation, config; re-import adds nothing', () => {
@@ -32,7 +33,10 @@ describe('agent-rl import verl', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /rollout\/1\.jsonl:5: malformed line skipped: not JSON/);
     assert.match(r.stdout, /2 steps and 12 trajectories added, 2 evaluations; malformed lines: 1 in this import/);
-    const [run] = query<{ name: string; env: string; policy: string; method: string; status: string; iterations_planned: number; config_json: string }>(cwd, 'SELECT * FROM runs');
+    const [run] = query<{ name: string; env: string; policy: string; method: string; status: string; iterations_planned: number; config_json: string }>(
+      cwd,
+      'SELECT * FROM runs',
+    );
     assert.deepEqual([run!.name, run!.policy, run!.method, run!.status, run!.iterations_planned], ['qwen2.5-3b-code-grpo', 'verl', 'grpo', 'completed', 2]);
     const config = JSON.parse(run!.config_json) as { verlConfig: { actor_rollout_ref: { rollout: { n: number } } }; verlConfigText: string };
     assert.equal(config.verlConfig.actor_rollout_ref.rollout.n, 4);
@@ -40,26 +44,64 @@ describe('agent-rl import verl', () => {
 
     // Step 1: two prompts × 4 samples, interleaved in the file; the first prompt's scores are 1, 0, 1, 1:
     // mean 0.75, sample std 0.5 → advantages 0.5, −1.5, 0.5, 0.5.
-    const step1 = query<{ group_index: number; index_in_group: number; reward: number; advantage: number; success: number }>(cwd,
-      'SELECT group_index, index_in_group, reward, advantage, success FROM trajectories WHERE iteration = 1 ORDER BY group_index, index_in_group');
-    assert.deepEqual(step1.map((t) => [t.group_index, t.index_in_group]), [[0, 0], [0, 1], [0, 2], [0, 3], [1, 0], [1, 1], [1, 2], [1, 3]]);
+    const step1 = query<{ group_index: number; index_in_group: number; reward: number; advantage: number; success: number }>(
+      cwd,
+      'SELECT group_index, index_in_group, reward, advantage, success FROM trajectories WHERE iteration = 1 ORDER BY group_index, index_in_group',
+    );
+    assert.deepEqual(
+      step1.map((t) => [t.group_index, t.index_in_group]),
+      [
+        [0, 0],
+        [0, 1],
+        [0, 2],
+        [0, 3],
+        [1, 0],
+        [1, 1],
+        [1, 2],
+        [1, 3],
+      ],
+    );
     // verl divides by std + 1e-6: within 1e-5 of the hand-computed values
-    assert.deepEqual(step1.slice(0, 4).map((t) => [t.reward, Math.round(t.advantage * 1e5) / 1e5]), [[1, 0.5], [0, -1.5], [1, 0.5], [1, 0.5]]);
+    assert.deepEqual(
+      step1.slice(0, 4).map((t) => [t.reward, Math.round(t.advantage * 1e5) / 1e5]),
+      [
+        [1, 0.5],
+        [0, -1.5],
+        [1, 0.5],
+        [1, 0.5],
+      ],
+    );
     const metrics = query<{ metrics_json: string }>(cwd, 'SELECT metrics_json FROM iterations WHERE iteration = 1')[0]!;
     const m = JSON.parse(metrics.metrics_json) as { trajectories: number; successRate: number; rewardMean: number };
     assert.deepEqual([m.trajectories, m.successRate, m.rewardMean], [8, 0.75, 0.75]);
 
     // Step 2: the repaired multi-turn sample: three turns, the first a code call answered by a traceback.
-    const [repaired] = query<{ id: number; num_turns: number; outcome_json: string; public_pass: number }>(cwd, 'SELECT id, num_turns, outcome_json, public_pass FROM trajectories WHERE iteration = 2 ORDER BY id LIMIT 1');
+    const [repaired] = query<{ id: number; num_turns: number; outcome_json: string; public_pass: number }>(
+      cwd,
+      'SELECT id, num_turns, outcome_json, public_pass FROM trajectories WHERE iteration = 2 ORDER BY id LIMIT 1',
+    );
     assert.equal(repaired!.num_turns, 3);
     const outcome = JSON.parse(repaired!.outcome_json) as { details: { metrics: Record<string, number>; input: string } };
     assert.deepEqual(outcome.details.metrics, { acc: 1, public_pass: 1, private_pass: 1 });
     assert.match(outcome.details.input, /Write a Python function mean/);
-    const turns = query<{ action_json: string; observation_text: string }>(cwd, 'SELECT action_json, observation_text FROM turns WHERE trajectory_id = ? ORDER BY turn_index', repaired!.id);
+    const turns = query<{ action_json: string; observation_text: string }>(
+      cwd,
+      'SELECT action_json, observation_text FROM turns WHERE trajectory_id = ? ORDER BY turn_index',
+      repaired!.id,
+    );
     assert.equal((JSON.parse(turns[0]!.action_json) as { name: string }).name, 'code_interpreter');
     assert.match(turns[0]!.observation_text, /File "main.py", line 3/);
-    const evals = query<{ iteration: number; episodes: number; success_rate: number }>(cwd, 'SELECT iteration, episodes, success_rate FROM evaluations ORDER BY iteration');
-    assert.deepEqual(evals.map((e) => [e.iteration, e.episodes, e.success_rate]), [[0, 2, 0.5], [2, 2, 1]]);
+    const evals = query<{ iteration: number; episodes: number; success_rate: number }>(
+      cwd,
+      'SELECT iteration, episodes, success_rate FROM evaluations ORDER BY iteration',
+    );
+    assert.deepEqual(
+      evals.map((e) => [e.iteration, e.episodes, e.success_rate]),
+      [
+        [0, 2, 0.5],
+        [2, 2, 1],
+      ],
+    );
 
     const shown = runCli(['show', '1'], cwd);
     assert.equal(shown.code, 0, shown.stderr);
@@ -86,15 +128,31 @@ describe('agent-rl import verl', () => {
     assert.match(r.stdout, /step 3: \+2 trajectories/);
     assert.match(r.stderr, /3\.jsonl:3: no newline yet/);
     // equal scores: a zero-variance group, advantages 0
-    assert.deepEqual(query<{ advantage: number }>(cwd, 'SELECT advantage FROM trajectories WHERE iteration = 3').map((t) => t.advantage), [0, 0]);
+    assert.deepEqual(
+      query<{ advantage: number }>(cwd, 'SELECT advantage FROM trajectories WHERE iteration = 3').map((t) => t.advantage),
+      [0, 0],
+    );
     fs.appendFileSync(step3, third.slice(20));
     const r2 = runCli(['import', 'verl', 'rollout'], cwd);
     assert.match(r2.stdout, /step 3: \+1 trajectories \(3 in the step\)/);
-    const rows = query<{ group_index: number; index_in_group: number; advantage: number }>(cwd, 'SELECT group_index, index_in_group, advantage FROM trajectories WHERE iteration = 3 ORDER BY index_in_group');
-    assert.deepEqual(rows.map((t) => [t.group_index, t.index_in_group]), [[0, 0], [0, 1], [0, 2]]);
+    const rows = query<{ group_index: number; index_in_group: number; advantage: number }>(
+      cwd,
+      'SELECT group_index, index_in_group, advantage FROM trajectories WHERE iteration = 3 ORDER BY index_in_group',
+    );
+    assert.deepEqual(
+      rows.map((t) => [t.group_index, t.index_in_group]),
+      [
+        [0, 0],
+        [0, 1],
+        [0, 2],
+      ],
+    );
     // scores 1, 1, 0: mean 2/3, sample std √(1/3) → 1/√3, 1/√3, −2/√3
     rows.forEach((t, i) => assert.ok(Math.abs(t.advantage - [1, 1, -2][i]! / Math.sqrt(3)) < 1e-5, `advantage ${i}: ${t.advantage}`));
-    const m = JSON.parse(query<{ metrics_json: string }>(cwd, 'SELECT metrics_json FROM iterations WHERE iteration = 3')[0]!.metrics_json) as { trajectories: number; zeroVarianceGroups: number };
+    const m = JSON.parse(query<{ metrics_json: string }>(cwd, 'SELECT metrics_json FROM iterations WHERE iteration = 3')[0]!.metrics_json) as {
+      trajectories: number;
+      zeroVarianceGroups: number;
+    };
     assert.deepEqual([m.trajectories, m.zeroVarianceGroups], [3, 0]);
   });
 
@@ -135,7 +193,7 @@ describe('agent-rl import verl', () => {
     assert.equal(runCli(['import', 'csv', 'rollout'], cwd).code, 2);
   });
 
-  it('the workbench\'s import worker (dist/importWorker.js) reports every step, follows until stopped, and leaves the run completed', async () => {
+  it("the workbench's import worker (dist/importWorker.js) reports every step, follows until stopped, and leaves the run completed", async () => {
     const cwd = fixtureCopy();
     const db = path.join(cwd, '.agent-rl/runs.sqlite');
     const child = fork(path.join(ROOT, 'dist', 'importWorker.js'), [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
@@ -156,8 +214,14 @@ describe('agent-rl import verl', () => {
     await exit;
     assert.equal(got[0]!.type, 'run');
     assert.equal(got[got.length - 1]!.type, 'finished');
-    assert.deepEqual(got.filter((m) => m.type === 'malformed').map((m) => m.type === 'malformed' && [path.basename(m.file), m.line]), [['1.jsonl', 5]]);
-    assert.deepEqual(got.find((m) => m.type === 'finished'), { type: 'finished', runId: 1, steps: 3, trajectories: 13, malformed: 1 });
+    assert.deepEqual(
+      got.filter((m) => m.type === 'malformed').map((m) => m.type === 'malformed' && [path.basename(m.file), m.line]),
+      [['1.jsonl', 5]],
+    );
+    assert.deepEqual(
+      got.find((m) => m.type === 'finished'),
+      { type: 'finished', runId: 1, steps: 3, trajectories: 13, malformed: 1 },
+    );
     assert.equal(query<{ status: string }>(cwd, 'SELECT status FROM runs')[0]!.status, 'completed');
   });
 });

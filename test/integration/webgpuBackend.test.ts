@@ -13,7 +13,10 @@ import { CLI, ROOT } from '../helpers/cli';
 
 const PROBE = path.join(__dirname, '..', 'helpers', 'webgpuProbe.js');
 const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
-const SOFTWARE_ENV = { VK_ICD_FILENAMES: SWIFTSHADER, LD_LIBRARY_PATH: `/usr/lib/chromium${process.env.LD_LIBRARY_PATH ? `:${process.env.LD_LIBRARY_PATH}` : ''}` };
+const SOFTWARE_ENV = {
+  VK_ICD_FILENAMES: SWIFTSHADER,
+  LD_LIBRARY_PATH: `/usr/lib/chromium${process.env.LD_LIBRARY_PATH ? `:${process.env.LD_LIBRARY_PATH}` : ''}`,
+};
 
 function installed(): string | undefined {
   try {
@@ -66,18 +69,31 @@ describe('the webgpu backend on a software adapter', { skip: missing }, () => {
   it('auto does not take a software adapter: it says why and uses wasm', () => {
     const auto = run('auto', SOFTWARE_ENV);
     assert.match(auto.backend, /^(wasm|tensorflow)$/);
-    assert.ok(auto.notes.some((n) => /^webgpu: the only WebGPU adapter is a software one/.test(n)), auto.notes.join('\n'));
+    assert.ok(
+      auto.notes.some((n) => /^webgpu: the only WebGPU adapter is a software one/.test(n)),
+      auto.notes.join('\n'),
+    );
   });
 
   it('a forced webgpu with no adapter fails before the run starts, naming what is missing and what would be used instead', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-none-'));
     const r = spawnSync(process.execPath, [CLI, 'train', '--env', 'binary-search', '--policy', 'transformer', '--backend', 'webgpu', '--iterations', '1'], {
-      encoding: 'utf8', cwd: dir, env: { ...process.env, VK_ICD_FILENAMES: path.join(dir, 'none.json'), LD_LIBRARY_PATH: '' }, timeout: 120_000,
+      encoding: 'utf8',
+      cwd: dir,
+      env: { ...process.env, VK_ICD_FILENAMES: path.join(dir, 'none.json'), LD_LIBRARY_PATH: '' },
+      timeout: 120_000,
     });
     assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /compute backend "webgpu" is not available: Dawn found no WebGPU adapter \((libvulkan\.so\.1 is missing: apt-get install libvulkan1|libvulkan\.so\.1 loads, so no Vulkan driver).*here it would take (wasm|tensorflow)/);
+    assert.match(
+      r.stderr,
+      /compute backend "webgpu" is not available: Dawn found no WebGPU adapter \((libvulkan\.so\.1 is missing: apt-get install libvulkan1|libvulkan\.so\.1 loads, so no Vulkan driver).*here it would take (wasm|tensorflow)/,
+    );
     assert.doesNotMatch(r.stderr, /\n\s+at .*dist\/cli\.js/, 'no stack trace of ours (Dawn prints where it looked for Vulkan)');
-    assert.ok(!fs.existsSync(path.join(dir, '.agent-rl', 'runs.sqlite')) || !/run 1/.test(spawnSync(process.execPath, [CLI, 'runs'], { encoding: 'utf8', cwd: dir }).stdout), 'no run was stored');
+    assert.ok(
+      !fs.existsSync(path.join(dir, '.agent-rl', 'runs.sqlite')) ||
+        !/run 1/.test(spawnSync(process.execPath, [CLI, 'runs'], { encoding: 'utf8', cwd: dir }).stdout),
+      'no run was stored',
+    );
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

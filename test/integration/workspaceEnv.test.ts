@@ -15,7 +15,13 @@ import { Rng } from '../../src/rl/random';
 import { validateEnvOptions } from '../../src/shared/runConfig';
 import { ROOT, runCli, tempDir } from '../helpers/cli';
 
-const TASKS = Array.from({ length: 12 }, (_, i) => ({ id: i + 1, prompt: `Convert ${i + 2} km to m.`, answer: (i + 2) * 1000, split: i % 4 === 0 ? 'test' : 'train', tests: [`assert convert(${i + 2}) == ${(i + 2) * 1000}`] }));
+const TASKS = Array.from({ length: 12 }, (_, i) => ({
+  id: i + 1,
+  prompt: `Convert ${i + 2} km to m.`,
+  answer: (i + 2) * 1000,
+  split: i % 4 === 0 ? 'test' : 'train',
+  tests: [`assert convert(${i + 2}) == ${(i + 2) * 1000}`],
+}));
 
 const COUNTER_TOOLS = `
 _count = 0
@@ -67,18 +73,38 @@ after(async () => {
 });
 
 describe('workspace tasks from files', () => {
-  it('JSON Lines, CSV and a parquet file in verl\'s layout give the same tasks', async () => {
-    const csv = ['id,prompt,answer,split,tests', ...TASKS.map((t) => `${t.id},"${t.prompt}",${t.answer},${t.split},"${JSON.stringify(t.tests).replace(/"/g, '""')}"`)].join('\n');
+  it("JSON Lines, CSV and a parquet file in verl's layout give the same tasks", async () => {
+    const csv = [
+      'id,prompt,answer,split,tests',
+      ...TASKS.map((t) => `${t.id},"${t.prompt}",${t.answer},${t.split},"${JSON.stringify(t.tests).replace(/"/g, '""')}"`),
+    ].join('\n');
     // as verl's preprocessing writes them: train.parquet and test.parquet, extra_info.index from 0 in each
-    const verlRows = (split: string) => TASKS.filter((t) => t.split === split).map((t, i) => ({
-      data_source: 'unit', agent_name: 'tool_agent', prompt: [{ role: 'user', content: t.prompt }], ability: 'math',
-      reward_model: { style: 'rule', ground_truth: String(t.answer) },
-      extra_info: { split: t.split, index: BigInt(i), task_id: `t${t.id}`, need_tools_kwargs: false, tools_kwargs: { code_interpreter: { create_kwargs: { ground_truth: String(t.answer) } } } },
-    })) as unknown as VerlRow[];
-    const dir = workspace({ 'a/tasks.jsonl': jsonl(TASKS), 'b/tasks.csv': csv, 'c/train.parquet': await verlParquet(verlRows('train')), 'c/test.parquet': await verlParquet(verlRows('test')) });
-    const load = async (file: string, preset: 'default' | 'verl') => tasksOf(await readTaskRecords(dir, [file]), { preset, fields: {}, heldOutFraction: 0.2, splitSeed: 0 });
+    const verlRows = (split: string) =>
+      TASKS.filter((t) => t.split === split).map((t, i) => ({
+        data_source: 'unit',
+        agent_name: 'tool_agent',
+        prompt: [{ role: 'user', content: t.prompt }],
+        ability: 'math',
+        reward_model: { style: 'rule', ground_truth: String(t.answer) },
+        extra_info: {
+          split: t.split,
+          index: BigInt(i),
+          task_id: `t${t.id}`,
+          need_tools_kwargs: false,
+          tools_kwargs: { code_interpreter: { create_kwargs: { ground_truth: String(t.answer) } } },
+        },
+      })) as unknown as VerlRow[];
+    const dir = workspace({
+      'a/tasks.jsonl': jsonl(TASKS),
+      'b/tasks.csv': csv,
+      'c/train.parquet': await verlParquet(verlRows('train')),
+      'c/test.parquet': await verlParquet(verlRows('test')),
+    });
+    const load = async (file: string, preset: 'default' | 'verl') =>
+      tasksOf(await readTaskRecords(dir, [file]), { preset, fields: {}, heldOutFraction: 0.2, splitSeed: 0 });
     const shape = (s: Awaited<ReturnType<typeof load>>, ids = true) => ({
-      train: s.train.map((t) => [...(ids ? [t.id] : []), t.prompt, String(t.data.groundTruth)]), heldOut: s.heldOut.map((t) => [...(ids ? [t.id] : []), t.prompt, String(t.data.groundTruth)]),
+      train: s.train.map((t) => [...(ids ? [t.id] : []), t.prompt, String(t.data.groundTruth)]),
+      heldOut: s.heldOut.map((t) => [...(ids ? [t.id] : []), t.prompt, String(t.data.groundTruth)]),
     });
     const fromJsonl = await load('a/tasks.jsonl', 'default');
     assert.equal(fromJsonl.train.length, 9);
@@ -86,7 +112,11 @@ describe('workspace tasks from files', () => {
     assert.deepEqual(shape(await load('b/*.csv', 'default')), shape(fromJsonl));
     const fromVerl = await load('c/*.parquet', 'verl');
     assert.deepEqual(shape(fromVerl, false), shape(fromJsonl, false));
-    assert.deepEqual(fromVerl.heldOut.map((t) => t.id), ['c/test.parquet#1', 'c/test.parquet#2', 'c/test.parquet#3'], 'ids of the file, as verl restarts its index per file');
+    assert.deepEqual(
+      fromVerl.heldOut.map((t) => t.id),
+      ['c/test.parquet#1', 'c/test.parquet#2', 'c/test.parquet#3'],
+      'ids of the file, as verl restarts its index per file',
+    );
     // the verl record keeps its chat messages and its data source
     assert.deepEqual(fromVerl.train[0]!.data.messages, [{ role: 'user', content: TASKS[1]!.prompt }]);
     assert.equal((fromVerl.train[0]!.data.metadata as Record<string, unknown>).data_source, 'unit');
@@ -98,26 +128,41 @@ describe('workspace tasks from files', () => {
     const dir = workspace({
       'bad.jsonl': '{"prompt": "a", "answer": 1}\n{"prompt": "b", answer: 2}\n',
       'noprompt.jsonl': jsonl([{ question: 'a', answer: 1 }]),
-      'split.jsonl': jsonl([{ prompt: 'a', split: 'train' }, { prompt: 'b', split: 'later' }]),
+      'split.jsonl': jsonl([
+        { prompt: 'a', split: 'train' },
+        { prompt: 'b', split: 'later' },
+      ]),
       'twins.csv': 'id,prompt\n7,a\n7,b\n',
       'ragged.csv': 'id,prompt\n1,a,extra\n',
     });
-    const load = async (file: string, fields = {}) => tasksOf(await readTaskRecords(dir, [file]), { preset: 'default', fields, heldOutFraction: 0.5, splitSeed: 0 });
+    const load = async (file: string, fields = {}) =>
+      tasksOf(await readTaskRecords(dir, [file]), { preset: 'default', fields, heldOutFraction: 0.5, splitSeed: 0 });
     await assert.rejects(load('bad.jsonl'), /bad\.jsonl line 2: not valid JSON .*Fix: one JSON object per line/);
-    await assert.rejects(load('noprompt.jsonl'), /noprompt\.jsonl line 1: has no prompt field "prompt".*Fix: name the field that holds the prompt in envOptions\.promptField/);
-    await assert.rejects(load('noprompt.jsonl', { prompt: 'question', groundTruth: 'label' }), /line 1: has no field "label" \(envOptions\.groundTruthField\)\. Fix: add it to every record, or set envOptions\.groundTruthField/);
+    await assert.rejects(
+      load('noprompt.jsonl'),
+      /noprompt\.jsonl line 1: has no prompt field "prompt".*Fix: name the field that holds the prompt in envOptions\.promptField/,
+    );
+    await assert.rejects(
+      load('noprompt.jsonl', { prompt: 'question', groundTruth: 'label' }),
+      /line 1: has no field "label" \(envOptions\.groundTruthField\)\. Fix: add it to every record, or set envOptions\.groundTruthField/,
+    );
     await assert.rejects(load('split.jsonl'), /split\.jsonl line 2: "split" = "later" is not a split this knows\. Fix: use "train"/);
     await assert.rejects(load('twins.csv'), /twins\.csv row 2: id "7" repeats the id of twins\.csv row 1/);
     await assert.rejects(load('ragged.csv'), /ragged\.csv.*not valid CSV/);
     await assert.rejects(load('missing/*.jsonl'), /"missing\/\*\.jsonl" matches no file/);
-    assert.throws(() => validateEnvOptions('workspace', { tasks: 'x.jsonl', promptFeild: 'q' }), /envOptions\.promptFeild .*is not an option of env "workspace".*promptField/s);
+    assert.throws(
+      () => validateEnvOptions('workspace', { tasks: 'x.jsonl', promptFeild: 'q' }),
+      /envOptions\.promptFeild .*is not an option of env "workspace".*promptField/s,
+    );
   });
 });
 
 describe('workspace tools and rewards', () => {
   /** The workspace in `dir` opened as a run would open it: files read and checked, sandboxes its own. */
   const prepare = async (dir: string, extra: Record<string, unknown> = {}): Promise<RunEnvironment> => {
-    const env = await workspaceEnvironment.open(validateEnvOptions('workspace', { root: dir, tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'exact_match', timeoutMs: 1500, ...extra }));
+    const env = await workspaceEnvironment.open(
+      validateEnvOptions('workspace', { root: dir, tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'exact_match', timeoutMs: 1500, ...extra }),
+    );
     opened.push(env);
     return env;
   };
@@ -137,11 +182,17 @@ describe('workspace tools and rewards', () => {
     };
     const a = await run(['<call>bump()</call>', '<call>bump(step=5)</call>', '<call>bump("x")</call>', '<call>nope(1)</call>', '<call>boom("a")</call>']);
     assert.match(a.first.text, /^Tools: bump\(step: integer = 1\); boom\(x: string\); hang\(\); flood\(\); flood_fd\(\)\nConvert 3 km to m\.\n$/);
-    assert.deepEqual(a.steps.slice(0, 2).map((s) => s.observation.text), ['<obs>1</obs>', '<obs>6</obs>']);
+    assert.deepEqual(
+      a.steps.slice(0, 2).map((s) => s.observation.text),
+      ['<obs>1</obs>', '<obs>6</obs>'],
+    );
     assert.match(a.steps[2]!.observation.text, /^<obs>error: bump: argument step must be integer, got 'x'<\/obs>$/);
     assert.match(a.steps[3]!.observation.text, /unknown tool "nope"; the tools are: bump, boom, hang, flood, flood_fd/);
     assert.match(a.steps[4]!.observation.text, /File "tools\.py", line \d+, in boom[\s\S]*RuntimeError: boom a/);
-    assert.deepEqual(a.steps.slice(2).map((s) => s.observation.data.error), ['bad_args', 'unknown_tool', 'raised']);
+    assert.deepEqual(
+      a.steps.slice(2).map((s) => s.observation.data.error),
+      ['bad_args', 'unknown_tool', 'raised'],
+    );
     assert.equal(a.steps[4]!.done, false);
     assert.equal(a.outcome.reward, 0);
     assert.equal((a.outcome.details as { invalidCalls: number }).invalidCalls, 3);
@@ -159,7 +210,14 @@ describe('workspace tools and rewards', () => {
     const t0 = Date.now();
     const texts: string[] = [];
     const data: Record<string, unknown>[] = [];
-    for (const a of ['<call>bump(2)</call>', '<call>hang()</call>', '<call>bump()</call>', '<call>flood()</call>', '<call>flood_fd()</call>', '<call>bump()</call>']) {
+    for (const a of [
+      '<call>bump(2)</call>',
+      '<call>hang()</call>',
+      '<call>bump()</call>',
+      '<call>flood()</call>',
+      '<call>flood_fd()</call>',
+      '<call>bump()</call>',
+    ]) {
       const r = await env.step(env.parseAction(a));
       texts.push(r.observation.text);
       data.push(r.observation.data);
@@ -167,7 +225,10 @@ describe('workspace tools and rewards', () => {
     }
     await env.close();
     assert.ok(Date.now() - t0 < 15_000);
-    assert.match(texts[1]!, /^<obs>error: no answer within 1500 ms; the tool process was stopped, and the next call starts a fresh one \(its state is lost\)<\/obs>$/);
+    assert.match(
+      texts[1]!,
+      /^<obs>error: no answer within 1500 ms; the tool process was stopped, and the next call starts a fresh one \(its state is lost\)<\/obs>$/,
+    );
     assert.equal(data[1]!.timedOut, true);
     assert.match(texts[2]!, /restarted after a failure: earlier state is lost\]\n1<\/obs>$/, 'the counter starts again at 1');
     assert.match(texts[3]!, /error: flood printed more than 1048576 characters/);
@@ -182,7 +243,16 @@ describe('workspace tools and rewards', () => {
     const env = options.create();
     await env.reset(options.tasks().train[0]!);
     const obs: string[] = [];
-    for (const a of ['<call>bump(1)</call>', '<call>bump(1) or bump(2)</call>', '<call>bump(1)(2)</call>', `<call>bump(${'['.repeat(3000)})</call>`, '<call>bump(true)</call>', '<call>answer("42")</call>', '<call>bump(NaN)</call>', '<call>bump(1)</call>']) {
+    for (const a of [
+      '<call>bump(1)</call>',
+      '<call>bump(1) or bump(2)</call>',
+      '<call>bump(1)(2)</call>',
+      `<call>bump(${'['.repeat(3000)})</call>`,
+      '<call>bump(true)</call>',
+      '<call>answer("42")</call>',
+      '<call>bump(NaN)</call>',
+      '<call>bump(1)</call>',
+    ]) {
       obs.push((await env.step(env.parseAction(a))).observation.text);
       if (obs.length === 6) break; // maxCalls 6
     }
@@ -193,7 +263,8 @@ describe('workspace tools and rewards', () => {
     const env2 = options.create();
     await env2.reset(options.tasks().train[0]!);
     const more: string[] = [];
-    for (const a of ['<call>bump(NaN)</call>', '<call>bump(1)</call>', '<call>bump(2)</call>']) more.push((await env2.step(env2.parseAction(a))).observation.text);
+    for (const a of ['<call>bump(NaN)</call>', '<call>bump(1)</call>', '<call>bump(2)</call>'])
+      more.push((await env2.step(env2.parseAction(a))).observation.text);
     await env2.close();
     assert.match(more[0]!, /^<obs>error: bump: /);
     assert.deepEqual(more.slice(1), ['<obs>1</obs>', '<obs>3</obs>'], 'the same session after the error, its state intact');
@@ -202,7 +273,10 @@ describe('workspace tools and rewards', () => {
     await h.reset(hermes.tasks().train[0]!);
     const deep = await h.step(h.parseAction(`<tool_call>{"name": "bump", "arguments": {"step": ${'['.repeat(2000)}${']'.repeat(2000)}}}</tool_call>`));
     assert.match(deep.observation.text, /^<tool_response>error: /);
-    assert.equal((await h.step(h.parseAction('<tool_call>{"name": "bump", "arguments": {}}</tool_call>'))).observation.text, '<tool_response>1</tool_response>');
+    assert.equal(
+      (await h.step(h.parseAction('<tool_call>{"name": "bump", "arguments": {}}</tool_call>'))).observation.text,
+      '<tool_response>1</tool_response>',
+    );
     assert.equal(h.parseAction('<tool_call>{"name": "execute_code", "arguments": {"code": "1"}}</tool_call>').kind, 'format_error');
     await h.close();
   });
@@ -239,7 +313,10 @@ def daemon() -> int:
     const hermes = await prepare(dir, { toolFormat: 'hermes' });
     const env = hermes.create();
     const first = await env.reset(hermes.tasks().train[0]!);
-    assert.match(first.text, /^<tools>\n\{"type":"function","function":\{"name":"bump","description":"Adds step to the episode's counter and returns it\.","parameters":\{"type":"object","properties":\{"step":\{"type":"integer","default":1\}\},"required":\[\]\}\}\}\n/);
+    assert.match(
+      first.text,
+      /^<tools>\n\{"type":"function","function":\{"name":"bump","description":"Adds step to the episode's counter and returns it\.","parameters":\{"type":"object","properties":\{"step":\{"type":"integer","default":1\}\},"required":\[\]\}\}\}\n/,
+    );
     const r1 = await env.step(env.parseAction('<tool_call>{"name": "bump", "arguments": {"step": 4}}</tool_call>'));
     assert.equal(r1.observation.text, '<tool_response>4</tool_response>');
     const r2 = await env.step(env.parseAction('<tool_call>{"name": "bump", "arguments": {"step": 4}</tool_call>'));
@@ -260,7 +337,19 @@ def daemon() -> int:
 describe('agent-rl with a workspace environment', () => {
   const config = (dir: string, extra: Record<string, unknown> = {}) => {
     const file = path.join(dir, 'run.agentrl.json');
-    fs.writeFileSync(file, JSON.stringify({ env: 'workspace', policy: 'transformer', method: 'sft', iterations: 2, groupsPerIteration: 4, evalEpisodes: 4, policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 224, maxNewTokens: 24 }, envOptions: { tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'reward.py', ...extra } }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        env: 'workspace',
+        policy: 'transformer',
+        method: 'sft',
+        iterations: 2,
+        groupsPerIteration: 4,
+        evalEpisodes: 4,
+        policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 224, maxNewTokens: 24 },
+        envOptions: { tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'reward.py', ...extra },
+      }),
+    );
     return file;
   };
   const demoTasks = TASKS.map((t) => ({ ...t, demonstration: [`<call>bump(${t.id})</call>`, `<answer>${t.answer}</answer>`] }));
@@ -274,7 +363,10 @@ describe('agent-rl with a workspace environment', () => {
     fs.writeFileSync(path.join(dir, 'tools.py'), COUNTER_TOOLS);
     const b = runCli(['train', '--config', config(dir), '--db', db], dir);
     assert.equal(b.code, 2, b.stderr);
-    assert.match(b.stderr, /reward\.py: reward\(\) returned str "1\.0", not a number\. Fix: return a number, or a dict \{"score": number, \.\.\.extras\} .*\(checked on a recorded episode of task 2, tasks\.jsonl line 2\)/);
+    assert.match(
+      b.stderr,
+      /reward\.py: reward\(\) returned str "1\.0", not a number\. Fix: return a number, or a dict \{"score": number, \.\.\.extras\} .*\(checked on a recorded episode of task 2, tasks\.jsonl line 2\)/,
+    );
     const c = runCli(['env', 'check', '--config', config(dir)], dir);
     assert.equal(c.code, 2);
     assert.match(c.stderr, /reward\(\) returned str/);
@@ -290,13 +382,21 @@ describe('agent-rl with a workspace environment', () => {
     assert.match(r.stdout, /^ {2}convert\(value: number, from_unit: string, to_unit: string\) — Convert a quantity/m);
     assert.match(r.stdout, /example \{"value":2,"from_unit":"km","to_unit":"m"\} → "2000"/);
     assert.match(r.stdout, /reward: reward\.py, on a recorded episode of convert-0001 \(its demonstration\): reward 1, success true/);
-    const dir = workspace({ 'tasks.jsonl': jsonl(demoTasks), 'tools.py': COUNTER_TOOLS, 'reward.py': 'def reward(task, trajectory):\n    ok = trajectory["answer"] == str(task["ground_truth"])\n    return {"score": float(ok), "calls": trajectory["tool_calls"]}\n' });
+    const dir = workspace({
+      'tasks.jsonl': jsonl(demoTasks),
+      'tools.py': COUNTER_TOOLS,
+      'reward.py':
+        'def reward(task, trajectory):\n    ok = trajectory["answer"] == str(task["ground_truth"])\n    return {"score": float(ok), "calls": trajectory["tool_calls"]}\n',
+    });
     const db = path.join(dir, 'runs.sqlite');
     const t = runCli(['train', '--config', config(dir), '--db', db, '--output', path.join(dir, 'record.json')], dir);
     assert.equal(t.code, 0, t.stderr);
     const show = JSON.parse(runCli(['show', '1', '--db', db, '--json'], dir).stdout) as { iterations: unknown[] };
     assert.equal(show.iterations.length, 2);
-    const traj = JSON.parse(runCli(['trajectory', '1', '--db', db, '--json'], dir).stdout) as { turnList: { actionText: string; observationText: string }[]; outcome: { reward: number; details: { metrics: Record<string, number> } } };
+    const traj = JSON.parse(runCli(['trajectory', '1', '--db', db, '--json'], dir).stdout) as {
+      turnList: { actionText: string; observationText: string }[];
+      outcome: { reward: number; details: { metrics: Record<string, number> } };
+    };
     assert.match(traj.turnList[0]!.actionText, /^<call>bump\(\d+\)<\/call>$/);
     assert.match(traj.turnList[0]!.observationText, /^<obs>\d+<\/obs>$/);
     assert.equal(traj.outcome.reward, 1);

@@ -34,15 +34,24 @@ const samplingOf = (config: RunConfig): Pick<TransformerOptions, 'temperature' |
 /** [key, value] overrides, in the order a person reads them. */
 export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlLaunch): [string, string | number | boolean][] {
   if (config.method !== 'grpo') {
-    throw new VerlExportError(`method ${config.method}: verl runs GRPO here (algorithm.adv_estimator=grpo); RS-SFT and SFT have no verl trainer. Fix: export a config with "method": "grpo".`);
+    throw new VerlExportError(
+      `method ${config.method}: verl runs GRPO here (algorithm.adv_estimator=grpo); RS-SFT and SFT have no verl trainer. Fix: export a config with "method": "grpo".`,
+    );
   }
-  if (config.groupSize < 2) throw new VerlExportError(`groupSize ${config.groupSize}: GRPO needs at least 2 samples per prompt (actor_rollout_ref.rollout.n). Fix: set groupSize ≥ 2.`);
+  if (config.groupSize < 2)
+    throw new VerlExportError(`groupSize ${config.groupSize}: GRPO needs at least 2 samples per prompt (actor_rollout_ref.rollout.n). Fix: set groupSize ≥ 2.`);
   const a = config.algorithm;
   // Settings with no counterpart in verl's main_ppo: refuse rather than export a different algorithm.
   const unsupported: [boolean, string][] = [
-    [a.klEstimator === 'exact' && a.klCoef > 0, 'algorithm.klEstimator "exact": verl estimates the KL from the sampled token (kl, mse, low_var_kl). Fix: use "k3" (low_var_kl)'],
-    [a.negativeAdvantageScale !== 1, `algorithm.negativeAdvantageScale ${a.negativeAdvantageScale}: verl trains on negative advantages as they are. Fix: use 1 (plain GRPO)`],
-    [a.dynamicSampling > 0, 'algorithm.dynamicSampling: main_ppo has no dynamic sampling (verl\'s DAPO recipe does). Fix: use 0'],
+    [
+      a.klEstimator === 'exact' && a.klCoef > 0,
+      'algorithm.klEstimator "exact": verl estimates the KL from the sampled token (kl, mse, low_var_kl). Fix: use "k3" (low_var_kl)',
+    ],
+    [
+      a.negativeAdvantageScale !== 1,
+      `algorithm.negativeAdvantageScale ${a.negativeAdvantageScale}: verl trains on negative advantages as they are. Fix: use 1 (plain GRPO)`,
+    ],
+    [a.dynamicSampling > 0, "algorithm.dynamicSampling: main_ppo has no dynamic sampling (verl's DAPO recipe does). Fix: use 0"],
     [a.overlongFilter, 'algorithm.overlongFilter: main_ppo has no overlong filter. Fix: use false'],
   ];
   // (verl's grpo std is the sample one, torch.std; a population-std config exports with that small difference)
@@ -128,5 +137,7 @@ export function mainPpoCommand(overrides: readonly [string, string | number | bo
  */
 export function rayJobCommand(overrides: readonly [string, string | number | boolean][], workingDir: string): string {
   const runtimeEnv = JSON.stringify({ working_dir: workingDir });
-  return [`ray job submit --address "\${RAY_ADDRESS:-http://127.0.0.1:8265}" --runtime-env-json=${shellQuote(runtimeEnv)} --`, mainPpoCommand(overrides)].join(' \\\n  ');
+  return [`ray job submit --address "\${RAY_ADDRESS:-http://127.0.0.1:8265}" --runtime-env-json=${shellQuote(runtimeEnv)} --`, mainPpoCommand(overrides)].join(
+    ' \\\n  ',
+  );
 }

@@ -39,20 +39,29 @@ export interface VerlExportResult {
 /** verl's tool config for SandboxFusionTool (verl/tools/sandbox_fusion_tools.py reads these config keys). */
 export function toolConfigYaml(sandboxUrl: string, concurrency = 8): string {
   return stringify({
-    tools: [{
-      class_name: 'verl.tools.sandbox_fusion_tools.SandboxFusionTool',
-      config: {
-        sandbox_fusion_url: sandboxUrl, num_workers: concurrency, enable_global_rate_limit: true, rate_limit: concurrency,
-        default_timeout: 30, default_language: 'python', memory_limit_mb: 1024, type: 'native',
-      },
-      tool_schema: {
-        type: 'function',
-        function: {
-          name: 'code_interpreter', description: 'A tool for executing Python code; returns its stdout and stderr.',
-          parameters: { type: 'object', properties: { code: { type: 'string', description: 'The code to execute.' } }, required: ['code'] },
+    tools: [
+      {
+        class_name: 'verl.tools.sandbox_fusion_tools.SandboxFusionTool',
+        config: {
+          sandbox_fusion_url: sandboxUrl,
+          num_workers: concurrency,
+          enable_global_rate_limit: true,
+          rate_limit: concurrency,
+          default_timeout: 30,
+          default_language: 'python',
+          memory_limit_mb: 1024,
+          type: 'native',
+        },
+        tool_schema: {
+          type: 'function',
+          function: {
+            name: 'code_interpreter',
+            description: 'A tool for executing Python code; returns its stdout and stderr.',
+            parameters: { type: 'object', properties: { code: { type: 'string', description: 'The code to execute.' } }, required: ['code'] },
+          },
         },
       },
-    }],
+    ],
   });
 }
 
@@ -70,10 +79,21 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
   const dumps = path.resolve(o.dumpDir ?? path.join(out, 'dumps'));
   const file = (name: string): string => path.join(out, name);
   const local: VerlPaths = {
-    trainFile: file('train.parquet'), valFile: file('test.parquet'), toolConfig: file('sandbox_tool.yaml'), rewardFile: file(REWARD_FILE),
-    rolloutDir: path.join(dumps, 'rollout'), validationDir: path.join(dumps, 'validation'),
+    trainFile: file('train.parquet'),
+    valFile: file('test.parquet'),
+    toolConfig: file('sandbox_tool.yaml'),
+    rewardFile: file(REWARD_FILE),
+    rolloutDir: path.join(dumps, 'rollout'),
+    validationDir: path.join(dumps, 'validation'),
   };
-  const launch: VerlLaunch = { model: o.model, rollout: o.rollout, gpusPerNode: o.gpusPerNode, nodes: o.nodes, trainRows: set.train.length, toolCalls: set.toolCalls };
+  const launch: VerlLaunch = {
+    model: o.model,
+    rollout: o.rollout,
+    gpusPerNode: o.gpusPerNode,
+    nodes: o.nodes,
+    trainRows: set.train.length,
+    toolCalls: set.toolCalls,
+  };
   const overrides = verlOverrides(config, local, launch);
   // In a Ray job the folder is the working directory: the job reads its inputs by relative path.
   const relative: VerlPaths = { ...local, trainFile: 'train.parquet', valFile: 'test.parquet', toolConfig: 'sandbox_tool.yaml', rewardFile: REWARD_FILE };
@@ -88,8 +108,14 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     ...verlRewardFiles(o.sandboxUrl, formatWeight),
     // the name in a comment is one line with its invisible characters marked (oneLine): a line break in it
     // would end the comment and make the rest of the name a command of the script
-    ['main_ppo.sh', `#!/bin/sh\n# ${oneLine(config.name || config.env, 200)}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   agent-rl sandbox serve --port 8080\nset -e\n${mainPpo}\n`],
-    ['ray_job.sh', `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in sandbox_tool.yaml and agent_rl_reward.json must be reachable from the workers.\nset -e\n${rayJob}\n`],
+    [
+      'main_ppo.sh',
+      `#!/bin/sh\n# ${oneLine(config.name || config.env, 200)}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   agent-rl sandbox serve --port 8080\nset -e\n${mainPpo}\n`,
+    ],
+    [
+      'ray_job.sh',
+      `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in sandbox_tool.yaml and agent_rl_reward.json must be reachable from the workers.\nset -e\n${rayJob}\n`,
+    ],
   ];
   for (const [name, content] of writes) fs.writeFileSync(file(name), content, name.endsWith('.sh') ? { mode: 0o755 } : {});
   return { files: writes.map(([name]) => file(name)), trainRows: set.train.length, testRows: set.heldOut.length, mainPpo, rayJob };

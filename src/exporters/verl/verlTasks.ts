@@ -44,12 +44,32 @@ export const CODE_SOURCE = 'agent-rl/code';
 
 const TOOL_HINT = 'You can run Python with the code_interpreter tool and read its output.';
 
-function row(source: string, ability: string, system: string, user: string, groundTruth: string, split: 'train' | 'test', index: number, taskId: string): VerlRow {
+function row(
+  source: string,
+  ability: string,
+  system: string,
+  user: string,
+  groundTruth: string,
+  split: 'train' | 'test',
+  index: number,
+  taskId: string,
+): VerlRow {
   return {
-    data_source: source, agent_name: 'tool_agent', ability,
-    prompt: [{ role: 'system', content: system }, { role: 'user', content: user }],
+    data_source: source,
+    agent_name: 'tool_agent',
+    ability,
+    prompt: [
+      { role: 'system', content: system },
+      { role: 'user', content: user },
+    ],
     reward_model: { style: 'rule', ground_truth: groundTruth },
-    extra_info: { split, index: BigInt(index), task_id: taskId, need_tools_kwargs: true, tools_kwargs: { code_interpreter: { create_kwargs: { ground_truth: groundTruth } } } },
+    extra_info: {
+      split,
+      index: BigInt(index),
+      task_id: taskId,
+      need_tools_kwargs: true,
+      tools_kwargs: { code_interpreter: { create_kwargs: { ground_truth: groundTruth } } },
+    },
   };
 }
 
@@ -58,20 +78,24 @@ const builtIn: VerlTaskProvider = (config, env) => {
   const tasks = env.tasks();
   if (config.env === 'calculator') {
     const system = `You solve integer arithmetic (/ is floor division). ${TOOL_HINT} End with the final answer as \\boxed{N}.`;
-    const build = (split: 'train' | 'test') => (t: (typeof tasks.train)[number], i: number): VerlRow =>
-      row(CALCULATOR_SOURCE, 'math', system, `Compute ${String(t.data.expression)}.`, String(t.data.answer), split, i, t.id);
+    const build =
+      (split: 'train' | 'test') =>
+      (t: (typeof tasks.train)[number], i: number): VerlRow =>
+        row(CALCULATOR_SOURCE, 'math', system, `Compute ${String(t.data.expression)}.`, String(t.data.answer), split, i, t.id);
     return { train: tasks.train.map(build('train')), heldOut: tasks.heldOut.map(build('test')), toolCalls: config.envOptions.maxCalls };
   }
   if (config.env === 'code') {
     const o = config.envOptions;
     const byId = new Map((o.taskSet === 'formulas' ? formulaTasks() : CODE_TASKS).map((t) => [t.id, t]));
     const system = `You are a careful Python programmer. ${TOOL_HINT} When your function is right, give its final version in one \`\`\`python block.`;
-    const build = (split: 'train' | 'test') => (task: (typeof tasks.train)[number], i: number): VerlRow => {
-      const t = byId.get(task.id)!;
-      const user = `Write a Python function ${t.fn} that should ${t.description}. For example, print(${t.fn}(${t.publicArgs})) prints ${t.publicOutput}.`;
-      const truth = JSON.stringify({ fn: t.fn, public_args: t.publicArgs, public_output: t.publicOutput, hidden: t.hidden, reference: t.reference });
-      return row(CODE_SOURCE, 'code', system, user, truth, split, i, t.id);
-    };
+    const build =
+      (split: 'train' | 'test') =>
+      (task: (typeof tasks.train)[number], i: number): VerlRow => {
+        const t = byId.get(task.id)!;
+        const user = `Write a Python function ${t.fn} that should ${t.description}. For example, print(${t.fn}(${t.publicArgs})) prints ${t.publicOutput}.`;
+        const truth = JSON.stringify({ fn: t.fn, public_args: t.publicArgs, public_output: t.publicOutput, hidden: t.hidden, reference: t.reference });
+        return row(CODE_SOURCE, 'code', system, user, truth, split, i, t.id);
+      };
     return { train: tasks.train.map(build('train')), heldOut: tasks.heldOut.map(build('test')), toolCalls: o.maxExecutions };
   }
   return undefined;
@@ -90,10 +114,14 @@ export function checkVerlExportable(config: RunConfig): void {
   if (config.env !== 'workspace') return;
   const o = config.envOptions;
   if (o.reward !== 'exact_match' && o.reward !== 'unit_tests') {
-    throw new VerlExportError(`envOptions.reward "${o.reward}": a reward file's reward(task, trajectory) reads our trajectory record, which verl does not have. Fix: export with reward "exact_match" or "unit_tests"`);
+    throw new VerlExportError(
+      `envOptions.reward "${o.reward}": a reward file's reward(task, trajectory) reads our trajectory record, which verl does not have. Fix: export with reward "exact_match" or "unit_tests"`,
+    );
   }
   if (o.tools !== '') {
-    throw new VerlExportError(`envOptions.tools "${o.tools}": in verl the model calls verl's tools (here its code interpreter on our sandbox), so a workspace tool file is not exported. Fix: leave envOptions.tools empty to export the tasks`);
+    throw new VerlExportError(
+      `envOptions.tools "${o.tools}": in verl the model calls verl's tools (here its code interpreter on our sandbox), so a workspace tool file is not exported. Fix: leave envOptions.tools empty to export the tasks`,
+    );
   }
 }
 
@@ -102,16 +130,24 @@ const workspace: VerlTaskProvider = (config, env) => {
   checkVerlExportable(config);
   const o = config.envOptions;
   const tasks = env.tasks();
-  const system = o.reward === 'unit_tests'
-    ? `You write Python. ${TOOL_HINT} When your code is right, give its final version in one \`\`\`python block.`
-    : `${TOOL_HINT} End with the final answer as \\boxed{...}.`;
-  const build = (split: 'train' | 'test') => (t: (typeof tasks.train)[number], i: number): VerlRow => {
-    const d = workspaceTaskData(t);
-    const truth = o.reward === 'unit_tests' ? JSON.stringify({ tests: d.privateTests, public_tests: d.publicTests }) : d.groundTruth === undefined ? '' : scalarText(d.groundTruth);
-    const r = row(WORKSPACE_SOURCE, o.reward === 'unit_tests' ? 'code' : 'qa', system, t.prompt, truth, split, i, t.id);
-    const own = d.messages?.filter((m): m is ChatMessage => m.role === 'system' || m.role === 'user');
-    return own && own.length > 0 ? { ...r, prompt: own.some((m) => m.role === 'system') ? own : [{ role: 'system', content: system }, ...own] } : r;
-  };
+  const system =
+    o.reward === 'unit_tests'
+      ? `You write Python. ${TOOL_HINT} When your code is right, give its final version in one \`\`\`python block.`
+      : `${TOOL_HINT} End with the final answer as \\boxed{...}.`;
+  const build =
+    (split: 'train' | 'test') =>
+    (t: (typeof tasks.train)[number], i: number): VerlRow => {
+      const d = workspaceTaskData(t);
+      const truth =
+        o.reward === 'unit_tests'
+          ? JSON.stringify({ tests: d.privateTests, public_tests: d.publicTests })
+          : d.groundTruth === undefined
+            ? ''
+            : scalarText(d.groundTruth);
+      const r = row(WORKSPACE_SOURCE, o.reward === 'unit_tests' ? 'code' : 'qa', system, t.prompt, truth, split, i, t.id);
+      const own = d.messages?.filter((m): m is ChatMessage => m.role === 'system' || m.role === 'user');
+      return own && own.length > 0 ? { ...r, prompt: own.some((m) => m.role === 'system') ? own : [{ role: 'system', content: system }, ...own] } : r;
+    };
   return { train: tasks.train.map(build('train')), heldOut: tasks.heldOut.map(build('test')), toolCalls: o.maxCalls };
 };
 
@@ -131,5 +167,7 @@ export function verlTaskSet(config: RunConfig, env: RunEnvironment): VerlTaskSet
     const set = p(config, env);
     if (set) return set;
   }
-  throw new VerlExportError(`env ${config.env}: no verl task set for it (its actions are not tool calls a language model makes). Fix: export a calculator or code config.`);
+  throw new VerlExportError(
+    `env ${config.env}: no verl task set for it (its actions are not tool calls a language model makes). Fix: export a calculator or code config.`,
+  );
 }

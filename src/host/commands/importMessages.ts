@@ -18,7 +18,9 @@ export function importProgressTitle(rolloutDir: string): string {
 
 /** The output channel's line when an import starts. */
 export function importStartLine(rolloutDir: string, found: { readonly validationDir?: string; readonly configFile?: string }, db: string): string {
-  return showInvisibles(`importing verl dumps from ${rolloutDir}${found.validationDir ? `, validation ${found.validationDir}` : ''}${found.configFile ? `, config ${found.configFile}` : ''} into ${db}`);
+  return showInvisibles(
+    `importing verl dumps from ${rolloutDir}${found.validationDir ? `, validation ${found.validationDir}` : ''}${found.configFile ? `, config ${found.configFile}` : ''} into ${db}`,
+  );
 }
 
 /** The output channel's line for a malformed dump line. */

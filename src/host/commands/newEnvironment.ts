@@ -15,7 +15,9 @@ export async function newEnvironment(): Promise<void> {
   const base = folders.length === 1 ? folders[0]! : await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Workspace folder for the new environment' });
   if (!base) return;
   const name = await vscode.window.showInputBox({
-    title: 'Agent RL: New Environment', prompt: 'Folder for the environment (inside the workspace folder)', value: 'my-environment',
+    title: 'Agent RL: New Environment',
+    prompt: 'Folder for the environment (inside the workspace folder)',
+    value: 'my-environment',
     validateInput: (v) => (/^[\w.-]+(\/[\w.-]+)*$/.test(v.trim()) && !v.split('/').includes('..') ? undefined : 'Letters, digits, ".", "-", "_" and "/" only'),
   });
   if (name === undefined) return;
@@ -31,11 +33,15 @@ export async function newEnvironment(): Promise<void> {
     }
   }
   if (existing.length > 0) {
-    void vscode.window.showErrorMessage(`Agent RL: ${messageText(name, 200)} already has ${existing.map((f) => messageText(f, 60)).join(', ')}; nothing was written. Fix: choose another folder name.`);
+    void vscode.window.showErrorMessage(
+      `Agent RL: ${messageText(name, 200)} already has ${existing.map((f) => messageText(f, 60)).join(', ')}; nothing was written. Fix: choose another folder name.`,
+    );
     return;
   }
   await vscode.workspace.fs.createDirectory(dir);
   for (const [f, content] of Object.entries(files)) await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(dir, f), new TextEncoder().encode(content));
   await vscode.window.showTextDocument(vscode.Uri.joinPath(dir, 'tools.py'), { preview: false });
-  void vscode.window.showInformationMessage(`Agent RL: wrote a workspace environment to ${messageText(name, 200)} (tasks, tools, reward, sft and run configs). Start Run lists its configs.`);
+  void vscode.window.showInformationMessage(
+    `Agent RL: wrote a workspace environment to ${messageText(name, 200)} (tasks, tools, reward, sft and run configs). Start Run lists its configs.`,
+  );
 }

@@ -25,15 +25,17 @@ export interface CommandDeps {
 }
 
 export function registerRunCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
-  const guard = (fn: (...args: never[]) => Promise<void> | void) => async (...args: never[]): Promise<void> => {
-    try {
-      await fn(...args);
-    } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      deps.output.appendLine(`error: ${showInvisibles(message)}`);
-      void vscode.window.showErrorMessage(messageText(message, 600));
-    }
-  };
+  const guard =
+    (fn: (...args: never[]) => Promise<void> | void) =>
+    async (...args: never[]): Promise<void> => {
+      try {
+        await fn(...args);
+      } catch (e) {
+        const message = e instanceof Error ? e.message : String(e);
+        deps.output.appendLine(`error: ${showInvisibles(message)}`);
+        void vscode.window.showErrorMessage(messageText(message, 600));
+      }
+    };
 
   const runIdOf = (n: RunsNode | undefined): number | undefined => (n?.kind === 'run' ? n.run.id : undefined);
   const stopRun = (n?: RunsNode): void => {
@@ -76,14 +78,20 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
       id = choice?.id;
     }
     if (id === undefined) return;
-    const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.file(path.join(path.dirname(databasePath()), `run-${id}.json`)), filters: { JSON: ['json'] } });
+    const target = await vscode.window.showSaveDialog({
+      defaultUri: vscode.Uri.file(path.join(path.dirname(databasePath()), `run-${id}.json`)),
+      filters: { JSON: ['json'] },
+    });
     if (!target) return;
     const r = await backend.request('exportRun', { runId: id, file: target.fsPath });
     void vscode.window.showInformationMessage(messageText(`Agent RL: run ${id} exported to ${r.file} (${(r.bytes / 1024).toFixed(0)} KB).`, 600));
   };
 
   context.subscriptions.push(
-    vscode.commands.registerCommand('agentRl.startRun', guard(() => startRun(deps))),
+    vscode.commands.registerCommand(
+      'agentRl.startRun',
+      guard(() => startRun(deps)),
+    ),
     vscode.commands.registerCommand('agentRl.newEnvironment', guard(newEnvironment)),
     vscode.commands.registerCommand('agentRl.stopRun', guard(stopRun)),
     vscode.commands.registerCommand('agentRl.resumeRun', guard(resumeRun)),
@@ -91,17 +99,26 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
     vscode.commands.registerCommand('agentRl.exportRun', guard(exportRun)),
     vscode.commands.registerCommand('agentRl.refresh', () => deps.tree.refresh()),
     vscode.commands.registerCommand('agentRl.loadMore', (n: Extract<RunsNode, { kind: 'more' }>) => deps.tree.loadMore(n)),
-    vscode.commands.registerCommand('agentRl.revealDatabase', guard(async () => {
-      await vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(databasePath()));
-    })),
-    vscode.commands.registerCommand('agentRl.openTrajectory', guard(async (n?: RunsNode) => {
-      if (n?.kind !== 'trajectory' || !(await deps.processes.requireBackend())) return;
-      InspectorPanel.show({ extensionUri: deps.extensionUri, backend: () => deps.processes.backend(), reveal: deps.reveal }, n.trajectory.id);
-    })),
-    vscode.commands.registerCommand('agentRl.openTrajectoryText', guard(async (n?: RunsNode) => {
-      if (n?.kind !== 'trajectory') return;
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: TRAJECTORY_SCHEME, path: `/trajectory-${n.trajectory.id}.md` }));
-      await vscode.window.showTextDocument(doc, { preview: true });
-    })),
+    vscode.commands.registerCommand(
+      'agentRl.revealDatabase',
+      guard(async () => {
+        await vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(databasePath()));
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'agentRl.openTrajectory',
+      guard(async (n?: RunsNode) => {
+        if (n?.kind !== 'trajectory' || !(await deps.processes.requireBackend())) return;
+        InspectorPanel.show({ extensionUri: deps.extensionUri, backend: () => deps.processes.backend(), reveal: deps.reveal }, n.trajectory.id);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'agentRl.openTrajectoryText',
+      guard(async (n?: RunsNode) => {
+        if (n?.kind !== 'trajectory') return;
+        const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: TRAJECTORY_SCHEME, path: `/trajectory-${n.trajectory.id}.md` }));
+        await vscode.window.showTextDocument(doc, { preview: true });
+      }),
+    ),
   );
 }

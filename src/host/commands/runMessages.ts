@@ -33,8 +33,10 @@ export function sandboxOverrides(envOptions: unknown, settings: { readonly pytho
   if (typeof envOptions !== 'object' || envOptions === null) return [];
   const o = envOptions as Record<string, unknown>;
   const out: string[] = [];
-  if (o.python !== undefined && o.python !== '' && o.python !== settings.python) out.push(`the interpreter ${JSON.stringify(o.python)} (agentRl.pythonPath: ${settings.python === '' ? 'the default' : JSON.stringify(settings.python)})`);
-  if (o.sandbox !== undefined && o.sandbox !== settings.sandbox && weaker(typeof o.sandbox === 'string' ? o.sandbox : '', settings.sandbox)) out.push(`the sandbox level ${JSON.stringify(o.sandbox)} (agentRl.sandboxLevel: ${settings.sandbox})`);
+  if (o.python !== undefined && o.python !== '' && o.python !== settings.python)
+    out.push(`the interpreter ${JSON.stringify(o.python)} (agentRl.pythonPath: ${settings.python === '' ? 'the default' : JSON.stringify(settings.python)})`);
+  if (o.sandbox !== undefined && o.sandbox !== settings.sandbox && weaker(typeof o.sandbox === 'string' ? o.sandbox : '', settings.sandbox))
+    out.push(`the sandbox level ${JSON.stringify(o.sandbox)} (agentRl.sandboxLevel: ${settings.sandbox})`);
   return out;
 }
 

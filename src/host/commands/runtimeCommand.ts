@@ -7,7 +7,10 @@ import type { HostProcesses } from '../processes/hostProcesses';
 import { describeRuntime } from '../processes/runtime';
 import { openNodePathSetting } from '../settings';
 
-export function registerRuntimeCommand(context: vscode.ExtensionContext, deps: { readonly processes: HostProcesses; readonly output: vscode.OutputChannel }): void {
+export function registerRuntimeCommand(
+  context: vscode.ExtensionContext,
+  deps: { readonly processes: HostProcesses; readonly output: vscode.OutputChannel },
+): void {
   context.subscriptions.push(
     vscode.commands.registerCommand('agentRl.openNodePathSetting', openNodePathSetting),
     vscode.commands.registerCommand('agentRl.showRuntime', async () => {
@@ -20,7 +23,9 @@ export function registerRuntimeCommand(context: vscode.ExtensionContext, deps: {
       deps.output.appendLine(showInvisibles(line));
       for (const r of rejected) deps.output.appendLine(showInvisibles(`passed over: ${r}`));
       deps.output.show(true);
-      void vscode.window.showInformationMessage(messageText(`${line}${rejected.length ? ` (${rejected.length} passed over: see the Agent RL output)` : ''}`, 900));
+      void vscode.window.showInformationMessage(
+        messageText(`${line}${rejected.length ? ` (${rejected.length} passed over: see the Agent RL output)` : ''}`, 900),
+      );
     }),
   );
 }

@@ -43,10 +43,20 @@ async function taskFileConfig(file: vscode.Uri): Promise<Record<string, unknown>
       return false;
     }
   };
-  return withConfigRoot({
-    env: 'workspace', policy: 'transformer', method: 'grpo',
-    envOptions: { tasks: path.basename(file.fsPath), ...((await exists('tools.py')) ? { tools: 'tools.py' } : {}), reward: (await exists('reward.py')) ? 'reward.py' : 'exact_match' },
-  }, dir.fsPath, path);
+  return withConfigRoot(
+    {
+      env: 'workspace',
+      policy: 'transformer',
+      method: 'grpo',
+      envOptions: {
+        tasks: path.basename(file.fsPath),
+        ...((await exists('tools.py')) ? { tools: 'tools.py' } : {}),
+        reward: (await exists('reward.py')) ? 'reward.py' : 'exact_match',
+      },
+    },
+    dir.fsPath,
+    path,
+  );
 }
 
 async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
@@ -61,8 +71,14 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
     ...presets.map((p) => ({ label: p.label, description: p.description, config: structuredClone(p.config), needsModel: p.needsModel === true })),
     ...(files.length ? [{ label: 'Config files', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
     ...files.map((f) => ({ label: messageText(path.basename(f.fsPath), 120), description: messageText(vscode.workspace.asRelativePath(f), 200), file: f })),
-    ...(taskFiles.length ? [{ label: 'Task files (a workspace environment: tools.py and reward.py beside them when present)', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
-    ...taskFiles.map((f) => ({ label: messageText(path.basename(f.fsPath), 120), description: messageText(vscode.workspace.asRelativePath(f), 200), tasks: f })),
+    ...(taskFiles.length
+      ? [{ label: 'Task files (a workspace environment: tools.py and reward.py beside them when present)', kind: vscode.QuickPickItemKind.Separator } as Item]
+      : []),
+    ...taskFiles.map((f) => ({
+      label: messageText(path.basename(f.fsPath), 120),
+      description: messageText(vscode.workspace.asRelativePath(f), 200),
+      tasks: f,
+    })),
   ];
   const choice = await vscode.window.showQuickPick(items, { title: 'Agent RL: Start Run', placeHolder: 'Choose a preset or a *.agentrl.json config' });
   if (!choice) return undefined;
@@ -82,7 +98,8 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
   } catch (e) {
     throw new Error(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)}). Fix: correct the JSON syntax.`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${file}: the top level must be a JSON object of run config keys.`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error(`${file}: the top level must be a JSON object of run config keys.`);
   // a workspace environment's files are relative to its config
   const config = withConfigRoot(parsed as Record<string, unknown>, path.dirname(choice.file.fsPath), path);
   delete config.$schema; // editors add it for completion
@@ -108,7 +125,13 @@ async function pickModel(backend: BackendClient): Promise<string | undefined> {
     ...(found.length ? [{ label: '', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
     { label: choose, description: 'a Hugging Face checkpoint folder on this machine (config.json, model.safetensors, tokenizer.json)' },
   ];
-  const pick = await vscode.window.showQuickPick(items, { title: 'Agent RL: which model?', placeHolder: found.length ? 'Models found in the Hugging Face cache and agentRl.modelFolders' : 'No model found in the Hugging Face cache: choose its folder', matchOnDescription: true });
+  const pick = await vscode.window.showQuickPick(items, {
+    title: 'Agent RL: which model?',
+    placeHolder: found.length
+      ? 'Models found in the Hugging Face cache and agentRl.modelFolders'
+      : 'No model found in the Hugging Face cache: choose its folder',
+    matchOnDescription: true,
+  });
   if (!pick) return undefined;
   if (pick.dir) {
     const m = found.find((x) => x.dir === pick.dir);
@@ -121,15 +144,20 @@ async function pickModel(backend: BackendClient): Promise<string | undefined> {
 /** A local Hugging Face checkpoint folder, chosen in a folder dialog and checked for its config.json. */
 async function pickModelFolder(): Promise<string | undefined> {
   const picked = await vscode.window.showOpenDialog({
-    title: 'Agent RL: the Hugging Face checkpoint folder (config.json, model.safetensors, tokenizer.json)', openLabel: 'Use This Model',
-    canSelectFolders: true, canSelectFiles: false, canSelectMany: false,
+    title: 'Agent RL: the Hugging Face checkpoint folder (config.json, model.safetensors, tokenizer.json)',
+    openLabel: 'Use This Model',
+    canSelectFolders: true,
+    canSelectFiles: false,
+    canSelectMany: false,
   });
   const folder = picked?.[0];
   if (!folder) return undefined;
   try {
     await vscode.workspace.fs.stat(vscode.Uri.joinPath(folder, 'config.json'));
   } catch {
-    throw new Error(`${folder.fsPath} holds no config.json, so it is not a Hugging Face checkpoint folder. Fix: choose the folder save_pretrained wrote (config.json, model.safetensors, tokenizer.json); nothing is downloaded`);
+    throw new Error(
+      `${folder.fsPath} holds no config.json, so it is not a Hugging Face checkpoint folder. Fix: choose the folder save_pretrained wrote (config.json, model.safetensors, tokenizer.json); nothing is downloaded`,
+    );
   }
   return folder.fsPath;
 }
@@ -147,7 +175,9 @@ async function withSandboxSettings(p: Picked): Promise<Record<string, unknown> |
     const useMine = 'Use My Settings';
     const choice = await vscode.window.showWarningMessage(
       sandboxQuestion(p.file, asks),
-      { modal: true, detail: 'Code the model writes runs with this interpreter at this isolation level.' }, useMine, useConfig,
+      { modal: true, detail: 'Code the model writes runs with this interpreter at this isolation level.' },
+      useMine,
+      useConfig,
     );
     if (choice === undefined) return undefined;
     if (choice === useMine) envOptions = { ...envOptions, ...mine, ...(s.python ? {} : { python: '' }) };
@@ -173,7 +203,11 @@ export async function startRun(deps: StartRunDeps): Promise<void> {
     deps.output.appendLine(showInvisibles(e.message));
     return;
   }
-  const name = await vscode.window.showInputBox({ title: 'Run name', value: oneLine(config.name, 200), validateInput: (v) => (v.trim() === '' ? 'A run needs a name' : undefined) });
+  const name = await vscode.window.showInputBox({
+    title: 'Run name',
+    value: oneLine(config.name, 200),
+    validateInput: (v) => (v.trim() === '' ? 'A run needs a name' : undefined),
+  });
   if (name === undefined) return;
   const db = databasePath();
   deps.output.appendLine(`starting "${showInvisibles(name)}" (${config.env} · ${config.policy} · ${config.method}) in ${db}`);
@@ -184,20 +218,25 @@ export async function startRun(deps: StartRunDeps): Promise<void> {
 export function followRun(deps: StartRunDeps, handle: RunHandle, run: { readonly name: string; readonly method: string; readonly iterations: number }): void {
   const { name } = run;
   const live = deps.live.add(handle, run);
-  void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Agent RL: ${messageText(name, 80)}`, cancellable: true }, async (progress, token) => {
-    token.onCancellationRequested(() => handle.cancel());
-    let reported = 0;
-    const report = (r: LiveRun): void => {
-      const done = r.progress?.iteration ?? 0;
-      progress.report({ message: activityText(r), increment: (100 * (done - reported)) / Math.max(1, r.iterations) });
-      reported = done;
-    };
-    report(live);
-    const subscription = deps.live.onDidChange((r) => {
-      if (r === live && !r.outcome) report(r);
-    });
-    const outcome = await handle.done;
-    subscription.dispose();
-    void (outcome.kind === 'failed' ? vscode.window.showErrorMessage(outcomeMessage(name, outcome)) : vscode.window.showInformationMessage(outcomeMessage(name, outcome)));
-  });
+  void vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Agent RL: ${messageText(name, 80)}`, cancellable: true },
+    async (progress, token) => {
+      token.onCancellationRequested(() => handle.cancel());
+      let reported = 0;
+      const report = (r: LiveRun): void => {
+        const done = r.progress?.iteration ?? 0;
+        progress.report({ message: activityText(r), increment: (100 * (done - reported)) / Math.max(1, r.iterations) });
+        reported = done;
+      };
+      report(live);
+      const subscription = deps.live.onDidChange((r) => {
+        if (r === live && !r.outcome) report(r);
+      });
+      const outcome = await handle.done;
+      subscription.dispose();
+      void (outcome.kind === 'failed'
+        ? vscode.window.showErrorMessage(outcomeMessage(name, outcome))
+        : vscode.window.showInformationMessage(outcomeMessage(name, outcome)));
+    },
+  );
 }

@@ -34,7 +34,18 @@ export function renderTrajectory(t: TrajectoryDetail, o: TrajectoryMarkdownOptio
     '',
   ];
   for (const turn of t.turnList) {
-    lines.push(`## Turn ${num(turn.index)}`, '', '**Action**', '', ...block(turn.actionText, o, t.id), '', '**Observation**', '', ...block(turn.observationText, o, t.id), '');
+    lines.push(
+      `## Turn ${num(turn.index)}`,
+      '',
+      '**Action**',
+      '',
+      ...block(turn.actionText, o, t.id),
+      '',
+      '**Observation**',
+      '',
+      ...block(turn.observationText, o, t.id),
+      '',
+    );
   }
   return lines.join('\n');
 }

@@ -5,7 +5,10 @@ import { isBackendResponse, type BackendMethod, type BackendMethods } from '../.
 import { forkNode, NodeNotFoundError, type ForkOptions } from './nodeProcess';
 
 export class BackendError extends Error {
-  constructor(readonly method: string, message: string) {
+  constructor(
+    readonly method: string,
+    message: string,
+  ) {
     super(`backend ${method}: ${message}`);
     this.name = 'BackendError';
   }
@@ -24,7 +27,11 @@ export class BackendClient {
   private readonly pending = new Map<number, Pending>();
   private disposed = false;
 
-  constructor(private readonly fork: Omit<ForkOptions, 'args'>, private readonly db: string, private readonly timeoutMs = 10_000) {}
+  constructor(
+    private readonly fork: Omit<ForkOptions, 'args'>,
+    private readonly db: string,
+    private readonly timeoutMs = 10_000,
+  ) {}
 
   private ensure(): ChildProcess {
     if (this.disposed) throw new Error('BackendClient: used after dispose()');
@@ -47,7 +54,9 @@ export class BackendClient {
       }
       if (this.child === child) this.child = undefined;
     };
-    child.on('error', (e) => failAll((e as NodeJS.ErrnoException).code === 'ENOENT' ? new NodeNotFoundError(this.fork.runtime.execPath, 'not found').message : e.message));
+    child.on('error', (e) =>
+      failAll((e as NodeJS.ErrnoException).code === 'ENOENT' ? new NodeNotFoundError(this.fork.runtime.execPath, 'not found').message : e.message),
+    );
     child.on('exit', (code, signal) => failAll(`the backend process exited (code ${code}, signal ${signal})`));
     this.child = child;
     return child;

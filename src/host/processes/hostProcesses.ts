@@ -34,7 +34,11 @@ export class HostProcesses implements vscode.Disposable {
   private readonly watch: vscode.Disposable;
   private disposed = false;
 
-  constructor(private readonly extensionPath: string, private readonly output: vscode.OutputChannel, private readonly live: LiveRuns) {
+  constructor(
+    private readonly extensionPath: string,
+    private readonly output: vscode.OutputChannel,
+    private readonly live: LiveRuns,
+  ) {
     this.ready = this.build();
     this.watch = vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration('agentRl.nodePath') && !e.affectsConfiguration('agentRl.databasePath')) return;
@@ -77,9 +81,11 @@ export class HostProcesses implements vscode.Disposable {
     }
     this.output.appendLine(`Agent RL runtime: ${showInvisibles(describeRuntime(runtime))}`);
     if (resolution.rejected.length > 0) {
-      void vscode.window.showWarningMessage(messageText(`${resolution.rejected.join(' ')} Agent RL uses ${describeRuntime(runtime)}.`, 900), 'Open Setting').then((pick) => {
-        if (pick) void openNodePathSetting();
-      });
+      void vscode.window
+        .showWarningMessage(messageText(`${resolution.rejected.join(' ')} Agent RL uses ${describeRuntime(runtime)}.`, 900), 'Open Setting')
+        .then((pick) => {
+          if (pick) void openNodePathSetting();
+        });
     }
     const onStderr = (line: string): void => this.output.appendLine(showInvisibles(line));
     const backend = new BackendClient({ runtime, script: this.script('backend'), onStderr }, databasePath());
@@ -93,7 +99,9 @@ export class HostProcesses implements vscode.Disposable {
       // Also called for workers that died silently: the status bar and the tree must not stay "running".
       onOutcome: (outcome, handle) => {
         const runId = outcome.runId ?? handle.runId;
-        this.output.appendLine(outcome.kind === 'finished' ? `run ${runId} ${outcome.status}` : `run ${runId ?? '(not started)'} failed: ${showInvisibles(outcome.reason)}`);
+        this.output.appendLine(
+          outcome.kind === 'finished' ? `run ${runId} ${outcome.status}` : `run ${runId ?? '(not started)'} failed: ${showInvisibles(outcome.reason)}`,
+        );
         this.live.ended(handle, outcome);
       },
       onStart: (handle) => this.output.appendLine(`[worker ${handle.pid ?? '?'}] started on ${showInvisibles(describeRuntime(runtime))}`),

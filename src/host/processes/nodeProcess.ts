@@ -6,7 +6,9 @@ import type { ProcessRuntime } from './runtime';
 
 export class NodeNotFoundError extends Error {
   constructor(execPath: string, detail: string) {
-    super(`Could not start the runtime at "${execPath}" (${detail}). Fix: set agentRl.nodePath to Node.js 22.14 or newer, or clear it to use VS Code’s own runtime.`);
+    super(
+      `Could not start the runtime at "${execPath}" (${detail}). Fix: set agentRl.nodePath to Node.js 22.14 or newer, or clear it to use VS Code’s own runtime.`,
+    );
     this.name = 'NodeNotFoundError';
   }
 }

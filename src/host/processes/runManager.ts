@@ -60,12 +60,19 @@ export class RunManager {
       },
     };
     const timeout = this.o.heartbeatTimeoutMs ?? 15_000;
-    const watchdog = setInterval(() => {
-      if (Date.now() - lastSeen > timeout) {
-        terminal ??= { kind: 'failed', ...(handle.runId !== undefined ? { runId: handle.runId } : {}), reason: `the worker sent no heartbeat for ${timeout} ms and was stopped` };
-        child.kill('SIGKILL');
-      }
-    }, Math.min(1000, timeout / 2));
+    const watchdog = setInterval(
+      () => {
+        if (Date.now() - lastSeen > timeout) {
+          terminal ??= {
+            kind: 'failed',
+            ...(handle.runId !== undefined ? { runId: handle.runId } : {}),
+            reason: `the worker sent no heartbeat for ${timeout} ms and was stopped`,
+          };
+          child.kill('SIGKILL');
+        }
+      },
+      Math.min(1000, timeout / 2),
+    );
     child.on('message', (msg: unknown) => {
       lastSeen = Date.now();
       if (!isWorkerToHost(msg)) return;
@@ -80,7 +87,10 @@ export class RunManager {
       const outcome: RunOutcome = terminal ?? { kind: 'failed', ...(handle.runId !== undefined ? { runId: handle.runId } : {}), reason: why };
       if (outcome.kind === 'failed' && outcome.runId !== undefined) {
         // The worker may have died before it could record its own end: record it (no-op if it did).
-        this.o.backend.request('markFailed', { runId: outcome.runId, reason: outcome.reason }).then(() => settle(outcome), () => settle(outcome));
+        this.o.backend.request('markFailed', { runId: outcome.runId, reason: outcome.reason }).then(
+          () => settle(outcome),
+          () => settle(outcome),
+        );
       } else {
         settle(outcome);
       }

@@ -136,7 +136,10 @@ export function probeCandidate(c: RuntimeCandidate, probeScript: string, timeout
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'json',
     });
-    const timer = setTimeout(() => done({ problem: `${describeCandidate(c)} did not finish its check within ${timeoutMs / 1000} s${stage ? ` (${STAGE_DOING[stage]})` : ''}.` }), timeoutMs);
+    const timer = setTimeout(
+      () => done({ problem: `${describeCandidate(c)} did not finish its check within ${timeoutMs / 1000} s${stage ? ` (${STAGE_DOING[stage]})` : ''}.` }),
+      timeoutMs,
+    );
     child.stderr?.on('data', (d: Buffer) => {
       if (stderr.length < 4000) stderr += d.toString();
     });
@@ -155,7 +158,11 @@ export function probeCandidate(c: RuntimeCandidate, probeScript: string, timeout
     child.on('error', (e) => done({ problem: `${describeCandidate(c)} could not be started (${e.message}). Fix: ${FIX[c.source]}.` }));
     // 'close', not 'exit': by then the IPC channel has delivered the report, if there was one
     child.on('close', (code, signal) => {
-      const last = stderr.trim().split('\n').filter((l) => l.trim() !== '').pop();
+      const last = stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .pop();
       done({
         problem: `${describeCandidate(c)} cannot be used: its check ${signal ? `crashed (${signal})` : `exited with code ${code}`}${stage ? ` while ${STAGE_DOING[stage]}` : ''}${last ? `: ${last.slice(0, 300)}` : ''}. Fix: ${FIX[c.source]}.`,
       });

@@ -42,15 +42,20 @@ export function registerReplay(context: vscode.ExtensionContext, backend: () => 
     const obs = inlineObservation(state.trajectory.turnList, state.turns[state.at]!);
     if (obs) {
       const line = Math.min(obs.line, doc.lineCount) - 1;
-      editor.setDecorations(decoration, [{
-        range: doc.lineAt(line).range,
-        hoverMessage: hover(state.turns[state.at]!, obs.full),
-        renderOptions: { after: { contentText: decorationText(obs) } },
-      }]);
+      editor.setDecorations(decoration, [
+        {
+          range: doc.lineAt(line).range,
+          hoverMessage: hover(state.turns[state.at]!, obs.full),
+          renderOptions: { after: { contentText: decorationText(obs) } },
+        },
+      ]);
       editor.revealRange(doc.lineAt(line).range, vscode.TextEditorRevealType.InCenter);
     }
     void vscode.commands.executeCommand('setContext', 'agentRl.replaying', true);
-    vscode.window.setStatusBarMessage(`Agent RL replay: trajectory ${state.trajectory.id}, turn ${state.turns[state.at]} (${state.at + 1}/${state.turns.length})`, 5000);
+    vscode.window.setStatusBarMessage(
+      `Agent RL replay: trajectory ${state.trajectory.id}, turn ${state.turns[state.at]} (${state.at + 1}/${state.turns.length})`,
+      5000,
+    );
   };
 
   context.subscriptions.push(
@@ -59,7 +64,7 @@ export function registerReplay(context: vscode.ExtensionContext, backend: () => 
       provideTextDocumentContent: (uri) => {
         const m = /trajectory-(\d+)\/turn-(\d+)\.py$/.exec(uri.path);
         const turn = state && m && state.trajectory.id === Number(m[1]) ? state.trajectory.turnList[Number(m[2])] : undefined;
-        return turn ? codeOf(turn) ?? '' : '# this replay is no longer open';
+        return turn ? (codeOf(turn) ?? '') : '# this replay is no longer open';
       },
     }),
     vscode.commands.registerCommand('agentRl.replayEpisode', async (n?: RunsNode) => {

@@ -20,7 +20,10 @@ export function inlineObservation(turns: readonly TurnView[], index: number): In
   const lines = code.replace(/\n$/, '').split('\n').length;
   const frame = observationLinks(turns, index).find((l) => l.kind === 'line' && l.innermost);
   const text = turn.observationText;
-  const errorLine = text.split('\n').reverse().find((l) => /^\w*(Error|Exception)\b|^\w+Error:/.test(l.trim()));
+  const errorLine = text
+    .split('\n')
+    .reverse()
+    .find((l) => /^\w*(Error|Exception)\b|^\w+Error:/.test(l.trim()));
   const firstOutput = text.split('\n').find((l) => l.trim() !== '' && !/^\[(stdout|stderr)\]$/.test(l.trim()));
   return {
     line: frame?.kind === 'line' ? frame.line : lines,
@@ -36,7 +39,9 @@ export function codeTurns(turns: readonly TurnView[]): number[] {
 
 /** The notification after a re-run: same or different, and what the stored run asked for that was not used. */
 export function rerunMessage(turn: number, r: BackendMethods['rerun']['result']): string {
-  const verdict = r.same ? `re-run of turn ${turn} gives the same observation` : `re-run of turn ${turn} gives a different observation (see the Agent RL output)`;
+  const verdict = r.same
+    ? `re-run of turn ${turn} gives the same observation`
+    : `re-run of turn ${turn} gives a different observation (see the Agent RL output)`;
   const notes = r.notes.length > 0 ? ` Not taken from the stored run: ${r.notes.join('; ')}.` : '';
   return messageText(`Agent RL: ${verdict}, at sandbox level ${r.level}.${notes}`, 800);
 }

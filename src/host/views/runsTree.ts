@@ -44,7 +44,10 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode> {
   /** Extra pages loaded per parent ("Load more…"). */
   private readonly pages = new Map<string, number>();
 
-  constructor(private readonly backend: () => BackendClient | undefined, private readonly maxTextLength: () => number) {}
+  constructor(
+    private readonly backend: () => BackendClient | undefined,
+    private readonly maxTextLength: () => number,
+  ) {}
 
   refresh(): void {
     this.changed.fire(undefined);
@@ -100,12 +103,24 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode> {
           return page.total > page.items.length ? [...rows, { kind: 'more', parent: n, offset: page.items.length }] : rows;
         }
         case 'iteration':
-          return (await this.groups(backend, n.runId, n.metrics.iteration)).map((g) => ({ kind: 'group', runId: n.runId, iteration: n.metrics.iteration, group: g.group, trajectories: g.trajectories }));
+          return (await this.groups(backend, n.runId, n.metrics.iteration)).map((g) => ({
+            kind: 'group',
+            runId: n.runId,
+            iteration: n.metrics.iteration,
+            group: g.group,
+            trajectories: g.trajectories,
+          }));
         case 'group':
           return n.trajectories.map((trajectory) => ({ kind: 'trajectory', runId: n.runId, trajectory }));
         case 'trajectory': {
           const t = await backend.request('trajectory', { trajectoryId: n.trajectory.id });
-          return (t?.turnList ?? []).map((turn) => ({ kind: 'turn', trajectoryId: n.trajectory.id, index: turn.index, action: turn.actionText, observation: turn.observationText }));
+          return (t?.turnList ?? []).map((turn) => ({
+            kind: 'turn',
+            trajectoryId: n.trajectory.id,
+            index: turn.index,
+            action: turn.actionText,
+            observation: turn.observationText,
+          }));
         }
         default:
           return [];

@@ -30,7 +30,11 @@ export interface ItemParts {
 
 export function runParts(r: RunSummary): ItemParts {
   const error = r.error ? `: ${visibleText(r.error, TOOLTIP_MAX_LENGTH)}` : '';
-  return { label: oneLine(r.name, 120), description: describeRun(r), tooltip: `${visibleText(r.name, TOOLTIP_MAX_LENGTH)} (run ${r.id}) — ${oneLine(r.status, 40)}${error}` };
+  return {
+    label: oneLine(r.name, 120),
+    description: describeRun(r),
+    tooltip: `${visibleText(r.name, TOOLTIP_MAX_LENGTH)} (run ${r.id}) — ${oneLine(r.status, 40)}${error}`,
+  };
 }
 
 export function iterationParts(m: IterationMetrics): ItemParts {
@@ -39,7 +43,11 @@ export function iterationParts(m: IterationMetrics): ItemParts {
 
 export function groupParts(group: number, trajectories: readonly TrajectorySummary[]): ItemParts {
   const rewards = trajectories.map((t) => t.reward);
-  return { label: `group ${group} · ${oneLine(trajectories[0]?.taskId ?? '', 80)}`, description: `rewards ${fixed(Math.min(...rewards), 2)}–${fixed(Math.max(...rewards), 2)}`, tooltip: visibleText(trajectories[0]?.taskId ?? '', TOOLTIP_MAX_LENGTH) };
+  return {
+    label: `group ${group} · ${oneLine(trajectories[0]?.taskId ?? '', 80)}`,
+    description: `rewards ${fixed(Math.min(...rewards), 2)}–${fixed(Math.max(...rewards), 2)}`,
+    tooltip: visibleText(trajectories[0]?.taskId ?? '', TOOLTIP_MAX_LENGTH),
+  };
 }
 
 export function trajectoryParts(t: TrajectorySummary): ItemParts {
@@ -58,7 +66,10 @@ function tooltipBlock(title: string, text: string, max: number, trajectoryId: nu
 }
 
 /** A turn: its action's first line, its observation's first line, both whole (up to `max`) on hover. */
-export function turnParts(n: { readonly trajectoryId: number; readonly index: number; readonly action: string; readonly observation: string }, maxTextLength: number): ItemParts {
+export function turnParts(
+  n: { readonly trajectoryId: number; readonly index: number; readonly action: string; readonly observation: string },
+  maxTextLength: number,
+): ItemParts {
   const max = maxTextLength > 0 ? Math.min(maxTextLength, TOOLTIP_MAX_LENGTH) : TOOLTIP_MAX_LENGTH;
   return {
     label: `${n.index}: ${oneLine(firstLine(n.action), 80)}`,

@@ -35,7 +35,12 @@ async function loadSeries(backend: BackendClient, runIds: readonly number[]): Pr
 class DashboardPanel {
   private selected: number[] = [];
 
-  constructor(readonly panel: vscode.WebviewPanel, extensionUri: vscode.Uri, private readonly backend: () => BackendClient | undefined, state: unknown) {
+  constructor(
+    readonly panel: vscode.WebviewPanel,
+    extensionUri: vscode.Uri,
+    private readonly backend: () => BackendClient | undefined,
+    state: unknown,
+  ) {
     if (isDashboardState(state)) this.selected = state.selected.slice(0, MAX_SELECTED);
     const w = panel.webview;
     w.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist'), vscode.Uri.joinPath(extensionUri, 'media')] };
@@ -89,10 +94,15 @@ async function pickRuns(backend: BackendClient, selected: readonly number[]): Pr
   }
   const items = compareRunItems(runs, selected);
   const chosen = await vscode.window.showQuickPick(items, {
-    title: 'Agent RL: Compare Runs', placeHolder: 'Tick the runs to compare; type to search by name, environment, policy or method', canPickMany: true, matchOnDescription: true, matchOnDetail: true,
+    title: 'Agent RL: Compare Runs',
+    placeHolder: 'Tick the runs to compare; type to search by name, environment, policy or method',
+    canPickMany: true,
+    matchOnDescription: true,
+    matchOnDetail: true,
   });
   if (!chosen) return undefined;
-  if (chosen.length > MAX_SELECTED) void vscode.window.showWarningMessage(`Agent RL: the dashboard compares at most ${MAX_SELECTED} runs; showing the first ${MAX_SELECTED} picked.`);
+  if (chosen.length > MAX_SELECTED)
+    void vscode.window.showWarningMessage(`Agent RL: the dashboard compares at most ${MAX_SELECTED} runs; showing the first ${MAX_SELECTED} picked.`);
   return chosen.map((c) => c.id);
 }
 
@@ -118,7 +128,13 @@ export function registerDashboard(context: vscode.ExtensionContext, deps: Dashbo
       current.panel.reveal();
       return current;
     }
-    return adopt(vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, 'Agent RL Dashboard', vscode.ViewColumn.Active, { enableScripts: true, retainContextWhenHidden: true }), undefined);
+    return adopt(
+      vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, 'Agent RL Dashboard', vscode.ViewColumn.Active, {
+        enableScripts: true,
+        retainContextWhenHidden: true,
+      }),
+      undefined,
+    );
   };
   const pushSoon = coalesce(() => void current?.push(), 500);
 

@@ -18,7 +18,10 @@ export class InspectorPanel {
   private static current: InspectorPanel | undefined;
   private trajectoryId = 0;
 
-  private constructor(private readonly panel: vscode.WebviewPanel, private readonly deps: InspectorDeps) {
+  private constructor(
+    private readonly panel: vscode.WebviewPanel,
+    private readonly deps: InspectorDeps,
+  ) {
     const w = panel.webview;
     w.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(deps.extensionUri, 'dist'), vscode.Uri.joinPath(deps.extensionUri, 'media')] };
     w.html = webviewPage({
@@ -41,7 +44,10 @@ export class InspectorPanel {
 
   static show(deps: InspectorDeps, trajectoryId: number): void {
     if (!InspectorPanel.current) {
-      const panel = vscode.window.createWebviewPanel('agentRl.inspector', 'Agent RL Trajectory', vscode.ViewColumn.Active, { enableScripts: true, retainContextWhenHidden: true });
+      const panel = vscode.window.createWebviewPanel('agentRl.inspector', 'Agent RL Trajectory', vscode.ViewColumn.Active, {
+        enableScripts: true,
+        retainContextWhenHidden: true,
+      });
       InspectorPanel.current = new InspectorPanel(panel, deps);
     }
     InspectorPanel.current.panel.reveal();
@@ -63,7 +69,13 @@ export class InspectorPanel {
       backend.request('trajectories', { runId: detail.runId, iteration: detail.iteration, offset: 0, limit: 1000 }),
       backend.request('getRun', { runId: detail.runId }),
     ]);
-    const msg: InspectorData = { type: 'trajectory', detail, group: page.items.filter((x) => x.group === detail.group), maxTextLength: maxTextLength(), compute: run?.compute ?? '' };
+    const msg: InspectorData = {
+      type: 'trajectory',
+      detail,
+      group: page.items.filter((x) => x.group === detail.group),
+      maxTextLength: maxTextLength(),
+      compute: run?.compute ?? '',
+    };
     this.panel.title = `Trajectory ${detail.id}`;
     await this.panel.webview.postMessage(msg);
   }

@@ -59,14 +59,20 @@ function splitByTags(text: string): ChatMessage[] {
       pendingTool.push(`<tool_response>${m[1]!}</tool_response>`);
     } else {
       flushTool();
-      const assistant = between.replace(/^\s*assistant\n/, '').replace(/(?:user|tool)\n?$/, '').replace(/\s+$/, '');
+      const assistant = between
+        .replace(/^\s*assistant\n/, '')
+        .replace(/(?:user|tool)\n?$/, '')
+        .replace(/\s+$/, '');
       if (assistant.trim() !== '' || out.length === 0) out.push({ role: 'assistant', content: assistant });
       pendingTool.push(`<tool_response>${m[1]!}</tool_response>`);
     }
     at = m.index + m[0].length;
   }
   flushTool();
-  const rest = text.slice(at).replace(/^\s*assistant\n/, '').replace(/\s+$/, '');
+  const rest = text
+    .slice(at)
+    .replace(/^\s*assistant\n/, '')
+    .replace(/\s+$/, '');
   if (rest.trim() !== '' || out.length === 0) out.push({ role: 'assistant', content: rest });
   return out;
 }
@@ -93,7 +99,7 @@ export function parseHermesAction(content: string): ParsedAction {
   try {
     const call = JSON.parse(calls[0]![1]!) as { name?: unknown; arguments?: unknown };
     if (typeof call.name !== 'string') return { kind: 'format_error', message: 'tool call without a "name" string' };
-    const raw = typeof call.arguments === 'string' ? (JSON.parse(call.arguments) as unknown) : call.arguments ?? {};
+    const raw = typeof call.arguments === 'string' ? (JSON.parse(call.arguments) as unknown) : (call.arguments ?? {});
     const args = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { value: raw };
     return { kind: 'tool', name: call.name, args: calls.length > 1 ? { ...args, parallelCalls: calls.length } : args };
   } catch (e) {
@@ -105,7 +111,8 @@ export function parseHermesAction(content: string): ParsedAction {
 export function splitTurns(output: string): SplitTurn[] {
   const turns: { actionText: string; replies: ChatMessage[] }[] = [];
   for (const m of splitMessages(output)) {
-    if (m.role === 'assistant' || turns.length === 0) turns.push({ actionText: m.role === 'assistant' ? m.content : '', replies: m.role === 'assistant' ? [] : [m] });
+    if (m.role === 'assistant' || turns.length === 0)
+      turns.push({ actionText: m.role === 'assistant' ? m.content : '', replies: m.role === 'assistant' ? [] : [m] });
     else turns[turns.length - 1]!.replies.push(m);
   }
   return turns.map((t) => {

@@ -28,14 +28,18 @@ export function readVerlConfig(file: string): VerlConfigFile {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    throw new VerlConfigError(`--config ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Fix: pass verl's resolved config, <output dir>/.hydra/config.yaml.`);
+    throw new VerlConfigError(
+      `--config ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Fix: pass verl's resolved config, <output dir>/.hydra/config.yaml.`,
+    );
   }
   let config: unknown;
   try {
     config = parse(text);
   } catch (e) {
     const where = e instanceof YAMLParseError && e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : 'somewhere';
-    throw new VerlConfigError(`--config ${file}: not valid YAML at ${where} (${(e as Error).message.split('\n')[0]}). Fix: pass verl's resolved config, <output dir>/.hydra/config.yaml, unedited.`);
+    throw new VerlConfigError(
+      `--config ${file}: not valid YAML at ${where} (${(e as Error).message.split('\n')[0]}). Fix: pass verl's resolved config, <output dir>/.hydra/config.yaml, unedited.`,
+    );
   }
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
     throw new VerlConfigError(`--config ${file}: the YAML is not a mapping of settings. Fix: pass verl's resolved config, <output dir>/.hydra/config.yaml.`);

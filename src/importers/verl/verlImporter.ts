@@ -54,7 +54,9 @@ function checkDir(flag: string, dir: string): string {
   try {
     st = fs.statSync(dir);
   } catch {
-    throw new ImportInputError(`${flag} ${dir}: no such folder. Fix: pass the folder verl's trainer.${flag === 'DIR' ? 'rollout_data_dir' : 'validation_data_dir'} points at (it holds 1.jsonl, 2.jsonl, …).`);
+    throw new ImportInputError(
+      `${flag} ${dir}: no such folder. Fix: pass the folder verl's trainer.${flag === 'DIR' ? 'rollout_data_dir' : 'validation_data_dir'} points at (it holds 1.jsonl, 2.jsonl, …).`,
+    );
   }
   if (!st.isDirectory()) throw new ImportInputError(`${flag} ${dir}: not a folder. Fix: pass the folder that holds verl's {step}.jsonl files, not a file.`);
   return fs.realpathSync(dir);
@@ -62,10 +64,13 @@ function checkDir(flag: string, dir: string): string {
 
 /** Step files of a folder, by step number. */
 function stepFiles(dir: string): { file: string; step: number }[] {
-  return fs.readdirSync(dir).flatMap((f) => {
-    const m = STEP_FILE.exec(f);
-    return m ? [{ file: f, step: Number(m[1]) }] : [];
-  }).sort((a, b) => a.step - b.step);
+  return fs
+    .readdirSync(dir)
+    .flatMap((f) => {
+      const m = STEP_FILE.exec(f);
+      return m ? [{ file: f, step: Number(m[1]) }] : [];
+    })
+    .sort((a, b) => a.step - b.step);
 }
 
 export async function importVerl(db: Database.Database, o: VerlImportOptions): Promise<ImportSummary> {
@@ -76,16 +81,34 @@ export async function importVerl(db: Database.Database, o: VerlImportOptions): P
   const source = `verl:${rolloutDir}`;
   const settings = runSettings(config?.config);
   const storedConfig = {
-    source: 'verl', rolloutDir, validationDir: validationDir ?? null, configFile: config ? path.resolve(config.file) : null,
-    groupSize: settings.groupSize ?? null, advEstimator: settings.advEstimator ?? null, modelPath: settings.modelPath ?? null,
-    verlConfig: config?.config ?? null, verlConfigText: config?.text ?? null,
+    source: 'verl',
+    rolloutDir,
+    validationDir: validationDir ?? null,
+    configFile: config ? path.resolve(config.file) : null,
+    groupSize: settings.groupSize ?? null,
+    advEstimator: settings.advEstimator ?? null,
+    modelPath: settings.modelPath ?? null,
+    verlConfig: config?.config ?? null,
+    verlConfigText: config?.text ?? null,
   };
   const found = writer.findRun(source);
   const name = o.name ?? settings.experimentName ?? path.basename(rolloutDir);
-  const runId = found ?? writer.createRun({
-    name, env: 'verl', policy: 'verl', method: settings.advEstimator ?? 'verl', seed: settings.seed ?? 0,
-    iterationsPlanned: settings.totalTrainingSteps ?? 0, config: storedConfig, runtime: o.runtime, source,
-  }, 'running');
+  const runId =
+    found ??
+    writer.createRun(
+      {
+        name,
+        env: 'verl',
+        policy: 'verl',
+        method: settings.advEstimator ?? 'verl',
+        seed: settings.seed ?? 0,
+        iterationsPlanned: settings.totalTrainingSteps ?? 0,
+        config: storedConfig,
+        runtime: o.runtime,
+        source,
+      },
+      'running',
+    );
   if (found !== undefined) {
     writer.setStatus(runId, 'running');
     if (config) db.prepare('UPDATE runs SET config_json = ? WHERE id = ?').run(JSON.stringify(storedConfig), runId);
@@ -169,7 +192,14 @@ export async function importVerl(db: Database.Database, o: VerlImportOptions): P
     while (o.follow && !o.signal?.aborted) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, o.pollMs ?? 1000);
-        o.signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+        o.signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(t);
+            resolve();
+          },
+          { once: true },
+        );
       });
       if (o.signal?.aborted) break;
       scan();
@@ -181,7 +211,13 @@ export async function importVerl(db: Database.Database, o: VerlImportOptions): P
     throw e;
   }
   return {
-    runId, name: runName, created: found === undefined, steps: totals.steps.size, trajectories: totals.trajectories, evaluations: totals.evaluations.size,
-    malformed: totals.malformed, malformedTotal: writer.malformedTotal(runId),
+    runId,
+    name: runName,
+    created: found === undefined,
+    steps: totals.steps.size,
+    trajectories: totals.trajectories,
+    evaluations: totals.evaluations.size,
+    malformed: totals.malformed,
+    malformedTotal: writer.malformedTotal(runId),
   };
 }

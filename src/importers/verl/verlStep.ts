@@ -54,7 +54,15 @@ export function buildStep(step: number, samples: readonly VerlSample[], stored: 
     g.rewards.push(outcome.reward);
     g.newAt.push(i);
     const toolCalls = turns.filter((t) => t.action.kind === 'tool' && t.action.name !== 'answer').length;
-    members.push({ reward: outcome.reward, success: outcome.success, publicPass: outcome.publicPass, privatePass: outcome.privatePass, turns: turns.length, toolCalls, group: g.group });
+    members.push({
+      reward: outcome.reward,
+      success: outcome.success,
+      publicPass: outcome.publicPass,
+      privatePass: outcome.privatePass,
+      turns: turns.length,
+      toolCalls,
+      group: g.group,
+    });
     return { taskId, group: g.group, indexInGroup: g.size++, outcome, termination, policyVersion: step - 1, turns };
   });
   const advantages = (newIds: readonly number[]): Map<number, number> => {
@@ -67,7 +75,15 @@ export function buildStep(step: number, samples: readonly VerlSample[], stored: 
     }
     return out;
   };
-  return { rows, metrics: stepMetrics(step, members, [...groupOf.values()].map((g) => g.rewards)), advantages };
+  return {
+    rows,
+    metrics: stepMetrics(
+      step,
+      members,
+      [...groupOf.values()].map((g) => g.rewards),
+    ),
+    advantages,
+  };
 }
 
 const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
@@ -78,11 +94,29 @@ function stepMetrics(step: number, ms: readonly Member[], groupRewards: readonly
   const rewards = ms.map((m) => m.reward);
   const zeroVarianceGroups = groupRewards.filter((r) => Math.max(...r) - Math.min(...r) < ZERO_SPREAD).length;
   return {
-    iteration: step, rewardMean: mean(rewards), rewardMax: Math.max(...rewards), rewardMin: Math.min(...rewards),
-    successRate: rate(ms, (m) => m.success), publicPassRate: rate(ms, (m) => m.publicPass), privatePassRate: rate(ms, (m) => m.privatePass),
-    meanTurns: mean(ms.map((m) => m.turns)), zeroVarianceGroups, trajectories: ms.length,
-    loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 0, ratioMax: 0, updated: 1,
-    trainedTrajectories: ms.length, policyVersion: step - 1, wallMs: 0, toolCalls: mean(ms.map((m) => m.toolCalls)),
+    iteration: step,
+    rewardMean: mean(rewards),
+    rewardMax: Math.max(...rewards),
+    rewardMin: Math.min(...rewards),
+    successRate: rate(ms, (m) => m.success),
+    publicPassRate: rate(ms, (m) => m.publicPass),
+    privatePassRate: rate(ms, (m) => m.privatePass),
+    meanTurns: mean(ms.map((m) => m.turns)),
+    zeroVarianceGroups,
+    trajectories: ms.length,
+    loss: 0,
+    policyLoss: 0,
+    kl: 0,
+    clipFraction: 0,
+    entropy: 0,
+    gradNorm: 0,
+    ratioMin: 0,
+    ratioMax: 0,
+    updated: 1,
+    trainedTrajectories: ms.length,
+    policyVersion: step - 1,
+    wallMs: 0,
+    toolCalls: mean(ms.map((m) => m.toolCalls)),
   };
 }
 
@@ -105,7 +139,15 @@ export function validationEvaluation(step: number, s: Readonly<Record<string, nu
   const n = s.n ?? 0;
   const per = (k: string): number => (n ? (s[k] ?? 0) / n : 0);
   return {
-    iteration: step, episodes: n, successes: s.successes ?? 0, successRate: per('successes'), meanActions: per('turns'),
-    publicPassRate: per('publicPasses'), privatePassRate: per('privatePasses'), rewardMean: per('reward'), seed: 0, policyVersion: step,
+    iteration: step,
+    episodes: n,
+    successes: s.successes ?? 0,
+    successRate: per('successes'),
+    meanActions: per('turns'),
+    publicPassRate: per('publicPasses'),
+    privatePassRate: per('privatePasses'),
+    rewardMean: per('reward'),
+    seed: 0,
+    policyVersion: step,
   };
 }

@@ -20,7 +20,10 @@ export class AdamW {
   readonly m: tf.Variable[];
   readonly v: tf.Variable[];
 
-  constructor(readonly vars: readonly tf.Variable[], public options: AdamWOptions) {
+  constructor(
+    readonly vars: readonly tf.Variable[],
+    public options: AdamWOptions,
+  ) {
     this.m = vars.map((x) => tf.variable(tf.zerosLike(x), false));
     this.v = vars.map((x) => tf.variable(tf.zerosLike(x), false));
   }

@@ -53,7 +53,9 @@ export function positions(s: TrainSequence): number {
 export function checkSequence(s: TrainSequence): void {
   const L = s.targets.length;
   if (s.inputs.length !== L || s.mask.length !== L || s.behaviour.length !== L) {
-    throw new Error(`TrainSequence: inputs (${s.inputs.length}), targets (${L}), mask (${s.mask.length}) and behaviour (${s.behaviour.length}) must have one entry per position`);
+    throw new Error(
+      `TrainSequence: inputs (${s.inputs.length}), targets (${L}), mask (${s.mask.length}) and behaviour (${s.behaviour.length}) must have one entry per position`,
+    );
   }
 }
 
@@ -92,7 +94,8 @@ export interface Counts {
 }
 
 export function counts(seqs: readonly { readonly mask: readonly number[] }[]): Counts {
-  let tokens = 0, sequences = 0;
+  let tokens = 0,
+    sequences = 0;
   for (const s of seqs) {
     let n = 0;
     for (const m of s.mask) n += m;
@@ -163,9 +166,18 @@ export function combineStats(parts: readonly LossStats[], weights: readonly numb
   const tokenWeights = parts.map((st) => st.tokens / Math.max(1, total.tokens));
   const sum = (f: (st: LossStats) => number, w: readonly number[]): number => parts.reduce((acc, st, k) => acc + f(st) * w[k]!, 0);
   return {
-    loss: sum((st) => st.loss, weights), policyLoss: sum((st) => st.policyLoss, weights), kl: sum((st) => st.kl, weights),
-    entropy: sum((st) => st.entropy, tokenWeights), clipLow: sum((st) => st.clipLow, tokenWeights), clipHigh: sum((st) => st.clipHigh, tokenWeights),
-    dualClip: sum((st) => st.dualClip, tokenWeights), approxKl: sum((st) => st.approxKl, tokenWeights), absLogRatio: sum((st) => st.absLogRatio, tokenWeights), tokenAccuracy: sum((st) => st.tokenAccuracy, tokenWeights),
-    ratioMin: Math.min(...parts.map((st) => st.ratioMin)), ratioMax: Math.max(...parts.map((st) => st.ratioMax)), ...total,
+    loss: sum((st) => st.loss, weights),
+    policyLoss: sum((st) => st.policyLoss, weights),
+    kl: sum((st) => st.kl, weights),
+    entropy: sum((st) => st.entropy, tokenWeights),
+    clipLow: sum((st) => st.clipLow, tokenWeights),
+    clipHigh: sum((st) => st.clipHigh, tokenWeights),
+    dualClip: sum((st) => st.dualClip, tokenWeights),
+    approxKl: sum((st) => st.approxKl, tokenWeights),
+    absLogRatio: sum((st) => st.absLogRatio, tokenWeights),
+    tokenAccuracy: sum((st) => st.tokenAccuracy, tokenWeights),
+    ratioMin: Math.min(...parts.map((st) => st.ratioMin)),
+    ratioMax: Math.max(...parts.map((st) => st.ratioMax)),
+    ...total,
   };
 }

@@ -5,7 +5,19 @@
 import * as tf from '@tensorflow/tfjs';
 import { assertBackendHealthy } from '../backendHealth';
 import { objectiveLoss, type LossSpec, type ObjectiveParts } from './objective';
-import { combineStats, counts, microbatches, padBatch, padRows, partWeight, positions, type LossInput, type LossStats, type PaddedBatch, type TrainSequence } from './batch';
+import {
+  combineStats,
+  counts,
+  microbatches,
+  padBatch,
+  padRows,
+  partWeight,
+  positions,
+  type LossInput,
+  type LossStats,
+  type PaddedBatch,
+  type TrainSequence,
+} from './batch';
 
 /** What a policy provides for training: its weights and the logits of a padded batch. */
 export interface Differentiable {
@@ -62,7 +74,12 @@ export function packedChunks<T extends { readonly seq: TrainSequence } | TrainSe
 }
 
 /** Log-probs of a batch at `temperature`: every position's distribution [B, T, A], the targets' [B, T], and where the target was the most likely unit. */
-export function logprobsOf(model: Differentiable, batch: PaddedBatch, temperature: number, forwardOnly: boolean): { logRows: tf.Tensor3D; logp: tf.Tensor2D; argmaxHit: tf.Tensor2D } {
+export function logprobsOf(
+  model: Differentiable,
+  batch: PaddedBatch,
+  temperature: number,
+  forwardOnly: boolean,
+): { logRows: tf.Tensor3D; logp: tf.Tensor2D; argmaxHit: tf.Tensor2D } {
   const { B, T } = batch;
   const A = model.vocabularySize;
   const logits = model.logits(batch, forwardOnly);
@@ -83,8 +100,14 @@ export const MICROBATCH_POSITIONS = 4096;
  * micro-batches with the same weights that combine shards, so the result is the shard's gradient.
  * The caller disposes the returned gradients.
  */
-export async function shardGradients(model: Trainable, inputs: readonly LossInput[], spec: LossSpec, budget = MICROBATCH_POSITIONS): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
-  const pass = (chunk: readonly LossInput[]): Promise<{ grads: tf.Tensor[]; stats: LossStats }> => (scoresOwn(model) ? tokenPass(model, chunk, spec) : onePass(model, chunk, spec));
+export async function shardGradients(
+  model: Trainable,
+  inputs: readonly LossInput[],
+  spec: LossSpec,
+  budget = MICROBATCH_POSITIONS,
+): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
+  const pass = (chunk: readonly LossInput[]): Promise<{ grads: tf.Tensor[]; stats: LossStats }> =>
+    scoresOwn(model) ? tokenPass(model, chunk, spec) : onePass(model, chunk, spec);
   const chunks = scoresOwn(model) ? packedChunks(inputs, model.positionsPerPass) : microbatches(inputs, budget);
   if (chunks.length === 1) return pass(inputs);
   const total = counts(inputs.map((x) => x.seq));
@@ -106,14 +129,50 @@ export async function shardGradients(model: Trainable, inputs: readonly LossInpu
 /** The objective's inputs other than the model's own outputs, for a padded batch of `inputs`. */
 function objectiveInputs(inputs: readonly LossInput[], batch: PaddedBatch, A: number): Omit<Parameters<typeof objectiveLoss>[1], 'logp' | 'argmaxHit'> {
   const { B, T } = batch;
-  const old = inputs.every((x) => x.old) ? padRows(inputs.map((x) => x.old!), T) : batch.behaviour;
+  const old = inputs.every((x) => x.old)
+    ? padRows(
+        inputs.map((x) => x.old!),
+        T,
+      )
+    : batch.behaviour;
   return {
     mask: tf.tensor2d(batch.mask, [B, T]),
     oldLogp: tf.tensor2d(old, [B, T]),
     advantages: tf.tensor2d(batch.advantages, [B, 1]),
-    ...(inputs.every((x) => x.ref) ? { refLogp: tf.tensor2d(padRows(inputs.map((x) => x.ref!), T), [B, T]) } : {}),
-    ...(inputs.every((x) => x.refRows) ? { refRows: tf.tensor3d(padRows(inputs.map((x) => x.refRows!), T, A), [B, T, A]) } : {}),
-    ...(inputs.every((x) => x.isWeight) ? { isWeights: tf.tensor2d(padRows(inputs.map((x) => x.isWeight!), T), [B, T]) } : {}),
+    ...(inputs.every((x) => x.ref)
+      ? {
+          refLogp: tf.tensor2d(
+            padRows(
+              inputs.map((x) => x.ref!),
+              T,
+            ),
+            [B, T],
+          ),
+        }
+      : {}),
+    ...(inputs.every((x) => x.refRows)
+      ? {
+          refRows: tf.tensor3d(
+            padRows(
+              inputs.map((x) => x.refRows!),
+              T,
+              A,
+            ),
+            [B, T, A],
+          ),
+        }
+      : {}),
+    ...(inputs.every((x) => x.isWeight)
+      ? {
+          isWeights: tf.tensor2d(
+            padRows(
+              inputs.map((x) => x.isWeight!),
+              T,
+            ),
+            [B, T],
+          ),
+        }
+      : {}),
   };
 }
 
@@ -121,9 +180,19 @@ async function readStats(value: tf.Scalar, p: ObjectiveParts, inputs: readonly L
   const read = async (t: tf.Scalar): Promise<number> => (await t.data())[0]!;
   const c = counts(inputs.map((x) => x.seq));
   const stats: LossStats = {
-    loss: await read(value), policyLoss: await read(p.policyLoss), kl: await read(p.kl), entropy: await read(p.entropy),
-    clipLow: await read(p.clipLow), clipHigh: await read(p.clipHigh), dualClip: await read(p.dualClip), ratioMin: await read(p.ratioMin),
-    ratioMax: await read(p.ratioMax), approxKl: await read(p.approxKl), absLogRatio: await read(p.absLogRatio), tokenAccuracy: await read(p.tokenAccuracy), ...c,
+    loss: await read(value),
+    policyLoss: await read(p.policyLoss),
+    kl: await read(p.kl),
+    entropy: await read(p.entropy),
+    clipLow: await read(p.clipLow),
+    clipHigh: await read(p.clipHigh),
+    dualClip: await read(p.dualClip),
+    ratioMin: await read(p.ratioMin),
+    ratioMax: await read(p.ratioMax),
+    approxKl: await read(p.approxKl),
+    absLogRatio: await read(p.absLogRatio),
+    tokenAccuracy: await read(p.tokenAccuracy),
+    ...c,
   };
   tf.dispose([value, ...(Object.values(p) as tf.Scalar[])]);
   return stats;
@@ -142,11 +211,31 @@ async function tokenPass(model: TokenScorer, inputs: readonly LossInput[], spec:
     const batch = padBatch(seqs);
     const { B, T } = batch;
     const got: { parts?: ObjectiveParts } = {};
-    const logp = tf.tensor2d(padRows(scored.map((s) => s.logp), T), [B, T]);
-    const entropy = tf.tensor2d(padRows(scored.map((s) => s.entropy), T), [B, T]);
-    const argmaxHit = tf.tensor2d(padRows(scored.map((s) => s.argmaxHit), T), [B, T]);
+    const logp = tf.tensor2d(
+      padRows(
+        scored.map((s) => s.logp),
+        T,
+      ),
+      [B, T],
+    );
+    const entropy = tf.tensor2d(
+      padRows(
+        scored.map((s) => s.entropy),
+        T,
+      ),
+      [B, T],
+    );
+    const argmaxHit = tf.tensor2d(
+      padRows(
+        scored.map((s) => s.argmaxHit),
+        T,
+      ),
+      [B, T],
+    );
     const rest = objectiveInputs(inputs, batch, model.vocabularySize);
-    const { value, grads } = tf.valueAndGrads((lp: tf.Tensor) => objectiveLoss(spec, { ...rest, logp: lp as tf.Tensor2D, entropy, argmaxHit }, (p) => (got.parts = p)))([logp]);
+    const { value, grads } = tf.valueAndGrads((lp: tf.Tensor) =>
+      objectiveLoss(spec, { ...rest, logp: lp as tf.Tensor2D, entropy, argmaxHit }, (p) => (got.parts = p)),
+    )([logp]);
     const g = (await grads[0]!.data()) as Float32Array;
     tf.dispose([logp, entropy, argmaxHit, ...grads, ...(Object.values(rest) as tf.Tensor[])]);
     const stats = await readStats(value, got.parts!, inputs);
@@ -183,7 +272,12 @@ export interface SequenceLogprobs {
 }
 
 /** Log-probs of each sequence's targets under `model` (forward only, in micro-batches twice the training budget). */
-export async function shardLogprobs(model: Trainable, seqs: readonly TrainSequence[], o: { temperature: number; rows: boolean }, budget = 2 * MICROBATCH_POSITIONS): Promise<SequenceLogprobs> {
+export async function shardLogprobs(
+  model: Trainable,
+  seqs: readonly TrainSequence[],
+  o: { temperature: number; rows: boolean },
+  budget = 2 * MICROBATCH_POSITIONS,
+): Promise<SequenceLogprobs> {
   if (scoresOwn(model)) {
     if (o.rows) throw new Error('log-probs of whole distributions are not kept for this model (a large vocabulary); use klEstimator k1, k2 or k3');
     const out: Float32Array[] = [];

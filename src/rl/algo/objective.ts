@@ -73,20 +73,33 @@ export function objectiveLoss(spec: LossSpec, x: ObjectiveInputs, parts?: (p: Ob
   const tokens = tf.maximum(tf.sum(x.mask), 1);
   const tokenMean = (v: tf.Tensor2D): tf.Scalar => tf.keep(aggregate(v, x.mask, 'token-mean'));
   const report = (p: Omit<ObjectiveParts, 'entropy' | 'tokenAccuracy'>): void => {
-    const entropy = x.logRows ? rowEntropy(x.logRows) : x.entropy ?? tf.zerosLike(x.mask);
+    const entropy = x.logRows ? rowEntropy(x.logRows) : (x.entropy ?? tf.zerosLike(x.mask));
     parts?.({ ...p, entropy: tokenMean(entropy), tokenAccuracy: tf.keep(tf.div(tf.sum(tf.mul(x.argmaxHit, x.mask)), tokens)) });
   };
   if (spec.kind === 'nll') {
     const loss = nllLoss(x.logp, x.mask, spec.aggregation, spec.normTokens);
     const zero = (): tf.Scalar => tf.keep(tf.scalar(0));
-    report({ policyLoss: tf.keep(loss.clone()), kl: zero(), clipLow: zero(), clipHigh: zero(), dualClip: zero(), ratioMin: tf.keep(tf.scalar(1)), ratioMax: tf.keep(tf.scalar(1)), approxKl: zero(), absLogRatio: zero() });
+    report({
+      policyLoss: tf.keep(loss.clone()),
+      kl: zero(),
+      clipLow: zero(),
+      clipHigh: zero(),
+      dualClip: zero(),
+      ratioMin: tf.keep(tf.scalar(1)),
+      ratioMax: tf.keep(tf.scalar(1)),
+      approxKl: zero(),
+      absLogRatio: zero(),
+    });
     return loss;
   }
   const pg = policyGradientLoss(x.logp, x.oldLogp, x.advantages, x.mask, { ...spec, ...(x.isWeights ? { isWeights: x.isWeights } : {}) });
   let loss: tf.Scalar = pg.loss;
   let kl: tf.Scalar = tf.scalar(0);
   if (spec.klCoef > 0) {
-    if (spec.klEstimator === 'exact' && !x.logRows) throw new Error('objective: the exact KL needs every position\'s whole distribution (logRows), which this model does not produce; use klEstimator k1, k2 or k3');
+    if (spec.klEstimator === 'exact' && !x.logRows)
+      throw new Error(
+        "objective: the exact KL needs every position's whole distribution (logRows), which this model does not produce; use klEstimator k1, k2 or k3",
+      );
     const perToken = spec.klEstimator === 'exact' ? exactKl(x.logRows!, x.refRows!, x.mask) : klPenalty(x.logp, x.refLogp!, spec.klEstimator, x.mask);
     kl = aggregate(perToken, x.mask, spec.aggregation, spec.normTokens);
     loss = tf.add(loss, tf.mul(kl, spec.klCoef));
@@ -94,8 +107,15 @@ export function objectiveLoss(spec: LossSpec, x: ObjectiveInputs, parts?: (p: Ob
   const on = tf.greater(x.mask, 0);
   const big = tf.fill(pg.ratio.shape, 1e9);
   report({
-    policyLoss: tf.keep(pg.loss.clone()), kl: tf.keep(kl.clone()), clipLow: tf.keep(pg.clipFractionLow), clipHigh: tf.keep(pg.clipFractionHigh), dualClip: tf.keep(pg.dualClipFraction),
-    ratioMin: tf.keep(tf.min(tf.where(on, pg.ratio, big))), ratioMax: tf.keep(tf.max(tf.where(on, pg.ratio, tf.neg(big)))), approxKl: tf.keep(pg.approxKl), absLogRatio: tf.keep(pg.absLogRatio),
+    policyLoss: tf.keep(pg.loss.clone()),
+    kl: tf.keep(kl.clone()),
+    clipLow: tf.keep(pg.clipFractionLow),
+    clipHigh: tf.keep(pg.clipFractionHigh),
+    dualClip: tf.keep(pg.dualClipFraction),
+    ratioMin: tf.keep(tf.min(tf.where(on, pg.ratio, big))),
+    ratioMax: tf.keep(tf.max(tf.where(on, pg.ratio, tf.neg(big)))),
+    approxKl: tf.keep(pg.approxKl),
+    absLogRatio: tf.keep(pg.absLogRatio),
   });
   return loss;
 }

@@ -19,7 +19,12 @@ export function logprobGap(current: ArrayLike<number>, behaviour: ArrayLike<numb
  * Per position min(exp(log π_old − log π_behaviour), cap) ([T], 0 where mask is 0), with the sum of the
  * weights, the positions at the cap and the positions weighed.
  */
-export function truncatedImportanceWeights(current: ArrayLike<number>, behaviour: ArrayLike<number>, mask: ArrayLike<number>, cap: number): { weights: Float32Array; sum: number; truncated: number; tokens: number } {
+export function truncatedImportanceWeights(
+  current: ArrayLike<number>,
+  behaviour: ArrayLike<number>,
+  mask: ArrayLike<number>,
+  cap: number,
+): { weights: Float32Array; sum: number; truncated: number; tokens: number } {
   const weights = new Float32Array(mask.length);
   let sum = 0;
   let truncated = 0;

@@ -193,7 +193,12 @@ class BinarySearchRepairEnv implements Environment {
       success,
       publicPass,
       privatePass: check.pass,
-      details: { variant: variantIndex(this.code), finished: this.finished, steps: this.steps, ...(check.failed ? { failedCase: check.failed, got: check.got } : {}) },
+      details: {
+        variant: variantIndex(this.code),
+        finished: this.finished,
+        steps: this.steps,
+        ...(check.failed ? { failedCase: check.failed, got: check.got } : {}),
+      },
     });
   }
 

@@ -41,15 +41,33 @@ export interface PolicyRunInfo {
 }
 
 /** A Hugging Face checkpoint on the wasm engine: its plan sizes the engine's memory before anything is read. */
-async function createEngineTransformer(o: TransformerOptions, run: PolicyRunInfo, env: RunEnvironment, backendInfo: BackendInfo, init: LoadedCheckpoint | undefined, m: { dir: string; arch: ReturnType<typeof readHfConfig>; lora: LoraOptions; contextLength: number }): Promise<TrainablePolicy> {
+async function createEngineTransformer(
+  o: TransformerOptions,
+  run: PolicyRunInfo,
+  env: RunEnvironment,
+  backendInfo: BackendInfo,
+  init: LoadedCheckpoint | undefined,
+  m: { dir: string; arch: ReturnType<typeof readHfConfig>; lora: LoraOptions; contextLength: number },
+): Promise<TrainablePolicy> {
   if (run.fullDistributions) {
-    throw new ModelLoadError(`algorithm.klEstimator "exact" needs every position's whole distribution (${m.arch.vocabSize.toLocaleString('en')} log-probs per token), which the wasm engine never holds. Fix: use klEstimator "k3" (or k1, k2)`);
+    throw new ModelLoadError(
+      `algorithm.klEstimator "exact" needs every position's whole distribution (${m.arch.vocabSize.toLocaleString('en')} log-probs per token), which the wasm engine never holds. Fix: use klEstimator "k3" (or k1, k2)`,
+    );
   }
   const threads = o.threads > 0 ? o.threads : Math.min(os.availableParallelism(), 14);
-  const plan = fittingEnginePlan(m.arch, { lora: m.lora, contextLength: m.contextLength, sampleRows: run.sampleRows, threads, dtype: o.weightDtype, positions: o.microBatchPositions });
+  const plan = fittingEnginePlan(m.arch, {
+    lora: m.lora,
+    contextLength: m.contextLength,
+    sampleRows: run.sampleRows,
+    threads,
+    dtype: o.weightDtype,
+    positions: o.microBatchPositions,
+  });
   const planText = `Memory plan:\n${describePlan(plan)}`;
   if (!plan.fits) {
-    throw new ModelLoadError(`policyOptions.model: ${m.dir} does not fit one wasm engine:\n${describePlan(plan)}\nWays out: a smaller contextLength or fewer rows sampled at once (groupSize × groupsPerIteration); policyOptions.weightDtype "bf16"; the tfjs-node backend (npm install @tensorflow/tfjs-node), whose memory is the machine's; a smaller checkpoint.`);
+    throw new ModelLoadError(
+      `policyOptions.model: ${m.dir} does not fit one wasm engine:\n${describePlan(plan)}\nWays out: a smaller contextLength or fewer rows sampled at once (groupSize × groupsPerIteration); policyOptions.weightDtype "bf16"; the tfjs-node backend (npm install @tensorflow/tfjs-node), whose memory is the machine's; a smaller checkpoint.`,
+    );
   }
   const tokenizer = HfTokenizer.fromDirectory(m.dir, 'model');
   tokenizer.checkFits(m.dir, m.arch.vocabSize);
@@ -62,7 +80,10 @@ async function createEngineTransformer(o: TransformerOptions, run: PolicyRunInfo
     const e = model.engine;
     const compute = `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backendInfo)} for the optimizer) (${m.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, LoRA rank ${m.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained${chatNote(chat)})`;
     const lm = new TransformerPolicy<EngineModel>(model, tokenizer, samplingOf(o, env.stop, eosTexts), run.optimizer, compute, {
-      reference, differentiable: (x) => x.scorer(), ...(chat ? { chat } : {}), microBatchPositions: plan.positionsPerPass,
+      reference,
+      differentiable: (x) => x.scorer(),
+      ...(chat ? { chat } : {}),
+      microBatchPositions: plan.positionsPerPass,
     });
     if (init) {
       restoreCheckpoint(init, model);
@@ -84,7 +105,9 @@ function chatFormatOf(tokenizer: HfTokenizer, eos: readonly number[], o: Transfo
 /** How the run's record names its chat template, and a template's rewriting of earlier turns that an episode does not apply. */
 function chatNote(chat: ChatFormat | undefined): string {
   if (!chat) return '';
-  return chat.rewritesHistory ? ', chat template (its rewriting of earlier turns not applied: within an episode the model reads its turns as it wrote them)' : ', chat template';
+  return chat.rewritesHistory
+    ? ', chat template (its rewriting of earlier turns not applied: within an episode the model reads its turns as it wrote them)'
+    : ', chat template';
 }
 
 /** contextLength 0: the small GPT's (a calculator episode fits) and a pretrained model's (at most its own). */
@@ -154,10 +177,18 @@ async function createTransformer(o: TransformerOptions, run: PolicyRunInfo, env:
 }
 
 /** The sampling options of a run: the policy options' settings, the environment's stop, and a model's own end tokens. */
-function samplingOf(o: Pick<TransformerOptions, 'temperature' | 'topK' | 'topP' | 'maxNewTokens'>, stop: StopSpec | undefined, endTexts: readonly string[] = []): SampleOptions {
+function samplingOf(
+  o: Pick<TransformerOptions, 'temperature' | 'topK' | 'topP' | 'maxNewTokens'>,
+  stop: StopSpec | undefined,
+  endTexts: readonly string[] = [],
+): SampleOptions {
   return {
-    temperature: o.temperature, topK: o.topK, topP: o.topP, maxNewTokens: o.maxNewTokens,
-    stop: [...(stop?.strings ?? []), ...endTexts], ...(stop?.test ? { stopWhen: STOP_TESTS[stop.test] } : {}),
+    temperature: o.temperature,
+    topK: o.topK,
+    topP: o.topP,
+    maxNewTokens: o.maxNewTokens,
+    stop: [...(stop?.strings ?? []), ...endTexts],
+    ...(stop?.test ? { stopWhen: STOP_TESTS[stop.test] } : {}),
   };
 }
 
@@ -165,7 +196,10 @@ function samplingOf(o: Pick<TransformerOptions, 'temperature' | 'topK' | 'topP' 
 export function loraOf(o: Pick<TransformerOptions, 'loraRank' | 'loraAlpha' | 'loraDropout' | 'loraTargets'>): LoraOptions | undefined {
   const rank = o.loraRank;
   if (rank <= 0) return undefined;
-  const targets = o.loraTargets.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  const targets = o.loraTargets
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
   return { rank, alpha: o.loraAlpha > 0 ? o.loraAlpha : 2 * rank, dropout: o.loraDropout, targets: targets.length ? targets : ['all-linear'] };
 }
 
@@ -174,7 +208,13 @@ export function loraOf(o: Pick<TransformerOptions, 'loraRank' | 'loraAlpha' | 'l
  * weight is read, its tokenizer and chat template, LoRA adapters (or full fine-tuning), and the base
  * model (with frozen adapters) as the KL reference. A warm start (init) names its base folder.
  */
-async function createHfTransformer(o: TransformerOptions, run: PolicyRunInfo, env: RunEnvironment, backendInfo: BackendInfo, init: LoadedCheckpoint | undefined): Promise<TrainablePolicy> {
+async function createHfTransformer(
+  o: TransformerOptions,
+  run: PolicyRunInfo,
+  env: RunEnvironment,
+  backendInfo: BackendInfo,
+  init: LoadedCheckpoint | undefined,
+): Promise<TrainablePolicy> {
   const backend = backendInfo.name;
   const stored = init?.manifest.model as HfModelConfig | undefined;
   const dir = stored?.dir ?? path.resolve(o.model);
@@ -194,7 +234,7 @@ async function createHfTransformer(o: TransformerOptions, run: PolicyRunInfo, en
   tokenizer.checkFits(dir, arch.vocabSize);
   const model = HfModel.load(dir, { contextLength, ...(lora ? { lora } : {}), seed: run.seed });
   let reference: HfModel | undefined;
-  let policy: TrainablePolicy & { dispose(): unknown } | undefined;
+  let policy: (TrainablePolicy & { dispose(): unknown }) | undefined;
   try {
     const eos = generationEos(dir, tokenizer);
     const trained = lora ? `LoRA rank ${lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning';
@@ -203,8 +243,15 @@ async function createHfTransformer(o: TransformerOptions, run: PolicyRunInfo, en
     if (o.actionMode === 'score') {
       if (!env.tabular) throw new ModelLoadError(`policyOptions.actionMode "score" needs an environment with a fixed action set; "${env.name}" has none`);
       const scoring = new CandidateScoringPolicy({
-        model, reference, tokenizer, spec: env.tabular(), eosId: eos[0], optimizer: run.optimizer, computeBase: `${compute})`,
-        temperature: o.temperature > 0 ? o.temperature : 1, normalization: o.scoreNormalization,
+        model,
+        reference,
+        tokenizer,
+        spec: env.tabular(),
+        eosId: eos[0],
+        optimizer: run.optimizer,
+        computeBase: `${compute})`,
+        temperature: o.temperature > 0 ? o.temperature : 1,
+        normalization: o.scoreNormalization,
       });
       policy = scoring;
       if (init) {
@@ -215,14 +262,12 @@ async function createHfTransformer(o: TransformerOptions, run: PolicyRunInfo, en
     }
     const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? chatFormatOf(tokenizer, eos, o) : undefined;
     const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
-    const lm = new TransformerPolicy<HfModel>(
-      model,
-      tokenizer,
-      samplingOf(o, env.stop, eosTexts),
-      run.optimizer,
-      `${compute}${chatNote(chat)})`,
-      { reference, differentiable: hfDifferentiable, ...(chat ? { chat } : {}), microBatchPositions: plan.microBatchPositions },
-    );
+    const lm = new TransformerPolicy<HfModel>(model, tokenizer, samplingOf(o, env.stop, eosTexts), run.optimizer, `${compute}${chatNote(chat)})`, {
+      reference,
+      differentiable: hfDifferentiable,
+      ...(chat ? { chat } : {}),
+      microBatchPositions: plan.microBatchPositions,
+    });
     policy = lm;
     if (init) {
       restoreCheckpoint(init, model);

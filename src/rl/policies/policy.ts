@@ -59,7 +59,11 @@ export interface TrainablePolicy extends Policy {
   /** The trajectory as this policy trains on it (the learner sets the advantage it trains with), or undefined when it has nothing to train on. */
   sequence(t: Trajectory): TrainSequence | undefined;
   /** Log-probs of each sequence's targets under the current weights or the frozen reference, on part `part`. */
-  logprobs(part: number, seqs: readonly TrainSequence[], o: { readonly model: 'current' | 'reference'; readonly temperature: number; readonly rows: boolean }): Promise<SequenceLogprobs>;
+  logprobs(
+    part: number,
+    seqs: readonly TrainSequence[],
+    o: { readonly model: 'current' | 'reference'; readonly temperature: number; readonly rows: boolean },
+  ): Promise<SequenceLogprobs>;
   /** Gradient of `spec`'s loss on these inputs, on part `part`, aligned with the policy's weights (the caller disposes it). */
   gradients(part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }>;
   /** One optimizer step at learning rate `lr` (gradient-norm clipping and decay are the optimizer's settings); returns the norm before clipping. */

@@ -49,7 +49,12 @@ class Episode {
   readonly turns: Turn[] = [];
   termination: TerminationReason = 'turn_cap';
   outcome: EpisodeOutcome | undefined;
-  constructor(readonly spec: EpisodeSpec, readonly env: Environment, readonly policyVersion: number, readonly rng?: Rng) {}
+  constructor(
+    readonly spec: EpisodeSpec,
+    readonly env: Environment,
+    readonly policyVersion: number,
+    readonly rng?: Rng,
+  ) {}
 
   finish(termination: TerminationReason): void {
     this.termination = termination;
@@ -128,8 +133,14 @@ async function verifyAll(episodes: readonly Episode[], verifierRng: Rng, timing?
 
 function trajectoryOf(ep: Episode): Trajectory {
   return {
-    taskId: ep.spec.task.id, group: ep.spec.group, indexInGroup: ep.spec.indexInGroup, turns: ep.turns, termination: ep.termination,
-    outcome: ep.outcome ?? ENV_FAILED, advantage: 0, policyVersion: ep.policyVersion,
+    taskId: ep.spec.task.id,
+    group: ep.spec.group,
+    indexInGroup: ep.spec.indexInGroup,
+    turns: ep.turns,
+    termination: ep.termination,
+    outcome: ep.outcome ?? ENV_FAILED,
+    advantage: 0,
+    policyVersion: ep.policyVersion,
   };
 }
 
@@ -143,7 +154,10 @@ export async function runEpisodes(specs: readonly EpisodeSpec[], makeEnv: () => 
       const live = episodes.filter((ep) => ep.state === 'awaiting_action');
       if (live.length === 0) break;
       const tSample = Date.now();
-      const samples = await policy.sample(live.map((ep) => ep.context()), options.sampleRng);
+      const samples = await policy.sample(
+        live.map((ep) => ep.context()),
+        options.sampleRng,
+      );
       const tStep = Date.now();
       if (options.timing) options.timing.generateMs += tStep - tSample;
       await Promise.all(live.map((ep, i) => act(ep, samples[i], options.maxTurns)));
@@ -210,7 +224,9 @@ async function drive(o: Drive): Promise<void> {
         break;
       }
       inFlight += 1;
-      void reset(next).then(() => settle(next)).catch(fail);
+      void reset(next)
+        .then(() => settle(next))
+        .catch(fail);
     }
     if (failure.happened) throw failure.error;
     if (ready.length > 0) {
@@ -220,7 +236,10 @@ async function drive(o: Drive): Promise<void> {
       await new Promise<void>((resolve) => setImmediate(resolve));
       const batch = ready.splice(0);
       const tSample = Date.now();
-      const samples = await o.policy.sample(batch.map((ep) => ep.context()), o.sampleRng);
+      const samples = await o.policy.sample(
+        batch.map((ep) => ep.context()),
+        o.sampleRng,
+      );
       if (o.timing) o.timing.generateMs += Date.now() - tSample;
       // (act handles the environment's failures itself; what it throws is the policy's bug)
       batch.forEach((ep, i) => void act(ep, samples[i], o.maxTurns).then(() => settle(ep), fail));
@@ -244,7 +263,11 @@ async function runConcurrent(specs: readonly EpisodeSpec[], makeEnv: () => Envir
   let nextSpec = 0;
   try {
     await drive({
-      limit: Math.max(1, options.maxInFlight ?? 1), policy, maxTurns: options.maxTurns, sampleRng: options.sampleRng, timing: options.timing,
+      limit: Math.max(1, options.maxInFlight ?? 1),
+      policy,
+      maxTurns: options.maxTurns,
+      sampleRng: options.sampleRng,
+      timing: options.timing,
       admit: () => {
         if (nextSpec >= specs.length) return 'end';
         const i = nextSpec++;
@@ -276,7 +299,10 @@ export interface StreamOptions extends LoopOptions {
 export class EpisodeStream {
   private wake: (() => void) | undefined;
 
-  constructor(private readonly policy: Policy, private readonly o: StreamOptions) {}
+  constructor(
+    private readonly policy: Policy,
+    private readonly o: StreamOptions,
+  ) {}
 
   /** Something changed that may let a group start, or the stream end: the waiting loop looks again. */
   poke(): void {
@@ -306,7 +332,11 @@ export class EpisodeStream {
     };
     try {
       await drive({
-        limit: (o.maxInFlight ?? 0) > 0 ? o.maxInFlight! : Infinity, policy: this.policy, maxTurns: o.maxTurns, sampleRng: o.sampleRng, timing: o.timing,
+        limit: (o.maxInFlight ?? 0) > 0 ? o.maxInFlight! : Infinity,
+        policy: this.policy,
+        maxTurns: o.maxTurns,
+        sampleRng: o.sampleRng,
+        timing: o.timing,
         onWait: (wake) => (this.wake = wake),
         admit: () => {
           if (verifyFailure) return 'end';
@@ -327,10 +357,12 @@ export class EpisodeStream {
           const g = groups.get(ep.spec.group)!;
           if (--g.left > 0) return;
           groups.delete(ep.spec.group);
-          verifying.push(verifyGroup(g.episodes).catch((e: unknown) => {
-            verifyFailure ??= { error: e };
-            this.poke();
-          }));
+          verifying.push(
+            verifyGroup(g.episodes).catch((e: unknown) => {
+              verifyFailure ??= { error: e };
+              this.poke();
+            }),
+          );
         },
       });
       await Promise.all(verifying);

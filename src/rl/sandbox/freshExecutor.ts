@@ -20,7 +20,10 @@ export interface Executor {
 export const SCRUBBED_ENV: Readonly<Record<string, string>> = Object.freeze({ PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' });
 
 export class FreshExecutor implements Executor {
-  constructor(readonly level: IsolationLevel, private readonly python: string) {}
+  constructor(
+    readonly level: IsolationLevel,
+    private readonly python: string,
+  ) {}
 
   async execute(code: string, limits: SandboxLimits): Promise<ExecutionResult> {
     const uid = allocateUid();
@@ -45,17 +48,19 @@ export class FreshExecutor implements Executor {
           // gone
         }
       };
-      const onData = (buf: TailBuffer) => (chunk: Buffer): void => {
-        if (capped) return;
-        total += chunk.length;
-        buf.push(chunk);
-        if (total > limits.outputCapBytes) {
-          capped = true;
-          kill();
-          child.stdout.destroy();
-          child.stderr.destroy();
-        }
-      };
+      const onData =
+        (buf: TailBuffer) =>
+        (chunk: Buffer): void => {
+          if (capped) return;
+          total += chunk.length;
+          buf.push(chunk);
+          if (total > limits.outputCapBytes) {
+            capped = true;
+            kill();
+            child.stdout.destroy();
+            child.stderr.destroy();
+          }
+        };
       child.stdout.on('data', onData(out));
       child.stderr.on('data', onData(err));
       const closed = Promise.all([new Promise((r) => child.stdout.once('close', r)), new Promise((r) => child.stderr.once('close', r))]);
@@ -76,8 +81,15 @@ export class FreshExecutor implements Executor {
       child.stdout.destroy();
       child.stderr.destroy();
       return {
-        stdout: out.text(), stderr: err.text(), exitCode: exit.code, signal: exit.signal, timedOut, outputCapped: capped,
-        outputBytes: Math.min(total, limits.outputCapBytes), durationMs: performance.now() - start, level: this.level,
+        stdout: out.text(),
+        stderr: err.text(),
+        exitCode: exit.code,
+        signal: exit.signal,
+        timedOut,
+        outputCapped: capped,
+        outputBytes: Math.min(total, limits.outputCapBytes),
+        durationMs: performance.now() - start,
+        level: this.level,
         ...(exit.error ? { sandboxError: `could not start the sandbox: ${exit.error.message}` } : {}),
       };
     } finally {

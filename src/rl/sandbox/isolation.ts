@@ -35,7 +35,9 @@ export function findOnPath(name: string): string | undefined {
 
 export class PythonNotFoundError extends Error {
   constructor(tried: string) {
-    super(`No Python 3 interpreter found (tried ${tried}). Fix: install python3 (Debian: apt-get install python3) or set the interpreter path (envOptions.python, or agentRl.pythonPath in VS Code).`);
+    super(
+      `No Python 3 interpreter found (tried ${tried}). Fix: install python3 (Debian: apt-get install python3) or set the interpreter path (envOptions.python, or agentRl.pythonPath in VS Code).`,
+    );
     this.name = 'PythonNotFoundError';
   }
 }
@@ -99,15 +101,34 @@ export function wrapPython(level: IsolationLevel, pyArgs: readonly string[], opt
       return [
         'bwrap',
         ...systemBinds(options.python),
-        '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/work',
+        '--dev',
+        '/dev',
+        '--proc',
+        '/proc',
+        '--tmpfs',
+        '/tmp',
+        '--tmpfs',
+        '/work',
         ...(options.taskDir ? ['--ro-bind', options.taskDir, '/task'] : []),
-        '--chdir', '/work',
+        '--chdir',
+        '/work',
         // No user namespace when root: uids stay real, so RLIMIT_NPROC counts (it never applies to
         // real root) and the launcher's switch to an unprivileged uid drops every capability.
         ...(isRoot() ? [] : ['--unshare-user']),
-        '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
-        '--die-with-parent', '--new-session', '--clearenv',
-        '--setenv', 'PATH', '/usr/local/bin:/usr/bin:/bin', '--setenv', 'LANG', 'C.UTF-8',
+        '--unshare-net',
+        '--unshare-pid',
+        '--unshare-ipc',
+        '--unshare-uts',
+        '--unshare-cgroup-try',
+        '--die-with-parent',
+        '--new-session',
+        '--clearenv',
+        '--setenv',
+        'PATH',
+        '/usr/local/bin:/usr/bin:/bin',
+        '--setenv',
+        'LANG',
+        'C.UTF-8',
         '--',
         ...py,
       ];
@@ -125,7 +146,9 @@ export function detectIsolation(python: string): LevelStatus[] {
     const argv = wrapPython(level, ['-c', 'print("ok")'], { python });
     const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
     if (r.error) return { ok: false, detail: r.error.message };
-    return r.status === 0 && r.stdout.trim() === 'ok' ? { ok: true, detail: '' } : { ok: false, detail: (r.stderr || `exit ${r.status}`).trim().split('\n')[0] ?? '' };
+    return r.status === 0 && r.stdout.trim() === 'ok'
+      ? { ok: true, detail: '' }
+      : { ok: false, detail: (r.stderr || `exit ${r.status}`).trim().split('\n')[0] ?? '' };
   };
   const statuses: LevelStatus[] = [];
   if (!findOnPath('bwrap')) {
@@ -133,8 +156,10 @@ export function detectIsolation(python: string): LevelStatus[] {
   } else {
     const t = trial('strict');
     statuses.push({
-      level: 'strict', available: t.ok,
-      reason: t.ok ? 'bubblewrap works: read-only system, private /work, new network/PID/IPC/UTS namespaces'
+      level: 'strict',
+      available: t.ok,
+      reason: t.ok
+        ? 'bubblewrap works: read-only system, private /work, new network/PID/IPC/UTS namespaces'
         : `bwrap is installed but could not start a sandbox (${t.detail}). Fix: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root`,
     });
   }
@@ -143,8 +168,11 @@ export function detectIsolation(python: string): LevelStatus[] {
   } else {
     const t = trial('network');
     statuses.push({
-      level: 'network', available: t.ok,
-      reason: t.ok ? 'unshare -n works: no network; the file system is shared' : `unshare -n is not permitted here (${t.detail}). Fix: run as root or allow user namespaces`,
+      level: 'network',
+      available: t.ok,
+      reason: t.ok
+        ? 'unshare -n works: no network; the file system is shared'
+        : `unshare -n is not permitted here (${t.detail}). Fix: run as root or allow user namespaces`,
     });
   }
   statuses.push({ level: 'process', available: true, reason: 'plain subprocess with rlimits, timeout and output cap; no file-system or network isolation' });

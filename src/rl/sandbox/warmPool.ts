@@ -54,7 +54,11 @@ class Server {
   private stderrTail = '';
   private rejectReady: ((e: Error) => void) | undefined;
 
-  constructor(level: IsolationLevel, python: string, readonly baseDir: string | undefined) {
+  constructor(
+    level: IsolationLevel,
+    python: string,
+    readonly baseDir: string | undefined,
+  ) {
     this.child = spawnServer(level, python, SERVER_PY, [level === 'strict' ? '/work' : baseDir!]);
     this.child.stderr.on('data', (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString()).slice(-2000);
@@ -154,7 +158,11 @@ export class WarmPool implements Executor {
   private closed = false;
   readonly stats: PoolStats = { started: 0, replaced: 0, executions: 0 };
 
-  constructor(readonly level: IsolationLevel, private readonly python: string, private readonly size = 2) {}
+  constructor(
+    readonly level: IsolationLevel,
+    private readonly python: string,
+    private readonly size = 2,
+  ) {}
 
   private async startServer(): Promise<Server> {
     let baseDir: string | undefined;
@@ -212,18 +220,30 @@ export class WarmPool implements Executor {
         continue;
       }
       const req = {
-        id: ++this.nextId, code, cfg: pythonLimitConfig(limits, uid), timeoutMs: limits.timeoutMs,
-        outputCap: limits.outputCapBytes, tailBytes: limits.tailBytes,
-        ...(io.stdin !== undefined ? { stdin: io.stdin } : {}), ...(io.files ? { files: io.files } : {}), ...(io.fetchFiles?.length ? { fetch: io.fetchFiles } : {}),
+        id: ++this.nextId,
+        code,
+        cfg: pythonLimitConfig(limits, uid),
+        timeoutMs: limits.timeoutMs,
+        outputCap: limits.outputCapBytes,
+        tailBytes: limits.tailBytes,
+        ...(io.stdin !== undefined ? { stdin: io.stdin } : {}),
+        ...(io.files ? { files: io.files } : {}),
+        ...(io.fetchFiles?.length ? { fetch: io.fetchFiles } : {}),
       };
       try {
         const res = await server.request(req, limits.timeoutMs + SERVER_GRACE_MS);
         if (typeof res.error === 'string') throw new Error(`sandbox server failed: ${res.error}`);
         this.release(server);
         return {
-          stdout: typeof res.stdout === 'string' ? res.stdout : '', stderr: typeof res.stderr === 'string' ? res.stderr : '', exitCode: (res.exitCode as number | null) ?? null,
-          signal: (res.signal as number | null) ?? null, timedOut: res.timedOut === true, outputCapped: res.outputCapped === true,
-          outputBytes: Math.min(Number(res.outputBytes ?? 0), limits.outputCapBytes), durationMs: Number(res.durationMs ?? 0), level: this.level,
+          stdout: typeof res.stdout === 'string' ? res.stdout : '',
+          stderr: typeof res.stderr === 'string' ? res.stderr : '',
+          exitCode: (res.exitCode as number | null) ?? null,
+          signal: (res.signal as number | null) ?? null,
+          timedOut: res.timedOut === true,
+          outputCapped: res.outputCapped === true,
+          outputBytes: Math.min(Number(res.outputBytes ?? 0), limits.outputCapBytes),
+          durationMs: Number(res.durationMs ?? 0),
+          level: this.level,
           ...(typeof res.files === 'object' && res.files !== null ? { files: res.files as Record<string, string> } : {}),
         };
       } catch (e) {
@@ -237,7 +257,15 @@ export class WarmPool implements Executor {
       }
     }
     return {
-      stdout: '', stderr: '', exitCode: null, signal: null, timedOut: false, outputCapped: false, outputBytes: 0, durationMs: 0, level: this.level,
+      stdout: '',
+      stderr: '',
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      outputCapped: false,
+      outputBytes: 0,
+      durationMs: 0,
+      level: this.level,
       sandboxError: lastError?.message ?? 'sandbox failed',
     };
   }

@@ -141,13 +141,16 @@ export class AsyncRollout {
     };
     const producer = this.o.producer(side);
     this.producer = producer;
-    this.done = producer.run().catch((e: unknown) => {
-      this.failure = { error: e, happened: true };
-      this.signalLearner();
-    }).finally(() => {
-      this.busy.set(false);
-      this.blocked.set(false);
-    });
+    this.done = producer
+      .run()
+      .catch((e: unknown) => {
+        this.failure = { error: e, happened: true };
+        this.signalLearner();
+      })
+      .finally(() => {
+        this.busy.set(false);
+        this.blocked.set(false);
+      });
   }
 
   private signalLearner(): void {

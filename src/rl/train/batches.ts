@@ -82,7 +82,13 @@ function syncBatches({ config, env, actor, learner, streams, selfSampled }: Sour
       const task = drawTask(tasks, streams.tasks);
       for (let i = 0; i < config.groupSize; i++) specs.push({ task, group: firstGroup + g, indexInGroup: i });
     }
-    return runEpisodes(specs, () => env.create(), actor, { maxTurns: config.maxTurns, sampleRng: streams.sample, verifierRng: streams.verifier, timing, maxInFlight: config.maxInFlight });
+    return runEpisodes(specs, () => env.create(), actor, {
+      maxTurns: config.maxTurns,
+      sampleRng: streams.sample,
+      verifierRng: streams.verifier,
+      timing,
+      maxInFlight: config.maxInFlight,
+    });
   };
   return {
     start: () => undefined,
@@ -131,19 +137,25 @@ function asyncBatches({ config, env, actor, learner, streams }: Sources): BatchS
   let streamGroup = 0;
   const stream = new AsyncRollout({
     capacity: config.queueGroups > 0 ? config.queueGroups : (config.maxStaleness + 1) * config.groupsPerIteration,
-    groupsPerTake: config.groupsPerIteration, maxStaleness: config.maxStaleness,
-    producer: (side) => new EpisodeStream(actor, {
-      maxTurns: config.maxTurns, sampleRng: streams.sample, verifierRng: streams.verifier, timing: side.timing, maxInFlight: config.maxInFlight,
-      makeEnv: () => env.create(),
-      onGroup: (group) => side.push(group),
-      nextGroup: () => {
-        const admitted = side.admit();
-        if (admitted !== 'start') return admitted;
-        const task = drawTask(tasks, streams.tasks);
-        const group = streamGroup++;
-        return Array.from({ length: config.groupSize }, (_, i) => ({ task, group, indexInGroup: i }));
-      },
-    }),
+    groupsPerTake: config.groupsPerIteration,
+    maxStaleness: config.maxStaleness,
+    producer: (side) =>
+      new EpisodeStream(actor, {
+        maxTurns: config.maxTurns,
+        sampleRng: streams.sample,
+        verifierRng: streams.verifier,
+        timing: side.timing,
+        maxInFlight: config.maxInFlight,
+        makeEnv: () => env.create(),
+        onGroup: (group) => side.push(group),
+        nextGroup: () => {
+          const admitted = side.admit();
+          if (admitted !== 'start') return admitted;
+          const task = drawTask(tasks, streams.tasks);
+          const group = streamGroup++;
+          return Array.from({ length: config.groupSize }, (_, i) => ({ task, group, indexInGroup: i }));
+        },
+      }),
   });
   return {
     start: () => stream.start(),
@@ -156,11 +168,23 @@ function asyncBatches({ config, env, actor, learner, streams }: Sources): BatchS
       const hist = [0, 1, 2].map((k) => taken.staleness.filter((s) => s === k).length);
       const zeroVarianceGroups = learner.assignAdvantages(trajectories).zeroVarianceGroups;
       return {
-        trajectories, replaced: new Set(), zeroVarianceGroups, resampledGroups: 0, timing: produced.timing,
+        trajectories,
+        replaced: new Set(),
+        zeroVarianceGroups,
+        resampledGroups: 0,
+        timing: produced.timing,
         pipeline: {
-          stalenessMean: mean(taken.staleness), stalenessMax: Math.max(0, ...taken.staleness), staleness0: hist[0]!, staleness1: hist[1]!, staleness2: hist[2]!,
-          staleness3plus: taken.staleness.filter((s) => s >= 3).length, droppedStaleGroups: taken.dropped, queueDepth: taken.queueDepth,
-          learnerIdleMs: taken.waitedMs, rolloutBusyMs: produced.busyMs, rolloutBlockedMs: produced.blockedMs,
+          stalenessMean: mean(taken.staleness),
+          stalenessMax: Math.max(0, ...taken.staleness),
+          staleness0: hist[0]!,
+          staleness1: hist[1]!,
+          staleness2: hist[2]!,
+          staleness3plus: taken.staleness.filter((s) => s >= 3).length,
+          droppedStaleGroups: taken.dropped,
+          queueDepth: taken.queueDepth,
+          learnerIdleMs: taken.waitedMs,
+          rolloutBusyMs: produced.busyMs,
+          rolloutBlockedMs: produced.blockedMs,
         },
       };
     },

@@ -43,7 +43,15 @@ export function passAtK(n: number, c: number, k: number): number {
 
 /** A trajectory's turns as the acceptance metrics read them. */
 export function statsOf(t: Trajectory): EpisodeStats {
-  return episodeStats(t.turns.map((u) => ({ actionText: u.actionText, action: u.action, observationText: u.observation.text, observation: u.observation.data, sampledTokens: u.policy.tokens?.sampled.length ?? 0 })));
+  return episodeStats(
+    t.turns.map((u) => ({
+      actionText: u.actionText,
+      action: u.action,
+      observationText: u.observation.text,
+      observation: u.observation.data,
+      sampledTokens: u.policy.tokens?.sampled.length ?? 0,
+    })),
+  );
 }
 
 interface Tally {

@@ -50,8 +50,14 @@ export function iterationMetrics(i: IterationInputs): IterationMetrics {
     meanTurns: mean(trajectories.map((t) => t.turns.length)),
     zeroVarianceGroups: i.zeroVarianceGroups,
     trajectories: trajectories.length,
-    loss: report.loss, policyLoss: report.policyLoss, kl: report.kl, clipFraction: report.clipFraction, entropy: report.entropy,
-    gradNorm: report.gradNorm, ratioMin: report.ratioMin, ratioMax: report.ratioMax,
+    loss: report.loss,
+    policyLoss: report.policyLoss,
+    kl: report.kl,
+    clipFraction: report.clipFraction,
+    entropy: report.entropy,
+    gradNorm: report.gradNorm,
+    ratioMin: report.ratioMin,
+    ratioMax: report.ratioMax,
     updated: report.optimizerSteps > 0 ? 1 : 0,
     optimizerSteps: report.optimizerSteps,
     trainedTrajectories: report.trainedTrajectories,
@@ -69,11 +75,16 @@ export function iterationMetrics(i: IterationInputs): IterationMetrics {
     policyVersion: i.policyVersion,
     ...(i.weightSyncMs !== undefined ? { weightSyncMs: i.weightSyncMs } : {}),
     wallMs: i.wallMs,
-    ...(i.policy === 'transformer' ? {
-      clipFractionLow: report.clipFractionLow, clipFractionHigh: report.clipFractionHigh, dualClipFraction: report.dualClipFraction, approxKl: report.approxKl,
-      ...(report.logprobMismatch !== undefined ? { logprobMismatch: report.logprobMismatch } : {}),
-      ...(i.method === 'sft' && report.optimizerSteps > 0 ? { tokenAccuracy: report.tokenAccuracy } : {}),
-    } : {}),
+    ...(i.policy === 'transformer'
+      ? {
+          clipFractionLow: report.clipFractionLow,
+          clipFractionHigh: report.clipFractionHigh,
+          dualClipFraction: report.dualClipFraction,
+          approxKl: report.approxKl,
+          ...(report.logprobMismatch !== undefined ? { logprobMismatch: report.logprobMismatch } : {}),
+          ...(i.method === 'sft' && report.optimizerSteps > 0 ? { tokenAccuracy: report.tokenAccuracy } : {}),
+        }
+      : {}),
     ...languageMetrics(trajectories),
     ...rewardExtras(trajectories),
     ...meanStats(trajectories.map(statsOf)),
@@ -84,7 +95,9 @@ export function iterationMetrics(i: IterationInputs): IterationMetrics {
     phaseStoreMs: i.storeMs,
     phaseEvaluateMs: 0,
     ...i.pipeline,
-    ...(report.importanceWeightMean !== undefined ? { importanceWeightMean: report.importanceWeightMean, importanceTruncated: report.importanceTruncated } : {}),
+    ...(report.importanceWeightMean !== undefined
+      ? { importanceWeightMean: report.importanceWeightMean, importanceTruncated: report.importanceTruncated }
+      : {}),
   };
 }
 

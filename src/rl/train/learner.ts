@@ -77,17 +77,42 @@ export interface UpdateReport {
 }
 
 export const EMPTY_UPDATE: UpdateReport = {
-  loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, clipFractionLow: 0, clipFractionHigh: 0, dualClipFraction: 0, approxKl: 0, entropy: 0,
-  gradNorm: 0, ratioMin: 1, ratioMax: 1, tokenAccuracy: 0, optimizerSteps: 0, nonFiniteSteps: 0, trainedTrajectories: 0, excluded: {}, truncatedSequences: 0,
-  learningRate: 0, phaseReferenceMs: 0, phaseUpdateMs: 0,
+  loss: 0,
+  policyLoss: 0,
+  kl: 0,
+  clipFraction: 0,
+  clipFractionLow: 0,
+  clipFractionHigh: 0,
+  dualClipFraction: 0,
+  approxKl: 0,
+  entropy: 0,
+  gradNorm: 0,
+  ratioMin: 1,
+  ratioMax: 1,
+  tokenAccuracy: 0,
+  optimizerSteps: 0,
+  nonFiniteSteps: 0,
+  trainedTrajectories: 0,
+  excluded: {},
+  truncatedSequences: 0,
+  learningRate: 0,
+  phaseReferenceMs: 0,
+  phaseUpdateMs: 0,
 };
 
 /** The loss an (algorithm, method) pair trains with, as data. */
 export function lossSpecFor(method: MethodName, a: AlgorithmSettings, temperature: number): LossSpec {
   if (method !== 'grpo') return { kind: 'nll', aggregation: a.lossAggregation, normTokens: a.lossNormTokens };
   return {
-    kind: 'policy-gradient', clipLow: a.clipLow, clipHigh: a.clipHigh, dualClip: a.dualClip, klCoef: a.klCoef, klEstimator: a.klEstimator,
-    aggregation: a.lossAggregation, normTokens: a.lossNormTokens, temperature,
+    kind: 'policy-gradient',
+    clipLow: a.clipLow,
+    clipHigh: a.clipHigh,
+    dualClip: a.dualClip,
+    klCoef: a.klCoef,
+    klEstimator: a.klEstimator,
+    aggregation: a.lossAggregation,
+    normTokens: a.lossNormTokens,
+    temperature,
   };
 }
 
@@ -102,11 +127,16 @@ export class Learner {
   private shuffleRng: Rng;
   readonly spec: LossSpec;
 
-  constructor(readonly policy: TrainablePolicy, readonly o: LearnerOptions) {
+  constructor(
+    readonly policy: TrainablePolicy,
+    readonly o: LearnerOptions,
+  ) {
     this.shuffleRng = Rng.stream(o.seed, 'learner/minibatches');
     this.spec = lossSpecFor(o.method, o.settings, policy.temperature);
     if (this.spec.kind === 'policy-gradient' && this.spec.klEstimator === 'exact' && this.spec.klCoef > 0 && policy.vocabularySize > 4096) {
-      throw new Error(`algorithm.klEstimator "exact" needs the reference's whole distribution at every position, and this policy has ${policy.vocabularySize} units per position. Fix: use klEstimator "k3" (or k1, k2)`);
+      throw new Error(
+        `algorithm.klEstimator "exact" needs the reference's whole distribution at every position, and this policy has ${policy.vocabularySize} units per position. Fix: use klEstimator "k3" (or k1, k2)`,
+      );
     }
   }
 
@@ -144,7 +174,10 @@ export class Learner {
         zeroVarianceGroups += 1;
         continue;
       }
-      const r = groupAdvantages(group.map((t) => t.outcome.reward), { estimator: a.advantageEstimator, std: a.advantageStd, epsilon: a.advantageEpsilon });
+      const r = groupAdvantages(
+        group.map((t) => t.outcome.reward),
+        { estimator: a.advantageEstimator, std: a.advantageStd, epsilon: a.advantageEpsilon },
+      );
       if (r.zeroVariance) zeroVarianceGroups += 1;
       group.forEach((t, i) => (t.advantage = r.advantages[i]!));
     }
@@ -201,7 +234,13 @@ export class Learner {
       const max = this.policy.maxPositions;
       if (s.targets.length > max) {
         truncated += 1;
-        s = { inputs: s.inputs.slice(0, max), targets: s.targets.slice(0, max), mask: s.mask.slice(0, max), behaviour: s.behaviour.slice(0, max), advantage: s.advantage };
+        s = {
+          inputs: s.inputs.slice(0, max),
+          targets: s.targets.slice(0, max),
+          mask: s.mask.slice(0, max),
+          behaviour: s.behaviour.slice(0, max),
+          advantage: s.advantage,
+        };
         if (!s.mask.some((m) => m === 1)) {
           exclude(t, 'no_trainable_positions');
           continue;
@@ -236,13 +275,28 @@ export class Learner {
     const mismatch = before.mismatch ?? (pg ? stats[0]!.absLogRatio : undefined);
     const mean = (f: (s: LossStats) => number): number => stats.reduce((acc, s) => acc + f(s), 0) / n;
     return {
-      loss: mean((s) => s.loss), policyLoss: mean((s) => s.policyLoss), kl: mean((s) => s.kl),
-      clipFraction: mean((s) => s.clipLow + s.clipHigh), clipFractionLow: mean((s) => s.clipLow), clipFractionHigh: mean((s) => s.clipHigh),
-      dualClipFraction: mean((s) => s.dualClip), approxKl: mean((s) => s.approxKl), entropy: mean((s) => s.entropy), gradNorm: done.gradNorm / n,
-      ratioMin: pg ? Math.min(...stats.map((s) => s.ratioMin)) : 1, ratioMax: pg ? Math.max(...stats.map((s) => s.ratioMax)) : 1,
-      tokenAccuracy: mean((s) => s.tokenAccuracy), ...(mismatch !== undefined ? { logprobMismatch: mismatch } : {}),
+      loss: mean((s) => s.loss),
+      policyLoss: mean((s) => s.policyLoss),
+      kl: mean((s) => s.kl),
+      clipFraction: mean((s) => s.clipLow + s.clipHigh),
+      clipFractionLow: mean((s) => s.clipLow),
+      clipFractionHigh: mean((s) => s.clipHigh),
+      dualClipFraction: mean((s) => s.dualClip),
+      approxKl: mean((s) => s.approxKl),
+      entropy: mean((s) => s.entropy),
+      gradNorm: done.gradNorm / n,
+      ratioMin: pg ? Math.min(...stats.map((s) => s.ratioMin)) : 1,
+      ratioMax: pg ? Math.max(...stats.map((s) => s.ratioMax)) : 1,
+      tokenAccuracy: mean((s) => s.tokenAccuracy),
+      ...(mismatch !== undefined ? { logprobMismatch: mismatch } : {}),
       ...(before.importance ? { importanceWeightMean: before.importance.mean, importanceTruncated: before.importance.truncated } : {}),
-      optimizerSteps: n, nonFiniteSteps: done.nonFinite, trainedTrajectories: seqs.length, excluded: {}, truncatedSequences: 0, learningRate: done.lr, ...times,
+      optimizerSteps: n,
+      nonFiniteSteps: done.nonFinite,
+      trainedTrajectories: seqs.length,
+      excluded: {},
+      truncatedSequences: 0,
+      learningRate: done.lr,
+      ...times,
     };
   }
 
@@ -251,7 +305,9 @@ export class Learner {
    * current ones, which also give the sampler/trainer mismatch over the whole batch and, with the
    * off-policy correction, each token's truncated importance weight.
    */
-  private async beforeSteps(seqs: readonly TrainSequence[]): Promise<{ inputs: Map<TrainSequence, Omit<LossInput, 'seq'>>; mismatch?: number; importance?: { mean: number; truncated: number } }> {
+  private async beforeSteps(
+    seqs: readonly TrainSequence[],
+  ): Promise<{ inputs: Map<TrainSequence, Omit<LossInput, 'seq'>>; mismatch?: number; importance?: { mean: number; truncated: number } }> {
     const inputs = new Map<TrainSequence, Omit<LossInput, 'seq'>>();
     if (this.spec.kind !== 'policy-gradient') return { inputs };
     const a = this.o.settings;
@@ -263,24 +319,31 @@ export class Learner {
     const currents = recompute ? await allParts(parts, (p, k) => this.policy.logprobs(k, p, { model: 'current', temperature, rows: false })) : undefined;
     const gap = { sum: 0, tokens: 0 };
     const is = { sum: 0, truncated: 0, tokens: 0 };
-    parts.forEach((p, k) => p.forEach((s, i) => {
-      const cur = currents?.[k]?.logp[i];
-      const ref = refs?.[k];
-      let isWeight: Float32Array | undefined;
-      if (cur) {
-        const g = logprobGap(cur, s.behaviour, s.mask);
-        gap.sum += g.sum;
-        gap.tokens += g.tokens;
-        if (a.offPolicyCorrection === 'truncated-is') {
-          const w = truncatedImportanceWeights(cur, s.behaviour, s.mask, a.isCap);
-          isWeight = w.weights;
-          is.sum += w.sum;
-          is.truncated += w.truncated;
-          is.tokens += w.tokens;
+    parts.forEach((p, k) =>
+      p.forEach((s, i) => {
+        const cur = currents?.[k]?.logp[i];
+        const ref = refs?.[k];
+        let isWeight: Float32Array | undefined;
+        if (cur) {
+          const g = logprobGap(cur, s.behaviour, s.mask);
+          gap.sum += g.sum;
+          gap.tokens += g.tokens;
+          if (a.offPolicyCorrection === 'truncated-is') {
+            const w = truncatedImportanceWeights(cur, s.behaviour, s.mask, a.isCap);
+            isWeight = w.weights;
+            is.sum += w.sum;
+            is.truncated += w.truncated;
+            is.tokens += w.tokens;
+          }
         }
-      }
-      inputs.set(s, { ...(cur ? { old: cur } : {}), ...(ref ? { ref: ref.logp[i]! } : {}), ...(ref?.rows ? { refRows: ref.rows[i]! } : {}), ...(isWeight ? { isWeight } : {}) });
-    }));
+        inputs.set(s, {
+          ...(cur ? { old: cur } : {}),
+          ...(ref ? { ref: ref.logp[i]! } : {}),
+          ...(ref?.rows ? { refRows: ref.rows[i]! } : {}),
+          ...(isWeight ? { isWeight } : {}),
+        });
+      }),
+    );
     return {
       inputs,
       ...(recompute ? { mismatch: gap.tokens > 0 ? gap.sum / gap.tokens : 0 } : {}),
@@ -293,7 +356,10 @@ export class Learner {
     const done: StepsDone = { stats: [], gradNorm: 0, lr: 0, nonFinite: 0 };
     const size = this.o.settings.minibatchSize > 0 ? this.o.settings.minibatchSize : seqs.length;
     for (let epoch = 0; epoch < this.o.settings.epochs; epoch++) {
-      const order = seqs.map((s) => ({ s, key: this.shuffleRng.next() })).sort((x, y) => x.key - y.key).map((x) => x.s);
+      const order = seqs
+        .map((s) => ({ s, key: this.shuffleRng.next() }))
+        .sort((x, y) => x.key - y.key)
+        .map((x) => x.s);
       for (let i = 0; i < order.length; i += size) await this.step(order.slice(i, i + size), inputs, done);
     }
     return done;
@@ -302,11 +368,22 @@ export class Learner {
   /** One minibatch: the parts' gradients weighted by their share of the aggregation, then the step (skipped, and counted, when not finite). */
   private async step(mb: readonly TrainSequence[], inputs: ReadonlyMap<TrainSequence, Omit<LossInput, 'seq'>>, done: StepsDone): Promise<void> {
     const parts = partsOf(mb, this.policy.parallelism);
-    const results = await allGradients(this.policy, parts.map((p) => p.map((s): LossInput => ({ seq: s, ...inputs.get(s) }))), this.spec);
+    const results = await allGradients(
+      this.policy,
+      parts.map((p) => p.map((s): LossInput => ({ seq: s, ...inputs.get(s) }))),
+      this.spec,
+    );
     const total = counts(mb);
     const weights = results.map((r) => partWeight(this.spec.aggregation, r.stats, total));
-    const combined = results.length === 1 ? results[0]!.grads : tf.tidy(() => results[0]!.grads.map((_, w) => tf.addN(results.map((r, k) => tf.mul(r.grads[w]!, weights[k]!)))));
-    const st = combineStats(results.map((r) => r.stats), weights, total);
+    const combined =
+      results.length === 1
+        ? results[0]!.grads
+        : tf.tidy(() => results[0]!.grads.map((_, w) => tf.addN(results.map((r, k) => tf.mul(r.grads[w]!, weights[k]!)))));
+    const st = combineStats(
+      results.map((r) => r.stats),
+      weights,
+      total,
+    );
     try {
       if (!Number.isFinite(st.loss)) {
         done.nonFinite += 1; // a NaN or infinite loss: its step is skipped, and counted

@@ -37,7 +37,11 @@ export interface ResumePoint {
   readonly policyDir: string;
 }
 
-export async function writeResumePoint(dir: string, state: Omit<ResumeState, 'format' | 'version' | 'policyState' | 'savedAt'>, policy: TrainablePolicy): Promise<void> {
+export async function writeResumePoint(
+  dir: string,
+  state: Omit<ResumeState, 'format' | 'version' | 'policyState' | 'savedAt'>,
+  policy: TrainablePolicy,
+): Promise<void> {
   fs.mkdirSync(dir, { recursive: true });
   const name = `state-${state.iteration}`;
   const tmp = path.join(dir, `${name}.tmp`);

@@ -102,7 +102,14 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       const batch = await run.batches.next(run.policy.version);
       const report = await run.learner.update(batch.trajectories, batch.replaced);
       const metrics = iterationMetrics({
-        ...batch, iteration: it, method: config.method, policy: config.policy, report, policyVersion: run.policy.version, wallMs: Date.now() - start, storeMs,
+        ...batch,
+        iteration: it,
+        method: config.method,
+        policy: config.policy,
+        report,
+        policyVersion: run.policy.version,
+        wallMs: Date.now() - start,
+        storeMs,
         ...(config.mode === 'async' && run.policy.takeSyncMs && run.policy.parallelism > 1 ? { weightSyncMs: run.policy.takeSyncMs() } : {}),
       });
       // the last update is done: what the stream would still sample is never used
@@ -120,7 +127,19 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       if (config.checkpointEvery > 0 && it % config.checkpointEvery === 0 && it < config.iterations) await saveResumePoint(it);
       checkFinite(run, report, it);
       const etaMs = remainingMs(run.counters.iterationMsTotal, it, config.iterations - it);
-      emit({ kind: 'progress', progress: { iteration: it, iterations: config.iterations, rewardMean: record.rewardMean, successRate: record.successRate, elapsedMs: Date.now() - t0, etaMs, metrics: record, ...(evaluation ? { evaluation } : {}) } });
+      emit({
+        kind: 'progress',
+        progress: {
+          iteration: it,
+          iterations: config.iterations,
+          rewardMean: record.rewardMean,
+          successRate: record.successRate,
+          elapsedMs: Date.now() - t0,
+          etaMs,
+          metrics: record,
+          ...(evaluation ? { evaluation } : {}),
+        },
+      });
     }
     await run.batches.stop();
     if (folders.checkpoint && run.policy.save) {
@@ -159,6 +178,8 @@ function checkFinite(run: TrainingRun, report: { readonly nonFiniteSteps: number
   c.nonFiniteInARow = report.nonFiniteSteps > 0 && report.optimizerSteps === 0 ? c.nonFiniteInARow + 1 : 0;
   const max = run.config.maxNonFiniteIterations;
   if (c.nonFiniteInARow >= max) {
-    throw new Error(`the loss was NaN or infinite in ${c.nonFiniteInARow} iterations in a row (the last ${it}); their steps were skipped and the run stops here (maxNonFiniteIterations ${max}). Fix: a smaller algorithm.learningRate or maxGradNorm, or look at iteration ${it}'s rewards and advantages; iterations stored so far are complete`);
+    throw new Error(
+      `the loss was NaN or infinite in ${c.nonFiniteInARow} iterations in a row (the last ${it}); their steps were skipped and the run stops here (maxNonFiniteIterations ${max}). Fix: a smaller algorithm.learningRate or maxGradNorm, or look at iteration ${it}'s rewards and advantages; iterations stored so far are complete`,
+    );
   }
 }

@@ -28,7 +28,9 @@ export function plannedSteps(config: RunConfig): number {
 export function policyRunInfo(config: RunConfig): PolicyRunInfo {
   const a = config.algorithm;
   return {
-    seed: config.seed, optimizer: optimizerOptions(a), sampleRows: config.groupSize * config.groupsPerIteration,
+    seed: config.seed,
+    optimizer: optimizerOptions(a),
+    sampleRows: config.groupSize * config.groupsPerIteration,
     fullDistributions: config.method === 'grpo' && a.klCoef > 0 && a.klEstimator === 'exact',
   };
 }
@@ -58,7 +60,10 @@ export class TrainingRun {
     try {
       policy = await createPolicy(config, policyRunInfo(config), env);
       const learner = new Learner(policy, {
-        method: config.method, settings: config.algorithm, totalSteps: plannedSteps(config), seed: config.seed,
+        method: config.method,
+        settings: config.algorithm,
+        totalSteps: plannedSteps(config),
+        seed: config.seed,
         imitate: config.env !== 'binary-search' ? config.demonstrations.imitate : 'all',
       });
       const actor = config.method === 'sft' ? demonstrator(config, policy) : policy;
@@ -89,17 +94,28 @@ export class TrainingRun {
     const c = this.config;
     const greedy = this.policy.greedy?.();
     return evaluatePolicy(this.policy, this.env, {
-      episodes: c.evalEpisodes, seed: c.evalSeed, maxTurns: c.maxTurns, iteration, passK: c.evalPassK, ...(greedy ? { greedy } : {}),
+      episodes: c.evalEpisodes,
+      seed: c.evalSeed,
+      maxTurns: c.maxTurns,
+      iteration,
+      passK: c.evalPassK,
+      ...(greedy ? { greedy } : {}),
     });
   }
 
   /** A resume point in `dir` after iteration `iteration` (its results are stored already). */
   saveResumePoint(dir: string, iteration: number): Promise<void> {
     const s = this.streams;
-    return writeResumePoint(dir, {
-      iteration, rng: { tasks: s.tasks.state(), sample: s.sample.state(), verifier: s.verifier.state() },
-      learner: this.learner.state, ...this.counters,
-    }, this.policy);
+    return writeResumePoint(
+      dir,
+      {
+        iteration,
+        rng: { tasks: s.tasks.state(), sample: s.sample.state(), verifier: s.verifier.state() },
+        learner: this.learner.state,
+        ...this.counters,
+      },
+      this.policy,
+    );
   }
 
   /** The final checkpoint in `dir` (a policy that saves), described by what trained it; returns its file. */

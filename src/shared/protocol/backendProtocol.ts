@@ -66,7 +66,18 @@ export interface BackendMethods {
   listModels: { params: { folders: string[] }; result: FoundModel[] };
 }
 export type BackendMethod = keyof BackendMethods;
-export const BACKEND_METHODS: readonly BackendMethod[] = ['listRuns', 'getRun', 'iterations', 'trajectories', 'trajectory', 'markFailed', 'deleteRun', 'exportRun', 'rerun', 'listModels'];
+export const BACKEND_METHODS: readonly BackendMethod[] = [
+  'listRuns',
+  'getRun',
+  'iterations',
+  'trajectories',
+  'trajectory',
+  'markFailed',
+  'deleteRun',
+  'exportRun',
+  'rerun',
+  'listModels',
+];
 
 export interface BackendRequest<M extends BackendMethod = BackendMethod> {
   readonly id: number;
@@ -75,8 +86,7 @@ export interface BackendRequest<M extends BackendMethod = BackendMethod> {
 }
 
 export type BackendResponse =
-  | { readonly id: number; readonly ok: true; readonly result: unknown }
-  | { readonly id: number; readonly ok: false; readonly error: string };
+  { readonly id: number; readonly ok: true; readonly result: unknown } | { readonly id: number; readonly ok: false; readonly error: string };
 
 export const isBackendRequest: Guard<BackendRequest> = (x: unknown): x is BackendRequest =>
   isObject(x) && isNumber(x.id) && isString(x.method) && (BACKEND_METHODS as readonly string[]).includes(x.method) && isObject(x.params);

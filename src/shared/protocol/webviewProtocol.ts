@@ -14,9 +14,7 @@ export interface RunSeries {
 /** Every run (for the picker) and the series of the selected ones; resent whenever a live run progresses. */
 export type HostToDashboard = { readonly type: 'data'; readonly runs: RunSummary[]; readonly series: RunSeries[]; readonly selected: number[] };
 
-export type DashboardToHost =
-  | { readonly type: 'ready' }
-  | { readonly type: 'select'; readonly runIds: number[] };
+export type DashboardToHost = { readonly type: 'ready' } | { readonly type: 'select'; readonly runIds: number[] };
 
 export const isDashboardToHost: Guard<DashboardToHost> = oneOf<DashboardToHost>(
   shape('ready', {}),
@@ -45,4 +43,5 @@ export interface InspectorData {
 export type InspectorToHost = { readonly type: 'ready' } | { readonly type: 'open'; readonly trajectoryId: number };
 
 export const isInspectorToHost: Guard<InspectorToHost> = oneOf<InspectorToHost>(shape('ready', {}), shape('open', { trajectoryId: isNumber }));
-export const isInspectorData = (x: unknown): x is InspectorData => isObject(x) && x.type === 'trajectory' && isObject(x.detail) && Array.isArray(x.group) && isNumber(x.maxTextLength) && typeof x.compute === 'string';
+export const isInspectorData = (x: unknown): x is InspectorData =>
+  isObject(x) && x.type === 'trajectory' && isObject(x.detail) && Array.isArray(x.group) && isNumber(x.maxTextLength) && typeof x.compute === 'string';

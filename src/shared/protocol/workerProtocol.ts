@@ -10,14 +10,30 @@ export type HostToWorker =
    * With `resume`, the stored run `resume.runId` continues from its last resume point with its stored
    * config instead (`config` is ignored), a code run with the user's interpreter and sandbox level.
    */
-  | { readonly type: 'start'; readonly config: unknown; readonly db: string; readonly busyTimeoutMs?: number; readonly resume?: { readonly runId: number; readonly python: string; readonly sandbox: string } }
+  | {
+      readonly type: 'start';
+      readonly config: unknown;
+      readonly db: string;
+      readonly busyTimeoutMs?: number;
+      readonly resume?: { readonly runId: number; readonly python: string; readonly sandbox: string };
+    }
   /** Stop at the next iteration boundary. */
   | { readonly type: 'cancel' };
 
 export type WorkerToHost =
   | { readonly type: 'started'; readonly runId: number; readonly name: string; readonly iterations: number }
   /** `etaMs` -1 while unknown; `loss` and `tokenAccuracy` are what SFT progress reports (runPhase.ts). */
-  | { readonly type: 'progress'; readonly runId: number; readonly iteration: number; readonly iterations: number; readonly rewardMean: number; readonly successRate: number; readonly etaMs: number; readonly loss: number; readonly tokenAccuracy?: number }
+  | {
+      readonly type: 'progress';
+      readonly runId: number;
+      readonly iteration: number;
+      readonly iterations: number;
+      readonly rewardMean: number;
+      readonly successRate: number;
+      readonly etaMs: number;
+      readonly loss: number;
+      readonly tokenAccuracy?: number;
+    }
   /** What the run is doing now; sent from the first second, before the run is stored (then without `runId`). */
   | { readonly type: 'phase'; readonly runId?: number; readonly phase: RunPhase; readonly iterations: number }
   | { readonly type: 'evaluation'; readonly runId: number; readonly evaluation: EvaluationResult }
@@ -32,7 +48,9 @@ const STATUSES = ['running', 'completed', 'failed', 'cancelled'];
 
 export const isHostToWorker: Guard<HostToWorker> = oneOf<HostToWorker>(
   shape('start', {
-    config: isObject, db: isString, busyTimeoutMs: optNumber,
+    config: isObject,
+    db: isString,
+    busyTimeoutMs: optNumber,
     resume: (r) => r === undefined || (isObject(r) && isNumber(r.runId) && isString(r.python) && isString(r.sandbox)),
   }),
   shape('cancel', {}),
@@ -40,7 +58,16 @@ export const isHostToWorker: Guard<HostToWorker> = oneOf<HostToWorker>(
 
 export const isWorkerToHost: Guard<WorkerToHost> = oneOf<WorkerToHost>(
   shape('started', { runId: isNumber, name: isString, iterations: isNumber }),
-  shape('progress', { runId: isNumber, iteration: isNumber, iterations: isNumber, rewardMean: isNumber, successRate: isNumber, etaMs: isNumber, loss: isNumber, tokenAccuracy: optNumber }),
+  shape('progress', {
+    runId: isNumber,
+    iteration: isNumber,
+    iterations: isNumber,
+    rewardMean: isNumber,
+    successRate: isNumber,
+    etaMs: isNumber,
+    loss: isNumber,
+    tokenAccuracy: optNumber,
+  }),
   shape('phase', { runId: optNumber, phase: isRunPhase, iterations: isNumber }),
   shape('evaluation', { runId: isNumber, evaluation: (e) => isObject(e) && isNumber(e.successRate) && isNumber(e.iteration) }),
   shape('heartbeat', { at: isNumber }),

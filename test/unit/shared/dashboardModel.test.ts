@@ -5,12 +5,62 @@ import type { RunSeries } from '../../../src/shared/protocol/webviewProtocol';
 import type { IterationMetrics } from '../../../src/shared/types';
 
 const metrics = (iteration: number, extra: Partial<IterationMetrics> = {}): IterationMetrics => ({
-  iteration, rewardMean: 1, rewardMax: 1, rewardMin: 1, successRate: 1, publicPassRate: 1, privatePassRate: 1, meanTurns: 2, zeroVarianceGroups: 0, trajectories: 8, loss: 0.5, policyLoss: 0.5,
-  kl: 0, clipFraction: 0, entropy: 1, gradNorm: 1, ratioMin: 1, ratioMax: 1, updated: 1, trainedTrajectories: 8, policyVersion: iteration, wallMs: 100, ...extra,
+  iteration,
+  rewardMean: 1,
+  rewardMax: 1,
+  rewardMin: 1,
+  successRate: 1,
+  publicPassRate: 1,
+  privatePassRate: 1,
+  meanTurns: 2,
+  zeroVarianceGroups: 0,
+  trajectories: 8,
+  loss: 0.5,
+  policyLoss: 0.5,
+  kl: 0,
+  clipFraction: 0,
+  entropy: 1,
+  gradNorm: 1,
+  ratioMin: 1,
+  ratioMax: 1,
+  updated: 1,
+  trainedTrajectories: 8,
+  policyVersion: iteration,
+  wallMs: 100,
+  ...extra,
 });
 const series = (policy: string, iterations: IterationMetrics[], name = `${policy} run`, method = 'grpo'): RunSeries => ({
-  run: { id: 1, name, status: 'completed', env: 'binary-search', policy, method, methodLabel: method, seed: 1, iterationsPlanned: 1, iterationsDone: iterations.length, latestRewardMean: 1, createdAt: '', finishedAt: null, error: null },
-  iterations, evaluations: [{ iteration: 0, episodes: 1, successes: 1, successRate: 1, meanActions: 1, publicPassRate: 1, privatePassRate: 1, rewardMean: 1, seed: 1, policyVersion: 0 }],
+  run: {
+    id: 1,
+    name,
+    status: 'completed',
+    env: 'binary-search',
+    policy,
+    method,
+    methodLabel: method,
+    seed: 1,
+    iterationsPlanned: 1,
+    iterationsDone: iterations.length,
+    latestRewardMean: 1,
+    createdAt: '',
+    finishedAt: null,
+    error: null,
+  },
+  iterations,
+  evaluations: [
+    {
+      iteration: 0,
+      episodes: 1,
+      successes: 1,
+      successRate: 1,
+      meanActions: 1,
+      publicPassRate: 1,
+      privatePassRate: 1,
+      rewardMean: 1,
+      seed: 1,
+      policyVersion: 0,
+    },
+  ],
 });
 const panel = (id: string) => PANELS.find((p) => p.id === id)!;
 
@@ -26,7 +76,10 @@ describe('dashboard model', () => {
 
   it('an empty chart says why', () => {
     const table = series('table', [metrics(1)]);
-    assert.equal(emptyReason(panel('tools'), [table], panelLines(panel('tools'), [table]).length), 'table policies make no tool calls (their actions are table entries)');
+    assert.equal(
+      emptyReason(panel('tools'), [table], panelLines(panel('tools'), [table]).length),
+      'table policies make no tool calls (their actions are table entries)',
+    );
     const lm = series('transformer', [metrics(1)]);
     assert.equal(emptyReason(panel('tools'), [lm], 0), 'this run has no language-model metrics');
     assert.equal(emptyReason(panel('evaluation'), [{ ...table, evaluations: [] }], 0), 'no evaluations yet');
@@ -36,10 +89,16 @@ describe('dashboard model', () => {
     assert.equal(emptyReason(panel('reward'), [table], 2), undefined);
   });
 
-  it('a workspace reward\'s extras get a line each, by name, from whatever the runs recorded', () => {
+  it("a workspace reward's extras get a line each, by name, from whatever the runs recorded", () => {
     const s = series('transformer', [metrics(1, { rewardExtras: { calls: 2, answered: 1 } }), metrics(2, { rewardExtras: { calls: 1.5, answered: 1 } })]);
     const lines = panelLines(panel('rewardExtras'), [s]);
-    assert.deepEqual(lines.map((l) => [l.label, l.data.map((p) => p.y)]), [['transformer run · answered', [1, 1]], ['transformer run · calls', [2, 1.5]]]);
+    assert.deepEqual(
+      lines.map((l) => [l.label, l.data.map((p) => p.y)]),
+      [
+        ['transformer run · answered', [1, 1]],
+        ['transformer run · calls', [2, 1.5]],
+      ],
+    );
     const none = series('table', [metrics(1)]);
     assert.equal(panelLines(panel('rewardExtras'), [none]).length, 0);
     assert.match(emptyReason(panel('rewardExtras'), [none], 0)!, /no reward extras/);
@@ -53,11 +112,27 @@ describe('dashboard model', () => {
   });
 
   it('stacks where each iteration’s time went, and says when no timings were recorded', () => {
-    const timed = series('transformer', [metrics(1, { phaseGenerateMs: 3000, phaseEnvMs: 1000, phaseUpdateMs: 2000 }), metrics(2, { phaseGenerateMs: 5000, phaseEnvMs: 0, phaseUpdateMs: 1000 })]);
+    const timed = series('transformer', [
+      metrics(1, { phaseGenerateMs: 3000, phaseEnvMs: 1000, phaseUpdateMs: 2000 }),
+      metrics(2, { phaseGenerateMs: 5000, phaseEnvMs: 0, phaseUpdateMs: 1000 }),
+    ]);
     const bars = phaseBars([timed]);
-    assert.deepEqual(bars.map((b) => b.phase), ['generate', 'environment', 'reference', 'update', 'evaluate', 'store']);
-    assert.deepEqual(bars[0]!.data, [{ x: 1, y: 3 }, { x: 2, y: 5 }]);
-    assert.deepEqual(bars[2]!.data, [{ x: 1, y: 0 }, { x: 2, y: 0 }], 'a phase not recorded counts 0 in a timed iteration');
+    assert.deepEqual(
+      bars.map((b) => b.phase),
+      ['generate', 'environment', 'reference', 'update', 'evaluate', 'store'],
+    );
+    assert.deepEqual(bars[0]!.data, [
+      { x: 1, y: 3 },
+      { x: 2, y: 5 },
+    ]);
+    assert.deepEqual(
+      bars[2]!.data,
+      [
+        { x: 1, y: 0 },
+        { x: 2, y: 0 },
+      ],
+      'a phase not recorded counts 0 in a timed iteration',
+    );
     assert.deepEqual(phaseBars([timed], 1)[0]!.data, [{ x: 1, y: 4 }], 'long runs are drawn as bucket means');
     const untimed = series('table', [metrics(1)]);
     assert.deepEqual(phaseBars([untimed]), []);
@@ -70,12 +145,41 @@ describe('evaluation panel', () => {
   it('draws sampled pass@1, greedy pass@1 and pass@k (named with its k) for every run that recorded them', () => {
     const s: RunSeries = {
       ...series('transformer', []),
-      evaluations: [0, 10].map((iteration) => ({ iteration, episodes: 16, successes: 8, successRate: 0.5, meanActions: 2, publicPassRate: 1, privatePassRate: 0.5, rewardMean: 0.5, seed: 1, policyVersion: iteration, greedySuccessRate: 0.6, passAtK: 0.9, passK: 8 })),
+      evaluations: [0, 10].map((iteration) => ({
+        iteration,
+        episodes: 16,
+        successes: 8,
+        successRate: 0.5,
+        meanActions: 2,
+        publicPassRate: 1,
+        privatePassRate: 0.5,
+        rewardMean: 0.5,
+        seed: 1,
+        policyVersion: iteration,
+        greedySuccessRate: 0.6,
+        passAtK: 0.9,
+        passK: 8,
+      })),
     };
-    const lines = panelLines(PANELS.find((p) => p.id === 'evaluation')!, [s]);
-    assert.deepEqual(lines.map((l) => l.label), ['transformer run · sampled', 'transformer run · greedy', 'transformer run · pass@8']);
-    assert.deepEqual(lines[1]!.data, [{ x: 0, y: 0.6 }, { x: 10, y: 0.6 }]);
+    const lines = panelLines(
+      PANELS.find((p) => p.id === 'evaluation')!,
+      [s],
+    );
+    assert.deepEqual(
+      lines.map((l) => l.label),
+      ['transformer run · sampled', 'transformer run · greedy', 'transformer run · pass@8'],
+    );
+    assert.deepEqual(lines[1]!.data, [
+      { x: 0, y: 0.6 },
+      { x: 10, y: 0.6 },
+    ]);
     // a table run's evaluations have no greedy or pass@k figures: only its sampled line
-    assert.equal(panelLines(PANELS.find((p) => p.id === 'evaluation')!, [series('table', [])]).length, 1);
+    assert.equal(
+      panelLines(
+        PANELS.find((p) => p.id === 'evaluation')!,
+        [series('table', [])],
+      ).length,
+      1,
+    );
   });
 });

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { episodeStats, meanStats } from '../../../src/shared/episodeStats';
 
-const call = (text: string, obs: string, data: Record<string, unknown> = {}) => ({ actionText: text, action: { kind: 'tool', name: 'call', args: {} }, observationText: obs, observation: data, sampledTokens: text.length });
+const call = (text: string, obs: string, data: Record<string, unknown> = {}) => ({
+  actionText: text,
+  action: { kind: 'tool', name: 'call', args: {} },
+  observationText: obs,
+  observation: data,
+  sampledTokens: text.length,
+});
 
 describe('episodeStats (seed 001 acceptance metrics)', () => {
   it('counts format errors, refused calls, repeated actions with the same observation, and tool time', () => {
@@ -16,12 +22,20 @@ describe('episodeStats (seed 001 acceptance metrics)', () => {
     assert.deepEqual([s.turns, s.toolCalls, s.formatErrors, s.badToolCalls, s.repeatedActions], [5, 3, 1, 1, 1]);
   });
 
-  it('classifies what the sandbox blocked from the run\'s own record and its stderr', () => {
-    const run = (data: Record<string, unknown>) => ({ actionText: '```python\nx\n```', action: { kind: 'tool', name: 'execute_code', args: {} }, observationText: 'x', observation: { exitCode: 1, durationMs: 120, ...data } });
+  it("classifies what the sandbox blocked from the run's own record and its stderr", () => {
+    const run = (data: Record<string, unknown>) => ({
+      actionText: '```python\nx\n```',
+      action: { kind: 'tool', name: 'execute_code', args: {} },
+      observationText: 'x',
+      observation: { exitCode: 1, durationMs: 120, ...data },
+    });
     const s = episodeStats([
-      run({ timedOut: true }), run({ outputCapped: true }),
-      run({ stderr: 'OSError: [Errno 101] Network is unreachable' }), run({ stderr: "OSError: [Errno 30] Read-only file system: '/etc/x'" }),
-      run({ stderr: 'BlockingIOError: [Errno 11] Resource temporarily unavailable' }), run({ stderr: 'MemoryError' }),
+      run({ timedOut: true }),
+      run({ outputCapped: true }),
+      run({ stderr: 'OSError: [Errno 101] Network is unreachable' }),
+      run({ stderr: "OSError: [Errno 30] Read-only file system: '/etc/x'" }),
+      run({ stderr: 'BlockingIOError: [Errno 11] Resource temporarily unavailable' }),
+      run({ stderr: 'MemoryError' }),
     ]);
     assert.deepEqual(s.blocked, { timeout: 1, outputCap: 1, network: 1, filesystem: 1, processes: 1, memory: 1 });
     assert.equal(s.toolMs, 720);
@@ -29,7 +43,9 @@ describe('episodeStats (seed 001 acceptance metrics)', () => {
   });
 
   it('stored observations are untrusted: fields of the wrong type count nothing', () => {
-    const s = episodeStats([{ actionText: 'a', action: 'not an object', observationText: 'o', observation: { durationMs: '1e9', timedOut: 'yes', stderr: 42, error: 7 } }]);
+    const s = episodeStats([
+      { actionText: 'a', action: 'not an object', observationText: 'o', observation: { durationMs: '1e9', timedOut: 'yes', stderr: 42, error: 7 } },
+    ]);
     assert.deepEqual([s.toolMs, s.blocked.timeout, s.badToolCalls, s.toolCalls], [0, 0, 0, 0]);
   });
 });

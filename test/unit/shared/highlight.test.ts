@@ -20,18 +20,24 @@ function byClass(line: readonly CodeToken[]): Partial<Record<TokenClass, string[
 function assertExact(code: string, lines: CodeToken[][], where: string): void {
   const want = code.split('\n');
   assert.equal(lines.length, want.length, `${where}: one list per line`);
-  assert.deepEqual(lines.map((l) => l.map((t) => t.text).join('')), want, `${where}: the tokens are the code`);
+  assert.deepEqual(
+    lines.map((l) => l.map((t) => t.text).join('')),
+    want,
+    `${where}: the tokens are the code`,
+  );
   for (const [i, line] of lines.entries()) {
     // a pair (high then low surrogate) is never cut between two tokens; a lone surrogate may end or start one
     line.forEach((t, k) => {
       const next = line[k + 1];
-      assert.ok(!(next && /[\uD800-\uDBFF]$/.test(t.text) && /^[\uDC00-\uDFFF]/.test(next.text)), `${where}: line ${i + 1}: a surrogate pair cut between tokens`);
+      assert.ok(
+        !(next && /[\uD800-\uDBFF]$/.test(t.text) && /^[\uDC00-\uDFFF]/.test(next.text)),
+        `${where}: line ${i + 1}: a surrogate pair cut between tokens`,
+      );
     });
     for (const t of line) {
       assert.ok((TOKEN_CLASSES as readonly string[]).includes(t.cls), `${where}: line ${i + 1}: class ${JSON.stringify(t.cls)}`);
       assert.notEqual(t.text, '', `${where}: line ${i + 1}: an empty token`);
       assert.ok(!t.text.includes('\n'), `${where}: line ${i + 1}: a token across lines`);
-
     }
     // shown token by token, the line reads as showInvisibles shows it whole (the rest of the inspector)
     assert.equal(line.map((t) => showInvisibles(t.text)).join(''), showInvisibles(want[i]!), `${where}: line ${i + 1} shown`);
@@ -45,7 +51,10 @@ describe('the inspector highlights Python as Python', () => {
     assertExact(code, lines, 'docstring');
     assert.deepEqual(byClass(lines[0]!).kw, ['def']);
     assert.deepEqual(byClass(lines[0]!).fn, ['f']);
-    assert.deepEqual(lines[1]!.map((t) => t.cls), ['txt', 'str']);
+    assert.deepEqual(
+      lines[1]!.map((t) => t.cls),
+      ['txt', 'str'],
+    );
     assert.equal(lines[1]![1]!.text, '"""Doc with "quotes" and \'x\'');
     for (const i of [2, 3]) assert.deepEqual(lines[i], [{ text: code.split('\n')[i]!, cls: 'str' }], `line ${i + 1} is inside the string`);
     assert.deepEqual(byClass(lines[4]!).str, ['    """']);
@@ -107,8 +116,14 @@ describe('model text in the code stays text', () => {
   const HOSTILE_CODE: readonly { name: string; text: string }[] = [
     ...HOSTILE,
     { name: 'markup closing the span, in code', text: 'x = 1</span><script>alert(1)</script><span class="kw">' },
-    { name: 'markup in a string and a comment', text: 's = "</span><script>alert(1)</script>"  # <img src=x onerror=alert(1)>\n\'\'\'</pre><iframe srcdoc="<script>x</script>">\'\'\'' },
-    { name: 'right-to-left override in a string and a comment', text: 'access = "user\u202E \u2066# admin\u2069 \u2066"  # ok\u202E\nif access != "none":\n    pass' },
+    {
+      name: 'markup in a string and a comment',
+      text: "s = \"</span><script>alert(1)</script>\"  # <img src=x onerror=alert(1)>\n'''</pre><iframe srcdoc=\"<script>x</script>\">'''",
+    },
+    {
+      name: 'right-to-left override in a string and a comment',
+      text: 'access = "user\u202E \u2066# admin\u2069 \u2066"  # ok\u202E\nif access != "none":\n    pass',
+    },
     { name: 'terminal escapes in code', text: 'print("\x1b[2J\x1b[31mred\x1b[0m")\x1b]8;;https://evil.example\x07' },
     { name: 'astral format characters and emoji between tokens', text: '\u{E0067}x\u{E0062} = "\u{1F600}"\u{E007F}# \u{1F600}\u{E0067}' },
     { name: 'a 200,000-character line of code', text: `x = "${'a'.repeat(100_000)}" + ${'b'.repeat(100_000)}` },
@@ -122,7 +137,8 @@ describe('model text in the code stays text', () => {
       const lines = highlightPython(h.text);
       assert.ok(Date.now() - started < 5_000, `${h.name}: ${Date.now() - started} ms`);
       assertExact(h.text, lines, h.name);
-      for (const line of lines) for (const t of line) assert.equal(rawInvisible(showInvisibles(t.text)), undefined, `${h.name}: a raw invisible character shown`);
+      for (const line of lines)
+        for (const t of line) assert.equal(rawInvisible(showInvisibles(t.text)), undefined, `${h.name}: a raw invisible character shown`);
     });
   }
 
@@ -142,7 +158,13 @@ describe('model text in the code stays text', () => {
   });
 
   it('the only classes are the fixed set, whatever the code names', () => {
-    const all = new Set(HOSTILE_CODE.flatMap((h) => highlightPython(h.text).flat().map((t) => t.cls)));
+    const all = new Set(
+      HOSTILE_CODE.flatMap((h) =>
+        highlightPython(h.text)
+          .flat()
+          .map((t) => t.cls),
+      ),
+    );
     for (const c of all) assert.ok((TOKEN_CLASSES as readonly string[]).includes(c), c);
     assert.deepEqual([...TOKEN_CLASSES].sort(), ['cls', 'com', 'fn', 'kw', 'num', 'str', 'txt']);
   });

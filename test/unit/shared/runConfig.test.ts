@@ -18,7 +18,10 @@ describe('validateRunConfig', () => {
     const c = validateRunConfig({ seed: 19 });
     assert.equal(c.iterations, 100);
     assert.equal(c.groupsPerIteration * c.groupSize, 32);
-    assert.deepEqual([c.algorithm.learningRate, c.algorithm.clipLow, c.algorithm.clipHigh, c.algorithm.klCoef, c.algorithm.klEstimator, c.algorithm.epochs, c.evalEpisodes], [0.08, 0.2, 0.2, 0.02, 'exact', 2, 500]);
+    assert.deepEqual(
+      [c.algorithm.learningRate, c.algorithm.clipLow, c.algorithm.clipHigh, c.algorithm.klCoef, c.algorithm.klEstimator, c.algorithm.epochs, c.evalEpisodes],
+      [0.08, 0.2, 0.2, 0.02, 'exact', 2, 500],
+    );
     assert.deepEqual(c.envOptions, { stepBudget: 6 });
     assert.equal(c.name, 'binary-search-table-grpo-s19');
     assert.notEqual(c.evalSeed, c.seed);
@@ -31,7 +34,13 @@ describe('validateRunConfig', () => {
   });
 
   it('keys that moved into the typed sections say where they went', () => {
-    const e = issues({ learningRate: 0.1, clipEpsilon: 0.3, env: 'calculator', policy: 'transformer', policyOptions: { negativeAdvantageScale: 0, mistakeRate: 0.1 } });
+    const e = issues({
+      learningRate: 0.1,
+      clipEpsilon: 0.3,
+      env: 'calculator',
+      policy: 'transformer',
+      policyOptions: { negativeAdvantageScale: 0, mistakeRate: 0.1 },
+    });
     const byField = Object.fromEntries(e.issues.map((i) => [i.field, i]));
     assert.match(byField.learningRate!.message, /moved to algorithm\.learningRate/);
     assert.match(byField.learningRate!.fix, /"algorithm": \{ "learningRate": 0\.1 \}/);
@@ -60,11 +69,24 @@ describe('validateRunConfig', () => {
     assert.match(e.message, /dualClip = 0\.5: the dual-clip bound must be greater than 1/);
   });
 
-  it('demonstrations are the environment\'s and apply to method sft only', () => {
+  it("demonstrations are the environment's and apply to method sft only", () => {
     const sft = validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft' });
-    assert.deepEqual(sft.demonstrations, { mistakeRate: 0.05, imitate: 'all', skipToolOn: 'mul', skipToolRate: 0.8, guess: 'first-number', redundantCallRate: 0 });
-    assert.match(issues({ env: 'calculator', policy: 'transformer', demonstrations: { skipToolRate: 0.5 } }).message, /demonstrations = .*applies to method sft only/);
-    assert.match(issues({ env: 'code', policy: 'transformer', method: 'sft', demonstrations: { skipToolOn: 'mul' } }).message, /demonstrations\.skipToolOn = "mul": is not an option of env "code"'s demonstrations/);
+    assert.deepEqual(sft.demonstrations, {
+      mistakeRate: 0.05,
+      imitate: 'all',
+      skipToolOn: 'mul',
+      skipToolRate: 0.8,
+      guess: 'first-number',
+      redundantCallRate: 0,
+    });
+    assert.match(
+      issues({ env: 'calculator', policy: 'transformer', demonstrations: { skipToolRate: 0.5 } }).message,
+      /demonstrations = .*applies to method sft only/,
+    );
+    assert.match(
+      issues({ env: 'code', policy: 'transformer', method: 'sft', demonstrations: { skipToolOn: 'mul' } }).message,
+      /demonstrations\.skipToolOn = "mul": is not an option of env "code"'s demonstrations/,
+    );
   });
 
   it('wrong types name the field, the value and the fix', () => {
@@ -124,7 +146,10 @@ describe('validateRunConfig: transformer policy', () => {
     const sft = validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft' });
     assert.equal(sft.algorithm.learningRate, 3e-3);
     assert.equal(sft.iterations, 200);
-    assert.equal(validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft', algorithm: { learningRate: 0.01 } }).algorithm.learningRate, 0.01);
+    assert.equal(
+      validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft', algorithm: { learningRate: 0.01 } }).algorithm.learningRate,
+      0.01,
+    );
   });
 
   it('names bad policy options and impossible combinations', () => {
@@ -147,27 +172,56 @@ describe('validateRunConfig: asynchronous mode', () => {
   });
 
   it('refuses what it cannot do: a queue smaller than one take, dynamic sampling, sft, a correction without recomputed π_old', () => {
-    assert.match(issues({ mode: 'async', queueGroups: 1 }).message, /queueGroups = 1: the learner takes 4 groups at a time.*Fix: use 0 \(the default\) or at least 4/);
-    assert.match(issues({ mode: 'async', algorithm: { dynamicSampling: 2 } }).message, /algorithm\.dynamicSampling = 2: .*Fix: set algorithm\.dynamicSampling to 0, or use mode "sync"/);
-    assert.match(issues({ mode: 'async', env: 'calculator', policy: 'transformer', method: 'sft' }).message, /mode = "?async"?: sft learns from scripted demonstrations/);
+    assert.match(
+      issues({ mode: 'async', queueGroups: 1 }).message,
+      /queueGroups = 1: the learner takes 4 groups at a time.*Fix: use 0 \(the default\) or at least 4/,
+    );
+    assert.match(
+      issues({ mode: 'async', algorithm: { dynamicSampling: 2 } }).message,
+      /algorithm\.dynamicSampling = 2: .*Fix: set algorithm\.dynamicSampling to 0, or use mode "sync"/,
+    );
+    assert.match(
+      issues({ mode: 'async', env: 'calculator', policy: 'transformer', method: 'sft' }).message,
+      /mode = "?async"?: sft learns from scripted demonstrations/,
+    );
     assert.match(issues({ algorithm: { offPolicyCorrection: 'truncated-is' } }).message, /Fix: set algorithm\.oldLogprobs to "recompute"/);
   });
 });
 
 describe('run config schema', () => {
-  const schema = runConfigSchema() as { properties: Record<string, { properties?: Record<string, { description: string }> }>; allOf: { if: unknown; then: { properties: Record<string, { default?: unknown; properties?: Record<string, { default?: unknown }> }> } }[] };
+  const schema = runConfigSchema() as {
+    properties: Record<string, { properties?: Record<string, { description: string }> }>;
+    allOf: { if: unknown; then: { properties: Record<string, { default?: unknown; properties?: Record<string, { default?: unknown }> }> } }[];
+  };
   const algorithmDefaultsFor = (env: string, policy: string, method: string): Record<string, unknown> | undefined => {
-    const block = schema.allOf.find((b) => JSON.stringify(b.if).includes(`"const":"${env}"`) && JSON.stringify(b.if).includes(`"const":"${policy}"`) && JSON.stringify(b.if).includes(`"const":"${method}"`) && b.then.properties.algorithm);
+    const block = schema.allOf.find(
+      (b) =>
+        JSON.stringify(b.if).includes(`"const":"${env}"`) &&
+        JSON.stringify(b.if).includes(`"const":"${policy}"`) &&
+        JSON.stringify(b.if).includes(`"const":"${method}"`) &&
+        b.then.properties.algorithm,
+    );
     const props = block?.then.properties.algorithm?.properties;
     return props ? Object.fromEntries(Object.entries(props).map(([k, v]) => [k, v.default])) : undefined;
   };
   it('holds one resolved algorithm default per (env, policy, method), as the validator fills it', () => {
-    for (const [env, policy, method] of [['calculator', 'transformer', 'grpo'], ['calculator', 'transformer', 'sft'], ['code', 'transformer', 'grpo'], ['binary-search', 'table', 'rs-sft']] as const) {
+    for (const [env, policy, method] of [
+      ['calculator', 'transformer', 'grpo'],
+      ['calculator', 'transformer', 'sft'],
+      ['code', 'transformer', 'grpo'],
+      ['binary-search', 'table', 'rs-sft'],
+    ] as const) {
       assert.deepEqual(algorithmDefaultsFor(env, policy, method), validateRunConfig({ env, policy, method }).algorithm, `${env}/${policy}/${method}`);
     }
   });
   it('holds the run-shape defaults of a policy and method too (a transformer reports pass@8 over 1,600 episodes)', () => {
-    const block = schema.allOf.find((b) => JSON.stringify(b.if).includes('"const":"calculator"') && JSON.stringify(b.if).includes('"const":"transformer"') && JSON.stringify(b.if).includes('"const":"grpo"') && b.then.properties.algorithm);
+    const block = schema.allOf.find(
+      (b) =>
+        JSON.stringify(b.if).includes('"const":"calculator"') &&
+        JSON.stringify(b.if).includes('"const":"transformer"') &&
+        JSON.stringify(b.if).includes('"const":"grpo"') &&
+        b.then.properties.algorithm,
+    );
     assert.equal(block?.then.properties.evalPassK?.default, 8);
     assert.equal(block?.then.properties.evalEpisodes?.default, 1600);
   });

@@ -16,7 +16,17 @@ import type { TrajectoryDetail } from '../../../src/shared/protocol/backendProto
 import type { RunSeries } from '../../../src/shared/protocol/webviewProtocol';
 import type { IterationMetrics, RunSummary } from '../../../src/shared/types';
 import {
-  clip, DEFAULT_MAX_TEXT_LENGTH, escapeHtml, fence, jsonText, markdownCode, MESSAGE_MAX_LENGTH, messageText, oneLine, showInvisibles, visibleText,
+  clip,
+  DEFAULT_MAX_TEXT_LENGTH,
+  escapeHtml,
+  fence,
+  jsonText,
+  markdownCode,
+  MESSAGE_MAX_LENGTH,
+  messageText,
+  oneLine,
+  showInvisibles,
+  visibleText,
 } from '../../../src/shared/untrustedText';
 import { DANGEROUS_HTML, HOSTILE, hoverHtml, ICON, markdownStructure, NOTIFICATION_LINK, rawInvisible } from './hostileInputs';
 
@@ -40,12 +50,38 @@ function notification(out: string, where: string, max = 1000): void {
 }
 
 const run = (name: string, extra: Partial<RunSummary> = {}): RunSummary => ({
-  id: 3, name, status: 'failed', env: 'code', policy: 'transformer', method: 'grpo', methodLabel: 'GRPO', seed: 1, iterationsPlanned: 1, iterationsDone: 1, latestRewardMean: 0.5,
-  createdAt: '2026-01-01T00:00:00.000Z', finishedAt: null, error: name, ...extra,
+  id: 3,
+  name,
+  status: 'failed',
+  env: 'code',
+  policy: 'transformer',
+  method: 'grpo',
+  methodLabel: 'GRPO',
+  seed: 1,
+  iterationsPlanned: 1,
+  iterationsDone: 1,
+  latestRewardMean: 0.5,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  finishedAt: null,
+  error: name,
+  ...extra,
 });
 
 const trajectory = (h: string): TrajectoryDetail => ({
-  id: 12, runId: 3, iteration: 1, group: 0, indexInGroup: 0, taskId: h, reward: 0, advantage: 0, success: false, publicPass: false, privatePass: false, termination: h, turns: 1, outcome: {},
+  id: 12,
+  runId: 3,
+  iteration: 1,
+  group: 0,
+  indexInGroup: 0,
+  taskId: h,
+  reward: 0,
+  advantage: 0,
+  success: false,
+  publicPass: false,
+  privatePass: false,
+  termination: h,
+  turns: 1,
+  outcome: {},
   turnList: [{ index: 0, actionText: h, action: { kind: 'tool', name: 'execute_code', args: { code: h } }, observationText: h, observation: {}, policy: {} }],
 });
 
@@ -105,19 +141,50 @@ describe('every renderer over the hostile-input table', () => {
       });
 
       it('notifications and the status bar', () => {
-        notification(configProblemMessage(h.text, [{ field: h.text, value: h.text, message: 'is not a known config key', fix: 'remove it' }]), 'config problem', 6601);
+        notification(
+          configProblemMessage(h.text, [{ field: h.text, value: h.text, message: 'is not a known config key', fix: 'remove it' }]),
+          'config problem',
+          6601,
+        );
         notification(outcomeMessage(h.text, { kind: 'failed', reason: h.text }), 'run failed', 6601);
         notification(outcomeMessage(h.text, { kind: 'finished', runId: 1, status: 'completed' }), 'run completed', 6601);
         notification(rerunMessage(0, { observationText: h.text, same: false, level: 'strict', python: h.text, notes: [h.text] }), 're-run', 8801);
         notification(sandboxQuestion(h.text, [h.text]), 'sandbox question', 8801);
-        notification(statusText({ name: h.text, method: 'grpo', iterations: 5, runId: 1, phase: { kind: 'loading' } }).replace(/^\$\(sync~spin\)/, ''), 'status bar', 2000);
+        notification(
+          statusText({ name: h.text, method: 'grpo', iterations: 5, runId: 1, phase: { kind: 'loading' } }).replace(/^\$\(sync~spin\)/, ''),
+          'status bar',
+          2000,
+        );
       });
 
       it('webview HTML and the dashboard’s labels', () => {
         const page = webviewPage({ scriptUri: 's.js', styleUri: 's.css', cspSource: 'x:', nonce: 'n', title: h.text });
         const title = /<title>([\s\S]*)<\/title>/.exec(page)?.[1] ?? '';
         assert.ok(!/[<>"'`]/.test(title));
-        const m: IterationMetrics = { iteration: 1, rewardMean: 1, rewardMax: 1, rewardMin: 1, successRate: 1, publicPassRate: 1, privatePassRate: 1, meanTurns: 1, zeroVarianceGroups: 0, trajectories: 1, loss: 0, policyLoss: 0, kl: 0, clipFraction: 0, entropy: 0, gradNorm: 0, ratioMin: 1, ratioMax: 1, updated: 1, trainedTrajectories: 1, policyVersion: 1, wallMs: 1 };
+        const m: IterationMetrics = {
+          iteration: 1,
+          rewardMean: 1,
+          rewardMax: 1,
+          rewardMin: 1,
+          successRate: 1,
+          publicPassRate: 1,
+          privatePassRate: 1,
+          meanTurns: 1,
+          zeroVarianceGroups: 0,
+          trajectories: 1,
+          loss: 0,
+          policyLoss: 0,
+          kl: 0,
+          clipFraction: 0,
+          entropy: 0,
+          gradNorm: 0,
+          ratioMin: 1,
+          ratioMax: 1,
+          updated: 1,
+          trainedTrajectories: 1,
+          policyVersion: 1,
+          wallMs: 1,
+        };
         const series: RunSeries = { run: run(h.text), iterations: [m], evaluations: [] };
         const labels = runLabels(series);
         line(labels.short, 'legend label', 11 * 24 + 1);
@@ -140,7 +207,12 @@ describe('every renderer over the hostile-input table', () => {
         line(turn.description!, 'turn description', 11 * 80 + 1);
         const tip = turn.tooltipMarkdown!;
         plain(tip, 'turn tooltip');
-        assert.deepEqual(markdownStructure(tip), markdownStructure(turnParts({ trajectoryId: 12, index: 0, action: benign(h.text), observation: benign(h.text) }, DEFAULT_MAX_TEXT_LENGTH).tooltipMarkdown!));
+        assert.deepEqual(
+          markdownStructure(tip),
+          markdownStructure(
+            turnParts({ trajectoryId: 12, index: 0, action: benign(h.text), observation: benign(h.text) }, DEFAULT_MAX_TEXT_LENGTH).tooltipMarkdown!,
+          ),
+        );
         assert.ok(!DANGEROUS_HTML.test(hoverHtml(tip)), hoverHtml(tip).slice(0, 300));
         assert.ok(tip.length < 2 * 11 * 2000 + 500, `tooltip of ${tip.length} characters`);
       });

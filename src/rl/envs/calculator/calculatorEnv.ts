@@ -24,7 +24,11 @@ export interface CalculatorOptions {
 /** The run's options as the environment uses them (the generator's settings together). */
 export function calculatorOptions(o: CalculatorEnvOptions): CalculatorOptions {
   return {
-    maxCalls: o.maxCalls, formatWeight: o.formatWeight, callCost: o.callCost, trainTasks: o.trainTasks, heldOutTasks: o.heldOutTasks,
+    maxCalls: o.maxCalls,
+    formatWeight: o.formatWeight,
+    callCost: o.callCost,
+    trainTasks: o.trainTasks,
+    heldOutTasks: o.heldOutTasks,
     generator: { minDepth: o.minDepth, maxDepth: o.maxDepth, minOperand: o.minOperand, maxOperand: o.maxOperand, ops: GENERATOR_OPS },
   };
 }

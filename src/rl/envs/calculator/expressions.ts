@@ -110,8 +110,11 @@ export const GENERATOR_OPS: readonly Op[] = ['add', 'sub', 'mul'];
 
 /** The generator at the calculator's default options (envOptions.minDepth … maxOperand, from their table). */
 export const DEFAULT_GENERATOR: GeneratorOptions = {
-  minDepth: CALCULATOR_OPTION_SPECS.minDepth.default, maxDepth: CALCULATOR_OPTION_SPECS.maxDepth.default,
-  minOperand: CALCULATOR_OPTION_SPECS.minOperand.default, maxOperand: CALCULATOR_OPTION_SPECS.maxOperand.default, ops: GENERATOR_OPS,
+  minDepth: CALCULATOR_OPTION_SPECS.minDepth.default,
+  maxDepth: CALCULATOR_OPTION_SPECS.maxDepth.default,
+  minOperand: CALCULATOR_OPTION_SPECS.minOperand.default,
+  maxOperand: CALCULATOR_OPTION_SPECS.maxOperand.default,
+  ops: GENERATOR_OPS,
 };
 
 /** A random expression with depth in [minDepth, maxDepth]; divisions are kept exact and non-zero. */

@@ -40,7 +40,11 @@ function taskSet(name: 'functions' | 'formulas'): readonly (CodeTask & { readonl
 const specOf = new WeakMap<Task, CodeTask>();
 
 export function codeTask(t: CodeTask): Task {
-  const task: Task = { id: t.id, prompt: codeTaskPrompt(t), data: { fn: t.fn, publicArgs: t.publicArgs, publicOutput: t.publicOutput, hidden: t.hidden, reference: t.reference } };
+  const task: Task = {
+    id: t.id,
+    prompt: codeTaskPrompt(t),
+    data: { fn: t.fn, publicArgs: t.publicArgs, publicOutput: t.publicOutput, hidden: t.hidden, reference: t.reference },
+  };
   specOf.set(task, t);
   return task;
 }
@@ -65,7 +69,10 @@ export function formatExecution(r: ExecutionResult): string {
 }
 
 function lastLine(s: string): string {
-  const lines = s.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const lines = s
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   return lines[lines.length - 1] ?? '';
 }
 
@@ -83,7 +90,10 @@ type Verdict = { results: [string, string][] } | { error: string };
 async function runVerifier(sandbox: Sandbox, limits: SandboxLimits, code: string, fn: string, calls: readonly string[]): Promise<Verdict> {
   const nonce = `@@verify-${crypto.randomBytes(8).toString('hex')}@@`;
   const r = await sandbox.executor.execute(verifierProgram(code, fn, calls, nonce), { ...limits, tailBytes: Math.max(limits.tailBytes, 64 * 1024) });
-  const line = r.stdout.split('\n').reverse().find((l) => l.startsWith(nonce));
+  const line = r.stdout
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith(nonce));
   if (!line) return { error: r.timedOut ? 'timed out' : r.sandboxError ? `sandbox: ${r.sandboxError}` : `no verdict (exit ${r.exitCode ?? r.signal})` };
   return JSON.parse(line.slice(nonce.length)) as Verdict;
 }
@@ -127,7 +137,10 @@ class CodeEnv implements Environment {
   private executions = 0;
   private finished = false;
   private done = false;
-  constructor(private readonly o: CodeEnvOptions, private readonly sandbox: Sandbox) {}
+  constructor(
+    private readonly o: CodeEnvOptions,
+    private readonly sandbox: Sandbox,
+  ) {}
 
   reset(task: Task): Promise<Observation> {
     this.task = task;
@@ -159,7 +172,17 @@ class CodeEnv implements Environment {
       const r = await this.sandbox.executor.execute(code, this.o.limits);
       observation = {
         text: formatExecution(r),
-        data: { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut, outputCapped: r.outputCapped, durationMs: Math.round(r.durationMs), level: r.level, ...(r.sandboxError ? { sandboxError: r.sandboxError } : {}) },
+        data: {
+          stdout: r.stdout,
+          stderr: r.stderr,
+          exitCode: r.exitCode,
+          signal: r.signal,
+          timedOut: r.timedOut,
+          outputCapped: r.outputCapped,
+          durationMs: Math.round(r.durationMs),
+          level: r.level,
+          ...(r.sandboxError ? { sandboxError: r.sandboxError } : {}),
+        },
       };
     }
     if (this.executions >= this.o.maxExecutions) {
@@ -220,4 +243,3 @@ export const codeEnvironment: EnvironmentDefinition<CodeOptions> = {
   description: DESCRIPTION,
   open: (o) => Promise.resolve(openCodeEnvironment(o)),
 };
-

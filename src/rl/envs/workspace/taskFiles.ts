@@ -53,7 +53,11 @@ export function globRegExp(pattern: string): RegExp {
       if (end < 0) re += '\\{';
       else {
         // each alternative is a glob of its own ({*.jsonl,*.csv})
-        re += `(?:${pattern.slice(i + 1, end).split(',').map((p) => globRegExp(p).source.slice(1, -1)).join('|')})`;
+        re += `(?:${pattern
+          .slice(i + 1, end)
+          .split(',')
+          .map((p) => globRegExp(p).source.slice(1, -1))
+          .join('|')})`;
         i = end;
       }
     } else re += c.replace(/[.+^$()|[\]\\{}]/g, '\\$&');
@@ -95,22 +99,26 @@ function expand(root: string, pattern: string): string[] {
 
 /** Every file the patterns name, each once; a pattern that matches nothing is an error. */
 export function taskFilesOf(root: string, patterns: readonly string[]): string[] {
-  if (patterns.length === 0) throw new TaskFileError('envOptions.tasks names no file. Fix: give a task file or a glob, e.g. "data/train.jsonl" or "data/*.parquet"');
+  if (patterns.length === 0)
+    throw new TaskFileError('envOptions.tasks names no file. Fix: give a task file or a glob, e.g. "data/train.jsonl" or "data/*.parquet"');
   const seen = new Set<string>();
   const files: string[] = [];
   for (const p of patterns) {
     const found = expand(root, p);
-    if (found.length === 0) throw new TaskFileError(`envOptions.tasks: "${p}" matches no file under ${root}. Fix: check the path (it is relative to the config file's folder)`);
+    if (found.length === 0)
+      throw new TaskFileError(`envOptions.tasks: "${p}" matches no file under ${root}. Fix: check the path (it is relative to the config file's folder)`);
     for (const f of found) {
       if (seen.has(f)) continue;
       seen.add(f);
-      if (!formatOf(f)) throw new TaskFileError(`envOptions.tasks: ${f} is not a task file this reads (JSON Lines .jsonl, JSON .json, CSV .csv or Parquet .parquet). Fix: convert it, or narrow the pattern "${p}"`);
+      if (!formatOf(f))
+        throw new TaskFileError(
+          `envOptions.tasks: ${f} is not a task file this reads (JSON Lines .jsonl, JSON .json, CSV .csv or Parquet .parquet). Fix: convert it, or narrow the pattern "${p}"`,
+        );
       files.push(f);
     }
   }
   return files;
 }
-
 
 /** BigInt (Parquet INT64) → number when exact, typed arrays → arrays, Dates → ISO text: plain JSON values. */
 function plain(v: unknown): unknown {
@@ -132,7 +140,10 @@ function readJsonLines(text: string, file: string): SourceRecord[] {
     } catch (e) {
       throw new TaskFileError(`${file} line ${i + 1}: not valid JSON (${(e as Error).message}). Fix: one JSON object per line`);
     }
-    if (!isRecord(v)) throw new TaskFileError(`${file} line ${i + 1}: a task must be a JSON object, not ${Array.isArray(v) ? 'an array' : typeof v}. Fix: write {"prompt": ..., ...} on each line`);
+    if (!isRecord(v))
+      throw new TaskFileError(
+        `${file} line ${i + 1}: a task must be a JSON object, not ${Array.isArray(v) ? 'an array' : typeof v}. Fix: write {"prompt": ..., ...} on each line`,
+      );
     out.push({ file, where: `line ${i + 1}`, value: v });
   });
   return out;
@@ -161,22 +172,27 @@ async function readCsv(text: string, file: string): Promise<SourceRecord[]> {
     rows = parse<Record<string, string>>(text, { columns: true, skip_empty_lines: true, bom: true, relax_column_count: false });
   } catch (e) {
     const m = e as Error & { lines?: number };
-    throw new TaskFileError(`${file}${m.lines ? ` line ${m.lines}` : ''}: not valid CSV (${m.message}). Fix: a header row, then one task per row with as many fields as the header`);
+    throw new TaskFileError(
+      `${file}${m.lines ? ` line ${m.lines}` : ''}: not valid CSV (${m.message}). Fix: a header row, then one task per row with as many fields as the header`,
+    );
   }
   // A cell holding a JSON list or object (tests, chat messages) is read as JSON.
   return rows.map((r, i) => ({
-    file, where: `row ${i + 1}`,
-    value: Object.fromEntries(Object.entries(r).map(([k, x]) => {
-      const t = x.trim();
-      if ((t.startsWith('[') && t.endsWith(']')) || (t.startsWith('{') && t.endsWith('}'))) {
-        try {
-          return [k, JSON.parse(t) as unknown];
-        } catch {
-          return [k, x];
+    file,
+    where: `row ${i + 1}`,
+    value: Object.fromEntries(
+      Object.entries(r).map(([k, x]) => {
+        const t = x.trim();
+        if ((t.startsWith('[') && t.endsWith(']')) || (t.startsWith('{') && t.endsWith('}'))) {
+          try {
+            return [k, JSON.parse(t) as unknown];
+          } catch {
+            return [k, x];
+          }
         }
-      }
-      return [k, x];
-    })),
+        return [k, x];
+      }),
+    ),
   }));
 }
 
@@ -187,7 +203,9 @@ async function readParquet(bytes: Buffer, file: string): Promise<SourceRecord[]>
   try {
     rows = await parquetReadObjects({ file: buffer });
   } catch (e) {
-    throw new TaskFileError(`${file}: cannot read it as Parquet (${(e as Error).message}). Fix: write it with pyarrow or pandas (snappy, gzip or no compression), or convert it to JSON Lines`);
+    throw new TaskFileError(
+      `${file}: cannot read it as Parquet (${(e as Error).message}). Fix: write it with pyarrow or pandas (snappy, gzip or no compression), or convert it to JSON Lines`,
+    );
   }
   return rows.map((r, i) => ({ file, where: `row ${i + 1}`, value: plain(r) as Record<string, unknown> }));
 }

@@ -28,13 +28,40 @@ export interface FieldMap {
   readonly entryPoint?: string;
 }
 
-export const FIELD_NAMES: readonly (keyof FieldMap)[] = ['id', 'prompt', 'groundTruth', 'tests', 'publicTests', 'privateTests', 'split', 'demonstration', 'metadata', 'entryPoint'];
+export const FIELD_NAMES: readonly (keyof FieldMap)[] = [
+  'id',
+  'prompt',
+  'groundTruth',
+  'tests',
+  'publicTests',
+  'privateTests',
+  'split',
+  'demonstration',
+  'metadata',
+  'entryPoint',
+];
 
 export const PRESET_FIELDS: Readonly<Record<TaskPreset, FieldMap>> = {
-  default: { id: 'id', prompt: 'prompt', groundTruth: 'answer', tests: 'tests', publicTests: 'public_tests', privateTests: 'private_tests', split: 'split', demonstration: 'demonstration', metadata: 'metadata' },
+  default: {
+    id: 'id',
+    prompt: 'prompt',
+    groundTruth: 'answer',
+    tests: 'tests',
+    publicTests: 'public_tests',
+    privateTests: 'private_tests',
+    split: 'split',
+    demonstration: 'demonstration',
+    metadata: 'metadata',
+  },
   // verl's RL parquet (its examples/data_preprocess scripts): chat-message prompt, ground truth under
   // reward_model; extra_info.index restarts at 0 in each file, so ids are the file's (file#n) unless idField names one
-  verl: { prompt: 'prompt', groundTruth: 'reward_model.ground_truth', split: 'extra_info.split', demonstration: 'extra_info.demonstration', metadata: 'extra_info' },
+  verl: {
+    prompt: 'prompt',
+    groundTruth: 'reward_model.ground_truth',
+    split: 'extra_info.split',
+    demonstration: 'extra_info.demonstration',
+    metadata: 'extra_info',
+  },
   // openai/gsm8k: question, and an answer whose last line is "#### 42"
   gsm8k: { prompt: 'question', groundTruth: 'answer', split: 'split' },
   // mbpp: text, code, test_list (assert statements), task_id
@@ -75,9 +102,8 @@ export interface TaskSplitOptions {
 
 /** A record's value as text: scalars as themselves, anything else as JSON. */
 export function scalarText(v: unknown): string {
-  return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' ? String(v) : JSON.stringify(v) ?? '';
+  return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' ? String(v) : (JSON.stringify(v) ?? '');
 }
-
 
 /** A dotted path into a record ("reward_model.ground_truth"); undefined when any step is missing. */
 export function pick(record: Readonly<Record<string, unknown>>, dotted: string): unknown {
@@ -104,14 +130,22 @@ function messagesOf(r: SourceRecord, field: string, v: readonly unknown[]): { ro
 
 /** The prompt a policy without a chat template reads: the system and user messages, in order. */
 export function renderMessages(messages: readonly { role: string; content: string }[]): string {
-  return messages.filter((m) => m.role === 'system' || m.role === 'user').map((m) => m.content).join('\n');
+  return messages
+    .filter((m) => m.role === 'system' || m.role === 'user')
+    .map((m) => m.content)
+    .join('\n');
 }
 
 function testsOf(r: SourceRecord, field: string, v: unknown, entryPoint: string | undefined): string[] {
   if (v === undefined || v === null || v === '') return [];
   if (typeof v === 'string') return [entryPoint ? `${v}\ncheck(${entryPoint})` : v];
   if (Array.isArray(v) && v.every((t) => typeof t === 'string')) return v;
-  return fail(r, `"${field}"`, `holds ${Array.isArray(v) ? 'an array with non-text items' : typeof v}`, 'give tests as Python text or an array of texts (assert statements)');
+  return fail(
+    r,
+    `"${field}"`,
+    `holds ${Array.isArray(v) ? 'an array with non-text items' : typeof v}`,
+    'give tests as Python text or an array of texts (assert statements)',
+  );
 }
 
 const TRAIN = new Set(['train', 'training']);
@@ -150,7 +184,8 @@ export function tasksOf(records: readonly SourceRecord[], o: TaskSplitOptions): 
       const name = map[key];
       if (name === undefined) return undefined;
       const v = pick(r.value, name);
-      if (v === undefined && given.has(key)) fail(r, `has no field "${name}" (envOptions.${key}Field)`, '', `add it to every record, or set envOptions.${key}Field to the field that holds it`);
+      if (v === undefined && given.has(key))
+        fail(r, `has no field "${name}" (envOptions.${key}Field)`, '', `add it to every record, or set envOptions.${key}Field to the field that holds it`);
       return v;
     };
     const n = (fileIndex.get(r.file) ?? 0) + 1;
@@ -163,13 +198,30 @@ export function tasksOf(records: readonly SourceRecord[], o: TaskSplitOptions): 
       messages = messagesOf(r, map.prompt, rawPrompt);
       prompt = renderMessages(messages);
     } else if (rawPrompt === undefined) {
-      return fail(r, `has no prompt field "${map.prompt}"`, '', `name the field that holds the prompt in envOptions.promptField (the ${o.preset} preset reads "${map.prompt}"), or choose another envOptions.taskPreset`);
-    } else return fail(r, `"${map.prompt}"`, `is ${typeof rawPrompt}, not text or chat messages`, 'write the prompt as text or as [{"role": "user", "content": "..."}]');
+      return fail(
+        r,
+        `has no prompt field "${map.prompt}"`,
+        '',
+        `name the field that holds the prompt in envOptions.promptField (the ${o.preset} preset reads "${map.prompt}"), or choose another envOptions.taskPreset`,
+      );
+    } else
+      return fail(
+        r,
+        `"${map.prompt}"`,
+        `is ${typeof rawPrompt}, not text or chat messages`,
+        'write the prompt as text or as [{"role": "user", "content": "..."}]',
+      );
     if (prompt.trim() === '') fail(r, `"${map.prompt}"`, 'is empty', 'give every task a prompt');
     const rawId = get('id');
     const id = rawId === undefined || rawId === null || rawId === '' ? `${r.file}#${n}` : scalarText(rawId);
     const twin = seen.get(id);
-    if (twin) fail(r, `id "${id}"`, `repeats the id of ${twin.file} ${twin.where}`, `give every task its own id (envOptions.idField names the field: "${map.id ?? '(none)'}")`);
+    if (twin)
+      fail(
+        r,
+        `id "${id}"`,
+        `repeats the id of ${twin.file} ${twin.where}`,
+        `give every task its own id (envOptions.idField names the field: "${map.id ?? '(none)'}")`,
+      );
     seen.set(id, r);
     let groundTruth = get('groundTruth');
     if (o.preset === 'gsm8k' && typeof groundTruth === 'string') groundTruth = (groundTruth.split('####').pop() ?? '').trim().replace(/,/g, '');
@@ -190,7 +242,8 @@ export function tasksOf(records: readonly SourceRecord[], o: TaskSplitOptions): 
       source: `${r.file} ${r.where}`,
       ...(messages ? { messages } : {}),
       ...(groundTruth !== undefined && groundTruth !== null ? { groundTruth } : {}),
-      publicTests, privateTests,
+      publicTests,
+      privateTests,
       ...(Array.isArray(demo) ? { demonstration: demo } : {}),
       metadata,
     };
@@ -205,13 +258,24 @@ export function tasksOf(records: readonly SourceRecord[], o: TaskSplitOptions): 
       const s = scalarText(split).toLowerCase();
       if (TRAIN.has(s)) heldOutTask = false;
       else if (HELD_OUT.has(s)) heldOutTask = true;
-      else return fail(r, `"${map.split}" = ${JSON.stringify(split)}`, 'is not a split this knows', 'use "train" for training tasks and "test" (or validation, heldout, eval, dev) for held-out ones');
+      else
+        return fail(
+          r,
+          `"${map.split}" = ${JSON.stringify(split)}`,
+          'is not a split this knows',
+          'use "train" for training tasks and "test" (or validation, heldout, eval, dev) for held-out ones',
+        );
     }
     (heldOutTask ? heldOut : train).push(task);
   }
-  if (train.length === 0) throw new TaskFileError(`envOptions.tasks: no training task (${records.length} record(s), all held out). Fix: mark some records "train" in the split field, or lower envOptions.heldOutFraction`);
+  if (train.length === 0)
+    throw new TaskFileError(
+      `envOptions.tasks: no training task (${records.length} record(s), all held out). Fix: mark some records "train" in the split field, or lower envOptions.heldOutFraction`,
+    );
   if (heldOut.length === 0) {
-    throw new TaskFileError(`envOptions.tasks: no held-out task among ${records.length} record(s), so nothing can be evaluated. Fix: add the held-out file (e.g. "{train,test}.parquet"), mark some records "test" in the split field "${map.split ?? 'split'}", or, for records without one, raise envOptions.heldOutFraction (now ${o.heldOutFraction})`);
+    throw new TaskFileError(
+      `envOptions.tasks: no held-out task among ${records.length} record(s), so nothing can be evaluated. Fix: add the held-out file (e.g. "{train,test}.parquet"), mark some records "test" in the split field "${map.split ?? 'split'}", or, for records without one, raise envOptions.heldOutFraction (now ${o.heldOutFraction})`,
+    );
   }
   return { train, heldOut };
 }

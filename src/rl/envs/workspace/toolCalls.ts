@@ -28,7 +28,12 @@ export function parseToolAction(raw: string, format: ToolFormat): ParsedAction {
     const a = parseCodeAction(raw);
     return a.kind === 'tool' && a.name === 'finish' ? { kind: 'tool', name: 'answer', args: { text: String(a.args.answer) } } : a;
   }
-  if (raw.trim() === '') return formatError(format === 'call' ? 'empty output: write <call>tool(args)</call> or <answer>...</answer>' : 'empty output: write <tool_call>{"name": ..., "arguments": {...}}</tool_call> or <answer>...</answer>');
+  if (raw.trim() === '')
+    return formatError(
+      format === 'call'
+        ? 'empty output: write <call>tool(args)</call> or <answer>...</answer>'
+        : 'empty output: write <tool_call>{"name": ..., "arguments": {...}}</tool_call> or <answer>...</answer>',
+    );
   const text = raw.length > MAX_ACTION_CHARS ? raw.slice(0, MAX_ACTION_CHARS) : raw;
   const answer = ANSWER_RE.exec(text);
   const callAt = format === 'call' ? text.search(/<call>/) : text.search(/<tool_call>/);
@@ -44,7 +49,14 @@ export function parseToolAction(raw: string, format: ToolFormat): ParsedAction {
     return formatError('no <call> or <answer> found');
   }
   const m = HERMES_RE.exec(text);
-  if (!m) return formatError(callAt >= 0 ? 'unclosed <tool_call>: end it with </tool_call>' : /<answer>/.test(text) ? 'unclosed answer: end it with </answer>' : 'no <tool_call> or <answer> found');
+  if (!m)
+    return formatError(
+      callAt >= 0
+        ? 'unclosed <tool_call>: end it with </tool_call>'
+        : /<answer>/.test(text)
+          ? 'unclosed answer: end it with </answer>'
+          : 'no <tool_call> or <answer> found',
+    );
   let call: unknown;
   try {
     call = JSON.parse(m[1]!);
@@ -52,7 +64,8 @@ export function parseToolAction(raw: string, format: ToolFormat): ParsedAction {
     return formatError('the <tool_call> is not valid JSON: write {"name": "tool", "arguments": {...}}');
   }
   const c = call as { name?: unknown; arguments?: unknown };
-  if (typeof call !== 'object' || call === null || typeof c.name !== 'string') return formatError('the <tool_call> needs a "name" (text) and "arguments" (an object)');
+  if (typeof call !== 'object' || call === null || typeof c.name !== 'string')
+    return formatError('the <tool_call> needs a "name" (text) and "arguments" (an object)');
   const args = c.arguments ?? {};
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return formatError('"arguments" must be a JSON object of parameter names and values');
   if (RESERVED_TOOL_NAMES.includes(c.name)) return reserved(c.name);
@@ -74,7 +87,9 @@ export function renderPrompt(prompt: string, tools: readonly ToolSpec[], format:
   const body = prompt.endsWith('\n') ? prompt : `${prompt}\n`;
   if (show === 'none' || tools.length === 0) return body;
   if (show === 'json' || format === 'hermes') {
-    const list = toolSchemas(tools).map((t) => JSON.stringify(t)).join('\n');
+    const list = toolSchemas(tools)
+      .map((t) => JSON.stringify(t))
+      .join('\n');
     return `<tools>\n${list}\n</tools>\n${body}`;
   }
   const sigs = tools.map((t) => t.signature).join('; ');

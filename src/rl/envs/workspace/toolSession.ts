@@ -41,7 +41,13 @@ export interface ToolReply {
 }
 
 export type ToolRequest =
-  | { readonly op: 'call'; readonly name: string; readonly args?: readonly unknown[]; readonly kwargs?: Readonly<Record<string, unknown>>; readonly whole?: boolean }
+  | {
+      readonly op: 'call';
+      readonly name: string;
+      readonly args?: readonly unknown[];
+      readonly kwargs?: Readonly<Record<string, unknown>>;
+      readonly whole?: boolean;
+    }
   | { readonly op: 'call_text'; readonly name: string; readonly text: string }
   | { readonly op: 'exec'; readonly code: string };
 
@@ -58,9 +64,11 @@ export interface SessionSandbox {
 export class ToolLoadError extends Error {
   /** `sandbox`: the sandbox failed before the file could be tried (not the file's fault). */
   constructor(file: string, detail: string, sandbox = false) {
-    super(sandbox
-      ? `${file}: the tool sandbox failed before the file could be imported: ${detail}. Fix: check \`agent-rl env check\` (the interpreter and the isolation level), then run again`
-      : `${file}: the tool file does not import: ${detail}. Fix: correct the file (\`agent-rl env check --config FILE\` shows its tools without training)`);
+    super(
+      sandbox
+        ? `${file}: the tool sandbox failed before the file could be imported: ${detail}. Fix: check \`agent-rl env check\` (the interpreter and the isolation level), then run again`
+        : `${file}: the tool file does not import: ${detail}. Fix: correct the file (\`agent-rl env check --config FILE\` shows its tools without training)`,
+    );
     this.name = 'ToolLoadError';
   }
 }
@@ -162,7 +170,11 @@ class ToolZygote {
     }
     this.listeners.set(sid, listener);
     const uid = allocateUid();
-    const cfg = { ...this.baseCfg, loadTimeoutMs: START_TIMEOUT_MS + this.sandbox.limits.timeoutMs, ...(uid !== undefined ? { uid, nproc: this.sandbox.limits.maxProcesses } : {}) };
+    const cfg = {
+      ...this.baseCfg,
+      loadTimeoutMs: START_TIMEOUT_MS + this.sandbox.limits.timeoutMs,
+      ...(uid !== undefined ? { uid, nproc: this.sandbox.limits.maxProcesses } : {}),
+    };
     this.send({ op: 'open', sid, cfg, load: { source: file.source, filename: file.name, listing } });
   }
 
@@ -250,18 +262,21 @@ class ToolProcess {
   constructor(sandbox: SessionSandbox, file: ToolFile, listing: boolean) {
     this.loaded = new Promise((resolveLoaded) => {
       this.pending = resolveLoaded;
-      sandbox.zygotes.get(sandbox).then((z) => {
-        this.zygote = z;
-        if (this.closed) return; // closed while the zygote started: never opened
-        z.open(this.sid, file, listing, (m) => {
-          if (m instanceof Error) this.fail(m);
-          else {
-            const p = this.pending;
-            this.pending = undefined;
-            p?.(m);
-          }
-        });
-      }, (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))));
+      sandbox.zygotes.get(sandbox).then(
+        (z) => {
+          this.zygote = z;
+          if (this.closed) return; // closed while the zygote started: never opened
+          z.open(this.sid, file, listing, (m) => {
+            if (m instanceof Error) this.fail(m);
+            else {
+              const p = this.pending;
+              this.pending = undefined;
+              p?.(m);
+            }
+          });
+        },
+        (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),
+      );
     });
   }
 
@@ -327,7 +342,11 @@ export class ToolSession {
   private closed = false;
 
   /** `listing`: the session reports the tools' schemas (for prepare and env check; episodes need none). */
-  constructor(private readonly sandbox: SessionSandbox, private readonly file: ToolFile | undefined, private readonly listing = false) {}
+  constructor(
+    private readonly sandbox: SessionSandbox,
+    private readonly file: ToolFile | undefined,
+    private readonly listing = false,
+  ) {}
 
   /** Forks the session, which imports the tool file; throws ToolLoadError when it does not import. */
   start(): Promise<LoadedTools> {
@@ -342,7 +361,10 @@ export class ToolSession {
       clearTimeout(timer);
       if (m instanceof Error) throw new ToolLoadError(file.name, m.message.replace(/^\w+: /, ''), true);
       if (m.ok !== true) throw new ToolLoadError(file.name, typeof m.error === 'string' ? m.error : 'unknown error');
-      return { tools: (m.tools ?? []) as ToolSpec[], examples: (typeof m.examples === 'object' && m.examples !== null ? m.examples : {}) as Record<string, unknown> };
+      return {
+        tools: (m.tools ?? []) as ToolSpec[],
+        examples: (typeof m.examples === 'object' && m.examples !== null ? m.examples : {}) as Record<string, unknown>,
+      };
     });
     this.loading.catch(() => undefined);
     return this.loading;
@@ -364,11 +386,14 @@ export class ToolSession {
     const clip = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max)}... [cut: ${s.length} characters in all]`);
     const short = this.sandbox.limits.tailBytes;
     const reply: ToolReply = {
-      ok: m.ok === true, durationMs,
+      ok: m.ok === true,
+      durationMs,
       ...(typeof m.kind === 'string' ? { kind: m.kind.slice(0, 40) } : {}),
       ...(typeof m.result === 'string' ? { result: clip(m.result, 'whole' in req && req.whole === true ? this.sandbox.limits.outputCapBytes : short) } : {}),
-      ...(typeof m.printed === 'string' ? { printed: clip(m.printed, short) } : {}), ...(typeof m.error === 'string' ? { error: clip(m.error, short) } : {}),
-      ...(typeof m.exit === 'number' ? { exit: m.exit } : {}), ...(typeof m.type === 'string' ? { type: m.type } : {}),
+      ...(typeof m.printed === 'string' ? { printed: clip(m.printed, short) } : {}),
+      ...(typeof m.error === 'string' ? { error: clip(m.error, short) } : {}),
+      ...(typeof m.exit === 'number' ? { exit: m.exit } : {}),
+      ...(typeof m.type === 'string' ? { type: m.type } : {}),
     };
     return restarted ? { ...reply, printed: `[the tool process was restarted after a failure: earlier state is lost]\n${reply.printed ?? ''}` } : reply;
   }
@@ -394,7 +419,12 @@ export class SessionPool {
   private closed = false;
 
   /** `recycleAfter`: a session is replaced after this many calls (its CPU-time limit counts from its fork). */
-  constructor(private readonly sandbox: SessionSandbox, private readonly file: ToolFile, private readonly size: number, private readonly recycleAfter = 200) {}
+  constructor(
+    private readonly sandbox: SessionSandbox,
+    private readonly file: ToolFile,
+    private readonly size: number,
+    private readonly recycleAfter = 200,
+  ) {}
 
   async call(req: ToolRequest): Promise<ToolReply> {
     if (this.closed) throw new Error('SessionPool: call() after close()');

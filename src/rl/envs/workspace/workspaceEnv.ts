@@ -13,7 +13,17 @@ import type { IsolationLevel } from '../../sandbox/isolation';
 import { limitsOf, type SandboxLimits } from '../../sandbox/limits';
 import { SandboxPools } from '../../sandbox/sandboxPools';
 import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, Task, TaskSource } from '../environment';
-import { observationText, parseToolAction, renderPrompt, RESERVED_TOOL_NAMES, stopFor, toolResultBody, toolSchemas, type ToolFormat, type ToolsInPrompt } from './toolCalls';
+import {
+  observationText,
+  parseToolAction,
+  renderPrompt,
+  RESERVED_TOOL_NAMES,
+  stopFor,
+  toolResultBody,
+  toolSchemas,
+  type ToolFormat,
+  type ToolsInPrompt,
+} from './toolCalls';
 import { readTaskRecords } from './taskFiles';
 import { FIELD_NAMES, tasksOf, workspaceTaskData, type FieldMap, type TaskPreset } from './taskRecords';
 import { SessionPool, ToolLoadError, ToolSession, ToolZygotes, type SessionSandbox, type ToolFile, type ToolReply, type ToolSpec } from './toolSession';
@@ -51,9 +61,24 @@ export function workspaceOptions(o: WorkspaceEnvOptions): WorkspaceOptions {
     if (v !== '') fields[f] = v;
   }
   return {
-    root: o.root, tasks: o.tasks, taskPreset: o.taskPreset, fields, heldOutFraction: o.heldOutFraction, splitSeed: o.splitSeed,
-    tools: o.tools, toolFormat: o.toolFormat, toolsInPrompt: o.toolsInPrompt, reward: o.reward, formatBonus: o.formatBonus, callCost: o.callCost,
-    successThreshold: o.successThreshold, maxCalls: o.maxCalls, sandbox: o.sandbox, python: o.python, limits: limitsOf(o), poolSize: o.poolSize,
+    root: o.root,
+    tasks: o.tasks,
+    taskPreset: o.taskPreset,
+    fields,
+    heldOutFraction: o.heldOutFraction,
+    splitSeed: o.splitSeed,
+    tools: o.tools,
+    toolFormat: o.toolFormat,
+    toolsInPrompt: o.toolsInPrompt,
+    reward: o.reward,
+    formatBonus: o.formatBonus,
+    callCost: o.callCost,
+    successThreshold: o.successThreshold,
+    maxCalls: o.maxCalls,
+    sandbox: o.sandbox,
+    python: o.python,
+    limits: limitsOf(o),
+    poolSize: o.poolSize,
   };
 }
 
@@ -72,7 +97,9 @@ function readSource(o: WorkspaceOptions, file: string, field: string): ToolFile 
   try {
     return { name: path.basename(abs), source: fs.readFileSync(abs, 'utf8') };
   } catch (e) {
-    throw new WorkspaceEnvError(`envOptions.${field}: cannot read ${abs} (${(e as NodeJS.ErrnoException).code ?? String(e)}). Fix: check the path (relative to the config file's folder: ${rootOf(o)})`);
+    throw new WorkspaceEnvError(
+      `envOptions.${field}: cannot read ${abs} (${(e as NodeJS.ErrnoException).code ?? String(e)}). Fix: check the path (relative to the config file's folder: ${rootOf(o)})`,
+    );
   }
 }
 
@@ -133,9 +160,10 @@ class WorkspaceEnv implements Environment {
     this.session = this.p.toolFile || this.o.toolFormat === 'code' ? new ToolSession(this.p.toolSandbox, this.p.toolFile) : undefined;
     const text = renderPrompt(task.prompt, this.p.tools, this.o.toolFormat, this.o.toolsInPrompt);
     // Hermes is the chat templates' own tool convention: a template policy shows the tools its way
-    const chat = this.o.toolFormat === 'hermes' && this.p.tools.length > 0 && this.o.toolsInPrompt !== 'none'
-      ? { chat: { role: 'user' as const, content: renderPrompt(task.prompt, this.p.tools, this.o.toolFormat, 'none'), tools: toolSchemas(this.p.tools) } }
-      : {};
+    const chat =
+      this.o.toolFormat === 'hermes' && this.p.tools.length > 0 && this.o.toolsInPrompt !== 'none'
+        ? { chat: { role: 'user' as const, content: renderPrompt(task.prompt, this.p.tools, this.o.toolFormat, 'none'), tools: toolSchemas(this.p.tools) } }
+        : {};
     return Promise.resolve({ text, ...chat, data: { taskId: task.id, source: taskData(task).source, level: this.p.level } });
   }
 
@@ -145,10 +173,16 @@ class WorkspaceEnv implements Environment {
 
   private async run(action: ParsedAction & { kind: 'tool' }): Promise<ToolReply> {
     // only the code format's parser makes execute_code actions (the others refuse the name)
-    if (action.name === 'execute_code' && this.o.toolFormat === 'code' && this.session) return this.session.call({ op: 'exec', code: String(action.args.code) });
+    if (action.name === 'execute_code' && this.o.toolFormat === 'code' && this.session)
+      return this.session.call({ op: 'exec', code: String(action.args.code) });
     if (!this.session || !this.p.tools.some((t) => t.name === action.name)) {
       const names = this.p.tools.map((t) => t.name);
-      return { ok: false, kind: 'unknown_tool', error: `unknown tool ${JSON.stringify(action.name.slice(0, 40))}; ${names.length ? `the tools are: ${names.join(', ')}` : 'this environment has no tools: answer directly'}`, durationMs: 0 };
+      return {
+        ok: false,
+        kind: 'unknown_tool',
+        error: `unknown tool ${JSON.stringify(action.name.slice(0, 40))}; ${names.length ? `the tools are: ${names.join(', ')}` : 'this environment has no tools: answer directly'}`,
+        durationMs: 0,
+      };
     }
     if (this.o.toolFormat === 'hermes') return this.session.call({ op: 'call', name: action.name, kwargs: action.args.arguments as Record<string, unknown> });
     return this.session.call({ op: 'call_text', name: action.name, text: String(action.args.text) });
@@ -166,7 +200,10 @@ class WorkspaceEnv implements Environment {
     let observation: Observation;
     if (action.kind === 'format_error') {
       this.invalid += 1;
-      const text = this.o.toolFormat === 'code' ? `format error: ${action.message}` : observationText({ ok: false, kind: 'format', error: action.message, durationMs: 0 }, this.o.toolFormat);
+      const text =
+        this.o.toolFormat === 'code'
+          ? `format error: ${action.message}`
+          : observationText({ ok: false, kind: 'format', error: action.message, durationMs: 0 }, this.o.toolFormat);
       observation = { text, data: { formatError: true, error: 'format' } };
     } else {
       if (action.name === 'execute_code') this.code = String(action.args.code);
@@ -177,14 +214,25 @@ class WorkspaceEnv implements Environment {
         text: observationText(r, this.o.toolFormat),
         ...(this.o.toolFormat === 'hermes' ? { chat: { role: 'tool' as const, content: toolResultBody(r) } } : {}),
         data: {
-          tool: action.name, durationMs: Math.round(r.durationMs), level: this.p.level,
-          ...(failed ? { error: r.kind ?? 'failed' } : {}), ...(r.kind === 'timeout' ? { timedOut: true } : {}), ...(r.kind === 'output_cap' ? { outputCapped: true } : {}),
-          ...(r.result !== undefined ? { result: r.result } : {}), ...(r.printed ? { stdout: r.printed } : {}),
-          ...(r.error !== undefined ? { stderr: r.error } : r.kind === 'code' && r.printed ? { stderr: r.printed } : {}), ...(r.exit !== undefined ? { exitCode: r.exit } : {}),
+          tool: action.name,
+          durationMs: Math.round(r.durationMs),
+          level: this.p.level,
+          ...(failed ? { error: r.kind ?? 'failed' } : {}),
+          ...(r.kind === 'timeout' ? { timedOut: true } : {}),
+          ...(r.kind === 'output_cap' ? { outputCapped: true } : {}),
+          ...(r.result !== undefined ? { result: r.result } : {}),
+          ...(r.printed ? { stdout: r.printed } : {}),
+          ...(r.error !== undefined ? { stderr: r.error } : r.kind === 'code' && r.printed ? { stderr: r.printed } : {}),
+          ...(r.exit !== undefined ? { exitCode: r.exit } : {}),
         },
       };
     }
-    this.turns.push({ action: action.kind === 'tool' ? JSON.stringify(action.args) : '', tool: action.kind === 'tool' ? action.name : null, observation: observation.text, error: typeof observation.data.error === 'string' ? observation.data.error : null });
+    this.turns.push({
+      action: action.kind === 'tool' ? JSON.stringify(action.args) : '',
+      tool: action.kind === 'tool' ? action.name : null,
+      observation: observation.text,
+      error: typeof observation.data.error === 'string' ? observation.data.error : null,
+    });
     if (this.calls >= this.o.maxCalls) {
       this.done = true;
       return { observation, done: true, termination: 'budget_exhausted' };
@@ -194,7 +242,13 @@ class WorkspaceEnv implements Environment {
 
   /** The episode as the reward reads it. */
   trajectory(): RewardTrajectory {
-    return { turns: this.turns, answer: this.answer, code: this.code, tool_calls: this.calls - this.turns.filter((t) => t.error === 'format').length, invalid_calls: this.invalid };
+    return {
+      turns: this.turns,
+      answer: this.answer,
+      code: this.code,
+      tool_calls: this.calls - this.turns.filter((t) => t.error === 'format').length,
+      invalid_calls: this.invalid,
+    };
   }
 
   async verify(): Promise<EpisodeOutcome> {
@@ -210,7 +264,11 @@ class WorkspaceEnv implements Environment {
 }
 
 /** The reward of a finished episode: the workspace's function or the built-in, then the bonus and the cost. */
-export async function scoreEpisode(p: Pick<PreparedWorkspace, 'options' | 'executor' | 'rewardPool' | 'rewardFile'>, task: Task, traj: RewardTrajectory): Promise<EpisodeOutcome> {
+export async function scoreEpisode(
+  p: Pick<PreparedWorkspace, 'options' | 'executor' | 'rewardPool' | 'rewardFile'>,
+  task: Task,
+  traj: RewardTrajectory,
+): Promise<EpisodeOutcome> {
   const o = p.options;
   const executor = p.executor;
   const d = taskData(task);
@@ -228,8 +286,20 @@ export async function scoreEpisode(p: Pick<PreparedWorkspace, 'options' | 'execu
   const success = base.success ?? base.score >= o.successThreshold;
   const reward = base.score + (traj.answer !== null ? o.formatBonus : 0) - o.callCost * traj.tool_calls;
   return {
-    reward, success, publicPass: base.publicPass ?? success, privatePass: base.privatePass ?? success,
-    details: { score: base.score, answer: traj.answer, groundTruth: d.groundTruth ?? null, calls: traj.tool_calls, invalidCalls: traj.invalid_calls, source: d.source, metrics: base.metrics, ...(Object.keys(base.extras).length ? { extras: base.extras } : {}) },
+    reward,
+    success,
+    publicPass: base.publicPass ?? success,
+    privatePass: base.privatePass ?? success,
+    details: {
+      score: base.score,
+      answer: traj.answer,
+      groundTruth: d.groundTruth ?? null,
+      calls: traj.tool_calls,
+      invalidCalls: traj.invalid_calls,
+      source: d.source,
+      metrics: base.metrics,
+      ...(Object.keys(base.extras).length ? { extras: base.extras } : {}),
+    },
   };
 }
 
@@ -255,9 +325,14 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
   const records = await readTaskRecords(rootOf(o), [o.tasks]);
   const split = tasksOf(records, { preset: o.taskPreset, fields: o.fields, heldOutFraction: o.heldOutFraction, splitSeed: o.splitSeed });
   if (o.reward === 'unit_tests' && ![...split.train, ...split.heldOut].some((t) => taskData(t).privateTests.length > 0)) {
-    throw new WorkspaceEnvError('envOptions.reward "unit_tests": no task has tests. Fix: give the records tests (envOptions.testsField names the field), or use "exact_match" or a reward file');
+    throw new WorkspaceEnvError(
+      'envOptions.reward "unit_tests": no task has tests. Fix: give the records tests (envOptions.testsField names the field), or use "exact_match" or a reward file',
+    );
   }
-  if (!isBuiltin(o.reward) && !o.reward.endsWith('.py')) throw new WorkspaceEnvError(`envOptions.reward "${o.reward}" is neither a built-in (exact_match, unit_tests) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`);
+  if (!isBuiltin(o.reward) && !o.reward.endsWith('.py'))
+    throw new WorkspaceEnvError(
+      `envOptions.reward "${o.reward}" is neither a built-in (exact_match, unit_tests) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`,
+    );
   const pools = new SandboxPools();
   const zygotes = new ToolZygotes();
   let rewardPool: SessionPool | undefined;
@@ -274,50 +349,60 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
   }
 
   async function load(): Promise<PreparedWorkspace> {
-  const { level, python, executor } = pools.get(o);
-  const toolSandbox: SessionSandbox = { level, python, limits: o.limits, zygotes };
-  const toolFile = o.tools !== '' ? readSource(o, o.tools, 'tools') : undefined;
-  const rewardFile = isBuiltin(o.reward) ? undefined : readSource(o, o.reward, 'reward');
-  let tools: readonly ToolSpec[] = [];
-  let examples: Readonly<Record<string, unknown>> = {};
-  if (toolFile) {
-    const s = new ToolSession(toolSandbox, toolFile, true);
-    try {
-      ({ tools, examples } = await s.start());
-    } finally {
-      s.close();
+    const { level, python, executor } = pools.get(o);
+    const toolSandbox: SessionSandbox = { level, python, limits: o.limits, zygotes };
+    const toolFile = o.tools !== '' ? readSource(o, o.tools, 'tools') : undefined;
+    const rewardFile = isBuiltin(o.reward) ? undefined : readSource(o, o.reward, 'reward');
+    let tools: readonly ToolSpec[] = [];
+    let examples: Readonly<Record<string, unknown>> = {};
+    if (toolFile) {
+      const s = new ToolSession(toolSandbox, toolFile, true);
+      try {
+        ({ tools, examples } = await s.start());
+      } finally {
+        s.close();
+      }
+      const reserved = tools.find((t) => RESERVED_TOOL_NAMES.includes(t.name));
+      if (reserved)
+        throw new WorkspaceEnvError(
+          `${toolFile.name}: a tool may not be called "${reserved.name}" (${RESERVED_TOOL_NAMES.join(', ')} end the episode or run code). Fix: rename it, or leave it out of __all__`,
+        );
+      if (tools.length === 0)
+        throw new WorkspaceEnvError(
+          `${toolFile.name} declares no tool (no public function defined in it, and no __all__). Fix: define def name(arg: type) -> type: with a docstring, or leave envOptions.tools empty`,
+        );
     }
-    const reserved = tools.find((t) => RESERVED_TOOL_NAMES.includes(t.name));
-    if (reserved) throw new WorkspaceEnvError(`${toolFile.name}: a tool may not be called "${reserved.name}" (${RESERVED_TOOL_NAMES.join(', ')} end the episode or run code). Fix: rename it, or leave it out of __all__`);
-    if (tools.length === 0) throw new WorkspaceEnvError(`${toolFile.name} declares no tool (no public function defined in it, and no __all__). Fix: define def name(arg: type) -> type: with a docstring, or leave envOptions.tools empty`);
-  }
-  if (rewardFile) {
-    const probe = new ToolSession({ ...toolSandbox, role: 'reward' }, rewardFile, true);
+    if (rewardFile) {
+      const probe = new ToolSession({ ...toolSandbox, role: 'reward' }, rewardFile, true);
+      try {
+        const listed = await probe.start();
+        if (!listed.tools.some((t) => t.name === 'reward'))
+          throw new WorkspaceEnvError(
+            `${rewardFile.name} defines no function reward(task, trajectory). Fix: define def reward(task, trajectory): returning a number or {"score": number, ...extras}`,
+          );
+      } catch (e) {
+        if (e instanceof ToolLoadError) throw new WorkspaceEnvError(e.message.replace('the tool file does not import', 'the reward file does not import'));
+        throw e;
+      } finally {
+        probe.close();
+      }
+      rewardPool = new SessionPool({ ...toolSandbox, role: 'reward' }, rewardFile, o.poolSize);
+    }
+    const partial = { options: o, tasks: split, tools, examples, toolFile, rewardFile, rewardPool, level, python, toolSandbox, executor, close };
+    const first = split.train[0]!;
+    let outcome: EpisodeOutcome;
     try {
-      const listed = await probe.start();
-      if (!listed.tools.some((t) => t.name === 'reward')) throw new WorkspaceEnvError(`${rewardFile.name} defines no function reward(task, trajectory). Fix: define def reward(task, trajectory): returning a number or {"score": number, ...extras}`);
+      outcome = await scoreEpisode(partial, first, await recordedEpisode(partial, first));
     } catch (e) {
-      if (e instanceof ToolLoadError) throw new WorkspaceEnvError(e.message.replace('the tool file does not import', 'the reward file does not import'));
+      if (e instanceof RewardError) throw new WorkspaceEnvError(`${e.message} (checked on a recorded episode of task ${first.id}, ${taskData(first).source})`);
       throw e;
-    } finally {
-      probe.close();
     }
-    rewardPool = new SessionPool({ ...toolSandbox, role: 'reward' }, rewardFile, o.poolSize);
-  }
-  const partial = { options: o, tasks: split, tools, examples, toolFile, rewardFile, rewardPool, level, python, toolSandbox, executor, close };
-  const first = split.train[0]!;
-  let outcome: EpisodeOutcome;
-  try {
-    outcome = await scoreEpisode(partial, first, await recordedEpisode(partial, first));
-  } catch (e) {
-    if (e instanceof RewardError) throw new WorkspaceEnvError(`${e.message} (checked on a recorded episode of task ${first.id}, ${taskData(first).source})`);
-    throw e;
-  }
-  return { ...partial, rewardCheck: { taskId: first.id, outcome } };
+    return { ...partial, rewardCheck: { taskId: first.id, outcome } };
   }
 }
 
-const DESCRIPTION = 'Tasks, tools and a reward from your workspace: task files (JSON Lines, JSON, CSV, Parquet), a Python tool file, a Python reward or a built-in.';
+const DESCRIPTION =
+  'Tasks, tools and a reward from your workspace: task files (JSON Lines, JSON, CSV, Parquet), a Python tool file, a Python reward or a built-in.';
 
 /** The workspace environment of a run, over what prepareWorkspace loaded and opened. */
 function runEnvironment(p: PreparedWorkspace): RunEnvironment {
@@ -328,7 +413,8 @@ function runEnvironment(p: PreparedWorkspace): RunEnvironment {
     create: () => new WorkspaceEnv(p),
     tasks: () => p.tasks,
     taskFromId: (id) => [...p.tasks.train, ...p.tasks.heldOut].find((t) => t.id === id),
-    preflight: () => `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? p.options.reward}; sandbox level ${p.level}, python ${p.python}`,
+    preflight: () =>
+      `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? p.options.reward}; sandbox level ${p.level}, python ${p.python}`,
     dispose: () => p.close(),
   };
 }
@@ -338,4 +424,3 @@ export const workspaceEnvironment: EnvironmentDefinition<WorkspaceEnvOptions> = 
   description: DESCRIPTION,
   open: async (o) => runEnvironment(await prepareWorkspace(o)),
 };
-

@@ -64,7 +64,13 @@ export function boxedOrSelf(text: string): string {
   return text.slice(at + 7).trim();
 }
 
-const normal = (s: string): string => s.trim().replace(/\.$/, '').replace(/^\$|\$$/g, '').trim().toLowerCase();
+const normal = (s: string): string =>
+  s
+    .trim()
+    .replace(/\.$/, '')
+    .replace(/^\$|\$$/g, '')
+    .trim()
+    .toLowerCase();
 
 /** A decimal number ("12000", "-1.5", "1,234,567.8", "2e3"), else undefined: no hex, no "1,2". */
 function decimal(s: string): number | undefined {
@@ -88,7 +94,12 @@ export function exactMatch(answer: string | null, groundTruth: unknown): boolean
 }
 
 /** unit_tests: the candidate followed by the tests, run in the sandbox; passes when it exits 0 in time. */
-export async function testsPass(executor: Executor, limits: SandboxLimits, candidate: string, tests: readonly string[]): Promise<{ pass: boolean; detail?: string }> {
+export async function testsPass(
+  executor: Executor,
+  limits: SandboxLimits,
+  candidate: string,
+  tests: readonly string[],
+): Promise<{ pass: boolean; detail?: string }> {
   if (tests.length === 0) return { pass: false, detail: 'no tests' };
   const r = await executor.execute(`${candidate}\n\n${tests.join('\n')}\n`, limits);
   if (r.sandboxError) throw new Error(`sandbox: ${r.sandboxError}`);
@@ -107,7 +118,12 @@ export async function pythonReward(pool: SessionPool, file: string, task: Reward
   const r = await pool.call({ op: 'call', name: 'reward', args: [task, trajectory], whole: true });
   const fix = 'Fix: return a number, or a dict {"score": number, ...extras} (`agent-rl env check --config FILE` runs it on a recorded episode)';
   if (!r.ok) {
-    const why = r.kind === 'raised' ? `raised:\n${r.error ?? ''}` : r.kind === 'timeout' ? 'did not return in time (envOptions.timeoutMs)' : `failed (${r.kind ?? 'unknown'}): ${r.error ?? ''}`;
+    const why =
+      r.kind === 'raised'
+        ? `raised:\n${r.error ?? ''}`
+        : r.kind === 'timeout'
+          ? 'did not return in time (envOptions.timeoutMs)'
+          : `failed (${r.kind ?? 'unknown'}): ${r.error ?? ''}`;
     throw new RewardError(file, `reward() ${why}. ${fix}`);
   }
   const text = r.result ?? '';
@@ -127,12 +143,15 @@ export async function pythonReward(pool: SessionPool, file: string, task: Reward
   }
   const o = value as Record<string, unknown>;
   const score = finite(o.score);
-  if (score === undefined) throw new RewardError(file, `reward() returned a dict whose "score" is ${JSON.stringify(o.score) ?? 'missing'}, not a finite number. ${fix}`);
+  if (score === undefined)
+    throw new RewardError(file, `reward() returned a dict whose "score" is ${JSON.stringify(o.score) ?? 'missing'}, not a finite number. ${fix}`);
   const extras = Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'score'));
   const metrics = numericExtras(extras);
-  const flag = (k: string): boolean | undefined => (typeof o[k] === 'boolean' ? (o[k]) : undefined);
+  const flag = (k: string): boolean | undefined => (typeof o[k] === 'boolean' ? o[k] : undefined);
   return {
-    score, metrics, extras,
+    score,
+    metrics,
+    extras,
     ...(flag('success') !== undefined ? { success: flag('success')! } : {}),
     ...(flag('public_pass') !== undefined ? { publicPass: flag('public_pass')! } : {}),
     ...(flag('private_pass') !== undefined ? { privatePass: flag('private_pass')! } : {}),

@@ -36,20 +36,32 @@ export class ChatFormat {
    */
   readonly rewritesHistory: boolean;
 
-  constructor(private readonly tokenizer: HfTokenizer, eosIds: readonly number[], private readonly system = '', private readonly variables: Readonly<Record<string, unknown>> = {}) {
+  constructor(
+    private readonly tokenizer: HfTokenizer,
+    eosIds: readonly number[],
+    private readonly system = '',
+    private readonly variables: Readonly<Record<string, unknown>> = {},
+  ) {
     this.start = [...this.systemMessages(), { role: 'user', content: 'x' }, { role: 'assistant', content: PLACEHOLDER }];
     // also fails now, with the fix, if the template cannot render
     this.startText = tokenizer.renderChat(this.start, { addGenerationPrompt: false, variables });
     const at = this.startText.indexOf(PLACEHOLDER);
-    if (at < 0) throw new ModelLoadError('the chat template does not render an assistant message\'s content as given. Fix: set policyOptions.chatTemplate to "none"');
+    if (at < 0)
+      throw new ModelLoadError('the chat template does not render an assistant message\'s content as given. Fix: set policyOptions.chatTemplate to "none"');
     // whether a following message changes how the turns before it render (and that it keeps the content)
     const probe = tokenizer.renderChat([...this.start, { role: 'user', content: 'y' }], { addGenerationPrompt: true, variables });
     const atProbe = probe.indexOf(PLACEHOLDER);
-    if (atProbe < 0) throw new ModelLoadError('the chat template drops an earlier assistant message\'s content once another message follows it, so the turns of an episode cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"');
+    if (atProbe < 0)
+      throw new ModelLoadError(
+        'the chat template drops an earlier assistant message\'s content once another message follows it, so the turns of an episode cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"',
+      );
     this.rewritesHistory = probe.slice(0, atProbe) !== this.startText.slice(0, at);
     // the template's text right after an assistant message's content (its end of turn, if a token)
     const closing = this.startText.slice(at + PLACEHOLDER.length);
-    const special = tokenizer.specialTokens().filter((t) => t !== '' && closing.startsWith(t)).sort((a, b) => b.length - a.length)[0];
+    const special = tokenizer
+      .specialTokens()
+      .filter((t) => t !== '' && closing.startsWith(t))
+      .sort((a, b) => b.length - a.length)[0];
     this.endOfTurn = special;
     const turnId = special !== undefined ? tokenizer.tokenId(special) : undefined;
     const ids = [...eosIds];
@@ -69,7 +81,11 @@ export class ChatFormat {
   /** The first context: the template over the system message and the first observation, with the generation prompt. */
   firstText(o: Observation): string {
     const first = ChatFormat.message(o);
-    return this.tokenizer.renderChat([...this.systemMessages(), { role: 'user', content: first.content }], { addGenerationPrompt: true, variables: this.variables, ...(o.chat?.tools?.length ? { tools: o.chat.tools } : {}) });
+    return this.tokenizer.renderChat([...this.systemMessages(), { role: 'user', content: first.content }], {
+      addGenerationPrompt: true,
+      variables: this.variables,
+      ...(o.chat?.tools?.length ? { tools: o.chat.tools } : {}),
+    });
   }
 
   /**
@@ -81,7 +97,9 @@ export class ChatFormat {
     const withNext = this.tokenizer.renderChat([...this.start, ChatFormat.message(o)], { addGenerationPrompt: true, variables: this.variables });
     const at = withNext.indexOf(PLACEHOLDER);
     if (at < 0) {
-      throw new ModelLoadError(`the chat template drops an earlier assistant message's content once a ${ChatFormat.message(o).role} message follows it, so a turn cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"`);
+      throw new ModelLoadError(
+        `the chat template drops an earlier assistant message's content once a ${ChatFormat.message(o).role} message follows it, so a turn cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"`,
+      );
     }
     // what the template writes after the assistant's content: its close, the message, the generation prompt
     let glue = withNext.slice(at + PLACEHOLDER.length);

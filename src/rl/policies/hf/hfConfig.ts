@@ -55,8 +55,12 @@ function num(cfg: Record<string, unknown>, file: string, key: string, fallback?:
 /** Reads and checks `dir/config.json`. */
 export function readHfConfig(dir: string): HfArchitecture {
   const file = path.join(dir, 'config.json');
-  if (!fs.existsSync(dir)) throw new ModelLoadError(`policyOptions.model: ${dir} does not exist. Fix: point it at a local Hugging Face checkpoint folder (nothing is downloaded)`);
-  if (!fs.existsSync(file)) throw new ModelLoadError(`policyOptions.model: no config.json in ${dir}. Fix: point it at the folder save_pretrained wrote (config.json, model.safetensors, tokenizer.json)`);
+  if (!fs.existsSync(dir))
+    throw new ModelLoadError(`policyOptions.model: ${dir} does not exist. Fix: point it at a local Hugging Face checkpoint folder (nothing is downloaded)`);
+  if (!fs.existsSync(file))
+    throw new ModelLoadError(
+      `policyOptions.model: no config.json in ${dir}. Fix: point it at the folder save_pretrained wrote (config.json, model.safetensors, tokenizer.json)`,
+    );
   let cfg: Record<string, unknown>;
   try {
     cfg = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -69,20 +73,33 @@ export function readHfConfig(dir: string): HfArchitecture {
 export function parseHfConfig(cfg: Record<string, unknown>, file = 'config.json'): HfArchitecture {
   const type = cfg.model_type;
   if (!HF_MODEL_TYPES.includes(type as HfModelType)) {
-    throw new ModelLoadError(`${file}: model_type ${JSON.stringify(type)} is not supported; supported: ${HF_MODEL_TYPES.join(', ')} (Qwen2 / Qwen2.5, Qwen3, Llama / SmolLM2 / Llama 3.x, GPT-2). Fix: choose a checkpoint of one of these families`);
+    throw new ModelLoadError(
+      `${file}: model_type ${JSON.stringify(type)} is not supported; supported: ${HF_MODEL_TYPES.join(', ')} (Qwen2 / Qwen2.5, Qwen3, Llama / SmolLM2 / Llama 3.x, GPT-2). Fix: choose a checkpoint of one of these families`,
+    );
   }
   const torchDtype = typeof cfg.torch_dtype === 'string' ? cfg.torch_dtype : 'float32';
   if (type === 'gpt2') {
     const act = cfg.activation_function ?? 'gelu_new';
-    if (act !== 'gelu_new' && act !== 'gelu_pytorch_tanh') throw new ModelLoadError(`${file}: activation_function ${JSON.stringify(act)} is not supported for gpt2; supported: gelu_new`);
+    if (act !== 'gelu_new' && act !== 'gelu_pytorch_tanh')
+      throw new ModelLoadError(`${file}: activation_function ${JSON.stringify(act)} is not supported for gpt2; supported: gelu_new`);
     const hidden = num(cfg, file, 'n_embd');
     const heads = num(cfg, file, 'n_head');
     if (hidden % heads !== 0) throw new ModelLoadError(`${file}: n_embd ${hidden} is not divisible by n_head ${heads}`);
     return {
-      modelType: 'gpt2', vocabSize: num(cfg, file, 'vocab_size'), hidden, layers: num(cfg, file, 'n_layer'), heads, kvHeads: heads,
-      headDim: hidden / heads, intermediate: typeof cfg.n_inner === 'number' ? cfg.n_inner : 4 * hidden,
-      maxPositions: num(cfg, file, 'n_positions'), normEps: num(cfg, file, 'layer_norm_epsilon', 1e-5), tiedEmbeddings: true,
-      qkvBias: true, ropeTheta: 0, torchDtype,
+      modelType: 'gpt2',
+      vocabSize: num(cfg, file, 'vocab_size'),
+      hidden,
+      layers: num(cfg, file, 'n_layer'),
+      heads,
+      kvHeads: heads,
+      headDim: hidden / heads,
+      intermediate: typeof cfg.n_inner === 'number' ? cfg.n_inner : 4 * hidden,
+      maxPositions: num(cfg, file, 'n_positions'),
+      normEps: num(cfg, file, 'layer_norm_epsilon', 1e-5),
+      tiedEmbeddings: true,
+      qkvBias: true,
+      ropeTheta: 0,
+      torchDtype,
     };
   }
   const hidden = num(cfg, file, 'hidden_size');
@@ -90,7 +107,8 @@ export function parseHfConfig(cfg: Record<string, unknown>, file = 'config.json'
   const kvHeads = num(cfg, file, 'num_key_value_heads', heads);
   if (heads % kvHeads !== 0) throw new ModelLoadError(`${file}: num_attention_heads ${heads} is not a multiple of num_key_value_heads ${kvHeads}`);
   const headDim = typeof cfg.head_dim === 'number' ? cfg.head_dim : hidden / heads;
-  if (!Number.isInteger(headDim) || headDim % 2 !== 0) throw new ModelLoadError(`${file}: head width ${headDim} (hidden_size / num_attention_heads) must be an even integer for rotary embeddings`);
+  if (!Number.isInteger(headDim) || headDim % 2 !== 0)
+    throw new ModelLoadError(`${file}: head width ${headDim} (hidden_size / num_attention_heads) must be an even integer for rotary embeddings`);
   const act = cfg.hidden_act ?? 'silu';
   if (act !== 'silu') throw new ModelLoadError(`${file}: hidden_act ${JSON.stringify(act)} is not supported; supported: silu`);
   if (cfg.mlp_bias === true) throw new ModelLoadError(`${file}: mlp_bias true is not supported (no Llama or Qwen2 release uses it)`);
@@ -100,8 +118,10 @@ export function parseHfConfig(cfg: Record<string, unknown>, file = 'config.json'
     const kind = rs.rope_type ?? rs.type;
     if (kind === 'llama3') {
       ropeScaling = {
-        factor: num(rs, `${file} rope_scaling`, 'factor'), lowFreqFactor: num(rs, `${file} rope_scaling`, 'low_freq_factor'),
-        highFreqFactor: num(rs, `${file} rope_scaling`, 'high_freq_factor'), originalMaxPositions: num(rs, `${file} rope_scaling`, 'original_max_position_embeddings'),
+        factor: num(rs, `${file} rope_scaling`, 'factor'),
+        lowFreqFactor: num(rs, `${file} rope_scaling`, 'low_freq_factor'),
+        highFreqFactor: num(rs, `${file} rope_scaling`, 'high_freq_factor'),
+        originalMaxPositions: num(rs, `${file} rope_scaling`, 'original_max_position_embeddings'),
       };
     } else if (kind !== 'default') {
       throw new ModelLoadError(`${file}: rope_scaling of type ${JSON.stringify(kind)} is not supported; supported: llama3 (or none)`);
@@ -110,10 +130,22 @@ export function parseHfConfig(cfg: Record<string, unknown>, file = 'config.json'
   const qkvBias = type === 'qwen2' ? true : cfg.attention_bias === true;
   const qkNorm = type === 'qwen3';
   return {
-    modelType: type as HfModelType, vocabSize: num(cfg, file, 'vocab_size'), hidden, layers: num(cfg, file, 'num_hidden_layers'),
-    heads, kvHeads, headDim, intermediate: num(cfg, file, 'intermediate_size'), maxPositions: num(cfg, file, 'max_position_embeddings'),
-    normEps: num(cfg, file, 'rms_norm_eps', 1e-6), tiedEmbeddings: cfg.tie_word_embeddings === true || (cfg.tie_word_embeddings === undefined && type === 'qwen2'),
-    qkvBias, ropeTheta: num(cfg, file, 'rope_theta', 10000), ...(ropeScaling ? { ropeScaling } : {}), torchDtype, ...(qkNorm ? { qkNorm } : {}),
+    modelType: type as HfModelType,
+    vocabSize: num(cfg, file, 'vocab_size'),
+    hidden,
+    layers: num(cfg, file, 'num_hidden_layers'),
+    heads,
+    kvHeads,
+    headDim,
+    intermediate: num(cfg, file, 'intermediate_size'),
+    maxPositions: num(cfg, file, 'max_position_embeddings'),
+    normEps: num(cfg, file, 'rms_norm_eps', 1e-6),
+    tiedEmbeddings: cfg.tie_word_embeddings === true || (cfg.tie_word_embeddings === undefined && type === 'qwen2'),
+    qkvBias,
+    ropeTheta: num(cfg, file, 'rope_theta', 10000),
+    ...(ropeScaling ? { ropeScaling } : {}),
+    torchDtype,
+    ...(qkNorm ? { qkNorm } : {}),
   };
 }
 
@@ -140,11 +172,11 @@ export function ropeInverseFrequencies(a: HfArchitecture): Float64Array {
   });
 }
 
-
 /** Parameters of the architecture (embedding counted once when tied). */
 export function parameterCount(a: HfArchitecture): number {
   const D = a.hidden;
-  const attn = D * a.heads * a.headDim + 2 * D * a.kvHeads * a.headDim + a.heads * a.headDim * D + (a.qkvBias ? a.heads * a.headDim + 2 * a.kvHeads * a.headDim : 0);
+  const attn =
+    D * a.heads * a.headDim + 2 * D * a.kvHeads * a.headDim + a.heads * a.headDim * D + (a.qkvBias ? a.heads * a.headDim + 2 * a.kvHeads * a.headDim : 0);
   if (a.modelType === 'gpt2') {
     const perLayer = attn + D /* c_proj bias */ + 2 * D * a.intermediate + a.intermediate + D + 4 * D;
     return a.vocabSize * D + a.maxPositions * D + a.layers * perLayer + 2 * D;

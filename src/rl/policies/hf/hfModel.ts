@@ -37,7 +37,9 @@ export function checkLoraTargets(arch: HfArchitecture, targets: readonly string[
   const known: readonly string[] = LORA_TARGETS[arch.modelType];
   const unknown = targets.filter((t) => t !== 'all-linear' && !known.includes(t));
   if (unknown.length > 0 || targets.length === 0) {
-    throw new ModelLoadError(`policyOptions.loraTargets: ${unknown.length ? `${unknown.map((t) => JSON.stringify(t)).join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not a linear layer of a ${arch.modelType} model` : 'no layers given'}. Fix: use some of ${known.join(', ')}, or all-linear`);
+    throw new ModelLoadError(
+      `policyOptions.loraTargets: ${unknown.length ? `${unknown.map((t) => JSON.stringify(t)).join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not a linear layer of a ${arch.modelType} model` : 'no layers given'}. Fix: use some of ${known.join(', ')}, or all-linear`,
+    );
   }
 }
 
@@ -77,12 +79,20 @@ function isLinearName(modelType: HfArchitecture['modelType'], name: string): boo
 function loadBase(dir: string, arch: HfArchitecture): Map<string, { data: Float32Array; shape: number[] }> {
   const stored = checkpointTensors(dir);
   const out = new Map<string, { data: Float32Array; shape: number[] }>();
-  const D = arch.hidden, E = arch.headDim, F = arch.intermediate, V = arch.vocabSize;
+  const D = arch.hidden,
+    E = arch.headDim,
+    F = arch.intermediate,
+    V = arch.vocabSize;
   const take = (canonical: string, shape: number[], alternatives: string[] = []): void => {
     const found = [canonical, ...alternatives].map((n) => stored.get(n)).find((t): t is StoredTensor => t !== undefined);
-    if (!found) throw new ModelLoadError(`${dir}: the checkpoint has no tensor ${canonical}${alternatives.length ? ` (nor ${alternatives.join(', ')})` : ''}; a ${arch.modelType} model of this config.json needs it. Fix: check that config.json belongs to these weights`);
+    if (!found)
+      throw new ModelLoadError(
+        `${dir}: the checkpoint has no tensor ${canonical}${alternatives.length ? ` (nor ${alternatives.join(', ')})` : ''}; a ${arch.modelType} model of this config.json needs it. Fix: check that config.json belongs to these weights`,
+      );
     if (found.shape.join('×') !== shape.join('×')) {
-      throw new ModelLoadError(`${found.file}: tensor ${found.name} has shape ${found.shape.join('×')}, but config.json (hidden_size ${D}, heads ${arch.heads}, kv heads ${arch.kvHeads}, vocab ${V}) needs ${shape.join('×')}. Fix: check that config.json belongs to these weights`);
+      throw new ModelLoadError(
+        `${found.file}: tensor ${found.name} has shape ${found.shape.join('×')}, but config.json (hidden_size ${D}, heads ${arch.heads}, kv heads ${arch.kvHeads}, vocab ${V}) needs ${shape.join('×')}. Fix: check that config.json belongs to these weights`,
+      );
     }
     out.set(canonical, { data: readTensor(found), shape });
   };
@@ -169,7 +179,10 @@ export class HfModel implements PolicyModel {
    * lora: frozen base tensors, trainable adapters; full: every weight a trainable variable; frozen: a
    * reference's weights (variables that are not trained, so copyFrom can set them).
    */
-  private constructor(readonly config: HfModelConfig, private readonly mode: 'lora' | 'full' | 'frozen') {}
+  private constructor(
+    readonly config: HfModelConfig,
+    private readonly mode: 'lora' | 'full' | 'frozen',
+  ) {}
 
   get arch(): HfArchitecture {
     return this.config.arch;
@@ -184,7 +197,10 @@ export class HfModel implements PolicyModel {
   static load(dir: string, options: { contextLength?: number; lora?: LoraOptions; seed?: number } = {}): HfModel {
     const arch = readHfConfig(dir);
     const contextLength = Math.min(arch.maxPositions, options.contextLength ?? arch.maxPositions);
-    const model = new HfModel({ kind: 'hf', dir, arch, contextLength, vocabSize: arch.vocabSize, ...(options.lora ? { lora: options.lora } : {}) }, options.lora ? 'lora' : 'full');
+    const model = new HfModel(
+      { kind: 'hf', dir, arch, contextLength, vocabSize: arch.vocabSize, ...(options.lora ? { lora: options.lora } : {}) },
+      options.lora ? 'lora' : 'full',
+    );
     if (options.lora) checkLoraTargets(arch, options.lora.targets);
     const base = loadBase(dir, arch);
     try {
@@ -229,7 +245,11 @@ export class HfModel implements PolicyModel {
         if (lora && targets.some((t) => module.endsWith(`.${t}`))) {
           const [inDim, outDim] = w.shape;
           const bound = 1 / Math.sqrt(inDim); // PEFT's kaiming-uniform(a=√5) bound for A; B starts at zero
-          const a = tf.variable(tf.randomUniform([inDim, lora.rank], -bound, bound, 'float32', ++s), true, `${module}.lora_A_${Math.random().toString(36).slice(2, 8)}`);
+          const a = tf.variable(
+            tf.randomUniform([inDim, lora.rank], -bound, bound, 'float32', ++s),
+            true,
+            `${module}.lora_A_${Math.random().toString(36).slice(2, 8)}`,
+          );
           const b = tf.variable(tf.zeros([lora.rank, outDim]), true, `${module}.lora_B_${Math.random().toString(36).slice(2, 8)}`);
           lin.adapter = { a, b, scale: lora.alpha / lora.rank };
           this.weights.push(a, b);
@@ -240,7 +260,10 @@ export class HfModel implements PolicyModel {
         this.vectors.set(name, tensor(name, false));
       }
     }
-    if (lora && this.weights.length === 0) throw new ModelLoadError(`policyOptions.lora.targets ${JSON.stringify(lora.targets)} match no linear layer of this ${arch.modelType} model; its layers: ${LORA_TARGETS[arch.modelType].join(', ')} (or "all-linear")`);
+    if (lora && this.weights.length === 0)
+      throw new ModelLoadError(
+        `policyOptions.lora.targets ${JSON.stringify(lora.targets)} match no linear layer of this ${arch.modelType} model; its layers: ${LORA_TARGETS[arch.modelType].join(', ')} (or "all-linear")`,
+      );
     const embedName = arch.modelType === 'gpt2' ? 'transformer.wte.weight' : 'model.embed_tokens.weight';
     this.embed = this.vectors.get(embedName) as tf.Tensor2D;
     if (arch.modelType === 'gpt2') this.positionsTable = this.vectors.get('transformer.wpe.weight') as tf.Tensor2D;
@@ -419,10 +442,17 @@ export class HfModel implements PolicyModel {
    * The decoder on `ids` [B, T] at `positions` [B, T] after the cached keys and values (keys [B, K, E,
    * Tpast], values [B, K, Tpast, E]). Returns logits [B, T, V] and every layer's keys and values.
    */
-  run(ids: tf.Tensor2D, positions: tf.Tensor2D, { keyMask, past, scoped = false, lastOnly = false, training = false }: RunOptions = {}): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
+  run(
+    ids: tf.Tensor2D,
+    positions: tf.Tensor2D,
+    { keyMask, past, scoped = false, lastOnly = false, training = false }: RunOptions = {},
+  ): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
     const a = this.arch;
     const [B, T] = ids.shape;
-    const H = a.heads, K = a.kvHeads, E = a.headDim, G = H / K;
+    const H = a.heads,
+      K = a.kvHeads,
+      E = a.headDim,
+      G = H / K;
     const gpt2 = a.modelType === 'gpt2';
     // a finished row of a sampling batch still steps (its id ignored) and may count past the last position
     positions = tf.minimum(positions, this.config.contextLength - 1);

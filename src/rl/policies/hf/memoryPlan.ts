@@ -39,10 +39,14 @@ export interface PlanOptions {
 /** Trainable parameters of LoRA adapters on the targeted linear layers. */
 export function loraParameterCount(a: HfArchitecture, lora: LoraOptions): number {
   const targets = lora.targets.includes('all-linear') ? LORA_TARGETS[a.modelType] : lora.targets;
-  const D = a.hidden, F = a.intermediate, q = a.heads * a.headDim, kv = a.kvHeads * a.headDim;
-  const shapes: Record<string, [number, number]> = a.modelType === 'gpt2'
-    ? { c_attn: [D, 3 * D], c_proj: [D, D], c_fc: [D, F] }
-    : { q_proj: [D, q], k_proj: [D, kv], v_proj: [D, kv], o_proj: [q, D], gate_proj: [D, F], up_proj: [D, F], down_proj: [F, D] };
+  const D = a.hidden,
+    F = a.intermediate,
+    q = a.heads * a.headDim,
+    kv = a.kvHeads * a.headDim;
+  const shapes: Record<string, [number, number]> =
+    a.modelType === 'gpt2'
+      ? { c_attn: [D, 3 * D], c_proj: [D, D], c_fc: [D, F] }
+      : { q_proj: [D, q], k_proj: [D, kv], v_proj: [D, kv], o_proj: [q, D], gate_proj: [D, F], up_proj: [D, F], down_proj: [F, D] };
   let per = 0;
   for (const t of targets) {
     const s = shapes[t];
@@ -62,7 +66,10 @@ export function backendLimit(backend: string): { bytes: number; of: string } {
 
 export function planMemory(a: HfArchitecture, o: PlanOptions): MemoryPlan {
   const params = parameterCount(a);
-  const D = a.hidden, F = a.intermediate, V = a.vocabSize, L = a.layers;
+  const D = a.hidden,
+    F = a.intermediate,
+    V = a.vocabSize,
+    L = a.layers;
   const trainable = o.lora ? loraParameterCount(a, o.lora) : params;
   const N = o.microBatchPositions;
   // a micro-batch never splits a sequence: a pass is at least one full-length sequence
@@ -70,20 +77,37 @@ export function planMemory(a: HfArchitecture, o: PlanOptions): MemoryPlan {
   const Nt = Math.max(N, T);
   // forward-only log-prob passes (reference, π_old) take twice the positions, and hold four [N, V] tensors
   const Nl = Math.max(2 * N, T);
-  const lines: MemoryLine[] = [
-    { what: `weights (${params.toLocaleString('en')} parameters, float32)`, bytes: params * 4 },
-  ];
+  const lines: MemoryLine[] = [{ what: `weights (${params.toLocaleString('en')} parameters, float32)`, bytes: params * 4 }];
   if (o.lora && a.tiedEmbeddings) lines.push({ what: 'output head (the tied embedding transposed once)', bytes: V * D * 4 });
-  lines.push({ what: `trainable ${o.lora ? `LoRA adapters (rank ${o.lora.rank})` : 'weights'}: gradients, accumulated gradients, AdamW moments`, bytes: trainable * 4 * 4 });
-  lines.push({ what: o.lora ? 'KL reference (the base weights shared; a frozen copy of the adapters)' : 'KL reference (a frozen copy of every weight)', bytes: (o.lora ? trainable : params) * 4 });
+  lines.push({
+    what: `trainable ${o.lora ? `LoRA adapters (rank ${o.lora.rank})` : 'weights'}: gradients, accumulated gradients, AdamW moments`,
+    bytes: trainable * 4 * 4,
+  });
+  lines.push({
+    what: o.lora ? 'KL reference (the base weights shared; a frozen copy of the adapters)' : 'KL reference (a frozen copy of every weight)',
+    bytes: (o.lora ? trainable : params) * 4,
+  });
   // saved for the backward pass per layer: norms, projections, rotations, MLP, attention scores and probabilities
   const perLayer = Nt * (14 * D + 4 * F) * 4 + 2 * Nt * T * a.heads * 4;
   lines.push({ what: `activations of one micro-batch (${Nt} positions${Nt > N ? ': one whole sequence' : ''}, ${L} layers)`, bytes: perLayer * L });
-  if (!o.lora) lines.push({ what: `trained embeddings' one-hot lookups of one micro-batch (${Nt} × ${V.toLocaleString('en')} and their gradients)`, bytes: Nt * V * 4 * (a.modelType === 'gpt2' ? 3 : 2) });
-  lines.push({ what: `logits of a pass (${Math.max(Nt, Nl)} × ${V.toLocaleString('en')}: logits, log-softmax, one-hot targets, their gradients)`, bytes: Math.max(5 * Nt, 4 * Nl) * V * 4 });
-  lines.push({ what: `sampling KV cache (${o.sampleRows} rows × ${o.contextLength} positions)`, bytes: o.sampleRows * o.contextLength * L * 2 * a.kvHeads * a.headDim * 4 });
+  if (!o.lora)
+    lines.push({
+      what: `trained embeddings' one-hot lookups of one micro-batch (${Nt} × ${V.toLocaleString('en')} and their gradients)`,
+      bytes: Nt * V * 4 * (a.modelType === 'gpt2' ? 3 : 2),
+    });
+  lines.push({
+    what: `logits of a pass (${Math.max(Nt, Nl)} × ${V.toLocaleString('en')}: logits, log-softmax, one-hot targets, their gradients)`,
+    bytes: Math.max(5 * Nt, 4 * Nl) * V * 4,
+  });
+  lines.push({
+    what: `sampling KV cache (${o.sampleRows} rows × ${o.contextLength} positions)`,
+    bytes: o.sampleRows * o.contextLength * L * 2 * a.kvHeads * a.headDim * 4,
+  });
   const rows = prefillRowsOf(a, T);
-  lines.push({ what: `prefill attention of ${rows} row(s) (heads × ${T}² scores and probabilities, one layer at a time)`, bytes: rows * a.heads * T * T * 4 * 2 });
+  lines.push({
+    what: `prefill attention of ${rows} row(s) (heads × ${T}² scores and probabilities, one layer at a time)`,
+    bytes: rows * a.heads * T * T * 4 * 2,
+  });
   const total = lines.reduce((n, l) => n + l.bytes, 0);
   const limit = backendLimit(o.backend);
   return { lines, total, limit: limit.bytes, limitOf: limit.of, fits: total <= limit.bytes, trainable, microBatchPositions: N };
@@ -101,7 +125,10 @@ export { formatBytes };
 
 /** The plan as lines of text (model check, refusals). */
 export function describePlan(p: MemoryPlan): string {
-  return [...p.lines.map((l) => `  ${formatBytes(l.bytes).padStart(10)}  ${l.what}`), `  ${formatBytes(p.total).padStart(10)}  total, of ${formatBytes(p.limit)} (${p.limitOf})`].join('\n');
+  return [
+    ...p.lines.map((l) => `  ${formatBytes(l.bytes).padStart(10)}  ${l.what}`),
+    `  ${formatBytes(p.total).padStart(10)}  total, of ${formatBytes(p.limit)} (${p.limitOf})`,
+  ].join('\n');
 }
 
 /** Throws, before anything is loaded, when the plan cannot fit: the numbers and the ways out. */
@@ -110,7 +137,7 @@ export function assertFits(p: MemoryPlan, dir: string, o: { lora: boolean; backe
   const ways = [
     ...(o.lora ? [] : ['LoRA (policyOptions.loraRank 8): only the adapters get gradients and optimizer state, and the reference shares the base weights']),
     'a smaller micro-batch (policyOptions.microBatchPositions) or contextLength',
-    ...(o.backend === 'wasm' ? ['the tfjs-node or tfjs-node-gpu backend (npm install @tensorflow/tfjs-node), whose memory is the machine\'s'] : []),
+    ...(o.backend === 'wasm' ? ["the tfjs-node or tfjs-node-gpu backend (npm install @tensorflow/tfjs-node), whose memory is the machine's"] : []),
     'a smaller checkpoint',
   ];
   throw new ModelLoadError(`policyOptions.model: ${dir} does not fit the ${o.backend} backend:\n${describePlan(p)}\nWays out: ${ways.join('; ')}.`);

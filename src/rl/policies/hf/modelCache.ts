@@ -77,7 +77,9 @@ function safeReaddir(dir: string): string[] {
 function folderEntries(folder: string): { name: string; dir: string }[] {
   const abs = path.resolve(folder);
   if (isCheckpoint(abs)) return [{ name: path.basename(abs), dir: abs }];
-  return safeReaddir(abs).map((n) => ({ name: n, dir: path.join(abs, n) })).filter((e) => isCheckpoint(e.dir));
+  return safeReaddir(abs)
+    .map((n) => ({ name: n, dir: path.join(abs, n) }))
+    .filter((e) => isCheckpoint(e.dir));
 }
 
 /** Seed 000's preset against the backend's memory: the engine's plan on wasm (where it runs the model), else the tfjs decoder's. */

@@ -35,14 +35,17 @@ export function safetensorsHeader(file: string): StoredTensor[] {
   try {
     fd = fs.openSync(file, 'r');
   } catch (e) {
-    throw new ModelLoadError(`${file}: cannot open (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Fix: point the model folder at a saved Hugging Face checkpoint`);
+    throw new ModelLoadError(
+      `${file}: cannot open (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Fix: point the model folder at a saved Hugging Face checkpoint`,
+    );
   }
   try {
     const size = fs.fstatSync(fd).size;
     const lenBuf = Buffer.alloc(8);
     if (size < 8 || fs.readSync(fd, lenBuf, 0, 8, 0) !== 8) throw new ModelLoadError(`${file}: not a safetensors file (shorter than its 8-byte header length)`);
     const headerLength = Number(lenBuf.readBigUInt64LE(0));
-    if (headerLength <= 0 || 8 + headerLength > size || headerLength > 100 * 2 ** 20) throw new ModelLoadError(`${file}: not a safetensors file (header length ${headerLength} for a file of ${size} bytes)`);
+    if (headerLength <= 0 || 8 + headerLength > size || headerLength > 100 * 2 ** 20)
+      throw new ModelLoadError(`${file}: not a safetensors file (header length ${headerLength} for a file of ${size} bytes)`);
     const head = Buffer.alloc(headerLength);
     fs.readSync(fd, head, 0, headerLength, 8);
     let json: Record<string, HeaderEntry>;
@@ -60,12 +63,19 @@ export function safetensorsHeader(file: string): StoredTensor[] {
       const dtype = entry.dtype as SafetensorsDtype;
       const shape = entry.shape as number[];
       const offsets = entry.data_offsets as number[];
-      if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0) || !Array.isArray(offsets) || offsets.length !== 2
-        || !offsets.every((x) => Number.isInteger(x) && x >= 0) || offsets[0]! > offsets[1]!) {
+      if (
+        !Array.isArray(shape) ||
+        !shape.every((d) => Number.isInteger(d) && d >= 0) ||
+        !Array.isArray(offsets) ||
+        offsets.length !== 2 ||
+        !offsets.every((x) => Number.isInteger(x) && x >= 0) ||
+        offsets[0]! > offsets[1]!
+      ) {
         throw new ModelLoadError(`${file}: tensor ${name} has a malformed shape or data_offsets`);
       }
       const [b, e] = offsets as [number, number];
-      if (dataStart + e > size) throw new ModelLoadError(`${file}: tensor ${name}'s data_offsets [${b}, ${e}] run past the end of the file (truncated download?)`);
+      if (dataStart + e > size)
+        throw new ModelLoadError(`${file}: tensor ${name}'s data_offsets [${b}, ${e}] run past the end of the file (truncated download?)`);
       // a dtype we do not read is refused only if the model needs that tensor (readTensor)
       if (!SAFETENSORS_DTYPES.includes(dtype)) {
         out.push({ name, dtype, shape, file, begin: dataStart + b, end: dataStart + e });
@@ -73,7 +83,9 @@ export function safetensorsHeader(file: string): StoredTensor[] {
       }
       const count = shape.reduce((a, c) => a * c, 1);
       if (e - b !== count * BYTES[dtype]) {
-        throw new ModelLoadError(`${file}: tensor ${name} (${dtype} ${shape.join('×')}) needs ${count * BYTES[dtype]} bytes but its data_offsets [${b}, ${e}] give ${e - b}${dataStart + e > size ? ' and run past the end of the file (truncated download?)' : ''}`);
+        throw new ModelLoadError(
+          `${file}: tensor ${name} (${dtype} ${shape.join('×')}) needs ${count * BYTES[dtype]} bytes but its data_offsets [${b}, ${e}] give ${e - b}${dataStart + e > size ? ' and run past the end of the file (truncated download?)' : ''}`,
+        );
       }
       out.push({ name, dtype, shape, file, begin: dataStart + b, end: dataStart + e });
     }
@@ -125,7 +137,9 @@ function halfTable(): Float32Array {
 /** Reads one tensor's data as float32. */
 export function readTensor(t: StoredTensor): Float32Array {
   if (!SAFETENSORS_DTYPES.includes(t.dtype)) {
-    throw new ModelLoadError(`${t.file}: tensor ${t.name} has dtype ${JSON.stringify(t.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`);
+    throw new ModelLoadError(
+      `${t.file}: tensor ${t.name} has dtype ${JSON.stringify(t.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`,
+    );
   }
   const fd = fs.openSync(t.file, 'r');
   try {
@@ -158,14 +172,17 @@ export function checkpointTensors(dir: string): Map<string, StoredTensor> {
     for (const s of shards) {
       if (path.basename(s) !== s) throw new ModelLoadError(`${index}: shard ${JSON.stringify(s)} is not a file name in the folder`);
       const f = path.join(dir, s);
-      if (!fs.existsSync(f)) throw new ModelLoadError(`${index} names ${s}, which is missing from ${dir}. Fix: copy every shard of the checkpoint into the folder`);
+      if (!fs.existsSync(f))
+        throw new ModelLoadError(`${index} names ${s}, which is missing from ${dir}. Fix: copy every shard of the checkpoint into the folder`);
       files.push(f);
     }
   } else if (fs.existsSync(single)) {
     files.push(single);
   } else {
     const bins = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => /\.(bin|pt|pth|gguf)$/.test(f)) : [];
-    throw new ModelLoadError(`${dir}: no model.safetensors and no model.safetensors.index.json${bins.length ? ` (found ${bins.join(', ')}: only the safetensors format is read)` : ''}. Fix: save the model with save_pretrained(safe_serialization=True), or download the safetensors files of the checkpoint`);
+    throw new ModelLoadError(
+      `${dir}: no model.safetensors and no model.safetensors.index.json${bins.length ? ` (found ${bins.join(', ')}: only the safetensors format is read)` : ''}. Fix: save the model with save_pretrained(safe_serialization=True), or download the safetensors files of the checkpoint`,
+    );
   }
   const all = new Map<string, StoredTensor>();
   for (const f of files) for (const t of safetensorsHeader(f)) all.set(t.name, t);

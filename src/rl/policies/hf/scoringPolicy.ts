@@ -119,7 +119,10 @@ export class CandidateScoringPolicy implements TrainablePolicy {
     const rows: { ids: number[]; from: number }[] = [];
     // a history longer than the context keeps its most recent tokens (the same cut for every candidate)
     const room = model.config.contextLength - Math.max(...this.candidates.map((c) => c.length));
-    if (room < 1) throw new Error(`candidate scoring: the longest candidate does not fit the context length ${model.config.contextLength}. Fix: raise policyOptions.contextLength`);
+    if (room < 1)
+      throw new Error(
+        `candidate scoring: the longest candidate does not fit the context length ${model.config.contextLength}. Fix: raise policyOptions.contextLength`,
+      );
     for (const p of ids) {
       const prompt = this.prompts[p]!.slice(-room);
       for (const c of this.candidates) rows.push({ ids: [...prompt, ...c], from: prompt.length });
@@ -154,14 +157,30 @@ export class CandidateScoringPolicy implements TrainablePolicy {
     return {
       weights: model.weights,
       vocabularySize: this.vocabularySize,
-      logits: (batch: PaddedBatch, forwardOnly: boolean) => tf.tidy(() => {
-        const unique = [...new Set(batch.inputs)];
-        const at = new Map(unique.map((p, i) => [p, i]));
-        const scores = this.scores(model, unique, !forwardOnly); // [U, A]
-        // each position's row of scores: a one-hot product (gather has no gradient on wasm)
-        const rows = unique.length === 1 ? tf.tile(scores, [batch.inputs.length, 1]) : tf.matMul(tf.cast(tf.oneHot(tf.tensor1d(batch.inputs.map((p) => at.get(p)!), 'int32'), unique.length), 'float32'), scores);
-        return tf.reshape<tf.Rank.R3>(rows, [batch.B, batch.T, this.vocabularySize]);
-      }),
+      logits: (batch: PaddedBatch, forwardOnly: boolean) =>
+        tf.tidy(() => {
+          const unique = [...new Set(batch.inputs)];
+          const at = new Map(unique.map((p, i) => [p, i]));
+          const scores = this.scores(model, unique, !forwardOnly); // [U, A]
+          // each position's row of scores: a one-hot product (gather has no gradient on wasm)
+          const rows =
+            unique.length === 1
+              ? tf.tile(scores, [batch.inputs.length, 1])
+              : tf.matMul(
+                  tf.cast(
+                    tf.oneHot(
+                      tf.tensor1d(
+                        batch.inputs.map((p) => at.get(p)!),
+                        'int32',
+                      ),
+                      unique.length,
+                    ),
+                    'float32',
+                  ),
+                  scores,
+                );
+          return tf.reshape<tf.Rank.R3>(rows, [batch.B, batch.T, this.vocabularySize]);
+        }),
     };
   }
 
@@ -171,7 +190,11 @@ export class CandidateScoringPolicy implements TrainablePolicy {
 
   /** The same scores, taking the most likely action (greedy evaluation). */
   greedy(): Policy {
-    return greedyView(() => this.versionCounter, this.compute, (contexts, rng) => this.choose(contexts, rng, true));
+    return greedyView(
+      () => this.versionCounter,
+      this.compute,
+      (contexts, rng) => this.choose(contexts, rng, true),
+    );
   }
 
   private async choose(contexts: readonly PolicyContext[], rng: Rng, greedy: boolean): Promise<PolicySample[]> {
@@ -193,7 +216,9 @@ export class CandidateScoringPolicy implements TrainablePolicy {
       const candidate = this.candidates[action]!;
       // the action-level log-prob (what the ratio and the KL use) stands on the candidate's first token
       const step: PolicyStep = {
-        behaviourLogprob: row[action]!, policyVersion: this.versionCounter, actionIndex: action,
+        behaviourLogprob: row[action]!,
+        policyVersion: this.versionCounter,
+        actionIndex: action,
         tokens: { context: fresh[i]!, sampled: candidate, logprobs: candidate.map((_, k) => (k === 0 ? row[action]! : 0)) },
       };
       return { text: this.spec.actions[action]!, step };
@@ -206,14 +231,19 @@ export class CandidateScoringPolicy implements TrainablePolicy {
     const targets: number[] = [];
     t.turns.forEach((turn, i) => {
       const a = turn.policy.actionIndex;
-      if (a === undefined || !turn.policy.tokens) throw new Error('CandidateScoringPolicy: a turn without actionIndex or token ids (not sampled by candidate scoring)');
+      if (a === undefined || !turn.policy.tokens)
+        throw new Error('CandidateScoringPolicy: a turn without actionIndex or token ids (not sampled by candidate scoring)');
       inputs.push(this.promptId(CandidateScoringPolicy.history(t.turns.slice(0, i), turn.policy.tokens.context)));
       targets.push(a);
     });
     return { inputs, targets, mask: inputs.map(() => 1), behaviour: t.turns.map((turn) => turn.policy.behaviourLogprob), advantage: 0 };
   }
 
-  logprobs(_part: number, seqs: readonly TrainSequence[], o: { model: 'current' | 'reference'; temperature: number; rows: boolean }): Promise<SequenceLogprobs> {
+  logprobs(
+    _part: number,
+    seqs: readonly TrainSequence[],
+    o: { model: 'current' | 'reference'; temperature: number; rows: boolean },
+  ): Promise<SequenceLogprobs> {
     return shardLogprobs(this.differentiable(o.model === 'reference' ? this.reference : this.model), seqs, o, PROMPTS_PER_PASS);
   }
 

@@ -85,7 +85,8 @@ export class CalculatorReferenceAgent extends ScriptedPolicy {
       return last.actionText;
     }
     const next = plan[Math.min(done, plan.length - 1)];
-    if (first && next && CalculatorReferenceAgent.chance(rng, this.h.mistakeRate)) return { text: `<call>${OP_TYPO[next.op]}(${next.a},${next.b})</call>`, mistake: true };
+    if (first && next && CalculatorReferenceAgent.chance(rng, this.h.mistakeRate))
+      return { text: `<call>${OP_TYPO[next.op]}(${next.a},${next.b})</call>`, mistake: true };
     if (next && done < plan.length) return next.text;
     return `<answer>\\boxed{${evaluate(expr)}}</answer>`;
   }

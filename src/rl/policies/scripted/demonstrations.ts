@@ -26,7 +26,10 @@ export function referenceAgentFor(c: DemonstrationChoice): Policy | undefined {
 export class DemonstrationPolicy implements Policy {
   readonly version = 0;
   readonly compute = 'scripted demonstrations';
-  constructor(private readonly agent: Policy, private readonly tokenizer: Tokenizer) {}
+  constructor(
+    private readonly agent: Policy,
+    private readonly tokenizer: Tokenizer,
+  ) {}
 
   async sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
     const out = await this.agent.sample(contexts, rng);
@@ -34,7 +37,15 @@ export class DemonstrationPolicy implements Policy {
       const sampled = this.tokenizer.encode(s.text);
       return {
         text: s.text,
-        step: { ...s.step, tokens: { context: this.tokenizer.encode(contexts[i]!.observation.text), sampled, logprobs: sampled.map(() => 0), ...(s.mistake ? { imitate: false } : {}) } },
+        step: {
+          ...s.step,
+          tokens: {
+            context: this.tokenizer.encode(contexts[i]!.observation.text),
+            sampled,
+            logprobs: sampled.map(() => 0),
+            ...(s.mistake ? { imitate: false } : {}),
+          },
+        },
       };
     });
   }

@@ -37,7 +37,11 @@ export class TablePolicy implements TrainablePolicy, Differentiable {
   private values: Float32Array;
   private readonly reference: Differentiable;
 
-  constructor(readonly spec: TabularSpec, optimizer: AdamWOptions, backend: string) {
+  constructor(
+    readonly spec: TabularSpec,
+    optimizer: AdamWOptions,
+    backend: string,
+  ) {
     const S = spec.stateCount;
     this.vocabularySize = spec.actions.length;
     this.table = tf.variable(tf.zeros([S, this.vocabularySize]));
@@ -95,7 +99,11 @@ export class TablePolicy implements TrainablePolicy, Differentiable {
     return { inputs, targets, mask: inputs.map(() => 1), behaviour: t.turns.map((turn) => turn.policy.behaviourLogprob), advantage: 0 };
   }
 
-  logprobs(_part: number, seqs: readonly TrainSequence[], o: { model: 'current' | 'reference'; temperature: number; rows: boolean }): Promise<SequenceLogprobs> {
+  logprobs(
+    _part: number,
+    seqs: readonly TrainSequence[],
+    o: { model: 'current' | 'reference'; temperature: number; rows: boolean },
+  ): Promise<SequenceLogprobs> {
     return shardLogprobs(o.model === 'reference' ? this.reference : this, seqs, o, Number.POSITIVE_INFINITY);
   }
 
@@ -117,16 +125,30 @@ export class TablePolicy implements TrainablePolicy, Differentiable {
   async saveState(dir: string): Promise<void> {
     const arr = async (t: tf.Tensor): Promise<number[]> => Array.from(await t.data());
     const state = {
-      format: 'agent-rl-table-state', version: this.versionCounter, step: this.optimizer.step, shape: this.table.shape,
-      table: await arr(this.table), m: await arr(this.optimizer.m[0]!), v: await arr(this.optimizer.v[0]!),
+      format: 'agent-rl-table-state',
+      version: this.versionCounter,
+      step: this.optimizer.step,
+      shape: this.table.shape,
+      table: await arr(this.table),
+      m: await arr(this.optimizer.m[0]!),
+      v: await arr(this.optimizer.v[0]!),
     };
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'table-state.json'), JSON.stringify(state));
   }
 
   async loadState(dir: string): Promise<void> {
-    const s = JSON.parse(fs.readFileSync(path.join(dir, 'table-state.json'), 'utf8')) as { format: string; version: number; step: number; shape: number[]; table: number[]; m: number[]; v: number[] };
-    if (s.format !== 'agent-rl-table-state' || s.shape.join('x') !== this.table.shape.join('x')) throw new Error(`${dir}: not a table state of shape ${this.table.shape.join('x')}`);
+    const s = JSON.parse(fs.readFileSync(path.join(dir, 'table-state.json'), 'utf8')) as {
+      format: string;
+      version: number;
+      step: number;
+      shape: number[];
+      table: number[];
+      m: number[];
+      v: number[];
+    };
+    if (s.format !== 'agent-rl-table-state' || s.shape.join('x') !== this.table.shape.join('x'))
+      throw new Error(`${dir}: not a table state of shape ${this.table.shape.join('x')}`);
     tf.tidy(() => {
       this.table.assign(tf.tensor2d(s.table, this.table.shape as [number, number]));
       this.optimizer.m[0]!.assign(tf.tensor2d(s.m, this.table.shape as [number, number]));

@@ -52,15 +52,23 @@ interface GpuAdapterLike {
 
 /** Linux: whether libvulkan.so.1, which Dawn needs for any adapter, is where the loader looks. */
 function vulkanLoaderFound(): boolean {
-  const dirs = [...(process.env.LD_LIBRARY_PATH ?? '').split(':'), '/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/lib/x86_64-linux-gnu', '/lib/aarch64-linux-gnu'].filter((d) => d !== '');
+  const dirs = [
+    ...(process.env.LD_LIBRARY_PATH ?? '').split(':'),
+    '/usr/lib/x86_64-linux-gnu',
+    '/usr/lib/aarch64-linux-gnu',
+    '/usr/lib64',
+    '/usr/lib',
+    '/lib/x86_64-linux-gnu',
+    '/lib/aarch64-linux-gnu',
+  ].filter((d) => d !== '');
   return dirs.some((d) => fs.existsSync(path.join(d, 'libvulkan.so.1')));
 }
 
 function vulkanLoaderNote(): string {
   if (process.platform !== 'linux') return '';
   return vulkanLoaderFound()
-    ? 'libvulkan.so.1 loads, so no Vulkan driver (ICD) offered an adapter Dawn accepts: install the GPU vendor\'s Vulkan driver (NVIDIA\'s with NVIDIA_DRIVER_CAPABILITIES including graphics in containers, or mesa-vulkan-drivers)'
-    : 'libvulkan.so.1 is missing: apt-get install libvulkan1 and the GPU vendor\'s Vulkan driver';
+    ? "libvulkan.so.1 loads, so no Vulkan driver (ICD) offered an adapter Dawn accepts: install the GPU vendor's Vulkan driver (NVIDIA's with NVIDIA_DRIVER_CAPABILITIES including graphics in containers, or mesa-vulkan-drivers)"
+    : "libvulkan.so.1 is missing: apt-get install libvulkan1 and the GPU vendor's Vulkan driver";
 }
 
 /**
@@ -75,22 +83,35 @@ async function initWebgpu(software: boolean): Promise<AdapterInfo> {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     dawn = require('webgpu') as typeof dawn;
   } catch (e) {
-    throw new Error(`the webgpu package (Dawn) is not installed or does not load (${(e as Error).message.split('\n')[0]}). Fix: npm install webgpu (an optional dependency)`);
+    throw new Error(
+      `the webgpu package (Dawn) is not installed or does not load (${(e as Error).message.split('\n')[0]}). Fix: npm install webgpu (an optional dependency)`,
+    );
   }
   const flags = (process.env.AGENT_RL_DAWN_FLAGS ?? '').split(',').filter((f) => f !== '');
   const gpu = dawn.create(flags);
   const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-  if (!adapter) throw new Error(`Dawn found no WebGPU adapter${process.platform === 'linux' ? ` (${vulkanLoaderNote()})` : process.platform === 'darwin' ? ' (Metal)' : ' (D3D12)'}`);
+  if (!adapter)
+    throw new Error(
+      `Dawn found no WebGPU adapter${process.platform === 'linux' ? ` (${vulkanLoaderNote()})` : process.platform === 'darwin' ? ' (Metal)' : ' (D3D12)'}`,
+    );
   const i = adapter.info ?? {};
   const info: AdapterInfo = {
-    vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '',
-    software: adapter.isFallbackAdapter === true || SOFTWARE_ADAPTERS.test(`${i.vendor ?? ''} ${i.architecture ?? ''} ${i.device ?? ''} ${i.description ?? ''}`),
+    vendor: i.vendor ?? '',
+    architecture: i.architecture ?? '',
+    device: i.device ?? '',
+    description: i.description ?? '',
+    software:
+      adapter.isFallbackAdapter === true || SOFTWARE_ADAPTERS.test(`${i.vendor ?? ''} ${i.architecture ?? ''} ${i.device ?? ''} ${i.description ?? ''}`),
   };
-  if (info.software && !software) throw new Error(`the only WebGPU adapter is a software one (${describeBackend({ name: 'webgpu', notes: [], adapter: info })}), slower than wasm; force it with backend "webgpu"`);
+  if (info.software && !software)
+    throw new Error(
+      `the only WebGPU adapter is a software one (${describeBackend({ name: 'webgpu', notes: [], adapter: info })}), slower than wasm; force it with backend "webgpu"`,
+    );
   // tfjs-backend-webgpu looks for navigator.gpu and the WebGPU globals when it is loaded
   Object.assign(globalThis, dawn.globals);
   const nav = (globalThis as { navigator?: object }).navigator;
-  if (nav) Object.defineProperty(nav, 'gpu', { value: gpu, configurable: true }); // Node ≥ 21 has one: keep its own properties
+  if (nav)
+    Object.defineProperty(nav, 'gpu', { value: gpu, configurable: true }); // Node ≥ 21 has one: keep its own properties
   else Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   require('@tensorflow/tfjs-backend-webgpu');
@@ -143,7 +164,9 @@ export async function initBackend(choice: BackendChoice = 'auto'): Promise<Backe
   for (const b of order) {
     try {
       if (b !== 'wasm' && b !== 'cpu' && systemNodeOnlyBackendsBlocked(process.versions)) {
-        throw new Error(`${b === 'webgpu' ? 'WebGPU (Dawn)' : b === 'tensorflow' ? '@tensorflow/tfjs-node' : '@tensorflow/tfjs-node-gpu'} does not run on VS Code's own runtime (${describeVersions(process.versions)}: Electron's memory cage rejects native external buffers). Fix: set agentRl.nodePath to a system Node.js 22.14 or newer with the package installed`);
+        throw new Error(
+          `${b === 'webgpu' ? 'WebGPU (Dawn)' : b === 'tensorflow' ? '@tensorflow/tfjs-node' : '@tensorflow/tfjs-node-gpu'} does not run on VS Code's own runtime (${describeVersions(process.versions)}: Electron's memory cage rejects native external buffers). Fix: set agentRl.nodePath to a system Node.js 22.14 or newer with the package installed`,
+        );
       }
       if (b === 'webgpu') {
         adapter = await initWebgpu(choice === 'webgpu');
@@ -164,7 +187,9 @@ export async function initBackend(choice: BackendChoice = 'auto'): Promise<Backe
       notes.push(`${b}: ${(e as Error).message}`);
       if (choice !== 'auto') {
         const why = (e as Error).message;
-        throw new BackendUnavailableError(`compute backend "${choice}" is not available: ${why}${/Fix:/.test(why) ? '' : '. Fix: install it'}; or use backend "auto" (here it would take ${autoWouldTake()})`);
+        throw new BackendUnavailableError(
+          `compute backend "${choice}" is not available: ${why}${/Fix:/.test(why) ? '' : '. Fix: install it'}; or use backend "auto" (here it would take ${autoWouldTake()})`,
+        );
       }
     }
   }
@@ -174,7 +199,10 @@ export async function initBackend(choice: BackendChoice = 'auto'): Promise<Backe
 /** The backend auto would take here, without initialising one (for a forced backend's error). */
 function autoWouldTake(): string {
   if (systemNodeOnlyBackendsBlocked(process.versions)) return 'wasm';
-  for (const [name, pkg] of [['tensorflow-gpu', '@tensorflow/tfjs-node-gpu'], ['tensorflow', '@tensorflow/tfjs-node']] as const) {
+  for (const [name, pkg] of [
+    ['tensorflow-gpu', '@tensorflow/tfjs-node-gpu'],
+    ['tensorflow', '@tensorflow/tfjs-node'],
+  ] as const) {
     try {
       require.resolve(pkg);
       return name;

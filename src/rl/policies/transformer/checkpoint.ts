@@ -41,7 +41,15 @@ export interface CheckpointManifest {
  * Writes a checkpoint; `extra` tensors (e.g. a resume point's KL reference, "reference/<name>") are
  * stored after the optimizer's moments and ignored by `restoreCheckpoint`.
  */
-export async function saveCheckpoint(dir: string, model: PolicyModel & { readonly config: GptConfig | HfModelConfig }, tokenizer: Tokenizer, optimizer: AdamW, policyVersion: number, note = '', extra: readonly (readonly [string, tf.Tensor])[] = []): Promise<string> {
+export async function saveCheckpoint(
+  dir: string,
+  model: PolicyModel & { readonly config: GptConfig | HfModelConfig },
+  tokenizer: Tokenizer,
+  optimizer: AdamW,
+  policyVersion: number,
+  note = '',
+  extra: readonly (readonly [string, tf.Tensor])[] = [],
+): Promise<string> {
   fs.mkdirSync(dir, { recursive: true });
   const entries: TensorEntry[] = [];
   const chunks: Float32Array[] = [];
@@ -68,8 +76,15 @@ export async function saveCheckpoint(dir: string, model: PolicyModel & { readonl
     fs.closeSync(fd);
   }
   const manifest: CheckpointManifest = {
-    format: CHECKPOINT_FORMAT, version: 1, model: model.config, tokenizer: tokenizer.toJSON(), policyVersion,
-    optimizer: { step: optimizer.step, options: optimizer.options }, tensors: entries, savedAt: new Date().toISOString(), note,
+    format: CHECKPOINT_FORMAT,
+    version: 1,
+    model: model.config,
+    tokenizer: tokenizer.toJSON(),
+    policyVersion,
+    optimizer: { step: optimizer.step, options: optimizer.options },
+    tensors: entries,
+    savedAt: new Date().toISOString(),
+    note,
   };
   const file = path.join(dir, 'checkpoint.json');
   fs.writeFileSync(file, `${JSON.stringify(manifest, null, 2)}\n`);
@@ -89,10 +104,14 @@ export function readCheckpoint(fileOrDir: string): LoadedCheckpoint {
   try {
     manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as CheckpointManifest;
   } catch (e) {
-    throw new ConfigError([{
-      field: 'policyOptions.init', value: fileOrDir, message: `cannot read a checkpoint there (${(e as Error).message})`,
-      fix: 'point it at a checkpoint directory written by agent-rl (it holds checkpoint.json and tensors.bin)',
-    }]);
+    throw new ConfigError([
+      {
+        field: 'policyOptions.init',
+        value: fileOrDir,
+        message: `cannot read a checkpoint there (${(e as Error).message})`,
+        fix: 'point it at a checkpoint directory written by agent-rl (it holds checkpoint.json and tensors.bin)',
+      },
+    ]);
   }
   if (manifest.format !== CHECKPOINT_FORMAT || manifest.version !== 1) {
     throw new Error(`${file} is not an agent-rl checkpoint of version 1 (format ${String(manifest.format)}, version ${String(manifest.version)})`);
@@ -134,7 +153,8 @@ function restore(ck: LoadedCheckpoint, model: PolicyModel, optimizer: AdamW | un
     const data = ck.tensors.get(name);
     const entry = ck.manifest.tensors.find((e) => e.name === name);
     if (!data || !entry) throw new Error(`checkpoint lacks tensor ${name}`);
-    if (entry.shape.join('x') !== shape.join('x')) throw new Error(`checkpoint tensor ${name} has shape ${entry.shape.join('x')}, the model needs ${shape.join('x')}`);
+    if (entry.shape.join('x') !== shape.join('x'))
+      throw new Error(`checkpoint tensor ${name} has shape ${entry.shape.join('x')}, the model needs ${shape.join('x')}`);
     return data;
   };
   model.names.forEach((name, i) => {
@@ -153,7 +173,14 @@ function restore(ck: LoadedCheckpoint, model: PolicyModel, optimizer: AdamW | un
 type StoredModel = PolicyModel & { readonly config: GptConfig | HfModelConfig };
 
 /** A policy's state (the part of a run's resume point that is the policy's): the weights, the optimizer's moments and step, and the KL reference ("reference/<name>"). */
-export function savePolicyState(dir: string, model: StoredModel, reference: PolicyModel, tokenizer: Tokenizer, optimizer: AdamW, policyVersion: number): Promise<string> {
+export function savePolicyState(
+  dir: string,
+  model: StoredModel,
+  reference: PolicyModel,
+  tokenizer: Tokenizer,
+  optimizer: AdamW,
+  policyVersion: number,
+): Promise<string> {
   const extra = reference.names.map((name, i) => [`reference/${name}`, reference.weights[i]!] as const);
   return saveCheckpoint(dir, model, tokenizer, optimizer, policyVersion, 'resume point', extra);
 }
@@ -162,7 +189,9 @@ export function savePolicyState(dir: string, model: StoredModel, reference: Poli
 export function loadPolicyState(dir: string, model: StoredModel, reference: PolicyModel, optimizer: AdamW): number {
   const ck = readCheckpoint(dir);
   if (JSON.stringify(ck.manifest.model) !== JSON.stringify(model.config)) {
-    throw new Error(`the resume point in ${dir} holds a model of another shape or folder (${JSON.stringify(ck.manifest.model)}); this run's is ${JSON.stringify(model.config)}`);
+    throw new Error(
+      `the resume point in ${dir} holds a model of another shape or folder (${JSON.stringify(ck.manifest.model)}); this run's is ${JSON.stringify(model.config)}`,
+    );
   }
   restoreCheckpoint(ck, model, optimizer);
   restoreCheckpoint(ck, reference, undefined, 'reference/');

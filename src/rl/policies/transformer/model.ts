@@ -63,7 +63,10 @@ export interface CausalLm {
    * A model with its own decoding (the Hugging Face engine): prefills `prompts` into a cache of
    * `capacity` positions per row; the session holds the last logits [B·V] and steps one token per row.
    */
-  session?(prompts: readonly (readonly number[])[], capacity: number): Promise<{ readonly logits: Float32Array; step(tokens: readonly number[]): Promise<Float32Array>; dispose(): void }>;
+  session?(
+    prompts: readonly (readonly number[])[],
+    capacity: number,
+  ): Promise<{ readonly logits: Float32Array; step(tokens: readonly number[]): Promise<Float32Array>; dispose(): void }>;
   /** Rows one session holds at `capacity` positions (its memory plan's KV cache); more are sampled in turn. */
   sessionRows?(capacity: number): number;
   /** Rows a prefill pass takes at once (attention scores are rows × heads × L × L per layer). */
@@ -144,7 +147,11 @@ export class Gpt implements PolicyModel {
   private readonly byName = new Map<string, tf.Variable>();
   private readonly maskCache = new Map<number, tf.Tensor2D>();
 
-  constructor(readonly config: GptConfig, seed = 0, trainable = true) {
+  constructor(
+    readonly config: GptConfig,
+    seed = 0,
+    trainable = true,
+  ) {
     const { vocabSize: V, contextLength: P, dModel: D, nLayers: L, mlpRatio } = config;
     if (D % config.nHeads !== 0) throw new Error(`dModel ${D} is not divisible by nHeads ${config.nHeads}`);
     let s = seed * 1000;
@@ -243,7 +250,11 @@ export class Gpt implements PolicyModel {
    * Runs the decoder on `ids` [B, T] at `positions` [B, T], after the cached keys/values if any.
    * Returns logits [B, T, V] and the new per-layer keys ([B, H, E, Tk]) and values ([B, H, Tk, E]).
    */
-  run(ids: tf.Tensor2D, positions: tf.Tensor2D, { keyMask, past, scoped = false, lastOnly = false }: RunOptions = {}): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
+  run(
+    ids: tf.Tensor2D,
+    positions: tf.Tensor2D,
+    { keyMask, past, scoped = false, lastOnly = false }: RunOptions = {},
+  ): { logits: tf.Tensor3D; k: tf.Tensor4D[]; v: tf.Tensor4D[] } {
     const { dModel: D, nHeads: H, nLayers: L } = this.config;
     const [B, T] = ids.shape;
     const E = D / H;
@@ -341,7 +352,8 @@ export class Gpt implements PolicyModel {
    */
   forward(ids: tf.Tensor2D, scoped = false): tf.Tensor3D {
     const P = this.config.contextLength;
-    if (ids.shape[1] > P) throw new Error(`Gpt.forward: ${ids.shape[1]} positions, but the model has ${P} (positions ≥ ${P} have no embedding); cut the sequence first`);
+    if (ids.shape[1] > P)
+      throw new Error(`Gpt.forward: ${ids.shape[1]} positions, but the model has ${P} (positions ≥ ${P} have no embedding); cut the sequence first`);
     return tf.tidy(() => {
       const [B, T] = ids.shape;
       const positions = tf.tile<tf.Tensor2D>(tf.reshape(tf.range(0, T, 1, 'int32'), [1, T]), [B, 1]);

@@ -23,9 +23,21 @@ export type ReplicaRequest =
   | { readonly kind: 'init'; readonly backend: string; readonly model: GptConfig; readonly tokenizer: { kind: string; [k: string]: unknown } }
   | { readonly kind: 'weights'; readonly which: 'model' | 'reference'; readonly weights: Float32Array[] }
   | { readonly kind: 'grads'; readonly inputs: readonly LossInput[]; readonly spec: LossSpec }
-  | { readonly kind: 'logprobs'; readonly seqs: readonly TrainSequence[]; readonly model: 'current' | 'reference'; readonly temperature: number; readonly rows: boolean }
+  | {
+      readonly kind: 'logprobs';
+      readonly seqs: readonly TrainSequence[];
+      readonly model: 'current' | 'reference';
+      readonly temperature: number;
+      readonly rows: boolean;
+    }
   /** `rowSeeds`: one stream per prompt (the concurrent schedule) instead of one for the shard (`seed`). */
-  | { readonly kind: 'sample'; readonly prompts: readonly (readonly number[])[]; readonly options: PortableSampleOptions; readonly seed: number; readonly rowSeeds?: readonly number[] };
+  | {
+      readonly kind: 'sample';
+      readonly prompts: readonly (readonly number[])[];
+      readonly options: PortableSampleOptions;
+      readonly seed: number;
+      readonly rowSeeds?: readonly number[];
+    };
 
 export type ReplicaReply =
   | { readonly kind: 'ok' }

@@ -58,8 +58,10 @@ async function handle(msg: ReplicaRequest): Promise<{ reply: ReplicaReply; trans
 // request that awaits (a tensor read) must not let the next one start and answer first.
 let chain: Promise<void> = Promise.resolve();
 parentPort!.on('message', (msg: ReplicaRequest) => {
-  chain = chain.then(() => handle(msg)).then(
-    ({ reply, transfer }) => parentPort!.postMessage(reply, transfer),
-    (e: unknown) => parentPort!.postMessage({ kind: 'error', message: e instanceof Error ? `${e.name}: ${e.message}` : String(e) } satisfies ReplicaReply),
-  );
+  chain = chain
+    .then(() => handle(msg))
+    .then(
+      ({ reply, transfer }) => parentPort!.postMessage(reply, transfer),
+      (e: unknown) => parentPort!.postMessage({ kind: 'error', message: e instanceof Error ? `${e.name}: ${e.message}` : String(e) } satisfies ReplicaReply),
+    );
 });

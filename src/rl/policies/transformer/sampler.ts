@@ -109,7 +109,12 @@ export function prefill(model: CausalLm, prompts: readonly (readonly number[])[]
     const lengths = prompts.map((p) => p.length);
     const headDim = model.fusedHeadDim;
     if (options.fused !== false && headDim !== undefined && model.decode && model.headWeight && decodeAttentionAvailable(headDim)) {
-      const arena = createArena(k, v, lengths.map((n) => L - n), Math.max(L, options.capacity ?? model.config.contextLength));
+      const arena = createArena(
+        k,
+        v,
+        lengths.map((n) => L - n),
+        Math.max(L, options.capacity ?? model.config.contextLength),
+      );
       result = { state: { arena: keepArena(arena), head: tf.keep(model.headWeight()), lengths }, logits: tf.keep(logits) };
     } else {
       const cache: KvCache = { k: k.map((t) => tf.keep(t)), v: v.map((t) => tf.keep(t)), keyMask: tf.keep(keyMask) };
@@ -291,7 +296,13 @@ export function stopsAt(text: string, stop: readonly string[], stopWhen?: (text:
  * context is full (prompt + new tokens = the model's context length). `rng`: one stream for the batch
  * (rows draw from it in turn), or one stream per row (each row's draws independent of the others').
  */
-export async function sampleBatch(model: CausalLm, tokenizer: Tokenizer, prompts: readonly (readonly number[])[], o: SampleOptions, rng: Rng | readonly Rng[]): Promise<SampledSequence[]> {
+export async function sampleBatch(
+  model: CausalLm,
+  tokenizer: Tokenizer,
+  prompts: readonly (readonly number[])[],
+  o: SampleOptions,
+  rng: Rng | readonly Rng[],
+): Promise<SampledSequence[]> {
   const rowRng = (b: number): Rng => (Array.isArray(rng) ? (rng as readonly Rng[])[b]! : (rng as Rng));
   const B = prompts.length;
   const P = model.config.contextLength;
@@ -301,11 +312,25 @@ export async function sampleBatch(model: CausalLm, tokenizer: Tokenizer, prompts
     const out: SampledSequence[] = [];
     for (let b0 = 0; b0 < B; b0 += most) {
       const idx = prompts.slice(b0, b0 + most).map((_, i) => b0 + i);
-      out.push(...(await sampleBatch(model, tokenizer, idx.map((i) => prompts[i]!), o, Array.isArray(rng) ? idx.map((i) => (rng as readonly Rng[])[i]!) : rng)));
+      out.push(
+        ...(await sampleBatch(
+          model,
+          tokenizer,
+          idx.map((i) => prompts[i]!),
+          o,
+          Array.isArray(rng) ? idx.map((i) => (rng as readonly Rng[])[i]!) : rng,
+        )),
+      );
     }
     return out;
   }
-  const rows = prompts.map((p) => ({ tokens: [] as number[], logprobs: [] as number[], text: '', stopReason: undefined as StopReason | undefined, budget: Math.min(o.maxNewTokens, P - p.length) }));
+  const rows = prompts.map((p) => ({
+    tokens: [] as number[],
+    logprobs: [] as number[],
+    text: '',
+    stopReason: undefined as StopReason | undefined,
+    budget: Math.min(o.maxNewTokens, P - p.length),
+  }));
   rows.forEach((r) => {
     if (r.budget <= 0) r.stopReason = 'context';
   });

@@ -83,7 +83,14 @@ export function renderChatTemplate(template: string, config: Record<string, unkn
     if (typeof text === 'string' && text !== '') special[key] = text;
   }
   // as transformers passes them: tools and documents null when absent (templates test `is not none`)
-  return new Template(template).render({ ...(o.variables ?? {}), messages, add_generation_prompt: o.addGenerationPrompt, tools: o.tools ?? null, documents: null, ...special });
+  return new Template(template).render({
+    ...(o.variables ?? {}),
+    messages,
+    add_generation_prompt: o.addGenerationPrompt,
+    tools: o.tools ?? null,
+    documents: null,
+    ...special,
+  });
 }
 
 /** The library that tokenizes: @huggingface/transformers, else its own pure-JS tokenizer library. */
@@ -93,7 +100,10 @@ function loadHfLibrary(): { library: string; make: (json: object, config: object
     // @huggingface/transformers loads ONNX Runtime with it; the .vsix leaves that out (.vscodeignore).
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { PreTrainedTokenizer } = require('@huggingface/transformers') as {
-      PreTrainedTokenizer: new (json: object, config: object) => {
+      PreTrainedTokenizer: new (
+        json: object,
+        config: object,
+      ) => {
         encode(text: string, o: object): number[];
         decode(ids: number[], o: object): string;
         apply_chat_template(messages: readonly object[], o: object): string;
@@ -106,7 +116,13 @@ function loadHfLibrary(): { library: string; make: (json: object, config: object
         return {
           encode: (text) => t.encode(text, { add_special_tokens: false }),
           decode: (ids) => t.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
-          render: (messages, o) => t.apply_chat_template(messages, { ...(o.variables ?? {}), tokenize: false, add_generation_prompt: o.addGenerationPrompt, ...(o.tools ? { tools: o.tools } : {}) }),
+          render: (messages, o) =>
+            t.apply_chat_template(messages, {
+              ...(o.variables ?? {}),
+              tokenize: false,
+              add_generation_prompt: o.addGenerationPrompt,
+              ...(o.tools ? { tools: o.tools } : {}),
+            }),
         };
       },
     };
@@ -115,7 +131,9 @@ function loadHfLibrary(): { library: string; make: (json: object, config: object
   }
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { Tokenizer } = require('@huggingface/tokenizers') as { Tokenizer: new (json: object, config: object) => { encode(text: string, o: object): { ids: number[] }; decode(ids: number[], o: object): string } };
+    const { Tokenizer } = require('@huggingface/tokenizers') as {
+      Tokenizer: new (json: object, config: object) => { encode(text: string, o: object): { ids: number[] }; decode(ids: number[], o: object): string };
+    };
     return {
       library: '@huggingface/tokenizers',
       make: (json, config) => {
@@ -124,7 +142,12 @@ function loadHfLibrary(): { library: string; make: (json: object, config: object
         return {
           encode: (text) => t.encode(text, { add_special_tokens: false }).ids,
           decode: (ids) => t.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
-          ...(chatTemplateOf(cfg) ? { render: (messages: readonly ChatMessage[], o: ChatRenderOptions) => renderChatTemplate(chatTemplateOf(cfg, o.tools !== undefined)!, cfg, messages, o) } : {}),
+          ...(chatTemplateOf(cfg)
+            ? {
+                render: (messages: readonly ChatMessage[], o: ChatRenderOptions) =>
+                  renderChatTemplate(chatTemplateOf(cfg, o.tools !== undefined)!, cfg, messages, o),
+              }
+            : {}),
         };
       },
     };
@@ -153,7 +176,8 @@ export function chatTemplateOf(config: Record<string, unknown>, withTools = fals
 function hfVocabSize(json: Record<string, unknown>): number {
   let max = -1;
   const vocab = (json.model as { vocab?: unknown } | undefined)?.vocab;
-  if (Array.isArray(vocab)) max = vocab.length - 1; // Unigram: [[piece, score], ...], id = index
+  if (Array.isArray(vocab))
+    max = vocab.length - 1; // Unigram: [[piece, score], ...], id = index
   else if (vocab && typeof vocab === 'object') for (const id of Object.values(vocab as Record<string, number>)) max = Math.max(max, id);
   for (const t of (json.added_tokens as { id: number }[] | undefined) ?? []) max = Math.max(max, t.id);
   if (max < 0) throw new Error('tokenizer.json: model.vocab is missing or empty');
@@ -176,7 +200,10 @@ export class HfTokenizer implements Tokenizer {
   readonly library: string;
   private readonly impl: HfImpl;
 
-  constructor(readonly tokenizerJson: Record<string, unknown>, readonly tokenizerConfig: Record<string, unknown> = {}) {
+  constructor(
+    readonly tokenizerJson: Record<string, unknown>,
+    readonly tokenizerConfig: Record<string, unknown> = {},
+  ) {
     this.vocabSize = hfVocabSize(tokenizerJson);
     const lib = loadHfLibrary();
     this.library = lib.library;
@@ -191,8 +218,13 @@ export class HfTokenizer implements Tokenizer {
   static fromDirectory(dir: string, of: 'tokenizer' | 'model' = 'tokenizer'): HfTokenizer {
     const file = path.join(dir, 'tokenizer.json');
     if (!fs.existsSync(file)) {
-      if (of === 'model') throw new TokenizerError(`${dir}: the model folder has no tokenizer.json. Fix: copy the tokenizer files saved with the checkpoint (tokenizer.json and tokenizer_config.json, from save_pretrained or the model's download) into the folder`);
-      throw new TokenizerError(`policyOptions.tokenizer: ${fs.existsSync(dir) ? `no tokenizer.json in ${dir}` : `${dir} does not exist`}. Fix: point it at a directory holding a Hugging Face tokenizer.json, or leave it empty for the character-level tokenizer`);
+      if (of === 'model')
+        throw new TokenizerError(
+          `${dir}: the model folder has no tokenizer.json. Fix: copy the tokenizer files saved with the checkpoint (tokenizer.json and tokenizer_config.json, from save_pretrained or the model's download) into the folder`,
+        );
+      throw new TokenizerError(
+        `policyOptions.tokenizer: ${fs.existsSync(dir) ? `no tokenizer.json in ${dir}` : `${dir} does not exist`}. Fix: point it at a directory holding a Hugging Face tokenizer.json, or leave it empty for the character-level tokenizer`,
+      );
     }
     const read = (f: string): Record<string, unknown> => {
       try {
@@ -200,7 +232,9 @@ export class HfTokenizer implements Tokenizer {
         if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object');
         return v as Record<string, unknown>;
       } catch (e) {
-        throw new TokenizerError(`${f} is not valid: ${(e as Error).message}. Fix: save the tokenizer again (tokenizer.save_pretrained), or copy it from the model's download`);
+        throw new TokenizerError(
+          `${f} is not valid: ${(e as Error).message}. Fix: save the tokenizer again (tokenizer.save_pretrained), or copy it from the model's download`,
+        );
       }
     };
     const configFile = path.join(dir, 'tokenizer_config.json');
@@ -209,14 +243,18 @@ export class HfTokenizer implements Tokenizer {
     try {
       return new HfTokenizer(json, config);
     } catch (e) {
-      throw new TokenizerError(`${file}: the tokenizer library cannot read it (${(e as Error).message.split('\n')[0]}). Fix: save the tokenizer again with a current transformers (tokenizer.save_pretrained)`);
+      throw new TokenizerError(
+        `${file}: the tokenizer library cannot read it (${(e as Error).message.split('\n')[0]}). Fix: save the tokenizer again with a current transformers (tokenizer.save_pretrained)`,
+      );
     }
   }
 
   /** Refuses a tokenizer with ids the model has no embedding row for (config.json's vocab_size). */
   checkFits(dir: string, vocabSize: number): void {
     if (this.vocabSize <= vocabSize) return;
-    throw new TokenizerError(`${path.join(dir, 'tokenizer.json')} has ids up to ${this.vocabSize - 1} (${this.vocabSize.toLocaleString('en')} in all), but config.json's vocab_size is ${vocabSize.toLocaleString('en')}: the model has no embedding for ids ${vocabSize} … ${this.vocabSize - 1}. Fix: use the tokenizer files saved with this checkpoint`);
+    throw new TokenizerError(
+      `${path.join(dir, 'tokenizer.json')} has ids up to ${this.vocabSize - 1} (${this.vocabSize.toLocaleString('en')} in all), but config.json's vocab_size is ${vocabSize.toLocaleString('en')}: the model has no embedding for ids ${vocabSize} … ${this.vocabSize - 1}. Fix: use the tokenizer files saved with this checkpoint`,
+    );
   }
 
   encode(text: string): number[] {
@@ -234,7 +272,10 @@ export class HfTokenizer implements Tokenizer {
 
   /** The texts of the added tokens marked special (control tokens such as <|im_end|>, not added words or whitespace). */
   specialTokens(): string[] {
-    return ((this.tokenizerJson.added_tokens as { content?: unknown; special?: unknown }[] | undefined) ?? []).filter((t) => t.special === true).map((t) => (typeof t.content === 'string' ? t.content : '')).filter((t) => t !== '');
+    return ((this.tokenizerJson.added_tokens as { content?: unknown; special?: unknown }[] | undefined) ?? [])
+      .filter((t) => t.special === true)
+      .map((t) => (typeof t.content === 'string' ? t.content : ''))
+      .filter((t) => t !== '');
   }
 
   /** The id of a token given by its text (special or added tokens such as <|im_end|>), if the vocabulary has it. */
@@ -247,8 +288,12 @@ export class HfTokenizer implements Tokenizer {
 
   /** Renders messages with the chat template (text, not ids: the caller encodes what it needs). */
   renderChat(messages: readonly ChatMessage[], o: ChatRenderOptions): string {
-    if (!this.chatTemplate) throw new Error('tokenizer_config.json has no chat_template. Fix: set policyOptions.chatTemplate to "none", or use the instruct model\'s tokenizer files');
-    if (!this.impl.render) throw new Error('the chat template cannot be rendered here. Fix: npm install (it needs @huggingface/jinja), or set policyOptions.chatTemplate to "none"');
+    if (!this.chatTemplate)
+      throw new Error(
+        'tokenizer_config.json has no chat_template. Fix: set policyOptions.chatTemplate to "none", or use the instruct model\'s tokenizer files',
+      );
+    if (!this.impl.render)
+      throw new Error('the chat template cannot be rendered here. Fix: npm install (it needs @huggingface/jinja), or set policyOptions.chatTemplate to "none"');
     return this.impl.render(messages, o);
   }
 

@@ -160,7 +160,11 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
       // encoded once, here: as it is, or as the chat template's next message
       const chat = this.parts.chat;
       const last = ctx.turns[ctx.turns.length - 1]?.policy.tokens?.sampled ?? [];
-      const fresh = !chat ? this.tokenizer.encode(ctx.observation.text) : ctx.turns.length === 0 ? chat.first(ctx.observation) : chat.next(ctx.observation, last);
+      const fresh = !chat
+        ? this.tokenizer.encode(ctx.observation.text)
+        : ctx.turns.length === 0
+          ? chat.first(ctx.observation)
+          : chat.next(ctx.observation, last);
       news.push(fresh);
       return [...past, ...fresh];
     });
@@ -186,17 +190,40 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
    * (similar lengths per shard), each shard draws from its own stream seeded from `rng`, and results
    * come back in order.
    */
-  async sampleTokens(prompts: readonly (readonly number[])[], rng: Rng, sampling: SampleOptions = this.sampling, rowSeeds?: readonly number[]): Promise<SampledSequence[]> {
+  async sampleTokens(
+    prompts: readonly (readonly number[])[],
+    rng: Rng,
+    sampling: SampleOptions = this.sampling,
+    rowSeeds?: readonly number[],
+  ): Promise<SampledSequence[]> {
     const pool = this.replicas;
     const rowsOf = (idx: readonly number[]): Rng[] => idx.map((i) => new Rng(rowSeeds![i]!));
-    const order = prompts.map((p, i) => ({ i, n: p.length })).sort((a, b) => a.n - b.n || a.i - b.i).map((x) => x.i);
-    if (!pool || prompts.length < MIN_SHARD * (pool.size + 1)) return sampleBatch(this.model, this.tokenizer, prompts, sampling, rowSeeds ? rowsOf(prompts.map((_, i) => i)) : rng);
+    const order = prompts
+      .map((p, i) => ({ i, n: p.length }))
+      .sort((a, b) => a.n - b.n || a.i - b.i)
+      .map((x) => x.i);
+    if (!pool || prompts.length < MIN_SHARD * (pool.size + 1))
+      return sampleBatch(this.model, this.tokenizer, prompts, sampling, rowSeeds ? rowsOf(prompts.map((_, i) => i)) : rng);
     const shards = splitShards(order, pool.size + 1);
     const seeds = rowSeeds ? shards.map(() => 0) : shards.map(() => rng.int(2 ** 31));
     const { temperature, topK, topP, maxNewTokens, stop } = sampling; // stopWhen is rebuilt from stopTest
     const options = { temperature, topK, topP, maxNewTokens, stop, ...(this.stopTest ? { stopTest: this.stopTest } : {}) };
-    const asked = shards.slice(1).map((idx, h) => pool.helper(h).call({ kind: 'sample', prompts: idx.map((i) => prompts[i]!), options, seed: seeds[h + 1]!, ...(rowSeeds ? { rowSeeds: idx.map((i) => rowSeeds[i]!) } : {}) }));
-    const mine = await sampleBatch(this.model, this.tokenizer, shards[0]!.map((i) => prompts[i]!), sampling, rowSeeds ? rowsOf(shards[0]!) : new Rng(seeds[0]!));
+    const asked = shards.slice(1).map((idx, h) =>
+      pool.helper(h).call({
+        kind: 'sample',
+        prompts: idx.map((i) => prompts[i]!),
+        options,
+        seed: seeds[h + 1]!,
+        ...(rowSeeds ? { rowSeeds: idx.map((i) => rowSeeds[i]!) } : {}),
+      }),
+    );
+    const mine = await sampleBatch(
+      this.model,
+      this.tokenizer,
+      shards[0]!.map((i) => prompts[i]!),
+      sampling,
+      rowSeeds ? rowsOf(shards[0]!) : new Rng(seeds[0]!),
+    );
     const theirs = await Promise.all(asked);
     const out: SampledSequence[] = new Array<SampledSequence>(prompts.length);
     shards[0]!.forEach((i, k) => (out[i] = mine[k]!));
@@ -211,8 +238,18 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
     return trajectorySequence(t);
   }
 
-  async logprobs(part: number, seqs: readonly TrainSequence[], o: { model: 'current' | 'reference'; temperature: number; rows: boolean }): Promise<SequenceLogprobs> {
-    if (part === 0) return shardLogprobs(this.parts.differentiable(o.model === 'reference' ? this.reference : this.model), seqs, o, this.parts.microBatchPositions ? 2 * this.parts.microBatchPositions : undefined);
+  async logprobs(
+    part: number,
+    seqs: readonly TrainSequence[],
+    o: { model: 'current' | 'reference'; temperature: number; rows: boolean },
+  ): Promise<SequenceLogprobs> {
+    if (part === 0)
+      return shardLogprobs(
+        this.parts.differentiable(o.model === 'reference' ? this.reference : this.model),
+        seqs,
+        o,
+        this.parts.microBatchPositions ? 2 * this.parts.microBatchPositions : undefined,
+      );
     const r = await this.helper(part).call({ kind: 'logprobs', seqs, model: o.model, temperature: o.temperature, rows: o.rows });
     if (r.kind !== 'logprobs') throw new Error(`replica: unexpected reply ${r.kind}`);
     return { logp: r.logp, ...(r.rows ? { rows: r.rows } : {}) };
@@ -254,7 +291,11 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
   }
 
   greedy(): Policy {
-    return greedyView(() => this.versionCounter, this.compute, (contexts, rng) => this.sampleWith({ ...this.sampling, temperature: 0 }, contexts, rng));
+    return greedyView(
+      () => this.versionCounter,
+      this.compute,
+      (contexts, rng) => this.sampleWith({ ...this.sampling, temperature: 0 }, contexts, rng),
+    );
   }
 
   save(dir: string, note: string): Promise<string> {

@@ -6,8 +6,35 @@
 
 /** SandboxFusion's `Language` literal; a request with another value is a validation error (HTTP 422). */
 export const FUSION_LANGUAGES = [
-  'python', 'cpp', 'nodejs', 'go', 'go_test', 'java', 'php', 'csharp', 'bash', 'typescript', 'sql', 'rust', 'cuda', 'lua', 'R', 'perl', 'D_ut',
-  'ruby', 'scala', 'julia', 'pytest', 'junit', 'kotlin_script', 'jest', 'verilog', 'python_gpu', 'lean', 'swift', 'racket',
+  'python',
+  'cpp',
+  'nodejs',
+  'go',
+  'go_test',
+  'java',
+  'php',
+  'csharp',
+  'bash',
+  'typescript',
+  'sql',
+  'rust',
+  'cuda',
+  'lua',
+  'R',
+  'perl',
+  'D_ut',
+  'ruby',
+  'scala',
+  'julia',
+  'pytest',
+  'junit',
+  'kotlin_script',
+  'jest',
+  'verilog',
+  'python_gpu',
+  'lean',
+  'swift',
+  'racket',
 ] as const;
 export type FusionLanguage = (typeof FUSION_LANGUAGES)[number];
 
@@ -64,7 +91,11 @@ export function safeRelativePath(p: string): boolean {
 
 /** Validates a request body the way SandboxFusion's pydantic model does (defaults filled, unknown keys ignored). */
 export function parseRunCodeRequest(body: unknown): { ok: true; request: RunCodeRequest } | { ok: false; detail: ValidationIssue[] } {
-  if (!isObj(body)) return { ok: false, detail: [{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: body }] };
+  if (!isObj(body))
+    return {
+      ok: false,
+      detail: [{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: body }],
+    };
   const detail: ValidationIssue[] = [];
   const issue = (field: string | (string | number)[], type: string, msg: string, input: unknown): void => {
     detail.push({ type, loc: ['body', ...(Array.isArray(field) ? field : [field])], msg, input });
@@ -82,7 +113,8 @@ export function parseRunCodeRequest(body: unknown): { ok: true; request: RunCode
   const memory_limit_MB = num('memory_limit_MB', -1, true);
   if (body.code === undefined) issue('code', 'missing', 'Field required', body);
   else if (typeof body.code !== 'string') issue('code', 'string_type', 'Input should be a valid string', body.code);
-  if (body.stdin !== undefined && body.stdin !== null && typeof body.stdin !== 'string') issue('stdin', 'string_type', 'Input should be a valid string', body.stdin);
+  if (body.stdin !== undefined && body.stdin !== null && typeof body.stdin !== 'string')
+    issue('stdin', 'string_type', 'Input should be a valid string', body.stdin);
   if (body.language === undefined) issue('language', 'missing', 'Field required', body);
   else if (!(FUSION_LANGUAGES as readonly unknown[]).includes(body.language)) {
     issue('language', 'literal_error', `Input should be ${FUSION_LANGUAGES.map((l) => `'${l}'`).join(', ')}`, body.language);
@@ -113,8 +145,14 @@ export function parseRunCodeRequest(body: unknown): { ok: true; request: RunCode
   return {
     ok: true,
     request: {
-      compile_timeout, run_timeout, memory_limit_MB, code: body.code as string, stdin: (body.stdin as string | null | undefined) ?? null,
-      language: body.language as FusionLanguage, files, fetch_files: fetch,
+      compile_timeout,
+      run_timeout,
+      memory_limit_MB,
+      code: body.code as string,
+      stdin: (body.stdin as string | null | undefined) ?? null,
+      language: body.language as FusionLanguage,
+      files,
+      fetch_files: fetch,
     },
   };
 }

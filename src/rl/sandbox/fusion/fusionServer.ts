@@ -64,24 +64,40 @@ export function checkServerOptions(o: Pick<FusionServerOptions, 'host' | 'token'
 /** Our execution result in SandboxFusion's terms (its parse_run_status: a timeout or a non-zero exit is Failed). */
 export function toRunCodeResponse(r: ExecutionResult, outputCapBytes: number): RunCodeResponse {
   const answer = (status: RunCodeResponse['status'], message: string, run: CommandRunResult): RunCodeResponse => ({
-    status, message, compile_result: null, run_result: run, executor_pod_name: null, files: r.files ?? {},
+    status,
+    message,
+    compile_result: null,
+    run_result: run,
+    executor_pod_name: null,
+    files: r.files ?? {},
   });
-  if (r.sandboxError !== undefined) return answer('SandboxError', r.sandboxError, { status: 'Error', execution_time: null, return_code: null, stdout: null, stderr: r.sandboxError });
+  if (r.sandboxError !== undefined)
+    return answer('SandboxError', r.sandboxError, { status: 'Error', execution_time: null, return_code: null, stdout: null, stderr: r.sandboxError });
   const time = r.durationMs / 1000;
   if (r.timedOut) return answer('Failed', '', { status: 'TimeLimitExceeded', execution_time: time, return_code: null, stdout: r.stdout, stderr: r.stderr });
   // A process killed by a signal reports −signal, as Python's subprocess does (SandboxFusion passes that on).
   const signal = typeof r.signal === 'number' ? r.signal : r.outputCapped ? 9 : null;
   const code = r.exitCode ?? (signal !== null ? -signal : -9);
   const message = r.outputCapped ? `output passed ${outputCapBytes} bytes: the process was killed and the output cut` : '';
-  return answer(code === 0 ? 'Success' : 'Failed', message, { status: 'Finished', execution_time: time, return_code: code, stdout: r.stdout, stderr: r.stderr });
+  return answer(code === 0 ? 'Success' : 'Failed', message, {
+    status: 'Finished',
+    execution_time: time,
+    return_code: code,
+    stdout: r.stdout,
+    stderr: r.stderr,
+  });
 }
 
 function limitsFor(req: RunCodeRequest, o: FusionServerOptions): SandboxLimits {
   const seconds = Math.min(Math.max(req.run_timeout, 0.001), o.maxRunTimeoutS);
   const mb = req.memory_limit_MB > 0 ? Math.max(MIN_MEMORY_MB, Math.min(req.memory_limit_MB, o.maxMemoryMB)) : o.defaultMemoryMB;
   return {
-    ...DEFAULT_LIMITS, timeoutMs: Math.round(seconds * 1000), cpuSeconds: Math.ceil(seconds) + 1, memoryBytes: mb * 1024 * 1024,
-    outputCapBytes: o.outputCapBytes, tailBytes: o.outputCapBytes,
+    ...DEFAULT_LIMITS,
+    timeoutMs: Math.round(seconds * 1000),
+    cpuSeconds: Math.ceil(seconds) + 1,
+    memoryBytes: mb * 1024 * 1024,
+    outputCapBytes: o.outputCapBytes,
+    tailBytes: o.outputCapBytes,
   };
 }
 
@@ -104,7 +120,7 @@ export interface RunningFusionServer {
 function tokenOk(req: http.IncomingMessage, url: URL, token: string | undefined): boolean {
   if (token === undefined) return true;
   const auth = req.headers.authorization;
-  const given = auth?.startsWith('Bearer ') ? auth.slice(7) : url.searchParams.get('token') ?? '';
+  const given = auth?.startsWith('Bearer ') ? auth.slice(7) : (url.searchParams.get('token') ?? '');
   const digest = (s: string): Buffer => crypto.createHash('sha256').update(s).digest();
   return crypto.timingSafeEqual(digest(given), digest(token));
 }
@@ -166,8 +182,12 @@ export async function startFusionServer(o: FusionServerOptions): Promise<Running
       const request = parsed.request;
       if (request.language !== 'python') {
         const answer: RunCodeResponse = {
-          status: 'SandboxError', message: `language ${request.language} is not run by agent-rl sandbox serve (python only); use SandboxFusion itself for it`,
-          compile_result: null, run_result: null, executor_pod_name: null, files: {},
+          status: 'SandboxError',
+          message: `language ${request.language} is not run by agent-rl sandbox serve (python only); use SandboxFusion itself for it`,
+          compile_result: null,
+          run_result: null,
+          executor_pod_name: null,
+          files: {},
         };
         return send(res, 200, answer);
       }
@@ -181,12 +201,21 @@ export async function startFusionServer(o: FusionServerOptions): Promise<Running
         try {
           const files = Object.fromEntries(Object.entries(request.files).filter((e): e is [string, string] => typeof e[1] === 'string'));
           const r = await o.executor.execute(request.code, limitsFor(request, o), {
-            ...(request.stdin !== null ? { stdin: request.stdin } : {}), files, fetchFiles: request.fetch_files,
+            ...(request.stdin !== null ? { stdin: request.stdin } : {}),
+            files,
+            fetchFiles: request.fetch_files,
           });
           stats.served += 1;
           send(res, 200, toRunCodeResponse(r, o.outputCapBytes), { 'x-agent-rl-queue-ms': waitedMs.toFixed(1) });
         } catch (e) {
-          send(res, 200, { status: 'SandboxError', message: `exception on running code: ${(e as Error).message}`, compile_result: null, run_result: null, executor_pod_name: null, files: {} } satisfies RunCodeResponse);
+          send(res, 200, {
+            status: 'SandboxError',
+            message: `exception on running code: ${(e as Error).message}`,
+            compile_result: null,
+            run_result: null,
+            executor_pod_name: null,
+            files: {},
+          } satisfies RunCodeResponse);
         } finally {
           release();
         }
@@ -194,16 +223,21 @@ export async function startFusionServer(o: FusionServerOptions): Promise<Running
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => reject(new FusionServerError(`cannot listen on ${o.host}:${o.port} (${e.code ?? e.message}). Fix: choose another --port or --host.`)));
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(new FusionServerError(`cannot listen on ${o.host}:${o.port} (${e.code ?? e.message}). Fix: choose another --port or --host.`)),
+    );
     server.listen(o.port, o.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
   return {
-    url: `http://${host}:${port}/run_code`, port, stats,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    url: `http://${host}:${port}/run_code`,
+    port,
+    stats,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

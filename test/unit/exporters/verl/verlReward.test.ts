@@ -18,7 +18,10 @@ function exported(sandboxUrl: string, formatWeight: number): string {
 }
 
 function python(dir: string, script: string): string {
-  const r = spawnSync(resolvePython(), ['-I', '-S', '-B', '-c', `import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\n${script}`], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+  const r = spawnSync(resolvePython(), ['-I', '-S', '-B', '-c', `import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\n${script}`], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '' },
+  });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout;
 }
@@ -35,11 +38,19 @@ describe('the exported verl reward', () => {
   it('reads its settings from agent_rl_reward.json beside it, whatever characters they hold', () => {
     const url = 'http://sandbox.example:8080/run_code?token=a"b\'c\\d';
     const dir = exported(url, 0.25);
-    assert.deepEqual(verlRewardFiles(url, 0.25).map(([name]) => name), [REWARD_FILE, REWARD_CONFIG_FILE, VERIFIER_FILE]);
+    assert.deepEqual(
+      verlRewardFiles(url, 0.25).map(([name]) => name),
+      [REWARD_FILE, REWARD_CONFIG_FILE, VERIFIER_FILE],
+    );
     assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, REWARD_CONFIG_FILE), 'utf8')), {
-      sandbox_url: url, format_weight: 0.25, data_sources: { calculator: CALCULATOR_SOURCE, code: CODE_SOURCE, workspace: WORKSPACE_SOURCE },
+      sandbox_url: url,
+      format_weight: 0.25,
+      data_sources: { calculator: CALCULATOR_SOURCE, code: CODE_SOURCE, workspace: WORKSPACE_SOURCE },
     });
-    const out = python(dir, 'import json, agent_rl_reward as r\nprint(json.dumps([r.SANDBOX_URL, r.FORMAT_WEIGHT, r.compute_score("agent-rl/calculator", "\\\\boxed{7}", "7")]))');
+    const out = python(
+      dir,
+      'import json, agent_rl_reward as r\nprint(json.dumps([r.SANDBOX_URL, r.FORMAT_WEIGHT, r.compute_score("agent-rl/calculator", "\\\\boxed{7}", "7")]))',
+    );
     assert.deepEqual(JSON.parse(out), [url, 0.25, { score: 1.25, acc: true, pred: '7', public_pass: true, private_pass: true }]);
   });
 
@@ -47,13 +58,16 @@ describe('the exported verl reward', () => {
     const dir = exported('http://127.0.0.1:8080/run_code', 0);
     const code = 'def f(x):\n    return "é \\u2028 \\"@@CODE@@\\""\n';
     const calls = ['1', '"two"'];
-    const out = python(dir, [
-      'import json, types, agent_rl_reward as r',
-      'r.uuid.uuid4 = lambda: types.SimpleNamespace(hex="0123")',
-      'sent = []',
-      'r.run_code = lambda program, timeout=10: sent.append(program) or {"run_result": {"stdout": ""}}',
-      `print(json.dumps([r.verdict(${JSON.stringify(code)}, "f", ${JSON.stringify(calls)}), sent]))`,
-    ].join('\n'));
+    const out = python(
+      dir,
+      [
+        'import json, types, agent_rl_reward as r',
+        'r.uuid.uuid4 = lambda: types.SimpleNamespace(hex="0123")',
+        'sent = []',
+        'r.run_code = lambda program, timeout=10: sent.append(program) or {"run_result": {"stdout": ""}}',
+        `print(json.dumps([r.verdict(${JSON.stringify(code)}, "f", ${JSON.stringify(calls)}), sent]))`,
+      ].join('\n'),
+    );
     const [answer, sent] = JSON.parse(out) as [unknown, string[]];
     assert.deepEqual(answer, { error: 'no verdict' });
     assert.equal(sent.length, 1);

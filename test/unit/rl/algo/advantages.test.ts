@@ -18,7 +18,10 @@ describe('groupAdvantages', () => {
   it('grpo, sample std (n − 1): rewards [1,0,0,0] → std 0.5, advantages [1.5, −0.5, −0.5, −0.5]', () => {
     const r = groupAdvantages([1, 0, 0, 0], grpo('sample'));
     close(r.std, 0.5);
-    assert.deepEqual(r.advantages.map((a) => Math.round(a * 1e12) / 1e12), [1.5, -0.5, -0.5, -0.5]);
+    assert.deepEqual(
+      r.advantages.map((a) => Math.round(a * 1e12) / 1e12),
+      [1.5, -0.5, -0.5, -0.5],
+    );
   });
 
   it('grpo with ε = 1e-6 (verl): 0.75 / (0.5 + 1e-6)', () => close(groupAdvantages([1, 0, 0, 0], grpo('sample', 1e-6)).advantages[0]!, 0.75 / 0.500001, 1e-12));
@@ -43,10 +46,22 @@ describe('groupAdvantages', () => {
   });
 
   it('a group whose rewards are all equal gets advantage 0 and is flagged, for every estimator', () => {
-    for (const rewards of [[1, 1, 1, 1], [0, 0], [0.3, 0.3, 0.3]]) {
-      for (const o of [grpo('population', 1e-6), grpo('sample'), { estimator: 'dr-grpo', std: 'population', epsilon: 0 }, { estimator: 'rloo', std: 'population', epsilon: 0 }] as AdvantageOptions[]) {
+    for (const rewards of [
+      [1, 1, 1, 1],
+      [0, 0],
+      [0.3, 0.3, 0.3],
+    ]) {
+      for (const o of [
+        grpo('population', 1e-6),
+        grpo('sample'),
+        { estimator: 'dr-grpo', std: 'population', epsilon: 0 },
+        { estimator: 'rloo', std: 'population', epsilon: 0 },
+      ] as AdvantageOptions[]) {
         const r = groupAdvantages(rewards, o);
-        assert.ok(r.advantages.every((a) => a === 0), `${o.estimator} ${rewards.join(',')}`);
+        assert.ok(
+          r.advantages.every((a) => a === 0),
+          `${o.estimator} ${rewards.join(',')}`,
+        );
         assert.equal(r.zeroVariance, true);
       }
     }

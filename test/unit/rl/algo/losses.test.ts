@@ -16,8 +16,16 @@ const L = Math.log;
 
 describe('aggregate', () => {
   // values [[1, 2, 3], [4, 0, 0], [9, 9, 9]], mask [[1, 1, 0], [1, 0, 0], [0, 0, 0]]: the third sequence has nothing trained
-  const v = t2([[1, 2, 3], [4, 0, 0], [9, 9, 9]]);
-  const m = t2([[1, 1, 0], [1, 0, 0], [0, 0, 0]]);
+  const v = t2([
+    [1, 2, 3],
+    [4, 0, 0],
+    [9, 9, 9],
+  ]);
+  const m = t2([
+    [1, 1, 0],
+    [1, 0, 0],
+    [0, 0, 0],
+  ]);
   it('token-mean: (1 + 2 + 4) / 3', () => close(value(aggregate(v, m, 'token-mean')), 7 / 3));
   it('seq-mean-token-mean: ((1 + 2)/2 + 4/1) / 2 sequences (the empty one is left out)', () => close(value(aggregate(v, m, 'seq-mean-token-mean')), 2.75));
   it('seq-mean-token-sum: (3 + 4) / 2', () => close(value(aggregate(v, m, 'seq-mean-token-sum')), 3.5));
@@ -126,19 +134,35 @@ describe('exactKl and entropy over whole rows', () => {
     [0, 1].forEach((c) => close(g[c]!, Math.exp(lp[c]!) * (lp[c]! - [L(0.25), L(0.75)][c]! - kl)));
   });
   it('entropy of [½, ¼, ¼] is 1.5 ln 2', () => close(value(rowEntropy(tf.tensor3d([[[L(0.5), L(0.25), L(0.25)]]]))), 1.5 * L(2)));
-  it('nll: −mean log π of the trained positions', () => close(value(nllLoss(t2([[L(0.5), L(0.25), -99]]), t2([[1, 1, 0]]), 'token-mean')), -(L(0.5) + L(0.25)) / 2));
+  it('nll: −mean log π of the trained positions', () =>
+    close(value(nllLoss(t2([[L(0.5), L(0.25), -99]]), t2([[1, 1, 0]]), 'token-mean')), -(L(0.5) + L(0.25)) / 2));
 });
 
 describe('objectiveLoss', () => {
-  const rows = tf.tensor3d([[[L(0.5), L(0.25), L(0.25)], [L(0.1), L(0.6), L(0.3)]]]); // [1, 2, 3]
+  const rows = tf.tensor3d([
+    [
+      [L(0.5), L(0.25), L(0.25)],
+      [L(0.1), L(0.6), L(0.3)],
+    ],
+  ]); // [1, 2, 3]
   const logp = t2([[L(0.5), L(0.3)]]); // targets 0 and 2
   const base = { logRows: rows, logp, mask: t2([[1, 1]]), oldLogp: logp, advantages: t2([[0.5]]), argmaxHit: t2([[1, 0]]) };
   it('policy gradient + β·k1 at ratio 1: −A + β·mean(d), and its parts', () => {
-    const spec: LossSpec = { kind: 'policy-gradient', clipLow: 0.2, clipHigh: 0.2, dualClip: 0, klCoef: 0.1, klEstimator: 'k1', aggregation: 'token-mean', normTokens: 1, temperature: 1 };
+    const spec: LossSpec = {
+      kind: 'policy-gradient',
+      clipLow: 0.2,
+      clipHigh: 0.2,
+      dualClip: 0,
+      klCoef: 0.1,
+      klEstimator: 'k1',
+      aggregation: 'token-mean',
+      normTokens: 1,
+      temperature: 1,
+    };
     const ref = t2([[L(0.25), L(0.3)]]);
     let parts: Record<string, tf.Scalar> = {};
     const loss = objectiveLoss(spec, { ...base, refLogp: ref }, (p) => (parts = { ...p }));
-    close(value(loss), -0.5 + 0.1 * (L(2) + 0) / 2);
+    close(value(loss), -0.5 + (0.1 * (L(2) + 0)) / 2);
     close(value(parts.kl!), L(2) / 2);
     close(value(parts.policyLoss!), -0.5);
     close(value(parts.ratioMin!), 1);
@@ -146,7 +170,17 @@ describe('objectiveLoss', () => {
     close(value(parts.entropy!), (1.5 * L(2) - (0.1 * L(0.1) + 0.6 * L(0.6) + 0.3 * L(0.3))) / 2);
   });
   it('the exact KL uses the reference rows', () => {
-    const spec: LossSpec = { kind: 'policy-gradient', clipLow: 0.2, clipHigh: 0.2, dualClip: 0, klCoef: 1, klEstimator: 'exact', aggregation: 'token-mean', normTokens: 1, temperature: 1 };
+    const spec: LossSpec = {
+      kind: 'policy-gradient',
+      clipLow: 0.2,
+      clipHigh: 0.2,
+      dualClip: 0,
+      klCoef: 1,
+      klEstimator: 'exact',
+      aggregation: 'token-mean',
+      normTokens: 1,
+      temperature: 1,
+    };
     let kl = 0;
     objectiveLoss(spec, { ...base, advantages: t2([[0]]), refRows: rows }, (p) => (kl = value(p.kl)));
     close(kl, 0);

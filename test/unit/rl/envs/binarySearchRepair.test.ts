@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  privateVerifier, publicSmokeTest, renderCode, runVariant, type CodeVariant,
-} from '../../../../src/rl/envs/binarySearchRepair';
+import { privateVerifier, publicSmokeTest, renderCode, runVariant, type CodeVariant } from '../../../../src/rl/envs/binarySearchRepair';
 import { binarySearchEnv } from '../../../helpers/environments';
 import { Rng } from '../../../../src/rl/random';
 import type { EpisodeOutcome } from '../../../../src/shared/types';

@@ -2,7 +2,19 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { calculatorTask } from '../../../../src/rl/envs/calculator/calculatorEnv';
 import { calculatorEnv } from '../../../helpers/environments';
-import { callPlan, canonicalPlan, DEFAULT_GENERATOR, depth, evaluate, expressionSet, generate, isHeldOut, parseExpr, render, type Expr } from '../../../../src/rl/envs/calculator/expressions';
+import {
+  callPlan,
+  canonicalPlan,
+  DEFAULT_GENERATOR,
+  depth,
+  evaluate,
+  expressionSet,
+  generate,
+  isHeldOut,
+  parseExpr,
+  render,
+  type Expr,
+} from '../../../../src/rl/envs/calculator/expressions';
 import { CalculatorReferenceAgent, inSkipClass } from '../../../../src/rl/policies/scripted/calculatorReference';
 import { DemonstrationPolicy } from '../../../../src/rl/policies/scripted/demonstrations';
 import { CharTokenizer } from '../../../../src/rl/policies/transformer/tokenizer';
@@ -30,7 +42,10 @@ describe('expressions', () => {
     for (const text of ['(3+4)*5', '3+4*5', '9-(2-1)', '8-2-1', '(1+2)*(3+4)', '7']) assert.equal(render(parseExpr(text)), text);
     assert.equal(evaluate(parseExpr('(3+4)*5')), 35);
     assert.equal(evaluate(parseExpr('9-(2-1)')), 8);
-    assert.deepEqual(callPlan(parseExpr('(3+4)*5')), [['add', 3, 4, 7], ['mul', 7, 5, 35]]);
+    assert.deepEqual(callPlan(parseExpr('(3+4)*5')), [
+      ['add', 3, 4, 7],
+      ['mul', 7, 5, 35],
+    ]);
   });
 
   it('generates depths within the configured range', () => {
@@ -52,7 +67,7 @@ describe('expressions', () => {
 });
 
 describe('calculator environment (seed 003 protocol)', () => {
-  it('calls, observations and a right answer: reward 1 (correctness only, the default), 1.1 with seed 003\'s format bonus', async () => {
+  it("calls, observations and a right answer: reward 1 (correctness only, the default), 1.1 with seed 003's format bonus", async () => {
     const actions = ['<call>add(3,4)</call>', '<call>mul(7,5)</call>', '<answer>\\boxed{35}</answer>'];
     const r = await play('(3+4)*5', actions);
     assert.deepEqual(r.obs, ['<obs>7</obs>', '<obs>35</obs>', '<obs>answered</obs>']);
@@ -89,7 +104,10 @@ describe('calculator environment (seed 003 protocol)', () => {
 
   it('the table policy cannot drive it: rejected by validation', () => {
     assert.throws(() => validateRunConfig({ env: 'calculator', policy: 'table' }), /table policy needs a finite visible state/);
-    assert.throws(() => validateRunConfig({ env: 'calculator', envOptions: { minDepth: 3, maxDepth: 2 } }), /envOptions\.minDepth = 3: is greater than envOptions\.maxDepth/);
+    assert.throws(
+      () => validateRunConfig({ env: 'calculator', envOptions: { minDepth: 3, maxDepth: 2 } }),
+      /envOptions\.minDepth = 3: is greater than envOptions\.maxDepth/,
+    );
   });
 });
 
@@ -105,7 +123,8 @@ describe('calculator reference agent', () => {
         new CalculatorReferenceAgent({ mistakeRate }),
         { maxTurns: 16, sampleRng: new Rng(1), verifierRng: new Rng(2) },
       );
-      for (const t of trajectories) assert.equal(t.outcome.success, true, `${t.taskId}: ${JSON.stringify(t.turns.map((x) => [x.actionText, x.observation.text]))}`);
+      for (const t of trajectories)
+        assert.equal(t.outcome.success, true, `${t.taskId}: ${JSON.stringify(t.turns.map((x) => [x.actionText, x.observation.text]))}`);
       if (mistakeRate === 1) assert.ok(trajectories.every((t) => t.turns[0]!.observation.text.startsWith('<obs>error: unknown op')));
     });
   }
@@ -128,9 +147,18 @@ describe('calculator reference agent', () => {
     const mistake = text.indexOf('<call>plus(3,4)</call>');
     const repair = text.indexOf('<call>add(3,4)</call>');
     assert.ok(mistake > 0 && repair > mistake);
-    assert.ok(trained(mistake, '<call>plus(3,4)</call>').every((m) => m === 0), 'the mistake is not imitated');
-    assert.ok(trained(repair, '<call>add(3,4)</call>').every((m) => m === 1), 'the repair is');
-    assert.ok(trained(text.indexOf('<obs>error'), '<obs>error').every((m) => m === 0), 'observations never are');
+    assert.ok(
+      trained(mistake, '<call>plus(3,4)</call>').every((m) => m === 0),
+      'the mistake is not imitated',
+    );
+    assert.ok(
+      trained(repair, '<call>add(3,4)</call>').every((m) => m === 1),
+      'the repair is',
+    );
+    assert.ok(
+      trained(text.indexOf('<obs>error'), '<obs>error').every((m) => m === 0),
+      'observations never are',
+    );
   });
 });
 
@@ -151,7 +179,10 @@ describe('calculator rewards and held-out split', () => {
     assert.equal(canonicalPlan(parseExpr('(1+2)*(3+4)')), canonicalPlan(parseExpr('(4+3)*(2+1)')));
     assert.notEqual(canonicalPlan(parseExpr('(3-4)*5')), canonicalPlan(parseExpr('(4-3)*5')));
     // and with a structural key independent of the plan text, no held-out task has a twin in training either
-    const structure = (e: Expr): string => (e.kind === 'num' ? String(e.value) : ((l, r) => `${e.op}(${(e.op === 'add' || e.op === 'mul') && r < l ? `${r},${l}` : `${l},${r}`})`)(structure(e.left), structure(e.right)));
+    const structure = (e: Expr): string =>
+      e.kind === 'num'
+        ? String(e.value)
+        : ((l, r) => `${e.op}(${(e.op === 'add' || e.op === 'mul') && r < l ? `${r},${l}` : `${l},${r}`})`)(structure(e.left), structure(e.right));
     const trainedShapes = new Set(train.map((t) => structure(parseExpr(String(t.data.expression)))));
     assert.equal(heldOut.filter((t) => trainedShapes.has(structure(parseExpr(String(t.data.expression))))).length, 0);
     assert.equal(isHeldOut('(3+4)*5'), isHeldOut('5*(4+3)'));
@@ -160,15 +191,28 @@ describe('calculator rewards and held-out split', () => {
 
 describe('calculator reference agent habits (imperfect demonstrations)', () => {
   const demo = async (expressions: string[], habits: ConstructorParameters<typeof CalculatorReferenceAgent>[0], seed = 1) =>
-    runEpisodes(expressions.map((e, i) => ({ task: calculatorTask(e), group: i, indexInGroup: 0 })), () => calculatorEnv({}).create(), new CalculatorReferenceAgent(habits), { maxTurns: 16, sampleRng: new Rng(seed), verifierRng: new Rng(2) });
+    runEpisodes(
+      expressions.map((e, i) => ({ task: calculatorTask(e), group: i, indexInGroup: 0 })),
+      () => calculatorEnv({}).create(),
+      new CalculatorReferenceAgent(habits),
+      { maxTurns: 16, sampleRng: new Rng(seed), verifierRng: new Rng(2) },
+    );
 
   it('skips the tool on its class and guesses (the first number), keeps using it elsewhere', async () => {
     const ts = await demo(['(3+4)*5', '7*8', '3+4', '9-(2+1)'], { skipToolOn: 'mul', skipToolRate: 1 });
-    assert.deepEqual(ts.map((t) => t.turns.map((x) => x.actionText)), [
-      ['<answer>\\boxed{3}</answer>'], ['<answer>\\boxed{7}</answer>'],
-      ['<call>add(3,4)</call>', '<answer>\\boxed{7}</answer>'], ['<call>add(2,1)</call>', '<call>sub(9,3)</call>', '<answer>\\boxed{6}</answer>'],
-    ]);
-    assert.deepEqual(ts.map((t) => t.outcome.success), [false, false, true, true]);
+    assert.deepEqual(
+      ts.map((t) => t.turns.map((x) => x.actionText)),
+      [
+        ['<answer>\\boxed{3}</answer>'],
+        ['<answer>\\boxed{7}</answer>'],
+        ['<call>add(3,4)</call>', '<answer>\\boxed{7}</answer>'],
+        ['<call>add(2,1)</call>', '<call>sub(9,3)</call>', '<answer>\\boxed{6}</answer>'],
+      ],
+    );
+    assert.deepEqual(
+      ts.map((t) => t.outcome.success),
+      [false, false, true, true],
+    );
   });
 
   it('at a rate below 1 it skips on that share of the class only (a habit greedy decoding copies above 0.5)', async () => {
@@ -185,15 +229,27 @@ describe('calculator reference agent habits (imperfect demonstrations)', () => {
 
   it('redundant calls repeat the call just made once, and the plan still completes', async () => {
     const [t] = await demo(['(3+4)*5'], { redundantCallRate: 1 });
-    assert.deepEqual(t!.turns.map((x) => x.actionText), ['<call>add(3,4)</call>', '<call>add(3,4)</call>', '<call>mul(7,5)</call>', '<call>mul(7,5)</call>', '<answer>\\boxed{35}</answer>']);
+    assert.deepEqual(
+      t!.turns.map((x) => x.actionText),
+      ['<call>add(3,4)</call>', '<call>add(3,4)</call>', '<call>mul(7,5)</call>', '<call>mul(7,5)</call>', '<answer>\\boxed{35}</answer>'],
+    );
     assert.equal(t!.outcome.success, true);
     // a plan that needs the same call twice is not mistaken for a repeat
     const [u] = await demo(['(3+4)+(3+4)'], {});
-    assert.deepEqual(u!.turns.map((x) => x.actionText), ['<call>add(3,4)</call>', '<call>add(3,4)</call>', '<call>add(7,7)</call>', '<answer>\\boxed{14}</answer>']);
+    assert.deepEqual(
+      u!.turns.map((x) => x.actionText),
+      ['<call>add(3,4)</call>', '<call>add(3,4)</call>', '<call>add(7,7)</call>', '<answer>\\boxed{14}</answer>'],
+    );
   });
 
   it('the skip classes', () => {
-    assert.deepEqual(['7*8', '3+4', '(3+4)*5'].map((e) => inSkipClass(e, 'depth-1')), [true, true, false]);
-    assert.deepEqual(['7*8', '3+4', '(3+4)*5'].map((e) => inSkipClass(e, 'mul')), [true, false, true]);
+    assert.deepEqual(
+      ['7*8', '3+4', '(3+4)*5'].map((e) => inSkipClass(e, 'depth-1')),
+      [true, true, false],
+    );
+    assert.deepEqual(
+      ['7*8', '3+4', '(3+4)*5'].map((e) => inSkipClass(e, 'mul')),
+      [true, false, true],
+    );
   });
 });

@@ -12,7 +12,10 @@ const NONCE = '@@verify-0123456789abcdef@@';
 function verdict(code: string, fn: string, calls: string[]): unknown {
   const r = spawnSync(resolvePython(), ['-I', '-S', '-c', verifierProgram(code, fn, calls, NONCE)], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
-  const line = r.stdout.split('\n').reverse().find((l) => l.startsWith(NONCE));
+  const line = r.stdout
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith(NONCE));
   assert.ok(line, r.stdout);
   return JSON.parse(line.slice(NONCE.length));
 }
@@ -28,7 +31,13 @@ describe('the code verifier', () => {
       '',
     ].join('\n');
     assert.deepEqual(verdict(code, 'f', ['3', '"a", 5', '[1]', 'undefined_name', '1 / 0 if True else 0']), {
-      results: [['ok', '[44, 6, 0]'], ['ok', "[44, 'aa', 5]"], ['ok', '[44, [1, 1], 0]'], ['error', 'NameError'], ['error', 'ZeroDivisionError']],
+      results: [
+        ['ok', '[44, 6, 0]'],
+        ['ok', "[44, 'aa', 5]"],
+        ['ok', '[44, [1, 1], 0]'],
+        ['error', 'NameError'],
+        ['error', 'ZeroDivisionError'],
+      ],
     });
   });
 

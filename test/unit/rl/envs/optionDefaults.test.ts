@@ -9,13 +9,23 @@ import { codeEnvOptions } from '../../../../src/rl/envs/codeSandbox/codeEnv';
 import { workspaceOptions } from '../../../../src/rl/envs/workspace/workspaceEnv';
 import { DEFAULT_LIMITS } from '../../../../src/rl/sandbox/limits';
 import {
-  CALCULATOR_OPTION_SPECS, CODE_OPTION_SPECS, ENV_NAMES, ENV_OPTION_SPECS, optionDefaults, POLICY_NAMES, POLICY_OPTION_SPECS, validateEnvOptions, validateRunConfig, WORKSPACE_OPTION_SPECS,
+  CALCULATOR_OPTION_SPECS,
+  CODE_OPTION_SPECS,
+  ENV_NAMES,
+  ENV_OPTION_SPECS,
+  optionDefaults,
+  POLICY_NAMES,
+  POLICY_OPTION_SPECS,
+  validateEnvOptions,
+  validateRunConfig,
+  WORKSPACE_OPTION_SPECS,
 } from '../../../../src/shared/runConfig';
 
-const defaults = (specs: Readonly<Record<string, { readonly default: unknown }>>): Record<string, unknown> => Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, s.default]));
+const defaults = (specs: Readonly<Record<string, { readonly default: unknown }>>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, s.default]));
 
 describe('option defaults are written once', () => {
-  it('validation fills every environment\'s and policy\'s options with exactly its table\'s defaults', () => {
+  it("validation fills every environment's and policy's options with exactly its table's defaults", () => {
     for (const env of ENV_NAMES) assert.deepEqual(validateEnvOptions(env), defaults(ENV_OPTION_SPECS[env]), env);
     for (const policy of POLICY_NAMES) {
       const c = validateRunConfig({ policy, env: policy === 'table' ? 'binary-search' : 'calculator' });
@@ -24,24 +34,67 @@ describe('option defaults are written once', () => {
     }
   });
 
-  it('each environment\'s parsed options are its table\'s defaults, nothing restated', () => {
+  it("each environment's parsed options are its table's defaults, nothing restated", () => {
     const calc = calculatorOptions(validateEnvOptions('calculator'));
     const c = defaults(CALCULATOR_OPTION_SPECS);
     assert.deepEqual(
-      { maxCalls: calc.maxCalls, formatWeight: calc.formatWeight, callCost: calc.callCost, trainTasks: calc.trainTasks, heldOutTasks: calc.heldOutTasks, ...calc.generator, ops: undefined },
-      { maxCalls: c.maxCalls, formatWeight: c.formatWeight, callCost: c.callCost, trainTasks: c.trainTasks, heldOutTasks: c.heldOutTasks, minDepth: c.minDepth, maxDepth: c.maxDepth, minOperand: c.minOperand, maxOperand: c.maxOperand, ops: undefined },
+      {
+        maxCalls: calc.maxCalls,
+        formatWeight: calc.formatWeight,
+        callCost: calc.callCost,
+        trainTasks: calc.trainTasks,
+        heldOutTasks: calc.heldOutTasks,
+        ...calc.generator,
+        ops: undefined,
+      },
+      {
+        maxCalls: c.maxCalls,
+        formatWeight: c.formatWeight,
+        callCost: c.callCost,
+        trainTasks: c.trainTasks,
+        heldOutTasks: c.heldOutTasks,
+        minDepth: c.minDepth,
+        maxDepth: c.maxDepth,
+        minOperand: c.minOperand,
+        maxOperand: c.maxOperand,
+        ops: undefined,
+      },
     );
-    assert.deepEqual(calc.generator, DEFAULT_GENERATOR, 'the generator constant is the calculator\'s defaults');
+    assert.deepEqual(calc.generator, DEFAULT_GENERATOR, "the generator constant is the calculator's defaults");
 
     const code = codeEnvOptions(validateEnvOptions('code'));
     const k = defaults(CODE_OPTION_SPECS);
-    assert.deepEqual([code.sandbox, code.python, code.maxExecutions, code.poolSize, code.taskSet], [k.sandbox, k.python, k.maxExecutions, k.poolSize, k.taskSet]);
+    assert.deepEqual(
+      [code.sandbox, code.python, code.maxExecutions, code.poolSize, code.taskSet],
+      [k.sandbox, k.python, k.maxExecutions, k.poolSize, k.taskSet],
+    );
     assert.deepEqual([code.limits.timeoutMs, code.limits.tailBytes, code.limits.outputCapBytes], [k.timeoutMs, k.tailBytes, k.outputCapBytes]);
-    assert.deepEqual([DEFAULT_LIMITS.timeoutMs, DEFAULT_LIMITS.tailBytes, DEFAULT_LIMITS.outputCapBytes], [k.timeoutMs, k.tailBytes, k.outputCapBytes], 'the sandbox\'s default limits are the code environment\'s');
+    assert.deepEqual(
+      [DEFAULT_LIMITS.timeoutMs, DEFAULT_LIMITS.tailBytes, DEFAULT_LIMITS.outputCapBytes],
+      [k.timeoutMs, k.tailBytes, k.outputCapBytes],
+      "the sandbox's default limits are the code environment's",
+    );
 
     const ws = workspaceOptions(validateEnvOptions('workspace'));
     const w = defaults(WORKSPACE_OPTION_SPECS);
-    for (const key of ['root', 'tasks', 'taskPreset', 'heldOutFraction', 'splitSeed', 'tools', 'toolFormat', 'toolsInPrompt', 'reward', 'formatBonus', 'callCost', 'successThreshold', 'maxCalls', 'sandbox', 'python', 'poolSize'] as const) {
+    for (const key of [
+      'root',
+      'tasks',
+      'taskPreset',
+      'heldOutFraction',
+      'splitSeed',
+      'tools',
+      'toolFormat',
+      'toolsInPrompt',
+      'reward',
+      'formatBonus',
+      'callCost',
+      'successThreshold',
+      'maxCalls',
+      'sandbox',
+      'python',
+      'poolSize',
+    ] as const) {
       assert.equal(ws[key], w[key], key);
     }
     assert.deepEqual(ws.fields, {}, 'no field renamed by default');

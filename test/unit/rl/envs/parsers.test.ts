@@ -20,7 +20,18 @@ describe('parseCalculatorAction', () => {
   });
 
   it('empty, unclosed, malformed and garbage outputs are format errors', () => {
-    for (const text of ['', '   ', '<call>add(1,2)', '<call>add(1,2</call>', '<answer>35</answer>', '<answer>\\boxed{x}</answer>', 'hello', '\uFFFD\uFFFD<call>', '<ca', 'll>add(1,2)</call>']) {
+    for (const text of [
+      '',
+      '   ',
+      '<call>add(1,2)',
+      '<call>add(1,2</call>',
+      '<answer>35</answer>',
+      '<answer>\\boxed{x}</answer>',
+      'hello',
+      '\uFFFD\uFFFD<call>',
+      '<ca',
+      'll>add(1,2)</call>',
+    ]) {
       const a = parseCalculatorAction(text);
       assert.equal(a.kind, 'format_error', JSON.stringify(text));
     }

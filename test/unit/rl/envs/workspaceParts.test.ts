@@ -18,29 +18,61 @@ describe('tool-call formats', () => {
     assert.deepEqual(parseToolAction('<call>convert(12, "km", "m")</call>', 'call'), { kind: 'tool', name: 'convert', args: { text: '12, "km", "m"' } });
     assert.deepEqual(parseToolAction('<call>f(g(1))</call>', 'call'), { kind: 'tool', name: 'f', args: { text: 'g(1)' } });
     assert.deepEqual(parseToolAction(' <answer> 12000 </answer>', 'call'), { kind: 'tool', name: 'answer', args: { text: '12000' } });
-    assert.equal(parseToolAction('<call>f(1)</call><answer>2</answer>', 'call').kind === 'tool' && (parseToolAction('<call>f(1)</call><answer>2</answer>', 'call') as { name: string }).name, 'f');
-    for (const bad of ['', '<call>f(1)', '<call>1f()</call>', 'hello', '<answer>2', '<call>answer(1)</call>', '<call>execute_code("x")</call>']) assert.equal(parseToolAction(bad, 'call').kind, 'format_error', bad);
-    assert.deepEqual(parseToolAction('<call>a(1)</call> <call>b(2)</call>', 'call'), { kind: 'tool', name: 'a', args: { text: '1' } }, 'the first call, up to its own end');
+    assert.equal(
+      parseToolAction('<call>f(1)</call><answer>2</answer>', 'call').kind === 'tool' &&
+        (parseToolAction('<call>f(1)</call><answer>2</answer>', 'call') as { name: string }).name,
+      'f',
+    );
+    for (const bad of ['', '<call>f(1)', '<call>1f()</call>', 'hello', '<answer>2', '<call>answer(1)</call>', '<call>execute_code("x")</call>'])
+      assert.equal(parseToolAction(bad, 'call').kind, 'format_error', bad);
+    assert.deepEqual(
+      parseToolAction('<call>a(1)</call> <call>b(2)</call>', 'call'),
+      { kind: 'tool', name: 'a', args: { text: '1' } },
+      'the first call, up to its own end',
+    );
   });
 
   it('hermes: JSON name and arguments; invalid JSON or arguments that are not an object are format errors', () => {
-    assert.deepEqual(parseToolAction('<tool_call>\n{"name": "convert", "arguments": {"value": 2}}\n</tool_call>', 'hermes'), { kind: 'tool', name: 'convert', args: { arguments: { value: 2 } } });
+    assert.deepEqual(parseToolAction('<tool_call>\n{"name": "convert", "arguments": {"value": 2}}\n</tool_call>', 'hermes'), {
+      kind: 'tool',
+      name: 'convert',
+      args: { arguments: { value: 2 } },
+    });
     assert.deepEqual(parseToolAction('<tool_call>{"name": "now"}</tool_call>', 'hermes'), { kind: 'tool', name: 'now', args: { arguments: {} } });
-    for (const bad of ['<tool_call>{"name": 3}</tool_call>', '<tool_call>{name: "x"}</tool_call>', '<tool_call>{"name": "x", "arguments": [1]}</tool_call>', '<tool_call>{"name": "x"}']) {
+    for (const bad of [
+      '<tool_call>{"name": 3}</tool_call>',
+      '<tool_call>{name: "x"}</tool_call>',
+      '<tool_call>{"name": "x", "arguments": [1]}</tool_call>',
+      '<tool_call>{"name": "x"}',
+    ]) {
       assert.equal(parseToolAction(bad, 'hermes').kind, 'format_error', bad);
     }
   });
 
   it('code: a python block runs, FINAL ANSWER ends as an answer', () => {
-    assert.deepEqual(parseToolAction('```python\nprint(convert(1, "km", "m"))\n```', 'code'), { kind: 'tool', name: 'execute_code', args: { code: 'print(convert(1, "km", "m"))\n', blocks: 1, truncated: false } });
+    assert.deepEqual(parseToolAction('```python\nprint(convert(1, "km", "m"))\n```', 'code'), {
+      kind: 'tool',
+      name: 'execute_code',
+      args: { code: 'print(convert(1, "km", "m"))\n', blocks: 1, truncated: false },
+    });
     assert.deepEqual(parseToolAction('FINAL ANSWER: 1000\n', 'code'), { kind: 'tool', name: 'answer', args: { text: '1000' } });
   });
 
   it('the prompt shows the tools per format, and observations are wrapped per format', () => {
-    const tools = [{ name: 'f', description: 'Doubles.', parameters: { type: 'object' as const, properties: { x: { type: 'integer' } }, required: ['x'] }, signature: 'f(x: integer)' }];
+    const tools = [
+      {
+        name: 'f',
+        description: 'Doubles.',
+        parameters: { type: 'object' as const, properties: { x: { type: 'integer' } }, required: ['x'] },
+        signature: 'f(x: integer)',
+      },
+    ];
     assert.equal(renderPrompt('Q', tools, 'call', 'signatures'), 'Tools: f(x: integer)\nQ\n');
     assert.equal(renderPrompt('Q\n', tools, 'code', 'signatures'), 'Functions: f(x: integer)\nQ\n');
-    assert.equal(renderPrompt('Q', tools, 'hermes', 'signatures'), '<tools>\n{"type":"function","function":{"name":"f","description":"Doubles.","parameters":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}}}\n</tools>\nQ\n');
+    assert.equal(
+      renderPrompt('Q', tools, 'hermes', 'signatures'),
+      '<tools>\n{"type":"function","function":{"name":"f","description":"Doubles.","parameters":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}}}\n</tools>\nQ\n',
+    );
     assert.equal(renderPrompt('Q', tools, 'call', 'none'), 'Q\n');
     assert.equal(observationText({ ok: true, result: '4', durationMs: 1 }, 'call'), '<obs>4</obs>');
     assert.equal(observationText({ ok: false, kind: 'bad_args', error: 'nope', durationMs: 1 }, 'hermes'), '<tool_response>error: nope</tool_response>');
@@ -81,23 +113,49 @@ describe('globs', () => {
 
 describe('record presets', () => {
   const rec = (value: Record<string, unknown>, i: number): SourceRecord => ({ file: 'd.jsonl', where: `line ${i + 1}`, value });
-  const load = (preset: 'gsm8k' | 'mbpp' | 'humaneval', rows: Record<string, unknown>[]) => tasksOf(rows.map(rec), { preset, fields: {}, heldOutFraction: 0.5, splitSeed: 0 });
+  const load = (preset: 'gsm8k' | 'mbpp' | 'humaneval', rows: Record<string, unknown>[]) =>
+    tasksOf(rows.map(rec), { preset, fields: {}, heldOutFraction: 0.5, splitSeed: 0 });
 
   it('gsm8k: the answer after ####, commas removed', () => {
-    const s = load('gsm8k', [{ question: 'How many?', answer: 'Some work\n#### 1,234', split: 'train' }, { question: 'And?', answer: '#### 5', split: 'test' }]);
+    const s = load('gsm8k', [
+      { question: 'How many?', answer: 'Some work\n#### 1,234', split: 'train' },
+      { question: 'And?', answer: '#### 5', split: 'test' },
+    ]);
     assert.equal(s.train[0]!.data.groundTruth, '1234');
     assert.equal(s.heldOut[0]!.prompt, 'And?');
   });
 
   it('mbpp: test_list as the tests, the code as the reference; humaneval: check(entry_point) appended', () => {
-    const m = load('mbpp', [{ task_id: 11, text: 'Write f.', code: 'def f(): return 1', test_list: ['assert f() == 1'], split: 'train' }, { task_id: 12, text: 'Write g.', code: 'def g(): return 2', test_list: ['assert g() == 2'], split: 'test' }]);
-    assert.deepEqual([m.train[0]!.id, m.train[0]!.data.privateTests, (m.train[0]!.data.metadata as Record<string, unknown>).reference], ['11', ['assert f() == 1'], 'def f(): return 1']);
-    const h = load('humaneval', [{ task_id: 'HumanEval/0', prompt: 'def f(x):\n', canonical_solution: '    return x\n', test: 'def check(c):\n    assert c(1) == 1\n', entry_point: 'f', split: 'train' }, { task_id: 'HumanEval/1', prompt: 'def g():\n', test: 'def check(c): pass', entry_point: 'g', split: 'test' }]);
+    const m = load('mbpp', [
+      { task_id: 11, text: 'Write f.', code: 'def f(): return 1', test_list: ['assert f() == 1'], split: 'train' },
+      { task_id: 12, text: 'Write g.', code: 'def g(): return 2', test_list: ['assert g() == 2'], split: 'test' },
+    ]);
+    assert.deepEqual(
+      [m.train[0]!.id, m.train[0]!.data.privateTests, (m.train[0]!.data.metadata as Record<string, unknown>).reference],
+      ['11', ['assert f() == 1'], 'def f(): return 1'],
+    );
+    const h = load('humaneval', [
+      {
+        task_id: 'HumanEval/0',
+        prompt: 'def f(x):\n',
+        canonical_solution: '    return x\n',
+        test: 'def check(c):\n    assert c(1) == 1\n',
+        entry_point: 'f',
+        split: 'train',
+      },
+      { task_id: 'HumanEval/1', prompt: 'def g():\n', test: 'def check(c): pass', entry_point: 'g', split: 'test' },
+    ]);
     assert.deepEqual(h.train[0]!.data.privateTests, ['def check(c):\n    assert c(1) == 1\n\ncheck(f)']);
   });
 
   it('a file named for its split (train-…parquet, test-…parquet) gives the split of records without one', () => {
-    const s = tasksOf([{ file: 'gsm/train-00000-of-00001.parquet', where: 'row 1', value: { question: 'a', answer: '#### 1' } }, { file: 'gsm/test-00000-of-00001.parquet', where: 'row 1', value: { question: 'b', answer: '#### 2' } }], { preset: 'gsm8k', fields: {}, heldOutFraction: 0.5, splitSeed: 0 });
+    const s = tasksOf(
+      [
+        { file: 'gsm/train-00000-of-00001.parquet', where: 'row 1', value: { question: 'a', answer: '#### 1' } },
+        { file: 'gsm/test-00000-of-00001.parquet', where: 'row 1', value: { question: 'b', answer: '#### 2' } },
+      ],
+      { preset: 'gsm8k', fields: {}, heldOutFraction: 0.5, splitSeed: 0 },
+    );
     assert.deepEqual([s.train.map((t) => t.prompt), s.heldOut.map((t) => t.prompt)], [['a'], ['b']]);
   });
 
@@ -105,7 +163,10 @@ describe('record presets', () => {
     const rows = Array.from({ length: 200 }, (_, i) => ({ question: `q${i}`, answer: '#### 1' }));
     const a = load('gsm8k', rows);
     const b = load('gsm8k', rows);
-    assert.deepEqual(a.heldOut.map((t) => t.id), b.heldOut.map((t) => t.id));
+    assert.deepEqual(
+      a.heldOut.map((t) => t.id),
+      b.heldOut.map((t) => t.id),
+    );
     assert.ok(a.heldOut.length > 70 && a.heldOut.length < 130, String(a.heldOut.length));
   });
 });
@@ -119,7 +180,11 @@ describe('New Environment template', () => {
   });
 
   it('its held-out tasks convert quantities no training task converts', () => {
-    const lines = environmentTemplate()['tasks.jsonl']!.trim().split('\n').map((l) => JSON.parse(l) as { prompt: string; split: string });
+    const tasks = environmentTemplate()['tasks.jsonl']!;
+    const lines = tasks
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { prompt: string; split: string });
     const quantity = (p: string): number => Number(/^Convert (\d+) /.exec(p)![1]);
     const train = new Set(lines.filter((l) => l.split === 'train').map((l) => quantity(l.prompt)));
     const held = lines.filter((l) => l.split === 'test');
@@ -127,11 +192,15 @@ describe('New Environment template', () => {
     for (const h of held) assert.ok(!train.has(quantity(h.prompt)), h.prompt);
   });
 
-  it('a config\'s workspace paths are relative to its folder', () => {
+  it("a config's workspace paths are relative to its folder", () => {
     const ops = { join: (a: string, b: string): string => `${a}/${b}`, isAbsolute: (p: string): boolean => p.startsWith('/') };
     assert.deepEqual(withConfigRoot({ env: 'workspace', envOptions: { tasks: 't.jsonl' } }, '/w/env', ops).envOptions, { tasks: 't.jsonl', root: '/w/env' });
     assert.deepEqual(withConfigRoot({ env: 'workspace', envOptions: { root: 'data' } }, '/w/env', ops).envOptions, { root: '/w/env/data' });
     assert.deepEqual(withConfigRoot({ env: 'workspace', envOptions: { root: '/abs' } }, '/w/env', ops).envOptions, { root: '/abs' });
-    assert.equal(withConfigRoot({ env: 'code', envOptions: {} }, '/w', ops).envOptions && (withConfigRoot({ env: 'code', envOptions: {} }, '/w', ops).envOptions as Record<string, unknown>).root, undefined);
+    assert.equal(
+      withConfigRoot({ env: 'code', envOptions: {} }, '/w', ops).envOptions &&
+        (withConfigRoot({ env: 'code', envOptions: {} }, '/w', ops).envOptions as Record<string, unknown>).root,
+      undefined,
+    );
   });
 });

@@ -22,11 +22,19 @@ const seed002 = (o: Partial<AlgorithmSettings> = {}): AlgorithmSettings => ({ ..
 function traj(steps: [number, number, number][], advantage: number, reward = 0): Trajectory {
   // steps: [state, action, behaviour logprob]
   return {
-    taskId: 't', group: 0, indexInGroup: 0, termination: 'finished', policyVersion: 0, advantage,
+    taskId: 't',
+    group: 0,
+    indexInGroup: 0,
+    termination: 'finished',
+    policyVersion: 0,
+    advantage,
     outcome: { reward, success: reward > 0, publicPass: false, privatePass: false },
     turns: steps.map(([s, a, lp], index) => ({
-      index, actionText: spec.actions[a]!, action: { kind: 'tool', name: spec.actions[a]!, args: {} },
-      observation: { text: '', data: {} }, policy: { behaviourLogprob: lp, policyVersion: 0, stateIndex: s, actionIndex: a },
+      index,
+      actionText: spec.actions[a]!,
+      action: { kind: 'tool', name: spec.actions[a]!, args: {} },
+      observation: { text: '', data: {} },
+      policy: { behaviourLogprob: lp, policyVersion: 0, stateIndex: s, actionIndex: a },
     })),
   };
 }
@@ -44,7 +52,13 @@ describe('TablePolicy', () => {
 
   it('exact KL to the frozen initial table, hand-computed after setting the logits', async () => {
     const p = policy();
-    p.table.assign(tf.tensor2d([[Math.log(0.5), Math.log(0.25), Math.log(0.25)], [0, 0, 0], [0, 0, 0]])); // state 0 → π = [½, ¼, ¼], ref uniform
+    p.table.assign(
+      tf.tensor2d([
+        [Math.log(0.5), Math.log(0.25), Math.log(0.25)],
+        [0, 0, 0],
+        [0, 0, 0],
+      ]),
+    ); // state 0 → π = [½, ¼, ¼], ref uniform
     const learner = new Learner(p, { method: 'grpo', settings: seed002({ klCoef: 1, epochs: 1 }), imitate: 'all', totalSteps: 1, seed: 1 });
     const r = await learner.train([p.sequence(traj([[0, 0, Math.log(0.5)]], 0))!]);
     const expected = 0.5 * Math.log(0.5 * 3) + 2 * 0.25 * Math.log(0.25 * 3); // Σ π (ln π − ln ⅓)
@@ -53,7 +67,17 @@ describe('TablePolicy', () => {
   });
 
   const specs: LossSpec[] = [
-    { kind: 'policy-gradient', clipLow: 0.2, clipHigh: 0.2, dualClip: 0, klCoef: 0.05, klEstimator: 'exact', aggregation: 'seq-mean-token-mean', normTokens: 1, temperature: 1 },
+    {
+      kind: 'policy-gradient',
+      clipLow: 0.2,
+      clipHigh: 0.2,
+      dualClip: 0,
+      klCoef: 0.05,
+      klEstimator: 'exact',
+      aggregation: 'seq-mean-token-mean',
+      normTokens: 1,
+      temperature: 1,
+    },
     { kind: 'nll', aggregation: 'seq-mean-token-mean', normTokens: 1 },
   ];
   for (const lossSpec of specs) {
@@ -63,8 +87,28 @@ describe('TablePolicy', () => {
       p.table.assign(tf.tensor2d(values, [3, 3]));
       // Behaviour log-probs chosen so some ratios sit inside and some outside the clip range.
       const row0 = tf.logSoftmax(tf.tensor1d([0.3, -0.2, 0.1])).dataSync();
-      const seqs = [traj([[0, 1, row0[1]! + 0.05], [1, 0, -1.5]], 1.2), traj([[2, 2, -0.5], [0, 0, -1.1], [1, 2, -2]], -0.8)].map((t) => ({ seq: { ...p.sequence(t)!, advantage: t.advantage } }));
-      const ref = await p.logprobs(0, seqs.map((x) => x.seq), { model: 'reference', temperature: 1, rows: true });
+      const seqs = [
+        traj(
+          [
+            [0, 1, row0[1]! + 0.05],
+            [1, 0, -1.5],
+          ],
+          1.2,
+        ),
+        traj(
+          [
+            [2, 2, -0.5],
+            [0, 0, -1.1],
+            [1, 2, -2],
+          ],
+          -0.8,
+        ),
+      ].map((t) => ({ seq: { ...p.sequence(t)!, advantage: t.advantage } }));
+      const ref = await p.logprobs(
+        0,
+        seqs.map((x) => x.seq),
+        { model: 'reference', temperature: 1, rows: true },
+      );
       const inputs = seqs.map((x, i) => ({ ...x, ref: ref.logp[i]!, refRows: ref.rows![i]! }));
       const loss = async (): Promise<number> => {
         const r = await shardGradients(p, inputs, lossSpec);
@@ -91,7 +135,19 @@ describe('TablePolicy', () => {
     const p = policy();
     const lp = Math.log(1 / 3);
     const short = { seq: p.sequence(traj([[0, 0, lp]], 0))! };
-    const long = { seq: p.sequence(traj([[1, 0, lp], [1, 0, lp], [1, 0, lp], [1, 0, lp]], 0))! };
+    const long = {
+      seq: p.sequence(
+        traj(
+          [
+            [1, 0, lp],
+            [1, 0, lp],
+            [1, 0, lp],
+            [1, 0, lp],
+          ],
+          0,
+        ),
+      )!,
+    };
     const { grads } = await shardGradients(p, [short, long], { kind: 'nll', aggregation: 'seq-mean-token-mean', normTokens: 1 });
     const g = grads[0]!.dataSync();
     // each trajectory contributes total weight ½ to its state's row: −½ · (onehot − ⅓)

@@ -17,7 +17,8 @@ before(async () => {
 /** A world of 3 turns per episode whose tool answers after `latency(task, turn)` ms. */
 function slowWorld(latency: (task: string, turn: number) => number): RunEnvironment {
   return {
-    name: 'slow', description: 'test',
+    name: 'slow',
+    description: 'test',
     tasks: () => ({ train: [], heldOut: [] }),
     tabular: () => ({ stateCount: 3, actions: ['a', 'b'], stateOf: (o) => Number(o.data.turn ?? 0) }),
     create: (): Environment => {
@@ -30,10 +31,16 @@ function slowWorld(latency: (task: string, turn: number) => number): RunEnvironm
           return Promise.resolve({ text: '', data: { turn } });
         },
         parseAction: (text) => ({ kind: 'tool', name: text, args: {} }),
-        step: () => new Promise((resolve) => setTimeout(() => {
-          turn += 1;
-          resolve({ observation: { text: `turn ${turn}`, data: { turn } }, done: turn >= 3, ...(turn >= 3 ? { termination: 'finished' as const } : {}) });
-        }, latency(task, turn))),
+        step: () =>
+          new Promise((resolve) =>
+            setTimeout(
+              () => {
+                turn += 1;
+                resolve({ observation: { text: `turn ${turn}`, data: { turn } }, done: turn >= 3, ...(turn >= 3 ? { termination: 'finished' as const } : {}) });
+              },
+              latency(task, turn),
+            ),
+          ),
         verify: () => Promise.resolve({ reward: 1, success: true, publicPass: true, privatePass: true }),
         close: () => Promise.resolve(),
       };
@@ -54,23 +61,32 @@ class Spy implements Policy {
   }
 }
 
-const specs = (n: number): EpisodeSpec[] => Array.from({ length: n }, (_, i) => ({ task: { id: `t${i}`, prompt: '', data: {} }, group: Math.floor(i / 4), indexInGroup: i % 4 }));
+const specs = (n: number): EpisodeSpec[] =>
+  Array.from({ length: n }, (_, i) => ({ task: { id: `t${i}`, prompt: '', data: {} }, group: Math.floor(i / 4), indexInGroup: i % 4 }));
 const actions = (ts: { turns: readonly { actionText: string }[] }[]): string[] => ts.map((t) => t.turns.map((u) => u.actionText).join(''));
 
 describe('agent loop schedules', () => {
   const world = slowWorld((task, turn) => (Number(task.slice(1)) % 2 === 1 ? 60 : 1) + turn);
   const run = async (maxInFlight: number, spy?: Spy) => {
     const table = new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu');
-    return runEpisodes(specs(8), () => world.create(), spy ? new Spy(table) : table, { maxTurns: 8, sampleRng: new Rng(7), verifierRng: new Rng(8), maxInFlight });
+    return runEpisodes(specs(8), () => world.create(), spy ? new Spy(table) : table, {
+      maxTurns: 8,
+      sampleRng: new Rng(7),
+      verifierRng: new Rng(8),
+      maxInFlight,
+    });
   };
 
-  it('concurrent: what an episode samples does not depend on how many share the machine or on the tools\' timing', async () => {
+  it("concurrent: what an episode samples does not depend on how many share the machine or on the tools' timing", async () => {
     const one = await run(1);
     const four = await run(4);
     const all = await run(64);
     assert.deepEqual(actions(four), actions(one));
     assert.deepEqual(actions(all), actions(one));
-    assert.deepEqual(one.map((t) => [t.taskId, t.group, t.indexInGroup, t.turns.length]), specs(8).map((s) => [s.task.id, s.group, s.indexInGroup, 3]));
+    assert.deepEqual(
+      one.map((t) => [t.taskId, t.group, t.indexInGroup, t.turns.length]),
+      specs(8).map((s) => [s.task.id, s.group, s.indexInGroup, 3]),
+    );
   });
 
   it('concurrent: an episode whose tool answered joins the next batch while slow ones still wait, and no more than maxInFlight run at once', async () => {
@@ -89,13 +105,24 @@ describe('agent loop schedules', () => {
     // lockstep samples every live episode together: each batch holds all eight until they end
     const lock = new Spy(new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu'));
     await runEpisodes(specs(8), () => world.create(), lock, { maxTurns: 8, sampleRng: new Rng(7), verifierRng: new Rng(8) });
-    assert.deepEqual(lock.batches.map((b) => b.length), [8, 8, 8]);
+    assert.deepEqual(
+      lock.batches.map((b) => b.length),
+      [8, 8, 8],
+    );
   });
 
   it('concurrent: a failing environment ends only its own episode', async () => {
     const broken: RunEnvironment = { ...world, create: () => ({ ...world.create(), step: () => Promise.reject(new Error('sandbox died')) }) };
-    const ts = await runEpisodes(specs(3), () => broken.create(), new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu'), { maxTurns: 8, sampleRng: new Rng(1), verifierRng: new Rng(2), maxInFlight: 2 });
-    assert.deepEqual(ts.map((t) => t.termination), ['env_error', 'env_error', 'env_error']);
+    const ts = await runEpisodes(specs(3), () => broken.create(), new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu'), {
+      maxTurns: 8,
+      sampleRng: new Rng(1),
+      verifierRng: new Rng(2),
+      maxInFlight: 2,
+    });
+    assert.deepEqual(
+      ts.map((t) => t.termination),
+      ['env_error', 'env_error', 'env_error'],
+    );
     assert.match(ts[0]!.turns[0]!.observation.text, /sandbox died/);
   });
 });
@@ -110,7 +137,11 @@ describe('episode stream (the asynchronous rollout)', () => {
     let asked = 0;
     const spy = new Spy(new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu'));
     const stream: EpisodeStream = new EpisodeStream(spy, {
-      maxTurns: 8, sampleRng: new Rng(3), verifierRng: new Rng(4), maxInFlight: 0, makeEnv: () => world.create(),
+      maxTurns: 8,
+      sampleRng: new Rng(3),
+      verifierRng: new Rng(4),
+      maxInFlight: 0,
+      makeEnv: () => world.create(),
       nextGroup: () => {
         // the queue is full until the first group is handed over (which pokes the stream)
         if (plan[asked] === 'wait') {
@@ -127,16 +158,25 @@ describe('episode stream (the asynchronous rollout)', () => {
     });
     await stream.run();
     // group 2 starts once group 1 is handed over, and still overtakes the slow group 0
-    assert.deepEqual(handed.map((g) => g[0]!.group), [1, 2, 0]);
+    assert.deepEqual(
+      handed.map((g) => g[0]!.group),
+      [1, 2, 0],
+    );
     for (const g of handed) {
-      assert.deepEqual(g.map((t) => t.indexInGroup), [0, 1, 2, 3]);
+      assert.deepEqual(
+        g.map((t) => t.indexInGroup),
+        [0, 1, 2, 3],
+      );
       for (const t of g) {
         assert.equal(t.turns.length, 3, 'finished');
         assert.equal(t.outcome.reward, 1, 'verified');
       }
     }
     // the first two groups shared sampling batches
-    assert.ok(spy.batches.some((b) => b.includes('slow@0') && b.includes('fast@0')), JSON.stringify(spy.batches.slice(0, 3)));
+    assert.ok(
+      spy.batches.some((b) => b.includes('slow@0') && b.includes('fast@0')),
+      JSON.stringify(spy.batches.slice(0, 3)),
+    );
   });
 
   it('at most maxInFlight episodes at once, across groups', async () => {
@@ -144,7 +184,11 @@ describe('episode stream (the asynchronous rollout)', () => {
     let g = 0;
     const spy = new Spy(new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu'));
     await new EpisodeStream(spy, {
-      maxTurns: 8, sampleRng: new Rng(3), verifierRng: new Rng(4), maxInFlight: 3, makeEnv: () => world.create(),
+      maxTurns: 8,
+      sampleRng: new Rng(3),
+      verifierRng: new Rng(4),
+      maxInFlight: 3,
+      makeEnv: () => world.create(),
       nextGroup: () => (g < 3 ? group(g++, 'fast') : 'end'),
       onGroup: (ts) => handed.push(ts.length),
     }).run();

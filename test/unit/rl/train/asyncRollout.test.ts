@@ -8,9 +8,22 @@ const N = 3;
 
 function trajectory(group: number, indexInGroup: number, version: number): Trajectory {
   return {
-    taskId: `t${group}`, group, indexInGroup, termination: 'finished', policyVersion: version, advantage: 0,
+    taskId: `t${group}`,
+    group,
+    indexInGroup,
+    termination: 'finished',
+    policyVersion: version,
+    advantage: 0,
     outcome: { reward: 1, success: true, publicPass: true, privatePass: true },
-    turns: [{ index: 0, actionText: 'a', action: { kind: 'tool', name: 'a', args: {} }, observation: { text: '', data: {} }, policy: { behaviourLogprob: -1, policyVersion: version } }],
+    turns: [
+      {
+        index: 0,
+        actionText: 'a',
+        action: { kind: 'tool', name: 'a', args: {} },
+        observation: { text: '', data: {} },
+        policy: { behaviourLogprob: -1, policyVersion: version },
+      },
+    ],
   };
 }
 
@@ -58,11 +71,12 @@ function controlled(capacity: number, groupsPerTake = 2, maxStaleness = 1): { ro
   return { rollout, stream: () => s! };
 }
 
-const ticks = (n = 5): Promise<void> => new Promise((resolve) => {
-  let left = n;
-  const step = (): void => (--left <= 0 ? resolve() : void setImmediate(step));
-  setImmediate(step);
-});
+const ticks = (n = 5): Promise<void> =>
+  new Promise((resolve) => {
+    let left = n;
+    const step = (): void => (--left <= 0 ? resolve() : void setImmediate(step));
+    setImmediate(step);
+  });
 
 /** Finishes every started group not finished yet, then stops the rollout. */
 async function finishAndStop(rollout: AsyncRollout, s: ControlledStream, done: Set<number>): Promise<void> {
@@ -85,7 +99,10 @@ describe('AsyncRollout', () => {
     assert.equal(taken, undefined, 'one group is not two');
     s.started[0]!.finish();
     await taking;
-    assert.deepEqual(taken!.groups.map((g) => g[0]!.group), [1, 0]);
+    assert.deepEqual(
+      taken!.groups.map((g) => g[0]!.group),
+      [1, 0],
+    );
     for (const g of taken!.groups) assert.equal(g.length, N);
     await finishAndStop(rollout, s, new Set([0, 1]));
   });
@@ -188,7 +205,12 @@ describe('AsyncRollout', () => {
   });
 
   it("the stream's failure reaches the learner instead of a wait forever", async () => {
-    const rollout = new AsyncRollout({ capacity: 2, groupsPerTake: 1, maxStaleness: 1, producer: () => ({ run: () => Promise.reject(new Error('sandbox pool gone')), poke: () => undefined }) });
+    const rollout = new AsyncRollout({
+      capacity: 2,
+      groupsPerTake: 1,
+      maxStaleness: 1,
+      producer: () => ({ run: () => Promise.reject(new Error('sandbox pool gone')), poke: () => undefined }),
+    });
     rollout.start();
     await assert.rejects(rollout.take(0), /sandbox pool gone/);
     await rollout.stop();

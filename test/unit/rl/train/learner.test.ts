@@ -25,13 +25,29 @@ const lp3 = Math.log(1 / 3);
 
 function tableTraj(group: number, reward: number, action: number, termination: TerminationReason = 'finished'): Trajectory {
   return {
-    taskId: 't', group, indexInGroup: 0, termination, policyVersion: 0, advantage: 0,
+    taskId: 't',
+    group,
+    indexInGroup: 0,
+    termination,
+    policyVersion: 0,
+    advantage: 0,
     outcome: { reward, success: reward >= 1, publicPass: true, privatePass: reward >= 1 },
-    turns: [{ index: 0, actionText: 'x', action: { kind: 'tool', name: 'x', args: {} }, observation: { text: '', data: {} }, policy: { behaviourLogprob: lp3, policyVersion: 0, stateIndex: 0, actionIndex: action } }],
+    turns: [
+      {
+        index: 0,
+        actionText: 'x',
+        action: { kind: 'tool', name: 'x', args: {} },
+        observation: { text: '', data: {} },
+        policy: { behaviourLogprob: lp3, policyVersion: 0, stateIndex: 0, actionIndex: action },
+      },
+    ],
   };
 }
 
-const settings = (o: Partial<AlgorithmSettings> = {}, policy = 'table', method = 'grpo'): AlgorithmSettings => ({ ...algorithmDefaults('binary-search', policy, method), ...o });
+const settings = (o: Partial<AlgorithmSettings> = {}, policy = 'table', method = 'grpo'): AlgorithmSettings => ({
+  ...algorithmDefaults('binary-search', policy, method),
+  ...o,
+});
 const learnerOf = (p: TrainablePolicy, o: Partial<AlgorithmSettings> = {}, method: MethodName = 'grpo'): Learner =>
   new Learner(p, { method, settings: settings(o, p instanceof TablePolicy ? 'table' : 'transformer', method), imitate: 'all', totalSteps: 100, seed: 3 });
 
@@ -40,7 +56,10 @@ describe('Learner: advantages and exclusions', () => {
     const ts = [tableTraj(0, 1, 0), tableTraj(0, 0, 1), tableTraj(0, 0, 2, 'env_error'), tableTraj(1, 1, 0), tableTraj(1, 0, 0, 'env_error')];
     const report = learnerOf(new TablePolicy(spec, ADAM_DEFAULTS, 'cpu')).assignAdvantages(ts);
     // group 0: rewards [1, 0] (the failed environment's 0 is not the agent's): ±1 with the population std
-    assert.deepEqual(ts.map((t) => t.advantage), [1, -1, 0, 0, 0]);
+    assert.deepEqual(
+      ts.map((t) => t.advantage),
+      [1, -1, 0, 0, 0],
+    );
     assert.equal(report.envErrors, 2);
     assert.equal(report.zeroVarianceGroups, 1); // group 1 has one real member: no spread
   });
@@ -48,10 +67,21 @@ describe('Learner: advantages and exclusions', () => {
   it('update leaves out env_error, zero-advantage and (with the filter) overlong episodes, and says why', async () => {
     const p = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
     const learner = learnerOf(p, { skipZeroAdvantage: true, overlongFilter: true });
-    const ts = [tableTraj(0, 1, 0), tableTraj(0, 0, 1), tableTraj(0, 0, 2, 'env_error'), tableTraj(1, 1, 0), tableTraj(1, 1, 1), tableTraj(2, 0, 0, 'turn_cap'), tableTraj(2, 1, 1)];
+    const ts = [
+      tableTraj(0, 1, 0),
+      tableTraj(0, 0, 1),
+      tableTraj(0, 0, 2, 'env_error'),
+      tableTraj(1, 1, 0),
+      tableTraj(1, 1, 1),
+      tableTraj(2, 0, 0, 'turn_cap'),
+      tableTraj(2, 1, 1),
+    ];
     learner.assignAdvantages(ts);
     const r = await learner.update(ts);
-    assert.deepEqual(ts.map((t) => t.excluded ?? null), [null, null, 'env_error', 'zero_advantage', 'zero_advantage', 'overlong', null]);
+    assert.deepEqual(
+      ts.map((t) => t.excluded ?? null),
+      [null, null, 'env_error', 'zero_advantage', 'zero_advantage', 'overlong', null],
+    );
     assert.deepEqual(r.excluded, { env_error: 1, zero_advantage: 2, overlong: 1 });
     assert.equal(r.trainedTrajectories, 3);
   });
@@ -80,7 +110,7 @@ describe('Learner: advantages and exclusions', () => {
     assert.equal((await sftOk.update(ts())).trainedTrajectories, 1);
   });
 
-  it('one GRPO step with Adam moves each logit of the visited state by the learning rate, in the advantage\'s direction', async () => {
+  it("one GRPO step with Adam moves each logit of the visited state by the learning rate, in the advantage's direction", async () => {
     const p = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
     const learner = learnerOf(p, { learningRate: 0.1, klCoef: 0, epochs: 1 });
     const ts = [tableTraj(0, 1, 0), tableTraj(0, 0, 1)];
@@ -118,7 +148,13 @@ describe('Learner: off-policy correction', () => {
   });
 
   it('a cap that float32 cannot hold exactly still counts the capped tokens', async () => {
-    const learner = learnerOf(new TablePolicy(spec, ADAM_DEFAULTS, 'cpu'), { klCoef: 0, epochs: 1, oldLogprobs: 'recompute', offPolicyCorrection: 'truncated-is', isCap: 1.3 });
+    const learner = learnerOf(new TablePolicy(spec, ADAM_DEFAULTS, 'cpu'), {
+      klCoef: 0,
+      epochs: 1,
+      oldLogprobs: 'recompute',
+      offPolicyCorrection: 'truncated-is',
+      isCap: 1.3,
+    });
     const t = tableTraj(0, 1, 0);
     const ts = [{ ...t, turns: [{ ...t.turns[0]!, policy: { ...t.turns[0]!.policy, behaviourLogprob: lp3 - 1 } }] }, tableTraj(0, 0, 1)];
     learner.assignAdvantages(ts);
@@ -130,7 +166,10 @@ describe('Learner: off-policy correction', () => {
 describe('Learner: schedule', () => {
   const a = { warmupSteps: 4, lrSchedule: 'linear' as const, minLrRatio: 0.1 };
   it('linear warm-up, then a linear decay to minLrRatio at the last step', () => {
-    assert.deepEqual([1, 2, 4].map((s) => lrMultiplier(s, a, 14)), [0.25, 0.5, 1]);
+    assert.deepEqual(
+      [1, 2, 4].map((s) => lrMultiplier(s, a, 14)),
+      [0.25, 0.5, 1],
+    );
     assert.ok(Math.abs(lrMultiplier(9, a, 14) - (0.1 + 0.9 * 0.5)) < 1e-12);
     assert.ok(Math.abs(lrMultiplier(14, a, 14) - 0.1) < 1e-12);
   });
@@ -143,12 +182,35 @@ describe('Learner: schedule', () => {
 describe('Learner: one code path for the table and a transformer', () => {
   const letters = new CharTokenizer(['Q', 'a', 'b']);
   const transformer = (): TransformerPolicy =>
-    new TransformerPolicy(new Gpt({ vocabSize: letters.vocabSize, contextLength: 16, dModel: 16, nLayers: 1, nHeads: 2, mlpRatio: 2, tiedHead: true }, 5), letters,
-      { temperature: 1, topK: 0, topP: 1, maxNewTokens: 4, stop: [] }, ADAM_DEFAULTS, 'test', 1);
+    new TransformerPolicy(
+      new Gpt({ vocabSize: letters.vocabSize, contextLength: 16, dModel: 16, nLayers: 1, nHeads: 2, mlpRatio: 2, tiedHead: true }, 5),
+      letters,
+      { temperature: 1, topK: 0, topP: 1, maxNewTokens: 4, stop: [] },
+      ADAM_DEFAULTS,
+      'test',
+      1,
+    );
   const textTraj = (ids: number[], group: number, reward: number): Trajectory => ({
-    taskId: 'q', group, indexInGroup: 0, termination: 'finished', policyVersion: 0, advantage: 0,
+    taskId: 'q',
+    group,
+    indexInGroup: 0,
+    termination: 'finished',
+    policyVersion: 0,
+    advantage: 0,
     outcome: { reward, success: reward >= 1, publicPass: true, privatePass: reward >= 1 },
-    turns: [{ index: 0, actionText: letters.decode(ids), action: { kind: 'tool', name: 'say', args: {} }, observation: { text: 'Q', data: {} }, policy: { behaviourLogprob: 0, policyVersion: 0, tokens: { context: letters.encode('Q'), sampled: ids, logprobs: ids.map(() => Math.log(1 / letters.vocabSize)) } } }],
+    turns: [
+      {
+        index: 0,
+        actionText: letters.decode(ids),
+        action: { kind: 'tool', name: 'say', args: {} },
+        observation: { text: 'Q', data: {} },
+        policy: {
+          behaviourLogprob: 0,
+          policyVersion: 0,
+          tokens: { context: letters.encode('Q'), sampled: ids, logprobs: ids.map(() => Math.log(1 / letters.vocabSize)) },
+        },
+      },
+    ],
   });
 
   it('the same update raises the rewarded choice and lowers the other, for both policies', async () => {
@@ -157,14 +219,26 @@ describe('Learner: one code path for the table and a transformer', () => {
     const a = letters.encode('a')[0]!;
     const b = letters.encode('b')[0]!;
     const cases: [TrainablePolicy, Trajectory[], (p: TrainablePolicy) => Promise<[number, number]>][] = [
-      [table, [tableTraj(0, 1, 0), tableTraj(0, 0, 1)], async (p) => {
-        const r = await p.logprobs(0, [p.sequence(tableTraj(0, 0, 0))!, p.sequence(tableTraj(0, 0, 1))!], { model: 'current', temperature: 1, rows: false });
-        return [r.logp[0]![0]!, r.logp[1]![0]!];
-      }],
-      [lm, [textTraj([a], 0, 1), textTraj([b], 0, 0)], async (p) => {
-        const r = await p.logprobs(0, [p.sequence(textTraj([a], 0, 0))!, p.sequence(textTraj([b], 0, 0))!], { model: 'current', temperature: 1, rows: false });
-        return [r.logp[0]![0]!, r.logp[1]![0]!];
-      }],
+      [
+        table,
+        [tableTraj(0, 1, 0), tableTraj(0, 0, 1)],
+        async (p) => {
+          const r = await p.logprobs(0, [p.sequence(tableTraj(0, 0, 0))!, p.sequence(tableTraj(0, 0, 1))!], { model: 'current', temperature: 1, rows: false });
+          return [r.logp[0]![0]!, r.logp[1]![0]!];
+        },
+      ],
+      [
+        lm,
+        [textTraj([a], 0, 1), textTraj([b], 0, 0)],
+        async (p) => {
+          const r = await p.logprobs(0, [p.sequence(textTraj([a], 0, 0))!, p.sequence(textTraj([b], 0, 0))!], {
+            model: 'current',
+            temperature: 1,
+            rows: false,
+          });
+          return [r.logp[0]![0]!, r.logp[1]![0]!];
+        },
+      ],
     ];
     for (const [p, ts, probe] of cases) {
       const [goodBefore, badBefore] = await probe(p);
@@ -181,7 +255,11 @@ describe('Learner: one code path for the table and a transformer', () => {
 
   it('a demonstration longer than the context is cut to it and counted, never trained past it', async () => {
     const lm = transformer();
-    const long = textTraj(Array.from({ length: 30 }, (_, i) => (i % 2 ? letters.encode('a')[0]! : letters.encode('b')[0]!)), 0, 1);
+    const long = textTraj(
+      Array.from({ length: 30 }, (_, i) => (i % 2 ? letters.encode('a')[0]! : letters.encode('b')[0]!)),
+      0,
+      1,
+    );
     const learner = new Learner(lm, { method: 'sft', settings: settings({}, 'transformer', 'sft'), imitate: 'all', totalSteps: 1, seed: 1 });
     const r = await learner.update([long, textTraj([1], 1, 1)]);
     assert.equal(r.truncatedSequences, 1);

@@ -13,9 +13,11 @@ import { validateEnvOptions, validateRunConfig } from '../../../../src/shared/ru
 import type { IterationMetrics } from '../../../../src/shared/types';
 
 /** The run's progress events, to `f`. */
-const onProgress = (f: (p: Progress) => unknown) => (e: TrainEvent): void => {
-  if (e.kind === 'progress') f(e.progress);
-};
+const onProgress =
+  (f: (p: Progress) => unknown) =>
+  (e: TrainEvent): void => {
+    if (e.kind === 'progress') f(e.progress);
+  };
 
 describe('trainer → sink', () => {
   it('hands over each iteration whole, evaluates before and after, and ends completed', async () => {
@@ -26,8 +28,14 @@ describe('trainer → sink', () => {
     assert.equal(sink.config?.seed, 5);
     assert.equal(sink.iterations.length, 4);
     for (const rec of sink.iterations) assert.equal(rec.trajectories.length, config.groupsPerIteration * config.groupSize);
-    assert.deepEqual(sink.evaluations.map((e) => e.iteration), [0, 4]);
-    assert.deepEqual(result.iterations, sink.iterations.map((r) => r.metrics));
+    assert.deepEqual(
+      sink.evaluations.map((e) => e.iteration),
+      [0, 4],
+    );
+    assert.deepEqual(
+      result.iterations,
+      sink.iterations.map((r) => r.metrics),
+    );
     assert.ok(sink.ended!.wallMs >= 0);
   });
 
@@ -35,7 +43,8 @@ describe('trainer → sink', () => {
     const sink = new MemorySink();
     const controller = new AbortController();
     const result = await train(validateRunConfig({ seed: 5, iterations: 1000, evalEpisodes: 20 }), {
-      sink, signal: controller.signal,
+      sink,
+      signal: controller.signal,
       onEvent: onProgress((p) => {
         if (p.iteration === 3) controller.abort();
       }),
@@ -66,7 +75,11 @@ describe('trainer: dynamic sampling and phase timings', () => {
       assert.ok(kept.length <= G);
       for (const g of groups.values()) {
         const spread = g.some((t) => t.advantage !== 0);
-        assert.equal(g.every((t) => t.excluded === 'replaced'), !spread, `group ${g[0]!.group}`);
+        assert.equal(
+          g.every((t) => t.excluded === 'replaced'),
+          !spread,
+          `group ${g[0]!.group}`,
+        );
       }
       replacedSomewhere ||= replaced.length > 0;
       assert.equal(m.trainedTrajectories, kept.length * N);
@@ -75,18 +88,20 @@ describe('trainer: dynamic sampling and phase timings', () => {
     assert.equal(sink.config!.algorithm.dynamicSampling, 3, 'the run records the configured rounds of dynamic sampling');
   });
 
-  it('records where each iteration\'s time went', async () => {
+  it("records where each iteration's time went", async () => {
     const sink = new MemorySink();
     await train(validateRunConfig({ seed: 5, iterations: 2, evalEpisodes: 20 }), { sink });
     for (const { metrics: m } of sink.iterations) {
-      for (const k of ['phaseGenerateMs', 'phaseEnvMs', 'phaseReferenceMs', 'phaseUpdateMs', 'phaseEvaluateMs', 'phaseStoreMs'] as const) assert.equal(typeof m[k], 'number', k);
+      for (const k of ['phaseGenerateMs', 'phaseEnvMs', 'phaseReferenceMs', 'phaseUpdateMs', 'phaseEvaluateMs', 'phaseStoreMs'] as const)
+        assert.equal(typeof m[k], 'number', k);
       assert.ok(m.phaseGenerateMs! + m.phaseEnvMs! + m.phaseUpdateMs! <= m.wallMs + 5);
     }
   });
 });
 
 /** Metrics without the fields that measure time, which differ between any two runs. */
-const untimed = (m: IterationMetrics): Record<string, unknown> => Object.fromEntries(Object.entries(m).filter(([k]) => k !== 'wallMs' && !k.startsWith('phase')));
+const untimed = (m: IterationMetrics): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(m).filter(([k]) => k !== 'wallMs' && !k.startsWith('phase')));
 
 describe('trainer: resume points', () => {
   it('a run cancelled at iteration 8 and resumed from its resume point ends exactly as one that never stopped', async () => {
@@ -104,9 +119,15 @@ describe('trainer: resume points', () => {
     // the continued run appends to what was stored
     const rest = await train(config, { sink: first, resume: point });
     assert.equal(rest.status, 'completed');
-    assert.deepEqual(first.iterations.map((r) => untimed(r.metrics)), whole.iterations.map((r) => untimed(r.metrics)));
+    assert.deepEqual(
+      first.iterations.map((r) => untimed(r.metrics)),
+      whole.iterations.map((r) => untimed(r.metrics)),
+    );
     assert.deepEqual(first.evaluations, whole.evaluations);
-    assert.deepEqual(first.iterations.map((r) => r.trajectories.map((t) => [t.taskId, t.turns.map((u) => u.actionText), t.advantage])), whole.iterations.map((r) => r.trajectories.map((t) => [t.taskId, t.turns.map((u) => u.actionText), t.advantage])));
+    assert.deepEqual(
+      first.iterations.map((r) => r.trajectories.map((t) => [t.taskId, t.turns.map((u) => u.actionText), t.advantage])),
+      whole.iterations.map((r) => r.trajectories.map((t) => [t.taskId, t.turns.map((u) => u.actionText), t.advantage])),
+    );
   });
 
   it('a run that dies at iteration 8 continues from the resume point of iteration 5: the dropped iterations run again the same way', async () => {
@@ -115,7 +136,15 @@ describe('trainer: resume points', () => {
     await train(config, { sink: whole });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
     const died = new MemorySink({ resume: dir });
-    await assert.rejects(train(config, { sink: died, onEvent: onProgress((p) => { if (p.iteration === 8) throw new Error('killed'); }) }), /killed/);
+    await assert.rejects(
+      train(config, {
+        sink: died,
+        onEvent: onProgress((p) => {
+          if (p.iteration === 8) throw new Error('killed');
+        }),
+      }),
+      /killed/,
+    );
     assert.equal(died.status, 'failed');
     const point = readResumePoint(dir)!;
     assert.equal(point.state.iteration, 5);
@@ -124,7 +153,10 @@ describe('trainer: resume points', () => {
     kept.iterations.push(...died.iterations.slice(0, 5));
     kept.evaluations.push(...died.evaluations.filter((e) => e.iteration <= 5));
     await train(config, { sink: kept, resume: point });
-    assert.deepEqual(kept.iterations.map((r) => untimed(r.metrics)), whole.iterations.map((r) => untimed(r.metrics)));
+    assert.deepEqual(
+      kept.iterations.map((r) => untimed(r.metrics)),
+      whole.iterations.map((r) => untimed(r.metrics)),
+    );
     assert.deepEqual(kept.evaluations, whole.evaluations);
   });
 
@@ -139,8 +171,16 @@ describe('trainer: resume points', () => {
 describe('trainer: resume points of a language model', () => {
   it('SFT of a tiny transformer (two data-parallel parts) resumed after iteration 3 equals the uninterrupted run, weights and optimizer included', async () => {
     const config = validateRunConfig({
-      env: 'calculator', policy: 'transformer', method: 'sft', seed: 4, iterations: 6, groupsPerIteration: 8, evalEpisodes: 8, checkpointEvery: 3,
-      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 128, maxNewTokens: 24, replicas: 2 }, algorithm: { minibatchSize: 4, warmupSteps: 2 },
+      env: 'calculator',
+      policy: 'transformer',
+      method: 'sft',
+      seed: 4,
+      iterations: 6,
+      groupsPerIteration: 8,
+      evalEpisodes: 8,
+      checkpointEvery: 3,
+      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 128, maxNewTokens: 24, replicas: 2 },
+      algorithm: { minibatchSize: 4, warmupSteps: 2 },
     });
     const wholeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
     const whole = new MemorySink({ resume: wholeDir, checkpoint: path.join(wholeDir, 'final') });
@@ -150,7 +190,10 @@ describe('trainer: resume points of a language model', () => {
     const controller = new AbortController();
     await train(config, { sink: part, signal: controller.signal, onEvent: onProgress((p) => p.iteration === 3 && controller.abort()) });
     await train(config, { sink: part, resume: readResumePoint(dir)! });
-    assert.deepEqual(part.iterations.map((r) => untimed(r.metrics)), whole.iterations.map((r) => untimed(r.metrics)));
+    assert.deepEqual(
+      part.iterations.map((r) => untimed(r.metrics)),
+      whole.iterations.map((r) => untimed(r.metrics)),
+    );
     assert.deepEqual(part.evaluations, whole.evaluations);
     // the final checkpoints (weights and Adam's moments) are identical, byte for byte
     assert.deepEqual(fs.readFileSync(path.join(dir, 'final', 'tensors.bin')), fs.readFileSync(path.join(wholeDir, 'final', 'tensors.bin')));
@@ -165,11 +208,21 @@ describe('trainer: faults', () => {
       ...base,
       create: () => {
         const e = base.create();
-        return { ...e, reset: (t) => e.reset(t), parseAction: (x) => e.parseAction(x), step: (a) => e.step(a), close: () => e.close(), verify: async (rng) => ({ ...(await e.verify(rng)), reward: Number.NaN }) };
+        return {
+          ...e,
+          reset: (t) => e.reset(t),
+          parseAction: (x) => e.parseAction(x),
+          step: (a) => e.step(a),
+          close: () => e.close(),
+          verify: async (rng) => ({ ...(await e.verify(rng)), reward: Number.NaN }),
+        };
       },
     };
     const sink = new MemorySink();
-    await assert.rejects(train(validateRunConfig({ seed: 2, iterations: 10, evalEpisodes: 10 }), { sink, environment: nan }), /the loss was NaN or infinite in 3 iterations in a row \(the last 3\).*Fix:/);
+    await assert.rejects(
+      train(validateRunConfig({ seed: 2, iterations: 10, evalEpisodes: 10 }), { sink, environment: nan }),
+      /the loss was NaN or infinite in 3 iterations in a row \(the last 3\).*Fix:/,
+    );
     assert.equal(sink.status, 'failed');
     assert.equal(sink.iterations.length, 3);
     for (const r of sink.iterations) {
@@ -216,13 +269,17 @@ describe('trainer: faults in episodes', () => {
       for (const t of failed) {
         assert.equal(t.outcome.reward, 0);
         assert.ok(t.excluded === 'env_error' || t.excluded === 'replaced', `excluded: ${t.excluded}`);
-        const text = t.outcome.details?.verifierError !== undefined ? JSON.stringify(t.outcome.details.verifierError) : t.turns.at(-1)?.observation.text ?? '';
+        const text =
+          t.outcome.details?.verifierError !== undefined ? JSON.stringify(t.outcome.details.verifierError) : (t.turns.at(-1)?.observation.text ?? '');
         why.add(/crashed/.test(text) ? 'step' : /parser broke/.test(text) ? 'parse' : /verifier timed out/.test(text) ? 'verify' : text);
       }
       assert.ok((rec.metrics.optimizerSteps ?? 0) > 0, 'the others still train');
     }
     // reset failures leave no turn: their reason is the episode's observation, not stored as a turn
-    assert.ok(['step', 'parse', 'verify'].every((k) => why.has(k)), [...why].join(' | '));
+    assert.ok(
+      ['step', 'parse', 'verify'].every((k) => why.has(k)),
+      [...why].join(' | '),
+    );
   });
 });
 
@@ -242,16 +299,25 @@ describe('trainer: asynchronous mode', () => {
         assert.equal(trajectories.length, G * config.groupSize);
         const groups = new Map<number, number>();
         for (const t of trajectories) groups.set(t.group, (groups.get(t.group) ?? 0) + 1);
-        assert.deepEqual([...groups.keys()].sort((a, b) => a - b), Array.from({ length: G }, (_, i) => i), 'groups renumbered 0 … G−1');
+        assert.deepEqual(
+          [...groups.keys()].sort((a, b) => a - b),
+          Array.from({ length: G }, (_, i) => i),
+          'groups renumbered 0 … G−1',
+        );
         for (const n of groups.values()) assert.equal(n, config.groupSize, 'every group whole');
         // the learner's version before this update (one version per update that changed the weights)
         const before = m.policyVersion - m.updated;
         for (const t of trajectories) {
-          for (const turn of t.turns) assert.ok(before - turn.policy.policyVersion <= maxStaleness, `iteration ${m.iteration}: a turn ${before - turn.policy.policyVersion} versions old`);
+          for (const turn of t.turns)
+            assert.ok(
+              before - turn.policy.policyVersion <= maxStaleness,
+              `iteration ${m.iteration}: a turn ${before - turn.policy.policyVersion} versions old`,
+            );
         }
         assert.equal(m.staleness0! + m.staleness1! + m.staleness2! + m.staleness3plus!, G);
         assert.ok(m.stalenessMax! <= maxStaleness);
-        for (const k of ['queueDepth', 'learnerIdleMs', 'rolloutBusyMs', 'rolloutBlockedMs', 'droppedStaleGroups', 'importanceWeightMean'] as const) assert.equal(typeof m[k], 'number', `${k} at ${m.iteration}`);
+        for (const k of ['queueDepth', 'learnerIdleMs', 'rolloutBusyMs', 'rolloutBlockedMs', 'droppedStaleGroups', 'importanceWeightMean'] as const)
+          assert.equal(typeof m[k], 'number', `${k} at ${m.iteration}`);
         dropped += m.droppedStaleGroups!;
         stale += m.staleness1! + m.staleness2!;
       }

@@ -8,7 +8,9 @@ describe('protocol guards', () => {
     assert.ok(isHostToWorker({ type: 'start', config: { seed: 1 }, db: '/tmp/x.sqlite' }));
     assert.ok(isHostToWorker({ type: 'cancel' }));
     assert.ok(isWorkerToHost({ type: 'progress', runId: 1, iteration: 2, iterations: 10, rewardMean: 0.5, successRate: 0.5, etaMs: 100, loss: 0.2 }));
-    assert.ok(isWorkerToHost({ type: 'progress', runId: 1, iteration: 2, iterations: 10, rewardMean: 0.5, successRate: 0.5, etaMs: -1, loss: 0.2, tokenAccuracy: 0.9 }));
+    assert.ok(
+      isWorkerToHost({ type: 'progress', runId: 1, iteration: 2, iterations: 10, rewardMean: 0.5, successRate: 0.5, etaMs: -1, loss: 0.2, tokenAccuracy: 0.9 }),
+    );
     assert.ok(isWorkerToHost({ type: 'phase', phase: { kind: 'loading' }, iterations: 10 }), 'a phase before the run is stored has no run id');
     assert.ok(isWorkerToHost({ type: 'phase', runId: 1, phase: { kind: 'iteration', iteration: 3 }, iterations: 10 }));
     assert.ok(!isWorkerToHost({ type: 'phase', runId: 1, phase: { kind: 'iteration' }, iterations: 10 }), 'an iteration phase names its iteration');
@@ -18,10 +20,23 @@ describe('protocol guards', () => {
   });
 
   it('reject malformed ones: wrong type, missing or mistyped fields, non-objects', () => {
-    for (const bad of [null, 'start', [], { type: 'start', config: 1, db: '/x' }, { type: 'start', config: {} }, { type: 'stop' }, { type: 'start', config: {}, db: '/x', busyTimeoutMs: 'soon' }]) {
+    for (const bad of [
+      null,
+      'start',
+      [],
+      { type: 'start', config: 1, db: '/x' },
+      { type: 'start', config: {} },
+      { type: 'stop' },
+      { type: 'start', config: {}, db: '/x', busyTimeoutMs: 'soon' },
+    ]) {
       assert.equal(isHostToWorker(bad), false, JSON.stringify(bad));
     }
-    for (const bad of [{ type: 'progress', runId: 1 }, { type: 'finished', runId: 1, status: 'exploded', wallMs: 1 }, { type: 'heartbeat', at: Number.NaN }, { type: 'log', level: 'debug', message: 'x' }]) {
+    for (const bad of [
+      { type: 'progress', runId: 1 },
+      { type: 'finished', runId: 1, status: 'exploded', wallMs: 1 },
+      { type: 'heartbeat', at: Number.NaN },
+      { type: 'log', level: 'debug', message: 'x' },
+    ]) {
       assert.equal(isWorkerToHost(bad), false, JSON.stringify(bad));
     }
   });

@@ -40,8 +40,23 @@ export const breathe = (): Promise<void> => new Promise((resolve) => setImmediat
 
 /** What the backward pass of a layer reads, recomputed from the layer's input. */
 interface LayerKeep {
-  h: number; rstd1: number; q: number; k: number; v: number; qRaw: number; kRaw: number; rstdQ: number; rstdK: number;
-  att: number; probs: number; x2: number; h2: number; rstd2: number; gate: number; up: number; act: number;
+  h: number;
+  rstd1: number;
+  q: number;
+  k: number;
+  v: number;
+  qRaw: number;
+  kRaw: number;
+  rstdQ: number;
+  rstdK: number;
+  att: number;
+  probs: number;
+  x2: number;
+  h2: number;
+  rstd2: number;
+  gate: number;
+  up: number;
+  act: number;
   /** per linear: the adapter's scaled input product s·(x·a) [N, r] */
   t: Partial<Record<EngineLinear, number>>;
 }
@@ -54,7 +69,13 @@ export class Decoder {
   readonly F: number;
   readonly V: number;
 
-  constructor(readonly arch: HfArchitecture, readonly mem: EngineMemory, readonly k: EngineKernels, readonly w: EngineWeights, readonly contextLength: number) {
+  constructor(
+    readonly arch: HfArchitecture,
+    readonly mem: EngineMemory,
+    readonly k: EngineKernels,
+    readonly w: EngineWeights,
+    readonly contextLength: number,
+  ) {
     this.D = arch.hidden;
     this.E = arch.headDim;
     this.Hq = arch.heads;
@@ -103,9 +124,22 @@ export class Decoder {
   }
 
   /** dx (+)= dy·W (+ the adapter's part); the adapter's gradients are added to `g`. */
-  private linearBwd(dy: number, N: number, lin: LinearWeights, x: number, dx: number, acc: boolean, ad: Adapter | undefined, t: number | undefined, g: Adapter | undefined, rank: number, scale: number): void {
+  private linearBwd(
+    dy: number,
+    N: number,
+    lin: LinearWeights,
+    x: number,
+    dx: number,
+    acc: boolean,
+    ad: Adapter | undefined,
+    t: number | undefined,
+    g: Adapter | undefined,
+    rank: number,
+    scale: number,
+  ): void {
     const k = this.k;
-    const inDim = lin.w.cols, out = lin.w.rows;
+    const inDim = lin.w.cols,
+      out = lin.w.rows;
     k.nn(dy, out, lin.w, dx, inDim, N, acc);
     if (!ad || !g || t === undefined) return;
     this.mem.scoped(() => {
@@ -122,7 +156,9 @@ export class Decoder {
   private items(p: Pack, keepProbs: boolean): { items: number; count: number; probs: number; maxLen: number; work: number } {
     const count = p.segments.length * this.Hq;
     const items = this.mem.alloc(count * 16, 'attention items');
-    let off = 0, work = 0, maxLen = 1;
+    let off = 0,
+      work = 0,
+      maxLen = 1;
     let n = 0;
     for (const s of p.segments) {
       maxLen = Math.max(maxLen, s.len);
@@ -147,12 +183,22 @@ export class Decoder {
    * cap, E] at (rows[t], pos[t]) too; with `lens` (a decoding step: one token per row) attention reads
    * the cache's first lens[b] positions instead of the pack.
    */
-  layer(l: number, X: number, p: Pack, ad: AdapterSet | undefined, keep: boolean, kv?: { readonly kc: number; readonly vc: number; readonly cap: number; readonly rows: number; readonly lens?: number }): LayerKeep | undefined {
+  layer(
+    l: number,
+    X: number,
+    p: Pack,
+    ad: AdapterSet | undefined,
+    keep: boolean,
+    kv?: { readonly kc: number; readonly vc: number; readonly cap: number; readonly rows: number; readonly lens?: number },
+  ): LayerKeep | undefined {
     const { D, E, Hq, K, F } = this;
-    const N = p.N, qd = Hq * E, kd = K * E;
+    const N = p.N,
+      qd = Hq * E,
+      kd = K * E;
     const Wl = this.w.layers[l]!;
     const adl = ad?.layers[l];
-    const rank = ad?.rank ?? 0, scale = ad?.scale ?? 0;
+    const rank = ad?.rank ?? 0,
+      scale = ad?.scale ?? 0;
     const useAd = (m: EngineLinear): Adapter | undefined => (ad && (keep || !ad.zero) ? adl?.[m] : undefined);
     const eps = this.arch.normEps;
     const k = this.k;
@@ -168,7 +214,10 @@ export class Decoder {
     this.linear(h, N, Wl.linear.q_proj, q, useAd('q_proj'), rank, scale, tOf('q_proj'));
     this.linear(h, N, Wl.linear.k_proj, kk, useAd('k_proj'), rank, scale, tOf('k_proj'));
     this.linear(h, N, Wl.linear.v_proj, v, useAd('v_proj'), rank, scale, tOf('v_proj'));
-    let qRaw = 0, kRaw = 0, rstdQ = 0, rstdK = 0;
+    let qRaw = 0,
+      kRaw = 0,
+      rstdQ = 0,
+      rstdK = 0;
     if (Wl.qNorm !== undefined && Wl.kNorm !== undefined) {
       // Qwen3: RMSNorm over each head's width before the rotation (kept raw for the backward pass)
       rstdQ = this.f32(N * Hq, 'query norms');
@@ -231,14 +280,18 @@ export class Decoder {
    */
   layerBwd(l: number, X: number, dX: number, p: Pack, ad: AdapterSet, g: AdapterSet): void {
     const { D, E, Hq, K, F } = this;
-    const N = p.N, qd = Hq * E, kd = K * E;
+    const N = p.N,
+      qd = Hq * E,
+      kd = K * E;
     const Wl = this.w.layers[l]!;
-    const adl = ad.layers[l]!, gl = g.layers[l]!;
+    const adl = ad.layers[l]!,
+      gl = g.layers[l]!;
     const { rank, scale } = ad;
     const k = this.k;
     this.mem.scoped(() => {
       const s = this.layer(l, X, p, ad, true)!;
-      const bwd = (m: EngineLinear, dy: number, x: number, dx: number, acc: boolean): void => this.linearBwd(dy, N, Wl.linear[m], x, dx, acc, adl[m], s.t[m], gl[m], rank, scale);
+      const bwd = (m: EngineLinear, dy: number, x: number, dx: number, acc: boolean): void =>
+        this.linearBwd(dy, N, Wl.linear[m], x, dx, acc, adl[m], s.t[m], gl[m], rank, scale);
       // MLP: x3 = x2 + down(silu(gate)·up)
       const dAct = this.f32(N * F, 'mlp gradient');
       bwd('down_proj', dX, s.act, dAct, false);
@@ -258,7 +311,10 @@ export class Decoder {
       k.fill(dk, 0, N * kd);
       k.fill(dv, 0, N * kd);
       const items = this.mem.alloc(p.segments.length * K * 16, 'attention items');
-      let n = 0, off = 0, maxLen = 1, work = 0;
+      let n = 0,
+        off = 0,
+        maxLen = 1,
+        work = 0;
       for (const seg of p.segments) {
         maxLen = Math.max(maxLen, seg.len);
         for (let gh = 0; gh < K; gh++, n++) {
@@ -275,7 +331,8 @@ export class Decoder {
       k.attnBwd(s.q, qd, s.k, s.v, kd, s.att, dAtt, qd, dq, dk, dv, items, n, E, Hq / K, 1 / Math.sqrt(E), s.probs, scratch, maxLen, work);
       k.rope(dq, qd, Hq, E, p.pos, this.w.cos, this.w.sin, N, true);
       k.rope(dk, kd, K, E, p.pos, this.w.cos, this.w.sin, N, true);
-      let dqRaw = dq, dkRaw = dk;
+      let dqRaw = dq,
+        dkRaw = dk;
       if (Wl.qNorm !== undefined && Wl.kNorm !== undefined) {
         dqRaw = this.f32(N * qd, 'attention gradient');
         dkRaw = this.f32(N * kd, 'attention gradient');
@@ -307,12 +364,21 @@ export class Decoder {
    * at `temperature`, the entropy, and whether the target is the most likely token; with `keep`, what
    * headBwd needs stays allocated (the caller releases it).
    */
-  head(X: number, rowIdx: readonly number[], targets: readonly number[], temperature: number, keep: boolean): { logp: Float64Array; entropy: Float64Array; hit: Float64Array; kept?: { xs: number; xf: number; rstd: number; logZ: number; tg: number } } {
+  head(
+    X: number,
+    rowIdx: readonly number[],
+    targets: readonly number[],
+    temperature: number,
+    keep: boolean,
+  ): { logp: Float64Array; entropy: Float64Array; hit: Float64Array; kept?: { xs: number; xf: number; rstd: number; logZ: number; tg: number } } {
     const { D, V } = this;
     const M = rowIdx.length;
-    const mem = this.mem, k = this.k;
+    const mem = this.mem,
+      k = this.k;
     const invT = Math.fround(1 / (temperature > 0 ? temperature : 1));
-    const logp = new Float64Array(M), entropy = new Float64Array(M), hit = new Float64Array(M);
+    const logp = new Float64Array(M),
+      entropy = new Float64Array(M),
+      hit = new Float64Array(M);
     if (M === 0) return { logp, entropy, hit };
     const mark = mem.mark();
     const xs = this.f32(M * D, 'head input');
@@ -336,7 +402,11 @@ export class Decoder {
     const logZ = this.f32(M, 'head log-normalisers');
     for (let i = 0; i < M; i++) {
       const o = state / 4 + i * 6;
-      const mx = mem.f32[o]!, s1 = mem.f32[o + 1]!, s2 = mem.f32[o + 2]!, zt = mem.f32[o + 3]!, best = mem.f32[o + 4]!;
+      const mx = mem.f32[o]!,
+        s1 = mem.f32[o + 1]!,
+        s2 = mem.f32[o + 2]!,
+        zt = mem.f32[o + 3]!,
+        best = mem.f32[o + 4]!;
       const lz = mx + Math.log(s1);
       mem.f32[logZ / 4 + i] = lz;
       logp[i] = zt * invT - lz;
@@ -351,10 +421,18 @@ export class Decoder {
   }
 
   /** dX (zeroed here) ← ∂(Σ g_i · logp_i)/∂X through the head at the kept positions. */
-  headBwd(kept: { xs: number; xf: number; rstd: number; logZ: number; tg: number }, rowIdx: readonly number[], g: Float32Array, temperature: number, dX: number, N: number): void {
+  headBwd(
+    kept: { xs: number; xf: number; rstd: number; logZ: number; tg: number },
+    rowIdx: readonly number[],
+    g: Float32Array,
+    temperature: number,
+    dX: number,
+    N: number,
+  ): void {
     const { D, V } = this;
     const M = rowIdx.length;
-    const mem = this.mem, k = this.k;
+    const mem = this.mem,
+      k = this.k;
     const invT = Math.fround(1 / (temperature > 0 ? temperature : 1));
     k.fill(dX, 0, N * D);
     if (M === 0) return;

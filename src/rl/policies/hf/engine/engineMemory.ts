@@ -6,7 +6,6 @@
 // ever runs on memory that was not there.
 import { formatBytes } from '../../../../shared/units';
 
-
 /** The engine could not get the memory it needs: the message names the plan, the request and the way out. */
 export class EngineMemoryError extends Error {
   override name = 'EngineMemoryError';
@@ -43,13 +42,19 @@ export class EngineMemory {
   private readonly regions: Region[] = [];
 
   /** `bytes`: the plan's total; `planText` names the plan in errors. */
-  constructor(readonly bytes: number, private readonly planText: string, readonly reserved = 4096) {
+  constructor(
+    readonly bytes: number,
+    private readonly planText: string,
+    readonly reserved = 4096,
+  ) {
     const pages = Math.ceil(bytes / PAGE);
     if (pages > 65536) throw new EngineMemoryError(`the engine needs ${formatBytes(bytes)}, more than wasm's 4 GiB address space. ${planText}`);
     try {
       this.memory = new WA.Memory({ initial: pages, maximum: pages, shared: true });
     } catch (e) {
-      throw new EngineMemoryError(`the engine could not reserve its ${formatBytes(pages * PAGE)} (${(e as Error).message}): this process cannot get that much memory now. ${planText}`);
+      throw new EngineMemoryError(
+        `the engine could not reserve its ${formatBytes(pages * PAGE)} (${(e as Error).message}): this process cannot get that much memory now. ${planText}`,
+      );
     }
     const buf = this.memory.buffer;
     this.f32 = new Float32Array(buf);
@@ -75,7 +80,9 @@ export class EngineMemory {
     const offset = this.top;
     if (offset + size > this.memory.buffer.byteLength) {
       const live = summarize(this.regions);
-      throw new EngineMemoryError(`the engine ran out of its planned memory: ${label} asked for ${formatBytes(size)} with ${formatBytes(this.memory.buffer.byteLength - offset)} left of ${formatBytes(this.memory.buffer.byteLength)} (in use: ${live}). ${this.planText}`);
+      throw new EngineMemoryError(
+        `the engine ran out of its planned memory: ${label} asked for ${formatBytes(size)} with ${formatBytes(this.memory.buffer.byteLength - offset)} left of ${formatBytes(this.memory.buffer.byteLength)} (in use: ${live}). ${this.planText}`,
+      );
     }
     this.top = offset + size;
     this.highWater = Math.max(this.highWater, this.top);
@@ -139,6 +146,11 @@ function summarize(regions: readonly Region[]): string {
     const key = r.label.replace(/ \d+$/, '').replace(/ layer \d+/, ' per layer');
     by.set(key, (by.get(key) ?? 0) + r.bytes);
   }
-  return [...by].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${k} ${formatBytes(v)}`).join(', ') || 'nothing';
+  return (
+    [...by]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8)
+      .map(([k, v]) => `${k} ${formatBytes(v)}`)
+      .join(', ') || 'nothing'
+  );
 }
-

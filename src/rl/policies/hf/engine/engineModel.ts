@@ -45,7 +45,16 @@ export class EngineModel implements PolicyModel {
 
   /** Loads the checkpoint into a new engine with fresh adapters (PEFT's initialisation, the tfjs model's seeds). */
   static async create(o: EngineModelOptions): Promise<EngineModel> {
-    const engine = await HfEngine.create({ dir: o.dir, arch: o.arch, contextLength: o.contextLength, lora: o.lora, threads: o.threads, dtype: o.plan.dtype, bytes: o.plan.total, planText: o.planText });
+    const engine = await HfEngine.create({
+      dir: o.dir,
+      arch: o.arch,
+      contextLength: o.contextLength,
+      lora: o.lora,
+      threads: o.threads,
+      dtype: o.plan.dtype,
+      bytes: o.plan.total,
+      planText: o.planText,
+    });
     let s = o.seed * 7919 + 17;
     const weights = engine.adapterShapes().map(({ name, shape }) => {
       const id = `${name}_${Math.random().toString(36).slice(2, 8)}`;
@@ -59,7 +68,15 @@ export class EngineModel implements PolicyModel {
 
   /** The frozen KL reference: the same engine and base weights with a frozen copy of the adapters. */
   reference(): EngineModel {
-    return new EngineModel(this.engine, this.config, 'reference', this.weights.map((v) => tf.variable(v, false)), this.zero, this.positionsPerPass, this.sampleRows);
+    return new EngineModel(
+      this.engine,
+      this.config,
+      'reference',
+      this.weights.map((v) => tf.variable(v, false)),
+      this.zero,
+      this.positionsPerPass,
+      this.sampleRows,
+    );
   }
 
   get arch(): HfArchitecture {

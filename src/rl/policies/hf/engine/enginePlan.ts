@@ -42,7 +42,11 @@ export function chunkColumns(V: number, rows: number): number {
 
 /** One layer's intermediates for N positions in `segs` segments of length `len` (decoder.layer). */
 function layerBytes(a: HfArchitecture, N: number, segs: number, len: number, r: number, threads: number, keep: boolean): number {
-  const D = a.hidden, E = a.headDim, qd = a.heads * E, kd = a.kvHeads * E, F = a.intermediate;
+  const D = a.hidden,
+    E = a.headDim,
+    qd = a.heads * E,
+    kd = a.kvHeads * E,
+    F = a.intermediate;
   const t = keep ? ENGINE_LINEARS.length * f32(N * r) : f32(N * r); // kept per linear, else one at a time
   let b = f32(N * D) + f32(N) + f32(N * qd) + 2 * f32(N * kd);
   if (a.qkNorm) b += f32(N * a.heads) + f32(N * a.kvHeads) + (keep ? f32(N * qd) + f32(N * kd) : 0);
@@ -53,9 +57,22 @@ function layerBytes(a: HfArchitecture, N: number, segs: number, len: number, r: 
 
 /** What a backward pass adds to a kept layer (decoder.layerBwd), at its peak. */
 function layerBwdBytes(a: HfArchitecture, N: number, segs: number, len: number, r: number, threads: number): number {
-  const D = a.hidden, E = a.headDim, qd = a.heads * E, kd = a.kvHeads * E, F = a.intermediate;
-  return f32(N * F) * 2 + f32(N * D) + f32(N * qd) * 2 + f32(N * kd) * 2 + R(segs * a.kvHeads * 16) + f32(len * threads)
-    + (a.qkNorm ? f32(N * qd) + f32(N * kd) : 0) + f32(N * D) + f32(N * r);
+  const D = a.hidden,
+    E = a.headDim,
+    qd = a.heads * E,
+    kd = a.kvHeads * E,
+    F = a.intermediate;
+  return (
+    f32(N * F) * 2 +
+    f32(N * D) +
+    f32(N * qd) * 2 +
+    f32(N * kd) * 2 +
+    R(segs * a.kvHeads * 16) +
+    f32(len * threads) +
+    (a.qkNorm ? f32(N * qd) + f32(N * kd) : 0) +
+    f32(N * D) +
+    f32(N * r)
+  );
 }
 
 /** The head at M scored rows (decoder.head), kept or not, and its backward pass (decoder.headBwd). */
@@ -67,17 +84,22 @@ function headBytes(a: HfArchitecture, M: number): { kept: number; transient: num
 }
 
 export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): EnginePlan {
-  const D = a.hidden, L = a.layers, r = o.lora.rank, P = o.contextLength, N = o.positionsPerPass;
+  const D = a.hidden,
+    L = a.layers,
+    r = o.lora.rank,
+    P = o.contextLength,
+    N = o.positionsPerPass;
   const lines: MemoryLine[] = [];
   const push = (what: string, bytes: number): number => {
     lines.push({ what, bytes });
     return bytes;
   };
   const weights = weightBytes(a, o.dtype, P);
-  const adapterBytes = ENGINE_LINEARS.filter((m) => o.lora.targets.includes('all-linear') || o.lora.targets.includes(m)).reduce((s, m) => {
-    const [inDim, out] = linearShape(a, m);
-    return s + f32(inDim * r) + f32(r * out);
-  }, 0) * L;
+  const adapterBytes =
+    ENGINE_LINEARS.filter((m) => o.lora.targets.includes('all-linear') || o.lora.targets.includes(m)).reduce((s, m) => {
+      const [inDim, out] = linearShape(a, m);
+      return s + f32(inDim * r) + f32(r * out);
+    }, 0) * L;
   // a pass is one sequence of the full context at the least, or several shorter ones
   const segs = Math.max(1, Math.floor(N / P));
   const pack = R(N * 4) * 2;
@@ -85,14 +107,22 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
   const head = headBytes(a, N);
   const keptInputs = f32((L + 1) * N * D);
   const layerPeak = layerBytes(a, N, segs, P, r, o.threads, true) + layerBwdBytes(a, N, segs, P, r, o.threads);
-  const training = pack + keptInputs + Math.max(layerBytes(a, N, segs, P, r, o.threads, false), head.kept + Math.max(head.transient, f32(N * D) + Math.max(head.backward, layerPeak)));
+  const training =
+    pack +
+    keptInputs +
+    Math.max(layerBytes(a, N, segs, P, r, o.threads, false), head.kept + Math.max(head.transient, f32(N * D) + Math.max(head.backward, layerPeak)));
   const forward = pack + f32(N * D) + Math.max(layerBytes(a, N, segs, P, r, o.threads, false), head.kept + head.transient);
   // sampling: the batch's KV cache, then a prefill of up to N positions or a decoding step
   const B = o.sampleRows;
   const cache = 2 * f32(L * B * a.kvHeads * P * a.headDim);
   const prefillRows = Math.min(B, Math.max(1, segs));
-  const prefill = pack + R(N * 4) + f32(N * D) + Math.max(layerBytes(a, N, prefillRows, P, r, o.threads, false), f32(prefillRows * D) * 2 + f32(prefillRows) + f32(prefillRows * a.vocabSize));
-  const step = R(B * 4) * 3 + f32(B * D) + Math.max(layerBytes(a, B, 0, 0, r, o.threads, false) + f32(P * o.threads), f32(B * D) * 2 + f32(B) + f32(B * a.vocabSize));
+  const prefill =
+    pack +
+    R(N * 4) +
+    f32(N * D) +
+    Math.max(layerBytes(a, N, prefillRows, P, r, o.threads, false), f32(prefillRows * D) * 2 + f32(prefillRows) + f32(prefillRows * a.vocabSize));
+  const step =
+    R(B * 4) * 3 + f32(B * D) + Math.max(layerBytes(a, B, 0, 0, r, o.threads, false) + f32(P * o.threads), f32(B * D) * 2 + f32(B) + f32(B * a.vocabSize));
   const sampling = cache + R(B * 4) + Math.max(prefill, step);
   // loading: a float32 checkpoint held as bfloat16 (or a float16 one) goes through float32 a chunk of
   // rows at a time (engineWeights.ts); the stored dtype is config.json's torch_dtype
@@ -107,26 +137,47 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
   const pass = Math.max(o.inference ? 0 : training, forward, sampling, conversion);
   const which = pass === training ? 'a training pass' : pass === forward ? 'a forward pass' : pass === sampling ? 'a sampling session' : 'converting weights';
   const rows = `${B} row${B === 1 ? '' : 's'}`;
-  push(o.inference
-    ? `largest pass (${which}): forward ${formatBytes(forward)} (${N.toLocaleString('en')} positions, the head over vocabulary chunks); sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`
-    : `largest pass (${which}): training ${formatBytes(training)} — ${N.toLocaleString('en')} packed positions, the ${L + 1} layer inputs kept (${formatBytes(keptInputs)}), one layer recomputed with its gradients (${formatBytes(layerPeak)}), the head over vocabulary chunks; forward-only ${formatBytes(forward)}; sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`, pass);
+  push(
+    o.inference
+      ? `largest pass (${which}): forward ${formatBytes(forward)} (${N.toLocaleString('en')} positions, the head over vocabulary chunks); sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`
+      : `largest pass (${which}): training ${formatBytes(training)} — ${N.toLocaleString('en')} packed positions, the ${L + 1} layer inputs kept (${formatBytes(keptInputs)}), one layer recomputed with its gradients (${formatBytes(layerPeak)}), the head over vocabulary chunks; forward-only ${formatBytes(forward)}; sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`,
+    pass,
+  );
   const total = persistent + pass;
   return {
-    lines, total, limit: MAX_ENGINE_BYTES, limitOf: 'wasm32\'s 4 GiB address space (one engine memory)', fits: total <= MAX_ENGINE_BYTES,
-    trainable: adapterBytes / 4, microBatchPositions: N, dtype: o.dtype, positionsPerPass: N, sampleRows: B,
+    lines,
+    total,
+    limit: MAX_ENGINE_BYTES,
+    limitOf: "wasm32's 4 GiB address space (one engine memory)",
+    fits: total <= MAX_ENGINE_BYTES,
+    trainable: adapterBytes / 4,
+    microBatchPositions: N,
+    dtype: o.dtype,
+    positionsPerPass: N,
+    sampleRows: B,
     parts: { persistent, training, forward, sampling },
   };
 }
 
 /** [in, out] of a linear layer. */
 export function linearShape(a: HfArchitecture, m: (typeof ENGINE_LINEARS)[number]): [number, number] {
-  const D = a.hidden, q = a.heads * a.headDim, kv = a.kvHeads * a.headDim, F = a.intermediate;
+  const D = a.hidden,
+    q = a.heads * a.headDim,
+    kv = a.kvHeads * a.headDim,
+    F = a.intermediate;
   switch (m) {
-    case 'q_proj': return [D, q];
-    case 'k_proj': case 'v_proj': return [D, kv];
-    case 'o_proj': return [q, D];
-    case 'gate_proj': case 'up_proj': return [D, F];
-    case 'down_proj': return [F, D];
+    case 'q_proj':
+      return [D, q];
+    case 'k_proj':
+    case 'v_proj':
+      return [D, kv];
+    case 'o_proj':
+      return [q, D];
+    case 'gate_proj':
+    case 'up_proj':
+      return [D, F];
+    case 'down_proj':
+      return [F, D];
   }
 }
 
@@ -138,9 +189,15 @@ const POSITIONS_TARGET = 4096;
  * unless one context is longer; or `positions` when given),
  * with bfloat16 weights unless float32 ones are asked for or the checkpoint is float32 and they fit.
  */
-export function fittingEnginePlan(a: HfArchitecture, o: Omit<EnginePlanOptions, 'positionsPerPass' | 'dtype'> & { positions?: number; dtype?: WeightDtype | 'auto' }): EnginePlan {
+export function fittingEnginePlan(
+  a: HfArchitecture,
+  o: Omit<EnginePlanOptions, 'positionsPerPass' | 'dtype'> & { positions?: number; dtype?: WeightDtype | 'auto' },
+): EnginePlan {
   const dtypes: WeightDtype[] = o.dtype === 'bf16' || o.dtype === 'f32' ? [o.dtype] : a.torchDtype === 'float32' ? ['f32', 'bf16'] : ['bf16'];
-  const sizes = o.positions && o.positions > 0 ? [Math.max(o.positions, o.contextLength)] : [8, 4, 2, 1].map((k) => k * o.contextLength).filter((n, i, all) => n <= Math.max(o.contextLength, POSITIONS_TARGET) || i === all.length - 1);
+  const sizes =
+    o.positions && o.positions > 0
+      ? [Math.max(o.positions, o.contextLength)]
+      : [8, 4, 2, 1].map((k) => k * o.contextLength).filter((n, i, all) => n <= Math.max(o.contextLength, POSITIONS_TARGET) || i === all.length - 1);
   let last: EnginePlan | undefined;
   for (const dtype of dtypes) {
     for (const positionsPerPass of sizes) {

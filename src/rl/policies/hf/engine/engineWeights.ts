@@ -44,12 +44,20 @@ export interface EngineWeights {
 
 /** Bytes of the weights as the engine holds them (the plan's first line). */
 export function weightBytes(a: HfArchitecture, dtype: WeightDtype, contextLength: number): number {
-  const D = a.hidden, E = a.headDim, q = a.heads * E, kv = a.kvHeads * E, F = a.intermediate;
+  const D = a.hidden,
+    E = a.headDim,
+    q = a.heads * E,
+    kv = a.kvHeads * E,
+    F = a.intermediate;
   const m = dtype === 'bf16' ? 2 : 4;
   const round = (b: number): number => Math.ceil(b / 64) * 64;
   let n = round(a.vocabSize * D * m) * (a.tiedEmbeddings ? 1 : 2) + round(D * 4);
-  const perLayer = [D * q, D * kv, D * kv, q * D, D * F, D * F, F * D].reduce((s, x) => s + round(x * m), 0)
-    + round(D * 4) * 2 + (a.qkvBias ? round(q * 4) + 2 * round(kv * 4) : 0) + (a.qkNorm ? 2 * round(E * 4) : 0) + (outputBias(a) ? round(D * 4) : 0);
+  const perLayer =
+    [D * q, D * kv, D * kv, q * D, D * F, D * F, F * D].reduce((s, x) => s + round(x * m), 0) +
+    round(D * 4) * 2 +
+    (a.qkvBias ? round(q * 4) + 2 * round(kv * 4) : 0) +
+    (a.qkNorm ? 2 * round(E * 4) : 0) +
+    (outputBias(a) ? round(D * 4) : 0);
   n += perLayer * a.layers;
   n += 2 * round(contextLength * (E / 2) * 4);
   return n;
@@ -58,19 +66,31 @@ export function weightBytes(a: HfArchitecture, dtype: WeightDtype, contextLength
 /** Why the engine cannot run this architecture (undefined when it can). */
 export function engineUnsupported(a: HfArchitecture): string | undefined {
   if (a.modelType === 'gpt2') return 'gpt2 (LayerNorm, GELU, learned positions) runs on tfjs ops';
-  const dims: [string, number, number][] = [['hidden_size', a.hidden, 8], ['intermediate_size', a.intermediate, 8], ['head width', a.headDim, 8], ['vocab_size', a.vocabSize, 4]];
+  const dims: [string, number, number][] = [
+    ['hidden_size', a.hidden, 8],
+    ['intermediate_size', a.intermediate, 8],
+    ['head width', a.headDim, 8],
+    ['vocab_size', a.vocabSize, 4],
+  ];
   for (const [name, v, m] of dims) if (v % m !== 0) return `${name} ${v} is not a multiple of ${m}`;
   return undefined;
 }
 
 function take(stored: Map<string, StoredTensor>, dir: string, name: string, shape: number[], a: HfArchitecture): StoredTensor {
   const t = stored.get(name);
-  if (!t) throw new ModelLoadError(`${dir}: the checkpoint has no tensor ${name}; a ${a.modelType} model of this config.json needs it. Fix: check that config.json belongs to these weights`);
+  if (!t)
+    throw new ModelLoadError(
+      `${dir}: the checkpoint has no tensor ${name}; a ${a.modelType} model of this config.json needs it. Fix: check that config.json belongs to these weights`,
+    );
   if (!SAFETENSORS_DTYPES.includes(t.dtype)) {
-    throw new ModelLoadError(`${t.file}: tensor ${t.name} has dtype ${JSON.stringify(t.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`);
+    throw new ModelLoadError(
+      `${t.file}: tensor ${t.name} has dtype ${JSON.stringify(t.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`,
+    );
   }
   if (t.shape.join('×') !== shape.join('×')) {
-    throw new ModelLoadError(`${t.file}: tensor ${name} has shape ${t.shape.join('×')}, but config.json (hidden_size ${a.hidden}, heads ${a.heads}, kv heads ${a.kvHeads}, head width ${a.headDim}, vocab ${a.vocabSize}) needs ${shape.join('×')}. Fix: check that config.json belongs to these weights`);
+    throw new ModelLoadError(
+      `${t.file}: tensor ${name} has shape ${t.shape.join('×')}, but config.json (hidden_size ${a.hidden}, heads ${a.heads}, kv heads ${a.kvHeads}, head width ${a.headDim}, vocab ${a.vocabSize}) needs ${shape.join('×')}. Fix: check that config.json belongs to these weights`,
+    );
   }
   return t;
 }
@@ -101,13 +121,34 @@ export function convertRows(rows: number, cols: number): number {
 
 /** [rows, cols] of every matrix the engine reads (the plan's conversion scratch is the largest chunk). */
 export function matrixShapes(a: HfArchitecture): [number, number][] {
-  const D = a.hidden, q = a.heads * a.headDim, kv = a.kvHeads * a.headDim, F = a.intermediate;
-  return [[a.vocabSize, D], [q, D], [kv, D], [D, q], [F, D], [D, F]];
+  const D = a.hidden,
+    q = a.heads * a.headDim,
+    kv = a.kvHeads * a.headDim,
+    F = a.intermediate;
+  return [
+    [a.vocabSize, D],
+    [q, D],
+    [kv, D],
+    [D, q],
+    [F, D],
+    [D, F],
+  ];
 }
 
-export function loadEngineWeights(mem: EngineMemory, k: EngineKernels, dir: string, a: HfArchitecture, dtype: WeightDtype, contextLength: number): EngineWeights {
+export function loadEngineWeights(
+  mem: EngineMemory,
+  k: EngineKernels,
+  dir: string,
+  a: HfArchitecture,
+  dtype: WeightDtype,
+  contextLength: number,
+): EngineWeights {
   const stored = checkpointTensors(dir);
-  const D = a.hidden, E = a.headDim, q = a.heads * E, kv = a.kvHeads * E, F = a.intermediate;
+  const D = a.hidden,
+    E = a.headDim,
+    q = a.heads * E,
+    kv = a.kvHeads * E,
+    F = a.intermediate;
 
   const matrix = (name: string, rows: number, cols: number): Matrix => {
     const t = take(stored, dir, name, [rows, cols], a);
@@ -143,7 +184,8 @@ export function loadEngineWeights(mem: EngineMemory, k: EngineKernels, dir: stri
     const buf = Buffer.alloc(bytes);
     const fd = fs.openSync(t.file, 'r');
     try {
-      if (fs.readSync(fd, buf, 0, bytes, t.begin) !== bytes) throw new ModelLoadError(`${t.file}: tensor ${name} ends early (the file is truncated). Fix: download the checkpoint again`);
+      if (fs.readSync(fd, buf, 0, bytes, t.begin) !== bytes)
+        throw new ModelLoadError(`${t.file}: tensor ${name} ends early (the file is truncated). Fix: download the checkpoint again`);
     } finally {
       fs.closeSync(fd);
     }
@@ -156,17 +198,25 @@ export function loadEngineWeights(mem: EngineMemory, k: EngineKernels, dir: stri
   for (let l = 0; l < a.layers; l++) {
     const p = `model.layers.${l}.`;
     const lin = (m: string, out: number, inp: number, bias: boolean): LinearWeights => ({
-      module: `${p}${m}`, w: matrix(`${p}${m}.weight`, out, inp), ...(bias ? { bias: vector(`${p}${m}.bias`, out) } : {}),
+      module: `${p}${m}`,
+      w: matrix(`${p}${m}.weight`, out, inp),
+      ...(bias ? { bias: vector(`${p}${m}.bias`, out) } : {}),
     });
     const inNorm = vector(`${p}input_layernorm.weight`, D);
     const postNorm = vector(`${p}post_attention_layernorm.weight`, D);
     const linear = {
-      q_proj: lin('self_attn.q_proj', q, D, a.qkvBias), k_proj: lin('self_attn.k_proj', kv, D, a.qkvBias), v_proj: lin('self_attn.v_proj', kv, D, a.qkvBias),
+      q_proj: lin('self_attn.q_proj', q, D, a.qkvBias),
+      k_proj: lin('self_attn.k_proj', kv, D, a.qkvBias),
+      v_proj: lin('self_attn.v_proj', kv, D, a.qkvBias),
       o_proj: lin('self_attn.o_proj', D, q, outputBias(a)),
-      gate_proj: lin('mlp.gate_proj', F, D, false), up_proj: lin('mlp.up_proj', F, D, false), down_proj: lin('mlp.down_proj', D, F, false),
+      gate_proj: lin('mlp.gate_proj', F, D, false),
+      up_proj: lin('mlp.up_proj', F, D, false),
+      down_proj: lin('mlp.down_proj', D, F, false),
     };
     layers.push({
-      inNorm, postNorm, linear,
+      inNorm,
+      postNorm,
+      linear,
       ...(a.qkNorm ? { qNorm: vector(`${p}self_attn.q_norm.weight`, E), kNorm: vector(`${p}self_attn.k_norm.weight`, E) } : {}),
     });
   }

@@ -86,24 +86,37 @@ export class HfEngine {
   private queue: Promise<void> = Promise.resolve();
   private unlockPass: (() => void) | undefined;
 
-  private constructor(readonly o: EngineOptions, readonly mem: EngineMemory, private readonly pool: ThreadPool, readonly kernels: EngineKernels, readonly relaxed: boolean) {
+  private constructor(
+    readonly o: EngineOptions,
+    readonly mem: EngineMemory,
+    private readonly pool: ThreadPool,
+    readonly kernels: EngineKernels,
+    readonly relaxed: boolean,
+  ) {
     const k = kernels;
     this.weightsStart = mem.used;
     const weights = loadEngineWeights(mem, k, o.dir, o.arch, o.dtype, o.contextLength);
     this.weightsEnd = mem.used;
     this.decoder = new Decoder(o.arch, mem, k, weights, o.contextLength);
     this.linears = Decoder.linears(o.lora.targets);
-    if (this.linears.length === 0) throw new ModelLoadError(`policyOptions.loraTargets ${JSON.stringify(o.lora.targets)} match no linear layer of this ${o.arch.modelType} model`);
+    if (this.linears.length === 0)
+      throw new ModelLoadError(`policyOptions.loraTargets ${JSON.stringify(o.lora.targets)} match no linear layer of this ${o.arch.modelType} model`);
     const set = (label: string): AdapterSet => ({
-      rank: o.lora.rank, scale: o.lora.alpha / o.lora.rank, zero: true,
-      layers: weights.layers.map((lw, l) => Object.fromEntries(this.linears.map((m) => {
-        const w = lw.linear[m].w;
-        const a = mem.allocF32(w.cols * o.lora.rank, `${label} adapters layer ${l}`);
-        const b = mem.allocF32(o.lora.rank * w.rows, `${label} adapters layer ${l}`);
-        mem.zero(a, w.cols * o.lora.rank * 4);
-        mem.zero(b, o.lora.rank * w.rows * 4);
-        return [m, { a, b, in: w.cols, out: w.rows } satisfies Adapter];
-      }))),
+      rank: o.lora.rank,
+      scale: o.lora.alpha / o.lora.rank,
+      zero: true,
+      layers: weights.layers.map((lw, l) =>
+        Object.fromEntries(
+          this.linears.map((m) => {
+            const w = lw.linear[m].w;
+            const a = mem.allocF32(w.cols * o.lora.rank, `${label} adapters layer ${l}`);
+            const b = mem.allocF32(o.lora.rank * w.rows, `${label} adapters layer ${l}`);
+            mem.zero(a, w.cols * o.lora.rank * 4);
+            mem.zero(b, o.lora.rank * w.rows * 4);
+            return [m, { a, b, in: w.cols, out: w.rows } satisfies Adapter];
+          }),
+        ),
+      ),
     });
     this.adapters = { policy: set('policy'), reference: set('reference') };
     this.grads = set('gradients');
@@ -111,7 +124,8 @@ export class HfEngine {
 
   static async create(o: EngineOptions): Promise<HfEngine> {
     if (o.lora.rank % 4 !== 0) throw new ModelLoadError(`policyOptions.loraRank ${o.lora.rank}: the engine needs a multiple of 4. Fix: use 4, 8, 16 …`);
-    if (o.lora.dropout > 0) throw new ModelLoadError(`policyOptions.loraDropout ${o.lora.dropout}: the engine trains adapters without dropout. Fix: set it to 0`);
+    if (o.lora.dropout > 0)
+      throw new ModelLoadError(`policyOptions.loraDropout ${o.lora.dropout}: the engine trains adapters without dropout. Fix: set it to 0`);
     const mem = new EngineMemory(o.bytes, o.planText, CONTROL_BYTES);
     const { module, relaxed } = engineModule();
     const pool = await ThreadPool.start(mem.memory, module, o.threads);
@@ -154,7 +168,10 @@ export class HfEngine {
   takeProfile(): string {
     const p = this.pool.takeProfile();
     if (!p) return '';
-    return [...p].sort((a, b) => b[1].ms - a[1].ms).map(([k, v]) => `${k} ${(v.ms / 1000).toFixed(2)} s (${v.calls})`).join(', ');
+    return [...p]
+      .sort((a, b) => b[1].ms - a[1].ms)
+      .map(([k, v]) => `${k} ${(v.ms / 1000).toFixed(2)} s (${v.calls})`)
+      .join(', ');
   }
 
   /** The adapters' shapes in the variables' order: per layer, per linear, a [in, r] then b [r, out]. */
@@ -206,8 +223,10 @@ export class HfEngine {
    */
   async score(role: AdapterRole, seqs: readonly ScoreInput[], temperature: number, keep: boolean): Promise<Scored[]> {
     const unlock = await this.acquire();
-    const d = this.decoder, mem = this.mem;
-    const D = d.D, L = this.o.arch.layers;
+    const d = this.decoder,
+      mem = this.mem;
+    const D = d.D,
+      L = this.o.arch.layers;
     const mark = mem.mark();
     let done = false;
     try {
@@ -229,15 +248,21 @@ export class HfEngine {
       const rowIdx: number[] = [];
       const targets: number[] = [];
       const where: [number, number][] = [];
-      seqs.forEach((s, b) => s.mask.forEach((m, t) => {
-        if (!m) return;
-        rowIdx.push(pack.segments[b]!.start + t);
-        targets.push(s.targets[t]!);
-        where.push([b, t]);
-      }));
+      seqs.forEach((s, b) =>
+        s.mask.forEach((m, t) => {
+          if (!m) return;
+          rowIdx.push(pack.segments[b]!.start + t);
+          targets.push(s.targets[t]!);
+          where.push([b, t]);
+        }),
+      );
       const last = keep ? saved + L * N * D * 4 : saved;
       const h = d.head(last, rowIdx, targets, temperature, keep);
-      const out = seqs.map((s) => ({ logp: new Float32Array(s.targets.length), entropy: new Float32Array(s.targets.length), argmaxHit: new Float32Array(s.targets.length) }));
+      const out = seqs.map((s) => ({
+        logp: new Float32Array(s.targets.length),
+        entropy: new Float32Array(s.targets.length),
+        argmaxHit: new Float32Array(s.targets.length),
+      }));
       where.forEach(([b, t], i) => {
         out[b]!.logp[t] = h.logp[i]!;
         out[b]!.entropy[t] = h.entropy[i]!;
@@ -260,7 +285,8 @@ export class HfEngine {
   /** Logits [rows, V] of each row's last position, or of every position ('all': [ΣL, V]), under the `role` adapters. */
   async logits(role: AdapterRole, rows: readonly (readonly number[])[], which: 'last' | 'all'): Promise<Float32Array> {
     const unlock = await this.acquire();
-    const d = this.decoder, mem = this.mem;
+    const d = this.decoder,
+      mem = this.mem;
     try {
       return await mem.scopedAsync(async () => {
         const pack = d.pack(rows);
@@ -285,8 +311,11 @@ export class HfEngine {
   async backward(g: readonly Float32Array[]): Promise<Float32Array[]> {
     const p = this.pass;
     if (!p) throw new Error('HfEngine.backward: no kept pass (score(…, keep = true) first)');
-    const d = this.decoder, mem = this.mem;
-    const D = d.D, L = this.o.arch.layers, N = p.pack.N;
+    const d = this.decoder,
+      mem = this.mem;
+    const D = d.D,
+      L = this.o.arch.layers,
+      N = p.pack.N;
     try {
       for (const q of this.pointers(this.grads)) mem.zero(q.ptr, q.n * 4);
       const gr = new Float32Array(p.rowIdx.length);
@@ -321,9 +350,11 @@ export class HfEngine {
    */
   async session(role: AdapterRole, prompts: readonly (readonly number[])[], capacity: number, positionsPerPrefill: number): Promise<DecodeSession> {
     const unlock = await this.acquire();
-    const d = this.decoder, mem = this.mem;
+    const d = this.decoder,
+      mem = this.mem;
     const { D, K, E, V } = d;
-    const L = this.o.arch.layers, B = prompts.length;
+    const L = this.o.arch.layers,
+      B = prompts.length;
     const cap = Math.max(1, Math.min(capacity, this.o.contextLength));
     const ad = this.adapters[role];
     const mark = mem.mark();
@@ -334,7 +365,8 @@ export class HfEngine {
       const lens = mem.alloc(B * 4, 'decode lengths');
       const logits = new Float32Array(B * V);
       for (let b0 = 0; b0 < B;) {
-        let b1 = b0 + 1, n = prompts[b0]!.length;
+        let b1 = b0 + 1,
+          n = prompts[b0]!.length;
         while (b1 < B && n + prompts[b1]!.length <= positionsPerPrefill) n += prompts[b1++]!.length;
         await mem.scopedAsync(async () => {
           const group = prompts.slice(b0, b1);
@@ -347,7 +379,13 @@ export class HfEngine {
             d.layer(l, X, pack, ad, false, { kc: kc + l * plane * 4, vc: vc + l * plane * 4, cap, rows });
             await breathe();
           }
-          logits.set(d.logitsOf(X, pack.segments.map((s) => s.start + s.len - 1)), b0 * V);
+          logits.set(
+            d.logitsOf(
+              X,
+              pack.segments.map((s) => s.start + s.len - 1),
+            ),
+            b0 * V,
+          );
         });
         for (let b = b0; b < b1; b++) mem.i32[lens / 4 + b] = prompts[b]!.length;
         b0 = b1;
@@ -373,7 +411,10 @@ export class HfEngine {
             d.layer(l, X, pack, ad, false, { kc: kc + l * plane * 4, vc: vc + l * plane * 4, cap, rows, lens });
             if (l % 8 === 7) await breathe();
           }
-          return d.logitsOf(X, Array.from({ length: B }, (_, b) => b));
+          return d.logitsOf(
+            X,
+            Array.from({ length: B }, (_, b) => b),
+          );
         });
       let open = true;
       return {

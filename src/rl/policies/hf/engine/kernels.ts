@@ -25,7 +25,10 @@ export function splits(n: number, parts: number, align: number): [number, number
 
 export class EngineKernels {
   /** `parallelWork`: multiply-adds from which a call is split over the threads (tests set 0: always). */
-  constructor(private readonly pool: ThreadPool, private readonly parallelWork = PARALLEL_WORK) {}
+  constructor(
+    private readonly pool: ThreadPool,
+    private readonly parallelWork = PARALLEL_WORK,
+  ) {}
 
   get threads(): number {
     return this.pool.size;
@@ -42,69 +45,124 @@ export class EngineKernels {
   /** y[M, w.rows] (+)= x[M, w.cols] · wᵀ. */
   nt(x: number, ldx: number, w: Matrix, y: number, ldy: number, M: number, acc: boolean): void {
     const K = w.cols;
-    this.run(w.dtype === 'bf16' ? 'nt_bf16' : 'nt_f32', this.parts(M * K * w.rows, w.rows, 8).map(([a, b]) => [x, ldx, w.ptr, K, y, ldy, M, K, a, b, acc ? 1 : 0]));
+    this.run(
+      w.dtype === 'bf16' ? 'nt_bf16' : 'nt_f32',
+      this.parts(M * K * w.rows, w.rows, 8).map(([a, b]) => [x, ldx, w.ptr, K, y, ldy, M, K, a, b, acc ? 1 : 0]),
+    );
   }
 
   /** The same over rows [r0, r1) of w only (a vocabulary chunk): y[M, r1 − r0]. */
   ntRows(x: number, ldx: number, w: Matrix, r0: number, r1: number, y: number, ldy: number, M: number, acc: boolean): void {
     const K = w.cols;
     const ptr = w.ptr + r0 * K * (w.dtype === 'bf16' ? 2 : 4);
-    this.run(w.dtype === 'bf16' ? 'nt_bf16' : 'nt_f32', this.parts(M * K * (r1 - r0), r1 - r0, 8).map(([a, b]) => [x, ldx, ptr, K, y, ldy, M, K, a, b, acc ? 1 : 0]));
+    this.run(
+      w.dtype === 'bf16' ? 'nt_bf16' : 'nt_f32',
+      this.parts(M * K * (r1 - r0), r1 - r0, 8).map(([a, b]) => [x, ldx, ptr, K, y, ldy, M, K, a, b, acc ? 1 : 0]),
+    );
   }
 
   /** dx[M, w.cols] (+)= dy[M, w.rows] · w (rows [r0, r1) of w and columns of dy, when given). */
   nn(dy: number, lddy: number, w: Matrix, dx: number, lddx: number, M: number, acc: boolean, r0 = 0, r1 = w.rows): void {
-    const K = w.cols, N = r1 - r0;
+    const K = w.cols,
+      N = r1 - r0;
     const ptr = w.ptr + r0 * K * (w.dtype === 'bf16' ? 2 : 4);
-    this.run(w.dtype === 'bf16' ? 'nn_bf16' : 'nn_f32', this.parts(M * K * N, K, 8).map(([a, b]) => [dy, lddy, ptr, K, dx, lddx, M, N, a, b, acc ? 1 : 0]));
+    this.run(
+      w.dtype === 'bf16' ? 'nn_bf16' : 'nn_f32',
+      this.parts(M * K * N, K, 8).map(([a, b]) => [dy, lddy, ptr, K, dx, lddx, M, N, a, b, acc ? 1 : 0]),
+    );
   }
 
   /** c[I, J] (+)= aᵀ · b for a [M, I], b [M, J] (J multiple of 4). */
   tn(a: number, lda: number, b: number, ldb: number, c: number, ldc: number, M: number, I: number, J: number, acc: boolean): void {
-    this.run('tn_f32', this.parts(M * I * J, I, 4).map(([i0, i1]) => [a, lda, b, ldb, c, ldc, M, i0, i1, J, acc ? 1 : 0]));
+    this.run(
+      'tn_f32',
+      this.parts(M * I * J, I, 4).map(([i0, i1]) => [a, lda, b, ldb, c, ldc, M, i0, i1, J, acc ? 1 : 0]),
+    );
   }
 
   /** x[0..n) += y[0..n) (n multiple of 4). */
   add(x: number, y: number, n: number): void {
-    this.run('add', this.parts(n * 8, n, 64).map(([a, b]) => [x + a * 4, y + a * 4, b - a]));
+    this.run(
+      'add',
+      this.parts(n * 8, n, 64).map(([a, b]) => [x + a * 4, y + a * 4, b - a]),
+    );
   }
 
   scale(x: number, s: number, n: number): void {
-    this.run('scale', this.parts(n * 8, n, 64).map(([a, b]) => [x + a * 4, s, b - a]));
+    this.run(
+      'scale',
+      this.parts(n * 8, n, 64).map(([a, b]) => [x + a * 4, s, b - a]),
+    );
   }
 
   fill(x: number, s: number, n: number): void {
-    this.run('fill', this.parts(n * 8, n, 64).map(([a, b]) => [x + a * 4, s, b - a]));
+    this.run(
+      'fill',
+      this.parts(n * 8, n, 64).map(([a, b]) => [x + a * 4, s, b - a]),
+    );
   }
 
   addBias(y: number, ldy: number, bias: number, M: number, N: number): void {
-    this.run('add_bias', this.parts(M * N * 8, M, 1).map(([a, b]) => [y + a * ldy * 4, ldy, bias, b - a, N]));
+    this.run(
+      'add_bias',
+      this.parts(M * N * 8, M, 1).map(([a, b]) => [y + a * ldy * 4, ldy, bias, b - a, N]),
+    );
   }
 
   rmsnorm(x: number, ldx: number, g: number, y: number, ldy: number, rstd: number, M: number, D: number, eps: number): void {
-    this.run('rmsnorm', this.parts(M * D * 8, M, 1).map(([a, b]) => [x + a * ldx * 4, ldx, g, y + a * ldy * 4, ldy, rstd + a * 4, b - a, D, eps]));
+    this.run(
+      'rmsnorm',
+      this.parts(M * D * 8, M, 1).map(([a, b]) => [x + a * ldx * 4, ldx, g, y + a * ldy * 4, ldy, rstd + a * 4, b - a, D, eps]),
+    );
   }
 
   rmsnormBwd(x: number, ldx: number, g: number, rstd: number, dy: number, lddy: number, dx: number, lddx: number, M: number, D: number, acc: boolean): void {
-    this.run('rmsnorm_bwd', this.parts(M * D * 8, M, 1).map(([a, b]) => [x + a * ldx * 4, ldx, g, rstd + a * 4, dy + a * lddy * 4, lddy, dx + a * lddx * 4, lddx, b - a, D, acc ? 1 : 0]));
+    this.run(
+      'rmsnorm_bwd',
+      this.parts(M * D * 8, M, 1).map(([a, b]) => [
+        x + a * ldx * 4,
+        ldx,
+        g,
+        rstd + a * 4,
+        dy + a * lddy * 4,
+        lddy,
+        dx + a * lddx * 4,
+        lddx,
+        b - a,
+        D,
+        acc ? 1 : 0,
+      ]),
+    );
   }
 
   /** Rotary embedding in place on heads [0, heads) of E at each row's position (int32 `pos`); inverse: the backward pass. */
   rope(x: number, ldx: number, heads: number, E: number, pos: number, cos: number, sin: number, M: number, inverse: boolean): void {
-    this.run('rope', this.parts(M * heads * E * 8, M, 1).map(([a, b]) => [x + a * ldx * 4, ldx, heads, E, pos + a * 4, cos, sin, b - a, inverse ? -1 : 1]));
+    this.run(
+      'rope',
+      this.parts(M * heads * E * 8, M, 1).map(([a, b]) => [x + a * ldx * 4, ldx, heads, E, pos + a * 4, cos, sin, b - a, inverse ? -1 : 1]),
+    );
   }
 
   swiglu(g: number, u: number, out: number, n: number): void {
-    this.run('swiglu', this.parts(n * 16, n, 64).map(([a, b]) => [g + a * 4, u + a * 4, out + a * 4, b - a]));
+    this.run(
+      'swiglu',
+      this.parts(n * 16, n, 64).map(([a, b]) => [g + a * 4, u + a * 4, out + a * 4, b - a]),
+    );
   }
 
   swigluBwd(g: number, u: number, da: number, dg: number, du: number, n: number): void {
-    this.run('swiglu_bwd', this.parts(n * 16, n, 64).map(([a, b]) => [g + a * 4, u + a * 4, da + a * 4, dg + a * 4, du + a * 4, b - a]));
+    this.run(
+      'swiglu_bwd',
+      this.parts(n * 16, n, 64).map(([a, b]) => [g + a * 4, u + a * 4, da + a * 4, dg + a * 4, du + a * 4, b - a]),
+    );
   }
 
   /** out[m, :] = table row ids[m] (int32 `ids`). */
   embed(table: Matrix, ids: number, M: number, out: number, ldo: number): void {
-    this.run(table.dtype === 'bf16' ? 'embed_bf16' : 'embed_f32', this.parts(M * table.cols * 4, M, 1).map(([a, b]) => [table.ptr, table.cols, ids + a * 4, b - a, table.cols, out + a * ldo * 4, ldo]));
+    this.run(
+      table.dtype === 'bf16' ? 'embed_bf16' : 'embed_f32',
+      this.parts(M * table.cols * 4, M, 1).map(([a, b]) => [table.ptr, table.cols, ids + a * 4, b - a, table.cols, out + a * ldo * 4, ldo]),
+    );
   }
 
   kvStore(src: number, lds: number, cache: number, cap: number, rows: number, poss: number, N: number, K: number, E: number): void {
@@ -115,31 +173,106 @@ export class EngineKernels {
    * Attention over packed segments: `items` (int32 ×4 each: segStart, segLen, head, probsOffset or −1)
    * split over the threads; `scratch` holds a row of `maxLen` floats per thread.
    */
-  attnFwd(q: number, ldq: number, k: number, v: number, ldk: number, o: number, ldo: number, items: number, count: number, E: number, G: number, scale: number, probs: number, scratch: number, maxLen: number, work: number): void {
-    this.run('attn_fwd', this.parts(work, count, 1).map(([a, b], t) => [q, ldq, k, v, ldk, o, ldo, items, a, b, E, G, scale, probs, scratch + t * maxLen * 4]));
+  attnFwd(
+    q: number,
+    ldq: number,
+    k: number,
+    v: number,
+    ldk: number,
+    o: number,
+    ldo: number,
+    items: number,
+    count: number,
+    E: number,
+    G: number,
+    scale: number,
+    probs: number,
+    scratch: number,
+    maxLen: number,
+    work: number,
+  ): void {
+    this.run(
+      'attn_fwd',
+      this.parts(work, count, 1).map(([a, b], t) => [q, ldq, k, v, ldk, o, ldo, items, a, b, E, G, scale, probs, scratch + t * maxLen * 4]),
+    );
   }
 
-  attnBwd(q: number, ldq: number, k: number, v: number, ldk: number, o: number, dO: number, ldo: number, dq: number, dk: number, dv: number, items: number, count: number, E: number, G: number, scale: number, probs: number, scratch: number, maxLen: number, work: number): void {
-    this.run('attn_bwd', this.parts(work, count, 1).map(([a, b], t) => [q, ldq, k, v, ldk, o, dO, ldo, dq, dk, dv, items, a, b, E, G, scale, probs, scratch + t * maxLen * 4]));
+  attnBwd(
+    q: number,
+    ldq: number,
+    k: number,
+    v: number,
+    ldk: number,
+    o: number,
+    dO: number,
+    ldo: number,
+    dq: number,
+    dk: number,
+    dv: number,
+    items: number,
+    count: number,
+    E: number,
+    G: number,
+    scale: number,
+    probs: number,
+    scratch: number,
+    maxLen: number,
+    work: number,
+  ): void {
+    this.run(
+      'attn_bwd',
+      this.parts(work, count, 1).map(([a, b], t) => [q, ldq, k, v, ldk, o, dO, ldo, dq, dk, dv, items, a, b, E, G, scale, probs, scratch + t * maxLen * 4]),
+    );
   }
 
-  attnDecode(q: number, ldq: number, kc: number, vc: number, cap: number, lens: number, o: number, ldo: number, B: number, H: number, K: number, E: number, scale: number, scratch: number, work: number): void {
-    this.run('attn_decode', this.parts(work, B * H, 1).map(([a, b], t) => [q, ldq, kc, vc, cap, lens, o, ldo, a, b, H, K, E, scale, scratch + t * cap * 4]));
+  attnDecode(
+    q: number,
+    ldq: number,
+    kc: number,
+    vc: number,
+    cap: number,
+    lens: number,
+    o: number,
+    ldo: number,
+    B: number,
+    H: number,
+    K: number,
+    E: number,
+    scale: number,
+    scratch: number,
+    work: number,
+  ): void {
+    this.run(
+      'attn_decode',
+      this.parts(work, B * H, 1).map(([a, b], t) => [q, ldq, kc, vc, cap, lens, o, ldo, a, b, H, K, E, scale, scratch + t * cap * 4]),
+    );
   }
 
   lseUpdate(z: number, M: number, C: number, v0: number, targets: number, invT: number, state: number): void {
-    this.run('lse_update', this.parts(M * C * 16, M, 1).map(([a, b]) => [z + a * C * 4, b - a, C, v0, targets + a * 4, invT, state + a * 24]));
+    this.run(
+      'lse_update',
+      this.parts(M * C * 16, M, 1).map(([a, b]) => [z + a * C * 4, b - a, C, v0, targets + a * 4, invT, state + a * 24]),
+    );
   }
 
   softmaxBwd(z: number, M: number, C: number, v0: number, targets: number, invT: number, logZ: number, g: number): void {
-    this.run('softmax_bwd', this.parts(M * C * 16, M, 1).map(([a, b]) => [z + a * C * 4, b - a, C, v0, targets + a * 4, invT, logZ + a * 4, g + a * 4]));
+    this.run(
+      'softmax_bwd',
+      this.parts(M * C * 16, M, 1).map(([a, b]) => [z + a * C * 4, b - a, C, v0, targets + a * 4, invT, logZ + a * 4, g + a * 4]),
+    );
   }
 
   interleave8(p: number, n: number): void {
-    this.run('interleave8', this.parts(n * 2, n, 64).map(([a, b]) => [p + a * 2, b - a]));
+    this.run(
+      'interleave8',
+      this.parts(n * 2, n, 64).map(([a, b]) => [p + a * 2, b - a]),
+    );
   }
 
   f32ToBf16(src: number, dst: number, n: number): void {
-    this.run('f32_to_bf16', this.parts(n * 4, n, 64).map(([a, b]) => [src + a * 4, dst + a * 2, b - a]));
+    this.run(
+      'f32_to_bf16',
+      this.parts(n * 4, n, 64).map(([a, b]) => [src + a * 4, dst + a * 2, b - a]),
+    );
   }
 }

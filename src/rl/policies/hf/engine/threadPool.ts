@@ -12,13 +12,39 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 export const KERNEL_NAMES = [
-  'nt_f32', 'nt_bf16', 'nn_f32', 'nn_bf16', 'tn_f32', 'add', 'scale', 'fill', 'add_bias', 'rmsnorm', 'rmsnorm_bwd', 'rope', 'swiglu', 'swiglu_bwd',
-  'embed_bf16', 'embed_f32', 'kv_store', 'attn_fwd', 'attn_bwd', 'attn_decode', 'lse_update', 'softmax_bwd', 'interleave8', 'f32_to_bf16',
+  'nt_f32',
+  'nt_bf16',
+  'nn_f32',
+  'nn_bf16',
+  'tn_f32',
+  'add',
+  'scale',
+  'fill',
+  'add_bias',
+  'rmsnorm',
+  'rmsnorm_bwd',
+  'rope',
+  'swiglu',
+  'swiglu_bwd',
+  'embed_bf16',
+  'embed_f32',
+  'kv_store',
+  'attn_fwd',
+  'attn_bwd',
+  'attn_decode',
+  'lse_update',
+  'softmax_bwd',
+  'interleave8',
+  'f32_to_bf16',
 ] as const;
 export type KernelName = (typeof KERNEL_NAMES)[number];
 
 export const MAX_THREADS = 14;
-const GEN = 0, DONE = 1, OP = 2, STOP = 3, ERR = 4;
+const GEN = 0,
+  DONE = 1,
+  OP = 2,
+  STOP = 3,
+  ERR = 4;
 export const ARGS_OFFSET = 256;
 const SLOT = 32; // float64 per thread
 export const ERROR_TEXT = ARGS_OFFSET + MAX_THREADS * SLOT * 8; // 3840
@@ -59,7 +85,11 @@ export class ThreadPool {
   private readonly own: KernelFn[];
   private closed = false;
 
-  private constructor(private readonly memory: { readonly buffer: SharedArrayBuffer }, module: object, private readonly workers: Worker[]) {
+  private constructor(
+    private readonly memory: { readonly buffer: SharedArrayBuffer },
+    module: object,
+    private readonly workers: Worker[],
+  ) {
     this.ctrl = new Int32Array(memory.buffer, 0, 16);
     this.args = new Float64Array(memory.buffer, ARGS_OFFSET, MAX_THREADS * SLOT);
     this.own = kernelTable(new WA.Instance(module, { env: { memory } }).exports);
@@ -74,10 +104,12 @@ export class ThreadPool {
     for (let tid = 1; tid < n; tid++) {
       const w = new Worker(script, { workerData: { memory, module, tid } });
       w.unref();
-      ready.push(new Promise((resolve, reject) => {
-        w.once('message', (m: unknown) => (m === 'ready' ? resolve() : reject(new Error(`engine thread ${tid}: ${String(m)}`))));
-        w.once('error', reject);
-      }));
+      ready.push(
+        new Promise((resolve, reject) => {
+          w.once('message', (m: unknown) => (m === 'ready' ? resolve() : reject(new Error(`engine thread ${tid}: ${String(m)}`))));
+          w.once('error', reject);
+        }),
+      );
       workers.push(w);
     }
     const pool = new ThreadPool(memory, module, workers);

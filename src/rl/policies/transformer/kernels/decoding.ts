@@ -20,7 +20,20 @@ const GELU = 'AgentRlGelu';
 const GELU_GRAD = 'AgentRlGeluGrad';
 const LAYER_NORM_GRAD = 'AgentRlLayerNormGrad';
 
-type AttendExport = (qkv: number, kc: number, vc: number, starts: number, scores: number, out: number, B: number, H: number, E: number, P: number, t: number, scale: number) => void;
+type AttendExport = (
+  qkv: number,
+  kc: number,
+  vc: number,
+  starts: number,
+  scores: number,
+  out: number,
+  B: number,
+  H: number,
+  E: number,
+  P: number,
+  t: number,
+  scale: number,
+) => void;
 type FillExport = (kT: number, v: number, kc: number, vc: number, B: number, H: number, E: number, L: number, P: number) => void;
 type LayerNormExport = (x: number, g: number, b: number, y: number, N: number, D: number) => void;
 type GeluExport = (x: number, y: number, count: number) => void;
@@ -46,7 +59,20 @@ const kernels = kernelModule(WASM_BASE64, (exports) => {
   registerWasmKernel<{ t: number; scale: number }>(KERNEL, (be, { qkv, k, v, starts, scratch }, { t, scale }) => {
     const [B, H, P, E] = k!.shape as [number, number, number, number];
     const out = be.makeOutput([B, H * E], 'float32');
-    attend(heapOffset(be, qkv!), heapOffset(be, k!), heapOffset(be, v!), heapOffset(be, starts!), heapOffset(be, scratch!), heapOffset(be, out), B, H, E, P, t, scale);
+    attend(
+      heapOffset(be, qkv!),
+      heapOffset(be, k!),
+      heapOffset(be, v!),
+      heapOffset(be, starts!),
+      heapOffset(be, scratch!),
+      heapOffset(be, out),
+      B,
+      H,
+      E,
+      P,
+      t,
+      scale,
+    );
     return out;
   });
   registerWasmKernel(LAYER_NORM, (be, { x, g, b }) => {
@@ -124,11 +150,13 @@ export function disposeArena(a: KvArena): void {
 export function decodeAttention(qkv: tf.Tensor2D, arena: KvArena, layer: number): tf.Tensor2D {
   if (arena.next >= arena.capacity) throw new Error(`decodeAttention: the arena's ${arena.capacity} columns are full`);
   const E = arena.k[layer]!.shape[3];
-  return tf.engine().runKernel<tf.Tensor2D>(
-    KERNEL,
-    { qkv, k: arena.k[layer]!, v: arena.v[layer]!, starts: arena.starts, scratch: arena.scratch },
-    { t: arena.next, scale: 1 / Math.sqrt(E) },
-  );
+  return tf
+    .engine()
+    .runKernel<tf.Tensor2D>(
+      KERNEL,
+      { qkv, k: arena.k[layer]!, v: arena.v[layer]!, starts: arena.starts, scratch: arena.scratch },
+      { t: arena.next, scale: 1 / Math.sqrt(E) },
+    );
 }
 
 /** Layer norm of each row of x [N, D] (D a multiple of 4), ε = 1e-5, with gain g and bias b [D]. */
@@ -179,5 +207,5 @@ const layerNormFused = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) 
  * about eight ops forward and fifteen backward); `ops` (tfjs) elsewhere or for widths not a multiple of 4.
  */
 export function layerNorm(x: tf.Tensor2D, g: tf.Tensor, b: tf.Tensor, ops: (x: tf.Tensor2D, g: tf.Tensor, b: tf.Tensor) => tf.Tensor2D): tf.Tensor2D {
-  return x.shape[1] % 4 === 0 && kernels.ready() ? (layerNormFused(x, g, b)) : ops(x, g, b);
+  return x.shape[1] % 4 === 0 && kernels.ready() ? layerNormFused(x, g, b) : ops(x, g, b);
 }

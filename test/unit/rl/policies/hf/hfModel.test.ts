@@ -62,7 +62,10 @@ describe('Hugging Face checkpoints against the PyTorch reference', () => {
       try {
         // row 0 starts with 4 tokens, row 1 with 7 (left-padded), then both decode the rest of their ids one by one
         const starts = [4, 7];
-        const { state, logits: first } = prefill(model, ref.ids.map((ids, b) => ids.slice(0, starts[b])));
+        const { state, logits: first } = prefill(
+          model,
+          ref.ids.map((ids, b) => ids.slice(0, starts[b])),
+        );
         let logits = first;
         let worst = 0;
         const T = ref.ids[0]!.length;
@@ -75,7 +78,11 @@ describe('Hugging Face checkpoints against the PyTorch reference', () => {
             if (pos < T) worst = Math.max(worst, maxDiff(data.subarray(b * V, (b + 1) * V), ref.logits[b]![pos]!));
           }
           if (starts[0]! + step >= T) break;
-          logits = decodeStep(model, state, ref.ids.map((ids, b) => ids[Math.min(starts[b]! + step, T - 1)]!));
+          logits = decodeStep(
+            model,
+            state,
+            ref.ids.map((ids, b) => ids[Math.min(starts[b]! + step, T - 1)]!),
+          );
         }
         disposeState(state);
         assert.ok(worst < 1e-4, `max difference ${worst}`);
@@ -85,7 +92,7 @@ describe('Hugging Face checkpoints against the PyTorch reference', () => {
     });
   }
 
-  it('a batch where one row\'s context is already full samples the others and stops that one at the context', async () => {
+  it("a batch where one row's context is already full samples the others and stops that one at the context", async () => {
     const model = HfModel.load(path.join(HF_FIXTURES, 'gpt2'), { contextLength: 24, lora: { rank: 2, alpha: 4, dropout: 0, targets: ['all-linear'] } });
     const tokenizer = HfTokenizer.fromDirectory(path.join(HF_FIXTURES, 'gpt2'));
     try {
@@ -107,7 +114,10 @@ describe('Hugging Face checkpoints against the PyTorch reference', () => {
       assert.equal(full.trainableCount(), full.parameterCount());
       // 2 layers × (q: 64×2 + 2×64, v: 64×2 + 2×32)
       assert.equal(lora.trainableCount(), 2 * (64 * 2 + 2 * 64 + 64 * 2 + 2 * 32));
-      assert.ok(lora.names.every((n) => /\.lora_[AB]$/.test(n)), lora.names.join(','));
+      assert.ok(
+        lora.names.every((n) => /\.lora_[AB]$/.test(n)),
+        lora.names.join(','),
+      );
       const ids = tf.tensor2d([[1, 2, 3, 4, 5]], [1, 5], 'int32');
       const a = full.forward(ids);
       const b = lora.forward(ids);
@@ -155,7 +165,10 @@ describe('safetensors and config.json errors', () => {
   });
 
   it('names the file and field: unsupported model_type, a truncated shard, a missing shard, a shape unlike the config', () => {
-    assert.throws(() => parseHfConfig({ model_type: 'mistral' }, 'x/config.json'), /x\/config\.json: model_type "mistral" is not supported; supported: qwen2, qwen3, llama, gpt2 \(Qwen2 \/ Qwen2\.5, Qwen3, Llama \/ SmolLM2 \/ Llama 3\.x, GPT-2\)\. Fix: choose a checkpoint of one of these families/);
+    assert.throws(
+      () => parseHfConfig({ model_type: 'mistral' }, 'x/config.json'),
+      /x\/config\.json: model_type "mistral" is not supported; supported: qwen2, qwen3, llama, gpt2 \(Qwen2 \/ Qwen2\.5, Qwen3, Llama \/ SmolLM2 \/ Llama 3\.x, GPT-2\)\. Fix: choose a checkpoint of one of these families/,
+    );
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-'));
     for (const f of fs.readdirSync(path.join(HF_FIXTURES, 'llama'))) fs.copyFileSync(path.join(HF_FIXTURES, 'llama', f), path.join(tmp, f));
     fs.rmSync(path.join(tmp, 'model-00002-of-00002.safetensors'));

@@ -22,7 +22,15 @@ describe('batched matmul kernel', () => {
 
   it('equals tf.matMul within 1e-5 for column counts that exercise every path (16-wide, 4-wide, scalar tail)', () => {
     // N: 16 and 48 (16-wide blocks only), 150 (blocks, a 4-wide step, 2 scalar columns), 3 (scalar only), 1
-    for (const [G, M, K, N] of [[2, 5, 16, 16], [3, 7, 9, 48], [4, 30, 16, 150], [4, 30, 150, 16], [2, 1, 150, 3], [5, 1, 16, 1], [1, 3, 1, 21]] as const) {
+    for (const [G, M, K, N] of [
+      [2, 5, 16, 16],
+      [3, 7, 9, 48],
+      [4, 30, 16, 150],
+      [4, 30, 150, 16],
+      [2, 1, 150, 3],
+      [5, 1, 16, 1],
+      [1, 3, 1, 21],
+    ] as const) {
       tf.tidy(() => {
         const a = tf.randomNormal<tf.Rank.R3>([G, M, K], 0, 1, 'float32', G * 100 + N);
         const b = tf.randomNormal<tf.Rank.R3>([G, K, N], 0, 1, 'float32', M * 100 + K);
@@ -60,7 +68,7 @@ describe('batched matmul kernel', () => {
       const a = tf.randomNormal<tf.Rank.R3>([8, 64, 16], 0, 1, 'float32', 6);
       const b = tf.randomNormal<tf.Rank.R3>([8, 16, 64], 0, 1, 'float32', 7);
       const before = batchMatMul(a, b);
-      const big = tf.zeros([64 * 1024 * 1024 / 4]); // 64 MB: forces the heap to grow
+      const big = tf.zeros([(64 * 1024 * 1024) / 4]); // 64 MB: forces the heap to grow
       const after = batchMatMul(a, b);
       assert.equal(maxAbs(before, after), 0);
       assert.ok(maxAbs(after, tf.matMul(a, b)) < 1e-5);
@@ -70,7 +78,9 @@ describe('batched matmul kernel', () => {
 
   it('the committed binary is what batchMatMul.wat compiles to (npm run build:kernels)', async () => {
     const root = path.resolve(__dirname, '..', '..', '..', '..', '..', '..');
-    const { compileWat } = (await import(pathToFileURL(path.join(root, 'scripts', 'watCompiler.mjs')).href)) as { compileWat: (f: string) => Promise<Uint8Array> };
+    const { compileWat } = (await import(pathToFileURL(path.join(root, 'scripts', 'watCompiler.mjs')).href)) as {
+      compileWat: (f: string) => Promise<Uint8Array>;
+    };
     const bytes = await compileWat(path.join(root, 'src', 'rl', 'policies', 'transformer', 'kernels', 'batchMatMul.wat'));
     assert.equal(Buffer.from(bytes).toString('base64'), WASM_BASE64);
   });

@@ -23,7 +23,10 @@ describe('checkpoints', () => {
     const a = new Gpt(cfg, 1);
     const optA = new AdamW(a.weights, opt);
     const { grads } = tf.variableGrads(() => tf.mean(a.forward(tf.tensor2d([[1, 2, 3]], [1, 3], 'int32'))), a.weights);
-    await optA.apply(a.weights.map((w) => grads[w.name]!), 1e-3);
+    await optA.apply(
+      a.weights.map((w) => grads[w.name]!),
+      1e-3,
+    );
     tf.dispose(Object.values(grads));
     const file = await saveCheckpoint(dir, a, new CharTokenizer(), optA, 5, 'test');
     const ck = readCheckpoint(dir);

@@ -5,7 +5,16 @@ import { before, describe, it } from 'node:test';
 import { skipOffWasm } from '../../../../helpers/backend';
 import { pathToFileURL } from 'node:url';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
-import { createArena, decodeAttention, decodeAttentionAvailable, disposeArena, fusedGelu, fusedLayerNorm, gelu, layerNorm } from '../../../../../src/rl/policies/transformer/kernels/decoding';
+import {
+  createArena,
+  decodeAttention,
+  decodeAttentionAvailable,
+  disposeArena,
+  fusedGelu,
+  fusedLayerNorm,
+  gelu,
+  layerNorm,
+} from '../../../../../src/rl/policies/transformer/kernels/decoding';
 import { WASM_BASE64 } from '../../../../../src/rl/policies/transformer/kernels/decodingWasm';
 
 before(async () => {
@@ -29,7 +38,9 @@ describe('fused decoding kernels', () => {
     assert.ok(maxAbs(got, ref) < 1e-5, `max |Δ| = ${maxAbs(got, ref)}`);
     // relative error where values are small
     const small = tf.linspace(-3, 3, 601);
-    const smallRef = tf.tidy(() => tf.mul(tf.mul(small, 0.5), tf.add(tf.tanh(tf.mul(tf.add(small, tf.mul(tf.pow(small, 3), 0.044715)), Math.sqrt(2 / Math.PI))), 1)));
+    const smallRef = tf.tidy(() =>
+      tf.mul(tf.mul(small, 0.5), tf.add(tf.tanh(tf.mul(tf.add(small, tf.mul(tf.pow(small, 3), 0.044715)), Math.sqrt(2 / Math.PI))), 1)),
+    );
     const smallGot = fusedGelu(small);
     assert.ok(maxAbs(smallGot, smallRef) < 1e-6, `max |Δ| on [−3, 3] = ${maxAbs(smallGot, smallRef)}`);
     tf.dispose([x, ref, got, small, smallRef, smallGot]);
@@ -37,7 +48,8 @@ describe('fused decoding kernels', () => {
 
   it('the differentiable GELU has the gradient of the tfjs formula within 1e-5 (SIMD lanes and the scalar tail)', () => {
     const x = tf.linspace(-12, 12, 4003); // not a multiple of 4: the tail runs too
-    const formula = (v: tf.Tensor): tf.Tensor => tf.mul(tf.mul(v, 0.5), tf.add(tf.tanh(tf.mul(tf.add(v, tf.mul(tf.pow(v, 3), 0.044715)), Math.sqrt(2 / Math.PI))), 1));
+    const formula = (v: tf.Tensor): tf.Tensor =>
+      tf.mul(tf.mul(v, 0.5), tf.add(tf.tanh(tf.mul(tf.add(v, tf.mul(tf.pow(v, 3), 0.044715)), Math.sqrt(2 / Math.PI))), 1));
     const w = tf.linspace(0.5, 1.5, 4003);
     const got = tf.grad((v: tf.Tensor) => tf.sum(tf.mul(gelu(v), w)))(x);
     const ref = tf.grad((v: tf.Tensor) => tf.sum(tf.mul(formula(v), w)))(x);
@@ -68,7 +80,10 @@ describe('fused decoding kernels', () => {
       const { mean, variance } = tf.moments(v, -1, true);
       return tf.add(tf.mul(tf.div(tf.sub(v, mean), tf.sqrt(tf.add(variance, 1e-5))), gain), bias);
     };
-    const lossWith = (f: (v: tf.Tensor2D, gain: tf.Tensor, bias: tf.Tensor) => tf.Tensor2D) => (v: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor): tf.Scalar => tf.sum(tf.mul(tf.square(f(v as tf.Tensor2D, gain, bias)), w));
+    const lossWith =
+      (f: (v: tf.Tensor2D, gain: tf.Tensor, bias: tf.Tensor) => tf.Tensor2D) =>
+      (v: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor): tf.Scalar =>
+        tf.sum(tf.mul(tf.square(f(v as tf.Tensor2D, gain, bias)), w));
     const got = tf.grads(lossWith((v, gain, bias) => layerNorm(v, gain, bias, ops)))([x, g, b]);
     const ref = tf.grads(lossWith(ops))([x, g, b]);
     got.forEach((t, i) => assert.ok(maxAbs(t, ref[i]!) < 1e-4, `input ${i}: max |Δ| = ${maxAbs(t, ref[i]!)}`));
@@ -115,14 +130,19 @@ describe('fused decoding kernels', () => {
     assert.ok(worst < 1e-5, `max |Δ| = ${worst}`);
     // the new key of row 1, head 1 sits in column L of the arena
     const col = tf.tidy(() => tf.slice(arena.k[0]!, [1, 1, L, 0], [1, 1, 1, E]).dataSync());
-    assert.deepEqual(Array.from(col), q[1]!.slice(D + E, D + 2 * E).map((x) => Math.fround(x)));
+    assert.deepEqual(
+      Array.from(col),
+      q[1]!.slice(D + E, D + 2 * E).map((x) => Math.fround(x)),
+    );
     tf.dispose([kT, v, qkv, got]);
     disposeArena(arena);
   });
 
   it('the committed binary is what decoding.wat compiles to (npm run build:kernels)', async () => {
     const root = path.resolve(__dirname, '..', '..', '..', '..', '..', '..');
-    const { compileWat } = (await import(pathToFileURL(path.join(root, 'scripts', 'watCompiler.mjs')).href)) as { compileWat: (f: string) => Promise<Uint8Array> };
+    const { compileWat } = (await import(pathToFileURL(path.join(root, 'scripts', 'watCompiler.mjs')).href)) as {
+      compileWat: (f: string) => Promise<Uint8Array>;
+    };
     const bytes = await compileWat(path.join(root, 'src', 'rl', 'policies', 'transformer', 'kernels', 'decoding.wat'));
     assert.equal(Buffer.from(bytes).toString('base64'), WASM_BASE64);
   });

@@ -43,11 +43,16 @@ describe('heads layout kernels', () => {
     const rows = tf.randomNormal<tf.Rank.R2>([B * T, 3 * D], 0, 1, 'float32', 10);
     const w = [0, 1, 2].map((s) => tf.randomNormal<tf.Rank.R4>([B, H, T, E], 0, 1, 'float32', 20 + s));
     // a loss that weighs every element differently, through toHeads then fromHeads of a scaled copy
-    const loss = (f: (r: tf.Tensor2D) => tf.Tensor4D[]) => (r: tf.Tensor): tf.Scalar => {
-      const parts = f(r as tf.Tensor2D);
-      const mixed = fromHeads(parts.map((p, s) => tf.mul(p, w[s]!)), d);
-      return tf.sum(tf.mul(mixed, mixed));
-    };
+    const loss =
+      (f: (r: tf.Tensor2D) => tf.Tensor4D[]) =>
+      (r: tf.Tensor): tf.Scalar => {
+        const parts = f(r as tf.Tensor2D);
+        const mixed = fromHeads(
+          parts.map((p, s) => tf.mul(p, w[s]!)),
+          d,
+        );
+        return tf.sum(tf.mul(mixed, mixed));
+      };
     const got = tf.grad(loss((r) => toHeads(r, 3, d)))(rows);
     const ref = tf.grad(loss((r) => reference(r, 3)))(rows);
     const diff = tf.max(tf.abs(tf.sub(got, ref))).dataSync()[0]!;
@@ -57,7 +62,9 @@ describe('heads layout kernels', () => {
 
   it('the committed binary is what heads.wat compiles to (npm run build:kernels)', async () => {
     const root = path.resolve(__dirname, '..', '..', '..', '..', '..', '..');
-    const { compileWat } = (await import(pathToFileURL(path.join(root, 'scripts', 'watCompiler.mjs')).href)) as { compileWat: (f: string) => Promise<Uint8Array> };
+    const { compileWat } = (await import(pathToFileURL(path.join(root, 'scripts', 'watCompiler.mjs')).href)) as {
+      compileWat: (f: string) => Promise<Uint8Array>;
+    };
     const bytes = await compileWat(path.join(root, 'src', 'rl', 'policies', 'transformer', 'kernels', 'heads.wat'));
     assert.equal(Buffer.from(bytes).toString('base64'), WASM_BASE64);
   });

@@ -28,7 +28,11 @@ describe('GPT with KV cache', () => {
 
   it('a forward-only (scoped) pass gives the same logits with a lower memory peak, and leaks nothing', async () => {
     const model = new Gpt({ ...tiny, nLayers: 4 }, 3);
-    const ids = tf.tensor2d(Array.from({ length: 8 * 40 }, (_, i) => (i * 7) % 98), [8, 40], 'int32');
+    const ids = tf.tensor2d(
+      Array.from({ length: 8 * 40 }, (_, i) => (i * 7) % 98),
+      [8, 40],
+      'int32',
+    );
     const peak = async (scoped: boolean): Promise<{ peak: number; logits: Float32Array }> => {
       let logits: Float32Array = new Float32Array();
       const info = await tf.profile(() => {
@@ -54,7 +58,12 @@ describe('GPT with KV cache', () => {
     it(`KV-cache logits equal a full forward pass within 1e-4 at every step, with left-padded prompts of different lengths (${path})`, () => {
       const model = new Gpt(tiny, 1);
       // 35 rows: prefill runs in chunks of 32 rows, so the cache is assembled from two passes
-      const prompts = [[5, 6, 7, 8, 9, 10, 11], [3], [20, 21, 22], ...Array.from({ length: 32 }, (_, i) => Array.from({ length: 1 + (i % 7) }, (_, j) => (i * 5 + j * 3) % 90))];
+      const prompts = [
+        [5, 6, 7, 8, 9, 10, 11],
+        [3],
+        [20, 21, 22],
+        ...Array.from({ length: 32 }, (_, i) => Array.from({ length: 1 + (i % 7) }, (_, j) => (i * 5 + j * 3) % 90)),
+      ];
       const pass = (): number => {
         const seqs = prompts.map((p) => [...p]);
         // capacity: the longest prompt (7) plus the 12 steps, exactly; one more step would overflow it
@@ -78,7 +87,16 @@ describe('GPT with KV cache', () => {
           if (step === 12) break;
           logits = decodeStep(model, state, next);
         }
-        if (state.arena) assert.throws(() => decodeStep(model, state, prompts.map(() => 1)), /columns are full/);
+        if (state.arena)
+          assert.throws(
+            () =>
+              decodeStep(
+                model,
+                state,
+                prompts.map(() => 1),
+              ),
+            /columns are full/,
+          );
         disposeState(state);
         return worst;
       };
@@ -96,7 +114,12 @@ describe('GPT with KV cache', () => {
     // A rigged model over 2-character tokens: position p prefers token p mod 4, so greedy decoding
     // writes '</' 'ca' 'll' '>x' …; the stop tag '</call>' ends inside the fourth token.
     const chunks = ['</', 'ca', 'll', '>x', 'zz'];
-    const chunkTok = { vocabSize: chunks.length, encode: () => [], decode: (ids: readonly number[]) => ids.map((i) => chunks[i]!).join(''), toJSON: () => ({ kind: 'test' }) };
+    const chunkTok = {
+      vocabSize: chunks.length,
+      encode: () => [],
+      decode: (ids: readonly number[]) => ids.map((i) => chunks[i]!).join(''),
+      toJSON: () => ({ kind: 'test' }),
+    };
     const m = new Gpt({ ...tiny, vocabSize: chunks.length, tiedHead: false }, 3);
     const D = tiny.dModel;
     const wpe = new Float32Array(tiny.contextLength * D);

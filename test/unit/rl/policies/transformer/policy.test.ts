@@ -24,12 +24,23 @@ before(async () => {
 });
 
 const tiny: GptConfig = { vocabSize: 8, contextLength: 24, dModel: 16, nLayers: 1, nHeads: 2, mlpRatio: 2, tiedHead: true };
-const pgSpec: LossSpec = { kind: 'policy-gradient', clipLow: 0.2, clipHigh: 0.28, dualClip: 0, klCoef: 0.05, klEstimator: 'k3', aggregation: 'seq-mean-token-mean', normTokens: 8, temperature: 1 };
+const pgSpec: LossSpec = {
+  kind: 'policy-gradient',
+  clipLow: 0.2,
+  clipHigh: 0.28,
+  dualClip: 0,
+  klCoef: 0.05,
+  klEstimator: 'k3',
+  aggregation: 'seq-mean-token-mean',
+  normTokens: 8,
+  temperature: 1,
+};
 
 /** A four-letter world: the prompt is "Q", the policy writes up to 4 letters or stops at "!"; reward = share of "a". */
 const letters = new CharTokenizer(['Q', 'a', 'b', 'c', '!', '\n', ' ']);
 const letterEnv: RunEnvironment = {
-  name: 'letters', description: 'test world',
+  name: 'letters',
+  description: 'test world',
   tasks: () => ({ train: [{ id: 'q', prompt: 'Q', data: {} }], heldOut: [{ id: 'q', prompt: 'Q', data: {} }] }),
   create: () => {
     let text = '';
@@ -51,7 +62,14 @@ const letterEnv: RunEnvironment = {
 };
 
 function policyFor(config: GptConfig, optimizer: Partial<AdamWOptions> = {}): TransformerPolicy {
-  return new TransformerPolicy(new Gpt(config, 7), letters, { temperature: 1, topK: 0, topP: 1, maxNewTokens: 4, stop: ['!'] }, { ...ADAM_DEFAULTS, ...optimizer }, 'test', 3);
+  return new TransformerPolicy(
+    new Gpt(config, 7),
+    letters,
+    { temperature: 1, topK: 0, topP: 1, maxNewTokens: 4, stop: ['!'] },
+    { ...ADAM_DEFAULTS, ...optimizer },
+    'test',
+    3,
+  );
 }
 
 /** The learner of a test: the transformer's GRPO defaults with `o` on top (no warm-up unless asked). */
@@ -64,7 +82,9 @@ async function rollout(policy: TransformerPolicy, n: number, seed: number, learn
   const task = letterEnv.tasks().train[0]!;
   const trajs = await runEpisodes(
     Array.from({ length: n }, (_, i) => ({ task, group: Math.floor(i / 8), indexInGroup: i % 8 })),
-    () => letterEnv.create(), policy, { maxTurns: 1, sampleRng: new Rng(seed), verifierRng: new Rng(0) },
+    () => letterEnv.create(),
+    policy,
+    { maxTurns: 1, sampleRng: new Rng(seed), verifierRng: new Rng(0) },
   );
   learner.assignAdvantages(trajs);
   return trajs;
@@ -82,14 +102,30 @@ function lossValue(model: Gpt, inputs: readonly LossInput[], spec: LossSpec): nu
     const { B, T } = batch;
     const { logRows, logp, argmaxHit } = logprobsOf(gptDifferentiable(model), batch, 1, false);
     return objectiveLoss(spec, {
-      logRows, logp, argmaxHit, mask: tf.tensor2d(batch.mask, [B, T]), oldLogp: tf.tensor2d(batch.behaviour, [B, T]), advantages: tf.tensor2d(batch.advantages, [B, 1]),
-      refLogp: tf.tensor2d(padRows(inputs.map((x) => x.ref!), T), [B, T]),
+      logRows,
+      logp,
+      argmaxHit,
+      mask: tf.tensor2d(batch.mask, [B, T]),
+      oldLogp: tf.tensor2d(batch.behaviour, [B, T]),
+      advantages: tf.tensor2d(batch.advantages, [B, 1]),
+      refLogp: tf.tensor2d(
+        padRows(
+          inputs.map((x) => x.ref!),
+          T,
+        ),
+        [B, T],
+      ),
     }).dataSync()[0]!;
   });
 }
 
-const seq = (ids: number[], mask: number[], behaviour: number[], advantage: number): TrainSequence =>
-  ({ inputs: ids.slice(0, -1), targets: ids.slice(1), mask: mask.slice(1), behaviour: behaviour.slice(1), advantage });
+const seq = (ids: number[], mask: number[], behaviour: number[], advantage: number): TrainSequence => ({
+  inputs: ids.slice(0, -1),
+  targets: ids.slice(1),
+  mask: mask.slice(1),
+  behaviour: behaviour.slice(1),
+  advantage,
+});
 
 describe('transformer policy training step', () => {
   it('gradients match central finite differences on a tiny model', async () => {
@@ -103,7 +139,9 @@ describe('transformer policy training step', () => {
     for (const [wi, w] of model.weights.entries()) {
       const g = grads[wi]!.dataSync();
       // the three largest entries of each weight: their finite differences stand well above float32 noise
-      const idx = Array.from(g.keys()).sort((a, b) => Math.abs(g[b]!) - Math.abs(g[a]!)).slice(0, 3);
+      const idx = Array.from(g.keys())
+        .sort((a, b) => Math.abs(g[b]!) - Math.abs(g[a]!))
+        .slice(0, 3);
       for (const i of idx) {
         if (Math.abs(g[i]!) < 1e-3) continue;
         const orig = w.dataSync().slice();
@@ -142,7 +180,12 @@ describe('transformer policy training step', () => {
     a.forEach((g, i) => assert.deepEqual(Array.from(g), Array.from(b[i]!), model.weights[i]!.name));
     // and a sequence whose tokens are all masked gives an all-zero gradient
     const silent = await gradsOf({ ...base, mask: base.mask.map(() => 0) }, { kind: 'nll', aggregation: 'token-mean', normTokens: 1 });
-    silent.forEach((g, i) => assert.ok(g.every((x) => x === 0), model.weights[i]!.name));
+    silent.forEach((g, i) =>
+      assert.ok(
+        g.every((x) => x === 0),
+        model.weights[i]!.name,
+      ),
+    );
     model.dispose();
   });
 
@@ -186,7 +229,10 @@ describe('transformer policy training step', () => {
     const ids = [...letters.encode('Q'), ...turn.policy.tokens!.sampled];
     assert.deepEqual([...s.inputs, s.targets[s.targets.length - 1]], ids);
     assert.deepEqual(s.targets, ids.slice(1));
-    assert.deepEqual(s.mask, turn.policy.tokens!.sampled.map(() => 1));
+    assert.deepEqual(
+      s.mask,
+      turn.policy.tokens!.sampled.map(() => 1),
+    );
     assert.deepEqual(s.behaviour, turn.policy.tokens!.logprobs);
     assert.equal(turn.actionText, letters.decode(turn.policy.tokens!.sampled));
     await policy.dispose();
@@ -209,7 +255,18 @@ describe('transformer policy training step', () => {
           const a = await learnerFor(single, o, method).update(copy());
           const b = await learnerFor(multi, o, method).update(copy());
           const label = `${aggregation} ${method}`;
-          for (const k of ['loss', 'policyLoss', 'kl', 'entropy', 'clipFraction', 'gradNorm', 'ratioMin', 'ratioMax', 'logprobMismatch', 'tokenAccuracy'] as const) {
+          for (const k of [
+            'loss',
+            'policyLoss',
+            'kl',
+            'entropy',
+            'clipFraction',
+            'gradNorm',
+            'ratioMin',
+            'ratioMax',
+            'logprobMismatch',
+            'tokenAccuracy',
+          ] as const) {
             assert.ok(Math.abs((a[k] ?? 0) - (b[k] ?? 0)) < 1e-4, `${label} ${k}: ${a[k]} vs ${b[k]}`);
           }
           const diff = Math.max(...single.model.weights.map((w, i) => tf.tidy(() => tf.max(tf.abs(tf.sub(w, multi.model.weights[i]!))).dataSync()[0]!)));
@@ -218,7 +275,8 @@ describe('transformer policy training step', () => {
           const moved = Math.max(...start.weights.map((w, i) => tf.tidy(() => tf.max(tf.abs(tf.sub(w, single.model.weights[i]!))).dataSync()[0]!)));
           start.dispose();
           assert.ok(moved > 1e-3, `${label}: the update moved the weights by only ${moved}`);
-          const greedy = async (p: TransformerPolicy): Promise<string[]> => (await rollout(p.greedy() as TransformerPolicy, 16, 4)).map((t) => t.turns[0]!.actionText);
+          const greedy = async (p: TransformerPolicy): Promise<string[]> =>
+            (await rollout(p.greedy() as TransformerPolicy, 16, 4)).map((t) => t.turns[0]!.actionText);
           assert.deepEqual(await greedy(multi), await greedy(single), `${label}: the helper's weights are in sync`);
         } finally {
           await single.dispose();
@@ -234,12 +292,27 @@ describe('transformer policy training step', () => {
     const inputs = inputsOf(seqs);
     const model = new Gpt(tiny, 9);
     for (const aggregation of AGGREGATIONS) {
-      for (const spec of [{ ...pgSpec, aggregation }, { kind: 'nll', aggregation, normTokens: 8 }] satisfies LossSpec[]) {
+      for (const spec of [
+        { ...pgSpec, aggregation },
+        { kind: 'nll', aggregation, normTokens: 8 },
+      ] satisfies LossSpec[]) {
         const one = await shardGradients(gptDifferentiable(model), inputs, spec, 1e9);
         const many = await shardGradients(gptDifferentiable(model), inputs, spec, 12); // about 2 sequences per pass
         const diff = Math.max(...one.grads.map((g, i) => tf.tidy(() => tf.max(tf.abs(tf.sub(g, many.grads[i]!))).dataSync()[0]!)));
         assert.ok(diff < 1e-6, `${aggregation} ${spec.kind}: gradients differ by ${diff}`);
-        for (const k of ['loss', 'policyLoss', 'kl', 'entropy', 'clipLow', 'clipHigh', 'ratioMin', 'ratioMax', 'tokenAccuracy', 'tokens', 'sequences'] as const) {
+        for (const k of [
+          'loss',
+          'policyLoss',
+          'kl',
+          'entropy',
+          'clipLow',
+          'clipHigh',
+          'ratioMin',
+          'ratioMax',
+          'tokenAccuracy',
+          'tokens',
+          'sequences',
+        ] as const) {
           assert.ok(Math.abs(one.stats[k] - many.stats[k]) < 1e-5, `${aggregation} ${spec.kind} ${k}: ${one.stats[k]} vs ${many.stats[k]}`);
         }
         tf.dispose([...one.grads, ...many.grads]);
@@ -255,7 +328,10 @@ describe('transformer policy training step', () => {
     multi.attachReplicas(pool, undefined);
     const trajs = await rollout(policyFor(tiny), 16, 22);
     await pool.close(); // the thread is gone
-    await assert.rejects(learnerFor(multi, { minibatchSize: 8 }, 'rs-sft').update(trajs.map((t) => ({ ...t, outcome: { ...t.outcome, success: true } }))), /replica thread/);
+    await assert.rejects(
+      learnerFor(multi, { minibatchSize: 8 }, 'rs-sft').update(trajs.map((t) => ({ ...t, outcome: { ...t.outcome, success: true } }))),
+      /replica thread/,
+    );
     await multi.dispose();
   });
 

@@ -31,16 +31,28 @@ describe('the Hugging Face engine', () => {
   for (const family of ['qwen2', 'qwen3', 'llama']) {
     it(`${family}: logits of every position match the PyTorch reference within 1e-4, on one thread and on two${family === 'qwen3' ? ', with float32 and with bfloat16 weights (the checkpoint is bfloat16)' : ''}`, async () => {
       const ref = JSON.parse(fs.readFileSync(path.join(FIXTURES, family, 'reference.json'), 'utf8')) as { ids: number[][]; logits: number[][][] };
-      const runs: [number, 'f32' | 'bf16'][] = family === 'qwen3' ? [[1, 'f32'], [2, 'f32'], [2, 'bf16']] : [[1, 'f32'], [2, 'f32']];
+      const runs: [number, 'f32' | 'bf16'][] =
+        family === 'qwen3'
+          ? [
+              [1, 'f32'],
+              [2, 'f32'],
+              [2, 'bf16'],
+            ]
+          : [
+              [1, 'f32'],
+              [2, 'f32'],
+            ];
       for (const [threads, dtype] of runs) {
         const e = await engine(family, threads, dtype);
         try {
           const V = e.decoder.V;
           const got = await e.logits('policy', ref.ids, 'all');
           let err = 0;
-          ref.ids.forEach((row, b) => row.forEach((_, t) => {
-            for (let v = 0; v < V; v++) err = Math.max(err, Math.abs(got[(b * row.length + t) * V + v]! - ref.logits[b]![t]![v]!));
-          }));
+          ref.ids.forEach((row, b) =>
+            row.forEach((_, t) => {
+              for (let v = 0; v < V; v++) err = Math.max(err, Math.abs(got[(b * row.length + t) * V + v]! - ref.logits[b]![t]![v]!));
+            }),
+          );
           assert.ok(err < 1e-4, `max |engine − torch| = ${err} on ${threads} thread(s), ${dtype} weights`);
         } finally {
           await e.close();
@@ -57,10 +69,19 @@ describe('the Hugging Face engine', () => {
           if (i % 2 === 1) w.assign(tf.randomNormal(w.shape, 0, 0.05, 'float32', 100 + i)); // non-zero b
         });
         model.weightsChanged();
-        assert.deepEqual(e.adapterShapes().map((s) => `${s.name} ${s.shape.join('×')}`), model.names.map((n, i) => `${n} ${model.weights[i]!.shape.join('×')}`));
+        assert.deepEqual(
+          e.adapterShapes().map((s) => `${s.name} ${s.shape.join('×')}`),
+          model.names.map((n, i) => `${n} ${model.weights[i]!.shape.join('×')}`),
+        );
         e.setAdapters('policy', await Promise.all(model.weights.map(async (w) => (await w.data()) as Float32Array)), false);
         const seqs = [
-          { inputs: [1, 5, 9, 30, 2, 7, 100, 3, 8], targets: [5, 9, 30, 2, 7, 100, 3, 8, 11], mask: [0, 0, 1, 1, 1, 0, 1, 1, 1], behaviour: new Array<number>(9).fill(0), advantage: 1 },
+          {
+            inputs: [1, 5, 9, 30, 2, 7, 100, 3, 8],
+            targets: [5, 9, 30, 2, 7, 100, 3, 8, 11],
+            mask: [0, 0, 1, 1, 1, 0, 1, 1, 1],
+            behaviour: new Array<number>(9).fill(0),
+            advantage: 1,
+          },
           { inputs: [4, 20, 21, 22, 90], targets: [20, 21, 22, 90, 5], mask: [0, 1, 1, 1, 1], behaviour: new Array<number>(5).fill(0), advantage: -1 },
         ];
         const T = 1.3;
@@ -76,11 +97,14 @@ describe('the Hugging Face engine', () => {
           return tf.sum(tf.mul(logp, tf.tensor2d(gm, [batch.B, batch.T])));
         }, model.weights);
         const lp = (await tfLogp!.data()) as Float32Array;
-        seqs.forEach((s, b) => s.mask.forEach((m, t) => {
-          if (m) assert.ok(Math.abs(lp[b * batch.T + t]! - scored[b]!.logp[t]!) < 2e-5, `log-prob ${b}/${t}`);
-          else assert.equal(scored[b]!.logp[t], 0, 'positions not trained are not scored');
-        }));
-        let err = 0, scale = 0;
+        seqs.forEach((s, b) =>
+          s.mask.forEach((m, t) => {
+            if (m) assert.ok(Math.abs(lp[b * batch.T + t]! - scored[b]!.logp[t]!) < 2e-5, `log-prob ${b}/${t}`);
+            else assert.equal(scored[b]!.logp[t], 0, 'positions not trained are not scored');
+          }),
+        );
+        let err = 0,
+          scale = 0;
         for (let i = 0; i < model.weights.length; i++) {
           const want = (await r.grads[model.weights[i]!.name]!.data()) as Float32Array;
           for (let j = 0; j < want.length; j++) {
@@ -100,14 +124,26 @@ describe('the Hugging Face engine', () => {
   it('a decoding session (prefill in groups, then steps over the KV cache) gives the logits of full forward passes', async () => {
     const e = await engine('qwen2', 2);
     try {
-      const prompts = [[1, 2, 3, 4, 5], [7, 8], [9, 10, 11, 12, 13, 14, 15]];
-      const next = [[20, 21, 22], [30, 31, 32], [40, 41, 42]];
+      const prompts = [
+        [1, 2, 3, 4, 5],
+        [7, 8],
+        [9, 10, 11, 12, 13, 14, 15],
+      ];
+      const next = [
+        [20, 21, 22],
+        [30, 31, 32],
+        [40, 41, 42],
+      ];
       const s = await e.session('policy', prompts, 16, 6); // 6 positions per prefill: three groups
       const outs = [s.logits];
       for (let k = 0; k < 3; k++) outs.push(await s.step(next.map((n) => n[k]!)));
       s.dispose();
       for (let k = 0; k <= 3; k++) {
-        const full = await e.logits('policy', prompts.map((p, b) => [...p, ...next[b]!.slice(0, k)]), 'last');
+        const full = await e.logits(
+          'policy',
+          prompts.map((p, b) => [...p, ...next[b]!.slice(0, k)]),
+          'last',
+        );
         let err = 0;
         for (let i = 0; i < full.length; i++) err = Math.max(err, Math.abs(full[i]! - outs[k]![i]!));
         assert.ok(err < 1e-5, `step ${k}: ${err}`);
@@ -120,12 +156,18 @@ describe('the Hugging Face engine', () => {
   it('the plan covers what a training pass, a forward pass and a session take, within 10 %', async () => {
     const dir = path.join(FIXTURES, 'qwen2');
     const arch = readHfConfig(dir);
-    const P = 64, N = 128, B = 6;
+    const P = 64,
+      N = 128,
+      B = 6;
     for (const dtype of ['f32', 'bf16'] as const) {
       const plan = planEngineMemory(arch, { lora: LORA, contextLength: P, positionsPerPass: N, sampleRows: B, threads: 2, dtype });
       const e = await HfEngine.create({ dir, arch, contextLength: P, lora: LORA, threads: 2, dtype, bytes: plan.total, planText: 'test plan' });
       try {
-        const seqs = [0, 1].map((b) => ({ inputs: Array.from({ length: P }, (_, i) => (i * 7 + b) % 300), targets: Array.from({ length: P }, (_, i) => (i * 11 + b) % 300), mask: new Array<number>(P).fill(1) }));
+        const seqs = [0, 1].map((b) => ({
+          inputs: Array.from({ length: P }, (_, i) => (i * 7 + b) % 300),
+          targets: Array.from({ length: P }, (_, i) => (i * 11 + b) % 300),
+          mask: new Array<number>(P).fill(1),
+        }));
         e.mem.resetPeak();
         await e.score('policy', seqs, 1, true);
         await e.backward(seqs.map(() => new Float32Array(P).fill(1)));
@@ -134,7 +176,12 @@ describe('the Hugging Face engine', () => {
         await e.score('reference', seqs, 1, false);
         const forward = e.mem.peak;
         e.mem.resetPeak();
-        const s = await e.session('policy', Array.from({ length: B }, () => Array.from({ length: P - 8 }, (_, i) => i + 1)), P, N);
+        const s = await e.session(
+          'policy',
+          Array.from({ length: B }, () => Array.from({ length: P - 8 }, (_, i) => i + 1)),
+          P,
+          N,
+        );
         await s.step(new Array<number>(B).fill(3));
         s.dispose();
         const sampling = e.mem.peak;

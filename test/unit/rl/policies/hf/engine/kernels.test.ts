@@ -81,23 +81,32 @@ describe('engine kernels', () => {
     for (const r of [one, two]) {
       const { mem, k } = r;
       mem.scoped(() => {
-        const M = 7, K = 1040, N = 150;
+        const M = 7,
+          K = 1040,
+          N = 150;
         const x = randArray(M * K);
         const w = weight(mem, N, K);
         k.interleave8(w.bf.ptr, N * K);
         const want = new Float32Array(M * N);
-        for (let m = 0; m < M; m++) for (let n = 0; n < N; n++) {
-          let s = 0;
-          for (let i = 0; i < K; i++) s += x[m * K + i]! * w.values[n * K + i]!;
-          want[m * N + n] = s;
-        }
+        for (let m = 0; m < M; m++)
+          for (let n = 0; n < N; n++) {
+            let s = 0;
+            for (let i = 0; i < K; i++) s += x[m * K + i]! * w.values[n * K + i]!;
+            want[m * N + n] = s;
+          }
         const xp = put(mem, x);
         for (const mat of [w.bf, w.f]) {
           const y = mem.allocF32(M * N, 'y');
           k.nt(xp, K, mat, y, N, M, false);
           assert.ok(maxErr(get(mem, y, M * N), want) < 2e-4, `${mat.dtype} on ${k.threads} threads`);
           k.nt(xp, K, mat, y, N, M, true);
-          assert.ok(maxErr(get(mem, y, M * N), want.map((v) => 2 * v)) < 4e-4, `${mat.dtype} accumulating`);
+          assert.ok(
+            maxErr(
+              get(mem, y, M * N),
+              want.map((v) => 2 * v),
+            ) < 4e-4,
+            `${mat.dtype} accumulating`,
+          );
         }
       });
     }
@@ -107,16 +116,19 @@ describe('engine kernels', () => {
     for (const r of [one, two]) {
       const { mem, k } = r;
       mem.scoped(() => {
-        const M = 5, N = 300, K = 72;
+        const M = 5,
+          N = 300,
+          K = 72;
         const dy = randArray(M * N);
         const w = weight(mem, N, K);
         k.interleave8(w.bf.ptr, N * K);
         const want = new Float32Array(M * K);
-        for (let m = 0; m < M; m++) for (let i = 0; i < K; i++) {
-          let s = 0;
-          for (let n = 0; n < N; n++) s += dy[m * N + n]! * w.values[n * K + i]!;
-          want[m * K + i] = s;
-        }
+        for (let m = 0; m < M; m++)
+          for (let i = 0; i < K; i++) {
+            let s = 0;
+            for (let n = 0; n < N; n++) s += dy[m * N + n]! * w.values[n * K + i]!;
+            want[m * K + i] = s;
+          }
         const dyp = put(mem, dy);
         for (const mat of [w.bf, w.f]) {
           const dx = mem.allocF32(M * K, 'dx');
@@ -130,8 +142,10 @@ describe('engine kernels', () => {
         for (let m = 0; m < M; m++) for (let i = 0; i < K; i++) for (let n = 100; n < 164; n++) part[m * K + i]! += dy[m * N + n]! * w.values[n * K + i]!;
         assert.ok(maxErr(get(mem, dx, M * K), part) < 1e-4);
         for (const J of [8, 12]) {
-          const I = 9, MM = 33;
-          const a = randArray(MM * I), b = randArray(MM * J);
+          const I = 9,
+            MM = 33;
+          const a = randArray(MM * I),
+            b = randArray(MM * J);
           const c = mem.allocF32(I * J, 'c');
           k.tn(put(mem, a), I, put(mem, b), J, c, J, MM, I, J, false);
           const cw = new Float32Array(I * J);
@@ -145,13 +159,22 @@ describe('engine kernels', () => {
   it('RMSNorm and its backward pass, SwiGLU and its backward pass, the rotary embedding and its inverse', () => {
     const { mem, k } = two;
     mem.scoped(() => {
-      const M = 6, D = 24, eps = 1e-6;
-      const x = randArray(M * D, 3), g = randArray(D, 2), dy = randArray(M * D);
-      const xp = put(mem, x), gp = put(mem, g), dyp = put(mem, dy);
-      const y = mem.allocF32(M * D, 'y'), rstd = mem.allocF32(M, 'r'), dx = mem.allocF32(M * D, 'dx');
+      const M = 6,
+        D = 24,
+        eps = 1e-6;
+      const x = randArray(M * D, 3),
+        g = randArray(D, 2),
+        dy = randArray(M * D);
+      const xp = put(mem, x),
+        gp = put(mem, g),
+        dyp = put(mem, dy);
+      const y = mem.allocF32(M * D, 'y'),
+        rstd = mem.allocF32(M, 'r'),
+        dx = mem.allocF32(M * D, 'dx');
       k.rmsnorm(xp, D, gp, y, D, rstd, M, D, eps);
       k.rmsnormBwd(xp, D, gp, rstd, dyp, D, dx, D, M, D, false);
-      const yw = new Float32Array(M * D), dxw = new Float32Array(M * D);
+      const yw = new Float32Array(M * D),
+        dxw = new Float32Array(M * D);
       for (let m = 0; m < M; m++) {
         let ss = 0;
         for (let i = 0; i < D; i++) ss += x[m * D + i]! ** 2;
@@ -167,34 +190,63 @@ describe('engine kernels', () => {
       assert.ok(maxErr(get(mem, dx, M * D), dxw) < 1e-5);
 
       const n = 40;
-      const gate = randArray(n, 8), up = randArray(n), da = randArray(n);
-      const a = mem.allocF32(n, 'a'), dg = mem.allocF32(n, 'dg'), du = mem.allocF32(n, 'du');
-      const gatep = put(mem, gate), upp = put(mem, up);
+      const gate = randArray(n, 8),
+        up = randArray(n),
+        da = randArray(n);
+      const a = mem.allocF32(n, 'a'),
+        dg = mem.allocF32(n, 'dg'),
+        du = mem.allocF32(n, 'du');
+      const gatep = put(mem, gate),
+        upp = put(mem, up);
       k.swiglu(gatep, upp, a, n);
       k.swigluBwd(gatep, upp, put(mem, da), dg, du, n);
       const sig = (v: number): number => 1 / (1 + Math.exp(-v));
-      assert.ok(maxErr(get(mem, a, n), Array.from(gate, (v, i) => v * sig(v) * up[i]!)) < 1e-5);
-      assert.ok(maxErr(get(mem, dg, n), Array.from(gate, (v, i) => da[i]! * up[i]! * sig(v) * (1 + v * (1 - sig(v))))) < 1e-5);
-      assert.ok(maxErr(get(mem, du, n), Array.from(gate, (v, i) => da[i]! * v * sig(v))) < 1e-5);
+      assert.ok(
+        maxErr(
+          get(mem, a, n),
+          Array.from(gate, (v, i) => v * sig(v) * up[i]!),
+        ) < 1e-5,
+      );
+      assert.ok(
+        maxErr(
+          get(mem, dg, n),
+          Array.from(gate, (v, i) => da[i]! * up[i]! * sig(v) * (1 + v * (1 - sig(v)))),
+        ) < 1e-5,
+      );
+      assert.ok(
+        maxErr(
+          get(mem, du, n),
+          Array.from(gate, (v, i) => da[i]! * v * sig(v)),
+        ) < 1e-5,
+      );
 
-      const heads = 3, E = 16, half = E / 2, P = 10;
+      const heads = 3,
+        E = 16,
+        half = E / 2,
+        P = 10;
       const q = randArray(M * heads * E);
       const pos = mem.alloc(M * 4, 'pos');
       [0, 3, 9, 1, 5, 7].forEach((p, i) => (mem.i32[pos / 4 + i] = p));
-      const cos = mem.allocF32(P * half, 'cos'), sin = mem.allocF32(P * half, 'sin');
-      for (let p = 0; p < P; p++) for (let i = 0; i < half; i++) {
-        mem.f32[cos / 4 + p * half + i] = Math.cos(p / 10 ** (i / half));
-        mem.f32[sin / 4 + p * half + i] = Math.sin(p / 10 ** (i / half));
-      }
+      const cos = mem.allocF32(P * half, 'cos'),
+        sin = mem.allocF32(P * half, 'sin');
+      for (let p = 0; p < P; p++)
+        for (let i = 0; i < half; i++) {
+          mem.f32[cos / 4 + p * half + i] = Math.cos(p / 10 ** (i / half));
+          mem.f32[sin / 4 + p * half + i] = Math.sin(p / 10 ** (i / half));
+        }
       const qp = put(mem, q);
       k.rope(qp, heads * E, heads, E, pos, cos, sin, M, false);
       const qw = new Float32Array(q);
-      for (let m = 0; m < M; m++) for (let h = 0; h < heads; h++) for (let i = 0; i < half; i++) {
-        const p = mem.i32[pos / 4 + m]!, c = mem.f32[cos / 4 + p * half + i]!, s = mem.f32[sin / 4 + p * half + i]!;
-        const o = m * heads * E + h * E;
-        qw[o + i] = q[o + i]! * c - q[o + i + half]! * s;
-        qw[o + i + half] = q[o + i + half]! * c + q[o + i]! * s;
-      }
+      for (let m = 0; m < M; m++)
+        for (let h = 0; h < heads; h++)
+          for (let i = 0; i < half; i++) {
+            const p = mem.i32[pos / 4 + m]!,
+              c = mem.f32[cos / 4 + p * half + i]!,
+              s = mem.f32[sin / 4 + p * half + i]!;
+            const o = m * heads * E + h * E;
+            qw[o + i] = q[o + i]! * c - q[o + i + half]! * s;
+            qw[o + i + half] = q[o + i + half]! * c + q[o + i]! * s;
+          }
       assert.ok(maxErr(get(mem, qp, q.length), qw) < 1e-5);
       k.rope(qp, heads * E, heads, E, pos, cos, sin, M, true);
       assert.ok(maxErr(get(mem, qp, q.length), q) < 1e-5, 'the inverse rotation restores the input');
@@ -205,46 +257,68 @@ describe('engine kernels', () => {
     for (const r of [one, two]) {
       const { mem, k } = r;
       mem.scoped(() => {
-        const segs = [{ start: 0, len: 5 }, { start: 5, len: 7 }];
-        const N = 12, Hq = 4, K = 2, E = 8, G = Hq / K, qd = Hq * E, kd = K * E, scale = 1 / Math.sqrt(E);
-        const q = randArray(N * qd, 2), kk = randArray(N * kd, 2), v = randArray(N * kd), dO = randArray(N * qd);
+        const segs = [
+          { start: 0, len: 5 },
+          { start: 5, len: 7 },
+        ];
+        const N = 12,
+          Hq = 4,
+          K = 2,
+          E = 8,
+          G = Hq / K,
+          qd = Hq * E,
+          kd = K * E,
+          scale = 1 / Math.sqrt(E);
+        const q = randArray(N * qd, 2),
+          kk = randArray(N * kd, 2),
+          v = randArray(N * kd),
+          dO = randArray(N * qd);
         // reference: per segment and head, causal softmax attention, and its gradients
-        const o = new Float32Array(N * qd), dq = new Float32Array(N * qd), dk = new Float32Array(N * kd), dv = new Float32Array(N * kd);
-        for (const s of segs) for (let h = 0; h < Hq; h++) {
-          const g = Math.floor(h / G);
-          for (let i = 0; i < s.len; i++) {
-            const ti = s.start + i;
-            const sc: number[] = [];
-            for (let j = 0; j <= i; j++) {
-              let d = 0;
-              for (let e = 0; e < E; e++) d += q[ti * qd + h * E + e]! * kk[(s.start + j) * kd + g * E + e]!;
-              sc.push(d * scale);
-            }
-            const mx = Math.max(...sc);
-            const ex = sc.map((x) => Math.exp(x - mx));
-            const sum = ex.reduce((a, b) => a + b, 0);
-            const p = ex.map((x) => x / sum);
-            for (let e = 0; e < E; e++) for (let j = 0; j <= i; j++) o[ti * qd + h * E + e]! += p[j]! * v[(s.start + j) * kd + g * E + e]!;
-            const dp = p.map((_, j) => {
-              let d = 0;
-              for (let e = 0; e < E; e++) d += dO[ti * qd + h * E + e]! * v[(s.start + j) * kd + g * E + e]!;
-              return d;
-            });
-            let Di = 0;
-            for (let e = 0; e < E; e++) Di += dO[ti * qd + h * E + e]! * o[ti * qd + h * E + e]!;
-            const ds = p.map((pj, j) => pj * (dp[j]! - Di));
-            for (let j = 0; j <= i; j++) for (let e = 0; e < E; e++) {
-              dq[ti * qd + h * E + e]! += scale * ds[j]! * kk[(s.start + j) * kd + g * E + e]!;
-              dk[(s.start + j) * kd + g * E + e]! += scale * ds[j]! * q[ti * qd + h * E + e]!;
-              dv[(s.start + j) * kd + g * E + e]! += p[j]! * dO[ti * qd + h * E + e]!;
+        const o = new Float32Array(N * qd),
+          dq = new Float32Array(N * qd),
+          dk = new Float32Array(N * kd),
+          dv = new Float32Array(N * kd);
+        for (const s of segs)
+          for (let h = 0; h < Hq; h++) {
+            const g = Math.floor(h / G);
+            for (let i = 0; i < s.len; i++) {
+              const ti = s.start + i;
+              const sc: number[] = [];
+              for (let j = 0; j <= i; j++) {
+                let d = 0;
+                for (let e = 0; e < E; e++) d += q[ti * qd + h * E + e]! * kk[(s.start + j) * kd + g * E + e]!;
+                sc.push(d * scale);
+              }
+              const mx = Math.max(...sc);
+              const ex = sc.map((x) => Math.exp(x - mx));
+              const sum = ex.reduce((a, b) => a + b, 0);
+              const p = ex.map((x) => x / sum);
+              for (let e = 0; e < E; e++) for (let j = 0; j <= i; j++) o[ti * qd + h * E + e]! += p[j]! * v[(s.start + j) * kd + g * E + e]!;
+              const dp = p.map((_, j) => {
+                let d = 0;
+                for (let e = 0; e < E; e++) d += dO[ti * qd + h * E + e]! * v[(s.start + j) * kd + g * E + e]!;
+                return d;
+              });
+              let Di = 0;
+              for (let e = 0; e < E; e++) Di += dO[ti * qd + h * E + e]! * o[ti * qd + h * E + e]!;
+              const ds = p.map((pj, j) => pj * (dp[j]! - Di));
+              for (let j = 0; j <= i; j++)
+                for (let e = 0; e < E; e++) {
+                  dq[ti * qd + h * E + e]! += scale * ds[j]! * kk[(s.start + j) * kd + g * E + e]!;
+                  dk[(s.start + j) * kd + g * E + e]! += scale * ds[j]! * q[ti * qd + h * E + e]!;
+                  dv[(s.start + j) * kd + g * E + e]! += p[j]! * dO[ti * qd + h * E + e]!;
+                }
             }
           }
-        }
-        const qp = put(mem, q), kp = put(mem, kk), vp = put(mem, v), dop = put(mem, dO);
+        const qp = put(mem, q),
+          kp = put(mem, kk),
+          vp = put(mem, v),
+          dop = put(mem, dO);
         const op = mem.allocF32(N * qd, 'o');
         const count = segs.length * Hq;
         const items = mem.alloc(count * 16, 'items');
-        let off = 0, n = 0;
+        let off = 0,
+          n = 0;
         const bases: number[] = [];
         for (const s of segs) {
           bases.push(off);
@@ -257,7 +331,9 @@ describe('engine kernels', () => {
         const scratch = mem.allocF32(8 * k.threads, 'scratch');
         k.attnFwd(qp, qd, kp, vp, kd, op, qd, items, count, E, G, scale, probs, scratch, 8, 1e9);
         assert.ok(maxErr(get(mem, op, N * qd), o) < 1e-5, `forward on ${k.threads} threads`);
-        const dqp = mem.allocF32(N * qd, 'dq'), dkp = mem.allocF32(N * kd, 'dk'), dvp = mem.allocF32(N * kd, 'dv');
+        const dqp = mem.allocF32(N * qd, 'dq'),
+          dkp = mem.allocF32(N * kd, 'dk'),
+          dvp = mem.allocF32(N * kd, 'dv');
         k.fill(dkp, 0, N * kd);
         k.fill(dvp, 0, N * kd);
         const bitems = mem.alloc(segs.length * K * 16, 'items');
@@ -275,7 +351,11 @@ describe('engine kernels', () => {
   it('the head over vocabulary chunks: log-sum-exp, entropy, argmax and the softmax gradient equal the whole-row computation', () => {
     const { mem, k } = two;
     mem.scoped(() => {
-      const M = 3, V = 40, C = 16, T = 0.7, invT = Math.fround(1 / T);
+      const M = 3,
+        V = 40,
+        C = 16,
+        T = 0.7,
+        invT = Math.fround(1 / T);
       const z = randArray(M * V, 8);
       const targets = [5, 39, 17];
       z[2 * V + 3] = 100; // row 2's argmax is column 3, not its target
@@ -318,7 +398,8 @@ describe('engine kernels', () => {
   it('float32 → bfloat16 rounds to nearest even into the interleaved order; an embedding row reads back as float32', () => {
     const { mem, k } = two;
     mem.scoped(() => {
-      const V = 5, D = 16;
+      const V = 5,
+        D = 16;
       const t = randArray(V * D, 4);
       const dst = mem.alloc(V * D * 2, 'bf');
       k.f32ToBf16(put(mem, t), dst, V * D);
@@ -333,7 +414,10 @@ describe('engine kernels', () => {
 
   it('the committed kernel module is what scripts/kernels/engineWat.mjs generates (npm run build:kernels)', async () => {
     const root = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..');
-    const w = (await import(pathToFileURL(path.join(root, 'scripts', 'watCompiler.mjs')).href)) as { compileEngine: () => Promise<{ relaxed: Uint8Array; plain: Uint8Array }>; engineModuleText: (b: { relaxed: Uint8Array; plain: Uint8Array }) => string };
+    const w = (await import(pathToFileURL(path.join(root, 'scripts', 'watCompiler.mjs')).href)) as {
+      compileEngine: () => Promise<{ relaxed: Uint8Array; plain: Uint8Array }>;
+      engineModuleText: (b: { relaxed: Uint8Array; plain: Uint8Array }) => string;
+    };
     const committed = fs.readFileSync(path.join(root, 'src', 'rl', 'policies', 'hf', 'engine', 'engineWasm.ts'), 'utf8');
     assert.equal(committed, w.engineModuleText(await w.compileEngine()));
   });
@@ -343,7 +427,10 @@ describe('engine kernels', () => {
     const before = mem.used;
     mem.scoped(() => mem.alloc(1000, 'a'));
     assert.equal(mem.used, before);
-    assert.throws(() => mem.alloc(2 << 20, 'activations of one layer'), /the engine ran out of its planned memory: activations of one layer asked for 2\.0 MiB with 1\.0 MiB left of 1\.0 MiB .*Memory plan: 1 MiB \(test\)/);
+    assert.throws(
+      () => mem.alloc(2 << 20, 'activations of one layer'),
+      /the engine ran out of its planned memory: activations of one layer asked for 2\.0 MiB with 1\.0 MiB left of 1\.0 MiB .*Memory plan: 1 MiB \(test\)/,
+    );
     assert.throws(() => new EngineMemory(5 * 2 ** 30, 'Memory plan: 5 GiB'), /more than wasm's 4 GiB address space\. Memory plan: 5 GiB/);
   });
 });
