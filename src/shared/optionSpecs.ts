@@ -249,6 +249,15 @@ export interface PolicyOptions {
   readonly transformer: TransformerOptions;
 }
 
+/** The kind, range and default of the sandbox options of every environment that runs Python (written once; each table says them in its words). */
+const SANDBOX_RANGES = {
+  sandbox: { kind: 'enum', values: SANDBOX_LEVELS, default: 'auto' },
+  timeoutMs: { kind: 'integer', min: 100, max: 600_000, default: 5000 },
+  tailBytes: { kind: 'integer', min: 256, max: 1_048_576, default: 4096 },
+  outputCapBytes: { kind: 'integer', min: 1024, max: 1_073_741_824, default: 1_048_576 },
+  poolSize: { kind: 'integer', min: 1, max: 64, default: 2 },
+} as const;
+
 /** The interpreter of every environment that runs Python in the sandbox. */
 const PYTHON_OPTION = {
   kind: 'string',
@@ -383,42 +392,28 @@ export const WORKSPACE_OPTION_SPECS = {
     reason: 'room for a few calls and a repaired mistake',
   },
   sandbox: {
-    kind: 'enum',
-    values: SANDBOX_LEVELS,
-    default: 'auto',
+    ...SANDBOX_RANGES.sandbox,
     description: 'Isolation level of the tools, the code blocks and the reward: auto = strongest available.',
     reason: 'auto runs everywhere and takes bubblewrap when it is installed',
   },
   python: PYTHON_OPTION,
   timeoutMs: {
-    kind: 'integer',
-    min: 100,
-    max: 600_000,
-    default: 5000,
+    ...SANDBOX_RANGES.timeoutMs,
     description: "Wall-clock limit per tool call, code block and reward (ms); a call past it stops the episode's tool process (its state is lost).",
     reason: 'tools answer in milliseconds; 5 s catches a slow one',
   },
   tailBytes: {
-    kind: 'integer',
-    min: 256,
-    max: 1_048_576,
-    default: 4096,
+    ...SANDBOX_RANGES.tailBytes,
     description: "Characters of a tool's result and printed output kept for the observation.",
     reason: 'a traceback fits; a flood does not reach the model',
   },
   outputCapBytes: {
-    kind: 'integer',
-    min: 1024,
-    max: 1_073_741_824,
-    default: 1_048_576,
+    ...SANDBOX_RANGES.outputCapBytes,
     description: 'Output after which a call is stopped (an error observation).',
     reason: "1 MB is far above any tool's answer",
   },
   poolSize: {
-    kind: 'integer',
-    min: 1,
-    max: 64,
-    default: 2,
+    ...SANDBOX_RANGES.poolSize,
     description: 'Warm interpreter servers for the reward and the unit tests.',
     reason: 'one per core on the 2-core machines this runs on',
   },
@@ -502,34 +497,23 @@ export const CALCULATOR_OPTION_SPECS = {
 /** Seed 000's code environment. */
 export const CODE_OPTION_SPECS = {
   sandbox: {
-    kind: 'enum',
-    values: SANDBOX_LEVELS,
-    default: 'auto',
+    ...SANDBOX_RANGES.sandbox,
     description: 'Isolation level: auto = strongest available; a named level fails the run if it is not available here.',
     reason: 'auto runs everywhere and takes bubblewrap when it is installed',
   },
   python: PYTHON_OPTION,
   timeoutMs: {
-    kind: 'integer',
-    min: 100,
-    max: 600_000,
-    default: 5000,
+    ...SANDBOX_RANGES.timeoutMs,
     description: 'Wall-clock limit per execution (ms).',
     reason: 'small programs finish in well under a second; 5 s catches slow but correct code',
   },
   tailBytes: {
-    kind: 'integer',
-    min: 256,
-    max: 1_048_576,
-    default: 4096,
+    ...SANDBOX_RANGES.tailBytes,
     description: 'Bytes of stdout and of stderr kept for the observation (the tail).',
     reason: 'a traceback fits; a flood does not reach the model',
   },
   outputCapBytes: {
-    kind: 'integer',
-    min: 1024,
-    max: 1_073_741_824,
-    default: 1_048_576,
+    ...SANDBOX_RANGES.outputCapBytes,
     description: 'Output after which the program is killed.',
     reason: '1 MB is far above any task and bounds the cost of a flood',
   },
@@ -542,10 +526,7 @@ export const CODE_OPTION_SPECS = {
     reason: 'room to fail, read the error and fix twice',
   },
   poolSize: {
-    kind: 'integer',
-    min: 1,
-    max: 64,
-    default: 2,
+    ...SANDBOX_RANGES.poolSize,
     description: 'Warm interpreter servers (parallel executions).',
     reason: 'one per core on the 2-core machines this runs on',
   },
