@@ -75,10 +75,9 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
     sink.end(status, { wallMs });
     return { status, iterations, evaluations, wallMs };
   };
-  // fails here, before anything is stored, when the machine lacks what the environment needs
-  const environment = run.env.preflight?.();
+  const start = await preflight(run);
   try {
-    const folders = await begin(run, options, { compute: run.policy.compute, ...(environment ? { environment } : {}) });
+    const folders = await begin(run, options, start);
     const saveResumePoint = async (it: number): Promise<void> => {
       if (!folders.resume) return;
       emit({ kind: 'phase', phase: { kind: 'saving' } });
@@ -98,7 +97,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         return finish('cancelled');
       }
       emit({ kind: 'phase', phase: { kind: 'iteration', iteration: it } });
-      const start = Date.now();
+      const itStart = Date.now();
       const batch = await run.batches.next(run.policy.version);
       const report = await run.learner.update(batch.trajectories, batch.replaced);
       const metrics = iterationMetrics({
@@ -108,7 +107,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         policy: config.policy,
         report,
         policyVersion: run.policy.version,
-        wallMs: Date.now() - start,
+        wallMs: Date.now() - itStart,
         storeMs,
         ...(config.mode === 'async' && run.policy.takeSyncMs && run.policy.parallelism > 1 ? { weightSyncMs: run.policy.takeSyncMs() } : {}),
       });
@@ -126,20 +125,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       completed = it;
       if (config.checkpointEvery > 0 && it % config.checkpointEvery === 0 && it < config.iterations) await saveResumePoint(it);
       checkFinite(run, report, it);
-      const etaMs = remainingMs(run.counters.iterationMsTotal, it, config.iterations - it);
-      emit({
-        kind: 'progress',
-        progress: {
-          iteration: it,
-          iterations: config.iterations,
-          rewardMean: record.rewardMean,
-          successRate: record.successRate,
-          elapsedMs: Date.now() - t0,
-          etaMs,
-          metrics: record,
-          ...(evaluation ? { evaluation } : {}),
-        },
-      });
+      emit({ kind: 'progress', progress: progressOf(run, record, Date.now() - t0, evaluation) });
     }
     await run.batches.stop();
     if (folders.checkpoint && run.policy.save) {
@@ -157,6 +143,37 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
   } finally {
     await run.close();
   }
+}
+
+/**
+ * What the run computes on, for the record; fails here, before anything is stored, when the machine
+ * lacks what the environment needs (and releases what the run opened).
+ */
+async function preflight(run: TrainingRun): Promise<RunStart> {
+  try {
+    const environment = run.env.preflight?.();
+    return { compute: run.policy.compute, ...(environment ? { environment } : {}) };
+  } catch (e) {
+    await run.close();
+    throw e;
+  }
+}
+
+/** The progress report after an iteration: its record, and the time left estimated from the iterations' own times. */
+function progressOf(run: TrainingRun, record: IterationMetrics, elapsedMs: number, evaluation: EvaluationResult | undefined): Progress {
+  const { iterations } = run.config;
+  const it = record.iteration;
+  const etaMs = remainingMs(run.counters.iterationMsTotal, it, iterations - it);
+  return {
+    iteration: it,
+    iterations,
+    rewardMean: record.rewardMean,
+    successRate: record.successRate,
+    elapsedMs,
+    etaMs,
+    metrics: record,
+    ...(evaluation ? { evaluation } : {}),
+  };
 }
 
 /** Stores the run, or continues the stored one from its resume point, with what it computes on; returns where its files go. */
