@@ -66,6 +66,8 @@ export function installExtension(dirs, vsix) {
 }
 
 export async function startServer(dirs, logFile) {
+  // the CI log names the runtime the extension host (and so the worker on VS Code's own runtime) gets
+  console.log(`e2e: code-server on node ${process.version} at ${process.execPath}`);
   const child = spawn(
     process.execPath,
     [

@@ -1,7 +1,7 @@
 // The .vsix as a user installs it, read from the zip itself: one package for every platform. It must
 // carry better-sqlite3's Node-API binary for each of win32, darwin and linux on x64 and arm64 (plus musl
 // Linux), each one really a binary of its platform and CPU (ELF, Mach-O or PE header), no other native
-// file, no node_modules beside dist/, and the wasm binaries the bundles load. Prints the file count and
+// file, no node_modules beside dist/, no config file of the checkout, and the wasm binaries the bundles load. Prints the file count and
 // size. Run: npm run test:e2e (which packages first), or E2E_VSIX=path node --test test/e2e/package.test.mjs.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -106,6 +106,12 @@ describe('the packaged .vsix', () => {
         entries.some((e) => e.name === `extension/dist/${f}`),
         f,
       );
+    const topLevel = [...new Set(entries.filter((e) => e.name.startsWith('extension/')).map((e) => e.name.split('/')[1]))].sort();
+    assert.deepEqual(
+      topLevel,
+      ['LICENSE.txt', 'changelog.md', 'dist', 'media', 'package.json', 'readme.md'],
+      'the extension folder holds the manifest, its documents, dist/ and media/ only (no config files of the checkout)',
+    );
     assert.deepEqual(
       entries.filter((e) => /\.(map|ts)$/.test(e.name) && !e.name.endsWith('.d.ts')).map((e) => e.name),
       [],

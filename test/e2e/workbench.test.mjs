@@ -166,7 +166,18 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     const widget = page.locator('.quick-input-widget');
     const rows = widget.locator('.quick-input-list .monaco-list-row');
     await rows.first().waitFor({ state: 'visible', timeout: 30_000 });
-    for (const r of await rows.all()) if ((await r.getAttribute('aria-checked')) === 'true') await r.locator('.monaco-checkbox').click();
+    // untick what the picker starts with (the runs the dashboard shows) with the header's toggle-all box:
+    // all ticked, then none. Clicking the ticked rows one by one missed a row the list had rendered but
+    // not shown (CI and here), and left a run ticked.
+    const all = widget.locator('.quick-input-header .monaco-checkbox');
+    const ticked = widget.locator('.quick-input-list .monaco-list-row[aria-checked="true"]');
+    for (let i = 0; i < 4 && (await all.getAttribute('aria-checked')) !== 'true'; i++) {
+      await all.click();
+      await sleep(200);
+    }
+    await all.click();
+    for (let i = 0; i < 30 && ((await all.getAttribute('aria-checked')) !== 'false' || (await ticked.count()) > 0); i++) await sleep(100);
+    assert.equal(await ticked.count(), 0, 'the picker starts with no run ticked');
     const input = widget.locator('.quick-input-box input');
     for (const q of queries) {
       // the row the query names, not the list's first row: the list filters asynchronously and recycles
