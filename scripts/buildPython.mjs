@@ -18,6 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 const COMMON = 'src/rl/sandbox/python/common.py';
+const CONFINE = 'src/rl/sandbox/python/confine.py';
 
 /**
  * @typedef {{ name: string, doc: string, parts: string[] }} PythonConstant
@@ -31,13 +32,13 @@ export const PYTHON_MODULES = [
     constants: [
       {
         name: 'LAUNCHER_PY',
-        doc: 'The fresh-interpreter launcher: argv[1] = JSON config {cpu, mem, nproc, fsize, nofile, uid?, cwd, file}.',
-        parts: [COMMON, 'src/rl/sandbox/python/launcher.py'],
+        doc: 'The fresh-interpreter launcher: argv[1] = JSON config {cpu, mem, nproc, fsize, nofile, uid?, confine?, cwd, file}.',
+        parts: [COMMON, CONFINE, 'src/rl/sandbox/python/launcher.py'],
       },
       {
         name: 'SERVER_PY',
         doc: "The warm pool's server: argv[1] = the folder of the work directories; one JSON request per line on stdin, one answer per line on stdout.",
-        parts: [COMMON, 'src/rl/sandbox/python/server.py'],
+        parts: [COMMON, CONFINE, 'src/rl/sandbox/python/server.py'],
       },
     ],
   },
@@ -47,7 +48,7 @@ export const PYTHON_MODULES = [
       {
         name: 'TOOL_ZYGOTE_PY',
         doc: "The tool zygote: argv[1] = the folder of the sessions' work folders; forks a session per episode (protocol in toolZygote.py).",
-        parts: [COMMON, 'src/rl/envs/workspace/python/toolZygote.py'],
+        parts: [COMMON, CONFINE, 'src/rl/envs/workspace/python/toolZygote.py'],
       },
     ],
   },

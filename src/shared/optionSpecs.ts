@@ -5,7 +5,10 @@
 import type { FieldSpec } from './fieldSpec';
 
 export const ENV_NAMES = ['binary-search', 'calculator', 'code', 'workspace'] as const;
-export const SANDBOX_LEVELS = ['auto', 'strict', 'network', 'process'] as const;
+/** The sandbox's isolation levels, strongest first (src/rl/sandbox/isolation.ts says what each holds). */
+export const ISOLATION_LEVELS = ['strict', 'landlock', 'network', 'process'] as const;
+export type IsolationLevel = (typeof ISOLATION_LEVELS)[number];
+export const SANDBOX_LEVELS = ['auto', ...ISOLATION_LEVELS] as const;
 export type EnvName = (typeof ENV_NAMES)[number];
 /** How strongly model-written code is isolated ('auto' = the strongest this machine has). */
 export type SandboxLevel = (typeof SANDBOX_LEVELS)[number];

@@ -144,7 +144,7 @@ describe('code environment contract', () => {
     const ok = await env.step(env.parseAction('```python\nprint(6 * 7)\n```'));
     assert.equal(ok.observation.data.stdout, '42\n');
     assert.equal(ok.observation.data.exitCode, 0);
-    assert.match(String(ok.observation.data.level), /strict|network|process/);
+    assert.match(String(ok.observation.data.level), /strict|landlock|network|process/);
     const bad = await env.step(env.parseAction('```python\nx = 1\nprint(y)\n```'));
     assert.equal(bad.observation.data.exitCode, 1);
     assert.match(bad.observation.text, /line 2, in <module>[\s\S]*NameError/);
@@ -171,7 +171,7 @@ describe('code environment contract', () => {
     assert.equal(fin.termination, 'finished');
     const o2 = await env2.verify(new Rng(0));
     assert.deepEqual([o2.reward, o2.success, o2.publicPass, o2.privatePass], [1, true, true, true]);
-    assert.match(String(o2.details?.level), /strict|network|process/);
+    assert.match(String(o2.details?.level), /strict|landlock|network|process/);
   });
 
   it("faults in the agent's code are observations: a hang, a memory hog, a crash, a flood and garbage each get their answer and the episode goes on to a verdict", async () => {

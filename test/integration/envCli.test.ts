@@ -8,8 +8,33 @@ describe('agent-rl env', () => {
   it('env check lists every level with a reason and the one auto picks', () => {
     const r = runCli(['env', 'check'], tempDir());
     assert.equal(r.code, 0, r.stderr);
-    for (const level of ['strict', 'network', 'process']) assert.match(r.stdout, new RegExp(`^${level}\\s+(yes|no)\\s+\\S`, 'm'));
-    assert.match(r.stdout, /^auto selects: (strict|network|process)$/m);
+    for (const level of ['strict', 'landlock', 'network', 'process']) assert.match(r.stdout, new RegExp(`^${level}\\s+(yes|no)\\s+\\S`, 'm'));
+    assert.match(r.stdout, /^auto selects: (strict|landlock|network|process)$/m);
+  });
+
+  it('without bubblewrap, auto takes the landlock level where the kernel has Landlock, and env check says what it holds', (t) => {
+    // a PATH with python3 and unshare but no bwrap: a fresh machine where nobody installed bubblewrap
+    const bin = tempDir();
+    for (const tool of ['python3', 'unshare']) {
+      const found = (process.env.PATH ?? '')
+        .split(path.delimiter)
+        .map((d) => path.join(d, tool))
+        .find((p) => fs.existsSync(p));
+      if (found) fs.symlinkSync(found, path.join(bin, tool));
+    }
+    const r = runCli(['env', 'check'], tempDir(), { PATH: bin });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^strict\s+no\s+bubblewrap \(bwrap\) is not installed/m);
+    const landlock = /^landlock\s+(yes|no)\s+(.*)$/m.exec(r.stdout);
+    assert.ok(landlock, r.stdout);
+    if (landlock[1] === 'no') {
+      // the reason and the fix, then skipped (not passed): this kernel has no Landlock
+      assert.match(landlock[2]!, /Fix: a kernel with Landlock/);
+      t.skip(`this kernel has no Landlock: ${landlock[2]}`);
+      return;
+    }
+    assert.match(landlock[2]!, /^Landlock ABI \d+ \+ seccomp: read-only system, writes only in the work folder/);
+    assert.match(r.stdout, /^auto selects: landlock$/m);
   });
 
   it('env check names the fix for a missing interpreter', () => {

@@ -197,7 +197,7 @@ describe('run worker and query backend', () => {
     const failed = await backend.request('rerun', { trajectoryId: id, turn: 0, ...settings });
     assert.equal(failed.same, true, failed.observationText);
     assert.match(failed.observationText, /NameError/);
-    assert.match(failed.level, /strict|network|process/);
+    assert.match(failed.level, /strict|landlock|network|process/);
     assert.deepEqual(failed.notes, []);
     await assert.rejects(backend.request('rerun', { trajectoryId: id, turn: 2, ...settings }), /ran no code/);
 

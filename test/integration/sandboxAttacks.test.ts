@@ -1,10 +1,12 @@
 // Hostile code against every available isolation level, with both executors (a fresh interpreter per
 // execution, and the warm pool). Prints a level × attack × outcome table at the end.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FreshExecutor, type Executor } from '../../src/rl/sandbox/freshExecutor';
 import { detectIsolation, isRoot, resolvePython, type IsolationLevel } from '../../src/rl/sandbox/isolation';
@@ -15,9 +17,13 @@ const SECRET = `planted-${crypto.randomBytes(6).toString('hex')}`;
 process.env.AGENT_RL_PLANTED_SECRET = SECRET; // must never be visible inside a sandbox
 
 const python = resolvePython();
-const levels = detectIsolation(python)
-  .filter((s) => s.available)
-  .map((s) => s.level);
+const statuses = detectIsolation(python);
+const levels = statuses.filter((s) => s.available).map((s) => s.level);
+/** The levels that keep the code's file system to its work folder and the system read-only. */
+const confinesFiles = (level: IsolationLevel): boolean => level === 'strict' || level === 'landlock';
+/** Whether code at `level` cannot signal or read the /proc of this process: its own PID namespace, Landlock's signal scope (ABI 6+), or a uid of its own (root). */
+const cutOffFromUs = (level: IsolationLevel): boolean =>
+  level === 'strict' || (level === 'landlock' && (statuses.find((s) => s.level === 'landlock')?.landlockAbi ?? 0) >= 6) || isRoot();
 const limits: SandboxLimits = { ...DEFAULT_LIMITS, timeoutMs: 1500, cpuSeconds: 5 };
 const outcomes: string[] = [];
 
@@ -194,13 +200,13 @@ for (const level of levels) {
         );
         const persisted = fs.existsSync(target);
         fs.rmSync(target, { force: true });
-        if (level === 'strict') assert.equal(persisted, false);
+        if (confinesFiles(level)) assert.equal(persisted, false);
         note('write outside work dir', `${r.stdout.trim().slice(0, 40)}; on host afterwards: ${persisted ? 'present' : 'absent'}`);
       });
 
       it('killing the parent process id from inside does not touch this process', async (t) => {
-        if (level !== 'strict' && !isRoot()) {
-          t.skip('without a separate uid the code could really signal us outside strict');
+        if (!cutOffFromUs(level)) {
+          t.skip(`at ${level}, not root: the code runs as our uid with no signal scope, and could really signal us`);
           return;
         }
         const code = `import os, signal\nfor pid in (${process.pid}, os.getppid()):\n    try:\n        os.kill(pid, signal.SIGKILL)\n        print("killed", pid)\n    except OSError as e:\n        print("denied", pid, e.errno)\n`;
@@ -208,6 +214,63 @@ for (const level of levels) {
         assert.ok(!r.stdout.includes(`killed ${process.pid}`));
         assert.ok(process.pid > 0); // still here
         note('kill parent pid', r.stdout.trim().replace(/\n/g, '; ').slice(0, 80));
+      });
+
+      it('a symbolic link to a file outside the work folder reads nothing of it at strict and landlock', async () => {
+        const secretFile = path.join(os.tmpdir(), `agent-rl-secret-${crypto.randomBytes(4).toString('hex')}`);
+        fs.writeFileSync(secretFile, SECRET);
+        try {
+          const code = `import os\nos.symlink(${JSON.stringify(secretFile)}, "link")\ntry:\n    print("read", open("link").read())\nexcept OSError as e:\n    print("refused", e.errno)\n`;
+          const r = await ex.execute(code, limits);
+          if (confinesFiles(level)) {
+            assert.ok(!r.stdout.includes(SECRET), r.stdout);
+            assert.match(r.stdout, /^refused/);
+          }
+          note('symlink to a host file', r.stdout.includes(SECRET) ? 'read the file' : r.stdout.trim().slice(0, 40));
+        } finally {
+          fs.rmSync(secretFile, { force: true });
+        }
+      });
+
+      it('/proc/PID/environ of a process of ours shows none of its variables where the code is cut off from us', async () => {
+        // a process started with the secret in its environment (what /proc shows is the environment a
+        // process started with, so this one's own later process.env change would prove nothing)
+        const holder = spawn('sleep', ['30'], { env: { PATH: '/usr/bin:/bin', AGENT_RL_PLANTED_SECRET: SECRET }, stdio: 'ignore' });
+        try {
+          const pid = holder.pid!;
+          const code = `try:\n    print(open("/proc/${pid}/environ", "rb").read().decode("utf-8", "replace"))\nexcept OSError as e:\n    print("refused", e.errno)\n`;
+          const r = await ex.execute(code, limits);
+          if (confinesFiles(level) || isRoot()) assert.ok(!r.stdout.includes(SECRET), r.stdout.slice(0, 300));
+          else assert.ok(r.stdout.includes(SECRET), `the check reaches the planted variable where nothing stops it: ${r.stdout.slice(0, 300)}`);
+          note('/proc/PID/environ of a process of ours', r.stdout.includes(SECRET) ? 'read the planted variable' : r.stdout.trim().slice(0, 40));
+        } finally {
+          holder.kill('SIGKILL');
+        }
+      });
+
+      it('a file past the size limit is refused, and a huge argv fails in the code, not in the sandbox', async () => {
+        const code = `import subprocess\ntry:\n    with open("big", "wb") as f:\n        for _ in range(64):\n            f.write(b"x" * (1 << 20))\n    print("wrote 64 MiB")\nexcept OSError as e:\n    print("refused", e.errno)\ntry:\n    subprocess.run(["/bin/true"] + ["y" * (1 << 20)] * 64)\n    print("argv ran")\nexcept OSError as e:\n    print("argv refused", e.errno)\n`;
+        const r = await ex.execute(code, limits);
+        assert.equal(r.sandboxError, undefined);
+        assert.match(r.stdout, /^refused 27$/m, `RLIMIT_FSIZE (${limits.maxFileBytes} bytes) refuses with EFBIG: ${r.stdout}${r.stderr}`);
+        assert.match(r.stdout, /^argv refused 7$/m, `E2BIG: ${r.stdout}${r.stderr}`);
+        note('64 MiB file; 64 MiB argv', r.stdout.trim().replace(/\n/g, '; '));
+      });
+
+      it('a process that leaves the group (setsid) and outlives its parent is killed with the execution', async (t) => {
+        if (kind === 'fresh' && level !== 'strict' && !isRoot()) {
+          // the pool's server is a subreaper and kills what comes back to it; a fresh interpreter at
+          // this level has neither a PID namespace nor a uid of its own to find the orphan by
+          t.skip(`fresh interpreter at ${level}, not root: an orphan that calls setsid is not found (known gap; the warm pool finds it)`);
+          return;
+        }
+        const mark = newMark();
+        const code = `${markedAs(mark)}import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(30)\n    os._exit(0)\ntime.sleep(0.3)\nprint("parent done")\n`;
+        const { value: r, seen } = await markedWhile(mark, () => ex.execute(code, limits));
+        assert.match(r.stdout, /parent done/);
+        assert.ok(seen >= 2, `the orphan was never seen (most marked processes at once: ${seen})`);
+        assert.equal(await markedLeft(mark, 1000), 0, 'the orphan survived the execution');
+        note('setsid orphan', `seen ${seen} marked processes; 0 left`);
       });
 
       it('the environment shows no variable planted in the parent', async () => {
@@ -218,6 +281,14 @@ for (const level of levels) {
       });
     });
   }
+}
+
+// A level this machine does not have is reported as skipped with the reason and the fix (never as
+// tests that do not exist): the run's summary counts them.
+for (const s of statuses.filter((x) => !x.available)) {
+  describe(`sandbox ${s.level}`, () => {
+    it(`hostile code at the ${s.level} level, with both executors`, { skip: `${s.level} is not available here: ${s.reason}` }, () => undefined);
+  });
 }
 
 describe('warm pool resilience', () => {

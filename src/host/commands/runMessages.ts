@@ -1,6 +1,7 @@
 // What Start Run says (pure, tested without VS Code). Config keys and values, file names, run names and
 // failure reasons are untrusted: every message goes through messageText, which breaks the link and icon
 // syntax VS Code renders in notifications.
+import { ISOLATION_LEVELS } from '../../shared/optionSpecs';
 import type { ConfigIssue } from '../../shared/runConfig';
 import { messageText } from '../../shared/untrustedText';
 import type { RunOutcome } from '../processes/runManager';
@@ -19,7 +20,7 @@ export function outcomeMessage(name: string, outcome: RunOutcome): string {
 // A workspace config the user picks in Start Run is their input, but it may come from a repository they
 // cloned: where it names another interpreter than agentRl.pythonPath or a weaker sandbox level than
 // agentRl.sandboxLevel, Start Run asks before using it.
-const LEVELS = ['strict', 'network', 'process'];
+const LEVELS: readonly string[] = ISOLATION_LEVELS;
 
 /** True when `level` may isolate less than `setting` ('auto' = the strongest available, so any named level but strict). */
 function weaker(level: string, setting: string): boolean {

@@ -1,22 +1,30 @@
 // Isolation levels, strongest first, and how to wrap a command in each.
 //   strict  — bubblewrap: read-only system, private tmpfs /work and /tmp, new network, PID, IPC and UTS
 //             namespaces, die-with-parent, new session, cleared environment.
+//   landlock — Linux with no package: the code confines itself before it runs (python/confine.py):
+//             Landlock (the system read-only, writes only in its work folder, nothing else readable;
+//             no TCP; signals scoped to the sandbox), no new privileges, and a seccomp filter (Unix
+//             sockets only, no namespaces, no ptrace or mount).
 //   network — `unshare -n`: a new, empty network namespace; the file system is shared.
 //   process — a plain subprocess.
 // Every level adds the same limits (see python/common.py): rlimits, a dedicated uid when we are root,
 // a scrubbed environment, a wall-clock timeout that kills the whole process group, an output cap.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { ISOLATION_LEVELS, type IsolationLevel } from '../../shared/optionSpecs';
+import { LAUNCHER_PY } from './pythonSources.generated';
 
-export const ISOLATION_LEVELS = ['strict', 'network', 'process'] as const;
-export type IsolationLevel = (typeof ISOLATION_LEVELS)[number];
+export { ISOLATION_LEVELS, type IsolationLevel };
 
 export interface LevelStatus {
   readonly level: IsolationLevel;
   readonly available: boolean;
   /** Why it is (not) available, and the fix when it is not. */
   readonly reason: string;
+  /** The landlock level's Landlock ABI version (6 and later scope signals to the sandbox). */
+  readonly landlockAbi?: number;
 }
 
 export function findOnPath(name: string): string | undefined {
@@ -93,6 +101,7 @@ export function wrapPython(level: IsolationLevel, pyArgs: readonly string[], opt
   const py = [options.python, '-I', '-S', ...pyArgs];
   switch (level) {
     case 'process':
+    case 'landlock': // the launcher confines itself (its config's `confine`), so no wrapper
       return py;
     case 'network':
       // As root, a plain new network namespace; otherwise inside a user namespace that allows it.
@@ -151,7 +160,14 @@ export function detectIsolation(python: string): LevelStatus[] {
       : { ok: false, detail: (r.stderr || `exit ${r.status}`).trim().split('\n')[0] ?? '' };
   };
   const statuses: LevelStatus[] = [];
-  if (!findOnPath('bwrap')) {
+  if (process.platform !== 'linux') {
+    const why = `not on ${process.platform}: bubblewrap, Landlock and unshare are Linux's`;
+    statuses.push(
+      { level: 'strict', available: false, reason: why },
+      { level: 'landlock', available: false, reason: why },
+      { level: 'network', available: false, reason: why },
+    );
+  } else if (!findOnPath('bwrap')) {
     statuses.push({ level: 'strict', available: false, reason: 'bubblewrap (bwrap) is not installed. Fix: apt-get install bubblewrap' });
   } else {
     const t = trial('strict');
@@ -163,7 +179,10 @@ export function detectIsolation(python: string): LevelStatus[] {
         : `bwrap is installed but could not start a sandbox (${t.detail}). Fix: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root`,
     });
   }
-  if (!findOnPath('unshare')) {
+  if (process.platform === 'linux') statuses.push(landlockStatus(python));
+  if (process.platform !== 'linux') {
+    // said above
+  } else if (!findOnPath('unshare')) {
     statuses.push({ level: 'network', available: false, reason: 'unshare (util-linux) is not installed. Fix: apt-get install util-linux' });
   } else {
     const t = trial('network');
@@ -178,6 +197,35 @@ export function detectIsolation(python: string): LevelStatus[] {
   statuses.push({ level: 'process', available: true, reason: 'plain subprocess with rlimits, timeout and output cap; no file-system or network isolation' });
   cached.set(python, statuses);
   return statuses;
+}
+
+/** The landlock level, tried for real: the launcher confines itself and runs code that reports Landlock's ABI version. */
+function landlockStatus(python: string): LevelStatus {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-landlock-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'main.py'), 'import ctypes\nprint("ok", ctypes.CDLL(None).syscall(444, None, 0, 1))\n');
+    const cfg = { cpu: 10, mem: 1 << 30, nproc: 4096, fsize: 1 << 20, nofile: 64, confine: 1, cwd: dir, file: path.join(dir, 'main.py') };
+    const argv = wrapPython('landlock', ['-c', LAUNCHER_PY, JSON.stringify(cfg)], { python });
+    const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    const abi = Number(/^ok (\d+)$/.exec(r.stdout.trim())?.[1] ?? 0);
+    if (r.status === 0 && abi >= 1) return { level: 'landlock', available: true, reason: landlockReason(abi), landlockAbi: abi };
+    const detail = (r.error?.message ?? r.stderr.trim().split('\n').at(-1) ?? '') || `exit ${r.status}`; // a traceback's last line says what failed
+    return {
+      level: 'landlock',
+      available: false,
+      reason: `${detail.replace(/^sandbox: /, '')}. Fix: a kernel with Landlock (Linux 5.13 or newer with landlock in its lsm= list, as most distributions since 2022), or install bubblewrap for the strict level`,
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** What the landlock level holds at a given Landlock ABI version. */
+export function landlockReason(abi: number): string {
+  return (
+    `Landlock ABI ${abi} + seccomp: read-only system, writes only in the work folder, no /proc, home or /tmp; no IP sockets` +
+    (abi >= 6 ? '; signals and abstract Unix sockets scoped to the sandbox' : `; signals not scoped (Landlock ABI 6, Linux 6.12, scopes them)`)
+  );
 }
 
 export class IsolationUnavailableError extends Error {

@@ -123,9 +123,10 @@ export function nprocLimit(limits: SandboxLimits, uid: number | undefined): numb
   return pidsOfUid(me).length + limits.maxProcesses;
 }
 
-/** The JSON config the Python side reads (apply_limits in python/common.py). */
-export function pythonLimitConfig(limits: SandboxLimits, uid: number | undefined): Record<string, number> {
+/** The JSON config the Python side reads (apply_limits in python/common.py; `confine` at the landlock level, python/confine.py). */
+export function pythonLimitConfig(limits: SandboxLimits, uid: number | undefined, level?: IsolationLevel): Record<string, number> {
   return {
+    ...(level === 'landlock' ? { confine: 1 } : {}),
     cpu: limits.cpuSeconds,
     mem: limits.memoryBytes,
     nproc: nprocLimit(limits, uid),

@@ -222,7 +222,7 @@ export class WarmPool implements Executor {
       const req = {
         id: ++this.nextId,
         code,
-        cfg: pythonLimitConfig(limits, uid),
+        cfg: pythonLimitConfig(limits, uid, this.level),
         timeoutMs: limits.timeoutMs,
         outputCap: limits.outputCapBytes,
         tailBytes: limits.tailBytes,

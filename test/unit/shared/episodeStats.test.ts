@@ -40,6 +40,12 @@ describe('episodeStats (seed 001 acceptance metrics)', () => {
     assert.deepEqual(s.blocked, { timeout: 1, outputCap: 1, network: 1, filesystem: 1, processes: 1, memory: 1 });
     assert.equal(s.toolMs, 720);
     assert.equal(meanStats([s, episodeStats([])]).blockedActions, 3);
+    // the landlock level's seccomp filter refuses IP sockets, and Landlock answers EACCES
+    const landlock = episodeStats([
+      run({ stderr: 'OSError: [Errno 97] Address family not supported by protocol' }),
+      run({ stderr: "PermissionError: [Errno 13] Permission denied: '/home/user/.ssh/id_ed25519'" }),
+    ]);
+    assert.deepEqual(landlock.blocked, { timeout: 0, outputCap: 0, network: 1, filesystem: 1, processes: 0, memory: 0 });
   });
 
   it('stored observations are untrusted: fields of the wrong type count nothing', () => {

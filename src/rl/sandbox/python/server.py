@@ -3,9 +3,9 @@
 # outputCap, tailBytes}), forks a fresh limited child per execution in a new work directory, streams
 # its output through pipes with the output cap and the wall-clock timeout enforced here, sweeps every
 # process the child left, and answers one JSON line on stdout. It is a child subreaper, so orphans of
-# the code come back to it to be killed. common.py is put in front of this file by
-# scripts/buildPython.mjs: json, os, signal, sys, apply_limits, scrub_env, prepare, run_user_code and
-# flush come from there.
+# the code come back to it to be killed. common.py and confine.py are put in front of this file by
+# scripts/buildPython.mjs: json, os, signal, sys, apply_limits, scrub_env, prepare, run_user_code,
+# flush and confine come from there.
 import ctypes, select, time
 
 def rmtree(path):
@@ -52,14 +52,18 @@ def uid_pids(uid):
             pass
     return pids
 
-def has_children():
+def my_children():
     # As a subreaper every survivor of the child's tree is (or descends from) a child of ours.
     me = os.getpid()
     try:
         with open('/proc/%d/task/%d/children' % (me, me)) as f:
-            return f.read().strip() != ''
+            return [int(x) for x in f.read().split()]
     except OSError:
-        return True
+        return None
+
+def has_children():
+    kids = my_children()
+    return kids is None or kids != []
 
 def sweep(pid, uid):
     try:
@@ -77,13 +81,26 @@ def sweep(pid, uid):
                 except OSError:
                     pass
             time.sleep(0.002)
-    while True:  # reap the child, and orphans reparented to us
-        try:
-            got, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
+    # Executions run one at a time, so once the child is reaped every child of ours is a process the
+    # code left behind (one that left the child's group with setsid and whose parent exited came back
+    # to us): killed, until none is left, at every level and without a uid of its own.
+    for _ in range(100):
+        while True:  # reap the child, and orphans reparented to us
+            try:
+                got, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if got == 0:
+                break
+        kids = my_children()
+        if not kids:
             break
-        if got == 0:
-            break
+        for k in kids:
+            try:
+                os.kill(k, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.002)
 
 def stdin_file(text):
     # The code's stdin: an anonymous in-memory file (no size limit of a pipe, nothing in the work directory).
@@ -176,6 +193,8 @@ def execute(req, base):
             # Every fd above 2 was opened by this server, lowest number first: none is above these.
             os.closerange(3, max(out_r, out_w, err_r, err_w, null, PROTOCOL_FD, stdin_fd or 0) + 1)
             apply_limits(cfg, work)
+            if cfg.get('confine'):
+                confine(work)
             run_user_code(code_obj)
             os._exit(0)
         except SystemExit as e:

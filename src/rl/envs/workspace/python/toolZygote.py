@@ -14,8 +14,9 @@
 # lines, a session's answers or {dead: "kind: why"}; a session's first line says whether its file
 # imported (with the tools' schemas when `listing`). A session's requests: call, call_text, exec.
 #
-# src/rl/sandbox/python/common.py is put in front of this file by scripts/buildPython.mjs: json,
-# linecache, os, signal, sys, apply_limits and scrub_env come from there.
+# src/rl/sandbox/python/common.py and confine.py are put in front of this file by
+# scripts/buildPython.mjs: json, linecache, os, signal, sys, apply_limits, scrub_env and confine (the
+# landlock level's confinement of each session) come from there.
 import ast, inspect, io, re, traceback, types, typing
 
 CAP = 1 << 20
@@ -343,6 +344,8 @@ def child_main(cfg, cwd, req_r, resp_w, out_w, spec, code):
         pass
     if os.getppid() != ZYGOTE_PID:
         os._exit(71)
+    if cfg.get('confine'):
+        confine(cwd)
     scrub_env(cwd)
     CAP = int(cfg['cap'])
     RESULT_BYTES = int(cfg['resultBytes'])
