@@ -35,7 +35,10 @@ export interface TurnView {
 
 /** Errors in a sandboxed program's stderr that mean the sandbox refused it something. */
 const BLOCKED_PATTERNS: readonly [BlockedKind, RegExp][] = [
-  ['network', /Network is unreachable|Temporary failure in name resolution|Name or service not known|Connection refused|Address family not supported|\[Errno -?(97|101|111|113|-2|-3)\]/],
+  [
+    'network',
+    /Network is unreachable|Temporary failure in name resolution|Name or service not known|Connection refused|Address family not supported|\[Errno -?(97|101|111|113|-2|-3)\]/,
+  ],
   ['filesystem', /Read-only file system|\[Errno 30\]|PermissionError: \[Errno 13\]/],
   ['processes', /Resource temporarily unavailable|BlockingIOError: \[Errno 11\]|can't start new thread/],
   ['memory', /MemoryError|Cannot allocate memory/],

@@ -31,7 +31,11 @@ export class FreshExecutor implements Executor {
     fs.chmodSync(hostDir, 0o755);
     fs.writeFileSync(path.join(hostDir, 'main.py'), code);
     const strict = this.level === 'strict';
-    const cfg = { ...pythonLimitConfig(limits, uid, this.level), cwd: strict ? '/work' : hostDir, file: strict ? '/task/main.py' : path.join(hostDir, 'main.py') };
+    const cfg = {
+      ...pythonLimitConfig(limits, uid, this.level),
+      cwd: strict ? '/work' : hostDir,
+      file: strict ? '/task/main.py' : path.join(hostDir, 'main.py'),
+    };
     const argv = wrapPython(this.level, ['-c', LAUNCHER_PY, JSON.stringify(cfg)], { python: this.python, ...(strict ? { taskDir: hostDir } : {}) });
     const start = performance.now();
     const out = new TailBuffer(limits.tailBytes);

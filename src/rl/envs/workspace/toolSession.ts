@@ -99,7 +99,11 @@ class ToolZygote {
       this.hostDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-tools-'));
       fs.chmodSync(this.hostDir, 0o711);
     }
-    this.baseCfg = { ...pythonLimitConfig(sandbox.limits, undefined, sandbox.level), cap: sandbox.limits.outputCapBytes, resultBytes: sandbox.limits.tailBytes };
+    this.baseCfg = {
+      ...pythonLimitConfig(sandbox.limits, undefined, sandbox.level),
+      cap: sandbox.limits.outputCapBytes,
+      resultBytes: sandbox.limits.tailBytes,
+    };
     this.child = spawnServer(sandbox.level, sandbox.python, TOOL_ZYGOTE_PY, [strict ? '/work' : this.hostDir!]);
     this.child.stdin.on('error', () => undefined);
     this.child.stderr.on('data', (d: Buffer) => {
