@@ -75,7 +75,7 @@ export async function envCheckCommand(python: string | undefined, config?: Recor
 function envCheckSandbox(python: string | undefined): number {
   const py = resolvePython(python);
   const statuses = detectIsolation(py);
-  const best = statuses.find((s) => s.available)!;
+  const best = statuses.find((s) => s.available);
   // the interpreter's path (from --python, or a workspace config's envOptions.python) and the probes'
   // reasons (which quote it) are shown with their invisible characters marked
   process.stdout.write(`python: ${showInvisibles(py)}\n`);
@@ -87,6 +87,11 @@ function envCheckSandbox(python: string | undefined): number {
       ),
     )}\n`,
   );
+  if (!best) {
+    // nothing can run model-written code here (Windows): say so, and the ways out, as the last line
+    process.stdout.write(`auto selects: none — ${showInvisibles(statuses.at(-1)!.reason)}\n`);
+    return 1;
+  }
   process.stdout.write(`auto selects: ${best.level}\n`);
   return 0;
 }

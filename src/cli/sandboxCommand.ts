@@ -6,7 +6,7 @@ import { WarmPool } from '../rl/sandbox/warmPool';
 import { showInvisibles } from '../shared/untrustedText';
 import { UsageError } from './usageError';
 
-export const SANDBOX_USAGE = `agent-rl sandbox serve [--port N] [--host H] [--token T] [--concurrency K] [--queue Q] [--level auto|strict|landlock|network|process]
+export const SANDBOX_USAGE = `agent-rl sandbox serve [--port N] [--host H] [--token T] [--concurrency K] [--queue Q] [--level auto|strict|landlock|seatbelt|network|process]
                        [--python PATH] [--max-timeout S] [--memory-mb M] [--max-memory-mb M] [--output-cap BYTES]
   SandboxFusion's POST /run_code (python), for verl's SandboxFusionTool and sandbox_fusion reward.
   --host       default 127.0.0.1; any other address needs --token (or AGENT_RL_SANDBOX_TOKEN)

@@ -6,7 +6,7 @@ import type { FieldSpec } from './fieldSpec';
 
 export const ENV_NAMES = ['binary-search', 'calculator', 'code', 'workspace'] as const;
 /** The sandbox's isolation levels, strongest first (src/rl/sandbox/isolation.ts says what each holds). */
-export const ISOLATION_LEVELS = ['strict', 'landlock', 'network', 'process'] as const;
+export const ISOLATION_LEVELS = ['strict', 'landlock', 'seatbelt', 'network', 'process'] as const;
 export type IsolationLevel = (typeof ISOLATION_LEVELS)[number];
 export const SANDBOX_LEVELS = ['auto', ...ISOLATION_LEVELS] as const;
 export type EnvName = (typeof ENV_NAMES)[number];

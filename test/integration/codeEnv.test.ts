@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { codeEnvOptions, codeTask, verifyCode } from '../../src/rl/envs/codeSandbox/codeEnv';
+import { detectIsolation, resolvePython } from '../../src/rl/sandbox/isolation';
 import { SandboxPools } from '../../src/rl/sandbox/sandboxPools';
 import { validateEnvOptions } from '../../src/shared/runConfig';
 import { codeEnv, disposeOpened } from '../helpers/environments';
@@ -137,6 +138,14 @@ describe('code reference agent', () => {
 
 describe('code environment contract', () => {
   const task = codeTask(CODE_TASKS[0]!);
+
+  it("the run record's environment line says which level ran the code and what it holds, in env check's words", () => {
+    const env = codeEnv({ sandbox: 'process' });
+    const line = env.preflight!();
+    const python = resolvePython();
+    const holds = detectIsolation(python).find((s) => s.level === 'process')!.reason;
+    assert.equal(line, `code sandbox: level process (${holds}), python ${python}`);
+  });
 
   it('observations are structured: stdout, stderr with user line numbers, exit code, timeout, level', async () => {
     const env = codeEnv({ timeoutMs: 800, maxExecutions: 10 }).create();

@@ -36,7 +36,10 @@ export class FreshExecutor implements Executor {
       cwd: strict ? '/work' : hostDir,
       file: strict ? '/task/main.py' : path.join(hostDir, 'main.py'),
     };
-    const argv = wrapPython(this.level, ['-c', LAUNCHER_PY, JSON.stringify(cfg)], { python: this.python, ...(strict ? { taskDir: hostDir } : {}) });
+    const argv = wrapPython(this.level, ['-c', LAUNCHER_PY, JSON.stringify(cfg)], {
+      python: this.python,
+      ...(strict ? { taskDir: hostDir } : { workDir: hostDir }),
+    });
     const start = performance.now();
     const out = new TailBuffer(limits.tailBytes);
     const err = new TailBuffer(limits.tailBytes);

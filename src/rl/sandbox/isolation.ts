@@ -5,6 +5,9 @@
 //             Landlock (the system read-only, writes only in its work folder, nothing else readable;
 //             no TCP; signals scoped to the sandbox), no new privileges, and a seccomp filter (Unix
 //             sockets only, no namespaces, no ptrace or mount).
+//   seatbelt — macOS: /usr/bin/sandbox-exec with a generated profile (seatbeltProfile): deny by
+//             default; the system and the interpreter readable; writes only in the work folder; no
+//             network; signals and process information only within the sandbox.
 //   network — `unshare -n`: a new, empty network namespace; the file system is shared.
 //   process — a plain subprocess.
 // Every level adds the same limits (see python/common.py): rlimits, a dedicated uid when we are root,
@@ -92,7 +95,53 @@ export interface WrapOptions {
   readonly python: string;
   /** Host directory to show read-only at /task (strict) — e.g. the file to run. */
   readonly taskDir?: string;
+  /** The folder the code may write in (seatbelt: its profile's only writable folder). */
+  readonly workDir?: string;
 }
+
+/** A string literal of Seatbelt's profile language (SBPL): backslashes and quotes escaped, nothing else can end it. */
+const sbplString = (s: string): string => `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+
+/**
+ * The seatbelt level's profile (macOS's sandbox-exec): deny by default; read and execute the system
+ * and the interpreter's installation; read and write only `workDir` (its real path: Seatbelt matches
+ * real paths, and macOS's temporary folders sit behind /var → /private/var); no network; signals and
+ * process information only within the sandbox. File metadata (stat) is readable everywhere, which path
+ * lookup needs; file contents are not.
+ */
+export function seatbeltProfile(python: string, workDir: string): string {
+  const real = (p: string): string => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  const prefix = path.dirname(path.dirname(real(python)));
+  const readable = ['/usr', '/bin', '/System', '/Library/Frameworks', '/private/var/db/dyld', '/private/etc', prefix];
+  const devices = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom'];
+  return [
+    '(version 1)',
+    '(deny default)',
+    '(allow process-fork)',
+    `(allow process-exec ${['/usr/bin', '/bin', prefix].map((p) => `(subpath ${sbplString(p)})`).join(' ')})`,
+    '(allow signal (target same-sandbox))',
+    '(allow process-info* (target same-sandbox))',
+    '(allow sysctl-read)',
+    '(allow file-read-metadata)',
+    `(allow file-read* ${readable.map((p) => `(subpath ${sbplString(p)})`).join(' ')} ${devices.map((p) => `(literal ${sbplString(p)})`).join(' ')})`,
+    `(allow file-read* file-write* (subpath ${sbplString(real(workDir))}))`,
+    `(allow file-write-data ${devices
+      .slice(0, 2)
+      .map((p) => `(literal ${sbplString(p)})`)
+      .join(' ')})`,
+    '(deny network*)',
+    '',
+  ].join('\n');
+}
+
+/** Where macOS keeps sandbox-exec. */
+export const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
 
 /** argv that runs `python -I <args...>` at the given level. */
 export function wrapPython(level: IsolationLevel, pyArgs: readonly string[], options: WrapOptions): string[] {
@@ -103,6 +152,9 @@ export function wrapPython(level: IsolationLevel, pyArgs: readonly string[], opt
     case 'process':
     case 'landlock': // the launcher confines itself (its config's `confine`), so no wrapper
       return py;
+    case 'seatbelt':
+      if (!options.workDir) throw new Error('the seatbelt level needs the work folder to write its profile');
+      return [SANDBOX_EXEC, '-p', seatbeltProfile(options.python, options.workDir), ...py];
     case 'network':
       // As root, a plain new network namespace; otherwise inside a user namespace that allows it.
       return ['unshare', ...(isRoot() ? [] : ['-r']), '-n', '--', ...py];
@@ -146,57 +198,88 @@ export function wrapPython(level: IsolationLevel, pyArgs: readonly string[], opt
 
 let cached: Map<string, LevelStatus[]> | undefined;
 
-/** Which levels work here, each tried with a real interpreter run. Cached per interpreter. */
-export function detectIsolation(python: string): LevelStatus[] {
+/** On Windows nothing runs the sandbox yet: what is missing, and the ways out. */
+export const WINDOWS_REASON =
+  "Windows has no sandbox level yet: the sandbox's limits need Python's resource module and a job object with a restricted token, which the workbench does not set up. Fix: open the folder in WSL (VS Code's WSL extension) and run there, or run `agent-rl sandbox serve` on a Linux machine and execute code through it";
+
+/**
+ * Which levels work here, each tried with a real interpreter run, strongest first. Cached per
+ * interpreter and platform; `platform` is a parameter so that the other platforms' answers can be
+ * checked here (nothing is run for a level of another platform).
+ */
+export function detectIsolation(python: string, platform: NodeJS.Platform = process.platform): LevelStatus[] {
   cached ??= new Map();
-  const hit = cached.get(python);
+  const key = `${platform}\0${python}`;
+  const hit = cached.get(key);
   if (hit) return hit;
-  const trial = (level: IsolationLevel): { ok: boolean; detail: string } => {
-    const argv = wrapPython(level, ['-c', 'print("ok")'], { python });
+  const trial = (level: IsolationLevel, workDir?: string): { ok: boolean; detail: string } => {
+    const argv = wrapPython(level, ['-c', 'print("ok")'], { python, ...(workDir ? { workDir } : {}) });
     const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
     if (r.error) return { ok: false, detail: r.error.message };
     return r.status === 0 && r.stdout.trim() === 'ok'
       ? { ok: true, detail: '' }
       : { ok: false, detail: (r.stderr || `exit ${r.status}`).trim().split('\n')[0] ?? '' };
   };
+  const linuxOnly = `Linux only (this is ${platform})`;
   const statuses: LevelStatus[] = [];
-  if (process.platform !== 'linux') {
-    const why = `not on ${process.platform}: bubblewrap, Landlock and unshare are Linux's`;
-    statuses.push(
-      { level: 'strict', available: false, reason: why },
-      { level: 'landlock', available: false, reason: why },
-      { level: 'network', available: false, reason: why },
-    );
-  } else if (!findOnPath('bwrap')) {
-    statuses.push({ level: 'strict', available: false, reason: 'bubblewrap (bwrap) is not installed. Fix: apt-get install bubblewrap' });
+  if (platform !== 'linux') {
+    statuses.push({ level: 'strict', available: false, reason: linuxOnly }, { level: 'landlock', available: false, reason: linuxOnly });
   } else {
-    const t = trial('strict');
-    statuses.push({
-      level: 'strict',
-      available: t.ok,
-      reason: t.ok
-        ? 'bubblewrap works: read-only system, private /work, new network/PID/IPC/UTS namespaces'
-        : `bwrap is installed but could not start a sandbox (${t.detail}). Fix: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root`,
-    });
+    statuses.push(strictStatus(trial), landlockStatus(python));
   }
-  if (process.platform === 'linux') statuses.push(landlockStatus(python));
-  if (process.platform !== 'linux') {
-    // said above
-  } else if (!findOnPath('unshare')) {
-    statuses.push({ level: 'network', available: false, reason: 'unshare (util-linux) is not installed. Fix: apt-get install util-linux' });
-  } else {
-    const t = trial('network');
-    statuses.push({
-      level: 'network',
-      available: t.ok,
-      reason: t.ok
-        ? 'unshare -n works: no network; the file system is shared'
-        : `unshare -n is not permitted here (${t.detail}). Fix: run as root or allow user namespaces`,
-    });
-  }
-  statuses.push({ level: 'process', available: true, reason: 'plain subprocess with rlimits, timeout and output cap; no file-system or network isolation' });
-  cached.set(python, statuses);
+  statuses.push(platform === 'darwin' ? seatbeltStatus(trial) : { level: 'seatbelt', available: false, reason: `macOS only (this is ${platform})` });
+  statuses.push(platform === 'linux' ? networkStatus(trial) : { level: 'network', available: false, reason: linuxOnly });
+  statuses.push(
+    platform === 'win32'
+      ? { level: 'process', available: false, reason: WINDOWS_REASON }
+      : { level: 'process', available: true, reason: 'plain subprocess with rlimits, timeout and output cap; no file-system or network isolation' },
+  );
+  cached.set(key, statuses);
   return statuses;
+}
+
+type Trial = (level: IsolationLevel, workDir?: string) => { ok: boolean; detail: string };
+
+function strictStatus(trial: Trial): LevelStatus {
+  if (!findOnPath('bwrap')) return { level: 'strict', available: false, reason: 'bubblewrap (bwrap) is not installed. Fix: apt-get install bubblewrap' };
+  const t = trial('strict');
+  return {
+    level: 'strict',
+    available: t.ok,
+    reason: t.ok
+      ? 'bubblewrap works: read-only system, private /work, new network/PID/IPC/UTS namespaces'
+      : `bwrap is installed but could not start a sandbox (${t.detail}). Fix: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root`,
+  };
+}
+
+function networkStatus(trial: Trial): LevelStatus {
+  if (!findOnPath('unshare')) return { level: 'network', available: false, reason: 'unshare (util-linux) is not installed. Fix: apt-get install util-linux' };
+  const t = trial('network');
+  return {
+    level: 'network',
+    available: t.ok,
+    reason: t.ok
+      ? 'unshare -n works: no network; the file system is shared'
+      : `unshare -n is not permitted here (${t.detail}). Fix: run as root or allow user namespaces`,
+  };
+}
+
+/** The seatbelt level, tried for real with its generated profile (macOS). */
+function seatbeltStatus(trial: Trial): LevelStatus {
+  if (!fs.existsSync(SANDBOX_EXEC)) return { level: 'seatbelt', available: false, reason: `${SANDBOX_EXEC} is missing (it ships with macOS)` };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-seatbelt-'));
+  try {
+    const t = trial('seatbelt', dir);
+    return {
+      level: 'seatbelt',
+      available: t.ok,
+      reason: t.ok
+        ? 'sandbox-exec works: deny by default, the system read-only, writes only in the work folder, no network, signals within the sandbox'
+        : `sandbox-exec could not start the interpreter (${t.detail}). Fix: an interpreter under /usr, /Library/Frameworks or its own prefix, or run in a Linux VM`,
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The landlock level, tried for real: the launcher confines itself and runs code that reports Landlock's ABI version. */
@@ -207,13 +290,14 @@ function landlockStatus(python: string): LevelStatus {
     const cfg = { cpu: 10, mem: 1 << 30, nproc: 4096, fsize: 1 << 20, nofile: 64, confine: 1, cwd: dir, file: path.join(dir, 'main.py') };
     const argv = wrapPython('landlock', ['-c', LAUNCHER_PY, JSON.stringify(cfg)], { python });
     const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    if (r.error) return { level: 'landlock', available: false, reason: `the interpreter did not start (${r.error.message})` };
     const abi = Number(/^ok (\d+)$/.exec(r.stdout.trim())?.[1] ?? 0);
     if (r.status === 0 && abi >= 1) return { level: 'landlock', available: true, reason: landlockReason(abi), landlockAbi: abi };
-    const detail = (r.error?.message ?? r.stderr.trim().split('\n').at(-1) ?? '') || `exit ${r.status}`; // a traceback's last line says what failed
+    const detail = (r.stderr.trim().split('\n').at(-1) ?? '') || `exit ${r.status}`; // a traceback's last line says what failed
     return {
       level: 'landlock',
       available: false,
-      reason: `${detail.replace(/^sandbox: /, '')}. Fix: a kernel with Landlock (Linux 5.13 or newer with landlock in its lsm= list, as most distributions since 2022), or install bubblewrap for the strict level`,
+      reason: `${detail.replace(/^sandbox: /, '')}. Fix: a kernel with Landlock ABI 3 or newer (Linux 6.2 or newer with landlock in its lsm= list), or install bubblewrap for the strict level`,
     };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -223,22 +307,31 @@ function landlockStatus(python: string): LevelStatus {
 /** What the landlock level holds at a given Landlock ABI version. */
 export function landlockReason(abi: number): string {
   return (
-    `Landlock ABI ${abi} + seccomp: read-only system, writes only in the work folder, no /proc, home or /tmp; no IP sockets` +
+    `Landlock ABI ${abi} + seccomp: read-only system, writes only in the work folder, no /proc, home or /tmp; no sockets (socketpair only); no chmod, chown, utime or xattr changes` +
     (abi >= 6 ? '; signals and abstract Unix sockets scoped to the sandbox' : `; signals not scoped (Landlock ABI 6, Linux 6.12, scopes them)`)
   );
 }
 
+/** What `level` holds on this machine, in env check's words (for the run record). */
+export function levelHolds(level: IsolationLevel, python: string): string {
+  return detectIsolation(python).find((s) => s.level === level)?.reason ?? level;
+}
+
 export class IsolationUnavailableError extends Error {
-  constructor(level: IsolationLevel, reason: string) {
-    super(`Sandbox level "${level}" was demanded but is not available: ${reason}`);
+  constructor(level: IsolationLevel | 'auto', reason: string) {
+    super(level === 'auto' ? `No sandbox level works on this machine: ${reason}` : `Sandbox level "${level}" was demanded but is not available: ${reason}`);
     this.name = 'IsolationUnavailableError';
   }
 }
 
 /** 'auto' → the strongest available level; a named level → that level, or an error naming the fix. */
-export function chooseLevel(wanted: IsolationLevel | 'auto', python: string): IsolationLevel {
-  const statuses = detectIsolation(python);
-  if (wanted === 'auto') return statuses.find((s) => s.available)!.level;
+export function chooseLevel(wanted: IsolationLevel | 'auto', python: string, platform: NodeJS.Platform = process.platform): IsolationLevel {
+  const statuses = detectIsolation(python, platform);
+  if (wanted === 'auto') {
+    const best = statuses.find((s) => s.available);
+    if (!best) throw new IsolationUnavailableError('auto', statuses.at(-1)!.reason);
+    return best.level;
+  }
   const s = statuses.find((x) => x.level === wanted)!;
   if (!s.available) throw new IsolationUnavailableError(wanted, s.reason);
   return wanted;

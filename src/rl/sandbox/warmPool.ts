@@ -24,8 +24,8 @@ export type ServerProcess = ChildProcessByStdio<Writable, Readable, Readable>;
  * talking JSON lines over its pipes. Idle servers never keep this process alive (a pending request's
  * guard timer does).
  */
-export function spawnServer(level: IsolationLevel, python: string, source: string, args: readonly string[]): ServerProcess {
-  const argv = wrapPython(level, ['-c', source, ...args], { python });
+export function spawnServer(level: IsolationLevel, python: string, source: string, args: readonly string[], workDir?: string): ServerProcess {
+  const argv = wrapPython(level, ['-c', source, ...args], { python, ...(workDir ? { workDir } : {}) });
   const child = spawn(argv[0]!, argv.slice(1), { env: { ...SCRUBBED_ENV }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
   child.unref();
   for (const s of [child.stdin, child.stdout, child.stderr]) (s as unknown as { unref?: () => void }).unref?.();
@@ -59,7 +59,7 @@ class Server {
     python: string,
     readonly baseDir: string | undefined,
   ) {
-    this.child = spawnServer(level, python, SERVER_PY, [level === 'strict' ? '/work' : baseDir!]);
+    this.child = spawnServer(level, python, SERVER_PY, [level === 'strict' ? '/work' : baseDir!], baseDir);
     this.child.stderr.on('data', (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString()).slice(-2000);
     });

@@ -8,7 +8,7 @@ import * as crypto from 'node:crypto';
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
 import { parseCodeAction } from '../parsers';
 import type { CodeOptions } from '../../../shared/runConfig';
-import type { IsolationLevel } from '../../sandbox/isolation';
+import { levelHolds, type IsolationLevel } from '../../sandbox/isolation';
 import { limitsOf, type ExecutionResult, type SandboxLimits } from '../../sandbox/limits';
 import { SandboxPools, type Sandbox } from '../../sandbox/sandboxPools';
 import { CODE_TASKS, codeTaskPrompt, formulaTasks, type CodeTask } from '../../tasks/codeTasks';
@@ -232,7 +232,7 @@ export function openCodeEnvironment(options: CodeOptions): RunEnvironment {
     taskFromId: codeTaskById,
     preflight: () => {
       const s = pools.get(o);
-      return `code sandbox: level ${s.level}, python ${s.python}`;
+      return `code sandbox: level ${s.level} (${levelHolds(s.level, s.python)}), python ${s.python}`;
     },
     dispose: () => pools.close(),
   };

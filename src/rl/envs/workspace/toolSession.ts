@@ -104,7 +104,7 @@ class ToolZygote {
       cap: sandbox.limits.outputCapBytes,
       resultBytes: sandbox.limits.tailBytes,
     };
-    this.child = spawnServer(sandbox.level, sandbox.python, TOOL_ZYGOTE_PY, [strict ? '/work' : this.hostDir!]);
+    this.child = spawnServer(sandbox.level, sandbox.python, TOOL_ZYGOTE_PY, [strict ? '/work' : this.hostDir!], this.hostDir);
     this.child.stdin.on('error', () => undefined);
     this.child.stderr.on('data', (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString()).slice(-2000);

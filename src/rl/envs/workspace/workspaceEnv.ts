@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
 import type { WorkspaceEnvOptions } from '../../../shared/runConfig';
 import type { Executor } from '../../sandbox/freshExecutor';
-import type { IsolationLevel } from '../../sandbox/isolation';
+import { levelHolds, type IsolationLevel } from '../../sandbox/isolation';
 import { limitsOf, type SandboxLimits } from '../../sandbox/limits';
 import { SandboxPools } from '../../sandbox/sandboxPools';
 import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, Task, TaskSource } from '../environment';
@@ -414,7 +414,7 @@ function runEnvironment(p: PreparedWorkspace): RunEnvironment {
     tasks: () => p.tasks,
     taskFromId: (id) => [...p.tasks.train, ...p.tasks.heldOut].find((t) => t.id === id),
     preflight: () =>
-      `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? p.options.reward}; sandbox level ${p.level}, python ${p.python}`,
+      `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? p.options.reward}; sandbox level ${p.level} (${levelHolds(p.level, p.python)}), python ${p.python}`,
     dispose: () => p.close(),
   };
 }

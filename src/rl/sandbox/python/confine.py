@@ -7,10 +7,15 @@
 # - Landlock network rules (ABI 4+): no TCP bind or connect;
 # - Landlock scopes (ABI 6+): no signal to a process outside the sandbox, no abstract Unix socket
 #   of one outside it;
-# - no new privileges (set-uid programs do not elevate), and a seccomp filter: sockets of the Unix
-#   family only (no IP, UDP, raw or netlink sockets), no new namespaces (unshare, setns, clone with a
-#   namespace flag), no ptrace or process_vm_readv/writev, no mount, bpf, perf_event_open,
-#   userfaultfd, io_uring, keyctl or kernel-module calls.
+# - no new privileges (set-uid programs do not elevate), and a seccomp filter: no socket() of any
+#   family (a named Unix socket outside the sandbox — a session bus, a container engine, an agent —
+#   is reachable through connect(), which Landlock before ABI 9 does not check; socketpair() stays),
+#   no change of a file's mode, owner, times or extended attributes (Landlock does not check them, so
+#   they would reach the user's files; refused in the work folder too), no new namespaces (unshare,
+#   setns, clone with a namespace flag), no ptrace or process_vm_readv/writev, no mount, bpf,
+#   perf_event_open, userfaultfd, io_uring, keyctl or kernel-module calls.
+# Landlock ABI 3 (Linux 6.2) is the floor: below it Landlock cannot refuse truncating a file outside
+# the work folder.
 # confine() raises OSError naming what the kernel refused; landlock_abi() says what the kernel offers.
 # common.py is put in front of this file (os and sys come from there).
 import ctypes, platform, struct
@@ -92,24 +97,30 @@ _ARCHES = {
         'kexec_file_load': 320, 'init_module': 175, 'finit_module': 313, 'delete_module': 176,
         'name_to_handle_at': 303, 'open_by_handle_at': 304, 'syslog': 103, 'acct': 163, 'swapon': 167,
         'swapoff': 168, 'reboot': 169, 'sethostname': 170, 'setdomainname': 171, 'iopl': 172, 'ioperm': 173,
-        'quotactl': 179}, {'socket': 41, 'clone': 56}),
+        'quotactl': 179, 'socket': 41,
+        'chmod': 90, 'fchmod': 91, 'fchmodat': 268, 'chown': 92, 'fchown': 93, 'lchown': 94, 'fchownat': 260,
+        'utime': 132, 'utimes': 235, 'futimesat': 261, 'utimensat': 280, 'setxattr': 188, 'lsetxattr': 189,
+        'fsetxattr': 190, 'removexattr': 197, 'lremovexattr': 198, 'fremovexattr': 199}, {'clone': 56}),
     'aarch64': (0xC00000B7, {
         'ptrace': 117, 'process_vm_readv': 270, 'process_vm_writev': 271, 'unshare': 97, 'setns': 268,
         'mount': 40, 'umount2': 39, 'pivot_root': 41, 'chroot': 51, 'keyctl': 219, 'add_key': 217,
         'request_key': 218, 'bpf': 280, 'perf_event_open': 241, 'userfaultfd': 282, 'kexec_load': 104,
         'kexec_file_load': 294, 'init_module': 105, 'finit_module': 273, 'delete_module': 106,
         'name_to_handle_at': 264, 'open_by_handle_at': 265, 'syslog': 116, 'acct': 89, 'swapon': 224,
-        'swapoff': 225, 'reboot': 142, 'sethostname': 161, 'setdomainname': 162, 'quotactl': 60},
-        {'socket': 198, 'clone': 220}),
+        'swapoff': 225, 'reboot': 142, 'sethostname': 161, 'setdomainname': 162, 'quotactl': 60, 'socket': 198,
+        'fchmod': 52, 'fchmodat': 53, 'fchownat': 54, 'fchown': 55, 'utimensat': 88, 'setxattr': 5,
+        'lsetxattr': 6, 'fsetxattr': 7, 'removexattr': 14, 'lremovexattr': 15, 'fremovexattr': 16},
+        {'clone': 220}),
 }
 # numbered alike on every architecture: io_uring (which performs network and file operations outside
 # seccomp's view), the new mount API, and clone3 (refused with ENOSYS: the C library falls back to clone,
 # whose flags the filter can read)
 _COMMON_DENIED = {'io_uring_setup': 425, 'io_uring_enter': 426, 'io_uring_register': 427, 'open_tree': 428,
-                  'move_mount': 429, 'fsopen': 430, 'fsconfig': 431, 'fsmount': 432, 'fspick': 433, 'mount_setattr': 442}
+                  'move_mount': 429, 'fsopen': 430, 'fsconfig': 431, 'fsmount': 432, 'fspick': 433, 'mount_setattr': 442,
+                  'fchmodat2': 452, 'setxattrat': 463, 'removexattrat': 466}
 _CLONE3 = 435
 _NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
-_EPERM, _ENOSYS, _EAFNOSUPPORT, _AF_UNIX = 1, 38, 97, 1
+_EPERM, _ENOSYS, _EAFNOSUPPORT = 1, 38, 97
 _RET_ALLOW, _RET_ERRNO, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 
 def seccomp_program(machine):
@@ -128,16 +139,11 @@ def seccomp_program(machine):
     if machine == 'x86_64':
         op(JGE, 0x40000000, 0, 1)  # the x32 ABI's numbers
         op(RET, _RET_ERRNO | _EPERM)
-    for nr in sorted(set(denied.values()) | set(_COMMON_DENIED.values())):
+    for name, nr in sorted(set(denied.items()) | set(_COMMON_DENIED.items()), key=lambda x: x[1]):
         op(JEQ, nr, 0, 1)
-        op(RET, _RET_ERRNO | _EPERM)
+        op(RET, _RET_ERRNO | (_EAFNOSUPPORT if name == 'socket' else _EPERM))
     op(JEQ, _CLONE3, 0, 1)
     op(RET, _RET_ERRNO | _ENOSYS)
-    op(JEQ, special['socket'], 0, 4)
-    op(LD, 16)  # args[0], its low 32 bits: the address family
-    op(JEQ, _AF_UNIX, 0, 1)
-    op(RET, _RET_ALLOW)
-    op(RET, _RET_ERRNO | _EAFNOSUPPORT)
     op(JEQ, special['clone'], 0, 3)
     op(LD, 16)  # args[0]: the clone flags
     op(JSET, _NAMESPACE_FLAGS, 0, 1)
@@ -153,10 +159,14 @@ def _seccomp():
     if _libc.prctl(22, 2, fbuf, 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
         _fail('seccomp')
 
+MIN_ABI = 3
+
 def confine(cwd):
     abi = landlock_abi()
     if abi < 1:
         raise OSError(_ENOSYS, 'the kernel has no Landlock (Linux 5.13 or newer, with landlock in its lsm= list)')
+    if abi < MIN_ABI:
+        raise OSError(_ENOSYS, 'Landlock ABI %d cannot refuse truncating files outside the work folder (ABI 3, Linux 6.2, can)' % abi)
     if _libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
         _fail('no_new_privs')
     _landlock(cwd, abi)

@@ -83,24 +83,53 @@ def sweep(pid, uid):
             time.sleep(0.002)
     # Executions run one at a time, so once the child is reaped every child of ours is a process the
     # code left behind (one that left the child's group with setsid and whose parent exited came back
-    # to us): killed, until none is left, at every level and without a uid of its own.
-    for _ in range(100):
-        while True:  # reap the child, and orphans reparented to us
-            try:
-                got, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if got == 0:
-                break
+    # to us): its whole tree is stopped (so nothing forks while we look), then killed, until none is
+    # left, at every level and without a uid of its own.
+    deadline = time.monotonic() + 2.0
+    while True:
+        reap_all()
         kids = my_children()
-        if not kids:
+        if not kids or time.monotonic() > deadline:
             break
-        for k in kids:
+        stopped, todo = set(), list(kids)
+        while todo:
+            p = todo.pop()
+            if p in stopped:
+                continue
+            stopped.add(p)
             try:
-                os.kill(k, signal.SIGKILL)
+                os.kill(p, signal.SIGSTOP)
+            except OSError:
+                continue
+            todo.extend(children_of(p))
+        for p in stopped:
+            try:
+                os.kill(p, signal.SIGKILL)
             except OSError:
                 pass
-        time.sleep(0.002)
+        time.sleep(0.001)
+
+def reap_all():
+    while True:  # the child, and orphans reparented to us
+        try:
+            got, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if got == 0:
+            return
+
+def children_of(pid):
+    kids = []
+    try:
+        for tid in os.listdir('/proc/%d/task' % pid):
+            try:
+                with open('/proc/%d/task/%s/children' % (pid, tid)) as f:
+                    kids.extend(int(x) for x in f.read().split())
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return kids
 
 def stdin_file(text):
     # The code's stdin: an anonymous in-memory file (no size limit of a pipe, nothing in the work directory).
