@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
+import { resolvePython } from '../../src/rl/sandbox/isolation';
 import { runCli, tempDir } from '../helpers/cli';
 
 describe('agent-rl env', () => {
@@ -29,7 +30,7 @@ describe('agent-rl env', () => {
     const landlock = /^landlock\s+(yes|no)\s+(.*)$/m.exec(r.stdout);
     assert.ok(landlock, r.stdout);
     const abi = Number(
-      spawnSync('/usr/bin/python3', ['-I', '-S', '-c', 'import ctypes\nprint(max(0, ctypes.CDLL(None).syscall(444, None, 0, 1)))'], {
+      spawnSync(resolvePython(), ['-I', '-S', '-c', 'import ctypes\nprint(max(0, ctypes.CDLL(None).syscall(444, None, 0, 1)))'], {
         encoding: 'utf8',
       }).stdout.trim(),
     );

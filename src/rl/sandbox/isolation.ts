@@ -117,8 +117,14 @@ export function seatbeltProfile(python: string, workDir: string): string {
       return p;
     }
   };
-  const prefix = path.dirname(path.dirname(real(python)));
-  const readable = ['/usr', '/bin', '/System', '/Library/Frameworks', '/private/var/db/dyld', '/private/etc', prefix];
+  // the interpreter's installation: the folder above its bin/ (a framework, Homebrew's Cellar, a pyenv
+  // version), never "/" or a folder of home folders; /usr's own interpreter needs no more than /usr
+  const exe = real(python);
+  const above = path.dirname(path.dirname(exe));
+  const prefix = path.basename(path.dirname(exe)) === 'bin' && !['/', '/Users', '/home', os.homedir()].includes(above) ? above : '/usr';
+  const readable = [
+    ...new Set(['/usr', '/bin', '/System', '/Library/Frameworks', '/Library/Developer/CommandLineTools', '/private/var/db/dyld', '/private/etc', prefix]),
+  ];
   const devices = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom'];
   return [
     '(version 1)',
@@ -129,6 +135,8 @@ export function seatbeltProfile(python: string, workDir: string): string {
     '(allow process-info* (target same-sandbox))',
     '(allow sysctl-read)',
     '(allow file-read-metadata)',
+    // libraries outside the shared cache (libpython, lib-dynload's modules) are mapped executable
+    `(allow file-map-executable ${readable.map((p) => `(subpath ${sbplString(p)})`).join(' ')})`,
     `(allow file-read* ${readable.map((p) => `(subpath ${sbplString(p)})`).join(' ')} ${devices.map((p) => `(literal ${sbplString(p)})`).join(' ')})`,
     `(allow file-read* file-write* (subpath ${sbplString(real(workDir))}))`,
     `(allow file-write-data ${devices

@@ -132,10 +132,15 @@ def children_of(pid):
     return kids
 
 def stdin_file(text):
-    # The code's stdin: an anonymous in-memory file (no size limit of a pipe, nothing in the work directory).
+    # The code's stdin: an anonymous in-memory file (no size limit of a pipe, nothing in the work
+    # directory); where there is no memfd_create (macOS), an unlinked temporary file.
     if text is None:
         return None
-    fd = os.memfd_create('stdin')
+    if hasattr(os, 'memfd_create'):
+        fd = os.memfd_create('stdin')
+    else:
+        import tempfile
+        fd = os.dup(tempfile.TemporaryFile().fileno())
     data = text.encode('utf-8', 'replace')
     while data:
         data = data[os.write(fd, data):]
