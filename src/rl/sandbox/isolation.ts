@@ -3,8 +3,9 @@
 //             namespaces, die-with-parent, new session, cleared environment.
 //   landlock — Linux with no package: the code confines itself before it runs (python/confine.py):
 //             Landlock (the system read-only, writes only in its work folder, nothing else readable;
-//             no TCP; signals scoped to the sandbox), no new privileges, and a seccomp filter (Unix
-//             sockets only, no namespaces, no ptrace or mount).
+//             no TCP; signals scoped to the sandbox), no new privileges, and a seccomp filter (no
+//             socket() at all, no chmod/chown/utime/xattr, no namespaces, no ptrace or mount).
+//             Needs Landlock ABI 3 (Linux 6.2).
 //   seatbelt — macOS: /usr/bin/sandbox-exec with a generated profile (seatbeltProfile): deny by
 //             default; the system and the interpreter readable; writes only in the work folder; no
 //             network; signals and process information only within the sandbox.
