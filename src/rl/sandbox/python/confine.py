@@ -1,4 +1,4 @@
-# The `landlock` isolation level (Linux 5.13+, no package to install): after the limits, and before
+# The `landlock` isolation level (Landlock ABI 3, Linux 6.2+, no package to install): after the limits, and before
 # any user code runs, the process confines itself and everything it starts, for good:
 # - Landlock file-system rules: the system folders and the interpreter's installation readable and
 #   executable; the work folder fully writable; /dev/null, /dev/zero and /dev/urandom read and write;
