@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { resolvePython } from '../../src/rl/sandbox/isolation';
 import { runCli, tempDir } from '../helpers/cli';
+import { kernelLandlockAbi } from '../helpers/landlock';
 
 describe('agent-rl env', () => {
   it('env check lists every level with a reason and the one auto picks', () => {
@@ -29,11 +29,7 @@ describe('agent-rl env', () => {
     assert.match(r.stdout, /^strict\s+no\s+bubblewrap \(bwrap\) is not installed/m);
     const landlock = /^landlock\s+(yes|no)\s+(.*)$/m.exec(r.stdout);
     assert.ok(landlock, r.stdout);
-    const abi = Number(
-      spawnSync(resolvePython(), ['-I', '-S', '-c', 'import ctypes\nprint(max(0, ctypes.CDLL(None).syscall(444, None, 0, 1)))'], {
-        encoding: 'utf8',
-      }).stdout.trim(),
-    );
+    const abi = kernelLandlockAbi(resolvePython());
     if (abi < 3) {
       // the reason and the fix, then skipped (not passed): this kernel's Landlock is missing or too old
       assert.equal(landlock[1], 'no');

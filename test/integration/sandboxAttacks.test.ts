@@ -1,7 +1,7 @@
 // Hostile code against every available isolation level, with both executors (a fresh interpreter per
 // execution, and the warm pool). Prints a level × attack × outcome table at the end.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -12,6 +12,7 @@ import { FreshExecutor, type Executor } from '../../src/rl/sandbox/freshExecutor
 import { detectIsolation, isRoot, resolvePython, type IsolationLevel } from '../../src/rl/sandbox/isolation';
 import { DEFAULT_LIMITS, pidsOfUid, type SandboxLimits } from '../../src/rl/sandbox/limits';
 import { WarmPool } from '../../src/rl/sandbox/warmPool';
+import { kernelLandlockAbi } from '../helpers/landlock';
 
 const SECRET = `planted-${crypto.randomBytes(6).toString('hex')}`;
 process.env.AGENT_RL_PLANTED_SECRET = SECRET; // must never be visible inside a sandbox
@@ -339,8 +340,7 @@ it('the landlock level is available wherever the kernel has Landlock ABI 3 or ne
     t.skip('Landlock is Linux');
     return;
   }
-  const r = spawnSync(python, ['-I', '-S', '-c', 'import ctypes\nprint(max(0, ctypes.CDLL(None).syscall(444, None, 0, 1)))'], { encoding: 'utf8' });
-  const abi = Number(r.stdout.trim());
+  const abi = kernelLandlockAbi(python);
   const s = statuses.find((x) => x.level === 'landlock')!;
   if (abi < 3) {
     assert.equal(s.available, false);

@@ -249,29 +249,32 @@ export function detectIsolation(python: string, platform: NodeJS.Platform = proc
 
 type Trial = (level: IsolationLevel, workDir?: string) => { ok: boolean; detail: string };
 
-function strictStatus(trial: Trial): LevelStatus {
-  if (!findOnPath('bwrap')) return { level: 'strict', available: false, reason: 'bubblewrap (bwrap) is not installed. Fix: apt-get install bubblewrap' };
-  const t = trial('strict');
-  return {
-    level: 'strict',
-    available: t.ok,
-    reason: t.ok
-      ? 'bubblewrap works: read-only system, private /work, new network/PID/IPC/UTS namespaces'
-      : `bwrap is installed but could not start a sandbox (${t.detail}). Fix: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root`,
-  };
+/** A level made by wrapping the interpreter in a tool on PATH: missing, working, or failing as tried. */
+function wrapperStatus(
+  trial: Trial,
+  level: IsolationLevel,
+  tool: string,
+  said: { readonly missing: string; readonly works: string; readonly fails: (detail: string) => string },
+): LevelStatus {
+  if (!findOnPath(tool)) return { level, available: false, reason: said.missing };
+  const t = trial(level);
+  return { level, available: t.ok, reason: t.ok ? said.works : said.fails(t.detail) };
 }
 
-function networkStatus(trial: Trial): LevelStatus {
-  if (!findOnPath('unshare')) return { level: 'network', available: false, reason: 'unshare (util-linux) is not installed. Fix: apt-get install util-linux' };
-  const t = trial('network');
-  return {
-    level: 'network',
-    available: t.ok,
-    reason: t.ok
-      ? 'unshare -n works: no network; the file system is shared'
-      : `unshare -n is not permitted here (${t.detail}). Fix: run as root or allow user namespaces`,
-  };
-}
+const strictStatus = (trial: Trial): LevelStatus =>
+  wrapperStatus(trial, 'strict', 'bwrap', {
+    missing: 'bubblewrap (bwrap) is not installed. Fix: apt-get install bubblewrap',
+    works: 'bubblewrap works: read-only system, private /work, new network/PID/IPC/UTS namespaces',
+    fails: (d) =>
+      `bwrap is installed but could not start a sandbox (${d}). Fix: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root`,
+  });
+
+const networkStatus = (trial: Trial): LevelStatus =>
+  wrapperStatus(trial, 'network', 'unshare', {
+    missing: 'unshare (util-linux) is not installed. Fix: apt-get install util-linux',
+    works: 'unshare -n works: no network; the file system is shared',
+    fails: (d) => `unshare -n is not permitted here (${d}). Fix: run as root or allow user namespaces`,
+  });
 
 /** The seatbelt level, tried for real with its generated profile (macOS). */
 function seatbeltStatus(trial: Trial): LevelStatus {

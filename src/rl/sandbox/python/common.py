@@ -48,6 +48,28 @@ def run_user_code(code_obj):
         os._exit(1)
     flush()
 
+def children_of(pid):
+    # The children of every thread of pid, or None when /proc cannot say (no /proc: macOS).
+    try:
+        tids = os.listdir('/proc/%d/task' % pid)
+    except OSError:
+        return None
+    kids = []
+    for tid in tids:
+        try:
+            with open('/proc/%d/task/%s/children' % (pid, tid)) as f:
+                kids.extend(int(x) for x in f.read().split())
+        except OSError:
+            pass
+    return kids
+
+def kill_all(pids, sig=signal.SIGKILL):
+    for p in pids:
+        try:
+            os.kill(p, sig)
+        except OSError:
+            pass
+
 def flush():
     for s in (sys.stdout, sys.stderr):
         try:

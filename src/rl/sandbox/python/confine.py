@@ -39,14 +39,8 @@ _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _REFER, _TRUNCATE, _IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 
 def _fs_rights(abi):
-    rights = (1 << 13) - 1  # ABI 1: execute … make_sym
-    if abi >= 2:
-        rights |= _REFER
-    if abi >= 3:
-        rights |= _TRUNCATE
-    if abi >= 5:
-        rights |= _IOCTL_DEV
-    return rights
+    # ABI 1's execute … make_sym, ABI 2's refer and ABI 3's truncate (3 is confine()'s floor), ABI 5's ioctl_dev
+    return ((1 << 13) - 1) | _REFER | _TRUNCATE | (_IOCTL_DEV if abi >= 5 else 0)
 
 def readable_roots():
     # the system and the interpreter's own installation (a pyenv or conda interpreter lives elsewhere)
@@ -65,7 +59,7 @@ def _landlock(cwd, abi):
     fd = _libc.syscall(ctypes.c_long(_SYS_CREATE_RULESET), attr, ctypes.c_size_t(size), ctypes.c_uint32(0))
     if fd < 0:
         _fail('landlock_create_ruleset')
-    file_rw = _READ_FILE | _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0) | (_IOCTL_DEV if abi >= 5 else 0)
+    file_rw = _READ_FILE | _WRITE_FILE | _TRUNCATE | (_IOCTL_DEV if abi >= 5 else 0)
     rules = [(p, _EXECUTE | _READ_FILE | _READ_DIR) for p in readable_roots()]
     rules += [(p, file_rw) for p in ('/dev/null', '/dev/zero', '/dev/urandom')]
     rules.append((cwd, handled))
@@ -88,7 +82,8 @@ def _landlock(cwd, abi):
     finally:
         os.close(fd)
 
-# seccomp: the architecture's audit number, and the system calls refused with EPERM
+# seccomp: the architecture's audit number, the system calls refused (EPERM; socket: EAFNOSUPPORT),
+# and clone's number (refused only with a namespace flag)
 _ARCHES = {
     'x86_64': (0xC000003E, {
         'ptrace': 101, 'process_vm_readv': 310, 'process_vm_writev': 311, 'unshare': 272, 'setns': 308,
@@ -100,7 +95,7 @@ _ARCHES = {
         'quotactl': 179, 'socket': 41,
         'chmod': 90, 'fchmod': 91, 'fchmodat': 268, 'chown': 92, 'fchown': 93, 'lchown': 94, 'fchownat': 260,
         'utime': 132, 'utimes': 235, 'futimesat': 261, 'utimensat': 280, 'setxattr': 188, 'lsetxattr': 189,
-        'fsetxattr': 190, 'removexattr': 197, 'lremovexattr': 198, 'fremovexattr': 199}, {'clone': 56}),
+        'fsetxattr': 190, 'removexattr': 197, 'lremovexattr': 198, 'fremovexattr': 199}, 56),
     'aarch64': (0xC00000B7, {
         'ptrace': 117, 'process_vm_readv': 270, 'process_vm_writev': 271, 'unshare': 97, 'setns': 268,
         'mount': 40, 'umount2': 39, 'pivot_root': 41, 'chroot': 51, 'keyctl': 219, 'add_key': 217,
@@ -110,7 +105,7 @@ _ARCHES = {
         'swapoff': 225, 'reboot': 142, 'sethostname': 161, 'setdomainname': 162, 'quotactl': 60, 'socket': 198,
         'fchmod': 52, 'fchmodat': 53, 'fchownat': 54, 'fchown': 55, 'utimensat': 88, 'setxattr': 5,
         'lsetxattr': 6, 'fsetxattr': 7, 'removexattr': 14, 'lremovexattr': 15, 'fremovexattr': 16},
-        {'clone': 220}),
+        220),
 }
 # numbered alike on every architecture: io_uring (which performs network and file operations outside
 # seccomp's view), the new mount API, and clone3 (refused with ENOSYS: the C library falls back to clone,
@@ -127,7 +122,7 @@ def seccomp_program(machine):
     # a classic BPF program over struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6]}
     if machine not in _ARCHES:
         raise OSError(_ENOSYS, 'no seccomp table for the %s architecture (x86_64 and aarch64 have one)' % machine)
-    arch, denied, special = _ARCHES[machine]
+    arch, denied, clone_nr = _ARCHES[machine]
     LD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE, JSET, BPF_RET|K
     ins = []
     def op(code, k, jt=0, jf=0):
@@ -144,7 +139,7 @@ def seccomp_program(machine):
         op(RET, _RET_ERRNO | (_EAFNOSUPPORT if name == 'socket' else _EPERM))
     op(JEQ, _CLONE3, 0, 1)
     op(RET, _RET_ERRNO | _ENOSYS)
-    op(JEQ, special['clone'], 0, 3)
+    op(JEQ, clone_nr, 0, 3)
     op(LD, 16)  # args[0]: the clone flags
     op(JSET, _NAMESPACE_FLAGS, 0, 1)
     op(RET, _RET_ERRNO | _EPERM)

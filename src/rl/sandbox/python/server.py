@@ -5,7 +5,7 @@
 # process the child left, and answers one JSON line on stdout. It is a child subreaper, so orphans of
 # the code come back to it to be killed. common.py and confine.py are put in front of this file by
 # scripts/buildPython.mjs: json, os, signal, sys, apply_limits, scrub_env, prepare, run_user_code,
-# flush and confine come from there.
+# flush, children_of, kill_all and confine come from there.
 import ctypes, select, time
 
 def rmtree(path):
@@ -52,17 +52,9 @@ def uid_pids(uid):
             pass
     return pids
 
-def my_children():
-    # As a subreaper every survivor of the child's tree is (or descends from) a child of ours.
-    me = os.getpid()
-    try:
-        with open('/proc/%d/task/%d/children' % (me, me)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return None
-
 def has_children():
-    kids = my_children()
+    # As a subreaper every survivor of the child's tree is (or descends from) a child of ours.
+    kids = children_of(os.getpid())
     return kids is None or kids != []
 
 def sweep(pid, uid):
@@ -75,11 +67,7 @@ def sweep(pid, uid):
             left = [p for p in uid_pids(uid) if p != os.getpid()]
             if not left:
                 break
-            for p in left:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except OSError:
-                    pass
+            kill_all(left)
             time.sleep(0.002)
     # Executions run one at a time, so once the child is reaped every child of ours is a process the
     # code left behind (one that left the child's group with setsid and whose parent exited came back
@@ -88,7 +76,7 @@ def sweep(pid, uid):
     deadline = time.monotonic() + 2.0
     while True:
         reap_all()
-        kids = my_children()
+        kids = children_of(os.getpid())
         if not kids or time.monotonic() > deadline:
             break
         stopped, todo = set(), list(kids)
@@ -101,12 +89,8 @@ def sweep(pid, uid):
                 os.kill(p, signal.SIGSTOP)
             except OSError:
                 continue
-            todo.extend(children_of(p))
-        for p in stopped:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except OSError:
-                pass
+            todo.extend(children_of(p) or [])
+        kill_all(stopped)
         time.sleep(0.001)
 
 def reap_all():
@@ -117,19 +101,6 @@ def reap_all():
             return
         if got == 0:
             return
-
-def children_of(pid):
-    kids = []
-    try:
-        for tid in os.listdir('/proc/%d/task' % pid):
-            try:
-                with open('/proc/%d/task/%s/children' % (pid, tid)) as f:
-                    kids.extend(int(x) for x in f.read().split())
-            except OSError:
-                pass
-    except OSError:
-        pass
-    return kids
 
 def stdin_file(text):
     # The code's stdin: an anonymous in-memory file (no size limit of a pipe, nothing in the work

@@ -15,8 +15,8 @@
 # imported (with the tools' schemas when `listing`). A session's requests: call, call_text, exec.
 #
 # src/rl/sandbox/python/common.py and confine.py are put in front of this file by
-# scripts/buildPython.mjs: json, linecache, os, signal, sys, apply_limits, scrub_env and confine (the
-# landlock level's confinement of each session) come from there.
+# scripts/buildPython.mjs: json, linecache, os, signal, sys, apply_limits, scrub_env, children_of and
+# confine (the landlock level's confinement of each session) come from there.
 import ast, inspect, io, re, traceback, types, typing
 
 CAP = 1 << 20
@@ -378,18 +378,10 @@ def emit(sid, line):
     host_out.write('%d\t%s\n' % (sid, line))
     host_out.flush()
 
-def my_children():
-    me = os.getpid()
-    try:
-        with open('/proc/%d/task/%d/children' % (me, me)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
-
 def kill_orphans():
     # children of ours that are no session: what a session left behind (reparented to us, the subreaper)
     live = set(x['pid'] for x in sessions.values())
-    for pid in my_children():
+    for pid in children_of(os.getpid()) or []:
         if pid not in live:
             try:
                 os.kill(pid, signal.SIGKILL)
