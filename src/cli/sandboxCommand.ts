@@ -1,17 +1,29 @@
 // `agent-rl sandbox serve`: SandboxFusion's /run_code on our warm pool (see rl/sandbox/fusion).
 import { parseArgs } from 'node:util';
+import { defaultSlots } from '../rl/sandbox/fusion/admission';
 import { FusionServerError, startFusionServer } from '../rl/sandbox/fusion/fusionServer';
+import { servedLanguages } from '../rl/sandbox/fusion/languages';
 import { chooseLevel, ISOLATION_LEVELS, resolvePython, type IsolationLevel } from '../rl/sandbox/isolation';
 import { WarmPool } from '../rl/sandbox/warmPool';
 import { showInvisibles } from '../shared/untrustedText';
 import { UsageError } from './usageError';
 
-export const SANDBOX_USAGE = `agent-rl sandbox serve [--port N] [--host H] [--token T] [--concurrency K] [--queue Q] [--level auto|strict|landlock|seatbelt|network|process]
-                       [--python PATH] [--max-timeout S] [--memory-mb M] [--max-memory-mb M] [--output-cap BYTES]
-  SandboxFusion's POST /run_code (python), for verl's SandboxFusionTool and sandbox_fusion reward.
+/** Python servers `sandbox serve` starts first and keeps: a burst this size of sleeping programs is forks, not interpreter starts. */
+const DEFAULT_WARM = 128;
+
+export const SANDBOX_USAGE = `agent-rl sandbox serve [--port N] [--host H] [--token T] [--concurrency K] [--warm W] [--queue Q] [--max-wait S]
+                       [--level auto|strict|landlock|seatbelt|network|process] [--python PATH] [--max-timeout S]
+                       [--memory-mb M] [--max-memory-mb M] [--output-cap BYTES]
+  SandboxFusion's POST /run_code, for verl's SandboxFusionTool and sandbox_fusion reward: Python, and
+  C++, Java, Node.js, Bash, Go, Rust, Perl, Ruby, PHP, Lua where their toolchain is installed (env check lists them).
   --host       default 127.0.0.1; any other address needs --token (or AGENT_RL_SANDBOX_TOKEN)
   --port       default 8080 (0 = any free port; the URL is printed)
-  --concurrency  executions at once (warm interpreter servers), default 2; more requests wait in a queue of --queue (default 1024)`;
+  --concurrency  executions at once, at most (default from memory: half of it over 40 MB each, here ${defaultSlots()});
+               one per core starts at any load, more only while the CPU has time to spare
+  --warm       Python servers started first and kept warm (default ${DEFAULT_WARM}, ≈ 9 MB each): an execution on a
+               warm server is a fork (≈ 10 ms of CPU), one beyond them first starts a server (≈ 65 ms)
+  --queue      requests waiting, at most (default 1024); --max-wait S: the longest one waits to start
+               (default 5). Past either it is answered 504, which verl's client retries`;
 
 export async function sandboxCommand(args: readonly string[]): Promise<number> {
   let parsed;
@@ -25,7 +37,9 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
         host: { type: 'string' },
         token: { type: 'string' },
         concurrency: { type: 'string' },
+        warm: { type: 'string' },
         queue: { type: 'string' },
+        'max-wait': { type: 'string' },
         level: { type: 'string' },
         python: { type: 'string' },
         'max-timeout': { type: 'string' },
@@ -54,8 +68,9 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
   if (level !== 'auto' && !ISOLATION_LEVELS.includes(level)) throw new UsageError(`--level ${v.level}: use auto, ${ISOLATION_LEVELS.join(', ')}`);
   const python = resolvePython(v.python);
   const chosen = chooseLevel(level, python);
-  const concurrency = Math.floor(num('concurrency', v.concurrency, 2, 1));
-  const pool = new WarmPool(chosen, python, concurrency);
+  const concurrency = Math.floor(num('concurrency', v.concurrency, defaultSlots(), 1));
+  const warm = Math.min(concurrency, Math.floor(num('warm', v.warm, Math.min(DEFAULT_WARM, concurrency), 0)));
+  const pool = new WarmPool(chosen, python, concurrency, warm);
   const token = v.token ?? process.env.AGENT_RL_SANDBOX_TOKEN;
   let server;
   try {
@@ -65,6 +80,7 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
       ...(token ? { token } : {}),
       concurrency,
       queueLimit: Math.floor(num('queue', v.queue, 1024, 0)),
+      maxWaitMs: Math.round(num('max-wait', v['max-wait'], 5, 0) * 1000),
       executor: pool,
       maxRunTimeoutS: num('max-timeout', v['max-timeout'], 60, 0.1),
       defaultMemoryMB: Math.floor(num('memory-mb', v['memory-mb'], 1024, 32)),
@@ -76,8 +92,12 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
     if (e instanceof FusionServerError) throw new UsageError(e.message);
     throw e;
   }
+  const t0 = performance.now();
+  await pool.prestart(warm);
   process.stdout.write(
-    `SandboxFusion API (python) on ${server.url}  level ${chosen}, ${showInvisibles(python)}, ${concurrency} at once${token ? ', token required' : ''}\n`,
+    `${warm} Python servers warm in ${((performance.now() - t0) / 1000).toFixed(1)} s\n` +
+      `SandboxFusion API on ${server.url}  level ${chosen}, ${showInvisibles(python)}, up to ${concurrency} at once (${warm} kept warm)${token ? ', token required' : ''}\n` +
+      `languages: ${servedLanguages().join(', ')}\n`,
   );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
@@ -86,7 +106,7 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
   await server.close();
   await pool.close();
   process.stdout.write(
-    `stopped after ${server.stats.served} executions (at most ${server.stats.maxActive} at once, ${server.stats.maxQueued} queued, ${server.stats.rejected} turned away)\n`,
+    `stopped after ${server.stats.served} executions (at most ${server.admission.maxRunning} at once, ${server.admission.maxWaiting} waiting, ${server.stats.rejected} answered 504)\n`,
   );
   return 0;
 }

@@ -3,7 +3,9 @@
 // ones verl's SandboxFusion client decides on: the top-level status (Success / Failed / SandboxError),
 // run_result.status (Finished / TimeLimitExceeded), return_code and stdout.
 import assert from 'node:assert/strict';
+import * as http from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { defaultSlots } from '../../src/rl/sandbox/fusion/admission';
 import { checkServerOptions, startFusionServer, type FusionServerOptions, type RunningFusionServer } from '../../src/rl/sandbox/fusion/fusionServer';
 import type { RunCodeResponse } from '../../src/rl/sandbox/fusion/fusionProtocol';
 import { chooseLevel, resolvePython } from '../../src/rl/sandbox/isolation';
@@ -20,6 +22,8 @@ async function serve(pool: WarmPool, o: Partial<FusionServerOptions> = {}): Prom
     port: 0,
     concurrency: 2,
     queueLimit: 64,
+    maxWaitMs: 30_000,
+    cores: 2,
     executor: pool,
     maxRunTimeoutS: 30,
     defaultMemoryMB: 512,
@@ -112,7 +116,7 @@ describe(`agent-rl sandbox serve: SandboxFusion's /run_code on the warm pool (le
     assert.ok(r.run_result!.stdout!.length <= 64 * 1024 && r.run_result!.stdout!.length > 0);
   });
 
-  it('requests SandboxFusion rejects get its shapes: 422 with FastAPI detail, another language a SandboxError answer', async () => {
+  it('requests SandboxFusion rejects get its shapes: 422 with FastAPI detail, a language with no toolchain here a SandboxError answer', async () => {
     const bad = await post(server.url, { language: 'klingon', run_timeout: 'soon' });
     assert.equal(bad.status, 422);
     const detail = (bad.json as { detail: { type: string; loc: string[] }[] }).detail;
@@ -125,9 +129,9 @@ describe(`agent-rl sandbox serve: SandboxFusion's /run_code on the warm pool (le
       ],
     );
     assert.equal((await post(server.url, { code: '1', language: 'python', files: { '../x': 'AA==' } })).status, 422);
-    const cpp = await run(server.url, 'int main() {}', { language: 'cpp' });
-    assert.deepEqual([cpp.status, cpp.run_result, cpp.compile_result], ['SandboxError', null, null]);
-    assert.match(cpp.message, /python only/);
+    const cuda = await run(server.url, 'int main() {}', { language: 'cuda' });
+    assert.deepEqual([cuda.status, cuda.run_result, cuda.compile_result], ['SandboxError', null, null]);
+    assert.match(cuda.message, /language cuda is not run here: .*This server runs python, /);
     assert.equal((await fetch(server.url.replace('/run_code', '/v1/ping'))).status, 200);
   });
 
@@ -148,16 +152,35 @@ describe(`agent-rl sandbox serve: SandboxFusion's /run_code on the warm pool (le
     // ... and the server says the other four waited in its queue.
     const waited = answers.map((a) => Number(a.headers.get('x-agent-rl-queue-ms'))).filter((ms) => ms > 300).length;
     assert.ok(waited >= 3, `queued answers: ${waited}`);
-    assert.ok(server.stats.maxQueued >= 3 && server.stats.maxActive === 2 && server.stats.rejected === before.rejected);
+    assert.ok(server.admission.maxWaiting >= 3 && server.admission.maxRunning === 2 && server.stats.rejected === before.rejected);
     assert.ok(wall >= 3 * 600 - 50, `6 × 0.6 s on 2 slots took ${wall} ms`);
   });
 
-  it('the queue is bounded: past queueLimit a request is turned away with 503 and Retry-After', async () => {
-    const small = await serve(pool, { concurrency: 1, queueLimit: 1 });
+  it('the queue is bounded: past queueLimit a request is answered 504 (which verl retries) with Retry-After', async () => {
+    const small = await serve(pool, { concurrency: 1, cores: 1, queueLimit: 1 });
     try {
       const answers = await Promise.all(Array.from({ length: 3 }, () => post(small.url, { code: 'import time\ntime.sleep(0.4)\n', language: 'python' })));
-      assert.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 503]);
-      assert.equal(answers.find((a) => a.status === 503)!.headers.get('retry-after'), '1');
+      assert.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 504]);
+      const turned = answers.find((a) => a.status === 504)!;
+      assert.equal(turned.headers.get('retry-after'), '1');
+      assert.match((turned.json as { detail: string }).detail, /^Gateway Timeout: queue full: 1 waiting, 1 running/);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('a request that cannot start within maxWaitMs is answered 504 then, not left to the client timeout', async () => {
+    const small = await serve(pool, { concurrency: 1, cores: 1, queueLimit: 10, maxWaitMs: 300 });
+    try {
+      const t0 = performance.now();
+      const slow = post(small.url, { code: 'import time\ntime.sleep(1.5)\n', language: 'python' });
+      await new Promise((r) => setTimeout(r, 100));
+      const waiting = await post(small.url, { code: 'print(1)', language: 'python' });
+      const ms = performance.now() - t0;
+      assert.equal(waiting.status, 504);
+      assert.match((waiting.json as { detail: string }).detail, /no execution slot within 300 ms \(1 running, 0 waiting/);
+      assert.ok(ms < 1200, `answered after ${ms} ms, before the sleeper ended`);
+      assert.equal((await slow).status, 200);
     } finally {
       await small.close();
     }
@@ -183,3 +206,68 @@ describe(`agent-rl sandbox serve: SandboxFusion's /run_code on the warm pool (le
     }
   });
 });
+
+describe(`agent-rl sandbox serve under load (level ${level}, default slots and admission)`, () => {
+  const slots = defaultSlots();
+  const pool = new WarmPool(level, python, slots, 128);
+  let server: RunningFusionServer;
+  before(async () => {
+    await pool.prestart(128); // as sandbox serve does before it prints its URL
+    server = await startFusionServer({
+      host: '127.0.0.1',
+      port: 0,
+      concurrency: slots,
+      queueLimit: 1024,
+      executor: pool,
+      maxRunTimeoutS: 30,
+      defaultMemoryMB: 1024,
+      maxMemoryMB: 4096,
+      outputCapBytes: 64 * 1024,
+    });
+  });
+  after(async () => {
+    await server.close();
+    await pool.close();
+  });
+
+  it('100 programs sleeping past a 5 s timeout, sent at once: all TimeLimitExceeded within 10 s; a trivial one sent behind them answers within its own timeout', async () => {
+    const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+    const t0 = performance.now();
+    const sleepers = Array.from({ length: 100 }, () =>
+      timedPost(server.url, { code: 'import time\ntime.sleep(30)\n', language: 'python', run_timeout: 5 }, agent, t0),
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const trivial = await timedPost(server.url, { code: 'print(6 * 7)', language: 'python', run_timeout: 5 }, agent, performance.now());
+    const answers = await Promise.all(sleepers);
+    assert.deepEqual(
+      [...new Set(answers.map((a) => `${a.status} ${a.body.run_result?.status}`))],
+      ['200 TimeLimitExceeded'],
+      JSON.stringify(answers.find((a) => a.status !== 200 || a.body.run_result?.status !== 'TimeLimitExceeded')),
+    );
+    const slowest = Math.max(...answers.map((a) => a.ms));
+    assert.ok(slowest < 10_000, `the last sleeper answered after ${slowest} ms`);
+    assert.deepEqual([trivial.status, trivial.body.status, trivial.body.run_result?.stdout], [200, 'Success', '42\n']);
+    assert.ok(trivial.ms < 5000, `the trivial request answered after ${trivial.ms} ms`);
+    assert.ok(server.admission.maxRunning >= 100, `${server.admission.maxRunning} ran at once`);
+    agent.destroy();
+  });
+});
+
+async function timedPost(url: string, body: unknown, agent: http.Agent, t0: number): Promise<{ status: number; body: RunCodeResponse; ms: number }> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as RunCodeResponse, ms: performance.now() - t0 }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(text);
+  });
+}

@@ -72,7 +72,7 @@ export function resolvePython(configured?: string): string {
 const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** System directories the strict sandbox sees read-only (when they exist and are not symlinks into /usr). */
-function systemBinds(python: string): string[] {
+function systemBinds(python: string, roots: readonly string[]): string[] {
   const args: string[] = [];
   for (const dir of ['/usr', '/etc', '/lib', '/lib64', '/bin', '/sbin']) {
     let st: fs.Stats;
@@ -89,6 +89,7 @@ function systemBinds(python: string): string[] {
     const prefix = path.dirname(path.dirname(python));
     args.push('--ro-bind', prefix, prefix);
   }
+  for (const root of roots) args.push('--ro-bind', root, root);
   return args;
 }
 
@@ -98,6 +99,10 @@ export interface WrapOptions {
   readonly taskDir?: string;
   /** The folder the code may write in (seatbelt: its profile's only writable folder). */
   readonly workDir?: string;
+  /** strict: show `workDir` read-write at /work (not a fresh tmpfs), so that phases share it (a compile step and the run). */
+  readonly bindWork?: boolean;
+  /** A toolchain's folders outside the system ones (a Node or JDK under /opt): readable and executable. */
+  readonly roots?: readonly string[];
 }
 
 /** A string literal of Seatbelt's profile language (SBPL): backslashes and quotes escaped, nothing else can end it. */
@@ -110,7 +115,7 @@ const sbplString = (s: string): string => `"${s.replace(/[\\"]/g, (c) => `\\${c}
  * process information only within the sandbox. File metadata (stat) is readable everywhere, which path
  * lookup needs; file contents are not.
  */
-export function seatbeltProfile(python: string, workDir: string): string {
+export function seatbeltProfile(python: string, workDir: string, roots: readonly string[] = []): string {
   const real = (p: string): string => {
     try {
       return fs.realpathSync(p);
@@ -123,15 +128,27 @@ export function seatbeltProfile(python: string, workDir: string): string {
   const exe = real(python);
   const above = path.dirname(path.dirname(exe));
   const prefix = path.basename(path.dirname(exe)) === 'bin' && !['/', '/Users', '/home', os.homedir()].includes(above) ? above : '/usr';
+  const toolchains = roots.map(real);
   const readable = [
-    ...new Set(['/usr', '/bin', '/System', '/Library/Frameworks', '/Library/Developer/CommandLineTools', '/private/var/db/dyld', '/private/etc', prefix]),
+    ...new Set([
+      '/usr',
+      '/bin',
+      '/System',
+      '/Library/Frameworks',
+      '/Library/Developer/CommandLineTools',
+      '/private/var/db/dyld',
+      '/private/etc',
+      prefix,
+      ...toolchains,
+    ]),
   ];
   const devices = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom'];
   return [
     '(version 1)',
     '(deny default)',
     '(allow process-fork)',
-    `(allow process-exec ${['/usr/bin', '/bin', prefix].map((p) => `(subpath ${sbplString(p)})`).join(' ')})`,
+    // a compiled program runs from the work folder
+    `(allow process-exec ${['/usr/bin', '/bin', prefix, ...toolchains, real(workDir)].map((p) => `(subpath ${sbplString(p)})`).join(' ')})`,
     '(allow signal (target same-sandbox))',
     '(allow process-info* (target same-sandbox))',
     '(allow sysctl-read)',
@@ -163,22 +180,21 @@ export function wrapPython(level: IsolationLevel, pyArgs: readonly string[], opt
       return py;
     case 'seatbelt':
       if (!options.workDir) throw new Error('the seatbelt level needs the work folder to write its profile');
-      return [SANDBOX_EXEC, '-p', seatbeltProfile(options.python, options.workDir), ...py];
+      return [SANDBOX_EXEC, '-p', seatbeltProfile(options.python, options.workDir, options.roots), ...py];
     case 'network':
       // As root, a plain new network namespace; otherwise inside a user namespace that allows it.
       return ['unshare', ...(isRoot() ? [] : ['-r']), '-n', '--', ...py];
     case 'strict':
       return [
         'bwrap',
-        ...systemBinds(options.python),
+        ...systemBinds(options.python, options.roots ?? []),
         '--dev',
         '/dev',
         '--proc',
         '/proc',
         '--tmpfs',
         '/tmp',
-        '--tmpfs',
-        '/work',
+        ...(options.bindWork && options.workDir ? ['--bind', options.workDir, '/work'] : ['--tmpfs', '/work']),
         ...(options.taskDir ? ['--ro-bind', options.taskDir, '/task'] : []),
         '--chdir',
         '/work',

@@ -151,17 +151,26 @@ export interface PoolStats {
 }
 
 export class WarmPool implements Executor {
+  /** Idle servers, most recently used last, each with when it went idle. */
   private readonly idle: Server[] = [];
+  private readonly idleSince = new Map<Server, number>();
+  private trimmer: NodeJS.Timeout | undefined;
   private readonly waiters: ((s: Server) => void)[] = [];
   private readonly all = new Set<Server>();
   private nextId = 0;
   private closed = false;
   readonly stats: PoolStats = { started: 0, replaced: 0, executions: 0 };
 
+  /**
+   * `size` servers at most; above `keep` of them, a server idle for `idleMs` is stopped, so a burst
+   * (the HTTP service's hundreds of sleeping programs) does not hold its servers' memory afterwards.
+   */
   constructor(
     readonly level: IsolationLevel,
-    private readonly python: string,
+    readonly python: string,
     private readonly size = 2,
+    private readonly keep = size,
+    private readonly idleMs = 10_000,
   ) {}
 
   private async startServer(): Promise<Server> {
@@ -190,7 +199,10 @@ export class WarmPool implements Executor {
 
   private async acquire(): Promise<Server> {
     const s = this.idle.pop();
-    if (s) return s;
+    if (s) {
+      this.idleSince.delete(s);
+      return s;
+    }
     if (this.all.size < this.size) return this.startServer();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
@@ -202,7 +214,41 @@ export class WarmPool implements Executor {
     }
     const w = this.waiters.shift();
     if (w) w(s);
-    else this.idle.push(s);
+    else {
+      this.idle.push(s);
+      this.idleSince.set(s, performance.now());
+      if (this.all.size > this.keep) this.scheduleTrim();
+    }
+  }
+
+  /** Stops servers idle for idleMs while more than `keep` are alive (least recently used first). */
+  private scheduleTrim(): void {
+    if (this.trimmer) return;
+    this.trimmer = setTimeout(() => {
+      this.trimmer = undefined;
+      const now = performance.now();
+      while (this.all.size > this.keep && this.idle.length && now - this.idleSince.get(this.idle[0]!)! >= this.idleMs) {
+        const s = this.idle.shift()!;
+        this.idleSince.delete(s);
+        this.discard(s);
+      }
+      if (this.all.size > this.keep && this.idle.length) this.scheduleTrim();
+    }, this.idleMs / 2);
+    this.trimmer.unref();
+  }
+
+  /** Starts servers until `n` are alive (at most `size`), a few at a time; resolves when they are ready. */
+  async prestart(n: number, batch = 8): Promise<void> {
+    const target = Math.min(n, this.size);
+    while (this.all.size < target && !this.closed) {
+      const started = await Promise.all(Array.from({ length: Math.min(batch, target - this.all.size) }, () => this.startServer()));
+      for (const s of started) this.release(s);
+    }
+  }
+
+  /** Servers alive now. */
+  get servers(): number {
+    return this.all.size;
   }
 
   /** `io`: what the HTTP sandbox service (SandboxFusion's API) passes beyond the code. */
@@ -273,6 +319,7 @@ export class WarmPool implements Executor {
   /** Kills every server; safe to call twice. */
   close(): Promise<void> {
     this.closed = true;
+    if (this.trimmer) clearTimeout(this.trimmer);
     for (const s of [...this.all]) this.discard(s);
     this.idle.length = 0;
     return Promise.resolve();

@@ -1,18 +1,25 @@
-// `agent-rl sandbox serve`: SandboxFusion's /run_code backed by our warm pool, so verl's
-// SandboxFusionTool and sandbox_fusion reward execute in our sandbox. Loopback by default; any other
-// address needs a token (the server refuses to start without one). At most `concurrency` executions
-// run at once (the pool's size); further requests wait in a bounded FIFO queue, and only past its
-// limit is a request turned away (503 with Retry-After, which verl's client does not retry: size the
-// queue above verl's rate_limit × workers).
+// `agent-rl sandbox serve`: SandboxFusion's /run_code backed by our sandbox, so verl's
+// SandboxFusionTool and sandbox_fusion reward execute in it. Python runs on the warm pool (a fork of a
+// warm interpreter per execution); C++, Java, Node.js, Bash and the other languages whose toolchain is
+// on the machine run as fresh launcher processes, compile and run phases apart (languages.ts).
+// Loopback by default; any other address needs a token (the server refuses to start without one).
+// When a request starts is admission.ts's decision: slots bounded by memory, the CPU shared by
+// measuring it, and a request that cannot start in time answered 504, which verl's client retries.
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import type { IsolationLevel } from '../isolation';
 import { DEFAULT_LIMITS, type ExecutionResult, type SandboxLimits } from '../limits';
 import type { ExecutionIo } from '../warmPool';
+import { Admission, type AdmissionStats } from './admission';
 import { parseRunCodeRequest, type CommandRunResult, type RunCodeRequest, type RunCodeResponse } from './fusionProtocol';
+import { runLanguage } from './languages';
 
 export interface FusionExecutor {
-  readonly level: string;
+  readonly level: IsolationLevel;
+  /** The interpreter the launcher of the other languages runs on. */
+  readonly python: string;
   execute(code: string, limits: SandboxLimits, io?: ExecutionIo): Promise<ExecutionResult>;
 }
 
@@ -21,10 +28,17 @@ export interface FusionServerOptions {
   readonly port: number;
   /** Required off loopback; clients send `Authorization: Bearer T` or `?token=T` in the URL (verl sends no headers of its own). */
   readonly token?: string;
+  /** Executions at once, at most (bounded by memory; see admission.ts's defaultSlots). */
   readonly concurrency: number;
   readonly queueLimit: number;
+  /** The longest a request waits to start before it is answered 504 (ms; default 5 000). */
+  readonly maxWaitMs?: number;
+  /** Executions that start whatever the CPU's load (default: the machine's cores). */
+  readonly cores?: number;
+  /** Free memory below which no more executions start (bytes; default 512 MiB). */
+  readonly memoryReserveBytes?: number;
   readonly executor: FusionExecutor;
-  /** Longest run_timeout honoured (s); longer requests are cut to it. */
+  /** Longest run_timeout and compile_timeout honoured (s); longer requests are cut to it. */
   readonly maxRunTimeoutS: number;
   /** Memory when a request sets none (memory_limit_MB ≤ 0), and the most a request may ask for (MB). */
   readonly defaultMemoryMB: number;
@@ -41,13 +55,15 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024;
 /** Below this an interpreter cannot even start its allocator (RLIMIT_AS covers the forked server's own mappings). */
 const MIN_MEMORY_MB = 32;
 export const MIN_TOKEN_CHARS = 16;
+/** How long a request may wait to start by default: inside verl's client timeout (compile + run + 10 s) with room to run. */
+export const DEFAULT_MAX_WAIT_MS = 5000;
 
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /** Checks the options before anything listens: a server off loopback without a (long enough) token is refused. */
-export function checkServerOptions(o: Pick<FusionServerOptions, 'host' | 'token' | 'concurrency' | 'queueLimit'>): void {
+export function checkServerOptions(o: Pick<FusionServerOptions, 'host' | 'token' | 'concurrency' | 'queueLimit' | 'maxWaitMs'>): void {
   if (o.token !== undefined && o.token.length < MIN_TOKEN_CHARS) {
     throw new FusionServerError(`--token: ${o.token.length} characters is guessable. Fix: use at least ${MIN_TOKEN_CHARS}, e.g. $(openssl rand -hex 16).`);
   }
@@ -59,6 +75,7 @@ export function checkServerOptions(o: Pick<FusionServerOptions, 'host' | 'token'
   }
   if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new FusionServerError(`--concurrency ${o.concurrency}: use a whole number ≥ 1`);
   if (!Number.isInteger(o.queueLimit) || o.queueLimit < 0) throw new FusionServerError(`--queue ${o.queueLimit}: use a whole number ≥ 0`);
+  if (o.maxWaitMs !== undefined && !(o.maxWaitMs >= 0)) throw new FusionServerError(`--max-wait ${o.maxWaitMs / 1000}: use a number of seconds ≥ 0`);
 }
 
 /** Our execution result in SandboxFusion's terms (its parse_run_status: a timeout or a non-zero exit is Failed). */
@@ -88,8 +105,10 @@ export function toRunCodeResponse(r: ExecutionResult, outputCapBytes: number): R
   });
 }
 
+const timeoutS = (s: number, o: FusionServerOptions): number => Math.min(Math.max(s, 0.001), o.maxRunTimeoutS);
+
 function limitsFor(req: RunCodeRequest, o: FusionServerOptions): SandboxLimits {
-  const seconds = Math.min(Math.max(req.run_timeout, 0.001), o.maxRunTimeoutS);
+  const seconds = timeoutS(req.run_timeout, o);
   const mb = req.memory_limit_MB > 0 ? Math.max(MIN_MEMORY_MB, Math.min(req.memory_limit_MB, o.maxMemoryMB)) : o.defaultMemoryMB;
   return {
     ...DEFAULT_LIMITS,
@@ -103,17 +122,15 @@ function limitsFor(req: RunCodeRequest, o: FusionServerOptions): SandboxLimits {
 
 export interface FusionServerStats {
   served: number;
+  /** Answered 504: the queue was full, or no slot came within maxWaitMs. */
   rejected: number;
-  active: number;
-  queued: number;
-  maxActive: number;
-  maxQueued: number;
 }
 
 export interface RunningFusionServer {
   readonly url: string;
   readonly port: number;
   readonly stats: FusionServerStats;
+  readonly admission: AdmissionStats;
   close(): Promise<void>;
 }
 
@@ -127,24 +144,14 @@ function tokenOk(req: http.IncomingMessage, url: URL, token: string | undefined)
 
 export async function startFusionServer(o: FusionServerOptions): Promise<RunningFusionServer> {
   checkServerOptions(o);
-  const stats: FusionServerStats = { served: 0, rejected: 0, active: 0, queued: 0, maxActive: 0, maxQueued: 0 };
-  const waiting: (() => void)[] = [];
-  const acquire = async (): Promise<boolean> => {
-    if (stats.active >= o.concurrency) {
-      if (waiting.length >= o.queueLimit) return false;
-      stats.queued += 1;
-      stats.maxQueued = Math.max(stats.maxQueued, stats.queued);
-      await new Promise<void>((resolve) => waiting.push(resolve));
-      stats.queued -= 1;
-    }
-    stats.active += 1;
-    stats.maxActive = Math.max(stats.maxActive, stats.active);
-    return true;
-  };
-  const release = (): void => {
-    stats.active -= 1;
-    waiting.shift()?.();
-  };
+  const stats: FusionServerStats = { served: 0, rejected: 0 };
+  const admission = new Admission({
+    slots: o.concurrency,
+    queueLimit: o.queueLimit,
+    maxWaitMs: o.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+    cores: o.cores ?? os.availableParallelism(),
+    memoryReserveBytes: o.memoryReserveBytes ?? 512 * 1024 * 1024,
+  });
   const send = (res: http.ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void => {
     const text = JSON.stringify(body);
     res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
@@ -180,33 +187,15 @@ export async function startFusionServer(o: FusionServerOptions): Promise<Running
       const parsed = parseRunCodeRequest(body);
       if (!parsed.ok) return send(res, 422, { detail: parsed.detail });
       const request = parsed.request;
-      if (request.language !== 'python') {
-        const answer: RunCodeResponse = {
-          status: 'SandboxError',
-          message: `language ${request.language} is not run by agent-rl sandbox serve (python only); use SandboxFusion itself for it`,
-          compile_result: null,
-          run_result: null,
-          executor_pod_name: null,
-          files: {},
-        };
-        return send(res, 200, answer);
-      }
-      const queuedAt = performance.now();
-      void acquire().then(async (ok) => {
-        if (!ok) {
+      void admission.acquire().then(async (slot) => {
+        if (!slot.ok) {
           stats.rejected += 1;
-          return send(res, 503, { detail: `queue full (${o.queueLimit} waiting, ${o.concurrency} running)` }, { 'retry-after': '1' });
+          return send(res, 504, { detail: `Gateway Timeout: ${slot.reason}; retry later` }, { 'retry-after': '1' });
         }
-        const waitedMs = performance.now() - queuedAt;
         try {
-          const files = Object.fromEntries(Object.entries(request.files).filter((e): e is [string, string] => typeof e[1] === 'string'));
-          const r = await o.executor.execute(request.code, limitsFor(request, o), {
-            ...(request.stdin !== null ? { stdin: request.stdin } : {}),
-            files,
-            fetchFiles: request.fetch_files,
-          });
+          const r = await execute(request);
           stats.served += 1;
-          send(res, 200, toRunCodeResponse(r, o.outputCapBytes), { 'x-agent-rl-queue-ms': waitedMs.toFixed(1) });
+          send(res, 200, r, { 'x-agent-rl-queue-ms': slot.waitedMs.toFixed(1) });
         } catch (e) {
           send(res, 200, {
             status: 'SandboxError',
@@ -217,11 +206,29 @@ export async function startFusionServer(o: FusionServerOptions): Promise<Running
             files: {},
           } satisfies RunCodeResponse);
         } finally {
-          release();
+          slot.release();
         }
       });
     });
   });
+  const execute = async (request: RunCodeRequest): Promise<RunCodeResponse> => {
+    const limits = limitsFor(request, o);
+    if (request.language !== 'python') {
+      return runLanguage(request, {
+        level: o.executor.level,
+        python: o.executor.python,
+        limits,
+        compileTimeoutMs: Math.round(timeoutS(request.compile_timeout, o) * 1000),
+      });
+    }
+    const files = Object.fromEntries(Object.entries(request.files).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    const r = await o.executor.execute(request.code, limits, {
+      ...(request.stdin !== null ? { stdin: request.stdin } : {}),
+      files,
+      fetchFiles: request.fetch_files,
+    });
+    return toRunCodeResponse(r, o.outputCapBytes);
+  };
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
       reject(new FusionServerError(`cannot listen on ${o.host}:${o.port} (${e.code ?? e.message}). Fix: choose another --port or --host.`)),
@@ -234,8 +241,10 @@ export async function startFusionServer(o: FusionServerOptions): Promise<Running
     url: `http://${host}:${port}/run_code`,
     port,
     stats,
+    admission: admission.stats,
     close: () =>
       new Promise<void>((resolve) => {
+        admission.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

@@ -42,15 +42,16 @@ def _fs_rights(abi):
     # ABI 1's execute … make_sym, ABI 2's refer and ABI 3's truncate (3 is confine()'s floor), ABI 5's ioctl_dev
     return ((1 << 13) - 1) | _REFER | _TRUNCATE | (_IOCTL_DEV if abi >= 5 else 0)
 
-def readable_roots():
-    # the system and the interpreter's own installation (a pyenv or conda interpreter lives elsewhere)
-    roots = ['/usr', '/etc', '/lib', '/lib64', '/lib32', '/bin', '/sbin']
+def readable_roots(extra=()):
+    # the system, the interpreter's own installation (a pyenv or conda interpreter lives elsewhere) and
+    # a toolchain's folders outside the system ones (`extra`)
+    roots = ['/usr', '/etc', '/lib', '/lib64', '/lib32', '/bin', '/sbin'] + [p for p in extra if p.startswith('/')]
     for p in (sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable))):
         if p and p not in roots:
             roots.append(p)
     return roots
 
-def _landlock(cwd, abi):
+def _landlock(cwd, abi, extra):
     handled = _fs_rights(abi)
     net = 3 if abi >= 4 else 0  # BIND_TCP | CONNECT_TCP, with no rule allowing any port
     scoped = 3 if abi >= 6 else 0  # ABSTRACT_UNIX_SOCKET | SIGNAL
@@ -60,7 +61,7 @@ def _landlock(cwd, abi):
     if fd < 0:
         _fail('landlock_create_ruleset')
     file_rw = _READ_FILE | _WRITE_FILE | _TRUNCATE | (_IOCTL_DEV if abi >= 5 else 0)
-    rules = [(p, _EXECUTE | _READ_FILE | _READ_DIR) for p in readable_roots()]
+    rules = [(p, _EXECUTE | _READ_FILE | _READ_DIR) for p in readable_roots(extra)]
     rules += [(p, file_rw) for p in ('/dev/null', '/dev/zero', '/dev/urandom')]
     rules.append((cwd, handled))
     try:
@@ -156,7 +157,7 @@ def _seccomp():
 
 MIN_ABI = 3
 
-def confine(cwd):
+def confine(cwd, extra=()):
     abi = landlock_abi()
     if abi < 1:
         raise OSError(_ENOSYS, 'the kernel has no Landlock (Linux 5.13 or newer, with landlock in its lsm= list)')
@@ -164,6 +165,6 @@ def confine(cwd):
         raise OSError(_ENOSYS, 'Landlock ABI %d cannot refuse truncating files outside the work folder (ABI 3, Linux 6.2, can)' % abi)
     if _libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
         _fail('no_new_privs')
-    _landlock(cwd, abi)
+    _landlock(cwd, abi, extra)
     _seccomp()
     return abi
