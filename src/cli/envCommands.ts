@@ -7,6 +7,7 @@ import { jsonText, showInvisibles } from '../shared/untrustedText';
 import type { RunEnvironment, Task } from '../rl/envs/environment';
 import { openEnvironment } from '../rl/envs/registry';
 import { Rng } from '../rl/random';
+import { detectLanguages, TOOLCHAIN_DIRS } from '../rl/sandbox/fusion/languages';
 import { detectIsolation, resolvePython } from '../rl/sandbox/isolation';
 import { renderPrompt } from '../rl/envs/workspace/toolCalls';
 import { ToolSession } from '../rl/envs/workspace/toolSession';
@@ -93,6 +94,20 @@ function envCheckSandbox(python: string | undefined): number {
     return 1;
   }
   process.stdout.write(`auto selects: ${best.level}\n`);
+  // what `sandbox serve` answers besides Python, from the toolchains found here
+  const languages = detectLanguages();
+  process.stdout.write(
+    `sandbox serve languages: python (${showInvisibles(py)})${languages
+      .filter((l) => l.available)
+      .map((l) => `, ${l.language} (${showInvisibles(l.detail)})`)
+      .join('')}\n` +
+      `  not here (no toolchain in ${TOOLCHAIN_DIRS.join(':')}): ${
+        languages
+          .filter((l) => !l.available)
+          .map((l) => l.language)
+          .join(', ') || 'none'
+      }\n`,
+  );
   return 0;
 }
 

@@ -92,12 +92,15 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
     if (e instanceof FusionServerError) throw new UsageError(e.message);
     throw e;
   }
-  const t0 = performance.now();
-  await pool.prestart(warm);
   process.stdout.write(
-    `${warm} Python servers warm in ${((performance.now() - t0) / 1000).toFixed(1)} s\n` +
-      `SandboxFusion API on ${server.url}  level ${chosen}, ${showInvisibles(python)}, up to ${concurrency} at once (${warm} kept warm)${token ? ', token required' : ''}\n` +
+    `SandboxFusion API on ${server.url}  level ${chosen}, ${showInvisibles(python)}, up to ${concurrency} at once${token ? ', token required' : ''}\n` +
       `languages: ${servedLanguages().join(', ')}\n`,
+  );
+  // requests are served meanwhile (an execution beyond the warm servers starts one of its own)
+  const t0 = performance.now();
+  void pool.prestart(warm).then(
+    () => process.stdout.write(`${pool.servers} Python servers warm in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`),
+    (e: Error) => process.stderr.write(`could not start the warm Python servers: ${e.message}\n`),
   );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

@@ -12,6 +12,11 @@ describe('agent-rl env', () => {
     assert.equal(r.code, 0, r.stderr);
     for (const level of ['strict', 'landlock', 'network', 'process']) assert.match(r.stdout, new RegExp(`^${level}\\s+(yes|no)\\s+\\S`, 'm'));
     assert.match(r.stdout, /^auto selects: (strict|landlock|network|process)$/m);
+    // the languages sandbox serve answers: Python, and each toolchain found (C++ when g++ is installed)
+    const languages = /^sandbox serve languages: python \(.+$/m.exec(r.stdout)?.[0];
+    assert.ok(languages, r.stdout);
+    assert.equal(/, cpp \(/.test(languages), fs.existsSync('/usr/bin/g++') || fs.existsSync('/usr/local/bin/g++'));
+    assert.match(r.stdout, /^ {2}not here \(no toolchain in \/usr\/local\/bin:.*\): /m);
   });
 
   it('without bubblewrap, auto takes the landlock level where the kernel has Landlock, and env check says what it holds', (t) => {
