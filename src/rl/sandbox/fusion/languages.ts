@@ -74,7 +74,8 @@ export const TOOLCHAINS: readonly Toolchain[] = [
     language: 'go',
     tools: ['go'],
     source: () => 'main.go',
-    compile: (b, f) => ({ argv: [b.go!, 'build', '-o', 'main', f], env: { GOCACHE: 'gocache', GOPATH: 'gopath', GO111MODULE: 'off', CGO_ENABLED: '0' } }),
+    // the build cache goes under HOME (the work folder); nothing is fetched: no toolchain switch, no module proxy
+    compile: (b, f) => ({ argv: [b.go!, 'build', '-o', 'main', f], env: { GOTOOLCHAIN: 'local', GOPROXY: 'off', GOFLAGS: '-mod=mod', CGO_ENABLED: '0' } }),
     run: () => ({ argv: ['./main'] }),
     processes: 256,
   },
