@@ -73,6 +73,26 @@ export const PYTHON_MODULES = [
     ],
   },
   {
+    out: 'src/exporters/verl/workspacePy.generated.ts',
+    constants: [
+      {
+        name: 'WORKSPACE_TOOL_PY',
+        doc: "The verl tool class `agent-rl export verl` writes as agent_rl_workspace_tool.py for a workspace environment's tool file (settings in agent_rl_workspace.json).",
+        parts: ['src/exporters/verl/python/sandboxClient.py', 'src/exporters/verl/python/workspaceTool.py'],
+      },
+      {
+        name: 'WORKSPACE_REWARD_PY',
+        doc: 'The verl reward `agent-rl export verl` writes as agent_rl_workspace_reward.py for a workspace environment (settings in agent_rl_workspace.json).',
+        parts: ['src/exporters/verl/python/sandboxClient.py', 'src/exporters/verl/python/workspaceReward.py'],
+      },
+      {
+        name: 'TOOL_RUNNER_PY',
+        doc: "The end of the sandbox program the two send to /run_code, after the tool zygote's session half (see verlWorkspace.ts toolRunnerProgram).",
+        parts: ['src/exporters/verl/python/toolRunner.py'],
+      },
+    ],
+  },
+  {
     // New Environment's Python: the committed example folder is the source (it is what the command writes).
     out: 'src/shared/environmentTemplatePy.generated.ts',
     constants: [

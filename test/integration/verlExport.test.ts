@@ -164,16 +164,20 @@ describe('agent-rl export verl', () => {
       {},
     );
     assert.deepEqual(JSON.parse(scored), [1, 1, 0, 0]);
+    // a tool file or a reward file exports through the workspace route (test/integration/verlWorkspace.test.ts),
+    // which reads and checks them first
     fs.writeFileSync(path.join(dir, 'tools.json'), config({ tools: 'tools.py' }));
     assert.match(
       runCli(['export', 'verl', '--config', 'tools.json', '--out', 'x'], dir).stderr,
-      /envOptions\.tools "tools\.py": in verl the model calls verl's tools.*Fix: leave envOptions\.tools empty/,
+      /envOptions\.tools: cannot read .*tools\.py .*Fix: check the path/,
     );
     fs.writeFileSync(path.join(dir, 'reward.json'), config({ reward: 'reward.py' }));
     assert.match(
       runCli(['export', 'verl', '--config', 'reward.json', '--out', 'x'], dir).stderr,
-      /envOptions\.reward "reward\.py": .*Fix: export with reward "exact_match" or "unit_tests"/,
+      /envOptions\.reward: cannot read .*reward\.py .*Fix: check the path/,
     );
+    fs.writeFileSync(path.join(dir, 'code.json'), config({ reward: 'reward.py', toolFormat: 'code' }));
+    assert.match(runCli(['export', 'verl', '--config', 'code.json', '--out', 'x'], dir).stderr, /envOptions\.toolFormat "code": .*Fix: use "hermes"/);
   });
 
   it('bad configs are refused with the field and the fix', () => {

@@ -23,6 +23,8 @@ export interface VerlLaunch {
   readonly trainRows: number;
   /** Tool calls a task allows; max_assistant_turns = this + 1 (the answer), capped by the run's maxTurns. */
   readonly toolCalls: number;
+  /** multi_turn.max_tool_response_length when verl's default (256 characters) would cut the environment's tool responses. */
+  readonly toolResponseChars?: number;
 }
 
 const KL_TYPES: Record<string, string> = { k1: 'kl', k2: 'mse', k3: 'low_var_kl' };
@@ -101,6 +103,9 @@ export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlL
     ['actor_rollout_ref.rollout.multi_turn.enable', true],
     ['actor_rollout_ref.rollout.multi_turn.format', 'hermes'],
     ['actor_rollout_ref.rollout.multi_turn.max_assistant_turns', Math.min(config.maxTurns, launch.toolCalls + 1)],
+    ...(launch.toolResponseChars !== undefined
+      ? [['actor_rollout_ref.rollout.multi_turn.max_tool_response_length', launch.toolResponseChars] as [string, number]]
+      : []),
     ['actor_rollout_ref.rollout.multi_turn.tool_config_path', paths.toolConfig],
     ['actor_rollout_ref.rollout.agent.default_agent_loop', 'tool_agent'],
     ['custom_reward_function.path', paths.rewardFile],

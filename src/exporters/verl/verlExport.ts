@@ -5,16 +5,19 @@
 //   agent_rl_reward.json          its settings (sandbox URL, format weight, data sources) and
 //   agent_rl_verifier.py          the verifier program it sends to the sandbox
 //   main_ppo.sh, ray_job.sh       the command line with the run's settings as verl keys, and its Ray Jobs form
+// A workspace environment with a tool file or a reward file writes its own tool class, tool config and
+// reward instead of the sandbox tool and agent_rl_reward.* (verlWorkspace.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import type { RunConfig } from '../../shared/runConfig';
 import { oneLine } from '../../shared/untrustedText';
-import { mainPpoCommand, rayJobCommand, verlOverrides, type VerlLaunch, type VerlPaths } from './verlCommandLine';
+import { mainPpoCommand, rayJobCommand, shellQuote, verlOverrides, type VerlLaunch, type VerlPaths } from './verlCommandLine';
 import { verlParquet } from './verlParquet';
 import { REWARD_FILE, verlRewardFiles } from './verlReward';
 import { openEnvironment } from '../../rl/envs/registry';
-import { checkVerlExportable, verlTaskSet } from './verlTasks';
+import { checkVerlExportable, verlTaskSet, type VerlTaskSet } from './verlTasks';
+import { exportWorkspace, isWorkspaceWithFiles, WORKSPACE_REWARD_FILE, WORKSPACE_TOOL_CONFIG, type WorkspaceExport } from './verlWorkspace';
 
 export interface VerlExportOptions {
   readonly outDir: string;
@@ -68,21 +71,29 @@ export function toolConfigYaml(sandboxUrl: string, concurrency = 8): string {
 export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promise<VerlExportResult> {
   // a workspace environment reads its task files first
   checkVerlExportable(config);
-  const env = await openEnvironment(config);
-  let set: ReturnType<typeof verlTaskSet>;
-  try {
-    set = verlTaskSet(config, env);
-  } finally {
-    await env.dispose();
+  let set: VerlTaskSet;
+  let workspace: WorkspaceExport | undefined;
+  if (isWorkspaceWithFiles(config)) {
+    workspace = await exportWorkspace(config, o.sandboxUrl);
+    set = workspace.set;
+  } else {
+    const env = await openEnvironment(config);
+    try {
+      set = verlTaskSet(config, env);
+    } finally {
+      await env.dispose();
+    }
   }
   const out = path.resolve(o.outDir);
   const dumps = path.resolve(o.dumpDir ?? path.join(out, 'dumps'));
   const file = (name: string): string => path.join(out, name);
+  const toolConfigName = workspace ? WORKSPACE_TOOL_CONFIG : 'sandbox_tool.yaml';
+  const rewardName = workspace ? WORKSPACE_REWARD_FILE : REWARD_FILE;
   const local: VerlPaths = {
     trainFile: file('train.parquet'),
     valFile: file('test.parquet'),
-    toolConfig: file('sandbox_tool.yaml'),
-    rewardFile: file(REWARD_FILE),
+    toolConfig: file(toolConfigName),
+    rewardFile: file(rewardName),
     rolloutDir: path.join(dumps, 'rollout'),
     validationDir: path.join(dumps, 'validation'),
   };
@@ -93,30 +104,38 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     nodes: o.nodes,
     trainRows: set.train.length,
     toolCalls: set.toolCalls,
+    ...(workspace ? { toolResponseChars: workspace.toolResponseChars } : {}),
   };
   const overrides = verlOverrides(config, local, launch);
   // In a Ray job the folder is the working directory: the job reads its inputs by relative path.
-  const relative: VerlPaths = { ...local, trainFile: 'train.parquet', valFile: 'test.parquet', toolConfig: 'sandbox_tool.yaml', rewardFile: REWARD_FILE };
+  const relative: VerlPaths = { ...local, trainFile: 'train.parquet', valFile: 'test.parquet', toolConfig: toolConfigName, rewardFile: rewardName };
   const mainPpo = mainPpoCommand(overrides);
   const rayJob = rayJobCommand(verlOverrides(config, relative, launch), out);
   fs.mkdirSync(out, { recursive: true });
+  // verl's tool registry imports the tool class by module name: the folder goes on the workers' path
+  // (a Ray job's working_dir is on it already)
+  const pythonPath = workspace ? `export PYTHONPATH=${shellQuote(out)}\${PYTHONPATH:+:$PYTHONPATH}\n` : '';
   const formatWeight = config.env === 'calculator' ? config.envOptions.formatWeight : 0;
   const writes: [string, string | Uint8Array][] = [
     ['train.parquet', await verlParquet(set.train)],
     ['test.parquet', await verlParquet(set.heldOut)],
-    ['sandbox_tool.yaml', toolConfigYaml(o.sandboxUrl)],
-    ...verlRewardFiles(o.sandboxUrl, formatWeight),
+    ...(workspace
+      ? workspace.files
+      : [['sandbox_tool.yaml', toolConfigYaml(o.sandboxUrl)] as [string, string], ...verlRewardFiles(o.sandboxUrl, formatWeight)]),
     // the name in a comment is one line with its invisible characters marked (oneLine): a line break in it
     // would end the comment and make the rest of the name a command of the script
     [
       'main_ppo.sh',
-      `#!/bin/sh\n# ${oneLine(config.name || config.env, 200)}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   agent-rl sandbox serve --port 8080\nset -e\n${mainPpo}\n`,
+      `#!/bin/sh\n# ${oneLine(config.name || config.env, 200)}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   agent-rl sandbox serve --port 8080\nset -e\n${pythonPath}${mainPpo}\n`,
     ],
     [
       'ray_job.sh',
-      `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in sandbox_tool.yaml and agent_rl_reward.json must be reachable from the workers.\nset -e\n${rayJob}\n`,
+      `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in ${workspace ? 'agent_rl_workspace.json' : 'sandbox_tool.yaml and agent_rl_reward.json'} must be reachable from the workers.\nset -e\n${rayJob}\n`,
     ],
   ];
-  for (const [name, content] of writes) fs.writeFileSync(file(name), content, name.endsWith('.sh') ? { mode: 0o755 } : {});
+  for (const [name, content] of writes) {
+    fs.mkdirSync(path.dirname(file(name)), { recursive: true });
+    fs.writeFileSync(file(name), content, name.endsWith('.sh') ? { mode: 0o755 } : {});
+  }
   return { files: writes.map(([name]) => file(name)), trainRows: set.train.length, testRows: set.heldOut.length, mainPpo, rayJob };
 }

@@ -24,7 +24,10 @@ export interface VerlRow {
     readonly index: bigint;
     readonly task_id: string;
     readonly need_tools_kwargs: boolean;
-    readonly tools_kwargs: { readonly code_interpreter: { readonly create_kwargs: { readonly ground_truth: string } } };
+    /** Tool name → its create_kwargs (verl's ToolAgentLoop passes them to the tool's create()). */
+    readonly tools_kwargs: Readonly<Record<string, { readonly create_kwargs: Readonly<Record<string, string>> }>>;
+    /** A workspace environment's task as its reward reads it (JSON; verlWorkspace.ts). */
+    readonly agent_rl_task?: string;
   };
 }
 
@@ -103,32 +106,29 @@ const builtIn: VerlTaskProvider = (config, env) => {
 
 export const WORKSPACE_SOURCE = 'agent-rl/workspace';
 
-/**
- * A workspace task set (its files were read by the environment's prepare()): the task's own chat
- * messages or its prompt as the user's, the ground truth as text, the tests as JSON for unit_tests.
- * verl gives its reward the decoded text, not our trajectory record, so only the built-in rewards
- * export, and verl's model calls verl's tools, so a workspace tool file does not.
- */
 /** Why a workspace config cannot be exported (thrown before its files are read). */
 export function checkVerlExportable(config: RunConfig): void {
   if (config.env !== 'workspace') return;
   const o = config.envOptions;
-  if (o.reward !== 'exact_match' && o.reward !== 'unit_tests') {
+  if (o.reward !== 'exact_match' && o.reward !== 'unit_tests' && !o.reward.endsWith('.py')) {
     throw new VerlExportError(
-      `envOptions.reward "${o.reward}": a reward file's reward(task, trajectory) reads our trajectory record, which verl does not have. Fix: export with reward "exact_match" or "unit_tests"`,
-    );
-  }
-  if (o.tools !== '') {
-    throw new VerlExportError(
-      `envOptions.tools "${o.tools}": in verl the model calls verl's tools (here its code interpreter on our sandbox), so a workspace tool file is not exported. Fix: leave envOptions.tools empty to export the tasks`,
+      `envOptions.reward "${o.reward}": neither a built-in (exact_match, unit_tests) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`,
     );
   }
 }
 
+/**
+ * A workspace task set without a tool file or a reward file (its files were read by the environment's
+ * prepare()): the task's own chat messages or its prompt as the user's, the ground truth as text, the
+ * tests as JSON for unit_tests, scored by agent_rl_reward.py from the decoded text. A workspace with a
+ * tool file or a reward file exports through verlWorkspace.ts instead.
+ */
 const workspace: VerlTaskProvider = (config, env) => {
   if (config.env !== 'workspace') return undefined;
   checkVerlExportable(config);
   const o = config.envOptions;
+  // a tool file or a reward file: exportVerl takes verlWorkspace.ts's route, never this one
+  if (o.tools !== '' || (o.reward !== 'exact_match' && o.reward !== 'unit_tests')) return undefined;
   const tasks = env.tasks();
   const system =
     o.reward === 'unit_tests'

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import * as rewardPy from '../../../../src/exporters/verl/rewardPy.generated';
+import * as workspacePy from '../../../../src/exporters/verl/workspacePy.generated';
 import * as verifierPy from '../../../../src/rl/envs/codeSandbox/verifierPy.generated';
 import * as toolZygotePy from '../../../../src/rl/envs/workspace/toolZygotePy.generated';
 import { resolvePython } from '../../../../src/rl/sandbox/isolation';
@@ -36,6 +37,7 @@ const COMPILED: Record<string, Record<string, unknown>> = {
   'src/rl/envs/workspace/toolZygotePy.generated.ts': toolZygotePy,
   'src/rl/envs/codeSandbox/verifierPy.generated.ts': verifierPy,
   'src/exporters/verl/rewardPy.generated.ts': rewardPy,
+  'src/exporters/verl/workspacePy.generated.ts': workspacePy,
   'src/shared/environmentTemplatePy.generated.ts': templatePy,
 };
 
@@ -91,8 +93,11 @@ describe('the Python sources and their generated modules', () => {
       'SERVER_PY',
       'TEMPLATE_REWARD_PY',
       'TEMPLATE_TOOLS_PY',
+      'TOOL_RUNNER_PY',
       'TOOL_ZYGOTE_PY',
       'VERIFIER_PY',
+      'WORKSPACE_REWARD_PY',
+      'WORKSPACE_TOOL_PY',
     ]);
     const check = 'import json, sys\nfor name, source in json.load(sys.stdin).items():\n    compile(source, name, "exec", dont_inherit=True)\nprint("ok")';
     const r = spawnSync(resolvePython(), ['-I', '-S', '-c', check], { input: JSON.stringify(programs), encoding: 'utf8' });
