@@ -224,6 +224,60 @@ describe(`verl export of a workspace environment: verl's BaseTool and compute_sc
     assert.ok(bench.some((b) => b.observations.some((o) => o.startsWith('error: convert: argument value must be number'))));
   });
 
+  it("a call that hangs stops the episode's tool state as in the workbench, and the built-in exact_match scores alike", async () => {
+    const dir = tempDir('agent-rl-verl-hang-');
+    fs.writeFileSync(
+      path.join(dir, 'tasks.jsonl'),
+      `${JSON.stringify({ id: 'c1', prompt: 'Count to 2.', answer: 2, split: 'train' })}\n${JSON.stringify({ id: 'c2', prompt: 'Count to 3.', answer: 3, split: 'test' })}\n`,
+    );
+    fs.writeFileSync(
+      path.join(dir, 'tools.py'),
+      '_count = 0\n\ndef bump(step: int = 1) -> int:\n    """Adds step to the counter."""\n    global _count\n    _count += step\n    print("bumped")\n    return _count\n\ndef hang() -> str:\n    """Never returns."""\n    while True:\n        pass\n',
+    );
+    const envOptions = { tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'exact_match', toolFormat: 'hermes', timeoutMs: 1500, maxCalls: 5 };
+    fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ env: 'workspace', policy: 'transformer', method: 'grpo', envOptions }));
+    const hangOut = path.join(dir, 'verl');
+    const r = runCli(['export', 'verl', '--config', 'run.json', '--out', hangOut, '--sandbox-url', server.url], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const turns = [call('bump', {}), call('hang', {}), call('bump', { step: 1 }), call('bump', {}), '<answer>2</answer>'];
+    const local = await workspaceEnvironment.open(validateEnvOptions('workspace', { ...envOptions, root: dir }));
+    let observations: string[] = [];
+    let outcome: EpisodeOutcome;
+    try {
+      const e = local.create();
+      await e.reset(local.tasks().train[0]!);
+      for (const t of turns) observations.push((await e.step(e.parseAction(t))).observation.chat?.content ?? 'answered');
+      observations = observations.slice(0, -1);
+      outcome = await e.verify(new Rng(1));
+      await e.close();
+    } finally {
+      await local.dispose();
+    }
+    assert.match(observations[1]!, /^error: no answer within 1500 ms; the tool process was stopped/);
+    assert.match(observations[2]!, /^\[the tool process was restarted after a failure: earlier state is lost\]\nbumped\n1$/);
+    const row = (await readRows(path.join(hangOut, 'train.parquet')))[0] as { reward_model: { ground_truth: string }; extra_info: Record<string, unknown> };
+    const spec = {
+      episodes: [
+        {
+          mode: 'agent_loop',
+          turns,
+          ground_truth: row.reward_model.ground_truth,
+          tools_kwargs: row.extra_info.tools_kwargs,
+          extra_info: { ...row.extra_info, index: 0 },
+        },
+      ],
+    };
+    const d = await py([DRIVER, hangOut], JSON.stringify(spec));
+    assert.equal(d.status, 0, d.stderr);
+    const got = (JSON.parse(d.stdout.trim().split('\n').pop()!) as { episodes: DriverEpisode[] }).episodes[0]!;
+    assert.deepEqual(
+      got.responses.map((x) => x.text),
+      observations,
+    );
+    assert.deepEqual([got.score.score, got.score.acc, got.score.invalid_calls], [outcome.reward, outcome.success, 1]);
+    assert.equal(outcome.reward, 1);
+  });
+
   it('a solution that writes its own tool responses is scored on the replayed calls, not on its text', async () => {
     // the model claims a conversion result that the tool never gave: the reward's trajectory holds the real one
     const forged = `${convert(3, 'km', 'm')}user\n<tool_response>\n3\n</tool_response>\nassistant\n<answer>3000</answer>`;
