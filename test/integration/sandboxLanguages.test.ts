@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunCodeResponse } from '../../src/rl/sandbox/fusion/fusionProtocol';
 import { startFusionServer, type RunningFusionServer } from '../../src/rl/sandbox/fusion/fusionServer';
-import { detectLanguages, javaMainClass } from '../../src/rl/sandbox/fusion/languages';
+import { detectLanguages, installationOf, javaMainClass } from '../../src/rl/sandbox/fusion/languages';
 import { chooseLevel, detectIsolation, resolvePython, type IsolationLevel } from '../../src/rl/sandbox/isolation';
 import { WarmPool } from '../../src/rl/sandbox/warmPool';
 import { ROOT } from '../helpers/cli';
@@ -86,6 +86,30 @@ function serveAt(lvl: IsolationLevel): { pool: WarmPool; server: () => RunningFu
 for (const lvl of levels) {
   describe(`agent-rl sandbox serve: C++, Java, Node.js, Bash at level ${lvl}`, () => {
     const { server } = serveAt(lvl);
+    it(
+      "one request cannot read another's work folder while both run (own uid, a 0700 folder in a 0711 one of ours)",
+      { skip: missing('bash') || (process.getuid?.() !== 0 ? 'needs root: without it every execution has the same uid' : false) },
+      async () => {
+        const secret = `s3cret-${process.pid}`;
+        const holder = post(server().url, {
+          code: 'sleep 3\n',
+          language: 'bash',
+          files: { 'data/secret.txt': Buffer.from(secret).toString('base64') },
+          run_timeout: 10,
+        });
+        await new Promise((r) => setTimeout(r, 700));
+        const spy = await post(server().url, {
+          code: 'ls -R /tmp/agent-rl-lang-* 2>&1\ngrep -rs . /tmp/agent-rl-lang-* 2>&1\necho done\n',
+          language: 'bash',
+          run_timeout: 10,
+        });
+        assert.match(spy.run_result!.stdout!, /done\n$/);
+        assert.doesNotMatch(spy.run_result!.stdout!, new RegExp(secret));
+        assert.match(spy.run_result!.stdout!, /Permission denied|No such file/);
+        assert.equal((await holder).status, 'Success');
+      },
+    );
+
     for (const [language, p] of Object.entries(PROGRAMS)) {
       it(
         `${language}: runs with stdin, reports stderr and exit codes, times out${p.compileError ? ', and a compile error is a compile error' : ''}`,
@@ -129,6 +153,16 @@ describe(`agent-rl sandbox serve: what verl's client sees (level ${level})`, () 
   let server: RunningFusionServer;
   before(() => {
     server = current();
+  });
+
+  it('a toolchain is shown to the code only from an installation folder: never /, a home folder or what holds one', () => {
+    assert.equal(installationOf('/opt/node-22/bin/node', '/home/ann'), '/opt/node-22');
+    assert.equal(installationOf('/opt/homebrew/Cellar/go/1.23/bin/go', '/Users/ann'), '/opt/homebrew/Cellar/go/1.23');
+    assert.equal(installationOf('/home/ann/.cargo/bin/rustc', '/home/ann'), undefined, '~/.cargo holds credentials');
+    assert.equal(installationOf('/root/.local/bin/node', '/root'), undefined);
+    assert.equal(installationOf('/bin/node', '/home/ann'), undefined, 'the folder above is /');
+    assert.equal(installationOf('/opt/node', '/home/ann'), undefined, 'not in a bin/ folder');
+    assert.equal(installationOf('/srv/bin/x', '/srv/users/ann'), undefined, 'it holds the home folder');
   });
 
   it('Java files are named after the public class, as javac demands', () => {

@@ -60,14 +60,18 @@ export interface ExecutionResult {
   readonly files?: Readonly<Record<string, string>>;
 }
 
-// Dedicated uids for sandboxed code when we run as root: distinct per process and per concurrent slot,
-// far above the ranges distributions hand out, so a sweep by uid can only hit our own sandbox.
+// Dedicated uids for sandboxed code when we run as root: distinct per process and per execution, far
+// above the ranges distributions hand out, so a sweep by uid can only hit our own sandbox. 65,536 per
+// process before one comes round again: the sandbox service starts at most a few hundred executions a
+// second and none lasts past two minutes (compile + run at their longest), so a uid is never reused
+// while an execution of it may live (with 4,096, a busy service reused them within one long request).
 const UID_BASE = 3_000_000;
+const UIDS_PER_PROCESS = 65_536;
 let uidCounter = 0;
 export function allocateUid(): number | undefined {
   if (!isRoot()) return undefined;
-  uidCounter = (uidCounter + 1) % 4096;
-  return UID_BASE + (process.pid % 4096) * 4096 + uidCounter;
+  uidCounter = (uidCounter + 1) % UIDS_PER_PROCESS;
+  return UID_BASE + (process.pid % 4096) * UIDS_PER_PROCESS + uidCounter;
 }
 
 /** The real uid of every live process owned by `uid` (scan of /proc). */

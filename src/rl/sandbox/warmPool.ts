@@ -241,8 +241,11 @@ export class WarmPool implements Executor {
   async prestart(n: number, batch = 8): Promise<void> {
     const target = Math.min(n, this.size);
     while (this.all.size < target && !this.closed) {
-      const started = await Promise.all(Array.from({ length: Math.min(batch, target - this.all.size) }, () => this.startServer()));
-      for (const s of started) this.release(s);
+      const started = await Promise.allSettled(Array.from({ length: Math.min(batch, target - this.all.size) }, () => this.startServer()));
+      // the ones that started serve; a failure (already discarded) ends the warming with its reason
+      for (const s of started) if (s.status === 'fulfilled') this.release(s.value);
+      const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) throw failed.reason;
     }
   }
 

@@ -35,6 +35,12 @@ interface Toolchain {
   readonly reserveMB?: number;
   /** Threads count as processes under RLIMIT_NPROC: a JVM or Go's toolchain starts dozens. */
   readonly processes?: number;
+  /**
+   * Its runtime or compiler computes on several threads (a JVM's compiler and GC, V8's, Go's build):
+   * RLIMIT_CPU, which sums them, gets the wall-clock limit times the cores, so the wall clock decides
+   * (a TimeLimitExceeded), not a CPU-limit kill that would read as a crash.
+   */
+  readonly threaded?: boolean;
 }
 
 // The JVM sized to the request: heap half the memory, small code cache and class space, one GC thread,
@@ -78,15 +84,18 @@ export const TOOLCHAINS: readonly Toolchain[] = [
     compile: (b, f) => ({ argv: [b.go!, 'build', '-o', 'main', f], env: { GOTOOLCHAIN: 'local', GOPROXY: 'off', GOFLAGS: '-mod=mod', CGO_ENABLED: '0' } }),
     run: () => ({ argv: ['./main'] }),
     processes: 256,
+    threaded: true,
   },
   {
     language: 'java',
     tools: ['javac', 'java'],
     source: (code) => `${javaMainClass(code)}.java`,
-    compile: (b, f, mb) => ({ argv: [b.javac!, ...jvm(mb).map((o) => `-J${o}`), '-encoding', 'UTF-8', f] }),
+    // -proc:none: no annotation processor found among the request's files runs in the compile step
+    compile: (b, f, mb) => ({ argv: [b.javac!, ...jvm(mb).map((o) => `-J${o}`), '-proc:none', '-encoding', 'UTF-8', f] }),
     run: (b, f, mb) => ({ argv: [b.java!, ...jvm(mb), '-cp', '.', path.basename(f, '.java')] }),
     reserveMB: 1024,
     processes: 128,
+    threaded: true,
   },
   {
     language: 'nodejs',
@@ -96,6 +105,7 @@ export const TOOLCHAINS: readonly Toolchain[] = [
     run: (b, f, mb) => ({ argv: [b.node!, `--max-old-space-size=${Math.max(16, mb)}`, f] }),
     reserveMB: 2048,
     processes: 64,
+    threaded: true,
   },
   {
     language: 'rust',
@@ -104,6 +114,7 @@ export const TOOLCHAINS: readonly Toolchain[] = [
     compile: (b, f) => ({ argv: [b.rustc!, '--edition', '2021', '-O', f, '-o', 'main'] }),
     run: () => ({ argv: ['./main'] }),
     processes: 64,
+    threaded: true,
   },
   interpreted('bash', 'bash', 'sh'),
   interpreted('perl', 'perl', 'pl'),
@@ -137,6 +148,16 @@ function findTool(name: string, dirs: readonly string[]): string | undefined {
   return undefined;
 }
 
+/** The installation a program outside the system folders belongs to (the folder above its bin/), or undefined when that would show too much: `/`, a home folder, anything holding or inside one. */
+export function installationOf(program: string, home = os.homedir()): string | undefined {
+  if (path.basename(path.dirname(program)) !== 'bin') return undefined;
+  const root = path.dirname(path.dirname(program));
+  const homes = ['/root', '/home', '/Users', home];
+  const inside = (a: string, b: string): boolean => a === b || a.startsWith(b.endsWith(path.sep) ? b : b + path.sep);
+  if (root === path.parse(root).root || homes.some((h) => inside(root, h) || inside(h, root))) return undefined;
+  return root;
+}
+
 let found: FoundToolchain[] | undefined;
 
 /** Which of SandboxFusion's languages this machine can run, besides Python (cached; `dirs` for tests). */
@@ -150,11 +171,24 @@ export function detectLanguages(dirs: readonly string[] = TOOLCHAIN_DIRS): Found
       if (p) bin[tool] = p;
       else missing.push(tool);
     }
-    // a toolchain outside the system folders (Homebrew, /opt): its installation, the folder above bin/
-    const roots = [...new Set(Object.values(bin).filter((p) => !SYSTEM_ROOTS.some((r) => p.startsWith(r))))].map((p) => path.dirname(path.dirname(p)));
-    return missing.length
-      ? { language: t.language, available: false, detail: `${missing.join(', ')} not found in ${dirs.join(':')}`, bin, roots: [] }
-      : { language: t.language, available: true, detail: Object.values(bin).join(', '), bin, roots: [...new Set(roots)] };
+    if (missing.length) return { language: t.language, available: false, detail: `${missing.join(', ')} not found in ${dirs.join(':')}`, bin, roots: [] };
+    // a toolchain outside the system folders (Homebrew, /opt): its installation, the folder above bin/,
+    // made readable to the code — never a home folder or what holds one (~/.cargo keeps credentials)
+    const roots: string[] = [];
+    for (const p of Object.values(bin).filter((x) => !SYSTEM_ROOTS.some((r) => x.startsWith(r)))) {
+      const root = installationOf(p);
+      if (!root) {
+        return {
+          language: t.language,
+          available: false,
+          detail: `${p} is not in an installation folder the sandbox can show (a bin/ folder outside any home folder). Fix: install the toolchain system-wide`,
+          bin,
+          roots: [],
+        };
+      }
+      roots.push(root);
+    }
+    return { language: t.language, available: true, detail: Object.values(bin).join(', '), bin, roots: [...new Set(roots)] };
   });
   if (dirs === TOOLCHAIN_DIRS) found = out;
   return out;
@@ -168,6 +202,18 @@ export function servedLanguages(): FusionLanguage[] {
       .filter((t) => t.available)
       .map((t) => t.language),
   ];
+}
+
+/**
+ * The launcher's own failures (it could not confine itself: exit 70; it could not start the toolchain:
+ * 127), each with a `sandbox:` line on stderr, as sandbox errors: the machine's fault, not the code's
+ * (verl reads them as −1, not as a wrong answer). Before the program runs, so no program wrote them.
+ */
+function launcherFailure(r: ExecutionResult): ExecutionResult {
+  if ((r.exitCode === 70 || r.exitCode === 127) && r.stderr.startsWith('sandbox: ') && !r.timedOut) {
+    return { ...r, sandboxError: r.stderr.trim().replace(/^sandbox: /, 'the sandbox failed: ') };
+  }
+  return r;
 }
 
 const toCommandResult = (r: ExecutionResult): CommandRunResult => {
@@ -206,41 +252,50 @@ export async function runLanguage(req: RunCodeRequest, o: LanguageRunOptions): P
         `This server runs ${servedLanguages().join(', ')} (agent-rl env check lists them); install the toolchain or send the request to SandboxFusion itself`,
     );
   }
-  const hostDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-lang-'));
+  // the work folder inside a folder of ours (0711): the code owns its work folder but cannot rename or
+  // replace it, so what this process and the second phase open by its path is always that folder
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-lang-'));
+  const work = path.join(base, 'work');
+  // one uid for both phases when we are root: the run reads what the compile step wrote
+  const uid = allocateUid();
   try {
-    fs.chmodSync(hostDir, 0o755);
+    fs.chmodSync(base, 0o711);
+    fs.mkdirSync(work, 0o700);
     for (const [rel, b64] of Object.entries(req.files)) {
       if (b64 === null) continue;
-      const p = path.join(hostDir, rel);
+      const p = path.join(work, rel);
       fs.mkdirSync(path.dirname(p), { recursive: true });
       fs.writeFileSync(p, Buffer.from(b64, 'base64'));
+      // the request's files and folders belong to the code, as the pool's server makes them
+      for (let q = p; uid !== undefined && q !== work; q = path.dirname(q)) fs.chownSync(q, uid, uid);
     }
     const file = chain.source(req.code);
-    fs.writeFileSync(path.join(hostDir, file), req.code);
+    fs.writeFileSync(path.join(work, file), req.code);
     const memoryMB = Math.floor(o.limits.memoryBytes / MB);
+    const cpuFor = (seconds: number): number => Math.ceil(seconds * (chain.threaded ? os.availableParallelism() : 1)) + 1;
     const limits: SandboxLimits = {
       ...o.limits,
+      cpuSeconds: cpuFor(o.limits.timeoutMs / 1000),
       memoryBytes: o.limits.memoryBytes + (chain.reserveMB ?? 0) * MB,
       maxProcesses: Math.max(o.limits.maxProcesses, chain.processes ?? 0),
     };
-    // one uid for both phases when we are root: the run reads what the compile step wrote
-    const uid = allocateUid();
     const phase = async (p: Phase, phaseLimits: SandboxLimits, stdin?: string): Promise<ExecutionResult> =>
-      runLaunched(
-        o.level,
-        o.python,
-        hostDir,
-        { argv: p.argv, env: p.env ?? {}, roots: have.roots, ...(stdin !== undefined ? { stdin } : {}) },
-        phaseLimits,
-        uid,
+      launcherFailure(
+        await runLaunched(
+          o.level,
+          o.python,
+          work,
+          { argv: p.argv, env: p.env ?? {}, roots: have.roots, ...(stdin !== undefined ? { stdin } : {}) },
+          phaseLimits,
+          uid,
+        ),
       );
     let compile: CommandRunResult | null = null;
     if (chain.compile) {
-      const seconds = o.compileTimeoutMs / 1000;
       const c = await phase(chain.compile(have.bin, file, memoryMB), {
         ...limits,
         timeoutMs: o.compileTimeoutMs,
-        cpuSeconds: Math.ceil(seconds) + 1,
+        cpuSeconds: cpuFor(o.compileTimeoutMs / 1000),
         maxFileBytes: Math.max(limits.maxFileBytes, 256 * MB),
       });
       compile = toCommandResult(c);
@@ -250,7 +305,7 @@ export async function runLanguage(req: RunCodeRequest, o: LanguageRunOptions): P
       }
     }
     const run = chain.run(have.bin, file, memoryMB);
-    if (run.argv[0]!.startsWith('./')) markExecutable(path.join(hostDir, run.argv[0]!));
+    if (run.argv[0]!.startsWith('./')) markExecutable(path.join(work, run.argv[0]!));
     const r = await phase(run, limits, req.stdin ?? undefined);
     const result = toCommandResult(r);
     if (r.sandboxError !== undefined) return { ...sandboxError(r.sandboxError), compile_result: compile, run_result: result };
@@ -261,10 +316,10 @@ export async function runLanguage(req: RunCodeRequest, o: LanguageRunOptions): P
       compile_result: compile,
       run_result: result,
       executor_pod_name: null,
-      files: fetchFiles(hostDir, req.fetch_files, limits.outputCapBytes),
+      files: fetchFiles(work, req.fetch_files, limits.outputCapBytes),
     };
   } finally {
-    fs.rmSync(hostDir, { recursive: true, force: true });
+    fs.rmSync(base, { recursive: true, force: true });
   }
 }
 
@@ -287,22 +342,34 @@ function markExecutable(file: string): void {
   }
 }
 
-/** Regular files under the work folder, never through a symbolic link, at most `cap` bytes in all (as the pool's server does). */
-function fetchFiles(hostDir: string, names: readonly string[], cap: number): Record<string, string> {
+/**
+ * Regular files under the work folder, never through a symbolic link, at most `cap` bytes in all (as
+ * the pool's server does). Where /proc shows what a descriptor opened (Linux), that path is checked
+ * after the open, so a folder swapped for a link in between (by a process that outlived the run) is
+ * caught; elsewhere the path is checked before.
+ */
+function fetchFiles(work: string, names: readonly string[], cap: number): Record<string, string> {
   const out: Record<string, string> = {};
-  const real = fs.realpathSync(hostDir);
+  const real = fs.realpathSync(work);
+  const under = (p: string): boolean => p.startsWith(real + path.sep);
   let total = 0;
   for (const name of names) {
-    const p = path.join(hostDir, name);
+    const p = path.join(work, name);
     let fd: number;
     try {
-      if (!fs.realpathSync(p).startsWith(real + path.sep)) continue;
+      if (!under(fs.realpathSync(p))) continue;
       fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
     } catch {
       continue;
     }
     try {
-      if (!fs.fstatSync(fd).isFile()) continue;
+      let opened: string | undefined;
+      try {
+        opened = fs.readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        // no /proc: the check before the open stands
+      }
+      if ((opened !== undefined && !under(opened)) || !fs.fstatSync(fd).isFile()) continue;
       const buf = Buffer.alloc(Math.max(0, cap - total + 1));
       const n = fs.readSync(fd, buf, 0, buf.length, 0);
       if (total + n > cap) break;
