@@ -148,6 +148,24 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   const treeRows = () => page.locator('.part.sidebar .monaco-list-row');
   const runRow = (name) => treeRows().filter({ hasText: name }).first();
   const notification = (text) => page.locator('.notification-list-item', { hasText: text }).first();
+  /**
+   * Opens a tree row and waits for a child: a click that lands while the tree refreshes can be lost, so
+   * when the child does not appear the row's twistie is clicked (twice at most, as the first may close it).
+   */
+  const openRow = async (row, child) => {
+    await row.click();
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (
+        await child.waitFor({ state: 'visible', timeout: attempt === 2 ? 30_000 : 5000 }).then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
+      if (attempt < 2) await row.locator('.monaco-tl-twistie').click();
+    }
+    assert.fail('the row did not open');
+  };
   /** A context-menu item clicked while the menu is still opening can be lost: wait for it, retry once. */
   const contextMenu = async (row, label, done) => {
     for (let attempt = 0; attempt < 2 && !(await done.isVisible()); attempt++) {
@@ -426,13 +444,14 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.locator('.part.sidebar .action-label[aria-label="Collapse All"]').first().click();
     const run = runRow('⟨U+202E⟩evil');
     await run.waitFor({ state: 'visible', timeout: 30_000 });
-    await run.click();
-    await treeRows().filter({ hasText: 'iteration 1' }).first().click();
-    await treeRows()
+    const iterationRow = treeRows().filter({ hasText: 'iteration 1' }).first();
+    const groupRow = treeRows()
       .filter({ hasText: /^group 0/ })
-      .first()
-      .click();
+      .first();
     const trajectoryRow = treeRows().filter({ hasText: '#0 reward' }).first();
+    await openRow(run, iterationRow);
+    await openRow(iterationRow, groupRow);
+    await openRow(groupRow, trajectoryRow);
     await trajectoryRow.locator('.monaco-tl-twistie').click();
     noRawRlo(await page.locator('.part.sidebar').innerText(), 'the tree');
     const turnRow = treeRows()

@@ -293,6 +293,27 @@ print(json.dumps(m.trajectory_of(sys.stdin.read())))`;
     assert.equal(t.answer, '3000');
   });
 
+  it('in a turn verl answered, the call replayed is the one verl ran (the first it could read); spaces after an unclosed <tool_call> are read at once', async () => {
+    const probe = `import importlib.util, json, sys
+sys.path.insert(0, ${JSON.stringify(out)})
+spec = importlib.util.spec_from_file_location("r", ${JSON.stringify(path.join(out, 'agent_rl_workspace_reward.py'))})
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+print(json.dumps(m.trajectory_of(sys.stdin.read())))`;
+    // verl's hermes parser skips the unreadable first call and runs the second
+    const skipped = `<tool_call>{not json</tool_call>${convert(3, 'km', 'm')}user\n<tool_response>\n3000\n</tool_response>\nassistant\n<answer>3000</answer>`;
+    const r = await py(['-c', probe], skipped);
+    assert.equal(r.status, 0, r.stderr);
+    const t = JSON.parse(r.stdout) as { turns: { observation: string; tool: string | null }[]; answer: string };
+    assert.equal(t.turns[0]!.observation, '<tool_response>3000</tool_response>');
+    assert.equal(t.answer, '3000');
+    // model output on verl's host: a long run of spaces after an unclosed <tool_call> is a format error, not a stall
+    const t0 = performance.now();
+    const stall = await py(['-c', probe], `<tool_call>${' '.repeat(20_000)}x`);
+    assert.equal(stall.status, 0, stall.stderr);
+    assert.ok(performance.now() - t0 < 20_000);
+    assert.match(stall.stdout, /unclosed <tool_call>/);
+  });
+
   it('a row without its task, and a sandbox that is not there, are errors that say the fix', async () => {
     const probe = (url: string, code: string) =>
       py(

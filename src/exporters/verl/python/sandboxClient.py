@@ -11,6 +11,7 @@
 import asyncio
 import json
 import os
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -48,8 +49,17 @@ def run_in_sandbox(file, calls, reward=None):
             "memory_limit_MB": LIMITS["memory_limit_mb"], "files": {}, "fetch_files": []}
     request = urllib.request.Request(SANDBOX_URL, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=seconds + 60) as answer:
-            response = json.loads(answer.read())
+        # an overloaded `sandbox serve` answers 504 before it starts the code: retried, as verl's own
+        # SandboxFusion client does, with more patience (1, 2, 4, 8 s), so load never reads as a tool error
+        for delay in (1, 2, 4, 8, None):
+            try:
+                with urllib.request.urlopen(request, timeout=seconds + 60) as answer:
+                    response = json.loads(answer.read())
+                break
+            except urllib.error.HTTPError as e:
+                if e.code != 504 or delay is None:
+                    raise
+                time.sleep(delay)
     except (urllib.error.URLError, OSError, ValueError) as e:
         raise SandboxUnavailable("agent-rl: the sandbox server at %s did not answer (%s). Fix: start `agent-rl sandbox serve` where verl reaches it, "
                                  "or set AGENT_RL_SANDBOX_URL" % (SANDBOX_URL.split("?")[0], e))

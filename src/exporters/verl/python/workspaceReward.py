@@ -23,7 +23,9 @@ REWARD_FILE = {"source": _read_beside(REWARD["file"]), "filename": REWARD["filen
 MAX_ACTION_CHARS = SETTINGS["max_action_chars"]
 RESERVED = SETTINGS["reserved_tool_names"]
 ANSWER_RE = re.compile(r"<answer>([\s\S]*?)</answer>")
-HERMES_RE = re.compile(r"<tool_call>\s*([\s\S]*?)\s*</tool_call>")
+# no \s* around the group: with one, a long run of spaces after an unclosed <tool_call> backtracks in
+# cubic time (model output, read on verl's host); json.loads ignores the whitespace anyway
+HERMES_RE = re.compile(r"<tool_call>([\s\S]*?)</tool_call>")
 # a tool message as chat templates render it (Qwen2.5 / Hermes: "<tool_response>\n...\n</tool_response>")
 RESPONSE_RE = re.compile(r"<tool_response>\n?([\s\S]*?)\n?</tool_response>")
 FIX = 'Fix: return a number, or a dict {"score": number, ...extras} (`agent-rl env check --config FILE` runs it on a recorded episode)'
@@ -37,16 +39,33 @@ def _no_constant(c):
     raise ValueError(c)
 
 
-def parse_action(raw):
-    """The workbench's hermes parser (toolCalls.ts parseToolAction): ("answer", text), ("tool", name, args) or ("format", message)."""
+def verl_ran(text):
+    """The <tool_call> verl's hermes parser executed in a turn it answered: the first whose JSON has a name and arguments (it skips the others)."""
+    for m in HERMES_RE.finditer(text):
+        try:
+            call = json.loads(m.group(1), parse_constant=_no_constant)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(call, dict) and "name" in call and "arguments" in call:
+            return m
+    return None
+
+
+def parse_action(raw, answered=False):
+    """The workbench's hermes parser (toolCalls.ts parseToolAction): ("answer", text), ("tool", name, args) or ("format", message).
+
+    For a turn verl answered with a tool response (`answered`), the call is the one verl ran — the first
+    it could read, even after an unreadable one or an <answer> — so the replayed state is verl's.
+    """
     if raw.strip() == "":
         return ("format", 'empty output: write <tool_call>{"name": ..., "arguments": {...}}</tool_call> or <answer>...</answer>')
     text = raw[:MAX_ACTION_CHARS]
+    ran = verl_ran(text) if answered else None
     answer = ANSWER_RE.search(text)
     call_at = text.find("<tool_call>")
-    if answer and (call_at < 0 or answer.start() < call_at):
+    if ran is None and answer and (call_at < 0 or answer.start() < call_at):
         return ("answer", answer.group(1).strip())
-    m = HERMES_RE.search(text)
+    m = ran or HERMES_RE.search(text)
     if not m:
         if call_at >= 0:
             return ("format", "unclosed <tool_call>: end it with </tool_call>")
@@ -95,7 +114,7 @@ def trajectory_of(solution):
     """The episode as the workbench's WorkspaceEnv (hermes format) records it for the reward."""
     actions = []
     for text, answered in assistant_turns(solution):
-        a = parse_action(text)
+        a = parse_action(text, answered)
         # verl ran no call for the last turn: a call there was cut by the turn cap or the length
         if not answered and a[0] == "tool":
             break

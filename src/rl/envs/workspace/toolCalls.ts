@@ -19,7 +19,9 @@ export const RESERVED_TOOL_NAMES: readonly string[] = [...FINAL_ACTIONS, 'execut
 
 const CALL_RE = /<call>\s*([A-Za-z_]\w*)\s*\(([\s\S]*?)\)\s*<\/call>/;
 const ANSWER_RE = /<answer>([\s\S]*?)<\/answer>/;
-const HERMES_RE = /<tool_call>\s*([\s\S]*?)\s*<\/tool_call>/;
+// No \s* around the group: with one, a long run of spaces after an unclosed <tool_call> (model output)
+// backtracks in cubic time; JSON.parse ignores the whitespace anyway.
+const HERMES_RE = /<tool_call>([\s\S]*?)<\/tool_call>/;
 
 const formatError = (message: string): ParsedAction => ({ kind: 'format_error', message });
 

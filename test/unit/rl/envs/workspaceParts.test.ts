@@ -14,6 +14,18 @@ import { withConfigRoot } from '../../../../src/shared/configRoot';
 const ROOT = path.resolve(__dirname, '..', '..', '..', '..', '..');
 
 describe('tool-call formats', () => {
+  it('hermes: a long run of spaces after an unclosed <tool_call> is a format error at once (no backtracking blow-up)', () => {
+    const t0 = performance.now();
+    const a = parseToolAction(`<tool_call>${' '.repeat(50_000)}`, 'hermes');
+    assert.equal(a.kind, 'format_error');
+    assert.ok(performance.now() - t0 < 5000, 'read in linear time');
+    assert.deepEqual(parseToolAction('<tool_call>\n {"name": "f", "arguments": {"x": 1}} \n</tool_call>', 'hermes'), {
+      kind: 'tool',
+      name: 'f',
+      args: { arguments: { x: 1 } },
+    });
+  });
+
   it('call: <call>name(args)</call>, <answer>; the first of the two wins; malformed text is a format error', () => {
     assert.deepEqual(parseToolAction('<call>convert(12, "km", "m")</call>', 'call'), { kind: 'tool', name: 'convert', args: { text: '12, "km", "m"' } });
     assert.deepEqual(parseToolAction('<call>f(g(1))</call>', 'call'), { kind: 'tool', name: 'f', args: { text: 'g(1)' } });
