@@ -5,7 +5,8 @@
 // What RL adds beyond imitation: a small character-level transformer is warm-started by SFT on
 // imperfect demonstrations (the calculator's reference agent skips the tool on most tasks with a
 // multiplication and answers with a guess: a habit, not a slip, so greedy decoding copies it), then
-// trained from that checkpoint by plain GRPO (failures pushed down, successes up) and, as the
+// trained from that checkpoint by GRPO (failures pushed down, successes up; the table names the settings
+// that make it other than plain GRPO: clip-higher and zero-advantage filtering by default) and, as the
 // control, by RS-SFT (fine-tuning on its own successes) with the same number of sampled episodes.
 // Prints held-out greedy pass@1, sampled pass@1 and pass@8 and tool calls for all three.
 // Usage: node scripts/defaultExperiment.mjs [--seed N] [--sft-iterations N] [--rl-iterations N] [--db FILE]
@@ -44,7 +45,7 @@ if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
 // The two RL runs share the machine: one core each (one replica), at the same time.
 /** @type {Record<string, { seconds: number; record: string }>} */
 const stages = {};
-process.stderr.write('\n== plain GRPO and RS-SFT (the control) from the warm start, side by side\n');
+process.stderr.write('\n== GRPO and RS-SFT (the control) from the warm start, side by side\n');
 try {
   await Promise.all(
     ['grpo', 'rs-sft'].map(async (method) => {

@@ -6,7 +6,7 @@
 // control with the same number of sampled episodes (`agent-rl train --init`). Every figure comes from
 // held-out evaluations with the fixed evaluation seed, the baseline from the RL run's own iteration-0
 // evaluation. Results are printed under the name of what ran (methodLabel), never just "GRPO".
-//   calculator: plain GRPO (failures pushed down too) from a warm start on imperfect demonstrations
+//   calculator: GRPO (failures pushed down too; with the defaults its printed name lists) from a warm start on imperfect demonstrations
 //               (the reference agent skips the tool on most tasks with a multiplication): greedy
 //               pass@1 ≥ warm start + 10 points, on 500 held-out tasks (none shares a call plan with
 //               a training task); sampled pass@1 and pass@8 over 4,000 episodes reported beside it.
@@ -46,7 +46,7 @@ const EXPERIMENTS = {
     control: 'rs-sft',
     metric: 'greedySuccessRate',
     label: 'held-out greedy pass@1',
-    rule: 'plain GRPO greedy ≥ warm start + 10 points',
+    rule: 'GRPO greedy ≥ warm start + 10 points',
     pass: (base, rl) => rl >= base + 0.1,
   },
   code: {

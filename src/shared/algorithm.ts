@@ -322,16 +322,26 @@ export function algorithmDefaults(env: string, policy: string, method: string): 
 
 /**
  * The honest name of what a run trains with, for every place results are printed: the method, and
- * any setting that makes it something other than the plain algorithm.
+ * any setting that makes it something other than the plain algorithm. Plain GRPO clips at 0.2/0.2 and
+ * keeps every group in the loss; clip-higher, another clip range and zero-advantage filtering (which
+ * drops the groups whose episodes all scored alike, and so the KL term on them) are named.
  */
 export function methodLabel(method: string, a: Partial<AlgorithmSettings> | undefined): string {
   if (method === 'sft') return 'SFT';
   if (method === 'rs-sft') return 'RS-SFT';
   if (method !== 'grpo') return method;
   const base = a?.advantageEstimator === 'dr-grpo' ? 'Dr. GRPO' : a?.advantageEstimator === 'rloo' ? 'RLOO' : 'GRPO';
-  // stored configs are untrusted: only a number counts as a scale
-  const scale = typeof a?.negativeAdvantageScale === 'number' && Number.isFinite(a.negativeAdvantageScale) ? a.negativeAdvantageScale : 1;
+  // stored configs are untrusted: only a finite number counts as a scale or a clip
+  const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+  const scale = num(a?.negativeAdvantageScale) ?? 1;
   const parts = [scale === 0 ? `positive-only ${base} (failures not pushed down)` : scale < 1 ? `${base} (negative advantages × ${scale})` : base];
+  const low = num(a?.clipLow);
+  const high = num(a?.clipHigh) ?? low;
+  if (low !== undefined && high !== undefined) {
+    if (high > low) parts.push(`+ clip-higher ${low}/${high}`);
+    else if (low !== 0.2 || high !== 0.2) parts.push(`(clip ${low}/${high})`);
+  }
+  if (a?.skipZeroAdvantage === true) parts.push('+ zero-advantage filtering');
   if (typeof a?.dynamicSampling === 'number' && a.dynamicSampling > 0) parts.push('+ dynamic sampling');
   if (a?.overlongFilter === true) parts.push('+ overlong filter');
   return parts.join(' ');

@@ -110,12 +110,16 @@ describe('agent-rl CLI', () => {
     const cwd = tempDir();
     const r = runCli(['train', '--help', '--env', 'calculator', '--policy', 'transformer'], cwd);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /Algorithm settings for env calculator, policy transformer, method grpo \(GRPO\)/);
+    // a language model's GRPO defaults are not plain GRPO, and the name says how
+    assert.match(
+      r.stdout,
+      /Algorithm settings for env calculator, policy transformer, method grpo \(GRPO \+ clip-higher 0\.2\/0\.28 \+ zero-advantage filtering\)/,
+    );
     assert.match(r.stdout, /learningRate = 0\.0002\n.*\n\s+Trades: /);
     assert.match(r.stdout, /klEstimator = "k3"/);
     fs.writeFileSync(path.join(cwd, 'p.json'), JSON.stringify({ env: 'calculator', policy: 'transformer', algorithm: { negativeAdvantageScale: 0 } }));
     const mine = runCli(['train', '--help', '--config', 'p.json'], cwd);
-    assert.match(mine.stdout, /\(positive-only GRPO \(failures not pushed down\)\)/);
+    assert.match(mine.stdout, /\(positive-only GRPO \(failures not pushed down\) \+ clip-higher 0\.2\/0\.28 \+ zero-advantage filtering\)/);
     assert.match(mine.stdout, /negativeAdvantageScale = 0 \(from your config\)/);
     assert.match(runCli(['train', '--help'], cwd).stdout, /learningRate = 0\.08/);
   });

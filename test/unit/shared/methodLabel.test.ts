@@ -1,0 +1,29 @@
+// The printed name of what a run trained with: plain GRPO only when it clips at 0.2/0.2 and keeps every
+// group in the loss; each departure named (issue 26: "plain GRPO" was clip-higher with zero-advantage
+// filtering by default for a language model, and its label named neither).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { algorithmDefaults, methodLabel } from '../../../src/shared/algorithm';
+
+describe('methodLabel', () => {
+  it('plain GRPO is clip 0.2/0.2 with every group in the loss (the table policy defaults)', () => {
+    assert.equal(methodLabel('grpo', algorithmDefaults('calculator', 'table', 'grpo')), 'GRPO');
+  });
+
+  it("a language model's defaults are named for what they are: clip-higher and zero-advantage filtering", () => {
+    assert.equal(methodLabel('grpo', algorithmDefaults('calculator', 'transformer', 'grpo')), 'GRPO + clip-higher 0.2/0.28 + zero-advantage filtering');
+    const plain = { ...algorithmDefaults('calculator', 'transformer', 'grpo'), clipHigh: 0.2, skipZeroAdvantage: false };
+    assert.equal(methodLabel('grpo', plain), 'GRPO');
+  });
+
+  it('another clip range, positive-only reinforcement and the DAPO parts are named; untrusted stored values count only when typed', () => {
+    const base = algorithmDefaults('calculator', 'table', 'grpo');
+    assert.equal(methodLabel('grpo', { ...base, clipLow: 0.1, clipHigh: 0.1 }), 'GRPO (clip 0.1/0.1)');
+    assert.equal(
+      methodLabel('grpo', { ...base, negativeAdvantageScale: 0, dynamicSampling: 3, overlongFilter: true }),
+      'positive-only GRPO (failures not pushed down) + dynamic sampling + overlong filter',
+    );
+    assert.equal(methodLabel('grpo', { ...base, clipHigh: '0.9' as unknown as number, skipZeroAdvantage: 'yes' as unknown as boolean }), 'GRPO');
+    assert.equal(methodLabel('rs-sft', { ...base, skipZeroAdvantage: true }), 'RS-SFT');
+  });
+});
