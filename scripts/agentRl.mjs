@@ -62,6 +62,25 @@ export function runAgentRlAsync(args, label) {
   });
 }
 
+/**
+ * Where a verify script keeps the store and records of its runs, so every figure it prints can be
+ * read again from the runs: `.agent-rl/verify/<script>/<UTC date and time>/` under `root` (the
+ * repository when run by npm). The name is safe on every platform (no colons).
+ * @param {string} script @param {string} [root] @param {Date} [now]
+ */
+export function verifyFolder(script, root = process.cwd(), now = new Date()) {
+  return path.join(
+    root,
+    '.agent-rl',
+    'verify',
+    script,
+    now
+      .toISOString()
+      .replace(/\.\d+Z$/, 'Z')
+      .replace(/:/g, '-'),
+  );
+}
+
 /** Writes `value` as JSON to `file`; returns the file. @param {string} file @param {unknown} value */
 export function writeJson(file, value) {
   fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);

@@ -8,12 +8,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { verifyFolder } from './agentRl.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(root, 'dist', 'cli.js');
 const outFlag = process.argv.indexOf('--out');
-const out = outFlag > 0 ? path.resolve(process.argv[outFlag + 1] ?? '.') : fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-repro-'));
+const out = outFlag > 0 ? path.resolve(process.argv[outFlag + 1] ?? '.') : verifyFolder('binary-search', root);
 fs.mkdirSync(out, { recursive: true });
+process.stderr.write(`runs and records: ${out}\n`);
 const db = path.join(out, 'runs.sqlite');
 
 // Seed 002's published results (success rate before → after; mean actions after, seed 7 only).
@@ -60,5 +62,5 @@ const lines = [
   `six runs, each a separate \`agent-rl train\` process: ${(totalMs / 1000).toFixed(1)} s in total on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`,
   `database: ${db}`,
 ];
-process.stdout.write(`${lines.join('\n')}\n`);
+process.stdout.write(`${lines.join('\n')}\n\nruns (store runs.sqlite) and records: ${out}\n`);
 fs.writeFileSync(path.join(out, 'summary.json'), `${JSON.stringify({ db, totalMs, rows }, null, 2)}\n`);

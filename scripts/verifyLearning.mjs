@@ -16,15 +16,16 @@
 // Usage: node scripts/verifyLearning.mjs [--envs calculator,code] [--seeds 1,2,3] [--out DIR] [--warm-starts DIR]
 // --warm-starts DIR reuses the SFT stage of an earlier run's output folder (its <env>-sft-s<seed>.json
 // record and .checkpoint file) and runs the RL stages only: for trying RL settings against fixed warm starts.
-import { arg, evaluationTable, methodConfig, runAgentRl, runAgentRlAsync, writeJson } from './agentRl.mjs';
+import { arg, evaluationTable, methodConfig, runAgentRl, runAgentRlAsync, verifyFolder, writeJson } from './agentRl.mjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
 const envs = arg('--envs', 'calculator,code').split(',');
 const seeds = arg('--seeds', '1,2,3').split(',').map(Number);
-const out = path.resolve(arg('--out', fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-learning-'))));
+const out = path.resolve(arg('--out', verifyFolder('learning')));
 fs.mkdirSync(out, { recursive: true });
+process.stderr.write(`runs and records: ${out}\n`);
 const db = path.join(out, 'runs.sqlite');
 const warmStarts = arg('--warm-starts', undefined);
 
@@ -188,6 +189,6 @@ const lines = [
   '',
   `total ${((Date.now() - t0) / 1000).toFixed(0)} s on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; database ${db}${warmStarts ? `; SFT stage reused from ${path.resolve(warmStarts)}` : ''}`,
 ];
-process.stdout.write(`${lines.join('\n')}\n`);
+process.stdout.write(`${lines.join('\n')}\n\nruns (store runs.sqlite) and records: ${out}\n`);
 writeJson(path.join(out, 'summary.json'), { db, ...(warmStarts ? { warmStarts: path.resolve(warmStarts) } : {}), rows });
 process.exit(rows.every((/** @type {any} */ r) => r.pass) ? 0 : 1);
