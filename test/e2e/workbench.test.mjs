@@ -178,8 +178,25 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     }
     await done.waitFor({ state: 'visible', timeout: 15_000 });
   };
-  /** Compare Runs: untick everything, tick one run per query (matched on name, or on environment · policy · method), OK. */
+  /**
+   * Compare Runs, tried up to three times: a webview that takes the focus as it loads (a Markdown
+   * preview just opened, in a clean-clone CI run) closes the picker midway, and the toggle-all box then
+   * waits for a widget that is gone.
+   */
   const compare = async (queries) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await compareOnce(queries);
+      } catch (e) {
+        await page.screenshot({ path: path.join(OUT, `compare-failed-${attempt}.png`) });
+        if (attempt >= 3) throw e;
+        await page.keyboard.press('Escape');
+        await sleep(500);
+      }
+    }
+  };
+  /** Compare Runs once: untick everything, tick one run per query (matched on name, or on environment · policy · method), OK. */
+  const compareOnce = async (queries) => {
     await runCommand(page, 'Agent RL: Compare Runs');
     const widget = page.locator('.quick-input-widget');
     const rows = widget.locator('.quick-input-list .monaco-list-row');
@@ -189,11 +206,11 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // not shown (CI and here), and left a run ticked.
     const all = widget.locator('.quick-input-header .monaco-checkbox');
     const ticked = widget.locator('.quick-input-list .monaco-list-row[aria-checked="true"]');
-    for (let i = 0; i < 4 && (await all.getAttribute('aria-checked')) !== 'true'; i++) {
-      await all.click();
+    for (let i = 0; i < 4 && (await all.getAttribute('aria-checked', { timeout: 10_000 })) !== 'true'; i++) {
+      await all.click({ timeout: 10_000 });
       await sleep(200);
     }
-    await all.click();
+    await all.click({ timeout: 10_000 });
     for (let i = 0; i < 30 && ((await all.getAttribute('aria-checked')) !== 'false' || (await ticked.count()) > 0); i++) await sleep(100);
     assert.equal(await ticked.count(), 0, 'the picker starts with no run ticked');
     const input = widget.locator('.quick-input-box input');
