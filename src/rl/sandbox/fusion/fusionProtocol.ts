@@ -4,6 +4,9 @@
 // {compile_timeout, run_timeout, code, stdin, memory_limit_MB, language, files: {}, fetch_files: []}
 // and read status, compile_result and run_result (status, return_code, stdout, stderr, execution_time).
 
+import * as os from 'node:os';
+import type { ExecutionResult } from '../limits';
+
 /** SandboxFusion's `Language` literal; a request with another value is a validation error (HTTP 422). */
 export const FUSION_LANGUAGES = [
   'python',
@@ -80,6 +83,27 @@ export interface ValidationIssue {
   readonly loc: readonly (string | number)[];
   readonly msg: string;
   readonly input: unknown;
+}
+
+/**
+ * One phase's result (a compile step, a run) in SandboxFusion's terms: the sandbox's own failure is an
+ * Error; a timeout TimeLimitExceeded with no return code; a process killed by a signal reports
+ * −signal, as Python's subprocess does (SandboxFusion passes that on), the output cap's kill −9.
+ */
+export function toCommandResult(r: ExecutionResult): CommandRunResult {
+  if (r.sandboxError !== undefined) return { status: 'Error', execution_time: null, return_code: null, stdout: null, stderr: r.sandboxError };
+  const time = r.durationMs / 1000;
+  if (r.timedOut) return { status: 'TimeLimitExceeded', execution_time: time, return_code: null, stdout: r.stdout, stderr: r.stderr };
+  const signal = typeof r.signal === 'number' ? r.signal : r.signal ? (os.constants.signals[r.signal as NodeJS.Signals] ?? 9) : r.outputCapped ? 9 : null;
+  return { status: 'Finished', execution_time: time, return_code: r.exitCode ?? (signal !== null ? -signal : -9), stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A finished run's answer status (SandboxFusion's parse_run_status: a timeout or a non-zero exit is Failed), and the message when the output cap cut it. */
+export function runOutcome(run: CommandRunResult, r: ExecutionResult, outputCapBytes: number): { status: RunStatus; message: string } {
+  return {
+    status: run.status === 'Finished' && run.return_code === 0 ? 'Success' : 'Failed',
+    message: r.outputCapped ? `output passed ${outputCapBytes} bytes: the process was killed and the output cut` : '',
+  };
 }
 
 const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);

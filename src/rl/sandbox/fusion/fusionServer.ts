@@ -13,7 +13,7 @@ import type { IsolationLevel } from '../isolation';
 import { DEFAULT_LIMITS, type ExecutionResult, type SandboxLimits } from '../limits';
 import type { ExecutionIo } from '../warmPool';
 import { Admission, type AdmissionStats } from './admission';
-import { parseRunCodeRequest, type CommandRunResult, type RunCodeRequest, type RunCodeResponse } from './fusionProtocol';
+import { parseRunCodeRequest, runOutcome, toCommandResult, type RunCodeRequest, type RunCodeResponse } from './fusionProtocol';
 import { runLanguage } from './languages';
 
 export interface FusionExecutor {
@@ -80,29 +80,10 @@ export function checkServerOptions(o: Pick<FusionServerOptions, 'host' | 'token'
 
 /** Our execution result in SandboxFusion's terms (its parse_run_status: a timeout or a non-zero exit is Failed). */
 export function toRunCodeResponse(r: ExecutionResult, outputCapBytes: number): RunCodeResponse {
-  const answer = (status: RunCodeResponse['status'], message: string, run: CommandRunResult): RunCodeResponse => ({
-    status,
-    message,
-    compile_result: null,
-    run_result: run,
-    executor_pod_name: null,
-    files: r.files ?? {},
-  });
-  if (r.sandboxError !== undefined)
-    return answer('SandboxError', r.sandboxError, { status: 'Error', execution_time: null, return_code: null, stdout: null, stderr: r.sandboxError });
-  const time = r.durationMs / 1000;
-  if (r.timedOut) return answer('Failed', '', { status: 'TimeLimitExceeded', execution_time: time, return_code: null, stdout: r.stdout, stderr: r.stderr });
-  // A process killed by a signal reports −signal, as Python's subprocess does (SandboxFusion passes that on).
-  const signal = typeof r.signal === 'number' ? r.signal : r.outputCapped ? 9 : null;
-  const code = r.exitCode ?? (signal !== null ? -signal : -9);
-  const message = r.outputCapped ? `output passed ${outputCapBytes} bytes: the process was killed and the output cut` : '';
-  return answer(code === 0 ? 'Success' : 'Failed', message, {
-    status: 'Finished',
-    execution_time: time,
-    return_code: code,
-    stdout: r.stdout,
-    stderr: r.stderr,
-  });
+  const run = toCommandResult(r);
+  const answer = { compile_result: null, run_result: run, executor_pod_name: null, files: r.files ?? {} };
+  if (r.sandboxError !== undefined) return { status: 'SandboxError', message: r.sandboxError, ...answer };
+  return { ...runOutcome(run, r, outputCapBytes), ...answer };
 }
 
 const timeoutS = (s: number, o: FusionServerOptions): number => Math.min(Math.max(s, 0.001), o.maxRunTimeoutS);

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { runLaunched } from '../freshExecutor';
 import type { IsolationLevel } from '../isolation';
 import { allocateUid, type ExecutionResult, type SandboxLimits } from '../limits';
-import type { CommandRunResult, FusionLanguage, RunCodeRequest, RunCodeResponse } from './fusionProtocol';
+import { runOutcome, toCommandResult, type CommandRunResult, type FusionLanguage, type RunCodeRequest, type RunCodeResponse } from './fusionProtocol';
 
 /** Where a toolchain is looked for: the sandbox's PATH, then the usual homes of a package manager's. */
 export const TOOLCHAIN_DIRS: readonly string[] = ['/usr/local/bin', '/usr/bin', '/bin', '/opt/homebrew/bin'];
@@ -216,14 +216,6 @@ function launcherFailure(r: ExecutionResult): ExecutionResult {
   return r;
 }
 
-const toCommandResult = (r: ExecutionResult): CommandRunResult => {
-  if (r.sandboxError !== undefined) return { status: 'Error', execution_time: null, return_code: null, stdout: null, stderr: r.sandboxError };
-  const time = r.durationMs / 1000;
-  if (r.timedOut) return { status: 'TimeLimitExceeded', execution_time: time, return_code: null, stdout: r.stdout, stderr: r.stderr };
-  const signal = typeof r.signal === 'number' ? r.signal : r.signal ? (os.constants.signals[r.signal as NodeJS.Signals] ?? 9) : r.outputCapped ? 9 : null;
-  return { status: 'Finished', execution_time: time, return_code: r.exitCode ?? (signal !== null ? -signal : -9), stdout: r.stdout, stderr: r.stderr };
-};
-
 export interface LanguageRunOptions {
   readonly level: IsolationLevel;
   readonly python: string;
@@ -309,10 +301,8 @@ export async function runLanguage(req: RunCodeRequest, o: LanguageRunOptions): P
     const r = await phase(run, limits, req.stdin ?? undefined);
     const result = toCommandResult(r);
     if (r.sandboxError !== undefined) return { ...sandboxError(r.sandboxError), compile_result: compile, run_result: result };
-    const message = r.outputCapped ? `output passed ${limits.outputCapBytes} bytes: the process was killed and the output cut` : '';
     return {
-      status: result.status === 'Finished' && result.return_code === 0 ? 'Success' : 'Failed',
-      message,
+      ...runOutcome(result, r, limits.outputCapBytes),
       compile_result: compile,
       run_result: result,
       executor_pod_name: null,
