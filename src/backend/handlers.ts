@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import type { BackendMethod, BackendMethods } from '../shared/protocol/backendProtocol';
 import { codeOf } from '../shared/linking';
 import { RunReader } from '../store/runReader';
+import { TokenStatsReader } from '../store/tokenStatsReader';
 import { deleteRun, markOrphanedRuns, markRunFailed } from '../store/runWriter';
 import { findModels } from '../rl/policies/hf/modelCache';
 import type { SandboxPools } from '../rl/sandbox/sandboxPools';
@@ -17,6 +18,7 @@ const page = (limit: number): number => Math.max(1, Math.min(MAX_PAGE, Math.floo
 /** `pools`: where re-runs execute (the backend's own warm interpreters). */
 export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
   const reader = new RunReader(db);
+  const tokens = new TokenStatsReader(db);
   return {
     listRuns: () => {
       markOrphanedRuns(db);
@@ -30,7 +32,12 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
     },
     iterations: ({ runId, offset, limit }) => reader.iterationsPage(runId, Math.max(0, offset), page(limit)),
     trajectories: ({ runId, iteration, offset, limit }) => reader.trajectoriesPage(runId, iteration, Math.max(0, offset), page(limit)),
-    trajectory: ({ trajectoryId }) => reader.trajectory(trajectoryId) ?? null,
+    trajectory: ({ trajectoryId }) => {
+      const t = reader.trajectory(trajectoryId);
+      if (!t) return null;
+      const stats = tokens.stats(trajectoryId);
+      return stats ? { ...t, tokenStats: stats } : t;
+    },
     markFailed: ({ runId, reason }) => markRunFailed(db, runId, reason),
     deleteRun: ({ runId }) => deleteRun(db, runId),
     exportRun: ({ runId, file }) => {
@@ -52,6 +59,15 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
       const stored = c.env === 'code' && typeof c.envOptions === 'object' && c.envOptions !== null ? (c.envOptions as Record<string, unknown>) : {};
       return rerunTurn(code, { text: recorded.observationText, level: recorded.observation.level }, stored, { python, sandbox }, pools);
     },
+    worstTokens: ({ runId, iteration, trajectoryId, by, limit }) =>
+      tokens.worst({
+        runId,
+        ...(typeof iteration === 'number' ? { iteration } : {}),
+        ...(typeof trajectoryId === 'number' ? { trajectoryId } : {}),
+        by: by === 'logRatio' || by === 'kl' ? by : 'mismatch',
+        limit: Math.max(1, Math.min(200, Math.floor(limit))),
+      }),
+    mismatchHistogram: ({ runId, iteration, bins }) => tokens.mismatchHistogram(runId, iteration, Math.max(2, Math.min(100, Math.floor(bins)))),
     listModels: ({ folders }) =>
       findModels({ folders: (Array.isArray(folders) ? folders : []).filter((f): f is string => typeof f === 'string' && f !== ''), backend: 'wasm' }),
   };

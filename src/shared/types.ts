@@ -111,6 +111,34 @@ export type ExclusionReason =
   | 'no_trainable_positions';
 
 /**
+ * What the learner saw at each trained position of a trajectory, from the position's first pass in the
+ * update (epoch 0), for the inspector's token heat map. Column k is the k-th trained position: the
+ * sampled tokens of the turns the policy trains on, in order (a sequence cut at the context window has
+ * fewer). Stored packed (store/tokenStatsCodec.ts), never in outcome_json.
+ */
+export interface TokenStats {
+  /** Optimizer steps of this update taken before the trajectory's first pass (0: it saw the weights that sampled it). */
+  readonly stepsBefore: number;
+  /** What the ratio is taken to: the behaviour log-probs, or π_old recomputed before the update. */
+  readonly old: 'behaviour' | 'recomputed';
+  /**
+   * The training log-prob before the update, where known: π_old when recomputed, else the first pass's
+   * own log-prob when stepsBefore is 0; absent otherwise (the first pass came after other steps).
+   */
+  readonly before?: Float32Array;
+  /** The log-prob the loss trained on at the first pass. */
+  readonly logp: Float32Array;
+  /** π / π_old at the first pass (1 for supervised objectives). */
+  readonly ratio: Float32Array;
+  /** Which clip held the position: 0 none, 1 low (A < 0), 2 high (A > 0), 3 the dual clip. */
+  readonly clipSide: Uint8Array;
+  /** Entropy of the position's distribution (nats). */
+  readonly entropy: Float32Array;
+  /** KL estimate to the reference (the run's estimator), absent when the objective has no reference. */
+  readonly kl?: Float32Array;
+}
+
+/**
  * One episode, as trained on and as stored.
  * - `group`: index of its GRPO group in the iteration; trajectories of a group share `taskId`.
  * - `advantage`: group-normalised advantage (0 for zero-variance groups and in evaluation).
@@ -128,6 +156,8 @@ export interface Trajectory {
   readonly policyVersion: number;
   /** Set by the learner when the episode was left out of the update, with the reason. */
   excluded?: ExclusionReason;
+  /** Set by the learner for a trajectory it trained on: each trained position's numbers. */
+  tokenStats?: TokenStats;
 }
 
 /** Metrics of one training iteration; every field is a plain number so stores and charts stay generic. */

@@ -128,6 +128,20 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE trajectories ADD COLUMN excluded TEXT;
     `,
   },
+  {
+    version: 6,
+    description: "each trained trajectory's per-token numbers (tokenStatsCodec.ts) and its largest values, for the worst-token lists",
+    sql: `
+      CREATE TABLE token_stats (
+        trajectory_id INTEGER PRIMARY KEY REFERENCES trajectories(id) ON DELETE CASCADE,
+        positions INTEGER NOT NULL,
+        max_abs_mismatch REAL,
+        max_abs_log_ratio REAL,
+        max_kl REAL,
+        data BLOB NOT NULL
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

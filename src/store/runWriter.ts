@@ -2,6 +2,7 @@
 // every trajectory and turn, and the evaluation when one ran), so a run killed at any moment leaves
 // whole iterations only. The initial evaluation and the final status are their own small writes.
 import type Database from 'better-sqlite3';
+import { encodeTokenStats } from './tokenStatsCodec';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { RunConfig } from '../shared/runConfig';
@@ -26,6 +27,7 @@ export class RunWriter implements RunSink {
   private readonly insertTrajectory;
   private readonly insertTurn;
   private readonly insertEvaluation;
+  private readonly insertTokenStats;
   private readonly heartbeat;
   private readonly writeIteration: (record: IterationRecord) => void;
 
@@ -48,6 +50,9 @@ export class RunWriter implements RunSink {
     this.insertEvaluation = db.prepare(
       `INSERT INTO evaluations (run_id, iteration, episodes, successes, success_rate, mean_actions, public_pass_rate, private_pass_rate,
          reward_mean, seed, policy_version, greedy_success_rate, metrics_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertTokenStats = db.prepare(
+      'INSERT INTO token_stats (trajectory_id, positions, max_abs_mismatch, max_abs_log_ratio, max_kl, data) VALUES (?, ?, ?, ?, ?, ?)',
     );
     this.heartbeat = db.prepare('UPDATE runs SET heartbeat_at = ? WHERE id = ?');
     this.writeIteration = db.transaction((record: IterationRecord) => {
@@ -84,6 +89,10 @@ export class RunWriter implements RunSink {
             turn.policy.behaviourLogprob,
             JSON.stringify(turn.policy),
           );
+        }
+        if (t.tokenStats) {
+          const e = encodeTokenStats(t.tokenStats, t.turns);
+          this.insertTokenStats.run(lastInsertRowid, e.positions, e.maxAbsMismatch ?? null, e.maxAbsLogRatio ?? null, e.maxKl ?? null, e.data);
         }
       }
       if (record.evaluation) this.addEvaluation(record.evaluation, at);

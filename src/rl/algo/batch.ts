@@ -4,6 +4,7 @@
 // and combined again with weights that make the parts' sum exactly the whole batch's loss.
 import { aggregationUnit } from './losses';
 import type { Aggregation } from '../../shared/algorithm';
+import type { TokenStats } from '../../shared/types';
 
 /**
  * One trajectory as a policy trains on it, token in, token out. Position t predicts `targets[t]` from
@@ -140,6 +141,9 @@ export function splitShards<T>(items: readonly T[], n: number): T[][] {
   return out;
 }
 
+/** One sequence's numbers at its trained positions (mask 1, in order) from the objective's pass (see TokenStats). */
+export type TokenColumns = Pick<TokenStats, 'logp' | 'ratio' | 'clipSide' | 'entropy' | 'kl'>;
+
 /** Scalars of one loss evaluation on a part of a batch. */
 export interface LossStats {
   readonly loss: number;
@@ -156,6 +160,8 @@ export interface LossStats {
   readonly tokenAccuracy: number;
   readonly tokens: number;
   readonly sequences: number;
+  /** Per sequence of the part, in its order, when the spec asked for token statistics. */
+  readonly perSequence?: readonly TokenColumns[];
 }
 
 /**
@@ -179,5 +185,6 @@ export function combineStats(parts: readonly LossStats[], weights: readonly numb
     ratioMin: Math.min(...parts.map((st) => st.ratioMin)),
     ratioMax: Math.max(...parts.map((st) => st.ratioMax)),
     ...total,
+    ...(parts.every((st) => st.perSequence) ? { perSequence: parts.flatMap((st) => st.perSequence!) } : {}),
   };
 }

@@ -4,7 +4,7 @@
 // (`await data()`), which every backend supports (WebGPU in Node has no synchronous read).
 import * as tf from '@tensorflow/tfjs';
 import { assertBackendHealthy } from '../backendHealth';
-import { objectiveLoss, type LossSpec, type ObjectiveParts } from './objective';
+import { objectiveLoss, type LossSpec, type ObjectiveParts, type PerTokenParts } from './objective';
 import {
   combineStats,
   counts,
@@ -16,6 +16,7 @@ import {
   type LossInput,
   type LossStats,
   type PaddedBatch,
+  type TokenColumns,
   type TrainSequence,
 } from './batch';
 
@@ -193,9 +194,29 @@ async function readStats(value: tf.Scalar, p: ObjectiveParts, inputs: readonly L
     absLogRatio: await read(p.absLogRatio),
     tokenAccuracy: await read(p.tokenAccuracy),
     ...c,
+    ...(p.perToken ? { perSequence: await readPerToken(p.perToken, inputs) } : {}),
   };
-  tf.dispose([value, ...(Object.values(p) as tf.Scalar[])]);
+  tf.dispose([value, ...(Object.values(p) as tf.Tensor[])]);
   return stats;
+}
+
+/** The objective's [B, T] per-position numbers as each sequence's columns at its trained positions. */
+async function readPerToken(p: PerTokenParts, inputs: readonly LossInput[]): Promise<TokenColumns[]> {
+  const T = p.logp.shape[1] ?? 0;
+  const [logp, ratio, side, entropy] = (await Promise.all([p.logp.data(), p.ratio.data(), p.clipSide.data(), p.entropy.data()])) as Float32Array[];
+  const kl = p.kl ? ((await p.kl.data()) as Float32Array) : undefined;
+  return inputs.map(({ seq }, b) => {
+    const at: number[] = [];
+    seq.mask.forEach((m, t) => m === 1 && at.push(b * T + t));
+    const pick = (a: Float32Array): Float32Array => Float32Array.from(at, (i) => a[i]!);
+    return {
+      logp: pick(logp!),
+      ratio: pick(ratio!),
+      clipSide: Uint8Array.from(at, (i) => side![i]!),
+      entropy: pick(entropy!),
+      ...(kl ? { kl: pick(kl) } : {}),
+    };
+  });
 }
 
 /**

@@ -62,6 +62,8 @@ export interface PolicyLoss {
   readonly perToken: tf.Tensor2D;
   /** [B, T] π/π_old (1 where masked out). */
   readonly ratio: tf.Tensor2D;
+  /** [B, T] which clip held the position: 0 none, 1 low (r < 1 − ε_low, A < 0), 2 high (r > 1 + ε_high, A > 0), 3 the dual clip; 0 where masked out. */
+  readonly clipSide: tf.Tensor2D;
   /** Shares of masked-in positions on the clipped branch: above 1 + ε_high with A > 0, below 1 − ε_low with A < 0, and bounded by the dual clip. */
   readonly clipFractionHigh: tf.Scalar;
   readonly clipFractionLow: tf.Scalar;
@@ -100,12 +102,17 @@ export function policyGradientLoss(logp: tf.Tensor2D, oldLogp: tf.Tensor2D, adva
     perToken = masked(perToken, mask);
     const tokens = tf.maximum(tf.sum(mask), 1);
     const share = (cond: tf.Tensor): tf.Scalar => tf.div<tf.Scalar>(tf.sum(masked(tf.cast(cond, 'float32'), mask)), tokens);
+    const high = tf.logicalAnd(tf.greater(ratio, 1 + o.clipHigh), tf.greater(adv, 0));
+    const low = tf.logicalAnd(tf.less(ratio, 1 - o.clipLow), tf.less(adv, 0));
+    // the dual clip bounds a position already below 1 − ε_low's branch (A < 0): it wins where both hold
+    const side = tf.where(tf.cast(dualHit, 'bool'), tf.fill(logp.shape, 3), tf.add(tf.mul(tf.cast(low, 'float32'), 1), tf.mul(tf.cast(high, 'float32'), 2)));
     return {
       loss: aggregate(perToken as tf.Tensor2D, mask, o.aggregation, o.normTokens),
       perToken: perToken as tf.Tensor2D,
       ratio: tf.where(on, ratio, tf.onesLike(ratio)),
-      clipFractionHigh: share(tf.logicalAnd(tf.greater(ratio, 1 + o.clipHigh), tf.greater(adv, 0))),
-      clipFractionLow: share(tf.logicalAnd(tf.less(ratio, 1 - o.clipLow), tf.less(adv, 0))),
+      clipSide: masked(side, mask),
+      clipFractionHigh: share(high),
+      clipFractionLow: share(low),
       dualClipFraction: share(dualHit),
       approxKl: tf.div<tf.Scalar>(tf.sum(tf.neg(logRatio)), tokens),
       absLogRatio: tf.div<tf.Scalar>(tf.sum(tf.abs(logRatio)), tokens),

@@ -18,9 +18,11 @@ export type LossSpec =
       readonly normTokens: number;
       /** Log-probs are taken at the sampling temperature, as the tokens were drawn. */
       readonly temperature: number;
+      /** Hand back every trained position's numbers (`ObjectiveParts.perToken`): the learner asks on each sequence's first pass. */
+      readonly tokenStats?: boolean;
     }
   /** Negative log-likelihood of the trained positions (SFT on demonstrations, RS-SFT on successes). */
-  | { readonly kind: 'nll'; readonly aggregation: Aggregation; readonly normTokens: number };
+  | { readonly kind: 'nll'; readonly aggregation: Aggregation; readonly normTokens: number; readonly tokenStats?: boolean };
 
 /** Whether the objective needs the reference model's log-probs (and its full rows, for the exact KL). */
 export function needsReference(spec: LossSpec): { logprobs: boolean; rows: boolean } {
@@ -66,15 +68,45 @@ export interface ObjectiveParts {
   readonly approxKl: tf.Scalar;
   readonly absLogRatio: tf.Scalar;
   readonly tokenAccuracy: tf.Scalar;
+  /** Per position [B, T], when the spec asks for token statistics (kept tensors, 0 where masked out). */
+  readonly perToken?: PerTokenParts;
+}
+
+/**
+ * What the objective saw at each position, for the inspector's token heat map: the log-prob it trained
+ * on, the ratio to π_old and which clip held it, the entropy of the position's distribution, and its
+ * KL estimate to the reference (the spec's estimator; absent without a reference).
+ */
+export interface PerTokenParts {
+  readonly logp: tf.Tensor2D;
+  readonly ratio: tf.Tensor2D;
+  readonly clipSide: tf.Tensor2D;
+  readonly entropy: tf.Tensor2D;
+  readonly kl?: tf.Tensor2D;
 }
 
 /** The loss to minimise for `spec`; `parts` receives its pieces as kept tensors (the caller disposes them). */
 export function objectiveLoss(spec: LossSpec, x: ObjectiveInputs, parts?: (p: ObjectiveParts) => void): tf.Scalar {
   const tokens = tf.maximum(tf.sum(x.mask), 1);
   const tokenMean = (v: tf.Tensor2D): tf.Scalar => tf.keep(aggregate(v, x.mask, 'token-mean'));
-  const report = (p: Omit<ObjectiveParts, 'entropy' | 'tokenAccuracy'>): void => {
+  const report = (p: Omit<ObjectiveParts, 'entropy' | 'tokenAccuracy' | 'perToken'>, tok?: Omit<PerTokenParts, 'logp' | 'entropy'>): void => {
     const entropy = x.logRows ? rowEntropy(x.logRows) : (x.entropy ?? tf.zerosLike(x.mask));
-    parts?.({ ...p, entropy: tokenMean(entropy), tokenAccuracy: tf.keep(tf.div(tf.sum(tf.mul(x.argmaxHit, x.mask)), tokens)) });
+    const keepMasked = (v: tf.Tensor2D): tf.Tensor2D => tf.keep(tf.where(tf.greater(x.mask, 0), v, tf.zerosLike(v)));
+    const perToken: PerTokenParts | undefined = spec.tokenStats
+      ? {
+          logp: keepMasked(x.logp),
+          entropy: keepMasked(entropy),
+          ratio: keepMasked(tok?.ratio ?? tf.onesLike(x.mask)),
+          clipSide: keepMasked(tok?.clipSide ?? tf.zerosLike(x.mask)),
+          ...(tok?.kl ? { kl: keepMasked(tok.kl) } : {}),
+        }
+      : undefined;
+    parts?.({
+      ...p,
+      entropy: tokenMean(entropy),
+      tokenAccuracy: tf.keep(tf.div(tf.sum(tf.mul(x.argmaxHit, x.mask)), tokens)),
+      ...(perToken ? { perToken } : {}),
+    });
   };
   if (spec.kind === 'nll') {
     const loss = nllLoss(x.logp, x.mask, spec.aggregation, spec.normTokens);
@@ -95,27 +127,32 @@ export function objectiveLoss(spec: LossSpec, x: ObjectiveInputs, parts?: (p: Ob
   const pg = policyGradientLoss(x.logp, x.oldLogp, x.advantages, x.mask, { ...spec, ...(x.isWeights ? { isWeights: x.isWeights } : {}) });
   let loss: tf.Scalar = pg.loss;
   let kl: tf.Scalar = tf.scalar(0);
+  let klPerToken: tf.Tensor2D | undefined;
   if (spec.klCoef > 0) {
     if (spec.klEstimator === 'exact' && !x.logRows)
       throw new Error(
         "objective: the exact KL needs every position's whole distribution (logRows), which this model does not produce; use klEstimator k1, k2 or k3",
       );
     const perToken = spec.klEstimator === 'exact' ? exactKl(x.logRows!, x.refRows!, x.mask) : klPenalty(x.logp, x.refLogp!, spec.klEstimator, x.mask);
+    klPerToken = perToken;
     kl = aggregate(perToken, x.mask, spec.aggregation, spec.normTokens);
     loss = tf.add(loss, tf.mul(kl, spec.klCoef));
   }
   const on = tf.greater(x.mask, 0);
   const big = tf.fill(pg.ratio.shape, 1e9);
-  report({
-    policyLoss: tf.keep(pg.loss.clone()),
-    kl: tf.keep(kl.clone()),
-    clipLow: tf.keep(pg.clipFractionLow),
-    clipHigh: tf.keep(pg.clipFractionHigh),
-    dualClip: tf.keep(pg.dualClipFraction),
-    ratioMin: tf.keep(tf.min(tf.where(on, pg.ratio, big))),
-    ratioMax: tf.keep(tf.max(tf.where(on, pg.ratio, tf.neg(big)))),
-    approxKl: tf.keep(pg.approxKl),
-    absLogRatio: tf.keep(pg.absLogRatio),
-  });
+  report(
+    {
+      policyLoss: tf.keep(pg.loss.clone()),
+      kl: tf.keep(kl.clone()),
+      clipLow: tf.keep(pg.clipFractionLow),
+      clipHigh: tf.keep(pg.clipFractionHigh),
+      dualClip: tf.keep(pg.dualClipFraction),
+      ratioMin: tf.keep(tf.min(tf.where(on, pg.ratio, big))),
+      ratioMax: tf.keep(tf.max(tf.where(on, pg.ratio, tf.neg(big)))),
+      approxKl: tf.keep(pg.approxKl),
+      absLogRatio: tf.keep(pg.absLogRatio),
+    },
+    { ratio: pg.ratio, clipSide: pg.clipSide, ...(klPerToken ? { kl: klPerToken } : {}) },
+  );
   return loss;
 }

@@ -7,12 +7,12 @@
 import * as tf from '@tensorflow/tfjs';
 import type { AlgorithmSettings } from '../../shared/algorithm';
 import type { MethodName } from '../../shared/runConfig';
-import type { ExclusionReason, Trajectory } from '../../shared/types';
+import type { ExclusionReason, TokenStats, Trajectory } from '../../shared/types';
 import { groupAdvantages } from '../algo/advantages';
 import { needsReference, type LossSpec } from '../algo/objective';
 import type { TrainablePolicy } from '../policies/policy';
 import { Rng } from '../random';
-import { combineStats, counts, partWeight, type LossInput, type LossStats, type TrainSequence } from '../algo/batch';
+import { combineStats, counts, partWeight, type LossInput, type LossStats, type TokenColumns, type TrainSequence } from '../algo/batch';
 import { logprobGap, truncatedImportanceWeights } from '../algo/offPolicy';
 import { allGradients, allParts, partsOf } from './parallel';
 import { lrMultiplier } from './schedule';
@@ -220,7 +220,9 @@ export class Learner {
     const pg = this.spec.kind === 'policy-gradient';
     let truncated = 0;
     const seqs: TrainSequence[] = [];
+    const of = new Map<TrainSequence, Trajectory>();
     for (const t of trajectories) {
+      delete t.tokenStats;
       const why = this.exclusion(t, replaced);
       if (why) {
         exclude(t, why);
@@ -246,13 +248,22 @@ export class Learner {
           continue;
         }
       }
-      seqs.push({ ...s, advantage: pg ? this.shapedAdvantage(t) : 0 });
+      const seq = { ...s, advantage: pg ? this.shapedAdvantage(t) : 0 };
+      seqs.push(seq);
+      of.set(seq, t);
     }
-    return { ...(await this.train(seqs)), excluded, truncatedSequences: truncated };
+    const report = await this.train(seqs, (seq, stats) => {
+      const t = of.get(seq);
+      if (t) t.tokenStats = stats;
+    });
+    return { ...report, excluded, truncatedSequences: truncated };
   }
 
-  /** The update on training sequences (their advantages shaped): reference pass, then epochs × minibatches × parts. */
-  async train(seqs: readonly TrainSequence[]): Promise<UpdateReport> {
+  /**
+   * The update on training sequences (their advantages shaped): reference pass, then epochs × minibatches
+   * × parts. `onTokens` hears each sequence's per-position numbers from its first pass (epoch 0).
+   */
+  async train(seqs: readonly TrainSequence[], onTokens?: (seq: TrainSequence, stats: TokenStats) => void): Promise<UpdateReport> {
     if (seqs.length === 0) return EMPTY_UPDATE;
     const tRef = Date.now();
     const before = await this.beforeSteps(seqs);
@@ -261,7 +272,7 @@ export class Learner {
     const stepsBefore = this.steps;
     let done: StepsDone;
     try {
-      done = await this.runSteps(seqs, before.inputs);
+      done = await this.runSteps(seqs, before.inputs, onTokens);
     } finally {
       // a new version only when the weights changed
       if (this.steps > stepsBefore) this.policy.completeUpdate();
@@ -352,27 +363,55 @@ export class Learner {
   }
 
   /** Epochs × shuffled minibatches: each minibatch's gradient over the parts, combined exactly, and one optimizer step. */
-  private async runSteps(seqs: readonly TrainSequence[], inputs: ReadonlyMap<TrainSequence, Omit<LossInput, 'seq'>>): Promise<StepsDone> {
+  private async runSteps(
+    seqs: readonly TrainSequence[],
+    inputs: ReadonlyMap<TrainSequence, Omit<LossInput, 'seq'>>,
+    onTokens?: (seq: TrainSequence, stats: TokenStats) => void,
+  ): Promise<StepsDone> {
     const done: StepsDone = { stats: [], gradNorm: 0, lr: 0, nonFinite: 0 };
+    const first = this.steps;
+    // the first epoch's pass of each sequence hands back its per-position numbers (a few [B, T] reads per pass)
+    const tokens = (epoch: number): TokenSink | undefined =>
+      epoch === 0 && onTokens
+        ? (seq, cols) => {
+            const stepsBefore = this.steps - first;
+            const old = inputs.get(seq)?.old;
+            const beforeUpdate = old ? trainedPositions(old, seq.mask) : stepsBefore === 0 ? cols.logp : undefined;
+            onTokens(seq, { stepsBefore, old: old ? 'recomputed' : 'behaviour', ...(beforeUpdate ? { before: beforeUpdate } : {}), ...cols });
+          }
+        : undefined;
     const size = this.o.settings.minibatchSize > 0 ? this.o.settings.minibatchSize : seqs.length;
     for (let epoch = 0; epoch < this.o.settings.epochs; epoch++) {
       const order = seqs
         .map((s) => ({ s, key: this.shuffleRng.next() }))
         .sort((x, y) => x.key - y.key)
         .map((x) => x.s);
-      for (let i = 0; i < order.length; i += size) await this.step(order.slice(i, i + size), inputs, done);
+      for (let i = 0; i < order.length; i += size) await this.step(order.slice(i, i + size), inputs, done, tokens(epoch));
     }
     return done;
   }
 
   /** One minibatch: the parts' gradients weighted by their share of the aggregation, then the step (skipped, and counted, when not finite). */
-  private async step(mb: readonly TrainSequence[], inputs: ReadonlyMap<TrainSequence, Omit<LossInput, 'seq'>>, done: StepsDone): Promise<void> {
+  private async step(
+    mb: readonly TrainSequence[],
+    inputs: ReadonlyMap<TrainSequence, Omit<LossInput, 'seq'>>,
+    done: StepsDone,
+    tokens?: TokenSink,
+  ): Promise<void> {
     const parts = partsOf(mb, this.policy.parallelism);
     const results = await allGradients(
       this.policy,
       parts.map((p) => p.map((s): LossInput => ({ seq: s, ...inputs.get(s) }))),
-      this.spec,
+      tokens ? { ...this.spec, tokenStats: true } : this.spec,
     );
+    // before the step: the numbers are those of the weights this pass saw
+    if (tokens)
+      parts.forEach((p, k) =>
+        p.forEach((s, i) => {
+          const cols = results[k]!.stats.perSequence?.[i];
+          if (cols) tokens(s, cols);
+        }),
+      );
     const total = counts(mb);
     const weights = results.map((r) => partWeight(this.spec.aggregation, r.stats, total));
     const combined =
@@ -380,7 +419,7 @@ export class Learner {
         ? results[0]!.grads
         : tf.tidy(() => results[0]!.grads.map((_, w) => tf.addN(results.map((r, k) => tf.mul(r.grads[w]!, weights[k]!)))));
     const st = combineStats(
-      results.map((r) => r.stats),
+      results.map(({ stats: { perSequence: _read, ...scalars } }) => scalars),
       weights,
       total,
     );
@@ -403,6 +442,16 @@ export class Learner {
       tf.dispose(results.length === 1 ? combined : [...combined, ...results.flatMap((r) => r.grads)]);
     }
   }
+}
+
+/** Hears a sequence's per-position numbers from a pass. */
+type TokenSink = (seq: TrainSequence, cols: TokenColumns) => void;
+
+/** An [L] array's values at the trained positions (mask 1), in order. */
+function trainedPositions(values: Float32Array, mask: readonly number[]): Float32Array {
+  const out: number[] = [];
+  mask.forEach((m, t) => m === 1 && out.push(values[t]!));
+  return Float32Array.from(out);
 }
 
 /** What the optimizer steps of one update did. */

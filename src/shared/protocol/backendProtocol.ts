@@ -1,6 +1,7 @@
 // Host ⇄ query backend: request/response with ids. Each method is declared once with its params and
 // result; the client and the server are typed from this table.
 import type { FoundModel } from '../foundModel';
+import type { TokenRow, TokenStatsJson, WorstBy } from '../tokenStatsRows';
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
 import { isNumber, isObject, isString, type Guard } from './guards';
 
@@ -34,6 +35,17 @@ export interface TrajectoryDetail extends TrajectorySummary {
   readonly runId: number;
   readonly outcome: Record<string, unknown>;
   readonly turnList: TurnRecord[];
+  /** The learner's per-token numbers (absent: not trained on, or stored before they were recorded). */
+  readonly tokenStats?: TokenStatsJson;
+}
+
+/** A worst token with where it is (store/tokenStatsReader.ts). */
+export interface WorstToken extends TokenRow {
+  readonly trajectoryId: number;
+  readonly iteration: number;
+  readonly advantage: number;
+  readonly by: WorstBy;
+  readonly value: number;
 }
 
 export interface Page<T> {
@@ -62,6 +74,13 @@ export interface BackendMethods {
     params: { trajectoryId: number; turn: number; python: string; sandbox: string };
     result: { observationText: string; same: boolean; level: string; python: string; notes: string[] };
   };
+  /** The worst tokens of a run, an iteration or a trajectory by |mismatch|, |log ratio| or KL, worst first. */
+  worstTokens: { params: { runId: number; iteration?: number; trajectoryId?: number; by: WorstBy; limit: number }; result: WorstToken[] };
+  /** An iteration's histogram of |train − sampling log-prob| over its trained tokens. */
+  mismatchHistogram: {
+    params: { runId: number; iteration: number; bins: number };
+    result: { edges: number[]; counts: number[]; tokens: number; unknown: number };
+  };
   /** The checkpoints in the Hugging Face cache and in `folders` (agentRl.modelFolders), with seed 000's plan on the wasm engine. */
   listModels: { params: { folders: string[] }; result: FoundModel[] };
 }
@@ -76,6 +95,8 @@ export const BACKEND_METHODS: readonly BackendMethod[] = [
   'deleteRun',
   'exportRun',
   'rerun',
+  'worstTokens',
+  'mismatchHistogram',
   'listModels',
 ];
 

@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { aggregate, exactKl, K3_CLAMP, klPenalty, LOG_RATIO_CLAMP, nllLoss, policyGradientLoss, rowEntropy } from '../../../../src/rl/algo/losses';
-import { objectiveLoss, type LossSpec } from '../../../../src/rl/algo/objective';
+import { objectiveLoss, type LossSpec, type ObjectiveParts } from '../../../../src/rl/algo/objective';
 
 before(async () => {
   await tf.setBackend('cpu');
@@ -160,7 +160,7 @@ describe('objectiveLoss', () => {
       temperature: 1,
     };
     const ref = t2([[L(0.25), L(0.3)]]);
-    let parts: Record<string, tf.Scalar> = {};
+    let parts: Partial<ObjectiveParts> = {};
     const loss = objectiveLoss(spec, { ...base, refLogp: ref }, (p) => (parts = { ...p }));
     close(value(loss), -0.5 + (0.1 * (L(2) + 0)) / 2);
     close(value(parts.kl!), L(2) / 2);
@@ -168,6 +168,35 @@ describe('objectiveLoss', () => {
     close(value(parts.ratioMin!), 1);
     close(value(parts.tokenAccuracy!), 0.5);
     close(value(parts.entropy!), (1.5 * L(2) - (0.1 * L(0.1) + 0.6 * L(0.6) + 0.3 * L(0.3))) / 2);
+  });
+  it("token statistics: each position's log-prob, ratio, clip side, entropy and KL, only when asked", () => {
+    const spec: LossSpec = {
+      kind: 'policy-gradient',
+      clipLow: 0.2,
+      clipHigh: 0.28,
+      dualClip: 0,
+      klCoef: 0.1,
+      klEstimator: 'k1',
+      aggregation: 'token-mean',
+      normTokens: 1,
+      temperature: 1,
+    };
+    // π_old: the first token's 0.25 (ratio 2 > 1.28 with A > 0: the high clip), the second's 0.3 (ratio 1)
+    const x = { ...base, oldLogp: t2([[L(0.25), L(0.3)]]), refLogp: t2([[L(0.25), L(0.3)]]) };
+    let got: ObjectiveParts | undefined;
+    objectiveLoss(spec, x, (p) => (got = p));
+    assert.equal(got!.perToken, undefined);
+    objectiveLoss({ ...spec, tokenStats: true }, x, (p) => (got = p));
+    const row = (t: tf.Tensor | undefined): number[] => Array.from(t!.dataSync());
+    const tok = got!.perToken!;
+    row(tok.logp).forEach((v, i) => close(v, [L(0.5), L(0.3)][i]!));
+    row(tok.ratio).forEach((v, i) => close(v, [2, 1][i]!));
+    assert.deepEqual(row(tok.clipSide), [2, 0]);
+    row(tok.kl).forEach((v, i) => close(v, [L(2), 0][i]!));
+    row(tok.entropy).forEach((v, i) => close(v, [1.5 * L(2), -(0.1 * L(0.1) + 0.6 * L(0.6) + 0.3 * L(0.3))][i]!));
+    // a negative advantage below 1 − ε_low is the low clip
+    objectiveLoss({ ...spec, tokenStats: true }, { ...x, oldLogp: t2([[L(0.9), L(0.3)]]), advantages: t2([[-0.5]]) }, (p) => (got = p));
+    assert.deepEqual(row(got!.perToken!.clipSide), [1, 0]);
   });
   it('the exact KL uses the reference rows', () => {
     const spec: LossSpec = {

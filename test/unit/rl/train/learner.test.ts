@@ -123,6 +123,49 @@ describe('Learner: advantages and exclusions', () => {
   });
 });
 
+describe('Learner: per-token statistics', () => {
+  it("each trained trajectory gets its first pass's numbers: log-prob, ratio, clip side, entropy; 'before' only when it is before the update", async () => {
+    for (const oldLogprobs of ['behaviour', 'recompute'] as const) {
+      // a large step, so the second minibatch's ratios leave the clip range
+      const learner = learnerOf(new TablePolicy(spec, ADAM_DEFAULTS, 'cpu'), {
+        klCoef: 0,
+        epochs: 2,
+        minibatchSize: 2,
+        learningRate: 2,
+        oldLogprobs,
+        skipZeroAdvantage: true,
+      });
+      const ts = [tableTraj(0, 1, 0), tableTraj(0, 0, 1), tableTraj(1, 1, 0), tableTraj(1, 0, 1), tableTraj(2, 1, 2), tableTraj(2, 1, 2)];
+      learner.assignAdvantages(ts);
+      const r = await learner.update(ts);
+      assert.equal(r.optimizerSteps, 4, 'two epochs of two minibatches');
+      assert.deepEqual(
+        ts.map((t) => t.tokenStats === undefined),
+        [false, false, false, false, true, true],
+        'numbers for the trained, none for the zero-advantage group',
+      );
+      const steps = ts.slice(0, 4).map((t) => t.tokenStats!.stepsBefore);
+      assert.deepEqual([...steps].sort(), [0, 0, 1, 1], `the first epoch's passes only (${steps.join(', ')})`);
+      let clipped = 0;
+      for (const t of ts.slice(0, 4)) {
+        const s = t.tokenStats!;
+        assert.equal(s.logp.length, 1);
+        assert.equal(s.old, oldLogprobs === 'recompute' ? 'recomputed' : 'behaviour');
+        const old = s.old === 'recomputed' ? s.before![0]! : lp3;
+        assert.ok(Math.abs(s.ratio[0]! - Math.exp(s.logp[0]! - old)) < 1e-5, `ratio ${s.ratio[0]} vs exp(${s.logp[0]} − ${old})`);
+        if (s.stepsBefore === 0) assert.ok(Math.abs(s.before![0]! - s.logp[0]!) < 1e-6);
+        else assert.equal(s.before === undefined, oldLogprobs === 'behaviour');
+        const expected = s.ratio[0]! > 1.2 && t.advantage > 0 ? 2 : s.ratio[0]! < 0.8 && t.advantage < 0 ? 1 : 0;
+        assert.equal(s.clipSide[0], expected, `ratio ${s.ratio[0]}, advantage ${t.advantage}`);
+        clipped += s.clipSide[0] > 0 ? 1 : 0;
+        assert.ok(s.entropy[0]! > 0 && s.entropy[0]! <= Math.log(3) + 1e-6);
+        assert.equal(s.kl, undefined, 'no reference, no KL');
+      }
+      assert.ok(clipped > 0, 'the large step clipped a token of the second minibatch');
+    }
+  });
+});
+
 describe('Learner: off-policy correction', () => {
   it('truncated-is weighs each token by min(π_old/π_behaviour, isCap), π_old recomputed, and reports the mean weight and the share at the cap', async () => {
     // a group of two sampled by an older policy: (0, a) was 1/9 likely then (now 1/3: weight 3, capped

@@ -1,0 +1,141 @@
+// A trajectory's per-token numbers as the views read them: the learner's columns (TokenStats, sent as
+// JSON: NaN and ±Infinity arrive as null) placed on the turns' generated tokens, with the behaviour
+// log-prob and the train–inference mismatch beside them. Pure: the backend sorts worst tokens with it,
+// the inspector draws its heat map with it.
+
+/** The learner's columns as JSON (TokenStats with plain arrays; null = not finite). */
+export interface TokenStatsJson {
+  readonly stepsBefore: number;
+  readonly old: 'behaviour' | 'recomputed';
+  readonly before?: readonly (number | null)[];
+  readonly logp: readonly (number | null)[];
+  readonly ratio: readonly (number | null)[];
+  readonly clipSide: readonly number[];
+  readonly entropy: readonly (number | null)[];
+  readonly kl?: readonly (number | null)[];
+}
+
+/** One generated token with everything known about it (undefined: not recorded for this token). */
+export interface TokenRow {
+  /** Index of the turn, and of the token among the turn's generated tokens. */
+  readonly turn: number;
+  readonly token: number;
+  readonly id: number;
+  /** Log-prob when sampled. */
+  readonly behaviour: number;
+  /** Trained on (loss mask 1) with numbers from the update; false for a demonstration's mistake or a token past the context window. */
+  readonly trained: boolean;
+  readonly before?: number;
+  /** before − behaviour: the train–inference mismatch of the token. */
+  readonly mismatch?: number;
+  readonly logp?: number;
+  readonly ratio?: number;
+  /** 'none' | 'low' | 'high' | 'dual' */
+  readonly clip?: ClipSide;
+  readonly entropy?: number;
+  readonly kl?: number;
+}
+
+export type ClipSide = 'none' | 'low' | 'high' | 'dual';
+const SIDES: readonly ClipSide[] = ['none', 'low', 'high', 'dual'];
+
+/** The columns a view can colour by or sort by, with what each means. */
+export const TOKEN_COLUMNS = {
+  behaviour: 'log-prob when sampled',
+  before: 'training log-prob before the update',
+  mismatch: 'training − sampling log-prob (train–inference mismatch)',
+  ratio: 'π / π_old at the token’s first step',
+  clip: 'which clip held the token',
+  entropy: 'entropy of the token’s distribution (nats)',
+  kl: 'KL estimate to the reference',
+} as const;
+export type TokenColumn = keyof typeof TOKEN_COLUMNS;
+
+/** What a worst-token list sorts by: |mismatch|, |log ratio| or KL. */
+export type WorstBy = 'mismatch' | 'logRatio' | 'kl';
+
+const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+
+/** A stored turn's generated tokens (its policy record is untrusted: anything malformed counts as none). */
+function generated(policy: unknown): { ids: number[]; logprobs: number[]; imitate: boolean } | undefined {
+  if (typeof policy !== 'object' || policy === null) return undefined;
+  const p = policy as Record<string, unknown>;
+  const tk = p.tokens as Record<string, unknown> | undefined;
+  if (typeof tk === 'object' && tk !== null && Array.isArray(tk.sampled)) {
+    const ids = tk.sampled.map((x) => num(x) ?? -1);
+    const lps = Array.isArray(tk.logprobs) ? tk.logprobs : [];
+    return { ids, logprobs: ids.map((_, i) => num(lps[i]) ?? 0), imitate: tk.imitate !== false };
+  }
+  // the table policy: one position per turn, its chosen action
+  const lp = num(p.behaviourLogprob);
+  return lp === undefined ? undefined : { ids: [num(p.actionIndex) ?? -1], logprobs: [lp], imitate: true };
+}
+
+/**
+ * Every generated token of the turns, in order, with the learner's numbers on the trained ones (the
+ * k-th trained position is the k-th generated token of an imitated turn; a sequence cut at the context
+ * window has fewer, so later tokens carry none).
+ */
+export function tokenRows(turns: readonly { readonly policy: unknown }[], stats: TokenStatsJson | undefined): TokenRow[] {
+  const rows: TokenRow[] = [];
+  let k = 0;
+  const n = stats?.logp.length ?? 0;
+  turns.forEach((turn, ti) => {
+    const g = generated(turn.policy);
+    if (!g) return;
+    g.ids.forEach((id, i) => {
+      const behaviour = g.logprobs[i]!;
+      if (!stats || !g.imitate || k >= n) {
+        rows.push({ turn: ti, token: i, id, behaviour, trained: false });
+        return;
+      }
+      const before = num(stats.before?.[k]);
+      const side = SIDES[stats.clipSide[k] ?? 0] ?? 'none';
+      const kl = num(stats.kl?.[k]);
+      const logp = num(stats.logp[k]);
+      const ratio = num(stats.ratio[k]);
+      const entropy = num(stats.entropy[k]);
+      rows.push({
+        turn: ti,
+        token: i,
+        id,
+        behaviour,
+        trained: true,
+        ...(before !== undefined ? { before, mismatch: before - behaviour } : {}),
+        ...(logp !== undefined ? { logp } : {}),
+        ...(ratio !== undefined ? { ratio } : {}),
+        clip: side,
+        ...(entropy !== undefined ? { entropy } : {}),
+        ...(kl !== undefined ? { kl } : {}),
+      });
+      k += 1;
+    });
+  });
+  return rows;
+}
+
+/** How bad a token is by `by` (larger is worse; undefined when the token has no such number). */
+export function badness(r: TokenRow, by: WorstBy): number | undefined {
+  if (by === 'mismatch') return r.mismatch === undefined ? undefined : Math.abs(r.mismatch);
+  if (by === 'logRatio') return r.ratio === undefined || r.ratio <= 0 ? undefined : Math.abs(Math.log(r.ratio));
+  return r.kl;
+}
+
+/** The `limit` worst tokens of `rows` by `by`, worst first. */
+export function worstRows(rows: readonly TokenRow[], by: WorstBy, limit: number): TokenRow[] {
+  return rows
+    .map((r) => ({ r, v: badness(r, by) }))
+    .filter((x): x is { r: TokenRow; v: number } => x.v !== undefined)
+    .sort((a, b) => b.v - a.v)
+    .slice(0, limit)
+    .map((x) => x.r);
+}
+
+/** A histogram of values into `bins` equal bins over [0, max] (the last bin holds max). */
+export function histogram(values: readonly number[], bins: number): { edges: number[]; counts: number[] } {
+  const max = values.reduce((m, v) => Math.max(m, v), 0);
+  const width = max > 0 ? max / bins : 1;
+  const counts = new Array<number>(bins).fill(0);
+  for (const v of values) counts[Math.min(bins - 1, Math.floor(v / width))]! += 1;
+  return { edges: Array.from({ length: bins + 1 }, (_, i) => i * width), counts };
+}
