@@ -19,6 +19,8 @@ import {
 } from 'chart.js';
 import { emptyReason, PANELS, PHASE_PANEL, phaseBars, phaseEmptyReason, PHASES, panelLines, type Panel } from '../src/shared/dashboardModel';
 import { isHostToDashboard, type DashboardState, type DashboardToHost, type RunSeries } from '../src/shared/protocol/webviewProtocol';
+import type { WorstBy } from '../src/shared/tokenStatsRows';
+import { showDrill } from './drill';
 import { oneLine, showInvisibles } from '../src/shared/untrustedText';
 import { onHostMessage, vscodeApi } from './vscodeApi';
 
@@ -51,7 +53,10 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
   return e;
 }
 
-function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', rate: boolean): View {
+/** The runs drawn last, by dataset index of each panel (a click on a point names its run). */
+let drawn: readonly RunSeries[] = [];
+
+function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', rate: boolean, drill?: WorstBy): View {
   const fg = css('--vscode-foreground', '#ccc');
   const grid = css('--vscode-editorWidget-border', '#444');
   const box = el('section', 'chart');
@@ -62,6 +67,10 @@ function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', r
   canvasBox.append(canvas, empty);
   const legend = el('ul', 'legend');
   box.append(el('h2', undefined, title), canvasBox, legend);
+  if (drill) {
+    box.dataset.drill = drill;
+    box.append(el('p', 'drill-hint', "click an iteration's point: its worst tokens and its mismatch histogram"));
+  }
   document.getElementById('charts')!.append(box);
   const stacked = kind === 'bar';
   const chart = new Chart(canvas, {
@@ -85,6 +94,16 @@ function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', r
         y: { stacked, ticks: { color: fg }, grid: { color: grid }, ...(rate ? { suggestedMin: 0, suggestedMax: 1 } : { beginAtZero: stacked }) },
       },
       plugins: { legend: { display: false }, decimation: { enabled: !stacked, algorithm: 'lttb', samples: 400 }, tooltip: { enabled: true } },
+      ...(drill
+        ? {
+            onClick: (_e, elements) => {
+              const hit = elements[0];
+              const ds = hit ? (chart.data.datasets[hit.datasetIndex] as { runId?: number } | undefined) : undefined;
+              const point = hit ? (chart.data.datasets[hit.datasetIndex]?.data[hit.index] as { x: number } | undefined) : undefined;
+              if (ds?.runId !== undefined && point) vscode.post({ type: 'drill', runId: ds.runId, iteration: point.x, by: drill });
+            },
+          }
+        : {}),
     },
   });
   const view = { chart, box, legend, empty };
@@ -126,9 +145,10 @@ function show(view: View, datasets: ChartDataset<'line' | 'bar' | 'scatter', { x
 }
 
 function drawPanel(panel: Panel, series: readonly RunSeries[]): void {
-  const view = views.get(panel.id) ?? makeView(panel.id, panel.title, panel.evaluation ? 'scatter' : 'line', panel.rate === true);
+  const view = views.get(panel.id) ?? makeView(panel.id, panel.title, panel.evaluation ? 'scatter' : 'line', panel.rate === true, panel.drill);
   const lines = panelLines(panel, series);
   const datasets = lines.map((l) => ({
+    runId: series[l.runIndex]?.run.id,
     label: l.label,
     data: l.data,
     borderColor: color(l.runIndex),
@@ -188,6 +208,12 @@ function renderRunPicker(runs: RunSeries['run'][], selected: readonly number[]):
 }
 
 onHostMessage(isHostToDashboard, (msg) => {
+  if (msg.type === 'drill') {
+    const name = drawn.find((s) => s.run.id === msg.runId)?.run.name ?? `run ${msg.runId}`;
+    showDrill(msg, name, (trajectoryId, turn, token) => vscode.post({ type: 'openToken', trajectoryId, focus: { turn, token } }));
+    return;
+  }
+  drawn = msg.series;
   vscode.setState({ selected: msg.selected });
   renderRunPicker(msg.runs, msg.selected);
   for (const panel of PANELS) drawPanel(panel, msg.series);

@@ -1,32 +1,25 @@
 // Trajectory inspector (runs inside the webview): task, group, advantage; every turn's whole action —
 // the model's text around its code, the code with line numbers and highlighting — or tool call, and
 // its observation; observations link back to what caused them (a traceback's line N highlights that
-// line); the token view shows trained tokens (loss mask 1) with their log-probs; the other trajectories
-// of the group sit alongside. Everything from the trajectory is untrusted: set with textContent, with
+// line); the token heat map (tokenHeat.ts) colours every generated token by what the learner saw and
+// lists the worst ones; the other trajectories of the group sit alongside. Everything from the trajectory is untrusted: set with textContent, with
 // invisible and direction-changing characters shown as markers, and cut at agentRl.maxTextLength with a
 // button that shows the rest.
 import { BLOCKED_KINDS, episodeStats } from '../src/shared/episodeStats';
 import { highlightPython } from '../src/shared/highlight';
 import { actionParts, observationLinks, type ObservationLink } from '../src/shared/linking';
-import { isInspectorData, type InspectorData, type InspectorToHost } from '../src/shared/protocol/webviewProtocol';
+import { isHostToInspector, type InspectorData, type InspectorToHost } from '../src/shared/protocol/webviewProtocol';
 import { clip, showInvisibles } from '../src/shared/untrustedText';
+import { el, highlight } from './dom';
+import { HeatMap, type HeatMode } from './tokenHeat';
 import { onHostMessage, vscodeApi } from './vscodeApi';
 
 const vscode = vscodeApi<InspectorToHost>();
 let maxTextLength = 0;
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = showInvisibles(text);
-  return e;
-}
-
-function highlight(target: HTMLElement): void {
-  for (const old of document.querySelectorAll('.hl')) old.classList.remove('hl');
-  target.classList.add('hl');
-  target.scrollIntoView({ block: 'center' });
-}
+/** The colour mode chosen last (kept across trajectories), and the heat map shown. */
+let heatMode: HeatMode | undefined;
+let heat: HeatMap | undefined;
 
 /**
  * `render(text)` of the first maxTextLength characters, and a button that renders the whole text in its
@@ -109,29 +102,6 @@ function observationBlock(text: string, links: ObservationLink[], turn: number):
     if (l.kind === 'cause') wrap.append(el('div', 'cause', `caused by turn ${l.turn}: ${l.reason}`));
   }
   return wrap;
-}
-
-function tokenView(policy: Record<string, unknown>, actionText: string): HTMLElement | undefined {
-  const tk = policy.tokens as { context?: number[]; sampled?: number[]; logprobs?: number[] } | undefined;
-  if (!Array.isArray(tk?.sampled)) return undefined;
-  const sampled = tk.sampled;
-  const box = el('details', 'tokens');
-  box.append(el('summary', undefined, `tokens: ${tk.context?.length ?? 0} context (mask 0), ${sampled.length} generated (mask 1, trained)`));
-  const chars = [...actionText];
-  const row = el('div', 'token-row');
-  // Built when opened: a long action's tokens are thousands of elements.
-  box.addEventListener('toggle', () => {
-    if (!box.open || row.childElementCount > 0) return;
-    sampled.slice(0, maxTextLength > 0 ? maxTextLength : undefined).forEach((id, i) => {
-      const lp = tk.logprobs?.[i] ?? 0;
-      const t = el('span', 'token trained', chars.length === sampled.length ? chars[i] : `#${id}`);
-      t.title = `id ${id}, log-prob ${lp.toFixed(4)} (p = ${Math.exp(lp).toFixed(3)})`;
-      t.style.opacity = String(0.35 + 0.65 * Math.exp(lp));
-      row.append(t);
-    });
-  });
-  box.append(row);
-  return box;
 }
 
 /**
@@ -234,6 +204,14 @@ function render(d: InspectorData): void {
   if (d.compute !== '') head.append(el('div', 'meta compute', `policy: ${clip(d.compute, 1000).text}`));
   const details = detailsBlock(t.outcome.details);
   if (details) head.append(details);
+  heat = new HeatMap(
+    t,
+    maxTextLength,
+    { open: (trajectoryId, focus) => vscode.post({ type: 'open', trajectoryId, focus }), worst: (scope, by) => vscode.post({ type: 'worst', scope, by }) },
+    heatMode,
+  );
+  const tokens = heat.header((m) => (heatMode = m));
+  if (tokens) head.append(tokens);
   root.append(head);
   const layout = el('div', 'layout');
   const turns = el('main', 'turns');
@@ -244,8 +222,8 @@ function render(d: InspectorData): void {
     const action = actionBlock(i, turn);
     action.id = `t${i}-action`;
     sec.append(action);
-    const tokens = tokenView(turn.policy, turn.actionText);
-    if (tokens) sec.append(tokens);
+    const tokenRow = heat!.turnView(i, turn.actionText);
+    if (tokenRow) sec.append(tokenRow);
     sec.append(observationBlock(turn.observationText, observationLinks(t.turnList, i), i));
     turns.append(sec);
   });
@@ -266,7 +244,11 @@ function render(d: InspectorData): void {
   }
   layout.append(turns, side);
   root.append(layout);
+  if (d.focus) heat.focus(d.focus);
 }
 
-onHostMessage(isInspectorData, render);
+onHostMessage(isHostToInspector, (m) => {
+  if (m.type === 'trajectory') render(m);
+  else heat?.showWorst(m.scope, m.by, m.items);
+});
 vscode.post({ type: 'ready' });

@@ -9,6 +9,7 @@ import { deleteRun, markOrphanedRuns, markRunFailed } from '../store/runWriter';
 import { findModels } from '../rl/policies/hf/modelCache';
 import type { SandboxPools } from '../rl/sandbox/sandboxPools';
 import { rerunTurn } from './rerun';
+import { RunTokenizers } from './runTokenizer';
 
 export type Handlers = { [M in BackendMethod]: (p: BackendMethods[M]['params']) => BackendMethods[M]['result'] | Promise<BackendMethods[M]['result']> };
 
@@ -19,6 +20,7 @@ const page = (limit: number): number => Math.max(1, Math.min(MAX_PAGE, Math.floo
 export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
   const reader = new RunReader(db);
   const tokens = new TokenStatsReader(db);
+  const tokenizers = new RunTokenizers();
   return {
     listRuns: () => {
       markOrphanedRuns(db);
@@ -36,7 +38,8 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
       const t = reader.trajectory(trajectoryId);
       if (!t) return null;
       const stats = tokens.stats(trajectoryId);
-      return stats ? { ...t, tokenStats: stats } : t;
+      const pieces = tokenizers.pieces(t.runId, reader.config(t.runId), t.turnList);
+      return { ...t, ...(stats ? { tokenStats: stats } : {}), ...(pieces ? { pieces } : {}) };
     },
     markFailed: ({ runId, reason }) => markRunFailed(db, runId, reason),
     deleteRun: ({ runId }) => deleteRun(db, runId),

@@ -3,6 +3,7 @@
 // value, legends that shorten long run names and keep the whole name for the hover, a reason when a
 // panel has nothing to draw, and a stacked chart of where each iteration's time went.
 import type { RunSeries } from './protocol/webviewProtocol';
+import type { WorstBy } from './tokenStatsRows';
 import type { EvaluationResult, IterationMetrics } from './types';
 import { oneLine, showInvisibles } from './untrustedText';
 
@@ -24,6 +25,8 @@ export interface Panel {
   readonly rate?: boolean;
   /** Why a panel with nothing to draw is empty, when the selected runs explain it. */
   readonly emptyBecause?: (series: readonly RunSeries[]) => string | undefined;
+  /** A click on an iteration's point opens its worst tokens by this measure (and its mismatch histogram). */
+  readonly drill?: WorstBy;
 }
 
 const languageModelOnly =
@@ -90,10 +93,18 @@ export const PANELS: readonly Panel[] = [
     emptyBecause: (series) =>
       series.some((s) => s.run.method === 'sft') ? 'this run recorded no token accuracy' : 'only SFT runs of language models record token accuracy',
   },
-  { id: 'kl', title: 'KL to reference', lines: [{ label: 'KL', value: (m) => m.kl }] },
+  { id: 'kl', title: 'KL to reference', drill: 'kl', lines: [{ label: 'KL', value: (m) => m.kl }] },
+  {
+    id: 'mismatch',
+    title: 'Train–inference mismatch: mean |log π_train − log π_sampler| before a step',
+    drill: 'mismatch',
+    lines: [{ label: 'mismatch', value: (m) => m.logprobMismatch }],
+    emptyBecause: languageModelOnly('have no sampler/trainer mismatch'),
+  },
   {
     id: 'clip',
     title: 'Clip fraction',
+    drill: 'logRatio',
     rate: true,
     lines: [
       { label: 'all', value: (m) => m.clipFraction },

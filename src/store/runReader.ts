@@ -213,6 +213,16 @@ export class RunReader {
     };
   }
 
+  /** A run's stored config as data (undefined: no such run or unreadable JSON). */
+  config(runId: number): unknown {
+    const row = this.db.prepare('SELECT config_json FROM runs WHERE id = ?').get(runId) as { config_json: string } | undefined;
+    try {
+      return row ? (JSON.parse(row.config_json) as unknown) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Mean of each per-trajectory metric (an imported reward's extras, in outcome.details.metrics) over a run. */
   metricMeans(runId: number): Record<string, number> {
     const rows = this.db

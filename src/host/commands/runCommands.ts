@@ -9,7 +9,7 @@ import type { HostProcesses } from '../processes/hostProcesses';
 import { exportRunItems } from '../pickItems';
 import { databasePath, sandboxSettings } from '../settings';
 import type { RunsNode, RunsTree } from '../views/runsTree';
-import { InspectorPanel } from '../webviews/inspectorPanel';
+import { InspectorPanel, OPEN_TOKEN_COMMAND } from '../webviews/inspectorPanel';
 import { newEnvironment } from './newEnvironment';
 import { followRun, startRun } from './startRun';
 import { TRAJECTORY_SCHEME } from './trajectoryDocument';
@@ -110,6 +110,15 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
       guard(async (n?: RunsNode) => {
         if (n?.kind !== 'trajectory' || !(await deps.processes.requireBackend())) return;
         InspectorPanel.show({ extensionUri: deps.extensionUri, backend: () => deps.processes.backend(), reveal: deps.reveal }, n.trajectory.id);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      OPEN_TOKEN_COMMAND,
+      guard(async (trajectoryId?: unknown, focus?: unknown) => {
+        if (typeof trajectoryId !== 'number' || !(await deps.processes.requireBackend())) return;
+        const f = focus as { turn?: unknown; token?: unknown } | undefined;
+        const at = typeof f?.turn === 'number' && typeof f.token === 'number' ? { turn: f.turn, token: f.token } : undefined;
+        InspectorPanel.show({ extensionUri: deps.extensionUri, backend: () => deps.processes.backend(), reveal: deps.reveal }, trajectoryId, at);
       }),
     ),
     vscode.commands.registerCommand(

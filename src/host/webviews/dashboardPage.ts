@@ -11,7 +11,8 @@ export interface PageParts {
   readonly body?: string;
 }
 
-const DASHBOARD_BODY = '<header><h1>Agent RL</h1><div id="runs" role="group" aria-label="Runs to compare"></div></header>\n<main id="charts"></main>';
+const DASHBOARD_BODY =
+  '<header><h1>Agent RL</h1><div id="runs" role="group" aria-label="Runs to compare"></div></header>\n<section id="drill" hidden></section>\n<main id="charts"></main>';
 
 export function webviewPage(p: PageParts): string {
   const csp = [`default-src 'none'`, `img-src ${p.cspSource} data:`, `style-src ${p.cspSource}`, `script-src 'nonce-${p.nonce}'`].join('; ');

@@ -5,7 +5,9 @@
 // loads only our bundled script and stylesheet; run names reach it as data and are set with textContent.
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
-import { isDashboardState, isDashboardToHost, type HostToDashboard, type RunSeries } from '../../shared/protocol/webviewProtocol';
+import { isDashboardState, isDashboardToHost, type DashboardDrill, type HostToDashboard, type RunSeries } from '../../shared/protocol/webviewProtocol';
+import type { WorstBy } from '../../shared/tokenStatsRows';
+import { OPEN_TOKEN_COMMAND } from './inspectorPanel';
 import { coalesce, type LiveRuns } from '../liveRuns';
 import type { BackendClient } from '../processes/backendClient';
 import { compareRunItems } from '../pickItems';
@@ -15,6 +17,9 @@ import { webviewPage } from './dashboardPage';
 export const DASHBOARD_VIEW_TYPE = 'agentRl.dashboard';
 /** The page accepts at most this many selected runs (isDashboardToHost). */
 const MAX_SELECTED = 20;
+/** A drill-down's worst tokens and histogram bins. */
+const DRILL_LIMIT = 20;
+const DRILL_BINS = 20;
 
 async function loadSeries(backend: BackendClient, runIds: readonly number[]): Promise<RunSeries[]> {
   const out: RunSeries[] = [];
@@ -52,6 +57,8 @@ class DashboardPanel {
     });
     w.onDidReceiveMessage((msg: unknown) => {
       if (!isDashboardToHost(msg)) return;
+      if (msg.type === 'drill') return void this.drill(msg.runId, msg.iteration, msg.by);
+      if (msg.type === 'openToken') return void vscode.commands.executeCommand(OPEN_TOKEN_COMMAND, msg.trajectoryId, msg.focus);
       if (msg.type === 'select') this.selected = msg.runIds;
       void this.push();
     });
@@ -71,6 +78,18 @@ class DashboardPanel {
   add(runId: number): void {
     if (!this.selected.includes(runId)) this.selected = [...this.selected, runId].slice(-MAX_SELECTED);
     void this.push();
+  }
+
+  /** An iteration's worst tokens by `by` and its mismatch histogram, for the page's drill-down. */
+  private async drill(runId: number, iteration: number, by: WorstBy): Promise<void> {
+    const b = this.backend();
+    if (!b) return;
+    const [items, histogram] = await Promise.all([
+      b.request('worstTokens', { runId, iteration, by, limit: DRILL_LIMIT }),
+      b.request('mismatchHistogram', { runId, iteration, bins: DRILL_BINS }),
+    ]);
+    const msg: DashboardDrill = { type: 'drill', runId, iteration, by, items, histogram };
+    await this.panel.webview.postMessage(msg);
   }
 
   /** Sends every run and the selected runs' series (newest run selected when nothing is). */

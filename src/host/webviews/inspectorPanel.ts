@@ -2,10 +2,14 @@
 // the Runs tree); the webview asks for siblings of the group by id.
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
-import { isInspectorToHost, type InspectorData } from '../../shared/protocol/webviewProtocol';
+import { isInspectorToHost, type InspectorData, type InspectorWorst, type TokenFocus, type WorstScope } from '../../shared/protocol/webviewProtocol';
+import type { WorstBy } from '../../shared/tokenStatsRows';
 import type { BackendClient } from '../processes/backendClient';
 import { maxTextLength } from '../settings';
 import { webviewPage } from './dashboardPage';
+
+/** Internal command (not in the palette): opens a trajectory in the inspector at a token — (trajectoryId, focus). */
+export const OPEN_TOKEN_COMMAND = 'agentRl.openTrajectoryAt';
 
 export interface InspectorDeps {
   readonly extensionUri: vscode.Uri;
@@ -17,6 +21,9 @@ export interface InspectorDeps {
 export class InspectorPanel {
   private static current: InspectorPanel | undefined;
   private trajectoryId = 0;
+  private focus: TokenFocus | undefined;
+  /** The shown trajectory's run and iteration (the worst-token lists' scope). */
+  private shown: { runId: number; iteration: number } | undefined;
 
   private constructor(
     private readonly panel: vscode.WebviewPanel,
@@ -34,7 +41,8 @@ export class InspectorPanel {
     });
     w.onDidReceiveMessage((msg: unknown) => {
       if (!isInspectorToHost(msg)) return;
-      if (msg.type === 'open') this.open(msg.trajectoryId);
+      if (msg.type === 'open') this.open(msg.trajectoryId, msg.focus);
+      else if (msg.type === 'worst') void this.worst(msg.scope, msg.by);
       else void this.push();
     });
     panel.onDidDispose(() => {
@@ -42,7 +50,7 @@ export class InspectorPanel {
     });
   }
 
-  static show(deps: InspectorDeps, trajectoryId: number): void {
+  static show(deps: InspectorDeps, trajectoryId: number, focus?: TokenFocus): void {
     if (!InspectorPanel.current) {
       const panel = vscode.window.createWebviewPanel('agentRl.inspector', 'Agent RL Trajectory', vscode.ViewColumn.Active, {
         enableScripts: true,
@@ -51,11 +59,12 @@ export class InspectorPanel {
       InspectorPanel.current = new InspectorPanel(panel, deps);
     }
     InspectorPanel.current.panel.reveal();
-    InspectorPanel.current.open(trajectoryId);
+    InspectorPanel.current.open(trajectoryId, focus);
   }
 
-  private open(trajectoryId: number): void {
+  private open(trajectoryId: number, focus?: TokenFocus): void {
     this.trajectoryId = trajectoryId;
+    this.focus = focus;
     void this.push();
     this.deps.reveal(trajectoryId);
   }
@@ -75,8 +84,28 @@ export class InspectorPanel {
       group: page.items.filter((x) => x.group === detail.group),
       maxTextLength: maxTextLength(),
       compute: run?.compute ?? '',
+      ...(this.focus ? { focus: this.focus } : {}),
     };
+    this.shown = { runId: detail.runId, iteration: detail.iteration };
     this.panel.title = `Trajectory ${detail.id}`;
     await this.panel.webview.postMessage(msg);
   }
+
+  /** The worst tokens of the shown trajectory's iteration or run, for the page's list. */
+  private async worst(scope: WorstScope, by: WorstBy): Promise<void> {
+    const backend = this.deps.backend();
+    const shown = this.shown;
+    if (!shown || !backend) return;
+    const items = await backend.request('worstTokens', {
+      runId: shown.runId,
+      ...(scope === 'iteration' ? { iteration: shown.iteration } : {}),
+      by,
+      limit: WORST_LIMIT,
+    });
+    const msg: InspectorWorst = { type: 'worst', scope, by, items };
+    await this.panel.webview.postMessage(msg);
+  }
 }
+
+/** Entries of a worst-token list. */
+const WORST_LIMIT = 20;

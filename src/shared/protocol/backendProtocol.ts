@@ -37,6 +37,8 @@ export interface TrajectoryDetail extends TrajectorySummary {
   readonly turnList: TurnRecord[];
   /** The learner's per-token numbers (absent: not trained on, or stored before they were recorded). */
   readonly tokenStats?: TokenStatsJson;
+  /** Each turn's generated tokens as text, decoded one by one with the run's tokenizer (absent: it could not be read). */
+  readonly pieces?: string[][];
 }
 
 /** A worst token with where it is (store/tokenStatsReader.ts). */

@@ -2,7 +2,8 @@
 // HostTo* and checks *ToHost with its guard; the pages post *ToHost through webview-ui/vscodeApi.ts and
 // check HostTo* with its guard.
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
-import type { TrajectoryDetail, TrajectorySummary } from './backendProtocol';
+import type { TrajectoryDetail, TrajectorySummary, WorstToken } from './backendProtocol';
+import type { WorstBy } from '../tokenStatsRows';
 import { isNumber, isObject, oneOf, shape, type Guard } from './guards';
 
 export interface RunSeries {
@@ -12,16 +13,42 @@ export interface RunSeries {
 }
 
 /** Every run (for the picker) and the series of the selected ones; resent whenever a live run progresses. */
-export type HostToDashboard = { readonly type: 'data'; readonly runs: RunSummary[]; readonly series: RunSeries[]; readonly selected: number[] };
+export interface DashboardData {
+  readonly type: 'data';
+  readonly runs: RunSummary[];
+  readonly series: RunSeries[];
+  readonly selected: number[];
+}
 
-export type DashboardToHost = { readonly type: 'ready' } | { readonly type: 'select'; readonly runIds: number[] };
+/** An iteration's worst tokens and its histogram of |train − sampling log-prob| (a click on a chart's point). */
+export interface DashboardDrill {
+  readonly type: 'drill';
+  readonly runId: number;
+  readonly iteration: number;
+  readonly by: WorstBy;
+  readonly items: WorstToken[];
+  readonly histogram: { readonly edges: number[]; readonly counts: number[]; readonly tokens: number; readonly unknown: number };
+}
+
+export type HostToDashboard = DashboardData | DashboardDrill;
+
+export type DashboardToHost =
+  | { readonly type: 'ready' }
+  | { readonly type: 'select'; readonly runIds: number[] }
+  | { readonly type: 'drill'; readonly runId: number; readonly iteration: number; readonly by: WorstBy }
+  | { readonly type: 'openToken'; readonly trajectoryId: number; readonly focus: TokenFocus };
 
 export const isDashboardToHost: Guard<DashboardToHost> = oneOf<DashboardToHost>(
   shape('ready', {}),
   shape('select', { runIds: (v) => Array.isArray(v) && v.length <= 20 && v.every(isNumber) }),
+  shape('drill', { runId: isNumber, iteration: isNumber, by: (v) => isWorstBy(v) }),
+  shape('openToken', { trajectoryId: isNumber, focus: (v) => v !== undefined && isFocus(v) }),
 );
 
-export const isHostToDashboard: Guard<HostToDashboard> = shape('data', { runs: Array.isArray, series: Array.isArray, selected: Array.isArray });
+export const isHostToDashboard: Guard<HostToDashboard> = oneOf<HostToDashboard>(
+  shape('data', { runs: Array.isArray, series: Array.isArray, selected: Array.isArray }),
+  shape('drill', { runId: isNumber, iteration: isNumber, by: (v) => isWorstBy(v), items: Array.isArray, histogram: isObject }),
+);
 
 /** Persisted webview state (restored when the panel is reopened or VS Code restarts). */
 export interface DashboardState {
@@ -38,10 +65,53 @@ export interface InspectorData {
   readonly maxTextLength: number;
   /** What ran the policy (the run record's compute string: backend, model, chat template and what of it was not applied); '' if unknown. */
   readonly compute: string;
+  /** A token to show in context (a worst-token list's click). */
+  readonly focus?: TokenFocus;
 }
 
-export type InspectorToHost = { readonly type: 'ready' } | { readonly type: 'open'; readonly trajectoryId: number };
+/** A generated token: its turn, and its index among the turn's generated tokens. */
+export interface TokenFocus {
+  readonly turn: number;
+  readonly token: number;
+}
 
-export const isInspectorToHost: Guard<InspectorToHost> = oneOf<InspectorToHost>(shape('ready', {}), shape('open', { trajectoryId: isNumber }));
+/** Where a worst-token list looks: the shown trajectory's iteration, or its whole run. */
+export type WorstScope = 'iteration' | 'run';
+
+/** Host → inspector: a worst-token list it asked for. */
+export interface InspectorWorst {
+  readonly type: 'worst';
+  readonly scope: WorstScope;
+  readonly by: WorstBy;
+  readonly items: WorstToken[];
+}
+
+export type HostToInspector = InspectorData | InspectorWorst;
+
+export type InspectorToHost =
+  | { readonly type: 'ready' }
+  | { readonly type: 'open'; readonly trajectoryId: number; readonly focus?: TokenFocus }
+  | { readonly type: 'worst'; readonly scope: WorstScope; readonly by: WorstBy };
+
+function isFocus(v: unknown): boolean {
+  return v === undefined || (isObject(v) && isNumber(v.turn) && isNumber(v.token));
+}
+function isWorstBy(v: unknown): boolean {
+  return v === 'mismatch' || v === 'logRatio' || v === 'kl';
+}
+
+export const isInspectorToHost: Guard<InspectorToHost> = oneOf<InspectorToHost>(
+  shape('ready', {}),
+  shape('open', { trajectoryId: isNumber, focus: isFocus }),
+  shape('worst', { scope: (v) => v === 'iteration' || v === 'run', by: isWorstBy }),
+);
 export const isInspectorData = (x: unknown): x is InspectorData =>
-  isObject(x) && x.type === 'trajectory' && isObject(x.detail) && Array.isArray(x.group) && isNumber(x.maxTextLength) && typeof x.compute === 'string';
+  isObject(x) &&
+  x.type === 'trajectory' &&
+  isObject(x.detail) &&
+  Array.isArray(x.group) &&
+  isNumber(x.maxTextLength) &&
+  typeof x.compute === 'string' &&
+  isFocus(x.focus);
+export const isInspectorWorst: Guard<InspectorWorst> = shape('worst', { scope: (v) => v === 'iteration' || v === 'run', by: isWorstBy, items: Array.isArray });
+export const isHostToInspector: Guard<HostToInspector> = oneOf<HostToInspector>(isInspectorData, isInspectorWorst);
