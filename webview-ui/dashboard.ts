@@ -20,6 +20,7 @@ import {
 import { emptyReason, PANELS, PHASE_PANEL, phaseBars, phaseEmptyReason, PHASES, panelLines, type Panel } from '../src/shared/dashboardModel';
 import { isHostToDashboard, type DashboardState, type DashboardToHost, type RunSeries } from '../src/shared/protocol/webviewProtocol';
 import { oneLine, showInvisibles } from '../src/shared/untrustedText';
+import { startComparison } from './comparison';
 import { onHostMessage, vscodeApi } from './vscodeApi';
 
 Chart.register(LineController, ScatterController, BarController, LineElement, PointElement, BarElement, LinearScale, Tooltip, Decimation);
@@ -193,5 +194,8 @@ onHostMessage(isHostToDashboard, (msg) => {
   for (const panel of PANELS) drawPanel(panel, msg.series);
   drawPhases(msg.series);
 });
+
+// Compare Runs' section (comparison.ts)
+startComparison((m) => vscode.post(m));
 
 vscode.post({ type: 'ready' });

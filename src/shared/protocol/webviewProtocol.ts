@@ -2,7 +2,8 @@
 // HostTo* and checks *ToHost with its guard; the pages post *ToHost through webview-ui/vscodeApi.ts and
 // check HostTo* with its guard.
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
-import type { TrajectoryDetail, TrajectorySummary } from './backendProtocol';
+import type { ConfigDifference } from '../configDiff';
+import type { SharedTask, TrajectoryDetail, TrajectorySummary } from './backendProtocol';
 import { isNumber, isObject, oneOf, shape, type Guard } from './guards';
 
 export interface RunSeries {
@@ -14,12 +15,32 @@ export interface RunSeries {
 /** Every run (for the picker) and the series of the selected ones; resent whenever a live run progresses. */
 export type HostToDashboard = { readonly type: 'data'; readonly runs: RunSummary[]; readonly series: RunSeries[]; readonly selected: number[] };
 
-export type DashboardToHost = { readonly type: 'ready' } | { readonly type: 'select'; readonly runIds: number[] };
+export type DashboardToHost =
+  | { readonly type: 'ready' }
+  | { readonly type: 'select'; readonly runIds: number[] }
+  /** Compare Runs: open one run's trajectory of a shared task in the inspector. */
+  | { readonly type: 'openTrajectory'; readonly trajectoryId: number };
 
 export const isDashboardToHost: Guard<DashboardToHost> = oneOf<DashboardToHost>(
   shape('ready', {}),
   shape('select', { runIds: (v) => Array.isArray(v) && v.length <= 20 && v.every(isNumber) }),
+  shape('openTrajectory', { trajectoryId: isNumber }),
 );
+
+/**
+ * Compare Runs' section of the dashboard (its own message, drawn by webview-ui/comparison.ts): for two or
+ * more selected runs, where their configs differ and the tasks they all sampled; empty lists otherwise.
+ */
+export interface DashboardComparison {
+  readonly type: 'comparison';
+  /** The compared runs, in the order of each difference's values and each task's runs. */
+  readonly runs: readonly { readonly id: number; readonly name: string }[];
+  readonly differences: readonly ConfigDifference[];
+  readonly sharedTasks: readonly SharedTask[];
+}
+
+export const isDashboardComparison = (x: unknown): x is DashboardComparison =>
+  isObject(x) && x.type === 'comparison' && Array.isArray(x.runs) && Array.isArray(x.differences) && Array.isArray(x.sharedTasks);
 
 export const isHostToDashboard: Guard<HostToDashboard> = shape('data', { runs: Array.isArray, series: Array.isArray, selected: Array.isArray });
 
