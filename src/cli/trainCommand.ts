@@ -126,7 +126,9 @@ export async function trainCommand(
     if (result.status === 'cancelled') out.write(`  continue it with: agent-rl train --resume ${record.runId}${dbFlag}\n`);
     const first = record.evaluations[0];
     const last = record.evaluations[record.evaluations.length - 1];
-    if (first) out.write(`  evaluation before training: ${evaluationLine(first)}\n`);
+    // a fork's record starts after its fork iteration: its first evaluation is not one before training
+    if (first)
+      out.write(`  ${first.iteration === 0 ? 'evaluation before training' : `evaluation after iteration ${first.iteration}`}: ${evaluationLine(first)}\n`);
     if (last && last !== first) out.write(`  evaluation after training:  ${evaluationLine(last)}\n`);
     out.write(`  database: ${options.db}  (agent-rl show ${record.runId}${dbFlag})\n`);
     if (checkpoint) out.write(`  checkpoint: ${checkpoint}  (continue with --init ${checkpoint})\n`);

@@ -68,6 +68,9 @@ describe('agent-rl train --fork', () => {
     assert.equal(fork.code, 0, fork.stderr);
     assert.match(fork.stderr, /forking run 1 after iteration 4 into a new run \(iterations 5–12\)/);
     assert.match(fork.stdout, /run 2 ".*\(fork of run 1 @ 4\)" completed/);
+    assert.match(fork.stdout, /forked from run 1 after iteration 4: this run stores iterations 5 on\n/);
+    assert.match(fork.stdout, /evaluation after iteration 12: /);
+    assert.doesNotMatch(fork.stdout, /before training/);
     const child = JSON.parse(fs.readFileSync(path.join(cwd, 'fork.json'), 'utf8')) as RunRecord;
     assert.deepEqual(child.forkedFrom, { runId: 1, iteration: 4 });
     assert.deepEqual(
