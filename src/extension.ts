@@ -41,7 +41,7 @@ export function activate(context: vscode.ExtensionContext): void {
   );
   registerRunCommands(context, { tree, processes, live, output, extensionUri: context.extensionUri, reveal });
   registerTrajectoryDocuments(context, backend);
-  registerDashboard(context, { backend, requireBackend: () => processes.requireBackend(), live });
+  registerDashboard(context, { backend, requireBackend: () => processes.requireBackend(), live, reveal });
   registerReplay(context, backend, output);
   registerImportCommand(context, { processes, output, live });
   registerRuntimeCommand(context, { processes, output });

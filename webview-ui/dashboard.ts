@@ -22,6 +22,7 @@ import { isHostToDashboard, type DashboardState, type DashboardToHost, type RunS
 import type { WorstBy } from '../src/shared/tokenStatsRows';
 import { showDrill } from './drill';
 import { oneLine, showInvisibles } from '../src/shared/untrustedText';
+import { startComparison } from './comparison';
 import { onHostMessage, vscodeApi } from './vscodeApi';
 
 Chart.register(LineController, ScatterController, BarController, LineElement, PointElement, BarElement, LinearScale, Tooltip, Decimation);
@@ -219,5 +220,8 @@ onHostMessage(isHostToDashboard, (msg) => {
   for (const panel of PANELS) drawPanel(panel, msg.series);
   drawPhases(msg.series);
 });
+
+// Compare Runs' section (comparison.ts)
+startComparison((m) => vscode.post(m));
 
 vscode.post({ type: 'ready' });

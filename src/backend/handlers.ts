@@ -71,6 +71,8 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
         limit: Math.max(1, Math.min(200, Math.floor(limit))),
       }),
     mismatchHistogram: ({ runId, iteration, bins }) => tokens.mismatchHistogram(runId, iteration, Math.max(2, Math.min(100, Math.floor(bins)))),
+    sharedTasks: ({ runIds, limit }) =>
+      reader.sharedTasks((Array.isArray(runIds) ? runIds : []).filter((id): id is number => Number.isInteger(id)).slice(0, 20), page(limit)),
     listModels: ({ folders }) =>
       findModels({ folders: (Array.isArray(folders) ? folders : []).filter((f): f is string => typeof f === 'string' && f !== ''), backend: 'wasm' }),
   };

@@ -38,6 +38,11 @@ Usage:
   agent-rl train --resume RUN [--db FILE] [--output FILE] [--python PATH]
                  continue a stopped, failed or killed run from its last resume point, with its stored
                  config (a code run uses your interpreter and the strongest sandbox, never the stored ones)
+  agent-rl train --fork RUN --at N [--config CHANGES.json] [--db FILE] [--output FILE] [--python PATH]
+                 a new run from RUN's saved state after iteration N (kept every checkpointEvery
+                 iterations), with RUN's config and the settings in CHANGES.json merged over it (the
+                 learning rate, clipping, KL coefficient, temperature, iterations...; not the env,
+                 policy, method or seeds); no changes = it continues exactly as RUN did
   agent-rl sft   [--env calculator|code] [--seed N] [--iterations N] [...]   = train --method sft --policy transformer
                  (the final checkpoint is written under the database's folder; continue with train --init DIR)
   agent-rl runs  [--db FILE] [--json]
@@ -85,6 +90,28 @@ function trainHelp(command: 'train' | 'sft', v: Record<string, string | boolean 
   );
 }
 
+/** `agent-rl train --fork RUN --at N [--config CHANGES.json]`: the changes come from the file only, so a flag is refused, not ignored. */
+function forkArgs(
+  command: string,
+  v: Record<string, string | boolean | undefined>,
+  o: { db: string; output: string | undefined; busyTimeoutMs: number },
+): Promise<number> {
+  if (command !== 'train') throw new UsageError('--fork is an option of agent-rl train');
+  if (typeof v.fork !== 'string' || typeof v.at !== 'string')
+    throw new UsageError('--fork RUN and --at N go together: the run to fork and the iteration to fork after');
+  if (!/^\d+$/.test(v.at)) throw new UsageError(`--at ${v.at}: give the iteration to fork after, a whole number ≥ 1`);
+  const changing = Object.keys(v).filter((k) => v[k] !== undefined && !['fork', 'at', 'config', 'db', 'output', 'busy-timeout', 'python'].includes(k));
+  if (changing.length > 0)
+    throw new UsageError(
+      `--fork takes the settings to change from --config CHANGES.json (e.g. {"algorithm": {"learningRate": 0.01}}); drop ${changing.map((k) => `--${k}`).join(', ')}`,
+    );
+  return trainCommand(undefined, {
+    ...o,
+    fork: { run: v.fork, at: Number(v.at), changes: typeof v.config === 'string' ? readConfigFile(v.config) : {} },
+    ...(typeof v.python === 'string' ? { python: v.python } : {}),
+  });
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   // Commands with options of their own parse their own arguments.
@@ -98,6 +125,8 @@ async function main(argv: readonly string[]): Promise<number> {
     config: { type: 'string' },
     json: { type: 'boolean' },
     resume: { type: 'string' },
+    fork: { type: 'string' },
+    at: { type: 'string' },
     'busy-timeout': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
     preset: { type: 'string' },
@@ -148,6 +177,7 @@ async function main(argv: readonly string[]): Promise<number> {
           ...(values.python !== undefined ? { python: values.python } : {}),
         });
       }
+      if (typeof values.fork === 'string' || values.at !== undefined) return forkArgs(command, v, { db, output: values.output, busyTimeoutMs });
       const base: Record<string, unknown> = command === 'sft' ? { env: 'calculator', policy: 'transformer' } : {};
       if (typeof values.preset === 'string') {
         let preset;

@@ -89,6 +89,7 @@ export function showCommand(ref: string, options: QueryOptions): number {
       methodLabel: run.methodLabel,
       database: options.db,
       config: d.config,
+      ...(run.forkedFrom ? { forkedFrom: run.forkedFrom } : {}),
       runtime: d.runtime,
       iterations: d.iterations,
       evaluations: d.evaluations,
@@ -109,6 +110,12 @@ export function showCommand(ref: string, options: QueryOptions): number {
       `  status: ${cell(run.status)}${run.error ? ` (${cell(run.error, 2000)})` : ''}`,
       `  env ${cell(c.env)}, policy ${cell(c.policy)}, method ${cell(c.method)}, seed ${cell(c.seed)}, eval seed ${cell(c.evalSeed)}`,
       `  ${cell(methodLabel(c.method, storedAlgorithm(c)))}: ${cell(c.groupsPerIteration)} groups × ${cell(c.groupSize)} trajectories, ${cell(algorithmSummary(storedAlgorithm(c)), 1000)}`,
+      ...(run.forkedFrom
+        ? [
+            `  forked from run ${run.forkedFrom.runId ?? '(deleted)'} after iteration ${run.forkedFrom.iteration}: this run stores iterations ${run.forkedFrom.iteration + 1} on` +
+              (run.forkedFrom.runId === null ? '' : `; \`agent-rl show ${run.forkedFrom.runId}\` has those up to ${run.forkedFrom.iteration}`),
+          ]
+        : []),
       `  iterations: ${run.iterationsDone}/${run.iterationsPlanned}; trajectories stored: ${d.trajectories}; turns: ${d.turns}`,
       `  wall time: ${d.wallMs === null ? 'running' : duration(d.wallMs)}; created ${cell(run.createdAt, 40)}`,
       `  runtime: ${cell(d.runtime.workbench)} on Node ${cell(d.runtime.node)}, ${cell(d.runtime.compute, 200)}, SQLite ${cell(d.runtime.sqlite ?? '?')}`,

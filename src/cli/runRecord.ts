@@ -11,6 +11,8 @@ export interface RunRecord {
   readonly methodLabel: string;
   readonly database: string;
   readonly config: RunConfig;
+  /** A forked run: the run and iteration it started from; `iterations` holds its own only (after that one). */
+  readonly forkedFrom?: { readonly runId: number | null; readonly iteration: number };
   readonly runtime: RuntimeInfo;
   readonly iterations: readonly IterationMetrics[];
   readonly evaluations: readonly EvaluationResult[];

@@ -56,7 +56,12 @@ function showEvent(
  */
 export async function trainCommand(
   given: RunConfig | undefined,
-  options: TrainCommandOptions & { readonly resume?: string; readonly python?: string },
+  options: TrainCommandOptions & {
+    readonly resume?: string;
+    readonly python?: string;
+    /** `agent-rl train --fork RUN --at N`: a new run from RUN's saved state after N, changes merged over its config. */
+    readonly fork?: { readonly run: string; readonly at: number; readonly changes: unknown };
+  },
 ): Promise<number> {
   const controller = new AbortController();
   const onSignal = (): void => {
@@ -69,11 +74,13 @@ export async function trainCommand(
   try {
     let checkpoint: string | undefined;
     let config = given;
+    let forkedFrom: RunRecord['forkedFrom'];
     const r = await trainStored({
       db: options.db,
       busyTimeoutMs: options.busyTimeoutMs,
       signal: controller.signal,
       ...(options.resume !== undefined ? { resume: { run: options.resume, python: options.python ?? '', sandbox: 'auto' } } : given ? { config: given } : {}),
+      ...(options.fork ? { fork: { ...options.fork, python: options.python ?? '', sandbox: 'auto' } } : {}),
       onNotice: (n) => {
         if (n.kind === 'orphans') process.stderr.write(`agent-rl: marked ${n.count} run(s) whose process had died as failed\n`);
         else if (n.kind === 'continuing') {
@@ -81,6 +88,10 @@ export async function trainCommand(
           process.stderr.write(
             `agent-rl: continuing run ${n.runId} after iteration ${n.after}${n.dropped > 0 ? ` (the ${n.dropped} iteration(s) stored after that resume point run again)` : ''}\n`,
           );
+        } else if (n.kind === 'forking') {
+          config = n.config;
+          forkedFrom = { runId: n.parentId, iteration: n.at };
+          process.stderr.write(`agent-rl: forking run ${n.parentId} after iteration ${n.at} into a new run (iterations ${n.at + 1}–${n.config.iterations})\n`);
         } else process.stderr.write(`agent-rl: ${showInvisibles(n.text)}\n`);
       },
       onEvent: (e) => {
@@ -99,6 +110,7 @@ export async function trainCommand(
       methodLabel: methodLabel(config.method, config.algorithm),
       database: options.db,
       config,
+      ...(forkedFrom ? { forkedFrom } : {}),
       runtime: r.runtime!,
       iterations: r.stored?.iterations ?? result.iterations,
       evaluations: r.stored?.evaluations ?? result.evaluations,
@@ -109,10 +121,14 @@ export async function trainCommand(
     out.write(
       `run ${record.runId} "${showInvisibles(config.name)}" ${result.status} in ${duration(result.wallMs)} (${r.stored ? `${result.iterations.length} more iterations, ${record.iterations.length} in all` : `${result.iterations.length} iterations`})\n`,
     );
+    if (forkedFrom)
+      out.write(`  forked from run ${forkedFrom.runId} after iteration ${forkedFrom.iteration}: this run stores iterations ${forkedFrom.iteration + 1} on\n`);
     if (result.status === 'cancelled') out.write(`  continue it with: agent-rl train --resume ${record.runId}${dbFlag}\n`);
     const first = record.evaluations[0];
     const last = record.evaluations[record.evaluations.length - 1];
-    if (first) out.write(`  evaluation before training: ${evaluationLine(first)}\n`);
+    // a fork's record starts after its fork iteration: its first evaluation is not one before training
+    if (first)
+      out.write(`  ${first.iteration === 0 ? 'evaluation before training' : `evaluation after iteration ${first.iteration}`}: ${evaluationLine(first)}\n`);
     if (last && last !== first) out.write(`  evaluation after training:  ${evaluationLine(last)}\n`);
     out.write(`  database: ${options.db}  (agent-rl show ${record.runId}${dbFlag})\n`);
     if (checkpoint) out.write(`  checkpoint: ${checkpoint}  (continue with --init ${checkpoint})\n`);

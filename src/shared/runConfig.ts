@@ -438,7 +438,11 @@ export function validateRunConfig(input: unknown): RunConfig {
     config.policyOptions = checkOptions('policyOptions', config.policy, POLICY_OPTION_SPECS[config.policy], config.policyOptions, issues);
   }
   if (isObject(config.demonstrations)) {
-    if (config.method !== 'sft' && Object.keys(config.demonstrations).length > 0) {
+    // A validated config holds the defaults filled in: read back from the store (resume, fork) they must
+    // validate again, so only demonstration settings other than the defaults are refused.
+    const defaults = checkOptions('demonstrations', config.env, DEMONSTRATION_SPECS[config.env], {}, []);
+    const given = Object.entries(config.demonstrations).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(defaults[k]));
+    if (config.method !== 'sft' && given.length > 0) {
       issues.push({
         field: 'demonstrations',
         value: config.demonstrations,

@@ -356,4 +356,9 @@ export interface RunSummary {
   readonly createdAt: string;
   readonly finishedAt: string | null;
   readonly error: string | null;
+  /**
+   * A forked run: the run (null when it was deleted since) and iteration it started after. Its own
+   * iterations are numbered on from there (iteration + 1 ...); the parent's up to it stay the parent's.
+   */
+  readonly forkedFrom?: { readonly runId: number | null; readonly iteration: number };
 }

@@ -142,6 +142,16 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  // (version 7 is another branch's migration; the runner applies whatever is above user_version, in order)
+  {
+    version: 8,
+    description: "forked runs: the run and iteration a run was forked from (its own iterations start after that one; the parent's stay the parent's)",
+    sql: `
+      ALTER TABLE runs ADD COLUMN parent_run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL;
+      ALTER TABLE runs ADD COLUMN fork_iteration INTEGER;
+      CREATE INDEX runs_by_parent ON runs(parent_run_id) WHERE parent_run_id IS NOT NULL;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -65,21 +65,7 @@ export function prepareResume(db: Database.Database, dbFile: string, ref: string
       `run ${run.id} has no resume point (it stopped before its first, written every ${config.checkpointEvery} iterations and on cancel, or it was written by an earlier release). Fix: start it again`,
     );
   }
-  // Stored runs are data: what runs on this machine is the user's choice, never the stored config's.
-  const notes: string[] = [];
-  if (config.env === 'code' || config.env === 'workspace') {
-    const stored = config.envOptions;
-    const level = isSandboxLevel(sandbox.sandbox) ? sandbox.sandbox : 'auto';
-    if (stored.python !== sandbox.python)
-      notes.push(
-        `the stored run named the interpreter "${stored.python}"; the continued run uses ${sandbox.python === '' ? 'the default interpreter' : `"${sandbox.python}"`}`,
-      );
-    if (stored.sandbox !== level) notes.push(`the stored run asked for the sandbox level "${stored.sandbox}"; the continued run uses "${level}"`);
-    const mine = { python: sandbox.python, sandbox: level };
-    // (one branch per environment: each spread keeps its own options' type)
-    config =
-      config.env === 'code' ? { ...config, envOptions: { ...config.envOptions, ...mine } } : { ...config, envOptions: { ...config.envOptions, ...mine } };
-  }
+  const mine = userSandbox(config, sandbox);
   const k = point.state.iteration;
   const dropped = db
     .transaction(() => {
@@ -91,5 +77,28 @@ export function prepareResume(db: Database.Database, dbFile: string, ref: string
       return n;
     })
     .immediate();
-  return { runId: run.id, config, point, dropped, notes };
+  return { runId: run.id, config: mine.config, point, dropped, notes: mine.notes };
+}
+
+/**
+ * A stored config with the user's interpreter and sandbox level in place of the stored ones (stored runs
+ * are data: what runs on this machine is the user's choice), and notes saying what changed.
+ */
+export function userSandbox(stored: RunConfig, sandbox: ResumeSandbox): { config: RunConfig; notes: string[] } {
+  let config = stored;
+  const notes: string[] = [];
+  if (config.env === 'code' || config.env === 'workspace') {
+    const given = config.envOptions;
+    const level = isSandboxLevel(sandbox.sandbox) ? sandbox.sandbox : 'auto';
+    if (given.python !== sandbox.python)
+      notes.push(
+        `the stored run named the interpreter "${given.python}"; the continued run uses ${sandbox.python === '' ? 'the default interpreter' : `"${sandbox.python}"`}`,
+      );
+    if (given.sandbox !== level) notes.push(`the stored run asked for the sandbox level "${given.sandbox}"; the continued run uses "${level}"`);
+    const mine = { python: sandbox.python, sandbox: level };
+    // (one branch per environment: each spread keeps its own options' type)
+    config =
+      config.env === 'code' ? { ...config, envOptions: { ...config.envOptions, ...mine } } : { ...config, envOptions: { ...config.envOptions, ...mine } };
+  }
+  return { config, notes };
 }

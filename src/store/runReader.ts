@@ -2,7 +2,7 @@
 import type Database from 'better-sqlite3';
 import { methodLabel, storedAlgorithm } from '../shared/algorithm';
 import type { RunConfig } from '../shared/runConfig';
-import type { Page, TrajectoryDetail, TrajectorySummary } from '../shared/protocol/backendProtocol';
+import type { Page, SharedTask, TrajectoryDetail, TrajectorySummary } from '../shared/protocol/backendProtocol';
 import { EVALUATION_EXTRAS, type EvaluationResult, type IterationMetrics, type RunStatus, type RunSummary, type RuntimeInfo } from '../shared/types';
 
 interface RunRow {
@@ -20,10 +20,12 @@ interface RunRow {
   finished_at: string | null;
   error: string | null;
   config_json: string;
+  parent_run_id: number | null;
+  fork_iteration: number | null;
 }
 
-const RUN_COLUMNS = `r.id, r.name, r.status, r.env, r.policy, r.method, r.seed, r.iterations_planned, r.created_at, r.finished_at, r.error, r.config_json,
-  (SELECT count(*) FROM iterations i WHERE i.run_id = r.id) AS iterations_done,
+const RUN_COLUMNS = `r.id, r.name, r.status, r.env, r.policy, r.method, r.seed, r.iterations_planned, r.created_at, r.finished_at, r.error, r.config_json, r.parent_run_id, r.fork_iteration,
+  coalesce((SELECT max(iteration) FROM iterations i WHERE i.run_id = r.id), r.fork_iteration, 0) AS iterations_done,
   (SELECT reward_mean FROM iterations i WHERE i.run_id = r.id ORDER BY iteration DESC LIMIT 1) AS latest_reward`;
 
 interface TrajRow {
@@ -106,6 +108,9 @@ function toSummary(r: RunRow): RunSummary {
     createdAt: str(r.created_at),
     finishedAt: optStr(r.finished_at),
     error: optStr(r.error),
+    ...(r.fork_iteration !== null && r.fork_iteration !== undefined
+      ? { forkedFrom: { runId: r.parent_run_id === null ? null : num(r.parent_run_id), iteration: num(r.fork_iteration) } }
+      : {}),
   };
 }
 
@@ -167,11 +172,13 @@ export class RunReader {
 
   /**
    * Iterations in order, one page at a time (the tree and the dashboard page through long runs).
-   * Iterations are stored consecutively from 1 (one transaction each, in order), so the page seeks by
-   * key and the total is the largest number: both through the primary-key index, whatever the size.
+   * Iterations are stored consecutively (one transaction each, in order) from 1, or from N + 1 for a run
+   * forked after N, so the page seeks by key (`offset`: the iteration the page follows) and the total is
+   * max - min + 1: both through the primary-key index, whatever the size.
    */
   iterationsPage(runId: number, offset: number, limit: number): Page<IterationMetrics> {
-    const total = (this.db.prepare('SELECT coalesce(max(iteration), 0) AS n FROM iterations WHERE run_id = ?').get(runId) as { n: number }).n;
+    const total = (this.db.prepare('SELECT coalesce(max(iteration) - min(iteration) + 1, 0) AS n FROM iterations WHERE run_id = ?').get(runId) as { n: number })
+      .n;
     const items = (
       this.db.prepare('SELECT metrics_json FROM iterations WHERE run_id = ? AND iteration > ? ORDER BY iteration LIMIT ?').all(runId, offset, limit) as {
         metrics_json: string;
@@ -221,6 +228,40 @@ export class RunReader {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Tasks every run of `runIds` sampled in training (Compare Runs), with each run's episodes, mean
+   * reward, success rate and latest trajectory of the task; the tasks whose mean rewards differ most
+   * first (then by task id), at most `limit`. One grouped scan of the runs' trajectories (run_id leads
+   * the trajectories_by_iteration index).
+   */
+  sharedTasks(runIds: readonly number[], limit: number): SharedTask[] {
+    const ids = [...new Set(runIds)];
+    if (ids.length < 2) return [];
+    const rows = this.db
+      .prepare(
+        `SELECT task_id, run_id, count(*) AS n, avg(reward) AS reward, avg(success) AS success, max(id) AS last_id
+         FROM trajectories WHERE run_id IN (${ids.map(() => '?').join(', ')}) GROUP BY task_id, run_id`,
+      )
+      .all(...ids) as { task_id: Cell; run_id: number; n: number; reward: number; success: number; last_id: number }[];
+    const byTask = new Map<string, Map<number, SharedTask['runs'][number]>>();
+    for (const r of rows) {
+      const task = str(r.task_id);
+      const runs = byTask.get(task) ?? new Map<number, SharedTask['runs'][number]>();
+      runs.set(num(r.run_id), {
+        runId: num(r.run_id),
+        episodes: num(r.n),
+        rewardMean: num(r.reward),
+        successRate: num(r.success),
+        trajectoryId: num(r.last_id),
+      });
+      byTask.set(task, runs);
+    }
+    const shared: SharedTask[] = [];
+    for (const [taskId, runs] of byTask) if (ids.every((id) => runs.has(id))) shared.push({ taskId, runs: ids.map((id) => runs.get(id)!) });
+    const spread = (t: SharedTask): number => Math.max(...t.runs.map((r) => r.rewardMean)) - Math.min(...t.runs.map((r) => r.rewardMean));
+    return shared.sort((a, b) => spread(b) - spread(a) || (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0)).slice(0, limit);
   }
 
   /** Mean of each per-trajectory metric (an imported reward's extras, in outcome.details.metrics) over a run. */

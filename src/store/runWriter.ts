@@ -129,13 +129,15 @@ export class RunWriter implements RunSink {
       .run(JSON.stringify(runtime), process.pid, os.hostname(), at, this.runId);
   }
 
-  begin(config: RunConfig, start: RunStart): void {
+  /** Stores a new run; `fork`: the run and iteration it was forked from (its iterations follow that one). */
+  begin(config: RunConfig, start: RunStart, fork?: { readonly parentId: number; readonly at: number }): void {
     const runtime = this.runtimeOf(start);
     const at = now();
     const { lastInsertRowid } = this.db
       .prepare(
-        `INSERT INTO runs (name, status, env, policy, method, seed, iterations_planned, config_json, runtime_json, created_at, pid, host, heartbeat_at)
-         VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO runs (name, status, env, policy, method, seed, iterations_planned, config_json, runtime_json, created_at, pid, host, heartbeat_at,
+           parent_run_id, fork_iteration)
+         VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         config.name,
@@ -150,6 +152,8 @@ export class RunWriter implements RunSink {
         process.pid,
         os.hostname(),
         at,
+        fork?.parentId ?? null,
+        fork?.at ?? null,
       );
     this.id = Number(lastInsertRowid);
   }

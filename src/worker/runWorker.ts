@@ -18,15 +18,21 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
   let runId: number | undefined;
   try {
     // Resume: the stored run continues with its stored config, read as data (prepareResume)
-    const config = start.resume ? undefined : validateRunConfig(start.config);
+    const config = start.resume || start.fork ? undefined : validateRunConfig(start.config);
+    const f = start.fork;
     let iterations = config?.iterations ?? 0;
     const r = await trainStored({
       db: start.db,
       busyTimeoutMs: start.busyTimeoutMs ?? 5000,
       signal,
-      ...(config ? { config } : { resume: { run: String(start.resume!.runId), python: start.resume!.python, sandbox: start.resume!.sandbox } }),
+      ...(config
+        ? { config }
+        : f
+          ? { fork: { run: String(f.runId), at: f.at, changes: f.changes, python: f.python, sandbox: f.sandbox } }
+          : { resume: { run: String(start.resume!.runId), python: start.resume!.python, sandbox: start.resume!.sandbox } }),
       onNotice: (n) => {
-        if (n.kind === 'continuing') iterations = n.config.iterations;
+        if (n.kind === 'continuing' || n.kind === 'forking') iterations = n.config.iterations;
+        if (n.kind === 'forking') send({ type: 'log', level: 'info', message: `forking run ${n.parentId} after iteration ${n.at}` });
         if (n.kind === 'note') send({ type: 'log', level: 'warn', message: n.text });
       },
       onStored: (id, c) => {

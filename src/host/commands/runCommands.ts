@@ -1,4 +1,4 @@
-// Commands: Start Run, Stop Run, Resume Run, Delete Run, Export Run, Reveal Database, Open Trajectory (as text),
+// Commands: Start Run, Stop Run, Resume Run, Fork Run from Here (forkRun.ts), Delete Run, Export Run, Reveal Database, Open Trajectory (as text),
 // Refresh, Load more. Errors are caught here, at the command boundary, and shown with what to do;
 // commands that need the backend say why there is none (no usable Node) instead of throwing.
 import * as path from 'node:path';
@@ -10,6 +10,7 @@ import { exportRunItems } from '../pickItems';
 import { databasePath, sandboxSettings } from '../settings';
 import type { RunsNode, RunsTree } from '../views/runsTree';
 import { InspectorPanel, OPEN_TOKEN_COMMAND } from '../webviews/inspectorPanel';
+import { forkRun } from './forkRun';
 import { newEnvironment } from './newEnvironment';
 import { followRun, startRun } from './startRun';
 import { TRAJECTORY_SCHEME } from './trajectoryDocument';
@@ -95,6 +96,10 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
     vscode.commands.registerCommand('agentRl.newEnvironment', guard(newEnvironment)),
     vscode.commands.registerCommand('agentRl.stopRun', guard(stopRun)),
     vscode.commands.registerCommand('agentRl.resumeRun', guard(resumeRun)),
+    vscode.commands.registerCommand(
+      'agentRl.forkRun',
+      guard((n?: RunsNode) => forkRun(deps, n)),
+    ),
     vscode.commands.registerCommand('agentRl.deleteRun', guard(deleteRun)),
     vscode.commands.registerCommand('agentRl.exportRun', guard(exportRun)),
     vscode.commands.registerCommand('agentRl.refresh', () => deps.tree.refresh()),

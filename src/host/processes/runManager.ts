@@ -40,7 +40,17 @@ export class RunManager {
     return this.start({}, db, { runId, ...sandbox });
   }
 
-  start(config: unknown, db: string, resume?: { readonly runId: number; readonly python: string; readonly sandbox: string }): RunHandle {
+  /** A new run from stored run `runId`'s kept state after iteration `at`, `changes` merged over its config. */
+  fork(runId: number, at: number, changes: Record<string, unknown>, db: string, sandbox: { readonly python: string; readonly sandbox: string }): RunHandle {
+    return this.start({}, db, undefined, { runId, at, changes, ...sandbox });
+  }
+
+  start(
+    config: unknown,
+    db: string,
+    resume?: { readonly runId: number; readonly python: string; readonly sandbox: string },
+    fork?: Extract<HostToWorker, { type: 'start' }>['fork'],
+  ): RunHandle {
     const child = forkNode(this.o.fork);
     this.live.add(child);
     let resolveDone!: (o: RunOutcome) => void;
@@ -97,7 +107,7 @@ export class RunManager {
     };
     child.on('error', (e) => onGone(`the worker could not run: ${e.message}`));
     child.on('exit', (code, signal) => onGone(signal ? `the worker was killed (${signal})` : `the worker exited with code ${code} before finishing`));
-    child.send({ type: 'start', config: config as object, db, ...(resume ? { resume } : {}) } satisfies HostToWorker);
+    child.send({ type: 'start', config: config as object, db, ...(resume ? { resume } : {}), ...(fork ? { fork } : {}) } satisfies HostToWorker);
     this.o.onStart?.(handle);
     return handle;
   }

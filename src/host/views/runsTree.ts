@@ -68,8 +68,11 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode> {
         it.contextValue = `run.${n.run.status}`;
         return it;
       }
-      case 'iteration':
-        return item(iterationParts(n.metrics), Collapsed, keyOf(n));
+      case 'iteration': {
+        const it = item(iterationParts(n.metrics), Collapsed, keyOf(n));
+        it.contextValue = 'iteration'; // Fork Run from Here
+        return it;
+      }
       case 'group':
         return item(groupParts(n.group, n.trajectories), Collapsed, keyOf(n));
       case 'trajectory': {

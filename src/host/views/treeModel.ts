@@ -17,7 +17,18 @@ export function groupTrajectories(items: readonly TrajectorySummary[]): { group:
 const fixed = (x: unknown, digits: number): string => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '?');
 
 export function describeRun(r: RunSummary): string {
-  return `${r.iterationsDone}/${r.iterationsPlanned}${r.latestRewardMean === null ? '' : ` · reward ${fixed(r.latestRewardMean, 3)}`} · ${oneLine(r.env, 40)} · ${oneLine(r.methodLabel, 60)}`;
+  return `${r.iterationsDone}/${r.iterationsPlanned}${r.latestRewardMean === null ? '' : ` · reward ${fixed(r.latestRewardMean, 3)}`} · ${oneLine(r.env, 40)} · ${oneLine(r.methodLabel, 60)}${lineage(r)}`;
+}
+
+/**
+ * A forked run's lineage, as its row shows it: the tree lists the parent's iterations up to the fork
+ * under the parent and the fork's own (from the next one) under the fork, so the row says where it starts.
+ */
+export function lineage(r: RunSummary): string {
+  const f = r.forkedFrom;
+  if (!f) return '';
+  const parent = f.runId === null ? 'a deleted run' : `run ${f.runId}`;
+  return ` · forked from ${parent} @ iteration ${fixed(f.iteration, 0)}`;
 }
 
 /** What a tree row shows. `tooltipMarkdown` is rendered untrusted, without HTML or theme icons. */
@@ -33,7 +44,9 @@ export function runParts(r: RunSummary): ItemParts {
   return {
     label: oneLine(r.name, 120),
     description: describeRun(r),
-    tooltip: `${visibleText(r.name, TOOLTIP_MAX_LENGTH)} (run ${r.id}) — ${oneLine(r.status, 40)}${error}`,
+    tooltip:
+      `${visibleText(r.name, TOOLTIP_MAX_LENGTH)} (run ${r.id}) — ${oneLine(r.status, 40)}${error}` +
+      (r.forkedFrom ? `\n${lineage(r).slice(3)}: its iterations ${fixed(r.forkedFrom.iteration + 1, 0)} on are its own, those before are its parent's` : ''),
   };
 }
 

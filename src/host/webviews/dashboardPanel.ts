@@ -3,6 +3,8 @@
 // started while it is open is ticked and drawn (agentRl.dashboard.followNewRuns), and Compare Runs
 // opens it on exactly the runs picked in a multi-select quick pick. Strict CSP with a nonce; the page
 // loads only our bundled script and stylesheet; run names reach it as data and are set with textContent.
+// With two or more runs selected it also sends their comparison (runComparison.ts), and a click on a
+// shared task's trajectory there opens it in the inspector.
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { isDashboardState, isDashboardToHost, type DashboardDrill, type HostToDashboard, type RunSeries } from '../../shared/protocol/webviewProtocol';
@@ -13,6 +15,8 @@ import type { BackendClient } from '../processes/backendClient';
 import { compareRunItems } from '../pickItems';
 import { followNewRuns } from '../settings';
 import { webviewPage } from './dashboardPage';
+import { InspectorPanel } from './inspectorPanel';
+import { loadComparison } from './runComparison';
 
 export const DASHBOARD_VIEW_TYPE = 'agentRl.dashboard';
 /** The page accepts at most this many selected runs (isDashboardToHost). */
@@ -39,12 +43,15 @@ async function loadSeries(backend: BackendClient, runIds: readonly number[]): Pr
 
 class DashboardPanel {
   private selected: number[] = [];
+  /** The selection the page's comparison was last built for (rebuilt when it changes). */
+  private compared = '';
 
   constructor(
     readonly panel: vscode.WebviewPanel,
     extensionUri: vscode.Uri,
     private readonly backend: () => BackendClient | undefined,
     state: unknown,
+    private readonly openTrajectory: (trajectoryId: number) => void,
   ) {
     if (isDashboardState(state)) this.selected = state.selected.slice(0, MAX_SELECTED);
     const w = panel.webview;
@@ -59,6 +66,8 @@ class DashboardPanel {
       if (!isDashboardToHost(msg)) return;
       if (msg.type === 'drill') return void this.drill(msg.runId, msg.iteration, msg.by);
       if (msg.type === 'openToken') return void vscode.commands.executeCommand(OPEN_TOKEN_COMMAND, msg.trajectoryId, msg.focus);
+      if (msg.type === 'openTrajectory') return this.openTrajectory(msg.trajectoryId);
+      if (msg.type === 'ready') this.compared = ''; // a reloaded page has lost its comparison
       if (msg.type === 'select') this.selected = msg.runIds;
       void this.push();
     });
@@ -101,6 +110,15 @@ class DashboardPanel {
     const series = await loadSeries(b, this.selected);
     const msg: HostToDashboard = { type: 'data', runs, series, selected: this.selected };
     await this.panel.webview.postMessage(msg);
+    await this.pushComparison(b);
+  }
+
+  /** Compare Runs' section, when the selection changed since it was built. */
+  private async pushComparison(b: BackendClient): Promise<void> {
+    const key = this.selected.join(',');
+    if (key === this.compared) return;
+    this.compared = key;
+    await this.panel.webview.postMessage(await loadComparison(b, this.selected));
   }
 }
 
@@ -130,12 +148,15 @@ export interface DashboardDeps {
   /** The backend, or undefined after saying why (no usable Node). */
   readonly requireBackend: () => Promise<BackendClient | undefined>;
   readonly live: LiveRuns;
+  /** Selects a trajectory in the Runs tree (the inspector opened from a comparison calls it). */
+  readonly reveal: (trajectoryId: number) => void;
 }
 
 export function registerDashboard(context: vscode.ExtensionContext, deps: DashboardDeps): void {
   let current: DashboardPanel | undefined;
   const adopt = (panel: vscode.WebviewPanel, state: unknown): DashboardPanel => {
-    const d = new DashboardPanel(panel, context.extensionUri, deps.backend, state);
+    const inspect = (id: number): void => InspectorPanel.show({ extensionUri: context.extensionUri, backend: deps.backend, reveal: deps.reveal }, id);
+    const d = new DashboardPanel(panel, context.extensionUri, deps.backend, state, inspect);
     panel.onDidDispose(() => {
       if (current === d) current = undefined;
     });

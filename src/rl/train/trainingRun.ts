@@ -115,6 +115,7 @@ export class TrainingRun {
         ...this.counters,
       },
       this.policy,
+      this.config.checkpointEvery, // states at its multiples are kept: forks start from them
     );
   }
 

@@ -50,6 +50,19 @@ export interface WorstToken extends TokenRow {
   readonly value: number;
 }
 
+/** A task that every compared run sampled (Compare Runs), with each run's episodes of it. */
+export interface SharedTask {
+  readonly taskId: string;
+  /** One entry per compared run, in the order asked: its episodes of the task, and the latest of them to open. */
+  readonly runs: readonly {
+    readonly runId: number;
+    readonly episodes: number;
+    readonly rewardMean: number;
+    readonly successRate: number;
+    readonly trajectoryId: number;
+  }[];
+}
+
 export interface Page<T> {
   readonly items: T[];
   readonly total: number;
@@ -83,6 +96,8 @@ export interface BackendMethods {
     params: { runId: number; iteration: number; bins: number };
     result: { edges: number[]; counts: number[]; tokens: number; unknown: number };
   };
+  /** Tasks every run of `runIds` (2 to 20) sampled in training, those whose mean rewards differ most first, at most `limit`. */
+  sharedTasks: { params: { runIds: number[]; limit: number }; result: SharedTask[] };
   /** The checkpoints in the Hugging Face cache and in `folders` (agentRl.modelFolders), with seed 000's plan on the wasm engine. */
   listModels: { params: { folders: string[] }; result: FoundModel[] };
 }
@@ -100,6 +115,7 @@ export const BACKEND_METHODS: readonly BackendMethod[] = [
   'worstTokens',
   'mismatchHistogram',
   'listModels',
+  'sharedTasks',
 ];
 
 export interface BackendRequest<M extends BackendMethod = BackendMethod> {

@@ -2,7 +2,8 @@
 // HostTo* and checks *ToHost with its guard; the pages post *ToHost through webview-ui/vscodeApi.ts and
 // check HostTo* with its guard.
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
-import type { TrajectoryDetail, TrajectorySummary, WorstToken } from './backendProtocol';
+import type { ConfigDifference } from '../configDiff';
+import type { SharedTask, TrajectoryDetail, TrajectorySummary, WorstToken } from './backendProtocol';
 import type { WorstBy } from '../tokenStatsRows';
 import { isNumber, isObject, oneOf, shape, type Guard } from './guards';
 
@@ -36,19 +37,37 @@ export type DashboardToHost =
   | { readonly type: 'ready' }
   | { readonly type: 'select'; readonly runIds: number[] }
   | { readonly type: 'drill'; readonly runId: number; readonly iteration: number; readonly by: WorstBy }
-  | { readonly type: 'openToken'; readonly trajectoryId: number; readonly focus: TokenFocus };
+  | { readonly type: 'openToken'; readonly trajectoryId: number; readonly focus: TokenFocus }
+  /** Compare Runs: open one run's trajectory of a shared task in the inspector. */
+  | { readonly type: 'openTrajectory'; readonly trajectoryId: number };
 
 export const isDashboardToHost: Guard<DashboardToHost> = oneOf<DashboardToHost>(
   shape('ready', {}),
   shape('select', { runIds: (v) => Array.isArray(v) && v.length <= 20 && v.every(isNumber) }),
   shape('drill', { runId: isNumber, iteration: isNumber, by: (v) => isWorstBy(v) }),
   shape('openToken', { trajectoryId: isNumber, focus: (v) => v !== undefined && isFocus(v) }),
+  shape('openTrajectory', { trajectoryId: isNumber }),
 );
 
 export const isHostToDashboard: Guard<HostToDashboard> = oneOf<HostToDashboard>(
   shape('data', { runs: Array.isArray, series: Array.isArray, selected: Array.isArray }),
   shape('drill', { runId: isNumber, iteration: isNumber, by: (v) => isWorstBy(v), items: Array.isArray, histogram: isObject }),
 );
+
+/**
+ * Compare Runs' section of the dashboard (its own message, drawn by webview-ui/comparison.ts): for two or
+ * more selected runs, where their configs differ and the tasks they all sampled; empty lists otherwise.
+ */
+export interface DashboardComparison {
+  readonly type: 'comparison';
+  /** The compared runs, in the order of each difference's values and each task's runs. */
+  readonly runs: readonly { readonly id: number; readonly name: string }[];
+  readonly differences: readonly ConfigDifference[];
+  readonly sharedTasks: readonly SharedTask[];
+}
+
+export const isDashboardComparison = (x: unknown): x is DashboardComparison =>
+  isObject(x) && x.type === 'comparison' && Array.isArray(x.runs) && Array.isArray(x.differences) && Array.isArray(x.sharedTasks);
 
 /** Persisted webview state (restored when the panel is reopened or VS Code restarts). */
 export interface DashboardState {

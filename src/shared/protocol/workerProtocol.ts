@@ -9,6 +9,8 @@ export type HostToWorker =
    * Start one run. `config` is validated by the worker (errors come back as `failed` with the field).
    * With `resume`, the stored run `resume.runId` continues from its last resume point with its stored
    * config instead (`config` is ignored), a code run with the user's interpreter and sandbox level.
+   * With `fork`, a new run starts from stored run `fork.runId`'s kept state after iteration `fork.at`,
+   * with its config and `fork.changes` (a RunConfig fragment, checked by the worker) merged over it.
    */
   | {
       readonly type: 'start';
@@ -16,6 +18,7 @@ export type HostToWorker =
       readonly db: string;
       readonly busyTimeoutMs?: number;
       readonly resume?: { readonly runId: number; readonly python: string; readonly sandbox: string };
+      readonly fork?: { readonly runId: number; readonly at: number; readonly changes: unknown; readonly python: string; readonly sandbox: string };
     }
   /** Stop at the next iteration boundary. */
   | { readonly type: 'cancel' };
@@ -52,6 +55,7 @@ export const isHostToWorker: Guard<HostToWorker> = oneOf<HostToWorker>(
     db: isString,
     busyTimeoutMs: optNumber,
     resume: (r) => r === undefined || (isObject(r) && isNumber(r.runId) && isString(r.python) && isString(r.sandbox)),
+    fork: (f) => f === undefined || (isObject(f) && isNumber(f.runId) && isNumber(f.at) && isObject(f.changes) && isString(f.python) && isString(f.sandbox)),
   }),
   shape('cancel', {}),
 );

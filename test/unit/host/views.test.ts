@@ -4,7 +4,7 @@ import { configProblemMessage, sandboxOverrides } from '../../../src/host/comman
 import { renderTrajectory } from '../../../src/host/commands/trajectoryMarkdown';
 import { rerunMessage } from '../../../src/host/replay/replayModel';
 import { activityText, formatEta, statusText, type LiveRunView } from '../../../src/host/statusText';
-import { describeRun, groupTrajectories, turnParts } from '../../../src/host/views/treeModel';
+import { describeRun, groupTrajectories, runParts, turnParts } from '../../../src/host/views/treeModel';
 import { webviewPage } from '../../../src/host/webviews/dashboardPage';
 import { actionParts } from '../../../src/shared/linking';
 import type { TrajectoryDetail, TrajectorySummary } from '../../../src/shared/protocol/backendProtocol';
@@ -108,6 +108,11 @@ describe('runs tree model, progress and status bar', () => {
       error: null,
     };
     assert.equal(describeRun(run), '3/40 · reward 0.500 · calculator · positive-only GRPO (failures not pushed down)');
+    // a fork's row says where it starts; its parent may have been deleted since
+    const fork = { ...run, iterationsDone: 12, forkedFrom: { runId: 4, iteration: 10 } };
+    assert.equal(describeRun(fork), '12/40 · reward 0.500 · calculator · positive-only GRPO (failures not pushed down) · forked from run 4 @ iteration 10');
+    assert.match(runParts(fork).tooltip!, /\nforked from run 4 @ iteration 10: its iterations 11 on are its own, those before are its parent's$/);
+    assert.match(describeRun({ ...fork, forkedFrom: { runId: null, iteration: 10 } }), /forked from a deleted run @ iteration 10$/);
     const parts = turnParts({ trajectoryId: 7, index: 0, action: 'print(1)', observation: 'z'.repeat(200_000) }, 10_000);
     assert.ok(parts.tooltipMarkdown!.length < 5000, String(parts.tooltipMarkdown!.length));
     assert.match(parts.tooltipMarkdown!, /198,000 more characters not shown; the inspector or `agent-rl trajectory 7` shows all/);

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import type { RunEnvironment } from '../../../../src/rl/envs/environment';
 import { binarySearchRepair } from '../../../../src/rl/envs/binarySearchRepair';
-import { readResumePoint } from '../../../../src/rl/train/resumePoint';
+import { keptResumeIterations, readResumePoint, readResumePointAt } from '../../../../src/rl/train/resumePoint';
 import { MemorySink } from '../../../../src/rl/train/sink';
 import { train, type Progress, type TrainEvent } from '../../../../src/rl/train/trainer';
 import { validateEnvOptions, validateRunConfig } from '../../../../src/shared/runConfig';
@@ -160,11 +160,34 @@ describe('trainer: resume points', () => {
     assert.deepEqual(kept.evaluations, whole.evaluations);
   });
 
-  it('a resume point is replaced atomically: the pointer names a whole state folder, older ones are removed', async () => {
+  it('a resume point is replaced atomically: the pointer names a whole state folder; states at checkpoint iterations are kept for forks', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
     await train(validateRunConfig({ seed: 3, iterations: 7, evalEpisodes: 10, checkpointEvery: 2 }), { sink: new MemorySink({ resume: dir }) });
-    assert.deepEqual(fs.readdirSync(dir).sort(), ['resume.json', 'state-6']);
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['resume.json', 'state-2', 'state-4', 'state-6']);
     assert.equal(readResumePoint(dir)!.state.iteration, 6);
+    assert.deepEqual(keptResumeIterations(dir), [2, 4, 6]);
+    assert.equal(readResumePointAt(dir, 4)!.state.iteration, 4);
+    assert.equal(readResumePointAt(dir, 5), undefined);
+  });
+
+  it('a state written on cancel between checkpoint iterations is dropped by the next point; the checkpoint ones stay', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
+    const config = validateRunConfig({ seed: 3, iterations: 8, evalEpisodes: 10, checkpointEvery: 4 });
+    const controller = new AbortController();
+    const first = new MemorySink({ resume: dir });
+    await train(config, {
+      sink: first,
+      signal: controller.signal,
+      onEvent: onProgress((p) => {
+        if (p.iteration === 5) controller.abort();
+      }),
+    });
+    assert.deepEqual(keptResumeIterations(dir), [4, 5]);
+    const rest = new MemorySink({ resume: dir });
+    rest.iterations.push(...first.iterations);
+    rest.evaluations.push(...first.evaluations);
+    await train(config, { sink: rest, resume: readResumePoint(dir)! });
+    assert.deepEqual(keptResumeIterations(dir), [4, 8]);
   });
 });
 
