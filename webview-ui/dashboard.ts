@@ -44,6 +44,7 @@ interface View {
   readonly box: HTMLElement;
   readonly legend: HTMLElement;
   readonly empty: HTMLElement;
+  readonly warnings: HTMLElement;
 }
 const views = new Map<string, View>();
 
@@ -67,7 +68,8 @@ function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', r
   const empty = el('p', 'empty');
   canvasBox.append(canvas, empty);
   const legend = el('ul', 'legend');
-  box.append(el('h2', undefined, title), canvasBox, legend);
+  const warnings = el('div', 'warnings');
+  box.append(el('h2', undefined, title), warnings, canvasBox, legend);
   if (drill) {
     box.dataset.drill = drill;
     box.append(el('p', 'drill-hint', "click an iteration's point: its worst tokens and its mismatch histogram"));
@@ -107,7 +109,7 @@ function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', r
         : {}),
     },
   });
-  const view = { chart, box, legend, empty };
+  const view = { chart, box, legend, empty, warnings };
   views.set(id, view);
   return view;
 }
@@ -164,6 +166,7 @@ function drawPanel(panel: Panel, series: readonly RunSeries[]): void {
     lines.map((l) => ({ label: l.label, fullLabel: l.fullLabel, color: color(l.runIndex), dashed: l.dashed })),
   );
   show(view, datasets, emptyReason(panel, series, lines.length));
+  view.warnings.replaceChildren(...(panel.warnings?.(series) ?? []).map((w) => el('p', 'warning', showInvisibles(w))));
 }
 
 function drawPhases(series: readonly RunSeries[]): void {

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import type { BackendMethod, BackendMethods } from '../shared/protocol/backendProtocol';
 import { codeOf } from '../shared/linking';
+import { collapseText, toolCollapses } from '../shared/toolHealth';
 import { RunReader } from '../store/runReader';
 import { TokenStatsReader } from '../store/tokenStatsReader';
 import { deleteRun, markOrphanedRuns, markRunFailed } from '../store/runWriter';
@@ -46,7 +47,7 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
     exportRun: ({ runId, file }) => {
       const d = reader.detail(runId);
       if (!d) throw new Error(`no run ${runId} in the database`);
-      const text = `${JSON.stringify({ runId, name: d.summary.name, status: d.summary.status, database: db.name, config: d.config, runtime: d.runtime, iterations: d.iterations, evaluations: d.evaluations, wallMs: d.wallMs }, null, 2)}\n`;
+      const text = `${JSON.stringify({ runId, name: d.summary.name, status: d.summary.status, database: db.name, config: d.config, runtime: d.runtime, iterations: d.iterations, evaluations: d.evaluations, wallMs: d.wallMs, warnings: toolCollapses(d.iterations).map(collapseText) }, null, 2)}\n`;
       fs.writeFileSync(file, text);
       return { file, bytes: Buffer.byteLength(text) };
     },

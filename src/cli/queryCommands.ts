@@ -11,7 +11,7 @@ import { openStore } from '../store/openStore';
 import { RunReader } from '../store/runReader';
 import { markOrphanedRuns } from '../store/runWriter';
 import { cell, duration, evaluationLine, pct, runsTable, table } from './format';
-import type { RunRecord } from './runRecord';
+import { recordWarnings, type RunRecord } from './runRecord';
 
 export interface QueryOptions {
   readonly db: string;
@@ -94,6 +94,7 @@ export function showCommand(ref: string, options: QueryOptions): number {
       iterations: d.iterations,
       evaluations: d.evaluations,
       wallMs: d.wallMs,
+      warnings: recordWarnings(d.iterations),
     };
     if (options.json) {
       process.stdout.write(`${jsonText(record, 2)}\n`);
@@ -119,6 +120,7 @@ export function showCommand(ref: string, options: QueryOptions): number {
       `  iterations: ${run.iterationsDone}/${run.iterationsPlanned}; trajectories stored: ${d.trajectories}; turns: ${d.turns}`,
       `  wall time: ${d.wallMs === null ? 'running' : duration(d.wallMs)}; created ${cell(run.createdAt, 40)}`,
       `  runtime: ${cell(d.runtime.workbench)} on Node ${cell(d.runtime.node)}, ${cell(d.runtime.compute, 200)}, SQLite ${cell(d.runtime.sqlite ?? '?')}`,
+      ...record.warnings.map((w) => `  warning: ${cell(w, 400)}`),
     ];
     if (last) {
       lines.push(

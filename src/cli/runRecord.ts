@@ -1,6 +1,7 @@
 // The JSON record of a run (`train --output FILE`, `show --json`): config, runtime, every iteration's
 // metrics, every evaluation, wall time. The same shape from the trainer's memory and from the database.
 import type { RunConfig } from '../shared/runConfig';
+import { collapseText, toolCollapses } from '../shared/toolHealth';
 import type { EvaluationResult, IterationMetrics, RunStatus, RuntimeInfo } from '../shared/types';
 
 export interface RunRecord {
@@ -18,4 +19,11 @@ export interface RunRecord {
   readonly evaluations: readonly EvaluationResult[];
   /** Wall time of the whole run (ms), including evaluations; null if unknown (a run still going). */
   readonly wallMs: number | null;
+  /** What the iterations show that needs a look (a tool's use collapsed: shared/toolHealth.ts), one line each. */
+  readonly warnings: readonly string[];
+}
+
+/** The record's warnings, from its iterations. */
+export function recordWarnings(iterations: readonly IterationMetrics[]): string[] {
+  return toolCollapses(iterations).map(collapseText);
 }

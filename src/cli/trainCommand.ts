@@ -9,7 +9,7 @@ import { showInvisibles } from '../shared/untrustedText';
 import type { TrainEvent } from '../rl/train/trainer';
 import { trainStored } from '../store/storedRun';
 import { duration, evaluationLine, progressBar } from './format';
-import type { RunRecord } from './runRecord';
+import { recordWarnings, type RunRecord } from './runRecord';
 
 export interface TrainCommandOptions {
   readonly db: string;
@@ -115,6 +115,7 @@ export async function trainCommand(
       iterations: r.stored?.iterations ?? result.iterations,
       evaluations: r.stored?.evaluations ?? result.evaluations,
       wallMs: result.wallMs,
+      warnings: recordWarnings(r.stored?.iterations ?? result.iterations),
     };
     const out = process.stdout;
     const dbFlag = options.db === path.resolve('.agent-rl/runs.sqlite') ? '' : ` --db ${options.db}`;
@@ -130,6 +131,7 @@ export async function trainCommand(
     if (first)
       out.write(`  ${first.iteration === 0 ? 'evaluation before training' : `evaluation after iteration ${first.iteration}`}: ${evaluationLine(first)}\n`);
     if (last && last !== first) out.write(`  evaluation after training:  ${evaluationLine(last)}\n`);
+    for (const w of record.warnings) out.write(`  warning: ${showInvisibles(w)}\n`);
     out.write(`  database: ${options.db}  (agent-rl show ${record.runId}${dbFlag})\n`);
     if (checkpoint) out.write(`  checkpoint: ${checkpoint}  (continue with --init ${checkpoint})\n`);
     if (options.output) {

@@ -4,6 +4,7 @@
 // panel has nothing to draw, and a stacked chart of where each iteration's time went.
 import type { RunSeries } from './protocol/webviewProtocol';
 import type { WorstBy } from './tokenStatsRows';
+import { collapseText, toolCollapses, type ToolHealth } from './toolHealth';
 import type { EvaluationResult, IterationMetrics } from './types';
 import { oneLine, showInvisibles } from './untrustedText';
 
@@ -27,7 +28,23 @@ export interface Panel {
   readonly emptyBecause?: (series: readonly RunSeries[]) => string | undefined;
   /** A click on an iteration's point opens its worst tokens by this measure (and its mismatch histogram). */
   readonly drill?: WorstBy;
+  /** Warnings about what the panel shows (a tool's use collapsed), one line each. */
+  readonly warnings?: (series: readonly RunSeries[]) => readonly string[];
 }
+
+/** Lines of one number of every tool the selected runs called. */
+const perTool =
+  (parts: readonly { suffix: string; value: (h: ToolHealth) => number | undefined }[]) =>
+  (series: readonly RunSeries[]): PanelLine[] =>
+    [...new Set(series.flatMap((s) => s.iterations.flatMap((m) => Object.keys(m.toolHealth ?? {}))))].sort().flatMap((tool) =>
+      parts.map((p) => ({
+        label: oneLine(`${tool}${p.suffix}`, 40),
+        value: (m: IterationMetrics) => (m.toolHealth?.[tool] ? p.value(m.toolHealth[tool]) : undefined),
+      })),
+    );
+
+const noToolHealth = (): string =>
+  'no tool calls recorded per tool (a table policy, an environment without tools, or a run stored before tool health was recorded)';
 
 const languageModelOnly =
   (what: string) =>
@@ -126,6 +143,35 @@ export const PANELS: readonly Panel[] = [
     title: 'Tool calls',
     lines: [{ label: 'calls', value: (m) => m.toolCalls }],
     emptyBecause: languageModelOnly('make no tool calls (their actions are table entries)'),
+  },
+  {
+    id: 'toolUse',
+    title: 'Tool use: calls per episode, per tool',
+    lines: [],
+    linesFor: perTool([{ suffix: '', value: (h) => h.callsPerEpisode }]),
+    emptyBecause: noToolHealth,
+    warnings: (series) => series.flatMap((s) => toolCollapses(s.iterations).map((c) => `${oneLine(s.run.name, 40)}: ${collapseText(c)}`)),
+  },
+  {
+    id: 'toolErrors',
+    title: 'Tool health: share of calls that failed or timed out, per tool',
+    rate: true,
+    lines: [],
+    linesFor: perTool([
+      { suffix: ' errors', value: (h) => h.errorRate },
+      { suffix: ' timeouts', value: (h) => h.timeoutRate },
+    ]),
+    emptyBecause: noToolHealth,
+  },
+  {
+    id: 'toolLatency',
+    title: 'Tool latency per call: p50 and p95 (ms), per tool',
+    lines: [],
+    linesFor: perTool([
+      { suffix: ' p50', value: (h) => h.latencyP50Ms },
+      { suffix: ' p95', value: (h) => h.latencyP95Ms },
+    ]),
+    emptyBecause: () => "no tool reported its duration (the calculator's tools answer at once)",
   },
   {
     id: 'invalid',

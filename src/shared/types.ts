@@ -1,5 +1,6 @@
 // The records that cross every boundary (engine → store → CLI → host → webview). One documented
 // record per concept; no vscode and no Node built-ins here, so every runtime can import it.
+import type { ToolHealth } from './toolHealth';
 
 /** Why an episode ended. */
 export type TerminationReason =
@@ -186,6 +187,8 @@ export interface IterationMetrics {
    * extras, by name); the one field that is not a plain number, absent where the reward has none.
    */
   readonly rewardExtras?: Readonly<Record<string, number>>;
+  /** Per tool: calls per episode, error and timeout rates, latency percentiles (shared/toolHealth.ts); absent when no tool was called. */
+  readonly toolHealth?: Readonly<Record<string, ToolHealth>>;
   readonly ratioMax: number;
   /** 1 if the optimizer stepped this iteration, 0 if the update was skipped. */
   readonly updated: number;

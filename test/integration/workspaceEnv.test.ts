@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
+import type { RunRecord } from '../../src/cli/runRecord';
 import { verlParquet } from '../../src/exporters/verl/verlParquet';
 import type { VerlRow } from '../../src/exporters/verl/verlTasks';
 import { readTaskRecords } from '../../src/rl/envs/workspace/taskFiles';
@@ -391,8 +392,15 @@ describe('agent-rl with a workspace environment', () => {
     const db = path.join(dir, 'runs.sqlite');
     const t = runCli(['train', '--config', config(dir), '--db', db, '--output', path.join(dir, 'record.json')], dir);
     assert.equal(t.code, 0, t.stderr);
-    const show = JSON.parse(runCli(['show', '1', '--db', db, '--json'], dir).stdout) as { iterations: unknown[] };
+    const show = JSON.parse(runCli(['show', '1', '--db', db, '--json'], dir).stdout) as RunRecord;
     assert.equal(show.iterations.length, 2);
+    // tool health per iteration: the tool's calls per episode and its latency, from the stored turns
+    for (const m of show.iterations) {
+      const bump = m.toolHealth?.bump;
+      assert.ok(bump && bump.calls > 0 && bump.callsPerEpisode > 0 && bump.errorRate === 0, JSON.stringify(m.toolHealth));
+      assert.ok(bump.latencyP50Ms! >= 0 && bump.latencyP95Ms! >= bump.latencyP50Ms! && bump.latencyMaxMs! >= bump.latencyP95Ms!);
+    }
+    assert.deepEqual(show.warnings, [], 'two iterations: no baseline to collapse from');
     const traj = JSON.parse(runCli(['trajectory', '1', '--db', db, '--json'], dir).stdout) as {
       turnList: { actionText: string; observationText: string }[];
       outcome: { reward: number; details: { metrics: Record<string, number> } };

@@ -3,6 +3,7 @@
 // everything it reads is handed in.
 import type { MethodName, PolicyName } from '../../shared/runConfig';
 import { meanStats } from '../../shared/episodeStats';
+import { toolHealthOf, type ToolHealth } from '../../shared/toolHealth';
 import type { IterationMetrics, Trajectory } from '../../shared/types';
 import type { PhaseTiming } from '../rollout/agentLoop';
 import { statsOf, toolCallsOf } from './evaluate';
@@ -87,6 +88,7 @@ export function iterationMetrics(i: IterationInputs): IterationMetrics {
       : {}),
     ...languageMetrics(trajectories),
     ...rewardExtras(trajectories),
+    ...toolHealthMetrics(trajectories),
     ...meanStats(trajectories.map(statsOf)),
     phaseGenerateMs: i.timing.generateMs,
     phaseEnvMs: i.timing.envMs,
@@ -99,6 +101,15 @@ export function iterationMetrics(i: IterationInputs): IterationMetrics {
       ? { importanceWeightMean: report.importanceWeightMean, importanceTruncated: report.importanceTruncated }
       : {}),
   };
+}
+
+/** Per tool over the iteration's episodes (those the environment did not fail). */
+function toolHealthMetrics(trajectories: readonly Trajectory[]): { toolHealth?: Record<string, ToolHealth> } {
+  const episodes = trajectories
+    .filter((t) => t.termination !== 'env_error')
+    .map((t) => t.turns.map((u) => ({ action: u.action, observation: u.observation.data })));
+  const h = toolHealthOf(episodes);
+  return Object.keys(h).length === 0 ? {} : { toolHealth: h };
 }
 
 /** Means of the reward function's numeric extras (outcome.details.metrics), each over the episodes that report it. */

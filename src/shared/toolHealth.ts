@@ -1,0 +1,123 @@
+// Tool-use health: per tool, how often an episode calls it, how often a call fails or times out, and
+// how long calls take — per iteration, from the stored turns alone (so the trainer, the CLI and the
+// dashboard count alike) — and the warning that tool use collapsed: a tool's calls per episode fell
+// below a set fraction of its level over the run's first iterations (verl #1569: multi-turn tool use
+// collapsing to two turns, found by hand). Stored observations are untrusted: every field is checked.
+import { FINAL_ACTIONS, type TurnView } from './episodeStats';
+import type { IterationMetrics } from './types';
+
+/** One tool over one iteration's episodes. */
+export interface ToolHealth {
+  /** Calls over the iteration (what the rates are shares of). */
+  readonly calls: number;
+  /** Mean calls per episode (over every episode of the iteration, calling or not). */
+  readonly callsPerEpisode: number;
+  /** Share of calls the tool refused or failed (bad arguments, an exception, a crash; not a format error). */
+  readonly errorRate: number;
+  /** Share of calls that ran out of time. */
+  readonly timeoutRate: number;
+  /** Latency percentiles over the calls that reported a duration (ms); absent when none did. */
+  readonly latencyP50Ms?: number;
+  readonly latencyP95Ms?: number;
+  readonly latencyMaxMs?: number;
+}
+
+/** Below this share of its first iterations' calls per episode, a tool's use has collapsed. */
+export const TOOL_COLLAPSE_FRACTION = 0.5;
+/** The iterations whose mean calls per episode are a tool's baseline. */
+export const TOOL_BASELINE_ITERATIONS = 3;
+
+/** The tool a turn called (undefined: a final answer, a format error, or not a tool call). */
+function toolOf(action: unknown, observation: Readonly<Record<string, unknown>>): string | undefined {
+  if (typeof action !== 'object' || action === null) return undefined;
+  const a = action as Record<string, unknown>;
+  if (a.kind !== 'tool' || typeof a.name !== 'string' || FINAL_ACTIONS.has(a.name)) return undefined;
+  // a workspace observation names the tool it ran; a code environment's action is its one tool
+  return typeof observation.tool === 'string' ? observation.tool : a.name;
+}
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** Per tool over the episodes of an iteration (episodes: each one's turns). */
+export function toolHealthOf(episodes: readonly (readonly Pick<TurnView, 'action' | 'observation'>[])[]): Record<string, ToolHealth> {
+  const by = new Map<string, { calls: number; errors: number; timeouts: number; ms: number[] }>();
+  for (const turns of episodes) {
+    for (const t of turns) {
+      const name = toolOf(t.action, t.observation);
+      if (name === undefined) continue;
+      const d = t.observation;
+      const s = by.get(name) ?? { calls: 0, errors: 0, timeouts: 0, ms: [] };
+      s.calls += 1;
+      if (d.timedOut === true) s.timeouts += 1;
+      else if ((typeof d.error === 'string' && d.error !== 'format') || typeof d.sandboxError === 'string') s.errors += 1;
+      if (typeof d.durationMs === 'number' && Number.isFinite(d.durationMs) && d.durationMs >= 0) s.ms.push(d.durationMs);
+      by.set(name, s);
+    }
+  }
+  const n = Math.max(1, episodes.length);
+  const out: Record<string, ToolHealth> = {};
+  for (const [name, s] of [...by].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const ms = [...s.ms].sort((a, b) => a - b);
+    out[name] = {
+      calls: s.calls,
+      callsPerEpisode: s.calls / n,
+      errorRate: s.errors / s.calls,
+      timeoutRate: s.timeouts / s.calls,
+      ...(ms.length > 0 ? { latencyP50Ms: percentile(ms, 50), latencyP95Ms: percentile(ms, 95), latencyMaxMs: ms[ms.length - 1]! } : {}),
+    };
+  }
+  return out;
+}
+
+/** A tool whose use collapsed, from which iteration on. */
+export interface ToolCollapse {
+  readonly tool: string;
+  /** The first iteration whose calls per episode fell below the threshold. */
+  readonly iteration: number;
+  /** Its calls per episode then, and at the end of the run. */
+  readonly level: number;
+  readonly last: number;
+  /** Mean calls per episode over the baseline iterations. */
+  readonly baseline: number;
+  readonly fraction: number;
+}
+
+/**
+ * Tools whose calls per episode fell below `fraction` of their mean over the first `baselineIterations`
+ * iterations and are still below it at the last iteration (a dip that recovered is not a collapse).
+ * An iteration where a tool was never called counts as 0 calls for it.
+ */
+export function toolCollapses(
+  iterations: readonly Pick<IterationMetrics, 'iteration' | 'toolHealth'>[],
+  fraction = TOOL_COLLAPSE_FRACTION,
+  baselineIterations = TOOL_BASELINE_ITERATIONS,
+): ToolCollapse[] {
+  const sorted = [...iterations].sort((a, b) => a.iteration - b.iteration);
+  if (sorted.length <= baselineIterations) return [];
+  const tools = [...new Set(sorted.flatMap((m) => Object.keys(m.toolHealth ?? {})))].sort();
+  const level = (m: (typeof sorted)[number], tool: string): number => m.toolHealth?.[tool]?.callsPerEpisode ?? 0;
+  const out: ToolCollapse[] = [];
+  for (const tool of tools) {
+    const base = sorted.slice(0, baselineIterations);
+    const baseline = base.reduce((s, m) => s + level(m, tool), 0) / base.length;
+    if (baseline <= 0) continue;
+    const threshold = fraction * baseline;
+    const rest = sorted.slice(baselineIterations);
+    const last = level(rest[rest.length - 1]!, tool);
+    if (last >= threshold) continue;
+    // the start of the final stretch below the threshold
+    let i = rest.length - 1;
+    while (i > 0 && level(rest[i - 1]!, tool) < threshold) i -= 1;
+    out.push({ tool, iteration: rest[i]!.iteration, level: level(rest[i]!, tool), last, baseline, fraction });
+  }
+  return out;
+}
+
+/** One line per collapse, for the run record, the CLI and the dashboard. */
+export function collapseText(c: ToolCollapse): string {
+  const f = (x: number): string => x.toFixed(2);
+  return `tool use collapsed: ${c.tool} ${f(c.last)} calls per episode at the end (below ${Math.round(c.fraction * 100)}% of ${f(c.baseline)}, its mean over the first iterations, since iteration ${c.iteration})`;
+}
