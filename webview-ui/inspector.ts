@@ -10,6 +10,7 @@ import { highlightPython } from '../src/shared/highlight';
 import { actionParts, observationLinks, type ObservationLink } from '../src/shared/linking';
 import { isInspectorData, type InspectorData, type InspectorToHost } from '../src/shared/protocol/webviewProtocol';
 import { clip, showInvisibles } from '../src/shared/untrustedText';
+import { rescoreBlock } from './rescoreView';
 import { onHostMessage, vscodeApi } from './vscodeApi';
 
 const vscode = vscodeApi<InspectorToHost>();
@@ -234,6 +235,8 @@ function render(d: InspectorData): void {
   if (d.compute !== '') head.append(el('div', 'meta compute', `policy: ${clip(d.compute, 1000).text}`));
   const details = detailsBlock(t.outcome.details);
   if (details) head.append(details);
+  const rescores = rescoreBlock(d.rescores, t);
+  if (rescores) head.append(rescores);
   root.append(head);
   const layout = el('div', 'layout');
   const turns = el('main', 'turns');

@@ -54,6 +54,11 @@ export class InspectorPanel {
     InspectorPanel.current.open(trajectoryId);
   }
 
+  /** Shows the open trajectory again: a re-score or an edit of it was stored. */
+  static refresh(): void {
+    void InspectorPanel.current?.push();
+  }
+
   private open(trajectoryId: number): void {
     this.trajectoryId = trajectoryId;
     void this.push();
@@ -75,8 +80,18 @@ export class InspectorPanel {
       group: page.items.filter((x) => x.group === detail.group),
       maxTextLength: maxTextLength(),
       compute: run?.compute ?? '',
+      ...(await this.rescores(backend)),
     };
     this.panel.title = `Trajectory ${detail.id}`;
     await this.panel.webview.postMessage(msg);
+  }
+
+  /** The trajectory's re-scores and edits; none when the backend cannot say (the trajectory shows without them). */
+  private async rescores(backend: BackendClient): Promise<Pick<InspectorData, 'rescores'>> {
+    try {
+      return { rescores: await backend.request('trajectoryRescores', { trajectoryId: this.trajectoryId }) };
+    } catch {
+      return {};
+    }
   }
 }

@@ -2,6 +2,7 @@
 // HostTo* and checks *ToHost with its guard; the pages post *ToHost through webview-ui/vscodeApi.ts and
 // check HostTo* with its guard.
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
+import type { TrajectoryRescores } from '../rescore';
 import type { TrajectoryDetail, TrajectorySummary } from './backendProtocol';
 import { isNumber, isObject, oneOf, shape, type Guard } from './guards';
 
@@ -38,10 +39,18 @@ export interface InspectorData {
   readonly maxTextLength: number;
   /** What ran the policy (the run record's compute string: backend, model, chat template and what of it was not applied); '' if unknown. */
   readonly compute: string;
+  /** The trajectory's stored re-scores and scored edits (absent: none asked for, or the backend predates them). */
+  readonly rescores?: TrajectoryRescores;
 }
 
 export type InspectorToHost = { readonly type: 'ready' } | { readonly type: 'open'; readonly trajectoryId: number };
 
 export const isInspectorToHost: Guard<InspectorToHost> = oneOf<InspectorToHost>(shape('ready', {}), shape('open', { trajectoryId: isNumber }));
 export const isInspectorData = (x: unknown): x is InspectorData =>
-  isObject(x) && x.type === 'trajectory' && isObject(x.detail) && Array.isArray(x.group) && isNumber(x.maxTextLength) && typeof x.compute === 'string';
+  isObject(x) &&
+  x.type === 'trajectory' &&
+  isObject(x.detail) &&
+  Array.isArray(x.group) &&
+  isNumber(x.maxTextLength) &&
+  typeof x.compute === 'string' &&
+  (x.rescores === undefined || (isObject(x.rescores) && Array.isArray(x.rescores.rescores) && Array.isArray(x.rescores.edits)));
