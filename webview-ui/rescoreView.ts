@@ -2,7 +2,7 @@
 // stored reward (issue 29, part 3). Self-contained — its own element helper, one exported function —
 // so the inspector calls it in one line. Everything shown is stored data: set with textContent, the
 // reward label, errors and edited answers with invisible characters marked and cut.
-import type { Score, TrajectoryRescores } from '../src/shared/rescore';
+import { errorHeadline, type Score, type TrajectoryRescores } from '../src/shared/rescore';
 import { oneLine, showInvisibles } from '../src/shared/untrustedText';
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: string): HTMLElementTagNameMap[K] {
@@ -15,7 +15,7 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: s
 const num = (x: number): string => (Number.isFinite(x) ? x.toFixed(3) : '?');
 
 function scoreText(s: Score | null, error: string | null, stored: Score): string {
-  if (!s) return `not scored: ${oneLine(error ?? '', 300)}`;
+  if (!s) return `not scored: ${oneLine(errorHeadline(error ?? ''), 300)}`;
   const d = s.reward - stored.reward;
   const flip = s.success === stored.success ? '' : s.success ? ' · now a success' : ' · now a failure';
   return `reward ${num(s.reward)} (${d >= 0 ? '+' : ''}${num(d)} vs stored)${flip} · public ${s.publicPass ? 'pass' : 'fail'} · private ${s.privatePass ? 'pass' : 'fail'}`;

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseIterationRange, type RescoreReport, type Score } from '../shared/rescore';
+import { errorHeadline, parseIterationRange, type RescoreReport, type Score } from '../shared/rescore';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { DEFAULT_DB_PATH, openStore } from '../store/openStore';
 import { editFinalAnswer, rescoreRun } from '../store/rescoreRun';
@@ -24,12 +24,6 @@ const f3 = (x: number): string => (Number.isFinite(x) ? x.toFixed(3) : '?');
 const signed = (x: number): string => `${x >= 0 ? '+' : ''}${f3(x)}`;
 const scoreText = (s: Score): string =>
   `reward ${f3(s.reward)}, ${s.success ? 'success' : 'failure'}, public ${s.publicPass ? 'pass' : 'fail'}, private ${s.privatePass ? 'pass' : 'fail'}`;
-
-/** An error's first and last line ("reward.py: reward() raised:" … "ValueError: …. Fix: …"). */
-export function headline(error: string): string {
-  const lines = error.split('\n').filter((l) => l.trim() !== '');
-  return lines.length <= 1 ? error : `${lines[0]} … ${lines[lines.length - 1]!.trim()}`;
-}
 
 /** The printed report of a stored re-score (pure: tests read it). */
 export function rescoreText(r: RescoreReport, runName: string): string {
@@ -68,7 +62,7 @@ export function rescoreText(r: RescoreReport, runName: string): string {
   if (s.errors > 0) {
     lines.push('', `errors (${s.errors}; first ${s.firstErrors.length}):`);
     // a reward's Python traceback is stored whole; the list shows its first line and the exception
-    for (const e of s.firstErrors) lines.push(`  trajectory ${e.trajectoryId}: ${cell(headline(e.error), 600)}`);
+    for (const e of s.firstErrors) lines.push(`  trajectory ${e.trajectoryId}: ${cell(errorHeadline(e.error), 600)}`);
   }
   lines.push('', `stored as rescore ${r.id}; the trajectories themselves are unchanged`);
   return lines.join('\n');

@@ -136,6 +136,12 @@ export function parseIterationRange(text: string): { from: number | null; to: nu
   return { from, to };
 }
 
+/** An error's first and last line ("reward.py: reward() raised:" … "ValueError: …. Fix: …"): a reward's traceback is stored whole, shown short. */
+export function errorHeadline(error: string): string {
+  const lines = error.split('\n').filter((l) => l.trim() !== '');
+  return lines.length <= 1 ? error : `${lines[0]} … ${lines[lines.length - 1]!.trim()}`;
+}
+
 const mean = (xs: readonly number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
 
 /** New rewards above mean + OUTLIER_SDS · sd of their own iteration (population sd; an iteration with sd 0 has none). */

@@ -2,7 +2,7 @@
 // differs from its stored one (or could not be scored), largest difference first. Stored text — the
 // run name, task ids, the reward file's path, errors — goes into code spans it cannot close
 // (untrustedText.ts), so no link, image or heading forms from it.
-import { REWARD_EPSILON, type RescoreItem, type RescoreReport, type Score } from '../../shared/rescore';
+import { errorHeadline, REWARD_EPSILON, type RescoreItem, type RescoreReport, type Score } from '../../shared/rescore';
 import { markdownCode } from '../../shared/untrustedText';
 
 const f3 = (x: number): string => (Number.isFinite(x) ? x.toFixed(3) : '?');
@@ -57,7 +57,7 @@ export function renderRescore(r: RescoreReport, runName: string): string {
     const task = markdownCode(it.taskId, 60).replace(/\|/g, '\\|');
     if (!it.new) {
       lines.push(
-        `| ${it.trajectoryId} | ${it.iteration} | ${it.group} #${it.indexInGroup} | ${task} | ${f3(it.old.reward)} | error | | ${flags(it.old)} | ${markdownCode(it.error ?? '', 200).replace(/\|/g, '\\|')} |`,
+        `| ${it.trajectoryId} | ${it.iteration} | ${it.group} #${it.indexInGroup} | ${task} | ${f3(it.old.reward)} | error | | ${flags(it.old)} | ${markdownCode(errorHeadline(it.error ?? ''), 300).replace(/\|/g, '\\|')} |`,
       );
       continue;
     }

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { differingItems, renderRescore } from '../../../src/host/commands/rescoreMarkdown';
-import { headline } from '../../../src/cli/rescoreCommand';
-import { summarizeRescore, type RescoreItem, type RescoreReport } from '../../../src/shared/rescore';
+import { errorHeadline, summarizeRescore, type RescoreItem, type RescoreReport } from '../../../src/shared/rescore';
 
 const s = (reward: number, success = reward >= 1) => ({ reward, success, publicPass: success, privatePass: success });
 const items: RescoreItem[] = [
@@ -58,11 +57,11 @@ describe('the re-score report', () => {
     assert.match(renderRescore(same, 'r'), /Every re-scored trajectory scores as it was stored\./);
   });
 
-  it("the CLI shows a traceback's first and last line", () => {
+  it('a traceback shows as its first and last line', () => {
     assert.equal(
-      headline('reward.py: reward() raised:\nTraceback (most recent call last):\n  File …\nValueError: no. Fix: x'),
+      errorHeadline('reward.py: reward() raised:\nTraceback (most recent call last):\n  File …\nValueError: no. Fix: x'),
       'reward.py: reward() raised: … ValueError: no. Fix: x',
     );
-    assert.equal(headline('one line'), 'one line');
+    assert.equal(errorHeadline('one line'), 'one line');
   });
 });
