@@ -3,6 +3,7 @@
 // call per feature, each owning its disposables.
 import * as vscode from 'vscode';
 import { registerImportCommand } from './host/commands/importCommand';
+import { registerRescoreCommands } from './host/commands/rescoreCommands';
 import { registerRunCommands } from './host/commands/runCommands';
 import { registerRuntimeCommand } from './host/commands/runtimeCommand';
 import { registerTrajectoryDocuments } from './host/commands/trajectoryDocument';
@@ -44,6 +45,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerDashboard(context, { backend, requireBackend: () => processes.requireBackend(), live, reveal });
   registerReplay(context, backend, output);
   registerImportCommand(context, { processes, output, live });
+  registerRescoreCommands(context, { processes, output });
   registerRuntimeCommand(context, { processes, output });
 }
 

@@ -12,6 +12,7 @@ import { isHostToInspector, type InspectorData, type InspectorToHost } from '../
 import { clip, showInvisibles } from '../src/shared/untrustedText';
 import { el, highlight } from './dom';
 import { HeatMap, type HeatMode } from './tokenHeat';
+import { rescoreBlock } from './rescoreView';
 import { onHostMessage, vscodeApi } from './vscodeApi';
 
 const vscode = vscodeApi<InspectorToHost>();
@@ -204,6 +205,8 @@ function render(d: InspectorData): void {
   if (d.compute !== '') head.append(el('div', 'meta compute', `policy: ${clip(d.compute, 1000).text}`));
   const details = detailsBlock(t.outcome.details);
   if (details) head.append(details);
+  const rescores = rescoreBlock(d.rescores, t);
+  if (rescores) head.append(rescores);
   heat = new HeatMap(
     t,
     maxTextLength,

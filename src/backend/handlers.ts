@@ -11,6 +11,8 @@ import { findModels } from '../rl/policies/hf/modelCache';
 import type { SandboxPools } from '../rl/sandbox/sandboxPools';
 import { rerunTurn } from './rerun';
 import { RunTokenizers } from './runTokenizer';
+import { rescoreReport, trajectoryRescores } from '../store/rescoreStore';
+import { editFinalAnswer, rescoreRun } from '../store/rescoreRun';
 
 export type Handlers = { [M in BackendMethod]: (p: BackendMethods[M]['params']) => BackendMethods[M]['result'] | Promise<BackendMethods[M]['result']> };
 
@@ -18,6 +20,15 @@ const MAX_PAGE = 1000;
 const page = (limit: number): number => Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
 
 /** `pools`: where re-runs execute (the backend's own warm interpreters). */
+/** A request's value checked as the type it declares (the host is the other side of a process boundary). */
+function checked<T>(value: unknown, ok: (v: unknown) => boolean, field: string): T {
+  if (!ok(value)) throw new Error(`malformed request: ${field} is ${JSON.stringify(value)?.slice(0, 80) ?? 'missing'}`);
+  return value as T;
+}
+const isId = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v > 0;
+const isText = (v: unknown): boolean => typeof v === 'string';
+const orNull = (ok: (v: unknown) => boolean) => (v: unknown) => v === null || ok(v);
+
 export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
   const reader = new RunReader(db);
   const tokens = new TokenStatsReader(db);
@@ -74,6 +85,32 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
     mismatchHistogram: ({ runId, iteration, bins }) => tokens.mismatchHistogram(runId, iteration, Math.max(2, Math.min(100, Math.floor(bins)))),
     sharedTasks: ({ runIds, limit }) =>
       reader.sharedTasks((Array.isArray(runIds) ? runIds : []).filter((id): id is number => Number.isInteger(id)).slice(0, 20), page(limit)),
+    // re-scores run here, in the backend, never in the extension host: the reward file runs in the sandbox
+    rescore: (p) => {
+      const trajectoryId = checked<number | null>(p.trajectoryId, orNull(isId), 'trajectoryId');
+      const rewardFile = checked<string | null>(p.rewardFile, orNull(isText), 'rewardFile');
+      return rescoreRun(db, db.name, {
+        run: String(checked<number>(p.runId, isId, 'runId')),
+        sandbox: { python: checked<string>(p.python, isText, 'python'), sandbox: checked<string>(p.sandbox, isText, 'sandbox') },
+        ...(trajectoryId !== null ? { trajectoryId } : {}),
+        ...(rewardFile !== null ? { rewardFile } : {}),
+      });
+    },
+    rescoreReport: ({ rescoreId }) => rescoreReport(db, checked<number>(rescoreId, isId, 'rescoreId')) ?? null,
+    editFinalAnswer: (p) => {
+      const trajectoryId = checked<number>(p.trajectoryId, isId, 'trajectoryId');
+      const t = reader.trajectory(trajectoryId);
+      if (!t) throw new Error(`no trajectory ${trajectoryId} in the database`);
+      const rewardFile = checked<string | null>(p.rewardFile, orNull(isText), 'rewardFile');
+      return editFinalAnswer(db, db.name, {
+        run: String(t.runId),
+        trajectoryId,
+        finalAnswer: checked<string>(p.text, isText, 'text'),
+        sandbox: { python: checked<string>(p.python, isText, 'python'), sandbox: checked<string>(p.sandbox, isText, 'sandbox') },
+        ...(rewardFile !== null ? { rewardFile } : {}),
+      });
+    },
+    trajectoryRescores: ({ trajectoryId }) => trajectoryRescores(db, checked<number>(trajectoryId, isId, 'trajectoryId')),
     listModels: ({ folders }) =>
       findModels({ folders: (Array.isArray(folders) ? folders : []).filter((f): f is string => typeof f === 'string' && f !== ''), backend: 'wasm' }),
   };

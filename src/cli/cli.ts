@@ -10,6 +10,7 @@ import { IsolationUnavailableError, PythonNotFoundError } from '../rl/sandbox/is
 import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
 import { ResumeError } from '../store/resume';
+import { RescoreError } from '../store/rescoreRun';
 import { ModelLoadError } from '../rl/policies/hf/hfConfig';
 import { EngineMemoryError } from '../rl/policies/hf/engine/engineMemory';
 import { BackendAllocationError } from '../rl/backendHealth';
@@ -24,6 +25,7 @@ import { envCheckCommand, envRunCommand } from './envCommands';
 import { EXPORT_USAGE, exportCommand } from './exportCommand';
 import { IMPORT_USAGE, importCommand } from './importCommand';
 import { MODEL_EXPORT_USAGE, MODEL_LIST_USAGE, MODEL_USAGE, modelCommand } from './modelCommand';
+import { RESCORE_USAGE, rescoreCommand } from './rescoreCommand';
 import { SANDBOX_USAGE, sandboxCommand } from './sandboxCommand';
 import { runsCommand, showCommand, trajectoryCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
@@ -54,6 +56,10 @@ Usage:
   agent-rl env run --env NAME [--task ID] --actions FILE [--config FILE]
                                                   replay actions (JSON array, or one per line); JSON lines out;
                                                   envOptions come from the --config file
+  ${RESCORE_USAGE.split('\n')[0]}
+                                                  score stored trajectories again with the reward file as it is
+                                                  now (or another) without training; --trajectory ID
+                                                  --final-answer TEXT scores an edited copy
   ${IMPORT_USAGE.split('\n')[0]}
   ${SANDBOX_USAGE.split('\n')[0]}
   ${EXPORT_USAGE.split('\n')[0]}
@@ -119,6 +125,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === 'sandbox') return sandboxCommand(rest);
   if (command === 'export') return exportCommand(rest);
   if (command === 'model') return modelCommand(rest);
+  if (command === 'rescore') return rescoreCommand(rest);
   const options = {
     db: { type: 'string' },
     output: { type: 'string' },
@@ -237,6 +244,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       e instanceof PythonNotFoundError ||
       e instanceof IsolationUnavailableError ||
       e instanceof ResumeError ||
+      e instanceof RescoreError ||
       e instanceof TaskFileError ||
       e instanceof ToolLoadError ||
       e instanceof WorkspaceEnvError ||

@@ -142,7 +142,56 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
-  // (version 7 is another branch's migration; the runner applies whatever is above user_version, in order)
+  {
+    version: 7,
+    description: 're-scores of stored trajectories with a reward file, their per-trajectory results, and scored edits of final answers',
+    // Stored trajectories are never rewritten: a re-score or an edit is a row of its own beside them.
+    sql: `
+      CREATE TABLE rescores (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        reward_file TEXT,
+        reward_sha256 TEXT,
+        reward_label TEXT NOT NULL,
+        iteration_from INTEGER NOT NULL,
+        iteration_to INTEGER NOT NULL,
+        trajectory_id INTEGER,
+        created_at TEXT NOT NULL,
+        wall_ms REAL NOT NULL,
+        summary_json TEXT NOT NULL
+      );
+      CREATE INDEX rescores_by_run ON rescores(run_id);
+      CREATE TABLE rescore_results (
+        rescore_id INTEGER NOT NULL REFERENCES rescores(id) ON DELETE CASCADE,
+        trajectory_id INTEGER NOT NULL REFERENCES trajectories(id) ON DELETE CASCADE,
+        reward REAL,
+        success INTEGER,
+        public_pass INTEGER,
+        private_pass INTEGER,
+        details_json TEXT,
+        error TEXT,
+        PRIMARY KEY (rescore_id, trajectory_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX rescore_results_by_trajectory ON rescore_results(trajectory_id);
+      CREATE TABLE trajectory_edits (
+        id INTEGER PRIMARY KEY,
+        trajectory_id INTEGER NOT NULL REFERENCES trajectories(id) ON DELETE CASCADE,
+        turn_index INTEGER NOT NULL,
+        action_text TEXT NOT NULL,
+        reward_file TEXT,
+        reward_sha256 TEXT,
+        reward_label TEXT NOT NULL,
+        reward REAL,
+        success INTEGER,
+        public_pass INTEGER,
+        private_pass INTEGER,
+        details_json TEXT,
+        error TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX trajectory_edits_by_trajectory ON trajectory_edits(trajectory_id);
+    `,
+  },
   {
     version: 8,
     description: "forked runs: the run and iteration a run was forked from (its own iterations start after that one; the parent's stay the parent's)",

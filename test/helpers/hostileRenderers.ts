@@ -19,6 +19,7 @@ import {
   importStartLine,
   malformedLine,
 } from '../../src/host/commands/importMessages';
+import { renderRescore } from '../../src/host/commands/rescoreMarkdown';
 import { renderTrajectory } from '../../src/host/commands/trajectoryMarkdown';
 import { compareRunItems, exportRunItems, modelItems, type PickItem } from '../../src/host/pickItems';
 import { decorationText, inlineObservation, observationHover, rerunMessage, rerunOutput } from '../../src/host/replay/replayModel';
@@ -38,6 +39,7 @@ import { emptyReason, PANELS, panelLines, phaseBars, phaseEmptyReason, runLabels
 import type { FoundModel } from '../../src/shared/foundModel';
 import type { BackendMethods, TrajectoryDetail, TrajectorySummary } from '../../src/shared/protocol/backendProtocol';
 import type { RunSeries } from '../../src/shared/protocol/webviewProtocol';
+import type { RescoreReport } from '../../src/shared/rescore';
 import { ConfigError, validateRunConfig } from '../../src/shared/runConfig';
 import type { IterationMetrics, RunSummary } from '../../src/shared/types';
 
@@ -64,6 +66,8 @@ export interface ViewInput {
   readonly importDir: string;
   readonly importFound: { readonly validationDir?: string; readonly configFile?: string };
   readonly importFile: string;
+  /** The newest stored re-score of its first trajectory (none for an imported run, which cannot be re-scored). */
+  readonly rescore: RescoreReport | null;
 }
 
 export interface Renderer {
@@ -161,6 +165,10 @@ export const RENDERERS: readonly Renderer[] = [
   {
     id: 'src/host/commands/trajectoryMarkdown.ts#renderTrajectory',
     render: (v) => [out('trajectory document', 'markdown', renderTrajectory(v.trajectory, { maxTextLength: 10_000, runName: v.run.summary.name }))],
+  },
+  {
+    id: 'src/host/commands/rescoreMarkdown.ts#renderRescore',
+    render: (v) => (v.rescore ? [out('re-score document', 'markdown', renderRescore(v.rescore, v.run.summary.name))] : []),
   },
   {
     id: 'src/host/commands/importMessages.ts#importPickTitle',
@@ -288,9 +296,13 @@ function rerunResult(v: ViewInput, t: TrajectoryDetail['turnList'][number]): Bac
 /** Exports of pure host modules that render nothing stored or imported, and why. */
 export const NOT_RENDERERS: Readonly<Record<string, string>> = {
   'src/host/views/treeModel.ts#groupTrajectories': 'groups trajectory records; groupParts renders the groups',
+  'src/host/views/treeModel.ts#lineage': 'numbers only (the parent run id and the fork iteration, read as numbers); runParts renders it',
+  'src/host/webviews/runComparison.ts#loadComparison':
+    'loads the compared runs from the backend; the dashboard page renders them with textContent (webview-ui/comparison.ts)',
   'src/host/statusText.ts#formatEta': 'numbers only',
   'src/host/commands/runMessages.ts#sandboxOverrides': 'parts of the question sandboxQuestion renders',
   'src/host/commands/trajectoryMarkdown.ts#fullTextHint': 'a trajectory id and fixed text',
+  'src/host/commands/rescoreMarkdown.ts#differingItems': 'filters re-score records; renderRescore renders them',
   'src/host/replay/replayModel.ts#inlineObservation': 'where an observation goes; decorationText and observationHover render it',
   'src/host/replay/replayModel.ts#codeTurns': 'turn numbers',
   'src/host/webviews/dashboardPage.ts#webviewPage': 'the page shell (script and style URIs, the nonce); data reaches the page only as messages',

@@ -70,6 +70,7 @@ const COMMANDS: Readonly<Record<string, string>> = {
   'model list': 'model folders',
   'model check': 'model folders',
   'sandbox serve': 'sandbox',
+  rescore: 'store',
 };
 /** Commands that print nothing stored or imported, and why. */
 const NOT_PRINTING: Readonly<Record<string, string>> = {
@@ -112,6 +113,22 @@ const NOT_IN_JSON: Readonly<Record<string, string>> = {
   'evaluations.metrics_json': 'read as its known numeric extras only (pass@k, tool calls)',
   'import_files.file': "an imported file's name, for continuing an import; show counts the files",
   'import_files.state_json': "an import's progress through a file",
+  // re-scores and edits (migration 7): printed by `agent-rl rescore` as it makes them (--json there), read
+  // back by the re-score document and the inspector (both rendered below); no read-only command prints them
+  'rescores.reward_file': "the reward file's path, printed when the re-score is made; the re-score document shows it",
+  'rescores.reward_sha256': 'its content hash (the first 16 characters in the re-score document)',
+  'rescores.reward_label': "the reward's name, in the re-score document and the inspector",
+  'rescores.created_at': 'when the re-score was made, in the inspector',
+  'rescores.summary_json': "the re-score's figures (the document reads its numbers)",
+  'rescore_results.details_json': "the verifier's details of a re-scored episode, stored for queries, shown nowhere",
+  'rescore_results.error': 'why a trajectory could not be re-scored, in the re-score document and the inspector',
+  'trajectory_edits.action_text': 'the edited final answer, in the inspector',
+  'trajectory_edits.reward_file': "the reward file's path, printed when the edit is scored",
+  'trajectory_edits.reward_sha256': 'its content hash, shown nowhere',
+  'trajectory_edits.reward_label': "the reward's name, in the inspector",
+  'trajectory_edits.details_json': "the verifier's details of the edited copy, shown nowhere",
+  'trajectory_edits.error': 'why the edited copy could not be scored, in the inspector',
+  'trajectory_edits.created_at': 'when the edit was made, in the inspector',
 };
 
 // ── Checks ────────────────────────────────────────────────────────────────────────────────────────────
@@ -199,7 +216,16 @@ function renderStore(f: Findings, label: string, dbFile: string, twinDb: string 
         ];
         // the messages the webviews are sent: data, set by the page with textContent (e2e checks the page)
         const dashboard: HostToDashboard = { type: 'data', runs, series: [{ run: run.summary, iterations, evaluations: run.evaluations }], selected: [s.id] };
-        const inspector: InspectorData = { type: 'trajectory', detail: trajectory, group: trajectories, maxTextLength: 10_000, compute: run.compute };
+        const rescores = now(h.trajectoryRescores({ trajectoryId: trajectory.id }));
+        const newest = rescores.rescores[0];
+        const inspector: InspectorData = {
+          type: 'trajectory',
+          detail: trajectory,
+          group: trajectories,
+          maxTextLength: 10_000,
+          compute: run.compute,
+          rescores,
+        };
         if (!isHostToDashboard(dashboard) || !isDeepStrictEqual(structuredClone(dashboard), dashboard))
           f.add(`${label} run ${s.id} dashboard message`, "refused by its guard, or changed by postMessage's structured clone");
         if (!isInspectorData(inspector) || !isDeepStrictEqual(structuredClone(inspector), inspector))
@@ -217,6 +243,7 @@ function renderStore(f: Findings, label: string, dbFile: string, twinDb: string 
             ...(typeof c.configFile === 'string' ? { configFile: c.configFile } : {}),
           },
           importFile: path.join(importDir, '1.jsonl'),
+          rescore: newest ? (now(h.rescoreReport({ rescoreId: newest.rescoreId })) ?? null) : null,
         };
       });
     } finally {
@@ -314,6 +341,17 @@ describe('hostile text in every stored and imported field, through every command
     );
     const workspace = runCli(['train', '--config', path.join(ws, 'run.agentrl.json'), '--db', base], ws);
     assert.equal(workspace.code, 0, workspace.stderr);
+    // a re-score of each trained run and an edited final answer: their rows are planted too
+    for (const run of ['base-table', 'base-workspace']) {
+      const rescored = runCli(['rescore', run, '--db', base], ws);
+      assert.equal(rescored.code, 0, rescored.stderr);
+    }
+    const wsTrajectory = JSON.parse(runCli(['show', 'base-workspace', '--json', '--db', base], ws).stdout) as { runId: number };
+    const first = new Database(base, { readonly: true });
+    const tid = (first.prepare('SELECT min(id) AS id FROM trajectories WHERE run_id = ?').get(wsTrajectory.runId) as { id: number }).id;
+    first.close();
+    const edited = runCli(['rescore', 'base-workspace', '--trajectory', String(tid), '--final-answer', '<answer>7</answer>', '--db', base], ws);
+    assert.equal(edited.code, 0, edited.stderr);
     const d = new Database(base);
     // cancelled, so that train --resume reads the stored run (a completed one is refused at once)
     d.prepare("UPDATE runs SET status = 'cancelled' WHERE name = 'base-table'").run();
@@ -356,6 +394,10 @@ describe('hostile text in every stored and imported field, through every command
         job(['trajectory', String(tr), '--json']);
       }
       job(['train', '--resume', String(runIds[0])]);
+      // a re-score writes its own rows: it runs on a copy, so that the store above is only read
+      const copy = path.join(work, `store-${i}-rescore.sqlite`);
+      fs.copyFileSync(db, copy);
+      for (const r of runIds) jobs.push({ id: `${i} rescore ${r}`, argv: ['rescore', String(r), '--db', copy] });
     });
     const results = new Map(runCliBatch(jobs, work).map((r) => [r.id, r]));
     const counts = new Map<string, number>();
@@ -374,7 +416,7 @@ describe('hostile text in every stored and imported field, through every command
           const r = results.get(job.id)!;
           const name = `[${p.name}] agent-rl ${job.argv.slice(0, -2).join(' ')}`;
           const command = commandOf(job.argv);
-          checkCli(f, name, r, command === 'train --resume' ? [0, 2] : [0]);
+          checkCli(f, name, r, command === 'train --resume' || command === 'rescore' ? [0, 2] : [0]);
           if (!job.argv.includes('--json')) {
             if ((command === 'runs' || command === 'show') && r.stdout.length > 20_000) f.add(name, `${r.stdout.length} characters: long fields are not cut`);
             continue;

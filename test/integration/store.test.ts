@@ -74,7 +74,18 @@ describe('run store: opening and migrations', () => {
     assert.equal(db.pragma('foreign_keys', { simple: true }), 1);
     assert.equal(db.pragma('application_id', { simple: true }), APPLICATION_ID);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
-    assert.deepEqual(tables, ['evaluations', 'import_files', 'iterations', 'runs', 'token_stats', 'trajectories', 'turns']);
+    assert.deepEqual(tables, [
+      'evaluations',
+      'import_files',
+      'iterations',
+      'rescore_results',
+      'rescores',
+      'runs',
+      'token_stats',
+      'trajectories',
+      'trajectory_edits',
+      'turns',
+    ]);
     db.close();
   });
 

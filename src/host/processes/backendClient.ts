@@ -62,7 +62,8 @@ export class BackendClient {
     return child;
   }
 
-  request<M extends BackendMethod>(method: M, params: BackendMethods[M]['params']): Promise<BackendMethods[M]['result']> {
+  /** `timeoutMs`: this request's own limit (a re-score runs minutes); default the client's. */
+  request<M extends BackendMethod>(method: M, params: BackendMethods[M]['params'], timeoutMs = this.timeoutMs): Promise<BackendMethods[M]['result']> {
     return new Promise((resolve, reject) => {
       let child: ChildProcess;
       try {
@@ -74,8 +75,8 @@ export class BackendClient {
       const id = this.nextId++;
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new BackendError(method, `no answer within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
+        reject(new BackendError(method, `no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
       this.pending.set(id, { method, resolve: resolve as (v: unknown) => void, reject, timer });
       child.send({ id, method, params }, (err) => {
         if (err) {

@@ -62,6 +62,11 @@ export class InspectorPanel {
     InspectorPanel.current.open(trajectoryId, focus);
   }
 
+  /** Shows the open trajectory again: a re-score or an edit of it was stored. */
+  static refresh(): void {
+    void InspectorPanel.current?.push();
+  }
+
   private open(trajectoryId: number, focus?: TokenFocus): void {
     this.trajectoryId = trajectoryId;
     this.focus = focus;
@@ -85,6 +90,7 @@ export class InspectorPanel {
       maxTextLength: maxTextLength(),
       compute: run?.compute ?? '',
       ...(this.focus ? { focus: this.focus } : {}),
+      ...(await this.rescores(backend)),
     };
     this.shown = { runId: detail.runId, iteration: detail.iteration };
     this.panel.title = `Trajectory ${detail.id}`;
@@ -104,6 +110,15 @@ export class InspectorPanel {
     });
     const msg: InspectorWorst = { type: 'worst', scope, by, items };
     await this.panel.webview.postMessage(msg);
+  }
+
+  /** The trajectory's re-scores and edits; none when the backend cannot say (the trajectory shows without them). */
+  private async rescores(backend: BackendClient): Promise<Pick<InspectorData, 'rescores'>> {
+    try {
+      return { rescores: await backend.request('trajectoryRescores', { trajectoryId: this.trajectoryId }) };
+    } catch {
+      return {};
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // result; the client and the server are typed from this table.
 import type { FoundModel } from '../foundModel';
 import type { TokenRow, TokenStatsJson, WorstBy } from '../tokenStatsRows';
+import type { RescoreReport, Score, TrajectoryEdit, TrajectoryRescores } from '../rescore';
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
 import { isNumber, isObject, isString, type Guard } from './guards';
 
@@ -100,6 +101,23 @@ export interface BackendMethods {
   sharedTasks: { params: { runIds: number[]; limit: number }; result: SharedTask[] };
   /** The checkpoints in the Hugging Face cache and in `folders` (agentRl.modelFolders), with seed 000's plan on the wasm engine. */
   listModels: { params: { folders: string[] }; result: FoundModel[] };
+  /**
+   * Scores a run's stored trajectories (or one: `trajectoryId`) again with its reward as it is now, or
+   * with `rewardFile` (workspace runs), and stores the re-score beside them. `python` and `sandbox` are
+   * the user's settings, as for rerun. Long: the host gives it its own timeout.
+   */
+  rescore: {
+    params: { runId: number; trajectoryId: number | null; rewardFile: string | null; python: string; sandbox: string };
+    result: RescoreReport;
+  };
+  rescoreReport: { params: { rescoreId: number }; result: RescoreReport | null };
+  /** Scores a copy of the trajectory with its last action replaced by `text`; stored as an edit, the trajectory untouched. */
+  editFinalAnswer: {
+    params: { trajectoryId: number; text: string; rewardFile: string | null; python: string; sandbox: string };
+    result: { edit: TrajectoryEdit; old: Score; originalText: string };
+  };
+  /** A trajectory's stored re-scores and edits (the inspector shows them beside its stored reward). */
+  trajectoryRescores: { params: { trajectoryId: number }; result: TrajectoryRescores };
 }
 export type BackendMethod = keyof BackendMethods;
 export const BACKEND_METHODS: readonly BackendMethod[] = [
@@ -116,6 +134,10 @@ export const BACKEND_METHODS: readonly BackendMethod[] = [
   'mismatchHistogram',
   'listModels',
   'sharedTasks',
+  'rescore',
+  'rescoreReport',
+  'editFinalAnswer',
+  'trajectoryRescores',
 ];
 
 export interface BackendRequest<M extends BackendMethod = BackendMethod> {

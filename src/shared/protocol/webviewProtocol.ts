@@ -5,6 +5,7 @@ import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
 import type { ConfigDifference } from '../configDiff';
 import type { SharedTask, TrajectoryDetail, TrajectorySummary, WorstToken } from './backendProtocol';
 import type { WorstBy } from '../tokenStatsRows';
+import type { TrajectoryRescores } from '../rescore';
 import { isNumber, isObject, oneOf, shape, type Guard } from './guards';
 
 export interface RunSeries {
@@ -86,6 +87,8 @@ export interface InspectorData {
   readonly compute: string;
   /** A token to show in context (a worst-token list's click). */
   readonly focus?: TokenFocus;
+  /** The trajectory's stored re-scores and scored edits (absent: none asked for, or the backend predates them). */
+  readonly rescores?: TrajectoryRescores;
 }
 
 /** A generated token: its turn, and its index among the turn's generated tokens. */
@@ -131,6 +134,7 @@ export const isInspectorData = (x: unknown): x is InspectorData =>
   Array.isArray(x.group) &&
   isNumber(x.maxTextLength) &&
   typeof x.compute === 'string' &&
-  isFocus(x.focus);
+  isFocus(x.focus) &&
+  (x.rescores === undefined || (isObject(x.rescores) && Array.isArray(x.rescores.rescores) && Array.isArray(x.rescores.edits)));
 export const isInspectorWorst: Guard<InspectorWorst> = shape('worst', { scope: (v) => v === 'iteration' || v === 'run', by: isWorstBy, items: Array.isArray });
 export const isHostToInspector: Guard<HostToInspector> = oneOf<HostToInspector>(isInspectorData, isInspectorWorst);
