@@ -4,7 +4,7 @@
 // Token data is untrusted: text through textContent only.
 import { Chart } from 'chart.js';
 import type { DashboardDrill } from '../src/shared/protocol/webviewProtocol';
-import type { WorstBy } from '../src/shared/tokenStatsRows';
+import { tokenNumber, type WorstBy } from '../src/shared/tokenStatsRows';
 import { showInvisibles } from '../src/shared/untrustedText';
 
 const BY_TEXT: Record<WorstBy, string> = {
@@ -48,7 +48,7 @@ export function showDrill(d: DashboardDrill, runName: string, openToken: (trajec
     const a = el(
       'a',
       'drill-token',
-      `${w.value.toFixed(4)} · trajectory ${w.trajectoryId} turn ${w.turn} token ${w.token} (id ${w.id}) · sampled ${w.behaviour.toFixed(3)} · ratio ${w.ratio?.toFixed(3) ?? '—'} · clip ${w.clip ?? '—'} · advantage ${w.advantage.toFixed(3)}`,
+      `${tokenNumber(w.value)} · trajectory ${w.trajectoryId} turn ${w.turn} token ${w.token} (id ${w.id}) · sampled ${w.behaviour.toFixed(3)} · ratio ${w.ratio?.toFixed(3) ?? '—'} · clip ${w.clip ?? '—'} · advantage ${w.advantage.toFixed(3)}`,
     );
     a.href = '#';
     a.dataset.trajectory = String(w.trajectoryId);

@@ -6,7 +6,7 @@
 // set through el() only.
 import type { TrajectoryDetail, WorstToken } from '../src/shared/protocol/backendProtocol';
 import type { TokenFocus, WorstScope } from '../src/shared/protocol/webviewProtocol';
-import { tokenRows, worstRows, TOKEN_COLUMNS, type TokenColumn, type TokenRow, type WorstBy } from '../src/shared/tokenStatsRows';
+import { tokenNumber as fmt, tokenRows, worstRows, TOKEN_COLUMNS, type TokenColumn, type TokenRow, type WorstBy } from '../src/shared/tokenStatsRows';
 import { el, highlight } from './dom';
 
 /** What a colour mode shows: a column, or the trajectory's advantage. */
@@ -21,8 +21,6 @@ export interface HeatMapHooks {
   /** Ask the host for the worst tokens of the iteration or run. */
   worst(scope: WorstScope, by: WorstBy): void;
 }
-
-const fmt = (x: number | undefined, d = 4): string => (x === undefined ? '—' : x.toFixed(d));
 
 /** Every column of a token, as one line of text. */
 export function tokenDetailText(r: TokenRow, piece: string, advantage: number): string {

@@ -324,7 +324,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     });
     assert.equal(await frame.getAttribute('section[data-metric="evaluation"]', 'data-points'), '2');
     assert.deepEqual(await checkedRuns(frame), [3], 'the newest run');
-    assert.equal(await frame.locator('canvas').count(), 20, 'one chart per panel and the phase chart');
+    assert.equal(await frame.locator('canvas').count(), 24, 'one chart per panel and the phase chart');
     // A table policy's tool-call chart is empty and says why.
     assert.match(await frame.textContent('section[data-metric="tools"] .empty'), /table policies make no tool calls/);
     // seed 001's acceptance metrics, from the stored iterations: turns, invalid actions (4 lines × 100), staleness (mean, max)
@@ -922,5 +922,105 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await noDialog('the end');
     for (const f of page.frames()) assert.notEqual(await f.title().catch(() => ''), 'pwned');
     assert.ok(runExists(db, verlRunId) && runExists(db, workspaceRunId), 'the runs are still in the database');
+  });
+
+  // issue 29: a GRPO run of a small language model, trained by the CLI into the workspace's database
+  it("the token heat map shows every trained token's numbers; a worst-token list and the dashboard's drill-down open a token in context", async () => {
+    fs.writeFileSync(
+      path.join(dirs.workspace, 'tokens.agentrl.json'),
+      JSON.stringify({
+        name: 'e2e-tokens',
+        env: 'calculator',
+        policy: 'transformer',
+        method: 'grpo',
+        seed: 5,
+        iterations: 2,
+        groupsPerIteration: 4,
+        groupSize: 4,
+        evalEpisodes: 4,
+        policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 128, maxNewTokens: 24, temperature: 1.5 },
+        algorithm: { minibatchSize: 8, klCoef: 0.05, klEstimator: 'k3', skipZeroAdvantage: false, learningRate: 0.05 },
+      }),
+    );
+    const trained = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'train', '--config', 'tokens.agentrl.json', '--db', db], {
+      cwd: dirs.workspace,
+      encoding: 'utf8',
+    });
+    assert.equal(trained.status, 0, trained.stderr);
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
+    await openRow(runRow('e2e-tokens'), treeRows().filter({ hasText: 'iteration 1' }).first());
+    await openRow(
+      treeRows().filter({ hasText: 'iteration 1' }).first(),
+      treeRows()
+        .filter({ hasText: /^group 0/ })
+        .first(),
+    );
+    await openRow(
+      treeRows()
+        .filter({ hasText: /^group 0/ })
+        .first(),
+      treeRows().filter({ hasText: '#0 reward' }).first(),
+    );
+    await treeRows().filter({ hasText: '#0 reward' }).first().click();
+    // the one inspector panel: wait until it shows this run's trajectory, with its token numbers
+    let frame;
+    for (let i = 0; i < 60; i++) {
+      frame = await webviewFrame(page, '.token-heat');
+      if (/with the learner's numbers/.test((await frame.textContent('.token-summary').catch(() => '')) ?? '')) break;
+      await sleep(500);
+    }
+    assert.match(await frame.textContent('.token-summary'), /^\d+ generated tokens, \d+ with the learner's numbers · first pass /);
+    // every column of a token: the colour mode lists them, a click on a token shows its numbers
+    const modes = await frame.evaluate(() => [...document.querySelectorAll('#heat-mode option')].map((o) => o.value));
+    assert.deepEqual(modes, ['behaviour', 'before', 'mismatch', 'ratio', 'clip', 'advantage', 'entropy', 'kl']);
+    await frame.selectOption('#heat-mode', 'kl');
+    await frame.click('details.tokens[data-turn="0"] > summary');
+    await frame.click('details.tokens[data-turn="0"] .token-row .token.trained');
+    const detail = await frame.textContent('details.tokens[data-turn="0"] .token-detail');
+    const num = String.raw`-?\d+\.\d+(?:e[-+]\d+)?`;
+    assert.match(
+      detail,
+      new RegExp(
+        `^token ".*" \\(id \\d+\\) · sampled ${num} · before the update (${num}|—) · mismatch (${num}|—) · trained on ${num} · ratio ${num} · clipped (no|low|high|dual) · advantage ${num} · entropy ${num} · KL ${num}$`,
+      ),
+    );
+    assert.ok(
+      await frame.evaluate(() => [...document.querySelectorAll('details.tokens[data-turn="0"] .token')].some((t) => t.style.background !== '')),
+      'tokens are coloured by KL',
+    );
+    await page.screenshot({ path: path.join(OUT, 'inspector-token-heatmap.png') });
+    // the run's worst tokens by |log π/π_old|: the first opens at its token, in its trajectory
+    await frame.click('button.worst-ask[data-scope="run"][data-by="logRatio"]');
+    const entry = frame.locator('.worst-list.remote .worst-entry').first();
+    await entry.waitFor({ state: 'visible', timeout: 30_000 });
+    const [turn, token] = [await entry.getAttribute('data-turn'), await entry.getAttribute('data-token')];
+    await entry.click();
+    const picked = `details.tokens[data-turn="${turn}"] .token.picked[data-token="${token}"]`;
+    for (let i = 0; i < 60 && !(await frame.$(picked).catch(() => null)); i++) {
+      await sleep(500);
+      frame = await webviewFrame(page, '.token-heat');
+    }
+    await frame.waitForSelector(picked, { timeout: 10_000 });
+    assert.match(await frame.textContent(`details.tokens[data-turn="${turn}"] .token-detail`), /· ratio \d+\.\d+(e[-+]\d+)? ·/);
+    await page.screenshot({ path: path.join(OUT, 'inspector-worst-token.png') });
+    // the dashboard: a click on the mismatch chart opens that iteration's worst tokens and its histogram
+    await runCommand(page, 'Agent RL: Open Dashboard');
+    const dash = await webviewFrame(page, 'section[data-metric="mismatch"]');
+    const tokensRun = Number(
+      await dash.evaluate(
+        () => [...document.querySelectorAll('#runs label')].find((l) => l.textContent.includes('e2e-tokens'))?.querySelector('input')?.dataset.run,
+      ),
+    );
+    if (!(await dash.isChecked(`#runs input[data-run="${tokensRun}"]`))) await dash.check(`#runs input[data-run="${tokensRun}"]`);
+    await dash.waitForFunction(() => Number(document.querySelector('section[data-metric="mismatch"]')?.getAttribute('data-points') ?? 0) > 0, null, {
+      timeout: 30_000,
+    });
+    const box = await dash.locator('section[data-metric="mismatch"] canvas').boundingBox();
+    await dash.locator('section[data-metric="mismatch"] canvas').click({ position: { x: box.width / 2, y: box.height / 2 } });
+    await dash.waitForSelector('#drill:not([hidden]) .drill-token', { timeout: 30_000 });
+    assert.match(await dash.textContent('#drill h2'), /e2e-tokens · iteration \d: worst tokens by \|training − sampling log-prob\|/);
+    assert.match(await dash.textContent('#drill .drill-histogram .meta'), /^\|training − sampling log-prob\| of \d+ tokens/);
+    await page.screenshot({ path: path.join(OUT, 'dashboard-token-drill.png') });
   });
 });
