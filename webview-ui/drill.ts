@@ -41,14 +41,15 @@ export function showDrill(d: DashboardDrill, runName: string, openToken: (trajec
   box.append(el('h2', undefined, `${runName} · iteration ${d.iteration}: worst tokens by ${BY_TEXT[d.by]}`), close);
   const grid = el('div', 'drill-grid');
   const list = el('ol', 'drill-list');
-  if (d.items.length === 0)
+  if (d.error !== undefined) list.append(el('li', 'empty-list', `could not be read: ${d.error}`));
+  else if (d.items.length === 0)
     list.append(el('li', 'empty-list', 'no token of this iteration has this number recorded (not trained on, or a run stored before token statistics)'));
   for (const w of d.items) {
     const li = el('li');
     const a = el(
       'a',
       'drill-token',
-      `${tokenNumber(w.value)} · trajectory ${w.trajectoryId} turn ${w.turn} token ${w.token} (id ${w.id}) · sampled ${w.behaviour.toFixed(3)} · ratio ${w.ratio?.toFixed(3) ?? '—'} · clip ${w.clip ?? '—'} · advantage ${w.advantage.toFixed(3)}`,
+      `${tokenNumber(w.value)} · trajectory ${w.trajectoryId} turn ${w.turn} token ${w.token} (id ${w.id}) · sampled ${tokenNumber(w.behaviour, 3)} · ratio ${tokenNumber(w.ratio, 3)} · clip ${w.clip ?? '—'} · advantage ${tokenNumber(w.advantage, 3)}`,
     );
     a.href = '#';
     a.dataset.trajectory = String(w.trajectoryId);

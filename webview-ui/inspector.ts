@@ -252,6 +252,6 @@ function render(d: InspectorData): void {
 
 onHostMessage(isHostToInspector, (m) => {
   if (m.type === 'trajectory') render(m);
-  else heat?.showWorst(m.scope, m.by, m.items);
+  else if (heat?.trajectoryId === m.trajectoryId) heat.showWorst(m.scope, m.by, m.items, m.error);
 });
 vscode.post({ type: 'ready' });

@@ -7,6 +7,7 @@
 import type { TrajectoryDetail, WorstToken } from '../src/shared/protocol/backendProtocol';
 import type { TokenFocus, WorstScope } from '../src/shared/protocol/webviewProtocol';
 import { tokenNumber as fmt, tokenRows, worstRows, TOKEN_COLUMNS, type TokenColumn, type TokenRow, type WorstBy } from '../src/shared/tokenStatsRows';
+import { clip, showInvisibles } from '../src/shared/untrustedText';
 import { el, highlight } from './dom';
 
 /** What a colour mode shows: a column, or the trajectory's advantage. */
@@ -78,7 +79,7 @@ export class HeatMap {
   private mode: HeatMode;
   private readonly spans = new Map<string, HTMLElement>();
   private readonly details = new Map<number, HTMLDetailsElement>();
-  private readonly builders = new Map<number, () => void>();
+  private readonly builders = new Map<number, (upTo?: number) => void>();
   private readonly remote = el('div', 'worst-remote');
   private readonly legend = el('span', 'heat-legend');
 
@@ -94,6 +95,8 @@ export class HeatMap {
   }
 
   private piece(r: TokenRow, chars: readonly string[], count: number): string {
+    // a whole action (the table, a scored candidate): its text
+    if (r.action) return clip(this.t.turnList[r.turn]?.actionText ?? '', 200).text;
     const p = this.t.pieces?.[r.turn]?.[r.token];
     if (p !== undefined) return p;
     return chars.length === count ? (chars[r.token] ?? '') : `#${r.id}`;
@@ -111,7 +114,7 @@ export class HeatMap {
         'div',
         'meta token-summary',
         s
-          ? `${this.rows.length} generated tokens, ${trained} with the learner's numbers · first pass ${s.stepsBefore === 0 ? 'before any step of its update' : `after ${s.stepsBefore} step${s.stepsBefore === 1 ? '' : 's'} of its update (training log-prob before the update unknown${s.old === 'behaviour' ? '; algorithm.oldLogprobs "recompute" records it for every token' : ''})`} · π_old: ${s.old === 'recomputed' ? 'recomputed before the update' : 'the behaviour log-probs'}`
+          ? `${this.rows.length} generated tokens, ${trained} with the learner's numbers · first pass ${s.stepsBefore === 0 ? 'before any step of its update' : `after ${s.stepsBefore} step${s.stepsBefore === 1 ? '' : 's'} of its update`}${s.before ? '' : ` (training log-prob before the update unknown${s.old === 'behaviour' && s.stepsBefore > 0 ? '; algorithm.oldLogprobs "recompute" records it for every token' : ': a supervised objective'})`} · π_old: ${s.old === 'recomputed' ? 'recomputed before the update' : 'the behaviour log-probs'}${s.lag > 0 ? ` · sampled ${s.lag} policy version${s.lag === 1 ? '' : 's'} before the update: training − sampling log-prob is lag, not a mismatch` : ''} · numbers from the first epoch's pass`
           : `${this.rows.length} generated tokens · no learner numbers stored (not trained on: ${this.t.excluded ?? 'an evaluation, or a run stored before they were recorded'})`,
       ),
     );
@@ -161,8 +164,13 @@ export class HeatMap {
     return box;
   }
 
-  /** The worst tokens the host sent for the iteration or run. */
-  showWorst(scope: WorstScope, by: WorstBy, items: readonly WorstToken[]): void {
+  /** The trajectory shown (a late reply for another one is dropped). */
+  get trajectoryId(): number {
+    return this.t.id;
+  }
+
+  /** The worst tokens the host sent for the iteration or run (or why there are none). */
+  showWorst(scope: WorstScope, by: WorstBy, items: readonly WorstToken[], error?: string): void {
     const list = el('div', 'worst-list remote');
     list.dataset.scope = scope;
     list.dataset.by = by;
@@ -170,7 +178,7 @@ export class HeatMap {
       el(
         'div',
         'worst-title',
-        `worst of the ${scope === 'iteration' ? `iteration ${this.t.iteration}` : 'run'} by ${WORST_TEXT[by]}${items.length === 0 ? ': none recorded' : ''}`,
+        `worst of the ${scope === 'iteration' ? `iteration ${this.t.iteration}` : 'run'} by ${WORST_TEXT[by]}${error !== undefined ? `: could not be read (${error})` : items.length === 0 ? ': none recorded' : ''}`,
       ),
     );
     for (const w of items)
@@ -212,21 +220,25 @@ export class HeatMap {
     const row = el('div', 'token-row');
     const info = el('div', 'token-detail', 'click a token for every number');
     const chars = [...actionText];
-    const build = (): void => {
-      if (row.childElementCount > 0) return;
-      for (const r of mine.slice(0, this.maxTokens > 0 ? this.maxTokens : undefined)) {
+    let built = 0;
+    const build = (upTo = 0): void => {
+      // the first maxTextLength tokens (a long action has thousands), or up to a token asked for
+      const want = this.maxTokens > 0 ? Math.min(mine.length, Math.max(this.maxTokens, upTo + 1)) : mine.length;
+      if (built >= want) return;
+      for (const r of mine.slice(built, want)) {
         const piece = this.piece(r, chars, mine.length);
         const span = el('span', `token${r.trained ? ' trained' : ''}`, piece);
         span.dataset.token = String(r.token);
-        span.title = tokenDetailText(r, piece, this.t.advantage);
+        span.title = showInvisibles(tokenDetailText(r, piece, this.t.advantage));
         span.addEventListener('click', () => {
-          info.textContent = tokenDetailText(r, piece, this.t.advantage);
+          info.textContent = showInvisibles(tokenDetailText(r, piece, this.t.advantage));
           for (const old of row.querySelectorAll('.picked')) old.classList.remove('picked');
           span.classList.add('picked');
         });
         this.spans.set(`${turn}:${r.token}`, span);
         row.append(span);
       }
+      built = want;
       this.recolour();
     };
     this.builders.set(turn, build);
@@ -241,7 +253,7 @@ export class HeatMap {
     const box = this.details.get(f.turn);
     if (!box) return;
     box.open = true;
-    this.builders.get(f.turn)?.();
+    this.builders.get(f.turn)?.(f.token);
     const span = this.spans.get(`${f.turn}:${f.token}`);
     if (!span) return;
     span.click();

@@ -76,13 +76,18 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
     },
     worstTokens: ({ runId, iteration, trajectoryId, by, limit }) =>
       tokens.worst({
-        runId,
-        ...(typeof iteration === 'number' ? { iteration } : {}),
-        ...(typeof trajectoryId === 'number' ? { trajectoryId } : {}),
+        runId: checked<number>(runId, isId, 'runId'),
+        ...(iteration !== undefined ? { iteration: checked<number>(iteration, isId, 'iteration') } : {}),
+        ...(trajectoryId !== undefined ? { trajectoryId: checked<number>(trajectoryId, isId, 'trajectoryId') } : {}),
         by: by === 'logRatio' || by === 'kl' ? by : 'mismatch',
-        limit: Math.max(1, Math.min(200, Math.floor(limit))),
+        limit: Math.max(1, Math.min(200, checked<number>(limit, isId, 'limit'))),
       }),
-    mismatchHistogram: ({ runId, iteration, bins }) => tokens.mismatchHistogram(runId, iteration, Math.max(2, Math.min(100, Math.floor(bins)))),
+    mismatchHistogram: ({ runId, iteration, bins }) =>
+      tokens.mismatchHistogram(
+        checked<number>(runId, isId, 'runId'),
+        checked<number>(iteration, isId, 'iteration'),
+        Math.max(2, Math.min(100, checked<number>(bins, isId, 'bins'))),
+      ),
     sharedTasks: ({ runIds, limit }) =>
       reader.sharedTasks((Array.isArray(runIds) ? runIds : []).filter((id): id is number => Number.isInteger(id)).slice(0, 20), page(limit)),
     // re-scores run here, in the backend, never in the extension host: the reward file runs in the sandbox

@@ -18,8 +18,10 @@ export class RunTokenizers {
     const tokenizer = this.of(runId, config);
     if (!tokenizer) return undefined;
     return turns.map((t) => {
-      const tk = t.policy.tokens as { sampled?: unknown } | undefined;
-      const ids = Array.isArray(tk?.sampled) ? tk.sampled : [];
+      const p: unknown = t.policy;
+      const tk: unknown = typeof p === 'object' && p !== null ? (p as { tokens?: unknown }).tokens : undefined;
+      const sampled: unknown = typeof tk === 'object' && tk !== null ? (tk as { sampled?: unknown }).sampled : undefined;
+      const ids: unknown[] = Array.isArray(sampled) ? sampled : [];
       return ids.map((id) =>
         typeof id === 'number' && Number.isInteger(id) && id >= 0 && id < tokenizer.vocabSize ? tokenizer.decode([id]) : `#${String(id)}`,
       );
@@ -40,14 +42,19 @@ export class RunTokenizers {
   }
 }
 
-/** The tokenizer a transformer run's stored config names (undefined: not a transformer run, or a relative path). */
+/**
+ * The tokenizer a transformer run's stored config names; undefined when it is not a transformer run or
+ * a folder it names cannot be used as it stands (a relative path: it was relative to where the run was
+ * started) — never another tokenizer in its place.
+ */
 export function tokenizerOfConfig(config: unknown): Tokenizer | undefined {
   if (typeof config !== 'object' || config === null) return undefined;
-  const c = config as { policy?: unknown; policyOptions?: Record<string, unknown> };
+  const c = config as { policy?: unknown; policyOptions?: unknown };
   if (c.policy !== 'transformer') return undefined;
-  const o = c.policyOptions ?? {};
-  const dir = (k: string): string | undefined => (typeof o[k] === 'string' && o[k] !== '' && path.isAbsolute(o[k]) ? o[k] : undefined);
-  const init = dir('init');
+  const o = (typeof c.policyOptions === 'object' && c.policyOptions !== null ? c.policyOptions : {}) as Record<string, unknown>;
+  const named = (k: string): string | undefined => (typeof o[k] === 'string' && o[k] !== '' ? o[k] : undefined);
+  const [init, model, tokenizer] = [named('init'), named('model'), named('tokenizer')];
+  if ([init, model, tokenizer].some((p) => p !== undefined && !path.isAbsolute(p))) return undefined;
   if (init) {
     const manifest = JSON.parse(fs.readFileSync(path.join(init, 'checkpoint.json'), 'utf8')) as {
       tokenizer?: { kind: string; [k: string]: unknown };
@@ -57,8 +64,6 @@ export function tokenizerOfConfig(config: unknown): Tokenizer | undefined {
     if (typeof manifest.model?.dir === 'string') return HfTokenizer.fromDirectory(manifest.model.dir);
     return undefined;
   }
-  const folder = dir('model') ?? dir('tokenizer');
-  if (folder) return HfTokenizer.fromDirectory(folder);
-  if (typeof o.model === 'string' && o.model !== '') return undefined;
-  return new CharTokenizer();
+  const folder = model ?? tokenizer;
+  return folder ? HfTokenizer.fromDirectory(folder) : new CharTokenizer();
 }

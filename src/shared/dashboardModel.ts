@@ -39,7 +39,12 @@ const perTool =
     [...new Set(series.flatMap((s) => s.iterations.flatMap((m) => Object.keys(m.toolHealth ?? {}))))].sort().flatMap((tool) =>
       parts.map((p) => ({
         label: oneLine(`${tool}${p.suffix}`, 40),
-        value: (m: IterationMetrics) => (m.toolHealth?.[tool] ? p.value(m.toolHealth[tool]) : undefined),
+        value: (m: IterationMetrics) => {
+          // stored metrics are data: a value that is not a finite number is not drawn
+          const h = m.toolHealth?.[tool];
+          const v: unknown = h ? p.value(h) : undefined;
+          return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+        },
       })),
     );
 

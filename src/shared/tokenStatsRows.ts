@@ -7,6 +7,8 @@
 export interface TokenStatsJson {
   readonly stepsBefore: number;
   readonly old: 'behaviour' | 'recomputed';
+  /** Versions of lag (async): above 0 no mismatch is reported. */
+  readonly lag: number;
   readonly before?: readonly (number | null)[];
   readonly logp: readonly (number | null)[];
   readonly ratio: readonly (number | null)[];
@@ -25,6 +27,8 @@ export interface TokenRow {
   readonly behaviour: number;
   /** Trained on (loss mask 1) with numbers from the update; false for a demonstration's mistake or a token past the context window. */
   readonly trained: boolean;
+  /** The row is the turn's whole action (a table policy, or a scored candidate): one trained position per turn. */
+  readonly action?: boolean;
   readonly before?: number;
   /** before − behaviour: the train–inference mismatch of the token. */
   readonly mismatch?: number;
@@ -56,19 +60,22 @@ export type WorstBy = 'mismatch' | 'logRatio' | 'kl';
 
 const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
 
-/** A stored turn's generated tokens (its policy record is untrusted: anything malformed counts as none). */
-function generated(policy: unknown): { ids: number[]; logprobs: number[]; imitate: boolean } | undefined {
+/** A stored turn's generated tokens, or its one action (its policy record is untrusted: anything malformed counts as none). */
+function generated(policy: unknown): { ids: number[]; logprobs: number[]; imitate: boolean; action: boolean } | undefined {
   if (typeof policy !== 'object' || policy === null) return undefined;
   const p = policy as Record<string, unknown>;
+  // a chosen action index means one trained position per turn (the table; a scored candidate, whose
+  // stored tokens are the candidate's text, not what was sampled token by token)
+  const index = num(p.actionIndex);
+  const lp = num(p.behaviourLogprob);
+  if (index !== undefined) return lp === undefined ? undefined : { ids: [index], logprobs: [lp], imitate: true, action: true };
   const tk = p.tokens as Record<string, unknown> | undefined;
   if (typeof tk === 'object' && tk !== null && Array.isArray(tk.sampled)) {
     const ids = tk.sampled.map((x) => num(x) ?? -1);
     const lps = Array.isArray(tk.logprobs) ? tk.logprobs : [];
-    return { ids, logprobs: ids.map((_, i) => num(lps[i]) ?? 0), imitate: tk.imitate !== false };
+    return { ids, logprobs: ids.map((_, i) => num(lps[i]) ?? 0), imitate: tk.imitate !== false, action: false };
   }
-  // the table policy: one position per turn, its chosen action
-  const lp = num(p.behaviourLogprob);
-  return lp === undefined ? undefined : { ids: [num(p.actionIndex) ?? -1], logprobs: [lp], imitate: true };
+  return undefined;
 }
 
 /**
@@ -85,11 +92,14 @@ export function tokenRows(turns: readonly { readonly policy: unknown }[], stats:
     if (!g) return;
     g.ids.forEach((id, i) => {
       const behaviour = g.logprobs[i]!;
+      const action = g.action ? { action: true } : {};
       if (!stats || !g.imitate || k >= n) {
-        rows.push({ turn: ti, token: i, id, behaviour, trained: false });
+        rows.push({ turn: ti, token: i, id, behaviour, trained: false, ...action });
         return;
       }
       const before = num(stats.before?.[k]);
+      // with lag the difference is the policy's movement since it sampled, not a train–inference mismatch
+      const mismatch = before !== undefined && stats.lag === 0 ? { mismatch: before - behaviour } : {};
       const side = SIDES[stats.clipSide[k] ?? 0] ?? 'none';
       const kl = num(stats.kl?.[k]);
       const logp = num(stats.logp[k]);
@@ -101,7 +111,9 @@ export function tokenRows(turns: readonly { readonly policy: unknown }[], stats:
         id,
         behaviour,
         trained: true,
-        ...(before !== undefined ? { before, mismatch: before - behaviour } : {}),
+        ...action,
+        ...(before !== undefined ? { before } : {}),
+        ...mismatch,
         ...(logp !== undefined ? { logp } : {}),
         ...(ratio !== undefined ? { ratio } : {}),
         clip: side,
@@ -133,7 +145,7 @@ export function worstRows(rows: readonly TokenRow[], by: WorstBy, limit: number)
 
 /** A number for a token view: `digits` decimals, or 3 significant digits in exponent form when smaller than that shows. */
 export function tokenNumber(x: number | undefined, digits = 4): string {
-  if (x === undefined) return '—';
+  if (typeof x !== 'number' || !Number.isFinite(x)) return '—';
   return x !== 0 && Math.abs(x) < 10 ** -digits ? x.toExponential(2) : x.toFixed(digits);
 }
 

@@ -26,6 +26,8 @@ export interface ToolHealth {
 export const TOOL_COLLAPSE_FRACTION = 0.5;
 /** The iterations whose mean calls per episode are a tool's baseline. */
 export const TOOL_BASELINE_ITERATIONS = 3;
+/** Iterations in a row, to the last, below the threshold that make a collapse. */
+export const COLLAPSE_ITERATIONS = 2;
 
 /** The tool a turn called (undefined: a final answer, a format error, or not a tool call). */
 function toolOf(action: unknown, observation: Readonly<Record<string, unknown>>): string | undefined {
@@ -87,7 +89,8 @@ export interface ToolCollapse {
 
 /**
  * Tools whose calls per episode fell below `fraction` of their mean over the first `baselineIterations`
- * iterations and are still below it at the last iteration (a dip that recovered is not a collapse).
+ * iterations and stayed below it for the last COLLAPSE_ITERATIONS iterations or more (a dip that
+ * recovered, or the last iteration alone, is not a collapse).
  * An iteration where a tool was never called counts as 0 calls for it.
  */
 export function toolCollapses(
@@ -95,10 +98,14 @@ export function toolCollapses(
   fraction = TOOL_COLLAPSE_FRACTION,
   baselineIterations = TOOL_BASELINE_ITERATIONS,
 ): ToolCollapse[] {
-  const sorted = [...iterations].sort((a, b) => a.iteration - b.iteration);
-  if (sorted.length <= baselineIterations) return [];
+  const sorted = [...iterations].filter((m) => typeof m.iteration === 'number' && Number.isFinite(m.iteration)).sort((a, b) => a.iteration - b.iteration);
+  if (sorted.length < baselineIterations + COLLAPSE_ITERATIONS) return [];
   const tools = [...new Set(sorted.flatMap((m) => Object.keys(m.toolHealth ?? {})))].sort();
-  const level = (m: (typeof sorted)[number], tool: string): number => m.toolHealth?.[tool]?.callsPerEpisode ?? 0;
+  // stored metrics are read back as data: a value that is not a finite number counts as no calls
+  const level = (m: (typeof sorted)[number], tool: string): number => {
+    const v: unknown = m.toolHealth?.[tool]?.callsPerEpisode;
+    return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+  };
   const out: ToolCollapse[] = [];
   for (const tool of tools) {
     const base = sorted.slice(0, baselineIterations);
@@ -107,10 +114,10 @@ export function toolCollapses(
     const threshold = fraction * baseline;
     const rest = sorted.slice(baselineIterations);
     const last = level(rest[rest.length - 1]!, tool);
-    if (last >= threshold) continue;
-    // the start of the final stretch below the threshold
-    let i = rest.length - 1;
+    // the start of the final stretch below the threshold: one iteration below is noise, not a collapse
+    let i = rest.length;
     while (i > 0 && level(rest[i - 1]!, tool) < threshold) i -= 1;
+    if (rest.length - i < COLLAPSE_ITERATIONS) continue;
     out.push({ tool, iteration: rest[i]!.iteration, level: level(rest[i]!, tool), last, baseline, fraction });
   }
   return out;

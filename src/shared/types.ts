@@ -123,8 +123,15 @@ export interface TokenStats {
   /** What the ratio is taken to: the behaviour log-probs, or π_old recomputed before the update. */
   readonly old: 'behaviour' | 'recomputed';
   /**
-   * The training log-prob before the update, where known: π_old when recomputed, else the first pass's
-   * own log-prob when stepsBefore is 0; absent otherwise (the first pass came after other steps).
+   * Policy versions between the oldest turn's sampler and the weights the update started from (async
+   * mode: up to maxStaleness; 0 in sync mode). Above 0, training − sampling log-prob is lag, not the
+   * train–inference mismatch, and is not reported as one.
+   */
+  readonly lag: number;
+  /**
+   * The training log-prob before the update, where known (policy-gradient objectives): π_old when
+   * recomputed, else the first pass's own log-prob when stepsBefore is 0; absent otherwise (the first
+   * pass came after other steps, or a supervised objective, whose positions were not sampled by the policy).
    */
   readonly before?: Float32Array;
   /** The log-prob the loss trained on at the first pass. */
@@ -309,6 +316,40 @@ export interface EvaluationResult {
   readonly blockedActions?: number;
   /** Mean turns and generated tokens per sampled episode. */
   readonly meanTokens?: number;
+  /** Per held-out task, its sampled episodes (sums), in task order: paired comparisons between runs. */
+  readonly perTask?: readonly TaskEvaluation[];
+}
+
+/** One held-out task's sampled episodes in an evaluation (sums, so runs can be compared task by task). */
+export interface TaskEvaluation {
+  readonly task: string;
+  readonly episodes: number;
+  readonly successes: number;
+  /** Sum of the episodes' rewards. */
+  readonly reward: number;
+  /** Sum of the episodes' tool calls, and of their repeated actions (a call repeated with the same answer back). */
+  readonly toolCalls: number;
+  readonly repeatedActions: number;
+}
+
+/** Checks a stored per-task list (untrusted JSON): undefined unless every entry has the right types. */
+export function taskEvaluations(x: unknown): TaskEvaluation[] | undefined {
+  if (!Array.isArray(x)) return undefined;
+  const num = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+  const ok = x.every(
+    (t: unknown) =>
+      typeof t === 'object' &&
+      t !== null &&
+      typeof (t as TaskEvaluation).task === 'string' &&
+      [
+        (t as TaskEvaluation).episodes,
+        (t as TaskEvaluation).successes,
+        (t as TaskEvaluation).reward,
+        (t as TaskEvaluation).toolCalls,
+        (t as TaskEvaluation).repeatedActions,
+      ].every(num),
+  );
+  return ok ? (x as TaskEvaluation[]) : undefined;
 }
 
 /** EvaluationResult fields stored in evaluations.metrics_json (the rest have columns). */

@@ -3,7 +3,16 @@ import type Database from 'better-sqlite3';
 import { methodLabel, storedAlgorithm } from '../shared/algorithm';
 import type { RunConfig } from '../shared/runConfig';
 import type { Page, SharedTask, TrajectoryDetail, TrajectorySummary } from '../shared/protocol/backendProtocol';
-import { EVALUATION_EXTRAS, type EvaluationResult, type IterationMetrics, type RunStatus, type RunSummary, type RuntimeInfo } from '../shared/types';
+import {
+  EVALUATION_EXTRAS,
+  taskEvaluations,
+  type TaskEvaluation,
+  type EvaluationResult,
+  type IterationMetrics,
+  type RunStatus,
+  type RunSummary,
+  type RuntimeInfo,
+} from '../shared/types';
 
 interface RunRow {
   id: number;
@@ -55,11 +64,15 @@ const str = (x: Cell): string => String(x);
 const optStr = (x: Cell | undefined): string | null => (x === null || x === undefined ? null : String(x));
 
 /** The stored extras of an evaluation: known keys with finite numbers only (the column may hold anything). */
-function evaluationExtras(json: Cell | undefined): Partial<Record<(typeof EVALUATION_EXTRAS)[number], number>> {
+function evaluationExtras(json: Cell | undefined): Partial<Record<(typeof EVALUATION_EXTRAS)[number], number>> & { perTask?: TaskEvaluation[] } {
   if (typeof json !== 'string') return {};
   try {
     const o = JSON.parse(json) as Record<string, unknown>;
-    return Object.fromEntries(EVALUATION_EXTRAS.filter((k) => typeof o[k] === 'number' && Number.isFinite(o[k])).map((k) => [k, o[k] as number]));
+    const perTask = taskEvaluations(o.perTask);
+    return {
+      ...Object.fromEntries(EVALUATION_EXTRAS.filter((k) => typeof o[k] === 'number' && Number.isFinite(o[k])).map((k) => [k, o[k] as number])),
+      ...(perTask ? { perTask } : {}),
+    };
   } catch {
     return {};
   }

@@ -15,7 +15,8 @@ const now = (): string => new Date().toISOString();
 
 /** The evaluation fields without a column of their own, as a JSON object of numbers (NULL when none). */
 function evaluationExtras(e: EvaluationResult): string | null {
-  const extras = Object.fromEntries(EVALUATION_EXTRAS.filter((k) => typeof e[k] === 'number').map((k) => [k, e[k]]));
+  const extras: Record<string, unknown> = Object.fromEntries(EVALUATION_EXTRAS.filter((k) => typeof e[k] === 'number').map((k) => [k, e[k]]));
+  if (e.perTask) extras.perTask = e.perTask;
   return Object.keys(extras).length > 0 ? JSON.stringify(extras) : null;
 }
 

@@ -1,6 +1,6 @@
 // A trajectory's per-token numbers (TokenStats) as one BLOB: the learner's columns as float32, read
 // back without parsing. 4·(3…5) + 1 bytes a trained token (the columns present) + a 16-byte header.
-//   header  u8 format (1) · u8 flags (1 before, 2 kl, 4 π_old recomputed) · u16 0 · u32 stepsBefore · u32 n · u32 0
+//   header  u8 format (1) · u8 flags (1 before, 2 kl, 4 π_old recomputed) · u16 0 · u32 stepsBefore · u32 n · u32 lag
 //   then    [before] logp ratio entropy [kl]   n float32 each, little-endian
 //           clipSide                           n u8
 import { badness, tokenRows, type TokenStatsJson } from '../shared/tokenStatsRows';
@@ -18,6 +18,7 @@ export function tokenStatsJson(s: TokenStats): TokenStatsJson {
   return {
     stepsBefore: s.stepsBefore,
     old: s.old,
+    lag: s.lag,
     ...(s.before ? { before: arr(s.before) } : {}),
     logp: arr(s.logp),
     ratio: arr(s.ratio),
@@ -47,6 +48,7 @@ export function encodeTokenStats(
   view.setUint8(1, (s.before ? BEFORE : 0) | (s.kl ? KL : 0) | (s.old === 'recomputed' ? RECOMPUTED : 0));
   view.setUint32(4, s.stepsBefore, true);
   view.setUint32(8, n, true);
+  view.setUint32(12, s.lag, true);
   let at = HEADER;
   for (const col of floats) {
     for (let i = 0; i < n; i++, at += 4) view.setFloat32(at, col[i]!, true);
@@ -78,14 +80,21 @@ export class TokenStatsFormatError extends Error {
   }
 }
 
-/** Reads what encodeTokenStats wrote; a BLOB of another shape is a TokenStatsFormatError, never a wrong column. */
-export function decodeTokenStats(data: Uint8Array): TokenStats {
+/**
+ * Reads what encodeTokenStats wrote; a BLOB of another shape is a TokenStatsFormatError, never a wrong
+ * column. `positions`: the count the row says it holds (a BLOB claiming another is refused, so a crafted
+ * row cannot make the reader build arrays of any size it likes).
+ */
+export function decodeTokenStats(data: Uint8Array, positions?: number): TokenStats {
   if (data.byteLength < HEADER) throw new TokenStatsFormatError(`${data.byteLength} bytes, shorter than the header`);
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   if (view.getUint8(0) !== FORMAT) throw new TokenStatsFormatError(`format ${view.getUint8(0)}`);
   const flags = view.getUint8(1);
+  if ((flags & ~(BEFORE | KL | RECOMPUTED)) !== 0 || view.getUint16(2, true) !== 0) throw new TokenStatsFormatError(`unknown flags ${flags}`);
   const stepsBefore = view.getUint32(4, true);
   const n = view.getUint32(8, true);
+  const lag = view.getUint32(12, true);
+  if (positions !== undefined && n !== positions) throw new TokenStatsFormatError(`${n} positions where the row says ${positions}`);
   const columns = 3 + (flags & BEFORE ? 1 : 0) + (flags & KL ? 1 : 0);
   if (data.byteLength !== HEADER + 4 * n * columns + n) throw new TokenStatsFormatError(`${data.byteLength} bytes for ${n} positions × ${columns} columns`);
   let at = HEADER;
@@ -103,6 +112,7 @@ export function decodeTokenStats(data: Uint8Array): TokenStats {
   return {
     stepsBefore,
     old: flags & RECOMPUTED ? 'recomputed' : 'behaviour',
+    lag,
     ...(before ? { before } : {}),
     logp,
     ratio,

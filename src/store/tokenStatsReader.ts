@@ -14,10 +14,11 @@ export class TokenStatsReader {
 
   /** A trajectory's columns, or undefined when none were stored (not trained on, an older run, or an unreadable row). */
   stats(trajectoryId: number): TokenStatsJson | undefined {
-    const row = this.db.prepare('SELECT data FROM token_stats WHERE trajectory_id = ?').get(trajectoryId) as { data: Uint8Array } | undefined;
-    if (!row || !(row.data instanceof Uint8Array)) return undefined;
+    const row = this.db.prepare('SELECT positions, data FROM token_stats WHERE trajectory_id = ?').get(trajectoryId) as
+      { positions: unknown; data: unknown } | undefined;
+    if (!row || !(row.data instanceof Uint8Array) || typeof row.positions !== 'number') return undefined;
     try {
-      return tokenStatsJson(decodeTokenStats(row.data));
+      return tokenStatsJson(decodeTokenStats(row.data, row.positions));
     } catch (e) {
       if (e instanceof TokenStatsFormatError) return undefined;
       throw e;
@@ -46,11 +47,11 @@ export class TokenStatsReader {
       .prepare(
         `SELECT t.id, t.iteration, t.advantage FROM token_stats s JOIN trajectories t ON t.id = s.trajectory_id WHERE ${where.join(' AND ')} ORDER BY s.${col} DESC LIMIT ?`,
       )
-      .all(...args, o.limit) as { id: number; iteration: number; advantage: number }[];
+      .all(...args, o.limit) as { id: number; iteration: unknown; advantage: unknown }[];
     const out: WorstToken[] = [];
     for (const c of candidates) {
       for (const r of worstRows(this.rows(c.id), o.by, o.limit)) {
-        out.push({ ...r, trajectoryId: c.id, iteration: c.iteration, advantage: c.advantage, by: o.by, value: worstValue(r, o.by) });
+        out.push({ ...r, trajectoryId: c.id, iteration: Number(c.iteration), advantage: finite(c.advantage), by: o.by, value: worstValue(r, o.by) });
       }
     }
     return out.sort((a, b) => b.value - a.value).slice(0, o.limit);
@@ -79,6 +80,9 @@ export class TokenStatsReader {
     );
   }
 }
+
+/** A stored REAL as a number the views can print (a hand-edited row may hold text). */
+const finite = (x: unknown): number => (typeof x === 'number' && Number.isFinite(x) ? x : Number.NaN);
 
 function worstValue(r: TokenRow, by: WorstBy): number {
   if (by === 'mismatch') return Math.abs(r.mismatch!);

@@ -93,11 +93,17 @@ class DashboardPanel {
   private async drill(runId: number, iteration: number, by: WorstBy): Promise<void> {
     const b = this.backend();
     if (!b) return;
-    const [items, histogram] = await Promise.all([
-      b.request('worstTokens', { runId, iteration, by, limit: DRILL_LIMIT }),
-      b.request('mismatchHistogram', { runId, iteration, bins: DRILL_BINS }),
-    ]);
-    const msg: DashboardDrill = { type: 'drill', runId, iteration, by, items, histogram };
+    let msg: DashboardDrill;
+    try {
+      const [items, histogram] = await Promise.all([
+        b.request('worstTokens', { runId, iteration, by, limit: DRILL_LIMIT }),
+        b.request('mismatchHistogram', { runId, iteration, bins: DRILL_BINS }),
+      ]);
+      msg = { type: 'drill', runId, iteration, by, items, histogram };
+    } catch (e) {
+      const empty = { edges: [], counts: [], tokens: 0, unknown: 0 };
+      msg = { type: 'drill', runId, iteration, by, items: [], histogram: empty, error: e instanceof Error ? e.message : String(e) };
+    }
     await this.panel.webview.postMessage(msg);
   }
 

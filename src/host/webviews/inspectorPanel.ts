@@ -23,7 +23,7 @@ export class InspectorPanel {
   private trajectoryId = 0;
   private focus: TokenFocus | undefined;
   /** The shown trajectory's run and iteration (the worst-token lists' scope). */
-  private shown: { runId: number; iteration: number } | undefined;
+  private shown: { runId: number; iteration: number; trajectoryId: number } | undefined;
 
   private constructor(
     private readonly panel: vscode.WebviewPanel,
@@ -92,23 +92,30 @@ export class InspectorPanel {
       ...(this.focus ? { focus: this.focus } : {}),
       ...(await this.rescores(backend)),
     };
-    this.shown = { runId: detail.runId, iteration: detail.iteration };
+    this.shown = { runId: detail.runId, iteration: detail.iteration, trajectoryId: detail.id };
+    // a token is shown once: a refresh (a re-score stored, the page reloaded) does not jump back to it
+    this.focus = undefined;
     this.panel.title = `Trajectory ${detail.id}`;
     await this.panel.webview.postMessage(msg);
   }
 
-  /** The worst tokens of the shown trajectory's iteration or run, for the page's list. */
+  /** The worst tokens of the shown trajectory's iteration or run, for the page's list (or the backend's error). */
   private async worst(scope: WorstScope, by: WorstBy): Promise<void> {
     const backend = this.deps.backend();
     const shown = this.shown;
     if (!shown || !backend) return;
-    const items = await backend.request('worstTokens', {
-      runId: shown.runId,
-      ...(scope === 'iteration' ? { iteration: shown.iteration } : {}),
-      by,
-      limit: WORST_LIMIT,
-    });
-    const msg: InspectorWorst = { type: 'worst', scope, by, items };
+    let msg: InspectorWorst;
+    try {
+      const items = await backend.request('worstTokens', {
+        runId: shown.runId,
+        ...(scope === 'iteration' ? { iteration: shown.iteration } : {}),
+        by,
+        limit: WORST_LIMIT,
+      });
+      msg = { type: 'worst', trajectoryId: shown.trajectoryId, scope, by, items };
+    } catch (e) {
+      msg = { type: 'worst', trajectoryId: shown.trajectoryId, scope, by, items: [], error: e instanceof Error ? e.message : String(e) };
+    }
     await this.panel.webview.postMessage(msg);
   }
 

@@ -104,7 +104,7 @@ export function policyGradientLoss(logp: tf.Tensor2D, oldLogp: tf.Tensor2D, adva
     const share = (cond: tf.Tensor): tf.Scalar => tf.div<tf.Scalar>(tf.sum(masked(tf.cast(cond, 'float32'), mask)), tokens);
     const high = tf.logicalAnd(tf.greater(ratio, 1 + o.clipHigh), tf.greater(adv, 0));
     const low = tf.logicalAnd(tf.less(ratio, 1 - o.clipLow), tf.less(adv, 0));
-    // the dual clip bounds a position already below 1 − ε_low's branch (A < 0): it wins where both hold
+    // the dual clip holds where A < 0 and r > c > 1: never where the low clip does (r < 1 − ε_low)
     const side = tf.where(tf.cast(dualHit, 'bool'), tf.fill(logp.shape, 3), tf.add(tf.mul(tf.cast(low, 'float32'), 1), tf.mul(tf.cast(high, 'float32'), 2)));
     return {
       loss: aggregate(perToken as tf.Tensor2D, mask, o.aggregation, o.normTokens),

@@ -63,7 +63,7 @@ interface Tally {
   privatePass: number;
   reward: number;
   toolCalls: number;
-  perTask: Map<string, { n: number; c: number }>;
+  perTask: Map<string, { n: number; c: number; reward: number; toolCalls: number; repeated: number }>;
 }
 
 async function rollOut(policy: Policy, env: RunEnvironment, taskCount: number, o: EvaluateOptions, episodes: number, stream: string): Promise<Tally> {
@@ -83,10 +83,14 @@ async function rollOut(policy: Policy, env: RunEnvironment, taskCount: number, o
       tally.privatePass += t.outcome.privatePass ? 1 : 0;
       tally.reward += t.outcome.reward;
       tally.toolCalls += toolCallsOf(t);
-      tally.stats.push(statsOf(t));
-      const pt = tally.perTask.get(t.taskId) ?? { n: 0, c: 0 };
+      const st = statsOf(t);
+      tally.stats.push(st);
+      const pt = tally.perTask.get(t.taskId) ?? { n: 0, c: 0, reward: 0, toolCalls: 0, repeated: 0 };
       pt.n += 1;
       pt.c += t.outcome.success ? 1 : 0;
+      pt.reward += t.outcome.reward;
+      pt.toolCalls += toolCallsOf(t);
+      pt.repeated += st.repeatedActions;
       tally.perTask.set(t.taskId, pt);
     }
   }
@@ -129,5 +133,13 @@ export async function evaluatePolicy(policy: Policy, env: RunEnvironment, o: Eva
     ...meanStats(s.stats),
     ...(pass ?? {}),
     ...greedy,
+    perTask: [...s.perTask].map(([task, t]) => ({
+      task,
+      episodes: t.n,
+      successes: t.c,
+      reward: t.reward,
+      toolCalls: t.toolCalls,
+      repeatedActions: t.repeated,
+    })),
   };
 }

@@ -252,9 +252,11 @@ export class Learner {
       seqs.push(seq);
       of.set(seq, t);
     }
+    // versions between the oldest turn's sampler and the weights this update starts from (async mode)
+    const version = this.policy.version;
     const report = await this.train(seqs, (seq, stats) => {
       const t = of.get(seq);
-      if (t) t.tokenStats = stats;
+      if (t) t.tokenStats = { ...stats, lag: Math.max(0, version - Math.min(t.policyVersion, ...t.turns.map((u) => u.policy.policyVersion))) };
     });
     return { ...report, excluded, truncatedSequences: truncated };
   }
@@ -370,14 +372,17 @@ export class Learner {
   ): Promise<StepsDone> {
     const done: StepsDone = { stats: [], gradNorm: 0, lr: 0, nonFinite: 0 };
     const first = this.steps;
+    // a supervised objective's positions were not sampled by this policy at its temperature (demonstrations
+    // carry log-prob 0; RS-SFT scores at temperature 1): no training log-prob before the update is claimed
+    const sampled = this.spec.kind === 'policy-gradient';
     // the first epoch's pass of each sequence hands back its per-position numbers (a few [B, T] reads per pass)
     const tokens = (epoch: number): TokenSink | undefined =>
       epoch === 0 && onTokens
         ? (seq, cols) => {
             const stepsBefore = this.steps - first;
             const old = inputs.get(seq)?.old;
-            const beforeUpdate = old ? trainedPositions(old, seq.mask) : stepsBefore === 0 ? cols.logp : undefined;
-            onTokens(seq, { stepsBefore, old: old ? 'recomputed' : 'behaviour', ...(beforeUpdate ? { before: beforeUpdate } : {}), ...cols });
+            const beforeUpdate = !sampled ? undefined : old ? trainedPositions(old, seq.mask) : stepsBefore === 0 ? cols.logp : undefined;
+            onTokens(seq, { stepsBefore, old: old ? 'recomputed' : 'behaviour', lag: 0, ...(beforeUpdate ? { before: beforeUpdate } : {}), ...cols });
           }
         : undefined;
     const size = this.o.settings.minibatchSize > 0 ? this.o.settings.minibatchSize : seqs.length;

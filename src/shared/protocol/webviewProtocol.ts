@@ -30,6 +30,8 @@ export interface DashboardDrill {
   readonly by: WorstBy;
   readonly items: WorstToken[];
   readonly histogram: { readonly edges: number[]; readonly counts: number[]; readonly tokens: number; readonly unknown: number };
+  /** Why the iteration's tokens could not be read (the backend's error), when they could not. */
+  readonly error?: string;
 }
 
 export type HostToDashboard = DashboardData | DashboardDrill;
@@ -103,6 +105,10 @@ export type WorstScope = 'iteration' | 'run';
 /** Host → inspector: a worst-token list it asked for. */
 export interface InspectorWorst {
   readonly type: 'worst';
+  /** The trajectory shown when it was asked for (a reply that arrives after another was opened is dropped). */
+  readonly trajectoryId: number;
+  /** Why the list could not be read (the backend's error), when it could not. */
+  readonly error?: string;
   readonly scope: WorstScope;
   readonly by: WorstBy;
   readonly items: WorstToken[];
@@ -136,5 +142,11 @@ export const isInspectorData = (x: unknown): x is InspectorData =>
   typeof x.compute === 'string' &&
   isFocus(x.focus) &&
   (x.rescores === undefined || (isObject(x.rescores) && Array.isArray(x.rescores.rescores) && Array.isArray(x.rescores.edits)));
-export const isInspectorWorst: Guard<InspectorWorst> = shape('worst', { scope: (v) => v === 'iteration' || v === 'run', by: isWorstBy, items: Array.isArray });
+export const isInspectorWorst: Guard<InspectorWorst> = shape('worst', {
+  trajectoryId: isNumber,
+  error: (v) => v === undefined || typeof v === 'string',
+  scope: (v) => v === 'iteration' || v === 'run',
+  by: isWorstBy,
+  items: Array.isArray,
+});
 export const isHostToInspector: Guard<HostToInspector> = oneOf<HostToInspector>(isInspectorData, isInspectorWorst);

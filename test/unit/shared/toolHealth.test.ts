@@ -60,5 +60,15 @@ describe('toolCollapses', () => {
     assert.match(collapseText(c[0]!), /^tool use collapsed: a 0\.20 calls per episode at the end \(below 50% of 2\.00, .*since iteration 6\)$/);
     assert.deepEqual(toolCollapses([...series.slice(0, 6), it_(7, { a: 1.2, b: 0.6 })]), [], 'back above the threshold at the end: no warning');
     assert.deepEqual(toolCollapses(series.slice(0, 3)), [], 'no iteration after the baseline');
+    assert.deepEqual(toolCollapses([...series.slice(0, 5), it_(6, { a: 1.5, b: 1 }), it_(7, { a: 0.2, b: 1 })]), [], 'the last iteration alone below is noise');
+    // stored metrics are data: a value that is not a number counts as no calls, and nothing throws
+    const odd = [1, 2, 3, 4, 5].map((i) => ({
+      iteration: i,
+      toolHealth: { a: { callsPerEpisode: i < 4 ? 2 : ('x' as unknown as number), calls: 1, errorRate: 0, timeoutRate: 0 } },
+    }));
+    assert.deepEqual(
+      toolCollapses(odd).map((c) => [c.tool, c.iteration, c.last]),
+      [['a', 4, 0]],
+    );
   });
 });

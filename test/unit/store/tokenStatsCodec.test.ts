@@ -16,6 +16,7 @@ const turns = [
 const stats: TokenStats = {
   stepsBefore: 0,
   old: 'behaviour',
+  lag: 0,
   before: f([-0.5, -1.4, -0.1, -0.9, NaN]),
   logp: f([-0.5, -1.4, -0.1, -0.9, -2]),
   ratio: f([1, 1.2, 1, 3, 0.5]),
@@ -37,13 +38,14 @@ describe('tokenStatsCodec', () => {
     assert.ok(Math.abs(e.maxAbsMismatch! - 0.7) < 1e-6, String(e.maxAbsMismatch));
     assert.ok(Math.abs(e.maxAbsLogRatio! - Math.log(3)) < 1e-6);
     assert.ok(Math.abs(e.maxKl! - 0.7) < 1e-6);
-    const lean = encodeTokenStats({ ...stats, before: undefined, kl: undefined, stepsBefore: 3, old: 'recomputed' }, turns);
+    const lean = encodeTokenStats({ ...stats, before: undefined, kl: undefined, stepsBefore: 3, old: 'recomputed', lag: 2 }, turns);
     assert.equal(lean.maxAbsMismatch, undefined);
     assert.equal(lean.maxKl, undefined);
     const b2 = decodeTokenStats(lean.data);
     assert.equal(b2.before, undefined);
     assert.equal(b2.stepsBefore, 3);
     assert.equal(b2.old, 'recomputed');
+    assert.equal(b2.lag, 2);
   });
 
   it('refuses a BLOB of another shape with an error that says so', () => {
@@ -53,6 +55,10 @@ describe('tokenStatsCodec', () => {
     const other = Buffer.from(e);
     other[0] = 2;
     assert.throws(() => decodeTokenStats(other), /format 2/);
+    const flags = Buffer.from(e);
+    flags[1] = flags[1]! | 8;
+    assert.throws(() => decodeTokenStats(flags), /unknown flags/);
+    assert.throws(() => decodeTokenStats(e, 6), /5 positions where the row says 6/, 'the BLOB must hold what its row says');
     assert.throws(() => encodeTokenStats({ ...stats, ratio: f([1]) }, turns), /ratio has 1 positions, logp 5/);
   });
 
@@ -88,6 +94,39 @@ describe('tokenStatsCodec', () => {
       cut.map((r) => r.trained),
       [true, true, false, false, false, false],
     );
+  });
+
+  it('with lag (an async group sampled by an older policy) the difference is not reported as a mismatch', () => {
+    const lagged = tokenRows(turns, tokenStatsJson({ ...stats, lag: 1 }));
+    assert.ok(lagged.every((r) => r.mismatch === undefined));
+    assert.equal(lagged[0]!.before, -0.5, 'the training log-prob before the update is still shown');
+    assert.equal(encodeTokenStats({ ...stats, lag: 1 }, turns).maxAbsMismatch, undefined);
+  });
+
+  it('a turn with a chosen action index (the table, a scored candidate) is one trained position, whatever tokens it stores', () => {
+    const scored = [
+      { policy: { behaviourLogprob: -0.7, actionIndex: 2, tokens: { context: [1], sampled: [11, 12, 13], logprobs: [-0.7, 0, 0] } } },
+      { policy: { behaviourLogprob: -1.2, actionIndex: 0, tokens: { context: [2], sampled: [14, 15], logprobs: [-1.2, 0] } } },
+    ];
+    const two: TokenStats = {
+      stepsBefore: 0,
+      old: 'behaviour',
+      lag: 0,
+      before: f([-0.6, -1.2]),
+      logp: f([-0.6, -1.2]),
+      ratio: f([1, 1]),
+      clipSide: Uint8Array.from([0, 0]),
+      entropy: f([1, 1]),
+    };
+    const rows = tokenRows(scored, tokenStatsJson(two));
+    assert.deepEqual(
+      rows.map((r) => [r.turn, r.token, r.id, r.trained, r.action]),
+      [
+        [0, 0, 2, true, true],
+        [1, 0, 0, true, true],
+      ],
+    );
+    assert.ok(Math.abs(rows[0]!.mismatch! - 0.1) < 1e-6, "before − the action's behaviour log-prob, not the candidate's first token");
   });
 
   it('histogram: equal bins over [0, max], the maximum in the last', () => {

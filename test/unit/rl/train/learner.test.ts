@@ -164,6 +164,27 @@ describe('Learner: per-token statistics', () => {
       assert.ok(clipped > 0, 'the large step clipped a token of the second minibatch');
     }
   });
+
+  it('claims no training log-prob before the update for a supervised objective, and records the lag of an older sampler', async () => {
+    const rs = learnerOf(new TablePolicy(spec, ADAM_DEFAULTS, 'cpu'), {}, 'rs-sft');
+    const ts = [tableTraj(0, 1, 0), tableTraj(0, 0, 1)];
+    rs.assignAdvantages(ts);
+    await rs.update(ts);
+    assert.ok(ts[0]!.tokenStats && ts[0]!.tokenStats.before === undefined, 'RS-SFT: its positions were not scored at the sampling temperature');
+    assert.equal(ts[1]!.tokenStats, undefined, 'the failure is not trained on');
+    // episodes sampled by version 0, trained after one update (version 1): lag 1
+    const p = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
+    const g = learnerOf(p, { klCoef: 0, skipZeroAdvantage: false });
+    const first = [tableTraj(0, 1, 0), tableTraj(0, 0, 1)];
+    g.assignAdvantages(first);
+    await g.update(first);
+    assert.equal(first[0]!.tokenStats!.lag, 0);
+    const stale = [tableTraj(0, 1, 0), tableTraj(0, 0, 1)];
+    g.assignAdvantages(stale);
+    await g.update(stale);
+    assert.equal(p.version, 2);
+    assert.equal(stale[0]!.tokenStats!.lag, 1, 'sampled by version 0, trained from version 1');
+  });
 });
 
 describe('Learner: off-policy correction', () => {
