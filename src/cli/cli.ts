@@ -50,9 +50,11 @@ Usage:
   agent-rl runs  [--db FILE] [--json]
   agent-rl show  RUN [--db FILE] [--json]          RUN = run id or name
   agent-rl trajectory ID [--db FILE] [--json]     every turn of a trajectory, in full
-  agent-rl env check [--python PATH] [--config FILE]
+  agent-rl env check [--python PATH] [--config FILE] [--env calculator]
                                                   which sandbox isolation level works here, and why; with a
-                                                  workspace config: its tasks, tools (each tried) and reward
+                                                  workspace config: its tasks, tools (each tried) and reward;
+                                                  with the calculator (--env or a config): each task split's
+                                                  size and mix of expression depths
   agent-rl env run --env NAME [--task ID] --actions FILE [--config FILE]
                                                   replay actions (JSON array, or one per line); JSON lines out;
                                                   envOptions come from the --config file
@@ -217,7 +219,12 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'env': {
       const [sub, ...extra] = positionals;
       if (extra.length > 0) throw new UsageError(`env ${sub ?? ''} takes no further arguments (got ${extra.join(' ')})`);
-      if (sub === 'check') return envCheckCommand(values.python, typeof values.config === 'string' ? readConfigFile(values.config) : undefined);
+      if (sub === 'check')
+        return envCheckCommand(
+          values.python,
+          typeof values.config === 'string' ? readConfigFile(values.config) : undefined,
+          (values as Record<string, string | undefined>).env,
+        );
       if (sub === 'run') {
         const fromFile = typeof values.config === 'string' ? readConfigFile(values.config).envOptions : undefined;
         if (fromFile !== undefined && (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile)))

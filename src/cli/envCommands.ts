@@ -1,9 +1,12 @@
-// `agent-rl env check` — which sandbox isolation level works here and why the others do not.
+// `agent-rl env check` — which sandbox isolation level works here and why the others do not; with a
+// workspace config, that environment's tasks, tools and reward; with the calculator, its task sets.
 // `agent-rl env run --env NAME --task ID --actions FILE` — replays scripted actions against an
 // environment and prints every step as a JSON line, then the verified outcome.
 import * as fs from 'node:fs';
-import { ENV_NAMES, validateEnvOptions, validateEnvSelection, type EnvName, type WorkspaceEnvOptions } from '../shared/runConfig';
+import { ENV_NAMES, validateEnvOptions, validateEnvSelection, type CalculatorEnvOptions, type EnvName, type WorkspaceEnvOptions } from '../shared/runConfig';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
+import { calculatorOptions } from '../rl/envs/calculator/calculatorEnv';
+import { depthMix, expressionSets } from '../rl/envs/calculator/expressionSets';
 import type { RunEnvironment, Task } from '../rl/envs/environment';
 import { openEnvironment } from '../rl/envs/registry';
 import { Rng } from '../rl/random';
@@ -12,7 +15,7 @@ import { detectIsolation, resolvePython } from '../rl/sandbox/isolation';
 import { renderPrompt } from '../rl/envs/workspace/toolCalls';
 import { ToolSession } from '../rl/envs/workspace/toolSession';
 import { prepareWorkspace, type PreparedWorkspace } from '../rl/envs/workspace/workspaceEnv';
-import { table } from './format';
+import { pct, table } from './format';
 import { UsageError } from './usageError';
 
 /** A workspace environment checked without training: its tasks, its tools (each tried on its example), its reward on a recorded episode. */
@@ -60,7 +63,41 @@ async function describeWorkspace(p: PreparedWorkspace): Promise<void> {
   );
 }
 
-export async function envCheckCommand(python: string | undefined, config?: Record<string, unknown>): Promise<number> {
+/**
+ * What env check prints of the calculator's task sets: their sizes and each split's mix of expression
+ * depths beside the generator's own, so a run's training and held-out success can be compared (both
+ * splits have one mix; a depth below the generator's share ran out of distinct expressions).
+ */
+export function calculatorTaskSummary(options: CalculatorEnvOptions): string {
+  const o = calculatorOptions(options);
+  const sets = expressionSets({ train: o.trainTasks, heldOut: o.heldOutTasks }, o.generator);
+  const train = depthMix(sets.train);
+  const heldOut = depthMix(sets.heldOut);
+  const depths = [...new Set([...sets.drawn.keys(), ...train.keys(), ...heldOut.keys()])].sort((a, b) => a - b);
+  const share = (mix: Map<number, number>, total: number, d: number): string => `${mix.get(d) ?? 0} (${total > 0 ? pct((mix.get(d) ?? 0) / total) : '-'})`;
+  const g = o.generator;
+  const lines = [
+    `calculator tasks: ${sets.train.length} training, ${sets.heldOut.length} held out (depth ${g.minDepth}–${g.maxDepth}, operands ${g.minOperand}–${g.maxOperand})`,
+    "depth of each expression as written, per split (one mix in both; a depth below the generator's share ran out of distinct expressions):",
+    table(
+      ['depth', 'generator', 'training', 'held out'],
+      depths.map((d) => [String(d), pct(sets.drawn.get(d) ?? 0), share(train, sets.train.length, d), share(heldOut, sets.heldOut.length, d)]),
+    ),
+  ];
+  for (const [label, got, asked] of [
+    ['training', sets.train.length, o.trainTasks],
+    ['held-out', sets.heldOut.length, o.heldOutTasks],
+  ] as const)
+    if (got < asked)
+      lines.push(
+        `${label} tasks: ${got} of the ${asked} asked (too few distinct expressions at these options to keep the mix; widen the operand range or the depths)`,
+      );
+  return lines.join('\n');
+}
+
+export async function envCheckCommand(python: string | undefined, config?: Record<string, unknown>, envName?: string): Promise<number> {
+  if (envName !== undefined && envName !== 'calculator' && envName !== config?.env)
+    throw new UsageError(`env check --env takes calculator (a workspace environment is checked with --config FILE); got ${showInvisibles(envName)}`);
   if (config !== undefined && config.env === 'workspace') {
     const given = (config.envOptions ?? {}) as Record<string, unknown>;
     // --python wins over the config's interpreter, for the probe and for the tools alike
@@ -69,6 +106,20 @@ export async function envCheckCommand(python: string | undefined, config?: Recor
     await workspaceCheck(envOptions);
     process.stdout.write('workspace environment: ok\n');
     return 0;
+  }
+  if (envName === 'calculator' || config?.env === 'calculator') {
+    const given = config?.env === 'calculator' ? ((config.envOptions ?? {}) as Record<string, unknown>) : {};
+    const envOptions = validateEnvOptions('calculator', given);
+    // the two ranges validateRunConfig checks across fields, which validateEnvOptions does not
+    for (const [lo, hi] of [
+      ['minDepth', 'maxDepth'],
+      ['minOperand', 'maxOperand'],
+    ] as const)
+      if (envOptions[lo] > envOptions[hi])
+        throw new UsageError(`envOptions.${lo} (${envOptions[lo]}) is greater than envOptions.${hi} (${envOptions[hi]}); make ${lo} ≤ ${hi}`);
+    const code = envCheckSandbox(python);
+    process.stdout.write(`\n${calculatorTaskSummary(envOptions)}\ncalculator environment: ok\n`);
+    return code;
   }
   return envCheckSandbox(python);
 }

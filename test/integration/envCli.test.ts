@@ -52,6 +52,26 @@ describe('agent-rl env', () => {
     assert.match(r.stderr, /No Python 3 interpreter found .*Fix: install python3/);
   });
 
+  it("env check --env calculator (or a calculator config) prints each task split's depth mix", () => {
+    const dir = tempDir();
+    const r = runCli(['env', 'check', '--env', 'calculator'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^auto selects: /m);
+    assert.match(r.stdout, /^calculator tasks: 2000 training, 200 held out \(depth 1–2, operands 0–9\)$/m);
+    assert.match(r.stdout, /^depth +generator +training +held out$/m);
+    assert.match(r.stdout, /^1 +\d+\.\d% +243 \(12\.2%\) +24 \(12\.0%\)$/m);
+    assert.match(r.stdout, /^calculator environment: ok$/m);
+    const config = path.join(dir, 'calc.json');
+    fs.writeFileSync(config, JSON.stringify({ env: 'calculator', envOptions: { maxDepth: 3, trainTasks: 300, heldOutTasks: 50 } }));
+    const c = runCli(['env', 'check', '--config', config], dir);
+    assert.equal(c.code, 0, c.stderr);
+    assert.match(c.stdout, /^calculator tasks: 300 training, 50 held out \(depth 1–3, operands 0–9\)$/m);
+    fs.writeFileSync(config, JSON.stringify({ env: 'calculator', envOptions: { minDepth: 3, maxDepth: 2 } }));
+    const bad = runCli(['env', 'check', '--config', config], dir);
+    assert.equal(bad.code, 2, bad.stdout);
+    assert.match(bad.stderr, /envOptions\.minDepth \(3\) is greater than envOptions\.maxDepth \(2\)/);
+  });
+
   it('env run replays calculator actions as JSON lines, then the outcome', () => {
     const dir = tempDir();
     const file = path.join(dir, 'actions.json');

@@ -7,7 +7,8 @@ import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/
 import { parseCalculatorAction } from '../parsers';
 import type { CalculatorEnvOptions } from '../../../shared/runConfig';
 import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, Task, TaskSource } from '../environment';
-import { applyOp, evaluate, expressionSet, GENERATOR_OPS, parseExpr, type GeneratorOptions, type Op } from './expressions';
+import { expressionSets } from './expressionSets';
+import { applyOp, evaluate, GENERATOR_OPS, parseExpr, type GeneratorOptions, type Op } from './expressions';
 
 const OPS: readonly Op[] = ['add', 'sub', 'mul', 'div'];
 const INT_RE = /^-?\d{1,15}$/;
@@ -120,10 +121,9 @@ function taskSource(o: CalculatorOptions): TaskSource {
   const key = JSON.stringify([o.generator, o.trainTasks, o.heldOutTasks]);
   let source = taskCache.get(key);
   if (!source) {
-    source = {
-      train: expressionSet('train', o.trainTasks, o.generator).map(calculatorTask),
-      heldOut: expressionSet('heldOut', o.heldOutTasks, o.generator).map(calculatorTask),
-    };
+    // both splits drawn together: they share one depth mix (expressionSets.ts says why)
+    const sets = expressionSets({ train: o.trainTasks, heldOut: o.heldOutTasks }, o.generator);
+    source = { train: sets.train.map(calculatorTask), heldOut: sets.heldOut.map(calculatorTask) };
     taskCache.set(key, source);
   }
   return source;

@@ -1,6 +1,6 @@
 // Arithmetic expressions for the calculator environment: a seeded generator (depth 1–3), exact
 // integer evaluation, the tool-call plan a careful agent follows, and a fixed train / held-out split
-// by canonical call plan.
+// by canonical call plan (the two task sets are drawn in expressionSets.ts).
 import { CALCULATOR_OPTION_SPECS } from '../../../shared/runConfig';
 import { fnv1a, Rng } from '../../random';
 
@@ -176,16 +176,10 @@ export function canonicalPlan(e: Expr): string {
  * order) with a training task: the split is a property of what the task asks, not of its text.
  */
 export function isHeldOut(text: string): boolean {
-  return fnv1a(canonicalPlan(parseExpr(text))) % 5 === 0;
+  return isHeldOutExpr(parseExpr(text));
 }
 
-/** Distinct expressions of one split, in generation order, from a fixed generator seed. */
-export function expressionSet(split: 'train' | 'heldOut', count: number, o: GeneratorOptions, seed = 2026): string[] {
-  const rng = Rng.stream(seed, `calculator/${split}`);
-  const seen = new Set<string>();
-  for (let tries = 0; seen.size < count && tries < count * 200; tries++) {
-    const text = render(generate(rng, o));
-    if (isHeldOut(text) === (split === 'heldOut')) seen.add(text);
-  }
-  return [...seen];
+/** isHeldOut for an expression already parsed. */
+export function isHeldOutExpr(e: Expr): boolean {
+  return fnv1a(canonicalPlan(e)) % 5 === 0;
 }

@@ -8,13 +8,13 @@ import {
   DEFAULT_GENERATOR,
   depth,
   evaluate,
-  expressionSet,
   generate,
   isHeldOut,
   parseExpr,
   render,
   type Expr,
 } from '../../../../src/rl/envs/calculator/expressions';
+import { depthMix, expressionSets, textDepth } from '../../../../src/rl/envs/calculator/expressionSets';
 import { CalculatorReferenceAgent, inSkipClass } from '../../../../src/rl/policies/scripted/calculatorReference';
 import { DemonstrationPolicy } from '../../../../src/rl/policies/scripted/demonstrations';
 import { CharTokenizer } from '../../../../src/rl/policies/transformer/tokenizer';
@@ -57,12 +57,78 @@ describe('expressions', () => {
   });
 
   it('train and held-out splits are fixed and disjoint', () => {
-    const train = expressionSet('train', 500, DEFAULT_GENERATOR);
-    const held = expressionSet('heldOut', 100, DEFAULT_GENERATOR);
+    const { train, heldOut: held } = expressionSets({ train: 500, heldOut: 100 }, DEFAULT_GENERATOR);
     assert.equal(new Set(train).size, 500);
-    assert.equal(held.length, 100);
+    assert.equal(new Set(held).size, 100);
     assert.ok(held.every(isHeldOut) && !train.some(isHeldOut));
-    assert.deepEqual(expressionSet('heldOut', 100, DEFAULT_GENERATOR), held);
+    // determinism: fixed seed streams, so the same sets every time; another seed draws others
+    assert.deepEqual(expressionSets({ train: 500, heldOut: 100 }, DEFAULT_GENERATOR), expressionSets({ train: 500, heldOut: 100 }, DEFAULT_GENERATOR));
+    assert.notDeepEqual(expressionSets({ train: 500, heldOut: 100 }, DEFAULT_GENERATOR, 7).heldOut, held);
+  });
+});
+
+describe('calculator task sets: one depth mix in both splits', () => {
+  /** Each depth's share in the two splits differs by at most one task of the smaller split or 2 points. */
+  const assertSameMix = (train: string[], heldOut: string[]): void => {
+    const [a, b] = [depthMix(train), depthMix(heldOut)];
+    for (const d of new Set([...a.keys(), ...b.keys()])) {
+      const [sa, sb] = [(a.get(d) ?? 0) / train.length, (b.get(d) ?? 0) / heldOut.length];
+      const diff = Math.abs(sa - sb);
+      assert.ok(
+        diff <= 0.02 || diff <= 1 / Math.min(train.length, heldOut.length) + 1e-12,
+        `depth ${d}: ${(100 * sa).toFixed(1)}% training, ${(100 * sb).toFixed(1)}% held out`,
+      );
+    }
+  };
+  const plan = (x: string): string => canonicalPlan(parseExpr(x));
+
+  it("at the defaults (the environment's own tasks): same mix, depth 1 set by the training split, which has all its depth-1 expressions", () => {
+    const { train, heldOut } = calculatorEnv({}).tasks();
+    const [t, h] = [train.map((x) => String(x.data.expression)), heldOut.map((x) => String(x.data.expression))];
+    assert.deepEqual([t.length, h.length], [2000, 200]);
+    assertSameMix(t, h);
+    // the training split's depth-1 expressions, all of them: 300 texts "a op b" (digits, + - *), less the held-out plans
+    const ops = ['+', '-', '*'].flatMap((op) => Array.from({ length: 100 }, (_, i) => `${Math.floor(i / 10)}${op}${i % 10}`));
+    assert.equal(depthMix(t).get(1), ops.filter((x) => !isHeldOut(x)).length);
+    assert.equal(depthMix(t).get(1), 243);
+    // before the stratification the held-out set had 27 % depth 1 against 12 % in training
+    assert.ok(Math.abs(depthMix(h).get(1)! / 200 - 243 / 2000) <= 0.005);
+    const trained = new Set(t.map(plan));
+    assert.equal(h.filter((x) => trained.has(plan(x))).length, 0);
+  });
+
+  it('at another setting (depths 1–3, operands 0–5, 800 / 150): same mix, no shared plan, distinct, deterministic', () => {
+    const o = { ...DEFAULT_GENERATOR, maxDepth: 3, maxOperand: 5 };
+    const sets = expressionSets({ train: 800, heldOut: 150 }, o);
+    assert.deepEqual([sets.train.length, sets.heldOut.length], [800, 150]);
+    assert.deepEqual([new Set(sets.train).size, new Set(sets.heldOut).size], [800, 150]);
+    assertSameMix(sets.train, sets.heldOut);
+    assert.ok(Math.max(...depthMix(sets.train).keys()) >= 4, 'a text can read deeper than the tree that drew it ("1+2+3+4")');
+    const trained = new Set(sets.train.map(plan));
+    assert.equal(sets.heldOut.filter((x) => trained.has(plan(x))).length, 0);
+    assert.deepEqual(expressionSets({ train: 800, heldOut: 150 }, o), sets);
+  });
+
+  it('a larger held-out set becomes the scarcer split at depth 1 and sets the share for training', () => {
+    const { train, heldOut } = expressionSets({ train: 2000, heldOut: 500 }, DEFAULT_GENERATOR);
+    assertSameMix(train, heldOut);
+    // 57 held-out depth-1 expressions exist at operands 0–9: all of them, 11.4 %, and training follows
+    assert.equal(depthMix(heldOut).get(1), 57);
+    assert.equal(depthMix(train).get(1), 228);
+  });
+
+  it("with no scarce depth the mix is the generator's", () => {
+    const sets = expressionSets({ train: 2000, heldOut: 200 }, { ...DEFAULT_GENERATOR, maxOperand: 1000 });
+    assertSameMix(sets.train, sets.heldOut);
+    for (const [d, n] of depthMix(sets.train)) assert.ok(Math.abs(n / 2000 - sets.drawn.get(d)!) < 0.001, `depth ${d}`);
+  });
+
+  it('too few distinct expressions: shorter splits, still one mix, no error', () => {
+    // operands 0–1 at depth 1: 12 texts in all, 10 of them training
+    const sets = expressionSets({ train: 2000, heldOut: 200 }, { ...DEFAULT_GENERATOR, maxDepth: 1, maxOperand: 1 });
+    assert.deepEqual([sets.train.length, sets.heldOut.length], [10, 2]);
+    assert.ok(sets.heldOut.every(isHeldOut) && !sets.train.some(isHeldOut));
+    assert.equal(textDepth('1+2+3+4'), 3);
   });
 });
 
