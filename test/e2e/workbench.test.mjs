@@ -447,6 +447,13 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.deepEqual(await checkedRuns(frame), [3, 5]);
     const legend = await frame.evaluate(() => [...document.querySelectorAll('section[data-metric="reward"] .legend button')].map((b) => b.title));
     assert.deepEqual(legend.map((t) => /\(run (\d+)\)/.exec(t)?.[1]).sort(), ['3', '3', '5', '5']);
+    // issue 29: where the two runs' configs differ, key by key
+    await frame.waitForSelector('#comparison table.compare td.key', { timeout: 30_000 });
+    const keys = await frame.evaluate(() => [...document.querySelectorAll('#comparison table.compare td.key')].map((td) => td.textContent));
+    assert.ok(
+      ['env', 'policy', 'method'].every((k) => keys.includes(k)),
+      JSON.stringify(keys),
+    );
     await page.screenshot({ path: path.join(OUT, 'compare.png') });
   });
 
@@ -1022,5 +1029,16 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(await dash.textContent('#drill h2'), /e2e-tokens · iteration \d: worst tokens by \|training − sampling log-prob\|/);
     assert.match(await dash.textContent('#drill .drill-histogram .meta'), /^\|training − sampling log-prob\| of \d+ tokens/);
     await page.screenshot({ path: path.join(OUT, 'dashboard-token-drill.png') });
+    // Fork Run from Here on the last iteration (its state is kept), one more iteration: the tree shows the lineage
+    await contextMenu(treeRows().filter({ hasText: 'iteration 2' }).first(), 'Fork Run from Here', page.locator('.quick-input-widget'));
+    await answer(page, '{"iterations": 3}');
+    await page
+      .locator('.notification-list-item', { hasText: /fork of run \d+ @ 2\)" completed/ })
+      .first()
+      .waitFor({ state: 'visible', timeout: 180_000 });
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    await runRow('(fork of run').waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match(await runRow('(fork of run').textContent(), /forked from run \d+ @ iteration 2/);
+    await page.screenshot({ path: path.join(OUT, 'tree-fork.png') });
   });
 });

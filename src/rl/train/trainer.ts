@@ -123,8 +123,8 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       iterations.push(record);
       run.counters.iterationMsTotal += record.wallMs;
       completed = it;
-      // the last iteration too: a fork may continue a finished run (train it longer, or differently)
-      if (config.checkpointEvery > 0 && it % config.checkpointEvery === 0) await saveResumePoint(it);
+      // every checkpointEvery-th iteration and the last: a fork may continue a finished run (train it longer, or differently)
+      if (config.checkpointEvery > 0 && (it % config.checkpointEvery === 0 || it === config.iterations)) await saveResumePoint(it);
       checkFinite(run, report, it);
       emit({ kind: 'progress', progress: progressOf(run, record, Date.now() - t0, evaluation) });
     }

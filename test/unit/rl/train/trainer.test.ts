@@ -163,9 +163,10 @@ describe('trainer: resume points', () => {
   it('a resume point is replaced atomically: the pointer names a whole state folder; states at checkpoint iterations are kept for forks', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));
     await train(validateRunConfig({ seed: 3, iterations: 7, evalEpisodes: 10, checkpointEvery: 2 }), { sink: new MemorySink({ resume: dir }) });
-    assert.deepEqual(fs.readdirSync(dir).sort(), ['resume.json', 'state-2', 'state-4', 'state-6']);
-    assert.equal(readResumePoint(dir)!.state.iteration, 6);
-    assert.deepEqual(keptResumeIterations(dir), [2, 4, 6]);
+    // every multiple of checkpointEvery, and the last iteration (a fork may train a finished run on)
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['resume.json', 'state-2', 'state-4', 'state-6', 'state-7']);
+    assert.equal(readResumePoint(dir)!.state.iteration, 7);
+    assert.deepEqual(keptResumeIterations(dir), [2, 4, 6, 7]);
     assert.equal(readResumePointAt(dir, 4)!.state.iteration, 4);
     assert.equal(readResumePointAt(dir, 5), undefined);
   });
