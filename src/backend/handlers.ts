@@ -25,6 +25,7 @@ function checked<T>(value: unknown, ok: (v: unknown) => boolean, field: string):
   if (!ok(value)) throw new Error(`malformed request: ${field} is ${JSON.stringify(value)?.slice(0, 80) ?? 'missing'}`);
   return value as T;
 }
+const isFolders = (v: unknown): boolean => Array.isArray(v) && v.length <= 100 && v.every((f) => typeof f === 'string' && f !== '');
 const isId = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v > 0;
 const isText = (v: unknown): boolean => typeof v === 'string';
 const orNull = (ok: (v: unknown) => boolean) => (v: unknown) => v === null || ok(v);
@@ -96,7 +97,11 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
       const rewardFile = checked<string | null>(p.rewardFile, orNull(isText), 'rewardFile');
       return rescoreRun(db, db.name, {
         run: String(checked<number>(p.runId, isId, 'runId')),
-        sandbox: { python: checked<string>(p.python, isText, 'python'), sandbox: checked<string>(p.sandbox, isText, 'sandbox') },
+        sandbox: {
+          python: checked<string>(p.python, isText, 'python'),
+          sandbox: checked<string>(p.sandbox, isText, 'sandbox'),
+          folders: checked<string[]>(p.folders, isFolders, 'folders'),
+        },
         ...(trajectoryId !== null ? { trajectoryId } : {}),
         ...(rewardFile !== null ? { rewardFile } : {}),
       });
@@ -111,7 +116,11 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
         run: String(t.runId),
         trajectoryId,
         finalAnswer: checked<string>(p.text, isText, 'text'),
-        sandbox: { python: checked<string>(p.python, isText, 'python'), sandbox: checked<string>(p.sandbox, isText, 'sandbox') },
+        sandbox: {
+          python: checked<string>(p.python, isText, 'python'),
+          sandbox: checked<string>(p.sandbox, isText, 'sandbox'),
+          folders: checked<string[]>(p.folders, isFolders, 'folders'),
+        },
         ...(rewardFile !== null ? { rewardFile } : {}),
       });
     },

@@ -123,7 +123,8 @@ export async function rescoreCommand(args: readonly string[]): Promise<number> {
   if (!Number.isInteger(busy) || busy < 0) throw new UsageError(`--busy-timeout ${v['busy-timeout']}: use a whole number of milliseconds ≥ 0`);
   const db = path.resolve(v.db ?? DEFAULT_DB_PATH);
   const store = openStore(db, { busyTimeoutMs: busy });
-  const sandbox = { python: v.python ?? '', sandbox: 'auto' };
+  // a stored workspace run's tools and reward run only from inside the folder this command runs in
+  const sandbox = { python: v.python ?? '', sandbox: 'auto', folders: [process.cwd()] };
   const reward = v.reward !== undefined ? { rewardFile: v.reward } : {};
   try {
     if (finalAnswer !== undefined && trajectoryId !== undefined) {

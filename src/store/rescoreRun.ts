@@ -28,6 +28,30 @@ export class RescoreError extends Error {
 export interface RescoreSandbox {
   readonly python: string;
   readonly sandbox: string;
+  /**
+   * The folders the user works in (the CLI's current folder; VS Code's workspace folders): a stored
+   * workspace run's tools.py and reward.py are run only when they are inside one — a stored run (a
+   * shared database) never chooses which files run.
+   */
+  readonly folders: readonly string[];
+}
+
+/** Whether `file` (symbolic links followed) lies inside one of `folders`; false when either cannot be read. */
+function insideFolders(file: string, folders: readonly string[]): boolean {
+  let real: string;
+  try {
+    real = fs.realpathSync(file);
+  } catch {
+    return false;
+  }
+  return folders.some((d) => {
+    try {
+      const rel = path.relative(fs.realpathSync(d), real);
+      return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+    } catch {
+      return false;
+    }
+  });
 }
 
 export interface RescoreOptions {
@@ -86,6 +110,18 @@ function configFor(
     if (config.env === 'code') config = { ...config, envOptions: { ...config.envOptions, ...mine } };
     else {
       let reward = config.envOptions.reward;
+      const root = path.resolve(config.envOptions.root || '.');
+      const files = [
+        ['envOptions.tools', config.envOptions.tools],
+        ...(rewardFile === undefined && reward.endsWith('.py') ? [['envOptions.reward', reward]] : []),
+      ].filter(([, f]) => f !== undefined && f !== '');
+      for (const [field, f] of files) {
+        const file = path.resolve(root, f!);
+        if (!insideFolders(file, sandbox.folders))
+          throw new RescoreError(
+            `run ${run.id}'s ${field} is ${file}, which is not a file inside ${sandbox.folders.length ? sandbox.folders.join(', ') : 'an open folder'}: a stored run does not choose which files run. Fix: re-score from the workspace folder that holds the run's tools and reward${field === 'envOptions.reward' ? ' (or pass --reward FILE)' : ''}`,
+          );
+      }
       if (rewardFile !== undefined) {
         reward = path.resolve(rewardFile);
         if (!fs.existsSync(reward) || !fs.statSync(reward).isFile())

@@ -157,6 +157,9 @@ export class RunWriter implements RunSink {
         fork?.at ?? null,
       );
     this.id = Number(lastInsertRowid);
+    // run ids are reused after the newest run is deleted: resume points left by a deleted run of this id
+    // are not this run's (a resume or a fork must never continue from them)
+    if (this.file) fs.rmSync(resumeDirFor(this.file, this.id), { recursive: true, force: true });
   }
 
   private addEvaluation(e: EvaluationResult, at: string): void {
@@ -201,13 +204,17 @@ export function markRunFailed(db: Database.Database, runId: number, reason: stri
 
 /** Deletes a run and everything stored under it, in one transaction. */
 export function deleteRun(db: Database.Database, runId: number): boolean {
-  return db.transaction(() => {
+  const deleted = db.transaction(() => {
     db.prepare('DELETE FROM turns WHERE trajectory_id IN (SELECT id FROM trajectories WHERE run_id = ?)').run(runId);
     db.prepare('DELETE FROM trajectories WHERE run_id = ?').run(runId);
     db.prepare('DELETE FROM evaluations WHERE run_id = ?').run(runId);
     db.prepare('DELETE FROM iterations WHERE run_id = ?').run(runId);
     return db.prepare('DELETE FROM runs WHERE id = ?').run(runId).changes > 0;
   })();
+  // its kept resume points (one per checkpointEvery iterations, a model's weights each) go with it; its
+  // final checkpoint stays: other runs may start from it (--init)
+  if (deleted && db.name && db.name !== ':memory:') fs.rmSync(resumeDirFor(db.name, runId), { recursive: true, force: true });
+  return deleted;
 }
 
 /**

@@ -166,6 +166,21 @@ describe('agent-rl rescore on a workspace run', () => {
     assert.equal(storedHash(db), before0, 'no stored data changed');
   });
 
+  it('a stored run does not choose which files run: its tools and reward run only from inside the folder the re-score runs in', () => {
+    const elsewhere = tempDir();
+    const r = runCli(['rescore', 'ws', '--db', db], elsewhere);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(
+      r.stderr,
+      /envOptions\.tools is .*tools\.py, which is not a file inside .*: a stored run does not choose which files run\. Fix: re-score from the workspace folder/,
+    );
+    // --reward replaces the stored reward, never the stored tools
+    const withReward = runCli(['rescore', 'ws', '--db', db, '--reward', path.join(dir, 'reward.py')], elsewhere);
+    assert.equal(withReward.code, 2, withReward.stderr);
+    assert.match(withReward.stderr, /envOptions\.tools is /);
+    assert.equal(storedHash(db), before0, 'no stored data changed');
+  });
+
   it('an edited final answer is scored and stored as an edit; the original trajectory reads back unchanged', () => {
     const t = trajectories.find((x) => x.task_id !== '3')!;
     const original = runCli(['trajectory', String(t.id), '--db', db, '--json'], dir).stdout;
@@ -205,14 +220,14 @@ describe('agent-rl rescore on a workspace run', () => {
     try {
       fs.writeFileSync(path.join(dir, 'reward.py'), REWARD_V2);
       const t = trajectories.find((x) => x.task_id !== '3')!;
-      const report = await backend.request('rescore', { runId: 1, trajectoryId: t.id, rewardFile: null, python: '', sandbox: 'auto' }, 120_000);
+      const report = await backend.request('rescore', { runId: 1, trajectoryId: t.id, rewardFile: null, python: '', sandbox: 'auto', folders: [dir] }, 120_000);
       assert.equal(report.trajectoryId, t.id);
       assert.equal(report.items.length, 1);
       assert.equal(report.items[0]!.new?.reward, v2(t.task_id));
       assert.deepEqual(await backend.request('rescoreReport', { rescoreId: report.id }), report);
       const e = await backend.request(
         'editFinalAnswer',
-        { trajectoryId: t.id, text: '<answer>0</answer>', rewardFile: null, python: '', sandbox: 'auto' },
+        { trajectoryId: t.id, text: '<answer>0</answer>', rewardFile: null, python: '', sandbox: 'auto', folders: [dir] },
         120_000,
       );
       assert.equal(e.edit.score?.reward, 0.5 * 0 + (Number(t.task_id) % 2 === 0 ? 0.25 : 0));
@@ -220,7 +235,10 @@ describe('agent-rl rescore on a workspace run', () => {
       assert.equal(listed.rescores[0]?.rescoreId, report.id, 'newest first');
       assert.ok(listed.rescores.some((x) => x.rescoreId === 1));
       assert.equal(listed.edits[0]?.id, e.edit.id);
-      await assert.rejects(backend.request('rescore', { runId: 999, trajectoryId: null, rewardFile: null, python: '', sandbox: 'auto' }), /no run "999"/);
+      await assert.rejects(
+        backend.request('rescore', { runId: 999, trajectoryId: null, rewardFile: null, python: '', sandbox: 'auto', folders: [dir] }),
+        /no run "999"/,
+      );
       assert.equal(storedHash(db), before0);
       // a deleted run takes its re-scores and edits with it (foreign keys, ON DELETE CASCADE)
       assert.equal(await backend.request('deleteRun', { runId: 1 }), true);

@@ -7,9 +7,9 @@ import { describe, it } from 'node:test';
 import { validateRunConfig } from '../../src/shared/runConfig';
 import type { Trajectory } from '../../src/shared/types';
 import { migrate, SCHEMA_VERSION, SchemaTooNewError } from '../../src/store/migrations';
-import { APPLICATION_ID, explainSqliteError, openStore, StoreError } from '../../src/store/openStore';
+import { APPLICATION_ID, checkpointDirFor, explainSqliteError, openStore, resumeDirFor, StoreError } from '../../src/store/openStore';
 import { RunReader } from '../../src/store/runReader';
-import { markOrphanedRuns, RunWriter } from '../../src/store/runWriter';
+import { deleteRun, markOrphanedRuns, RunWriter } from '../../src/store/runWriter';
 import { prepareResume } from '../../src/store/resume';
 import { MemorySink } from '../../src/rl/train/sink';
 import { train } from '../../src/rl/train/trainer';
@@ -251,6 +251,28 @@ describe('run store: writing', () => {
     assert.equal(detail.summary.status, 'completed');
     assert.equal(detail.wallMs, 12);
     assert.deepEqual(detail.iterations, [metrics(1)]);
+    db.close();
+  });
+
+  it("a deleted run's kept resume points go with it (its final checkpoint stays), and a new run that gets its id starts with none", () => {
+    const file = path.join(tempDir(), 'runs.sqlite');
+    const db = openStore(file);
+    const first = new RunWriter(db, file);
+    first.begin(validateRunConfig({}), runtime);
+    const resume = resumeDirFor(file, first.runId);
+    fs.mkdirSync(path.join(resume, 'state-4'), { recursive: true });
+    fs.writeFileSync(path.join(resume, 'resume.json'), '{}');
+    fs.writeFileSync(path.join(checkpointDirFor(file, first.runId), 'checkpoint.json'), '{}');
+    first.end('completed', { wallMs: 1 });
+    assert.equal(deleteRun(db, first.runId), true);
+    assert.ok(!fs.existsSync(resume), 'the kept states are removed');
+    assert.ok(fs.existsSync(path.join(checkpointDirFor(file, first.runId), 'checkpoint.json')), 'the final checkpoint stays (other runs may --init from it)');
+    // the id is free again (no AUTOINCREMENT): a leftover state of the deleted run is not the new run's
+    fs.mkdirSync(path.join(resume, 'state-2'), { recursive: true });
+    const second = new RunWriter(db, file);
+    second.begin(validateRunConfig({}), runtime);
+    assert.equal(second.runId, first.runId);
+    assert.ok(!fs.existsSync(resume), 'no resume point of the deleted run is left for the new one');
     db.close();
   });
 

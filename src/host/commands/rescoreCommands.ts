@@ -33,6 +33,11 @@ export function storedRewardFile(config: unknown): { env: string; file?: string;
   return { env, file: path.resolve(typeof o.root === 'string' ? o.root : '', o.reward) };
 }
 
+/** The workspace's folders: a stored run's tools and reward run only from inside one. */
+function workspaceFolders(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+}
+
 /** Which reward to score with: null = the run's own (file as it is now, or built-in verifier); undefined = cancelled. */
 async function pickReward(backend: BackendClient, runId: number): Promise<string | null | undefined> {
   const run = await backend.request('getRun', { runId });
@@ -40,8 +45,8 @@ async function pickReward(backend: BackendClient, runId: number): Promise<string
   const stored = storedRewardFile(run.config);
   if (stored.env !== 'workspace') return null; // a built-in environment's verifier is its code: nothing to choose
   const own = stored.file
-    ? { label: `Current reward file: ${path.basename(stored.file)}`, description: showInvisibles(stored.file), value: null }
-    : { label: `Built-in reward: ${stored.builtin ?? '?'}`, value: null };
+    ? { label: `Current reward file: ${messageText(path.basename(stored.file), 80)}`, description: messageText(stored.file, 300), value: null }
+    : { label: `Built-in reward: ${messageText(stored.builtin ?? '?', 80)}`, value: null };
   const pick = await vscode.window.showQuickPick([own, { label: 'Choose another reward file…', value: 'choose' }], { title: `Re-score run ${runId} with` });
   if (!pick) return undefined;
   if (pick.value === null) return null;
@@ -78,7 +83,7 @@ export function registerRescoreCommands(context: vscode.ExtensionContext, deps: 
     if (rewardFile === undefined) return;
     const title = `Agent RL: re-scoring ${trajectoryId !== null ? `trajectory ${trajectoryId}` : `run ${runId}`}`;
     const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, () =>
-      backend.request('rescore', { runId, trajectoryId, rewardFile, ...sandboxSettings() }, RESCORE_TIMEOUT_MS),
+      backend.request('rescore', { runId, trajectoryId, rewardFile, ...sandboxSettings(), folders: workspaceFolders() }, RESCORE_TIMEOUT_MS),
     );
     deps.output.appendLine(
       `rescore ${report.id} of run ${runId}: ${report.summary.scored} re-scored, ${report.summary.changed} changed, ${report.summary.errors} errors (${showInvisibles(report.reward.label)})`,
@@ -105,7 +110,7 @@ export function registerRescoreCommands(context: vscode.ExtensionContext, deps: 
     if (rewardFile === undefined) return;
     const r = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Agent RL: scoring the edited trajectory ${t.id}` },
-      () => backend.request('editFinalAnswer', { trajectoryId: t.id, text, rewardFile, ...sandboxSettings() }, RESCORE_TIMEOUT_MS),
+      () => backend.request('editFinalAnswer', { trajectoryId: t.id, text, rewardFile, ...sandboxSettings(), folders: workspaceFolders() }, RESCORE_TIMEOUT_MS),
     );
     const score = r.edit.score;
     const line = score

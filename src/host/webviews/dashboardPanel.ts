@@ -31,10 +31,13 @@ async function loadSeries(backend: BackendClient, runIds: readonly number[]): Pr
     const run = await backend.request('getRun', { runId });
     if (!run) continue;
     const iterations = [];
-    for (let offset = 0; ; offset += 1000) {
-      const page = await backend.request('iterations', { runId, offset, limit: 1000 });
+    // a page follows the iteration it is given (a fork's iterations start after its fork iteration)
+    for (let after = 0; ;) {
+      const page = await backend.request('iterations', { runId, offset: after, limit: 1000 });
       iterations.push(...page.items);
-      if (iterations.length >= page.total || page.items.length === 0) break;
+      const last = page.items[page.items.length - 1];
+      if (!last || iterations.length >= page.total || page.items.length < 1000) break;
+      after = last.iteration;
     }
     out.push({ run: run.summary, iterations, evaluations: run.evaluations });
   }

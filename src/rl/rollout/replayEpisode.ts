@@ -1,7 +1,8 @@
 // Scoring a stored episode again: its recorded action texts are stepped through a fresh episode of the
 // run's environment and the environment's own verify() scores the result. Nothing is re-implemented
 // here — the verifier, the reward file and every step's bookkeeping (tool calls counted, the last code
-// block kept) are the environment's, so a re-score is exactly what training would have scored.
+// block kept) are the environment's. A verifier that draws random cases (binary-search's private one)
+// draws them from the re-score's own stream, not training's, so such a score can differ by chance.
 //
 // Replay re-runs tools: an observation that comes out different from the stored one (a tool that reads
 // the clock, a sandbox level that changed) is counted, so the report can say the re-score saw another

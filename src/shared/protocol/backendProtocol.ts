@@ -107,13 +107,13 @@ export interface BackendMethods {
    * the user's settings, as for rerun. Long: the host gives it its own timeout.
    */
   rescore: {
-    params: { runId: number; trajectoryId: number | null; rewardFile: string | null; python: string; sandbox: string };
+    params: { runId: number; trajectoryId: number | null; rewardFile: string | null; python: string; sandbox: string; folders: string[] };
     result: RescoreReport;
   };
   rescoreReport: { params: { rescoreId: number }; result: RescoreReport | null };
   /** Scores a copy of the trajectory with its last action replaced by `text`; stored as an edit, the trajectory untouched. */
   editFinalAnswer: {
-    params: { trajectoryId: number; text: string; rewardFile: string | null; python: string; sandbox: string };
+    params: { trajectoryId: number; text: string; rewardFile: string | null; python: string; sandbox: string; folders: string[] };
     result: { edit: TrajectoryEdit; old: Score; originalText: string };
   };
   /** A trajectory's stored re-scores and edits (the inspector shows them beside its stored reward). */
