@@ -166,6 +166,39 @@ export async function runCommand(page, label) {
   await input.press('Enter');
 }
 
+/**
+ * Runs a command that opens a quick pick and picks a row by its text. A command whose picker has not
+ * replaced the Command Palette within 20 s (the palette closing, inert, while the machine is loaded: a
+ * clean-clone CI run once waited 30 s on it) is run again, three times at most.
+ */
+export async function runCommandAndPick(page, label, text) {
+  const widget = page.locator('.quick-input-widget');
+  const input = widget.locator('.quick-input-box input');
+  for (let attempt = 1; ; attempt++) {
+    await runCommand(page, label);
+    const opened = await page
+      .waitForFunction(
+        () => {
+          const el = document.querySelector('.quick-input-widget .quick-input-box input');
+          return (
+            el !== null && el.getAttribute('aria-label') !== 'Type the name of a command to run.' && el.checkVisibility?.() !== false && !el.closest('[inert]')
+          );
+        },
+        null,
+        { timeout: 20_000 },
+      )
+      .then(
+        () => true,
+        () => false,
+      );
+    if (opened) break;
+    if (attempt >= 3) throw new Error(`${label}: its picker did not open (3 tries)`);
+    await input.press('Escape').catch(() => {});
+    await sleep(500);
+  }
+  await pick(page, text);
+}
+
 /** Picks a quick-pick row by its text (after a command opened one). */
 export async function pick(page, text) {
   const widget = page.locator('.quick-input-widget');

@@ -26,6 +26,7 @@ import {
   makeDirs,
   pick,
   runCommand,
+  runCommandAndPick,
   startServer,
   webviewFrame,
   workerPids,
@@ -279,8 +280,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   });
 
   it('starts a run from the Command Palette; the tree and the status bar show it', async () => {
-    await runCommand(page, 'Agent RL: Start Run');
-    await pick(page, 'Binary search · table · GRPO');
+    await runCommandAndPick(page, 'Agent RL: Start Run', 'Binary search · table · GRPO');
     await answer(page, 'e2e-grpo');
     // The status bar names the new run at once (before the worker has stored it), then follows it.
     await page.locator('.statusbar-item', { hasText: 'e2e-grpo' }).first().waitFor({ state: 'visible', timeout: 10_000 });
@@ -372,8 +372,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
 
   it('an open dashboard ticks and draws a run started after it opened', async () => {
     const frame = await webviewFrame(page, 'section[data-metric="reward"][data-points]');
-    await runCommand(page, 'Agent RL: Start Run');
-    await pick(page, 'Binary search · table · GRPO');
+    await runCommandAndPick(page, 'Agent RL: Start Run', 'Binary search · table · GRPO');
     await answer(page, 'e2e-follow');
     await frame.waitForFunction(
       () => [...document.querySelectorAll('section[data-metric="reward"] .legend button')].some((b) => b.title.startsWith('e2e-follow (run 4)')),
@@ -387,8 +386,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   });
 
   it('opens a trajectory and follows a traceback link to the highlighted code line', async () => {
-    await runCommand(page, 'Agent RL: Start Run');
-    await pick(page, 'code-demo.agentrl.json');
+    await runCommandAndPick(page, 'Agent RL: Start Run', 'code-demo.agentrl.json');
     await answer(page, 'e2e-code');
     await page.locator('.notification-list-item', { hasText: 'run "e2e-code" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
     await runCommand(page, 'Agent RL: Refresh Runs');
@@ -575,8 +573,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.equal(fs.existsSync(marker), false, 'the stored interpreter never ran');
 
     // A workspace config's unknown key reaches the notification as text, not as a link.
-    await runCommand(page, 'Agent RL: Start Run');
-    await pick(page, 'hostile.agentrl.json');
+    await runCommandAndPick(page, 'Agent RL: Start Run', 'hostile.agentrl.json');
     const problem = notification('is not a known config key');
     await problem.waitFor({ state: 'visible', timeout: 30_000 });
     assert.match(await problem.innerText(), /\[open terminal\] \(command: workbench\.action\.terminal\.new\)/);
@@ -612,8 +609,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   });
 
   it('cancels a run from its progress notification', async () => {
-    await runCommand(page, 'Agent RL: Start Run');
-    await pick(page, 'long.agentrl.json');
+    await runCommandAndPick(page, 'Agent RL: Start Run', 'long.agentrl.json');
     await answer(page, 'e2e-cancel');
     const toast = page.locator('.notification-list-item', { hasText: 'Agent RL: e2e-cancel' }).first();
     await toast.waitFor({ state: 'visible', timeout: 60_000 });
@@ -623,8 +619,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   });
 
   it('reports a killed worker as a failed run and stays usable', async () => {
-    await runCommand(page, 'Agent RL: Start Run');
-    await pick(page, 'long.agentrl.json');
+    await runCommandAndPick(page, 'Agent RL: Start Run', 'long.agentrl.json');
     await answer(page, 'e2e-killed');
     let pids = [];
     for (let i = 0; i < 100 && pids.length === 0; i++) {
@@ -657,8 +652,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   });
 
   it("starts a workspace environment from Start Run; the inspector shows its Python tool's call and links the result to it", async () => {
-    await runCommand(page, 'Agent RL: Start Run');
-    await pick(page, 'uc-e2e.agentrl.json');
+    await runCommandAndPick(page, 'Agent RL: Start Run', 'uc-e2e.agentrl.json');
     await answer(page, 'e2e-workspace');
     await page.locator('.notification-list-item', { hasText: 'run "e2e-workspace" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
     await runCommand(page, 'Agent RL: Refresh Runs');
@@ -685,8 +679,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   });
 
   it("Start Run offers a model found in the Hugging Face cache for seed 000's preset; the inspector names what ran the policy", async () => {
-    await runCommand(page, 'Agent RL: Start Run');
-    await pick(page, 'Seed 000 · your Hugging Face model');
+    await runCommandAndPick(page, 'Agent RL: Start Run', 'Seed 000 · your Hugging Face model');
     // the model step: what the cache holds, with its architecture and seed 000's fit, before the folder chooser
     const widget = page.locator('.quick-input-widget');
     await widget.locator('.quick-input-title', { hasText: 'which model?' }).waitFor({ state: 'visible', timeout: 30_000 });
