@@ -5,20 +5,13 @@
 import { Chart } from 'chart.js';
 import type { DashboardDrill } from '../src/shared/protocol/webviewProtocol';
 import { tokenNumber, type WorstBy } from '../src/shared/tokenStatsRows';
-import { showInvisibles } from '../src/shared/untrustedText';
+import { el } from './dom';
 
 const BY_TEXT: Record<WorstBy, string> = {
   mismatch: '|training − sampling log-prob|',
   logRatio: '|log π/π_old| (what the clip acts on)',
   kl: 'KL to the reference',
 };
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = showInvisibles(text);
-  return e;
-}
 
 let histogramChart: Chart | undefined;
 
