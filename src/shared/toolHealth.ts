@@ -26,6 +26,11 @@ export interface ToolHealth {
 export const TOOL_COLLAPSE_FRACTION = 0.5;
 /** The iterations whose mean calls per episode are a tool's baseline. */
 export const TOOL_BASELINE_ITERATIONS = 3;
+/**
+ * A tool called less than this per episode over the baseline iterations was hardly in use (a sampled
+ * misspelling such as "cinvert" among them): its calls falling further is not a collapse.
+ */
+export const TOOL_MIN_BASELINE = 0.05;
 /** Iterations in a row, to the last, below the threshold that make a collapse. */
 export const COLLAPSE_ITERATIONS = 2;
 
@@ -91,7 +96,8 @@ export interface ToolCollapse {
  * Tools whose calls per episode fell below `fraction` of their mean over the first `baselineIterations`
  * iterations and stayed below it for the last COLLAPSE_ITERATIONS iterations or more (a dip that
  * recovered, or the last iteration alone, is not a collapse).
- * An iteration where a tool was never called counts as 0 calls for it.
+ * An iteration where a tool was never called counts as 0 calls for it; a tool called less than
+ * TOOL_MIN_BASELINE per episode over the baseline is not watched.
  */
 export function toolCollapses(
   iterations: readonly Pick<IterationMetrics, 'iteration' | 'toolHealth'>[],
@@ -110,7 +116,7 @@ export function toolCollapses(
   for (const tool of tools) {
     const base = sorted.slice(0, baselineIterations);
     const baseline = base.reduce((s, m) => s + level(m, tool), 0) / base.length;
-    if (baseline <= 0) continue;
+    if (baseline < TOOL_MIN_BASELINE) continue;
     const threshold = fraction * baseline;
     const rest = sorted.slice(baselineIterations);
     const last = level(rest[rest.length - 1]!, tool);

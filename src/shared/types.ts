@@ -330,6 +330,8 @@ export interface TaskEvaluation {
   /** Sum of the episodes' tool calls, and of their repeated actions (a call repeated with the same answer back). */
   readonly toolCalls: number;
   readonly repeatedActions: number;
+  /** Whether greedy decoding solved the task (1 or 0), when the evaluation decoded greedily too. */
+  readonly greedySuccesses?: number;
 }
 
 /** Checks a stored per-task list (untrusted JSON): undefined unless every entry has the right types. */
@@ -347,7 +349,8 @@ export function taskEvaluations(x: unknown): TaskEvaluation[] | undefined {
         (t as TaskEvaluation).reward,
         (t as TaskEvaluation).toolCalls,
         (t as TaskEvaluation).repeatedActions,
-      ].every(num),
+      ].every(num) &&
+      ((t as TaskEvaluation).greedySuccesses === undefined || num((t as TaskEvaluation).greedySuccesses)),
   );
   return ok ? (x as TaskEvaluation[]) : undefined;
 }

@@ -26,6 +26,14 @@ describe('agent-rl sft and train --init (transformer)', () => {
     assert.match(rec.runtime.compute, /^tfjs (wasm|tensorflow|cpu) \(/);
     assert.ok(rec.iterations.every((m) => m.updated === 1 && m.responseTokens! > 0));
     assert.ok(rec.evaluations.every((e) => typeof e.greedySuccessRate === 'number'));
+    // each held-out task's greedy result is stored beside its sampled ones, and they add up to the rate
+    for (const e of rec.evaluations) {
+      const greedy = (e.perTask ?? []).map((t) => t.greedySuccesses ?? -1);
+      assert.ok(greedy.length > 0 && greedy.every((c) => c === 0 || c === 1), JSON.stringify(e.perTask));
+      const solved = greedy.reduce<number>((a, b) => a + b, 0);
+      if (e.perTask!.length === e.greedyEpisodes) assert.equal(solved / e.greedyEpisodes!, e.greedySuccessRate);
+      else assert.ok(solved <= Math.round(e.greedySuccessRate! * e.greedyEpisodes!));
+    }
 
     const grpo = runCli(
       ['train', '--config', 'tiny.json', '--env', 'calculator', '--policy', 'transformer', '--iterations', '2', '--init', ck, '--output', 'grpo.json'],

@@ -112,9 +112,11 @@ export async function evaluatePolicy(policy: Policy, env: RunEnvironment, o: Eva
     if (tallies.length === tasks.length && k >= 1) pass = { passK: k, passAtK: tallies.reduce((acc, t) => acc + passAtK(t.n, t.c, k), 0) / tallies.length };
   }
   let greedy: Partial<EvaluationResult> = {};
+  let greedyPerTask: Tally['perTask'] | undefined;
   if (o.greedy) {
     // Greedy decoding is deterministic per task: each held-out task once is the whole measurement.
     const g = await rollOut(o.greedy, env, tasks.length, o, tasks.length, 'eval-greedy');
+    greedyPerTask = g.perTask;
     greedy = { greedySuccessRate: g.successes / g.episodes, greedyEpisodes: g.episodes, greedyToolCalls: g.toolCalls / g.episodes };
   }
   return {
@@ -140,6 +142,7 @@ export async function evaluatePolicy(policy: Policy, env: RunEnvironment, o: Eva
       reward: t.reward,
       toolCalls: t.toolCalls,
       repeatedActions: t.repeated,
+      ...(greedyPerTask ? { greedySuccesses: greedyPerTask.get(task)?.c ?? 0 } : {}),
     })),
   };
 }

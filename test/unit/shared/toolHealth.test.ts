@@ -61,6 +61,15 @@ describe('toolCollapses', () => {
     assert.deepEqual(toolCollapses([...series.slice(0, 6), it_(7, { a: 1.2, b: 0.6 })]), [], 'back above the threshold at the end: no warning');
     assert.deepEqual(toolCollapses(series.slice(0, 3)), [], 'no iteration after the baseline');
     assert.deepEqual(toolCollapses([...series.slice(0, 5), it_(6, { a: 1.5, b: 1 }), it_(7, { a: 0.2, b: 1 })]), [], 'the last iteration alone below is noise');
+    // a name sampled now and then (a misspelt tool) was never in use: it cannot collapse
+    const rare = [1, 2, 3, 4, 5].map((i) => it_(i, i === 2 ? { a: 2, cinvert: 0.01 } : { a: 2 }));
+    assert.deepEqual(toolCollapses(rare), [], 'cinvert: 0.003 calls per episode over the baseline');
+    const used = [1, 2, 3, 4, 5].map((i) => it_(i, i <= 3 ? { a: 2, b: 0.06 } : { a: 2 }));
+    assert.deepEqual(
+      toolCollapses(used).map((c) => c.tool),
+      ['b'],
+      'b at 0.06 a call per episode was in use',
+    );
     // stored metrics are data: a value that is not a number counts as no calls, and nothing throws
     const odd = [1, 2, 3, 4, 5].map((i) => ({
       iteration: i,
