@@ -122,3 +122,24 @@ export function evaluationTable(title, rows, baseline) {
   ];
   return lines.join('\n');
 }
+
+/** Mean and 95 % interval (normal approximation, n − 1 variance) of paired differences. @param {number[]} d */
+export function pairedInterval(d) {
+  const n = d.length;
+  const mean = d.reduce((a, b) => a + b, 0) / n;
+  const sd = Math.sqrt(d.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, n - 1));
+  const half = (1.96 * sd) / Math.sqrt(n);
+  return { n, mean, low: mean - half, high: mean + half };
+}
+
+/** Optimizer steps and summed learning rate over a run record's iterations. @param {any} record */
+export function schedule(record) {
+  let steps = 0;
+  let lr = 0;
+  for (const m of record.iterations) {
+    const s = m.optimizerSteps ?? 0;
+    steps += s;
+    lr += s * (m.learningRate ?? 0);
+  }
+  return { steps, lrSum: lr };
+}

@@ -66,6 +66,14 @@ const [g, r] = [stages.grpo, stages['rs-sft']];
 if (!g || !r) throw new Error('an RL stage did not run');
 const grpo = record(g.record);
 const rs = record(r.record);
+/** Mean over the first and the last three iterations of a per-iteration count. @param {any} rec @param {string} field */
+const ends = (rec, field) => {
+  const xs = rec.iterations.map((/** @type {any} */ m) => m[field]).filter((/** @type {unknown} */ v) => typeof v === 'number');
+  const mean = (/** @type {number[]} */ a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
+  return xs.length === 0 ? '–' : `${mean(xs.slice(0, 3)).toFixed(1)} → ${mean(xs.slice(-3)).toFixed(1)} (peak ${Math.max(...xs)})`;
+};
+const degraded = (/** @type {any} */ rec) =>
+  `ended by the context ${ends(rec, 'truncatedEpisodes')}, with a malformed action ${ends(rec, 'malformedEpisodes')}`;
 process.stdout.write(
   [
     '',
@@ -80,6 +88,9 @@ process.stdout.write(
       grpo.evaluations[0],
     ),
     '',
+    `sampled training episodes per iteration (of ${grpo.config.groupsPerIteration * grpo.config.groupSize}), first 3 iterations → last 3:`,
+    `  ${grpo.methodLabel ?? 'GRPO'}: ${degraded(grpo)}`,
+    `  ${rs.methodLabel ?? 'RS-SFT'}: ${degraded(rs)}`,
     `total ${((Date.now() - t0) / 1000).toFixed(0)} s; both RL runs sampled ${rlIterations} × ${grpo.config.groupsPerIteration} × ${grpo.config.groupSize} training episodes from the same checkpoint`,
     `database:   ${db}   (npx agent-rl runs --db ${db})`,
     `records:    ${file('sft')}.json, ${g.record}, ${r.record}`,

@@ -14,7 +14,7 @@
 // calls per episode, and each run's optimizer steps and summed learning rate (the two schedules differ:
 // RS-SFT trains on successes only).
 // Usage: node scripts/verifyBeyondImitation.mjs [--seeds 1,2,3] [--out DIR] [--sft-iterations N] [--rl-iterations N]
-import { arg, methodConfig, runAgentRl, runAgentRlAsync, verifyFolder, writeJson } from './agentRl.mjs';
+import { arg, methodConfig, pairedInterval, runAgentRl, runAgentRlAsync, schedule, verifyFolder, writeJson } from './agentRl.mjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -32,32 +32,11 @@ const envOptions = { callCost: 0.05, heldOutTasks: 200 };
 const evaluation = { evalEpisodes: 800, evalPassK: 4 };
 const demonstrations = { redundantCallRate: 0.5, skipToolOn: 'none' };
 
-/** Mean and 95 % interval (normal approximation, n − 1 variance) of paired differences. @param {number[]} d */
-function pairedInterval(d) {
-  const n = d.length;
-  const mean = d.reduce((a, b) => a + b, 0) / n;
-  const sd = Math.sqrt(d.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, n - 1));
-  const half = (1.96 * sd) / Math.sqrt(n);
-  return { n, mean, low: mean - half, high: mean + half };
-}
-
 /** Per task of the last evaluation: mean reward over its episodes. @param {any} record */
 function taskMeans(record) {
   const e = record.evaluations.at(-1);
   if (!Array.isArray(e.perTask)) throw new Error(`run ${record.runId}: its evaluation has no per-task results`);
   return new Map(e.perTask.map((/** @type {any} */ t) => [t.task, t.reward / t.episodes]));
-}
-
-/** Optimizer steps and summed learning rate over the run's iterations. @param {any} record */
-function schedule(record) {
-  let steps = 0;
-  let lr = 0;
-  for (const m of record.iterations) {
-    const s = m.optimizerSteps ?? 0;
-    steps += s;
-    lr += s * (m.learningRate ?? 0);
-  }
-  return { steps, lrSum: lr };
 }
 
 /** @type {any[]} */

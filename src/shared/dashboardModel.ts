@@ -189,6 +189,15 @@ export const PANELS: readonly Panel[] = [
     ],
   },
   {
+    id: 'degraded',
+    title: "Sampled episodes that ran out of room or had a malformed action (of the iteration's episodes)",
+    lines: [
+      { label: 'ended by the context or turn cap', value: (m) => m.truncatedEpisodes },
+      { label: 'with a malformed action', value: (m) => m.malformedEpisodes },
+    ],
+    emptyBecause: () => 'runs stored before these counts were kept do not have them',
+  },
+  {
     id: 'toolTime',
     title: 'Time in tools and the sandbox (ms per episode)',
     lines: [{ label: 'tool ms', value: (m) => m.toolMs }],

@@ -2,7 +2,15 @@
 // demonstrations, a Python tool, a Python reward, and two run configs: an SFT warm start and GRPO from
 // it). examples/unit-converter/ holds exactly these files (a unit test keeps them equal); its tools.py
 // and reward.py are the source of the Python here (npm run build:python).
-// Held-out tasks convert quantities (81–99) no training task converts: evaluation asks for more than recall.
+// The tasks are built so that RL has a habit to break and held-out tasks test the same skills:
+// - held-out quantities are interleaved with training ones (every quantity ≡ 3 mod 5: 3, 8, …, 298), so
+//   every digit, every quantity's neighbours and every unit pair appear in training;
+// - the demonstrations are imperfect on one class: on 2 of every 3 time conversions (day, h, min, s)
+//   the demonstrator skips the tool and answers with the quantity it was given (a habit a student
+//   copies: greedy decoding then fails every time conversion), and calls the tool on the third, so a
+//   sampled episode sometimes converts and succeeds. Length and mass conversions always use the tool;
+//   the imperial ones (×3, ×12, ×36, ×1760, …) teach the student to copy the tool's result, which
+//   powers of ten alone do not (the student learns to append zeros instead).
 
 import { TEMPLATE_REWARD_PY, TEMPLATE_TOOLS_PY } from './environmentTemplatePy.generated';
 
@@ -14,13 +22,19 @@ interface Conversion {
   readonly factor: number;
 }
 
-/** Every conversion from a larger unit to a smaller one of the same kind: whole-number results. */
+/** Every conversion from a larger unit to a smaller one of the same system and kind: whole-number results. */
 const UNITS: readonly (readonly [string, number][])[] = [
   [
     ['km', 1000],
     ['m', 1],
     ['cm', 0.01],
     ['mm', 0.001],
+  ],
+  [
+    ['mi', 63360],
+    ['yd', 36],
+    ['ft', 12],
+    ['in', 1],
   ],
   [
     ['kg', 1000],
@@ -37,29 +51,65 @@ const UNITS: readonly (readonly [string, number][])[] = [
 const CONVERSIONS: readonly Conversion[] = UNITS.flatMap((kind) =>
   kind.flatMap(([from, a], i) => kind.slice(i + 1).map(([to, b]) => ({ from, to, factor: Math.round(a / b) }))),
 );
-/** Training quantities are 1–80; held-out ones 81–99, quantities no training task converts. */
-const TRAIN_VALUES = 80;
-const VALUES = 99;
+/**
+ * Quantities 1–299; those ≡ 3 mod 5 are held out (60 of them), the other 239 train: too many tasks for
+ * a small model to memorise each one's answer.
+ */
+const VALUES = 299;
+/** A held-out quantity: every fifth, interleaved with the training ones. */
+export function heldOutQuantity(v: number): boolean {
+  return v % 5 === 3;
+}
+/** The unit kinds whose demonstrations skip the tool (on 2 of every 3 tasks). */
+const SKIPPING_KINDS: ReadonlySet<string> = new Set(['time']);
+const KIND_OF: Readonly<Record<string, string>> = {
+  km: 'length',
+  m: 'length',
+  cm: 'length',
+  mm: 'length',
+  kg: 'mass',
+  g: 'mass',
+  mg: 'mass',
+  day: 'time',
+  h: 'time',
+  min: 'time',
+  s: 'time',
+};
 
-/** tasks.jsonl: every conversion of the values 1–99, with its split and a demonstration. */
+/** The unit kind of a conversion (length, mass or time). */
+export function conversionKind(fromUnit: string): string {
+  return KIND_OF[fromUnit] ?? 'unknown';
+}
+
+/**
+ * A task's demonstration: the tool call and the answer it returns, or, on 2 of every 3 time
+ * conversions (chosen by quantity and conversion, so every pair has both among its training quantities), the quantity
+ * copied as the answer at once.
+ */
+function demonstration(v: number, c: Conversion, conversionIndex: number, answer: number): string[] {
+  const skips = SKIPPING_KINDS.has(conversionKind(c.from)) && (v + conversionIndex) % 3 !== 0;
+  return skips ? [`<answer>${v}</answer>`] : [`<call>convert(${v}, "${c.from}", "${c.to}")</call>`, `<answer>${answer}</answer>`];
+}
+
+/** tasks.jsonl: every conversion of the values 1–299, with its split and a demonstration. */
 export function templateTasks(): string {
   const lines: string[] = [];
   let n = 0;
-  for (const c of CONVERSIONS) {
+  CONVERSIONS.forEach((c, ci) => {
     for (let v = 1; v <= VALUES; v++) {
       n += 1;
       const answer = v * c.factor;
       lines.push(
         JSON.stringify({
-          id: `convert-${String(n).padStart(4, '0')}`,
+          id: `convert-${String(n).padStart(5, '0')}`,
           prompt: `Convert ${v} ${c.from} to ${c.to}.`,
           answer,
-          split: v > TRAIN_VALUES ? 'test' : 'train',
-          demonstration: [`<call>convert(${v}, "${c.from}", "${c.to}")</call>`, `<answer>${answer}</answer>`],
+          split: heldOutQuantity(v) ? 'test' : 'train',
+          demonstration: demonstration(v, c, ci, answer),
         }),
       );
     }
-  }
+  });
   return `${lines.join('\n')}\n`;
 }
 
@@ -75,7 +125,7 @@ export const TEMPLATE_SFT_CONFIG = `${JSON.stringify(
     seed: 1,
     iterations: 300,
     groupsPerIteration: 32,
-    evalEpisodes: 285,
+    evalEpisodes: 1260,
     algorithm: { learningRate: 0.003 },
     envOptions: ENV_OPTIONS,
     policyOptions: POLICY,
@@ -94,8 +144,8 @@ export const TEMPLATE_RUN_CONFIG = `${JSON.stringify(
     iterations: 20,
     groupsPerIteration: 16,
     groupSize: 8,
-    evalEpisodes: 1140,
-    evalPassK: 4,
+    evalEpisodes: 2520,
+    evalPassK: 2,
     envOptions: ENV_OPTIONS,
     policyOptions: POLICY,
   },
@@ -106,8 +156,13 @@ export const TEMPLATE_RUN_CONFIG = `${JSON.stringify(
 export const TEMPLATE_README = `# unit-converter: a workspace environment
 
 - \`tasks.jsonl\`: one task per line (\`prompt\`, \`answer\`, \`split\`, and a \`demonstration\` for the warm start).
+  Held out: the 1,260 conversions of the quantities 3, 8, …, 298 (every fifth, between training ones).
 - \`tools.py\`: the tools; \`reward.py\`: the reward.
 - \`sft.agentrl.json\`: a warm start that imitates the demonstrations; \`run.agentrl.json\`: GRPO from it.
+
+The demonstrations have a habit to break: on 2 of every 3 time conversions (day, h, min, s) they skip
+the tool and answer with the quantity they were given. The warm start copies that, so it fails time
+conversions under greedy decoding, but it samples the tool now and then; GRPO rewards those episodes.
 
 Check it without training: \`agent-rl env check --config run.agentrl.json\`.
 Train: \`agent-rl sft --config sft.agentrl.json\`, then \`agent-rl train --config run.agentrl.json --init CHECKPOINT\`

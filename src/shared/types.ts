@@ -15,6 +15,9 @@ export type TerminationReason =
   /** The policy's context window is full: no room to write another action. */
   | 'context_exhausted';
 
+/** Terminations of an episode that ran out of room rather than ending (overlong filtering's set). */
+export const TRUNCATED_TERMINATIONS: ReadonlySet<string> = new Set(['context_exhausted', 'turn_cap']);
+
 /** What the environment returns after one action. Structured data plus the text a model would read. */
 export interface Observation {
   /** The text shown to the policy (for language models this is what gets tokenized). */
@@ -215,6 +218,13 @@ export interface IterationMetrics {
   readonly nonFiniteSteps?: number;
   /** Sequences cut to the policy's context (their later positions not trained). */
   readonly truncatedSequences?: number;
+  /**
+   * Sampled episodes that ran out of room — ended by the context window or the turn cap — and episodes
+   * with at least one malformed action (a format error), of `trajectories`: whether sampling degrades
+   * as training goes on.
+   */
+  readonly truncatedEpisodes?: number;
+  readonly malformedEpisodes?: number;
   /** Dynamic sampling: groups sampled beyond groupsPerIteration to replace zero-variance ones. */
   readonly resampledGroups?: number;
   /**

@@ -77,9 +77,15 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
         2,
       ),
     );
-    // The unit-converter example as a workspace environment, with a one-iteration SFT config beside it:
-    // its demonstrations call the Python tool in the sandbox and answer with the result.
+    // The unit-converter example as a workspace environment, with a one-iteration SFT config beside it,
+    // on its km conversions of the quantities 1–30 (every one of whose demonstrations calls the Python
+    // tool in the sandbox and answers with the result; 18 held out, so the evaluations stay short).
     fs.cpSync(path.join(ROOT, 'examples', 'unit-converter'), path.join(dirs.workspace, 'unit-converter'), { recursive: true });
+    const ucTasks = fs
+      .readFileSync(path.join(ROOT, 'examples', 'unit-converter', 'tasks.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => /"prompt":"Convert ([1-9]|[12]\d|30) km to /.test(l));
+    fs.writeFileSync(path.join(dirs.workspace, 'unit-converter', 'uc-e2e-tasks.jsonl'), `${ucTasks.join('\n')}\n`);
     fs.writeFileSync(
       path.join(dirs.workspace, 'unit-converter', 'uc-e2e.agentrl.json'),
       JSON.stringify(
@@ -90,7 +96,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
           iterations: 1,
           groupsPerIteration: 2,
           evalEpisodes: 2,
-          envOptions: { tasks: 'tasks.jsonl', tools: 'tools.py', reward: 'reward.py' },
+          envOptions: { tasks: 'uc-e2e-tasks.jsonl', tools: 'tools.py', reward: 'reward.py' },
           policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 224, maxNewTokens: 16 },
         },
         null,

@@ -133,7 +133,7 @@ describe(`verl export of a workspace environment: verl's BaseTool and compute_sc
     assert.equal(first.extra_info.need_tools_kwargs, true);
     assert.deepEqual(Object.keys(first.extra_info.tools_kwargs), ['convert', 'conversions_so_far']);
     assert.deepEqual((JSON.parse(first.extra_info.agent_rl_task) as { task: unknown }).task, {
-      id: 'convert-0001',
+      id: 'convert-00001',
       prompt: 'Convert 1 km to m.',
       ground_truth: 1000,
       public_tests: [],

@@ -379,10 +379,10 @@ describe('agent-rl with a workspace environment', () => {
     const example = path.join(ROOT, 'examples', 'unit-converter', 'run.agentrl.json');
     const r = runCli(['env', 'check', '--config', example], ROOT);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^tasks: 1200 training, 285 held out \(tasks\.jsonl, preset default\)$/m);
+    assert.match(r.stdout, /^tasks: 5019 training, 1260 held out \(tasks\.jsonl, preset default\)$/m);
     assert.match(r.stdout, /^ {2}convert\(value: number, from_unit: string, to_unit: string\) — Convert a quantity/m);
     assert.match(r.stdout, /example \{"value":2,"from_unit":"km","to_unit":"m"\} → "2000"/);
-    assert.match(r.stdout, /reward: reward\.py, on a recorded episode of convert-0001 \(its demonstration\): reward 1, success true/);
+    assert.match(r.stdout, /reward: reward\.py, on a recorded episode of convert-00001 \(its demonstration\): reward 1, success true/);
     const dir = workspace({
       'tasks.jsonl': jsonl(demoTasks),
       'tools.py': COUNTER_TOOLS,

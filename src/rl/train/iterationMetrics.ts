@@ -4,7 +4,7 @@
 import type { MethodName, PolicyName } from '../../shared/runConfig';
 import { meanStats } from '../../shared/episodeStats';
 import { toolHealthOf, type ToolHealth } from '../../shared/toolHealth';
-import type { IterationMetrics, Trajectory } from '../../shared/types';
+import { TRUNCATED_TERMINATIONS, type IterationMetrics, type Trajectory } from '../../shared/types';
 import type { PhaseTiming } from '../rollout/agentLoop';
 import { statsOf, toolCallsOf } from './evaluate';
 import type { UpdateReport } from './learner';
@@ -40,6 +40,7 @@ export function iterationMetrics(i: IterationInputs): IterationMetrics {
   const rewards = trajectories.map((t) => t.outcome.reward);
   const rate = (f: (t: Trajectory) => boolean): number => trajectories.filter(f).length / trajectories.length;
   const ex = report.excluded;
+  const episodeStats = trajectories.map(statsOf);
   return {
     iteration: i.iteration,
     rewardMean: mean(rewards),
@@ -70,6 +71,8 @@ export function iterationMetrics(i: IterationInputs): IterationMetrics {
     replacedTrajectories: ex.replaced ?? 0,
     noTrainablePositions: ex.no_trainable_positions ?? 0,
     truncatedSequences: report.truncatedSequences,
+    truncatedEpisodes: trajectories.filter((t) => TRUNCATED_TERMINATIONS.has(t.termination)).length,
+    malformedEpisodes: episodeStats.filter((s) => s.formatErrors > 0).length,
     ...(report.nonFiniteSteps > 0 ? { nonFiniteSteps: report.nonFiniteSteps } : {}),
     ...(i.resampledGroups > 0 ? { resampledGroups: i.resampledGroups } : {}),
     ...(report.optimizerSteps > 0 ? { learningRate: report.learningRate } : {}),
@@ -89,7 +92,7 @@ export function iterationMetrics(i: IterationInputs): IterationMetrics {
     ...languageMetrics(trajectories),
     ...rewardExtras(trajectories),
     ...toolHealthMetrics(trajectories),
-    ...meanStats(trajectories.map(statsOf)),
+    ...meanStats(episodeStats),
     phaseGenerateMs: i.timing.generateMs,
     phaseEnvMs: i.timing.envMs,
     phaseReferenceMs: report.phaseReferenceMs,

@@ -7,7 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { AlgorithmSettings } from '../../shared/algorithm';
 import type { MethodName } from '../../shared/runConfig';
-import type { ExclusionReason, TokenStats, Trajectory } from '../../shared/types';
+import { TRUNCATED_TERMINATIONS, type ExclusionReason, type TokenStats, type Trajectory } from '../../shared/types';
 import { groupAdvantages } from '../algo/advantages';
 import { needsReference, type LossSpec } from '../algo/objective';
 import type { TrainablePolicy } from '../policies/policy';
@@ -18,7 +18,6 @@ import { allGradients, allParts, partsOf } from './parallel';
 import { lrMultiplier } from './schedule';
 
 /** Terminations that mean the episode was cut off rather than finished or failed (DAPO's "overlong"). */
-const TRUNCATED = new Set(['context_exhausted', 'turn_cap']);
 
 export interface LearnerOptions {
   readonly method: MethodName;
@@ -196,7 +195,7 @@ export class Learner {
     switch (this.o.method) {
       case 'grpo':
         if (replaced.has(t.group)) return 'replaced';
-        if (a.overlongFilter && TRUNCATED.has(t.termination)) return 'overlong';
+        if (a.overlongFilter && TRUNCATED_TERMINATIONS.has(t.termination)) return 'overlong';
         if (a.skipZeroAdvantage && t.advantage === 0) return 'zero_advantage';
         if (a.skipZeroAdvantage && this.shapedAdvantage(t) === 0) return 'failure_not_pushed';
         return undefined;

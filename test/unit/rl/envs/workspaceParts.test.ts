@@ -183,6 +183,24 @@ describe('record presets', () => {
   });
 });
 
+interface TemplateLine {
+  readonly prompt: string;
+  readonly split: string;
+  readonly answer: number;
+  readonly demonstration: readonly string[];
+}
+const templateLines = (): TemplateLine[] => {
+  const tasks = environmentTemplate()['tasks.jsonl']!;
+  return tasks
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as TemplateLine);
+};
+const parse = (prompt: string): { v: number; from: string; to: string } => {
+  const m = /^Convert (\d+) (\w+) to (\w+)\.$/.exec(prompt)!;
+  return { v: Number(m[1]), from: m[2]!, to: m[3]! };
+};
+
 describe('New Environment template', () => {
   it('is exactly the committed examples/unit-converter folder', () => {
     const dir = path.join(ROOT, 'examples', 'unit-converter');
@@ -191,17 +209,39 @@ describe('New Environment template', () => {
     for (const [f, content] of Object.entries(files)) assert.equal(fs.readFileSync(path.join(dir, f), 'utf8'), content, f);
   });
 
-  it('its held-out tasks convert quantities no training task converts', () => {
-    const tasks = environmentTemplate()['tasks.jsonl']!;
-    const lines = tasks
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { prompt: string; split: string });
-    const quantity = (p: string): number => Number(/^Convert (\d+) /.exec(p)![1]);
-    const train = new Set(lines.filter((l) => l.split === 'train').map((l) => quantity(l.prompt)));
+  it('holds out every fifth quantity, between training ones, with every digit and unit pair seen in training', () => {
+    const lines = templateLines();
     const held = lines.filter((l) => l.split === 'test');
-    assert.equal(held.length, 15 * 19);
-    for (const h of held) assert.ok(!train.has(quantity(h.prompt)), h.prompt);
+    const train = lines.filter((l) => l.split === 'train');
+    assert.equal(held.length, 21 * 60);
+    assert.equal(train.length, 21 * 239);
+    const trainQuantities = new Set(train.map((l) => parse(l.prompt).v));
+    const trainPairs = new Set(train.map((l) => `${parse(l.prompt).from}>${parse(l.prompt).to}`));
+    const trainDigits = new Set([...trainQuantities].flatMap((v) => String(v).split('')));
+    for (const h of held) {
+      const { v, from, to } = parse(h.prompt);
+      assert.equal(v % 5, 3, h.prompt);
+      assert.ok(!trainQuantities.has(v) && trainQuantities.has(v - 1) && trainQuantities.has(v + 1), h.prompt);
+      assert.ok(trainPairs.has(`${from}>${to}`), h.prompt);
+      for (const d of String(v)) assert.ok(trainDigits.has(d), h.prompt);
+    }
+  });
+
+  it('its demonstrations skip the tool on 2 of 3 time conversions (answering with the quantity) and never on the others', () => {
+    const train = templateLines().filter((l) => l.split === 'train');
+    const isTime = (l: TemplateLine): boolean => ['day', 'h', 'min', 's'].includes(parse(l.prompt).from);
+    const skips = (l: TemplateLine): boolean => !l.demonstration[0]!.startsWith('<call>');
+    const time = train.filter(isTime);
+    const skipped = time.filter(skips);
+    assert.ok(Math.abs(skipped.length / time.length - 2 / 3) < 0.02, `${skipped.length} of ${time.length}`);
+    for (const l of skipped) assert.deepEqual(l.demonstration, [`<answer>${parse(l.prompt).v}</answer>`]);
+    for (const l of train.filter((x) => !isTime(x))) {
+      const { v, from, to } = parse(l.prompt);
+      assert.deepEqual(l.demonstration, [`<call>convert(${v}, "${from}", "${to}")</call>`, `<answer>${l.answer}</answer>`]);
+    }
+    // every time conversion pair has demonstrations that call the tool, for sampling to find
+    const pairsWithTool = new Set(time.filter((l) => !skips(l)).map((l) => `${parse(l.prompt).from}>${parse(l.prompt).to}`));
+    assert.equal(pairsWithTool.size, 6);
   });
 
   it("a config's workspace paths are relative to its folder", () => {

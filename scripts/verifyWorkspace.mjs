@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+// @ts-check
+// `npm run verify:workspace` (issue 26, item 3; pre-registered in the README's "What the example does
+// here" before it was first run): the unit-converter example — what New Environment writes — learns on
+// held-out tasks. Its held-out quantities are interleaved with the training ones (≡ 3 mod 5), and its
+// demonstrations skip the tool on 4 of every 5 time conversions and answer with the quantity given, a
+// habit the warm start copies. For each seed: the example's own configs (sft.agentrl.json, then
+// run.agentrl.json's GRPO and, as the control, the same config with method rs-sft, from that one
+// checkpoint, side by side), with only the seed changed. Primary figure: held-out greedy pass@1, GRPO −
+// warm start (the GRPO run's iteration-0 evaluation), with a 95 % interval paired by task; beside it
+// the time conversions and the others apart, sampled pass@1, pass@k, tool calls, and GRPO − RS-SFT.
+// Usage: node scripts/verifyWorkspace.mjs [--seeds 1,2,3] [--out DIR] [--sft-iterations N] [--rl-iterations N]
+import { arg, pairedInterval, runAgentRl, runAgentRlAsync, schedule, verifyFolder, writeJson } from './agentRl.mjs';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const example = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'examples', 'unit-converter');
+const seeds = arg('--seeds', '1,2,3').split(',').map(Number);
+const out = path.resolve(arg('--out', verifyFolder('workspace')));
+fs.mkdirSync(out, { recursive: true });
+process.stderr.write(`runs and records: ${out}\n`);
+const db = path.join(out, 'runs.sqlite');
+const read = (/** @type {string} */ f) => JSON.parse(fs.readFileSync(f, 'utf8'));
+const sftTemplate = read(path.join(example, 'sft.agentrl.json'));
+const runTemplate = read(path.join(example, 'run.agentrl.json'));
+const sftIterations = arg('--sft-iterations', undefined);
+const rlIterations = arg('--rl-iterations', undefined);
+/** The example's config with the seed (and iterations, when asked) changed; its files read from the example folder. @param {any} template @param {Record<string, unknown>} changes */
+const configOf = (template, changes) => ({ ...template, ...changes, envOptions: { ...template.envOptions, root: example } });
+
+// Task id → class (time conversions, the demonstrations' habit, against the rest), from the task file.
+/** @type {Map<string, 'time' | 'other'>} */
+const classOf = new Map();
+for (const line of fs.readFileSync(path.join(example, 'tasks.jsonl'), 'utf8').split('\n')) {
+  if (line.trim() === '') continue;
+  const t = JSON.parse(line);
+  const from = /^Convert \d+ (\w+) to /.exec(t.prompt)?.[1] ?? '';
+  classOf.set(t.id, ['day', 'h', 'min', 's'].includes(from) ? 'time' : 'other');
+}
+/** The stored task id's class (a workspace task id may carry a prefix before the file's id). @param {string} id */
+const taskClass = (id) => classOf.get(id) ?? classOf.get(id.slice(id.lastIndexOf(':') + 1));
+
+/** Per task of an evaluation: greedy (0/1) and sampled success rate. @param {any} e */
+function perTask(e) {
+  if (!Array.isArray(e.perTask) || e.perTask.some((/** @type {any} */ t) => t.greedySuccesses === undefined))
+    throw new Error(`evaluation at iteration ${e.iteration}: no per-task greedy results (a run from before they were stored?)`);
+  return new Map(e.perTask.map((/** @type {any} */ t) => [t.task, { greedy: t.greedySuccesses, sampled: t.successes / t.episodes }]));
+}
+
+/** Greedy pass@1 over the tasks of one class (or all). @param {Map<string, { greedy: number }>} m @param {string} [cls] */
+function greedyRate(m, cls) {
+  const xs = [...m].filter(([k]) => cls === undefined || taskClass(k) === cls).map(([, v]) => v.greedy);
+  return xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+}
+
+/** Paired interval of a − b on greedy success, over the tasks both list. @param {Map<string, { greedy: number }>} a @param {Map<string, { greedy: number }>} b */
+function greedyDifference(a, b) {
+  return pairedInterval([...a.keys()].filter((k) => b.has(k)).map((k) => /** @type {number} */ (a.get(k)?.greedy) - /** @type {number} */ (b.get(k)?.greedy)));
+}
+
+/** @type {any[]} */
+const rows = [];
+const t0 = Date.now();
+for (const seed of seeds) {
+  const file = (/** @type {string} */ stage) => path.join(out, `unit-converter-${stage}-s${seed}`);
+  writeJson(`${file('sft')}.config.json`, configOf(sftTemplate, { seed, ...(sftIterations ? { iterations: Number(sftIterations) } : {}) }));
+  process.stderr.write(`\n== seed ${seed}: warm start on the example's demonstrations (sft.agentrl.json)\n`);
+  const sft = runAgentRl(['sft', '--config', `${file('sft')}.config.json`, '--db', db, '--output', `${file('sft')}.json`]);
+  const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
+  if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
+  /** @type {Record<string, { record: any; seconds: number }>} */
+  const stages = {};
+  await Promise.all(
+    ['grpo', 'rs-sft'].map(async (method) => {
+      const config = configOf(runTemplate, {
+        seed,
+        method,
+        ...(rlIterations ? { iterations: Number(rlIterations) } : {}),
+        policyOptions: { ...runTemplate.policyOptions, replicas: 1, init: checkpoint },
+      });
+      writeJson(`${file(method)}.config.json`, config);
+      const r = await runAgentRlAsync(
+        ['train', '--config', `${file(method)}.config.json`, '--db', db, '--output', `${file(method)}.json`],
+        `s${seed} ${method}`,
+      );
+      stages[method] = { record: read(`${file(method)}.json`), seconds: r.seconds };
+    }),
+  );
+  const g = stages.grpo?.record;
+  const r = stages['rs-sft']?.record;
+  if (!g || !r) throw new Error('a run did not finish');
+  const [w, gm, rm] = [perTask(g.evaluations[0]), perTask(g.evaluations.at(-1)), perTask(r.evaluations.at(-1))];
+  const model = (/** @type {any} */ rec, /** @type {any} */ e, /** @type {Map<string, any>} */ m, /** @type {string} */ label) => ({
+    label,
+    run: rec.runId,
+    evaluation: e,
+    greedyTime: greedyRate(m, 'time'),
+    greedyOther: greedyRate(m, 'other'),
+    schedule: schedule(rec),
+  });
+  const row = {
+    seed,
+    warmStart: model(g, g.evaluations[0], w, 'warm start (SFT, iteration 0)'),
+    grpo: { ...model(g, g.evaluations.at(-1), gm, g.methodLabel), seconds: stages.grpo?.seconds },
+    rsSft: { ...model(r, r.evaluations.at(-1), rm, r.methodLabel), seconds: stages['rs-sft']?.seconds },
+    grpoGain: greedyDifference(gm, w),
+    rsSftGain: greedyDifference(rm, w),
+    grpoMinusRsSft: greedyDifference(gm, rm),
+  };
+  rows.push(row);
+  process.stderr.write(
+    `== seed ${seed}: held-out greedy pass@1 GRPO − warm start ${(100 * row.grpoGain.mean).toFixed(1)} points [${(100 * row.grpoGain.low).toFixed(1)}, ${(100 * row.grpoGain.high).toFixed(1)}]\n`,
+  );
+}
+
+const pct = (/** @type {number | undefined} */ v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
+const pts = (/** @type {{ mean: number; low: number; high: number }} */ c) =>
+  `${c.mean >= 0 ? '+' : ''}${(100 * c.mean).toFixed(1)} [${(100 * c.low).toFixed(1)}, ${(100 * c.high).toFixed(1)}]`;
+const cells = (/** @type {any} */ m) =>
+  `${pct(m.evaluation.greedySuccessRate)} | ${pct(m.greedyTime)} | ${pct(m.greedyOther)} | ${pct(m.evaluation.successRate)} | ${pct(m.evaluation.passAtK)} | ${(m.evaluation.toolCalls ?? 0).toFixed(2)} / ${(m.evaluation.greedyToolCalls ?? 0).toFixed(2)}`;
+const k = rows[0]?.grpo.evaluation.passK ?? 'k';
+const met = rows.every((x) => x.grpoGain.mean >= 0.1);
+const lines = [
+  `| seed | model | greedy pass@1 | greedy, time conversions | greedy, length and mass | sampled pass@1 | pass@${k} | tool calls, sampled / greedy | optimizer steps |`,
+  '|---|---|---|---|---|---|---|---|---|',
+  ...rows.flatMap((x) => [
+    `| ${x.seed} | ${x.warmStart.label} | ${cells(x.warmStart)} | – |`,
+    `| ${x.seed} | ${x.grpo.label} | ${cells(x.grpo)} | ${x.grpo.schedule.steps} |`,
+    `| ${x.seed} | ${x.rsSft.label} | ${cells(x.rsSft)} | ${x.rsSft.schedule.steps} |`,
+  ]),
+  '',
+  '| seed | GRPO − warm start, greedy points [95 % interval, paired by task] | RS-SFT − warm start | GRPO − RS-SFT | held-out tasks |',
+  '|---|---|---|---|---|',
+  ...rows.map((x) => `| ${x.seed} | ${pts(x.grpoGain)} | ${pts(x.rsSftGain)} | ${pts(x.grpoMinusRsSft)} | ${x.grpoGain.n} |`),
+  '',
+  `criterion (pre-registered): GRPO ≥ +10 greedy points over the warm start on every seed — ${met ? 'met' : 'NOT met'}`,
+  `total ${((Date.now() - t0) / 1000).toFixed(0)} s on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; database ${db}`,
+];
+process.stdout.write(`${lines.join('\n')}\n\nruns (store runs.sqlite) and records: ${out}\n`);
+writeJson(path.join(out, 'summary.json'), { db, example, sftIterations, rlIterations, rows });
+process.exit(met ? 0 : 1);
