@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // @ts-check
-// `npm run verify:workspace` (issue 26, item 3; pre-registered in the README's "What the example does
-// here" before it was first run): the unit-converter example — what New Environment writes — learns on
+// `npm run verify:workspace` (issue 26, item 3; its design and criterion written in the README's "Your
+// own environment" section before it was first run, after one design run of seed 1): the unit-converter example — what New Environment writes — learns on
 // held-out tasks. Its held-out quantities are interleaved with the training ones (≡ 3 mod 5), and its
-// demonstrations skip the tool on 4 of every 5 time conversions and answer with the quantity given, a
+// demonstrations skip the tool on 2 of every 3 time conversions and answer with the quantity given, a
 // habit the warm start copies. For each seed: the example's own configs (sft.agentrl.json, then
 // run.agentrl.json's GRPO and, as the control, the same config with method rs-sft, from that one
 // checkpoint, side by side), with only the seed changed. Primary figure: held-out greedy pass@1, GRPO −
@@ -40,19 +40,27 @@ for (const line of fs.readFileSync(path.join(example, 'tasks.jsonl'), 'utf8').sp
   classOf.set(t.id, ['day', 'h', 'min', 's'].includes(from) ? 'time' : 'other');
 }
 /** The stored task id's class (a workspace task id may carry a prefix before the file's id). @param {string} id */
-const taskClass = (id) => classOf.get(id) ?? classOf.get(id.slice(id.lastIndexOf(':') + 1));
+const taskClass = (id) => {
+  const c = classOf.get(id) ?? classOf.get(id.slice(id.lastIndexOf(':') + 1));
+  if (c === undefined) throw new Error(`task ${id}: not in ${path.join(example, 'tasks.jsonl')}`);
+  return c;
+};
 
 /** Per task of an evaluation: greedy (0/1) and sampled success rate. @param {any} e */
 function perTask(e) {
   if (!Array.isArray(e.perTask) || e.perTask.some((/** @type {any} */ t) => t.greedySuccesses === undefined))
     throw new Error(`evaluation at iteration ${e.iteration}: no per-task greedy results (a run from before they were stored?)`);
+  // greedy decoding visits every held-out task; the per-task list must too (evalEpisodes ≥ the held-out tasks)
+  if (e.perTask.length !== e.greedyEpisodes)
+    throw new Error(`evaluation at iteration ${e.iteration}: ${e.perTask.length} tasks sampled of ${e.greedyEpisodes} held out; raise evalEpisodes`);
   return new Map(e.perTask.map((/** @type {any} */ t) => [t.task, { greedy: t.greedySuccesses, sampled: t.successes / t.episodes }]));
 }
 
 /** Greedy pass@1 over the tasks of one class (or all). @param {Map<string, { greedy: number }>} m @param {string} [cls] */
 function greedyRate(m, cls) {
   const xs = [...m].filter(([k]) => cls === undefined || taskClass(k) === cls).map(([, v]) => v.greedy);
-  return xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  if (xs.length === 0) throw new Error(`no held-out task of the class ${cls}`);
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
 }
 
 /** Paired interval of a − b on greedy success, over the tasks both list. @param {Map<string, { greedy: number }>} a @param {Map<string, { greedy: number }>} b */
@@ -98,13 +106,12 @@ for (const seed of seeds) {
     evaluation: e,
     greedyTime: greedyRate(m, 'time'),
     greedyOther: greedyRate(m, 'other'),
-    schedule: schedule(rec),
   });
   const row = {
     seed,
     warmStart: model(g, g.evaluations[0], w, 'warm start (SFT, iteration 0)'),
-    grpo: { ...model(g, g.evaluations.at(-1), gm, g.methodLabel), seconds: stages.grpo?.seconds },
-    rsSft: { ...model(r, r.evaluations.at(-1), rm, r.methodLabel), seconds: stages['rs-sft']?.seconds },
+    grpo: { ...model(g, g.evaluations.at(-1), gm, g.methodLabel), schedule: schedule(g), seconds: stages.grpo?.seconds },
+    rsSft: { ...model(r, r.evaluations.at(-1), rm, r.methodLabel), schedule: schedule(r), seconds: stages['rs-sft']?.seconds },
     grpoGain: greedyDifference(gm, w),
     rsSftGain: greedyDifference(rm, w),
     grpoMinusRsSft: greedyDifference(gm, rm),

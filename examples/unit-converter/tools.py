@@ -29,7 +29,7 @@ def convert(value: float, from_unit: str, to_unit: str) -> float:
     result = value * a / b
     _history.append((value, from_unit, to_unit))
     # a whole number up to float rounding (1609.344 / 0.0254 is not exactly 63360) is returned as one
-    return int(round(result)) if abs(result - round(result)) < 1e-9 * max(1.0, abs(result)) else round(result, 6)
+    return int(round(result)) if abs(result - round(result)) < 1e-12 * max(1.0, abs(result)) else round(result, 6)
 
 
 def conversions_so_far() -> int:

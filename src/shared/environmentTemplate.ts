@@ -23,33 +23,45 @@ interface Conversion {
 }
 
 /** Every conversion from a larger unit to a smaller one of the same system and kind: whole-number results. */
-const UNITS: readonly (readonly [string, number][])[] = [
-  [
-    ['km', 1000],
-    ['m', 1],
-    ['cm', 0.01],
-    ['mm', 0.001],
-  ],
-  [
-    ['mi', 63360],
-    ['yd', 36],
-    ['ft', 12],
-    ['in', 1],
-  ],
-  [
-    ['kg', 1000],
-    ['g', 1],
-    ['mg', 0.001],
-  ],
-  [
-    ['day', 86400],
-    ['h', 3600],
-    ['min', 60],
-    ['s', 1],
-  ],
+const UNITS: readonly { readonly kind: string; readonly units: readonly (readonly [string, number])[] }[] = [
+  {
+    kind: 'length',
+    units: [
+      ['km', 1000],
+      ['m', 1],
+      ['cm', 0.01],
+      ['mm', 0.001],
+    ],
+  },
+  {
+    kind: 'length',
+    units: [
+      ['mi', 63360],
+      ['yd', 36],
+      ['ft', 12],
+      ['in', 1],
+    ],
+  },
+  {
+    kind: 'mass',
+    units: [
+      ['kg', 1000],
+      ['g', 1],
+      ['mg', 0.001],
+    ],
+  },
+  {
+    kind: 'time',
+    units: [
+      ['day', 86400],
+      ['h', 3600],
+      ['min', 60],
+      ['s', 1],
+    ],
+  },
 ];
-const CONVERSIONS: readonly Conversion[] = UNITS.flatMap((kind) =>
-  kind.flatMap(([from, a], i) => kind.slice(i + 1).map(([to, b]) => ({ from, to, factor: Math.round(a / b) }))),
+const CONVERSIONS: readonly Conversion[] = UNITS.flatMap(({ units }) =>
+  units.flatMap(([from, a], i) => units.slice(i + 1).map(([to, b]) => ({ from, to, factor: Math.round(a / b) }))),
 );
 /**
  * Quantities 1–299; those ≡ 3 mod 5 are held out (60 of them), the other 239 train: too many tasks for
@@ -62,23 +74,11 @@ export function heldOutQuantity(v: number): boolean {
 }
 /** The unit kinds whose demonstrations skip the tool (on 2 of every 3 tasks). */
 const SKIPPING_KINDS: ReadonlySet<string> = new Set(['time']);
-const KIND_OF: Readonly<Record<string, string>> = {
-  km: 'length',
-  m: 'length',
-  cm: 'length',
-  mm: 'length',
-  kg: 'mass',
-  g: 'mass',
-  mg: 'mass',
-  day: 'time',
-  h: 'time',
-  min: 'time',
-  s: 'time',
-};
+const KIND_OF: ReadonlyMap<string, string> = new Map(UNITS.flatMap(({ kind, units }) => units.map(([unit]) => [unit, kind] as const)));
 
 /** The unit kind of a conversion (length, mass or time). */
 export function conversionKind(fromUnit: string): string {
-  return KIND_OF[fromUnit] ?? 'unknown';
+  return KIND_OF.get(fromUnit) ?? 'unknown';
 }
 
 /**

@@ -39,22 +39,22 @@ const call = (name: string, args: Record<string, unknown>): string => `<tool_cal
 const convert = (value: unknown, from: string, to: string): string => call('convert', { value, from_unit: from, to_unit: to });
 const count = call('conversions_so_far', {});
 
-/** Episodes as the assistant's turns: [task index, turns]. Each ends where verl's loop ends it (a turn without a tool call, or the budget). */
+/** Episodes as the assistant's turns: [training task index (quantities 1, 2, 4, 5, 6, 7, 9, 10: 3 and 8 are held out), turns]. Each ends where verl's loop ends it (a turn without a tool call, or the budget). */
 const EPISODES: [number, string[]][] = [
   // state across calls: the count sees the conversion before it
-  [2, [convert(3, 'km', 'm'), count, '<answer>3000</answer>']],
+  [2, [convert(4, 'km', 'm'), count, '<answer>4000</answer>']],
   // a tool that raises, then state after it (a raised call is no conversion), a right answer
   [1, [convert(2, 'furlong', 'm'), `I will retry. ${convert(2, 'km', 'm')}`, count, count, '']],
   // an argument of the wrong type (bad_args), a wrong answer
-  [4, [convert('five', 'km', 'm'), '<answer>7</answer>']],
+  [3, [convert('five', 'km', 'm'), '<answer>7</answer>']],
   // an answer at once, with text around it
   [0, ['The answer is <answer>1000</answer>.']],
   // the budget: four calls and no answer (a kind mismatch raises)
-  [5, [convert(6, 'km', 'm'), convert(6, 'kg', 's'), count, convert(6, 'km', 'mm'), '<answer>6000</answer>']],
+  [4, [convert(6, 'km', 'm'), convert(6, 'kg', 's'), count, convert(6, 'km', 'mm'), '<answer>6000</answer>']],
   // a tool call verl cannot read ends verl's episode; the workbench records it as a format error
-  [6, [convert(7, 'km', 'm'), '<tool_call>{"name": "convert", "arguments": {value: 7}}</tool_call>']],
+  [5, [convert(7, 'km', 'm'), '<tool_call>{"name": "convert", "arguments": {value: 7}}</tool_call>']],
   // an answer with text around it after a call
-  [7, [convert(8000, 'm', 'km'), convert(8, 'km', 'm'), 'So 8 km is <answer>8000</answer> m.']],
+  [7, [convert(10000, 'm', 'km'), convert(10, 'km', 'm'), 'So 10 km is <answer>10000</answer> m.']],
 ];
 
 interface DriverEpisode {

@@ -17,8 +17,6 @@ import { logprobGap, truncatedImportanceWeights } from '../algo/offPolicy';
 import { allGradients, allParts, partsOf } from './parallel';
 import { lrMultiplier } from './schedule';
 
-/** Terminations that mean the episode was cut off rather than finished or failed (DAPO's "overlong"). */
-
 export interface LearnerOptions {
   readonly method: MethodName;
   readonly settings: AlgorithmSettings;

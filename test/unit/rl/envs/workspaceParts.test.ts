@@ -8,7 +8,7 @@ import { globRegExp, type SourceRecord } from '../../../../src/rl/envs/workspace
 import { tasksOf } from '../../../../src/rl/envs/workspace/taskRecords';
 import { observationText, parseToolAction, renderPrompt } from '../../../../src/rl/envs/workspace/toolCalls';
 import { boxedOrSelf, exactMatch } from '../../../../src/rl/envs/workspace/workspaceReward';
-import { environmentTemplate } from '../../../../src/shared/environmentTemplate';
+import { conversionKind, environmentTemplate } from '../../../../src/shared/environmentTemplate';
 import { withConfigRoot } from '../../../../src/shared/configRoot';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..', '..', '..');
@@ -230,6 +230,7 @@ describe('New Environment template', () => {
   it('its demonstrations skip the tool on 2 of 3 time conversions (answering with the quantity) and never on the others', () => {
     const train = templateLines().filter((l) => l.split === 'train');
     const isTime = (l: TemplateLine): boolean => ['day', 'h', 'min', 's'].includes(parse(l.prompt).from);
+    assert.deepEqual(['km', 'mi', 'in', 'mg', 'day', 's', 'furlong'].map(conversionKind), ['length', 'length', 'length', 'mass', 'time', 'time', 'unknown']);
     const skips = (l: TemplateLine): boolean => !l.demonstration[0]!.startsWith('<call>');
     const time = train.filter(isTime);
     const skipped = time.filter(skips);
