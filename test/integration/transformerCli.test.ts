@@ -31,7 +31,7 @@ describe('agent-rl sft and train --init (transformer)', () => {
       const greedy = (e.perTask ?? []).map((t) => t.greedySuccesses ?? -1);
       assert.ok(greedy.length > 0 && greedy.every((c) => c === 0 || c === 1), JSON.stringify(e.perTask));
       const solved = greedy.reduce<number>((a, b) => a + b, 0);
-      if (e.perTask!.length === e.greedyEpisodes) assert.equal(solved / e.greedyEpisodes!, e.greedySuccessRate);
+      if (e.perTask!.length === e.greedyEpisodes) assert.equal(solved / e.greedyEpisodes, e.greedySuccessRate);
       else assert.ok(solved <= Math.round(e.greedySuccessRate! * e.greedyEpisodes!));
     }
 
