@@ -330,7 +330,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     });
     assert.equal(await frame.getAttribute('section[data-metric="evaluation"]', 'data-points'), '2');
     assert.deepEqual(await checkedRuns(frame), [3], 'the newest run');
-    assert.equal(await frame.locator('canvas').count(), 24, 'one chart per panel and the phase chart');
+    assert.equal(await frame.locator('canvas').count(), 25, 'one chart per panel and the phase chart');
     // A table policy's tool-call chart is empty and says why.
     assert.match(await frame.textContent('section[data-metric="tools"] .empty'), /table policies make no tool calls/);
     // seed 001's acceptance metrics, from the stored iterations: turns, invalid actions (4 lines × 100), staleness (mean, max)
