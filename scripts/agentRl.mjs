@@ -143,3 +143,29 @@ export function schedule(record) {
   }
   return { steps, lrSum: lr };
 }
+
+/**
+ * A warm start, then GRPO and RS-SFT from its checkpoint side by side (one core each): each stage's
+ * config is written to `file(stage).config.json` and its record to `file(stage).json`, runs in `db`.
+ * `rlConfig(method, checkpoint)` gives an RL stage's config. Returns both RL records and wall times.
+ * @param {{ file: (stage: string) => string; db: string; sftConfig: unknown; rlConfig: (method: string, checkpoint: string) => unknown; label: string }} o
+ * @returns {Promise<{ checkpoint: string; grpo: { record: any; seconds: number }; rsSft: { record: any; seconds: number } }>}
+ */
+export async function warmStartThenGrpoAndRsSft({ file, db, sftConfig, rlConfig, label }) {
+  writeJson(`${file('sft')}.config.json`, sftConfig);
+  const sft = runAgentRl(['sft', '--config', `${file('sft')}.config.json`, '--db', db, '--output', `${file('sft')}.json`]);
+  const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
+  if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
+  const [grpo, rsSft] = await Promise.all(
+    ['grpo', 'rs-sft'].map(async (method) => {
+      writeJson(`${file(method)}.config.json`, rlConfig(method, checkpoint));
+      const r = await runAgentRlAsync(
+        ['train', '--config', `${file(method)}.config.json`, '--db', db, '--output', `${file(method)}.json`],
+        `${label} ${method}`,
+      );
+      return { record: JSON.parse(fs.readFileSync(`${file(method)}.json`, 'utf8')), seconds: r.seconds };
+    }),
+  );
+  if (!grpo || !rsSft) throw new Error('a run did not finish');
+  return { checkpoint, grpo, rsSft };
+}

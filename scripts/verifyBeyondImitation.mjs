@@ -14,7 +14,7 @@
 // calls per episode, and each run's optimizer steps and summed learning rate (the two schedules differ:
 // RS-SFT trains on successes only).
 // Usage: node scripts/verifyBeyondImitation.mjs [--seeds 1,2,3] [--out DIR] [--sft-iterations N] [--rl-iterations N]
-import { arg, methodConfig, pairedInterval, runAgentRl, runAgentRlAsync, schedule, verifyFolder, writeJson } from './agentRl.mjs';
+import { arg, methodConfig, pairedInterval, schedule, verifyFolder, warmStartThenGrpoAndRsSft, writeJson } from './agentRl.mjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -44,41 +44,16 @@ const rows = [];
 const t0 = Date.now();
 for (const seed of seeds) {
   const file = (/** @type {string} */ stage) => path.join(out, `calculator-${stage}-s${seed}`);
-  writeJson(`${file('sft')}.config.json`, {
-    env: 'calculator',
-    policy: 'transformer',
-    method: 'sft',
-    seed,
-    iterations: sftIterations,
-    envOptions,
-    demonstrations,
-    ...evaluation,
-  });
   process.stderr.write(`\n== seed ${seed}: supervised warm start on demonstrations that repeat half their calls\n`);
-  const sft = runAgentRl(['sft', '--config', `${file('sft')}.config.json`, '--db', db, '--output', `${file('sft')}.json`]);
-  const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
-  if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
-  /** @type {Record<string, { record: any; seconds: number }>} */
-  const stages = {};
-  await Promise.all(
-    ['grpo', 'rs-sft'].map(async (method) => {
-      const config = methodConfig(
-        'calculator',
-        method,
-        { seed, iterations: rlIterations, envOptions, ...evaluation, policyOptions: { replicas: 1 } },
-        checkpoint,
-      );
-      writeJson(`${file(method)}.config.json`, config);
-      const r = await runAgentRlAsync(
-        ['train', '--config', `${file(method)}.config.json`, '--db', db, '--output', `${file(method)}.json`],
-        `s${seed} ${method}`,
-      );
-      stages[method] = { record: JSON.parse(fs.readFileSync(`${file(method)}.json`, 'utf8')), seconds: r.seconds };
-    }),
-  );
-  const g = stages.grpo?.record;
-  const r = stages['rs-sft']?.record;
-  if (!g || !r) throw new Error('a run did not finish');
+  const stages = await warmStartThenGrpoAndRsSft({
+    file,
+    db,
+    label: `s${seed}`,
+    sftConfig: { env: 'calculator', policy: 'transformer', method: 'sft', seed, iterations: sftIterations, envOptions, demonstrations, ...evaluation },
+    rlConfig: (method, checkpoint) =>
+      methodConfig('calculator', method, { seed, iterations: rlIterations, envOptions, ...evaluation, policyOptions: { replicas: 1 } }, checkpoint),
+  });
+  const [g, r] = [stages.grpo.record, stages.rsSft.record];
   const [gm, rm] = [taskMeans(g), taskMeans(r)];
   const d = [...gm.keys()].filter((k) => rm.has(k)).map((k) => /** @type {number} */ (gm.get(k)) - /** @type {number} */ (rm.get(k)));
   const ci = pairedInterval(d);
@@ -86,8 +61,8 @@ for (const seed of seeds) {
   rows.push({
     seed,
     warmStart: e(g, 0),
-    grpo: { label: g.methodLabel, evaluation: e(g, -1), schedule: schedule(g), run: g.runId, seconds: stages.grpo?.seconds },
-    rsSft: { label: r.methodLabel, evaluation: e(r, -1), schedule: schedule(r), run: r.runId, seconds: stages['rs-sft']?.seconds },
+    grpo: { label: g.methodLabel, evaluation: e(g, -1), schedule: schedule(g), run: g.runId, seconds: stages.grpo.seconds },
+    rsSft: { label: r.methodLabel, evaluation: e(r, -1), schedule: schedule(r), run: r.runId, seconds: stages.rsSft.seconds },
     difference: ci,
     excludesZero: ci.low > 0 || ci.high < 0,
   });

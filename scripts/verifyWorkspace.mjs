@@ -10,7 +10,7 @@
 // warm start (the GRPO run's iteration-0 evaluation), with a 95 % interval paired by task; beside it
 // the time conversions and the others apart, sampled pass@1, pass@k, tool calls, and GRPO − RS-SFT.
 // Usage: node scripts/verifyWorkspace.mjs [--seeds 1,2,3] [--out DIR] [--sft-iterations N] [--rl-iterations N]
-import { arg, pairedInterval, runAgentRl, runAgentRlAsync, schedule, verifyFolder, writeJson } from './agentRl.mjs';
+import { arg, pairedInterval, schedule, verifyFolder, warmStartThenGrpoAndRsSft, writeJson } from './agentRl.mjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -73,32 +73,21 @@ const rows = [];
 const t0 = Date.now();
 for (const seed of seeds) {
   const file = (/** @type {string} */ stage) => path.join(out, `unit-converter-${stage}-s${seed}`);
-  writeJson(`${file('sft')}.config.json`, configOf(sftTemplate, { seed, ...(sftIterations ? { iterations: Number(sftIterations) } : {}) }));
   process.stderr.write(`\n== seed ${seed}: warm start on the example's demonstrations (sft.agentrl.json)\n`);
-  const sft = runAgentRl(['sft', '--config', `${file('sft')}.config.json`, '--db', db, '--output', `${file('sft')}.json`]);
-  const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
-  if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
-  /** @type {Record<string, { record: any; seconds: number }>} */
-  const stages = {};
-  await Promise.all(
-    ['grpo', 'rs-sft'].map(async (method) => {
-      const config = configOf(runTemplate, {
+  const stages = await warmStartThenGrpoAndRsSft({
+    file,
+    db,
+    label: `s${seed}`,
+    sftConfig: configOf(sftTemplate, { seed, ...(sftIterations ? { iterations: Number(sftIterations) } : {}) }),
+    rlConfig: (method, checkpoint) =>
+      configOf(runTemplate, {
         seed,
         method,
         ...(rlIterations ? { iterations: Number(rlIterations) } : {}),
         policyOptions: { ...runTemplate.policyOptions, replicas: 1, init: checkpoint },
-      });
-      writeJson(`${file(method)}.config.json`, config);
-      const r = await runAgentRlAsync(
-        ['train', '--config', `${file(method)}.config.json`, '--db', db, '--output', `${file(method)}.json`],
-        `s${seed} ${method}`,
-      );
-      stages[method] = { record: read(`${file(method)}.json`), seconds: r.seconds };
-    }),
-  );
-  const g = stages.grpo?.record;
-  const r = stages['rs-sft']?.record;
-  if (!g || !r) throw new Error('a run did not finish');
+      }),
+  });
+  const [g, r] = [stages.grpo.record, stages.rsSft.record];
   const [w, gm, rm] = [perTask(g.evaluations[0]), perTask(g.evaluations.at(-1)), perTask(r.evaluations.at(-1))];
   const model = (/** @type {any} */ rec, /** @type {any} */ e, /** @type {Map<string, any>} */ m, /** @type {string} */ label) => ({
     label,
@@ -110,8 +99,8 @@ for (const seed of seeds) {
   const row = {
     seed,
     warmStart: model(g, g.evaluations[0], w, 'warm start (SFT, iteration 0)'),
-    grpo: { ...model(g, g.evaluations.at(-1), gm, g.methodLabel), schedule: schedule(g), seconds: stages.grpo?.seconds },
-    rsSft: { ...model(r, r.evaluations.at(-1), rm, r.methodLabel), schedule: schedule(r), seconds: stages['rs-sft']?.seconds },
+    grpo: { ...model(g, g.evaluations.at(-1), gm, g.methodLabel), schedule: schedule(g), seconds: stages.grpo.seconds },
+    rsSft: { ...model(r, r.evaluations.at(-1), rm, r.methodLabel), schedule: schedule(r), seconds: stages.rsSft.seconds },
     grpoGain: greedyDifference(gm, w),
     rsSftGain: greedyDifference(rm, w),
     grpoMinusRsSft: greedyDifference(gm, rm),

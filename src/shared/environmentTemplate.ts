@@ -17,6 +17,7 @@ import { TEMPLATE_REWARD_PY, TEMPLATE_TOOLS_PY } from './environmentTemplatePy.g
 export { TEMPLATE_REWARD_PY, TEMPLATE_TOOLS_PY };
 
 interface Conversion {
+  readonly kind: string;
   readonly from: string;
   readonly to: string;
   readonly factor: number;
@@ -60,8 +61,8 @@ const UNITS: readonly { readonly kind: string; readonly units: readonly (readonl
     ],
   },
 ];
-const CONVERSIONS: readonly Conversion[] = UNITS.flatMap(({ units }) =>
-  units.flatMap(([from, a], i) => units.slice(i + 1).map(([to, b]) => ({ from, to, factor: Math.round(a / b) }))),
+const CONVERSIONS: readonly Conversion[] = UNITS.flatMap(({ kind, units }) =>
+  units.flatMap(([from, a], i) => units.slice(i + 1).map(([to, b]) => ({ kind, from, to, factor: Math.round(a / b) }))),
 );
 /**
  * Quantities 1–299; those ≡ 3 mod 5 are held out (60 of them), the other 239 train: too many tasks for
@@ -87,7 +88,7 @@ export function conversionKind(fromUnit: string): string {
  * copied as the answer at once.
  */
 function demonstration(v: number, c: Conversion, conversionIndex: number, answer: number): string[] {
-  const skips = SKIPPING_KINDS.has(conversionKind(c.from)) && (v + conversionIndex) % 3 !== 0;
+  const skips = SKIPPING_KINDS.has(c.kind) && (v + conversionIndex) % 3 !== 0;
   return skips ? [`<answer>${v}</answer>`] : [`<call>convert(${v}, "${c.from}", "${c.to}")</call>`, `<answer>${answer}</answer>`];
 }
 
