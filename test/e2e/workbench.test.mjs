@@ -1013,11 +1013,17 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // the dashboard: a click on the mismatch chart opens that iteration's worst tokens and its histogram
     await runCommand(page, 'Agent RL: Open Dashboard');
     const dash = await webviewFrame(page, 'section[data-metric="mismatch"]');
+    // the run list may not name the run yet when the dashboard first paints: wait for its label
     const tokensRun = Number(
-      await dash.evaluate(
-        () => [...document.querySelectorAll('#runs label')].find((l) => l.textContent.includes('e2e-tokens'))?.querySelector('input')?.dataset.run,
-      ),
+      await (
+        await dash.waitForFunction(
+          () => [...document.querySelectorAll('#runs label')].find((l) => l.textContent.includes('e2e-tokens'))?.querySelector('input')?.dataset.run,
+          null,
+          { timeout: 30_000 },
+        )
+      ).jsonValue(),
     );
+    assert.ok(Number.isInteger(tokensRun), `the dashboard's run list names e2e-tokens with a run id (got ${tokensRun})`);
     if (!(await dash.isChecked(`#runs input[data-run="${tokensRun}"]`))) await dash.check(`#runs input[data-run="${tokensRun}"]`);
     await dash.waitForFunction(() => Number(document.querySelector('section[data-metric="mismatch"]')?.getAttribute('data-points') ?? 0) > 0, null, {
       timeout: 30_000,
