@@ -147,15 +147,29 @@ export function schedule(record) {
 /**
  * A warm start, then GRPO and RS-SFT from its checkpoint side by side (one core each): each stage's
  * config is written to `file(stage).config.json` and its record to `file(stage).json`, runs in `db`.
- * `rlConfig(method, checkpoint)` gives an RL stage's config. Returns both RL records and wall times.
- * @param {{ file: (stage: string) => string; db: string; sftConfig: unknown; rlConfig: (method: string, checkpoint: string) => unknown; label: string }} o
- * @returns {Promise<{ checkpoint: string; grpo: { record: any; seconds: number }; rsSft: { record: any; seconds: number } }>}
+ * `rlConfig(method, checkpoint)` gives an RL stage's config. `checkWarmStart(record, round)`, when
+ * given, reads the warm start's record: it returns the config of one more SFT stage to run from the
+ * checkpoint (`init` is set here) or undefined when the warm start is ready; each further stage is
+ * `sft-more1`, `sft-more2`, …. Returns both RL records, wall times and the warm start's SFT records.
+ * @param {{ file: (stage: string) => string; db: string; sftConfig: unknown; rlConfig: (method: string, checkpoint: string) => unknown; label: string; checkWarmStart?: (record: any, round: number) => Record<string, any> | undefined }} o
+ * @returns {Promise<{ checkpoint: string; warmStart: any[]; grpo: { record: any; seconds: number }; rsSft: { record: any; seconds: number } }>}
  */
-export async function warmStartThenGrpoAndRsSft({ file, db, sftConfig, rlConfig, label }) {
-  writeJson(`${file('sft')}.config.json`, sftConfig);
-  const sft = runAgentRl(['sft', '--config', `${file('sft')}.config.json`, '--db', db, '--output', `${file('sft')}.json`]);
-  const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
-  if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
+export async function warmStartThenGrpoAndRsSft({ file, db, sftConfig, rlConfig, label, checkWarmStart }) {
+  /** @param {string} stage @param {unknown} config */
+  const sftStage = (stage, config) => {
+    writeJson(`${file(stage)}.config.json`, config);
+    const sft = runAgentRl(['sft', '--config', `${file(stage)}.config.json`, '--db', db, '--output', `${file(stage)}.json`]);
+    const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
+    if (!checkpoint) throw new Error(`the SFT stage ${stage} printed no checkpoint`);
+    return { checkpoint, record: JSON.parse(fs.readFileSync(`${file(stage)}.json`, 'utf8')) };
+  };
+  let { checkpoint, record } = sftStage('sft', sftConfig);
+  const warmStart = [record];
+  for (let round = 1, more = checkWarmStart?.(record, round); more !== undefined; more = checkWarmStart?.(record, ++round)) {
+    process.stderr.write(`[${label}] the warm start is not ready: ${round === 1 ? '' : 'still '}continuing SFT from ${checkpoint}\n`);
+    ({ checkpoint, record } = sftStage(`sft-more${round}`, { ...more, policyOptions: { ...(more.policyOptions ?? {}), init: checkpoint } }));
+    warmStart.push(record);
+  }
   const [grpo, rsSft] = await Promise.all(
     ['grpo', 'rs-sft'].map(async (method) => {
       writeJson(`${file(method)}.config.json`, rlConfig(method, checkpoint));
@@ -167,5 +181,5 @@ export async function warmStartThenGrpoAndRsSft({ file, db, sftConfig, rlConfig,
     }),
   );
   if (!grpo || !rsSft) throw new Error('a run did not finish');
-  return { checkpoint, grpo, rsSft };
+  return { checkpoint, warmStart, grpo, rsSft };
 }

@@ -10,6 +10,7 @@
 // warm start (the GRPO run's iteration-0 evaluation), with a 95 % interval paired by task; beside it
 // the time conversions and the others apart, sampled pass@1, pass@k, tool calls, and GRPO − RS-SFT.
 // Usage: node scripts/verifyWorkspace.mjs [--seeds 1,2,3] [--out DIR] [--sft-iterations N] [--rl-iterations N]
+//        [--warm-start-ready 0.5] [--warm-start-rounds 2] [--warm-start-more 200]
 import { arg, pairedInterval, schedule, verifyFolder, warmStartThenGrpoAndRsSft, writeJson } from './agentRl.mjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -27,6 +28,11 @@ const sftTemplate = read(path.join(example, 'sft.agentrl.json'));
 const runTemplate = read(path.join(example, 'run.agentrl.json'));
 const sftIterations = arg('--sft-iterations', undefined);
 const rlIterations = arg('--rl-iterations', undefined);
+// the warm-start check: ready when greedy on length and mass conversions is at least this; otherwise up
+// to `warmStartRounds` further SFT stages of `warmStartMore` iterations each from its checkpoint
+const warmStartReady = Number(arg('--warm-start-ready', '0.5'));
+const warmStartRounds = Number(arg('--warm-start-rounds', '2'));
+const warmStartMore = Number(arg('--warm-start-more', '200'));
 /** The example's config with the seed (and iterations, when asked) changed; its files read from the example folder. @param {any} template @param {Record<string, unknown>} changes */
 const configOf = (template, changes) => ({ ...template, ...changes, envOptions: { ...template.envOptions, root: example } });
 
@@ -68,6 +74,7 @@ function greedyDifference(a, b) {
   return pairedInterval([...a.keys()].filter((k) => b.has(k)).map((k) => /** @type {number} */ (a.get(k)?.greedy) - /** @type {number} */ (b.get(k)?.greedy)));
 }
 
+const pct = (/** @type {number | undefined} */ v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
 /** @type {any[]} */
 const rows = [];
 const t0 = Date.now();
@@ -79,6 +86,16 @@ for (const seed of seeds) {
     db,
     label: `s${seed}`,
     sftConfig: configOf(sftTemplate, { seed, ...(sftIterations ? { iterations: Number(sftIterations) } : {}) }),
+    // the check of the warm start before RL: it must copy the tool's result where its demonstrations
+    // do (greedy on length and mass conversions); if not, SFT goes on from its checkpoint
+    checkWarmStart: (record, round) => {
+      const ready = greedyRate(perTask(record.evaluations.at(-1)), 'other');
+      const go = ready >= warmStartReady;
+      process.stderr.write(
+        `== seed ${seed}: warm start, SFT stage ${round}: greedy ${pct(ready)} on length and mass conversions (ready at ${pct(warmStartReady)})${go ? '' : round > warmStartRounds ? ': not ready, and no SFT rounds left' : ''}\n`,
+      );
+      return go || round > warmStartRounds ? undefined : configOf(sftTemplate, { seed, iterations: warmStartMore });
+    },
     rlConfig: (method, checkpoint) =>
       configOf(runTemplate, {
         seed,
@@ -101,6 +118,8 @@ for (const seed of seeds) {
     warmStart: model(g, g.evaluations[0], w, 'warm start (SFT, iteration 0)'),
     grpo: { ...model(g, g.evaluations.at(-1), gm, g.methodLabel), schedule: schedule(g), seconds: stages.grpo.seconds },
     rsSft: { ...model(r, r.evaluations.at(-1), rm, r.methodLabel), schedule: schedule(r), seconds: stages.rsSft.seconds },
+    warmStartSftIterations: stages.warmStart.reduce((a, rec) => a + rec.iterations.length, 0),
+    warmStartRuns: stages.warmStart.map((rec) => rec.runId),
     grpoGain: greedyDifference(gm, w),
     rsSftGain: greedyDifference(rm, w),
     grpoMinusRsSft: greedyDifference(gm, rm),
@@ -111,7 +130,6 @@ for (const seed of seeds) {
   );
 }
 
-const pct = (/** @type {number | undefined} */ v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
 const pts = (/** @type {{ mean: number; low: number; high: number }} */ c) =>
   `${c.mean >= 0 ? '+' : ''}${(100 * c.mean).toFixed(1)} [${(100 * c.low).toFixed(1)}, ${(100 * c.high).toFixed(1)}]`;
 const cells = (/** @type {any} */ m) =>
@@ -122,7 +140,7 @@ const lines = [
   `| seed | model | greedy pass@1 | greedy, time conversions | greedy, length and mass | sampled pass@1 | pass@${k} | tool calls, sampled / greedy | optimizer steps |`,
   '|---|---|---|---|---|---|---|---|---|',
   ...rows.flatMap((x) => [
-    `| ${x.seed} | ${x.warmStart.label} | ${cells(x.warmStart)} | – |`,
+    `| ${x.seed} | ${x.warmStart.label}, ${x.warmStartSftIterations} SFT iterations | ${cells(x.warmStart)} | – |`,
     `| ${x.seed} | ${x.grpo.label} | ${cells(x.grpo)} | ${x.grpo.schedule.steps} |`,
     `| ${x.seed} | ${x.rsSft.label} | ${cells(x.rsSft)} | ${x.rsSft.schedule.steps} |`,
   ]),
@@ -135,5 +153,12 @@ const lines = [
   `total ${((Date.now() - t0) / 1000).toFixed(0)} s on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; database ${db}`,
 ];
 process.stdout.write(`${lines.join('\n')}\n\nruns (store runs.sqlite) and records: ${out}\n`);
-writeJson(path.join(out, 'summary.json'), { db, example, sftIterations, rlIterations, rows });
+writeJson(path.join(out, 'summary.json'), {
+  db,
+  example,
+  sftIterations,
+  rlIterations,
+  warmStartCheck: { ready: warmStartReady, rounds: warmStartRounds, more: warmStartMore },
+  rows,
+});
 process.exit(met ? 0 : 1);
