@@ -6,7 +6,9 @@
 // demonstrations skip the tool on 2 of every 3 time conversions and answer with the quantity given, a
 // habit the warm start copies. For each seed: the example's own configs (sft.agentrl.json, then
 // run.agentrl.json's GRPO and, as the control, the same config with method rs-sft, from that one
-// checkpoint, side by side), with only the seed changed. Primary figure: held-out greedy pass@1, GRPO −
+// checkpoint, side by side), with only the seed changed; before RL, a check of the warm start (held-out
+// greedy on length and mass conversions ≥ 50 %, or SFT runs again from its checkpoint, up to twice:
+// `sft-more1`, `sft-more2`). Primary figure: held-out greedy pass@1, GRPO −
 // warm start (the GRPO run's iteration-0 evaluation), with a 95 % interval paired by task; beside it
 // the time conversions and the others apart, sampled pass@1, pass@k, tool calls, and GRPO − RS-SFT.
 // Usage: node scripts/verifyWorkspace.mjs [--seeds 1,2,3] [--out DIR] [--sft-iterations N] [--rl-iterations N]
@@ -33,6 +35,18 @@ const rlIterations = arg('--rl-iterations', undefined);
 const warmStartReady = Number(arg('--warm-start-ready', '0.5'));
 const warmStartRounds = Number(arg('--warm-start-rounds', '2'));
 const warmStartMore = Number(arg('--warm-start-more', '200'));
+if (
+  !(warmStartReady >= 0 && warmStartReady <= 1) ||
+  !Number.isInteger(warmStartRounds) ||
+  warmStartRounds < 0 ||
+  !Number.isInteger(warmStartMore) ||
+  warmStartMore < 1
+) {
+  process.stderr.write(
+    'verify:workspace: --warm-start-ready is a fraction from 0 to 1, --warm-start-rounds an integer ≥ 0, --warm-start-more an integer ≥ 1\n',
+  );
+  process.exit(2);
+}
 /** The example's config with the seed (and iterations, when asked) changed; its files read from the example folder. @param {any} template @param {Record<string, unknown>} changes */
 const configOf = (template, changes) => ({ ...template, ...changes, envOptions: { ...template.envOptions, root: example } });
 
@@ -92,7 +106,7 @@ for (const seed of seeds) {
       const ready = greedyRate(perTask(record.evaluations.at(-1)), 'other');
       const go = ready >= warmStartReady;
       process.stderr.write(
-        `== seed ${seed}: warm start, SFT stage ${round}: greedy ${pct(ready)} on length and mass conversions (ready at ${pct(warmStartReady)})${go ? '' : round > warmStartRounds ? ': not ready, and no SFT rounds left' : ''}\n`,
+        `== seed ${seed}: warm start after ${round === 1 ? 'sft.agentrl.json' : `continuation ${round - 1}`}: greedy ${pct(ready)} on length and mass conversions (ready at ${pct(warmStartReady)}): ${go ? 'ready' : round > warmStartRounds ? 'not ready, and no continuation left: RL starts from it' : 'not ready'}\n`,
       );
       return go || round > warmStartRounds ? undefined : configOf(sftTemplate, { seed, iterations: warmStartMore });
     },
