@@ -7,7 +7,7 @@ import { configFromArgs } from './runConfigArgs';
 import { UsageError } from './usageError';
 
 export const EXPORT_USAGE = `agent-rl export verl --config FILE --out DIR [--sandbox-url URL] [--model PATH] [--rollout sglang|vllm] [--gpus N] [--nodes N] [--dump-dir DIR]
-  FILE          a run config (JSON, as for train): env calculator, code or workspace (with its tool and reward files), method grpo
+  FILE          a run config (JSON, as for train): env calculator (callCost and formatErrorCost 0), code or workspace (with its tool and reward files), method grpo
   --sandbox-url where verl reaches \`agent-rl sandbox serve\` (default http://127.0.0.1:8080/run_code; add ?token=T off loopback)
   --model       actor_rollout_ref.model.path (default Qwen/Qwen2.5-0.5B-Instruct)
   --dump-dir    trainer.rollout_data_dir/validation_data_dir parent (default DIR/dumps): what \`agent-rl import verl\` reads back`;

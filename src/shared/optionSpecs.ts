@@ -495,6 +495,15 @@ export const CALCULATOR_OPTION_SPECS = {
     description: 'Reward subtracted per tool call (a per-call cost; malformed turns count too).',
     reason: "off: the reward is seed 003's; a small cost teaches an agent not to call more than it needs",
   },
+  formatErrorCost: {
+    kind: 'number',
+    min: 0,
+    max: 1,
+    default: 0,
+    description:
+      'Reward subtracted per malformed turn (neither a well-formed <call> nor a well-formed <answer>), on top of callCost: a success that stuttered on its way earns less than a clean one (0.1 less at 0.1), so within a group it ranks below it, and a stuttered failure below a clean failure.',
+    reason: "off: the reward is seed 003's",
+  },
 } as const satisfies OptionSpecs;
 
 /** Seed 000's code environment. */

@@ -84,7 +84,9 @@ describe('agent-rl env', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(lines.length, 6);
     assert.equal((lines[2]!.observation as { text: string }).text, '<obs>error: unknown op pow; use add, sub, mul or div</obs>');
-    assert.deepEqual(lines[5], { outcome: { reward: 1, success: true, publicPass: true, privatePass: true, details: { gold: 35, answer: 35, calls: 3 } } });
+    assert.deepEqual(lines[5], {
+      outcome: { reward: 1, success: true, publicPass: true, privatePass: true, details: { gold: 35, answer: 35, calls: 3, formatErrors: 0 } },
+    });
   });
 
   it('env run on binary-search reads one action per line; unknown tasks are named', () => {

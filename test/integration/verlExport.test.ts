@@ -188,6 +188,18 @@ describe('agent-rl export verl', () => {
     assert.match(a.stderr, /method rs-sft: .* Fix: export a config with "method": "grpo"/);
     fs.writeFileSync(path.join(dir, 'b.json'), JSON.stringify({ env: 'binary-search' }));
     assert.match(runCli(['export', 'verl', '--config', 'b.json', '--out', 'x'], dir).stderr, /env binary-search: no verl task set/);
+    // the exported calculator reward has no per-call or per-malformed-turn cost: a config with one is refused
+    for (const [envOptions, message] of [
+      [{ callCost: 0.05 }, /envOptions\.callCost 0\.05: .* Fix: set it to 0 to export/],
+      [{ formatErrorCost: 0.1 }, /envOptions\.formatErrorCost 0\.1: .* Fix: set it to 0 to export/],
+      [{ callCost: 0.05, formatErrorCost: 0.1 }, /envOptions\.callCost 0\.05, envOptions\.formatErrorCost 0\.1: .* Fix: set them to 0 to export/],
+    ] as const) {
+      fs.writeFileSync(path.join(dir, 'c.json'), JSON.stringify({ env: 'calculator', policy: 'transformer', method: 'grpo', envOptions }));
+      const c = runCli(['export', 'verl', '--config', 'c.json', '--out', 'x'], dir);
+      assert.equal(c.code, 2, c.stderr);
+      assert.match(c.stderr, message);
+      assert.doesNotMatch(c.stderr, /\n\s+at /, 'no stack trace');
+    }
     assert.ok(!fs.existsSync(path.join(dir, 'x')));
   });
 

@@ -22,6 +22,8 @@ for label, db, run in [
   ('GRPO + overlong filter', '.agent-rl/measurements/sampling-degradation/runs.sqlite', 2),
   ('GRPO, temperature 0.8', '.agent-rl/measurements/sampling-degradation/runs.sqlite', 3),
   ('GRPO, klCoef 0.1', '.agent-rl/measurements/sampling-degradation/runs.sqlite', 4),
-  ('GRPO, learning rate 1e-4', '.agent-rl/measurements/sampling-degradation/runs.sqlite', 5)]:
+  ('GRPO, learning rate 1e-4', '.agent-rl/measurements/sampling-degradation/runs.sqlite', 5),
+  ('GRPO, formatErrorCost 0.1', '.agent-rl/measurements/sampling-degradation/runs.sqlite', 7),
+  ('GRPO, formatErrorCost 0.1, temperature 0.8', '.agent-rl/measurements/sampling-degradation/runs.sqlite', 6)]:
     s=series(db, run)
     print(f"| {label} | {summ(s,0)} | {summ(s,1)} | {' '.join(str(x[1]) for x in s)} |")

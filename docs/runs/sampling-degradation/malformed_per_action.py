@@ -17,3 +17,5 @@ def hz(db, run):
 print('npm start GRPO', hz('.agent-rl/measurements/sampling-degradation/npm-start-f74b02c.sqlite',5))
 print('RS-SFT', hz('.agent-rl/measurements/sampling-degradation/npm-start-f74b02c.sqlite',6))
 print('T0.8', hz('.agent-rl/measurements/sampling-degradation/runs.sqlite',3))
+print('formatErrorCost 0.1', hz('.agent-rl/measurements/sampling-degradation/runs.sqlite',7))
+print('formatErrorCost 0.1, T0.8', hz('.agent-rl/measurements/sampling-degradation/runs.sqlite',6))

@@ -69,7 +69,7 @@ export function toolConfigYaml(sandboxUrl: string, concurrency = 8): string {
 }
 
 export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promise<VerlExportResult> {
-  // a workspace environment reads its task files first
+  // refused before any file is read or written
   checkVerlExportable(config);
   let set: VerlTaskSet;
   let workspace: WorkspaceExport | undefined;

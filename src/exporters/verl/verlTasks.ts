@@ -106,8 +106,18 @@ const builtIn: VerlTaskProvider = (config, env) => {
 
 export const WORKSPACE_SOURCE = 'agent-rl/workspace';
 
-/** Why a workspace config cannot be exported (thrown before its files are read). */
+/** Why a config cannot be exported: thrown before any file is read or written. */
 export function checkVerlExportable(config: RunConfig): void {
+  if (config.env === 'calculator') {
+    // the exported calculator reward scores the answer and its format only
+    const { callCost, formatErrorCost } = config.envOptions;
+    const charged = Object.entries({ callCost, formatErrorCost }).filter(([, v]) => v > 0);
+    if (charged.length > 0)
+      throw new VerlExportError(
+        `${charged.map(([k, v]) => `envOptions.${k} ${v}`).join(', ')}: the exported calculator reward (agent_rl_reward.py) scores the answer and its format only and would train on a different reward. Fix: set ${charged.length > 1 ? 'them' : 'it'} to 0 to export`,
+      );
+    return;
+  }
   if (config.env !== 'workspace') return;
   const o = config.envOptions;
   if (o.reward !== 'exact_match' && o.reward !== 'unit_tests' && !o.reward.endsWith('.py')) {

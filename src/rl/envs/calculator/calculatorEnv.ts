@@ -2,7 +2,7 @@
 // mul, div on integers) and reads `<obs>result</obs>`, until `<answer>\boxed{N}</answer>` ends the
 // episode or the tool-call budget runs out. Bad calls (unknown op, bad arguments, division by zero,
 // malformed text) are error observations. Reward = formatWeight · (answered in format) + (answer right)
-// − callCost · (tool calls and malformed turns).
+// − callCost · (tool calls and malformed turns) − formatErrorCost · (malformed turns).
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
 import { parseCalculatorAction } from '../parsers';
 import type { CalculatorEnvOptions } from '../../../shared/runConfig';
@@ -17,6 +17,7 @@ export interface CalculatorOptions {
   readonly maxCalls: number;
   readonly formatWeight: number;
   readonly callCost: number;
+  readonly formatErrorCost: number;
   readonly generator: GeneratorOptions;
   readonly trainTasks: number;
   readonly heldOutTasks: number;
@@ -28,6 +29,7 @@ export function calculatorOptions(o: CalculatorEnvOptions): CalculatorOptions {
     maxCalls: o.maxCalls,
     formatWeight: o.formatWeight,
     callCost: o.callCost,
+    formatErrorCost: o.formatErrorCost,
     trainTasks: o.trainTasks,
     heldOutTasks: o.heldOutTasks,
     generator: { minDepth: o.minDepth, maxDepth: o.maxDepth, minOperand: o.minOperand, maxOperand: o.maxOperand, ops: GENERATOR_OPS },
@@ -44,6 +46,7 @@ const obs = (text: string, data: Record<string, unknown>): Observation => ({ tex
 class CalculatorEnv implements Environment {
   private task: Task | undefined;
   private calls = 0;
+  private formatErrors = 0;
   private answer: number | undefined;
   private done = false;
 
@@ -52,6 +55,7 @@ class CalculatorEnv implements Environment {
   reset(task: Task): Promise<Observation> {
     this.task = task;
     this.calls = 0;
+    this.formatErrors = 0;
     this.answer = undefined;
     this.done = false;
     return Promise.resolve({ text: task.prompt, data: { expression: task.data.expression } });
@@ -72,6 +76,7 @@ class CalculatorEnv implements Environment {
     this.calls += 1;
     let observation: Observation;
     if (action.kind === 'format_error') {
+      this.formatErrors += 1;
       observation = obs(`error: ${action.message}`, { error: 'format', calls: this.calls });
     } else {
       const op = String(action.args.op);
@@ -101,11 +106,11 @@ class CalculatorEnv implements Environment {
     const formatted = this.answer !== undefined;
     const correct = formatted && this.answer === gold;
     return Promise.resolve({
-      reward: (formatted ? this.o.formatWeight : 0) + (correct ? 1 : 0) - this.o.callCost * this.calls,
+      reward: (formatted ? this.o.formatWeight : 0) + (correct ? 1 : 0) - this.o.callCost * this.calls - this.o.formatErrorCost * this.formatErrors,
       success: correct,
       publicPass: formatted,
       privatePass: correct,
-      details: { gold, answer: this.answer ?? null, calls: this.calls },
+      details: { gold, answer: this.answer ?? null, calls: this.calls, formatErrors: this.formatErrors },
     });
   }
 

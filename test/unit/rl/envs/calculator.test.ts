@@ -143,6 +143,34 @@ describe('calculator environment (seed 003 protocol)', () => {
     assert.deepEqual([r.outcome.success, r.outcome.publicPass, r.outcome.privatePass], [true, true, true]);
   });
 
+  it('formatErrorCost charges each malformed turn, on top of callCost, and nothing else', async () => {
+    // one stutter, one good call, the right answer
+    const actions = ['<call>mul(7,5)</calll>', '<call>mul(7,5)</call>', '<answer>\\boxed{35}</answer>'];
+    const clean = await play('7*5', actions.slice(1), { formatErrorCost: 0.1 });
+    assert.equal(clean.outcome.reward, 1, 'no malformed turn: nothing charged');
+    const stutter = await play('7*5', actions, { formatErrorCost: 0.1 });
+    assert.equal(stutter.outcome.success, true);
+    assert.ok(Math.abs(stutter.outcome.reward - 0.9) < 1e-12, `one malformed turn costs 0.1 (${stutter.outcome.reward})`);
+    assert.equal(stutter.outcome.details?.formatErrors, 1);
+    const both = await play('7*5', actions, { formatErrorCost: 0.1, callCost: 0.05 });
+    // two turns spend the call budget (the stutter and the call), one of them malformed
+    assert.ok(Math.abs(both.outcome.reward - (1 - 2 * 0.05 - 0.1)) < 1e-12, `${both.outcome.reward}`);
+    assert.equal((await play('7*5', actions)).outcome.reward, 1, 'off by default');
+    // a well-formed call that fails (unknown op, bad arguments) is not malformed: not charged
+    const failed = await play('7*5', ['<call>pow(7,5)</call>', '<call>add(1)</call>', ...actions.slice(1)], { formatErrorCost: 0.1 });
+    assert.deepEqual([failed.outcome.reward, failed.outcome.details?.formatErrors], [1, 0]);
+    // the count starts again with each episode
+    const env = calculatorEnv({ formatErrorCost: 0.1 }).create();
+    for (const [texts, reward] of [
+      [actions, 0.9],
+      [actions.slice(1), 1],
+    ] as const) {
+      await env.reset(calculatorTask('7*5'));
+      for (const t of texts) if ((await env.step(env.parseAction(t))).done) break;
+      assert.ok(Math.abs((await env.verify(new Rng(0))).reward - reward) < 1e-12);
+    }
+  });
+
   it('a wrong answer in format earns the format weight only', async () => {
     assert.equal((await play('3+4', ['<answer>\\boxed{8}</answer>'])).outcome.reward, 0);
     const r = await play('3+4', ['<answer>\\boxed{8}</answer>'], { formatWeight: 0.1 });
