@@ -24,7 +24,7 @@ const out = path.resolve(arg('--out', verifyFolder('beyond-imitation')));
 fs.mkdirSync(out, { recursive: true });
 process.stderr.write(`runs and records: ${out}\n`);
 const db = path.join(out, 'runs.sqlite');
-const sftIterations = Number(arg('--sft-iterations', '200'));
+const sftIterations = Number(arg('--sft-iterations', '600'));
 const rlIterations = Number(arg('--rl-iterations', '25'));
 
 const envOptions = { callCost: 0.05, heldOutTasks: 200 };
