@@ -154,6 +154,9 @@ export async function runCommand(page, label) {
     await page.keyboard.press(attempt % 2 === 0 ? 'F1' : 'Control+Shift+P');
     try {
       await input.waitFor({ state: 'visible', timeout: attempt === 0 ? 5_000 : 15_000 });
+      // the palette can close again before it is typed in (a notification or a dialog takes the focus
+      // and leaves the input inert): then open it again
+      await input.fill(`>${label}`, { timeout: 10_000 });
       break;
     } catch (e) {
       if (attempt >= 3) throw e;
@@ -161,7 +164,6 @@ export async function runCommand(page, label) {
       await sleep(300);
     }
   }
-  await input.fill(`>${label}`);
   await widget.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor({ state: 'visible', timeout: 30_000 });
   await input.press('Enter');
 }
