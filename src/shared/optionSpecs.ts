@@ -229,6 +229,13 @@ export const TRANSFORMER_OPTION_SPECS = {
     reason: 'off: the learner recomputes the full distribution',
   },
   topP: { kind: 'number', min: 0, max: 1, minExclusive: true, default: 1, description: 'Nucleus sampling mass (1 = off).', reason: 'off, as topK' },
+  constrainedDecoding: {
+    kind: 'boolean',
+    default: false,
+    description:
+      "Draw only tokens that keep each action well-formed under the environment's action grammar (the calculator has one); sampled log-probs, the learner's and the reference's are all renormalised over the allowed tokens. Small transformer only.",
+    reason: 'off: the model writes freely, as the seeds have it (npm start turns it on: malformed turns grew under RL without it)',
+  },
   maxNewTokens: {
     kind: 'integer',
     min: 1,

@@ -71,6 +71,11 @@ export interface PolicyStep {
      * being read and repaired) but is not imitated: its tokens get loss mask 0.
      */
     readonly imitate?: boolean;
+    /**
+     * Sampled under the environment's action grammar (constrained decoding): `logprobs` are over the
+     * tokens the grammar allowed, and the learner renormalises over the same tokens.
+     */
+    readonly constrained?: boolean;
   };
 }
 

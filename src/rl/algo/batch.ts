@@ -22,6 +22,12 @@ export interface TrainSequence {
   readonly behaviour: readonly number[];
   /** The trajectory's (shaped) advantage; 0 for supervised objectives. */
   readonly advantage: number;
+  /**
+   * [L] under constrained decoding: the token ids the grammar allowed at each position (ascending), or
+   * undefined where the whole vocabulary was (prompt, observation, an unconstrained action). The
+   * learner's log-probs there are over the allowed ids only, as the sampler's were.
+   */
+  readonly allowed?: readonly (Int32Array | undefined)[];
 }
 
 /** A sequence with what the objective needs beside it, each [L] (refRows [L·A]). */
@@ -45,6 +51,8 @@ export interface PaddedBatch {
   readonly behaviour: Float32Array;
   /** [B] */
   readonly advantages: Float32Array;
+  /** [B·T] the allowed ids at each constrained position (TrainSequence.allowed); absent when no sequence has any. */
+  readonly allowed?: readonly (Int32Array | undefined)[];
 }
 
 export function positions(s: TrainSequence): number {
@@ -53,9 +61,9 @@ export function positions(s: TrainSequence): number {
 
 export function checkSequence(s: TrainSequence): void {
   const L = s.targets.length;
-  if (s.inputs.length !== L || s.mask.length !== L || s.behaviour.length !== L) {
+  if (s.inputs.length !== L || s.mask.length !== L || s.behaviour.length !== L || (s.allowed && s.allowed.length !== L)) {
     throw new Error(
-      `TrainSequence: inputs (${s.inputs.length}), targets (${L}), mask (${s.mask.length}) and behaviour (${s.behaviour.length}) must have one entry per position`,
+      `TrainSequence: inputs (${s.inputs.length}), targets (${L}), mask (${s.mask.length}), behaviour (${s.behaviour.length})${s.allowed ? ` and allowed (${s.allowed.length})` : ''} must have one entry per position`,
     );
   }
 }
@@ -78,7 +86,8 @@ export function padBatch(seqs: readonly TrainSequence[]): PaddedBatch {
     }
     advantages[b] = s.advantage;
   });
-  return { B, T, inputs, targets, mask, behaviour, advantages };
+  const allowed = seqs.some((s) => s.allowed) ? seqs.flatMap((s) => Array.from({ length: T }, (_, t) => s.allowed?.[t])) : undefined;
+  return { B, T, inputs, targets, mask, behaviour, advantages, ...(allowed ? { allowed } : {}) };
 }
 
 /** Per-sequence [L] arrays laid out as one [B, T] array (0-padded); rows of width `A` for [B, T, A]. */

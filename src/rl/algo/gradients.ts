@@ -85,12 +85,30 @@ export function logprobsOf(
   const A = model.vocabularySize;
   const logits = model.logits(batch, forwardOnly);
   const scaled = temperature > 0 && temperature !== 1 ? tf.div(logits, temperature) : logits;
-  const logRows = tf.logSoftmax(scaled) as tf.Tensor3D;
+  const logRows = tf.logSoftmax(batch.allowed ? tf.add(scaled, grammarBias(batch.allowed, B, T, A)) : scaled) as tf.Tensor3D;
   // a one-hot product instead of gather: gather has no gradient on wasm
   const onehot = tf.oneHot(tf.tensor1d(batch.targets, 'int32'), A).asType('float32');
   const logp = tf.reshape<tf.Rank.R2>(tf.sum(tf.mul(tf.reshape(logRows, [B * T, A]), onehot), -1), [B, T]);
   const argmaxHit = tf.cast(tf.greaterEqual(logp, tf.max(logRows, -1)), 'float32') as tf.Tensor2D;
   return { logRows, logp, argmaxHit };
+}
+
+/**
+ * [B, T, A] 0 where a token may be drawn, −1e9 where a grammar forbade it (constrained decoding): the
+ * log softmax renormalises over the allowed tokens as the sampler did. Finite, so that a forbidden
+ * token's p·log p is 0 in the entropy and the full-distribution KL, not NaN.
+ */
+export const FORBIDDEN_LOGIT = -1e9;
+
+function grammarBias(allowed: readonly (Int32Array | undefined)[], B: number, T: number, A: number): tf.Tensor3D {
+  const bias = new Float32Array(B * T * A);
+  allowed.forEach((ids, p) => {
+    if (!ids) return;
+    const row = bias.subarray(p * A, (p + 1) * A);
+    row.fill(FORBIDDEN_LOGIT);
+    for (const id of ids) row[id] = 0;
+  });
+  return tf.tensor3d(bias, [B, T, A]);
 }
 
 /** Budget of padded positions per forward and backward pass (see `microbatches`). */
@@ -219,6 +237,11 @@ async function readPerToken(p: PerTokenParts, inputs: readonly LossInput[]): Pro
   });
 }
 
+/** A model that scores its own targets visits the vocabulary in chunks and has no place for a grammar's mask. */
+function refuseConstrained(seqs: readonly TrainSequence[]): void {
+  if (seqs.some((s) => s.allowed)) throw new Error('constrained decoding: this model scores its own tokens and cannot renormalise over a grammar; set policyOptions.constrainedDecoding to false');
+}
+
 /**
  * A pass of a model that scores its own targets: the model's forward pass (keeping what its backward
  * pass needs), the objective and its gradient with respect to the [B, T] log-probs in tfjs, then the
@@ -226,6 +249,7 @@ async function readPerToken(p: PerTokenParts, inputs: readonly LossInput[]): Pro
  */
 async function tokenPass(model: TokenScorer, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
   const seqs = inputs.map((x) => x.seq);
+  refuseConstrained(seqs);
   const temperature = spec.kind === 'policy-gradient' ? spec.temperature : 1;
   const scored = await model.score(seqs, temperature, true);
   try {
@@ -300,6 +324,7 @@ export async function shardLogprobs(
   budget = 2 * MICROBATCH_POSITIONS,
 ): Promise<SequenceLogprobs> {
   if (scoresOwn(model)) {
+    refuseConstrained(seqs);
     if (o.rows) throw new Error('log-probs of whole distributions are not kept for this model (a large vocabulary); use klEstimator k1, k2 or k3');
     const out: Float32Array[] = [];
     for (const chunk of packedChunks(seqs, model.positionsPerPass)) out.push(...(await model.score(chunk, o.temperature, false)).map((s) => s.logp));

@@ -3,6 +3,7 @@
 import type { EpisodeOutcome, Observation, ParsedAction, TerminationReason } from '../../shared/types';
 import type { EnvName } from '../../shared/runConfig';
 import type { Rng } from '../random';
+import type { ActionGrammarName } from './actionGrammar';
 import type { StopTest } from './parsers';
 
 /** One task instance: an id stable across runs, the prompt a policy reads, and hidden data for the verifier. */
@@ -90,4 +91,6 @@ export interface EnvironmentDefinition<O> {
 export interface StopSpec {
   readonly strings: readonly string[];
   readonly test?: StopTest;
+  /** The grammar of a well-formed action (envs/actionGrammar ACTION_GRAMMARS), for constrained decoding. */
+  readonly grammar?: ActionGrammarName;
 }

@@ -26,7 +26,8 @@ import { describeBackend, initBackend, type BackendInfo } from './transformer/ba
 import { readCheckpoint, restoreCheckpoint, type LoadedCheckpoint } from './transformer/checkpoint';
 import { Gpt, type GptConfig } from './transformer/model';
 import { autoReplicas, ReplicaPool } from './transformer/replicas';
-import { CharTokenizer, HfTokenizer } from './transformer/tokenizer';
+import { TokenConstraint } from './transformer/constraint';
+import { CharTokenizer, HfTokenizer, type Tokenizer } from './transformer/tokenizer';
 import type { SampleOptions } from './transformer/sampler';
 import { TransformerPolicy } from './transformer/transformerPolicy';
 
@@ -152,7 +153,7 @@ async function createTransformer(o: TransformerOptions, run: PolicyRunInfo, env:
   const policy = new TransformerPolicy(
     model,
     tokenizer,
-    samplingOf(o, stop),
+    { ...samplingOf(o, stop), ...constraintOf(o, env, tokenizer) },
     run.optimizer,
     `tfjs ${describeBackend(backend)} (${model.parameterCount().toLocaleString('en')} parameters)`,
     run.seed,
@@ -174,6 +175,18 @@ async function createTransformer(o: TransformerOptions, run: PolicyRunInfo, env:
     }
   }
   return policy;
+}
+
+/** Constrained decoding, when the options ask for it: the environment's action grammar over the tokenizer. */
+function constraintOf(o: Pick<TransformerOptions, 'constrainedDecoding'>, env: RunEnvironment, tokenizer: Tokenizer): { constraint?: TokenConstraint } {
+  if (!o.constrainedDecoding) return {};
+  const grammar = env.stop?.grammar;
+  if (!grammar) {
+    throw new ModelLoadError(
+      `policyOptions.constrainedDecoding: the environment "${env.name}" declares no action grammar (the calculator does). Fix: set it to false`,
+    );
+  }
+  return { constraint: TokenConstraint.named(grammar, tokenizer) };
 }
 
 /** The sampling options of a run: the policy options' settings, the environment's stop, and a model's own end tokens. */
@@ -215,6 +228,11 @@ async function createHfTransformer(
   backendInfo: BackendInfo,
   init: LoadedCheckpoint | undefined,
 ): Promise<TrainablePolicy> {
+  if (o.constrainedDecoding) {
+    throw new ModelLoadError(
+      'policyOptions.constrainedDecoding is for the small transformer only: a Hugging Face model writes through its chat template and end-of-turn tokens, and scores its vocabulary in chunks. Fix: set it to false, or drop policyOptions.model',
+    );
+  }
   const backend = backendInfo.name;
   const stored = init?.manifest.model as HfModelConfig | undefined;
   const dir = stored?.dir ?? path.resolve(o.model);

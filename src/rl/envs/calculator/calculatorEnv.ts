@@ -141,7 +141,7 @@ export function openCalculator(options: CalculatorEnvOptions): RunEnvironment {
   return {
     name: 'calculator',
     description: DESCRIPTION,
-    stop: { strings: ['</call>', '</answer>'] },
+    stop: { strings: ['</call>', '</answer>'], grammar: 'calculator' },
     create: () => new CalculatorEnv(o),
     taskFromId: (id) => {
       try {

@@ -3,6 +3,7 @@
 // requests carry the learner's own data (sequences, loss inputs, the loss as a `LossSpec`), so a
 // helper runs exactly the code the main thread runs (rl/train/gradients.ts).
 import type { LossSpec } from '../../algo/objective';
+import type { ActionGrammarName } from '../../envs/actionGrammar';
 import type { StopTest } from '../../envs/parsers';
 import type { LossInput, LossStats, TrainSequence } from '../../algo/batch';
 import type { GptConfig } from './model';
@@ -17,6 +18,8 @@ export interface PortableSampleOptions {
   readonly stop: readonly string[];
   /** The named stop test that applies (envs/parsers STOP_TESTS), if any: a function cannot cross to the thread. */
   readonly stopTest?: StopTest;
+  /** The named action grammar of constrained decoding (envs/actionGrammar ACTION_GRAMMARS), if any. */
+  readonly grammar?: ActionGrammarName;
 }
 
 export type ReplicaRequest =

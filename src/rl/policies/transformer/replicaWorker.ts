@@ -4,7 +4,9 @@
 // with the same functions the main thread uses.
 import * as tf from '@tensorflow/tfjs';
 import { parentPort } from 'node:worker_threads';
+import type { ActionGrammarName } from '../../envs/actionGrammar';
 import { STOP_TESTS } from '../../envs/parsers';
+import { TokenConstraint } from './constraint';
 import { Rng } from '../../random';
 import { shardGradients, shardLogprobs } from '../../algo/gradients';
 import { initBackend, type BackendChoice } from './backend';
@@ -16,6 +18,14 @@ import { tokenizerFromJSON, type Tokenizer } from './tokenizer';
 let model: Gpt | undefined;
 let reference: Gpt | undefined;
 let tokenizer: Tokenizer | undefined;
+
+/** Constraints by grammar name, built once per thread (a vocabulary scan per grammar state). */
+const constraints = new Map<ActionGrammarName, TokenConstraint>();
+function constraintOf(name: ActionGrammarName): TokenConstraint {
+  let c = constraints.get(name);
+  if (!c) constraints.set(name, (c = TokenConstraint.named(name, tokenizer!)));
+  return c;
+}
 
 function setWeights(target: Gpt, weights: readonly Float32Array[]): void {
   target.weights.forEach((w, i) => w.assign(tf.tensor(weights[i]!, w.shape, 'float32')));
@@ -47,7 +57,9 @@ async function handle(msg: ReplicaRequest): Promise<{ reply: ReplicaReply; trans
     case 'sample': {
       const when = msg.options.stopTest ? STOP_TESTS[msg.options.stopTest] : undefined;
       const rng = msg.rowSeeds ? msg.rowSeeds.map((s) => new Rng(s)) : new Rng(msg.seed);
-      const sequences = await sampleBatch(model!, tokenizer!, msg.prompts, { ...msg.options, ...(when ? { stopWhen: when } : {}) }, rng);
+      const { grammar, ...options } = msg.options;
+      const constraint = grammar ? constraintOf(grammar) : undefined;
+      const sequences = await sampleBatch(model!, tokenizer!, msg.prompts, { ...options, ...(when ? { stopWhen: when } : {}), ...(constraint ? { constraint } : {}) }, rng);
       return { reply: { kind: 'sample', sequences }, transfer: [] };
     }
   }

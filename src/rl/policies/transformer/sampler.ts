@@ -3,11 +3,15 @@
 // alone. Stop strings are matched on the decoded text of the sampled tokens, so a tag split across
 // tokens still stops generation. Each sampled token's behaviour log-prob is recorded: log softmax
 // (logits / temperature) of the full distribution (what the learner recomputes; top-k / top-p
-// truncation only restricts which tokens can be drawn).
+// truncation only restricts which tokens can be drawn). Under constrained decoding (a grammar of the
+// environment's actions) disallowed tokens are removed before the draw and the log-prob is over the
+// allowed ones, as the learner recomputes it (constraint.ts).
 import * as tf from '@tensorflow/tfjs';
 import { assertBackendHealthy } from '../../backendHealth';
 import type { Rng } from '../../random';
 import { createArena, decodeAttentionAvailable, disposeArena, type KvArena } from './kernels/decoding';
+import type { GrammarState } from '../../envs/actionGrammar';
+import type { TokenConstraint } from './constraint';
 import type { CausalLm, KvCache } from './model';
 import type { Tokenizer } from './tokenizer';
 
@@ -23,6 +27,8 @@ export interface SampleOptions {
   readonly stop: readonly string[];
   /** A protocol-specific end of action on the decoded text (e.g. a closed code fence). */
   readonly stopWhen?: (text: string) => boolean;
+  /** Only tokens that keep the action within the environment's grammar may be drawn (log-probs renormalised over them). */
+  readonly constraint?: TokenConstraint;
 }
 
 export type StopReason = 'stop' | 'max_tokens' | 'context';
@@ -33,6 +39,8 @@ export interface SampledSequence {
   readonly logprobs: number[];
   readonly text: string;
   readonly stopReason: StopReason;
+  /** Drawn under a grammar constraint: the log-probs are over the allowed tokens. */
+  readonly constrained?: true;
 }
 
 /**
@@ -203,7 +211,7 @@ export function sampleRow(logits: Float32Array, o: Pick<SampleOptions, 'temperat
     for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[token]!) token = i;
   } else {
     let u = rng.next();
-    token = logits.length - 1;
+    token = -1;
     for (let i = 0; i < logits.length; i++) {
       u -= Math.exp(logits[i]! * inv - lse);
       if (u < 0) {
@@ -211,6 +219,8 @@ export function sampleRow(logits: Float32Array, o: Pick<SampleOptions, 'temperat
         break;
       }
     }
+    // rounding left u ≥ 0: the last token that can be drawn (a masked one has probability 0)
+    if (token < 0) for (token = logits.length - 1; token > 0 && logits[token] === -Infinity; token--);
   }
   return { token, logp: logits[token]! * inv - lse };
 }
@@ -229,9 +239,12 @@ export function drawToken(logp: Float64Array, o: Pick<SampleOptions, 'temperatur
       u -= Math.exp(logp[i]!);
       if (u < 0) return i;
     }
-    return logp.length - 1;
+    let last = logp.length - 1;
+    while (last > 0 && logp[last] === -Infinity) last--;
+    return last;
   }
-  let candidates = Array.from(logp.keys());
+  // masked tokens (a grammar's) are never candidates
+  let candidates = Array.from(logp.keys()).filter((i) => logp[i]! > -Infinity);
   if (o.topK > 0 || o.topP < 1) {
     candidates.sort((a, b) => logp[b]! - logp[a]!);
     if (o.topK > 0) candidates = candidates.slice(0, o.topK);
@@ -330,11 +343,13 @@ export async function sampleBatch(
     text: '',
     stopReason: undefined as StopReason | undefined,
     budget: Math.min(o.maxNewTokens, P - p.length),
+    state: o.constraint?.start() as GrammarState | undefined,
   }));
+  const constrained = o.constraint ? { constrained: true as const } : {};
   rows.forEach((r) => {
     if (r.budget <= 0) r.stopReason = 'context';
   });
-  if (rows.every((r) => r.stopReason)) return rows.map((r) => ({ tokens: r.tokens, logprobs: r.logprobs, text: r.text, stopReason: r.stopReason! }));
+  if (rows.every((r) => r.stopReason)) return rows.map((r) => ({ tokens: r.tokens, logprobs: r.logprobs, text: r.text, stopReason: r.stopReason!, ...constrained }));
   // a row whose context is already full samples nothing: it is prefilled as one token, so the batch's
   // prefill never runs past the context
   const inputs = prompts.map((p, b) => (p.length > 0 && rows[b]!.budget > 0 ? p : [0]));
@@ -352,11 +367,20 @@ export async function sampleBatch(
           next.push(0);
           continue;
         }
-        const { token: tok, logp } = sampleRow(data.subarray(b * V, (b + 1) * V), o, rowRng(b));
+        let row = data.subarray(b * V, (b + 1) * V);
+        if (o.constraint) {
+          row = Float32Array.from(row);
+          o.constraint.maskRow(row, r.state!);
+        }
+        const { token: tok, logp } = sampleRow(row, o, rowRng(b));
         r.tokens.push(tok);
         r.logprobs.push(logp);
         r.text += tokenizer.decode([tok]);
-        if (stopsAt(r.text, o.stop, o.stopWhen)) r.stopReason = 'stop';
+        if (o.constraint) {
+          r.state = o.constraint.advance(r.state!, tok);
+          if (!r.state) throw new Error('sampler: drew a token outside the grammar (a bug: disallowed tokens are masked)');
+        }
+        if (stopsAt(r.text, o.stop, o.stopWhen) || (r.state && o.constraint!.finished(r.state))) r.stopReason = 'stop';
         else if (r.tokens.length >= r.budget) r.stopReason = r.budget < o.maxNewTokens ? 'context' : 'max_tokens';
         next.push(tok);
       }
@@ -368,5 +392,5 @@ export async function sampleBatch(
   }
   // Decode once more from the ids: per-token decoding and whole-sequence decoding agree for the
   // tokenizers used here, but the ids are the record; the text is only for parsing.
-  return rows.map((r) => ({ tokens: r.tokens, logprobs: r.logprobs, text: tokenizer.decode(r.tokens), stopReason: r.stopReason! }));
+  return rows.map((r) => ({ tokens: r.tokens, logprobs: r.logprobs, text: tokenizer.decode(r.tokens), stopReason: r.stopReason!, ...constrained }));
 }

@@ -21,6 +21,7 @@ import { Gpt, gptDifferentiable, type GptConfig, type PolicyModel } from './mode
 import type { ReplicaPool } from './replicas';
 import { sampleBatch, type SampledSequence, type SampleOptions } from './sampler';
 import type { Tokenizer } from './tokenizer';
+import type { TokenConstraint } from './constraint';
 
 /** Fewest prompts per replica worth a sampling shard (below it, the main thread samples them all). */
 const MIN_SHARD = 2;
@@ -28,12 +29,15 @@ const MIN_SHARD = 2;
 /**
  * The ids of one trajectory concatenated over turns (never re-encoded) as a training sequence: position
  * t predicts id t+1; mask 1 on ids the policy generated (0 on prompt and observation ids, and on a
- * demonstration's deliberate mistake).
+ * demonstration's deliberate mistake). With a constraint, the actions sampled under it carry the ids
+ * the grammar allowed at each of their positions.
  */
-export function trajectorySequence(t: Trajectory): TrainSequence | undefined {
+export function trajectorySequence(t: Trajectory, constraint?: TokenConstraint): TrainSequence | undefined {
   const ids: number[] = [];
   const mask: number[] = [];
   const behaviour: number[] = [];
+  const allowed: (Int32Array | undefined)[] = [];
+  let constrained = false;
   for (const turn of t.turns) {
     const tk = turn.policy.tokens;
     if (!tk) return undefined;
@@ -41,17 +45,28 @@ export function trajectorySequence(t: Trajectory): TrainSequence | undefined {
       ids.push(id);
       mask.push(0);
       behaviour.push(0);
+      allowed.push(undefined);
     }
     const imitate = tk.imitate === false ? 0 : 1;
+    const sets = constraint && tk.constrained ? constraint.allowedSets(tk.sampled) : undefined;
+    constrained ||= sets !== undefined;
     tk.sampled.forEach((id, i) => {
       ids.push(id);
       mask.push(imitate);
       behaviour.push(tk.logprobs[i]!);
+      allowed.push(sets?.[i]);
     });
   }
   // the first token has nothing before it to predict it from: such a sequence cannot be trained
   if (ids.length < 2 || mask[0] === 1) return undefined;
-  return { inputs: ids.slice(0, -1), targets: ids.slice(1), mask: mask.slice(1), behaviour: behaviour.slice(1), advantage: t.advantage };
+  return {
+    inputs: ids.slice(0, -1),
+    targets: ids.slice(1),
+    mask: mask.slice(1),
+    behaviour: behaviour.slice(1),
+    advantage: t.advantage,
+    ...(constrained ? { allowed: allowed.slice(1) } : {}),
+  };
 }
 
 /** What the policy needs of its model besides sampling: the frozen reference and the learner's view of either. */
@@ -178,7 +193,7 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
       const step: PolicyStep = {
         behaviourLogprob: s.logprobs.reduce((a, b) => a + b, 0),
         policyVersion: version,
-        tokens: { context: news[i]!, sampled: s.tokens, logprobs: s.logprobs },
+        tokens: { context: news[i]!, sampled: s.tokens, logprobs: s.logprobs, ...(s.constrained ? { constrained: true } : {}) },
       };
       const text = this.parts.chat ? this.parts.chat.actionText(s.text) : s.text;
       return { text, step, ...(s.stopReason === 'context' && s.tokens.length === 0 ? { exhausted: true } : {}) };
@@ -206,8 +221,18 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
       return sampleBatch(this.model, this.tokenizer, prompts, sampling, rowSeeds ? rowsOf(prompts.map((_, i) => i)) : rng);
     const shards = splitShards(order, pool.size + 1);
     const seeds = rowSeeds ? shards.map(() => 0) : shards.map(() => rng.int(2 ** 31));
-    const { temperature, topK, topP, maxNewTokens, stop } = sampling; // stopWhen is rebuilt from stopTest
-    const options = { temperature, topK, topP, maxNewTokens, stop, ...(this.stopTest ? { stopTest: this.stopTest } : {}) };
+    // stopWhen and the constraint are rebuilt from their names
+    const { temperature, topK, topP, maxNewTokens, stop } = sampling;
+    if (sampling.constraint && !sampling.constraint.name) throw new Error('TransformerPolicy: replicas sample under named grammars only (ACTION_GRAMMARS)');
+    const options = {
+      temperature,
+      topK,
+      topP,
+      maxNewTokens,
+      stop,
+      ...(this.stopTest ? { stopTest: this.stopTest } : {}),
+      ...(sampling.constraint ? { grammar: sampling.constraint.name } : {}),
+    };
     const asked = shards.slice(1).map((idx, h) =>
       pool.helper(h).call({
         kind: 'sample',
@@ -235,7 +260,7 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
   }
 
   sequence(t: Trajectory): TrainSequence | undefined {
-    return trajectorySequence(t);
+    return trajectorySequence(t, this.sampling.constraint);
   }
 
   async logprobs(

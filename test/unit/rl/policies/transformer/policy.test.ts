@@ -288,7 +288,7 @@ describe('transformer policy training step', () => {
 
   it('micro-batches (bounded memory) accumulate exactly the gradient of one pass, for every aggregation', async () => {
     const trajs = await rollout(policyFor(tiny), 16, 23);
-    const seqs = trajs.map(trajectorySequence).filter((s): s is TrainSequence => s !== undefined);
+    const seqs = trajs.map((t) => trajectorySequence(t)).filter((s): s is TrainSequence => s !== undefined);
     const inputs = inputsOf(seqs);
     const model = new Gpt(tiny, 9);
     for (const aggregation of AGGREGATIONS) {

@@ -1,0 +1,102 @@
+// Constrained decoding over a tokenizer's vocabulary: at each step of an action only the tokens whose
+// text keeps the action a prefix of the environment's grammar may be drawn, and the behaviour log-prob
+// is renormalised over them. The learner recomputes the same allowed sets from the sampled ids
+// (`allowedSets`), so the ratio, the KL to the reference and the entropy are all over the distribution
+// the sampler drew from. States are cached by their NFA state set: a vocabulary is scanned once per
+// distinct state, not once per step.
+import { namedGrammar, type ActionGrammar, type ActionGrammarName, type GrammarState } from '../../envs/actionGrammar';
+import type { Tokenizer } from './tokenizer';
+
+interface Node {
+  /** Allowed token ids, ascending. */
+  readonly allowed: Int32Array;
+  readonly next: Map<number, GrammarState>;
+  /** Nothing can be written from here (a whole action, or text no token can extend): the row stops. */
+  readonly final: boolean;
+}
+
+export class TokenConstraint {
+  private readonly pieces: string[];
+  private readonly nodes = new Map<string, Node>();
+
+  /** The constraint of a named grammar (what crosses to a replica thread is the name). */
+  static named(name: ActionGrammarName, tokenizer: Tokenizer): TokenConstraint {
+    return new TokenConstraint(namedGrammar(name), tokenizer, name);
+  }
+
+  constructor(
+    readonly grammar: ActionGrammar,
+    tokenizer: Tokenizer,
+    /** Its name in ACTION_GRAMMARS (a grammar built from a pattern has none, and cannot be sent to a replica). */
+    readonly name?: ActionGrammarName,
+  ) {
+    this.pieces = Array.from({ length: tokenizer.vocabSize }, (_, id) => tokenizer.decode([id]));
+    if (this.node(grammar.start()).allowed.length === 0) {
+      throw new Error(`constrained decoding: no token of the tokenizer can begin an action of the grammar ${JSON.stringify(grammar.pattern)}`);
+    }
+  }
+
+  start(): GrammarState {
+    return this.grammar.start();
+  }
+
+  private node(state: GrammarState): Node {
+    const key = state.join(',');
+    let n = this.nodes.get(key);
+    if (!n) {
+      const allowed: number[] = [];
+      const next = new Map<number, GrammarState>();
+      this.pieces.forEach((piece, id) => {
+        if (piece === '') return; // special and unknown tokens write nothing an action can be made of
+        const to = this.grammar.advance(state, piece);
+        if (to) {
+          allowed.push(id);
+          next.set(id, to);
+        }
+      });
+      n = { allowed: Int32Array.from(allowed), next, final: allowed.length === 0 };
+      this.nodes.set(key, n);
+    }
+    return n;
+  }
+
+  allowed(state: GrammarState): Int32Array {
+    return this.node(state).allowed;
+  }
+
+  /** The state after `token`, or undefined when the grammar does not allow it here. */
+  advance(state: GrammarState, token: number): GrammarState | undefined {
+    return this.node(state).next.get(token);
+  }
+
+  /** Whether no token can extend the action written up to `state` (complete, as a grammar with tokens for every character has it). */
+  finished(state: GrammarState): boolean {
+    return this.node(state).final;
+  }
+
+  /**
+   * Sets disallowed entries of a logits row to −∞ in place (the row must be the sampler's own copy).
+   */
+  maskRow(row: Float32Array, state: GrammarState): void {
+    const allowed = this.allowed(state);
+    let k = 0;
+    for (let i = 0; i < row.length; i++) {
+      if (k < allowed.length && allowed[k] === i) k++;
+      else row[i] = -Infinity;
+    }
+  }
+
+  /**
+   * The allowed sets of one action's ids, position by position (what the sampler allowed before each);
+   * throws when an id falls outside the grammar (the action was not sampled under it).
+   */
+  allowedSets(ids: readonly number[]): Int32Array[] {
+    let state: GrammarState | undefined = this.start();
+    return ids.map((id, i) => {
+      const here = this.allowed(state!);
+      state = this.advance(state!, id);
+      if (!state) throw new Error(`constrained decoding: token ${i + 1} of an action (${JSON.stringify(this.pieces[id])}) is outside the grammar`);
+      return here;
+    });
+  }
+}
