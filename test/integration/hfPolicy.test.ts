@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Observation, Trajectory } from '../../src/shared/types';
 import { validateRunConfig, type RunConfig } from '../../src/shared/runConfig';
 import { policyRunInfo } from '../../src/rl/train/trainingRun';
-import { codeEnv, disposeOpened } from '../helpers/environments';
+import { calculatorEnv, codeEnv, disposeOpened } from '../helpers/environments';
 import { ChatFormat } from '../../src/rl/policies/hf/chatFormat';
 import { generationEos } from '../../src/rl/policies/hf/generationConfig';
 import { HfModel } from '../../src/rl/policies/hf/hfModel';
@@ -152,6 +152,29 @@ describe('a Hugging Face checkpoint as the policy', () => {
     await assert.rejects(
       createPolicy(configFor('qwen2', { loraTargets: 'q_proj,vproj' }), policyRunInfo(configFor('qwen2')), codeEnv()),
       /policyOptions\.loraTargets: "vproj" is not a linear layer of a qwen2 model\. Fix: use some of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or all-linear/,
+    );
+  });
+
+  it('constrained decoding is refused for a Hugging Face model, and for an environment without an action grammar', async () => {
+    await assert.rejects(
+      createPolicy(configFor('qwen2', { constrainedDecoding: true }), policyRunInfo(configFor('qwen2')), codeEnv()),
+      /policyOptions\.constrainedDecoding is for the small transformer only: .* Fix: set it to false, or drop policyOptions\.model/,
+    );
+    const small = validateRunConfig({ env: 'code', policy: 'transformer', method: 'grpo', policyOptions: { constrainedDecoding: true } });
+    await assert.rejects(
+      createPolicy(small, policyRunInfo(small), codeEnv()),
+      /policyOptions\.constrainedDecoding: the environment "code" declares no action grammar \(the calculator does\)\. Fix: set it to false/,
+    );
+    // the small transformer over a Hugging Face tokenizer: a large vocabulary, refused with the fix
+    const bpe = validateRunConfig({
+      env: 'calculator',
+      policy: 'transformer',
+      method: 'grpo',
+      policyOptions: { constrainedDecoding: true, tokenizer: path.join(FIXTURES, 'qwen2') },
+    });
+    await assert.rejects(
+      createPolicy(bpe, policyRunInfo(bpe), calculatorEnv()),
+      /policyOptions\.constrainedDecoding needs the character tokenizer: .* Fix: set it to false, or drop policyOptions\.tokenizer/,
     );
   });
 

@@ -200,6 +200,14 @@ describe('agent-rl export verl', () => {
       assert.match(c.stderr, message);
       assert.doesNotMatch(c.stderr, /\n\s+at /, 'no stack trace');
     }
+    // verl's rollout has no action grammar: a config that decodes under one is refused
+    fs.writeFileSync(
+      path.join(dir, 'd.json'),
+      JSON.stringify({ env: 'calculator', policy: 'transformer', method: 'grpo', policyOptions: { constrainedDecoding: true } }),
+    );
+    const d = runCli(['export', 'verl', '--config', 'd.json', '--out', 'x'], dir);
+    assert.equal(d.code, 2, d.stderr);
+    assert.match(d.stderr, /policyOptions\.constrainedDecoding true: .* Fix: set it to false to export/);
     assert.ok(!fs.existsSync(path.join(dir, 'x')));
   });
 

@@ -108,6 +108,11 @@ export const WORKSPACE_SOURCE = 'agent-rl/workspace';
 
 /** Why a config cannot be exported: thrown before any file is read or written. */
 export function checkVerlExportable(config: RunConfig): void {
+  if (config.policy === 'transformer' && config.policyOptions.constrainedDecoding) {
+    throw new VerlExportError(
+      "policyOptions.constrainedDecoding true: the exported verl rollout samples without the environment's action grammar, so it would train on other episodes than this config does. Fix: set it to false to export",
+    );
+  }
   if (config.env === 'calculator') {
     // the exported calculator reward scores the answer and its format only
     const { callCost, formatErrorCost } = config.envOptions;

@@ -239,7 +239,10 @@ async function readPerToken(p: PerTokenParts, inputs: readonly LossInput[]): Pro
 
 /** A model that scores its own targets visits the vocabulary in chunks and has no place for a grammar's mask. */
 function refuseConstrained(seqs: readonly TrainSequence[]): void {
-  if (seqs.some((s) => s.allowed)) throw new Error('constrained decoding: this model scores its own tokens and cannot renormalise over a grammar; set policyOptions.constrainedDecoding to false');
+  if (seqs.some((s) => s.allowed))
+    throw new Error(
+      'constrained decoding: this model scores its own tokens and cannot renormalise over a grammar; set policyOptions.constrainedDecoding to false',
+    );
 }
 
 /**

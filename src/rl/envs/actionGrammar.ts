@@ -3,7 +3,9 @@
 // `{m,n}`) compiled to a Thompson NFA over characters. The sampler advances a state set character by
 // character and allows only tokens that keep the text a prefix of some action; the learner replays the
 // same states to renormalise over the same tokens. Grammars are named (like STOP_TESTS), so that
-// replica threads rebuild them from the name and nothing stored decides what runs.
+// replica threads rebuild them from the name and nothing stored decides what runs. A row ends on the
+// grammar only where nothing can follow, so a grammar should end every action with a terminator (the
+// calculator's closing tags); elsewhere the stop strings and maxNewTokens end it.
 
 /** A set of NFA states (sorted, ε-closed): where the text written so far may be in the pattern. */
 export type GrammarState = readonly number[];

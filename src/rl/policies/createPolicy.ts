@@ -186,6 +186,11 @@ function constraintOf(o: Pick<TransformerOptions, 'constrainedDecoding'>, env: R
       `policyOptions.constrainedDecoding: the environment "${env.name}" declares no action grammar (the calculator does). Fix: set it to false`,
     );
   }
+  if (!(tokenizer instanceof CharTokenizer)) {
+    throw new ModelLoadError(
+      `policyOptions.constrainedDecoding needs the character tokenizer: a vocabulary of ${tokenizer.vocabSize.toLocaleString('en')} tokens is scanned at every grammar state, and its per-token texts need not add up to the decoded text. Fix: set it to false, or drop policyOptions.tokenizer`,
+    );
+  }
   return { constraint: TokenConstraint.named(grammar, tokenizer) };
 }
 

@@ -239,6 +239,7 @@ export class Learner {
           mask: s.mask.slice(0, max),
           behaviour: s.behaviour.slice(0, max),
           advantage: s.advantage,
+          ...(s.allowed ? { allowed: s.allowed.slice(0, max) } : {}),
         };
         if (!s.mask.some((m) => m === 1)) {
           exclude(t, 'no_trainable_positions');

@@ -5,6 +5,7 @@
 // the sampler drew from. States are cached by their NFA state set: a vocabulary is scanned once per
 // distinct state, not once per step.
 import { namedGrammar, type ActionGrammar, type ActionGrammarName, type GrammarState } from '../../envs/actionGrammar';
+import { ModelLoadError } from '../hf/hfConfig';
 import type { Tokenizer } from './tokenizer';
 
 interface Node {
@@ -32,7 +33,9 @@ export class TokenConstraint {
   ) {
     this.pieces = Array.from({ length: tokenizer.vocabSize }, (_, id) => tokenizer.decode([id]));
     if (this.node(grammar.start()).allowed.length === 0) {
-      throw new Error(`constrained decoding: no token of the tokenizer can begin an action of the grammar ${JSON.stringify(grammar.pattern)}`);
+      throw new ModelLoadError(
+        `policyOptions.constrainedDecoding: no token of the tokenizer can begin an action of the grammar ${JSON.stringify(grammar.pattern)}. Fix: set it to false, or use the character tokenizer`,
+      );
     }
   }
 
@@ -95,7 +98,11 @@ export class TokenConstraint {
     return ids.map((id, i) => {
       const here = this.allowed(state!);
       state = this.advance(state!, id);
-      if (!state) throw new Error(`constrained decoding: token ${i + 1} of an action (${JSON.stringify(this.pieces[id])}) is outside the grammar`);
+      if (!state) {
+        throw new Error(
+          `policyOptions.constrainedDecoding: token ${i + 1} of an action flagged as sampled under the grammar (${JSON.stringify(this.pieces[id])}) is outside it: the trajectory was not sampled with this grammar and tokenizer. Fix: train it with the settings it was sampled with`,
+        );
+      }
       return here;
     });
   }

@@ -38,6 +38,7 @@ async function handle(msg: ReplicaRequest): Promise<{ reply: ReplicaReply; trans
       model = new Gpt(msg.model, 0);
       reference = new Gpt(msg.model, 0, false);
       tokenizer = tokenizerFromJSON(msg.tokenizer);
+      constraints.clear();
       return { reply: { kind: 'ok' }, transfer: [] };
     }
     case 'weights': {
@@ -59,7 +60,13 @@ async function handle(msg: ReplicaRequest): Promise<{ reply: ReplicaReply; trans
       const rng = msg.rowSeeds ? msg.rowSeeds.map((s) => new Rng(s)) : new Rng(msg.seed);
       const { grammar, ...options } = msg.options;
       const constraint = grammar ? constraintOf(grammar) : undefined;
-      const sequences = await sampleBatch(model!, tokenizer!, msg.prompts, { ...options, ...(when ? { stopWhen: when } : {}), ...(constraint ? { constraint } : {}) }, rng);
+      const sequences = await sampleBatch(
+        model!,
+        tokenizer!,
+        msg.prompts,
+        { ...options, ...(when ? { stopWhen: when } : {}), ...(constraint ? { constraint } : {}) },
+        rng,
+      );
       return { reply: { kind: 'sample', sequences }, transfer: [] };
     }
   }

@@ -10,7 +10,6 @@ import * as tf from '@tensorflow/tfjs';
 import { assertBackendHealthy } from '../../backendHealth';
 import type { Rng } from '../../random';
 import { createArena, decodeAttentionAvailable, disposeArena, type KvArena } from './kernels/decoding';
-import type { GrammarState } from '../../envs/actionGrammar';
 import type { TokenConstraint } from './constraint';
 import type { CausalLm, KvCache } from './model';
 import type { Tokenizer } from './tokenizer';
@@ -343,13 +342,15 @@ export async function sampleBatch(
     text: '',
     stopReason: undefined as StopReason | undefined,
     budget: Math.min(o.maxNewTokens, P - p.length),
-    state: o.constraint?.start() as GrammarState | undefined,
+    /** Where the action is in the grammar (constrained decoding). */
+    state: o.constraint?.start(),
   }));
   const constrained = o.constraint ? { constrained: true as const } : {};
   rows.forEach((r) => {
     if (r.budget <= 0) r.stopReason = 'context';
   });
-  if (rows.every((r) => r.stopReason)) return rows.map((r) => ({ tokens: r.tokens, logprobs: r.logprobs, text: r.text, stopReason: r.stopReason!, ...constrained }));
+  if (rows.every((r) => r.stopReason))
+    return rows.map((r) => ({ tokens: r.tokens, logprobs: r.logprobs, text: r.text, stopReason: r.stopReason!, ...constrained }));
   // a row whose context is already full samples nothing: it is prefilled as one token, so the batch's
   // prefill never runs past the context
   const inputs = prompts.map((p, b) => (p.length > 0 && rows[b]!.budget > 0 ? p : [0]));

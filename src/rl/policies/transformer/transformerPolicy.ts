@@ -48,6 +48,11 @@ export function trajectorySequence(t: Trajectory, constraint?: TokenConstraint):
       allowed.push(undefined);
     }
     const imitate = tk.imitate === false ? 0 : 1;
+    if (tk.constrained && !constraint) {
+      throw new Error(
+        'TransformerPolicy: an action sampled under the action grammar, trained without it (its log-probs are over the allowed tokens only). Fix: train with policyOptions.constrainedDecoding true, as it was sampled',
+      );
+    }
     const sets = constraint && tk.constrained ? constraint.allowedSets(tk.sampled) : undefined;
     constrained ||= sets !== undefined;
     tk.sampled.forEach((id, i) => {

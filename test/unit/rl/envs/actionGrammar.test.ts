@@ -40,7 +40,11 @@ describe('action grammar (regular-expression subset → NFA)', () => {
       ['a{1000}', /repeat count over 64/],
       ['[z-a]', /range z-a out of order/],
     ] as const) {
-      assert.throws(() => compileActionGrammar(p), (e: Error) => re.test(e.message) && e.message.includes(JSON.stringify(p)), p);
+      assert.throws(
+        () => compileActionGrammar(p),
+        (e: Error) => re.test(e.message) && e.message.includes(JSON.stringify(p)),
+        p,
+      );
     }
   });
 
@@ -52,7 +56,14 @@ describe('action grammar (regular-expression subset → NFA)', () => {
       assert.ok(whole(g, t), t);
       assert.equal(parseCalculatorAction(t).kind, 'tool', t);
     }
-    const bad = ['<ccalll>mul(9,9)</call>', '<call>pow(2,3)</call>', '<call>mul(9)</call>', '<call>mul(9,9)', String.raw`<answer>\boxed{4.5}</answer>`, 'the answer is 4'];
+    const bad = [
+      '<ccalll>mul(9,9)</call>',
+      '<call>pow(2,3)</call>',
+      '<call>mul(9)</call>',
+      '<call>mul(9,9)',
+      String.raw`<answer>\boxed{4.5}</answer>`,
+      'the answer is 4',
+    ];
     for (const t of bad) assert.equal(whole(g, t), false, t);
     // a whole action cannot be extended: generation stops there
     assert.equal(g.canContinue(g.advance(g.start(), good[0]!)!), false);

@@ -28,14 +28,12 @@ after(disposeOpened);
 const chars = new CharTokenizer();
 const config: GptConfig = { vocabSize: chars.vocabSize, contextLength: 192, dModel: 16, nLayers: 1, nHeads: 2, mlpRatio: 2, tiedHead: true };
 
-function policy(constrained: boolean): TransformerPolicy {
+function policy(constrained: boolean, sampling: { temperature: number; topK: number; topP: number } = { temperature: 1, topK: 0, topP: 1 }): TransformerPolicy {
   return new TransformerPolicy(
     new Gpt(config, 5),
     chars,
     {
-      temperature: 1,
-      topK: 0,
-      topP: 1,
+      ...sampling,
       maxNewTokens: 64,
       stop: ['</call>', '</answer>'],
       ...(constrained ? { constraint: TokenConstraint.named('calculator', chars) } : {}),
@@ -57,7 +55,10 @@ async function episodes(p: TransformerPolicy, n: number, seed: number): Promise<
   );
 }
 
-const trained = (s: TrainSequence, xs: ArrayLike<number>): number[] => Array.from(s.mask.keys()).filter((t) => s.mask[t] === 1).map((t) => xs[t]!);
+const trained = (s: TrainSequence, xs: ArrayLike<number>): number[] =>
+  Array.from(s.mask.keys())
+    .filter((t) => s.mask[t] === 1)
+    .map((t) => xs[t]!);
 
 describe('constrained decoding', () => {
   it('a token constraint allows, at each step, exactly the tokens that keep the text a prefix of an action', () => {
@@ -76,7 +77,7 @@ describe('constrained decoding', () => {
     for (const id of ids('<ac>')) state = c.advance(state, id)!;
     assert.ok(c.finished(state), 'a whole action stops the row');
     assert.equal(c.finished(c.start()), false);
-    assert.throws(() => c.allowedSets(ids('<ad>')), /token 3 of an action \("d"\) is outside the grammar/);
+    assert.throws(() => c.allowedSets(ids('<ad>')), /token 3 of an action flagged as sampled under the grammar \("d"\) is outside it/);
     assert.throws(() => new TokenConstraint(compileActionGrammar('é'), chars), /no token of the tokenizer can begin an action/);
   });
 
@@ -112,6 +113,23 @@ describe('constrained decoding', () => {
     await p.dispose();
   });
 
+  it('with temperature, top-k and top-p the learner still scores each token as the sampler recorded it (over the allowed tokens)', async () => {
+    for (const sampling of [
+      { temperature: 0.7, topK: 5, topP: 1 },
+      { temperature: 1.3, topK: 0, topP: 0.8 },
+    ]) {
+      const p = policy(true, sampling);
+      const trajs = await episodes(p, 8, 14);
+      assert.ok(trajs.flatMap((t) => t.turns).every((u) => u.action.kind !== 'format_error'));
+      const seqs = trajs.map((t) => p.sequence(t)!);
+      const mine = await p.logprobs(0, seqs, { model: 'current', temperature: sampling.temperature, rows: false });
+      seqs.forEach((s, b) =>
+        trained(s, mine.logp[b]!).forEach((lp, k) => assert.ok(Math.abs(lp - trained(s, s.behaviour)[k]!) < 1e-4, `${JSON.stringify(sampling)}: ${lp}`)),
+      );
+      await p.dispose();
+    }
+  });
+
   it('a helper replica samples under the grammar it is named, and scores as the main thread does', async () => {
     const p = policy(true);
     try {
@@ -136,7 +154,13 @@ describe('constrained decoding', () => {
   it('a GRPO update on constrained episodes starts on-policy and stays finite with the exact KL and the entropy', async () => {
     const p = policy(true);
     const trajs = await episodes(p, 16, 13);
-    const settings = { ...algorithmDefaults('calculator', 'transformer', 'grpo'), warmupSteps: 0, minibatchSize: 0, skipZeroAdvantage: false, klEstimator: 'exact' as const };
+    const settings = {
+      ...algorithmDefaults('calculator', 'transformer', 'grpo'),
+      warmupSteps: 0,
+      minibatchSize: 0,
+      skipZeroAdvantage: false,
+      klEstimator: 'exact' as const,
+    };
     const learner = new Learner(p, { method: 'grpo', settings, imitate: 'all', totalSteps: 10, seed: 3 });
     // rewards from a random model are mostly equal: give the group spread so there is a gradient
     const spread = trajs.map((t, i) => ({ ...t, outcome: { ...t.outcome, reward: i % 2 } }));
