@@ -3,6 +3,7 @@
 import sqlite3, collections
 def hz(db, run):
     c=sqlite3.connect(db)
+    if isinstance(run, str): run=c.execute("select id from runs where method=?", (run,)).fetchone()[0]
     rows=c.execute("""select t.id, t.iteration, u.turn_index, json_extract(u.action_json,'$.kind')='format_error' from trajectories t join turns u on u.trajectory_id=t.id where t.run_id=? order by t.id, u.turn_index""",(run,)).fetchall()
     eps=collections.defaultdict(list)
     for tid,it,i,f in rows: eps[(tid,it)].append(f)
@@ -19,3 +20,5 @@ print('RS-SFT', hz('.agent-rl/measurements/sampling-degradation/npm-start-f74b02
 print('T0.8', hz('.agent-rl/measurements/sampling-degradation/runs.sqlite',3))
 print('formatErrorCost 0.1', hz('.agent-rl/measurements/sampling-degradation/runs.sqlite',7))
 print('formatErrorCost 0.1, T0.8', hz('.agent-rl/measurements/sampling-degradation/runs.sqlite',6))
+for folder in ['seed1-ctx192', 'seed2-ctx192', 'seed1-ctx256', 'seed2-ctx256', 'seed3-ctx256', 'free-seed1-ctx256']:
+    print(folder, 'GRPO', hz(f'.agent-rl/measurements/constrained-decoding/{folder}/runs.sqlite', 'grpo'))
