@@ -20,6 +20,8 @@ export interface ActionGrammar {
   accepts(state: GrammarState): boolean;
   /** Whether some character can follow. */
   canContinue(state: GrammarState): boolean;
+  /** The fewest characters that complete an action from here (0 when the text is one already). */
+  shortestCompletion(state: GrammarState): number;
 }
 
 type CharTest = (c: string) => boolean;
@@ -226,6 +228,26 @@ export function compileActionGrammar(pattern: string): ActionGrammar {
     // only states that read a character, and the accepting one, matter from here on
     return [...seen].filter((s) => s === accept || states[s]!.edges.length > 0).sort((a, b) => a - b);
   };
+  // fewest characters from each NFA state to the accepting one: a 0-1 breadth-first search backwards
+  // (ε-moves cost 0, characters 1)
+  const into: { from: number; cost: number }[][] = states.map(() => []);
+  states.forEach((st, s) => {
+    for (const t of st.eps) into[t]!.push({ from: s, cost: 0 });
+    for (const e of st.edges) into[e.to]!.push({ from: s, cost: 1 });
+  });
+  const toAccept = new Array<number>(states.length).fill(Infinity);
+  toAccept[accept] = 0;
+  const deque = [accept];
+  while (deque.length > 0) {
+    const s = deque.shift()!;
+    for (const { from, cost } of into[s]!) {
+      if (toAccept[s]! + cost < toAccept[from]!) {
+        toAccept[from] = toAccept[s]! + cost;
+        if (cost === 0) deque.unshift(from);
+        else deque.push(from);
+      }
+    }
+  }
   const initial = closure([start]);
   return {
     pattern,
@@ -242,6 +264,7 @@ export function compileActionGrammar(pattern: string): ActionGrammar {
     },
     accepts: (state) => state.includes(accept),
     canContinue: (state) => state.some((s) => states[s]!.edges.length > 0),
+    shortestCompletion: (state) => Math.min(...state.map((s) => toAccept[s]!)),
   };
 }
 

@@ -3,7 +3,11 @@
 // is renormalised over them. The learner recomputes the same allowed sets from the sampled ids
 // (`allowedSets`), so the ratio, the KL to the reference and the entropy are all over the distribution
 // the sampler drew from. States are cached by their NFA state set: a vocabulary is scanned once per
-// distinct state, not once per step.
+// distinct state, not once per step. With a budget (the tokens the row may still write: maxNewTokens
+// or the room left in the context), a token is allowed only if an action can still be completed
+// within it, so an action is never cut in the middle — unless not even the shortest action fits, and
+// then the grammar alone applies (the episode is out of room either way). Budgets count characters as
+// tokens: exact for the character tokenizer, the only one constrained decoding is offered with.
 import { namedGrammar, type ActionGrammar, type ActionGrammarName, type GrammarState } from '../../envs/actionGrammar';
 import { ModelLoadError } from '../hf/hfConfig';
 import type { Tokenizer } from './tokenizer';
@@ -11,6 +15,12 @@ import type { Tokenizer } from './tokenizer';
 interface Node {
   /** Allowed token ids, ascending. */
   readonly allowed: Int32Array;
+  /** Per allowed token: the tokens it and the shortest completion after it take. */
+  readonly needs: Int32Array;
+  /** The largest of `needs`: a budget at least this large allows every token. */
+  readonly most: number;
+  /** Allowed ids under a smaller budget, by budget. */
+  readonly byBudget: Map<number, Int32Array>;
   readonly next: Map<number, GrammarState>;
   /** Nothing can be written from here (a whole action, or text no token can extend): the row stops. */
   readonly final: boolean;
@@ -57,14 +67,25 @@ export class TokenConstraint {
           next.set(id, to);
         }
       });
-      n = { allowed: Int32Array.from(allowed), next, final: allowed.length === 0 };
+      const needs = Int32Array.from(allowed, (id) => 1 + this.grammar.shortestCompletion(next.get(id)!));
+      n = { allowed: Int32Array.from(allowed), needs, most: Math.max(0, ...needs), byBudget: new Map(), next, final: allowed.length === 0 };
       this.nodes.set(key, n);
     }
     return n;
   }
 
-  allowed(state: GrammarState): Int32Array {
-    return this.node(state).allowed;
+  /** The ids that may be drawn at `state` with `budget` tokens left to write (Infinity: no limit). */
+  allowed(state: GrammarState, budget = Infinity): Int32Array {
+    const n = this.node(state);
+    if (budget >= n.most) return n.allowed;
+    let got = n.byBudget.get(budget);
+    if (!got) {
+      got = n.allowed.filter((_, k) => n.needs[k]! <= budget);
+      // not even the shortest action fits: the grammar alone (the action will be cut, out of room)
+      if (got.length === 0) got = n.allowed;
+      n.byBudget.set(budget, got);
+    }
+    return got;
   }
 
   /** The state after `token`, or undefined when the grammar does not allow it here. */
@@ -80,8 +101,8 @@ export class TokenConstraint {
   /**
    * Sets disallowed entries of a logits row to −∞ in place (the row must be the sampler's own copy).
    */
-  maskRow(row: Float32Array, state: GrammarState): void {
-    const allowed = this.allowed(state);
+  maskRow(row: Float32Array, state: GrammarState, budget = Infinity): void {
+    const allowed = this.allowed(state, budget);
     let k = 0;
     for (let i = 0; i < row.length; i++) {
       if (k < allowed.length && allowed[k] === i) k++;
@@ -90,14 +111,15 @@ export class TokenConstraint {
   }
 
   /**
-   * The allowed sets of one action's ids, position by position (what the sampler allowed before each);
-   * throws when an id falls outside the grammar (the action was not sampled under it).
+   * The allowed sets of one action's ids, position by position (what the sampler allowed before each,
+   * with `budget` tokens to write at the start); throws when an id falls outside them (the action was
+   * not sampled under this grammar and budget).
    */
-  allowedSets(ids: readonly number[]): Int32Array[] {
+  allowedSets(ids: readonly number[], budget = Infinity): Int32Array[] {
     let state: GrammarState | undefined = this.start();
     return ids.map((id, i) => {
-      const here = this.allowed(state!);
-      state = this.advance(state!, id);
+      const here = this.allowed(state!, budget - i);
+      state = here.includes(id) ? this.advance(state!, id) : undefined;
       if (!state) {
         throw new Error(
           `policyOptions.constrainedDecoding: token ${i + 1} of an action flagged as sampled under the grammar (${JSON.stringify(this.pieces[id])}) is outside it: the trajectory was not sampled with this grammar and tokenizer. Fix: train it with the settings it was sampled with`,

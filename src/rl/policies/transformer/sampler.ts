@@ -371,7 +371,7 @@ export async function sampleBatch(
         let row = data.subarray(b * V, (b + 1) * V);
         if (o.constraint) {
           row = Float32Array.from(row);
-          o.constraint.maskRow(row, r.state!);
+          o.constraint.maskRow(row, r.state!, r.budget - r.tokens.length);
         }
         const { token: tok, logp } = sampleRow(row, o, rowRng(b));
         r.tokens.push(tok);

@@ -30,9 +30,14 @@ const MIN_SHARD = 2;
  * The ids of one trajectory concatenated over turns (never re-encoded) as a training sequence: position
  * t predicts id t+1; mask 1 on ids the policy generated (0 on prompt and observation ids, and on a
  * demonstration's deliberate mistake). With a constraint, the actions sampled under it carry the ids
- * the grammar allowed at each of their positions.
+ * the grammar allowed at each of their positions, under the budget the sampler gave the action.
  */
-export function trajectorySequence(t: Trajectory, constraint?: TokenConstraint): TrainSequence | undefined {
+export function trajectorySequence(
+  t: Trajectory,
+  constraint?: TokenConstraint,
+  /** The tokens an action may take after a prompt of this many (the sampler's row budget). */
+  budget: (promptLength: number) => number = () => Infinity,
+): TrainSequence | undefined {
   const ids: number[] = [];
   const mask: number[] = [];
   const behaviour: number[] = [];
@@ -53,7 +58,7 @@ export function trajectorySequence(t: Trajectory, constraint?: TokenConstraint):
         'TransformerPolicy: an action sampled under the action grammar, trained without it (its log-probs are over the allowed tokens only). Fix: train with policyOptions.constrainedDecoding true, as it was sampled',
       );
     }
-    const sets = constraint && tk.constrained ? constraint.allowedSets(tk.sampled) : undefined;
+    const sets = constraint && tk.constrained ? constraint.allowedSets(tk.sampled, budget(ids.length)) : undefined;
     constrained ||= sets !== undefined;
     tk.sampled.forEach((id, i) => {
       ids.push(id);
@@ -265,7 +270,8 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
   }
 
   sequence(t: Trajectory): TrainSequence | undefined {
-    return trajectorySequence(t, this.sampling.constraint);
+    const { maxNewTokens } = this.sampling;
+    return trajectorySequence(t, this.sampling.constraint, (n) => Math.min(maxNewTokens, this.model.config.contextLength - n));
   }
 
   async logprobs(

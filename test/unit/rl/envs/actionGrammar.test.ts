@@ -67,5 +67,10 @@ describe('action grammar (regular-expression subset → NFA)', () => {
     for (const t of bad) assert.equal(whole(g, t), false, t);
     // a whole action cannot be extended: generation stops there
     assert.equal(g.canContinue(g.advance(g.start(), good[0]!)!), false);
+    // the fewest characters to a whole action: <call>add(0,0)</call> is 21, <answer>\boxed{0}</answer> 26
+    assert.equal(g.shortestCompletion(g.start()), 21);
+    assert.equal(g.shortestCompletion(g.advance(g.start(), '<a')!), 24);
+    assert.equal(g.shortestCompletion(g.advance(g.start(), '<call>mul(12')!), 10);
+    assert.equal(g.shortestCompletion(g.advance(g.start(), good[0]!)!), 0);
   });
 });

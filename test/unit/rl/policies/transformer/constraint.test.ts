@@ -81,6 +81,22 @@ describe('constrained decoding', () => {
     assert.throws(() => new TokenConstraint(compileActionGrammar('é'), chars), /no token of the tokenizer can begin an action/);
   });
 
+  it('with a budget, only tokens after which an action can still be completed are allowed (the grammar alone when none can)', () => {
+    const c = new TokenConstraint(compileActionGrammar('<(a|bbbb)>'), chars);
+    const ids = (s: string): number[] => chars.encode(s);
+    const text = (a: Int32Array): string => chars.decode([...a]);
+    const open = c.advance(c.start(), ids('<')[0]!)!;
+    assert.equal(text(c.allowed(open)), 'ab');
+    assert.equal(text(c.allowed(open, 5)), 'ab'); // b, b, b, b, > fits
+    assert.equal(text(c.allowed(open, 4)), 'a');
+    assert.equal(text(c.allowed(open, 1)), 'ab', 'nothing fits: the grammar alone');
+    assert.deepEqual(c.allowedSets(ids('<a>'), 3).map(text), ['<', 'a', '>']);
+    assert.deepEqual(c.allowedSets(ids('<a>'), 4).map(text), ['<', 'a', '>']);
+    assert.deepEqual(c.allowedSets(ids('<a>'), 6).map(text), ['<', 'ab', '>']);
+    // an action the budget did not allow was not sampled under it
+    assert.throws(() => c.allowedSets(ids('<bbbb>'), 5), /token 2 of an action flagged as sampled under the grammar \("b"\) is outside it/);
+  });
+
   it('a random model writes only well-formed calculator actions, and the learner scores them as the sampler did', async () => {
     const free = await episodes(policy(false), 16, 11);
     const p = policy(true);
@@ -110,6 +126,26 @@ describe('constrained decoding', () => {
     );
     const sum = (xs: Float32Array[]): number => seqs.reduce((acc, s, b) => acc + trained(s, xs[b]!).reduce((a, x) => a + x, 0), 0);
     assert.ok(sum(whole.logp) < sum(mine.logp) - 10, `${sum(whole.logp)} vs ${sum(mine.logp)}`);
+    await p.dispose();
+  });
+
+  it('an action always fits its budget: with room for a call but not an answer, a random model only calls, and never is cut', async () => {
+    // the shortest call, <call>add(0,0)</call>, is 21 characters; the shortest answer 26
+    const p = new TransformerPolicy(
+      new Gpt(config, 5),
+      chars,
+      { temperature: 1, topK: 0, topP: 1, maxNewTokens: 24, stop: ['</call>', '</answer>'], constraint: TokenConstraint.named('calculator', chars) },
+      ADAM_DEFAULTS,
+      'test',
+      3,
+    );
+    const trajs = await episodes(p, 16, 15);
+    const turns = trajs.flatMap((t) => t.turns);
+    assert.ok(turns.length >= 16);
+    for (const u of turns) assert.match(u.actionText, /^<call>(add|sub|mul|div)\(-?\d{1,4},-?\d{1,4}\)<\/call>$/);
+    const seqs = trajs.map((t) => p.sequence(t)!);
+    const mine = await p.logprobs(0, seqs, { model: 'current', temperature: 1, rows: false });
+    seqs.forEach((s, b) => trained(s, mine.logp[b]!).forEach((lp, k) => assert.ok(Math.abs(lp - trained(s, s.behaviour)[k]!) < 1e-4, `${lp}`)));
     await p.dispose();
   });
 
