@@ -10,8 +10,8 @@
 // control, by RS-SFT (fine-tuning on its own successes) with the same number of sampled episodes.
 // Every stage decodes under the calculator's action grammar (policyOptions.constrainedDecoding): without
 // it, malformed and context-cut episodes grew under RL (16 → 46 of 256 per iteration); --constrained 0
-// runs the free decoding instead. The context is 256 characters (--context-length; the small GPT's default
-// is 192), room for the calculator's budget of 6 calls.
+// runs the free decoding instead. The context is 512 characters (--context-length; the small GPT's default
+// is 192), room for the calculator's budget of 10 calls.
 // Prints held-out greedy pass@1, sampled pass@1 and pass@8 and tool calls for all three.
 // Usage: node scripts/defaultExperiment.mjs [--seed N] [--sft-iterations N] [--rl-iterations N] [--constrained 0|1]
 //        [--context-length N] [--db FILE]
@@ -30,9 +30,10 @@ if (constrainedArg !== '0' && constrainedArg !== '1') {
   process.exit(2);
 }
 const constrainedDecoding = constrainedArg === '1';
-// 256 characters: room for the calculator's whole budget of 6 calls and their results (at 192, episodes
-// that used the tool more ran out of room: seed 2 went from 0 to 3.7 of 256 per iteration under GRPO)
-const contextLength = Number(arg('--context-length', '256'));
+// 512 characters: room for the calculator's whole budget of 10 calls and their results (at 192 and 256,
+// episodes that used the tool more ran out of room: seed 2 went from 0 to 3.7 and 1.0 of 256 per
+// iteration under GRPO; at 512, none did)
+const contextLength = Number(arg('--context-length', '512'));
 if (!Number.isInteger(contextLength) || contextLength < 0) {
   process.stderr.write(`--context-length ${arg('--context-length', '')}: a whole number of tokens (0 = the small GPT's 192)\n`);
   process.exit(2);
