@@ -34,7 +34,14 @@ for label, db, run in [
   *[(f'npm start {m}, {label}', f'.agent-rl/measurements/constrained-decoding/{folder}/runs.sqlite', run)
     for folder, label in [('seed1-ctx192', 'grammar, context 192, seed 1'), ('seed2-ctx192', 'grammar, context 192, seed 2'),
                           ('seed1-ctx256', 'grammar, context 256, seed 1'), ('seed2-ctx256', 'grammar, context 256, seed 2'),
-                          ('seed3-ctx256', 'grammar, context 256, seed 3'), ('free-seed1-ctx256', 'free decoding, context 256, seed 1')]
+                          ('seed3-ctx256', 'grammar, context 256, seed 3'), ('free-seed1-ctx256', 'free decoding, context 256, seed 1'),
+                          ('budget-seed1-ctx256-9433363', 'grammar + budget, context 256, seed 1'),
+                          ('budget-seed2-ctx256-9433363', 'grammar + budget, context 256, seed 2'),
+                          ('budget-seed3-ctx256-9433363', 'grammar + budget, context 256, seed 3'),
+                          ('budget-seed1-ctx512-9e51191', 'grammar + budget, context 512, seed 1'),
+                          ('budget-seed2-ctx512-9433363', 'grammar + budget, context 512, seed 2'),
+                          ('budget-seed3-ctx512-9e51191', 'grammar + budget, context 512, seed 3'),
+                          ('free-seed1-ctx512-9e51191', 'free decoding, context 512, seed 1')]
     for m, run in [('GRPO', 'grpo'), ('RS-SFT', 'rs-sft')]]]:
     s=series(db, run)
     print(f"| {label} | {summ(s,0)} | {summ(s,1)} | {' '.join(str(x[1]) for x in s)} |")

@@ -20,5 +20,7 @@ print('RS-SFT', hz('.agent-rl/measurements/sampling-degradation/npm-start-f74b02
 print('T0.8', hz('.agent-rl/measurements/sampling-degradation/runs.sqlite',3))
 print('formatErrorCost 0.1', hz('.agent-rl/measurements/sampling-degradation/runs.sqlite',7))
 print('formatErrorCost 0.1, T0.8', hz('.agent-rl/measurements/sampling-degradation/runs.sqlite',6))
-for folder in ['seed1-ctx192', 'seed2-ctx192', 'seed1-ctx256', 'seed2-ctx256', 'seed3-ctx256', 'free-seed1-ctx256']:
+for folder in ['seed1-ctx192', 'seed2-ctx192', 'seed1-ctx256', 'seed2-ctx256', 'seed3-ctx256', 'free-seed1-ctx256',
+               'budget-seed1-ctx256-9433363', 'budget-seed2-ctx256-9433363', 'budget-seed3-ctx256-9433363',
+               'budget-seed1-ctx512-9e51191', 'budget-seed2-ctx512-9433363', 'budget-seed3-ctx512-9e51191', 'free-seed1-ctx512-9e51191']:
     print(folder, 'GRPO', hz(f'.agent-rl/measurements/constrained-decoding/{folder}/runs.sqlite', 'grpo'))
