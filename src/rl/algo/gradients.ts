@@ -98,7 +98,7 @@ export function logprobsOf(
  * log softmax renormalises over the allowed tokens as the sampler did. Finite, so that a forbidden
  * token's p·log p is 0 in the entropy and the full-distribution KL, not NaN.
  */
-export const FORBIDDEN_LOGIT = -1e9;
+const FORBIDDEN_LOGIT = -1e9;
 
 function grammarBias(allowed: readonly (Int32Array | undefined)[], B: number, T: number, A: number): tf.Tensor3D {
   const bias = new Float32Array(B * T * A);

@@ -26,13 +26,22 @@ interface Node {
   readonly final: boolean;
 }
 
+const namedConstraints = new WeakMap<Tokenizer, Map<ActionGrammarName, TokenConstraint>>();
+
 export class TokenConstraint {
   private readonly pieces: string[];
   private readonly nodes = new Map<string, Node>();
 
-  /** The constraint of a named grammar (what crosses to a replica thread is the name). */
+  /**
+   * The constraint of a named grammar over a tokenizer (what crosses to a replica thread is the name),
+   * made once per tokenizer: its cache of grammar states is what saves the vocabulary scans.
+   */
   static named(name: ActionGrammarName, tokenizer: Tokenizer): TokenConstraint {
-    return new TokenConstraint(namedGrammar(name), tokenizer, name);
+    let byName = namedConstraints.get(tokenizer);
+    if (!byName) namedConstraints.set(tokenizer, (byName = new Map<ActionGrammarName, TokenConstraint>()));
+    let c = byName.get(name);
+    if (!c) byName.set(name, (c = new TokenConstraint(namedGrammar(name), tokenizer, name)));
+    return c;
   }
 
   constructor(

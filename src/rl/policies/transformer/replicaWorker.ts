@@ -4,7 +4,6 @@
 // with the same functions the main thread uses.
 import * as tf from '@tensorflow/tfjs';
 import { parentPort } from 'node:worker_threads';
-import type { ActionGrammarName } from '../../envs/actionGrammar';
 import { STOP_TESTS } from '../../envs/parsers';
 import { TokenConstraint } from './constraint';
 import { Rng } from '../../random';
@@ -19,14 +18,6 @@ let model: Gpt | undefined;
 let reference: Gpt | undefined;
 let tokenizer: Tokenizer | undefined;
 
-/** Constraints by grammar name, built once per thread (a vocabulary scan per grammar state). */
-const constraints = new Map<ActionGrammarName, TokenConstraint>();
-function constraintOf(name: ActionGrammarName): TokenConstraint {
-  let c = constraints.get(name);
-  if (!c) constraints.set(name, (c = TokenConstraint.named(name, tokenizer!)));
-  return c;
-}
-
 function setWeights(target: Gpt, weights: readonly Float32Array[]): void {
   target.weights.forEach((w, i) => w.assign(tf.tensor(weights[i]!, w.shape, 'float32')));
 }
@@ -38,7 +29,6 @@ async function handle(msg: ReplicaRequest): Promise<{ reply: ReplicaReply; trans
       model = new Gpt(msg.model, 0);
       reference = new Gpt(msg.model, 0, false);
       tokenizer = tokenizerFromJSON(msg.tokenizer);
-      constraints.clear();
       return { reply: { kind: 'ok' }, transfer: [] };
     }
     case 'weights': {
@@ -59,7 +49,7 @@ async function handle(msg: ReplicaRequest): Promise<{ reply: ReplicaReply; trans
       const when = msg.options.stopTest ? STOP_TESTS[msg.options.stopTest] : undefined;
       const rng = msg.rowSeeds ? msg.rowSeeds.map((s) => new Rng(s)) : new Rng(msg.seed);
       const { grammar, ...options } = msg.options;
-      const constraint = grammar ? constraintOf(grammar) : undefined;
+      const constraint = grammar ? TokenConstraint.named(grammar, tokenizer!) : undefined;
       const sequences = await sampleBatch(
         model!,
         tokenizer!,

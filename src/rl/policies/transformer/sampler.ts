@@ -218,10 +218,16 @@ export function sampleRow(logits: Float32Array, o: Pick<SampleOptions, 'temperat
         break;
       }
     }
-    // rounding left u ≥ 0: the last token that can be drawn (a masked one has probability 0)
-    if (token < 0) for (token = logits.length - 1; token > 0 && logits[token] === -Infinity; token--);
+    if (token < 0) token = lastDrawable(logits);
   }
   return { token, logp: logits[token]! * inv - lse };
+}
+
+/** Where rounding left the draw's u ≥ 0: the last token that can be drawn (a masked one, −∞, has probability 0). */
+function lastDrawable(row: Float32Array | Float64Array): number {
+  let last = row.length - 1;
+  while (last > 0 && row[last] === -Infinity) last--;
+  return last;
 }
 
 /** Draws a token from one row's log-probs under temperature / top-k / top-p. */
@@ -238,9 +244,7 @@ export function drawToken(logp: Float64Array, o: Pick<SampleOptions, 'temperatur
       u -= Math.exp(logp[i]!);
       if (u < 0) return i;
     }
-    let last = logp.length - 1;
-    while (last > 0 && logp[last] === -Infinity) last--;
-    return last;
+    return lastDrawable(logp);
   }
   // masked tokens (a grammar's) are never candidates
   let candidates = Array.from(logp.keys()).filter((i) => logp[i]! > -Infinity);
