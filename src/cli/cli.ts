@@ -24,7 +24,7 @@ import { algorithmHelp } from './algorithmHelp';
 import { envCheckCommand, envRunCommand } from './envCommands';
 import { EXPORT_USAGE, exportCommand } from './exportCommand';
 import { IMPORT_USAGE, importCommand } from './importCommand';
-import { MODEL_EXPORT_USAGE, MODEL_LIST_USAGE, MODEL_USAGE, modelCommand } from './modelCommand';
+import { MODEL_EXPORT_USAGE, MODEL_LIST_USAGE, MODEL_NEW_USAGE, MODEL_USAGE, modelCommand } from './modelCommand';
 import { RESCORE_USAGE, rescoreCommand } from './rescoreCommand';
 import { SANDBOX_USAGE, sandboxCommand } from './sandboxCommand';
 import { runsCommand, showCommand, trajectoryCommand } from './queryCommands';
@@ -66,6 +66,7 @@ Usage:
   ${SANDBOX_USAGE.split('\n')[0]}
   ${EXPORT_USAGE.split('\n')[0]}
   ${MODEL_USAGE.split('\n')[0]}
+  ${MODEL_NEW_USAGE.split('\n')[0]}
   ${MODEL_LIST_USAGE.split('\n')[0]}
   ${MODEL_EXPORT_USAGE.split('\n')[0]}
 

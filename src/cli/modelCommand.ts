@@ -16,7 +16,16 @@ import type { WeightDtype } from '../rl/policies/hf/engine/engineWeights';
 import { EngineMemoryError } from '../rl/policies/hf/engine/engineMemory';
 import { EngineModel } from '../rl/policies/hf/engine/engineModel';
 import { engineUnsupported } from '../rl/policies/hf/engine/engineWeights';
-import { checkpointTensors, writeSafetensors } from '../rl/policies/hf/safetensors';
+import { checkpointTensors } from '../rl/policies/hf/safetensors';
+import { writeHfFolder } from '../rl/policies/hf/hfFolder';
+import {
+  checkNewModelSpec,
+  NEW_MODEL_ARCHITECTURES,
+  NEW_MODEL_FILES,
+  writeNewCheckpoint,
+  type NewModelArchitecture,
+  type NewModelSpec,
+} from '../rl/policies/hf/newCheckpoint';
 import { cacheRoots, findModels } from '../rl/policies/hf/modelCache';
 import { describeFit } from '../shared/foundModel';
 import { optionDefaults, TRANSFORMER_OPTION_SPECS } from '../shared/runConfig';
@@ -57,6 +66,17 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
         help: { type: 'boolean', short: 'h' },
         out: { type: 'string' },
         folder: { type: 'string', multiple: true },
+        arch: { type: 'string' },
+        layers: { type: 'string' },
+        hidden: { type: 'string' },
+        heads: { type: 'string' },
+        'kv-heads': { type: 'string' },
+        'head-dim': { type: 'string' },
+        intermediate: { type: 'string' },
+        'untied-head': { type: 'boolean' },
+        tokenizer: { type: 'string' },
+        seed: { type: 'string' },
+        dtype: { type: 'string' },
       },
     });
   } catch (e) {
@@ -64,7 +84,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   }
   const { values: v, positionals } = parsed;
   if (v.help) {
-    process.stdout.write(`${MODEL_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}\n`);
+    process.stdout.write(`${MODEL_USAGE}\n${MODEL_NEW_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}\n`);
     return 0;
   }
   if (positionals[0] === 'list') {
@@ -95,6 +115,10 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
     process.stdout.write(`${showInvisibles(lines.join('\n'))}\n`);
     return 0;
   }
+  if (positionals[0] === 'new') {
+    if (positionals.length !== 1 || v.out === undefined) throw new UsageError(`model new needs --out DIR (and no folder positionally)\n\n${MODEL_NEW_USAGE}`);
+    return modelNew(v, path.resolve(v.out));
+  }
   if (positionals[0] === 'export') {
     if (positionals.length !== 2 || v.out === undefined) throw new UsageError(`model export needs CHECKPOINT and --out DIR\n\n${MODEL_EXPORT_USAGE}`);
     const written = await modelExport(path.resolve(positionals[1]!), path.resolve(v.out));
@@ -102,7 +126,9 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
     return 0;
   }
   if (positionals[0] !== 'check' || positionals.length !== 2)
-    throw new UsageError(`model needs: check DIR, list, or export CHECKPOINT --out DIR\n\n${MODEL_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}`);
+    throw new UsageError(
+      `model needs: check DIR, new --out DIR, list, or export CHECKPOINT --out DIR\n\n${MODEL_USAGE}\n${MODEL_NEW_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}`,
+    );
   const whole = (flag: string, value: string | undefined, fallback: number, min: number): number => {
     const n = value === undefined ? fallback : Number(value);
     if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} ${value}: use a whole number ≥ ${min}`);
@@ -132,13 +158,12 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   const onEngine = backend.name === 'wasm' && !engineUnsupported(arch);
   const threads = Math.min(os.availableParallelism(), 14);
   // the plan of a run: seed 000's 12 rows sampled at once (3 groups of 4); on wasm the engine's
-  const plan =
-    onEngine && lora
-      ? fittingEnginePlan(arch, { lora, contextLength, sampleRows: 12, threads, dtype: 'auto' })
-      : fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, sampleRows: 12, backend: backend.name });
+  const plan = onEngine
+    ? fittingEnginePlan(arch, { ...(lora ? { lora } : {}), contextLength, sampleRows: 12, threads, dtype: 'auto' })
+    : fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, sampleRows: 12, backend: backend.name });
   const engineDtype: WeightDtype = 'positionsPerPass' in plan ? (plan as EnginePlan).dtype : 'bf16';
   const eos = tokenizer ? generationEos(dir, tokenizer) : [];
-  const engineNote = onEngine ? `; runs on the wasm engine (${threads} threads${!lora ? ', for this check: full fine-tuning trains on tfjs ops' : ''})` : '';
+  const engineNote = onEngine ? `; runs on the wasm engine (${threads} threads)` : '';
   const lines = [
     `${dir}`,
     `  architecture: ${arch.modelType}, ${arch.layers} layers, hidden ${arch.hidden}, ${arch.heads} heads (${arch.kvHeads} key/value, width ${arch.headDim}), MLP ${arch.intermediate}, vocabulary ${arch.vocabSize}, ${arch.maxPositions} positions` +
@@ -253,6 +278,14 @@ export const MODEL_LIST_USAGE = `agent-rl model list [--folder DIR]... [--backen
   each --folder (a checkpoint folder, or a folder of them): architecture, parameters, stored dtypes, and
   whether seed 000's preset fits the memory plan on the backend (default wasm), or why the folder cannot load`;
 
+export const MODEL_NEW_USAGE = `agent-rl model new --out DIR [--arch qwen3|qwen2|llama] [--layers N] [--hidden N] [--heads N] [--kv-heads N]
+                 [--head-dim N] [--intermediate N] [--untied-head] [--context N] [--tokenizer DIR|char] [--seed N]
+                 [--dtype float32|bfloat16]
+  a fresh checkpoint folder with random weights (transformers' initialisation, seeded): config.json,
+  model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json. Defaults: qwen3, 2 layers,
+  width 64, 4 heads, MLP 8/3 × width (a multiple of 8), tied head, 2048 positions, the character tokenizer
+  (every character one token, written as a Hugging Face tokenizer.json), seed 0, float32`;
+
 export const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR
   CHECKPOINT    a checkpoint a run on a Hugging Face model wrote (its adapters name their base folder)
   --out DIR     a new Hugging Face folder: the base's config and tokenizer files, and model.safetensors
@@ -271,25 +304,70 @@ export async function modelExport(checkpoint: string, out: string): Promise<stri
   });
   try {
     restoreCheckpoint(ck, model);
-    const tensors = await model.mergedTensors();
-    fs.mkdirSync(out, { recursive: true });
-    const written = [path.join(out, 'model.safetensors')];
-    writeSafetensors(written[0]!, tensors);
-    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'special_tokens_map.json']) {
-      const from = path.join(stored.dir, f);
-      if (!fs.existsSync(from)) continue;
-      const to = path.join(out, f);
-      if (f === 'config.json') {
-        // float32 weights now; the rest of the config as it was
-        const cfg = JSON.parse(fs.readFileSync(from, 'utf8')) as Record<string, unknown>;
-        fs.writeFileSync(to, `${JSON.stringify({ ...cfg, torch_dtype: 'float32' }, null, 2)}\n`);
-      } else {
-        fs.copyFileSync(from, to);
-      }
-      written.push(to);
-    }
-    return written;
+    return writeHfFolder(out, stored.dir, await model.mergedTensors());
   } finally {
     model.dispose();
   }
+}
+
+/** `model new`: writes a fresh checkpoint folder from the flags. */
+function modelNew(v: Record<string, string | boolean | string[] | undefined>, out: string): number {
+  const int = (flag: string, fallback?: number): number | undefined => {
+    const raw = v[flag];
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} ${String(raw)}: use a whole number ≥ 1`);
+    return n;
+  };
+  const arch = (v.arch ?? 'qwen3') as NewModelArchitecture;
+  if (!NEW_MODEL_ARCHITECTURES.includes(arch)) throw new UsageError(`--arch ${String(v.arch)}: use one of ${NEW_MODEL_ARCHITECTURES.join(', ')}`);
+  const dtype = (v.dtype ?? 'float32') as NewModelSpec['dtype'];
+  if (dtype !== 'float32' && dtype !== 'bfloat16') throw new UsageError(`--dtype ${String(v.dtype)}: use float32 or bfloat16`);
+  const spec: NewModelSpec = {
+    architecture: arch,
+    layers: int('layers', 2)!,
+    hidden: int('hidden', 64)!,
+    heads: int('heads', 4)!,
+    ...(v['kv-heads'] !== undefined ? { kvHeads: int('kv-heads')! } : {}),
+    ...(v['head-dim'] !== undefined ? { headDim: int('head-dim')! } : {}),
+    ...(v.intermediate !== undefined ? { intermediate: int('intermediate')! } : {}),
+    tiedHead: v['untied-head'] !== true,
+    maxPositions: int('context', 2048)!,
+    tokenizer: typeof v.tokenizer === 'string' && v.tokenizer !== 'char' ? path.resolve(v.tokenizer) : 'char',
+    seed: v.seed === undefined ? 0 : (int('seed') ?? 0),
+    dtype,
+  };
+  const flags: Record<keyof NewModelSpec, string> = {
+    architecture: '--arch',
+    layers: '--layers',
+    hidden: '--hidden',
+    heads: '--heads',
+    kvHeads: '--kv-heads',
+    headDim: '--head-dim',
+    intermediate: '--intermediate',
+    tiedHead: '--untied-head',
+    maxPositions: '--context',
+    tokenizer: '--tokenizer',
+    seed: '--seed',
+    dtype: '--dtype',
+  };
+  let a;
+  try {
+    checkNewModelSpec(spec, (f) => flags[f]);
+    a = writeNewCheckpoint(out, spec);
+  } catch (e) {
+    if (e instanceof ModelLoadError) throw new UsageError(e.message);
+    throw e;
+  }
+  process.stdout.write(
+    `${showInvisibles(
+      [
+        `wrote ${out}`,
+        `  ${a.modelType}, ${a.layers} layers, width ${a.hidden}, ${a.heads} heads (${a.kvHeads} key/value, width ${a.headDim}), MLP ${a.intermediate}, vocabulary ${a.vocabSize}${a.tiedEmbeddings ? ', tied head' : ''}, ${a.maxPositions} positions`,
+        `  ${parameterCount(a).toLocaleString('en')} parameters in ${spec.dtype}, seed ${spec.seed}; tokenizer ${spec.tokenizer === 'char' ? 'character-level' : spec.tokenizer}`,
+        `  files: ${NEW_MODEL_FILES.join(', ')}`,
+      ].join('\n'),
+    )}\n`,
+  );
+  return 0;
 }

@@ -48,16 +48,21 @@ async function createEngineTransformer(
   env: RunEnvironment,
   backendInfo: BackendInfo,
   init: LoadedCheckpoint | undefined,
-  m: { dir: string; arch: ReturnType<typeof readHfConfig>; lora: LoraOptions; contextLength: number },
+  m: { dir: string; arch: ReturnType<typeof readHfConfig>; lora: LoraOptions | undefined; contextLength: number },
 ): Promise<TrainablePolicy> {
   if (run.fullDistributions) {
     throw new ModelLoadError(
       `algorithm.klEstimator "exact" needs every position's whole distribution (${m.arch.vocabSize.toLocaleString('en')} log-probs per token), which the wasm engine never holds. Fix: use klEstimator "k3" (or k1, k2)`,
     );
   }
+  if (!m.lora && o.weightDtype === 'bf16') {
+    throw new ModelLoadError(
+      'policyOptions.weightDtype "bf16" with full fine-tuning (loraRank 0): the engine updates the weights themselves, in float32. Fix: weightDtype "auto" or "f32", or LoRA (loraRank 8)',
+    );
+  }
   const threads = o.threads > 0 ? o.threads : Math.min(os.availableParallelism(), 14);
   const plan = fittingEnginePlan(m.arch, {
-    lora: m.lora,
+    ...(m.lora ? { lora: m.lora } : {}),
     contextLength: m.contextLength,
     sampleRows: run.sampleRows,
     threads,
@@ -67,19 +72,28 @@ async function createEngineTransformer(
   const planText = `Memory plan:\n${describePlan(plan)}`;
   if (!plan.fits) {
     throw new ModelLoadError(
-      `policyOptions.model: ${m.dir} does not fit one wasm engine:\n${describePlan(plan)}\nWays out: a smaller contextLength or fewer rows sampled at once (groupSize × groupsPerIteration); policyOptions.weightDtype "bf16"; the tfjs-node backend (npm install @tensorflow/tfjs-node), whose memory is the machine's; a smaller checkpoint.`,
+      `policyOptions.model: ${m.dir} does not fit one wasm engine:\n${describePlan(plan)}\nWays out: ${m.lora ? '' : 'LoRA (policyOptions.loraRank 8), which trains adapters over the frozen weights; '}a smaller contextLength or fewer rows sampled at once (groupSize × groupsPerIteration); ${m.lora ? 'policyOptions.weightDtype "bf16"; ' : ''}the tfjs-node backend (npm install @tensorflow/tfjs-node), whose memory is the machine's; a smaller checkpoint.`,
     );
   }
   const tokenizer = HfTokenizer.fromDirectory(m.dir, 'model');
   tokenizer.checkFits(m.dir, m.arch.vocabSize);
-  const model = await EngineModel.create({ dir: m.dir, arch: m.arch, contextLength: m.contextLength, lora: m.lora, seed: run.seed, threads, plan, planText });
+  const model = await EngineModel.create({
+    dir: m.dir,
+    arch: m.arch,
+    contextLength: m.contextLength,
+    ...(m.lora ? { lora: m.lora } : {}),
+    seed: run.seed,
+    threads,
+    plan,
+    planText,
+  });
   const reference = model.reference();
   try {
     const eos = generationEos(m.dir, tokenizer);
     const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? chatFormatOf(tokenizer, eos, o) : undefined;
     const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
     const e = model.engine;
-    const compute = `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backendInfo)} for the optimizer) (${m.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, LoRA rank ${m.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained${chatNote(chat)})`;
+    const compute = `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backendInfo)} for the optimizer) (${m.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${m.lora ? `LoRA rank ${m.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning'}${chatNote(chat)})`;
     const lm = new TransformerPolicy<EngineModel>(model, tokenizer, samplingOf(o, env.stop, eosTexts), run.optimizer, compute, {
       reference,
       differentiable: (x) => x.scorer(),
@@ -244,12 +258,12 @@ async function createHfTransformer(
   const arch = readHfConfig(dir);
   const lora = stored ? stored.lora : loraOf(o);
   const contextLength = stored?.contextLength ?? Math.min(arch.maxPositions, o.contextLength > 0 ? o.contextLength : HF_CONTEXT_LENGTH);
-  // wasm: the model runs on the engine (bfloat16 weights, every core, vocabulary-chunked head), unless
-  // it needs what only tfjs ops do: full fine-tuning, gpt2, candidate scoring
-  const tfjsOnly = !lora ? 'full fine-tuning' : o.actionMode === 'score' ? 'candidate scoring' : engineUnsupported(arch);
+  // wasm: the model runs on the engine (every core, vocabulary-chunked head; LoRA over bfloat16 weights
+  // or full fine-tuning in float32), unless it needs what only tfjs ops do: gpt2, candidate scoring
+  const tfjsOnly = o.actionMode === 'score' ? 'candidate scoring' : engineUnsupported(arch);
   if (backend === 'wasm' && !tfjsOnly) {
-    checkLoraTargets(arch, lora!.targets);
-    return createEngineTransformer(o, run, env, backendInfo, init, { dir, arch, lora: lora!, contextLength });
+    if (lora) checkLoraTargets(arch, lora.targets);
+    return createEngineTransformer(o, run, env, backendInfo, init, { dir, arch, lora, contextLength });
   }
   const plan = fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, microBatchPositions: o.microBatchPositions, sampleRows: run.sampleRows, backend });
   assertFits(plan, dir, { lora: lora !== undefined, backend });

@@ -559,6 +559,11 @@ export class HfModel implements PolicyModel {
   }
 
   /** The merged weights of the model (W + scale·A·B for adapted layers) in the checkpoint's own names and layouts, for export. */
+  /** Full fine-tuning: every weight in the checkpoint's names and layouts (a Hugging Face folder's); undefined under LoRA. */
+  async hfTensors(): Promise<Map<string, { data: Float32Array; shape: number[] }> | undefined> {
+    return this.mode === 'full' ? this.mergedTensors() : undefined;
+  }
+
   async mergedTensors(): Promise<Map<string, { data: Float32Array; shape: number[] }>> {
     const out = new Map<string, { data: Float32Array; shape: number[] }>();
     const put = async (name: string, t: tf.Tensor): Promise<void> => {

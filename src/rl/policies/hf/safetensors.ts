@@ -189,15 +189,36 @@ export function checkpointTensors(dir: string): Map<string, StoredTensor> {
   return all;
 }
 
-/** Writes float32 tensors as one safetensors file (names sorted, the header padded to 8 bytes). */
-export function writeSafetensors(file: string, tensors: ReadonlyMap<string, { readonly data: Float32Array; readonly shape: readonly number[] }>): void {
+/** float32 → bfloat16 bits, rounded to nearest even (NaN stays NaN). */
+function toBfloat16(data: Float32Array): Uint16Array {
+  const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  const out = new Uint16Array(data.length);
+  for (let i = 0; i < data.length; i++) {
+    const b = bits[i]!;
+    out[i] = (b & 0x7fffffff) > 0x7f800000 ? (b >>> 16) | 0x40 : (b + 0x7fff + ((b >>> 16) & 1)) >>> 16;
+  }
+  return out;
+}
+
+/** Writes float32 tensors as one safetensors file (names sorted, the header padded to 8 bytes), stored as F32 or rounded to BF16. */
+export function writeSafetensors(
+  file: string,
+  tensors: ReadonlyMap<string, { readonly data: Float32Array; readonly shape: readonly number[] }>,
+  dtype: 'F32' | 'BF16' = 'F32',
+): void {
   const names = [...tensors.keys()].sort();
   const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
+  const bytesOf = (n: string): Uint8Array => {
+    const d = tensors.get(n)!.data;
+    const v = dtype === 'BF16' ? toBfloat16(d) : d;
+    return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  };
   let offset = 0;
   for (const n of names) {
     const t = tensors.get(n)!;
-    header[n] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + t.data.byteLength] };
-    offset += t.data.byteLength;
+    const size = t.data.length * (dtype === 'BF16' ? 2 : 4);
+    header[n] = { dtype, shape: t.shape, data_offsets: [offset, offset + size] };
+    offset += size;
   }
   let json = JSON.stringify(header);
   json += ' '.repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
@@ -208,10 +229,7 @@ export function writeSafetensors(file: string, tensors: ReadonlyMap<string, { re
   try {
     fs.writeSync(fd, len);
     fs.writeSync(fd, head);
-    for (const n of names) {
-      const d = tensors.get(n)!.data;
-      fs.writeSync(fd, new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
-    }
+    for (const n of names) fs.writeSync(fd, bytesOf(n));
   } finally {
     fs.closeSync(fd);
   }

@@ -138,6 +138,8 @@ export interface PolicyModel extends CausalLm {
   copyFrom(other: PolicyModel): void;
   /** Called after the trainable weights were changed in place (an update, a restored checkpoint). */
   weightsChanged?(): void;
+  /** A Hugging Face model under full fine-tuning: every weight as a checkpoint folder holds it (undefined under LoRA). */
+  hfTensors?(): Promise<Map<string, { data: Float32Array; shape: number[] }> | undefined>;
   dispose(): void;
 }
 

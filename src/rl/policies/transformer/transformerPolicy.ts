@@ -17,6 +17,7 @@ import { DemonstrationPolicy } from '../scripted/demonstrations';
 import { loadPolicyState, saveCheckpoint, savePolicyState } from './checkpoint';
 import type { ChatFormat } from '../hf/chatFormat';
 import type { HfModelConfig } from '../hf/hfModel';
+import { writeHfFolder } from '../hf/hfFolder';
 import { Gpt, gptDifferentiable, type GptConfig, type PolicyModel } from './model';
 import type { ReplicaPool } from './replicas';
 import { sampleBatch, type SampledSequence, type SampleOptions } from './sampler';
@@ -334,8 +335,12 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
     );
   }
 
-  save(dir: string, note: string): Promise<string> {
-    return saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, note);
+  /** A checkpoint; under full fine-tuning of a Hugging Face model it is a Hugging Face folder too (policyOptions.model reads it). */
+  async save(dir: string, note: string): Promise<string> {
+    const file = await saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, note);
+    const weights = await this.model.hfTensors?.();
+    if (weights && 'kind' in this.model.config) writeHfFolder(dir, this.model.config.dir, weights);
+    return file;
   }
 
   async saveState(dir: string): Promise<void> {

@@ -8,7 +8,7 @@
 import type { HfArchitecture } from '../hfConfig';
 import type { EngineMemory } from './engineMemory';
 import type { EngineKernels, Matrix } from './kernels';
-import { ENGINE_LINEARS, type EngineLinear, type EngineWeights, type LinearWeights } from './engineWeights';
+import { ENGINE_LINEARS, type EngineLinear, type EngineWeights, type LayerWeights, type LinearWeights } from './engineWeights';
 
 /** LoRA adapters of one linear layer: a [in, r], b [r, out] (the tfjs variables' layouts), float32. */
 export interface Adapter {
@@ -136,11 +136,16 @@ export class Decoder {
     g: Adapter | undefined,
     rank: number,
     scale: number,
+    gw?: LinearWeights,
   ): void {
     const k = this.k;
     const inDim = lin.w.cols,
       out = lin.w.rows;
     k.nn(dy, out, lin.w, dx, inDim, N, acc);
+    if (gw) {
+      k.tn(dy, out, x, inDim, gw.w.ptr, inDim, N, out, inDim, true); // ∂W += dyᵀ·x   [out, in]
+      if (gw.bias !== undefined) this.columnSums(dy, out, N, out, gw.bias);
+    }
     if (!ad || !g || t === undefined) return;
     this.mem.scoped(() => {
       k.tn(t, rank, dy, out, g.b, out, N, rank, out, true); // ∂b += tᵀ·dy   [r, out]
@@ -278,7 +283,7 @@ export class Decoder {
    * Backward through layer l: dX [N, D] holds ∂L/∂(layer output) and becomes ∂L/∂(layer input);
    * adapter gradients are added to `g`. X is the layer's input kept by the forward pass.
    */
-  layerBwd(l: number, X: number, dX: number, p: Pack, ad: AdapterSet, g: AdapterSet): void {
+  layerBwd(l: number, X: number, dX: number, p: Pack, ad: AdapterSet, g: AdapterSet, gw?: LayerWeights): void {
     const { D, E, Hq, K, F } = this;
     const N = p.N,
       qd = Hq * E,
@@ -291,7 +296,7 @@ export class Decoder {
     this.mem.scoped(() => {
       const s = this.layer(l, X, p, ad, true)!;
       const bwd = (m: EngineLinear, dy: number, x: number, dx: number, acc: boolean): void =>
-        this.linearBwd(dy, N, Wl.linear[m], x, dx, acc, adl[m], s.t[m], gl[m], rank, scale);
+        this.linearBwd(dy, N, Wl.linear[m], x, dx, acc, adl[m], s.t[m], gl[m], rank, scale, gw?.linear[m]);
       // MLP: x3 = x2 + down(silu(gate)·up)
       const dAct = this.f32(N * F, 'mlp gradient');
       bwd('down_proj', dX, s.act, dAct, false);
@@ -301,6 +306,7 @@ export class Decoder {
       const dH2 = this.f32(N * D, 'norm gradient');
       bwd('gate_proj', dGate, s.h2, dH2, false);
       bwd('up_proj', dUp, s.h2, dH2, true);
+      if (gw) this.gainGradient(dH2, s.x2, s.rstd2, N, D, gw.postNorm);
       k.rmsnormBwd(s.x2, D, Wl.postNorm, s.rstd2, dH2, D, dX, D, N, D, true); // dX = ∂L/∂x2 now
       // attention: x2 = x + o(attn(rope(q), rope(k), v))
       const dAtt = this.f32(N * qd, 'attention gradient');
@@ -338,13 +344,54 @@ export class Decoder {
         dkRaw = this.f32(N * kd, 'attention gradient');
         k.rmsnormBwd(s.qRaw, E, Wl.qNorm, s.rstdQ, dq, E, dqRaw, E, N * Hq, E, false);
         k.rmsnormBwd(s.kRaw, E, Wl.kNorm, s.rstdK, dk, E, dkRaw, E, N * K, E, false);
+        if (gw?.qNorm !== undefined && gw.kNorm !== undefined) {
+          this.gainGradient(dq, s.qRaw, s.rstdQ, N * Hq, E, gw.qNorm);
+          this.gainGradient(dk, s.kRaw, s.rstdK, N * K, E, gw.kNorm);
+        }
       }
       const dH = this.f32(N * D, 'norm gradient');
       bwd('q_proj', dqRaw, s.h, dH, false);
       bwd('k_proj', dkRaw, s.h, dH, true);
       bwd('v_proj', dv, s.h, dH, true);
+      if (gw) this.gainGradient(dH, X, s.rstd1, N, D, gw.inNorm);
       k.rmsnormBwd(X, D, Wl.inNorm, s.rstd1, dH, D, dX, D, N, D, true);
     });
+  }
+
+  /** g[j] += Σ_i dy[i, j] · x[i, j] · rstd[i]: the gradient of an RMSNorm's gain (rows of width D, contiguous). */
+  private gainGradient(dy: number, x: number, rstd: number, rows: number, D: number, g: number): void {
+    const f = this.mem.f32;
+    const acc = new Float64Array(D);
+    for (let i = 0; i < rows; i++) {
+      const r = f[rstd / 4 + i]!,
+        a = dy / 4 + i * D,
+        b = x / 4 + i * D;
+      for (let j = 0; j < D; j++) acc[j]! += f[a + j]! * f[b + j]! * r;
+    }
+    for (let j = 0; j < D; j++) f[g / 4 + j]! += acc[j]!;
+  }
+
+  /** out[j] += Σ_i y[i, j] over `rows` rows of [rows, ld] (a bias's gradient). */
+  private columnSums(y: number, ld: number, rows: number, cols: number, out: number): void {
+    const f = this.mem.f32;
+    const acc = new Float64Array(cols);
+    for (let i = 0; i < rows; i++) {
+      const a = y / 4 + i * ld;
+      for (let j = 0; j < cols; j++) acc[j]! += f[a + j]!;
+    }
+    for (let j = 0; j < cols; j++) f[out / 4 + j]! += acc[j]!;
+  }
+
+  /** The embedding's gradient: its row of each packed id += that position's dX [N, D]. */
+  embedBwd(p: Pack, dX: number, g: Matrix): void {
+    const { D } = this;
+    const f = this.mem.f32,
+      ids = this.mem.i32;
+    for (let t = 0; t < p.N; t++) {
+      const row = g.ptr / 4 + ids[p.ids / 4 + t]! * D,
+        src = dX / 4 + t * D;
+      for (let j = 0; j < D; j++) f[row + j]! += f[src + j]!;
+    }
   }
 
   /** X [N, D] ← the token embeddings of the pack. */
@@ -428,6 +475,7 @@ export class Decoder {
     temperature: number,
     dX: number,
     N: number,
+    gw?: Pick<EngineWeights, 'head' | 'finalNorm'>,
   ): void {
     const { D, V } = this;
     const M = rowIdx.length;
@@ -447,7 +495,9 @@ export class Decoder {
         k.ntRows(kept.xf, D, this.w.head, v0, v0 + c, z, c, M, false);
         k.softmaxBwd(z, M, c, v0, kept.tg, invT, kept.logZ, gp);
         k.nn(z, c, this.w.head, dxf, D, M, v0 > 0, v0, v0 + c);
+        if (gw) k.tn(z, c, kept.xf, D, gw.head.ptr + v0 * D * 4, D, M, c, D, true); // ∂head[v0 …] += zᵀ·xf
       }
+      if (gw) this.gainGradient(dxf, kept.xs, kept.rstd, M, D, gw.finalNorm);
       const dxs = this.f32(M * D, 'head gradient');
       k.rmsnormBwd(kept.xs, D, this.w.finalNorm, kept.rstd, dxf, D, dxs, D, M, D, false);
       // scatter-add back to the pack's rows (a row is scored at most once)

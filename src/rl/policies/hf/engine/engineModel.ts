@@ -1,7 +1,8 @@
 // A Hugging Face checkpoint as the policy's model on the wasm engine (hfEngine.ts): the base weights in
-// the engine's memory, the LoRA adapters as tfjs variables (so AdamW, checkpoints and resume points are
-// the same as for every policy) copied into the engine when they change. The KL reference is the same
-// engine with the reference's adapter set. It samples through decoding sessions and scores its own
+// the engine's memory, what is trained — the LoRA adapters, or under full fine-tuning every weight — as
+// tfjs variables (so AdamW, checkpoints and resume points are the same as for every policy) copied into
+// the engine when they change. The KL reference is the same engine with the reference's adapter set
+// (under full fine-tuning, its own frozen copy of the weights). It samples through decoding sessions and scores its own
 // targets (the learner's `TokenScorer`), vocabulary-chunked: no [positions, vocabulary] tensor exists.
 import * as tf from '@tensorflow/tfjs';
 import type { TokenScorer } from '../../../algo/gradients';
@@ -15,7 +16,8 @@ export interface EngineModelOptions {
   readonly dir: string;
   readonly arch: HfArchitecture;
   readonly contextLength: number;
-  readonly lora: LoraOptions;
+  /** Absent: full fine-tuning. */
+  readonly lora?: LoraOptions;
   readonly seed: number;
   readonly threads: number;
   readonly plan: EnginePlan;
@@ -40,7 +42,7 @@ export class EngineModel implements PolicyModel {
     /** Rows the plan's KV cache holds at the full context. */
     private readonly sampleRows: number,
   ) {
-    this.names = engine.adapterShapes().map((s) => s.name);
+    this.names = engine.trainableShapes().map((s) => s.name);
   }
 
   /** Loads the checkpoint into a new engine with fresh adapters (PEFT's initialisation, the tfjs model's seeds). */
@@ -56,14 +58,26 @@ export class EngineModel implements PolicyModel {
       planText: o.planText,
     });
     let s = o.seed * 7919 + 17;
-    const weights = engine.adapterShapes().map(({ name, shape }) => {
-      const id = `${name}_${Math.random().toString(36).slice(2, 8)}`;
-      if (name.endsWith('lora_B')) return tf.variable(tf.zeros(shape), true, id);
-      const bound = 1 / Math.sqrt(shape[0]);
-      return tf.variable(tf.randomUniform(shape, -bound, bound, 'float32', ++s), true, id);
+    const id = (name: string): string => `${name}_${Math.random().toString(36).slice(2, 8)}`;
+    // full fine-tuning starts from the checkpoint's weights; LoRA from PEFT's initialisation (b = 0)
+    const start = o.lora ? undefined : engine.readTrainable('policy');
+    const weights = engine.trainableShapes().map(({ name, shape }, i) => {
+      if (start) return tf.variable(tf.tensor(start[i]!, shape), true, id(name));
+      if (name.endsWith('lora_B')) return tf.variable(tf.zeros(shape), true, id(name));
+      const bound = 1 / Math.sqrt(shape[0]!);
+      return tf.variable(tf.randomUniform(shape, -bound, bound, 'float32', ++s), true, id(name));
     });
-    const config: HfModelConfig = { kind: 'hf', dir: o.dir, arch: o.arch, contextLength: o.contextLength, vocabSize: o.arch.vocabSize, lora: o.lora };
-    return new EngineModel(engine, config, 'policy', weights, true, o.plan.positionsPerPass, o.plan.sampleRows);
+    const config: HfModelConfig = {
+      kind: 'hf',
+      dir: o.dir,
+      arch: o.arch,
+      contextLength: o.contextLength,
+      vocabSize: o.arch.vocabSize,
+      ...(o.lora ? { lora: o.lora } : {}),
+    };
+    const model = new EngineModel(engine, config, 'policy', weights, o.lora !== undefined, o.plan.positionsPerPass, o.plan.sampleRows);
+    model.dirty = o.lora !== undefined;
+    return model;
   }
 
   /** The frozen KL reference: the same engine and base weights with a frozen copy of the adapters. */
@@ -106,7 +120,7 @@ export class EngineModel implements PolicyModel {
   private async sync(): Promise<void> {
     if (!this.dirty) return;
     const values = await Promise.all(this.weights.map(async (w) => (await w.data()) as Float32Array));
-    this.engine.setAdapters(this.role, values, this.zero);
+    this.engine.setTrainable(this.role, values, this.zero);
     this.dirty = false;
   }
 
@@ -131,6 +145,16 @@ export class EngineModel implements PolicyModel {
   async lastLogits(rows: readonly (readonly number[])[]): Promise<Float32Array> {
     await this.sync();
     return this.engine.logits(this.role, rows, 'last');
+  }
+
+  /**
+   * Full fine-tuning: every weight in the checkpoint's own names and layouts (what a Hugging Face folder
+   * holds); undefined under LoRA (its adapters are merged by `model export`).
+   */
+  async hfTensors(): Promise<Map<string, { data: Float32Array; shape: number[] }> | undefined> {
+    if (this.config.lora) return undefined;
+    const values = await Promise.all(this.weights.map(async (w) => (await w.data()) as Float32Array));
+    return this.engine.checkpointTensors(values);
   }
 
   /** The learner's view: the model scores its own targets and returns its adapters' gradients. */

@@ -5,17 +5,18 @@
 // cache of the batch, prefill and decoding). Its total is the size of the engine's memory, so the
 // engine can never take more than was planned: a test runs each pass on Qwen2.5-0.5B's shapes and
 // compares the allocator's high-water mark with this.
-import type { HfArchitecture } from '../hfConfig';
+import { parameterCount, type HfArchitecture } from '../hfConfig';
 import type { LoraOptions } from '../hfModel';
 import { formatBytes, type MemoryLine, type MemoryPlan } from '../memoryPlan';
 import { MAX_ENGINE_BYTES } from './engineMemory';
-import { convertRows, ENGINE_LINEARS, matrixShapes, weightBytes, type WeightDtype } from './engineWeights';
+import { convertRows, ENGINE_LINEARS, linearShapeOf, matrixShapes, weightBytes, type WeightDtype } from './engineWeights';
 
 const R = (bytes: number): number => Math.ceil(bytes / 64) * 64;
 const f32 = (n: number): number => R(n * 4);
 
 export interface EnginePlanOptions {
-  readonly lora: LoraOptions;
+  /** Absent: full fine-tuning (float32 weights, a frozen copy as the reference, and their gradients). */
+  readonly lora?: LoraOptions;
   readonly contextLength: number;
   /** Packed positions per training or log-prob pass (≥ the context length: a sequence is never split). */
   readonly positionsPerPass: number;
@@ -86,7 +87,7 @@ function headBytes(a: HfArchitecture, M: number): { kept: number; transient: num
 export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): EnginePlan {
   const D = a.hidden,
     L = a.layers,
-    r = o.lora.rank,
+    r = o.lora?.rank ?? 0,
     P = o.contextLength,
     N = o.positionsPerPass;
   const lines: MemoryLine[] = [];
@@ -95,11 +96,16 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
     return bytes;
   };
   const weights = weightBytes(a, o.dtype, P);
-  const adapterBytes =
-    ENGINE_LINEARS.filter((m) => o.lora.targets.includes('all-linear') || o.lora.targets.includes(m)).reduce((s, m) => {
-      const [inDim, out] = linearShape(a, m);
-      return s + f32(inDim * r) + f32(r * out);
-    }, 0) * L;
+  const lora = o.lora;
+  const adapterBytes = lora
+    ? ENGINE_LINEARS.filter((m) => lora.targets.includes('all-linear') || lora.targets.includes(m)).reduce((s, m) => {
+        const [inDim, out] = linearShapeOf(a, m);
+        return s + f32(inDim * r) + f32(r * out);
+      }, 0) * L
+    : 0;
+  // full fine-tuning: the reference's copy and the gradients of every weight (the rotary tables are shared)
+  const fullBytes = lora ? 0 : 2 * (weights - 2 * f32(P * (a.headDim / 2)));
+  const trainable = lora ? adapterBytes / 4 : parameterCount(a);
   // a pass is one sequence of the full context at the least, or several shorter ones
   const segs = Math.max(1, Math.floor(N / P));
   const pack = R(N * 4) * 2;
@@ -130,9 +136,10 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
   const converts = (o.dtype === 'bf16' && a.torchDtype !== 'bfloat16') || (o.dtype === 'f32' && a.torchDtype !== 'float32');
   const chunk = Math.max(...matrixShapes(a).map(([rows, cols]) => convertRows(rows, cols) * cols));
   const conversion = converts ? R(chunk * stored) + (stored === 4 ? 0 : f32(chunk)) : 0;
-  const persistent = 4096 + weights + 3 * adapterBytes;
+  const persistent = 4096 + weights + 3 * adapterBytes + fullBytes;
   push(`weights (${o.dtype === 'bf16' ? 'bfloat16, 8-interleaved rows' : 'float32'}; norms, biases and the rotary tables in float32)`, weights);
-  push(`LoRA adapters (rank ${r}): the policy's, the frozen reference's, and the policy's gradients`, 3 * adapterBytes);
+  if (lora) push(`LoRA adapters (rank ${r}): the policy's, the frozen reference's, and the policy's gradients`, 3 * adapterBytes);
+  else push("full fine-tuning: the frozen reference's copy of every weight and their gradients (float32)", fullBytes);
   push('control block of the threads', 4096);
   const pass = Math.max(o.inference ? 0 : training, forward, sampling, conversion);
   const which = pass === training ? 'a training pass' : pass === forward ? 'a forward pass' : pass === sampling ? 'a sampling session' : 'converting weights';
@@ -150,7 +157,7 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
     limit: MAX_ENGINE_BYTES,
     limitOf: "wasm32's 4 GiB address space (one engine memory)",
     fits: total <= MAX_ENGINE_BYTES,
-    trainable: adapterBytes / 4,
+    trainable,
     microBatchPositions: N,
     dtype: o.dtype,
     positionsPerPass: N,
@@ -159,41 +166,21 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
   };
 }
 
-/** [in, out] of a linear layer. */
-export function linearShape(a: HfArchitecture, m: (typeof ENGINE_LINEARS)[number]): [number, number] {
-  const D = a.hidden,
-    q = a.heads * a.headDim,
-    kv = a.kvHeads * a.headDim,
-    F = a.intermediate;
-  switch (m) {
-    case 'q_proj':
-      return [D, q];
-    case 'k_proj':
-    case 'v_proj':
-      return [D, kv];
-    case 'o_proj':
-      return [q, D];
-    case 'gate_proj':
-    case 'up_proj':
-      return [D, F];
-    case 'down_proj':
-      return [F, D];
-  }
-}
-
 /** Packed positions per pass the fitting plan starts from: more gain little, and the memory is the user's. */
 const POSITIONS_TARGET = 4096;
 
 /**
  * The plan at the most positions per pass that fits (8, 4, 2 or 1 contexts, at most 4096 positions
- * unless one context is longer; or `positions` when given),
- * with bfloat16 weights unless float32 ones are asked for or the checkpoint is float32 and they fit.
+ * unless one context is longer; or `positions` when given), with bfloat16 weights unless float32 ones
+ * are asked for, the checkpoint is float32 and they fit, or every weight is trained (float32 only).
  */
 export function fittingEnginePlan(
   a: HfArchitecture,
   o: Omit<EnginePlanOptions, 'positionsPerPass' | 'dtype'> & { positions?: number; dtype?: WeightDtype | 'auto' },
 ): EnginePlan {
-  const dtypes: WeightDtype[] = o.dtype === 'bf16' || o.dtype === 'f32' ? [o.dtype] : a.torchDtype === 'float32' ? ['f32', 'bf16'] : ['bf16'];
+  // full fine-tuning updates the weights in place: float32 only
+  const dtypes: WeightDtype[] =
+    !o.lora || o.dtype === 'f32' ? ['f32'] : o.dtype === 'bf16' ? ['bf16'] : a.torchDtype === 'float32' ? ['f32', 'bf16'] : ['bf16'];
   const sizes =
     o.positions && o.positions > 0
       ? [Math.max(o.positions, o.contextLength)]

@@ -235,3 +235,115 @@ export function loadEngineWeights(
   }
   return { embed, head, finalNorm, layers, cos, sin };
 }
+
+/**
+ * A second set of float32 weights shaped like `w` (the rotary tables shared): a copy of its values (the
+ * full fine-tuning reference) or zeros (their gradients). A tied head stays tied.
+ */
+export function weightsLike(mem: EngineMemory, a: HfArchitecture, w: EngineWeights, label: string, copy: boolean): EngineWeights {
+  const matrix = (m: Matrix): Matrix => {
+    if (m.dtype !== 'f32') throw new Error('weightsLike: full fine-tuning holds float32 weights');
+    const ptr = mem.allocF32(m.rows * m.cols, label);
+    if (copy) mem.u8.copyWithin(ptr, m.ptr, m.ptr + m.rows * m.cols * 4);
+    else mem.zero(ptr, m.rows * m.cols * 4);
+    return { ...m, ptr };
+  };
+  const vector = (p: number, n: number): number => {
+    const ptr = mem.allocF32(n, label);
+    if (copy) mem.u8.copyWithin(ptr, p, p + n * 4);
+    else mem.zero(ptr, n * 4);
+    return ptr;
+  };
+  const D = a.hidden;
+  const embed = matrix(w.embed);
+  const layers = w.layers.map((lw) => {
+    const linear = Object.fromEntries(
+      ENGINE_LINEARS.map((m) => {
+        const lin = lw.linear[m];
+        return [m, { module: lin.module, w: matrix(lin.w), ...(lin.bias !== undefined ? { bias: vector(lin.bias, lin.w.rows) } : {}) }];
+      }),
+    ) as Record<EngineLinear, LinearWeights>;
+    return {
+      inNorm: vector(lw.inNorm, D),
+      postNorm: vector(lw.postNorm, D),
+      linear,
+      ...(lw.qNorm !== undefined && lw.kNorm !== undefined ? { qNorm: vector(lw.qNorm, a.headDim), kNorm: vector(lw.kNorm, a.headDim) } : {}),
+    };
+  });
+  const finalNorm = vector(w.finalNorm, D);
+  const head = w.head.ptr === w.embed.ptr ? embed : matrix(w.head);
+  return { embed, head, finalNorm, layers, cos: w.cos, sin: w.sin };
+}
+
+/** One trained base tensor of full fine-tuning: where it lies in a weight set, and its layout as a variable. */
+export interface BaseTensor {
+  /** Its name in the checkpoint. */
+  readonly name: string;
+  /** The variable's shape: a linear layer's weight [in, out] (nn.Linear's transposed, as the tfjs decoder holds it), else as stored. */
+  readonly shape: number[];
+  /** The tensor in a weight set (a matrix [rows, cols] as stored, or a vector of `shape[0]`). */
+  at(w: EngineWeights): { ptr: number; rows: number; cols: number };
+  /** The variable is the stored matrix transposed. */
+  readonly transposed: boolean;
+}
+
+/**
+ * Every trained tensor of full fine-tuning, in the tfjs decoder's order and layouts (hfModel.ts: the
+ * embedding; per layer the two norms, each linear's weight then its bias, the query and key norms, the
+ * MLP; the final norm; an untied head last), so a checkpoint written on one loads on the other.
+ */
+export function baseTensors(a: HfArchitecture): BaseTensor[] {
+  const out: BaseTensor[] = [];
+  const D = a.hidden;
+  const vec = (name: string, n: number, at: (w: EngineWeights) => number): void => {
+    out.push({ name, shape: [n], transposed: false, at: (w) => ({ ptr: at(w), rows: 1, cols: n }) });
+  };
+  out.push({ name: 'model.embed_tokens.weight', shape: [a.vocabSize, D], transposed: false, at: (w) => w.embed });
+  for (let l = 0; l < a.layers; l++) {
+    const p = `model.layers.${l}.`;
+    vec(`${p}input_layernorm.weight`, D, (w) => w.layers[l]!.inNorm);
+    vec(`${p}post_attention_layernorm.weight`, D, (w) => w.layers[l]!.postNorm);
+    const linear = (m: EngineLinear, module: string): void => {
+      const [inDim, outDim] = linearShapeOf(a, m);
+      out.push({ name: `${p}${module}.weight`, shape: [inDim, outDim], transposed: true, at: (w) => w.layers[l]!.linear[m].w });
+      const bias = m === 'o_proj' ? outputBias(a) : (m === 'q_proj' || m === 'k_proj' || m === 'v_proj') && a.qkvBias;
+      if (bias) vec(`${p}${module}.bias`, outDim, (w) => w.layers[l]!.linear[m].bias!);
+    };
+    linear('q_proj', 'self_attn.q_proj');
+    linear('k_proj', 'self_attn.k_proj');
+    linear('v_proj', 'self_attn.v_proj');
+    linear('o_proj', 'self_attn.o_proj');
+    if (a.qkNorm) {
+      vec(`${p}self_attn.q_norm.weight`, a.headDim, (w) => w.layers[l]!.qNorm!);
+      vec(`${p}self_attn.k_norm.weight`, a.headDim, (w) => w.layers[l]!.kNorm!);
+    }
+    linear('gate_proj', 'mlp.gate_proj');
+    linear('up_proj', 'mlp.up_proj');
+    linear('down_proj', 'mlp.down_proj');
+  }
+  vec('model.norm.weight', D, (w) => w.finalNorm);
+  if (!a.tiedEmbeddings) out.push({ name: 'lm_head.weight', shape: [D, a.vocabSize], transposed: true, at: (w) => w.head });
+  return out;
+}
+
+/** [in, out] of a linear layer. */
+export function linearShapeOf(a: HfArchitecture, m: EngineLinear): [number, number] {
+  const D = a.hidden,
+    q = a.heads * a.headDim,
+    kv = a.kvHeads * a.headDim,
+    F = a.intermediate;
+  switch (m) {
+    case 'q_proj':
+      return [D, q];
+    case 'k_proj':
+    case 'v_proj':
+      return [D, kv];
+    case 'o_proj':
+      return [q, D];
+    case 'gate_proj':
+    case 'up_proj':
+      return [D, F];
+    case 'down_proj':
+      return [F, D];
+  }
+}

@@ -1,8 +1,10 @@
 // One Hugging Face model in one wasm engine: the shared memory sized by the plan, the threads, the
-// weights, and LoRA adapter sets (the policy's and the frozen reference's, plus the policy's
-// gradients) beside the base weights they share. It scores packed training sequences (log-probs,
-// entropies, argmax hits at the trained positions, keeping what the backward pass needs), runs that
-// backward pass for the adapters, and runs sampling sessions over a KV cache sized to the batch.
+// weights, and what is trained — LoRA adapter sets (the policy's and the frozen reference's, plus the
+// policy's gradients) beside the base weights they share, or under full fine-tuning every weight in
+// float32 three times (the policy's, the frozen reference's, their gradients). It scores packed
+// training sequences (log-probs, entropies, argmax hits at the trained positions, keeping what the
+// backward pass needs), runs that backward pass for what is trained, and runs sampling sessions over a
+// KV cache sized to the batch.
 import { createHash } from 'node:crypto';
 import type { HfArchitecture } from '../hfConfig';
 import { ModelLoadError } from '../hfConfig';
@@ -10,7 +12,7 @@ import type { LoraOptions } from '../hfModel';
 import { Decoder, breathe, type Adapter, type AdapterSet, type Pack } from './decoder';
 import { EngineMemory } from './engineMemory';
 import { ENGINE_PLAIN_BASE64, ENGINE_RELAXED_BASE64 } from './engineWasm';
-import { loadEngineWeights, type EngineLinear, type WeightDtype } from './engineWeights';
+import { baseTensors, loadEngineWeights, weightsLike, type BaseTensor, type EngineLinear, type EngineWeights, type WeightDtype } from './engineWeights';
 import { EngineKernels } from './kernels';
 import { CONTROL_BYTES, ThreadPool } from './threadPool';
 
@@ -29,11 +31,31 @@ export function engineModule(): { module: object; relaxed: boolean } {
 
 export type AdapterRole = 'policy' | 'reference';
 
+/** [rows, cols] → [cols, rows] (a copy). */
+function transposed(src: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = src[r * cols + c]!;
+  return out;
+}
+
+/** Copies a variable's values into its tensor in engine memory (a transposed variable, [cols, rows], back to [rows, cols]). */
+function writeTensor(f32: Float32Array, t: BaseTensor, at: { ptr: number; rows: number; cols: number }, v: Float32Array): void {
+  if (v.length !== at.rows * at.cols) throw new Error(`HfEngine: ${t.name} has ${v.length} values, not ${at.rows * at.cols}`);
+  f32.set(t.transposed ? transposed(v, at.cols, at.rows) : v, at.ptr / 4);
+}
+
+/** A tensor in engine memory in its variable's layout (a copy). */
+function readTensor(f32: Float32Array, t: BaseTensor, at: { ptr: number; rows: number; cols: number }): Float32Array {
+  const stored = f32.subarray(at.ptr / 4, at.ptr / 4 + at.rows * at.cols);
+  return t.transposed ? transposed(stored, at.rows, at.cols) : stored.slice();
+}
+
 export interface EngineOptions {
   readonly dir: string;
   readonly arch: HfArchitecture;
   readonly contextLength: number;
-  readonly lora: LoraOptions;
+  /** Absent: full fine-tuning (every weight trained, held in float32). */
+  readonly lora?: LoraOptions;
   readonly threads: number;
   readonly dtype: WeightDtype;
   /** The memory plan: its total is the engine's memory; its text is quoted in errors. */
@@ -73,11 +95,15 @@ export interface DecodeSession {
 }
 
 export class HfEngine {
+  /** The policy's decoder (its weights); `decoders.reference` reads the frozen reference's. */
   readonly decoder: Decoder;
+  readonly decoders: Record<AdapterRole, Decoder>;
   readonly adapters: Record<AdapterRole, AdapterSet>;
   readonly grads: AdapterSet;
-  /** The linear layers with adapters, in each layer (the variables' order: per layer, per linear, a then b). */
+  /** The linear layers with adapters, in each layer (the variables' order: per layer, per linear, a then b); none under full fine-tuning. */
   readonly linears: readonly EngineLinear[];
+  /** Full fine-tuning: the trained tensors in the variables' order, and the gradients of the last backward pass. */
+  private readonly full?: { readonly tensors: readonly BaseTensor[]; readonly weights: Record<AdapterRole, EngineWeights>; readonly grads: EngineWeights };
   private pass: KeptPass | undefined;
   private closed = false;
   private readonly weightsStart: number;
@@ -98,21 +124,32 @@ export class HfEngine {
     const weights = loadEngineWeights(mem, k, o.dir, o.arch, o.dtype, o.contextLength);
     this.weightsEnd = mem.used;
     this.decoder = new Decoder(o.arch, mem, k, weights, o.contextLength);
-    this.linears = Decoder.linears(o.lora.targets);
-    if (this.linears.length === 0)
-      throw new ModelLoadError(`policyOptions.loraTargets ${JSON.stringify(o.lora.targets)} match no linear layer of this ${o.arch.modelType} model`);
+    if (o.lora) {
+      this.linears = Decoder.linears(o.lora.targets);
+      if (this.linears.length === 0)
+        throw new ModelLoadError(`policyOptions.loraTargets ${JSON.stringify(o.lora.targets)} match no linear layer of this ${o.arch.modelType} model`);
+      this.decoders = { policy: this.decoder, reference: this.decoder };
+    } else {
+      if (o.dtype !== 'f32') throw new ModelLoadError('full fine-tuning on the engine holds float32 weights. Fix: policyOptions.weightDtype "f32" (or "auto")');
+      this.linears = [];
+      const reference = weightsLike(mem, o.arch, weights, 'reference weights (full fine-tuning)', true);
+      const grads = weightsLike(mem, o.arch, weights, 'weight gradients (full fine-tuning)', false);
+      this.full = { tensors: baseTensors(o.arch), weights: { policy: weights, reference }, grads };
+      this.decoders = { policy: this.decoder, reference: new Decoder(o.arch, mem, k, reference, o.contextLength) };
+    }
+    const rank = o.lora?.rank ?? 0;
     const set = (label: string): AdapterSet => ({
-      rank: o.lora.rank,
-      scale: o.lora.alpha / o.lora.rank,
+      rank,
+      scale: o.lora ? o.lora.alpha / o.lora.rank : 0,
       zero: true,
       layers: weights.layers.map((lw, l) =>
         Object.fromEntries(
           this.linears.map((m) => {
             const w = lw.linear[m].w;
-            const a = mem.allocF32(w.cols * o.lora.rank, `${label} adapters layer ${l}`);
-            const b = mem.allocF32(o.lora.rank * w.rows, `${label} adapters layer ${l}`);
-            mem.zero(a, w.cols * o.lora.rank * 4);
-            mem.zero(b, o.lora.rank * w.rows * 4);
+            const a = mem.allocF32(w.cols * rank, `${label} adapters layer ${l}`);
+            const b = mem.allocF32(rank * w.rows, `${label} adapters layer ${l}`);
+            mem.zero(a, w.cols * rank * 4);
+            mem.zero(b, rank * w.rows * 4);
             return [m, { a, b, in: w.cols, out: w.rows } satisfies Adapter];
           }),
         ),
@@ -122,9 +159,15 @@ export class HfEngine {
     this.grads = set('gradients');
   }
 
+  /** Every weight is trained (full fine-tuning), not adapters. */
+  get trainsBase(): boolean {
+    return this.full !== undefined;
+  }
+
   static async create(o: EngineOptions): Promise<HfEngine> {
-    if (o.lora.rank % 4 !== 0) throw new ModelLoadError(`policyOptions.loraRank ${o.lora.rank}: the engine needs a multiple of 4. Fix: use 4, 8, 16 …`);
-    if (o.lora.dropout > 0)
+    if (o.lora && o.lora.rank % 4 !== 0)
+      throw new ModelLoadError(`policyOptions.loraRank ${o.lora.rank}: the engine needs a multiple of 4. Fix: use 4, 8, 16 …`);
+    if (o.lora && o.lora.dropout > 0)
       throw new ModelLoadError(`policyOptions.loraDropout ${o.lora.dropout}: the engine trains adapters without dropout. Fix: set it to 0`);
     const mem = new EngineMemory(o.bytes, o.planText, CONTROL_BYTES);
     const { module, relaxed } = engineModule();
@@ -174,10 +217,14 @@ export class HfEngine {
       .join(', ');
   }
 
-  /** The adapters' shapes in the variables' order: per layer, per linear, a [in, r] then b [r, out]. */
-  adapterShapes(): { name: string; shape: [number, number] }[] {
-    const out: { name: string; shape: [number, number] }[] = [];
-    const r = this.o.lora.rank;
+  /**
+   * The trained tensors' names and shapes in the variables' order: under LoRA per layer, per linear, a
+   * [in, r] then b [r, out]; under full fine-tuning every weight (baseTensors).
+   */
+  trainableShapes(): { name: string; shape: number[] }[] {
+    if (this.full) return this.full.tensors.map((t) => ({ name: t.name, shape: [...t.shape] }));
+    const out: { name: string; shape: number[] }[] = [];
+    const r = this.adapters.policy.rank;
     this.decoder.w.layers.forEach((lw) => {
       for (const m of this.linears) {
         const w = lw.linear[m].w;
@@ -199,20 +246,51 @@ export class HfEngine {
     return out;
   }
 
-  /** Writes adapter values (the variables' order) into a set; `zero`: every b is zero. */
-  setAdapters(role: AdapterRole, values: readonly Float32Array[], zero: boolean): void {
+  /**
+   * Writes the trained tensors' values (the variables' order and layouts) into the `role`'s set:
+   * adapters (`zero`: every b is zero), or under full fine-tuning the weights themselves.
+   */
+  setTrainable(role: AdapterRole, values: readonly Float32Array[], zero: boolean): void {
+    if (this.full) {
+      const w = this.full.weights[role];
+      if (values.length !== this.full.tensors.length) throw new Error(`HfEngine.setTrainable: ${values.length} arrays for ${this.full.tensors.length} weights`);
+      this.full.tensors.forEach((t, i) => writeTensor(this.mem.f32, t, t.at(w), values[i]!));
+      return;
+    }
     const ptrs = this.pointers(this.adapters[role]);
-    if (values.length !== ptrs.length) throw new Error(`HfEngine.setAdapters: ${values.length} arrays for ${ptrs.length} adapters`);
+    if (values.length !== ptrs.length) throw new Error(`HfEngine.setTrainable: ${values.length} arrays for ${ptrs.length} adapters`);
     ptrs.forEach((p, i) => {
       const v = values[i]!;
-      if (v.length !== p.n) throw new Error(`HfEngine.setAdapters: adapter ${i} has ${v.length} values, not ${p.n}`);
+      if (v.length !== p.n) throw new Error(`HfEngine.setTrainable: adapter ${i} has ${v.length} values, not ${p.n}`);
       this.mem.f32.set(v, p.ptr / 4);
     });
     this.adapters[role].zero = zero;
   }
 
-  /** The gradients of the last backward pass, in the variables' order (copies). */
+  /** The trained tensors' values in the `role`'s set (the variables' order and layouts): what a model starts from. */
+  readTrainable(role: AdapterRole): Float32Array[] {
+    if (!this.full) return this.pointers(this.adapters[role]).map((p) => this.mem.f32.slice(p.ptr / 4, p.ptr / 4 + p.n));
+    const w = this.full.weights[role];
+    return this.full.tensors.map((t) => readTensor(this.mem.f32, t, t.at(w)));
+  }
+
+  /** Full fine-tuning: trained values (the variables' order and layouts) as checkpoint tensors (names, stored layouts). */
+  checkpointTensors(values: readonly Float32Array[]): Map<string, { data: Float32Array; shape: number[] }> {
+    if (!this.full) throw new Error('HfEngine.checkpointTensors: LoRA trains adapters, not the weights');
+    const out = new Map<string, { data: Float32Array; shape: number[] }>();
+    this.full.tensors.forEach((t, i) => {
+      const at = t.at(this.full!.weights.policy);
+      out.set(t.name, t.transposed ? { data: transposed(values[i]!, at.cols, at.rows), shape: [at.rows, at.cols] } : { data: values[i]!, shape: [...t.shape] });
+    });
+    return out;
+  }
+
+  /** The gradients of the last backward pass, in the variables' order and layouts (copies). */
   private readGrads(): Float32Array[] {
+    if (this.full) {
+      const g = this.full.grads;
+      return this.full.tensors.map((t) => readTensor(this.mem.f32, t, t.at(g)));
+    }
     return this.pointers(this.grads).map((p) => this.mem.f32.slice(p.ptr / 4, p.ptr / 4 + p.n));
   }
 
@@ -223,7 +301,7 @@ export class HfEngine {
    */
   async score(role: AdapterRole, seqs: readonly ScoreInput[], temperature: number, keep: boolean): Promise<Scored[]> {
     const unlock = await this.acquire();
-    const d = this.decoder,
+    const d = this.decoders[role],
       mem = this.mem;
     const D = d.D,
       L = this.o.arch.layers;
@@ -285,7 +363,7 @@ export class HfEngine {
   /** Logits [rows, V] of each row's last position, or of every position ('all': [ΣL, V]), under the `role` adapters. */
   async logits(role: AdapterRole, rows: readonly (readonly number[])[], which: 'last' | 'all'): Promise<Float32Array> {
     const unlock = await this.acquire();
-    const d = this.decoder,
+    const d = this.decoders[role],
       mem = this.mem;
     try {
       return await mem.scopedAsync(async () => {
@@ -318,15 +396,18 @@ export class HfEngine {
       N = p.pack.N;
     try {
       for (const q of this.pointers(this.grads)) mem.zero(q.ptr, q.n * 4);
+      const gw = this.full?.grads;
+      if (gw) for (const t of this.full.tensors) mem.zero(t.at(gw).ptr, t.at(gw).rows * t.at(gw).cols * 4);
       const gr = new Float32Array(p.rowIdx.length);
       p.where.forEach(([b, t], i) => (gr[i] = g[b]![t]!));
       const dX = mem.allocF32(N * D, 'residual gradient');
-      d.headBwd(p.kept, p.rowIdx, gr, p.temperature, dX, N);
+      d.headBwd(p.kept, p.rowIdx, gr, p.temperature, dX, N, gw);
       await breathe();
       for (let l = L - 1; l >= 0; l--) {
-        d.layerBwd(l, p.saved + l * N * D * 4, dX, p.pack, this.adapters.policy, this.grads);
+        d.layerBwd(l, p.saved + l * N * D * 4, dX, p.pack, this.adapters.policy, this.grads, gw?.layers[l]);
         await breathe();
       }
+      if (gw) d.embedBwd(p.pack, dX, gw.embed);
       return this.readGrads();
     } finally {
       this.release();
@@ -350,7 +431,7 @@ export class HfEngine {
    */
   async session(role: AdapterRole, prompts: readonly (readonly number[])[], capacity: number, positionsPerPrefill: number): Promise<DecodeSession> {
     const unlock = await this.acquire();
-    const d = this.decoder,
+    const d = this.decoders[role],
       mem = this.mem;
     const { D, K, E, V } = d;
     const L = this.o.arch.layers,

@@ -18,9 +18,67 @@ import { logprobsOf } from '../../../../../../src/rl/algo/gradients';
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
 const LORA = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
 
-async function engine(family: string, threads: number, dtype: 'f32' | 'bf16' = 'f32'): Promise<HfEngine> {
+async function engine(family: string, threads: number, dtype: 'f32' | 'bf16' = 'f32', full = false): Promise<HfEngine> {
   const dir = path.join(FIXTURES, family);
-  return HfEngine.create({ dir, arch: readHfConfig(dir), contextLength: 64, lora: LORA, threads, dtype, bytes: 64 * 2 ** 20, planText: 'test plan' });
+  return HfEngine.create({
+    dir,
+    arch: readHfConfig(dir),
+    contextLength: 64,
+    ...(full ? {} : { lora: LORA }),
+    threads,
+    dtype,
+    bytes: 64 * 2 ** 20,
+    planText: 'test plan',
+  });
+}
+
+const SEQS = [
+  {
+    inputs: [1, 5, 9, 30, 2, 7, 100, 3, 8],
+    targets: [5, 9, 30, 2, 7, 100, 3, 8, 11],
+    mask: [0, 0, 1, 1, 1, 0, 1, 1, 1],
+    behaviour: new Array<number>(9).fill(0),
+    advantage: 1,
+  },
+  { inputs: [4, 20, 21, 22, 90], targets: [20, 21, 22, 90, 5], mask: [0, 1, 1, 1, 1], behaviour: new Array<number>(5).fill(0), advantage: -1 },
+];
+
+/**
+ * Log-probs at temperature T and the gradients of Σ g·logp on the engine's kept pass, against tfjs
+ * autodiff of the tfjs decoder holding the same trained tensors: max error and the largest gradient.
+ */
+async function compareWithAutodiff(e: HfEngine, model: HfModel): Promise<{ err: number; scale: number }> {
+  const T = 1.3;
+  const g = SEQS.map((s, b) => Float32Array.from(s.mask, (m, t) => (m ? Math.sin(b * 7 + t) : 0)));
+  const scored = await e.score('policy', SEQS, T, true);
+  const grads = await e.backward(g);
+  const batch = padBatch(SEQS);
+  const gm = Float32Array.from({ length: batch.B * batch.T }, (_, i) => g[Math.floor(i / batch.T)]![i % batch.T] ?? 0);
+  let tfLogp: tf.Tensor | undefined;
+  const r = tf.variableGrads(() => {
+    const { logp } = logprobsOf(hfDifferentiable(model), batch, T, false);
+    tfLogp = tf.keep(logp.clone());
+    return tf.sum(tf.mul(logp, tf.tensor2d(gm, [batch.B, batch.T])));
+  }, model.weights);
+  const lp = (await tfLogp!.data()) as Float32Array;
+  SEQS.forEach((s, b) =>
+    s.mask.forEach((m, t) => {
+      if (m) assert.ok(Math.abs(lp[b * batch.T + t]! - scored[b]!.logp[t]!) < 2e-5, `log-prob ${b}/${t}`);
+      else assert.equal(scored[b]!.logp[t], 0, 'positions not trained are not scored');
+    }),
+  );
+  let err = 0,
+    scale = 0;
+  for (let i = 0; i < model.weights.length; i++) {
+    const want = (await r.grads[model.weights[i]!.name]!.data()) as Float32Array;
+    assert.equal(grads[i]!.length, want.length, model.names[i]);
+    for (let j = 0; j < want.length; j++) {
+      err = Math.max(err, Math.abs(want[j]! - grads[i]![j]!));
+      scale = Math.max(scale, Math.abs(want[j]!));
+    }
+  }
+  tf.dispose([tfLogp!, r.value, ...Object.values(r.grads)]);
+  return { err, scale };
 }
 
 before(async () => {
@@ -70,50 +128,51 @@ describe('the Hugging Face engine', () => {
         });
         model.weightsChanged();
         assert.deepEqual(
-          e.adapterShapes().map((s) => `${s.name} ${s.shape.join('×')}`),
+          e.trainableShapes().map((s) => `${s.name} ${s.shape.join('×')}`),
           model.names.map((n, i) => `${n} ${model.weights[i]!.shape.join('×')}`),
         );
-        e.setAdapters('policy', await Promise.all(model.weights.map(async (w) => (await w.data()) as Float32Array)), false);
-        const seqs = [
-          {
-            inputs: [1, 5, 9, 30, 2, 7, 100, 3, 8],
-            targets: [5, 9, 30, 2, 7, 100, 3, 8, 11],
-            mask: [0, 0, 1, 1, 1, 0, 1, 1, 1],
-            behaviour: new Array<number>(9).fill(0),
-            advantage: 1,
-          },
-          { inputs: [4, 20, 21, 22, 90], targets: [20, 21, 22, 90, 5], mask: [0, 1, 1, 1, 1], behaviour: new Array<number>(5).fill(0), advantage: -1 },
-        ];
-        const T = 1.3;
-        const g = seqs.map((s, b) => Float32Array.from(s.mask, (m, t) => (m ? Math.sin(b * 7 + t) : 0)));
-        const scored = await e.score('policy', seqs, T, true);
-        const grads = await e.backward(g);
-        const batch = padBatch(seqs);
-        const gm = Float32Array.from({ length: batch.B * batch.T }, (_, i) => g[Math.floor(i / batch.T)]![i % batch.T] ?? 0);
-        let tfLogp: tf.Tensor | undefined;
-        const r = tf.variableGrads(() => {
-          const { logp } = logprobsOf(hfDifferentiable(model), batch, T, false);
-          tfLogp = tf.keep(logp.clone());
-          return tf.sum(tf.mul(logp, tf.tensor2d(gm, [batch.B, batch.T])));
-        }, model.weights);
-        const lp = (await tfLogp!.data()) as Float32Array;
-        seqs.forEach((s, b) =>
-          s.mask.forEach((m, t) => {
-            if (m) assert.ok(Math.abs(lp[b * batch.T + t]! - scored[b]!.logp[t]!) < 2e-5, `log-prob ${b}/${t}`);
-            else assert.equal(scored[b]!.logp[t], 0, 'positions not trained are not scored');
-          }),
-        );
-        let err = 0,
-          scale = 0;
-        for (let i = 0; i < model.weights.length; i++) {
-          const want = (await r.grads[model.weights[i]!.name]!.data()) as Float32Array;
-          for (let j = 0; j < want.length; j++) {
-            err = Math.max(err, Math.abs(want[j]! - grads[i]![j]!));
-            scale = Math.max(scale, Math.abs(want[j]!));
-          }
-        }
+        e.setTrainable('policy', await Promise.all(model.weights.map(async (w) => (await w.data()) as Float32Array)), false);
+        const { err, scale } = await compareWithAutodiff(e, model);
         assert.ok(scale > 0.1 && err < 1e-4 * scale, `max |engine − tfjs| gradient ${err} of ${scale}`);
-        tf.dispose([tfLogp!, r.value, ...Object.values(r.grads)]);
+      } finally {
+        model.dispose();
+        await e.close();
+      }
+    });
+  }
+
+  for (const family of ['qwen2', 'qwen3', 'llama']) {
+    it(`${family}: full fine-tuning — every weight's gradient of a packed pass equals tfjs autodiff, in the tfjs decoder's names and layouts, and the reference keeps its own weights`, async () => {
+      const dir = path.join(FIXTURES, family);
+      const model = HfModel.load(dir, { contextLength: 64 });
+      const e = await engine(family, 2, 'f32', true);
+      try {
+        assert.ok(e.trainsBase);
+        assert.deepEqual(
+          e.trainableShapes().map((s) => `${s.name} ${s.shape.join('×')}`),
+          model.names.map((n, i) => `${n} ${model.weights[i]!.shape.join('×')}`),
+        );
+        // the engine reads the weights the tfjs decoder holds, layouts included
+        const start = e.readTrainable('policy');
+        for (let i = 0; i < model.weights.length; i++) {
+          const want = (await model.weights[i]!.data()) as Float32Array;
+          assert.deepEqual(Array.from(start[i]!.slice(0, 16)), Array.from(want.slice(0, 16)), model.names[i]);
+        }
+        // moved weights (every tensor, the norms and the tied embedding included) reach the policy's passes only
+        model.weights.forEach((w, i) => w.assign(tf.add(w, tf.randomNormal(w.shape, 0, 0.02, 'float32', 200 + i))));
+        e.setTrainable('policy', await Promise.all(model.weights.map(async (w) => (await w.data()) as Float32Array)), false);
+        const { err, scale } = await compareWithAutodiff(e, model);
+        assert.ok(scale > 0.01 && err < 1e-4 * scale, `max |engine − tfjs| gradient ${err} of ${scale}`);
+        const ref = await e.logits('reference', [[1, 2, 3]], 'last');
+        const pol = await e.logits('policy', [[1, 2, 3]], 'last');
+        const loaded = await engine(family, 1, 'f32', true);
+        const fresh = await loaded.logits('policy', [[1, 2, 3]], 'last');
+        await loaded.close();
+        assert.deepEqual(Array.from(ref), Array.from(fresh), 'the reference is the checkpoint as loaded');
+        assert.ok(
+          pol.some((x, i) => Math.abs(x - ref[i]!) > 1e-4),
+          'the policy computes with its own weights',
+        );
       } finally {
         model.dispose();
         await e.close();
@@ -153,15 +212,20 @@ describe('the Hugging Face engine', () => {
     }
   });
 
-  it('the plan covers what a training pass, a forward pass and a session take, within 10 %', async () => {
+  it('the plan covers what a training pass, a forward pass and a session take, within 10 % (LoRA on float32 and bfloat16 weights, full fine-tuning)', async () => {
     const dir = path.join(FIXTURES, 'qwen2');
     const arch = readHfConfig(dir);
     const P = 64,
       N = 128,
       B = 6;
-    for (const dtype of ['f32', 'bf16'] as const) {
-      const plan = planEngineMemory(arch, { lora: LORA, contextLength: P, positionsPerPass: N, sampleRows: B, threads: 2, dtype });
-      const e = await HfEngine.create({ dir, arch, contextLength: P, lora: LORA, threads: 2, dtype, bytes: plan.total, planText: 'test plan' });
+    for (const [dtype, full] of [
+      ['f32', false],
+      ['bf16', false],
+      ['f32', true],
+    ] as const) {
+      const lora = full ? {} : { lora: LORA };
+      const plan = planEngineMemory(arch, { ...lora, contextLength: P, positionsPerPass: N, sampleRows: B, threads: 2, dtype });
+      const e = await HfEngine.create({ dir, arch, contextLength: P, ...lora, threads: 2, dtype, bytes: plan.total, planText: 'test plan' });
       try {
         const seqs = [0, 1].map((b) => ({
           inputs: Array.from({ length: P }, (_, i) => (i * 7 + b) % 300),
@@ -186,7 +250,7 @@ describe('the Hugging Face engine', () => {
         s.dispose();
         const sampling = e.mem.peak;
         const measured = Math.max(training, forward, sampling);
-        const what = `${dtype}: plan ${plan.total} (persistent ${plan.parts.persistent}, training ${plan.parts.training}, forward ${plan.parts.forward}, sampling ${plan.parts.sampling}) against a measured peak of ${measured} (training ${training}, forward ${forward}, sampling ${sampling})`;
+        const what = `${dtype}${full ? ', full fine-tuning' : ''}: plan ${plan.total} (persistent ${plan.parts.persistent}, training ${plan.parts.training}, forward ${plan.parts.forward}, sampling ${plan.parts.sampling}) against a measured peak of ${measured} (training ${training}, forward ${forward}, sampling ${sampling})`;
         assert.ok(Math.abs(plan.total - measured) / measured < 0.1, what);
         assert.ok(measured <= plan.total, `never more than the plan: ${what}`);
       } finally {
