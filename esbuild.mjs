@@ -48,8 +48,6 @@ const builds = [
   { ...nodeCommon, entryPoints: ['src/worker/probeMain.ts'], outfile: 'dist/probe.js' },
   // the Hugging Face engine's worker threads (its kernels on the shared memory), started by its bundles
   { ...nodeCommon, entryPoints: ['src/rl/policies/hf/engine/engineThread.ts'], outfile: 'dist/engineThread.js' },
-  // helper replica threads of the transformer policy (data parallelism), started by its bundles
-  { ...nodeCommon, entryPoints: ['src/rl/policies/transformer/replicaWorker.ts'], outfile: 'dist/replica.js' },
   { ...nodeCommon, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
   ...['dashboard', 'inspector'].map((page) => ({
     entryPoints: [`webview-ui/${page}.ts`],

@@ -5,8 +5,8 @@
 // (the rollout stream and the learner each at its own pace; the stream on the concurrent schedule,
 // in flight as many as the queue admits) at maxStaleness 1 (the default) and 2. Each figure is the
 // wall time from the first iteration's start to the last one's end (the first's warm-up included,
-// evaluations not), over every trajectory trained on. The policy is a small random-init transformer on
-// the character tokenizer, the product's engine with its default data-parallel replicas. Its outputs
+// evaluations not), over every trajectory trained on. The policy is a small fresh model on the character
+// vocabulary (a Hugging Face folder) on the engine, every weight trained, with the machine's cores. Its outputs
 // are mostly format errors, which the code environment answers without the sandbox (the sandbox pool's
 // parallelism has its own bench, sandboxPool), and earn reward 0, so the learner is told not to skip
 // zero-advantage episodes: its step (KL term, clipping, AdamW) costs what an informative batch's would.

@@ -2,16 +2,17 @@
 // @ts-check
 // `npm start`: the default experiment, end to end through the real CLI and database, sized to finish
 // within 5 minutes on a 2-core machine (the full-length check is `npm run verify:learning`).
-// What RL adds beyond imitation: a small character-level transformer is warm-started by SFT on
-// imperfect demonstrations (the calculator's reference agent skips the tool on most tasks with a
+// What RL adds beyond imitation: a small Qwen3-architecture model with a character vocabulary, written
+// as a Hugging Face checkpoint folder by `agent-rl model new` and trained on the engine with every
+// weight (the path a user's checkpoint takes), is warm-started by SFT on imperfect demonstrations (the calculator's reference agent skips the tool on most tasks with a
 // multiplication and answers with a guess: a habit, not a slip, so greedy decoding copies it), then
 // trained from that checkpoint by GRPO (failures pushed down, successes up; the table names the settings
 // that make it other than plain GRPO: clip-higher and zero-advantage filtering by default) and, as the
 // control, by RS-SFT (fine-tuning on its own successes) with the same number of sampled episodes.
 // Every stage decodes under the calculator's action grammar (policyOptions.constrainedDecoding): without
 // it, malformed and context-cut episodes grew under RL (16 → 46 of 256 per iteration); --constrained 0
-// runs the free decoding instead. The context is 512 characters (--context-length; the small GPT's default
-// is 192), room for the calculator's budget of 10 calls.
+// runs the free decoding instead. The context is 512 characters (--context-length; a fresh model's default
+// is 192), room for the calculator's budget of 10 calls. Every checkpoint is a Hugging Face folder.
 // Prints held-out greedy pass@1, sampled pass@1 and pass@8 and tool calls for all three.
 // Usage: node scripts/defaultExperiment.mjs [--seed N] [--sft-iterations N] [--rl-iterations N] [--constrained 0|1]
 //        [--context-length N] [--db FILE]
@@ -34,8 +35,8 @@ const constrainedDecoding = constrainedArg === '1';
 // episodes that used the tool more ran out of room: seed 2 went from 0 to 3.7 and 1.0 of 256 per
 // iteration under GRPO; at 512, none did)
 const contextLength = Number(arg('--context-length', '512'));
-if (!Number.isInteger(contextLength) || contextLength < 0) {
-  process.stderr.write(`--context-length ${arg('--context-length', '')}: a whole number of tokens (0 = the small GPT's 192)\n`);
+if (!Number.isInteger(contextLength) || contextLength < 16) {
+  process.stderr.write(`--context-length ${arg('--context-length', '')}: a whole number of tokens, at least 16\n`);
   process.exit(2);
 }
 
@@ -51,18 +52,33 @@ function run(label, args) {
 
 const t0 = Date.now();
 const file = (/** @type {string} */ stage) => path.join(results, `calculator-${stage}-s${seed}`);
+// the model: a fresh Qwen3-architecture checkpoint (2 layers, width 64, 4 heads, the character vocabulary)
+const model = path.join(path.dirname(db), 'models', `calculator-qwen3-s${seed}`);
+fs.rmSync(model, { recursive: true, force: true });
+run('a fresh model, written as a Hugging Face checkpoint', [
+  'model',
+  'new',
+  '--out',
+  model,
+  '--arch',
+  'qwen3',
+  '--context',
+  String(contextLength),
+  '--seed',
+  String(seed),
+]);
 const sftConfig = writeJson(`${file('sft')}.config.json`, {
   env: 'calculator',
   policy: 'transformer',
   method: 'sft',
   seed,
   iterations: Number(arg('--sft-iterations', '200')),
-  policyOptions: { constrainedDecoding, contextLength },
+  policyOptions: { model, loraRank: 0, constrainedDecoding, contextLength },
 });
 const sft = run('supervised warm start on imperfect demonstrations', ['sft', '--config', sftConfig, '--db', db, '--output', `${file('sft')}.json`]);
 const checkpoint = /checkpoint: (\S+)/.exec(sft.stdout)?.[1];
 if (!checkpoint) throw new Error('the SFT run printed no checkpoint');
-// The two RL runs share the machine: one core each (one replica), at the same time.
+// The two RL runs share the machine: one core each (one engine thread), at the same time.
 /** @type {Record<string, { seconds: number; record: string }>} */
 const stages = {};
 process.stderr.write('\n== GRPO and RS-SFT (the control) from the warm start, side by side\n');
@@ -71,7 +87,7 @@ try {
     ['grpo', 'rs-sft'].map(async (method) => {
       const config = writeJson(
         `${file(method)}.config.json`,
-        methodConfig('calculator', method, { seed, iterations: rlIterations, policyOptions: { replicas: 1, constrainedDecoding } }, checkpoint),
+        methodConfig('calculator', method, { seed, iterations: rlIterations, policyOptions: { threads: 1, constrainedDecoding } }, checkpoint),
       );
       const r = await runAgentRlAsync(['train', '--config', config, '--db', db, '--output', `${file(method)}.json`], method);
       stages[method] = { seconds: r.seconds, record: `${file(method)}.json` };
@@ -108,7 +124,8 @@ process.stdout.write(
       grpo.evaluations[0],
     ),
     '',
-    `decoding (every stage): ${constrainedDecoding ? "constrained to the calculator's action grammar (policyOptions.constrainedDecoding)" : 'free (--constrained 0)'}, context ${contextLength > 0 ? contextLength : 192} characters`,
+    `model: ${model} (qwen3, a Hugging Face folder; every checkpoint below is one too), trained on the engine with every weight`,
+    `decoding (every stage): ${constrainedDecoding ? "constrained to the calculator's action grammar (policyOptions.constrainedDecoding)" : 'free (--constrained 0)'}, context ${contextLength} characters`,
     `sampled training episodes per iteration (of ${grpo.config.groupsPerIteration * grpo.config.groupSize}), first 3 iterations → last 3:`,
     `  ${grpo.methodLabel ?? 'GRPO'}: ${degraded(grpo)}`,
     `  ${rs.methodLabel ?? 'RS-SFT'}: ${degraded(rs)}`,

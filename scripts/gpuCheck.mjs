@@ -1,11 +1,10 @@
 #!/usr/bin/env node
 // @ts-check
 // `npm run gpu-check`: the prepared check of the WebGPU backend on a machine with a GPU. Prints the
-// adapter Dawn reports, compares the webgpu backend's numbers with wasm's (the small GPT's and the
-// qwen2 fixture's logits and gradients, a prefill and a decoding step: within 1e-4), then the
-// throughput benchmarks (bench/transformer.ts: the 0.8M and 5M models on the backend auto takes, which
-// is webgpu on a hardware adapter; bench/hfModel.ts: the largest pretrained fixture on wasm, on
-// WebGPU and in PyTorch). Exits non-zero when webgpu is unavailable or disagrees with wasm.
+// adapter Dawn reports, compares the webgpu backend's numbers with wasm's (the tfjs decoder's on the
+// qwen3 and qwen2 fixtures: logits, gradients under full fine-tuning and LoRA, a prefill and a decoding
+// step: within 1e-4), then the throughput benchmark bench/hfModel.ts (the largest pretrained fixture
+// on wasm, on WebGPU and in PyTorch). Exits non-zero when webgpu is unavailable or disagrees with wasm.
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +27,7 @@ const cpu = run('wasm');
 let failed = !gpu || !cpu;
 if (gpu && cpu) {
   process.stdout.write(`adapter: ${JSON.stringify(gpu.adapter)}\n`);
-  for (const k of ['gptLogits', 'gptGrads', 'sampling', 'hfLogits', 'hfGrads']) {
+  for (const k of ['fullLogits', 'fullGrads', 'sampling', 'hfLogits', 'hfGrads']) {
     /** @type {number[]} */ const a = gpu[k];
     /** @type {number[]} */ const b = cpu[k];
     const d = a.reduce((m, x, i) => Math.max(m, Math.abs(x - (b[i] ?? NaN))), 0);
@@ -36,7 +35,7 @@ if (gpu && cpu) {
     if (!(d < 1e-4)) failed = true;
   }
 }
-for (const bench of process.argv.includes('--no-bench') ? [] : ['transformer', 'hfModel']) {
+for (const bench of process.argv.includes('--no-bench') ? [] : ['hfModel']) {
   process.stdout.write(`\n== bench ${bench}\n`);
   spawnSync(process.execPath, [path.join(root, 'out', 'bench', `${bench}.js`)], { stdio: 'inherit', timeout: 1_200_000 });
 }

@@ -51,7 +51,7 @@ for (const seed of seeds) {
     label: `s${seed}`,
     sftConfig: { env: 'calculator', policy: 'transformer', method: 'sft', seed, iterations: sftIterations, envOptions, demonstrations, ...evaluation },
     rlConfig: (method, checkpoint) =>
-      methodConfig('calculator', method, { seed, iterations: rlIterations, envOptions, ...evaluation, policyOptions: { replicas: 1 } }, checkpoint),
+      methodConfig('calculator', method, { seed, iterations: rlIterations, envOptions, ...evaluation, policyOptions: { threads: 1 } }, checkpoint),
   });
   const [g, r] = [stages.grpo.record, stages.rsSft.record];
   const [gm, rm] = [taskMeans(g), taskMeans(r)];

@@ -116,7 +116,7 @@ for (const name of envs) {
       [x.method, ...(x.control ? [x.control] : [])].map(async (method) => {
         // the control gets the method's run shape (iterations, groups, evaluations), not its loss settings
         const { algorithm, policyOptions, ...shape } = /** @type {Record<string, any>} */ (x.rl);
-        const replicas = x.control ? { replicas: 1 } : {};
+        const replicas = x.control ? { threads: 1 } : {};
         const config = methodConfig(
           name,
           method,

@@ -115,7 +115,7 @@ for (const seed of seeds) {
         seed,
         method,
         ...(rlIterations ? { iterations: Number(rlIterations) } : {}),
-        policyOptions: { ...runTemplate.policyOptions, replicas: 1, init: checkpoint },
+        policyOptions: { ...runTemplate.policyOptions, threads: 1, init: checkpoint },
       }),
   });
   const [g, r] = [stages.grpo.record, stages.rsSft.record];

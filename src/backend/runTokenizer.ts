@@ -1,12 +1,12 @@
 // Token texts for the inspector's token view: each generated id decoded alone with the tokenizer the
 // run sampled with, found from its stored config the way the worker built it (a warm start's
 // checkpoint carries its tokenizer; a Hugging Face model folder or policyOptions.tokenizer holds
-// tokenizer.json; else the character tokenizer). Reading a stored run's tokenizer is reading data: a
+// tokenizer.json; else the character vocabulary). Reading a stored run's tokenizer is reading data: a
 // tokenizer decodes ids, it runs nothing. One tokenizer per run is kept; a run whose tokenizer cannot
 // be read shows ids instead (`undefined`).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CharTokenizer, HfTokenizer, tokenizerFromJSON, type Tokenizer } from '../rl/policies/transformer/tokenizer';
+import { characterHfTokenizer, HfTokenizer, tokenizerFromJSON, type Tokenizer } from '../rl/policies/transformer/tokenizer';
 
 const KEPT = 4;
 
@@ -65,5 +65,6 @@ export function tokenizerOfConfig(config: unknown): Tokenizer | undefined {
     return undefined;
   }
   const folder = model ?? tokenizer;
-  return folder ? HfTokenizer.fromDirectory(folder) : new CharTokenizer();
+  // no folder: a fresh model's character vocabulary (the small GPT of earlier runs had the same ids)
+  return folder ? HfTokenizer.fromDirectory(folder) : characterHfTokenizer();
 }

@@ -18,14 +18,7 @@ import { EngineModel } from '../rl/policies/hf/engine/engineModel';
 import { engineUnsupported } from '../rl/policies/hf/engine/engineWeights';
 import { checkpointTensors } from '../rl/policies/hf/safetensors';
 import { writeHfFolder } from '../rl/policies/hf/hfFolder';
-import {
-  checkNewModelSpec,
-  NEW_MODEL_ARCHITECTURES,
-  NEW_MODEL_FILES,
-  writeNewCheckpoint,
-  type NewModelArchitecture,
-  type NewModelSpec,
-} from '../rl/policies/hf/newCheckpoint';
+import { NEW_MODEL_ARCHITECTURES, NEW_MODEL_FILES, writeNewCheckpoint, type NewModelArchitecture, type NewModelSpec } from '../rl/policies/hf/newCheckpoint';
 import { cacheRoots, findModels } from '../rl/policies/hf/modelCache';
 import { describeFit } from '../shared/foundModel';
 import { optionDefaults, TRANSFORMER_OPTION_SPECS } from '../shared/runConfig';
@@ -256,7 +249,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
     if (e instanceof ModelLoadError || e instanceof EngineMemoryError || e instanceof BackendAllocationError) throw new UsageError(e.message);
     throw e;
   } finally {
-    checked?.model.dispose();
+    await checked?.model.dispose();
   }
   process.stdout.write(`${showInvisibles(lines.join('\n'))}\n`);
   return plan.fits ? 0 : 1;
@@ -353,8 +346,7 @@ function modelNew(v: Record<string, string | boolean | string[] | undefined>, ou
   };
   let a;
   try {
-    checkNewModelSpec(spec, (f) => flags[f]);
-    a = writeNewCheckpoint(out, spec);
+    a = writeNewCheckpoint(out, spec, (f) => flags[f]);
   } catch (e) {
     if (e instanceof ModelLoadError) throw new UsageError(e.message);
     throw e;

@@ -69,21 +69,12 @@ export const TRANSFORMER_OPTION_SPECS = {
     description: 'Checkpoint to start from (a checkpoint directory or its checkpoint.json); empty = fresh weights.',
     reason: 'GRPO continues from an SFT warm start',
   },
-  replicas: {
-    kind: 'integer',
-    min: 0,
-    max: 64,
-    default: 0,
-    description:
-      'Model replicas computing shards of each batch in parallel threads (data parallelism); 0 = one per core (up to 4) on the wasm and cpu backends, 1 on tfjs-node, which threads itself.',
-    reason: 'the wasm backend uses one core; the second one doubles the throughput',
-  },
   tokenizer: {
     kind: 'string',
     maxLength: 4096,
     default: '',
     description:
-      'Directory holding a Hugging Face tokenizer.json (and tokenizer_config.json); empty = the character-level tokenizer. A checkpoint given as init brings its own.',
+      "Without policyOptions.model: a directory holding the fresh model's Hugging Face tokenizer.json (and tokenizer_config.json); empty = the character-level tokenizer (every character one token). A checkpoint given as init brings its own.",
     reason: 'characters suit the small models trained here',
   },
   model: {
@@ -91,8 +82,8 @@ export const TRANSFORMER_OPTION_SPECS = {
     maxLength: 4096,
     default: '',
     description:
-      'A local Hugging Face checkpoint folder (config.json with model_type qwen2, qwen3, llama or gpt2; model.safetensors or its shards and index; tokenizer.json, tokenizer_config.json, generation_config.json): the policy is that model, with its tokenizer and chat template; dModel, nLayers, nHeads, mlpRatio, tiedHead and tokenizer are then unused. Nothing is downloaded. Empty = the small GPT.',
-    reason: 'the small GPT trains from scratch in minutes on a CPU',
+      'A local Hugging Face checkpoint folder (config.json with model_type qwen2, qwen3, llama or gpt2; model.safetensors or its shards and index; tokenizer.json, tokenizer_config.json, generation_config.json): the policy is that model, with its tokenizer and chat template; architecture, dModel, nLayers, nHeads, mlpRatio, tiedHead and tokenizer are then unused. Nothing is downloaded. Empty = a fresh model of that architecture and shape with random weights (seeded by the run; written once as a Hugging Face folder under ~/.cache/agent-rl-workbench/models, as `agent-rl model new` writes one), every weight trained.',
+    reason: 'a small fresh model trains from scratch in minutes on a CPU',
   },
   loraRank: {
     kind: 'integer',
@@ -190,28 +181,62 @@ export const TRANSFORMER_OPTION_SPECS = {
       'With model on the wasm backend: how the engine holds the frozen base weights; bf16 halves their memory and the bytes each product reads (the products accumulate in float32); auto = bf16, or f32 for a float32 checkpoint whose plan fits.',
     reason: 'released checkpoints are bfloat16; a float32 one keeps its exact weights where memory allows',
   },
+  architecture: {
+    kind: 'enum',
+    values: ['qwen3', 'qwen2', 'llama'],
+    default: 'qwen3',
+    description: "Without policyOptions.model: the fresh model's architecture (qwen3: RMSNorm over each head's queries and keys; qwen2: q/k/v biases; llama).",
+    reason: 'Qwen3 is the family seed 000 trains',
+  },
   dModel: {
     kind: 'integer',
     min: 8,
     max: 4096,
     default: 64,
-    description: 'Model width.',
+    description: "Without policyOptions.model: the fresh model's width (a multiple of 8, as the engine's products read it).",
     reason: '64 × 2 layers learns the calculator protocol in minutes here (notes/calculator-feasibility.md)',
   },
-  nLayers: { kind: 'integer', min: 1, max: 64, default: 2, description: 'Transformer blocks.', reason: 'see dModel' },
-  nHeads: { kind: 'integer', min: 1, max: 64, default: 4, description: 'Attention heads (must divide dModel).', reason: 'head width 16' },
+  nLayers: {
+    kind: 'integer',
+    min: 1,
+    max: 64,
+    default: 2,
+    description: "Without policyOptions.model: the fresh model's decoder layers.",
+    reason: 'see dModel',
+  },
+  nHeads: {
+    kind: 'integer',
+    min: 1,
+    max: 64,
+    default: 4,
+    description: "Without policyOptions.model: the fresh model's attention heads (must divide dModel; the head width a multiple of 8).",
+    reason: 'head width 16',
+  },
   contextLength: {
     kind: 'integer',
     min: 0,
     max: 32_768,
     default: 0,
     description:
-      'Longest context in tokens (prompt + actions + observations); 0 = 192 for the small GPT, and for a model (policyOptions.model) its max_position_embeddings up to 2048.',
+      'Longest context in tokens (prompt + actions + observations); 0 = 192 for a fresh model, and for a model (policyOptions.model) its max_position_embeddings up to 2048.',
     reason:
       "a depth-2 calculator episode with three calls and one repaired mistake is about 190 characters; a chat template's system prompt alone is dozens of tokens",
   },
-  mlpRatio: { kind: 'integer', min: 1, max: 16, default: 4, description: 'MLP width as a multiple of dModel.', reason: 'GPT-2' },
-  tiedHead: { kind: 'boolean', default: true, description: 'Share the output head with the token embedding.', reason: 'fewer parameters for a small model' },
+  mlpRatio: {
+    kind: 'integer',
+    min: 1,
+    max: 16,
+    default: 4,
+    description:
+      "Without policyOptions.model: the fresh model's MLP size as a GELU MLP's multiple of dModel; its SwiGLU width is 2/3 of that (the same parameters), rounded to a multiple of 8.",
+    reason: 'GPT-2',
+  },
+  tiedHead: {
+    kind: 'boolean',
+    default: true,
+    description: "Without policyOptions.model: the fresh model's output head shares the token embedding.",
+    reason: 'fewer parameters for a small model',
+  },
   temperature: {
     kind: 'number',
     min: 0,

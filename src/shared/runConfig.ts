@@ -269,6 +269,12 @@ export const FIELD_SPECS: Readonly<Record<RunConfigKey, FieldSpec>> = {
  * Keys that moved into the typed sections, with where they went: a config written for an earlier
  * release gets an error that says exactly what to change.
  */
+/** Options that are gone, with why and what does their work now (an old config gets this, not "unknown option"). */
+export const REMOVED_KEYS: Readonly<Record<string, string>> = {
+  'policyOptions.replicas':
+    "held the small GPT's data-parallel helper threads; that network is gone, and the engine spreads each pass over the cores itself (policyOptions.threads)",
+};
+
 export const MOVED_KEYS: Readonly<Record<string, string>> = {
   learningRate: 'algorithm.learningRate',
   clipEpsilon: 'algorithm.clipLow',
@@ -332,17 +338,20 @@ function checkOptions(
     const spec = specs[k];
     if (!spec) {
       const moved = MOVED_KEYS[`${field}.${k}`];
+      const removed = REMOVED_KEYS[`${field}.${k}`];
       // the one value renamed on the way: the aggregation "seq-sum" is seq-mean-token-sum
       const now = k === 'aggregation' && v === 'seq-sum' ? 'seq-mean-token-sum' : v;
       issues.push(
         moved
           ? { field: `${field}.${k}`, value: v, message: `has moved to ${moved}`, fix: `write it as ${moved.replace('.', ': { ')}: ${show(now)} }` }
-          : {
-              field: `${field}.${k}`,
-              value: v,
-              message: `is not an option of ${kind} "${owner}"${field === 'demonstrations' ? "'s demonstrations" : ''}`,
-              fix: `remove it; ${owner} accepts: ${Object.keys(specs).join(', ') || '(none)'}`,
-            },
+          : removed
+            ? { field: `${field}.${k}`, value: v, message: `is gone: it ${removed}`, fix: 'remove it' }
+            : {
+                field: `${field}.${k}`,
+                value: v,
+                message: `is not an option of ${kind} "${owner}"${field === 'demonstrations' ? "'s demonstrations" : ''}`,
+                fix: `remove it; ${owner} accepts: ${Object.keys(specs).join(', ') || '(none)'}`,
+              },
       );
       continue;
     }
@@ -393,6 +402,31 @@ function checkAlgorithm(given: Record<string, unknown>, defaults: AlgorithmSetti
     out[k] = v;
   }
   return out as unknown as AlgorithmSettings;
+}
+
+/**
+ * A stored run's config as this release reads it (resume, fork, rescore): the options that are gone
+ * (REMOVED_KEYS) are dropped, as they decide nothing now; the rest is validated as any config.
+ */
+export function readStoredRunConfig(json: unknown): RunConfig {
+  if (!isObject(json)) return validateRunConfig(json);
+  const copy: Record<string, unknown> = { ...json };
+  for (const key of Object.keys(REMOVED_KEYS)) {
+    const [section, option] = key.split('.') as [string, string];
+    const sub = copy[section];
+    if (isObject(sub) && option in sub) copy[section] = Object.fromEntries(Object.entries(sub).filter(([k]) => k !== option));
+  }
+  return validateRunConfig(copy);
+}
+
+/**
+ * Whether a stored config is of a run that trained the small character-level GPT of earlier versions:
+ * a transformer run without a model folder, stored before fresh models had an architecture.
+ */
+export function trainedSmallGpt(json: unknown): boolean {
+  if (!isObject(json) || json.policy !== 'transformer') return false;
+  const o = isObject(json.policyOptions) ? json.policyOptions : {};
+  return (o.model === undefined || o.model === '') && (o.init === undefined || o.init === '') && o.architecture === undefined;
 }
 
 /**

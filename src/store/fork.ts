@@ -7,9 +7,9 @@
 import type Database from 'better-sqlite3';
 import { keptResumeIterations, readResumePointAt, type ResumePoint } from '../rl/train/resumePoint';
 import { forkConfig } from '../shared/forkConfig';
-import { ConfigError, validateRunConfig, type RunConfig } from '../shared/runConfig';
+import { ConfigError, readStoredRunConfig, trainedSmallGpt, type RunConfig } from '../shared/runConfig';
 import { resumeDirFor } from './openStore';
-import { ResumeError, userSandbox, type ResumeSandbox } from './resume';
+import { ResumeError, smallGptRun, userSandbox, type ResumeSandbox } from './resume';
 import { RunReader } from './runReader';
 
 export interface ForkPlan {
@@ -50,9 +50,11 @@ export function prepareFork(
   if (!Number.isInteger(at) || at < 1) throw new ResumeError(`--at ${at}: give the iteration to fork after, a whole number ≥ 1`);
   const stored = db.prepare('SELECT 1 FROM iterations WHERE run_id = ? AND iteration = ?').get(run.id, at);
   if (!stored) throw new ResumeError(`run ${run.id} has no stored iteration ${at} (it has ${run.iterationsDone}). Fix: fork at an iteration it stored`);
+  const storedConfig = JSON.parse(row.config_json) as unknown;
+  if (trainedSmallGpt(storedConfig)) throw new ResumeError(smallGptRun(run.id, 'forked'));
   let parent: RunConfig;
   try {
-    parent = validateRunConfig(JSON.parse(row.config_json));
+    parent = readStoredRunConfig(storedConfig);
   } catch (e) {
     const why = e instanceof ConfigError ? e.message : String(e);
     throw new ResumeError(`run ${run.id}'s stored config is not valid for this release, so it cannot be forked:\n${why}`);

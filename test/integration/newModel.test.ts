@@ -8,8 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { readHfConfig } from '../../src/rl/policies/hf/hfConfig';
-import { characterVocabulary } from '../../src/rl/policies/hf/newCheckpoint';
-import { HfTokenizer } from '../../src/rl/policies/transformer/tokenizer';
+import { characterVocabulary, HfTokenizer } from '../../src/rl/policies/transformer/tokenizer';
 import { ROOT, runCli, sha256, tempDir } from '../helpers/cli';
 
 const PYTHON = '/usr/bin/python3';

@@ -4,13 +4,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { validateRunConfig } from '../../src/shared/runConfig';
+import { readStoredRunConfig, validateRunConfig } from '../../src/shared/runConfig';
 import type { Trajectory } from '../../src/shared/types';
 import { migrate, SCHEMA_VERSION, SchemaTooNewError } from '../../src/store/migrations';
 import { APPLICATION_ID, checkpointDirFor, explainSqliteError, openStore, resumeDirFor, StoreError } from '../../src/store/openStore';
 import { RunReader } from '../../src/store/runReader';
 import { deleteRun, markOrphanedRuns, RunWriter } from '../../src/store/runWriter';
 import { prepareResume } from '../../src/store/resume';
+import { prepareFork } from '../../src/store/fork';
 import { MemorySink } from '../../src/rl/train/sink';
 import { train } from '../../src/rl/train/trainer';
 import { sha256, tempDir } from '../helpers/cli';
@@ -345,5 +346,44 @@ describe('run store: a full disk', () => {
     assert.equal(count('SELECT count(*) AS n FROM trajectories'), 30 * 32);
     assert.deepEqual(detail.evaluations, whole.evaluations, 'the same evaluations as a run that never stopped');
     again.close();
+  });
+});
+
+describe('run store: a run of the small GPT of earlier versions', () => {
+  it('stays readable; resuming or forking it is refused with why; its stored options that are gone do not stop rescoring', () => {
+    const file = path.join(tempDir(), 'runs.sqlite');
+    const db = openStore(file);
+    const writer = new RunWriter(db, file);
+    writer.begin(validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'grpo', iterations: 5 }), runtime);
+    writer.iteration({ metrics: metrics(1), trajectories: [trajectory('t')] });
+    writer.end('failed', { wallMs: 12, error: 'killed' });
+    // the config as that release stored it: the small GPT's shape, its replicas, no architecture
+    const old = {
+      ...validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'grpo', iterations: 5 }),
+      policyOptions: {
+        dModel: 64,
+        nLayers: 2,
+        nHeads: 4,
+        mlpRatio: 4,
+        tiedHead: true,
+        replicas: 0,
+        model: '',
+        init: '',
+        tokenizer: '',
+        constrainedDecoding: false,
+      },
+    };
+    db.prepare('UPDATE runs SET config_json = ? WHERE id = ?').run(JSON.stringify(old), writer.runId);
+    const detail = new RunReader(db).detail(writer.runId)!;
+    assert.equal(detail.summary.iterationsDone, 1, 'its iterations stay readable');
+    assert.throws(
+      () => prepareResume(db, file, String(writer.runId)),
+      /trained the small character-level GPT of earlier versions; .* cannot be resumed\. Its iterations, episodes and metrics stay readable/,
+    );
+    assert.throws(() => prepareFork(db, file, String(writer.runId), 1), /trained the small character-level GPT of earlier versions; .* cannot be forked/);
+    // what rescoring reads: the stored config without the options that are gone
+    assert.equal(readStoredRunConfig(old).env, 'calculator');
+    assert.throws(() => validateRunConfig(old), /policyOptions\.replicas.*is gone: it held the small GPT's data-parallel helper threads.*Fix: remove it/s);
+    db.close();
   });
 });

@@ -1,7 +1,7 @@
 // The WebGPU backend (Dawn's Node bindings, the optional `webgpu` package) on a software adapter:
-// SwiftShader's Vulkan driver from Debian's chromium package, which .ci/run installs. The numbers of
-// the small GPT and of the qwen2 fixture (logits, gradients, a prefill and a decoding step) must equal
-// wasm's within 1e-4; a forced webgpu without an adapter fails before anything runs, naming what is
+// SwiftShader's Vulkan driver from Debian's chromium package, which .ci/run installs. The tfjs
+// decoder's numbers on the qwen3 and qwen2 fixtures (logits, gradients, a prefill and a decoding step)
+// must equal wasm's within 1e-4; a forced webgpu without an adapter fails before anything runs, naming what is
 // missing and the backend that would be used instead; auto never takes a software adapter.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -32,8 +32,8 @@ interface Probe {
   backend: string;
   adapter: { software: boolean; vendor: string; description: string } | null;
   notes: string[];
-  gptLogits: number[];
-  gptGrads: number[];
+  fullLogits: number[];
+  fullGrads: number[];
   sampling: number[];
   hfLogits: number[];
   hfGrads: number[];
@@ -53,13 +53,13 @@ function maxDiff(a: number[], b: number[]): number {
 const missing = installed();
 
 describe('the webgpu backend on a software adapter', { skip: missing }, () => {
-  it('computes what wasm computes within 1e-4: logits, gradients, a prefill and a decoding step, the small GPT and a Hugging Face model', () => {
+  it('computes what wasm computes within 1e-4: logits, gradients (full fine-tuning and LoRA), a prefill and a decoding step of the tfjs decoder', () => {
     const gpu = run('webgpu', SOFTWARE_ENV);
     const cpu = run('wasm', {});
     assert.equal(gpu.backend, 'webgpu');
     assert.ok(gpu.adapter?.software, JSON.stringify(gpu.adapter));
     assert.equal(cpu.backend, 'wasm');
-    for (const k of ['gptLogits', 'gptGrads', 'sampling', 'hfLogits', 'hfGrads'] as const) {
+    for (const k of ['fullLogits', 'fullGrads', 'sampling', 'hfLogits', 'hfGrads'] as const) {
       const d = maxDiff(gpu[k], cpu[k]);
       console.log(`${k}: ${gpu[k].length} values, max |webgpu − wasm| = ${d.toExponential(2)}`);
       assert.ok(d < 1e-4, `${k}: ${d}`);

@@ -34,8 +34,9 @@ export interface Differentiable {
 
 /**
  * A model that scores its own targets (the Hugging Face engine: the vocabulary is visited in chunks,
- * so no [positions, vocabulary] tensor exists) and gives the gradients of Σ g·logp for the sequences
- * it scored last with `keep`. The learner's objective runs on the [B, T] log-probs, in tfjs.
+ * so no [positions, vocabulary] tensor exists; a position a grammar constrained is scored over its
+ * allowed ids) and gives the gradients of Σ g·logp for the sequences it scored last with `keep`. The
+ * learner's objective runs on the [B, T] log-probs, in tfjs.
  */
 export interface TokenScorer {
   readonly kind: 'tokens';
@@ -237,14 +238,6 @@ async function readPerToken(p: PerTokenParts, inputs: readonly LossInput[]): Pro
   });
 }
 
-/** A model that scores its own targets visits the vocabulary in chunks and has no place for a grammar's mask. */
-function refuseConstrained(seqs: readonly TrainSequence[]): void {
-  if (seqs.some((s) => s.allowed))
-    throw new Error(
-      'constrained decoding: this model scores its own tokens and cannot renormalise over a grammar; set policyOptions.constrainedDecoding to false',
-    );
-}
-
 /**
  * A pass of a model that scores its own targets: the model's forward pass (keeping what its backward
  * pass needs), the objective and its gradient with respect to the [B, T] log-probs in tfjs, then the
@@ -252,7 +245,6 @@ function refuseConstrained(seqs: readonly TrainSequence[]): void {
  */
 async function tokenPass(model: TokenScorer, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
   const seqs = inputs.map((x) => x.seq);
-  refuseConstrained(seqs);
   const temperature = spec.kind === 'policy-gradient' ? spec.temperature : 1;
   const scored = await model.score(seqs, temperature, true);
   try {
@@ -327,7 +319,6 @@ export async function shardLogprobs(
   budget = 2 * MICROBATCH_POSITIONS,
 ): Promise<SequenceLogprobs> {
   if (scoresOwn(model)) {
-    refuseConstrained(seqs);
     if (o.rows) throw new Error('log-probs of whole distributions are not kept for this model (a large vocabulary); use klEstimator k1, k2 or k3');
     const out: Float32Array[] = [];
     for (const chunk of packedChunks(seqs, model.positionsPerPass)) out.push(...(await model.score(chunk, o.temperature, false)).map((s) => s.logp));

@@ -13,21 +13,20 @@ import { STOP_TESTS } from '../envs/parsers';
 import { ChatFormat } from './hf/chatFormat';
 import { generationEos } from './hf/generationConfig';
 import { ModelLoadError, readHfConfig } from './hf/hfConfig';
-import { checkLoraTargets, HfModel, hfDifferentiable, type HfModelConfig, type LoraOptions } from './hf/hfModel';
+import { checkLoraTargets, HfModel, hfDifferentiable, type LoraOptions } from './hf/hfModel';
 import { assertFits, describePlan, fittingPlan } from './hf/memoryPlan';
 import { formatBytes } from '../../shared/units';
 import { fittingEnginePlan } from './hf/engine/enginePlan';
 import { EngineModel } from './hf/engine/engineModel';
 import { engineUnsupported } from './hf/engine/engineWeights';
 import { CandidateScoringPolicy } from './hf/scoringPolicy';
+import { freshModelFolder, type NewModelSpec } from './hf/newCheckpoint';
 import type { TrainablePolicy } from './policy';
 import { TablePolicy } from './table/tablePolicy';
 import { describeBackend, initBackend, type BackendInfo } from './transformer/backend';
-import { readCheckpoint, restoreCheckpoint, type LoadedCheckpoint } from './transformer/checkpoint';
-import { Gpt, type GptConfig } from './transformer/model';
-import { autoReplicas, ReplicaPool } from './transformer/replicas';
+import { readCheckpoint, restoreCheckpoint, smallGptGone, type LoadedCheckpoint } from './transformer/checkpoint';
 import { TokenConstraint } from './transformer/constraint';
-import { CharTokenizer, HfTokenizer, type Tokenizer } from './transformer/tokenizer';
+import { HfTokenizer, type Tokenizer } from './transformer/tokenizer';
 import type { SampleOptions } from './transformer/sampler';
 import { TransformerPolicy } from './transformer/transformerPolicy';
 
@@ -94,7 +93,8 @@ async function createEngineTransformer(
     const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
     const e = model.engine;
     const compute = `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backendInfo)} for the optimizer) (${m.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${m.lora ? `LoRA rank ${m.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning'}${chatNote(chat)})`;
-    const lm = new TransformerPolicy<EngineModel>(model, tokenizer, samplingOf(o, env.stop, eosTexts), run.optimizer, compute, {
+    const sampling = { ...samplingOf(o, env.stop, eosTexts), ...constraintOf(o, env, tokenizer, chat?.eosIds) };
+    const lm = new TransformerPolicy<EngineModel>(model, tokenizer, sampling, run.optimizer, compute, {
       reference,
       differentiable: (x) => x.scorer(),
       ...(chat ? { chat } : {}),
@@ -106,8 +106,8 @@ async function createEngineTransformer(
     }
     return lm;
   } catch (e) {
-    reference.dispose();
-    model.dispose();
+    await reference.dispose();
+    await model.dispose();
     throw e;
   }
 }
@@ -125,8 +125,8 @@ function chatNote(chat: ChatFormat | undefined): string {
     : ', chat template';
 }
 
-/** contextLength 0: the small GPT's (a calculator episode fits) and a pretrained model's (at most its own). */
-const GPT_CONTEXT_LENGTH = 192;
+/** contextLength 0: a fresh model's (a calculator episode fits) and a pretrained model's (at most its own). */
+const FRESH_CONTEXT_LENGTH = 192;
 const HF_CONTEXT_LENGTH = 2048;
 
 /** The optimizer's settings of a run's algorithm (Adam's betas and epsilon are PyTorch's defaults). */
@@ -150,49 +150,58 @@ export async function createPolicy(choice: PolicyChoice, run: PolicyRunInfo, env
 async function createTransformer(o: TransformerOptions, run: PolicyRunInfo, env: RunEnvironment): Promise<TrainablePolicy> {
   const backend = await initBackend(o.backend);
   const init = o.init !== '' ? readCheckpoint(o.init) : undefined;
-  if (init?.manifest.model && 'kind' in init.manifest.model) return createHfTransformer(o, run, env, backend, init);
-  if (!init && o.model !== '') return createHfTransformer(o, run, env, backend, undefined);
-  const tokenizer = init?.tokenizer ?? (o.tokenizer !== '' ? HfTokenizer.fromDirectory(o.tokenizer) : new CharTokenizer());
-  const modelConfig: GptConfig = (init?.manifest.model as GptConfig | undefined) ?? {
-    vocabSize: tokenizer.vocabSize,
-    contextLength: o.contextLength > 0 ? o.contextLength : GPT_CONTEXT_LENGTH,
-    dModel: o.dModel,
-    nLayers: o.nLayers,
-    nHeads: o.nHeads,
-    mlpRatio: o.mlpRatio,
-    tiedHead: o.tiedHead,
-  };
-  const model = new Gpt(modelConfig, run.seed);
-  const stop = env.stop;
-  const policy = new TransformerPolicy(
-    model,
-    tokenizer,
-    { ...samplingOf(o, stop), ...constraintOf(o, env, tokenizer) },
-    run.optimizer,
-    `tfjs ${describeBackend(backend)} (${model.parameterCount().toLocaleString('en')} parameters)`,
-    run.seed,
-  );
-  if (init) {
-    // Weights only: a warm start's optimizer moments belong to another objective. The KL reference
-    // is the warm-started model, so RL stays close to what SFT taught.
-    restoreCheckpoint(init, model);
-    policy.resetReference();
+  if (init && !('kind' in init.manifest.model)) {
+    throw new ModelLoadError(smallGptGone(`policyOptions.init: ${o.init}`));
   }
-  // Data parallelism: helper replicas on the other cores, for the single-threaded backends.
-  const replicas = o.replicas > 0 ? o.replicas : autoReplicas(backend.name);
-  if (replicas > 1) {
-    try {
-      policy.attachReplicas(await ReplicaPool.start(replicas - 1, backend.name, model, policy.reference, tokenizer), stop?.test);
-    } catch (e) {
-      await policy.dispose();
-      throw e;
-    }
-  }
-  return policy;
+  if (init || o.model !== '') return createHfTransformer(o, run, env, backend, init);
+  // a fresh model: a Hugging Face folder like any other, every weight trained
+  const dir = freshModelFolder(freshModelSpec(o, run.seed), undefined, (f) => FRESH_MODEL_FIELDS[f]);
+  return createHfTransformer({ ...o, model: dir, loraRank: 0 }, run, env, backend, undefined);
 }
 
-/** Constrained decoding, when the options ask for it: the environment's action grammar over the tokenizer. */
-function constraintOf(o: Pick<TransformerOptions, 'constrainedDecoding'>, env: RunEnvironment, tokenizer: Tokenizer): { constraint?: TokenConstraint } {
+/** The run-config field behind each part of a fresh model's spec (errors name it). */
+const FRESH_MODEL_FIELDS: Record<keyof NewModelSpec, string> = {
+  architecture: 'policyOptions.architecture',
+  layers: 'policyOptions.nLayers',
+  hidden: 'policyOptions.dModel',
+  heads: 'policyOptions.nHeads',
+  kvHeads: 'policyOptions.nHeads',
+  headDim: 'policyOptions.nHeads',
+  intermediate: 'policyOptions.mlpRatio',
+  tiedHead: 'policyOptions.tiedHead',
+  maxPositions: 'policyOptions.contextLength',
+  tokenizer: 'policyOptions.tokenizer',
+  seed: 'seed',
+  dtype: 'policyOptions.weightDtype',
+};
+
+/** The fresh model a run without policyOptions.model trains: its shape options, seeded by the run. */
+export function freshModelSpec(o: TransformerOptions, seed: number): NewModelSpec {
+  return {
+    architecture: o.architecture,
+    layers: o.nLayers,
+    hidden: o.dModel,
+    heads: o.nHeads,
+    // a SwiGLU MLP with the parameters of a GELU MLP of mlpRatio × dModel
+    intermediate: Math.max(8, Math.round((o.mlpRatio * o.dModel * 2) / 3 / 8) * 8),
+    tiedHead: o.tiedHead,
+    maxPositions: o.contextLength > 0 ? o.contextLength : FRESH_CONTEXT_LENGTH,
+    tokenizer: o.tokenizer !== '' ? path.resolve(o.tokenizer) : 'char',
+    seed,
+    dtype: 'float32',
+  };
+}
+
+/**
+ * Constrained decoding, when the options ask for it: the environment's action grammar over the
+ * tokenizer's vocabulary, ended by a chat model's end-of-turn tokens (`end`) where it has a template.
+ */
+function constraintOf(
+  o: Pick<TransformerOptions, 'constrainedDecoding'>,
+  env: RunEnvironment,
+  tokenizer: Tokenizer,
+  end: readonly number[] = [],
+): { constraint?: TokenConstraint } {
   if (!o.constrainedDecoding) return {};
   const grammar = env.stop?.grammar;
   if (!grammar) {
@@ -200,12 +209,7 @@ function constraintOf(o: Pick<TransformerOptions, 'constrainedDecoding'>, env: R
       `policyOptions.constrainedDecoding: the environment "${env.name}" declares no action grammar (the calculator does). Fix: set it to false`,
     );
   }
-  if (!(tokenizer instanceof CharTokenizer)) {
-    throw new ModelLoadError(
-      `policyOptions.constrainedDecoding needs the character tokenizer: a vocabulary of ${tokenizer.vocabSize.toLocaleString('en')} tokens is scanned at every grammar state, and its per-token texts need not add up to the decoded text. Fix: set it to false, or drop policyOptions.tokenizer`,
-    );
-  }
-  return { constraint: TokenConstraint.named(grammar, tokenizer) };
+  return { constraint: TokenConstraint.named(grammar, tokenizer, end) };
 }
 
 /** The sampling options of a run: the policy options' settings, the environment's stop, and a model's own end tokens. */
@@ -247,13 +251,8 @@ async function createHfTransformer(
   backendInfo: BackendInfo,
   init: LoadedCheckpoint | undefined,
 ): Promise<TrainablePolicy> {
-  if (o.constrainedDecoding) {
-    throw new ModelLoadError(
-      'policyOptions.constrainedDecoding is for the small transformer only: a Hugging Face model writes through its chat template and end-of-turn tokens, and scores its vocabulary in chunks. Fix: set it to false, or drop policyOptions.model',
-    );
-  }
   const backend = backendInfo.name;
-  const stored = init?.manifest.model as HfModelConfig | undefined;
+  const stored = init?.manifest.model;
   const dir = stored?.dir ?? path.resolve(o.model);
   const arch = readHfConfig(dir);
   const lora = stored ? stored.lora : loraOf(o);
@@ -299,7 +298,8 @@ async function createHfTransformer(
     }
     const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? chatFormatOf(tokenizer, eos, o) : undefined;
     const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
-    const lm = new TransformerPolicy<HfModel>(model, tokenizer, samplingOf(o, env.stop, eosTexts), run.optimizer, `${compute}${chatNote(chat)})`, {
+    const sampling = { ...samplingOf(o, env.stop, eosTexts), ...constraintOf(o, env, tokenizer, chat?.eosIds) };
+    const lm = new TransformerPolicy<HfModel>(model, tokenizer, sampling, run.optimizer, `${compute}${chatNote(chat)})`, {
       reference,
       differentiable: hfDifferentiable,
       ...(chat ? { chat } : {}),

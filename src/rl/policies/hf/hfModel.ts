@@ -1,18 +1,19 @@
-// A Hugging Face causal language model (qwen2, llama, gpt2) in tfjs core ops, from a local checkpoint
-// folder, with LoRA adapters or full fine-tuning. Shapes: B batch, T new positions, Tk keys, D hidden,
-// H query heads, K key/value heads (grouped-query attention: query head h reads key/value head
-// h ÷ (H/K)), E head width, F MLP width, V vocabulary.
+// The tfjs decoder: a Hugging Face causal language model (qwen2, qwen3, llama, gpt2) in tfjs core ops,
+// from a local checkpoint folder, with LoRA adapters or full fine-tuning — the forward pass of the
+// tfjs-node(-gpu) and WebGPU backends, and on wasm of what the engine does not run (gpt2, candidate
+// scoring). Shapes: B batch, T new positions, Tk keys, D hidden, H query heads, K key/value heads
+// (grouped-query attention: query head h reads key/value head h ÷ (H/K)), E head width, F MLP width,
+// V vocabulary.
 //
-// Wasm-minded choices, as in the small GPT (../transformer/model.ts): projections are 2-D products with
-// materialised transposes, attention's batched products run on our SIMD kernel, rotate-half is a
-// product with a fixed ±1 permutation matrix. Under LoRA the base weights are plain frozen tensors
+// Wasm-minded choices: projections are 2-D products with materialised transposes, attention's batched
+// products run on our SIMD kernel, rotate-half is a product with a fixed ±1 permutation matrix. Under LoRA the base weights are plain frozen tensors
 // (never variables): no gradient reaches them, and the KL reference is the same base with a frozen copy
 // of the adapters (zero at the start), so it costs no second copy of the weights. Embeddings are a gather
 // when frozen and a one-hot product when trained (wasm has no gradient for gather).
 import * as tf from '@tensorflow/tfjs';
 import type { Differentiable } from '../../algo/gradients';
 import { batchMatMul } from '../transformer/kernels/batchMatMul';
-import { mm, type PolicyModel, type RunOptions } from '../transformer/model';
+import { mm, type PolicyModel, type RunOptions } from '../transformer/policyModel';
 import { ModelLoadError, outputBias, parameterCount, readHfConfig, ropeInverseFrequencies, type HfArchitecture } from './hfConfig';
 import { checkpointTensors, readTensor, type StoredTensor } from './safetensors';
 
@@ -355,9 +356,6 @@ export class HfModel implements PolicyModel {
   weightsChanged(): void {
     this.adaptersZero = false;
   }
-
-  /** Fused decoding kernels are for the small GPT only; this model decodes through the tfjs cache. */
-  readonly fusedHeadDim = undefined;
 
   /** Prefill rows per pass: a layer's scores and probabilities (rows × heads × P² floats, twice) within PREFILL_BUDGET. */
   get prefillRows(): number {

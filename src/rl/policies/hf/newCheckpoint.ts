@@ -9,10 +9,12 @@
 // seeded stream: the same spec and seed write the same bytes.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Rng } from '../../random';
 import { ModelLoadError, parseHfConfig, type HfArchitecture } from './hfConfig';
 import { writeSafetensors } from './safetensors';
+import { characterTokenizer } from '../transformer/tokenizer';
 
 export const NEW_MODEL_ARCHITECTURES = ['qwen3', 'qwen2', 'llama'] as const;
 export type NewModelArchitecture = (typeof NEW_MODEL_ARCHITECTURES)[number];
@@ -35,75 +37,6 @@ export interface NewModelSpec {
   readonly tokenizer: string;
   readonly seed: number;
   readonly dtype: 'float32' | 'bfloat16';
-}
-
-/** The character vocabulary's characters, in id order: newline, tab, printable ASCII (the small GPT's). */
-export function characterVocabulary(): string[] {
-  const out = ['\n', '\t'];
-  for (let c = 32; c < 127; c++) out.push(String.fromCharCode(c));
-  return out;
-}
-
-const UNK = '<unk>';
-const EOS = '<|endoftext|>';
-
-/**
- * A character-level tokenizer.json: every character of `chars` one token (ids in order), then <unk>
- * for any other character, <|endoftext|>, and reserved special tokens up to a multiple of 8 ids (the
- * engine's products read the vocabulary in blocks; every id decodes to something).
- */
-export function characterTokenizer(chars: readonly string[] = characterVocabulary()): {
-  tokenizer: Record<string, unknown>;
-  config: Record<string, unknown>;
-  size: number;
-} {
-  const vocab: Record<string, number> = {};
-  chars.forEach((c, i) => (vocab[c] = i));
-  const specials = [UNK, EOS];
-  while ((chars.length + specials.length) % 8 !== 0) specials.push(`<|reserved_${specials.length - 2}|>`);
-  const added = specials.map((content, k) => ({
-    id: chars.length + k,
-    content,
-    single_word: false,
-    lstrip: false,
-    rstrip: false,
-    normalized: false,
-    special: true,
-  }));
-  vocab[UNK] = chars.length;
-  const tokenizer = {
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: added,
-    normalizer: null,
-    pre_tokenizer: null,
-    post_processor: null,
-    decoder: { type: 'Fuse' },
-    model: {
-      type: 'BPE',
-      dropout: null,
-      unk_token: UNK,
-      continuing_subword_prefix: null,
-      end_of_word_suffix: null,
-      fuse_unk: false,
-      byte_fallback: false,
-      ignore_merges: false,
-      vocab,
-      merges: [],
-    },
-  };
-  const config = {
-    tokenizer_class: 'PreTrainedTokenizerFast',
-    unk_token: UNK,
-    eos_token: EOS,
-    pad_token: EOS,
-    bos_token: null,
-    model_max_length: 1_000_000,
-    clean_up_tokenization_spaces: false,
-    added_tokens_decoder: Object.fromEntries(added.map((t) => [String(t.id), { ...t, id: undefined }])),
-  };
-  return { tokenizer, config, size: chars.length + specials.length };
 }
 
 /** Ids of a tokenizer.json (vocabulary and added tokens). */
@@ -267,8 +200,8 @@ export const NEW_MODEL_FILES = ['config.json', 'generation_config.json', 'model.
  * Writes a fresh checkpoint into `out` (created; it must not hold files already). Returns the
  * architecture as the loaders read it back.
  */
-export function writeNewCheckpoint(out: string, spec: NewModelSpec): HfArchitecture {
-  checkNewModelSpec(spec, (f) => f);
+export function writeNewCheckpoint(out: string, spec: NewModelSpec, name: (field: keyof NewModelSpec) => string = (f) => f): HfArchitecture {
+  checkNewModelSpec(spec, name);
   let tokenizer: Record<string, unknown>;
   let tokConfig: Record<string, unknown>;
   if (spec.tokenizer === 'char') {
@@ -278,13 +211,15 @@ export function writeNewCheckpoint(out: string, spec: NewModelSpec): HfArchitect
   } else {
     const file = path.join(spec.tokenizer, 'tokenizer.json');
     if (!fs.existsSync(file))
-      throw new ModelLoadError(`tokenizer: no tokenizer.json in ${spec.tokenizer}. Fix: a folder holding a Hugging Face tokenizer.json, or "char"`);
+      throw new ModelLoadError(
+        `${name('tokenizer')}: ${fs.existsSync(spec.tokenizer) ? `no tokenizer.json in ${spec.tokenizer}` : `${spec.tokenizer} does not exist`}. Fix: a folder holding a Hugging Face tokenizer.json (and tokenizer_config.json), or the character vocabulary`,
+      );
     tokenizer = readJson(file);
     const cfg = path.join(spec.tokenizer, 'tokenizer_config.json');
     tokConfig = fs.existsSync(cfg) ? readJson(cfg) : {};
   }
   const size = tokenizerSize(tokenizer);
-  if (size <= 0) throw new ModelLoadError(`tokenizer: ${spec.tokenizer}'s tokenizer.json has no vocabulary`);
+  if (size <= 0) throw new ModelLoadError(`${name('tokenizer')}: ${spec.tokenizer}'s tokenizer.json has no vocabulary`);
   // the engine reads the vocabulary in blocks of 8 rows: padded as released models pad theirs
   const vocabSize = Math.ceil(size / 8) * 8;
   const tokenId = (v: unknown): number | undefined => {
@@ -313,4 +248,36 @@ export function writeNewCheckpoint(out: string, spec: NewModelSpec): HfArchitect
 export function newModelId(spec: NewModelSpec): string {
   const h = crypto.createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 12);
   return `${spec.architecture}-${spec.layers}x${spec.hidden}-s${spec.seed}-${h}`;
+}
+
+/** Where fresh models are kept: $AGENT_RL_MODELS, else agent-rl-workbench/models in the user's cache folder. */
+export function freshModelsRoot(): string {
+  const env = process.env.AGENT_RL_MODELS;
+  if (env) return env;
+  const cache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(cache, 'agent-rl-workbench', 'models');
+}
+
+/**
+ * The folder of a fresh model: written once per spec (its bytes follow from the spec and seed, so any
+ * run or resume that asks for it again finds the same weights), atomically (a folder written beside it,
+ * then renamed), under `root`.
+ */
+export function freshModelFolder(spec: NewModelSpec, root = freshModelsRoot(), name: (field: keyof NewModelSpec) => string = (f) => f): string {
+  const dir = path.join(root, newModelId(spec));
+  if (fs.existsSync(path.join(dir, 'model.safetensors'))) return dir;
+  fs.mkdirSync(root, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(root, '.new-'));
+  try {
+    writeNewCheckpoint(tmp, spec, name);
+    try {
+      fs.renameSync(tmp, dir);
+    } catch (e) {
+      // another process wrote the same folder first: its bytes are these
+      if (!fs.existsSync(path.join(dir, 'model.safetensors'))) throw e;
+    }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  return dir;
 }

@@ -1,18 +1,20 @@
 // Checkpoints of the transformer policy, a directory of two files:
-//   checkpoint.json — { format: "agent-rl-checkpoint", version: 1, model: GptConfig | HfModelConfig, tokenizer,
+//   checkpoint.json — { format: "agent-rl-checkpoint", version: 1, model: HfModelConfig, tokenizer,
 //                       policyVersion, optimizer: { step, options }, tensors: [{ name, shape,
 //                       offset, length }], savedAt, note }
 //   tensors.bin     — little-endian float32: every trainable weight (a LoRA run: its adapters only; the
 //                       base stays in its folder) in `tensors` order, then AdamW's
 //                       first moments ("adam.m/<name>") and second moments ("adam.v/<name>").
-// Offsets and lengths count float32 elements. Loading checks every shape against the model.
+// Offsets and lengths count float32 elements. Loading checks every shape against the model. Under full
+// fine-tuning the same folder is a Hugging Face checkpoint too (transformerPolicy.save). Checkpoints of
+// the small character-level GPT of earlier versions (a model with no "kind") are refused with why.
 import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../../../shared/runConfig';
 import type { AdamW, AdamWOptions } from '../../algo/adamw';
 import type { HfModelConfig } from '../hf/hfModel';
-import type { GptConfig, PolicyModel } from './model';
+import type { PolicyModel } from './policyModel';
 import { tokenizerFromJSON, type Tokenizer } from './tokenizer';
 
 export const CHECKPOINT_FORMAT = 'agent-rl-checkpoint';
@@ -27,8 +29,8 @@ interface TensorEntry {
 export interface CheckpointManifest {
   readonly format: typeof CHECKPOINT_FORMAT;
   readonly version: 1;
-  /** The small GPT's shape, or a Hugging Face checkpoint folder (whose trainable weights, adapters under LoRA, are the tensors here). */
-  readonly model: GptConfig | HfModelConfig;
+  /** The Hugging Face checkpoint folder the weights belong to (the trainable ones, adapters under LoRA, are the tensors here). */
+  readonly model: HfModelConfig;
   readonly tokenizer: { kind: string; [k: string]: unknown };
   readonly policyVersion: number;
   readonly optimizer: { readonly step: number; readonly options: AdamWOptions };
@@ -43,7 +45,7 @@ export interface CheckpointManifest {
  */
 export async function saveCheckpoint(
   dir: string,
-  model: PolicyModel & { readonly config: GptConfig | HfModelConfig },
+  model: PolicyModel & { readonly config: HfModelConfig },
   tokenizer: Tokenizer,
   optimizer: AdamW,
   policyVersion: number,
@@ -170,7 +172,12 @@ function restore(ck: LoadedCheckpoint, model: PolicyModel, optimizer: AdamW | un
   }
 }
 
-type StoredModel = PolicyModel & { readonly config: GptConfig | HfModelConfig };
+type StoredModel = PolicyModel & { readonly config: HfModelConfig };
+
+/** The message for a checkpoint of the small GPT that earlier versions trained (its model has no kind). */
+export function smallGptGone(where: string): string {
+  return `${where} holds the small character-level GPT of earlier versions; that network is gone (small models are Hugging Face checkpoints on the engine now), so its weights cannot be loaded. Its runs stay readable in every view. Fix: start a new run (agent-rl sft writes a warm start)`;
+}
 
 /** A policy's state (the part of a run's resume point that is the policy's): the weights, the optimizer's moments and step, and the KL reference ("reference/<name>"). */
 export function savePolicyState(
@@ -188,6 +195,7 @@ export function savePolicyState(
 /** Restores a policy state into the model, its optimizer and its reference, after checking it holds this model; returns its policy version. */
 export function loadPolicyState(dir: string, model: StoredModel, reference: PolicyModel, optimizer: AdamW): number {
   const ck = readCheckpoint(dir);
+  if (!('kind' in ck.manifest.model)) throw new Error(smallGptGone(`the resume point in ${dir}`));
   if (JSON.stringify(ck.manifest.model) !== JSON.stringify(model.config)) {
     throw new Error(
       `the resume point in ${dir} holds a model of another shape or folder (${JSON.stringify(ck.manifest.model)}); this run's is ${JSON.stringify(model.config)}`,

@@ -5,13 +5,13 @@
 // (logits / temperature) of the full distribution (what the learner recomputes; top-k / top-p
 // truncation only restricts which tokens can be drawn). Under constrained decoding (a grammar of the
 // environment's actions) disallowed tokens are removed before the draw and the log-prob is over the
-// allowed ones, as the learner recomputes it (constraint.ts).
+// allowed ones, as the learner recomputes it (constraint.ts); the grammar alone then ends the action
+// (at a whole action, or a chat model's end-of-turn token), not the stop strings.
 import * as tf from '@tensorflow/tfjs';
 import { assertBackendHealthy } from '../../backendHealth';
 import type { Rng } from '../../random';
-import { createArena, decodeAttentionAvailable, disposeArena, type KvArena } from './kernels/decoding';
 import type { TokenConstraint } from './constraint';
-import type { CausalLm, KvCache } from './model';
+import type { CausalLm, KvCache } from './policyModel';
 import type { Tokenizer } from './tokenizer';
 
 export interface SampleOptions {
@@ -42,29 +42,11 @@ export interface SampledSequence {
   readonly constrained?: true;
 }
 
-/**
- * Decoding state of a batch: the keys and values so far, and each row's next position. On the wasm
- * backend they live in an arena of preallocated columns written in place by the fused attention
- * kernel (kernels/decoding.ts); elsewhere in a tfjs cache that grows by concatenation.
- */
+/** Decoding state of a batch on the tfjs decoder: the keys and values so far (a tfjs cache that grows by concatenation), and each row's next position. */
 export interface BatchState {
-  cache?: KvCache;
-  arena?: KvArena;
-  /** With the arena: the output projection [D, V], made once per batch. */
-  head?: tf.Tensor2D;
+  cache: KvCache;
   /** Next absolute position of each row (= its real length so far). */
   readonly lengths: number[];
-}
-
-export interface PrefillOptions {
-  /**
-   * Columns the arena holds: the longest prompt plus the most new tokens of any row (rows are
-   * left-padded to the longest prompt, so a short prompt's tokens sit further right than its
-   * position); default the model's context length.
-   */
-  readonly capacity?: number;
-  /** false: keep the tfjs cache even where the fused kernel could run (tests compare the two). */
-  readonly fused?: boolean;
 }
 
 /** Rows per prefill pass. */
@@ -77,7 +59,7 @@ function runOf(model: CausalLm): NonNullable<CausalLm['run']> {
 }
 
 /** Prefill: left-padded prompts [B][*] → last-position logits [B, V] and the decoding state. */
-export function prefill(model: CausalLm, prompts: readonly (readonly number[])[], options: PrefillOptions = {}): { state: BatchState; logits: tf.Tensor2D } {
+export function prefill(model: CausalLm, prompts: readonly (readonly number[])[]): { state: BatchState; logits: tf.Tensor2D } {
   const run = runOf(model);
   const B = prompts.length;
   const L = Math.max(1, ...prompts.map((p) => p.length));
@@ -114,26 +96,10 @@ export function prefill(model: CausalLm, prompts: readonly (readonly number[])[]
     const k = parts[0]!.k.map((_, l) => join(parts.map((p) => p.k[l]!)));
     const v = parts[0]!.v.map((_, l) => join(parts.map((p) => p.v[l]!)));
     const lengths = prompts.map((p) => p.length);
-    const headDim = model.fusedHeadDim;
-    if (options.fused !== false && headDim !== undefined && model.decode && model.headWeight && decodeAttentionAvailable(headDim)) {
-      const arena = createArena(
-        k,
-        v,
-        lengths.map((n) => L - n),
-        Math.max(L, options.capacity ?? model.config.contextLength),
-      );
-      result = { state: { arena: keepArena(arena), head: tf.keep(model.headWeight()), lengths }, logits: tf.keep(logits) };
-    } else {
-      const cache: KvCache = { k: k.map((t) => tf.keep(t)), v: v.map((t) => tf.keep(t)), keyMask: tf.keep(keyMask) };
-      result = { state: { cache, lengths }, logits: tf.keep(logits) };
-    }
+    const cache: KvCache = { k: k.map((t) => tf.keep(t)), v: v.map((t) => tf.keep(t)), keyMask: tf.keep(keyMask) };
+    result = { state: { cache, lengths }, logits: tf.keep(logits) };
   });
   return result!;
-}
-
-function keepArena(a: KvArena): KvArena {
-  [...a.k, ...a.v, a.starts, a.scratch].forEach((t) => tf.keep(t));
-  return a;
 }
 
 /** One decoding step: the next token of every row → logits [B, V]; the cache grows by one. */
@@ -141,14 +107,7 @@ export function decodeStep(model: CausalLm, state: BatchState, tokens: readonly 
   const B = tokens.length;
   const ids = (): tf.Tensor2D => tf.tensor2d(Int32Array.from(tokens), [B, 1], 'int32');
   const positions = (): tf.Tensor2D => tf.tensor2d(Int32Array.from(state.lengths), [B, 1], 'int32');
-  if (state.arena) {
-    const arena = state.arena;
-    const head = state.head!;
-    const logits = tf.tidy(() => model.decode!(ids(), positions(), arena, head));
-    for (let b = 0; b < B; b++) state.lengths[b]! += 1;
-    return logits;
-  }
-  const old = state.cache!;
+  const old = state.cache;
   const run = runOf(model);
   let logits: tf.Tensor2D | undefined;
   let cache: KvCache | undefined;
@@ -164,11 +123,9 @@ export function decodeStep(model: CausalLm, state: BatchState, tokens: readonly 
   return logits!;
 }
 
-/** Frees a batch's keys and values (arena or cache). */
+/** Frees a batch's keys and values. */
 export function disposeState(state: BatchState): void {
-  if (state.arena) disposeArena(state.arena);
-  state.head?.dispose();
-  if (state.cache) tf.dispose([...state.cache.k, ...state.cache.v, state.cache.keyMask]);
+  tf.dispose([...state.cache.k, ...state.cache.v, state.cache.keyMask]);
 }
 
 /** log softmax(logits / T) in float64. T = 0 is treated as 1 (greedy's log-prob). */
@@ -282,7 +239,7 @@ interface Stepper {
 /** The model's own decoding session, or the tfjs prefill and steps with their cache (read asynchronously: WebGPU has no synchronous read in Node). */
 async function stepperOf(model: CausalLm, inputs: readonly (readonly number[])[], capacity: number): Promise<Stepper> {
   if (model.session) return model.session(inputs, capacity);
-  const started = prefill(model, inputs, { capacity });
+  const started = prefill(model, inputs);
   const read = async (t: tf.Tensor2D): Promise<Float32Array> => {
     try {
       const data = (await t.data()) as Float32Array;
@@ -383,9 +340,10 @@ export async function sampleBatch(
         r.text += tokenizer.decode([tok]);
         if (o.constraint) {
           r.state = o.constraint.advance(r.state!, tok);
-          if (!r.state) throw new Error('sampler: drew a token outside the grammar (a bug: disallowed tokens are masked)');
+          if (r.state === undefined) throw new Error('sampler: drew a token outside the grammar (a bug: disallowed tokens are masked)');
         }
-        if (stopsAt(r.text, o.stop, o.stopWhen) || (r.state && o.constraint!.finished(r.state))) r.stopReason = 'stop';
+        // under a grammar the grammar alone ends the action (a chat model's with its end-of-turn token)
+        if (r.state !== undefined ? o.constraint!.finished(r.state) : stopsAt(r.text, o.stop, o.stopWhen)) r.stopReason = 'stop';
         else if (r.tokens.length >= r.budget) r.stopReason = r.budget < o.maxNewTokens ? 'context' : 'max_tokens';
         next.push(tok);
       }

@@ -1,49 +1,86 @@
 // Tokenizers. Token ids are produced once, when text enters a context, and never rebuilt from decoded
-// text (token in, token out). Two kinds: a character-level one for the small models trained here, and
-// Hugging Face tokenizers loaded from a directory holding tokenizer.json (and tokenizer_config.json).
+// text (token in, token out). Hugging Face tokenizers, loaded from a directory holding tokenizer.json
+// (and tokenizer_config.json); the character vocabulary of the small models trained here is written as
+// such a tokenizer.json too (every character one token).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 export interface Tokenizer {
   readonly vocabSize: number;
   encode(text: string): number[];
   decode(ids: readonly number[]): string;
+  /** Ids of control tokens (end of turn, padding, …): never part of an action's text. */
+  specialIds?(): number[];
   /** Serialisable description, stored in checkpoints. */
   toJSON(): { kind: string; [k: string]: unknown };
 }
 
+/** The character vocabulary's characters, in id order: newline, tab, printable ASCII (the character tokenizer's since the first small models). */
+export function characterVocabulary(): string[] {
+  const out = ['\n', '\t'];
+  for (let c = 32; c < 127; c++) out.push(String.fromCharCode(c));
+  return out;
+}
+
+const UNK = '<unk>';
+const EOS = '<|endoftext|>';
+
 /**
- * Character-level tokenizer for small models trained here: printable ASCII (32–126), newline and
- * tab, plus one id for any other character (decoded as U+FFFD). 96 ids by default.
+ * A character-level tokenizer.json: every character of `chars` one token (ids in order), then <unk>
+ * for any other character, <|endoftext|>, and reserved special tokens up to a multiple of 8 ids (the
+ * engine's products read the vocabulary in blocks; every id decodes to something).
  */
-export class CharTokenizer implements Tokenizer {
-  private readonly index = new Map<string, number>();
-  readonly vocabSize: number;
-  static readonly UNKNOWN = '\uFFFD';
-
-  constructor(readonly chars: readonly string[] = CharTokenizer.defaultChars()) {
-    chars.forEach((c, i) => this.index.set(c, i));
-    this.vocabSize = chars.length + 1; // last id = unknown
-  }
-
-  static defaultChars(): string[] {
-    const out = ['\n', '\t'];
-    for (let c = 32; c < 127; c++) out.push(String.fromCharCode(c));
-    return out; // 97 characters → vocab 98; models may round up
-  }
-
-  encode(text: string): number[] {
-    const ids: number[] = [];
-    for (const ch of text) ids.push(this.index.get(ch) ?? this.chars.length);
-    return ids;
-  }
-
-  decode(ids: readonly number[]): string {
-    return ids.map((i) => this.chars[i] ?? CharTokenizer.UNKNOWN).join('');
-  }
-
-  toJSON(): { kind: string; chars: readonly string[] } {
-    return { kind: 'char', chars: this.chars };
-  }
+export function characterTokenizer(chars: readonly string[] = characterVocabulary()): {
+  tokenizer: Record<string, unknown>;
+  config: Record<string, unknown>;
+  size: number;
+} {
+  const vocab: Record<string, number> = {};
+  chars.forEach((c, i) => (vocab[c] = i));
+  const specials = [UNK, EOS];
+  while ((chars.length + specials.length) % 8 !== 0) specials.push(`<|reserved_${specials.length - 2}|>`);
+  const added = specials.map((content, k) => ({
+    id: chars.length + k,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  }));
+  vocab[UNK] = chars.length;
+  const tokenizer = {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: added,
+    normalizer: null,
+    pre_tokenizer: null,
+    post_processor: null,
+    decoder: { type: 'Fuse' },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: UNK,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges: [],
+    },
+  };
+  const config = {
+    tokenizer_class: 'PreTrainedTokenizerFast',
+    unk_token: UNK,
+    eos_token: EOS,
+    pad_token: EOS,
+    bos_token: null,
+    model_max_length: 1_000_000,
+    clean_up_tokenization_spaces: false,
+    added_tokens_decoder: Object.fromEntries(added.map((t) => [String(t.id), { ...t, id: undefined }])),
+  };
+  return { tokenizer, config, size: chars.length + specials.length };
 }
 
 interface HfImpl {
@@ -278,6 +315,12 @@ export class HfTokenizer implements Tokenizer {
       .filter((t) => t !== '');
   }
 
+  specialIds(): number[] {
+    return ((this.tokenizerJson.added_tokens as { id?: unknown; special?: unknown }[] | undefined) ?? [])
+      .filter((t) => t.special === true && typeof t.id === 'number')
+      .map((t) => t.id as number);
+  }
+
   /** The id of a token given by its text (special or added tokens such as <|im_end|>), if the vocabulary has it. */
   tokenId(text: string): number | undefined {
     const added = (this.tokenizerJson.added_tokens as { id: number; content: string }[] | undefined)?.find((t) => t.content === text);
@@ -302,8 +345,22 @@ export class HfTokenizer implements Tokenizer {
   }
 }
 
+/** The character vocabulary's tokenizer.json as a tokenizer (one per process: loading the library costs). */
+let characters: HfTokenizer | undefined;
+export function characterHfTokenizer(): HfTokenizer {
+  if (!characters) {
+    const t = characterTokenizer();
+    characters = new HfTokenizer(t.tokenizer, t.config);
+  }
+  return characters;
+}
+
+/**
+ * A checkpoint's stored tokenizer. The small GPT of earlier versions stored its character tokenizer
+ * as { kind: "char" }: the character tokenizer.json decodes the same ids (its unknown id as <unk>).
+ */
 export function tokenizerFromJSON(json: { kind: string; [k: string]: unknown }): Tokenizer {
-  if (json.kind === 'char' && Array.isArray(json.chars)) return new CharTokenizer(json.chars as string[]);
+  if (json.kind === 'char') return characterHfTokenizer();
   if (json.kind === 'hf' && json.tokenizer && typeof json.tokenizer === 'object') {
     return new HfTokenizer(json.tokenizer as Record<string, unknown>, (json.config ?? {}) as Record<string, unknown>);
   }

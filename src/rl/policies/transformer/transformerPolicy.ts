@@ -1,31 +1,25 @@
-// The language-model policy: a decoder (the small GPT, or a Hugging Face checkpoint) that writes each
-// action as text, sampled with a KV cache, trained on exactly the token ids it sampled (plus the prompt
-// and observation ids, each encoded once when it entered the context, with loss mask 0; through the
-// model's chat template when it has one). It samples and scores; the learner owns the update, and the
-// policy's data-parallel parts are its main thread and its helper replicas (the small GPT only).
+// The language-model policy: a Hugging Face checkpoint (a user's, or a fresh small model written as
+// one) on the engine or the tfjs decoder, writing each action as text, sampled with a KV cache, trained
+// on exactly the token ids it sampled (plus the prompt and observation ids, each encoded once when it
+// entered the context, with loss mask 0; through the model's chat template when it has one). It
+// samples and scores; the learner owns the update.
 import * as tf from '@tensorflow/tfjs';
 import type { PolicyStep, Trajectory } from '../../../shared/types';
 import { AdamW, type AdamWOptions } from '../../algo/adamw';
 import type { LossSpec } from '../../algo/objective';
 import { Rng } from '../../random';
-import type { StopTest } from '../../envs/parsers';
 import type { LossInput, LossStats, TrainSequence } from '../../algo/batch';
 import { MICROBATCH_POSITIONS, shardGradients, shardLogprobs, type SequenceLogprobs, type Trainable } from '../../algo/gradients';
-import { splitShards } from '../../algo/batch';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
 import { DemonstrationPolicy } from '../scripted/demonstrations';
 import { loadPolicyState, saveCheckpoint, savePolicyState } from './checkpoint';
 import type { ChatFormat } from '../hf/chatFormat';
 import type { HfModelConfig } from '../hf/hfModel';
 import { writeHfFolder } from '../hf/hfFolder';
-import { Gpt, gptDifferentiable, type GptConfig, type PolicyModel } from './model';
-import type { ReplicaPool } from './replicas';
+import type { PolicyModel } from './policyModel';
 import { sampleBatch, type SampledSequence, type SampleOptions } from './sampler';
 import type { Tokenizer } from './tokenizer';
 import type { TokenConstraint } from './constraint';
-
-/** Fewest prompts per replica worth a sampling shard (below it, the main thread samples them all). */
-const MIN_SHARD = 2;
 
 /**
  * The ids of one trajectory concatenated over turns (never re-encoded) as a training sequence: position
@@ -90,36 +84,22 @@ export interface ModelParts<M extends PolicyModel> {
   readonly microBatchPositions?: number;
 }
 
-type SerialisableModel = PolicyModel & { readonly config: GptConfig | HfModelConfig };
+type SerialisableModel = PolicyModel & { readonly config: HfModelConfig };
 
-/** The small GPT's parts: a frozen copy as the reference. */
-export function gptParts(model: Gpt, seed: number): ModelParts<Gpt> {
-  const reference = new Gpt(model.config, seed, false);
-  reference.copyFrom(model);
-  return { reference, differentiable: gptDifferentiable };
-}
-
-export class TransformerPolicy<M extends SerialisableModel = Gpt> implements TrainablePolicy {
+export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> implements TrainablePolicy {
   readonly reference: M;
   readonly optimizer: AdamW;
   private versionCounter = 0;
-  private replicas: ReplicaPool | undefined;
-  private stopTest: StopTest | undefined;
-  /** Milliseconds spent sending new weights to the helper replicas (which sample rollouts too) since the last `takeSyncMs`. */
-  private syncMs = 0;
-
-  private readonly parts: ModelParts<M>;
 
   constructor(
     readonly model: M,
     readonly tokenizer: Tokenizer,
     public sampling: SampleOptions,
     optimizer: AdamWOptions,
-    private readonly computeBase: string,
-    seedOrParts: number | ModelParts<M> = 0,
+    readonly compute: string,
+    private readonly parts: ModelParts<M>,
   ) {
-    this.parts = typeof seedOrParts === 'number' ? (gptParts(model as unknown as Gpt, seedOrParts) as unknown as ModelParts<M>) : seedOrParts;
-    this.reference = this.parts.reference;
+    this.reference = parts.reference;
     this.optimizer = new AdamW([...model.weights], optimizer);
   }
 
@@ -128,18 +108,12 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
     return this.parts.chat;
   }
 
-  /** Backend and size, and the data-parallel replicas when there are any. */
-  get compute(): string {
-    return this.replicas ? `${this.computeBase}, ${this.replicas.size + 1} data-parallel replicas` : this.computeBase;
-  }
-
   get version(): number {
     return this.versionCounter;
   }
 
-  get parallelism(): number {
-    return this.replicas ? this.replicas.size + 1 : 1;
-  }
+  /** One part: the engine spreads each pass over the machine's cores itself. */
+  readonly parallelism = 1;
 
   /** The model embeds positions 0 … contextLength − 1: a sequence scores at most that many. */
   get maxPositions(): number {
@@ -161,12 +135,6 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
 
   demonstrator(agent: Policy): Policy {
     return new DemonstrationPolicy(agent, this.tokenizer);
-  }
-
-  /** Helper replicas on the other cores (data parallelism), or none. */
-  attachReplicas(pool: ReplicaPool, stopTest: StopTest | undefined): void {
-    this.replicas = pool;
-    this.stopTest = stopTest;
   }
 
   sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
@@ -211,63 +179,14 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
     });
   }
 
-  /**
-   * Continues token-id prompts, on every replica at once: prompts are dealt out in order of length
-   * (similar lengths per shard), each shard draws from its own stream seeded from `rng`, and results
-   * come back in order.
-   */
+  /** Continues token-id prompts; with `rowSeeds`, each row draws from its own stream (the concurrent schedule). */
   async sampleTokens(
     prompts: readonly (readonly number[])[],
     rng: Rng,
     sampling: SampleOptions = this.sampling,
     rowSeeds?: readonly number[],
   ): Promise<SampledSequence[]> {
-    const pool = this.replicas;
-    const rowsOf = (idx: readonly number[]): Rng[] => idx.map((i) => new Rng(rowSeeds![i]!));
-    const order = prompts
-      .map((p, i) => ({ i, n: p.length }))
-      .sort((a, b) => a.n - b.n || a.i - b.i)
-      .map((x) => x.i);
-    if (!pool || prompts.length < MIN_SHARD * (pool.size + 1))
-      return sampleBatch(this.model, this.tokenizer, prompts, sampling, rowSeeds ? rowsOf(prompts.map((_, i) => i)) : rng);
-    const shards = splitShards(order, pool.size + 1);
-    const seeds = rowSeeds ? shards.map(() => 0) : shards.map(() => rng.int(2 ** 31));
-    // stopWhen and the constraint are rebuilt from their names
-    const { temperature, topK, topP, maxNewTokens, stop } = sampling;
-    if (sampling.constraint && !sampling.constraint.name) throw new Error('TransformerPolicy: replicas sample under named grammars only (ACTION_GRAMMARS)');
-    const options = {
-      temperature,
-      topK,
-      topP,
-      maxNewTokens,
-      stop,
-      ...(this.stopTest ? { stopTest: this.stopTest } : {}),
-      ...(sampling.constraint ? { grammar: sampling.constraint.name } : {}),
-    };
-    const asked = shards.slice(1).map((idx, h) =>
-      pool.helper(h).call({
-        kind: 'sample',
-        prompts: idx.map((i) => prompts[i]!),
-        options,
-        seed: seeds[h + 1]!,
-        ...(rowSeeds ? { rowSeeds: idx.map((i) => rowSeeds[i]!) } : {}),
-      }),
-    );
-    const mine = await sampleBatch(
-      this.model,
-      this.tokenizer,
-      shards[0]!.map((i) => prompts[i]!),
-      sampling,
-      rowSeeds ? rowsOf(shards[0]!) : new Rng(seeds[0]!),
-    );
-    const theirs = await Promise.all(asked);
-    const out: SampledSequence[] = new Array<SampledSequence>(prompts.length);
-    shards[0]!.forEach((i, k) => (out[i] = mine[k]!));
-    theirs.forEach((r, h) => {
-      if (r.kind !== 'sample') throw new Error(`replica: unexpected reply ${r.kind}`);
-      shards[h + 1]!.forEach((i, k) => (out[i] = r.sequences[k]!));
-    });
-    return out;
+    return sampleBatch(this.model, this.tokenizer, prompts, sampling, rowSeeds ? rowSeeds.map((seed) => new Rng(seed)) : rng);
   }
 
   sequence(t: Trajectory): TrainSequence | undefined {
@@ -275,56 +194,37 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
     return trajectorySequence(t, this.sampling.constraint, (n) => Math.min(maxNewTokens, this.model.config.contextLength - n));
   }
 
+  private part0(part: number): void {
+    if (part !== 0) throw new Error(`TransformerPolicy: no data-parallel part ${part} (one part: the engine threads each pass itself)`);
+  }
+
   async logprobs(
     part: number,
     seqs: readonly TrainSequence[],
     o: { model: 'current' | 'reference'; temperature: number; rows: boolean },
   ): Promise<SequenceLogprobs> {
-    if (part === 0)
-      return shardLogprobs(
-        this.parts.differentiable(o.model === 'reference' ? this.reference : this.model),
-        seqs,
-        o,
-        this.parts.microBatchPositions ? 2 * this.parts.microBatchPositions : undefined,
-      );
-    const r = await this.helper(part).call({ kind: 'logprobs', seqs, model: o.model, temperature: o.temperature, rows: o.rows });
-    if (r.kind !== 'logprobs') throw new Error(`replica: unexpected reply ${r.kind}`);
-    return { logp: r.logp, ...(r.rows ? { rows: r.rows } : {}) };
+    this.part0(part);
+    return shardLogprobs(
+      this.parts.differentiable(o.model === 'reference' ? this.reference : this.model),
+      seqs,
+      o,
+      this.parts.microBatchPositions ? 2 * this.parts.microBatchPositions : undefined,
+    );
   }
 
   async gradients(part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
-    if (part === 0) return shardGradients(this.parts.differentiable(this.model), inputs, spec, this.parts.microBatchPositions ?? MICROBATCH_POSITIONS);
-    const r = await this.helper(part).call({ kind: 'grads', inputs, spec });
-    if (r.kind !== 'grads') throw new Error(`replica: unexpected reply ${r.kind}`);
-    return { grads: r.grads.map((g, i) => tf.tensor(g, this.model.weights[i]!.shape)), stats: r.stats };
+    this.part0(part);
+    return shardGradients(this.parts.differentiable(this.model), inputs, spec, this.parts.microBatchPositions ?? MICROBATCH_POSITIONS);
   }
 
   async applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number> {
     const norm = await this.optimizer.apply(grads, lr);
     this.model.weightsChanged?.();
-    // every replica holds the new weights before anything else is asked of it
-    if (this.replicas) {
-      const t = Date.now();
-      await this.replicas.syncWeights(this.model, 'model');
-      this.syncMs += Date.now() - t;
-    }
     return norm;
   }
 
   completeUpdate(): void {
     this.versionCounter += 1;
-  }
-
-  /** The weight-sync time since the last call (0 without helper replicas). */
-  takeSyncMs(): number {
-    const ms = this.syncMs;
-    this.syncMs = 0;
-    return ms;
-  }
-
-  private helper(part: number): ReturnType<ReplicaPool['helper']> {
-    if (!this.replicas || part < 1 || part > this.replicas.size) throw new Error(`TransformerPolicy: no data-parallel part ${part}`);
-    return this.replicas.helper(part - 1);
   }
 
   greedy(): Policy {
@@ -347,21 +247,14 @@ export class TransformerPolicy<M extends SerialisableModel = Gpt> implements Tra
     await savePolicyState(dir, this.model, this.reference, this.tokenizer, this.optimizer, this.versionCounter);
   }
 
-  async loadState(dir: string): Promise<void> {
+  loadState(dir: string): Promise<void> {
     this.versionCounter = loadPolicyState(dir, this.model, this.reference, this.optimizer);
-    if (this.replicas) {
-      await this.replicas.syncWeights(this.model, 'model');
-      await this.replicas.syncWeights(this.reference, 'reference');
-    }
+    return Promise.resolve();
   }
 
   async dispose(): Promise<void> {
-    await this.replicas?.close();
-    this.replicas = undefined;
-    this.model.dispose();
-    this.reference.dispose();
+    await this.reference.dispose();
+    await this.model.dispose();
     this.optimizer.dispose();
   }
 }
-
-export type { GptConfig };

@@ -17,7 +17,7 @@ import {
 import { depthMix, expressionSets, textDepth } from '../../../../src/rl/envs/calculator/expressionSets';
 import { CalculatorReferenceAgent, inSkipClass } from '../../../../src/rl/policies/scripted/calculatorReference';
 import { DemonstrationPolicy } from '../../../../src/rl/policies/scripted/demonstrations';
-import { CharTokenizer } from '../../../../src/rl/policies/transformer/tokenizer';
+import { characterHfTokenizer } from '../../../../src/rl/policies/transformer/tokenizer';
 import { trajectorySequence } from '../../../../src/rl/policies/transformer/transformerPolicy';
 import { Rng } from '../../../../src/rl/random';
 import { runEpisodes } from '../../../../src/rl/rollout/agentLoop';
@@ -224,7 +224,7 @@ describe('calculator reference agent', () => {
   }
 
   it('demonstrations show the mistake in context but do not train on it (loss mask 0), and train on the repair', async () => {
-    const tokenizer = new CharTokenizer();
+    const tokenizer = characterHfTokenizer();
     const [t] = await runEpisodes(
       [{ task: calculatorTask('(3+4)*5'), group: 0, indexInGroup: 0 }],
       () => calculatorEnv({}).create(),

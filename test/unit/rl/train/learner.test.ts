@@ -2,14 +2,15 @@
 // path for every policy (the table and a transformer).
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { ADAM_DEFAULTS } from '../../../../src/rl/algo/adamw';
 import type { TabularSpec } from '../../../../src/rl/envs/environment';
 import type { TrainablePolicy } from '../../../../src/rl/policies/policy';
 import { TablePolicy } from '../../../../src/rl/policies/table/tablePolicy';
-import { Gpt } from '../../../../src/rl/policies/transformer/model';
-import { CharTokenizer } from '../../../../src/rl/policies/transformer/tokenizer';
-import { TransformerPolicy } from '../../../../src/rl/policies/transformer/transformerPolicy';
+import { HfTokenizer } from '../../../../src/rl/policies/transformer/tokenizer';
+import type { TransformerPolicy } from '../../../../src/rl/policies/transformer/transformerPolicy';
+import { calculatorEnv, disposeOpened } from '../../../helpers/environments';
+import { characterTokenizerDir, freshModel, freshPolicy } from '../../../helpers/freshPolicy';
 import { Learner } from '../../../../src/rl/train/learner';
 import { lrMultiplier } from '../../../../src/rl/train/schedule';
 import { algorithmDefaults, type AlgorithmSettings } from '../../../../src/shared/algorithm';
@@ -244,16 +245,11 @@ describe('Learner: schedule', () => {
 });
 
 describe('Learner: one code path for the table and a transformer', () => {
-  const letters = new CharTokenizer(['Q', 'a', 'b']);
-  const transformer = (): TransformerPolicy =>
-    new TransformerPolicy(
-      new Gpt({ vocabSize: letters.vocabSize, contextLength: 16, dModel: 16, nLayers: 1, nHeads: 2, mlpRatio: 2, tiedHead: true }, 5),
-      letters,
-      { temperature: 1, topK: 0, topP: 1, maxNewTokens: 4, stop: [] },
-      ADAM_DEFAULTS,
-      'test',
-      1,
-    );
+  after(disposeOpened);
+  const letterDir = characterTokenizerDir(['Q', 'a', 'b']);
+  const letters = HfTokenizer.fromDirectory(letterDir);
+  const transformer = (): Promise<TransformerPolicy> =>
+    freshPolicy(calculatorEnv(), freshModel({ maxPositions: 16, tokenizer: letterDir, seed: 5 }), { policyOptions: { maxNewTokens: 4 } });
   const textTraj = (ids: number[], group: number, reward: number): Trajectory => ({
     taskId: 'q',
     group,
@@ -279,7 +275,7 @@ describe('Learner: one code path for the table and a transformer', () => {
 
   it('the same update raises the rewarded choice and lowers the other, for both policies', async () => {
     const table = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
-    const lm = transformer();
+    const lm = await transformer();
     const a = letters.encode('a')[0]!;
     const b = letters.encode('b')[0]!;
     const cases: [TrainablePolicy, Trajectory[], (p: TrainablePolicy) => Promise<[number, number]>][] = [
@@ -318,7 +314,7 @@ describe('Learner: one code path for the table and a transformer', () => {
   });
 
   it('a demonstration longer than the context is cut to it and counted, never trained past it', async () => {
-    const lm = transformer();
+    const lm = await transformer();
     const long = textTraj(
       Array.from({ length: 30 }, (_, i) => (i % 2 ? letters.encode('a')[0]! : letters.encode('b')[0]!)),
       0,
@@ -330,7 +326,10 @@ describe('Learner: one code path for the table and a transformer', () => {
     assert.equal(r.trainedTrajectories, 2);
     assert.ok(lm.sequence(long)!.targets.length > lm.maxPositions);
     // the model itself refuses positions past its context
-    assert.throws(() => lm.model.forward(tf.zeros([1, 17], 'int32')), /positions ≥ 16 have no embedding/);
+    await assert.rejects(
+      lm.logprobs(0, [lm.sequence(long)!], { model: 'current', temperature: 1, rows: false }),
+      /a sequence of 30 positions, but the context is 16/,
+    );
     await lm.dispose();
   });
 });

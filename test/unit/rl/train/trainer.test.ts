@@ -193,7 +193,7 @@ describe('trainer: resume points', () => {
 });
 
 describe('trainer: resume points of a language model', () => {
-  it('SFT of a tiny transformer (two data-parallel parts) resumed after iteration 3 equals the uninterrupted run, weights and optimizer included', async () => {
+  it('SFT of a tiny fresh model on the engine (two threads) resumed after iteration 3 equals the uninterrupted run, weights and optimizer included', async () => {
     const config = validateRunConfig({
       env: 'calculator',
       policy: 'transformer',
@@ -203,7 +203,7 @@ describe('trainer: resume points of a language model', () => {
       groupsPerIteration: 8,
       evalEpisodes: 8,
       checkpointEvery: 3,
-      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 128, maxNewTokens: 24, replicas: 2 },
+      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 128, maxNewTokens: 24, threads: 2 },
       algorithm: { minibatchSize: 4, warmupSteps: 2 },
     });
     const wholeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-resume-'));

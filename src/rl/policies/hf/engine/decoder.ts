@@ -35,6 +35,30 @@ export interface Pack {
   readonly segments: readonly { readonly start: number; readonly len: number }[];
 }
 
+/** A scored position under a grammar: its allowed ids, their probabilities, and where the target is among them. */
+interface ConstrainedRow {
+  readonly row: number;
+  readonly ids: Int32Array;
+  readonly p: Float64Array;
+  readonly at: number;
+}
+
+/** What the head's backward pass reads of its forward pass (engine memory offsets, and the constrained rows). */
+export interface HeadKept {
+  readonly xs: number;
+  readonly xf: number;
+  readonly rstd: number;
+  readonly logZ: number;
+  readonly tg: number;
+  readonly sets: readonly ConstrainedRow[];
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let j = 0; j < a.length; j++) s += a[j]! * b[j]!;
+  return s;
+}
+
 /** Yields to the event loop (heartbeats, IPC) between layers: a pass over a large model takes seconds. */
 export const breathe = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -94,6 +118,11 @@ export class Decoder {
 
   /** Packs token rows (each its own segment from position 0) into engine memory. */
   pack(rows: readonly (readonly number[])[], label = 'pack'): Pack {
+    for (const r of rows)
+      if (r.length > this.contextLength)
+        throw new Error(
+          `engine: a sequence of ${r.length} positions, but the context is ${this.contextLength} (positions ≥ ${this.contextLength} have no rotary table); cut it first`,
+        );
     const N = rows.reduce((n, r) => n + r.length, 0);
     const ids = this.mem.alloc(N * 4, `${label} ids`);
     const pos = this.mem.alloc(N * 4, `${label} positions`);
@@ -417,7 +446,8 @@ export class Decoder {
     targets: readonly number[],
     temperature: number,
     keep: boolean,
-  ): { logp: Float64Array; entropy: Float64Array; hit: Float64Array; kept?: { xs: number; xf: number; rstd: number; logZ: number; tg: number } } {
+    allowed?: readonly (Int32Array | undefined)[],
+  ): { logp: Float64Array; entropy: Float64Array; hit: Float64Array; kept?: HeadKept } {
     const { D, V } = this;
     const M = rowIdx.length;
     const mem = this.mem,
@@ -426,7 +456,8 @@ export class Decoder {
     const logp = new Float64Array(M),
       entropy = new Float64Array(M),
       hit = new Float64Array(M);
-    if (M === 0) return { logp, entropy, hit };
+    // nothing scored: a kept pass still has a backward pass (every gradient zero)
+    if (M === 0) return { logp, entropy, hit, ...(keep ? { kept: { xs: 0, xf: 0, rstd: 0, logZ: 0, tg: 0, sets: [] } } : {}) };
     const mark = mem.mark();
     const xs = this.f32(M * D, 'head input');
     rowIdx.forEach((r, i) => mem.u8.copyWithin(xs + i * D * 4, X + r * D * 4, X + (r + 1) * D * 4));
@@ -460,16 +491,46 @@ export class Decoder {
       entropy[i] = lz - s2 / s1;
       hit[i] = zt >= best ? 1 : 0;
     }
+    // constrained rows: the distribution over the grammar's allowed ids only, as the sampler drew from it
+    const sets: ConstrainedRow[] = [];
+    allowed?.forEach((ids, i) => {
+      if (!ids) return;
+      const x = mem.f32.subarray(xf / 4 + i * D, xf / 4 + (i + 1) * D);
+      const z = Float64Array.from(ids, (id) => invT * dot(this.weightRow(this.w.head, id), x));
+      const mx = Math.max(...z);
+      let sum = 0;
+      for (const v of z) sum += Math.exp(v - mx);
+      const lz = mx + Math.log(sum);
+      const p = z.map((v) => Math.exp(v - lz));
+      const at = ids.indexOf(targets[i]!);
+      if (at < 0) throw new Error(`engine head: target ${targets[i]} is outside the allowed set of its position`);
+      logp[i] = z[at]! - lz;
+      entropy[i] = lz - z.reduce((a, v, k) => a + p[k]! * v, 0);
+      hit[i] = z[at]! >= mx ? 1 : 0;
+      sets.push({ row: i, ids, p, at });
+    });
     if (!keep) {
       mem.release(mark);
       return { logp, entropy, hit };
     }
-    return { logp, entropy, hit, kept: { xs, xf, rstd, logZ, tg } };
+    return { logp, entropy, hit, kept: { xs, xf, rstd, logZ, tg, sets } };
+  }
+
+  /** Row `r` of a weight matrix as float32 (a bfloat16 matrix's 8-interleaved groups widened). */
+  private weightRow(m: Matrix, r: number): Float32Array {
+    const n = m.cols;
+    if (m.dtype === 'f32') return this.mem.f32.subarray(m.ptr / 4 + r * n, m.ptr / 4 + (r + 1) * n);
+    const out = new Float32Array(n);
+    const bits = new Uint32Array(out.buffer);
+    const base = m.ptr / 2 + r * n;
+    // within each group of 8: elements 0–3 at even slots, 4–7 at odd ones (interleave8)
+    for (let j = 0; j < n; j++) bits[j] = this.mem.u16[base + (j & ~7) + ((j & 7) < 4 ? 2 * (j & 7) : 2 * ((j & 7) - 4) + 1)]! << 16;
+    return out;
   }
 
   /** dX (zeroed here) ← ∂(Σ g_i · logp_i)/∂X through the head at the kept positions. */
   headBwd(
-    kept: { xs: number; xf: number; rstd: number; logZ: number; tg: number },
+    kept: HeadKept,
     rowIdx: readonly number[],
     g: Float32Array,
     temperature: number,
@@ -487,6 +548,8 @@ export class Decoder {
     mem.scoped(() => {
       const gp = this.f32(M, 'head gradient');
       mem.f32.set(g, gp / 4);
+      // constrained rows go through their allowed sets below, not the whole vocabulary
+      for (const c of kept.sets) mem.f32[gp / 4 + c.row] = 0;
       const dxf = this.f32(M * D, 'head gradient');
       const C = this.chunkColumns(M);
       const z = this.f32(M * C, 'logits chunk');
@@ -496,6 +559,20 @@ export class Decoder {
         k.softmaxBwd(z, M, c, v0, kept.tg, invT, kept.logZ, gp);
         k.nn(z, c, this.w.head, dxf, D, M, v0 > 0, v0, v0 + c);
         if (gw) k.tn(z, c, kept.xf, D, gw.head.ptr + v0 * D * 4, D, M, c, D, true); // ∂head[v0 …] += zᵀ·xf
+      }
+      // ∂logp/∂z over an allowed set is invT·(onehot(target) − p): into dxf, and into the head's rows
+      for (const c of kept.sets) {
+        const x = mem.f32.subarray(kept.xf / 4 + c.row * D, kept.xf / 4 + (c.row + 1) * D);
+        const dx = mem.f32.subarray(dxf / 4 + c.row * D, dxf / 4 + (c.row + 1) * D);
+        c.ids.forEach((id, k) => {
+          const dz = g[c.row]! * invT * ((k === c.at ? 1 : 0) - c.p[k]!);
+          const w = this.weightRow(this.w.head, id);
+          for (let j = 0; j < D; j++) dx[j]! += dz * w[j]!;
+          if (gw) {
+            const gr = mem.f32.subarray(gw.head.ptr / 4 + id * D, gw.head.ptr / 4 + (id + 1) * D);
+            for (let j = 0; j < D; j++) gr[j]! += dz * x[j]!;
+          }
+        });
       }
       if (gw) this.gainGradient(dxf, kept.xs, kept.rstd, M, D, gw.finalNorm);
       const dxs = this.f32(M * D, 'head gradient');

@@ -6,7 +6,7 @@
 // targets (the learner's `TokenScorer`), vocabulary-chunked: no [positions, vocabulary] tensor exists.
 import * as tf from '@tensorflow/tfjs';
 import type { TokenScorer } from '../../../algo/gradients';
-import type { PolicyModel } from '../../transformer/model';
+import type { PolicyModel } from '../../transformer/policyModel';
 import { parameterCount, type HfArchitecture } from '../hfConfig';
 import type { HfModelConfig, LoraOptions } from '../hfModel';
 import type { EnginePlan } from './enginePlan';
@@ -26,8 +26,6 @@ export interface EngineModelOptions {
 
 export class EngineModel implements PolicyModel {
   readonly names: string[];
-  /** Fused decoding kernels are the small GPT's; the engine decodes through its own sessions. */
-  readonly fusedHeadDim = undefined;
   private dirty = true;
 
   private constructor(
@@ -177,9 +175,9 @@ export class EngineModel implements PolicyModel {
     };
   }
 
-  dispose(): void {
+  dispose(): Promise<void> {
     tf.dispose(this.weights);
     // the policy's model owns the engine; its reference shares it
-    if (this.role === 'policy') void this.engine.close();
+    return this.role === 'policy' ? this.engine.close() : Promise.resolve();
   }
 }

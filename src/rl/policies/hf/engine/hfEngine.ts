@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { HfArchitecture } from '../hfConfig';
 import { ModelLoadError } from '../hfConfig';
 import type { LoraOptions } from '../hfModel';
-import { Decoder, breathe, type Adapter, type AdapterSet, type Pack } from './decoder';
+import { Decoder, breathe, type Adapter, type AdapterSet, type HeadKept, type Pack } from './decoder';
 import { EngineMemory } from './engineMemory';
 import { ENGINE_PLAIN_BASE64, ENGINE_RELAXED_BASE64 } from './engineWasm';
 import { baseTensors, loadEngineWeights, weightsLike, type BaseTensor, type EngineLinear, type EngineWeights, type WeightDtype } from './engineWeights';
@@ -63,11 +63,13 @@ export interface EngineOptions {
   readonly planText: string;
 }
 
-/** A sequence to score: input ids, targets, and which positions are trained (scored). */
+/** A sequence to score: input ids, targets, which positions are trained (scored), and where a grammar allowed only some ids. */
 export interface ScoreInput {
   readonly inputs: readonly number[];
   readonly targets: readonly number[];
   readonly mask: readonly number[];
+  /** Per position: the ids constrained decoding allowed (log-probs over them only), or undefined. */
+  readonly allowed?: readonly (Int32Array | undefined)[];
 }
 
 export interface Scored {
@@ -83,7 +85,7 @@ interface KeptPass {
   readonly rowIdx: number[];
   /** per scored row: its sequence and position */
   readonly where: [number, number][];
-  readonly kept: { xs: number; xf: number; rstd: number; logZ: number; tg: number };
+  readonly kept: HeadKept;
   readonly temperature: number;
 }
 
@@ -326,16 +328,18 @@ export class HfEngine {
       const rowIdx: number[] = [];
       const targets: number[] = [];
       const where: [number, number][] = [];
+      const allowed: (Int32Array | undefined)[] = [];
       seqs.forEach((s, b) =>
         s.mask.forEach((m, t) => {
           if (!m) return;
           rowIdx.push(pack.segments[b]!.start + t);
           targets.push(s.targets[t]!);
           where.push([b, t]);
+          allowed.push(s.allowed?.[t]);
         }),
       );
       const last = keep ? saved + L * N * D * 4 : saved;
-      const h = d.head(last, rowIdx, targets, temperature, keep);
+      const h = d.head(last, rowIdx, targets, temperature, keep, seqs.some((s) => s.allowed) ? allowed : undefined);
       const out = seqs.map((s) => ({
         logp: new Float32Array(s.targets.length),
         entropy: new Float32Array(s.targets.length),

