@@ -705,9 +705,10 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       .first()
       .click();
     await treeRows().filter({ hasText: '#0 reward' }).first().click();
-    // the one inspector panel shows the trajectory last opened: wait until it is this run's
+    // the one inspector panel shows the trajectory last opened: wait until it is this run's (the other
+    // runs' fresh models are qwen3 too, trained in full; this one trains LoRA adapters)
     const frame = await webviewFrame(page, '.meta.compute');
-    await frame.waitForFunction(() => /qwen3/.test(document.querySelector('.meta.compute')?.textContent ?? ''), null, { timeout: 30_000 });
+    await frame.waitForFunction(() => /qwen3 .*LoRA rank/.test(document.querySelector('.meta.compute')?.textContent ?? ''), null, { timeout: 30_000 });
     assert.match(
       await frame.textContent('.meta.compute'),
       /^policy: wasm engine \(.*\) \(qwen3 [\d,]+ parameters, LoRA rank 8, [\d,]+ trained, chat template\)$/,

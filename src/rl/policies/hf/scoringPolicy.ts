@@ -270,7 +270,7 @@ export class CandidateScoringPolicy implements TrainablePolicy {
   }
 
   loadState(dir: string): Promise<void> {
-    this.versionCounter = loadPolicyState(dir, this.model, this.reference, this.optimizer);
+    this.versionCounter = loadPolicyState(dir, this.model, this.reference, this.optimizer, this.tokenizer);
     return Promise.resolve();
   }
 

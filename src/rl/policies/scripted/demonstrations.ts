@@ -1,10 +1,14 @@
 // Demonstrations for supervised warm starts: a scripted reference agent acts, and each turn's text is
 // tokenized once, as it enters the context (observation: loss mask 0; action: loss mask 1, or 0 for a
-// deliberate mistake, which the student reads but does not imitate), the token layout of a sample.
+// deliberate mistake, which the student reads but does not imitate), the token layout of a sample —
+// through the model's chat template when it has one, as the policy's own samples are (the first
+// observation as the template's system and user messages, each later one as the template's glue), and
+// closed by the end-of-turn token where the policy's actions end with it (constrained decoding).
 import type { DemonstrationChoice } from '../../../shared/runConfig';
 import type { Rng } from '../../random';
 import type { Policy, PolicyContext, PolicySample } from '../policy';
 import type { Tokenizer } from '../transformer/tokenizer';
+import type { ChatFormat } from '../hf/chatFormat';
 import { CalculatorReferenceAgent } from './calculatorReference';
 import { CodeReferenceAgent } from './codeReference';
 import { WorkspaceReferenceAgent } from './workspaceReference';
@@ -29,18 +33,29 @@ export class DemonstrationPolicy implements Policy {
   constructor(
     private readonly agent: Policy,
     private readonly tokenizer: Tokenizer,
+    /** The policy's chat format, and the end-of-turn id its actions end with (constrained decoding), if any. */
+    private readonly chat?: { readonly format: ChatFormat; readonly end?: number },
   ) {}
+
+  /** The ids the observation adds to the context, as the policy's own sampling encodes them. */
+  private contextIds(ctx: PolicyContext): number[] {
+    const chat = this.chat?.format;
+    if (!chat) return this.tokenizer.encode(ctx.observation.text);
+    const last = ctx.turns[ctx.turns.length - 1]?.policy.tokens?.sampled;
+    return last ? chat.next(ctx.observation, last) : chat.first(ctx.observation);
+  }
 
   async sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
     const out = await this.agent.sample(contexts, rng);
     return out.map((s, i) => {
-      const sampled = this.tokenizer.encode(s.text);
+      const end = this.chat?.end;
+      const sampled = [...this.tokenizer.encode(s.text), ...(end !== undefined ? [end] : [])];
       return {
         text: s.text,
         step: {
           ...s.step,
           tokens: {
-            context: this.tokenizer.encode(contexts[i]!.observation.text),
+            context: this.contextIds(contexts[i]!),
             sampled,
             logprobs: sampled.map(() => 0),
             ...(s.mistake ? { imitate: false } : {}),

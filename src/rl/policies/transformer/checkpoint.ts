@@ -174,6 +174,21 @@ function restore(ck: LoadedCheckpoint, model: PolicyModel, optimizer: AdamW | un
 
 type StoredModel = PolicyModel & { readonly config: HfModelConfig };
 
+/**
+ * Whether a resume point holds this model. Under LoRA the base weights stay in the folder, so it must be
+ * the same folder; under full fine-tuning the state holds every weight, so the folder it was made from
+ * only brings the architecture and the tokenizer, and another folder with both the same will do (a
+ * fresh model written again where another process's cache is).
+ */
+function sameModel(ck: LoadedCheckpoint, config: HfModelConfig, tokenizer: Tokenizer): boolean {
+  const stored = ck.manifest.model;
+  if (config.lora || stored.lora) return JSON.stringify(stored) === JSON.stringify(config);
+  return (
+    JSON.stringify({ ...stored, dir: '' }) === JSON.stringify({ ...config, dir: '' }) &&
+    JSON.stringify(ck.manifest.tokenizer) === JSON.stringify(tokenizer.toJSON())
+  );
+}
+
 /** The message for a checkpoint of the small GPT that earlier versions trained (its model has no kind). */
 export function smallGptGone(where: string): string {
   return `${where} holds the small character-level GPT of earlier versions; that network is gone (small models are Hugging Face checkpoints on the engine now), so its weights cannot be loaded. Its runs stay readable in every view. Fix: start a new run (agent-rl sft writes a warm start)`;
@@ -193,10 +208,10 @@ export function savePolicyState(
 }
 
 /** Restores a policy state into the model, its optimizer and its reference, after checking it holds this model; returns its policy version. */
-export function loadPolicyState(dir: string, model: StoredModel, reference: PolicyModel, optimizer: AdamW): number {
+export function loadPolicyState(dir: string, model: StoredModel, reference: PolicyModel, optimizer: AdamW, tokenizer: Tokenizer): number {
   const ck = readCheckpoint(dir);
   if (!('kind' in ck.manifest.model)) throw new Error(smallGptGone(`the resume point in ${dir}`));
-  if (JSON.stringify(ck.manifest.model) !== JSON.stringify(model.config)) {
+  if (!sameModel(ck, model.config, tokenizer)) {
     throw new Error(
       `the resume point in ${dir} holds a model of another shape or folder (${JSON.stringify(ck.manifest.model)}); this run's is ${JSON.stringify(model.config)}`,
     );

@@ -134,7 +134,10 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
   }
 
   demonstrator(agent: Policy): Policy {
-    return new DemonstrationPolicy(agent, this.tokenizer);
+    const chat = this.parts.chat;
+    // under a grammar with a chat model, the policy's actions end with the end-of-turn token: so do the demonstrations
+    const end = chat && this.sampling.constraint ? chat.eosIds[0] : undefined;
+    return new DemonstrationPolicy(agent, this.tokenizer, chat ? { format: chat, ...(end !== undefined ? { end } : {}) } : undefined);
   }
 
   sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
@@ -248,8 +251,9 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
   }
 
   loadState(dir: string): Promise<void> {
-    this.versionCounter = loadPolicyState(dir, this.model, this.reference, this.optimizer);
-    return Promise.resolve();
+    return Promise.resolve().then(() => {
+      this.versionCounter = loadPolicyState(dir, this.model, this.reference, this.optimizer, this.tokenizer);
+    });
   }
 
   async dispose(): Promise<void> {

@@ -58,6 +58,39 @@ describe('checkpoints', () => {
     }
   });
 
+  it("a full fine-tuning resume point loads where the same fresh model was written to another folder (another process's cache), not over another tokenizer", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-ck-'));
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-models-'));
+    try {
+      const here = freshModel({ seed: 3 });
+      const a = await freshPolicy(calculatorEnv(), here);
+      const grads = a.model.weights.map((w) => tf.randomNormal(w.shape, 0, 1, 'float32', 5));
+      await a.applyGradients(grads, 1e-2);
+      tf.dispose(grads);
+      await a.saveState(dir);
+      // the same spec written again under another root: the same bytes, another path
+      const copy = path.join(elsewhere, path.basename(here));
+      fs.cpSync(here, copy, { recursive: true });
+      const b = await freshPolicy(calculatorEnv(), copy);
+      await b.loadState(dir);
+      a.model.weights.forEach((w, i) => assert.deepEqual(Array.from(w.dataSync()), Array.from(b.model.weights[i]!.dataSync())));
+      // the same shapes over another tokenizer's vocabulary are not the same model
+      const other = path.join(elsewhere, 'other-tokenizer');
+      fs.cpSync(here, other, { recursive: true });
+      const tok = JSON.parse(fs.readFileSync(path.join(other, 'tokenizer.json'), 'utf8')) as { model: { vocab: Record<string, number> } };
+      const [x, y] = [tok.model.vocab.a!, tok.model.vocab.b!];
+      tok.model.vocab.a = y;
+      tok.model.vocab.b = x;
+      fs.writeFileSync(path.join(other, 'tokenizer.json'), JSON.stringify(tok));
+      const c = await freshPolicy(calculatorEnv(), other);
+      await assert.rejects(c.loadState(dir), /holds a model of another shape or folder/);
+      await Promise.all([a.dispose(), b.dispose(), c.dispose()]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a missing file, a foreign file, a shape mismatch and the small GPT of earlier versions with clear errors', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-ck-'));
     try {
@@ -91,7 +124,7 @@ describe('checkpoints', () => {
       fs.writeFileSync(path.join(old, 'tensors.bin'), '');
       const p = await freshPolicy(calculatorEnv(), freshModel());
       assert.throws(
-        () => loadPolicyState(old, p.model, p.reference, p.optimizer),
+        () => loadPolicyState(old, p.model, p.reference, p.optimizer, p.tokenizer),
         /small character-level GPT of earlier versions; that network is gone.*stay readable/,
       );
       await assert.rejects(freshPolicy(calculatorEnv(), freshModel(), { policyOptions: { init: old } }), /policyOptions\.init: .* small character-level GPT/);
