@@ -3,6 +3,7 @@
 // (dist/cli.js) as a child process with its stdout captured and its stderr (progress) passed through.
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -147,14 +148,15 @@ export function schedule(record) {
 /**
  * A warm start, then GRPO and RS-SFT from its checkpoint side by side (one core each): each stage's
  * config is written to `file(stage).config.json` and its record to `file(stage).json`, runs in `db`.
- * `rlConfig(method, checkpoint)` gives an RL stage's config. `checkWarmStart(record, round)`, when
+ * `rlConfig(method, checkpoint)` gives an RL stage's config (and `rlArgs(method, checkpoint)` more
+ * command-line arguments, e.g. a preset the config goes over). `checkWarmStart(record, round)`, when
  * given, reads the warm start's record: it returns the config of one more SFT stage to run from the
  * checkpoint (`init` is set here) or undefined when the warm start is ready; each further stage is
  * `sft-more1`, `sft-more2`, …. Returns both RL records, wall times and the warm start's SFT records.
- * @param {{ file: (stage: string) => string; db: string; sftConfig: unknown; rlConfig: (method: string, checkpoint: string) => unknown; label: string; checkWarmStart?: (record: any, round: number) => Record<string, any> | undefined }} o
+ * @param {{ file: (stage: string) => string; db: string; sftConfig: unknown; rlConfig: (method: string, checkpoint: string) => unknown; rlArgs?: (method: string, checkpoint: string) => string[]; label: string; checkWarmStart?: (record: any, round: number) => Record<string, any> | undefined }} o
  * @returns {Promise<{ checkpoint: string; warmStart: any[]; grpo: { record: any; seconds: number }; rsSft: { record: any; seconds: number } }>}
  */
-export async function warmStartThenGrpoAndRsSft({ file, db, sftConfig, rlConfig, label, checkWarmStart }) {
+export async function warmStartThenGrpoAndRsSft({ file, db, sftConfig, rlConfig, rlArgs, label, checkWarmStart }) {
   /** @param {string} stage @param {unknown} config */
   const sftStage = (stage, config) => {
     writeJson(`${file(stage)}.config.json`, config);
@@ -174,7 +176,7 @@ export async function warmStartThenGrpoAndRsSft({ file, db, sftConfig, rlConfig,
     ['grpo', 'rs-sft'].map(async (method) => {
       writeJson(`${file(method)}.config.json`, rlConfig(method, checkpoint));
       const r = await runAgentRlAsync(
-        ['train', '--config', `${file(method)}.config.json`, '--db', db, '--output', `${file(method)}.json`],
+        ['train', ...(rlArgs?.(method, checkpoint) ?? []), '--config', `${file(method)}.config.json`, '--db', db, '--output', `${file(method)}.json`],
         `${label} ${method}`,
       );
       return { record: JSON.parse(fs.readFileSync(`${file(method)}.json`, 'utf8')), seconds: r.seconds };
@@ -182,4 +184,32 @@ export async function warmStartThenGrpoAndRsSft({ file, db, sftConfig, rlConfig,
   );
   if (!grpo || !rsSft) throw new Error('a run did not finish');
   return { checkpoint, warmStart, grpo, rsSft };
+}
+
+/** The commit the code that runs was checked out at, or "unknown" outside a git checkout. @param {string} [cwd] */
+export function gitCommit(cwd = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')) {
+  const r = spawnSync('git', ['rev-parse', 'HEAD'], { cwd, encoding: 'utf8' });
+  const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd, encoding: 'utf8' }).stdout.trim() !== '';
+  return r.status === 0 ? `${r.stdout.trim()}${dirty ? ' (with uncommitted changes)' : ''}` : 'unknown';
+}
+
+/**
+ * An experiment's compact evidence in one file: its run records (config, per-iteration metrics, every
+ * evaluation with its per-task results; the SQLite store stays out), the code commit, the machine, the
+ * command line, its wall time and summary — what `npm run evidence` re-derives quoted figures from.
+ * @param {string} file @param {{ script: string; seconds: number; records: Record<string, string>; summary?: unknown }} o
+ */
+export function writeEvidence(file, o) {
+  const records = Object.fromEntries(Object.entries(o.records).map(([name, f]) => [name, JSON.parse(fs.readFileSync(f, 'utf8'))]));
+  const cpus = os.cpus();
+  return writeJson(file, {
+    script: o.script,
+    argv: process.argv.slice(2),
+    commit: gitCommit(),
+    date: new Date().toISOString(),
+    machine: `${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.arch()}, node ${process.version}`,
+    seconds: o.seconds,
+    records,
+    ...(o.summary !== undefined ? { summary: o.summary } : {}),
+  });
 }

@@ -16,7 +16,7 @@
 // Prints held-out greedy pass@1, sampled pass@1 and pass@8 and tool calls for all three.
 // Usage: node scripts/defaultExperiment.mjs [--seed N] [--sft-iterations N] [--rl-iterations N] [--constrained 0|1]
 //        [--context-length N] [--db FILE]
-import { arg, evaluationTable, methodConfig, runAgentRl, runAgentRlAsync, writeJson } from './agentRl.mjs';
+import { arg, evaluationTable, methodConfig, runAgentRl, runAgentRlAsync, writeEvidence, writeJson } from './agentRl.mjs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -102,14 +102,35 @@ const [g, r] = [stages.grpo, stages['rs-sft']];
 if (!g || !r) throw new Error('an RL stage did not run');
 const grpo = record(g.record);
 const rs = record(r.record);
-/** Mean over the first and the last three iterations of a per-iteration count. @param {any} rec @param {string} field */
-const ends = (rec, field) => {
+/** Means over the first and the last three iterations of a per-iteration count, and its peak. @param {any} rec @param {string} field */
+const endsOf = (rec, field) => {
   const xs = rec.iterations.map((/** @type {any} */ m) => m[field]).filter((/** @type {unknown} */ v) => typeof v === 'number');
   const mean = (/** @type {number[]} */ a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
-  return xs.length === 0 ? '–' : `${mean(xs.slice(0, 3)).toFixed(1)} → ${mean(xs.slice(-3)).toFixed(1)} (peak ${Math.max(...xs)})`;
+  return xs.length === 0 ? undefined : { first: mean(xs.slice(0, 3)), last: mean(xs.slice(-3)), peak: Math.max(...xs) };
+};
+/** @param {any} rec @param {string} field */
+const ends = (rec, field) => {
+  const e = endsOf(rec, field);
+  return e === undefined ? '–' : `${e.first.toFixed(1)} → ${e.last.toFixed(1)} (peak ${e.peak})`;
 };
 const degraded = (/** @type {any} */ rec) =>
   `ended by the context ${ends(rec, 'truncatedEpisodes')}, with a malformed action ${ends(rec, 'malformedEpisodes')}`;
+const totalSeconds = (Date.now() - t0) / 1000;
+// the compact evidence of the figures this prints (the records, the commit, the times): npm run evidence reads it
+const evidence = writeEvidence(path.join(results, `evidence-calculator-s${seed}.json`), {
+  script: 'npm start (scripts/defaultExperiment.mjs)',
+  seconds: totalSeconds,
+  records: { sft: `${file('sft')}.json`, grpo: g.record, rsSft: r.record },
+  summary: {
+    seconds: { total: totalSeconds, sft: sft.seconds, grpo: g.seconds, rsSft: r.seconds },
+    constrainedDecoding,
+    contextLength,
+    degraded: {
+      grpo: { truncated: endsOf(grpo, 'truncatedEpisodes'), malformed: endsOf(grpo, 'malformedEpisodes') },
+      rsSft: { truncated: endsOf(rs, 'truncatedEpisodes'), malformed: endsOf(rs, 'malformedEpisodes') },
+    },
+  },
+});
 process.stdout.write(
   [
     '',
@@ -129,9 +150,10 @@ process.stdout.write(
     `sampled training episodes per iteration (of ${grpo.config.groupsPerIteration * grpo.config.groupSize}), first 3 iterations → last 3:`,
     `  ${grpo.methodLabel ?? 'GRPO'}: ${degraded(grpo)}`,
     `  ${rs.methodLabel ?? 'RS-SFT'}: ${degraded(rs)}`,
-    `total ${((Date.now() - t0) / 1000).toFixed(0)} s; both RL runs sampled ${rlIterations} × ${grpo.config.groupsPerIteration} × ${grpo.config.groupSize} training episodes from the same checkpoint`,
+    `total ${totalSeconds.toFixed(0)} s; both RL runs sampled ${rlIterations} × ${grpo.config.groupsPerIteration} × ${grpo.config.groupSize} training episodes from the same checkpoint`,
     `database:   ${db}   (npx agent-rl runs --db ${db})`,
     `records:    ${file('sft')}.json, ${g.record}, ${r.record}`,
+    `evidence:   ${evidence}`,
     `checkpoint: ${checkpoint}`,
     '',
   ].join('\n'),

@@ -79,7 +79,8 @@ Train flags (override --config FILE, a JSON run config):
   --init DIR        start the transformer from a checkpoint  --backend auto|wasm|cpu|tensorflow|tensorflow-gpu
   --tokenizer DIR   a Hugging Face tokenizer.json directory (default: character-level)
   --model DIR       a local Hugging Face checkpoint (qwen2, qwen3, llama, gpt2) as the policy, LoRA rank 8 by default
-  --preset ID       start from a Start Run preset (${PRESETS.map((p) => p.id).join(', ')}); seed000 needs --model DIR
+  --preset ID       start from a Start Run preset (${PRESETS.map((p) => p.id).join(', ')}); seed000 needs --model DIR;
+                    a --config file goes over it (its algorithm, envOptions and policyOptions key by key)
   --busy-timeout MS wait for a locked database (default 5000)
 Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.
 agent-rl train --help [--env E --policy P --method M | --config FILE] lists every algorithm setting

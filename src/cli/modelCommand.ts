@@ -67,6 +67,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
         'head-dim': { type: 'string' },
         intermediate: { type: 'string' },
         'untied-head': { type: 'boolean' },
+        'rope-theta': { type: 'string' },
         tokenizer: { type: 'string' },
         seed: { type: 'string' },
         dtype: { type: 'string' },
@@ -272,11 +273,11 @@ export const MODEL_LIST_USAGE = `agent-rl model list [--folder DIR]... [--backen
   whether seed 000's preset fits the memory plan on the backend (default wasm), or why the folder cannot load`;
 
 export const MODEL_NEW_USAGE = `agent-rl model new --out DIR [--arch qwen3|qwen2|llama] [--layers N] [--hidden N] [--heads N] [--kv-heads N]
-                 [--head-dim N] [--intermediate N] [--untied-head] [--context N] [--tokenizer DIR|char] [--seed N]
-                 [--dtype float32|bfloat16]
+                 [--head-dim N] [--intermediate N] [--untied-head] [--context N] [--rope-theta N] [--tokenizer DIR|char]
+                 [--seed N] [--dtype float32|bfloat16]
   a fresh checkpoint folder with random weights (transformers' initialisation, seeded): config.json,
   model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json. Defaults: qwen3, 2 layers,
-  width 64, 4 heads, MLP 8/3 × width (a multiple of 8), tied head, 2048 positions, the character tokenizer
+  width 64, 4 heads, MLP 8/3 × width (a multiple of 8), tied head, 2048 positions, rope θ 10,000, the character tokenizer
   (every character one token, written as a Hugging Face tokenizer.json), seed 0, float32`;
 
 export const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR
@@ -326,6 +327,7 @@ function modelNew(v: Record<string, string | boolean | string[] | undefined>, ou
     ...(v.intermediate !== undefined ? { intermediate: int('intermediate')! } : {}),
     tiedHead: v['untied-head'] !== true,
     maxPositions: int('context', 2048)!,
+    ...(v['rope-theta'] !== undefined ? { ropeTheta: int('rope-theta')! } : {}),
     tokenizer: typeof v.tokenizer === 'string' && v.tokenizer !== 'char' ? path.resolve(v.tokenizer) : 'char',
     seed: v.seed === undefined ? 0 : (int('seed') ?? 0),
     dtype,
@@ -340,6 +342,7 @@ function modelNew(v: Record<string, string | boolean | string[] | undefined>, ou
     intermediate: '--intermediate',
     tiedHead: '--untied-head',
     maxPositions: '--context',
+    ropeTheta: '--rope-theta',
     tokenizer: '--tokenizer',
     seed: '--seed',
     dtype: '--dtype',

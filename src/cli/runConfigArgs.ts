@@ -58,8 +58,16 @@ export function readConfigFile(file: string): Record<string, unknown> {
 }
 
 /** Merges `base`, the config file and flags (flags win, then the file) and validates the result. */
+const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
 export function configFromArgs(values: Record<string, string | boolean | undefined>, base: Record<string, unknown> = {}): RunConfig {
-  const raw: Record<string, unknown> = { ...base, ...(typeof values.config === 'string' ? readConfigFile(values.config) : {}) };
+  const file = typeof values.config === 'string' ? readConfigFile(values.config) : {};
+  const raw: Record<string, unknown> = { ...base, ...file };
+  // a section the file gives merges over the base's (a preset's) key by key
+  for (const section of ['algorithm', 'envOptions', 'policyOptions', 'demonstrations']) {
+    const [b, f] = [base[section], file[section]];
+    if (isRecord(b) && isRecord(f)) raw[section] = { ...b, ...f };
+  }
   for (const [flag, [key, numeric]] of Object.entries(CONFIG_FLAGS)) {
     const v = values[flag];
     if (typeof v !== 'string') continue;

@@ -9,6 +9,7 @@ import { ConfigError, FIELD_SPECS, validateRunConfig, type ConfigIssue, type Run
 export const FORKABLE_SETTINGS: readonly RunConfigKey[] = [
   'name',
   'iterations',
+  'optimizerSteps',
   'groupsPerIteration',
   'groupSize',
   'evalEpisodes',

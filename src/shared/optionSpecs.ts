@@ -576,11 +576,19 @@ export const CODE_OPTION_SPECS = {
   },
   taskSet: {
     kind: 'enum',
-    values: ['functions', 'formulas'],
+    values: ['functions', 'formulas', 'formula-shapes'],
     default: 'functions',
     description:
-      "functions: 65 hand-written function tasks (seed 000's three among them); formulas: generated one-line f(x) tasks, learnable by a small model trained here.",
+      "functions: 65 hand-written function tasks (seed 000's three among them); formulas: generated one-line f(x) tasks of five forms, learnable by a small model trained here; formula-shapes: the same kind of task over 90-odd formula shapes (every shape of up to four terms but the new-families and test families'), so that a model learns to write any formula, not to recall five.",
     reason: 'the hand-written tasks are the benchmark; formulas are the learning check',
+  },
+  evaluationSet: {
+    kind: 'enum',
+    values: ['held-out', 'new-families', 'test'],
+    default: 'held-out',
+    description:
+      "What evaluations run on. held-out: the task set's held-out split (for formulas, one function in four by a hash of its values; looked at while designing). Formulas only — new-families: four formula families no training task has, 117 tasks, a validation split for designing; test: four other such families, 158 tasks, verify:seed000's test split, written down before its first run.",
+    reason: 'a run reports on its held-out split; the test split is for the learning check that claims a result',
   },
 } as const satisfies OptionSpecs;
 

@@ -34,6 +34,8 @@ export interface RunSettings {
   /** Evaluation seed: the same evaluation stream before and after training, for every training seed. */
   evalSeed: number;
   iterations: number;
+  /** End the run once the learner has taken this many optimizer steps (0 = no such end): a control matched to another run's steps. */
+  optimizerSteps: number;
   groupsPerIteration: number;
   groupSize: number;
   evalEpisodes: number;
@@ -107,6 +109,7 @@ export const DEFAULT_RUN_CONFIG: Readonly<Omit<UncheckedConfig, 'algorithm'>> = 
   seed: 7,
   evalSeed: 20260928,
   iterations: 100,
+  optimizerSteps: 0,
   groupsPerIteration: 4,
   groupSize: 8,
   evalEpisodes: 500,
@@ -170,6 +173,14 @@ export const FIELD_SPECS: Readonly<Record<RunConfigKey, FieldSpec>> = {
     reason: 'fixed so every run is evaluated on the same stream',
   },
   iterations: { kind: 'integer', min: 1, max: 1_000_000, description: 'Training iterations (rollout + update).', reason: 'seed 002: 100' },
+  optimizerSteps: {
+    kind: 'integer',
+    min: 0,
+    max: 100_000_000,
+    description:
+      "End the run after the iteration in which the learner has taken this many optimizer steps in all, if that comes before `iterations` (0 = run every iteration). A control (RS-SFT, which steps only on iterations with a success) matched to another run's steps and, with a constant learning rate, its summed learning rate.",
+    reason: 'off: a run is its iterations',
+  },
   groupsPerIteration: { kind: 'integer', min: 1, max: 10_000, description: 'Groups (tasks) sampled per iteration.', reason: 'seed 002: 4 groups' },
   groupSize: {
     kind: 'integer',
@@ -180,9 +191,10 @@ export const FIELD_SPECS: Readonly<Record<RunConfigKey, FieldSpec>> = {
   },
   evalEpisodes: {
     kind: 'integer',
-    min: 1,
+    min: 0,
     max: 1_000_000,
-    description: 'Sampled episodes per evaluation, dealt round-robin over the held-out tasks; greedy decoding runs every task once besides.',
+    description:
+      'Sampled episodes per evaluation, dealt round-robin over the held-out tasks; greedy decoding runs every task once besides. 0 = no evaluation at all (a warm start whose RL runs evaluate it as their iteration 0).',
     reason: 'seed 002: 500',
   },
   evalInterval: {

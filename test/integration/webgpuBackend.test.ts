@@ -40,8 +40,15 @@ interface Probe {
 }
 
 function run(backend: string, env: Record<string, string>): Probe {
-  const r = spawnSync(process.execPath, [PROBE, '--probe', backend], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 300_000, cwd: ROOT });
-  assert.equal(r.status, 0, `probe ${backend} failed: ${r.stderr}`);
+  // The probe prints every logit and gradient it compares (a few MB): far over spawnSync's 1 MiB default.
+  const r = spawnSync(process.execPath, [PROBE, '--probe', backend], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 300_000,
+    cwd: ROOT,
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  assert.equal(r.status, 0, `probe ${backend} failed (${r.error?.message ?? `signal ${r.signal}`}): ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Probe;
 }
 

@@ -4,7 +4,7 @@
 // In verl the model calls tools in Hermes format, so the prompts here ask for verl's code_interpreter
 // tool (SandboxFusionTool pointed at `agent-rl sandbox serve`) instead of our text protocols.
 import type { RunEnvironment } from '../../rl/envs/environment';
-import { CODE_TASKS, formulaTasks } from '../../rl/tasks/codeTasks';
+import { codeTaskOf } from '../../rl/envs/codeSandbox/codeEnv';
 import { scalarText, workspaceTaskData } from '../../rl/envs/workspace/taskRecords';
 import type { RunConfig } from '../../shared/runConfig';
 
@@ -89,12 +89,11 @@ const builtIn: VerlTaskProvider = (config, env) => {
   }
   if (config.env === 'code') {
     const o = config.envOptions;
-    const byId = new Map((o.taskSet === 'formulas' ? formulaTasks() : CODE_TASKS).map((t) => [t.id, t]));
     const system = `You are a careful Python programmer. ${TOOL_HINT} When your function is right, give its final version in one \`\`\`python block.`;
     const build =
       (split: 'train' | 'test') =>
       (task: (typeof tasks.train)[number], i: number): VerlRow => {
-        const t = byId.get(task.id)!;
+        const t = codeTaskOf(task);
         const user = `Write a Python function ${t.fn} that should ${t.description}. For example, print(${t.fn}(${t.publicArgs})) prints ${t.publicOutput}.`;
         const truth = JSON.stringify({ fn: t.fn, public_args: t.publicArgs, public_output: t.publicOutput, hidden: t.hidden, reference: t.reference });
         return row(CODE_SOURCE, 'code', system, user, truth, split, i, t.id);

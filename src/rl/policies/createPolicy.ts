@@ -170,6 +170,7 @@ const FRESH_MODEL_FIELDS: Record<keyof NewModelSpec, string> = {
   intermediate: 'policyOptions.mlpRatio',
   tiedHead: 'policyOptions.tiedHead',
   maxPositions: 'policyOptions.contextLength',
+  ropeTheta: 'policyOptions.architecture',
   tokenizer: 'policyOptions.tokenizer',
   seed: 'seed',
   dtype: 'policyOptions.weightDtype',

@@ -30,6 +30,8 @@ export interface ResumeState {
   readonly iterationMsTotal: number;
   /** Iterations in a row whose loss was not finite, at the time of the resume point. */
   readonly nonFiniteInARow: number;
+  /** Optimizer steps taken so far (absent in resume points written before optimizerSteps: 0). */
+  readonly optimizerSteps?: number;
   /** The policy-state folder, relative to the resume folder. */
   readonly policyState: string;
   readonly savedAt: string;

@@ -83,7 +83,7 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       emit({ kind: 'phase', phase: { kind: 'saving' } });
       await run.saveResumePoint(folders.resume, it);
     };
-    if (!options.resume) sink.evaluation(await evaluate(0));
+    if (!options.resume && config.evalEpisodes > 0) sink.evaluation(await evaluate(0));
     run.batches.start();
     let completed = options.resume?.state.iteration ?? 0;
     let storeMs = 0;
@@ -111,10 +111,13 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         storeMs,
         ...(config.mode === 'async' && run.policy.takeSyncMs && run.policy.parallelism > 1 ? { weightSyncMs: run.policy.takeSyncMs() } : {}),
       });
+      run.counters.optimizerSteps += report.optimizerSteps;
+      // the last iteration: the planned one, or the one that took the run to its optimizer steps
+      const last = it === config.iterations || (config.optimizerSteps > 0 && run.counters.optimizerSteps >= config.optimizerSteps);
       // the last update is done: what the stream would still sample is never used
-      if (it === config.iterations) await run.batches.stop();
+      if (last) await run.batches.stop();
       const tEval = Date.now();
-      const due = it === config.iterations || (config.evalInterval > 0 && it % config.evalInterval === 0);
+      const due = config.evalEpisodes > 0 && (last || (config.evalInterval > 0 && it % config.evalInterval === 0));
       const evaluation = due ? await evaluate(it) : undefined;
       const record = { ...metrics, phaseEvaluateMs: Date.now() - tEval };
       const tStore = Date.now();
@@ -124,9 +127,10 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       run.counters.iterationMsTotal += record.wallMs;
       completed = it;
       // every checkpointEvery-th iteration and the last: a fork may continue a finished run (train it longer, or differently)
-      if (config.checkpointEvery > 0 && (it % config.checkpointEvery === 0 || it === config.iterations)) await saveResumePoint(it);
+      if (config.checkpointEvery > 0 && (it % config.checkpointEvery === 0 || last)) await saveResumePoint(it);
       checkFinite(run, report, it);
       emit({ kind: 'progress', progress: progressOf(run, record, Date.now() - t0, evaluation) });
+      if (last) break;
     }
     await run.batches.stop();
     if (folders.checkpoint && run.policy.save) {

@@ -21,7 +21,8 @@ import { writeResumePoint, type ResumePoint } from './resumePoint';
 export function plannedSteps(config: RunConfig): number {
   const batch = config.groupsPerIteration * config.groupSize;
   const mb = config.algorithm.minibatchSize > 0 ? config.algorithm.minibatchSize : batch;
-  return config.iterations * config.algorithm.epochs * Math.ceil(batch / mb);
+  const planned = config.iterations * config.algorithm.epochs * Math.ceil(batch / mb);
+  return config.optimizerSteps > 0 ? Math.min(planned, config.optimizerSteps) : planned;
 }
 
 /** What a policy needs to know of the run besides its own options. */
@@ -39,6 +40,8 @@ export function policyRunInfo(config: RunConfig): PolicyRunInfo {
 export interface RunCounters {
   iterationMsTotal: number;
   nonFiniteInARow: number;
+  /** Optimizer steps taken so far (optimizerSteps ends a run on them). */
+  optimizerSteps: number;
 }
 
 export class TrainingRun {
@@ -74,7 +77,11 @@ export class TrainingRun {
         verifier: saved ? Rng.fromState(saved.rng.verifier) : Rng.stream(config.seed, 'train/verifier'),
       };
       const batches = batchSource({ config, env, actor, learner, streams, selfSampled: actor === policy });
-      const counters = { iterationMsTotal: saved?.iterationMsTotal ?? 0, nonFiniteInARow: saved?.nonFiniteInARow ?? 0 };
+      const counters = {
+        iterationMsTotal: saved?.iterationMsTotal ?? 0,
+        nonFiniteInARow: saved?.nonFiniteInARow ?? 0,
+        optimizerSteps: saved?.optimizerSteps ?? 0,
+      };
       return new TrainingRun(config, env, policy, learner, batches, streams, counters);
     } catch (e) {
       await policy?.dispose?.();

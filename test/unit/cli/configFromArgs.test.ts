@@ -20,4 +20,27 @@ describe('configFromArgs', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("a --config file's sections merge over a preset's key by key (the preset's other settings stay)", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arl-cfg-'));
+    try {
+      const file = path.join(dir, 'c.json');
+      fs.writeFileSync(file, JSON.stringify({ algorithm: { learningRate: 0.001 }, policyOptions: { threads: 1 }, iterations: 5 }));
+      const preset = {
+        env: 'code',
+        policy: 'transformer',
+        iterations: 30,
+        algorithm: { learningRate: 5e-5, klCoef: 0.04 },
+        policyOptions: { maxNewTokens: 256, contextLength: 1024, model: '/m' },
+      };
+      const c = configFromArgs({ config: file }, preset);
+      assert.equal(c.iterations, 5);
+      assert.equal(c.algorithm.learningRate, 0.001);
+      assert.equal(c.algorithm.klCoef, 0.04);
+      assert.ok(c.policy === 'transformer');
+      if (c.policy === 'transformer') assert.deepEqual([c.policyOptions.threads, c.policyOptions.maxNewTokens, c.policyOptions.contextLength], [1, 256, 1024]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -11,7 +11,8 @@ import type { CodeOptions } from '../../../shared/runConfig';
 import { levelHolds, type IsolationLevel } from '../../sandbox/isolation';
 import { limitsOf, type ExecutionResult, type SandboxLimits } from '../../sandbox/limits';
 import { SandboxPools, type Sandbox } from '../../sandbox/sandboxPools';
-import { CODE_TASKS, codeTaskPrompt, formulaTasks, type CodeTask } from '../../tasks/codeTasks';
+import { CODE_TASKS, codeTaskPrompt, formulaShapeTasks, formulaTasks, formulaTestTasks, formulaValidationTasks, type CodeTask } from '../../tasks/codeTasks';
+import { ConfigError } from '../../../shared/runConfig';
 import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, Task, TaskSource } from '../environment';
 import { VERIFIER_PY } from './verifierPy.generated';
 
@@ -23,17 +24,27 @@ export interface CodeEnvOptions {
   /** execute_code turns (and malformed turns) allowed per episode. */
   readonly maxExecutions: number;
   readonly poolSize: number;
-  readonly taskSet: 'functions' | 'formulas';
+  readonly taskSet: 'functions' | 'formulas' | 'formula-shapes';
+  /** held-out: the set's held-out split; new-families, test: formula families no training task has (formulas only). */
+  readonly evaluationSet: 'held-out' | 'new-families' | 'test';
 }
 
 /** The run's options as the environment uses them (the sandbox limits together). */
 export function codeEnvOptions(o: CodeOptions): CodeEnvOptions {
-  return { sandbox: o.sandbox, python: o.python, limits: limitsOf(o), maxExecutions: o.maxExecutions, poolSize: o.poolSize, taskSet: o.taskSet };
+  return {
+    sandbox: o.sandbox,
+    python: o.python,
+    limits: limitsOf(o),
+    maxExecutions: o.maxExecutions,
+    poolSize: o.poolSize,
+    taskSet: o.taskSet,
+    evaluationSet: o.evaluationSet,
+  };
 }
 
-/** functions: the 65 hand-written tasks; formulas: the generated one-line family (see formulaTasks). */
-function taskSet(name: 'functions' | 'formulas'): readonly (CodeTask & { readonly split: 'train' | 'heldOut' })[] {
-  return name === 'formulas' ? formulaTasks() : CODE_TASKS;
+/** functions: the 65 hand-written tasks; formulas: the generated one-line family (formulaTasks); formula-shapes: many shapes of it (formulaShapeTasks). */
+function taskSet(name: CodeEnvOptions['taskSet']): readonly (CodeTask & { readonly split: 'train' | 'heldOut' })[] {
+  return name === 'formulas' ? formulaTasks() : name === 'formula-shapes' ? formulaShapeTasks() : CODE_TASKS;
 }
 
 /** The code task each Task object was made from (read back typed, not from its data record). */
@@ -211,13 +222,25 @@ const DESCRIPTION = 'Write and run Python in a sandbox, read errors, fix, submit
 
 /** A task of either set by its id, for replay. */
 function codeTaskById(id: string): Task | undefined {
-  const t = [...CODE_TASKS, ...formulaTasks()].find((x) => x.id === id || x.id === `code:${id}`);
+  const t = [...CODE_TASKS, ...formulaTasks(), ...formulaShapeTasks(), ...formulaValidationTasks(), ...formulaTestTasks()].find(
+    (x) => x.id === id || x.id === `code:${id}`,
+  );
   return t ? codeTask(t) : undefined;
 }
 
 /** The code environment of a run: its episodes share the run's warm pool, which dispose() closes. */
 export function openCodeEnvironment(options: CodeOptions): RunEnvironment {
   const o = codeEnvOptions(options);
+  if (o.evaluationSet !== 'held-out' && o.taskSet === 'functions') {
+    throw new ConfigError([
+      {
+        field: 'envOptions.evaluationSet',
+        value: o.evaluationSet,
+        message: `"${o.evaluationSet}" is a split of the formula tasks, and taskSet is "${o.taskSet}"`,
+        fix: 'set envOptions.taskSet to "formula-shapes" (or "formulas"), or evaluationSet to "held-out"',
+      },
+    ]);
+  }
   const pools = new SandboxPools();
   return {
     name: 'code',
@@ -227,7 +250,13 @@ export function openCodeEnvironment(options: CodeOptions): RunEnvironment {
     create: () => new CodeEnv(o, pools.get(o)),
     tasks: (): TaskSource => {
       const all = taskSet(o.taskSet);
-      return { train: all.filter((t) => t.split === 'train').map(codeTask), heldOut: all.filter((t) => t.split === 'heldOut').map(codeTask) };
+      const heldOut =
+        o.evaluationSet === 'test'
+          ? formulaTestTasks()
+          : o.evaluationSet === 'new-families'
+            ? formulaValidationTasks()
+            : all.filter((t) => t.split === 'heldOut');
+      return { train: all.filter((t) => t.split === 'train').map(codeTask), heldOut: heldOut.map(codeTask) };
     },
     taskFromId: codeTaskById,
     preflight: () => {

@@ -33,6 +33,8 @@ export interface NewModelSpec {
   readonly tiedHead: boolean;
   /** max_position_embeddings. */
   readonly maxPositions: number;
+  /** rope_theta; default 10,000 (a small model's few head dimensions and short contexts; released models' long-context bases are 10⁵–10⁶). */
+  readonly ropeTheta?: number;
   /** A folder with tokenizer.json (and tokenizer_config.json), or 'char' for the character vocabulary. */
   readonly tokenizer: string;
   readonly seed: number;
@@ -74,7 +76,7 @@ export function newModelConfig(spec: NewModelSpec, vocabSize: number, eos: numbe
     rms_norm_eps: 1e-6,
     use_cache: true,
     tie_word_embeddings: spec.tiedHead,
-    rope_theta: spec.architecture === 'llama' ? 500000 : 1000000,
+    rope_theta: spec.ropeTheta ?? 10000,
     rope_scaling: null,
     attention_dropout: 0,
     torch_dtype: spec.dtype,
@@ -184,6 +186,7 @@ export function checkNewModelSpec(spec: NewModelSpec, name: (field: keyof NewMod
   whole('headDim', spec.headDim, 2);
   whole('intermediate', spec.intermediate, 8);
   whole('maxPositions', spec.maxPositions, 2);
+  whole('ropeTheta', spec.ropeTheta, 2);
   if (spec.headDim === undefined && spec.hidden % spec.heads !== 0)
     fail('heads', `${spec.heads} does not divide the width ${spec.hidden}. Fix: a number of heads that divides it, or give the head width`);
   if (spec.architecture === 'qwen2' && spec.headDim !== undefined && spec.headDim * spec.heads !== spec.hidden)
@@ -244,9 +247,16 @@ export function writeNewCheckpoint(out: string, spec: NewModelSpec, name: (field
   return arch;
 }
 
-/** A short stable name for a spec (the folder a run's fresh model is written to). */
+/**
+ * A short stable name for a spec (the folder a run's fresh model is written to): a digest of the spec and
+ * of the config it resolves to, so a changed default (rope θ, MLP width) names another folder.
+ */
 export function newModelId(spec: NewModelSpec): string {
-  const h = crypto.createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 12);
+  const h = crypto
+    .createHash('sha256')
+    .update(JSON.stringify({ spec, config: newModelConfig(spec, 0, [], null) }))
+    .digest('hex')
+    .slice(0, 12);
   return `${spec.architecture}-${spec.layers}x${spec.hidden}-s${spec.seed}-${h}`;
 }
 

@@ -39,6 +39,31 @@ describe('trainer → sink', () => {
     assert.ok(sink.ended!.wallMs >= 0);
   });
 
+  it('optimizerSteps ends a run after the iteration that reaches them, evaluated and completed as at its last iteration', async () => {
+    const sink = new MemorySink();
+    // RS-SFT steps only on iterations with a success: how many iterations the steps take depends on the run
+    const config = validateRunConfig({ seed: 5, method: 'rs-sft', iterations: 50, optimizerSteps: 7, evalEpisodes: 20, algorithm: { epochs: 1 } });
+    const result = await train(config, { sink });
+    assert.equal(result.status, 'completed');
+    const steps = result.iterations.map((m) => m.optimizerSteps ?? 0);
+    const total = steps.reduce((a, b) => a + b, 0);
+    assert.ok(total >= 7 && total - steps.at(-1)! < 7, `steps per iteration ${steps.join(',')}`);
+    assert.ok(result.iterations.length < 50);
+    assert.deepEqual(
+      sink.evaluations.map((e) => e.iteration),
+      [0, result.iterations.length],
+    );
+  });
+
+  it('evalEpisodes 0 runs no evaluation, before, during or after training', async () => {
+    const sink = new MemorySink();
+    const result = await train(validateRunConfig({ seed: 5, iterations: 3, evalEpisodes: 0, evalInterval: 1 }), { sink });
+    assert.equal(result.status, 'completed');
+    assert.deepEqual(sink.evaluations, []);
+    assert.deepEqual(result.evaluations, []);
+    assert.equal(sink.iterations.length, 3);
+  });
+
   it('stops at an iteration boundary when cancelled and records the run as cancelled', async () => {
     const sink = new MemorySink();
     const controller = new AbortController();

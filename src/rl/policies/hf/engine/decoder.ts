@@ -582,20 +582,33 @@ export class Decoder {
     });
   }
 
-  /** Logits [rows, V] of the last hidden state of each row (final norm and the whole head). */
-  logitsOf(X: number, rowIdx: readonly number[]): Float32Array {
+  /** Rows of whole-vocabulary logits that fit the head's chunk of a forward pass (32 MiB, as chunkColumns). */
+  logitRowsPerChunk(): number {
+    return Math.max(1, Math.floor((8 * 2 ** 20) / this.V));
+  }
+
+  /**
+   * Logits [rows, V] of the hidden states at `rowIdx` (final norm and the whole head), `maxRows` rows at
+   * a time in engine memory (the plan's), copied out whole.
+   */
+  logitsOf(X: number, rowIdx: readonly number[], maxRows = rowIdx.length): Float32Array {
     const { D, V } = this;
-    return this.mem.scoped(() => {
-      const M = rowIdx.length;
-      const xs = this.f32(M * D, 'head input');
-      rowIdx.forEach((r, i) => this.mem.u8.copyWithin(xs + i * D * 4, X + r * D * 4, X + (r + 1) * D * 4));
-      const xf = this.f32(M * D, 'final norm');
-      const rstd = this.f32(M, 'final norm');
-      this.k.rmsnorm(xs, D, this.w.finalNorm, xf, D, rstd, M, D, this.arch.normEps);
-      const out = this.f32(M * V, 'logits');
-      this.k.nt(xf, D, this.w.head, out, V, M, false);
-      return this.mem.f32.slice(out / 4, out / 4 + M * V);
-    });
+    const all = new Float32Array(rowIdx.length * V);
+    for (let r0 = 0; r0 < rowIdx.length; r0 += Math.max(1, maxRows)) {
+      const part = rowIdx.slice(r0, r0 + Math.max(1, maxRows));
+      this.mem.scoped(() => {
+        const M = part.length;
+        const xs = this.f32(M * D, 'head input');
+        part.forEach((r, i) => this.mem.u8.copyWithin(xs + i * D * 4, X + r * D * 4, X + (r + 1) * D * 4));
+        const xf = this.f32(M * D, 'final norm');
+        const rstd = this.f32(M, 'final norm');
+        this.k.rmsnorm(xs, D, this.w.finalNorm, xf, D, rstd, M, D, this.arch.normEps);
+        const out = this.f32(M * V, 'logits');
+        this.k.nt(xf, D, this.w.head, out, V, M, false);
+        all.set(this.mem.f32.subarray(out / 4, out / 4 + M * V), r0 * V);
+      });
+    }
+    return all;
   }
 
   /** The linear layers LoRA trains in each layer, in the order of the tfjs model's variables. */

@@ -125,7 +125,7 @@ export class EngineModel implements PolicyModel {
   /** A decoding session over `prompts` with room for `capacity` positions per row. */
   async session(prompts: readonly (readonly number[])[], capacity: number): Promise<DecodeSession> {
     await this.sync();
-    return this.engine.session(this.role, prompts, capacity, this.positionsPerPass);
+    return this.engine.session(this.role, prompts, capacity, this.positionsPerPass, this.sampleRows);
   }
 
   /** Logits of every position of one sequence [L, V] (tests: what the adapted model computes). */

@@ -122,11 +122,13 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
   const B = o.sampleRows;
   const cache = 2 * f32(L * B * a.kvHeads * P * a.headDim);
   const prefillRows = Math.min(B, Math.max(1, segs));
+  // a prefill packs as many rows as fit N positions (short prompts: up to N segments); its head runs
+  // prefillRows rows at a time
   const prefill =
     pack +
     R(N * 4) +
     f32(N * D) +
-    Math.max(layerBytes(a, N, prefillRows, P, r, o.threads, false), f32(prefillRows * D) * 2 + f32(prefillRows) + f32(prefillRows * a.vocabSize));
+    Math.max(layerBytes(a, N, Math.min(B, N), P, r, o.threads, false), f32(prefillRows * D) * 2 + f32(prefillRows) + f32(prefillRows * a.vocabSize));
   const step =
     R(B * 4) * 3 + f32(B * D) + Math.max(layerBytes(a, B, 0, 0, r, o.threads, false) + f32(P * o.threads), f32(B * D) * 2 + f32(B) + f32(B * a.vocabSize));
   const sampling = cache + R(B * 4) + Math.max(prefill, step);

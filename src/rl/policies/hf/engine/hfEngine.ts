@@ -379,7 +379,7 @@ export class HfEngine {
           await breathe();
         }
         const idx = which === 'all' ? Array.from({ length: pack.N }, (_, i) => i) : pack.segments.map((s) => s.start + s.len - 1);
-        return d.logitsOf(X, idx);
+        return d.logitsOf(X, idx, d.logitRowsPerChunk());
       });
     } finally {
       unlock();
@@ -433,7 +433,13 @@ export class HfEngine {
    * rows within `positionsPerPrefill`, and returns the session: the last logits of each row and a
    * step over the next token of every row.
    */
-  async session(role: AdapterRole, prompts: readonly (readonly number[])[], capacity: number, positionsPerPrefill: number): Promise<DecodeSession> {
+  async session(
+    role: AdapterRole,
+    prompts: readonly (readonly number[])[],
+    capacity: number,
+    positionsPerPrefill: number,
+    rowsPerStep = prompts.length,
+  ): Promise<DecodeSession> {
     const unlock = await this.acquire();
     const d = this.decoders[role],
       mem = this.mem;
@@ -449,6 +455,9 @@ export class HfEngine {
       const vc = mem.allocF32(L * plane, 'KV cache values');
       const lens = mem.alloc(B * 4, 'decode lengths');
       const logits = new Float32Array(B * V);
+      // the plan's head rows of a prefill (sequences of a whole context per pass) and of a step (its rows)
+      const prefillLogitRows = Math.max(1, Math.min(B, Math.floor(positionsPerPrefill / this.o.contextLength)));
+      const S = Math.max(1, Math.min(B, rowsPerStep));
       for (let b0 = 0; b0 < B;) {
         let b1 = b0 + 1,
           n = prompts[b0]!.length;
@@ -468,6 +477,7 @@ export class HfEngine {
             d.logitsOf(
               X,
               pack.segments.map((s) => s.start + s.len - 1),
+              prefillLogitRows,
             ),
             b0 * V,
           );
@@ -475,32 +485,46 @@ export class HfEngine {
         for (let b = b0; b < b1; b++) mem.i32[lens / 4 + b] = prompts[b]!.length;
         b0 = b1;
       }
-      const step = async (tokens: readonly number[]): Promise<Float32Array> =>
-        mem.scopedAsync(async () => {
-          if (this.closed) throw new Error('HfEngine: used after close()');
-          const pos = mem.alloc(B * 4, 'decode positions');
-          const rows = mem.alloc(B * 4, 'decode rows');
-          const ids = mem.alloc(B * 4, 'decode ids');
-          for (let b = 0; b < B; b++) {
-            // a finished row still steps (its token ignored): its position is held at the last column
-            const at = Math.min(mem.i32[lens / 4 + b]!, cap - 1);
-            mem.i32[pos / 4 + b] = at;
-            mem.i32[rows / 4 + b] = b;
-            mem.i32[ids / 4 + b] = tokens[b] ?? 0;
-            mem.i32[lens / 4 + b] = at + 1;
-          }
-          const pack: Pack = { N: B, ids, pos, segments: [] };
-          const X = mem.allocF32(B * D, 'decode stream');
-          d.embed(pack, X);
-          for (let l = 0; l < L; l++) {
-            d.layer(l, X, pack, ad, false, { kc: kc + l * plane * 4, vc: vc + l * plane * 4, cap, rows, lens });
-            if (l % 8 === 7) await breathe();
-          }
-          return d.logitsOf(
-            X,
-            Array.from({ length: B }, (_, b) => b),
-          );
-        });
+      // a step: S rows at a time through every layer (rows never meet in decoding), so its memory is the
+      // plan's for S rows however many rows the cache holds
+      const rowPlane = K * cap * E * 4;
+      const step = async (tokens: readonly number[]): Promise<Float32Array> => {
+        if (this.closed) throw new Error('HfEngine: used after close()');
+        const out = new Float32Array(B * V);
+        for (let r0 = 0; r0 < B; r0 += S) {
+          const n = Math.min(S, B - r0);
+          await mem.scopedAsync(async () => {
+            const pos = mem.alloc(n * 4, 'decode positions');
+            const rows = mem.alloc(n * 4, 'decode rows');
+            const ids = mem.alloc(n * 4, 'decode ids');
+            const at0 = lens + r0 * 4;
+            for (let i = 0; i < n; i++) {
+              // a finished row still steps (its token ignored): its position is held at the last column
+              const at = Math.min(mem.i32[at0 / 4 + i]!, cap - 1);
+              mem.i32[pos / 4 + i] = at;
+              mem.i32[rows / 4 + i] = i;
+              mem.i32[ids / 4 + i] = tokens[r0 + i] ?? 0;
+              mem.i32[at0 / 4 + i] = at + 1;
+            }
+            const pack: Pack = { N: n, ids, pos, segments: [] };
+            const X = mem.allocF32(n * D, 'decode stream');
+            d.embed(pack, X);
+            for (let l = 0; l < L; l++) {
+              const cache = { kc: kc + l * plane * 4 + r0 * rowPlane, vc: vc + l * plane * 4 + r0 * rowPlane, cap, rows, lens: at0 };
+              d.layer(l, X, pack, ad, false, cache);
+              if (l % 8 === 7) await breathe();
+            }
+            out.set(
+              d.logitsOf(
+                X,
+                Array.from({ length: n }, (_, i) => i),
+              ),
+              r0 * V,
+            );
+          });
+        }
+        return out;
+      };
       let open = true;
       return {
         logits,

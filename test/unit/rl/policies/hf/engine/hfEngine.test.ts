@@ -180,7 +180,7 @@ describe('the Hugging Face engine', () => {
     });
   }
 
-  it('a decoding session (prefill in groups, then steps over the KV cache) gives the logits of full forward passes', async () => {
+  it('a decoding session (prefill in groups, then steps over the KV cache, a few rows at a time) gives the logits of full forward passes', async () => {
     const e = await engine('qwen2', 2);
     try {
       const prompts = [
@@ -193,7 +193,7 @@ describe('the Hugging Face engine', () => {
         [30, 31, 32],
         [40, 41, 42],
       ];
-      const s = await e.session('policy', prompts, 16, 6); // 6 positions per prefill: three groups
+      const s = await e.session('policy', prompts, 16, 6, 2); // 6 positions per prefill: three groups; steps of 2 rows then 1
       const outs = [s.logits];
       for (let k = 0; k < 3; k++) outs.push(await s.step(next.map((n) => n[k]!)));
       s.dispose();
@@ -248,6 +248,17 @@ describe('the Hugging Face engine', () => {
         );
         await s.step(new Array<number>(B).fill(3));
         s.dispose();
+        // a session of short rows holds more of them than the plan's sampleRows (its KV cache is rows ×
+        // capacity): its prefill packs them, its steps go sampleRows rows at a time
+        const short = await e.session(
+          'policy',
+          Array.from({ length: 4 * B }, (_, b) => [1 + b, 2, 3]),
+          P / 4,
+          N,
+          B,
+        );
+        await short.step(new Array<number>(4 * B).fill(5));
+        short.dispose();
         const sampling = e.mem.peak;
         const measured = Math.max(training, forward, sampling);
         const what = `${dtype}${full ? ', full fine-tuning' : ''}: plan ${plan.total} (persistent ${plan.parts.persistent}, training ${plan.parts.training}, forward ${plan.parts.forward}, sampling ${plan.parts.sampling}) against a measured peak of ${measured} (training ${training}, forward ${forward}, sampling ${sampling})`;
