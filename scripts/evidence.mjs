@@ -6,7 +6,9 @@
 // README, the CHANGELOG or a page under docs/ quotes. A claim names the file that quotes it, the exact
 // text, the evidence file, and how the text is made from it: a template whose {0}, {1}, … are values
 // read at paths in the evidence (dot-separated keys; a negative number counts from an array's end),
-// each in a format (pct1: 76.0, points1: +33.5, int: 86, fixed2: 1.23, ratio2: 1.87×). It fails when
+// each in a format (pct1: 76.0, points1: +33.5, interval1: −0.7, int: 86, fixed1: 1.2, fixed2: 1.23,
+// fixed3: 0.040, signed3: +0.040, interval3: −0.007, ratio2: 1.87×; a line break in the quoting document
+// counts as a space). It fails when
 // a rendered text differs from the quoted one, the file no longer quotes it, or the evidence is
 // missing — so a figure cannot drift from what was measured.
 // Usage: node scripts/evidence.mjs [--claims FILE]
@@ -50,12 +52,24 @@ export function formatValue(v, format) {
       return v.toFixed(1);
     case 'fixed2':
       return v.toFixed(2);
+    case 'fixed3':
+      return v.toFixed(3);
+    case 'signed3':
+      return `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(3)}`;
+    case 'interval3':
+      // an interval's end as the tables write it: a minus sign, no plus
+      return `${v < 0 ? '−' : ''}${Math.abs(v).toFixed(3)}`;
+    case 'interval1':
+      return `${v < 0 ? '−' : ''}${Math.abs(100 * v).toFixed(1)}`;
     case 'ratio2':
       return `${v.toFixed(2)}×`;
     default:
       throw new Error(`unknown format ${format}`);
   }
 }
+
+/** Text with every run of whitespace one space: a quoted figure may wrap across lines of a document. @param {string} t */
+const oneLine = (t) => t.replace(/\s+/g, ' ');
 
 /** The text a claim's evidence gives. @param {Claim} c */
 export function render(c) {
@@ -78,7 +92,7 @@ function main() {
       const quoted = fs.readFileSync(path.resolve(root, c.file), 'utf8');
       const derived = render(c);
       if (derived !== c.text) problems.push(`${where}: the evidence ${c.evidence} gives ${JSON.stringify(derived)}`);
-      else if (!quoted.includes(c.text)) problems.push(`${where}: ${c.file} no longer quotes it (update the claim with the text)`);
+      else if (!oneLine(quoted).includes(oneLine(c.text))) problems.push(`${where}: ${c.file} no longer quotes it (update the claim with the text)`);
     } catch (e) {
       problems.push(`${where}: ${/** @type {Error} */ (e).message}`);
     }

@@ -29,6 +29,11 @@ describe('npm run evidence', () => {
     assert.equal(m.formatValue(-0.031, 'points1'), '−3.1');
     assert.equal(m.formatValue(85.6, 'int'), '86');
     assert.equal(m.formatValue(1.866, 'ratio2'), '1.87×');
+    assert.equal(m.formatValue(0.0395625, 'signed3'), '+0.040');
+    assert.equal(m.formatValue(-0.0311875, 'signed3'), '−0.031');
+    assert.equal(m.formatValue(-0.0073838, 'interval3'), '−0.007');
+    assert.equal(m.formatValue(0.0445088, 'interval3'), '0.045');
+    assert.equal(m.formatValue(-0.0071, 'interval1'), '−0.7');
     assert.throws(() => m.formatValue('x', 'pct1'), /not a finite number/);
   });
 
@@ -47,6 +52,8 @@ describe('npm run evidence', () => {
     const wrong = run('76.2 %');
     assert.equal(wrong.code, 1);
     assert.match(wrong.out, /claim 1 .*"76\.2 %".*gives "76\.1 %"/);
+    fs.writeFileSync(path.join(dir, 'README.md'), 'greedy 76.1\n  % after GRPO');
+    assert.equal(run('76.1 %').code, 0, 'a figure wrapped across lines is still quoted');
     fs.writeFileSync(path.join(dir, 'README.md'), 'greedy 80 % after GRPO');
     assert.match(run('76.1 %').out, /no longer quotes it/);
   });
