@@ -91,5 +91,20 @@ export function configFromArgs(values: Record<string, string | boolean | undefin
       [key]: (flag === 'init' || flag === 'tokenizer' || flag === 'model') && v !== '' ? path.resolve(v) : v,
     };
   }
+  // A preset's KL penalty is GRPO's: a method without one (rs-sft, sft: the control run from the same
+  // preset) drops it, unless the file or a flag asks for it, which validation then refuses with why.
+  const presetAlgo = base.algorithm;
+  if (
+    (raw.method === 'rs-sft' || raw.method === 'sft') &&
+    isRecord(presetAlgo) &&
+    presetAlgo.klCoef !== undefined &&
+    !(isRecord(file.algorithm) && 'klCoef' in file.algorithm) &&
+    typeof values.kl !== 'string' &&
+    isRecord(raw.algorithm)
+  ) {
+    const algorithm = { ...raw.algorithm };
+    delete algorithm.klCoef;
+    raw.algorithm = algorithm;
+  }
   return validateRunConfig(raw);
 }

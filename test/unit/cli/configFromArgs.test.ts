@@ -43,4 +43,24 @@ describe('configFromArgs', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("a preset's KL penalty is dropped for a method without one (the RS-SFT control from seed 000's preset), and refused when asked for", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arl-cfg-'));
+    try {
+      const preset = { env: 'code', policy: 'transformer', method: 'grpo', algorithm: { learningRate: 5e-5, klCoef: 0.04, epochs: 1 } };
+      const file = path.join(dir, 'c.json');
+      fs.writeFileSync(file, JSON.stringify({ method: 'rs-sft' }));
+      const c = configFromArgs({ config: file }, preset);
+      assert.equal(c.method, 'rs-sft');
+      assert.equal(c.algorithm.klCoef, 0);
+      assert.equal(c.algorithm.learningRate, 5e-5, "the preset's other settings stay");
+      assert.equal(configFromArgs({}, preset).algorithm.klCoef, 0.04, 'GRPO keeps it');
+      assert.equal(configFromArgs({ method: 'rs-sft' }, preset).algorithm.klCoef, 0);
+      assert.throws(() => configFromArgs({ config: file, kl: '0.1' }, preset), /algorithm\.klCoef = 0\.1: rs-sft trains by negative log-likelihood/);
+      fs.writeFileSync(file, JSON.stringify({ method: 'rs-sft', algorithm: { klCoef: 0.04 } }));
+      assert.throws(() => configFromArgs({ config: file }, preset), /algorithm\.klCoef = 0\.04/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
