@@ -52,13 +52,46 @@ export interface TokenScorer {
   release(): void;
 }
 
-export type Trainable = Differentiable | TokenScorer;
+/**
+ * A model whose logits over a few units are computed outside tfjs (candidate scoring on the engine: a
+ * unit's logit is a language model's score of a candidate after the position's prompt): the [B, T, A]
+ * logits of a batch as a constant tensor, and the gradients of Σ dlogits·logits over the batch it last
+ * scored with `keep`. The learner's objective runs on those logits in tfjs, whole distributions
+ * included, and hands back its gradient with respect to them.
+ */
+export interface LogitScorer {
+  readonly kind: 'logits';
+  readonly weights: readonly tf.Variable[];
+  readonly vocabularySize: number;
+  /** What a sequence costs one of the model's passes, and how much a pass takes (the learner's micro-batches). */
+  cost(seq: TrainSequence): number;
+  readonly costPerPass: number;
+  /** [B, T, A] the batch's logits, without gradient; `keep`: what `backward` needs stays until `backward` or `release`. */
+  logits(batch: PaddedBatch, keep: boolean): Promise<tf.Tensor3D>;
+  /** Gradients (in `weights` order) of Σ dlogits·logits ([B·T·A], row-major) over the last kept batch. */
+  backward(dlogits: Float32Array): Promise<tf.Tensor[]>;
+  /** Gives back a kept batch (after a failure). */
+  release(): void;
+}
+
+export type Trainable = Differentiable | TokenScorer | LogitScorer;
 
 const scoresOwn = (m: Trainable): m is TokenScorer => 'kind' in m && m.kind === 'tokens';
+const logitsOutside = (m: Trainable): m is LogitScorer => 'kind' in m && m.kind === 'logits';
 
-/** Consecutive chunks whose summed positions stay within `budget` (packed passes; one sequence at the least). */
-export function packedChunks<T extends { readonly seq: TrainSequence } | TrainSequence>(items: readonly T[], budget: number): T[][] {
-  const len = (x: T): number => positions('seq' in x ? x.seq : x);
+/** A batch's logits computed already, as the `Differentiable` that `logprobsOf` reads (no weights of its own). */
+const givenLogits = (logits: tf.Tensor3D, vocabularySize: number): Differentiable => ({ weights: [], vocabularySize, logits: () => logits });
+
+/**
+ * Consecutive chunks whose summed positions (or `cost`) stay within `budget` (packed passes; one
+ * sequence at the least).
+ */
+export function packedChunks<T extends { readonly seq: TrainSequence } | TrainSequence>(
+  items: readonly T[],
+  budget: number,
+  cost: (s: TrainSequence) => number = positions,
+): T[][] {
+  const len = (x: T): number => cost('seq' in x ? x.seq : x);
   const out: T[][] = [];
   let cur: T[] = [];
   let n = 0;
@@ -127,8 +160,12 @@ export async function shardGradients(
   budget = MICROBATCH_POSITIONS,
 ): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
   const pass = (chunk: readonly LossInput[]): Promise<{ grads: tf.Tensor[]; stats: LossStats }> =>
-    scoresOwn(model) ? tokenPass(model, chunk, spec) : onePass(model, chunk, spec);
-  const chunks = scoresOwn(model) ? packedChunks(inputs, model.positionsPerPass) : microbatches(inputs, budget);
+    scoresOwn(model) ? tokenPass(model, chunk, spec) : logitsOutside(model) ? logitPass(model, chunk, spec) : onePass(model, chunk, spec);
+  const chunks = scoresOwn(model)
+    ? packedChunks(inputs, model.positionsPerPass)
+    : logitsOutside(model)
+      ? packedChunks(inputs, model.costPerPass, (s) => model.cost(s))
+      : microbatches(inputs, budget);
   if (chunks.length === 1) return pass(inputs);
   const total = counts(inputs.map((x) => x.seq));
   let grads: tf.Tensor[] | undefined;
@@ -286,6 +323,34 @@ async function tokenPass(model: TokenScorer, inputs: readonly LossInput[], spec:
   }
 }
 
+/**
+ * A pass of a model whose logits come from outside tfjs: its logits (keeping what its backward pass
+ * needs), the objective on them and its gradient with respect to them in tfjs, then the model's
+ * backward pass from that gradient.
+ */
+async function logitPass(model: LogitScorer, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
+  const batch = padBatch(inputs.map((x) => x.seq));
+  const temperature = spec.kind === 'policy-gradient' ? spec.temperature : 1;
+  const A = model.vocabularySize;
+  let logits: tf.Tensor3D | undefined;
+  try {
+    logits = await model.logits(batch, true);
+    const got: { parts?: ObjectiveParts } = {};
+    const rest = objectiveInputs(inputs, batch, A);
+    const { value, grads } = tf.valueAndGrads((z: tf.Tensor) => {
+      const { logRows, logp, argmaxHit } = logprobsOf(givenLogits(z as tf.Tensor3D, A), batch, temperature, false);
+      return objectiveLoss(spec, { ...rest, logRows, logp, argmaxHit }, (p) => (got.parts = p));
+    })([logits]);
+    const dlogits = (await grads[0]!.data()) as Float32Array;
+    tf.dispose([...grads, ...(Object.values(rest) as tf.Tensor[])]);
+    const stats = await readStats(value, got.parts!, inputs);
+    return { grads: await model.backward(dlogits), stats };
+  } finally {
+    logits?.dispose();
+    model.release();
+  }
+}
+
 async function onePass(model: Differentiable, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
   const batch = padBatch(inputs.map((x) => x.seq));
   const temperature = spec.kind === 'policy-gradient' ? spec.temperature : 1;
@@ -327,12 +392,16 @@ export async function shardLogprobs(
   const logp: Float32Array[] = [];
   const rows: Float32Array[] = [];
   const A = model.vocabularySize;
-  for (const chunk of microbatches(seqs, budget)) {
+  const chunks = logitsOutside(model) ? packedChunks(seqs, model.costPerPass, (s) => model.cost(s)) : microbatches(seqs, budget);
+  for (const chunk of chunks) {
     const batch = padBatch(chunk);
+    const given = logitsOutside(model) ? await model.logits(batch, false) : undefined;
+    const source = logitsOutside(model) ? givenLogits(given!, A) : model;
     const [lp, lr] = tf.tidy(() => {
-      const r = logprobsOf(model, batch, o.temperature, true);
+      const r = logprobsOf(source, batch, o.temperature, true);
       return [r.logp, o.rows ? r.logRows : tf.zeros([0])];
     });
+    given?.dispose();
     const lpData = (await lp.data()) as Float32Array;
     assertBackendHealthy('the log-probs');
     const lrData = o.rows ? ((await lr.data()) as Float32Array) : undefined;

@@ -19,7 +19,8 @@ import { formatBytes } from '../../shared/units';
 import { fittingEnginePlan } from './hf/engine/enginePlan';
 import { EngineModel } from './hf/engine/engineModel';
 import { engineUnsupported } from './hf/engine/engineWeights';
-import { CandidateScoringPolicy } from './hf/scoringPolicy';
+import { engineCandidateScorer } from './hf/engine/engineCandidates';
+import { CandidateScoringPolicy, tfjsCandidateScorer, type CandidateScorer, type ScoringModel } from './hf/scoringPolicy';
 import { freshModelFolder, type NewModelSpec } from './hf/newCheckpoint';
 import type { TrainablePolicy } from './policy';
 import { TablePolicy } from './table/tablePolicy';
@@ -49,7 +50,8 @@ async function createEngineTransformer(
   init: LoadedCheckpoint | undefined,
   m: { dir: string; arch: ReturnType<typeof readHfConfig>; lora: LoraOptions | undefined; contextLength: number },
 ): Promise<TrainablePolicy> {
-  if (run.fullDistributions) {
+  // candidate scoring's distributions are over the A actions, which the learner holds whole
+  if (run.fullDistributions && o.actionMode !== 'score') {
     throw new ModelLoadError(
       `algorithm.klEstimator "exact" needs every position's whole distribution (${m.arch.vocabSize.toLocaleString('en')} log-probs per token), which the wasm engine never holds. Fix: use klEstimator "k3" (or k1, k2)`,
     );
@@ -63,7 +65,8 @@ async function createEngineTransformer(
   const plan = fittingEnginePlan(m.arch, {
     ...(m.lora ? { lora: m.lora } : {}),
     contextLength: m.contextLength,
-    sampleRows: run.sampleRows,
+    // candidate scoring never decodes: its sampling is scoring passes, so no KV cache is planned for it
+    sampleRows: o.actionMode === 'score' ? 1 : run.sampleRows,
     threads,
     dtype: o.weightDtype,
     positions: o.microBatchPositions,
@@ -87,29 +90,66 @@ async function createEngineTransformer(
     planText,
   });
   const reference = model.reference();
+  let policy: { dispose(): Promise<void> } | undefined;
   try {
     const eos = generationEos(m.dir, tokenizer);
+    const e = model.engine;
+    const compute = `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backendInfo)} for the optimizer) (${m.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${m.lora ? `LoRA rank ${m.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning'}`;
+    if (o.actionMode === 'score') {
+      const scoring = candidateScoring(o, run, env, { model, reference, scorer: engineCandidateScorer, tokenizer, eos, computeBase: `${compute})` });
+      policy = scoring;
+      if (init) {
+        restoreCheckpoint(init, model);
+        scoring.resetReference();
+      }
+      return scoring;
+    }
     const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? chatFormatOf(tokenizer, eos, o) : undefined;
     const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
-    const e = model.engine;
-    const compute = `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backendInfo)} for the optimizer) (${m.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${m.lora ? `LoRA rank ${m.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning'}${chatNote(chat)})`;
     const sampling = { ...samplingOf(o, env.stop, eosTexts), ...constraintOf(o, env, tokenizer, chat?.eosIds) };
-    const lm = new TransformerPolicy<EngineModel>(model, tokenizer, sampling, run.optimizer, compute, {
+    const lm = new TransformerPolicy<EngineModel>(model, tokenizer, sampling, run.optimizer, `${compute}${chatNote(chat)})`, {
       reference,
       differentiable: (x) => x.scorer(),
       ...(chat ? { chat } : {}),
       microBatchPositions: plan.positionsPerPass,
     });
+    policy = lm;
     if (init) {
       restoreCheckpoint(init, model);
       lm.resetReference();
     }
     return lm;
   } catch (e) {
-    await reference.dispose();
-    await model.dispose();
+    // the policy owns the model, its reference and the optimizer's moments once it exists
+    if (policy) await policy.dispose();
+    else {
+      await reference.dispose();
+      await model.dispose();
+    }
     throw e;
   }
+}
+
+/** Seed 002's candidate scoring over the environment's fixed action set, on either decoder. */
+function candidateScoring<M extends ScoringModel>(
+  o: TransformerOptions,
+  run: PolicyRunInfo,
+  env: RunEnvironment,
+  m: { model: M; reference: M; scorer: CandidateScorer<M>; tokenizer: Tokenizer; eos: readonly number[]; computeBase: string },
+): CandidateScoringPolicy<M> {
+  if (!env.tabular) throw new ModelLoadError(`policyOptions.actionMode "score" needs an environment with a fixed action set; "${env.name}" has none`);
+  return new CandidateScoringPolicy<M>({
+    model: m.model,
+    reference: m.reference,
+    scorer: m.scorer,
+    tokenizer: m.tokenizer,
+    spec: env.tabular(),
+    eosId: m.eos[0],
+    optimizer: run.optimizer,
+    computeBase: m.computeBase,
+    temperature: o.temperature > 0 ? o.temperature : 1,
+    normalization: o.scoreNormalization,
+  });
 }
 
 /** The chat format of a run: the template with the system prompt and the template variables the config gives. */
@@ -259,9 +299,9 @@ async function createHfTransformer(
   const lora = stored ? stored.lora : loraOf(o);
   const contextLength = stored?.contextLength ?? Math.min(arch.maxPositions, o.contextLength > 0 ? o.contextLength : HF_CONTEXT_LENGTH);
   // wasm: the model runs on the engine (every core, vocabulary-chunked head; LoRA over bfloat16 weights
-  // or full fine-tuning in float32), unless it needs what only tfjs ops do: gpt2, candidate scoring
-  const tfjsOnly = o.actionMode === 'score' ? 'candidate scoring' : engineUnsupported(arch);
-  if (backend === 'wasm' && !tfjsOnly) {
+  // or full fine-tuning in float32), candidate scoring included, unless the engine has no builder for
+  // the architecture (gpt2): that one runs on tfjs ops
+  if (backend === 'wasm' && !engineUnsupported(arch)) {
     if (lora) checkLoraTargets(arch, lora.targets);
     return createEngineTransformer(o, run, env, backendInfo, init, { dir, arch, lora, contextLength });
   }
@@ -278,18 +318,7 @@ async function createHfTransformer(
     const compute = `tfjs ${describeBackend(backendInfo)} (${arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${trained}`;
     reference = model.reference();
     if (o.actionMode === 'score') {
-      if (!env.tabular) throw new ModelLoadError(`policyOptions.actionMode "score" needs an environment with a fixed action set; "${env.name}" has none`);
-      const scoring = new CandidateScoringPolicy({
-        model,
-        reference,
-        tokenizer,
-        spec: env.tabular(),
-        eosId: eos[0],
-        optimizer: run.optimizer,
-        computeBase: `${compute})`,
-        temperature: o.temperature > 0 ? o.temperature : 1,
-        normalization: o.scoreNormalization,
-      });
+      const scoring = candidateScoring(o, run, env, { model, reference, scorer: tfjsCandidateScorer, tokenizer, eos, computeBase: `${compute})` });
       policy = scoring;
       if (init) {
         restoreCheckpoint(init, model);

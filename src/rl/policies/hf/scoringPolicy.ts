@@ -3,19 +3,24 @@
 // tokens (the action's name and the end-of-sequence token), and the policy is softmax over a of s(a, h):
 // an A-way policy, not free generation. It trains through the learner like the table policy does — one
 // position per turn, choosing among A units — with the model's LoRA adapters (or every weight) as the
-// parameters, the base model with frozen adapters as the KL reference, and action-level ratios and KL.
+// parameters, the base model with frozen adapters (under full fine-tuning, a frozen copy) as the KL
+// reference, and action-level ratios and KL. The same policy runs on either decoder: a
+// `CandidateScorer` scores the prompt + candidate rows, with tfjs autodiff (the tfjs decoder, here) or
+// with the engine's own backward pass (engine/engineCandidates.ts).
 import * as tf from '@tensorflow/tfjs';
 import type { PolicyStep, Trajectory } from '../../../shared/types';
 import { AdamW, type AdamWOptions } from '../../algo/adamw';
 import type { LossSpec } from '../../algo/objective';
 import type { TabularSpec } from '../../envs/environment';
 import type { Rng } from '../../random';
-import type { LossInput, LossStats, PaddedBatch, TrainSequence } from '../../algo/batch';
-import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../algo/gradients';
+import type { LossInput, LossStats, TrainSequence } from '../../algo/batch';
+import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs, type Trainable } from '../../algo/gradients';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
 import { loadPolicyState, saveCheckpoint, savePolicyState } from '../transformer/checkpoint';
+import type { PolicyModel } from '../transformer/policyModel';
 import type { Tokenizer } from '../transformer/tokenizer';
-import type { HfModel } from './hfModel';
+import { writeHfFolder } from './hfFolder';
+import type { HfModel, HfModelConfig } from './hfModel';
 
 /** Prompts scored in one pass at most (each with every candidate): the learner's micro-batch, in turns. */
 const PROMPTS_PER_PASS = 8;
@@ -29,11 +34,36 @@ function observationText(text: string, first: boolean): string {
   return `${first ? '' : '\n'}${text}\nAction:`;
 }
 
+/**
+ * The rows a batch of prompts is scored as: every prompt followed by every candidate, prompt-major
+ * ([P·A] rows), each with the index of its candidate's first id.
+ */
+export interface CandidateRows {
+  readonly rows: readonly { readonly ids: readonly number[]; readonly from: number }[];
+  readonly prompts: number;
+  readonly actions: number;
+  /** s(a, h) is the mean of the candidate's token log-probs (else their sum). */
+  readonly mean: boolean;
+}
+
+/** How a decoder scores candidate rows: with tfjs autodiff (the tfjs decoder) or its own backward pass (the engine). */
+export interface CandidateScorer<M> {
+  /** s(a, h) [P·A] of the rows under `model`, without gradient. */
+  scores(model: M, c: CandidateRows): Promise<Float32Array>;
+  /** The learner's view of `model`: a batch's inputs are prompt ids (`rowsOf` gives their rows), its logits [B, T, actions] their scores. */
+  trainable(model: M, actions: number, rowsOf: (prompts: readonly number[]) => CandidateRows): Trainable;
+}
+
+/** A decoder the policy trains: its weights, a serialisable config, and the reference it copies into. */
+export type ScoringModel = PolicyModel & { readonly config: HfModelConfig };
+
 /** What a candidate-scoring policy is made of. */
-export interface ScoringParts {
-  readonly model: HfModel;
-  /** The KL reference: the base model with frozen adapters. */
-  readonly reference: HfModel;
+export interface ScoringParts<M extends ScoringModel> {
+  readonly model: M;
+  /** The KL reference: the base model with frozen adapters (full fine-tuning: a frozen copy). */
+  readonly reference: M;
+  /** How `model` and `reference` score candidate rows. */
+  readonly scorer: CandidateScorer<M>;
   readonly tokenizer: Tokenizer;
   /** The environment's fixed action set and visible state. */
   readonly spec: TabularSpec;
@@ -48,7 +78,79 @@ export interface ScoringParts {
   readonly normalization?: 'sum' | 'mean';
 }
 
-export class CandidateScoringPolicy implements TrainablePolicy {
+/**
+ * [P, A] s(a, h) of the rows under the tfjs decoder, one padded pass, the candidates' token log-probs
+ * summed (or averaged). Differentiable in the model's weights (`training`: intermediates are kept).
+ */
+function tfjsScores(model: HfModel, c: CandidateRows, training: boolean): tf.Tensor2D {
+  const { rows } = c;
+  const L = Math.max(...rows.map((r) => r.ids.length));
+  const N = rows.length;
+  const input = new Int32Array(N * (L - 1));
+  const target = new Int32Array(N * (L - 1));
+  const mask = new Float32Array(N * (L - 1));
+  rows.forEach((r, n) => {
+    for (let t = 0; t < L - 1; t++) {
+      input[n * (L - 1) + t] = r.ids[t] ?? 0;
+      target[n * (L - 1) + t] = r.ids[t + 1] ?? 0;
+      // position t predicts token t + 1: the candidate's tokens are from..end-1
+      mask[n * (L - 1) + t] = t + 1 >= r.from && t + 1 < r.ids.length ? 1 : 0;
+    }
+  });
+  return tf.tidy(() => {
+    const V = model.config.vocabSize;
+    // sampling frees each layer's intermediates as it goes; a training pass keeps them for the gradient
+    const logits = model.forward(tf.tensor2d(input, [N, L - 1], 'int32'), !training, training);
+    const logRows = tf.logSoftmax(tf.reshape(logits, [N * (L - 1), V]));
+    const picked = tf.sum(tf.mul(logRows, tf.cast(tf.oneHot(tf.tensor1d(target, 'int32'), V), 'float32')), -1);
+    let perRow = tf.sum(tf.reshape(tf.mul(picked, tf.tensor1d(mask)), [N, L - 1]), -1);
+    if (c.mean) perRow = tf.div(perRow, tf.tensor1d(rows.map((r) => r.ids.length - r.from)));
+    return tf.reshape<tf.Rank.R2>(perRow, [c.prompts, c.actions]);
+  });
+}
+
+/** Candidate scoring on the tfjs decoder: the scores are tfjs ops, their gradient tfjs autodiff. */
+export const tfjsCandidateScorer: CandidateScorer<HfModel> = {
+  async scores(model, c) {
+    const s = tfjsScores(model, c, false);
+    const values = (await s.data()) as Float32Array;
+    s.dispose();
+    return values;
+  },
+  trainable(model, actions, rowsOf): Differentiable {
+    return {
+      weights: model.weights,
+      vocabularySize: actions,
+      logits: (batch, forwardOnly) =>
+        tf.tidy(() => {
+          const unique = [...new Set(batch.inputs)];
+          const at = new Map(unique.map((p, i) => [p, i]));
+          const c = rowsOf(unique);
+          const scores = tfjsScores(model, c, !forwardOnly); // [U, A]
+          // each position's row of scores: a one-hot product (gather has no gradient on wasm)
+          const rows =
+            unique.length === 1
+              ? tf.tile(scores, [batch.inputs.length, 1])
+              : tf.matMul(
+                  tf.cast(
+                    tf.oneHot(
+                      tf.tensor1d(
+                        batch.inputs.map((p) => at.get(p)!),
+                        'int32',
+                      ),
+                      unique.length,
+                    ),
+                    'float32',
+                  ),
+                  scores,
+                );
+          return tf.reshape<tf.Rank.R3>(rows, [batch.B, batch.T, actions]);
+        }),
+    };
+  },
+};
+
+export class CandidateScoringPolicy<M extends ScoringModel = ScoringModel> implements TrainablePolicy {
   readonly parallelism = 1;
   readonly maxPositions = Number.POSITIVE_INFINITY;
   readonly vocabularySize: number;
@@ -62,16 +164,18 @@ export class CandidateScoringPolicy implements TrainablePolicy {
   /** Prompt ids (the batch's inputs) → their token ids. */
   private readonly prompts: number[][] = [];
 
-  readonly model: HfModel;
-  readonly reference: HfModel;
+  readonly model: M;
+  readonly reference: M;
   readonly tokenizer: Tokenizer;
   readonly spec: TabularSpec;
   readonly temperature: number;
   readonly normalization: 'sum' | 'mean';
+  private readonly scorer: CandidateScorer<M>;
 
-  constructor({ model, reference, tokenizer, spec, eosId, optimizer, computeBase, temperature = 1, normalization = 'sum' }: ScoringParts) {
+  constructor({ model, reference, scorer, tokenizer, spec, eosId, optimizer, computeBase, temperature = 1, normalization = 'sum' }: ScoringParts<M>) {
     this.model = model;
     this.reference = reference;
+    this.scorer = scorer;
     this.tokenizer = tokenizer;
     this.spec = spec;
     this.temperature = temperature;
@@ -110,78 +214,47 @@ export class CandidateScoringPolicy implements TrainablePolicy {
     return ids;
   }
 
-  /**
-   * Scores [P, A] of prompts (by id) under `model`: every prompt followed by every candidate, one
-   * padded pass, the candidates' token log-probs summed. Differentiable in the model's weights.
-   */
-  private scores(model: HfModel, ids: readonly number[], training: boolean): tf.Tensor2D {
-    const A = this.candidates.length;
-    const rows: { ids: number[]; from: number }[] = [];
+  /** The rows of prompts (by id): every prompt followed by every candidate. */
+  private rowsOf(ids: readonly number[]): CandidateRows {
     // a history longer than the context keeps its most recent tokens (the same cut for every candidate)
-    const room = model.config.contextLength - Math.max(...this.candidates.map((c) => c.length));
+    const contextLength = this.model.config.contextLength;
+    const room = contextLength - Math.max(...this.candidates.map((c) => c.length));
     if (room < 1)
-      throw new Error(
-        `candidate scoring: the longest candidate does not fit the context length ${model.config.contextLength}. Fix: raise policyOptions.contextLength`,
-      );
+      throw new Error(`candidate scoring: the longest candidate does not fit the context length ${contextLength}. Fix: raise policyOptions.contextLength`);
+    const rows: { ids: number[]; from: number }[] = [];
     for (const p of ids) {
       const prompt = this.prompts[p]!.slice(-room);
       for (const c of this.candidates) rows.push({ ids: [...prompt, ...c], from: prompt.length });
     }
-    const L = Math.max(...rows.map((r) => r.ids.length));
-    const N = rows.length;
-    const input = new Int32Array(N * (L - 1));
-    const target = new Int32Array(N * (L - 1));
-    const mask = new Float32Array(N * (L - 1));
-    rows.forEach((r, n) => {
-      for (let t = 0; t < L - 1; t++) {
-        input[n * (L - 1) + t] = r.ids[t] ?? 0;
-        target[n * (L - 1) + t] = r.ids[t + 1] ?? 0;
-        // position t predicts token t + 1: the candidate's tokens are from..end-1
-        mask[n * (L - 1) + t] = t + 1 >= r.from && t + 1 < r.ids.length ? 1 : 0;
-      }
-    });
-    return tf.tidy(() => {
-      const V = model.config.vocabSize;
-      // sampling frees each layer's intermediates as it goes; a training pass keeps them for the gradient
-      const logits = model.forward(tf.tensor2d(input, [N, L - 1], 'int32'), !training, training);
-      const logRows = tf.logSoftmax(tf.reshape(logits, [N * (L - 1), V]));
-      const picked = tf.sum(tf.mul(logRows, tf.cast(tf.oneHot(tf.tensor1d(target, 'int32'), V), 'float32')), -1);
-      let perRow = tf.sum(tf.reshape(tf.mul(picked, tf.tensor1d(mask)), [N, L - 1]), -1);
-      if (this.normalization === 'mean') perRow = tf.div(perRow, tf.tensor1d(rows.map((r) => r.ids.length - r.from)));
-      return tf.reshape<tf.Rank.R2>(perRow, [ids.length, A]);
-    });
+    return { rows, prompts: ids.length, actions: this.candidates.length, mean: this.normalization === 'mean' };
   }
 
-  /** The learner's view: a batch's inputs are prompt ids, its logits the candidates' scores. */
-  private differentiable(model: HfModel): Differentiable {
-    return {
-      weights: model.weights,
-      vocabularySize: this.vocabularySize,
-      logits: (batch: PaddedBatch, forwardOnly: boolean) =>
-        tf.tidy(() => {
-          const unique = [...new Set(batch.inputs)];
-          const at = new Map(unique.map((p, i) => [p, i]));
-          const scores = this.scores(model, unique, !forwardOnly); // [U, A]
-          // each position's row of scores: a one-hot product (gather has no gradient on wasm)
-          const rows =
-            unique.length === 1
-              ? tf.tile(scores, [batch.inputs.length, 1])
-              : tf.matMul(
-                  tf.cast(
-                    tf.oneHot(
-                      tf.tensor1d(
-                        batch.inputs.map((p) => at.get(p)!),
-                        'int32',
-                      ),
-                      unique.length,
-                    ),
-                    'float32',
-                  ),
-                  scores,
-                );
-          return tf.reshape<tf.Rank.R3>(rows, [batch.B, batch.T, this.vocabularySize]);
-        }),
-    };
+  /** s(a, h) [U·A] of prompts (by id) under `model`, a few prompts per pass (each is scored with every candidate). */
+  private async scoreTable(model: M, ids: readonly number[]): Promise<Float32Array> {
+    const A = this.vocabularySize;
+    const values = new Float32Array(ids.length * A);
+    for (let i = 0; i < ids.length; i += PROMPTS_PER_PASS) values.set(await this.scorer.scores(model, this.rowsOf(ids.slice(i, i + PROMPTS_PER_PASS))), i * A);
+    return values;
+  }
+
+  /** The learner's view of `model`: a batch's inputs are prompt ids, its logits the candidates' scores. */
+  private trainable(model: M): Trainable {
+    return this.scorer.trainable(model, this.vocabularySize, (ids) => this.rowsOf(ids));
+  }
+
+  /** The ids of each context's prompt (its history, then its fresh observation), and the fresh observation's ids. */
+  private promptsOf(contexts: readonly PolicyContext[]): { ids: number[]; fresh: number[][] } {
+    const fresh = contexts.map((ctx) => this.tokenizer.encode(observationText(ctx.observation.text, ctx.turns.length === 0)));
+    return { ids: contexts.map((ctx, i) => this.promptId(CandidateScoringPolicy.history(ctx.turns, fresh[i]!))), fresh };
+  }
+
+  /** s(a, h) of every candidate [A] after each context's history, under the current weights or the reference. */
+  async candidateScores(contexts: readonly PolicyContext[], model: 'current' | 'reference' = 'current'): Promise<Float32Array[]> {
+    const { ids } = this.promptsOf(contexts);
+    const unique = [...new Set(ids)];
+    const values = await this.scoreTable(model === 'reference' ? this.reference : this.model, unique);
+    const A = this.vocabularySize;
+    return ids.map((p) => values.slice(unique.indexOf(p) * A, (unique.indexOf(p) + 1) * A));
   }
 
   sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
@@ -198,17 +271,13 @@ export class CandidateScoringPolicy implements TrainablePolicy {
   }
 
   private async choose(contexts: readonly PolicyContext[], rng: Rng, greedy: boolean): Promise<PolicySample[]> {
-    const fresh = contexts.map((ctx) => this.tokenizer.encode(observationText(ctx.observation.text, ctx.turns.length === 0)));
-    const ids = contexts.map((ctx, i) => this.promptId(CandidateScoringPolicy.history(ctx.turns, fresh[i]!)));
+    const { ids, fresh } = this.promptsOf(contexts);
     const unique = [...new Set(ids)];
     const A = this.vocabularySize;
-    // in chunks: every prompt is scored with every candidate, and a batch of long histories is large
-    const values = new Float32Array(unique.length * A);
-    for (let i = 0; i < unique.length; i += PROMPTS_PER_PASS) {
-      const part = tf.tidy(() => tf.logSoftmax(tf.div(this.scores(this.model, unique.slice(i, i + PROMPTS_PER_PASS), false), this.temperature)));
-      values.set(await part.data(), i * A);
-      part.dispose();
-    }
+    const scores = await this.scoreTable(this.model, unique);
+    const part = tf.tidy(() => tf.logSoftmax(tf.div(tf.tensor2d(scores, [unique.length, A]), this.temperature)));
+    const values = (await part.data()) as Float32Array;
+    part.dispose();
     return contexts.map((ctx, i) => {
       const at = unique.indexOf(ids[i]!);
       const row = values.subarray(at * A, (at + 1) * A);
@@ -244,16 +313,16 @@ export class CandidateScoringPolicy implements TrainablePolicy {
     seqs: readonly TrainSequence[],
     o: { model: 'current' | 'reference'; temperature: number; rows: boolean },
   ): Promise<SequenceLogprobs> {
-    return shardLogprobs(this.differentiable(o.model === 'reference' ? this.reference : this.model), seqs, o, PROMPTS_PER_PASS);
+    return shardLogprobs(this.trainable(o.model === 'reference' ? this.reference : this.model), seqs, o, PROMPTS_PER_PASS);
   }
 
   gradients(_part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
-    return shardGradients(this.differentiable(this.model), inputs, spec, PROMPTS_PER_PASS);
+    return shardGradients(this.trainable(this.model), inputs, spec, PROMPTS_PER_PASS);
   }
 
   async applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number> {
     const norm = await this.optimizer.apply(grads, lr);
-    this.model.weightsChanged();
+    this.model.weightsChanged?.();
     return norm;
   }
 
@@ -261,8 +330,17 @@ export class CandidateScoringPolicy implements TrainablePolicy {
     this.versionCounter += 1;
   }
 
-  save(dir: string, note: string): Promise<string> {
-    return saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, note);
+  /** Makes the current weights the KL reference (a warm start's reference is the warm-started model). */
+  resetReference(): void {
+    this.reference.copyFrom(this.model);
+  }
+
+  /** A checkpoint; under full fine-tuning it is a Hugging Face folder too (policyOptions.model reads it). */
+  async save(dir: string, note: string): Promise<string> {
+    const file = await saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, note);
+    const weights = await this.model.hfTensors?.();
+    if (weights) writeHfFolder(dir, this.model.config.dir, weights);
+    return file;
   }
 
   async saveState(dir: string): Promise<void> {
@@ -274,9 +352,9 @@ export class CandidateScoringPolicy implements TrainablePolicy {
     return Promise.resolve();
   }
 
-  dispose(): void {
-    this.reference.dispose();
-    this.model.dispose();
+  async dispose(): Promise<void> {
+    await this.reference.dispose();
+    await this.model.dispose();
     this.optimizer.dispose();
   }
 }
