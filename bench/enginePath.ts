@@ -84,34 +84,13 @@ function side(bin: string, kind: 'old' | 'new'): Rates {
     }
     const sftOptions =
       kind === 'new' ? { model, loraRank: 0, constrainedDecoding: true, contextLength: 512 } : { constrainedDecoding: true, contextLength: 512 };
-    const sftOut = cli(
-      bin,
-      [
-        'sft',
-        '--config',
-        json('sft.json', { ...base, method: 'sft', iterations: SFT_ITERATIONS, policyOptions: sftOptions }),
-        '--db',
-        db,
-        '--output',
-        path.join(dir, 'sft.out.json'),
-      ],
-      dir,
-    );
+    // a stage of npm start: its config written beside the store, its record to <name>.out.json
+    const stage = (command: 'sft' | 'train', name: string, config: unknown): string =>
+      cli(bin, [command, '--config', json(`${name}.json`, config), '--db', db, '--output', path.join(dir, `${name}.out.json`)], dir);
+    const sftOut = stage('sft', 'sft', { ...base, method: 'sft', iterations: SFT_ITERATIONS, policyOptions: sftOptions });
     const checkpoint = /checkpoint: (\S+)/.exec(sftOut)![1]!;
     const rlOptions = { init: checkpoint, constrainedDecoding: true, ...(kind === 'new' ? { threads: 1 } : { replicas: 1 }) };
-    cli(
-      bin,
-      [
-        'train',
-        '--config',
-        json('grpo.json', { ...base, method: 'grpo', iterations: GRPO_ITERATIONS, policyOptions: rlOptions }),
-        '--db',
-        db,
-        '--output',
-        path.join(dir, 'grpo.out.json'),
-      ],
-      dir,
-    );
+    stage('train', 'grpo', { ...base, method: 'grpo', iterations: GRPO_ITERATIONS, policyOptions: rlOptions });
     const read = (f: string): { iterations: Iteration[]; runtime: { compute: string } } =>
       JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as { iterations: Iteration[]; runtime: { compute: string } };
     const sft = read('sft.out.json');
