@@ -2,15 +2,18 @@
 // @ts-check
 // `npm run evidence`: every learning or speed figure that docs/evidence/claims.json lists is re-derived
 // from the compact evidence committed beside it (run records with per-task results, the configs, the
-// code commit and the summary an experiment wrote; never a SQLite store) and compared with the text the
-// README, the CHANGELOG or a page under docs/ quotes. A claim names the file that quotes it, the exact
-// text, the evidence file, and how the text is made from it: a template whose {0}, {1}, … are values
-// read at paths in the evidence (dot-separated keys; a negative number counts from an array's end),
-// each in a format (pct1: 76.0, points1: +33.5, interval1: −0.7, int: 86, fixed1: 1.2, fixed2: 1.23,
-// fixed3: 0.040, signed3: +0.040, interval3: −0.007, ratio2: 1.87×; a line break in the quoting document
-// counts as a space). It fails when
-// a rendered text differs from the quoted one, the file no longer quotes it, or the evidence is
-// missing — so a figure cannot drift from what was measured.
+// code commit and the summary an experiment wrote, a bench's printed output; never a SQLite store) and
+// compared with the text the README, the CHANGELOG or a page under docs/ quotes. A claim names the file
+// that quotes it, the exact text, the evidence file, and how the text is made from it: a template whose
+// {0}, {1}, … are values. A value is read from the evidence at `path` (JSON: dot-separated keys; a
+// negative number counts from an array's end; `*` takes every element or value) or by `match` (text: a
+// regular expression with one capture group, its first match parsed as a number, commas dropped); it may
+// be less `minus` or over `per` (another path or match, one for one), then `of` "min" or "max" of
+// several (with `of`, `match` takes every match), times `scale`, in a format (pct1: 76.0, points1:
+// +33.5, interval1: −0.7, int: 86, fixed1: 1.2, fixed2: 1.23, fixed3: 0.040, signed3: +0.040,
+// interval3: −0.007, ratio2: 1.87×; a line break in the quoting document counts as a space). It fails
+// when a rendered text differs from the quoted one, the file no longer quotes it, the evidence is
+// missing, or a pattern does not match — so a figure cannot drift from what was measured.
 // Usage: node scripts/evidence.mjs [--claims FILE]
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -20,8 +23,10 @@ import { arg } from './agentRl.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const claimsFile = path.resolve(root, arg('--claims', path.join('docs', 'evidence', 'claims.json')));
 
-/** @typedef {{ path: string; format: string; scale?: number }} Value */
+/** Where numbers come from: a dot path into JSON evidence, or a pattern over text evidence. @typedef {{ path?: string; match?: string }} Source */
+/** @typedef {Source & { minus?: Source; per?: Source; of?: 'min' | 'max'; scale?: number; format: string }} Value */
 /** @typedef {{ file: string; text: string; evidence: string; template: string; values: Value[] }} Claim */
+/** An evidence file: its text, and its JSON when a value reads a path. @typedef {{ text: string; json: () => unknown }} Evidence */
 
 /** The value at a dot path; a negative index counts from an array's end. @param {unknown} doc @param {string} at */
 export function valueAt(doc, at) {
@@ -36,6 +41,62 @@ export function valueAt(doc, at) {
     if (v === undefined) throw new Error(`no value at ${at} (missing at "${key}")`);
   }
   return v;
+}
+
+/** Every value at a dot path whose `*` keys take each element of an array or value of an object. @param {unknown} doc @param {string} at @returns {unknown[]} */
+export function valuesAt(doc, at) {
+  const keys = at.split('.');
+  const star = keys.indexOf('*');
+  if (star < 0) return [valueAt(doc, at)];
+  const base = star === 0 ? doc : valueAt(doc, keys.slice(0, star).join('.'));
+  if (base === null || typeof base !== 'object') throw new Error(`no array or object at ${keys.slice(0, star).join('.') || 'the top'} for "*" in ${at}`);
+  const rest = keys.slice(star + 1).join('.');
+  return Object.values(base).flatMap((v) => (rest ? valuesAt(v, rest) : [v]));
+}
+
+/** The numbers a pattern's capture group finds in a text: the first match, or every match. @param {string} text @param {string} pattern @param {boolean} every */
+export function matchesIn(text, pattern, every) {
+  const found = [...text.matchAll(new RegExp(pattern, 'g'))];
+  if (found.length === 0) throw new Error(`no match for the pattern /${pattern}/`);
+  return found.slice(0, every ? found.length : 1).map((m) => {
+    if (!m[1]) throw new Error(`the pattern /${pattern}/ captured nothing (it needs one capture group)`);
+    const x = Number(m[1].replace(/,/g, '').replace('−', '-'));
+    if (!Number.isFinite(x)) throw new Error(`the pattern /${pattern}/ captured ${JSON.stringify(m[1])}, not a number`);
+    return x;
+  });
+}
+
+/** A finite number, or an error saying what it was. @param {unknown} v */
+function finite(v) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`not a finite number: ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** The numbers a source gives. @param {Source} s @param {Evidence} e @param {boolean} every */
+function numbers(s, e, every) {
+  if (s.match !== undefined) return matchesIn(e.text, s.match, every);
+  if (s.path !== undefined) return valuesAt(e.json(), s.path).map(finite);
+  throw new Error('a value names neither a path nor a match');
+}
+
+/** The one number a claim's value gives. @param {Value} spec @param {Evidence} e */
+export function valueOf(spec, e) {
+  const every = spec.of !== undefined;
+  let xs = numbers(spec, e, every);
+  /** @param {Source | undefined} other @param {(a: number, b: number) => number} f */
+  const combine = (other, f) => {
+    if (!other) return;
+    const ys = numbers(other, e, every);
+    if (ys.length !== xs.length) throw new Error(`${xs.length} values against ${ys.length} to combine`);
+    xs = xs.map((x, i) => f(x, ys[i] ?? NaN));
+  };
+  combine(spec.minus, (a, b) => a - b);
+  combine(spec.per, (a, b) => a / b);
+  if (spec.of === 'min' || spec.of === 'max') xs = [spec.of === 'min' ? Math.min(...xs) : Math.max(...xs)];
+  else if (spec.of !== undefined) throw new Error(`unknown "of": ${JSON.stringify(spec.of)}`);
+  const [x] = xs;
+  if (xs.length !== 1 || x === undefined) throw new Error(`${spec.path ?? spec.match} gives ${xs.length} values: take their min or max with "of"`);
+  return spec.scale === undefined ? x : x * spec.scale;
 }
 
 /** A number in a claim's format. @param {unknown} v @param {string} format */
@@ -73,12 +134,15 @@ const oneLine = (t) => t.replace(/\s+/g, ' ');
 
 /** The text a claim's evidence gives. @param {Claim} c */
 export function render(c) {
-  const doc = JSON.parse(fs.readFileSync(path.resolve(root, c.evidence), 'utf8'));
+  const text = fs.readFileSync(path.resolve(root, c.evidence), 'utf8');
+  /** @type {{ doc: unknown } | undefined} */
+  let parsed;
+  /** @type {Evidence} */
+  const e = { text, json: () => (parsed ??= { doc: JSON.parse(text) }).doc };
   return c.template.replace(/\{(\d+)\}/g, (_, i) => {
     const spec = c.values[Number(i)];
     if (!spec) throw new Error(`the template names {${i}}, but there are ${c.values.length} values`);
-    const raw = valueAt(doc, spec.path);
-    return formatValue(typeof raw === 'number' && spec.scale !== undefined ? raw * spec.scale : raw, spec.format);
+    return formatValue(valueOf(spec, e), spec.format);
   });
 }
 
