@@ -25,6 +25,8 @@ const alwaysExternal = [
   '@tensorflow/tfjs-node-gpu',
   '@tensorflow/tfjs-backend-webgpu',
   '@huggingface/transformers',
+  // an ES module with top-level await and native addons per platform (the llama.cpp rollout engine)
+  'node-llama-cpp',
 ];
 
 /** @type {import('esbuild').BuildOptions} */

@@ -323,8 +323,9 @@ export function algorithmDefaults(env: string, policy: string, method: string): 
 /**
  * The honest name of what a run trains with, for every place results are printed: the method, and
  * any setting that makes it something other than the plain algorithm. Plain GRPO clips at 0.2/0.2 and
- * keeps every group in the loss; clip-higher, another clip range and zero-advantage filtering (which
- * drops the groups whose episodes all scored alike, and so the KL term on them) are named.
+ * keeps every group in the loss; clip-higher, another clip range, zero-advantage filtering (which
+ * drops the groups whose episodes all scored alike, and so the KL term on them) and truncated importance
+ * sampling (asynchronous runs, or another engine sampling) are named.
  */
 export function methodLabel(method: string, a: Partial<AlgorithmSettings> | undefined): string {
   if (method === 'sft') return 'SFT';
@@ -344,6 +345,7 @@ export function methodLabel(method: string, a: Partial<AlgorithmSettings> | unde
   if (a?.skipZeroAdvantage === true) parts.push('+ zero-advantage filtering');
   if (typeof a?.dynamicSampling === 'number' && a.dynamicSampling > 0) parts.push('+ dynamic sampling');
   if (a?.overlongFilter === true) parts.push('+ overlong filter');
+  if (a?.offPolicyCorrection === 'truncated-is') parts.push(`+ truncated IS (cap ${num(a.isCap) ?? 2})`);
   return parts.join(' ');
 }
 

@@ -181,6 +181,15 @@ export const TRANSFORMER_OPTION_SPECS = {
       'With model on the wasm backend: how the engine holds the frozen base weights; bf16 halves their memory and the bytes each product reads (the products accumulate in float32); auto = bf16, or f32 for a float32 checkpoint whose plan fits.',
     reason: 'released checkpoints are bfloat16; a float32 one keeps its exact weights where memory allows',
   },
+  rolloutEngine: {
+    kind: 'enum',
+    values: ['engine', 'llama.cpp'],
+    default: 'engine',
+    description:
+      "On the wasm backend: what samples the episodes and evaluations. llama.cpp (node-llama-cpp's prebuilt build: CPU, Metal, CUDA or Vulkan, whichever loads) runs the checkpoint written once as GGUF beside the model cache, with the policy's LoRA adapters (under full fine-tuning, every weight) loaded after each update; the engine stays the trainer, so π_old is recomputed on it and each token's loss is weighed by truncated importance sampling unless algorithm says otherwise. Constrained decoding and top-k / top-p sample on the engine. llama.cpp's kernels differ from the trainer's: the sampled tokens' log-probs differ by a mismatch the run measures and the correction weighs.",
+    reason:
+      "on this 2-core AVX-512 machine llama.cpp's CPU build samples Qwen2.5-0.5B's shapes no faster than the engine (npm run bench seed000Scale); its GPU builds were not measured here",
+  },
   architecture: {
     kind: 'enum',
     values: ['qwen3', 'qwen2', 'llama'],

@@ -624,6 +624,13 @@ export function validateRunConfig(input: unknown): RunConfig {
       });
     }
   }
+  // Another engine samples (llama.cpp): its tokens' log-probs come from other kernels than the trainer's,
+  // so π_old is recomputed on the trainer and each token is weighed by truncated importance sampling,
+  // as for asynchronous samples, unless the config says otherwise.
+  if (config.policy === 'transformer' && config.policyOptions.rolloutEngine === 'llama.cpp') {
+    if (givenAlgo.oldLogprobs === undefined) config.algorithm.oldLogprobs = 'recompute';
+    if (givenAlgo.offPolicyCorrection === undefined && config.algorithm.oldLogprobs === 'recompute') config.algorithm.offPolicyCorrection = 'truncated-is';
+  }
   if (config.algorithm.offPolicyCorrection === 'truncated-is' && config.algorithm.oldLogprobs !== 'recompute') {
     issues.push({
       field: 'algorithm.offPolicyCorrection',

@@ -21,7 +21,8 @@ import { EngineModel } from './hf/engine/engineModel';
 import { engineUnsupported } from './hf/engine/engineWeights';
 import { engineCandidateScorer } from './hf/engine/engineCandidates';
 import { CandidateScoringPolicy, tfjsCandidateScorer, type CandidateScorer, type ScoringModel } from './hf/scoringPolicy';
-import { freshModelFolder, type NewModelSpec } from './hf/newCheckpoint';
+import { freshModelFolder, freshModelsRoot, type NewModelSpec } from './hf/newCheckpoint';
+import { ggufCachePath, LlamaCppRollout, LlamaCppSampler } from './hf/llamaCpp';
 import type { TrainablePolicy } from './policy';
 import { TablePolicy } from './table/tablePolicy';
 import { describeBackend, initBackend, type BackendInfo } from './transformer/backend';
@@ -39,6 +40,38 @@ export interface PolicyRunInfo {
   readonly sampleRows: number;
   /** The objective reads every position's whole distribution (the exact KL), which the wasm engine never holds. */
   readonly fullDistributions: boolean;
+}
+
+/**
+ * llama.cpp as the rollout engine of a model on the engine: the checkpoint's GGUF (written once, under
+ * the models cache, named by the digest of the base weights), the policy's adapters or weights loaded
+ * before each sample after a change. Refused with the reason and the fix where llama.cpp cannot run.
+ */
+async function llamaCppRollout(
+  model: EngineModel,
+  m: { dir: string; arch: ReturnType<typeof readHfConfig>; lora: LoraOptions | undefined; contextLength: number },
+  tokenizer: Tokenizer,
+  rows: number,
+  threads: number,
+): Promise<LlamaCppRollout> {
+  let sampler: LlamaCppSampler;
+  try {
+    const gguf = ggufCachePath(freshModelsRoot(), model.engine.baseDigest());
+    sampler = await LlamaCppSampler.open({ dir: m.dir, gguf, contextLength: m.contextLength, rows, threads, tokenizer, endIds: [] });
+  } catch (e) {
+    throw new ModelLoadError(`policyOptions.rolloutEngine "llama.cpp": ${(e as Error).message}. Fix: rolloutEngine "engine"`);
+  }
+  const lora = m.lora;
+  const heads = { q: m.arch.heads, kv: m.arch.kvHeads };
+  return new LlamaCppRollout(sampler, async (s) => {
+    if (lora) {
+      const tensors = await model.loraTensors();
+      await s.setAdapters({ rank: lora.rank, alpha: lora.alpha, tensors: tensors!, modelType: m.arch.modelType, heads });
+    } else {
+      const weights = await model.hfTensors();
+      if (weights) await s.setWeights(weights);
+    }
+  });
 }
 
 /** A Hugging Face checkpoint on the wasm engine: its plan sizes the engine's memory before anything is read. */
@@ -107,12 +140,21 @@ async function createEngineTransformer(
     const chat = o.chatTemplate !== 'none' && tokenizer.chatTemplate ? chatFormatOf(tokenizer, eos, o) : undefined;
     const eosTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
     const sampling = { ...samplingOf(o, env.stop, eosTexts), ...constraintOf(o, env, tokenizer, chat?.eosIds) };
-    const lm = new TransformerPolicy<EngineModel>(model, tokenizer, sampling, run.optimizer, `${compute}${chatNote(chat)})`, {
-      reference,
-      differentiable: (x) => x.scorer(),
-      ...(chat ? { chat } : {}),
-      microBatchPositions: plan.positionsPerPass,
-    });
+    const rollout = o.rolloutEngine === 'llama.cpp' ? await llamaCppRollout(model, m, tokenizer, run.sampleRows, threads) : undefined;
+    const lm = new TransformerPolicy<EngineModel>(
+      model,
+      tokenizer,
+      sampling,
+      run.optimizer,
+      `${compute}${chatNote(chat)}${rollout ? `; sampling on ${rollout.sampler.describe()}` : ''})`,
+      {
+        reference,
+        differentiable: (x) => x.scorer(),
+        ...(chat ? { chat } : {}),
+        microBatchPositions: plan.positionsPerPass,
+        ...(rollout ? { rollout } : {}),
+      },
+    );
     policy = lm;
     if (init) {
       restoreCheckpoint(init, model);
@@ -304,6 +346,11 @@ async function createHfTransformer(
   if (backend === 'wasm' && !engineUnsupported(arch)) {
     if (lora) checkLoraTargets(arch, lora.targets);
     return createEngineTransformer(o, run, env, backendInfo, init, { dir, arch, lora, contextLength });
+  }
+  if (o.rolloutEngine === 'llama.cpp') {
+    throw new ModelLoadError(
+      `policyOptions.rolloutEngine "llama.cpp" loads the policy's weights from the wasm engine, and this model runs on the tfjs decoder (${backend}${engineUnsupported(arch) ? `: ${engineUnsupported(arch)}` : ''}). Fix: rolloutEngine "engine", or the wasm backend`,
+    );
   }
   const plan = fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, microBatchPositions: o.microBatchPositions, sampleRows: run.sampleRows, backend });
   assertFits(plan, dir, { lora: lora !== undefined, backend });

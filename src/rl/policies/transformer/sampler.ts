@@ -28,6 +28,8 @@ export interface SampleOptions {
   readonly stopWhen?: (text: string) => boolean;
   /** Only tokens that keep the action within the environment's grammar may be drawn (log-probs renormalised over them). */
   readonly constraint?: TokenConstraint;
+  /** Called once the prompts' pass is done, before the first draw (a bench times prefill and decoding apart). */
+  readonly onPrefilled?: () => void;
 }
 
 export type StopReason = 'stop' | 'max_tokens' | 'context';
@@ -318,6 +320,7 @@ export async function sampleBatch(
   const longest = Math.max(1, ...inputs.map((p) => p.length));
   const capacity = longest + Math.max(...rows.map((r) => r.budget));
   const stepper = await stepperOf(model, inputs, capacity);
+  o.onPrefilled?.();
   try {
     let data = stepper.logits;
     for (;;) {

@@ -74,8 +74,23 @@ export function trajectorySequence(
   };
 }
 
+/**
+ * Another engine that samples for the policy (llama.cpp): it draws the options it can draw exactly as
+ * the policy's own sampler defines them (else the policy samples itself), and loads the policy's
+ * weights before the next sample once they changed.
+ */
+export interface RolloutEngine {
+  accepts(o: SampleOptions): boolean;
+  sample(prompts: readonly (readonly number[])[], o: SampleOptions, rng: Rng, rowSeeds?: readonly number[]): Promise<SampledSequence[]>;
+  /** The policy's weights changed (an update, a restored state or checkpoint). */
+  weightsChanged(): void;
+  dispose(): Promise<void>;
+}
+
 /** What the policy needs of its model besides sampling: the frozen reference and the learner's view of either. */
 export interface ModelParts<M extends PolicyModel> {
+  /** Samples in place of the model where it can (absent: the model samples). */
+  readonly rollout?: RolloutEngine;
   readonly reference: M;
   differentiable(model: M): Trainable;
   /** Prompts through the model's chat template (token in, token out); absent: observations are encoded as they are. */
@@ -189,6 +204,8 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
     sampling: SampleOptions = this.sampling,
     rowSeeds?: readonly number[],
   ): Promise<SampledSequence[]> {
+    const rollout = this.parts.rollout;
+    if (rollout?.accepts(sampling)) return rollout.sample(prompts, sampling, rng, rowSeeds);
     return sampleBatch(this.model, this.tokenizer, prompts, sampling, rowSeeds ? rowSeeds.map((seed) => new Rng(seed)) : rng);
   }
 
@@ -223,6 +240,7 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
   async applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number> {
     const norm = await this.optimizer.apply(grads, lr);
     this.model.weightsChanged?.();
+    this.parts.rollout?.weightsChanged();
     return norm;
   }
 
@@ -253,10 +271,12 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
   loadState(dir: string): Promise<void> {
     return Promise.resolve().then(() => {
       this.versionCounter = loadPolicyState(dir, this.model, this.reference, this.optimizer, this.tokenizer);
+      this.parts.rollout?.weightsChanged();
     });
   }
 
   async dispose(): Promise<void> {
+    await this.parts.rollout?.dispose();
     await this.reference.dispose();
     await this.model.dispose();
     this.optimizer.dispose();

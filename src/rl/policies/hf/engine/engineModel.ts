@@ -10,6 +10,7 @@ import type { PolicyModel } from '../../transformer/policyModel';
 import { parameterCount, type HfArchitecture } from '../hfConfig';
 import type { HfModelConfig, LoraOptions } from '../hfModel';
 import type { EnginePlan } from './enginePlan';
+import type { LoraTensor } from '../gguf';
 import { HfEngine, type AdapterRole, type DecodeSession } from './hfEngine';
 
 export interface EngineModelOptions {
@@ -153,6 +154,18 @@ export class EngineModel implements PolicyModel {
     if (this.config.lora) return undefined;
     const values = await Promise.all(this.weights.map(async (w) => (await w.data()) as Float32Array));
     return this.engine.checkpointTensors(values);
+  }
+
+  /** LoRA: the adapters per module (a [in, r], b [r, out]: y += x·a·b · alpha/r), as a rollout engine loads them; undefined under full fine-tuning. */
+  async loraTensors(): Promise<LoraTensor[] | undefined> {
+    if (!this.config.lora) return undefined;
+    const values = await Promise.all(this.weights.map((w) => w.data() as Promise<Float32Array>));
+    const out: LoraTensor[] = [];
+    for (let i = 0; i + 1 < this.names.length; i += 2) {
+      const [inn, outDim] = [this.weights[i]!.shape[0], this.weights[i + 1]!.shape[1]!];
+      out.push({ module: this.names[i]!.replace(/\.lora_A$/, ''), a: values[i]!, b: values[i + 1]!, in: inn, out: outDim });
+    }
+    return out;
   }
 
   /** The learner's view: the model scores its own targets and returns its adapters' gradients. */

@@ -1,0 +1,428 @@
+// A Hugging Face checkpoint written as GGUF (version 3), the format llama.cpp reads: the native rollout
+// engine (node-llama-cpp) samples from it. The layout: "GGUF", version, tensor and metadata counts;
+// metadata as typed key/values; each tensor's name, dimensions (innermost first), type and offset;
+// then the data, every tensor aligned to 32 bytes. Tensors keep the checkpoint's dtype (bfloat16 stays
+// bfloat16 byte for byte, so the sampler computes the trainer's weights), except 1-D ones (norms,
+// biases), which llama.cpp reads as float32. Names and metadata follow llama.cpp's own converter for
+// each architecture (qwen2, qwen3, llama; Llama's q and k rows permuted to llama.cpp's rotary layout).
+// The vocabulary is the tokenizer.json's, padded to the model's rows; the workbench passes token ids in
+// and reads ids out, so llama.cpp's tokenizer is never used, but it must load.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ModelLoadError, readHfConfig, type HfArchitecture } from './hfConfig';
+import { checkpointTensors, type StoredTensor } from './safetensors';
+
+const ALIGN = 32;
+/** GGUF metadata value types. */
+const T = { u8: 0, i8: 1, u16: 2, i16: 3, u32: 4, i32: 5, f32: 6, bool: 7, string: 8, array: 9, u64: 10, i64: 11, f64: 12 } as const;
+type Scalar = 'u32' | 'i32' | 'f32' | 'bool' | 'string' | 'u64';
+export type GgufValue = { type: Scalar; value: number | boolean | string } | { type: 'array'; of: Scalar; values: readonly (number | string | boolean)[] };
+/** GGML tensor types the writer emits. */
+export const GGML = { F32: 0, F16: 1, BF16: 30 } as const;
+export type GgmlType = keyof typeof GGML;
+const ELEMENT_BYTES: Record<GgmlType, number> = { F32: 4, F16: 2, BF16: 2 };
+
+export interface GgufTensor {
+  readonly name: string;
+  /** Row-major shape, outermost first (as PyTorch and safetensors write it). */
+  readonly shape: readonly number[];
+  readonly type: GgmlType;
+  /** The tensor's bytes, little-endian, in `type`; produced when written, so a large checkpoint is never whole in memory. */
+  readonly data: () => Uint8Array;
+}
+
+class Sink {
+  private readonly chunks: Buffer[] = [];
+  length = 0;
+  put(b: Buffer): void {
+    this.chunks.push(b);
+    this.length += b.length;
+  }
+  u32(v: number): void {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v);
+    this.put(b);
+  }
+  u64(v: number | bigint): void {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(BigInt(v));
+    this.put(b);
+  }
+  str(s: string): void {
+    const b = Buffer.from(s, 'utf8');
+    this.u64(b.length);
+    this.put(b);
+  }
+  scalar(type: Scalar, v: number | boolean | string): void {
+    switch (type) {
+      case 'u32':
+        return this.u32(v as number);
+      case 'i32': {
+        const b = Buffer.alloc(4);
+        b.writeInt32LE(v as number);
+        return this.put(b);
+      }
+      case 'f32': {
+        const b = Buffer.alloc(4);
+        b.writeFloatLE(v as number);
+        return this.put(b);
+      }
+      case 'bool':
+        return this.put(Buffer.from([v ? 1 : 0]));
+      case 'string':
+        return this.str(v as string);
+      case 'u64':
+        return this.u64(v as number);
+    }
+  }
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+}
+
+const pad = (n: number): number => (ALIGN - (n % ALIGN)) % ALIGN;
+
+/** Writes a GGUF file: metadata in the order given, then the tensors (each produced, written and dropped in turn). */
+export function writeGguf(file: string, metadata: readonly [string, GgufValue][], tensors: readonly GgufTensor[]): void {
+  const head = new Sink();
+  head.put(Buffer.from('GGUF', 'ascii'));
+  head.u32(3);
+  head.u64(tensors.length);
+  head.u64(metadata.length);
+  for (const [key, v] of metadata) {
+    head.str(key);
+    if (v.type === 'array') {
+      head.u32(T.array);
+      head.u32(T[v.of]);
+      head.u64(v.values.length);
+      for (const x of v.values) head.scalar(v.of, x);
+    } else {
+      head.u32(T[v.type]);
+      head.scalar(v.type, v.value);
+    }
+  }
+  let offset = 0;
+  for (const t of tensors) {
+    head.str(t.name);
+    head.u32(t.shape.length);
+    for (const d of [...t.shape].reverse()) head.u64(d);
+    head.u32(GGML[t.type]);
+    head.u64(offset);
+    offset += t.shape.reduce((a, b) => a * b, 1) * ELEMENT_BYTES[t.type];
+    offset += pad(offset);
+  }
+  head.put(Buffer.alloc(pad(head.length)));
+  const tmp = `${file}.${process.pid}.partial`;
+  const fd = fs.openSync(tmp, 'w');
+  try {
+    fs.writeSync(fd, head.bytes());
+    for (const t of tensors) {
+      const data = t.data();
+      const want = t.shape.reduce((a, b) => a * b, 1) * ELEMENT_BYTES[t.type];
+      if (data.length !== want)
+        throw new Error(`GGUF tensor ${t.name}: ${data.length} bytes for shape [${t.shape.join(', ')}] in ${t.type} (${want} expected)`);
+      fs.writeSync(fd, data);
+      fs.writeSync(fd, Buffer.alloc(pad(data.length)));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+}
+
+// ---- a Hugging Face checkpoint as llama.cpp's model ----
+
+function readStored(t: StoredTensor): Buffer {
+  const fd = fs.openSync(t.file, 'r');
+  try {
+    const buf = Buffer.alloc(t.end - t.begin);
+    const got = fs.readSync(fd, buf, 0, buf.length, t.begin);
+    if (got !== buf.length) throw new ModelLoadError(`${t.file}: tensor ${t.name}: read ${got} of ${buf.length} bytes (the file changed or is truncated)`);
+    return buf;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** float32 bytes of a stored 16-bit or 32-bit tensor. */
+function asF32(t: StoredTensor, raw: Buffer): Buffer {
+  if (t.dtype === 'F32') return raw;
+  const out = Buffer.alloc((raw.length / 2) * 4);
+  if (t.dtype === 'BF16') for (let i = 0; i < raw.length / 2; i++) out.writeUInt32LE((raw.readUInt16LE(2 * i) << 16) >>> 0, 4 * i);
+  else {
+    const f = new Float32Array(out.buffer, out.byteOffset, raw.length / 2);
+    const view = new DataView(raw.buffer, raw.byteOffset, raw.length);
+    for (let i = 0; i < f.length; i++) f[i] = halfToFloat(view.getUint16(2 * i, true));
+  }
+  return out;
+}
+
+/** float32 bytes → float16 bytes, rounded to nearest even (overflow to ±∞, tiny values to subnormals or zero). */
+function toF16(f32: Buffer): Buffer {
+  const n = f32.length / 4;
+  const out = Buffer.alloc(2 * n);
+  for (let i = 0; i < n; i++) {
+    const x = f32.readUInt32LE(4 * i);
+    const sign = (x >>> 16) & 0x8000;
+    const exp = (x >>> 23) & 0xff;
+    let mant = x & 0x7fffff;
+    let h: number;
+    if (exp === 0xff) h = sign | 0x7c00 | (mant ? 0x200 : 0);
+    else {
+      const e = exp - 127 + 15;
+      if (e >= 0x1f) h = sign | 0x7c00;
+      else if (e <= 0) {
+        if (e < -10) h = sign;
+        else {
+          mant |= 0x800000;
+          const shift = 14 - e;
+          const half = 1 << (shift - 1);
+          const rest = mant & ((1 << shift) - 1);
+          let m = mant >>> shift;
+          if (rest > half || (rest === half && m & 1)) m++;
+          h = sign | m;
+        }
+      } else {
+        let m = mant >>> 13;
+        const rest = mant & 0x1fff;
+        let ee = e;
+        if (rest > 0x1000 || (rest === 0x1000 && m & 1)) {
+          m++;
+          if (m === 0x400) {
+            m = 0;
+            ee++;
+          }
+        }
+        h = ee >= 0x1f ? sign | 0x7c00 : sign | (ee << 10) | m;
+      }
+    }
+    out.writeUInt16LE(h, 2 * i);
+  }
+  return out;
+}
+
+/** float32 bytes → bfloat16 bytes, rounded to nearest even. */
+function toBf16(f32: Buffer): Buffer {
+  const n = f32.length / 4;
+  const out = Buffer.alloc(2 * n);
+  for (let i = 0; i < n; i++) {
+    const b = f32.readUInt32LE(4 * i);
+    out.writeUInt16LE((b & 0x7fffffff) > 0x7f800000 ? (b >>> 16) | 0x40 : ((b + 0x7fff + ((b >>> 16) & 1)) >>> 16) & 0xffff, 2 * i);
+  }
+  return out;
+}
+
+function halfToFloat(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * 2 ** -14 * (frac / 1024);
+  if (exp === 31) return frac ? NaN : sign * Infinity;
+  return sign * 2 ** (exp - 15) * (1 + frac / 1024);
+}
+
+/**
+ * Llama's q and k rows from Hugging Face's rotary layout (the two halves of each head rotate together)
+ * to llama.cpp's (adjacent pairs rotate together): row (h, half, i) moves to (h, i, half).
+ */
+function permuteRotary(raw: Buffer, rows: number, cols: number, heads: number, bytes: number): Buffer {
+  const out = Buffer.alloc(raw.length);
+  const dim = rows / heads,
+    half = dim / 2,
+    rowBytes = cols * bytes;
+  for (let h = 0; h < heads; h++)
+    for (let s = 0; s < 2; s++)
+      for (let i = 0; i < half; i++)
+        raw.copy(out, (h * dim + i * 2 + s) * rowBytes, (h * dim + s * half + i) * rowBytes, (h * dim + s * half + i + 1) * rowBytes);
+  return out;
+}
+
+const LAYER_NAMES: [string, string][] = [
+  ['input_layernorm.weight', 'attn_norm.weight'],
+  ['self_attn.q_proj.weight', 'attn_q.weight'],
+  ['self_attn.q_proj.bias', 'attn_q.bias'],
+  ['self_attn.k_proj.weight', 'attn_k.weight'],
+  ['self_attn.k_proj.bias', 'attn_k.bias'],
+  ['self_attn.v_proj.weight', 'attn_v.weight'],
+  ['self_attn.v_proj.bias', 'attn_v.bias'],
+  ['self_attn.o_proj.weight', 'attn_output.weight'],
+  ['self_attn.q_norm.weight', 'attn_q_norm.weight'],
+  ['self_attn.k_norm.weight', 'attn_k_norm.weight'],
+  ['post_attention_layernorm.weight', 'ffn_norm.weight'],
+  ['mlp.gate_proj.weight', 'ffn_gate.weight'],
+  ['mlp.up_proj.weight', 'ffn_up.weight'],
+  ['mlp.down_proj.weight', 'ffn_down.weight'],
+];
+
+/** llama.cpp's name for a Hugging Face tensor name, or undefined when llama.cpp has none (e.g. rotary tables). */
+export function ggufTensorName(hf: string): string | undefined {
+  if (hf === 'model.embed_tokens.weight') return 'token_embd.weight';
+  if (hf === 'model.norm.weight') return 'output_norm.weight';
+  if (hf === 'lm_head.weight') return 'output.weight';
+  const m = /^model\.layers\.(\d+)\.(.+)$/.exec(hf);
+  if (!m) return undefined;
+  const to = LAYER_NAMES.find(([from]) => from === m[2]);
+  return to ? `blk.${m[1]}.${to[1]}` : undefined;
+}
+
+interface TokenizerJson {
+  model?: { type?: string; vocab?: Record<string, number> | [string, number][]; merges?: (string | [string, string])[] };
+  added_tokens?: { id: number; content: string; special?: boolean }[];
+}
+
+/** The vocabulary as llama.cpp's "gpt2" tokenizer metadata, padded to `rows` tokens. */
+function vocabularyMetadata(dir: string, rows: number, arch: HfArchitecture): [string, GgufValue][] {
+  const file = path.join(dir, 'tokenizer.json');
+  let tok: TokenizerJson;
+  try {
+    tok = JSON.parse(fs.readFileSync(file, 'utf8')) as TokenizerJson;
+  } catch (e) {
+    throw new ModelLoadError(`${file}: cannot read the tokenizer (${(e as Error).message}). Fix: the checkpoint folder needs its tokenizer.json`);
+  }
+  const tokens: string[] = new Array<string>(rows).fill('');
+  const types: number[] = new Array<number>(rows).fill(0);
+  const vocab = tok.model?.vocab ?? {};
+  const entries: [string, number][] = Array.isArray(vocab) ? vocab.map(([t], i) => [t, i]) : Object.entries(vocab);
+  for (const [t, id] of entries) if (id < rows) [tokens[id], types[id]] = [t, 1];
+  for (const a of tok.added_tokens ?? []) if (a.id < rows) [tokens[a.id], types[a.id]] = [a.content, a.special ? 3 : 4];
+  for (let i = 0; i < rows; i++) if (types[i] === 0) [tokens[i], types[i]] = [`[PAD${i}]`, 4];
+  const merges = (tok.model?.merges ?? []).map((m) => (Array.isArray(m) ? m.join(' ') : m));
+  const pre = arch.modelType === 'llama' ? 'llama-bpe' : 'qwen2';
+  return [
+    ['tokenizer.ggml.model', { type: 'string', value: 'gpt2' }],
+    ['tokenizer.ggml.pre', { type: 'string', value: pre }],
+    ['tokenizer.ggml.tokens', { type: 'array', of: 'string', values: tokens }],
+    ['tokenizer.ggml.token_type', { type: 'array', of: 'i32', values: types }],
+    ['tokenizer.ggml.merges', { type: 'array', of: 'string', values: merges }],
+    ['tokenizer.ggml.add_bos_token', { type: 'bool', value: false }],
+  ];
+}
+
+/**
+ * Writes `dir`'s checkpoint as a GGUF file llama.cpp loads (`file`): same dtypes as stored (1-D tensors
+ * as float32; matrices in `matrices` when given; `weights`: trained values, by Hugging Face name and
+ * layout, in place of the stored ones), llama.cpp's names and metadata. Returns the tensors written.
+ */
+export function writeCheckpointGguf(
+  dir: string,
+  file: string,
+  o: { matrices?: GgmlType; weights?: ReadonlyMap<string, { readonly data: Float32Array; readonly shape: readonly number[] }> } = {},
+): { tensors: number; bytes: number } {
+  const arch = readHfConfig(dir);
+  const stored = checkpointTensors(dir);
+  const a = arch.modelType; // 'qwen2' | 'qwen3' | 'llama'
+  const meta: [string, GgufValue][] = [
+    ['general.architecture', { type: 'string', value: a }],
+    ['general.name', { type: 'string', value: path.basename(dir) }],
+    ['general.alignment', { type: 'u32', value: ALIGN }],
+    [`${a}.block_count`, { type: 'u32', value: arch.layers }],
+    [`${a}.context_length`, { type: 'u32', value: arch.maxPositions }],
+    [`${a}.embedding_length`, { type: 'u32', value: arch.hidden }],
+    [`${a}.feed_forward_length`, { type: 'u32', value: arch.intermediate }],
+    [`${a}.attention.head_count`, { type: 'u32', value: arch.heads }],
+    [`${a}.attention.head_count_kv`, { type: 'u32', value: arch.kvHeads }],
+    [`${a}.attention.key_length`, { type: 'u32', value: arch.headDim }],
+    [`${a}.attention.value_length`, { type: 'u32', value: arch.headDim }],
+    [`${a}.rope.freq_base`, { type: 'f32', value: arch.ropeTheta }],
+    [`${a}.attention.layer_norm_rms_epsilon`, { type: 'f32', value: arch.normEps }],
+    ...(a === 'llama' ? ([[`${a}.rope.dimension_count`, { type: 'u32', value: arch.headDim }]] as [string, GgufValue][]) : []),
+    ...vocabularyMetadata(dir, arch.vocabSize, arch),
+  ];
+  if (arch.ropeScaling)
+    throw new ModelLoadError(`${dir}: rope_scaling is not written to GGUF yet. Fix: sample this model on the engine (rolloutEngine "engine")`);
+  const tensors: GgufTensor[] = [];
+  for (const t of [...stored.values()].sort((x, y) => x.name.localeCompare(y.name, 'en', { numeric: true }))) {
+    const name = ggufTensorName(t.name);
+    if (!name) continue;
+    if (name === 'output.weight' && arch.tiedEmbeddings) continue;
+    const oneD = t.shape.length === 1;
+    // trained weights given in memory (full fine-tuning) replace the stored ones, in float32
+    const given = o.weights?.get(t.name);
+    const type: GgmlType = oneD || given ? 'F32' : (o.matrices ?? t.dtype);
+    const rotary = a === 'llama' && /attn_(q|k)\.weight$/.test(name);
+    const heads = name.endsWith('attn_q.weight') ? arch.heads : arch.kvHeads;
+    tensors.push({
+      name,
+      shape: t.shape,
+      type,
+      data: () => {
+        if (given) {
+          if (given.data.length !== t.shape.reduce((a, b) => a * b, 1))
+            throw new Error(`GGUF: trained ${t.name} has ${given.data.length} values for [${t.shape.join(', ')}]`);
+          const bytes = Buffer.from(given.data.buffer, given.data.byteOffset, given.data.byteLength);
+          return rotary ? permuteRotary(bytes, t.shape[0]!, t.shape[1]!, heads, 4) : bytes;
+        }
+        const raw = readStored(t);
+        const typed = type === t.dtype ? raw : type === 'F32' ? asF32(t, raw) : type === 'F16' ? toF16(asF32(t, raw)) : toBf16(asF32(t, raw));
+        return rotary ? permuteRotary(typed, t.shape[0]!, t.shape[1]!, heads, ELEMENT_BYTES[type]) : typed;
+      },
+    });
+  }
+  writeGguf(file, meta, tensors);
+  return { tensors: tensors.length, bytes: fs.statSync(file).size };
+}
+
+/** One trained low-rank adapter as the engine holds it: a [in, rank] and b [rank, out], row-major; y += x·a·b · alpha/rank. */
+export interface LoraTensor {
+  /** The Hugging Face module, e.g. `model.layers.0.self_attn.q_proj`. */
+  readonly module: string;
+  readonly a: Float32Array;
+  readonly b: Float32Array;
+  readonly in: number;
+  readonly out: number;
+}
+
+function transposeBytes(x: Float32Array, rows: number, cols: number): Uint8Array {
+  const out = new Float32Array(x.length);
+  for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) out[j * rows + i] = x[i * cols + j]!;
+  return new Uint8Array(out.buffer);
+}
+
+/**
+ * Writes adapters as llama.cpp's LoRA adapter GGUF for a base of `modelType`: per module the tensors
+ * `<base name>.lora_a` (PEFT's A, [rank, in]) and `.lora_b` (B, [out, rank]) in float32, with the alpha
+ * (llama.cpp scales by alpha / rank). Llama's q and k adapters follow the base's rotary permutation (B's rows).
+ */
+export function writeLoraGguf(
+  file: string,
+  modelType: string,
+  rank: number,
+  alpha: number,
+  adapters: readonly LoraTensor[],
+  heads?: { q: number; kv: number },
+): void {
+  const tensors: GgufTensor[] = [];
+  for (const ad of adapters) {
+    const name = ggufTensorName(`${ad.module}.weight`);
+    if (!name) throw new Error(`GGUF adapter: no llama.cpp tensor for ${ad.module}`);
+    const base = name.slice(0, -'.weight'.length);
+    if (ad.a.length !== ad.in * rank || ad.b.length !== rank * ad.out)
+      throw new Error(`GGUF adapter ${ad.module}: sizes ${ad.a.length} and ${ad.b.length} for [${ad.in}, ${rank}] and [${rank}, ${ad.out}]`);
+    const rotary = modelType === 'llama' && /attn_(q|k)$/.test(base);
+    tensors.push(
+      { name: `${name}.lora_a`, shape: [rank, ad.in], type: 'F32', data: () => transposeBytes(ad.a, ad.in, rank) },
+      {
+        name: `${name}.lora_b`,
+        shape: [ad.out, rank],
+        type: 'F32',
+        data: () => {
+          const bt = Buffer.from(transposeBytes(ad.b, rank, ad.out));
+          if (!rotary) return bt;
+          const h = base.endsWith('attn_q') ? heads?.q : heads?.kv;
+          if (!h) throw new Error(`GGUF adapter ${ad.module}: Llama's rotary permutation needs the head counts`);
+          return permuteRotary(bt, ad.out, rank, h, 4);
+        },
+      },
+    );
+  }
+  writeGguf(
+    file,
+    [
+      ['general.architecture', { type: 'string', value: modelType }],
+      ['general.type', { type: 'string', value: 'adapter' }],
+      ['adapter.type', { type: 'string', value: 'lora' }],
+      ['adapter.lora.alpha', { type: 'f32', value: alpha }],
+    ],
+    tensors,
+  );
+}

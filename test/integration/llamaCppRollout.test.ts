@@ -1,0 +1,121 @@
+// llama.cpp as the rollout engine of a policy on the wasm engine (policyOptions.rolloutEngine
+// "llama.cpp"), on the float32 qwen2 fixture through the code environment's sandbox: llama.cpp samples
+// the episodes; the config recomputes π_old on the trainer and weighs tokens by truncated importance
+// sampling, and the printed name says so; the learner's measured mismatch between llama.cpp's
+// behaviour log-probs and the trainer's is at float32 rounding before and after an update (so the
+// update's adapters, or under full fine-tuning its weights, reached llama.cpp: the stale model's
+// log-probs are far from them); a model on the tfjs decoder is refused with the fix.
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { methodLabel } from '../../src/shared/algorithm';
+import { validateRunConfig, type RunConfig } from '../../src/shared/runConfig';
+import type { Trajectory } from '../../src/shared/types';
+import { createPolicy } from '../../src/rl/policies/createPolicy';
+import { EngineModel } from '../../src/rl/policies/hf/engine/engineModel';
+import { initBackend } from '../../src/rl/policies/transformer/backend';
+import { trajectorySequence, type TransformerPolicy } from '../../src/rl/policies/transformer/transformerPolicy';
+import { Rng } from '../../src/rl/random';
+import { runEpisodes } from '../../src/rl/rollout/agentLoop';
+import { Learner } from '../../src/rl/train/learner';
+import { policyRunInfo } from '../../src/rl/train/trainingRun';
+import { codeEnv, disposeOpened } from '../helpers/environments';
+
+const FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'hf');
+
+function configFor(family: string, extra: Record<string, unknown> = {}): RunConfig {
+  return validateRunConfig({
+    env: 'code',
+    policy: 'transformer',
+    method: 'grpo',
+    seed: 5,
+    groupSize: 4,
+    groupsPerIteration: 1,
+    algorithm: { warmupSteps: 0, minibatchSize: 0, skipZeroAdvantage: false, learningRate: 3e-2 },
+    policyOptions: {
+      model: path.join(FIXTURES, family),
+      loraRank: 4,
+      loraAlpha: 8,
+      maxNewTokens: 24,
+      contextLength: 400,
+      rolloutEngine: 'llama.cpp',
+      ...extra,
+    },
+  });
+}
+
+before(async () => {
+  await initBackend('wasm');
+});
+after(() => disposeOpened());
+
+/** Mean |Δ log p| between the sampled tokens' behaviour log-probs and the model's (the engine's) log-probs of them. */
+async function gapTo(policy: TransformerPolicy<EngineModel>, which: 'current' | 'reference', ts: readonly Trajectory[]): Promise<number> {
+  const seqs = ts.map((t) => trajectorySequence(t)!);
+  const { logp } = await policy.logprobs(0, seqs, { model: which, temperature: 1, rows: false });
+  let sum = 0,
+    n = 0;
+  seqs.forEach((s, i) =>
+    s.mask.forEach((m, j) => {
+      if (m === 1) {
+        sum += Math.abs(logp[i]![j]! - s.behaviour[j]!);
+        n++;
+      }
+    }),
+  );
+  assert.ok(n > 10, `${n} sampled tokens`);
+  return sum / n;
+}
+
+describe('llama.cpp as the rollout engine', () => {
+  for (const [label, extra] of [
+    ['LoRA (an adapter file after each update)', {}],
+    ['full fine-tuning (every weight after each update)', { loraRank: 0 }],
+  ] as const) {
+    it(`${label}: samples the episodes; after an update it samples from the updated policy`, async () => {
+      const config = configFor('qwen2', extra);
+      assert.deepEqual(
+        [config.algorithm.oldLogprobs, config.algorithm.offPolicyCorrection],
+        ['recompute', 'truncated-is'],
+        'the sampler is not the trainer: π_old recomputed, truncated IS',
+      );
+      assert.match(methodLabel(config.method, config.algorithm), /\+ truncated IS \(cap 2\)$/);
+      const env = codeEnv();
+      const policy = (await createPolicy(config, policyRunInfo(config), env)) as TransformerPolicy<EngineModel>;
+      try {
+        assert.match(policy.compute, /sampling on llama\.cpp \(node-llama-cpp\), CPU build/);
+        const task = env.tasks().train[0]!;
+        const play = (seed: number): Promise<Trajectory[]> =>
+          runEpisodes(
+            Array.from({ length: 4 }, (_, i) => ({ task, group: 0, indexInGroup: i })),
+            () => env.create(),
+            policy,
+            { maxTurns: 2, sampleRng: new Rng(seed), verifierRng: new Rng(0) },
+          );
+        const first = await play(11);
+        assert.ok(first.every((t) => t.turns.length > 0 && t.turns.every((turn) => (turn.policy.tokens?.sampled.length ?? 0) > 0)));
+        assert.ok((await gapTo(policy, 'current', first)) < 1e-4, 'float32 weights: llama.cpp and the trainer agree per token');
+        const learner = new Learner(policy, { method: 'grpo', settings: config.algorithm, imitate: 'all', totalSteps: 10, seed: 1 });
+        const pushed = first.map((t, i) => ({ ...t, advantage: i % 2 === 0 ? 1 : -1 }));
+        const report = await learner.update(pushed);
+        assert.ok(report.optimizerSteps >= 1 && Number.isFinite(report.loss), JSON.stringify(report));
+        assert.ok(report.logprobMismatch !== undefined && report.logprobMismatch < 1e-4, `mismatch ${report.logprobMismatch}`);
+        const second = await play(12);
+        const fresh = await gapTo(policy, 'current', second);
+        const stale = await gapTo(policy, 'reference', second);
+        assert.ok(stale > 1e-3, `the update moved the policy's log-probs (by ${stale} per token from the base model)`);
+        assert.ok(fresh < 1e-4, `llama.cpp sampled with the updated weights: ${fresh} per token from the trainer's`);
+      } finally {
+        await policy.dispose();
+      }
+    });
+  }
+
+  it('a model on the tfjs decoder is refused with the reason and the fix', async () => {
+    const config = configFor('gpt2');
+    await assert.rejects(
+      createPolicy(config, policyRunInfo(config), codeEnv()),
+      /rolloutEngine "llama\.cpp" loads the policy's weights from the wasm engine.*Fix: rolloutEngine "engine"/,
+    );
+  });
+});
