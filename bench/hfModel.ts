@@ -1,11 +1,14 @@
 // A Hugging Face checkpoint's throughput on the chosen tfjs backend beside the same model and workload
-// in PyTorch (Debian python3-torch; bench/torch_hf.py reads the same safetensors), in one run: the
+// in PyTorch float32 and bfloat16 (Debian python3-torch; bench/torch_baseline.py reads the same
+// safetensors, as a server: bench/torchServer.ts), interleaved round by round, in one run: the
 // largest fixture (test/fixtures/hf/qwen2) with LoRA rank 8 on every linear layer. Training: batch 8 ×
 // 128 tokens, cross-entropy, AdamW on the adapters with gradient clipping. Sampling: 16 rows, 16-token
-// prompt, 48 new tokens, KV cache, temperature 1. Reported, no target: the fixture is tiny (111 k
-// parameters), so this measures the per-operation overhead a real checkpoint amortises.
+// prompt, 48 new tokens, KV cache, temperature 1. Ratios are medians of the per-round ratios with their
+// spread. Reported, no target: the fixture is tiny (111 k parameters), so this measures the
+// per-operation overhead a real checkpoint amortises.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { ADAM_DEFAULTS, AdamW } from '../src/rl/algo/adamw';
 import { HfModel, hfDifferentiable } from '../src/rl/policies/hf/hfModel';
@@ -15,6 +18,7 @@ import { HfTokenizer } from '../src/rl/policies/transformer/tokenizer';
 import { Rng } from '../src/rl/random';
 import type { TrainSequence } from '../src/rl/algo/batch';
 import { shardGradients } from '../src/rl/algo/gradients';
+import { DTYPES, describeTorch, median, ratioText, startTorch, type Dtype, type SampleTimes, type TrainTimes } from './torchServer';
 
 const DIR = path.join(__dirname, '..', '..', 'test', 'fixtures', 'hf', 'qwen2');
 const RANK = 8;
@@ -22,10 +26,12 @@ const TRAIN: [number, number] = [8, 128];
 const SAMPLE: [number, number, number] = [16, 16, 48];
 const ROUNDS = 5;
 const WARMUP = 2;
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const TRAIN_TOKENS = TRAIN[0] * (TRAIN[1] - 1);
+const SAMPLE_TOKENS = SAMPLE[0] * SAMPLE[2];
 const NLL = { kind: 'nll', aggregation: 'token-mean', normTokens: 1 } as const;
 
-async function tfjsRates(rounds = ROUNDS): Promise<{ train: number; sample: number }> {
+/** The tfjs side, ready to run rounds: each trains one step and samples once; seconds of each. */
+async function tfjsSide(): Promise<{ round: () => Promise<{ train: number; sample: number }>; dispose: () => void }> {
   const model = HfModel.load(DIR, { lora: { rank: RANK, alpha: 2 * RANK, dropout: 0, targets: ['all-linear'] }, contextLength: 256 });
   const tokenizer = HfTokenizer.fromDirectory(DIR);
   const optimizer = new AdamW([...model.weights], { ...ADAM_DEFAULTS, maxGradNorm: 1 });
@@ -37,8 +43,7 @@ async function tfjsRates(rounds = ROUNDS): Promise<{ train: number; sample: numb
     return { inputs: ids.slice(0, -1), targets: ids.slice(1), mask: ids.slice(1).map(() => 1), behaviour: ids.slice(1).map(() => 0), advantage: 0 };
   });
   const [SB, P, N] = SAMPLE;
-  const rates = { train: [] as number[], sample: [] as number[] };
-  for (let r = 0; r < WARMUP + rounds; r++) {
+  const round = async (): Promise<{ train: number; sample: number }> => {
     let t = performance.now();
     const { grads } = await shardGradients(
       hfDifferentiable(model),
@@ -49,35 +54,33 @@ async function tfjsRates(rounds = ROUNDS): Promise<{ train: number; sample: numb
     await optimizer.apply(grads, 1e-3);
     grads.forEach((g) => g.dispose());
     model.weightsChanged();
-    const dt = performance.now() - t;
+    const train = (performance.now() - t) / 1000;
     t = performance.now();
     const prompts = Array.from({ length: SB }, () => Array.from({ length: P }, () => rng.int(V)));
-    const out = await sampleBatch(model, tokenizer, prompts, { temperature: 1, topK: 0, topP: 1, maxNewTokens: N, stop: [] }, rng);
-    const ds = performance.now() - t;
-    if (r >= WARMUP) {
-      rates.train.push((B * (T - 1)) / (dt / 1000));
-      rates.sample.push(out.reduce((n, s) => n + s.tokens.length, 0) / (ds / 1000));
-    }
-  }
-  optimizer.dispose();
-  model.dispose();
-  return { train: median(rates.train), sample: median(rates.sample) };
+    await sampleBatch(model, tokenizer, prompts, { temperature: 1, topK: 0, topP: 1, maxNewTokens: N, stop: [] }, rng);
+    return { train, sample: (performance.now() - t) / 1000 };
+  };
+  for (let r = 0; r < WARMUP; r++) await round();
+  return {
+    round,
+    dispose: () => {
+      optimizer.dispose();
+      model.dispose();
+    },
+  };
 }
 
-function torchRates(threads: number): { torch: string; threads: number; train: number; sample: number } | string {
-  const python = '/usr/bin/python3';
-  if (!fs.existsSync(python)) return 'no /usr/bin/python3';
-  const script = path.join(__dirname, '..', '..', 'bench', 'torch_hf.py');
-  const r = spawnSync(python, [script, JSON.stringify({ dir: DIR, threads, rounds: ROUNDS, rank: RANK, train: TRAIN, sample: SAMPLE })], {
-    encoding: 'utf8',
-    env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: String(threads) },
-    timeout: 600_000,
-  });
-  if (r.status !== 0) {
-    const err = (r.stderr || r.error?.message || '').trim().split('\n').pop() ?? '';
-    return /No module named 'torch'/.test(err) ? 'python3-torch is not installed (apt-get install python3-torch)' : `PyTorch run failed: ${err}`;
+/** Tokens per second of the median round (the WebGPU child's figure). */
+async function tfjsRates(rounds = ROUNDS): Promise<{ train: number; sample: number }> {
+  const side = await tfjsSide();
+  const times = { train: [] as number[], sample: [] as number[] };
+  for (let r = 0; r < rounds; r++) {
+    const t = await side.round();
+    times.train.push(t.train);
+    times.sample.push(t.sample);
   }
-  return JSON.parse(r.stdout.trim().split('\n').pop()!) as { torch: string; threads: number; train: number; sample: number };
+  side.dispose();
+  return { train: TRAIN_TOKENS / median(times.train), sample: SAMPLE_TOKENS / median(times.sample) };
 }
 
 /** The same workload on WebGPU in a child process (one backend per process): its rates and adapter, or why not. */
@@ -104,12 +107,29 @@ async function main(): Promise<void> {
   }
   const backend = await initBackend('auto');
   const fmt = (x: number): string => Math.round(x).toLocaleString('en').padStart(8);
-  const first = await tfjsRates();
-  const torch = [1, 2].map((n) => torchRates(n));
-  const second = await tfjsRates();
-  const mine = { train: (first.train + second.train) / 2, sample: (first.sample + second.sample) / 2 };
+  const threads = os.availableParallelism();
+  const [B, T] = TRAIN;
+  const torch = await startTorch({ dir: DIR, threads, sequences: B, micro: B, train: [T - 1, 0], sample: SAMPLE });
+  const described = describeTorch(torch, threads);
+  const tfjs = await tfjsSide();
+  const times = { tfjs: { train: [] as number[], sample: [] as number[] } } as Record<'tfjs' | Dtype, { train: number[]; sample: number[] }>;
+  for (const d of DTYPES) times[d] = { train: [], sample: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    const t = await tfjs.round();
+    times.tfjs.train.push(t.train);
+    times.tfjs.sample.push(t.sample);
+    for (const d of DTYPES) {
+      // the same step as the tfjs side: the training pass alone (the server's reference pass is timed apart)
+      const tr = await torch[d].server.run<TrainTimes>('train');
+      times[d].train.push(tr.seconds - tr.reference_seconds);
+      times[d].sample.push((await torch[d].server.run<SampleTimes>('sample')).seconds);
+    }
+  }
+  tfjs.dispose();
+  for (const d of DTYPES) await torch[d].server.quit();
+  const mine = { train: TRAIN_TOKENS / median(times.tfjs.train), sample: SAMPLE_TOKENS / median(times.tfjs.sample) };
   console.log(
-    `qwen2 fixture (111,168 parameters), LoRA rank ${RANK} on every linear layer; training ${TRAIN.join(' × ')} tokens, sampling ${SAMPLE[0]} rows × ${SAMPLE[2]} new tokens`,
+    `qwen2 fixture (111,168 parameters), LoRA rank ${RANK} on every linear layer; training ${TRAIN.join(' × ')} tokens, sampling ${SAMPLE[0]} rows × ${SAMPLE[2]} new tokens; ${ROUNDS} interleaved rounds after ${WARMUP} of warm-up`,
   );
   console.log(`  ${`tfjs ${describeBackend(backend)}, one engine`.padEnd(30)} train ${fmt(mine.train)} tokens/s   sample ${fmt(mine.sample)} tokens/s`);
   // WebGPU where an adapter exists: the machine's own, and SwiftShader's software one where chromium ships it
@@ -125,15 +145,12 @@ async function main(): Promise<void> {
         `  ${`tfjs ${g.adapter}`.slice(0, 60).padEnd(30)} train ${fmt(g.train)} tokens/s   sample ${fmt(g.sample)} tokens/s   (to wasm: training ${(g.train / mine.train).toFixed(2)}×, sampling ${(g.sample / mine.sample).toFixed(2)}×)`,
       );
   }
-  for (const t of torch) {
-    if (typeof t === 'string') {
-      console.log(`  PyTorch: ${t}`);
-      continue;
-    }
+  console.log(described.text);
+  if (!described.baseline) return;
+  for (const d of DTYPES)
     console.log(
-      `  ${`PyTorch ${t.torch}, ${t.threads} thread(s)`.padEnd(30)} train ${fmt(t.train)} tokens/s   sample ${fmt(t.sample)} tokens/s   (tfjs / PyTorch: training ${(mine.train / t.train).toFixed(2)}×, sampling ${(mine.sample / t.sample).toFixed(2)}×)`,
+      `  ${`PyTorch ${d}, ${threads} threads`.padEnd(30)} train ${fmt(TRAIN_TOKENS / median(times[d].train))} tokens/s   sample ${fmt(SAMPLE_TOKENS / median(times[d].sample))} tokens/s   (tfjs / PyTorch, median of rounds (min–max): training ${ratioText(times.tfjs.train, times[d].train)}, sampling ${ratioText(times.tfjs.sample, times[d].sample)})`,
     );
-  }
 }
 
 main().catch((e) => {

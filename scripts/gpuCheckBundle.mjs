@@ -20,7 +20,15 @@ function copy(rel, keep = () => true) {
   fs.cpSync(from, path.join(out, rel), { recursive: true, filter: (src) => keep(src) });
 }
 
-for (const rel of ['out/src', 'out/bench', 'out/test/helpers', 'scripts/gpuCheck.mjs', 'bench/torch_hf.py', 'test/fixtures/hf/qwen2', 'test/fixtures/hf/qwen3'])
+for (const rel of [
+  'out/src',
+  'out/bench',
+  'out/test/helpers',
+  'scripts/gpuCheck.mjs',
+  'bench/torch_baseline.py',
+  'test/fixtures/hf/qwen2',
+  'test/fixtures/hf/qwen3',
+])
   copy(rel);
 const tf = [
   'tfjs',

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ModelLoadError, readHfConfig, type HfArchitecture } from './hfConfig';
-import { checkpointTensors, type StoredTensor } from './safetensors';
+import { checkpointTensors, readTensorBytes, toFloat32, type StoredTensor } from './safetensors';
 
 const ALIGN = 32;
 /** GGUF metadata value types. */
@@ -132,93 +132,11 @@ export function writeGguf(file: string, metadata: readonly [string, GgufValue][]
 
 // ---- a Hugging Face checkpoint as llama.cpp's model ----
 
-function readStored(t: StoredTensor): Buffer {
-  const fd = fs.openSync(t.file, 'r');
-  try {
-    const buf = Buffer.alloc(t.end - t.begin);
-    const got = fs.readSync(fd, buf, 0, buf.length, t.begin);
-    if (got !== buf.length) throw new ModelLoadError(`${t.file}: tensor ${t.name}: read ${got} of ${buf.length} bytes (the file changed or is truncated)`);
-    return buf;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** float32 bytes of a stored 16-bit or 32-bit tensor. */
+/** float32 bytes of a stored tensor's bytes. */
 function asF32(t: StoredTensor, raw: Buffer): Buffer {
   if (t.dtype === 'F32') return raw;
-  const out = Buffer.alloc((raw.length / 2) * 4);
-  if (t.dtype === 'BF16') for (let i = 0; i < raw.length / 2; i++) out.writeUInt32LE((raw.readUInt16LE(2 * i) << 16) >>> 0, 4 * i);
-  else {
-    const f = new Float32Array(out.buffer, out.byteOffset, raw.length / 2);
-    const view = new DataView(raw.buffer, raw.byteOffset, raw.length);
-    for (let i = 0; i < f.length; i++) f[i] = halfToFloat(view.getUint16(2 * i, true));
-  }
-  return out;
-}
-
-/** float32 bytes → float16 bytes, rounded to nearest even (overflow to ±∞, tiny values to subnormals or zero). */
-function toF16(f32: Buffer): Buffer {
-  const n = f32.length / 4;
-  const out = Buffer.alloc(2 * n);
-  for (let i = 0; i < n; i++) {
-    const x = f32.readUInt32LE(4 * i);
-    const sign = (x >>> 16) & 0x8000;
-    const exp = (x >>> 23) & 0xff;
-    let mant = x & 0x7fffff;
-    let h: number;
-    if (exp === 0xff) h = sign | 0x7c00 | (mant ? 0x200 : 0);
-    else {
-      const e = exp - 127 + 15;
-      if (e >= 0x1f) h = sign | 0x7c00;
-      else if (e <= 0) {
-        if (e < -10) h = sign;
-        else {
-          mant |= 0x800000;
-          const shift = 14 - e;
-          const half = 1 << (shift - 1);
-          const rest = mant & ((1 << shift) - 1);
-          let m = mant >>> shift;
-          if (rest > half || (rest === half && m & 1)) m++;
-          h = sign | m;
-        }
-      } else {
-        let m = mant >>> 13;
-        const rest = mant & 0x1fff;
-        let ee = e;
-        if (rest > 0x1000 || (rest === 0x1000 && m & 1)) {
-          m++;
-          if (m === 0x400) {
-            m = 0;
-            ee++;
-          }
-        }
-        h = ee >= 0x1f ? sign | 0x7c00 : sign | (ee << 10) | m;
-      }
-    }
-    out.writeUInt16LE(h, 2 * i);
-  }
-  return out;
-}
-
-/** float32 bytes → bfloat16 bytes, rounded to nearest even. */
-function toBf16(f32: Buffer): Buffer {
-  const n = f32.length / 4;
-  const out = Buffer.alloc(2 * n);
-  for (let i = 0; i < n; i++) {
-    const b = f32.readUInt32LE(4 * i);
-    out.writeUInt16LE((b & 0x7fffffff) > 0x7f800000 ? (b >>> 16) | 0x40 : ((b + 0x7fff + ((b >>> 16) & 1)) >>> 16) & 0xffff, 2 * i);
-  }
-  return out;
-}
-
-function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >> 10) & 0x1f;
-  const frac = h & 0x3ff;
-  if (exp === 0) return sign * 2 ** -14 * (frac / 1024);
-  if (exp === 31) return frac ? NaN : sign * Infinity;
-  return sign * 2 ** (exp - 15) * (1 + frac / 1024);
+  const f = toFloat32(raw, t.dtype);
+  return Buffer.from(f.buffer, f.byteOffset, f.byteLength);
 }
 
 /**
@@ -299,14 +217,15 @@ function vocabularyMetadata(dir: string, rows: number, arch: HfArchitecture): [s
 }
 
 /**
- * Writes `dir`'s checkpoint as a GGUF file llama.cpp loads (`file`): same dtypes as stored (1-D tensors
- * as float32; matrices in `matrices` when given; `weights`: trained values, by Hugging Face name and
- * layout, in place of the stored ones), llama.cpp's names and metadata. Returns the tensors written.
+ * Writes `dir`'s checkpoint as a GGUF file llama.cpp loads (`file`): the stored dtypes (1-D tensors as
+ * float32), or `weights` (trained values by Hugging Face name and layout, float32) in place of the
+ * stored ones; llama.cpp's names and metadata. Returns the tensors written. (Float16 or float32 matrices
+ * in place of bfloat16 ones were tried on this CPU: llama.cpp sampled no faster.)
  */
 export function writeCheckpointGguf(
   dir: string,
   file: string,
-  o: { matrices?: GgmlType; weights?: ReadonlyMap<string, { readonly data: Float32Array; readonly shape: readonly number[] }> } = {},
+  o: { weights?: ReadonlyMap<string, { readonly data: Float32Array; readonly shape: readonly number[] }> } = {},
 ): { tensors: number; bytes: number } {
   const arch = readHfConfig(dir);
   const stored = checkpointTensors(dir);
@@ -338,7 +257,7 @@ export function writeCheckpointGguf(
     const oneD = t.shape.length === 1;
     // trained weights given in memory (full fine-tuning) replace the stored ones, in float32
     const given = o.weights?.get(t.name);
-    const type: GgmlType = oneD || given ? 'F32' : (o.matrices ?? t.dtype);
+    const type: GgmlType = oneD || given ? 'F32' : t.dtype;
     const rotary = a === 'llama' && /attn_(q|k)\.weight$/.test(name);
     const heads = name.endsWith('attn_q.weight') ? arch.heads : arch.kvHeads;
     tensors.push({
@@ -352,8 +271,8 @@ export function writeCheckpointGguf(
           const bytes = Buffer.from(given.data.buffer, given.data.byteOffset, given.data.byteLength);
           return rotary ? permuteRotary(bytes, t.shape[0]!, t.shape[1]!, heads, 4) : bytes;
         }
-        const raw = readStored(t);
-        const typed = type === t.dtype ? raw : type === 'F32' ? asF32(t, raw) : type === 'F16' ? toF16(asF32(t, raw)) : toBf16(asF32(t, raw));
+        const raw = readTensorBytes(t);
+        const typed = type === t.dtype ? raw : asF32(t, raw);
         return rotary ? permuteRotary(typed, t.shape[0]!, t.shape[1]!, heads, ELEMENT_BYTES[type]) : typed;
       },
     });

@@ -134,8 +134,8 @@ function halfTable(): Float32Array {
   return halves;
 }
 
-/** Reads one tensor's data as float32. */
-export function readTensor(t: StoredTensor): Float32Array {
+/** Reads one tensor's bytes as stored. */
+export function readTensorBytes(t: StoredTensor): Buffer {
   if (!SAFETENSORS_DTYPES.includes(t.dtype)) {
     throw new ModelLoadError(
       `${t.file}: tensor ${t.name} has dtype ${JSON.stringify(t.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`,
@@ -146,10 +146,15 @@ export function readTensor(t: StoredTensor): Float32Array {
     const buf = Buffer.alloc(t.end - t.begin);
     const got = fs.readSync(fd, buf, 0, buf.length, t.begin);
     if (got !== buf.length) throw new ModelLoadError(`${t.file}: tensor ${t.name}: read ${got} of ${buf.length} bytes (the file changed or is truncated)`);
-    return toFloat32(buf, t.dtype);
+    return buf;
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** Reads one tensor's data as float32. */
+export function readTensor(t: StoredTensor): Float32Array {
+  return toFloat32(readTensorBytes(t), t.dtype);
 }
 
 /**
