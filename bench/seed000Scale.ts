@@ -176,7 +176,7 @@ async function main(): Promise<void> {
   const gguf = `${DIR}.gguf`;
   let t1 = performance.now();
   fs.rmSync(gguf, { force: true });
-  const llama = await LlamaCppSampler.open({ dir: DIR, gguf, contextLength: T, rows: B, threads, tokenizer, endIds: [] });
+  const llama = await LlamaCppSampler.open({ dir: DIR, gguf, contextLength: T, rows: B, threads, tokenizer });
   console.log(
     `llama.cpp: ${llama.describe()}; GGUF written and loaded in ${((performance.now() - t1) / 1000).toFixed(1)} s (${formatBytes(fs.statSync(gguf).size)})`,
   );

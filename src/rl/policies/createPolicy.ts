@@ -57,7 +57,7 @@ async function llamaCppRollout(
   let sampler: LlamaCppSampler;
   try {
     const gguf = ggufCachePath(freshModelsRoot(), model.engine.baseDigest());
-    sampler = await LlamaCppSampler.open({ dir: m.dir, gguf, contextLength: m.contextLength, rows, threads, tokenizer, endIds: [] });
+    sampler = await LlamaCppSampler.open({ dir: m.dir, gguf, contextLength: m.contextLength, rows, threads, tokenizer });
   } catch (e) {
     throw new ModelLoadError(`policyOptions.rolloutEngine "llama.cpp": ${(e as Error).message}. Fix: rolloutEngine "engine"`);
   }

@@ -72,8 +72,6 @@ export interface LlamaCppSamplerOptions {
   /** CPU threads (0: llama.cpp's choice). */
   readonly threads: number;
   readonly tokenizer: Tokenizer;
-  /** Token ids that end a turn (the chat template's end of turn, the model's end of sequence). */
-  readonly endIds: readonly number[];
 }
 
 export class LlamaCppSampler {
@@ -180,10 +178,10 @@ export class LlamaCppSampler {
   }
 
   /**
-   * A continuation for every prompt, as sampleBatch gives on the engine: a row ends at a stop string,
-   * an end-of-turn id, maxNewTokens or the context. The behaviour log-prob of each token is llama.cpp's
-   * probability of it at the sampling temperature (greedy rows: 0). Rows beyond the context's
-   * sequences are sampled in turn.
+   * A continuation for every prompt, as sampleBatch gives on the engine: a row ends at a stop string
+   * (the chat template's end of turn among them), maxNewTokens or the context. The behaviour log-prob
+   * of each token is llama.cpp's probability of it at the sampling temperature (greedy rows: 0). Rows
+   * beyond the context's sequences are sampled in turn.
    */
   sample(prompts: readonly (readonly number[])[], o: SampleOptions, rng: Rng, rowSeeds?: readonly number[]): Promise<SampledSequence[]> {
     return this.serial(() => this.sampleNow(prompts, o, rng, rowSeeds));
@@ -231,7 +229,7 @@ export class LlamaCppSampler {
         tokens.push(id);
         logprobs.push(o.temperature > 0 ? Math.log(confidence) : 0);
         text += this.o.tokenizer.decode([id]);
-        if (this.o.endIds.includes(id) || stopsAt(text, o.stop, o.stopWhen)) {
+        if (stopsAt(text, o.stop, o.stopWhen)) {
           stopReason = 'stop';
           break;
         }

@@ -184,7 +184,6 @@ describe('llama.cpp rollout engine (node-llama-cpp)', () => {
       rows: 4,
       threads: 1,
       tokenizer,
-      endIds: [],
     });
     await initBackend('wasm');
     const arch = readHfConfig(dir);
