@@ -295,9 +295,14 @@ export class LlamaCppRollout implements RolloutEngine {
 
   async sample(prompts: readonly (readonly number[])[], o: SampleOptions, rng: Rng, rowSeeds?: readonly number[]): Promise<SampledSequence[]> {
     if (this.dirty) {
-      // cleared first: a change during the load marks it again
+      // cleared first: a change during the load marks it again; a load that fails leaves it marked
       this.dirty = false;
-      await this.load(this.sampler);
+      try {
+        await this.load(this.sampler);
+      } catch (e) {
+        this.dirty = true;
+        throw e;
+      }
     }
     return this.sampler.sample(prompts, o, rng, rowSeeds);
   }
