@@ -96,8 +96,8 @@ export class LlamaCppSampler {
   }
 
   private static loadModel(llama: Llama, file: string): Promise<LlamaModel> {
-    // keys and values kept in float32, as the trainer keeps them (llama.cpp's default float16 cache, or
-    // its flash attention on the CPU, which rounds to float16, moves a float32 model's log-probs by ~1e-3)
+    // keys and values kept in float32, as the trainer keeps them (with llama.cpp's defaults, a float16
+    // cache and flash attention on the CPU, a float32 model's log-probs moved by ~1e-3)
     return llama.loadModel({
       modelPath: file,
       gpuLayers: 'auto',
