@@ -38,7 +38,7 @@ import { readHfConfig, type HfArchitecture } from '../src/rl/policies/hf/hfConfi
 import { LlamaCppSampler, mismatch } from '../src/rl/policies/hf/llamaCpp';
 import { describePlan, formatBytes } from '../src/rl/policies/hf/memoryPlan';
 import { initBackend } from '../src/rl/policies/transformer/backend';
-import { sampleBatch, type SampledSequence } from '../src/rl/policies/transformer/sampler';
+import { sampleBatch, type SampledSequence, type SampleOptions } from '../src/rl/policies/transformer/sampler';
 import { HfTokenizer } from '../src/rl/policies/transformer/tokenizer';
 import { Rng } from '../src/rl/random';
 import type { TrainSequence } from '../src/rl/algo/batch';
@@ -193,35 +193,28 @@ async function main(): Promise<void> {
     if (d === 'float32' && !sameSet) process.exitCode = 1;
   }
   let lastLlama: { prompts: number[][]; rows: SampledSequence[] } | undefined;
+  /**
+   * B rows × n new tokens from fresh random prompts through `sampler` (the engine's sampleBatch or
+   * llama.cpp's), timed in all and up to the prompts' pass. The engine's first draw comes after
+   * onPrefilled (in decoding there, in prefill on PyTorch's side: tens of ms of 100+ s).
+   */
+  const timedSample = async (
+    sampler: (prompts: number[][], o: SampleOptions) => Promise<SampledSequence[]>,
+    n: number,
+  ): Promise<{ times: SampleTimes; prompts: number[][]; rows: SampledSequence[] }> => {
+    const prompts = Array.from({ length: B }, () => Array.from({ length: P }, () => rng.int(V)));
+    const t = performance.now();
+    let prefilled = t;
+    const rows = await sampler(prompts, { temperature: 1, topK: 0, topP: 1, maxNewTokens: n, stop: [], onPrefilled: () => (prefilled = performance.now()) });
+    const end = performance.now();
+    return { times: { seconds: (end - t) / 1000, prefill_seconds: (prefilled - t) / 1000, decode_seconds: (end - prefilled) / 1000 }, prompts, rows };
+  };
   const llamaSample = async (n: number): Promise<SampleTimes> => {
-    const prompts = Array.from({ length: B }, () => Array.from({ length: P }, () => rng.int(V)));
-    const t = performance.now();
-    let prefilled = t;
-    const rows = await llama.sample(
-      prompts,
-      { temperature: 1, topK: 0, topP: 1, maxNewTokens: n, stop: [], onPrefilled: () => (prefilled = performance.now()) },
-      rng,
-    );
-    const end = performance.now();
-    lastLlama = { prompts, rows };
-    return { seconds: (end - t) / 1000, prefill_seconds: (prefilled - t) / 1000, decode_seconds: (end - prefilled) / 1000 };
+    const r = await timedSample((prompts, o) => llama.sample(prompts, o, rng), n);
+    lastLlama = { prompts: r.prompts, rows: r.rows };
+    return r.times;
   };
-
-  const engineSample = async (n: number): Promise<SampleTimes> => {
-    const prompts = Array.from({ length: B }, () => Array.from({ length: P }, () => rng.int(V)));
-    const t = performance.now();
-    let prefilled = t;
-    await sampleBatch(
-      model,
-      tokenizer,
-      prompts,
-      { temperature: 1, topK: 0, topP: 1, maxNewTokens: n, stop: [], onPrefilled: () => (prefilled = performance.now()) },
-      rng,
-    );
-    const end = performance.now();
-    // the sampler's first draw comes after onPrefilled (in decoding here, in prefill on PyTorch's side: tens of ms of 100+ s)
-    return { seconds: (end - t) / 1000, prefill_seconds: (prefilled - t) / 1000, decode_seconds: (end - prefilled) / 1000 };
-  };
+  const engineSample = async (n: number): Promise<SampleTimes> => (await timedSample((prompts, o) => sampleBatch(model, tokenizer, prompts, o, rng), n)).times;
   const engineTrain = async (len: number, from: number): Promise<TrainTimes> => {
     const seqs: TrainSequence[] = Array.from({ length: S }, () => {
       const ids = Array.from({ length: len + 1 }, () => rng.int(V));

@@ -25,21 +25,11 @@ import { runEpisodes } from '../../src/rl/rollout/agentLoop';
 import { Learner } from '../../src/rl/train/learner';
 import { Rng } from '../../src/rl/random';
 import { runCli, tempDir } from '../helpers/cli';
+import { HF_FIXTURES, hfFixtureConfig } from '../helpers/hfFixtureConfig';
 
-const FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'hf');
+const FIXTURES = HF_FIXTURES;
 
-function configFor(family: string, extra: Record<string, unknown> = {}): RunConfig {
-  return validateRunConfig({
-    env: 'code',
-    policy: 'transformer',
-    method: 'grpo',
-    seed: 5,
-    groupSize: 4,
-    groupsPerIteration: 1,
-    algorithm: { warmupSteps: 0, minibatchSize: 0, skipZeroAdvantage: false, learningRate: 1e-2 },
-    policyOptions: { model: path.join(FIXTURES, family), loraRank: 4, loraAlpha: 8, maxNewTokens: 24, contextLength: 400, ...extra },
-  });
-}
+const configFor = (family: string, extra: Record<string, unknown> = {}): RunConfig => hfFixtureConfig(family, extra);
 
 async function data(t: tf.Tensor): Promise<Float32Array> {
   return (await t.data()) as Float32Array;

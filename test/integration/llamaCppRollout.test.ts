@@ -6,10 +6,9 @@
 // update's adapters, or under full fine-tuning its weights, reached llama.cpp: the stale model's
 // log-probs are far from them); a model on the tfjs decoder is refused with the fix.
 import assert from 'node:assert/strict';
-import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { methodLabel } from '../../src/shared/algorithm';
-import { validateRunConfig, type RunConfig } from '../../src/shared/runConfig';
+import type { RunConfig } from '../../src/shared/runConfig';
 import type { Trajectory } from '../../src/shared/types';
 import { createPolicy } from '../../src/rl/policies/createPolicy';
 import { EngineModel } from '../../src/rl/policies/hf/engine/engineModel';
@@ -20,29 +19,10 @@ import { runEpisodes } from '../../src/rl/rollout/agentLoop';
 import { Learner } from '../../src/rl/train/learner';
 import { policyRunInfo } from '../../src/rl/train/trainingRun';
 import { codeEnv, disposeOpened } from '../helpers/environments';
+import { hfFixtureConfig } from '../helpers/hfFixtureConfig';
 
-const FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'hf');
-
-function configFor(family: string, extra: Record<string, unknown> = {}): RunConfig {
-  return validateRunConfig({
-    env: 'code',
-    policy: 'transformer',
-    method: 'grpo',
-    seed: 5,
-    groupSize: 4,
-    groupsPerIteration: 1,
-    algorithm: { warmupSteps: 0, minibatchSize: 0, skipZeroAdvantage: false, learningRate: 3e-2 },
-    policyOptions: {
-      model: path.join(FIXTURES, family),
-      loraRank: 4,
-      loraAlpha: 8,
-      maxNewTokens: 24,
-      contextLength: 400,
-      rolloutEngine: 'llama.cpp',
-      ...extra,
-    },
-  });
-}
+/** The fixture's GRPO config with llama.cpp sampling, at a learning rate that moves the policy visibly in one update. */
+const configFor = (family: string, extra: Record<string, unknown> = {}): RunConfig => hfFixtureConfig(family, { rolloutEngine: 'llama.cpp', ...extra }, 3e-2);
 
 before(async () => {
   await initBackend('wasm');
