@@ -4,11 +4,13 @@
 // loads, a WAL round trip (one connection writes in a transaction, a second one reads it back), and
 // tfjs-backend-wasm computes a product correctly. It names each stage before entering it, so a crash is
 // attributed, and ends with one report. `node dist/probe.js --json` prints the report instead.
+// `--llama-cpp` (Show Runtime): only whether llama.cpp, the native rollout engine, loads here and which
+// build (CPU, Metal, CUDA, Vulkan); a separate fork, so that it never holds up or fails the runtime's check.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runtimeTooOld } from '../shared/nodeFloor';
-import type { ProbeReport, ProbeStage, ProbeToHost } from '../shared/protocol/probeProtocol';
+import type { LlamaCppReport, ProbeReport, ProbeStage, ProbeToHost } from '../shared/protocol/probeProtocol';
 
 /** Resolves once the message is written to the IPC channel: a stage named before a crash still arrives. */
 const say = (m: ProbeToHost): Promise<void> =>
@@ -89,12 +91,29 @@ async function probe(): Promise<ProbeReport> {
   }
 }
 
-void probe().then(async (report) => {
-  if (process.send) {
-    await say({ type: 'report', report });
-    process.exit(0);
-  } else {
-    process.stdout.write(`${JSON.stringify(report)}\n`);
-    process.exit(report.failed ? 1 : 0);
+async function llamaCppReport(): Promise<LlamaCppReport> {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { describeLlamaCpp } = require('../rl/policies/hf/llamaCpp') as typeof import('../rl/policies/hf/llamaCpp');
+    return await describeLlamaCpp();
+  } catch (e) {
+    return { problem: `llama.cpp did not load (${(e instanceof Error ? e.message : String(e)).split('\n')[0]})` };
   }
-});
+}
+
+if (process.argv.includes('--llama-cpp'))
+  void llamaCppReport().then(async (report) => {
+    if (process.send) await say({ type: 'llamaCpp', report });
+    else process.stdout.write(`${JSON.stringify(report)}\n`);
+    process.exit(0);
+  });
+else
+  void probe().then(async (report) => {
+    if (process.send) {
+      await say({ type: 'report', report });
+      process.exit(0);
+    } else {
+      process.stdout.write(`${JSON.stringify(report)}\n`);
+      process.exit(report.failed ? 1 : 0);
+    }
+  });

@@ -2,15 +2,24 @@
 // carry better-sqlite3's Node-API binary for each of win32, darwin and linux on x64 and arm64 (plus musl
 // Linux), each one really a binary of its platform and CPU (ELF, Mach-O or PE header), no other native
 // file, no node_modules beside dist/, no config file of the checkout, and the wasm binaries the bundles load. Prints the file count and
-// size. Run: npm run test:e2e (which packages first), or E2E_VSIX=path node --test test/e2e/package.test.mjs.
+// size. The platform .vsix of this machine (agent-rl-workbench-linux-x64.vsix here, `npm run package --
+// --target host`) also carries llama.cpp: node-llama-cpp with every package it imports resolvable inside
+// the zip, and the platform's prebuilt llama.cpp, each binary of that platform. Both are unpacked and
+// their own probe asked which llama.cpp loads: the platform one loads it, the universal one says why not
+// and names the platform .vsix. Run: npm run test:e2e (which packages first), or E2E_VSIX=path node --test test/e2e/package.test.mjs.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import zlib from 'node:zlib';
+import { hostTarget, LLAMA_TARGETS } from '../../scripts/packageVsix.mjs';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const VSIX = process.env.E2E_VSIX || path.join(HERE, '..', '..', 'agent-rl-workbench.vsix');
+const TARGET = hostTarget();
+const PLATFORM_VSIX = path.join(HERE, '..', '..', `agent-rl-workbench-${TARGET}.vsix`);
 
 /** The zip's entries from its central directory: name, sizes, and a reader of the contents. */
 function readZip(file) {
@@ -69,6 +78,23 @@ function binaryTarget(b) {
   return 'unknown';
 }
 
+/** Unpacks a zip's entries under a fresh folder (the .vsix as VS Code installs it). */
+function unpack(zip) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-vsix-'));
+  for (const e of zip.entries) {
+    if (e.name.endsWith('/')) continue;
+    const to = path.join(dir, e.name);
+    fs.mkdirSync(path.dirname(to), { recursive: true });
+    fs.writeFileSync(to, e.read());
+  }
+  return dir;
+}
+
+/** What the unpacked extension's own probe says about llama.cpp, run on this Node. */
+function llamaCppThere(dir) {
+  return JSON.parse(execFileSync(process.execPath, [path.join(dir, 'extension', 'dist', 'probe.js'), '--llama-cpp'], { encoding: 'utf8', timeout: 120_000 }));
+}
+
 describe('the packaged .vsix', () => {
   it('carries better-sqlite3 for every platform VS Code runs on, each a binary of its platform, and nothing native besides', () => {
     assert.ok(fs.existsSync(VSIX), `no ${VSIX}: run npm run package first`);
@@ -118,4 +144,80 @@ describe('the packaged .vsix', () => {
       'no sources or source maps',
     );
   });
+  it('leaves llama.cpp out and its probe says so, naming the platform .vsix', () => {
+    const dir = unpack(readZip(VSIX));
+    try {
+      const r = llamaCppThere(dir);
+      assert.ok(r.problem, `the universal .vsix has no llama.cpp, yet its probe says ${JSON.stringify(r)}`);
+      assert.match(r.problem, /node-llama-cpp is not installed here .*this platform's \.vsix/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it(
+    `has a platform .vsix for ${TARGET} that carries llama.cpp, which loads from it`,
+    { skip: !(TARGET in LLAMA_TARGETS) && `no llama.cpp build for ${TARGET}` },
+    () => {
+      assert.ok(fs.existsSync(PLATFORM_VSIX), `no ${PLATFORM_VSIX}: run npm run package -- --target host first`);
+      const zip = readZip(PLATFORM_VSIX);
+      const { entries, bytes } = zip;
+      const unpacked = entries.reduce((s, e) => s + e.size, 0);
+      console.log(
+        `${path.basename(PLATFORM_VSIX)}: ${entries.length} files, ${(bytes / 2 ** 20).toFixed(2)} MiB packed, ${(unpacked / 2 ** 20).toFixed(2)} MiB unpacked`,
+      );
+      const manifest = entries.find((e) => e.name === 'extension.vsixmanifest');
+      assert.match(manifest.read().toString(), new RegExp(`TargetPlatform="${TARGET}"`), 'the manifest names its platform');
+      const names = new Set(entries.map((e) => e.name));
+      const modules = 'extension/dist/node_modules/';
+      // every package node-llama-cpp imports resolves inside the zip the way Node resolves it
+      const resolveFrom = (name, fromDir) => {
+        const parts = fromDir.split('/').filter(Boolean);
+        for (let i = parts.length; i >= 2; i--) {
+          if (parts[i - 1] === 'node_modules') continue;
+          const candidate = `${parts.slice(0, i).join('/')}/node_modules/${name}/`;
+          if (names.has(`${candidate}package.json`)) return candidate;
+        }
+        return undefined;
+      };
+      const seen = new Set();
+      const queue = [`${modules}node-llama-cpp/`];
+      assert.ok(names.has(`${queue[0]}package.json`), 'node-llama-cpp is in the platform .vsix');
+      while (queue.length) {
+        const dir = queue.pop();
+        if (seen.has(dir)) continue;
+        seen.add(dir);
+        const pkg = JSON.parse(
+          entries
+            .find((e) => e.name === `${dir}package.json`)
+            .read()
+            .toString(),
+        );
+        for (const dep of Object.keys(pkg.dependencies ?? {})) {
+          const found = resolveFrom(dep, dir);
+          assert.ok(found, `${dep}, a dependency of ${pkg.name}, is not in the platform .vsix`);
+          queue.push(found);
+        }
+      }
+      const llamaPkg = `${modules}@node-llama-cpp/${LLAMA_TARGETS[TARGET]}/`;
+      const addon = entries.find((e) => e.name.startsWith(llamaPkg) && e.name.endsWith('/llama-addon.node'));
+      assert.ok(addon, `llama.cpp's prebuilt addon for ${TARGET}`);
+      for (const e of entries.filter((x) => x.name.startsWith(llamaPkg) && /\.(node|so|dylib|dll)$/.test(x.name)))
+        assert.equal(binaryTarget(e.read()), TARGET, `${e.name} is a ${TARGET} binary`);
+      assert.ok(!names.has(`${modules}node-llama-cpp/llama/gitRelease.bundle`), 'llama.cpp sources (only a build from source needs them) are left out');
+      assert.deepEqual(
+        entries.filter((e) => /@node-llama-cpp\//.test(e.name) && !e.name.startsWith(llamaPkg)).map((e) => e.name),
+        [],
+        'no other platform’s or GPU build of llama.cpp',
+      );
+      const dir = unpack(zip);
+      try {
+        const r = llamaCppThere(dir);
+        assert.ok(r.build, `llama.cpp did not load from the unpacked platform .vsix: ${r.problem}`);
+        assert.match(r.build, /^CPU build \(prebuilt, ggml v?[\d.]+\), \d+ math cores$/);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

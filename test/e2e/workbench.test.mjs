@@ -5,7 +5,8 @@
 // it holds being run, Re-run in Sandbox ignores its stored interpreter and level, a run is cancelled
 // from the progress notification, a killed worker is reported as a failed run, the worker and the backend
 // run on the runtime the resolution order picks (no agentRl.nodePath: VS Code's own, forked with
-// ELECTRON_RUN_AS_NODE=1) and Show Runtime and the output channel name it, and an agentRl.nodePath at a
+// ELECTRON_RUN_AS_NODE=1) and Show Runtime and the output channel name it (Show Runtime also the llama.cpp
+// build the platform .vsix installed loads), and an agentRl.nodePath at a
 // Node older than the floor is passed over with the reason, and Start Run offers a checkpoint found in the
 // Hugging Face cache for seed 000's preset, and a hostile verl dump and workspace run (issue 30) come in
 // through the import path and a reward's extras and are shown in the tree, the inspector and the
@@ -34,11 +35,13 @@ import {
 } from './harness.mjs';
 import { HOSTILE, importHostileRuns, RLO, rawIn, runExists, writeHostileRun } from './hostileRun.mjs';
 import { writeCacheLayout } from '../helpers/hfCacheLayout.mjs';
+import { hostTarget, LLAMA_TARGETS } from '../../scripts/packageVsix.mjs';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const ROOT = path.resolve(HERE, '..', '..');
 const OUT = path.join(HERE, 'artifacts');
-const VSIX = process.env.E2E_VSIX || path.join(ROOT, 'agent-rl-workbench.vsix');
+// what a user of this platform installs: its platform package (with llama.cpp) where there is one
+const VSIX = process.env.E2E_VSIX || path.join(ROOT, hostTarget() in LLAMA_TARGETS ? `agent-rl-workbench-${hostTarget()}.vsix` : 'agent-rl-workbench.vsix');
 
 describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   let dirs, server, browser, page, db, hostile, marker;
@@ -310,7 +313,9 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(
       await shown.textContent(),
       new RegExp(
-        `VS Code’s own runtime: Node ${major}\\.\\d+\\.\\d+ at ${process.execPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*SQLite 3\\.\\d+\\.\\d+ with WAL, tfjs wasm`,
+        `VS Code’s own runtime: Node ${major}\\.\\d+\\.\\d+ at ${process.execPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*SQLite 3\\.\\d+\\.\\d+ with WAL, tfjs wasm.*; ${
+          VSIX.endsWith(`-${hostTarget()}.vsix`) ? 'llama\\.cpp: CPU build \\(prebuilt' : 'llama\\.cpp not usable here'
+        }`,
       ),
     );
     // the output channel: the probe's line, and the worker of the first run named with its runtime

@@ -1,13 +1,21 @@
 // The host's runtime resolution with real runtimes and the real probe (dist/probe.js): the order
 // (agentRl.nodePath, VS Code's own, `node` on PATH), a setting that is passed over with the reason and
-// the fix, a probe that dies attributed to its stage, and a Node older than the floor refused in one
-// sentence by every entry point, never a crash.
+// the fix, a probe that dies attributed to its stage, which llama.cpp build loads there, and a Node
+// older than the floor refused in one sentence by every entry point, never a crash.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { describeRuntime, probeCandidate, resolveRuntime, runtimeCandidates, type HostFacts } from '../../src/host/processes/runtime';
+import {
+  describeLlamaCppReport,
+  describeRuntime,
+  probeCandidate,
+  probeLlamaCpp,
+  resolveRuntime,
+  runtimeCandidates,
+  type HostFacts,
+} from '../../src/host/processes/runtime';
 import { runtimeTooOld } from '../../src/shared/nodeFloor';
 import { ROOT, tempDir } from '../helpers/cli';
 
@@ -125,6 +133,17 @@ describe('runtime resolution', () => {
     const o = await probeCandidate({ source: 'path', execPath: wrapper, env: {} }, probe);
     assert.ok('problem' in o);
     assert.match(o.problem, /crashed \(SIGSEGV\) while loading better-sqlite3 \(the SQLite engine\)\. Fix: install Node\.js 24/);
+  });
+});
+
+describe('which llama.cpp loads on a runtime (Show Runtime)', () => {
+  it('names the build a checkout’s node-llama-cpp loads, and a runtime that dies while loading it says so', async () => {
+    const r = await probeLlamaCpp({ execPath: process.execPath, env: {} }, probe);
+    assert.ok('build' in r, `node-llama-cpp is a dependency of the checkout, yet: ${JSON.stringify(r)}`);
+    assert.match(describeLlamaCppReport(r), /^llama\.cpp: CPU build \(prebuilt, ggml v?[\d.]+\), \d+ math cores$/);
+    const dead = await probeLlamaCpp({ execPath: script('kill -SEGV $$'), env: {} }, probe);
+    assert.deepEqual(dead, { problem: 'loading llama.cpp crashed (SIGSEGV)' });
+    assert.match(describeLlamaCppReport(dead), /^llama\.cpp not usable here, the wasm engine samples: /);
   });
 });
 

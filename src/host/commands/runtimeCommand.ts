@@ -1,10 +1,10 @@
 // Agent RL: Show Runtime — which runtime the worker and the backend run on (agentRl.nodePath, VS Code's
-// own, or `node` on PATH), what its probe found, and the candidates passed over with why; and the
-// command behind the Runs view's "Set agentRl.nodePath" link.
+// own, or `node` on PATH), what its probe found, which llama.cpp build loads there (or why none), and the
+// candidates passed over with why; and the command behind the Runs view's "Set agentRl.nodePath" link.
 import * as vscode from 'vscode';
 import { messageText, showInvisibles } from '../../shared/untrustedText';
 import type { HostProcesses } from '../processes/hostProcesses';
-import { describeRuntime } from '../processes/runtime';
+import { describeLlamaCppReport, describeRuntime } from '../processes/runtime';
 import { openNodePathSetting } from '../settings';
 
 export function registerRuntimeCommand(
@@ -19,7 +19,7 @@ export function registerRuntimeCommand(
       const runtime = await deps.processes.requireRuntime();
       if (!runtime) return; // requireRuntime said why
       const { rejected } = deps.processes.runtimeSummary();
-      const line = `Agent RL runtime: ${describeRuntime(runtime)}`;
+      const line = `Agent RL runtime: ${describeRuntime(runtime)}; ${describeLlamaCppReport(await deps.processes.llamaCpp(runtime))}`;
       deps.output.appendLine(showInvisibles(line));
       for (const r of rejected) deps.output.appendLine(showInvisibles(`passed over: ${r}`));
       deps.output.show(true);

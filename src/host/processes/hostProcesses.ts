@@ -12,7 +12,8 @@ import type { LiveRuns } from '../liveRuns';
 import { databasePath, openNodePathSetting, runtimeFacts } from '../settings';
 import { BackendClient } from './backendClient';
 import { RunManager } from './runManager';
-import { describeRuntime, resolveRuntime, type Runtime } from './runtime';
+import type { LlamaCppReport } from '../../shared/protocol/probeProtocol';
+import { describeRuntime, probeLlamaCpp, resolveRuntime, type Runtime } from './runtime';
 
 interface Built {
   readonly backend: BackendClient;
@@ -125,6 +126,13 @@ export class HostProcesses implements vscode.Disposable {
   runtimeSummary(): { readonly runtime?: Runtime; readonly rejected: readonly string[]; readonly checking: boolean } {
     return { ...(this.current ? { runtime: this.current.runtime } : {}), rejected: this.rejected, checking: !this.current && this.problem === undefined };
   }
+
+  /** Which llama.cpp build loads on the runtime (checked once per runtime, on first asking: Show Runtime). */
+  llamaCpp(runtime: Runtime): Promise<LlamaCppReport> {
+    if (this.llamaCppChecked?.runtime !== runtime) this.llamaCppChecked = { runtime, report: probeLlamaCpp(runtime, this.script('probe')) };
+    return this.llamaCppChecked.report;
+  }
+  private llamaCppChecked: { readonly runtime: Runtime; readonly report: Promise<LlamaCppReport> } | undefined;
 
   /** One line naming the runtime, for the status bar's tooltip. */
   runtimeLine(): string {

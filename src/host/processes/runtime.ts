@@ -11,7 +11,7 @@ import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describeVersions, runtimeTooOld, type RuntimeVersions } from '../../shared/nodeFloor';
-import { isProbeToHost, type ProbeReport, type ProbeStage } from '../../shared/protocol/probeProtocol';
+import { isProbeToHost, type LlamaCppReport, type ProbeReport, type ProbeStage } from '../../shared/protocol/probeProtocol';
 
 export type RuntimeSource = 'setting' | 'vscode' | 'path';
 
@@ -149,6 +149,7 @@ export function probeCandidate(c: RuntimeCandidate, probeScript: string, timeout
         stage = m.stage;
         return;
       }
+      if (m.type !== 'report') return;
       const r = m.report;
       if (!r.failed) done({ report: r });
       // a version refusal names the version itself; any later stage names the runtime's version first
@@ -168,6 +169,38 @@ export function probeCandidate(c: RuntimeCandidate, probeScript: string, timeout
       });
     });
   });
+}
+
+/** Which llama.cpp build loads on a runtime (`probe.js --llama-cpp` forked there), or why none does. */
+export function probeLlamaCpp(r: ProcessRuntime, probeScript: string, timeoutMs = 60_000): Promise<LlamaCppReport> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (report: LlamaCppReport): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill();
+      resolve(report);
+    };
+    const child = fork(probeScript, ['--llama-cpp'], {
+      execPath: r.execPath,
+      execArgv: [],
+      env: { ...process.env, ...r.env },
+      stdio: 'ignore',
+      serialization: 'json',
+    });
+    const timer = setTimeout(() => done({ problem: `llama.cpp did not finish loading within ${timeoutMs / 1000} s` }), timeoutMs);
+    child.on('message', (m: unknown) => {
+      if (isProbeToHost(m) && m.type === 'llamaCpp') done(m.report);
+    });
+    child.on('error', (e) => done({ problem: `the check could not be started (${e.message})` }));
+    child.on('close', (code, signal) => done({ problem: `loading llama.cpp ${signal ? `crashed (${signal})` : `exited with code ${code}`}` }));
+  });
+}
+
+/** "llama.cpp: CPU build (…)", or "llama.cpp: not here — why and the fix" (Show Runtime). */
+export function describeLlamaCppReport(r: LlamaCppReport): string {
+  return 'build' in r ? `llama.cpp: ${r.build}` : `llama.cpp not usable here, the wasm engine samples: ${r.problem}`;
 }
 
 /** Probes the candidates in order; the first that passes is the runtime. */

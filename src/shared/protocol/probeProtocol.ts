@@ -1,7 +1,7 @@
 // Probe → host messages (child_process IPC, JSON). Before the host starts a worker or the backend on a
 // runtime, it forks dist/probe.js on it once: the probe names each stage before it enters it (a stage
 // that crashes the process, such as a native addon built for another ABI, is then known by name) and
-// ends with one report.
+// ends with one report. Forked with `--llama-cpp` it only says which llama.cpp build loads there.
 import { isObject as isObj, isString as isStr } from './guards';
 
 /** The stages in order: the runtime's versions, better-sqlite3 loads, a WAL round trip between two connections, tfjs-wasm computes. */
@@ -24,7 +24,13 @@ export interface ProbeReport {
   readonly failed?: { readonly stage: ProbeStage; readonly error: string };
 }
 
-export type ProbeToHost = { readonly type: 'stage'; readonly stage: ProbeStage } | { readonly type: 'report'; readonly report: ProbeReport };
+/** `probe.js --llama-cpp`: which llama.cpp build loads on this runtime (the native rollout engine), or why none does. */
+export type LlamaCppReport = { readonly build: string } | { readonly problem: string };
+
+export type ProbeToHost =
+  | { readonly type: 'stage'; readonly stage: ProbeStage }
+  | { readonly type: 'report'; readonly report: ProbeReport }
+  | { readonly type: 'llamaCpp'; readonly report: LlamaCppReport };
 
 const isStage = (v: unknown): v is ProbeStage => isStr(v) && (PROBE_STAGES as readonly string[]).includes(v);
 
@@ -43,5 +49,6 @@ function isReport(r: unknown): r is ProbeReport {
 export function isProbeToHost(m: unknown): m is ProbeToHost {
   if (!isObj(m)) return false;
   if (m.type === 'stage') return isStage(m.stage);
+  if (m.type === 'llamaCpp') return isObj(m.report) && (isStr(m.report.build) || isStr(m.report.problem));
   return m.type === 'report' && isReport(m.report);
 }

@@ -36,7 +36,9 @@ export async function loadLlamaCpp(): Promise<{ llama: Llama; lib: NodeLlamaCpp 
     // an ES module with top-level await: import(), never require()
     lib = await import('node-llama-cpp');
   } catch (e) {
-    return { error: `node-llama-cpp is not installed (${(e as Error).message.split('\n')[0]}). Fix: npm install node-llama-cpp` };
+    return {
+      error: `node-llama-cpp is not installed here (${(e as Error).message.split('\n')[0]}). Fix: in VS Code, install this platform's .vsix (agent-rl-workbench-<platform>.vsix carries llama.cpp); in a checkout, npm install node-llama-cpp`,
+    };
   }
   try {
     // prebuilt binaries only: never download or build at run time
@@ -45,6 +47,16 @@ export async function loadLlamaCpp(): Promise<{ llama: Llama; lib: NodeLlamaCpp 
   } catch (e) {
     return { error: `llama.cpp did not load (${(e as Error).message.split('\n')[0]})` };
   }
+}
+
+/** Which llama.cpp build loads here (Show Runtime, `probe.js --llama-cpp`), or why none does; unloaded again. */
+export async function describeLlamaCpp(): Promise<{ build: string } | { problem: string }> {
+  const got = await loadLlamaCpp();
+  if ('error' in got) return { problem: got.error };
+  const { llama } = got;
+  const build = `${llama.gpu === false ? 'CPU' : llama.gpu} build (${llama.buildType}, ggml ${llama.llamaCppRelease.release}), ${llama.cpuMathCores} math cores`;
+  await llama.dispose();
+  return { build };
 }
 
 /** Why llama.cpp cannot draw these samples exactly as the workbench defines them, or undefined when it can. */
