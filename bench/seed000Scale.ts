@@ -42,8 +42,9 @@ import { sampleBatch, type SampledSequence, type SampleOptions } from '../src/rl
 import { HfTokenizer } from '../src/rl/policies/transformer/tokenizer';
 import { Rng } from '../src/rl/random';
 import type { TrainSequence } from '../src/rl/algo/batch';
-import { shardGradients, shardLogprobs } from '../src/rl/algo/gradients';
+import { shardLogprobs } from '../src/rl/algo/gradients';
 import { writeScaleCheckpoint } from '../test/helpers/scaleCheckpoint';
+import { engineTrainStep, randomSequences } from './engineWorkload';
 import { DTYPES, describeTorch, median, ratioText, speedups, startTorch, type Dtype, type SampleTimes, type TrainTimes } from './torchServer';
 
 const DIR = path.join(os.tmpdir(), 'agent-rl-scale', 'qwen2.5-0.5b');
@@ -59,7 +60,6 @@ const S = full ? 12 : 2;
 const pairsAt = process.argv.indexOf('--pairs');
 const PAIRS = pairsAt > 0 ? Number(process.argv[pairsAt + 1]) : 3;
 const threads = Math.min(os.availableParallelism(), 14);
-const NLL = { kind: 'nll', aggregation: 'token-mean', normTokens: 1 } as const;
 // ---- the model's multiply-adds (×2 = FLOPs), the same count for both sides ----
 
 /** FLOPs of the linear layers (with LoRA) per token, of attention per token per key attended, of the head per position. */
@@ -215,30 +215,7 @@ async function main(): Promise<void> {
     return r.times;
   };
   const engineSample = async (n: number): Promise<SampleTimes> => (await timedSample((prompts, o) => sampleBatch(model, tokenizer, prompts, o, rng), n)).times;
-  const engineTrain = async (len: number, from: number): Promise<TrainTimes> => {
-    const seqs: TrainSequence[] = Array.from({ length: S }, () => {
-      const ids = Array.from({ length: len + 1 }, () => rng.int(V));
-      return {
-        inputs: ids.slice(0, -1),
-        targets: ids.slice(1),
-        mask: ids.slice(1).map((_, i) => (i >= from ? 1 : 0)),
-        behaviour: ids.slice(1).map(() => 0),
-        advantage: 0,
-      };
-    });
-    const t = performance.now();
-    await shardLogprobs(reference.scorer(), seqs, { temperature: 1, rows: false });
-    const ref = (performance.now() - t) / 1000;
-    const { grads } = await shardGradients(
-      model.scorer(),
-      seqs.map((seq) => ({ seq })),
-      NLL,
-    );
-    await optimizer.apply(grads, 1e-4);
-    grads.forEach((g) => g.dispose());
-    model.weightsChanged();
-    return { seconds: (performance.now() - t) / 1000, reference_seconds: ref };
-  };
+  const engineTrain = (len: number, from: number): Promise<TrainTimes> => engineTrainStep(model, reference, optimizer, randomSequences(rng, V, S, len, from));
 
   try {
     // warm-up, as PyTorch's: both workloads, shorter

@@ -209,12 +209,14 @@ export class HfEngine {
     return h.digest('hex');
   }
 
-  /** Time per kernel since the last call (AGENT_RL_ENGINE_PROFILE=1), for benchmarks. */
+  /** Time per kernel since the last call (AGENT_RL_ENGINE_PROFILE=1), for benchmarks; the most time first. */
+  takeProfileEntries(): [string, { ms: number; calls: number }][] {
+    return [...(this.pool.takeProfile() ?? [])].sort((a, b) => b[1].ms - a[1].ms);
+  }
+
+  /** The same as one line. */
   takeProfile(): string {
-    const p = this.pool.takeProfile();
-    if (!p) return '';
-    return [...p]
-      .sort((a, b) => b[1].ms - a[1].ms)
+    return this.takeProfileEntries()
       .map(([k, v]) => `${k} ${(v.ms / 1000).toFixed(2)} s (${v.calls})`)
       .join(', ');
   }
