@@ -11,8 +11,10 @@ type NumberSpec = {
 type EnumSpec = { kind: 'enum'; values: readonly string[] };
 type StringSpec = { kind: 'string'; maxLength: number };
 type ObjectSpec = { kind: 'object' };
+/** A list of strings (a program and its arguments). */
+type StringsSpec = { kind: 'strings'; maxItems: number; maxLength: number };
 type BooleanSpec = { kind: 'boolean' };
-export type FieldSpec = (NumberSpec | EnumSpec | StringSpec | ObjectSpec | BooleanSpec) & {
+export type FieldSpec = (NumberSpec | EnumSpec | StringSpec | ObjectSpec | BooleanSpec | StringsSpec) & {
   description: string;
   /** Why the default is what it is. */
   reason: string;
@@ -59,6 +61,12 @@ export function checkField(field: string, spec: FieldSpec, value: unknown, issue
       return;
     case 'boolean':
       if (typeof value !== 'boolean') add('must be true or false', 'use true or false (no quotes)');
+      return;
+    case 'strings':
+      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+        add('must be a list of strings', 'use a JSON array such as ["node", "agent.ts"]');
+      else if (value.length > spec.maxItems) add(`has more than ${spec.maxItems} items`, 'shorten it');
+      else if (value.some((v: string) => v.length > spec.maxLength)) add(`has an item longer than ${spec.maxLength} characters`, 'shorten it');
       return;
   }
 }

@@ -4,7 +4,7 @@
 // derived from the same table (OptionsOf), so a key, its type and its default are written once.
 import type { FieldSpec } from './fieldSpec';
 
-export const ENV_NAMES = ['binary-search', 'calculator', 'code', 'workspace'] as const;
+export const ENV_NAMES = ['binary-search', 'calculator', 'code', 'workspace', 'agent'] as const;
 /** The sandbox's isolation levels, strongest first (src/rl/sandbox/isolation.ts says what each holds). */
 export const ISOLATION_LEVELS = ['strict', 'landlock', 'seatbelt', 'network', 'process'] as const;
 export type IsolationLevel = (typeof ISOLATION_LEVELS)[number];
@@ -17,7 +17,7 @@ export const POLICY_NAMES = ['table', 'transformer'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
 /** One option: its spec and its default. */
-export type OptionSpec = FieldSpec & { readonly default: number | string | boolean | Readonly<Record<string, unknown>> };
+export type OptionSpec = FieldSpec & { readonly default: number | string | boolean | readonly string[] | Readonly<Record<string, unknown>> };
 export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
 
 /** The value an option spec admits: its kind's type, an enum's own values. */
@@ -31,7 +31,9 @@ type SpecValue<S> = S extends { kind: 'integer' | 'number' }
         ? boolean
         : S extends { kind: 'object' }
           ? Readonly<Record<string, unknown>>
-          : never;
+          : S extends { kind: 'strings' }
+            ? readonly string[]
+            : never;
 
 /** The options a table describes, every key present (validateRunConfig fills the defaults): the type comes from the table itself. */
 export type OptionsOf<T> = { readonly [K in keyof T]: SpecValue<T[K]> };
@@ -601,23 +603,68 @@ export const CODE_OPTION_SPECS = {
   },
 } as const satisfies OptionSpecs;
 
+/**
+ * Your own agent program (rl/envs/agent): started once per episode with an OpenAI-compatible endpoint
+ * that serves the policy; its tasks from task files, as a workspace environment reads them.
+ */
+export const AGENT_OPTION_SPECS = {
+  root: WORKSPACE_OPTION_SPECS.root,
+  command: {
+    kind: 'strings',
+    maxItems: 64,
+    maxLength: 4096,
+    default: [],
+    description:
+      'The program and its arguments, e.g. ["node", "agent.ts"] or ["python3", "agent.py"], run in the root folder once per episode as you (like npm test), with OPENAI_BASE_URL and OPENAI_API_KEY set for the policy\'s endpoint and the task as JSON on stdin and in AGENT_RL_TASK; it prints its reward as its last JSON line, {"reward": r, ...extras}.',
+    reason: 'required: the program is yours',
+  },
+  tasks: WORKSPACE_OPTION_SPECS.tasks,
+  taskPreset: WORKSPACE_OPTION_SPECS.taskPreset,
+  idField: WORKSPACE_OPTION_SPECS.idField,
+  promptField: WORKSPACE_OPTION_SPECS.promptField,
+  groundTruthField: WORKSPACE_OPTION_SPECS.groundTruthField,
+  splitField: WORKSPACE_OPTION_SPECS.splitField,
+  metadataField: WORKSPACE_OPTION_SPECS.metadataField,
+  heldOutFraction: WORKSPACE_OPTION_SPECS.heldOutFraction,
+  splitSeed: WORKSPACE_OPTION_SPECS.splitSeed,
+  timeoutMs: {
+    kind: 'integer',
+    min: 1000,
+    max: 3_600_000,
+    default: 300_000,
+    description: 'Wall-clock limit of one episode: the program is stopped (reward 0) when it runs longer.',
+    reason: 'five minutes: a CPU model answers a few requests a minute',
+  },
+  stderrBytes: {
+    kind: 'integer',
+    min: 0,
+    max: 1_048_576,
+    default: 16_384,
+    description: "The end of the program's stderr kept with each episode (the inspector shows it).",
+    reason: 'enough for a stack trace',
+  },
+} as const satisfies OptionSpecs;
+
 /** Environment option tables: the same spec format, validated under `envOptions.<key>`. */
 export const ENV_OPTION_SPECS = {
   'binary-search': BINARY_SEARCH_OPTION_SPECS,
   calculator: CALCULATOR_OPTION_SPECS,
   code: CODE_OPTION_SPECS,
   workspace: WORKSPACE_OPTION_SPECS,
+  agent: AGENT_OPTION_SPECS,
 } as const satisfies Readonly<Record<EnvName, OptionSpecs>>;
 export interface BinarySearchOptions extends OptionsOf<typeof BINARY_SEARCH_OPTION_SPECS> {}
 export interface CalculatorEnvOptions extends OptionsOf<typeof CALCULATOR_OPTION_SPECS> {}
 export interface CodeOptions extends OptionsOf<typeof CODE_OPTION_SPECS> {}
 export interface WorkspaceEnvOptions extends OptionsOf<typeof WORKSPACE_OPTION_SPECS> {}
+export interface AgentEnvOptions extends OptionsOf<typeof AGENT_OPTION_SPECS> {}
 /** Each environment's options, by environment name. */
 export interface EnvOptions {
   readonly 'binary-search': BinarySearchOptions;
   readonly calculator: CalculatorEnvOptions;
   readonly code: CodeOptions;
   readonly workspace: WorkspaceEnvOptions;
+  readonly agent: AgentEnvOptions;
 }
 
 const MISTAKE_RATE = {
@@ -683,6 +730,7 @@ export const DEMONSTRATION_SPECS = {
   code: { mistakeRate: MISTAKE_RATE, imitate: IMITATE },
   // the demonstrations are the task file's own (envOptions.demonstrationField)
   workspace: { imitate: IMITATE },
+  agent: {},
 } as const satisfies Readonly<Record<EnvName, OptionSpecs>>;
 export interface CalculatorDemonstrationOptions extends OptionsOf<typeof DEMONSTRATION_SPECS.calculator> {}
 export interface CodeDemonstrationOptions extends OptionsOf<typeof DEMONSTRATION_SPECS.code> {}
@@ -693,4 +741,5 @@ export interface DemonstrationOptions {
   readonly calculator: CalculatorDemonstrationOptions;
   readonly code: CodeDemonstrationOptions;
   readonly workspace: WorkspaceDemonstrationOptions;
+  readonly agent: OptionsOf<(typeof DEMONSTRATION_SPECS)['agent']>;
 }

@@ -311,6 +311,7 @@ export const ENV_CAPABILITIES: Readonly<Record<EnvName, { tabular: boolean; desc
   calculator: { tabular: false, description: 'Arithmetic through <call>op(a,b)</call> tool calls and a boxed answer (seed 003).' },
   code: { tabular: false, description: 'Write and run Python in a sandbox, read errors, fix, submit (seed 000).' },
   workspace: { tabular: false, description: 'Your own tasks, tools and reward, from files in the workspace.' },
+  agent: { tabular: false, description: 'Your own agent program, talking to the policy through an OpenAI-compatible endpoint.' },
 };
 
 export class ConfigError extends Error {
@@ -429,6 +430,11 @@ export function readStoredRunConfig(json: unknown): RunConfig {
     if (isObject(sub) && option in sub) copy[section] = Object.fromEntries(Object.entries(sub).filter(([k]) => k !== option));
   }
   return validateRunConfig(copy);
+}
+
+/** Whether a stored config is of a run of the user's own agent program (env "agent"), which nothing stored may start. */
+export function agentProgramRun(json: unknown): boolean {
+  return isObject(json) && json.env === 'agent';
 }
 
 /**
@@ -655,6 +661,29 @@ export function validateRunConfig(input: unknown): RunConfig {
       message: 'a workspace environment needs its task file(s)',
       fix: 'name them, e.g. "tasks.jsonl" or "data/*.parquet" (relative to the config file)',
     });
+  }
+  if (config.env === 'agent') {
+    if (!Array.isArray(eo.command) || eo.command.length === 0 || eo.command[0] === '')
+      issues.push({
+        field: 'envOptions.command',
+        value: eo.command,
+        message: 'an agent environment needs the program to run',
+        fix: 'name it with its arguments, e.g. ["node", "agent.ts"] (run in the config file\'s folder)',
+      });
+    if (typeof eo.tasks !== 'string' || eo.tasks === '')
+      issues.push({
+        field: 'envOptions.tasks',
+        value: eo.tasks,
+        message: 'an agent environment needs its task file(s)',
+        fix: 'name them, e.g. "tasks.jsonl" (relative to the config file)',
+      });
+    if (config.policy !== 'transformer')
+      issues.push({
+        field: 'policy',
+        value: config.policy,
+        message: 'an agent program talks to a language model',
+        fix: 'use policy "transformer" with a Hugging Face checkpoint (policyOptions.model)',
+      });
   }
   if (issues.length > 0) throw new ConfigError(issues);
   if (config.name === '') config.name = `${config.env}-${config.policy}-${config.method}-s${config.seed}`;

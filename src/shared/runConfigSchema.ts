@@ -32,6 +32,8 @@ function fieldSchema(spec: FieldSpec, dflt?: unknown, extra = ''): Record<string
       return { ...base, type: 'boolean' };
     case 'object':
       return { ...base, type: 'object' };
+    case 'strings':
+      return { ...base, type: 'array', items: { type: 'string', maxLength: spec.maxLength }, maxItems: spec.maxItems };
   }
 }
 

@@ -30,6 +30,37 @@ export interface Observation {
    * template's `tools` instead of the text.
    */
   readonly chat?: ChatMessagePart;
+  /** An agent program's chat-completions request (env "agent"): what the policy answers, rendered by its chat template. */
+  readonly request?: AgentRequest;
+}
+
+/** One message of an agent program's conversation, as its OpenAI client sent it. */
+export interface AgentMessage {
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
+  readonly content: string;
+  /** An assistant message's calls: arguments as the JSON text the program sent. */
+  readonly toolCalls?: readonly { readonly id: string; readonly name: string; readonly arguments: string }[];
+  readonly toolCallId?: string;
+  readonly name?: string;
+}
+
+/**
+ * A request of an agent program (rl/envs/agent). `continuesFrom` > 0: its first `continuesFrom` messages
+ * are the conversation already in the episode's context (the earlier request and the policy's answer,
+ * as generated), so only the messages after them enter the context; 0: a new segment, the whole
+ * conversation rendered afresh (the first request, or a program that rewrote its history: `rewrite`
+ * says where).
+ */
+export interface AgentRequest {
+  readonly messages: readonly AgentMessage[];
+  /** Function schemas ({ type: "function", function: { name, description, parameters } }) for the template. */
+  readonly tools: readonly Readonly<Record<string, unknown>>[];
+  readonly continuesFrom: number;
+  readonly rewrite?: string;
+  /** The request's max_tokens / max_completion_tokens (the policy's own cap applies too). */
+  readonly maxTokens?: number;
+  /** The request's stop strings: the answer ends before the first one. */
+  readonly stop?: readonly string[];
 }
 
 export interface ChatMessagePart {
@@ -76,6 +107,11 @@ export interface PolicyStep {
      * tokens the grammar allowed, and the learner renormalises over the same tokens.
      */
     readonly constrained?: boolean;
+    /**
+     * The first turn of a new training sequence (an agent program that rewrote its history): the turns
+     * before it form one sequence, this one and the next another, each trained on its own tokens.
+     */
+    readonly segment?: boolean;
   };
 }
 

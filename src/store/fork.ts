@@ -7,9 +7,9 @@
 import type Database from 'better-sqlite3';
 import { keptResumeIterations, readResumePointAt, type ResumePoint } from '../rl/train/resumePoint';
 import { forkConfig } from '../shared/forkConfig';
-import { ConfigError, readStoredRunConfig, trainedSmallGpt, type RunConfig } from '../shared/runConfig';
+import { agentProgramRun, ConfigError, readStoredRunConfig, trainedSmallGpt, type RunConfig } from '../shared/runConfig';
 import { resumeDirFor } from './openStore';
-import { ResumeError, smallGptRun, userSandbox, type ResumeSandbox } from './resume';
+import { agentProgramStored, ResumeError, smallGptRun, userSandbox, type ResumeSandbox } from './resume';
 import { RunReader } from './runReader';
 
 export interface ForkPlan {
@@ -52,6 +52,7 @@ export function prepareFork(
   if (!stored) throw new ResumeError(`run ${run.id} has no stored iteration ${at} (it has ${run.iterationsDone}). Fix: fork at an iteration it stored`);
   const storedConfig = JSON.parse(row.config_json) as unknown;
   if (trainedSmallGpt(storedConfig)) throw new ResumeError(smallGptRun(run.id, 'forked'));
+  if (agentProgramRun(storedConfig)) throw new ResumeError(agentProgramStored(run.id, 'forked'));
   let parent: RunConfig;
   try {
     parent = readStoredRunConfig(storedConfig);

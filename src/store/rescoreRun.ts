@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConfigError, isSandboxLevel, readStoredRunConfig, type RunConfig } from '../shared/runConfig';
+import { agentProgramRun, ConfigError, isSandboxLevel, readStoredRunConfig, type RunConfig } from '../shared/runConfig';
 import { summarizeRescore, type RescoreReport, type RewardSource, type Score, type TrajectoryEdit } from '../shared/rescore';
 import type { RunEnvironment } from '../rl/envs/environment';
 import { openEnvironment } from '../rl/envs/registry';
@@ -16,6 +16,7 @@ import { Rng } from '../rl/random';
 import { replayEpisode, type ReplayTurn } from '../rl/rollout/replayEpisode';
 import { RunReader } from './runReader';
 import { insertEdit, insertRescore, iterationBounds, rescoreReport, storedEpisode, storedEpisodes, type ScoredItem, type StoredEpisode } from './rescoreStore';
+import { agentProgramStored } from './resume';
 
 export class RescoreError extends Error {
   constructor(message: string) {
@@ -92,9 +93,11 @@ function configFor(
   const row = db.prepare('SELECT config_json, source FROM runs WHERE id = ?').get(run.id) as { config_json: string; source: string | null };
   if (row.source !== null)
     throw new RescoreError(`run ${run.id} was imported (${row.source}): its reward ran there, and this workbench has no environment to replay it in`);
+  const stored = JSON.parse(row.config_json) as unknown;
+  if (agentProgramRun(stored)) throw new RescoreError(agentProgramStored(run.id, 'rescored'));
   let config: RunConfig;
   try {
-    config = readStoredRunConfig(JSON.parse(row.config_json));
+    config = readStoredRunConfig(stored);
   } catch (e) {
     throw new RescoreError(
       `run ${run.id}'s stored config is not valid for this release, so its environment cannot be rebuilt:\n${e instanceof ConfigError ? e.message : String(e)}`,

@@ -4,7 +4,7 @@
 // so the continued run stores every iteration exactly once.
 import type Database from 'better-sqlite3';
 import { readResumePoint, type ResumePoint } from '../rl/train/resumePoint';
-import { ConfigError, isSandboxLevel, readStoredRunConfig, trainedSmallGpt, type RunConfig } from '../shared/runConfig';
+import { agentProgramRun, ConfigError, isSandboxLevel, readStoredRunConfig, trainedSmallGpt, type RunConfig } from '../shared/runConfig';
 import { resumeDirFor } from './openStore';
 import { RunReader } from './runReader';
 import { markOrphanedRuns } from './runWriter';
@@ -22,6 +22,11 @@ export class ResumeError extends Error {
 /** Why a run of the small character-level GPT of earlier versions cannot be resumed or forked. */
 export function smallGptRun(id: number, what: 'resumed' | 'forked'): string {
   return `run ${id} trained the small character-level GPT of earlier versions; that network is gone (small models are Hugging Face checkpoints on the engine now), so its saved state cannot be loaded and it cannot be ${what}. Its iterations, episodes and metrics stay readable in every view. Fix: start a new run with the same settings (agent-rl train --config, or Start Run)`;
+}
+
+/** Why a run of an agent program is not resumed, forked or rescored from its record: what a stored run holds never decides what runs here. */
+export function agentProgramStored(id: number, what: 'resumed' | 'forked' | 'rescored'): string {
+  return `run ${id} ran your own agent program, and a program is never started from what a run stored (a stored run is data, and could have been edited), so it cannot be ${what} from its record. Fix: start a new run from your config file (agent-rl train --config FILE, or Start Run), with policyOptions.init set to its checkpoint to go on from its weights`;
 }
 
 export interface ResumePlan {
@@ -59,6 +64,7 @@ export function prepareResume(db: Database.Database, dbFile: string, ref: string
   if (row.source !== null) throw new ResumeError(`run ${run.id} was imported (${row.source}): there is no training to continue here`);
   const stored = JSON.parse(row.config_json) as unknown;
   if (trainedSmallGpt(stored)) throw new ResumeError(smallGptRun(run.id, 'resumed'));
+  if (agentProgramRun(stored)) throw new ResumeError(agentProgramStored(run.id, 'resumed'));
   let config: RunConfig;
   try {
     config = readStoredRunConfig(stored);

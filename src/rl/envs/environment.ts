@@ -1,6 +1,6 @@
 // The Environment contract. An environment owns one episode at a time: reset(task) → step(action)* →
 // verify() → close(). Tool failures become observations, never exceptions that abort a batch.
-import type { EpisodeOutcome, Observation, ParsedAction, TerminationReason } from '../../shared/types';
+import type { EpisodeOutcome, Observation, ParsedAction, PolicyStep, TerminationReason } from '../../shared/types';
 import type { EnvName } from '../../shared/runConfig';
 import type { Rng } from '../random';
 import type { ActionGrammarName } from './actionGrammar';
@@ -11,6 +11,15 @@ export interface Task {
   readonly id: string;
   readonly prompt: string;
   readonly data: Readonly<Record<string, unknown>>;
+}
+
+/** What the policy sampled for an action (a policy's sample is one), for an environment that answers with its tokens. */
+export interface SampledAction {
+  readonly step: PolicyStep;
+  /** Why the sample ended: its stop (an end-of-turn token or a stop string) or its length. */
+  readonly finish?: 'stop' | 'length';
+  /** The policy's tokenizer: token ids to text. */
+  readonly decode?: (ids: readonly number[]) => string;
 }
 
 export interface StepResult {
@@ -25,7 +34,8 @@ export interface Environment {
   reset(task: Task): Promise<Observation>;
   /** Raw policy text → action; never throws (malformed text becomes a format_error action). */
   parseAction(text: string): ParsedAction;
-  step(action: ParsedAction): Promise<StepResult>;
+  /** Applies an action; `sample` is what the policy sampled for it (an agent program's answer needs its tokens). */
+  step(action: ParsedAction, sample?: SampledAction): Promise<StepResult>;
   /**
    * Scores the finished episode's artifact with the private verifier. Called by the trainer after the
    * episode, never by the agent; `rng` drives any random verifier inputs.

@@ -2,6 +2,7 @@
 // worker and the VS Code presets see the same set. openEnvironment is where a run's environment choice
 // and its options meet: narrowed on the name, each definition receives its own typed options.
 import type { EnvName, EnvSelection } from '../../shared/runConfig';
+import { agentEnvironment } from './agent/agentEnv';
 import { binarySearchRepair } from './binarySearchRepair';
 import { calculator } from './calculator/calculatorEnv';
 import { codeEnvironment } from './codeSandbox/codeEnv';
@@ -14,6 +15,7 @@ export const ENVIRONMENTS: Readonly<Record<EnvName, { readonly name: EnvName; re
   calculator,
   code: codeEnvironment,
   workspace: workspaceEnvironment,
+  agent: agentEnvironment,
 };
 
 /** Opens the environment a config names with its options (files read and checked); dispose() the result. */
@@ -27,5 +29,7 @@ export function openEnvironment(c: EnvSelection): Promise<RunEnvironment> {
       return codeEnvironment.open(c.envOptions);
     case 'workspace':
       return workspaceEnvironment.open(c.envOptions);
+    case 'agent':
+      return agentEnvironment.open(c.envOptions);
   }
 }

@@ -31,6 +31,10 @@ export interface PolicySample {
   readonly exhausted?: boolean;
   /** A scripted demonstration's deliberate mistake (see PolicyStep.tokens.imitate). */
   readonly mistake?: boolean;
+  /** An answer to an agent program's request: why it ended (OpenAI's finish_reason before tool calls). */
+  readonly finish?: 'stop' | 'length';
+  /** The policy's tokenizer, for an agent program's per-token log-probs (token texts). */
+  readonly decode?: (ids: readonly number[]) => string;
 }
 
 export interface Policy {
@@ -58,6 +62,8 @@ export interface TrainablePolicy extends Policy {
   readonly temperature: number;
   /** The trajectory as this policy trains on it (the learner sets the advantage it trains with), or undefined when it has nothing to train on. */
   sequence(t: Trajectory): TrainSequence | undefined;
+  /** The trajectory as one training sequence per segment (an agent program that rewrote its history); absent: `sequence`. */
+  sequences?(t: Trajectory): TrainSequence[];
   /** Log-probs of each sequence's targets under the current weights or the frozen reference, on part `part`. */
   logprobs(
     part: number,

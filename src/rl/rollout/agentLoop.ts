@@ -96,7 +96,7 @@ async function act(ep: Episode, sample: PolicySample | undefined, maxTurns: numb
   try {
     // a parser that throws on some output is the environment's failure too: never the whole batch's
     action = ep.env.parseAction(sample.text);
-    const result = await ep.env.step(action);
+    const result = await ep.env.step(action, sample);
     ep.observation = result.observation;
     done = result.done;
     termination = result.termination;
@@ -116,7 +116,8 @@ async function verifyAll(episodes: readonly Episode[], verifierRng: Rng, timing?
   const t = Date.now();
   for (const ep of episodes) {
     if (ep.termination === 'env_error') {
-      ep.outcome = ENV_FAILED;
+      // what failed, kept with the episode (an environment that failed to start has no turn to show it)
+      ep.outcome = { ...ENV_FAILED, details: { envError: ep.observation.text.slice(0, 4000) } };
     } else {
       try {
         ep.outcome = await ep.env.verify(verifierRng);

@@ -217,7 +217,9 @@ export class Learner {
     const pg = this.spec.kind === 'policy-gradient';
     let truncated = 0;
     const seqs: TrainSequence[] = [];
-    const of = new Map<TrainSequence, Trajectory>();
+    /** Each training sequence's trajectory and its segment there (an agent program's trajectory may have several). */
+    const of = new Map<TrainSequence, { t: Trajectory; segment: number }>();
+    const max = this.policy.maxPositions;
     for (const t of trajectories) {
       delete t.tokenStats;
       const why = this.exclusion(t, replaced);
@@ -225,37 +227,40 @@ export class Learner {
         exclude(t, why);
         continue;
       }
-      let s = this.policy.sequence(t);
-      if (!s || !s.mask.some((m) => m === 1)) {
-        exclude(t, 'no_trainable_positions');
-        continue;
-      }
-      const max = this.policy.maxPositions;
-      if (s.targets.length > max) {
-        truncated += 1;
-        s = {
-          inputs: s.inputs.slice(0, max),
-          targets: s.targets.slice(0, max),
-          mask: s.mask.slice(0, max),
-          behaviour: s.behaviour.slice(0, max),
-          advantage: s.advantage,
-          ...(s.allowed ? { allowed: s.allowed.slice(0, max) } : {}),
-        };
-        if (!s.mask.some((m) => m === 1)) {
-          exclude(t, 'no_trainable_positions');
-          continue;
+      const parts = this.policy.sequences ? this.policy.sequences(t) : [this.policy.sequence(t)];
+      let kept = 0;
+      for (let s of parts) {
+        if (!s) continue;
+        if (s.targets.length > max) {
+          truncated += 1;
+          s = {
+            inputs: s.inputs.slice(0, max),
+            targets: s.targets.slice(0, max),
+            mask: s.mask.slice(0, max),
+            behaviour: s.behaviour.slice(0, max),
+            advantage: s.advantage,
+            ...(s.allowed ? { allowed: s.allowed.slice(0, max) } : {}),
+          };
         }
+        if (!s.mask.some((m) => m === 1)) continue;
+        const seq = { ...s, advantage: pg ? this.shapedAdvantage(t) : 0 };
+        seqs.push(seq);
+        of.set(seq, { t, segment: kept++ });
       }
-      const seq = { ...s, advantage: pg ? this.shapedAdvantage(t) : 0 };
-      seqs.push(seq);
-      of.set(seq, t);
+      if (kept === 0) exclude(t, 'no_trainable_positions');
     }
     // versions between the oldest turn's sampler and the weights this update starts from (async mode)
     const version = this.policy.version;
+    const segmentStats = new Map<Trajectory, TokenStats[]>();
     const report = await this.train(seqs, (seq, stats) => {
-      const t = of.get(seq);
-      if (t) t.tokenStats = { ...stats, lag: Math.max(0, version - Math.min(t.policyVersion, ...t.turns.map((u) => u.policy.policyVersion))) };
+      const o = of.get(seq);
+      if (!o) return;
+      const lag = Math.max(0, version - Math.min(o.t.policyVersion, ...o.t.turns.map((u) => u.policy.policyVersion)));
+      const got = segmentStats.get(o.t) ?? [];
+      got[o.segment] = { ...stats, lag };
+      segmentStats.set(o.t, got);
     });
+    for (const [t, parts] of segmentStats) t.tokenStats = joinTokenStats(parts.filter((p) => p !== undefined));
     return { ...report, excluded, truncatedSequences: truncated };
   }
 
@@ -463,4 +468,37 @@ interface StepsDone {
   gradNorm: number;
   lr: number;
   nonFinite: number;
+}
+
+/** One trajectory's token numbers from its segments' sequences, in order (the columns follow its trained tokens). */
+function joinTokenStats(parts: readonly TokenStats[]): TokenStats {
+  if (parts.length === 1) return parts[0]!;
+  const cat = <A extends Float32Array | Uint8Array>(pick: (p: TokenStats) => A | undefined, make: (n: number) => A): A | undefined => {
+    const arrays = parts.map(pick);
+    if (arrays.some((a) => a === undefined)) return undefined;
+    const out = make(arrays.reduce((n, a) => n + a!.length, 0));
+    let at = 0;
+    for (const a of arrays) {
+      out.set(a!, at);
+      at += a!.length;
+    }
+    return out;
+  };
+  const f32 = (n: number): Float32Array => new Float32Array(n);
+  const before = cat((p) => p.before, f32);
+  const kl = cat((p) => p.kl, f32);
+  return {
+    stepsBefore: Math.max(...parts.map((p) => p.stepsBefore)),
+    old: parts[0]!.old,
+    lag: Math.max(...parts.map((p) => p.lag)),
+    logp: cat((p) => p.logp, f32)!,
+    ratio: cat((p) => p.ratio, f32)!,
+    clipSide: cat(
+      (p) => p.clipSide,
+      (n) => new Uint8Array(n),
+    )!,
+    entropy: cat((p) => p.entropy, f32)!,
+    ...(before ? { before } : {}),
+    ...(kl ? { kl } : {}),
+  };
 }

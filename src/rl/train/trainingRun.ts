@@ -67,7 +67,7 @@ export class TrainingRun {
         settings: config.algorithm,
         totalSteps: plannedSteps(config),
         seed: config.seed,
-        imitate: config.env !== 'binary-search' ? config.demonstrations.imitate : 'all',
+        imitate: 'imitate' in config.demonstrations ? config.demonstrations.imitate : 'all',
       });
       const actor = config.method === 'sft' ? demonstrator(config, policy) : policy;
       const saved = o.resume?.state;

@@ -9,7 +9,7 @@
 // them (Qwen3's drops an earlier turn's reasoning) cannot apply that inside an episode, where the model
 // reads exactly the tokens it was given and wrote: the history stays as generated, and the run records
 // that the template's rewriting of earlier turns was not applied (`rewritesHistory`).
-import type { Observation } from '../../../shared/types';
+import type { AgentMessage, AgentRequest, Observation } from '../../../shared/types';
 import type { ChatMessage, HfTokenizer } from '../transformer/tokenizer';
 import { ModelLoadError } from './hfConfig';
 
@@ -94,11 +94,16 @@ export class ChatFormat {
    * message, and the generation prompt.
    */
   nextText(o: Observation, ended: string | undefined): string {
-    const withNext = this.tokenizer.renderChat([...this.start, ChatFormat.message(o)], { addGenerationPrompt: true, variables: this.variables });
+    return this.continuationText([ChatFormat.message(o)], ended);
+  }
+
+  /** `nextText` for any messages after the assistant's (an agent program's tool results and user messages). */
+  continuationText(messages: readonly ChatMessage[], ended: string | undefined): string {
+    const withNext = this.tokenizer.renderChat([...this.start, ...messages], { addGenerationPrompt: true, variables: this.variables });
     const at = withNext.indexOf(PLACEHOLDER);
     if (at < 0) {
       throw new ModelLoadError(
-        `the chat template drops an earlier assistant message's content once a ${ChatFormat.message(o).role} message follows it, so a turn cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"`,
+        `the chat template drops an earlier assistant message's content once a ${messages[0]?.role ?? 'user'} message follows it, so a turn cannot be appended token by token. Fix: set policyOptions.chatTemplate to "none"`,
       );
     }
     // what the template writes after the assistant's content: its close, the message, the generation prompt
@@ -108,6 +113,24 @@ export class ChatFormat {
     // record, and the template's close follows it as context, so the next turn still sees the template.
     if (ended !== undefined && glue.startsWith(ended)) glue = glue.slice(ended.length);
     return glue;
+  }
+
+  /**
+   * An agent program's request as a prompt (env "agent"): its whole conversation through the template
+   * with its tools, ending in the generation prompt (the first request, or a new segment); or, when it
+   * continues the episode's context, only its messages after the policy's last answer, as glue.
+   */
+  request(r: AgentRequest, lastSampled: readonly number[]): number[] {
+    const messages = r.messages.map(templateMessage);
+    if (r.continuesFrom > 0) {
+      const last = lastSampled[lastSampled.length - 1];
+      return this.tokenizer.encode(
+        this.continuationText(messages.slice(r.continuesFrom), last !== undefined && this.eosIds.includes(last) ? this.tokenizer.decode([last]) : undefined),
+      );
+    }
+    return this.tokenizer.encode(
+      this.tokenizer.renderChat(messages, { addGenerationPrompt: true, variables: this.variables, ...(r.tools.length ? { tools: r.tools } : {}) }),
+    );
   }
 
   first(o: Observation): number[] {
@@ -124,4 +147,24 @@ export class ChatFormat {
     for (const eos of this.eosTexts) if (eos && text.endsWith(eos)) return text.slice(0, -eos.length);
     return text;
   }
+}
+
+/** An agent program's message as chat templates read it: calls with their arguments as objects where they parse. */
+function templateMessage(m: AgentMessage): ChatMessage {
+  const parsed = (text: string): unknown => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  };
+  return {
+    role: m.role,
+    content: m.content,
+    ...(m.toolCalls?.length
+      ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: parsed(c.arguments) } })) }
+      : {}),
+    ...(m.toolCallId !== undefined ? { tool_call_id: m.toolCallId } : {}),
+    ...(m.name !== undefined ? { name: m.name } : {}),
+  };
 }

@@ -23,6 +23,7 @@ export function referenceAgentFor(c: DemonstrationChoice): Policy | undefined {
     case 'workspace':
       return new WorkspaceReferenceAgent();
     case 'binary-search':
+    case 'agent':
       return undefined;
   }
 }

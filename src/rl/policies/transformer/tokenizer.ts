@@ -93,6 +93,14 @@ interface HfImpl {
 export interface ChatMessage {
   readonly role: 'system' | 'user' | 'assistant' | 'tool';
   readonly content: string;
+  /** An assistant message's calls, as chat templates read them (arguments an object where they parse). */
+  readonly tool_calls?: readonly {
+    readonly id?: string;
+    readonly type: 'function';
+    readonly function: { readonly name: string; readonly arguments: unknown };
+  }[];
+  readonly tool_call_id?: string;
+  readonly name?: string;
 }
 
 export interface ChatRenderOptions {

@@ -4,7 +4,7 @@
 // entered the context, with loss mask 0; through the model's chat template when it has one). It
 // samples and scores; the learner owns the update.
 import * as tf from '@tensorflow/tfjs';
-import type { PolicyStep, Trajectory } from '../../../shared/types';
+import type { AgentRequest, PolicyStep, Trajectory, Turn } from '../../../shared/types';
 import { AdamW, type AdamWOptions } from '../../algo/adamw';
 import type { LossSpec } from '../../algo/objective';
 import { Rng } from '../../random';
@@ -33,12 +33,35 @@ export function trajectorySequence(
   /** The tokens an action may take after a prompt of this many (the sampler's row budget). */
   budget: (promptLength: number) => number = () => Infinity,
 ): TrainSequence | undefined {
+  return turnsSequence(t.turns, t.advantage, constraint, budget);
+}
+
+/**
+ * A trajectory as training sequences, one per segment: an agent program that rewrote its history began
+ * a new segment (PolicyStep.tokens.segment), whose tokens were sampled after its own context, not after
+ * the turns before it. Sequences with nothing to train are left out.
+ */
+export function trajectorySequences(t: Trajectory, constraint?: TokenConstraint, budget: (promptLength: number) => number = () => Infinity): TrainSequence[] {
+  const parts: Turn[][] = [];
+  for (const turn of t.turns) {
+    if (parts.length === 0 || turn.policy.tokens?.segment) parts.push([]);
+    parts[parts.length - 1]!.push(turn);
+  }
+  return parts.map((turns) => turnsSequence(turns, t.advantage, constraint, budget)).filter((s): s is TrainSequence => s !== undefined);
+}
+
+function turnsSequence(
+  turns: readonly Turn[],
+  advantage: number,
+  constraint: TokenConstraint | undefined,
+  budget: (promptLength: number) => number,
+): TrainSequence | undefined {
   const ids: number[] = [];
   const mask: number[] = [];
   const behaviour: number[] = [];
   const allowed: (Int32Array | undefined)[] = [];
   let constrained = false;
-  for (const turn of t.turns) {
+  for (const turn of turns) {
     const tk = turn.policy.tokens;
     if (!tk) return undefined;
     for (const id of tk.context) {
@@ -69,7 +92,7 @@ export function trajectorySequence(
     targets: ids.slice(1),
     mask: mask.slice(1),
     behaviour: behaviour.slice(1),
-    advantage: t.advantage,
+    advantage,
     ...(constrained ? { allowed: allowed.slice(1) } : {}),
   };
 }
@@ -162,21 +185,34 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
   /** Samples under explicit options (the greedy view passes temperature 0; nothing is swapped). */
   private async sampleWith(sampling: SampleOptions, contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
     const news: number[][] = [];
+    const segments: boolean[] = [];
     const prompts = contexts.map((ctx) => {
-      const past: number[] = [];
+      let past: number[] = [];
       for (const turn of ctx.turns) {
         const tk = turn.policy.tokens;
         if (!tk) throw new Error('TransformerPolicy: a turn without token ids (token in, token out)');
+        // a new segment (an agent program rewrote its history): the context starts again
+        if (tk.segment) past = [];
         past.push(...tk.context, ...tk.sampled);
       }
       // encoded once, here: as it is, or as the chat template's next message
       const chat = this.parts.chat;
       const last = ctx.turns[ctx.turns.length - 1]?.policy.tokens?.sampled ?? [];
-      const fresh = !chat
-        ? this.tokenizer.encode(ctx.observation.text)
-        : ctx.turns.length === 0
-          ? chat.first(ctx.observation)
-          : chat.next(ctx.observation, last);
+      const request = ctx.observation.request;
+      if (request && !chat)
+        throw new Error(
+          'an agent program\'s requests are chat conversations, and this model prompts without a chat template. Fix: policyOptions.chatTemplate "auto" with an instruct checkpoint',
+        );
+      const fresh = request
+        ? chat!.request(request, last)
+        : !chat
+          ? this.tokenizer.encode(ctx.observation.text)
+          : ctx.turns.length === 0
+            ? chat.first(ctx.observation)
+            : chat.next(ctx.observation, last);
+      const segment = request !== undefined && request.continuesFrom === 0;
+      if (segment) past = [];
+      segments.push(segment && ctx.turns.length > 0);
       news.push(fresh);
       return [...past, ...fresh];
     });
@@ -186,15 +222,62 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
     // next (async), but not within one, and the version moves on only when the whole update is done
     const version = this.versionCounter;
     const out = await this.sampleTokens(prompts, rng, sampling, rowSeeds);
-    return out.map((s, i) => {
+    return out.map((sampled, i) => {
+      const request = contexts[i]!.observation.request;
+      const s = request ? this.cutForRequest(sampled, request) : sampled;
       const step: PolicyStep = {
         behaviourLogprob: s.logprobs.reduce((a, b) => a + b, 0),
         policyVersion: version,
-        tokens: { context: news[i]!, sampled: s.tokens, logprobs: s.logprobs, ...(s.constrained ? { constrained: true } : {}) },
+        tokens: {
+          context: news[i]!,
+          sampled: s.tokens,
+          logprobs: s.logprobs,
+          ...(s.constrained ? { constrained: true } : {}),
+          ...(segments[i] ? { segment: true } : {}),
+        },
       };
       const text = this.parts.chat ? this.parts.chat.actionText(s.text) : s.text;
-      return { text, step, ...(s.stopReason === 'context' && s.tokens.length === 0 ? { exhausted: true } : {}) };
+      return {
+        text,
+        step,
+        ...(s.stopReason === 'context' && s.tokens.length === 0 ? { exhausted: true } : {}),
+        ...(request
+          ? { finish: s.stopReason === 'stop' ? ('stop' as const) : ('length' as const), decode: (ids: readonly number[]) => this.tokenizer.decode([...ids]) }
+          : {}),
+      };
     });
+  }
+
+  /**
+   * An agent program's answer within its request's max_tokens and before its first stop string: the
+   * sample cut there (a prefix of a sample is a sample of that prefix; its tokens and log-probs stand).
+   */
+  private cutForRequest(s: SampledSequence, r: AgentRequest): SampledSequence {
+    let n = s.tokens.length;
+    let stopReason = s.stopReason;
+    if (r.maxTokens !== undefined && n > r.maxTokens) {
+      n = r.maxTokens;
+      stopReason = 'max_tokens';
+    }
+    let text = n === s.tokens.length ? s.text : this.tokenizer.decode(s.tokens.slice(0, n));
+    const stops = (r.stop ?? []).filter((t) => t !== '' && text.includes(t));
+    if (stops.length > 0) {
+      // the fewest tokens whose text holds a stop string: the answer is the text before it
+      const holds = (k: number): boolean => stops.some((t) => this.tokenizer.decode(s.tokens.slice(0, k)).includes(t));
+      let lo = 1,
+        hi = n;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (holds(mid)) hi = mid;
+        else lo = mid + 1;
+      }
+      n = lo;
+      const full = this.tokenizer.decode(s.tokens.slice(0, n));
+      text = full.slice(0, Math.min(...stops.map((t) => (full.includes(t) ? full.indexOf(t) : Infinity))));
+      stopReason = 'stop';
+    }
+    if (n === s.tokens.length && stopReason === s.stopReason) return s;
+    return { ...s, tokens: s.tokens.slice(0, n), logprobs: s.logprobs.slice(0, n), text, stopReason };
   }
 
   /** Continues token-id prompts; with `rowSeeds`, each row draws from its own stream (the concurrent schedule). */
@@ -212,6 +295,11 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
   sequence(t: Trajectory): TrainSequence | undefined {
     const { maxNewTokens } = this.sampling;
     return trajectorySequence(t, this.sampling.constraint, (n) => Math.min(maxNewTokens, this.model.config.contextLength - n));
+  }
+
+  sequences(t: Trajectory): TrainSequence[] {
+    const { maxNewTokens } = this.sampling;
+    return trajectorySequences(t, this.sampling.constraint, (n) => Math.min(maxNewTokens, this.model.config.contextLength - n));
   }
 
   private part0(part: number): void {

@@ -1,0 +1,380 @@
+// Your own agent program as an environment (env "agent"): a program that talks to a model through an
+// OpenAI client, trained unchanged. The run serves its policy on an OpenAI-compatible endpoint on
+// loopback (endpoint.ts); each episode starts the program once, in the config's folder, as the user
+// (like `npm test`: it is the user's own code, not model output), with OPENAI_BASE_URL set to the
+// episode's own base URL, OPENAI_API_KEY to the run's key, and the task as JSON on stdin and in
+// AGENT_RL_TASK. The control flow is the program's: each chat-completions request it makes is one turn
+// (the loop samples the policy for it, batched with every other episode's pending request), the answer
+// goes back as the response, and the episode ends when the program exits. Its reward is the last JSON
+// line it printed, {"reward": r, ...extras}.
+//
+// Token for token: a request whose messages are the episode's earlier request and the policy's answer
+// as given, followed by new messages (tool results, a user turn), continues the same sequence — only
+// the new messages are encoded, through the chat template's own glue; the answer's tokens stand as
+// sampled. A request that differs (the program trimmed, summarised or edited its history, or changed
+// its tools) starts a new segment: its whole conversation is rendered afresh and trained as its own
+// sequence, and the turn says where the history changed.
+//
+// What a stored run holds never starts a program: resume, fork and rescore refuse agent runs
+// (store/resume.ts), so only a config the user gives names the program that runs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { AgentEnvOptions } from '../../../shared/optionSpecs';
+import type { AgentMessage, AgentRequest, EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
+import type { EnvironmentDefinition, Environment, RunEnvironment, SampledAction, StepResult, Task, TaskSource } from '../environment';
+import { readTaskRecords } from '../workspace/taskFiles';
+import { FIELD_NAMES, tasksOf, workspaceTaskData, type FieldMap } from '../workspace/taskRecords';
+import { AgentEndpoint, EndpointError, type ChatRequest, type ChatResult } from './endpoint';
+import { parseAnswer, sameAnswer, sameMessage, type ParsedAnswer } from './toolCallText';
+
+/** What /v1/models lists and responses name (any name a program asks for is served by the policy). */
+export const AGENT_MODEL_NAME = 'agent-rl-policy';
+const STDOUT_TAIL = 64 * 1024;
+
+export class AgentEnvError extends Error {
+  override name = 'AgentEnvError';
+}
+
+/** A request of the program waiting for the policy's answer. */
+interface Pending {
+  readonly request: ChatRequest;
+  readonly resolve: (r: ChatResult) => void;
+  readonly reject: (e: Error) => void;
+}
+
+type Event = { readonly kind: 'request'; readonly pending: Pending } | { readonly kind: 'exit' };
+
+const message = (m: ChatRequest['messages'][number]): AgentMessage => ({
+  role: m.role === 'developer' ? 'system' : m.role,
+  content: m.content,
+  ...(m.toolCalls?.length ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) } : {}),
+  ...(m.toolCallId !== undefined ? { toolCallId: m.toolCallId } : {}),
+  ...(m.name !== undefined ? { name: m.name } : {}),
+});
+
+const toolSchemas = (r: ChatRequest): Record<string, unknown>[] =>
+  r.tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters },
+  }));
+
+/** What the run's episodes share: the endpoint, the program, the folder it runs in. */
+class AgentRun {
+  readonly episodes = new Map<string, AgentEpisode>();
+  constructor(
+    readonly endpoint: AgentEndpoint,
+    readonly o: AgentEnvOptions,
+    readonly root: string,
+  ) {}
+}
+
+class AgentEpisode implements Environment {
+  private readonly id = crypto.randomBytes(12).toString('base64url');
+  private child: ChildProcess | undefined;
+  private readonly events: Event[] = [];
+  private waiter: ((e: Event) => void) | undefined;
+  private exited: { code: number | null; signal: NodeJS.Signals | null; error?: string } | undefined;
+  private stdout = '';
+  private stderr = '';
+  private pending: Pending | undefined;
+  /** The last request answered, and the answer as the program got it (what a next request continues). */
+  private last: { readonly messages: readonly AgentMessage[]; readonly tools: string; readonly answer: ParsedAnswer } | undefined;
+  private requests = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private stoppedBy: string | undefined;
+  private calls = 0;
+
+  constructor(private readonly run: AgentRun) {}
+
+  private push(e: Event): void {
+    const w = this.waiter;
+    this.waiter = undefined;
+    if (w) w(e);
+    else this.events.push(e);
+  }
+
+  private next(): Promise<Event> {
+    const e = this.events.shift();
+    if (e) return Promise.resolve(e);
+    return new Promise((resolve) => (this.waiter = resolve));
+  }
+
+  /** The endpoint's handler for this episode: the request waits in the queue until the loop answers it. */
+  request(request: ChatRequest, signal: AbortSignal): Promise<ChatResult> {
+    if (request.n !== 1)
+      throw new EndpointError(
+        400,
+        `n = ${request.n}: an episode is one conversation, so each request gets one answer`,
+        'invalid_request_error',
+        'n',
+        'unsupported_value',
+      );
+    return new Promise((resolve, reject) => {
+      signal.addEventListener('abort', () => reject(new Error('the program closed the request')), { once: true });
+      this.push({ kind: 'request', pending: { request, resolve, reject } });
+    });
+  }
+
+  async reset(task: Task): Promise<Observation> {
+    const { endpoint, o, root } = this.run;
+    endpoint.open(this.id);
+    this.run.episodes.set(this.id, this);
+    // the task as the program reads it: the record's fields (its answer included: the program scores itself)
+    const d = workspaceTaskData(task);
+    const taskJson = JSON.stringify({
+      id: task.id,
+      prompt: task.prompt,
+      ...(d.messages ? { messages: d.messages } : {}),
+      ...(d.groundTruth !== undefined ? { groundTruth: d.groundTruth } : {}),
+      metadata: d.metadata,
+    });
+    const [cmd, ...args] = o.command;
+    const child = spawn(cmd!, args, {
+      cwd: root,
+      env: { ...process.env, OPENAI_BASE_URL: endpoint.baseUrl(this.id), OPENAI_API_KEY: endpoint.key, AGENT_RL_TASK: taskJson },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // its own process group on POSIX, so that stopping it stops what it started
+      detached: process.platform !== 'win32',
+      windowsHide: true,
+    });
+    this.child = child;
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stdout.on('data', (d: string) => {
+      this.stdout = (this.stdout + d).slice(-STDOUT_TAIL);
+    });
+    child.stderr.on('data', (d: string) => {
+      this.stderr = (this.stderr + d).slice(-Math.max(1, o.stderrBytes));
+    });
+    child.stdin.on('error', () => undefined); // a program that does not read its stdin
+    child.stdin.end(`${taskJson}\n`);
+    child.on('error', (e) => {
+      this.exited ??= { code: null, signal: null, error: e.message };
+      this.push({ kind: 'exit' });
+    });
+    child.on('close', (code, signal) => {
+      this.exited ??= { code, signal };
+      this.push({ kind: 'exit' });
+    });
+    this.timer = setTimeout(() => this.stop(`it ran past envOptions.timeoutMs (${o.timeoutMs} ms)`), o.timeoutMs);
+    const first = await this.observe();
+    if (!first) throw new AgentEnvError(`${o.command.join(' ')} ended before its first request to the policy (${this.exitText()})${this.stderrLast()}`);
+    return first;
+  }
+
+  /** The next request as an observation, or undefined once the program exited. */
+  private async observe(): Promise<Observation | undefined> {
+    for (;;) {
+      const e = await this.next();
+      if (e.kind === 'exit') return undefined;
+      this.pending = e.pending;
+      this.requests += 1;
+      return this.observation(e.pending.request);
+    }
+  }
+
+  private observation(r: ChatRequest): Observation {
+    const messages = r.messages.map(message);
+    const tools = toolSchemas(r);
+    const { continuesFrom, rewrite } = this.continuation(messages, JSON.stringify(tools));
+    const request: AgentRequest = {
+      messages,
+      tools,
+      continuesFrom,
+      ...(rewrite ? { rewrite } : {}),
+      ...(r.maxTokens !== undefined ? { maxTokens: r.maxTokens } : {}),
+      ...(r.stop.length ? { stop: r.stop } : {}),
+    };
+    const lastMessage = messages[messages.length - 1]!;
+    return {
+      text: lastMessage.content,
+      data: { request: this.requests, messages: messages.length, tools: tools.length, ...(rewrite ? { rewrite } : {}) },
+      request,
+    };
+  }
+
+  /** How much of a request is the episode's context already (see the top of this file), or where it differs. */
+  private continuation(messages: readonly AgentMessage[], tools: string): { continuesFrom: number; rewrite?: string } {
+    const last = this.last;
+    if (!last) return { continuesFrom: 0 };
+    const n = last.messages.length;
+    if (tools !== last.tools) return { continuesFrom: 0, rewrite: 'the tools changed' };
+    for (let i = 0; i < Math.min(n, messages.length); i++)
+      if (!sameMessage(messages[i]!, last.messages[i]!))
+        return { continuesFrom: 0, rewrite: `message ${i} (${messages[i]!.role}) differs from the one sent before` };
+    if (messages.length <= n) return { continuesFrom: 0, rewrite: `the conversation was cut to ${messages.length} messages` };
+    if (!sameAnswer(messages[n]!, last.answer)) return { continuesFrom: 0, rewrite: `message ${n} is not the policy's answer as given` };
+    if (messages.length === n + 1) return { continuesFrom: 0, rewrite: 'nothing follows the policy’s answer' };
+    return { continuesFrom: n + 1 };
+  }
+
+  parseAction(text: string): ParsedAction {
+    const r = this.pending?.request;
+    const names = new Set(r && r.toolChoice !== 'none' ? r.tools.map((t) => t.name) : []);
+    const answer = parseAnswer(text, names, () => `call_${crypto.randomBytes(12).toString('base64url')}`);
+    const calls = r && !r.parallelToolCalls ? answer.toolCalls.slice(0, 1) : answer.toolCalls;
+    if (calls.length === 0) return { kind: 'tool', name: 'answer', args: { text: answer.content ?? '' } };
+    return { kind: 'tool', name: calls[0]!.name, args: { content: answer.content, calls } };
+  }
+
+  async step(action: ParsedAction, sample?: SampledAction): Promise<StepResult> {
+    const p = this.pending;
+    if (!p) throw new Error('agent: step() without a request to answer');
+    this.pending = undefined;
+    const args = action.kind === 'tool' ? action.args : {};
+    const calls = (Array.isArray(args.calls) ? args.calls : []) as ParsedAnswer['toolCalls'];
+    const content =
+      action.kind === 'tool' && action.name === 'answer'
+        ? typeof args.text === 'string'
+          ? args.text
+          : ''
+        : ((args.content as string | null | undefined) ?? null);
+    const answer: ParsedAnswer = { content, toolCalls: calls };
+    this.calls += calls.length;
+    const tk = sample?.step.tokens;
+    const decode = sample?.decode;
+    p.resolve({
+      choices: [
+        {
+          content,
+          toolCalls: calls,
+          finishReason: calls.length > 0 ? 'tool_calls' : (sample?.finish ?? 'stop'),
+          ...(p.request.logprobs && tk && decode ? { logprobs: tk.sampled.map((id, i) => ({ token: decode([id]), logprob: tk.logprobs[i]! })) } : {}),
+        },
+      ],
+      promptTokens: tk?.context.length ?? 0,
+      completionTokens: tk?.sampled.length ?? 0,
+    });
+    this.last = { messages: p.request.messages.map(message), tools: JSON.stringify(toolSchemas(p.request)), answer };
+    const next = await this.observe();
+    if (next) return { observation: next, done: false };
+    return { observation: { text: `the program exited (${this.exitText()})`, data: { exit: this.exited?.code ?? null } }, done: true, termination: 'finished' };
+  }
+
+  verify(): Promise<EpisodeOutcome> {
+    return new Promise((resolve) => resolve(this.outcome()));
+  }
+
+  private outcome(): EpisodeOutcome {
+    if (!this.exited) this.stop('the episode ended before the program did (the turn cap or a full context)');
+    const details = {
+      requests: this.requests,
+      toolCalls: this.calls,
+      exit: this.exitText(),
+      ...(this.stderr ? { stderr: this.stderr } : {}),
+      ...(this.stoppedBy ? { stopped: this.stoppedBy } : {}),
+    };
+    if (this.stoppedBy) return { reward: 0, success: false, publicPass: false, privatePass: false, details };
+    const line = this.stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.startsWith('{'))
+      .pop();
+    let printed: Record<string, unknown> | undefined;
+    try {
+      const v = line ? (JSON.parse(line) as unknown) : undefined;
+      if (typeof v === 'object' && v !== null && !Array.isArray(v)) printed = v as Record<string, unknown>;
+    } catch {
+      // not JSON: no reward line
+    }
+    const reward = printed?.reward;
+    if (typeof reward !== 'number' || !Number.isFinite(reward))
+      throw new AgentEnvError(
+        `${this.run.o.command.join(' ')} printed no {"reward": number} line as its last JSON line (${this.exitText()})${this.stderrLast()}. Fix: print e.g. {"reward": 1} as the program's last line of JSON`,
+      );
+    const extras = Object.fromEntries(Object.entries(printed!).filter(([k]) => k !== 'reward' && k !== 'success'));
+    const s = printed!.success;
+    const success = typeof s === 'boolean' ? s : reward > 0;
+    return { reward, success, publicPass: success, privatePass: success, details: { ...details, ...(Object.keys(extras).length ? { extras } : {}) } };
+  }
+
+  private exitText(): string {
+    const e = this.exited;
+    if (!e) return 'still running';
+    if (e.error) return `it could not be started: ${e.error}`;
+    return e.signal ? `stopped by ${e.signal}` : `exit code ${e.code}`;
+  }
+
+  private stderrLast(): string {
+    const last = this.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .pop();
+    return last ? `; its stderr ends: ${last.slice(0, 300)}` : '';
+  }
+
+  /** Stops the program and whatever it started (its process group on POSIX). */
+  private stop(why: string): void {
+    if (this.exited || !this.child) return;
+    this.stoppedBy ??= why;
+    const pid = this.child.pid;
+    try {
+      if (pid !== undefined && process.platform !== 'win32') process.kill(-pid, 'SIGKILL');
+      else this.child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.pending?.reject(new Error('the episode ended'));
+    this.pending = undefined;
+    this.run.endpoint.close(this.id);
+    this.run.episodes.delete(this.id);
+    if (this.child && !this.exited) {
+      const closed = new Promise<void>((resolve) => this.child!.once('close', () => resolve()));
+      this.stop('the episode ended before the program did');
+      await closed;
+    }
+  }
+}
+
+const DESCRIPTION = 'Your own agent program (an OpenAI client) against the policy, served on an OpenAI-compatible endpoint; tasks from task files.';
+
+async function loadTasks(o: AgentEnvOptions, root: string): Promise<TaskSource> {
+  if (o.tasks === '') throw new AgentEnvError('envOptions.tasks is empty. Fix: name the task file(s), e.g. "tasks.jsonl"');
+  const fields: Partial<Record<keyof FieldMap, string>> = {};
+  for (const f of FIELD_NAMES) {
+    const v = (o as unknown as Record<string, unknown>)[`${f}Field`];
+    if (typeof v === 'string' && v !== '') fields[f] = v;
+  }
+  const records = await readTaskRecords(root, [o.tasks]);
+  return tasksOf(records, { preset: o.taskPreset, fields, heldOutFraction: o.heldOutFraction, splitSeed: o.splitSeed });
+}
+
+export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {
+  name: 'agent',
+  description: DESCRIPTION,
+  async open(o) {
+    const root = path.resolve(o.root === '' ? '.' : o.root);
+    if (o.command.length === 0 || o.command[0] === '') throw new AgentEnvError('envOptions.command is empty. Fix: name the program, e.g. ["node", "agent.ts"]');
+    if (!fs.existsSync(root)) throw new AgentEnvError(`envOptions.root ${root} does not exist. Fix: the folder of the config file`);
+    const tasks = await loadTasks(o, root);
+    const holder: { run?: AgentRun } = {};
+    const endpoint = await AgentEndpoint.start({
+      modelName: AGENT_MODEL_NAME,
+      complete: (episode, request, signal) => {
+        const ep = holder.run?.episodes.get(episode);
+        if (!ep) throw new EndpointError(404, `episode ${episode} is not open`, 'invalid_request_error', null, 'episode_not_open');
+        return ep.request(request, signal);
+      },
+    });
+    const r = new AgentRun(endpoint, o, root);
+    holder.run = r;
+    const env: RunEnvironment = {
+      name: 'agent',
+      description: DESCRIPTION,
+      create: () => new AgentEpisode(r),
+      tasks: () => tasks,
+      taskFromId: (id) => [...tasks.train, ...tasks.heldOut].find((t) => t.id === id),
+      preflight: () =>
+        `agent program: ${o.command.join(' ')} in ${root}, run as you (not sandboxed), one process per episode; policy served at http://127.0.0.1:${endpoint.port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out tasks`,
+      dispose: () => endpoint.stop(),
+    };
+    return env;
+  },
+};

