@@ -1,7 +1,8 @@
 // Start Run: a preset or a workspace *.agentrl.json, validated first (the first problem in a
 // notification, all of them in the output channel); the user's sandbox settings go into a code run's
 // envOptions, and a config that names another interpreter or a weaker level is used only after the
-// user says so; then a name, and progress from the first second (notification with Cancel, status
+// user says so; a config that runs an agent program (env "agent", or "Your own agent program…") runs
+// only in a trusted workspace and after the user confirmed the exact command; then a name, and progress from the first second (notification with Cancel, status
 // bar). Every text from the config (keys, values, file names, the run name) is untrusted: notifications
 // and quick picks get it through messageText, the output channel with its invisible characters marked.
 import * as path from 'node:path';
@@ -64,11 +65,16 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
     vscode.workspace.findFiles('**/*.agentrl.json', '**/node_modules/**', 50),
     vscode.workspace.findFiles('**/*.{jsonl,parquet}', '{**/node_modules/**,**/.agent-rl/**}', 50),
   ]);
-  type Item = vscode.QuickPickItem & { config?: Record<string, unknown>; file?: vscode.Uri; tasks?: vscode.Uri; needsModel?: boolean };
+  type Item = vscode.QuickPickItem & { config?: Record<string, unknown>; file?: vscode.Uri; tasks?: vscode.Uri; needsModel?: boolean; agent?: true };
   const preferred = vscode.workspace.getConfiguration('agentRl').get<string>('defaultPreset', '');
   const presets = [...PRESETS].sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
   const items: Item[] = [
     ...presets.map((p) => ({ label: p.label, description: p.description, config: structuredClone(p.config), needsModel: p.needsModel === true })),
+    {
+      label: 'Your own agent program…',
+      description: 'a program on an OpenAI client, trained unchanged: pick it, its task file and a model',
+      agent: true,
+    },
     ...(files.length ? [{ label: 'Config files', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
     ...files.map((f) => ({ label: messageText(path.basename(f.fsPath), 120), description: messageText(vscode.workspace.asRelativePath(f), 200), file: f })),
     ...(taskFiles.length
@@ -82,6 +88,7 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
   ];
   const choice = await vscode.window.showQuickPick(items, { title: 'Agent RL: Start Run', placeHolder: 'Choose a preset or a *.agentrl.json config' });
   if (!choice) return undefined;
+  if (choice.agent) return agentProgramConfig(backend);
   if (choice.tasks) return { config: await taskFileConfig(choice.tasks), file: vscode.workspace.asRelativePath(choice.tasks) };
   if (!choice.file) {
     if (!choice.config) return undefined;
@@ -104,6 +111,77 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
   const config = withConfigRoot(parsed as Record<string, unknown>, path.dirname(choice.file.fsPath), path);
   delete config.$schema; // editors add it for completion
   return { config, file };
+}
+
+/** What runs a program file: Python for .py (agentRl.pythonPath, else python3), else Node (node on PATH). */
+function interpreterFor(file: string): string {
+  if (file.endsWith('.py')) return sandboxSettings().python || 'python3';
+  return 'node';
+}
+
+/** An agent run from three picks: the program, its task file, a model (the program runs in its own folder). */
+async function agentProgramConfig(backend: BackendClient): Promise<Picked | undefined> {
+  const [program] =
+    (await vscode.window.showOpenDialog({
+      title: 'Your agent program (it reads OPENAI_BASE_URL and OPENAI_API_KEY, and prints {"reward": r} last)',
+      canSelectMany: false,
+      filters: { 'Agent program': ['js', 'mjs', 'cjs', 'ts', 'mts', 'py'] },
+    })) ?? [];
+  if (!program) return undefined;
+  const [tasks] =
+    (await vscode.window.showOpenDialog({
+      title: 'Its tasks (JSON Lines, JSON, CSV or Parquet: id, prompt, answer)',
+      canSelectMany: false,
+      defaultUri: vscode.Uri.joinPath(program, '..'),
+      filters: { Tasks: ['jsonl', 'json', 'csv', 'parquet'] },
+    })) ?? [];
+  if (!tasks) return undefined;
+  const model = await pickModel(backend);
+  if (!model) return undefined;
+  const root = path.dirname(program.fsPath);
+  return {
+    config: {
+      env: 'agent',
+      policy: 'transformer',
+      method: 'grpo',
+      envOptions: { root, command: [interpreterFor(program.fsPath), path.basename(program.fsPath)], tasks: path.relative(root, tasks.fsPath) },
+      policyOptions: { model },
+    },
+    file: vscode.workspace.asRelativePath(program),
+  };
+}
+
+/**
+ * An agent run starts a program as the user: only in a trusted workspace, and only after the user saw
+ * the exact command and folder (a workspace's config file is not the user's word).
+ */
+async function confirmAgentProgram(p: Picked): Promise<boolean> {
+  if (p.config.env !== 'agent') return true;
+  const eo = (typeof p.config.envOptions === 'object' && p.config.envOptions !== null ? p.config.envOptions : {}) as Record<string, unknown>;
+  const command = Array.isArray(eo.command) ? eo.command.map((c) => JSON.stringify(String(c))).join(' ') : '(none)';
+  const where = typeof eo.root === 'string' ? eo.root : '(the config file’s folder)';
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showErrorMessage(
+      messageText(
+        `Agent RL: ${p.file ?? 'this config'} runs a program (${command}), and this workspace is not trusted. Fix: trust the workspace (Manage Workspace Trust), then start the run again.`,
+        900,
+      ),
+    );
+    return false;
+  }
+  const run = 'Run It';
+  const choice = await vscode.window.showWarningMessage(
+    messageText(`Run ${command} in ${where} once per episode, as you?`, 900),
+    {
+      modal: true,
+      detail: messageText(
+        `${p.file ? `${p.file} names this program. ` : ''}It runs with your permissions and is not sandboxed (like npm test); it talks to the policy through a loopback endpoint with a key of this run.`,
+        900,
+      ),
+    },
+    run,
+  );
+  return choice === run;
 }
 
 /**
@@ -192,6 +270,7 @@ export async function startRun(deps: StartRunDeps): Promise<void> {
   if (!backend) return;
   const picked = await pickConfig(backend);
   if (!picked) return;
+  if (!(await confirmAgentProgram(picked))) return;
   const raw = await withSandboxSettings(picked);
   if (!raw) return;
   let config;
