@@ -684,6 +684,15 @@ export function validateRunConfig(input: unknown): RunConfig {
         message: 'an agent program talks to a language model',
         fix: 'use policy "transformer" with a Hugging Face checkpoint (policyOptions.model)',
       });
+    else if (config.policyOptions.model === '' && config.policyOptions.init === '')
+      issues.push({
+        field: 'policyOptions.model',
+        value: '',
+        message: 'an agent program talks to a chat model',
+        fix: 'name a Hugging Face instruct checkpoint folder (policyOptions.model, or --model DIR; Start Run offers the ones in the cache)',
+      });
+    if (config.method === 'sft')
+      issues.push({ field: 'method', value: 'sft', message: 'an agent program has no demonstrations to imitate', fix: 'use "grpo" or "rs-sft"' });
   }
   if (issues.length > 0) throw new ConfigError(issues);
   if (config.name === '') config.name = `${config.env}-${config.policy}-${config.method}-s${config.seed}`;

@@ -5,7 +5,9 @@
 // episode is stored as turns with the exact ids, and trained. Where the program keeps its history, the
 // ids the model saw for its last request are the chat template's rendering of that conversation
 // (never re-encoded turns); where it rewrites its history, the request starts a new segment, trained
-// as its own sequence. A program that prints no reward line, or dies, is the environment's failure.
+// as its own sequence. A program that prints no reward line, or dies, is the environment's failure, and
+// so is a request its chat template refuses (that episode alone); a config without a model, or for
+// imitation, is refused; a stored agent run is never forked or rescored.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -204,6 +206,32 @@ describe('your own agent program (env "agent")', () => {
     fs.copyFileSync(path.join(AGENTS, 'tasks.jsonl'), path.join(dir, 'tasks.jsonl'));
     fs.writeFileSync(path.join(dir, 'silent.mjs'), "process.stdin.resume(); process.stdin.on('end', () => console.log('no reward here'));\n");
     fs.writeFileSync(path.join(dir, 'dies.mjs'), "console.error('boom: no model today'); process.exit(3);\n");
+    // a request the chat template refuses (raise_exception): that episode fails, the batch goes on. The
+    // model's template, copied, refuses a message whose text is RAISE.
+    const strict = path.join(dir, 'strict-model');
+    fs.cpSync(model, strict, { recursive: true });
+    const tc = JSON.parse(fs.readFileSync(path.join(strict, 'tokenizer_config.json'), 'utf8')) as { chat_template: string };
+    tc.chat_template = `{%- for m in messages %}{%- if m.content == 'RAISE' %}{{ raise_exception('no such conversation') }}{%- endif %}{%- endfor %}${tc.chat_template}`;
+    fs.writeFileSync(path.join(strict, 'tokenizer_config.json'), JSON.stringify(tc));
+    fs.writeFileSync(
+      path.join(dir, 'raises.mjs'),
+      `const content = process.env.AGENT_RAISE === '1' ? 'RAISE' : 'hello';\nconst r = await fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST', headers: { authorization: 'Bearer ' + process.env.OPENAI_API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content }] }) });\nconsole.log(JSON.stringify({ reward: r.status === 200 ? 1 : 0 }));\n`,
+    );
+    const strictConfig = validateRunConfig({
+      ...configFor(['node', 'raises.mjs'], dir),
+      policyOptions: { ...configFor(['node', 'raises.mjs'], dir).policyOptions, model: strict },
+    });
+    const refused = await episodes(strictConfig, { AGENT_RAISE: '1' });
+    for (const t of refused.ts) {
+      assert.equal(t.termination, 'env_error');
+      assert.match(String((t.outcome.details as { envError?: unknown }).envError), /the chat template cannot render this request \(.*no such conversation/);
+    }
+    const answered = await episodes(strictConfig, { AGENT_RAISE: '0' });
+    assert.deepEqual(
+      answered.ts.map((t) => t.outcome.reward),
+      [1, 1],
+      'the same template answers other requests',
+    );
     for (const [file, why] of [
       ['silent.mjs', /ended before its first request to the policy \(exit code 0\)/],
       ['dies.mjs', /ended before its first request to the policy \(exit code 3\); its stderr ends: boom: no model today/],
@@ -216,6 +244,22 @@ describe('your own agent program (env "agent")', () => {
         assert.match(String((t.outcome.details as { envError?: unknown } | undefined)?.envError), why);
       }
     }
+    // a config without a model, or asking for imitation, is refused before anything starts
+    assert.throws(
+      () => validateRunConfig({ env: 'agent', policy: 'transformer', envOptions: { command: ['node', 'a.mjs'], tasks: 't.jsonl' } }),
+      /policyOptions\.model/,
+    );
+    assert.throws(
+      () =>
+        validateRunConfig({
+          env: 'agent',
+          policy: 'transformer',
+          method: 'sft',
+          envOptions: { command: ['node', 'a.mjs'], tasks: 't.jsonl' },
+          policyOptions: { model },
+        }),
+      /no demonstrations to imitate/,
+    );
     // the CLI: a whole run, then forking or rescoring it is refused without starting anything
     const db = path.join(dir, 'runs.db');
     const cfg = path.join(dir, 'run.json');

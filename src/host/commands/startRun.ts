@@ -160,6 +160,15 @@ async function confirmAgentProgram(p: Picked): Promise<boolean> {
   const eo = (typeof p.config.envOptions === 'object' && p.config.envOptions !== null ? p.config.envOptions : {}) as Record<string, unknown>;
   const command = Array.isArray(eo.command) ? eo.command.map((c) => JSON.stringify(String(c))).join(' ') : '(none)';
   const where = typeof eo.root === 'string' ? eo.root : '(the config file’s folder)';
+  if (command.length + where.length > 700) {
+    void vscode.window.showErrorMessage(
+      messageText(
+        `Agent RL: ${p.file ?? 'this config'} names a program too long to show in full before it runs. Fix: put the command in a script and name that.`,
+        900,
+      ),
+    );
+    return false;
+  }
   if (!vscode.workspace.isTrusted) {
     void vscode.window.showErrorMessage(
       messageText(

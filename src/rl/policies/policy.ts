@@ -35,6 +35,8 @@ export interface PolicySample {
   readonly finish?: 'stop' | 'length';
   /** The policy's tokenizer, for an agent program's per-token log-probs (token texts). */
   readonly decode?: (ids: readonly number[]) => string;
+  /** Why this context got no sample (an agent program's request the chat template cannot render): its episode fails, not the batch. */
+  readonly refused?: string;
 }
 
 export interface Policy {

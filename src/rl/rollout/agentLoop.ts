@@ -89,6 +89,12 @@ async function act(ep: Episode, sample: PolicySample | undefined, maxTurns: numb
     ep.finish('context_exhausted');
     return;
   }
+  if (sample.refused !== undefined) {
+    // what the environment asked could not be put to the policy: the environment's failure, this episode's alone
+    ep.observation = { text: sample.refused, data: { envError: true } };
+    ep.finish('env_error');
+    return;
+  }
   ep.state = 'stepping';
   let action: ParsedAction = { kind: 'format_error', message: 'the environment could not read this output' };
   let done: boolean;

@@ -42,6 +42,41 @@ interface Pending {
   readonly request: ChatRequest;
   readonly resolve: (r: ChatResult) => void;
   readonly reject: (e: Error) => void;
+  /** The program gave up on it (closed the connection): not answered, not trained. */
+  aborted: boolean;
+}
+
+/**
+ * Process groups of programs still running, stopped when this process ends however it ends (a normal
+ * exit, process.exit, SIGTERM or SIGINT). A SIGKILL cannot be caught: a program left behind then finds
+ * the endpoint gone at its next request, and an OpenAI client ends with a connection error.
+ */
+const liveGroups = new Set<number>();
+let guarded = false;
+function killGroup(pid: number): void {
+  try {
+    if (process.platform === 'win32') spawn('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true });
+    else process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+function guardGroups(): void {
+  if (guarded) return;
+  guarded = true;
+  const killAll = (): void => {
+    for (const pid of liveGroups) killGroup(pid);
+    liveGroups.clear();
+  };
+  process.on('exit', killAll);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    const onSignal = (): void => {
+      killAll();
+      // without another listener the signal's default (ending the process) must still happen
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    };
+    process.once(signal, onSignal);
+  }
 }
 
 type Event = { readonly kind: 'request'; readonly pending: Pending } | { readonly kind: 'exit' };
@@ -84,6 +119,8 @@ class AgentEpisode implements Environment {
   private requests = 0;
   private timer: NodeJS.Timeout | undefined;
   private stoppedBy: string | undefined;
+  /** Why the next request cannot continue the context (an answer the program never got), if so. */
+  private unanswered: string | undefined;
   private calls = 0;
 
   constructor(private readonly run: AgentRun) {}
@@ -112,8 +149,16 @@ class AgentEpisode implements Environment {
         'unsupported_value',
       );
     return new Promise((resolve, reject) => {
-      signal.addEventListener('abort', () => reject(new Error('the program closed the request')), { once: true });
-      this.push({ kind: 'request', pending: { request, resolve, reject } });
+      const pending: Pending = { request, resolve, reject, aborted: false };
+      signal.addEventListener(
+        'abort',
+        () => {
+          pending.aborted = true;
+          reject(new Error('the program closed the request'));
+        },
+        { once: true },
+      );
+      this.push({ kind: 'request', pending });
     });
   }
 
@@ -131,7 +176,7 @@ class AgentEpisode implements Environment {
       metadata: d.metadata,
     });
     const [cmd, ...args] = o.command;
-    const child = spawn(cmd!, args, {
+    const child = spawn(resolveProgram(cmd!, root), args, {
       cwd: root,
       env: { ...process.env, OPENAI_BASE_URL: endpoint.baseUrl(this.id), OPENAI_API_KEY: endpoint.key, AGENT_RL_TASK: taskJson },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -150,17 +195,36 @@ class AgentEpisode implements Environment {
     });
     child.stdin.on('error', () => undefined); // a program that does not read its stdin
     child.stdin.end(`${taskJson}\n`);
+    if (child.pid !== undefined) {
+      liveGroups.add(child.pid);
+      guardGroups();
+    }
     child.on('error', (e) => {
+      // a failed start (no such program); a failed kill of a running one is not an exit
+      if (child.pid !== undefined) return;
       this.exited ??= { code: null, signal: null, error: e.message };
       this.push({ kind: 'exit' });
     });
-    child.on('close', (code, signal) => {
-      this.exited ??= { code, signal };
-      this.push({ kind: 'exit' });
+    // 'exit', then what is left in its pipes (its reward line) up to a moment: a grandchild that kept
+    // them open must not hold the episode until the timeout
+    child.on('exit', (code, signal) => {
+      const done = (): void => {
+        if (this.exited) return;
+        this.exited = { code, signal };
+        this.push({ kind: 'exit' });
+      };
+      const late = setTimeout(done, 2000);
+      child.once('close', () => {
+        clearTimeout(late);
+        done();
+      });
     });
     this.timer = setTimeout(() => this.stop(`it ran past envOptions.timeoutMs (${o.timeoutMs} ms)`), o.timeoutMs);
     const first = await this.observe();
-    if (!first) throw new AgentEnvError(`${o.command.join(' ')} ended before its first request to the policy (${this.exitText()})${this.stderrLast()}`);
+    if (!first)
+      throw new AgentEnvError(
+        `${o.command.join(' ')} ended before its first request to the policy (${this.stoppedBy ? `stopped: ${this.stoppedBy}` : this.exitText()})${this.stderrLast()}`,
+      );
     return first;
   }
 
@@ -169,6 +233,7 @@ class AgentEpisode implements Environment {
     for (;;) {
       const e = await this.next();
       if (e.kind === 'exit') return undefined;
+      if (e.pending.aborted) continue;
       this.pending = e.pending;
       this.requests += 1;
       return this.observation(e.pending.request);
@@ -199,6 +264,11 @@ class AgentEpisode implements Environment {
   private continuation(messages: readonly AgentMessage[], tools: string): { continuesFrom: number; rewrite?: string } {
     const last = this.last;
     if (!last) return { continuesFrom: 0 };
+    if (this.unanswered) {
+      const why = this.unanswered;
+      this.unanswered = undefined;
+      return { continuesFrom: 0, rewrite: why };
+    }
     const n = last.messages.length;
     if (tools !== last.tools) return { continuesFrom: 0, rewrite: 'the tools changed' };
     for (let i = 0; i < Math.min(n, messages.length); i++)
@@ -214,9 +284,11 @@ class AgentEpisode implements Environment {
     const r = this.pending?.request;
     const names = new Set(r && r.toolChoice !== 'none' ? r.tools.map((t) => t.name) : []);
     const answer = parseAnswer(text, names, () => `call_${crypto.randomBytes(12).toString('base64url')}`);
+    // parallel_tool_calls false: the program gets the first call; the context holds them all, so the
+    // next request, which answers one call, is not this answer as given (a new segment)
     const calls = r && !r.parallelToolCalls ? answer.toolCalls.slice(0, 1) : answer.toolCalls;
     if (calls.length === 0) return { kind: 'tool', name: 'answer', args: { text: answer.content ?? '' } };
-    return { kind: 'tool', name: calls[0]!.name, args: { content: answer.content, calls } };
+    return { kind: 'tool', name: calls[0]!.name, args: { content: answer.content, calls, generated: answer.toolCalls } };
   }
 
   async step(action: ParsedAction, sample?: SampledAction): Promise<StepResult> {
@@ -231,7 +303,7 @@ class AgentEpisode implements Environment {
           ? args.text
           : ''
         : ((args.content as string | null | undefined) ?? null);
-    const answer: ParsedAnswer = { content, toolCalls: calls };
+    const generated: ParsedAnswer = { content, toolCalls: (Array.isArray(args.generated) ? args.generated : calls) as ParsedAnswer['toolCalls'] };
     this.calls += calls.length;
     const tk = sample?.step.tokens;
     const decode = sample?.decode;
@@ -247,7 +319,9 @@ class AgentEpisode implements Environment {
       promptTokens: tk?.context.length ?? 0,
       completionTokens: tk?.sampled.length ?? 0,
     });
-    this.last = { messages: p.request.messages.map(message), tools: JSON.stringify(toolSchemas(p.request)), answer };
+    this.last = { messages: p.request.messages.map(message), tools: JSON.stringify(toolSchemas(p.request)), answer: generated };
+    // the program gave up on this request while it was sampled: its answer is in the context, not in the program's history
+    if (p.aborted) this.unanswered = 'the program abandoned its previous request, whose answer the context holds';
     const next = await this.observe();
     if (next) return { observation: next, done: false };
     return { observation: { text: `the program exited (${this.exitText()})`, data: { exit: this.exited?.code ?? null } }, done: true, termination: 'finished' };
@@ -267,17 +341,20 @@ class AgentEpisode implements Environment {
       ...(this.stoppedBy ? { stopped: this.stoppedBy } : {}),
     };
     if (this.stoppedBy) return { reward: 0, success: false, publicPass: false, privatePass: false, details };
-    const line = this.stdout
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l.startsWith('{'))
-      .pop();
+    // the last line that is a JSON object (a program may print other things, JSON or not, before it)
     let printed: Record<string, unknown> | undefined;
-    try {
-      const v = line ? (JSON.parse(line) as unknown) : undefined;
-      if (typeof v === 'object' && v !== null && !Array.isArray(v)) printed = v as Record<string, unknown>;
-    } catch {
-      // not JSON: no reward line
+    for (const line of this.stdout.split('\n').reverse()) {
+      const t = line.trim();
+      if (!t.startsWith('{')) continue;
+      try {
+        const v = JSON.parse(t) as unknown;
+        if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+          printed = v as Record<string, unknown>;
+          break;
+        }
+      } catch {
+        // not JSON: an earlier line may be
+      }
     }
     const reward = printed?.reward;
     if (typeof reward !== 'number' || !Number.isFinite(reward))
@@ -306,17 +383,11 @@ class AgentEpisode implements Environment {
     return last ? `; its stderr ends: ${last.slice(0, 300)}` : '';
   }
 
-  /** Stops the program and whatever it started (its process group on POSIX). */
+  /** Stops the program and whatever it started (its process group on POSIX, its tree on Windows). */
   private stop(why: string): void {
-    if (this.exited || !this.child) return;
-    this.stoppedBy ??= why;
-    const pid = this.child.pid;
-    try {
-      if (pid !== undefined && process.platform !== 'win32') process.kill(-pid, 'SIGKILL');
-      else this.child.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
+    if (!this.child || this.child.pid === undefined) return;
+    if (!this.exited) this.stoppedBy ??= why;
+    killGroup(this.child.pid);
   }
 
   async close(): Promise<void> {
@@ -325,12 +396,45 @@ class AgentEpisode implements Environment {
     this.pending = undefined;
     this.run.endpoint.close(this.id);
     this.run.episodes.delete(this.id);
-    if (this.child && !this.exited) {
-      const closed = new Promise<void>((resolve) => this.child!.once('close', () => resolve()));
-      this.stop('the episode ended before the program did');
-      await closed;
+    const child = this.child;
+    if (!child || child.pid === undefined) return;
+    const running = !this.exited;
+    // whatever the program left running in its group goes too, after a normal exit as well
+    this.stop('the episode ended before the program did');
+    liveGroups.delete(child.pid);
+    if (running)
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 5000);
+        child.once('exit', () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+  }
+}
+
+/**
+ * The program to start: a bare name is looked up on PATH (never in the run's folder first, as Windows
+ * would), a relative path is the config folder's; the absolute path is what runs.
+ */
+export function resolveProgram(cmd: string, root: string): string {
+  if (path.isAbsolute(cmd)) return cmd;
+  if (cmd.includes('/') || cmd.includes('\\')) return path.resolve(root, cmd);
+  const exts = process.platform === 'win32' ? ['', ...(process.env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';').filter(Boolean)] : [''];
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir === '' || dir === '.') continue;
+    for (const ext of exts) {
+      const candidate = path.join(dir, cmd + ext);
+      try {
+        if (fs.statSync(candidate).isFile()) return candidate;
+      } catch {
+        // not here
+      }
     }
   }
+  throw new AgentEnvError(`envOptions.command: "${cmd}" is not on PATH. Fix: install it, or give its absolute path`);
 }
 
 const DESCRIPTION = 'Your own agent program (an OpenAI client) against the policy, served on an OpenAI-compatible endpoint; tasks from task files.';
@@ -353,6 +457,7 @@ export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {
     const root = path.resolve(o.root === '' ? '.' : o.root);
     if (o.command.length === 0 || o.command[0] === '') throw new AgentEnvError('envOptions.command is empty. Fix: name the program, e.g. ["node", "agent.ts"]');
     if (!fs.existsSync(root)) throw new AgentEnvError(`envOptions.root ${root} does not exist. Fix: the folder of the config file`);
+    const program = resolveProgram(o.command[0]!, root);
     const tasks = await loadTasks(o, root);
     const holder: { run?: AgentRun } = {};
     const endpoint = await AgentEndpoint.start({
@@ -372,7 +477,7 @@ export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {
       tasks: () => tasks,
       taskFromId: (id) => [...tasks.train, ...tasks.heldOut].find((t) => t.id === id),
       preflight: () =>
-        `agent program: ${o.command.join(' ')} in ${root}, run as you (not sandboxed), one process per episode; policy served at http://127.0.0.1:${endpoint.port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out tasks`,
+        `agent program: ${[program, ...o.command.slice(1)].join(' ')} in ${root}, run as you (not sandboxed), one process per episode; policy served at http://127.0.0.1:${endpoint.port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out tasks`,
       dispose: () => endpoint.stop(),
     };
     return env;

@@ -98,8 +98,13 @@ export class ChatFormat {
   }
 
   /** `nextText` for any messages after the assistant's (an agent program's tool results and user messages). */
-  continuationText(messages: readonly ChatMessage[], ended: string | undefined): string {
-    const withNext = this.tokenizer.renderChat([...this.start, ...messages], { addGenerationPrompt: true, variables: this.variables });
+  continuationText(messages: readonly ChatMessage[], ended: string | undefined, tools?: readonly Readonly<Record<string, unknown>>[]): string {
+    // with the request's tools: a template with a tool-use variant renders the glue as it renders the rest
+    const withNext = this.tokenizer.renderChat([...this.start, ...messages], {
+      addGenerationPrompt: true,
+      variables: this.variables,
+      ...(tools?.length ? { tools } : {}),
+    });
     const at = withNext.indexOf(PLACEHOLDER);
     if (at < 0) {
       throw new ModelLoadError(
@@ -125,7 +130,11 @@ export class ChatFormat {
     if (r.continuesFrom > 0) {
       const last = lastSampled[lastSampled.length - 1];
       return this.tokenizer.encode(
-        this.continuationText(messages.slice(r.continuesFrom), last !== undefined && this.eosIds.includes(last) ? this.tokenizer.decode([last]) : undefined),
+        this.continuationText(
+          messages.slice(r.continuesFrom),
+          last !== undefined && this.eosIds.includes(last) ? this.tokenizer.decode([last]) : undefined,
+          r.tools,
+        ),
       );
     }
     return this.tokenizer.encode(

@@ -186,7 +186,9 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
   private async sampleWith(sampling: SampleOptions, contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
     const news: number[][] = [];
     const segments: boolean[] = [];
-    const prompts = contexts.map((ctx) => {
+    /** An agent program's requests the template could not render (the program's own input): answered by no sample. */
+    const refused = new Map<number, string>();
+    const prompts = contexts.map((ctx, i) => {
       let past: number[] = [];
       for (const turn of ctx.turns) {
         const tk = turn.policy.tokens;
@@ -203,13 +205,17 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
         throw new Error(
           'an agent program\'s requests are chat conversations, and this model prompts without a chat template. Fix: policyOptions.chatTemplate "auto" with an instruct checkpoint',
         );
-      const fresh = request
-        ? chat!.request(request, last)
-        : !chat
-          ? this.tokenizer.encode(ctx.observation.text)
-          : ctx.turns.length === 0
-            ? chat.first(ctx.observation)
-            : chat.next(ctx.observation, last);
+      let fresh: number[];
+      try {
+        fresh = request ? chat!.request(request, last) : [];
+      } catch (e) {
+        refused.set(i, `the chat template cannot render this request (${(e as Error).message.split('\n')[0]})`);
+        news.push([]);
+        segments.push(false);
+        return [];
+      }
+      if (!request)
+        fresh = !chat ? this.tokenizer.encode(ctx.observation.text) : ctx.turns.length === 0 ? chat.first(ctx.observation) : chat.next(ctx.observation, last);
       const segment = request !== undefined && request.continuesFrom === 0;
       if (segment) past = [];
       segments.push(segment && ctx.turns.length > 0);
@@ -221,8 +227,18 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
     // the version of the last completed update: an update's steps may land between this batch and the
     // next (async), but not within one, and the version moves on only when the whole update is done
     const version = this.versionCounter;
-    const out = await this.sampleTokens(prompts, rng, sampling, rowSeeds);
+    const live = prompts.map((_, i) => i).filter((i) => !refused.has(i));
+    const sampledLive = live.length
+      ? await this.sampleTokens(
+          live.map((i) => prompts[i]!),
+          rng,
+          sampling,
+          rowSeeds && live.map((i) => rowSeeds[i]!),
+        )
+      : [];
+    const out = prompts.map((_, i) => (refused.has(i) ? undefined : sampledLive[live.indexOf(i)]));
     return out.map((sampled, i) => {
+      if (!sampled) return { text: '', step: { behaviourLogprob: 0, policyVersion: version }, refused: refused.get(i)! };
       const request = contexts[i]!.observation.request;
       const s = request ? this.cutForRequest(sampled, request) : sampled;
       const step: PolicyStep = {
