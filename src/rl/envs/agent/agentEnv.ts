@@ -208,6 +208,7 @@ class AgentEpisode implements Environment {
     // 'exit', then what is left in its pipes (its reward line) up to a moment: a grandchild that kept
     // them open must not hold the episode until the timeout
     child.on('exit', (code, signal) => {
+      clearTimeout(this.timer);
       const done = (): void => {
         if (this.exited) return;
         this.exited = { code, signal };
