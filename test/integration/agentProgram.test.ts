@@ -99,6 +99,13 @@ describe('your own agent program (env "agent")', () => {
       const prompt = policy.tokenizer.decode(first.context);
       assert.match(prompt, /"name": "calculate"/, 'the request’s function tool is rendered by the chat template');
       assert.match(prompt, /What is \(/, 'the task reached the program and its request');
+      // the first request is kept with the first turn (each later one is the observation of the turn before it)
+      const stored = (t.turns[0]!.action as { args: { request?: { messages: { role: string }[]; tools: unknown[] } } }).args.request;
+      assert.deepEqual(
+        stored?.messages.map((m) => m.role),
+        ['system', 'user'],
+      );
+      assert.equal(stored?.tools.length, 1);
       assert.deepEqual(Object.keys(t.outcome.details ?? {}).includes('extras'), true, 'the program’s printed extras are kept');
       assert.ok([0, 1].includes(t.outcome.reward));
     }

@@ -241,6 +241,9 @@ class AgentEpisode implements Environment {
     }
   }
 
+  /** The episode's first request, as its observation carries it (stored with the first turn's action). */
+  private first: AgentRequest | undefined;
+
   private observation(r: ChatRequest): Observation {
     const messages = r.messages.map(message);
     const tools = toolSchemas(r);
@@ -253,6 +256,7 @@ class AgentEpisode implements Environment {
       ...(r.maxTokens !== undefined ? { maxTokens: r.maxTokens } : {}),
       ...(r.stop.length ? { stop: r.stop } : {}),
     };
+    if (this.requests === 1) this.first = request;
     const lastMessage = messages[messages.length - 1]!;
     return {
       text: lastMessage.content,
@@ -288,8 +292,10 @@ class AgentEpisode implements Environment {
     // parallel_tool_calls false: the program gets the first call; the context holds them all, so the
     // next request, which answers one call, is not this answer as given (a new segment)
     const calls = r && !r.parallelToolCalls ? answer.toolCalls.slice(0, 1) : answer.toolCalls;
-    if (calls.length === 0) return { kind: 'tool', name: 'answer', args: { text: answer.content ?? '' } };
-    return { kind: 'tool', name: calls[0]!.name, args: { content: answer.content, calls, generated: answer.toolCalls } };
+    // each later request is the observation of the turn before it; the first is kept with the first answer
+    const first = this.requests === 1 && this.first ? { request: this.first } : {};
+    if (calls.length === 0) return { kind: 'tool', name: 'answer', args: { text: answer.content ?? '', ...first } };
+    return { kind: 'tool', name: calls[0]!.name, args: { content: answer.content, calls, generated: answer.toolCalls, ...first } };
   }
 
   async step(action: ParsedAction, sample?: SampledAction): Promise<StepResult> {
