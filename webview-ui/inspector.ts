@@ -5,6 +5,7 @@
 // lists the worst ones; the other trajectories of the group sit alongside. Everything from the trajectory is untrusted: set with textContent, with
 // invisible and direction-changing characters shown as markers, and cut at agentRl.maxTextLength with a
 // button that shows the rest.
+import { agentRequestView, type AgentRequestView } from '../src/shared/agentRequestView';
 import { BLOCKED_KINDS, episodeStats } from '../src/shared/episodeStats';
 import { highlightPython } from '../src/shared/highlight';
 import { actionParts, observationLinks, type ObservationLink } from '../src/shared/linking';
@@ -60,6 +61,24 @@ function actionBlock(turn: number, t: InspectorData['detail']['turnList'][number
   if (parts.before !== '') box.append(cut(parts.before, (s) => el('pre', 'prose', s)));
   box.append(cut(parts.code, (s) => codeBlock(turn, s)));
   if (parts.after.trim() !== '') box.append(cut(parts.after, (s) => el('pre', 'prose', s)));
+  return box;
+}
+
+/** An agent program's request above the turn that answered it: what it added to the context, and its tools. */
+function requestBlock(view: AgentRequestView): HTMLElement {
+  const box = el('details', 'agent-request');
+  box.open = true;
+  box.append(el('summary', undefined, view.heading));
+  if (view.tools.length) box.append(el('div', 'meta', `tools: ${view.tools.map((t) => clip(t, 80).text).join(', ')}`));
+  for (const m of view.messages) {
+    const row = el('div', 'agent-message');
+    row.dataset.role = clip(m.role, 40).text;
+    row.append(
+      el('span', 'detail-key', `${clip(m.role, 40).text}: `),
+      cut(m.text, (shown) => el('pre', 'prose', shown)),
+    );
+    box.append(row);
+  }
   return box;
 }
 
@@ -222,6 +241,8 @@ function render(d: InspectorData): void {
     const sec = el('section', 'turn');
     sec.dataset.turn = String(i);
     sec.append(el('h2', undefined, `Turn ${turn.index}`));
+    const request = agentRequestView(t.turnList, i);
+    if (request) sec.append(requestBlock(request));
     const action = actionBlock(i, turn);
     action.id = `t${i}-action`;
     sec.append(action);
