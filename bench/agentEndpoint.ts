@@ -16,16 +16,12 @@ import { runEpisodes } from '../src/rl/rollout/agentLoop';
 import { policyRunInfo } from '../src/rl/train/trainingRun';
 import { validateRunConfig } from '../src/shared/runConfig';
 import { freshChatModel } from '../test/helpers/freshPolicy';
+import { median } from './torchServer';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const EPISODES = 16;
 const at = process.argv.indexOf('--rounds');
 const ROUNDS = at > 0 ? Number(process.argv[at + 1]) : 2;
-
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 async function main(): Promise<void> {
   if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds must be a whole number ≥ 1 (got ${process.argv[at + 1]})`);

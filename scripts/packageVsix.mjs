@@ -126,9 +126,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     }
   run(process.execPath, ['esbuild.mjs', '--production']);
   run('bash', ['test/e2e/setup.sh']);
-  // the universal package first: the platform ones add to dist/node_modules
-  for (const t of [...new Set(targets)].sort((a, b) => Number(b === 'universal') - Number(a === 'universal'))) {
+  for (const t of new Set(targets)) {
     const modules = path.join(root, 'dist', 'node_modules');
+    // each package from the production build's own files: a platform's llama.cpp goes into its package alone
     for (const e of fs.readdirSync(modules)) if (e !== 'better-sqlite3') fs.rmSync(path.join(modules, e), { recursive: true, force: true });
     if (t !== 'universal') {
       try {

@@ -1,9 +1,10 @@
 // What the inspector shows of an agent program's request (env "agent") above the turn that answered it:
 // the messages that entered the context with this request (after the earlier ones it continues, or the
 // whole conversation when it began a new segment, with where the program changed its history), and the
-// tools it offered. The answered request is the first turn's action's (`args.request`) or the previous
-// turn's observation's. Stored runs are untrusted: anything not shaped as a request is no view; texts
-// are returned as stored (the view sets them with textContent through the one escaping rule).
+// tools it offered. A turn stores the request it answered as the first turn's action's `args.request`
+// or the previous turn's observation data's `request`, holding only the messages it added. Stored runs
+// are untrusted: anything not shaped as a request is no view; texts are returned as stored (the view
+// sets them with textContent through the one escaping rule).
 
 export interface AgentRequestView {
   /** "request 2 · continues 5 messages" or "request 3 · new segment: …". */
@@ -34,8 +35,9 @@ export function agentRequestView(turns: readonly { readonly action: unknown; rea
   const holder = isRecord(source) ? (index === 0 ? source.args : source) : undefined;
   const r = requestOf(isRecord(holder) ? holder.request : undefined);
   if (!r) return undefined;
-  const all = (r.messages as unknown[]).filter(isRecord);
-  const from = typeof r.continuesFrom === 'number' && Number.isInteger(r.continuesFrom) && r.continuesFrom > 0 ? Math.min(r.continuesFrom, all.length) : 0;
+  // stored: the messages the request added to the context, after the `continuesFrom` earlier ones
+  const added = (r.messages as unknown[]).filter(isRecord);
+  const from = typeof r.continuesFrom === 'number' && Number.isInteger(r.continuesFrom) && r.continuesFrom > 0 ? r.continuesFrom : 0;
   const rewrite = typeof r.rewrite === 'string' ? r.rewrite : undefined;
   const heading =
     from > 0
@@ -44,7 +46,7 @@ export function agentRequestView(turns: readonly { readonly action: unknown; rea
   const tools = (r.tools as unknown[]).filter(isRecord).map((t) => (isRecord(t.function) && typeof t.function.name === 'string' ? t.function.name : '?'));
   return {
     heading,
-    messages: all.slice(from).map((m) => ({ role: typeof m.role === 'string' ? m.role : '?', text: messageText(m) })),
+    messages: added.map((m) => ({ role: typeof m.role === 'string' ? m.role : '?', text: messageText(m) })),
     tools,
   };
 }

@@ -123,6 +123,13 @@ describe('your own agent program (env "agent")', () => {
       // the second request is what the environment answered the first turn with
       const second = t.turns[0]!.observation.request!;
       assert.equal(second.continuesFrom, 3, 'system, user and the answer are already in context');
+      // stored with the turn (its data): only what the request added to the context
+      const kept = (t.turns[0]!.observation.data as { request: { continuesFrom: number; messages: { role: string; content: string }[] } }).request;
+      assert.equal(kept.continuesFrom, 3);
+      assert.deepEqual(
+        kept.messages.map((m) => [m.role, m.content]),
+        [['user', 'Say it again, shorter.']],
+      );
       const rendered = tok.renderChat(
         second.messages.map((m) => ({
           role: m.role,

@@ -31,15 +31,22 @@ export interface LevelStatus {
   readonly landlockAbi?: number;
 }
 
+/**
+ * An executable file on PATH (with PATHEXT's extensions on Windows). Relative entries, "." among them,
+ * are skipped: a program is never found in whatever folder a run happens to start in.
+ */
 export function findOnPath(name: string): string | undefined {
+  const exts = process.platform === 'win32' ? ['', ...(process.env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';').filter(Boolean)] : [''];
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const p = path.join(dir, name);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return p;
-    } catch {
-      // not here
+    if (!dir || !path.isAbsolute(dir)) continue;
+    for (const ext of exts) {
+      const p = path.join(dir, name + ext);
+      try {
+        fs.accessSync(p, fs.constants.X_OK);
+        if (fs.statSync(p).isFile()) return p;
+      } catch {
+        // not here
+      }
     }
   }
   return undefined;

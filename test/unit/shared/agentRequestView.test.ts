@@ -1,35 +1,35 @@
-// The inspector's view of an agent program's request: the first request from the first turn's action,
-// later ones from the previous turn's observation; only the messages a continuing request added, all of
-// them for a new segment with where the history changed; the tools by name; stored data that is not a
-// request (hostile or old runs) gives no view, and texts come back as stored for the escaping rule.
+// The inspector's view of an agent program's request, from what the store keeps: the first request on
+// the first turn's action, each later one in the previous turn's observation data, each holding the
+// messages it added to the context; a new segment shows the whole conversation and where the history
+// changed; the tools by name; stored data that is not a request (hostile or old runs) gives no view,
+// and texts come back as stored for the escaping rule.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { agentRequestView } from '../../../src/shared/agentRequestView';
 import { COMBINED } from '../../helpers/hostileText';
 
 const HOSTILE = COMBINED.text;
-
 const tools = [{ type: 'function', function: { name: 'calculate', parameters: {} } }];
-const first = {
-  messages: [
-    { role: 'system', content: 'Be brief.' },
-    { role: 'user', content: 'What is 6*7?' },
-  ],
+const conversation = [
+  { role: 'system', content: 'Be brief.' },
+  { role: 'user', content: 'What is 6*7?' },
+  { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'calculate', arguments: '{"expression":"6*7"}' }] },
+  { role: 'tool', content: '42', toolCallId: 'c1' },
+];
+/** A request as a turn stores it: the messages after `continuesFrom`. */
+const stored = (index: number, messages: unknown[], continuesFrom: number, rewrite?: string) => ({
+  index,
+  continuesFrom,
+  ...(rewrite ? { rewrite } : {}),
+  messages: messages.slice(continuesFrom),
   tools,
-  continuesFrom: 0,
-};
-const second = {
-  messages: [
-    ...first.messages,
-    { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'calculate', arguments: '{"expression":"6*7"}' }] },
-    { role: 'tool', content: '42', toolCallId: 'c1' },
-  ],
-  tools,
-  continuesFrom: 3,
-};
+});
 const turns = [
-  { action: { kind: 'tool', name: 'calculate', args: { request: first } }, observation: { text: '42', data: {}, request: second } },
-  { action: { kind: 'tool', name: 'answer', args: { text: '42' } }, observation: { text: 'the program exited', data: {} } },
+  {
+    action: { kind: 'tool', name: 'calculate', args: { request: stored(1, conversation.slice(0, 2), 0) } },
+    observation: { request: stored(2, conversation, 3) },
+  },
+  { action: { kind: 'tool', name: 'answer', args: { text: '42' } }, observation: {} },
 ];
 
 describe('agentRequestView', () => {
@@ -47,11 +47,8 @@ describe('agentRequestView', () => {
   });
 
   it('a new segment shows the whole conversation and where the program changed it', () => {
-    const rewritten = { ...second, continuesFrom: 0, rewrite: 'message 1 (user) differs from the one sent before' };
-    const v = agentRequestView(
-      [turns[0]!, { ...turns[1]! }].map((t, i) => (i === 0 ? { ...t, observation: { ...t.observation, request: rewritten } } : t)),
-      1,
-    )!;
+    const rewritten = stored(2, conversation, 0, 'message 1 (user) differs from the one sent before');
+    const v = agentRequestView([{ ...turns[0]!, observation: { request: rewritten } }, turns[1]!], 1)!;
     assert.equal(v.heading, 'request 2 · new segment: message 1 (user) differs from the one sent before');
     assert.equal(v.messages.length, 4);
     assert.equal(v.messages[2]!.text, 'calculate({"expression":"6*7"})', 'a call shows as name(arguments)');
@@ -62,15 +59,11 @@ describe('agentRequestView', () => {
       assert.equal(agentRequestView([{ action: { args: { request: bad } }, observation: {} }], 0), undefined);
     assert.equal(agentRequestView([{ action: { kind: 'tool', args: { text: 'a' } }, observation: {} }], 0), undefined, 'another environment');
     const v = agentRequestView(
-      [
-        {
-          action: { args: { request: { messages: [{ role: HOSTILE, content: HOSTILE }, 7], tools: [7, { function: { name: 5 } }], continuesFrom: 99 } } },
-          observation: {},
-        },
-      ],
+      [{ action: { args: { request: { messages: [7, 'x'], tools: [7, { function: { name: 5 } }], continuesFrom: -3 } } }, observation: {} }],
       0,
     )!;
-    assert.deepEqual(v.messages, [], 'continuesFrom past the end shows nothing new');
+    assert.deepEqual(v.messages, [], 'entries that are not messages are left out');
+    assert.equal(v.heading, 'request 1 · the conversation');
     assert.deepEqual(v.tools, ['?']);
     const w = agentRequestView([{ action: { args: { request: { messages: [{ role: HOSTILE, content: HOSTILE }], tools: [] } } }, observation: {} }], 0)!;
     assert.deepEqual(w.messages, [{ role: HOSTILE, text: HOSTILE }]);

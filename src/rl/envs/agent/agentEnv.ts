@@ -24,10 +24,20 @@ import * as path from 'node:path';
 import type { AgentEnvOptions } from '../../../shared/optionSpecs';
 import type { AgentMessage, AgentRequest, EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
 import type { EnvironmentDefinition, Environment, RunEnvironment, SampledAction, StepResult, Task, TaskSource } from '../environment';
+import { findOnPath } from '../../sandbox/isolation';
 import { readTaskRecords } from '../workspace/taskFiles';
 import { FIELD_NAMES, tasksOf, workspaceTaskData, type FieldMap } from '../workspace/taskRecords';
 import { AgentEndpoint, EndpointError, type ChatRequest, type ChatResult } from './endpoint';
 import { parseAnswer, sameAnswer, sameMessage, type ParsedAnswer } from './toolCallText';
+
+/** A request as a turn stores it: what it added to the context (all of it when it began a segment), and its tools. */
+interface StoredAgentRequest {
+  readonly index: number;
+  readonly continuesFrom: number;
+  readonly rewrite?: string;
+  readonly messages: readonly AgentMessage[];
+  readonly tools: readonly Readonly<Record<string, unknown>>[];
+}
 
 /** What /v1/models lists and responses name (any name a program asks for is served by the policy). */
 export const AGENT_MODEL_NAME = 'agent-rl-policy';
@@ -102,6 +112,8 @@ class AgentRun {
     readonly endpoint: AgentEndpoint,
     readonly o: AgentEnvOptions,
     readonly root: string,
+    /** The program's absolute path (resolved once, when the run opened). */
+    readonly program: string,
   ) {}
 }
 
@@ -175,8 +187,7 @@ class AgentEpisode implements Environment {
       ...(d.groundTruth !== undefined ? { groundTruth: d.groundTruth } : {}),
       metadata: d.metadata,
     });
-    const [cmd, ...args] = o.command;
-    const child = spawn(resolveProgram(cmd!, root), args, {
+    const child = spawn(this.run.program, o.command.slice(1), {
       cwd: root,
       env: { ...process.env, OPENAI_BASE_URL: endpoint.baseUrl(this.id), OPENAI_API_KEY: endpoint.key, AGENT_RL_TASK: taskJson },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -241,8 +252,8 @@ class AgentEpisode implements Environment {
     }
   }
 
-  /** The episode's first request, as its observation carries it (stored with the first turn's action). */
-  private first: AgentRequest | undefined;
+  /** The episode's first request as stored (with the first turn's action: a first observation is not stored). */
+  private first: StoredAgentRequest | undefined;
 
   private observation(r: ChatRequest): Observation {
     const messages = r.messages.map(message);
@@ -256,13 +267,11 @@ class AgentEpisode implements Environment {
       ...(r.maxTokens !== undefined ? { maxTokens: r.maxTokens } : {}),
       ...(r.stop.length ? { stop: r.stop } : {}),
     };
-    if (this.requests === 1) this.first = request;
+    // as stored (the observation's data): what the request added to the context, not the whole conversation again
+    const stored = { index: this.requests, continuesFrom, ...(rewrite ? { rewrite } : {}), messages: messages.slice(continuesFrom), tools };
+    if (this.requests === 1) this.first = stored;
     const lastMessage = messages[messages.length - 1]!;
-    return {
-      text: lastMessage.content,
-      data: { request: this.requests, messages: messages.length, tools: tools.length, ...(rewrite ? { rewrite } : {}) },
-      request,
-    };
+    return { text: lastMessage.content, data: { request: stored }, request };
   }
 
   /** How much of a request is the episode's context already (see the top of this file), or where it differs. */
@@ -429,19 +438,9 @@ class AgentEpisode implements Environment {
 export function resolveProgram(cmd: string, root: string): string {
   if (path.isAbsolute(cmd)) return cmd;
   if (cmd.includes('/') || cmd.includes('\\')) return path.resolve(root, cmd);
-  const exts = process.platform === 'win32' ? ['', ...(process.env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';').filter(Boolean)] : [''];
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (dir === '' || dir === '.') continue;
-    for (const ext of exts) {
-      const candidate = path.join(dir, cmd + ext);
-      try {
-        if (fs.statSync(candidate).isFile()) return candidate;
-      } catch {
-        // not here
-      }
-    }
-  }
-  throw new AgentEnvError(`envOptions.command: "${cmd}" is not on PATH. Fix: install it, or give its absolute path`);
+  const found = findOnPath(cmd);
+  if (!found) throw new AgentEnvError(`envOptions.command: "${cmd}" is not on PATH. Fix: install it, or give its absolute path`);
+  return found;
 }
 
 const DESCRIPTION = 'Your own agent program (an OpenAI client) against the policy, served on an OpenAI-compatible endpoint; tasks from task files.';
@@ -475,7 +474,7 @@ export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {
         return ep.request(request, signal);
       },
     });
-    const r = new AgentRun(endpoint, o, root);
+    const r = new AgentRun(endpoint, o, root, program);
     holder.run = r;
     const env: RunEnvironment = {
       name: 'agent',

@@ -206,15 +206,16 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
           'an agent program\'s requests are chat conversations, and this model prompts without a chat template. Fix: policyOptions.chatTemplate "auto" with an instruct checkpoint',
         );
       let fresh: number[];
-      try {
-        fresh = request ? chat!.request(request, last) : [];
-      } catch (e) {
-        refused.set(i, `the chat template cannot render this request (${(e as Error).message.split('\n')[0]})`);
-        news.push([]);
-        segments.push(false);
-        return [];
-      }
-      if (!request)
+      if (request) {
+        try {
+          fresh = chat!.request(request, last);
+        } catch (e) {
+          refused.set(i, `the chat template cannot render this request (${(e as Error).message.split('\n')[0]})`);
+          news.push([]);
+          segments.push(false);
+          return [];
+        }
+      } else
         fresh = !chat ? this.tokenizer.encode(ctx.observation.text) : ctx.turns.length === 0 ? chat.first(ctx.observation) : chat.next(ctx.observation, last);
       const segment = request !== undefined && request.continuesFrom === 0;
       if (segment) past = [];
@@ -236,7 +237,8 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
           rowSeeds && live.map((i) => rowSeeds[i]!),
         )
       : [];
-    const out = prompts.map((_, i) => (refused.has(i) ? undefined : sampledLive[live.indexOf(i)]));
+    let next = 0;
+    const out = prompts.map((_, i) => (refused.has(i) ? undefined : sampledLive[next++]));
     return out.map((sampled, i) => {
       if (!sampled) return { text: '', step: { behaviourLogprob: 0, policyVersion: version }, refused: refused.get(i)! };
       const request = contexts[i]!.observation.request;
