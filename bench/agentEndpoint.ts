@@ -1,5 +1,5 @@
 // Your own agent program at scale (issue 41): 16 episodes of an agent program (test/fixtures/agents/
-// followUp.mjs: the official openai client, two requests per episode, 32 new tokens each) one at a
+// followUp.mjs: the official openai client, two requests per episode, 64 new tokens each) one at a
 // time against all 16 at once, in one run. Each episode is its own process talking to the run's
 // endpoint; at once, their pending requests join the loop's sampling batches, so 16 programs are not 16
 // times slower than one. Tokens per second: the policy's sampled tokens over the wall time of the 16
@@ -32,12 +32,17 @@ async function main(): Promise<void> {
     policy: 'transformer',
     method: 'grpo',
     groupSize: EPISODES,
+    groupsPerIteration: 1,
     envOptions: { root: path.join(ROOT, 'test', 'fixtures', 'agents'), command: ['node', 'followUp.mjs'], tasks: 'tasks.jsonl' },
-    policyOptions: { model, loraRank: 8, maxNewTokens: 32, contextLength: 2048 },
+    policyOptions: { model, loraRank: 8, maxNewTokens: 64, contextLength: 2048 },
   });
   process.env.AGENT_MODE = 'keep';
+  process.env.AGENT_MAX_TOKENS = '64';
   const env = await openEnvironment(config);
-  const policy = await createPolicy(config, policyRunInfo(config), env);
+  const policy = await createPolicy(config, policyRunInfo(config), env).catch(async (e: unknown) => {
+    await env.dispose(); // the endpoint would keep the process alive
+    throw e;
+  });
   console.log(`policy: ${policy.compute}`);
   const task = env.tasks().train[0]!;
   const specs = Array.from({ length: EPISODES }, (_, i) => ({ task, group: 0, indexInGroup: i }));
