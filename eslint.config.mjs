@@ -33,7 +33,8 @@ const layerRules = allLayers.map((layer) => ({
 export default tseslint.config(
   // The experiment scripts (scripts/*.mjs: the learning check's pass rules) are linted and type-checked
   // through their JSDoc types (scripts/tsconfig.json); other .mjs files are build and test harnesses; checkNode.cjs must parse on any old Node, so it stays plain JS.
-  { ignores: ['dist/**', 'out/**', 'node_modules/**', '**/*.js', '*.mjs', 'test/**/*.mjs', 'scripts/checkNode.cjs'] },
+  // bench/*.mjs: probes run directly with node (the runtime's own WebAssembly features), outside the typed projects
+  { ignores: ['dist/**', 'out/**', 'node_modules/**', '**/*.js', '*.mjs', 'test/**/*.mjs', 'bench/**/*.mjs', 'scripts/checkNode.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
