@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** VS Code's platform targets with a prebuilt llama.cpp, and node-llama-cpp's package for each. */
+/** @type {Readonly<Record<string, string>>} */
 export const LLAMA_TARGETS = {
   'linux-x64': 'linux-x64',
   'linux-arm64': 'linux-arm64',
@@ -50,7 +51,11 @@ const LEAVE_OUT = new Set([
 /** Files no package needs at run time. */
 const NOT_RUNTIME = /\.(d\.ts|d\.cts|d\.mts|map|md|markdown)$/i;
 
-/** node-llama-cpp and its dependencies (not the optional ones), each folder as Node resolves it from its dependant. */
+/**
+ * node-llama-cpp and its dependencies (not the optional ones), each folder as Node resolves it from its dependant.
+ * @param {string} name @param {string} from @param {Map<string, { dependencies?: Record<string, string> }>} seen
+ * @returns {Map<string, { dependencies?: Record<string, string> }>}
+ */
 function dependencyClosure(name, from, seen = new Map()) {
   let dir = from;
   for (;;) {
@@ -68,6 +73,7 @@ function dependencyClosure(name, from, seen = new Map()) {
   }
 }
 
+/** @param {string} from @param {string} to @param {(p: string) => boolean} skip */
 function copyTree(from, to, skip = () => false) {
   for (const e of fs.readdirSync(from, { withFileTypes: true })) {
     const src = path.join(from, e.name);
@@ -82,6 +88,7 @@ function copyTree(from, to, skip = () => false) {
 }
 
 /** Copies node-llama-cpp, its JavaScript dependencies and the target's llama.cpp build into dist/node_modules. */
+/** @param {string} target */
 function carryLlamaCpp(target) {
   const pkgName = `@node-llama-cpp/${LLAMA_TARGETS[target]}`;
   const modules = path.join(root, 'node_modules');
@@ -108,6 +115,7 @@ function carryLlamaCpp(target) {
   copyTree(platformDir, path.join(into, pkgName));
 }
 
+/** @param {string} cmd @param {string[]} args */
 function run(cmd, args) {
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) process.exit(r.status ?? 1);
