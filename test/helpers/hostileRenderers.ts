@@ -311,6 +311,9 @@ export const NOT_RENDERERS: Readonly<Record<string, string>> = {
     "a runtime candidate (the user's own setting or VS Code's executable); shown through showInvisibles and messageText by hostProcesses",
   'src/host/processes/runtime.ts#describeRuntime': 'the chosen runtime (as describeCandidate)',
   'src/host/processes/runtime.ts#probeCandidate': 'runs the probe; its result is described by describeRuntime',
+  'src/host/processes/runtime.ts#probeLlamaCpp': 'runs the probe with --llama-cpp; its result is described by describeLlamaCppReport',
+  'src/host/processes/runtime.ts#describeLlamaCppReport':
+    "what this machine's llama.cpp build says of itself, or why it did not load (no stored or imported text); Show Runtime passes it through messageText and showInvisibles",
   'src/host/processes/runtime.ts#resolveRuntime': 'chooses the runtime',
   'src/host/processes/nodeProcess.ts#forkNode': 'starts a process; its stderr lines reach the output channel through showInvisibles',
   'src/host/processes/nodeProcess.ts#NodeNotFoundError': 'an error class',
