@@ -6,6 +6,8 @@
 // are untrusted: anything not shaped as a request is no view; texts are returned as stored (the view
 // sets them with textContent through the one escaping rule).
 
+import { isObject } from './protocol/guards';
+
 export interface AgentRequestView {
   /** "request 2 · continues 5 messages" or "request 3 · new segment: …". */
   readonly heading: string;
@@ -15,35 +17,33 @@ export interface AgentRequestView {
   readonly tools: readonly string[];
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function requestOf(v: unknown): Record<string, unknown> | undefined {
-  return isRecord(v) && Array.isArray(v.messages) && Array.isArray(v.tools) ? v : undefined;
+  return isObject(v) && Array.isArray(v.messages) && Array.isArray(v.tools) ? v : undefined;
 }
 
 /** A message's text as the view shows it: its content, and its calls as name(arguments). */
 function messageText(m: Record<string, unknown>): string {
   const content = typeof m.content === 'string' ? m.content : '';
   const calls = Array.isArray(m.toolCalls)
-    ? m.toolCalls.filter(isRecord).map((c) => `${typeof c.name === 'string' ? c.name : '?'}(${typeof c.arguments === 'string' ? c.arguments : ''})`)
+    ? m.toolCalls.filter(isObject).map((c) => `${typeof c.name === 'string' ? c.name : '?'}(${typeof c.arguments === 'string' ? c.arguments : ''})`)
     : [];
   return [content, ...calls].filter((x) => x !== '').join('\n');
 }
 
 export function agentRequestView(turns: readonly { readonly action: unknown; readonly observation: unknown }[], index: number): AgentRequestView | undefined {
   const source = index === 0 ? turns[0]?.action : turns[index - 1]?.observation;
-  const holder = isRecord(source) ? (index === 0 ? source.args : source) : undefined;
-  const r = requestOf(isRecord(holder) ? holder.request : undefined);
+  const holder = isObject(source) ? (index === 0 ? source.args : source) : undefined;
+  const r = requestOf(isObject(holder) ? holder.request : undefined);
   if (!r) return undefined;
   // stored: the messages the request added to the context, after the `continuesFrom` earlier ones
-  const added = (r.messages as unknown[]).filter(isRecord);
+  const added = (r.messages as unknown[]).filter(isObject);
   const from = typeof r.continuesFrom === 'number' && Number.isInteger(r.continuesFrom) && r.continuesFrom > 0 ? r.continuesFrom : 0;
   const rewrite = typeof r.rewrite === 'string' ? r.rewrite : undefined;
   const heading =
     from > 0
       ? `request ${index + 1} · continues the context (${from} earlier message${from === 1 ? '' : 's'})`
       : `request ${index + 1} · ${index === 0 ? 'the conversation' : `new segment${rewrite ? `: ${rewrite}` : ''}`}`;
-  const tools = (r.tools as unknown[]).filter(isRecord).map((t) => (isRecord(t.function) && typeof t.function.name === 'string' ? t.function.name : '?'));
+  const tools = (r.tools as unknown[]).filter(isObject).map((t) => (isObject(t.function) && typeof t.function.name === 'string' ? t.function.name : '?'));
   return {
     heading,
     messages: added.map((m) => ({ role: typeof m.role === 'string' ? m.role : '?', text: messageText(m) })),
