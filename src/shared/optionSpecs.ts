@@ -643,6 +643,31 @@ export const AGENT_OPTION_SPECS = {
     description: "The end of the program's stderr kept with each episode (the inspector shows it).",
     reason: 'enough for a stack trace',
   },
+  reward: {
+    kind: 'string',
+    maxLength: 4096,
+    default: '',
+    description:
+      "Empty = the program's own last JSON line, {\"reward\": r}; else exact_match (the final answer against the task's ground truth) or a Python file defining reward(task, trajectory), run in the sandbox after the program exits, whose trajectory holds the final messages, the answer, the tool calls and the program's printed JSON line.",
+    reason: 'the program knows its task best; a reward file keeps the scoring out of the program (and out of its reach)',
+  },
+  successThreshold: WORKSPACE_OPTION_SPECS.successThreshold,
+  sandbox: {
+    ...SANDBOX_RANGES.sandbox,
+    description: 'Isolation level of the reward file (the program itself runs as you, unsandboxed): auto = strongest available.',
+    reason: 'auto runs everywhere and takes bubblewrap when it is installed',
+  },
+  python: PYTHON_OPTION,
+  rewardTimeoutMs: {
+    ...SANDBOX_RANGES.timeoutMs,
+    description: 'Wall-clock limit of one reward call (ms).',
+    reason: 'a reward answers in milliseconds; 5 s catches a slow one',
+  },
+  poolSize: {
+    ...SANDBOX_RANGES.poolSize,
+    description: 'Warm interpreter servers for the reward file.',
+    reason: 'one per core on the 2-core machines this runs on',
+  },
 } as const satisfies OptionSpecs;
 
 /** Environment option tables: the same spec format, validated under `envOptions.<key>`. */

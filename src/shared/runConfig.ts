@@ -693,6 +693,13 @@ export function validateRunConfig(input: unknown): RunConfig {
       });
     if (config.method === 'sft')
       issues.push({ field: 'method', value: 'sft', message: 'an agent program has no demonstrations to imitate', fix: 'use "grpo" or "rs-sft"' });
+    if (typeof eo.reward === 'string' && eo.reward !== '' && eo.reward !== 'exact_match' && !eo.reward.endsWith('.py'))
+      issues.push({
+        field: 'envOptions.reward',
+        value: eo.reward,
+        message: 'is neither empty (the program prints its reward), exact_match, nor a Python file',
+        fix: 'name a .py file defining reward(task, trajectory) (relative to the config file), or leave it empty',
+      });
   }
   if (issues.length > 0) throw new ConfigError(issues);
   if (config.name === '') config.name = `${config.env}-${config.policy}-${config.method}-s${config.seed}`;

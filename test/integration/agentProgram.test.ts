@@ -191,6 +191,39 @@ describe('your own agent program (env "agent")', () => {
     },
   );
 
+  it('a reward file scores the final conversation in the sandbox (the program’s printed line reaches it as data); one that cannot score is refused before the run', async () => {
+    const config = configFor(['node', 'followUp.mjs'], AGENTS, { reward: 'reward.py' });
+    const { ts, run } = await episodes(config, { AGENT_MODE: 'keep' });
+    assert.match(run.preflight?.() ?? '', /reward reward\.py \(sandbox level/);
+    for (const t of ts) {
+      assert.equal(t.turns.length, 2, JSON.stringify(t.outcome.details));
+      const d = t.outcome.details as { answer: string | null; extras: { messages: number; roles: string; printed_second: string; exit_code: number } };
+      // system, user, answer, user, then the policy's last answer: the final conversation
+      assert.equal(d.extras.roles, 'suaua');
+      assert.equal(d.extras.messages, 5);
+      assert.equal(d.extras.printed_second, t.turns[1]!.actionText, 'the program’s printed JSON line is the reward’s data');
+      assert.equal(d.extras.exit_code, 0);
+      assert.equal(t.outcome.reward, (d.answer ?? '').includes('red') ? 1 : 0, 'the reward is the file’s score, not the program’s line');
+    }
+    const dir = tempDir('agent-rl-agent-reward-');
+    fs.copyFileSync(path.join(AGENTS, 'tasks.jsonl'), path.join(dir, 'tasks.jsonl'));
+    fs.writeFileSync(path.join(dir, 'raises.py'), 'def reward(task, trajectory):\n    return trajectory["nope"]\n');
+    fs.writeFileSync(path.join(dir, 'none.py'), 'def score(task, trajectory):\n    return 1\n');
+    await assert.rejects(
+      openEnvironment(configFor(['node', 'followUp.mjs'], dir, { reward: 'raises.py' })),
+      /raises\.py: reward\(\) raised:[\s\S]*KeyError[\s\S]*checked on an empty episode of task/,
+    );
+    await assert.rejects(
+      openEnvironment(configFor(['node', 'followUp.mjs'], dir, { reward: 'none.py' })),
+      /none\.py defines no function reward\(task, trajectory\)/,
+    );
+    await assert.rejects(
+      openEnvironment(configFor(['node', 'followUp.mjs'], dir, { reward: 'missing.py' })),
+      /envOptions\.reward: cannot read .*missing\.py \(ENOENT\)/,
+    );
+    assert.throws(() => configFor(['node', 'followUp.mjs'], dir, { reward: 'score.txt' }), /envOptions\.reward/);
+  });
+
   it('a program that prints no reward line, or dies before asking, is the environment’s failure, with its stderr; stored runs never start a program', async () => {
     const dir = tempDir('agent-rl-agent-bad-');
     fs.copyFileSync(path.join(AGENTS, 'tasks.jsonl'), path.join(dir, 'tasks.jsonl'));

@@ -6,7 +6,8 @@
 // AGENT_RL_TASK. The control flow is the program's: each chat-completions request it makes is one turn
 // (the loop samples the policy for it, batched with every other episode's pending request), the answer
 // goes back as the response, and the episode ends when the program exits. Its reward is the last JSON
-// line it printed, {"reward": r, ...extras}.
+// line it printed, {"reward": r, ...extras}, or, when envOptions.reward names one, what a Python reward
+// file (run in the sandbox, out of the program's reach) or exact_match makes of the final conversation.
 //
 // Token for token: a request whose messages are the episode's earlier request and the policy's answer
 // as given, followed by new messages (tool results, a user turn), continues the same sequence — only
@@ -24,9 +25,14 @@ import * as path from 'node:path';
 import type { AgentEnvOptions } from '../../../shared/optionSpecs';
 import type { AgentMessage, AgentRequest, EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
 import type { EnvironmentDefinition, Environment, RunEnvironment, SampledAction, StepResult, Task, TaskSource } from '../environment';
-import { findOnPath } from '../../sandbox/isolation';
+import { findOnPath, levelHolds } from '../../sandbox/isolation';
+import { DEFAULT_LIMITS, limitsOf } from '../../sandbox/limits';
+import { SandboxPools } from '../../sandbox/sandboxPools';
 import { readTaskRecords } from '../workspace/taskFiles';
 import { FIELD_NAMES, tasksOf, workspaceTaskData, type FieldMap } from '../workspace/taskRecords';
+import { ToolZygotes, type SessionPool } from '../workspace/toolSession';
+import { openRewardPool, rewardTask } from '../workspace/workspaceEnv';
+import { exactMatch, pythonReward, RewardError, type AgentRewardTrajectory, type RewardResult } from '../workspace/workspaceReward';
 import { AgentEndpoint, EndpointError, type ChatRequest, type ChatResult } from './endpoint';
 import { parseAnswer, sameAnswer, sameMessage, type ParsedAnswer } from './toolCallText';
 
@@ -105,7 +111,10 @@ const toolSchemas = (r: ChatRequest): Record<string, unknown>[] =>
     function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters },
   }));
 
-/** What the run's episodes share: the endpoint, the program, the folder it runs in. */
+/** A reward other than the program's own line: exact_match, or a reward file's sessions. */
+type Scorer = { readonly kind: 'exact_match' } | { readonly kind: 'file'; readonly file: string; readonly pool: SessionPool };
+
+/** What the run's episodes share: the endpoint, the program, the folder it runs in, the reward. */
 class AgentRun {
   readonly episodes = new Map<string, AgentEpisode>();
   constructor(
@@ -114,7 +123,14 @@ class AgentRun {
     readonly root: string,
     /** The program's absolute path (resolved once, when the run opened). */
     readonly program: string,
+    readonly scorer: Scorer | undefined,
   ) {}
+}
+
+/** A reward file's or exact_match's score of an episode. */
+async function scoreWith(scorer: Scorer, task: Task, trajectory: AgentRewardTrajectory): Promise<RewardResult> {
+  if (scorer.kind === 'exact_match') return { score: exactMatch(trajectory.answer, workspaceTaskData(task).groundTruth) ? 1 : 0, metrics: {}, extras: {} };
+  return pythonReward(scorer.pool, scorer.file, rewardTask(task), trajectory);
 }
 
 class AgentEpisode implements Environment {
@@ -174,8 +190,11 @@ class AgentEpisode implements Environment {
     });
   }
 
+  private task: Task | undefined;
+
   async reset(task: Task): Promise<Observation> {
     const { endpoint, o, root } = this.run;
+    this.task = task;
     endpoint.open(this.id);
     this.run.episodes.set(this.id, this);
     // the task as the program reads it: the record's fields (its answer included: the program scores itself)
@@ -344,10 +363,6 @@ class AgentEpisode implements Environment {
   }
 
   verify(): Promise<EpisodeOutcome> {
-    return new Promise((resolve) => resolve(this.outcome()));
-  }
-
-  private outcome(): EpisodeOutcome {
     if (!this.exited) this.stop('the episode ended before the program did (the turn cap or a full context)');
     const details = {
       requests: this.requests,
@@ -356,31 +371,53 @@ class AgentEpisode implements Environment {
       ...(this.stderr ? { stderr: this.stderr } : {}),
       ...(this.stoppedBy ? { stopped: this.stoppedBy } : {}),
     };
-    if (this.stoppedBy) return { reward: 0, success: false, publicPass: false, privatePass: false, details };
-    // the last line that is a JSON object (a program may print other things, JSON or not, before it)
-    let printed: Record<string, unknown> | undefined;
-    for (const line of this.stdout.split('\n').reverse()) {
-      const t = line.trim();
-      if (!t.startsWith('{')) continue;
-      try {
-        const v = JSON.parse(t) as unknown;
-        if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
-          printed = v as Record<string, unknown>;
-          break;
-        }
-      } catch {
-        // not JSON: an earlier line may be
-      }
-    }
+    if (this.stoppedBy) return Promise.resolve({ reward: 0, success: false, publicPass: false, privatePass: false, details });
+    const printed = lastJsonObject(this.stdout);
+    const scorer = this.run.scorer;
+    if (scorer) return this.scored(scorer, printed, details);
     const reward = printed?.reward;
     if (typeof reward !== 'number' || !Number.isFinite(reward))
       throw new AgentEnvError(
-        `${this.run.o.command.join(' ')} printed no {"reward": number} line as its last JSON line (${this.exitText()})${this.stderrLast()}. Fix: print e.g. {"reward": 1} as the program's last line of JSON`,
+        `${this.run.o.command.join(' ')} printed no {"reward": number} line as its last JSON line (${this.exitText()})${this.stderrLast()}. Fix: print e.g. {"reward": 1} as the program's last line of JSON, or name a reward file (envOptions.reward)`,
       );
     const extras = Object.fromEntries(Object.entries(printed!).filter(([k]) => k !== 'reward' && k !== 'success'));
     const s = printed!.success;
     const success = typeof s === 'boolean' ? s : reward > 0;
-    return { reward, success, publicPass: success, privatePass: success, details: { ...details, ...(Object.keys(extras).length ? { extras } : {}) } };
+    return Promise.resolve({
+      reward,
+      success,
+      publicPass: success,
+      privatePass: success,
+      details: { ...details, ...(Object.keys(extras).length ? { extras } : {}) },
+    });
+  }
+
+  /** The reward file's (or exact_match's) score of the final conversation. */
+  private async scored(scorer: Scorer, printed: Record<string, unknown> | undefined, details: Record<string, unknown>): Promise<EpisodeOutcome> {
+    if (!this.task) throw new Error('agent: verify() before an episode');
+    const last = this.last;
+    const answer: Record<string, unknown> | undefined = last && {
+      role: 'assistant',
+      content: last.answer.content,
+      ...(last.answer.toolCalls.length ? { tool_calls: last.answer.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) } : {}),
+    };
+    const trajectory: AgentRewardTrajectory = {
+      messages: last ? [...last.messages.map((m) => ({ ...m })), answer!] : [],
+      answer: last && last.answer.toolCalls.length === 0 ? last.answer.content : null,
+      tool_calls: this.calls,
+      requests: this.requests,
+      printed: printed ?? null,
+      exit_code: this.exited?.code ?? null,
+    };
+    const base = await scoreWith(scorer, this.task, trajectory);
+    const success = base.success ?? base.score >= this.run.o.successThreshold;
+    return {
+      reward: base.score,
+      success,
+      publicPass: base.publicPass ?? success,
+      privatePass: base.privatePass ?? success,
+      details: { ...details, score: base.score, answer: trajectory.answer, ...(Object.keys(base.extras).length ? { extras: base.extras } : {}) },
+    };
   }
 
   private exitText(): string {
@@ -431,6 +468,21 @@ class AgentEpisode implements Environment {
   }
 }
 
+/** The last line of a program's output that is a JSON object (it may print other things, JSON or not, before it). */
+function lastJsonObject(stdout: string): Record<string, unknown> | undefined {
+  for (const line of stdout.split('\n').reverse()) {
+    const t = line.trim();
+    if (!t.startsWith('{')) continue;
+    try {
+      const v = JSON.parse(t) as unknown;
+      if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
+    } catch {
+      // not JSON: an earlier line may be
+    }
+  }
+  return undefined;
+}
+
 /**
  * The program to start: a bare name is looked up on PATH (never in the run's folder first, as Windows
  * would), a relative path is the config folder's; the absolute path is what runs.
@@ -456,6 +508,69 @@ async function loadTasks(o: AgentEnvOptions, root: string): Promise<TaskSource> 
   return tasksOf(records, { preset: o.taskPreset, fields, heldOutFraction: o.heldOutFraction, splitSeed: o.splitSeed });
 }
 
+/**
+ * The run's reward other than the program's own line (envOptions.reward): exact_match, or a Python file
+ * imported in the sandbox and checked on an empty episode of the first training task before the run
+ * starts, so that a reward that cannot score fails now, naming the file, not after the first group.
+ */
+async function openScorer(
+  o: AgentEnvOptions,
+  root: string,
+  tasks: TaskSource,
+): Promise<{ scorer: Scorer | undefined; describe: string; close: () => Promise<void> }> {
+  if (o.reward === '') return { scorer: undefined, describe: "the program's last JSON line", close: () => Promise.resolve() };
+  if (o.reward === 'exact_match') return { scorer: { kind: 'exact_match' }, describe: 'exact_match of the final answer', close: () => Promise.resolve() };
+  if (!o.reward.endsWith('.py'))
+    throw new AgentEnvError(
+      `envOptions.reward "${o.reward}" is neither empty (the program's own {"reward": r} line), exact_match, nor a Python file. Fix: name a .py file defining reward(task, trajectory), or leave it empty`,
+    );
+  const abs = path.resolve(root, o.reward);
+  let source: string;
+  try {
+    source = fs.readFileSync(abs, 'utf8');
+  } catch (e) {
+    throw new AgentEnvError(
+      `envOptions.reward: cannot read ${abs} (${(e as NodeJS.ErrnoException).code ?? String(e)}). Fix: check the path (relative to the config file's folder: ${root})`,
+    );
+  }
+  const pools = new SandboxPools();
+  const zygotes = new ToolZygotes();
+  let pool: SessionPool | undefined;
+  const close = async (): Promise<void> => {
+    pool?.close();
+    zygotes.close();
+    await pools.close();
+  };
+  try {
+    const { level, python } = pools.get(o);
+    const limits = limitsOf({ timeoutMs: o.rewardTimeoutMs, tailBytes: DEFAULT_LIMITS.tailBytes, outputCapBytes: DEFAULT_LIMITS.outputCapBytes });
+    const file = path.basename(abs);
+    pool = await openRewardPool({ level, python, limits, zygotes }, { name: file, source }, o.poolSize);
+    const scorer: Scorer = { kind: 'file', file, pool };
+    const first = tasks.train[0] ?? tasks.heldOut[0];
+    if (first) {
+      const empty: AgentRewardTrajectory = {
+        messages: [{ role: 'user', content: first.prompt }],
+        answer: null,
+        tool_calls: 0,
+        requests: 0,
+        printed: null,
+        exit_code: null,
+      };
+      try {
+        await scoreWith(scorer, first, empty);
+      } catch (e) {
+        if (e instanceof RewardError) throw new AgentEnvError(`${e.message} (checked on an empty episode of task ${first.id})`);
+        throw e;
+      }
+    }
+    return { scorer, describe: `${file} (sandbox level ${level}: ${levelHolds(level, python)})`, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
 export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {
   name: 'agent',
   description: DESCRIPTION,
@@ -465,16 +580,23 @@ export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {
     if (!fs.existsSync(root)) throw new AgentEnvError(`envOptions.root ${root} does not exist. Fix: the folder of the config file`);
     const program = resolveProgram(o.command[0]!, root);
     const tasks = await loadTasks(o, root);
+    const reward = await openScorer(o, root, tasks);
     const holder: { run?: AgentRun } = {};
-    const endpoint = await AgentEndpoint.start({
-      modelName: AGENT_MODEL_NAME,
-      complete: (episode, request, signal) => {
-        const ep = holder.run?.episodes.get(episode);
-        if (!ep) throw new EndpointError(404, `episode ${episode} is not open`, 'invalid_request_error', null, 'episode_not_open');
-        return ep.request(request, signal);
-      },
-    });
-    const r = new AgentRun(endpoint, o, root, program);
+    let endpoint: AgentEndpoint;
+    try {
+      endpoint = await AgentEndpoint.start({
+        modelName: AGENT_MODEL_NAME,
+        complete: (episode, request, signal) => {
+          const ep = holder.run?.episodes.get(episode);
+          if (!ep) throw new EndpointError(404, `episode ${episode} is not open`, 'invalid_request_error', null, 'episode_not_open');
+          return ep.request(request, signal);
+        },
+      });
+    } catch (e) {
+      await reward.close();
+      throw e;
+    }
+    const r = new AgentRun(endpoint, o, root, program, reward.scorer);
     holder.run = r;
     const env: RunEnvironment = {
       name: 'agent',
@@ -483,8 +605,11 @@ export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {
       tasks: () => tasks,
       taskFromId: (id) => [...tasks.train, ...tasks.heldOut].find((t) => t.id === id),
       preflight: () =>
-        `agent program: ${[program, ...o.command.slice(1)].join(' ')} in ${root}, run as you (not sandboxed), one process per episode; policy served at http://127.0.0.1:${endpoint.port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out tasks`,
-      dispose: () => endpoint.stop(),
+        `agent program: ${[program, ...o.command.slice(1)].join(' ')} in ${root}, run as you (not sandboxed), one process per episode; policy served at http://127.0.0.1:${endpoint.port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out tasks; reward ${reward.describe}`,
+      dispose: async () => {
+        await endpoint.stop();
+        await reward.close();
+      },
     };
     return env;
   },

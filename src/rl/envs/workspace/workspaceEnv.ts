@@ -372,22 +372,7 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
           `${toolFile.name} declares no tool (no public function defined in it, and no __all__). Fix: define def name(arg: type) -> type: with a docstring, or leave envOptions.tools empty`,
         );
     }
-    if (rewardFile) {
-      const probe = new ToolSession({ ...toolSandbox, role: 'reward' }, rewardFile, true);
-      try {
-        const listed = await probe.start();
-        if (!listed.tools.some((t) => t.name === 'reward'))
-          throw new WorkspaceEnvError(
-            `${rewardFile.name} defines no function reward(task, trajectory). Fix: define def reward(task, trajectory): returning a number or {"score": number, ...extras}`,
-          );
-      } catch (e) {
-        if (e instanceof ToolLoadError) throw new WorkspaceEnvError(e.message.replace('the tool file does not import', 'the reward file does not import'));
-        throw e;
-      } finally {
-        probe.close();
-      }
-      rewardPool = new SessionPool({ ...toolSandbox, role: 'reward' }, rewardFile, o.poolSize);
-    }
+    if (rewardFile) rewardPool = await openRewardPool(toolSandbox, rewardFile, o.poolSize);
     const partial = { options: o, tasks: split, tools, examples, toolFile, rewardFile, rewardPool, level, python, toolSandbox, executor, close };
     const first = split.train[0]!;
     let outcome: EpisodeOutcome;
@@ -399,6 +384,27 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
     }
     return { ...partial, rewardCheck: { taskId: first.id, outcome } };
   }
+}
+
+/**
+ * Imports a reward file once in the sandbox to check that it loads and defines reward(task,
+ * trajectory), then the pool of sessions that score episodes with it (throws an error naming the fix).
+ */
+export async function openRewardPool(sandbox: SessionSandbox, rewardFile: ToolFile, poolSize: number): Promise<SessionPool> {
+  const probe = new ToolSession({ ...sandbox, role: 'reward' }, rewardFile, true);
+  try {
+    const listed = await probe.start();
+    if (!listed.tools.some((t) => t.name === 'reward'))
+      throw new WorkspaceEnvError(
+        `${rewardFile.name} defines no function reward(task, trajectory). Fix: define def reward(task, trajectory): returning a number or {"score": number, ...extras}`,
+      );
+  } catch (e) {
+    if (e instanceof ToolLoadError) throw new WorkspaceEnvError(e.message.replace('the tool file does not import', 'the reward file does not import'));
+    throw e;
+  } finally {
+    probe.close();
+  }
+  return new SessionPool({ ...sandbox, role: 'reward' }, rewardFile, poolSize);
 }
 
 const DESCRIPTION =

@@ -23,6 +23,19 @@ export interface RewardTrajectory {
   readonly invalid_calls: number;
 }
 
+/** An agent program's episode as a reward file reads it (env "agent"). */
+export interface AgentRewardTrajectory {
+  /** The final conversation: the last request's messages and the policy's answer to it. */
+  readonly messages: readonly Readonly<Record<string, unknown>>[];
+  /** The policy's last answer's text, or null when it ended with tool calls or no request was answered. */
+  readonly answer: string | null;
+  readonly tool_calls: number;
+  readonly requests: number;
+  /** The last JSON object line the program printed, or null. */
+  readonly printed: Readonly<Record<string, unknown>> | null;
+  readonly exit_code: number | null;
+}
+
 export interface RewardTask {
   readonly id: string;
   readonly prompt: string;
@@ -114,7 +127,12 @@ const finite = (v: unknown): number | undefined => (typeof v === 'number' && Num
  * Calls the workspace's `reward(task, trajectory)` in one of the pool's sandboxed sessions (the file
  * imported once per session); throws RewardError when it fails or breaks its contract.
  */
-export async function pythonReward(pool: SessionPool, file: string, task: RewardTask, trajectory: RewardTrajectory): Promise<RewardResult> {
+export async function pythonReward(
+  pool: SessionPool,
+  file: string,
+  task: RewardTask,
+  trajectory: RewardTrajectory | AgentRewardTrajectory,
+): Promise<RewardResult> {
   const r = await pool.call({ op: 'call', name: 'reward', args: [task, trajectory], whole: true });
   const fix = 'Fix: return a number, or a dict {"score": number, ...extras} (`agent-rl env check --config FILE` runs it on a recorded episode)';
   if (!r.ok) {
