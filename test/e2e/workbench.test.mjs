@@ -117,6 +117,42 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // files are symlinks into blobs/): Start Run's model step offers it.
     dirs.env.HF_HUB_CACHE = path.join(dirs.base, 'hf-hub');
     writeCacheLayout(dirs.env.HF_HUB_CACHE, 'Qwen/Qwen3-Fixture', path.join(ROOT, 'test', 'fixtures', 'hf', 'qwen3'));
+    // Your own agent program (env "agent"), started from Start Run's "Your own agent program…": plain
+    // fetch against the run's endpoint (no npm package beside it), two requests per episode, the second
+    // continuing the first (no tools: the fixture checkpoint's 512 positions hold no tool schema); two
+    // training tasks and one held out.
+    fs.mkdirSync(path.join(dirs.workspace, 'own-agent'), { recursive: true });
+    fs.writeFileSync(
+      path.join(dirs.workspace, 'own-agent', 'agent.mjs'),
+      [
+        "let input = '';",
+        'for await (const chunk of process.stdin) input += chunk;',
+        'const task = JSON.parse(input);',
+        'const ask = async (messages) => {',
+        "  const r = await fetch(`${process.env.OPENAI_BASE_URL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${process.env.OPENAI_API_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'any', messages, max_tokens: 8 }) });",
+        '  if (!r.ok) throw new Error(`${r.status}: ${await r.text()}`);',
+        '  return (await r.json()).choices[0].message;',
+        '};',
+        "const messages = [{ role: 'system', content: 'Answer with one word.' }, { role: 'user', content: task.prompt }];",
+        'const first = await ask(messages);',
+        'messages.push(first);',
+        "for (const c of first.tool_calls ?? []) messages.push({ role: 'tool', tool_call_id: c.id, content: '(no entry)' });",
+        "messages.push({ role: 'user', content: 'Once more, shorter.' });",
+        'const second = await ask(messages);',
+        "console.error('agent.mjs: two requests answered');",
+        "console.log(JSON.stringify({ reward: String(second.content ?? '').length % 2, first: first.content }));",
+        '',
+      ].join('\n'),
+    );
+    fs.writeFileSync(
+      path.join(dirs.workspace, 'own-agent', 'tasks.jsonl'),
+      [
+        '{"id":"colour","prompt":"Name a colour.","answer":"red","split":"train"}',
+        '{"id":"fruit","prompt":"Name a fruit.","answer":"apple","split":"train"}',
+        '{"id":"tree","prompt":"Name a tree.","answer":"oak","split":"test"}',
+        '',
+      ].join('\n'),
+    );
     // Run 1: stored texts rewritten by hand, a stored interpreter that leaves a marker when run.
     db = path.join(dirs.workspace, '.agent-rl', 'runs.sqlite');
     marker = path.join(dirs.base, 'interpreter-ran');
@@ -721,6 +757,50 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(await frame.textContent('.meta.task'), /task code:/);
     await page.screenshot({ path: path.join(OUT, 'inspector-qwen3.png') });
     await runRow('e2e-qwen3').click();
+  });
+
+  it('starts your own agent program from Start Run (program, tasks, model, the command confirmed); the inspector shows each of its requests above the turn that answered it', async () => {
+    const own = path.join(dirs.workspace, 'own-agent');
+    await runCommandAndPick(page, 'Agent RL: Start Run', 'Your own agent program…');
+    // VS Code's own file dialog (the simple one in a browser): the path typed, then Enter
+    const widget = page.locator('.quick-input-widget');
+    for (const file of [path.join(own, 'agent.mjs'), path.join(own, 'tasks.jsonl')]) {
+      await widget.waitFor({ state: 'visible', timeout: 30_000 });
+      const input = widget.locator('.quick-input-box input');
+      await input.fill(file);
+      await sleep(500);
+      await input.press('Enter');
+      await page.waitForFunction((f) => document.querySelector('.quick-input-widget .quick-input-box input')?.value !== f, file, { timeout: 30_000 });
+    }
+    await widget.locator('.quick-input-title', { hasText: 'which model?' }).waitFor({ state: 'visible', timeout: 30_000 });
+    await pick(page, 'Qwen/Qwen3-Fixture');
+    // the program runs as the user: the exact command and folder are shown first
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match(await dialog.textContent(), /Run "node" "agent\.mjs" in .*own-agent once per episode, as you\?/);
+    await page.screenshot({ path: path.join(OUT, 'agent-program-confirm.png') });
+    await dialog.locator('.monaco-button', { hasText: 'Run It' }).first().click();
+    await answer(page, 'e2e-agent');
+    await page.locator('.notification-list-item', { hasText: 'run "e2e-agent" completed' }).first().waitFor({ state: 'visible', timeout: 420_000 });
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
+    await runRow('e2e-agent').click();
+    await treeRows().filter({ hasText: 'iteration 1' }).first().click();
+    await treeRows()
+      .filter({ hasText: /^group 0/ })
+      .first()
+      .click();
+    await treeRows().filter({ hasText: '#0 reward' }).first().click();
+    const frame = await webviewFrame(page, 'section[data-turn="1"] details.agent-request');
+    const first = frame.locator('section[data-turn="0"] details.agent-request');
+    assert.match(await first.locator('summary').textContent(), /^request 1 · the conversation$/);
+    assert.match(await first.locator('.agent-message[data-role="user"]').textContent(), /Name a (colour|fruit)\./);
+    const second = frame.locator('section[data-turn="1"] details.agent-request');
+    assert.match(await second.locator('summary').textContent(), /^request 2 · continues the context \(3 earlier messages\)$/);
+    assert.match(await second.textContent(), /Once more, shorter\./);
+    assert.match(await frame.textContent('.outcome-details'), /agent\.mjs: two requests answered/, "the program's stderr is kept with the episode");
+    await page.screenshot({ path: path.join(OUT, 'inspector-agent-program.png') });
+    await runRow('e2e-agent').click();
   });
 
   it('an agentRl.nodePath at a Node older than 22.14 is passed over, saying why; its button opens the setting', async (t) => {

@@ -60,6 +60,9 @@ async function taskFileConfig(file: vscode.Uri): Promise<Record<string, unknown>
   );
 }
 
+/** The sizes of a run Start Run makes from "Your own agent program…" (those of examples/own-agent/run.agentrl.json). */
+const FIRST_AGENT_RUN = { iterations: 10, groupsPerIteration: 4, groupSize: 4, evalEpisodes: 24 } as const;
+
 async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
   const [files, taskFiles] = await Promise.all([
     vscode.workspace.findFiles('**/*.agentrl.json', '**/node_modules/**', 50),
@@ -72,7 +75,7 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
     ...presets.map((p) => ({ label: p.label, description: p.description, config: structuredClone(p.config), needsModel: p.needsModel === true })),
     {
       label: 'Your own agent program…',
-      description: 'a program on an OpenAI client, trained unchanged: pick it, its task file and a model',
+      description: `a program on an OpenAI client, trained unchanged: pick it, its task file and a model (${FIRST_AGENT_RUN.iterations} iterations of ${FIRST_AGENT_RUN.groupsPerIteration} × ${FIRST_AGENT_RUN.groupSize} episodes)`,
       agent: true,
     },
     ...(files.length ? [{ label: 'Config files', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
@@ -144,6 +147,9 @@ async function agentProgramConfig(backend: BackendClient): Promise<Picked | unde
       env: 'agent',
       policy: 'transformer',
       method: 'grpo',
+      // a first run of the program, as examples/own-agent's config: long enough to see its reward move on
+      // a laptop, short enough to look at its episodes today (a *.agentrl.json beside it asks for more)
+      ...FIRST_AGENT_RUN,
       envOptions: { root, command: [interpreterFor(program.fsPath), path.basename(program.fsPath)], tasks: path.relative(root, tasks.fsPath) },
       policyOptions: { model },
     },
