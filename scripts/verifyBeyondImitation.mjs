@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 // `npm run verify:beyond-imitation` (issue 26, item 1; pre-registered in the README's "Where RL beats
-// imitation" before it was first run): an experiment where a failure carries information that
+// imitation" before it was first run, now in docs/reproductions.md): an experiment where a failure carries information that
 // imitating successes cannot use. The calculator charges every tool call (envOptions.callCost 0.05) and
 // the demonstrator repeats half of its calls to double-check (demonstrations.redundantCallRate 0.5), so
 // a success costs more the more it repeats. Success is judged before the cost: RS-SFT fine-tunes on the

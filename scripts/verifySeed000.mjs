@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
-// `npm run verify:seed000` (issue 39, item 5; its design and criterion are written in the README's
-// "Seed 000's pipeline learns" before its first run on the test split): seed 000's pipeline on the path
+// `npm run verify:seed000` (issue 39, item 5; its design and criterion were written in the README's
+// "Seed 000's pipeline" section before its first run on the test split, now in docs/reproductions.md): seed 000's pipeline on the path
 // a user's checkpoint takes. Per seed: `agent-rl model new` writes a Qwen3-architecture checkpoint with
 // the real Qwen3 tokenizer and chat template; SFT trains every weight on demonstrations (the formula
 // tasks' reference solutions written as the episodes a model would play: run the code in the sandbox,

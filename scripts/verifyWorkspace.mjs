@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 // `npm run verify:workspace` (issue 26, item 3; its design and criterion written in the README's "Your
-// own environment" section before it was first run, after one design run of seed 1): the unit-converter example — what New Environment writes — learns on
+// own environment" section before it was first run, now in docs/reproductions.md, after one design run of seed 1): the unit-converter example — what New Environment writes — learns on
 // held-out tasks. Its held-out quantities are interleaved with the training ones (≡ 3 mod 5), and its
 // demonstrations skip the tool on 2 of every 3 time conversions and answer with the quantity given, a
 // habit the warm start copies. For each seed: the example's own configs (sft.agentrl.json, then

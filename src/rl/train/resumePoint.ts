@@ -10,7 +10,7 @@
 // moment leaves the previous resume point whole. Kept: the newest state and every state at a multiple of
 // `keepEvery` (the run's checkpointEvery): a run of I iterations keeps at most I / checkpointEvery + 1
 // states, each the size of the policy's saveState (weights, optimizer moments, reference) — the figure
-// the README gives — so the disk a run takes grows with its length, bounded by checkpointEvery.
+// docs/architecture.md gives — so the disk a run takes grows with its length, bounded by checkpointEvery.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TrainablePolicy } from '../policies/policy';

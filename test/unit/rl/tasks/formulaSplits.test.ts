@@ -1,6 +1,7 @@
 // The formula splits verify:seed000 uses: the test and validation families share no function with
 // training (nor with each other), each task's reference computes its public example, and the test split
-// is the one written down in the README before its first run (158 tasks of four families).
+// is the one written down in the README before its first run (158 tasks of four families; that text is
+// now in docs/reproductions.md).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openCodeEnvironment } from '../../../../src/rl/envs/codeSandbox/codeEnv';
