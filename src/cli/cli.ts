@@ -11,6 +11,7 @@ import { SchemaTooNewError } from '../store/migrations';
 import { DEFAULT_DB_PATH, StoreError } from '../store/openStore';
 import { ResumeError } from '../store/resume';
 import { RescoreError } from '../store/rescoreRun';
+import { ResendError } from '../store/resendRequest';
 import { ModelLoadError } from '../rl/policies/hf/hfConfig';
 import { EngineMemoryError } from '../rl/policies/hf/engine/engineMemory';
 import { BackendAllocationError } from '../rl/backendHealth';
@@ -26,6 +27,7 @@ import { EXPORT_USAGE, exportCommand } from './exportCommand';
 import { IMPORT_USAGE, importCommand } from './importCommand';
 import { MODEL_EXPORT_USAGE, MODEL_LIST_USAGE, MODEL_NEW_USAGE, MODEL_USAGE, modelCommand } from './modelCommand';
 import { RESCORE_USAGE, rescoreCommand } from './rescoreCommand';
+import { REQUEST_USAGE, requestCommand } from './requestCommand';
 import { SANDBOX_USAGE, sandboxCommand } from './sandboxCommand';
 import { runsCommand, showCommand, trajectoryCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
@@ -62,6 +64,9 @@ Usage:
                                                   score stored trajectories again with the reward file as it is
                                                   now (or another) without training; --trajectory ID
                                                   --final-answer TEXT scores an edited copy
+  ${REQUEST_USAGE.split('\n')[0]}
+                                                  send an agent program's stored request again to the run's
+                                                  policy as it is now; no program runs
   ${IMPORT_USAGE.split('\n')[0]}
   ${SANDBOX_USAGE.split('\n')[0]}
   ${EXPORT_USAGE.split('\n')[0]}
@@ -130,6 +135,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === 'export') return exportCommand(rest);
   if (command === 'model') return modelCommand(rest);
   if (command === 'rescore') return rescoreCommand(rest);
+  if (command === 'request') return requestCommand(rest);
   const options = {
     db: { type: 'string' },
     output: { type: 'string' },
@@ -254,6 +260,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       e instanceof IsolationUnavailableError ||
       e instanceof ResumeError ||
       e instanceof RescoreError ||
+      e instanceof ResendError ||
       e instanceof TaskFileError ||
       e instanceof ToolLoadError ||
       e instanceof WorkspaceEnvError ||

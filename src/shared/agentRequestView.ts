@@ -7,6 +7,7 @@
 // sets them with textContent through the one escaping rule).
 
 import { isObject } from './protocol/guards';
+import type { AgentMessage, AgentRequest } from './types';
 
 export interface AgentRequestView {
   /** "request 2 · continues 5 messages" or "request 3 · new segment: …". */
@@ -49,4 +50,68 @@ export function agentRequestView(turns: readonly { readonly action: unknown; rea
     messages: added.map((m) => ({ role: typeof m.role === 'string' ? m.role : '?', text: messageText(m) })),
     tools,
   };
+}
+
+const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
+
+/** A stored message as the chat template takes it, or undefined when it is not shaped as one. */
+function storedMessage(v: unknown): AgentMessage | undefined {
+  if (!isObject(v) || typeof v.role !== 'string' || !ROLES.has(v.role) || typeof v.content !== 'string') return undefined;
+  const calls = Array.isArray(v.toolCalls) ? v.toolCalls : undefined;
+  if (calls && !calls.every((c) => isObject(c) && typeof c.id === 'string' && typeof c.name === 'string' && typeof c.arguments === 'string')) return undefined;
+  return {
+    role: v.role as AgentMessage['role'],
+    content: v.content,
+    ...(calls?.length ? { toolCalls: calls.map((c) => ({ id: String(c.id), name: String(c.name), arguments: String(c.arguments) })) } : {}),
+    ...(typeof v.toolCallId === 'string' ? { toolCallId: v.toolCallId } : {}),
+    ...(typeof v.name === 'string' ? { name: v.name } : {}),
+  };
+}
+
+/** The policy's answer of a stored agent turn as the next request holds it (its content, and every call it generated). */
+function answerMessage(action: unknown): AgentMessage | undefined {
+  if (!isObject(action) || action.kind !== 'tool' || !isObject(action.args)) return undefined;
+  const a = action.args;
+  if (action.name === 'answer') return typeof a.text === 'string' ? { role: 'assistant', content: a.text } : undefined;
+  const calls = Array.isArray(a.generated) ? a.generated : Array.isArray(a.calls) ? a.calls : [];
+  return storedMessage({ role: 'assistant', content: typeof a.content === 'string' ? a.content : '', toolCalls: calls });
+}
+
+/**
+ * The whole conversation of the request a stored agent turn answered, rebuilt from what the turns store
+ * (each request holds only the messages it added after `continuesFrom` earlier ones): the earlier
+ * request's messages, the policy's answer, then the added ones. A string says why it cannot be rebuilt
+ * (not an agent turn, or stored requests that do not fit together).
+ */
+export function storedRequest(
+  turns: readonly { readonly action: unknown; readonly observation: unknown }[],
+  index: number,
+): Pick<AgentRequest, 'messages' | 'tools' | 'maxTokens' | 'stop'> | string {
+  if (!Number.isInteger(index) || index < 0 || index >= turns.length) return `turn ${index} is not one of the trajectory's ${turns.length} turns`;
+  let messages: AgentMessage[] = [];
+  let tools: Readonly<Record<string, unknown>>[] = [];
+  let limits: Pick<AgentRequest, 'maxTokens' | 'stop'> = {};
+  for (let k = 0; k <= index; k++) {
+    const source = k === 0 ? turns[0]?.action : turns[k - 1]?.observation;
+    const holder = isObject(source) ? (k === 0 ? source.args : source) : undefined;
+    const r = requestOf(isObject(holder) ? holder.request : undefined);
+    if (!r) return `turn ${k} holds no agent program's request (not a run of env "agent"?)`;
+    const added = (r.messages as unknown[]).map(storedMessage);
+    if (added.some((m) => m === undefined)) return `turn ${k}'s stored request has a message that is not a chat message`;
+    const from = typeof r.continuesFrom === 'number' && Number.isInteger(r.continuesFrom) && r.continuesFrom > 0 ? r.continuesFrom : 0;
+    if (from > 0) {
+      const answer = answerMessage(turns[k - 1]?.action);
+      if (!answer || from !== messages.length + 1)
+        return `turn ${k}'s stored request continues ${from} messages, and the turns before it hold ${messages.length + (answer ? 1 : 0)}`;
+      messages = [...messages, answer, ...(added as AgentMessage[])];
+    } else messages = [...(added as AgentMessage[])];
+    tools = (r.tools as unknown[]).filter(isObject);
+    const stop = Array.isArray(r.stop) ? r.stop.filter((x): x is string => typeof x === 'string') : [];
+    limits = {
+      ...(typeof r.maxTokens === 'number' && Number.isInteger(r.maxTokens) && r.maxTokens > 0 ? { maxTokens: r.maxTokens } : {}),
+      ...(stop.length ? { stop } : {}),
+    };
+  }
+  if (messages.length === 0) return `turn ${index}'s stored request has no messages`;
+  return { messages, tools, ...limits };
 }

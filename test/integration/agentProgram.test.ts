@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { storedRequest } from '../../src/shared/agentRequestView';
 import { validateRunConfig, type RunConfig } from '../../src/shared/runConfig';
 import type { Trajectory } from '../../src/shared/types';
 import { openEnvironment } from '../../src/rl/envs/registry';
@@ -148,6 +149,15 @@ describe('your own agent program (env "agent")', () => {
         { addGenerationPrompt: true, tools: second.tools },
       );
       assert.equal(tok.decode([...a!.context, ...a!.sampled, ...b!.context]), rendered, 'token for token: nothing re-encoded, nothing lost');
+      // replay rebuilds the same conversation from what the turns store (compact: only what each request added)
+      const rebuilt = storedRequest(
+        t.turns.map((u) => ({ action: u.action, observation: u.observation.data })),
+        1,
+      );
+      assert.ok(typeof rebuilt !== 'string', String(rebuilt));
+      assert.deepEqual(rebuilt.messages, second.messages);
+      assert.deepEqual(rebuilt.tools, second.tools);
+      assert.equal(rebuilt.maxTokens, 12);
       const printed = (t.outcome.details as { extras: { logprobs: number; second: string } }).extras;
       assert.equal(printed.logprobs, b!.sampled.length, 'logprobs: one per sampled token of the answer');
       assert.ok(b!.sampled.length <= 12, 'max_tokens 12 held');
@@ -308,6 +318,34 @@ describe('your own agent program (env "agent")', () => {
     const rescored = runCli(['rescore', '1', '--db', db], dir);
     assert.notEqual(rescored.code, 0);
     assert.match(rescored.stderr, /cannot be rescored from its record/);
+    // replay of one request: sent again to the run's saved checkpoint, no program started (the fixture
+    // program, run, would print "followUp:" to stderr; nothing here reads a stderr the program wrote)
+    const again = runCli(['request', '1', '--turn', '1', '--greedy', '--db', db, '--json'], dir);
+    assert.equal(again.code, 0, again.stderr);
+    const answer = JSON.parse(again.stdout) as {
+      turn: number;
+      messages: number;
+      checkpoint: string;
+      stored: string;
+      completionTokens: number;
+      greedy: boolean;
+    };
+    assert.equal(answer.turn, 1);
+    assert.equal(answer.messages, 4, 'system, user, the answer, the follow-up: the whole conversation rebuilt from the stored turns');
+    assert.equal(answer.checkpoint, path.join(dir, 'checkpoints', 'runs', 'run-1'));
+    assert.ok(answer.completionTokens >= 1 && answer.completionTokens <= 12, 'the stored max_tokens (12) holds');
+    const twice = runCli(['request', '1', '--turn', '1', '--greedy', '--db', db, '--json'], dir);
+    assert.equal(JSON.parse(twice.stdout).text, (JSON.parse(again.stdout) as { text: string }).text, 'greedy: the same answer twice');
+    const printed = runCli(['request', '1', '--db', db], dir);
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.match(printed.stdout, /^trajectory 1 turn 1 \(run 1\): 4 messages, tools lookup, sent again to .* \(sampled\)\n {2}stored answer: /);
+    const beyond = runCli(['request', '1', '--turn', '9', '--db', db], dir);
+    assert.equal(beyond.code, 2);
+    assert.match(beyond.stderr, /^agent-rl: trajectory 1: turn 9 is not one of the trajectory's 2 turns\n$/);
+    fs.rmSync(path.join(dir, 'checkpoints'), { recursive: true });
+    const gone = runCli(['request', '1', '--db', db], dir);
+    assert.equal(gone.code, 2);
+    assert.match(gone.stderr, /run 1 has no saved checkpoint at .*Fix: give a checkpoint folder \(--checkpoint DIR\)/);
   });
 });
 

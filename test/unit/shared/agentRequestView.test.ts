@@ -5,7 +5,7 @@
 // and texts come back as stored for the escaping rule.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agentRequestView } from '../../../src/shared/agentRequestView';
+import { agentRequestView, storedRequest } from '../../../src/shared/agentRequestView';
 import { COMBINED } from '../../helpers/hostileText';
 
 const HOSTILE = COMBINED.text;
@@ -67,5 +67,54 @@ describe('agentRequestView', () => {
     assert.deepEqual(v.tools, ['?']);
     const w = agentRequestView([{ action: { args: { request: { messages: [{ role: HOSTILE, content: HOSTILE }], tools: [] } } }, observation: {} }], 0)!;
     assert.deepEqual(w.messages, [{ role: HOSTILE, text: HOSTILE }]);
+  });
+
+  describe('storedRequest (replay of a request)', () => {
+    const calls = [{ id: 'c1', name: 'calculate', arguments: '{"expression":"6*7"}' }];
+    const answered = [
+      {
+        action: {
+          kind: 'tool',
+          name: 'calculate',
+          args: { content: '', calls, generated: calls, request: { ...stored(1, conversation.slice(0, 2), 0), maxTokens: 9 } },
+        },
+        observation: { request: { ...stored(2, conversation, 3), stop: ['END', 7] } },
+      },
+      { action: { kind: 'tool', name: 'answer', args: { text: '42' } }, observation: {} },
+    ];
+
+    it('rebuilds the whole conversation a turn answered from what each request added, with its limits', () => {
+      assert.deepEqual(storedRequest(answered, 0), { messages: conversation.slice(0, 2), tools, maxTokens: 9 });
+      assert.deepEqual(storedRequest(answered, 1), { messages: conversation, tools, stop: ['END'] });
+    });
+
+    it('a new segment starts the conversation again', () => {
+      const rewritten = [
+        { ...answered[0]!, observation: { request: stored(2, [conversation[0], { role: 'user', content: 'Again?' }], 0, 'cut') } },
+        answered[1]!,
+      ];
+      assert.deepEqual(storedRequest(rewritten, 1), { messages: [conversation[0], { role: 'user', content: 'Again?' }], tools });
+    });
+
+    it('says why when the stored turns do not fit together or are not an agent run’s; hostile text is kept as text', () => {
+      assert.match(String(storedRequest(answered, 2)), /turn 2 is not one of the trajectory's 2 turns/);
+      assert.match(
+        String(storedRequest([{ action: { kind: 'tool', name: 'answer', args: { text: 'a' } }, observation: {} }], 0)),
+        /holds no agent program's request/,
+      );
+      const skipped = [answered[0]!, answered[1]!].map((t, i) => (i === 0 ? { ...t, observation: { request: stored(2, conversation, 2) } } : t));
+      assert.match(String(storedRequest(skipped, 1)), /continues 2 messages, and the turns before it hold 3/);
+      const notMessage = [
+        { action: { kind: 'tool', name: 'answer', args: { text: 'x', request: { messages: [{ role: 'root', content: 'x' }], tools: [] } } }, observation: {} },
+      ];
+      assert.match(String(storedRequest(notMessage, 0)), /a message that is not a chat message/);
+      const hostile = [
+        {
+          action: { kind: 'tool', name: 'answer', args: { text: 'x', request: { messages: [{ role: 'user', content: HOSTILE }], tools: [] } } },
+          observation: {},
+        },
+      ];
+      assert.deepEqual(storedRequest(hostile, 0), { messages: [{ role: 'user', content: HOSTILE }], tools: [] });
+    });
   });
 });

@@ -43,6 +43,8 @@ interface StoredAgentRequest {
   readonly rewrite?: string;
   readonly messages: readonly AgentMessage[];
   readonly tools: readonly Readonly<Record<string, unknown>>[];
+  readonly maxTokens?: number;
+  readonly stop?: readonly string[];
 }
 
 /** What /v1/models lists and responses name (any name a program asks for is served by the policy). */
@@ -287,7 +289,15 @@ class AgentEpisode implements Environment {
       ...(r.stop.length ? { stop: r.stop } : {}),
     };
     // as stored (the observation's data): what the request added to the context, not the whole conversation again
-    const stored = { index: this.requests, continuesFrom, ...(rewrite ? { rewrite } : {}), messages: messages.slice(continuesFrom), tools };
+    const stored = {
+      index: this.requests,
+      continuesFrom,
+      ...(rewrite ? { rewrite } : {}),
+      messages: messages.slice(continuesFrom),
+      tools,
+      ...(r.maxTokens !== undefined ? { maxTokens: r.maxTokens } : {}),
+      ...(r.stop.length ? { stop: r.stop } : {}),
+    };
     if (this.requests === 1) this.first = stored;
     const lastMessage = messages[messages.length - 1]!;
     return { text: lastMessage.content, data: { request: stored }, request };
@@ -569,6 +579,22 @@ async function openScorer(
     await close();
     throw e;
   }
+}
+
+/**
+ * The agent environment as a policy needs it to answer one stored request again (replay): no program,
+ * no endpoint, no tasks — nothing of a stored run starts a program.
+ */
+export function requestsOnlyEnvironment(): RunEnvironment {
+  return {
+    name: 'agent',
+    description: DESCRIPTION,
+    create: () => {
+      throw new AgentEnvError('a replayed request runs no episode: its program is not started');
+    },
+    tasks: () => ({ train: [], heldOut: [] }),
+    dispose: () => Promise.resolve(),
+  };
 }
 
 export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {

@@ -1,0 +1,85 @@
+// `agent-rl request TRAJECTORY`: an agent program's stored request (a turn of a run of env "agent") sent
+// again to the run's policy as it is now (its saved checkpoint), and the answer printed beside the one
+// stored — replay of one request, with no program started. Stored and generated text is printed
+// through cell() / showInvisibles, as every read-side command does.
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { jsonText, showInvisibles } from '../shared/untrustedText';
+import { DEFAULT_DB_PATH, openStore } from '../store/openStore';
+import { resendRequest, type ResendResult } from '../store/resendRequest';
+import { cell } from './format';
+import { UsageError } from './usageError';
+
+export const REQUEST_USAGE = `agent-rl request TRAJECTORY [--turn K] [--greedy] [--seed N] [--checkpoint DIR] [--db FILE] [--json]
+  TRAJECTORY    a trajectory id of a run of your own agent program (env "agent")
+  --turn        the turn whose request is sent again, from 0 (default: the last)
+  --greedy      decode greedily (default: sample as the run sampled, from --seed)
+  --seed        the sampling stream's seed (default 1)
+  --checkpoint  the weights (default: the run's saved checkpoint beside the database)`;
+
+/** What the command prints (pure: tests read it). */
+export function requestText(r: ResendResult): string {
+  const calls = r.toolCalls.map((c) => `  tool call: ${cell(c.name, 80)}(${cell(c.arguments, 400)})`);
+  return [
+    `trajectory ${r.trajectoryId} turn ${r.turn} (run ${r.runId}): ${r.messages} messages${r.tools.length ? `, tools ${r.tools.map((t) => cell(t, 60)).join(', ')}` : ''}, sent again to ${showInvisibles(r.checkpoint)} (${r.greedy ? 'greedy' : 'sampled'})`,
+    `  stored answer: ${cell(r.stored, 600)}`,
+    `  answer now:    ${cell(r.content ?? '', 600)}`,
+    ...calls,
+    `  ${r.promptTokens} prompt tokens, ${r.completionTokens} generated, finish ${r.finish}`,
+  ].join('\n');
+}
+
+export async function requestCommand(args: readonly string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        turn: { type: 'string' },
+        greedy: { type: 'boolean' },
+        seed: { type: 'string' },
+        checkpoint: { type: 'string' },
+        db: { type: 'string' },
+        'busy-timeout': { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message}\n\n${REQUEST_USAGE}`);
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) {
+    process.stdout.write(`${REQUEST_USAGE}\n`);
+    return 0;
+  }
+  const ref = positionals[0];
+  if (ref === undefined || positionals.length > 1 || !/^\d+$/.test(ref))
+    throw new UsageError(`request needs exactly one TRAJECTORY id (a number; the inspector shows it)\n\n${REQUEST_USAGE}`);
+  const whole = (name: string, text: string | undefined, min: number): number | undefined => {
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (!/^\d+$/.test(text) || n < min) throw new UsageError(`--${name} ${text}: give a whole number ≥ ${min}`);
+    return n;
+  };
+  const turn = whole('turn', v.turn, 0);
+  const seed = whole('seed', v.seed, 0) ?? 1;
+  const busy = whole('busy-timeout', v['busy-timeout'], 0) ?? 5000;
+  const db = path.resolve(v.db ?? DEFAULT_DB_PATH);
+  const store = openStore(db, { busyTimeoutMs: busy });
+  try {
+    const r = await resendRequest(store, db, {
+      trajectoryId: Number(ref),
+      ...(turn !== undefined ? { turn } : {}),
+      greedy: v.greedy === true,
+      seed,
+      ...(v.checkpoint !== undefined ? { checkpoint: v.checkpoint } : {}),
+    });
+    process.stdout.write(`${v.json ? jsonText(r, 2) : requestText(r)}\n`);
+    return 0;
+  } finally {
+    store.close();
+  }
+}
