@@ -57,12 +57,17 @@ const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 /** A stored message as the chat template takes it, or undefined when it is not shaped as one. */
 function storedMessage(v: unknown): AgentMessage | undefined {
   if (!isObject(v) || typeof v.role !== 'string' || !ROLES.has(v.role) || typeof v.content !== 'string') return undefined;
-  const calls = Array.isArray(v.toolCalls) ? v.toolCalls : undefined;
-  if (calls && !calls.every((c) => isObject(c) && typeof c.id === 'string' && typeof c.name === 'string' && typeof c.arguments === 'string')) return undefined;
+  const listed: unknown[] = Array.isArray(v.toolCalls) ? v.toolCalls : [];
+  const calls = listed
+    .filter(isObject)
+    .flatMap((c) =>
+      typeof c.id === 'string' && typeof c.name === 'string' && typeof c.arguments === 'string' ? [{ id: c.id, name: c.name, arguments: c.arguments }] : [],
+    );
+  if (calls.length !== listed.length) return undefined;
   return {
     role: v.role as AgentMessage['role'],
     content: v.content,
-    ...(calls?.length ? { toolCalls: calls.map((c) => ({ id: String(c.id), name: String(c.name), arguments: String(c.arguments) })) } : {}),
+    ...(calls.length ? { toolCalls: calls } : {}),
     ...(typeof v.toolCallId === 'string' ? { toolCallId: v.toolCallId } : {}),
     ...(typeof v.name === 'string' ? { name: v.name } : {}),
   };

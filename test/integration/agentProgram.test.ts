@@ -154,7 +154,7 @@ describe('your own agent program (env "agent")', () => {
         t.turns.map((u) => ({ action: u.action, observation: u.observation.data })),
         1,
       );
-      assert.ok(typeof rebuilt !== 'string', String(rebuilt));
+      assert.ok(typeof rebuilt !== 'string', typeof rebuilt === 'string' ? rebuilt : '');
       assert.deepEqual(rebuilt.messages, second.messages);
       assert.deepEqual(rebuilt.tools, second.tools);
       assert.equal(rebuilt.maxTokens, 12);
@@ -335,7 +335,7 @@ describe('your own agent program (env "agent")', () => {
     assert.equal(answer.checkpoint, path.join(dir, 'checkpoints', 'runs', 'run-1'));
     assert.ok(answer.completionTokens >= 1 && answer.completionTokens <= 12, 'the stored max_tokens (12) holds');
     const twice = runCli(['request', '1', '--turn', '1', '--greedy', '--db', db, '--json'], dir);
-    assert.equal(JSON.parse(twice.stdout).text, (JSON.parse(again.stdout) as { text: string }).text, 'greedy: the same answer twice');
+    assert.equal((JSON.parse(twice.stdout) as { text: string }).text, (JSON.parse(again.stdout) as { text: string }).text, 'greedy: the same answer twice');
     const printed = runCli(['request', '1', '--db', db], dir);
     assert.equal(printed.code, 0, printed.stderr);
     assert.match(printed.stdout, /^trajectory 1 turn 1 \(run 1\): 4 messages, tools lookup, sent again to .* \(sampled\)\n {2}stored answer: /);

@@ -70,6 +70,7 @@ describe('agentRequestView', () => {
   });
 
   describe('storedRequest (replay of a request)', () => {
+    const why = (r: ReturnType<typeof storedRequest>): string => (typeof r === 'string' ? r : 'rebuilt');
     const calls = [{ id: 'c1', name: 'calculate', arguments: '{"expression":"6*7"}' }];
     const answered = [
       {
@@ -97,17 +98,17 @@ describe('agentRequestView', () => {
     });
 
     it('says why when the stored turns do not fit together or are not an agent run’s; hostile text is kept as text', () => {
-      assert.match(String(storedRequest(answered, 2)), /turn 2 is not one of the trajectory's 2 turns/);
+      assert.match(why(storedRequest(answered, 2)), /turn 2 is not one of the trajectory's 2 turns/);
       assert.match(
-        String(storedRequest([{ action: { kind: 'tool', name: 'answer', args: { text: 'a' } }, observation: {} }], 0)),
+        why(storedRequest([{ action: { kind: 'tool', name: 'answer', args: { text: 'a' } }, observation: {} }], 0)),
         /holds no agent program's request/,
       );
       const skipped = [answered[0]!, answered[1]!].map((t, i) => (i === 0 ? { ...t, observation: { request: stored(2, conversation, 2) } } : t));
-      assert.match(String(storedRequest(skipped, 1)), /continues 2 messages, and the turns before it hold 3/);
+      assert.match(why(storedRequest(skipped, 1)), /continues 2 messages, and the turns before it hold 3/);
       const notMessage = [
         { action: { kind: 'tool', name: 'answer', args: { text: 'x', request: { messages: [{ role: 'root', content: 'x' }], tools: [] } } }, observation: {} },
       ];
-      assert.match(String(storedRequest(notMessage, 0)), /a message that is not a chat message/);
+      assert.match(why(storedRequest(notMessage, 0)), /a message that is not a chat message/);
       const hostile = [
         {
           action: { kind: 'tool', name: 'answer', args: { text: 'x', request: { messages: [{ role: 'user', content: HOSTILE }], tools: [] } } },
