@@ -16,6 +16,7 @@ export const LAYERS = [
   ['store'],
   ['importers', 'exporters'],
   ['worker', 'backend', 'cli'],
+  ['reference'], // the generated docs/reference pages: read every table and usage below
 ];
 
 /** The VS Code side is a tower of its own on shared/: it never loads the engine or the store. */

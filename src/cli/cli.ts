@@ -3,7 +3,7 @@
 // hostile-text matrix), so nothing here touches process.exitCode or exits.
 // Exit codes: 0 ok, 1 failure while running, 2 bad input (usage, config, database), 130 cancelled.
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { ConfigError } from '../shared/runConfig';
 import { showInvisibles } from '../shared/untrustedText';
 import { IsolationUnavailableError, PythonNotFoundError } from '../rl/sandbox/isolation';
@@ -28,7 +28,7 @@ import { IMPORT_USAGE, importCommand } from './importCommand';
 import { MODEL_EXPORT_USAGE, MODEL_LIST_USAGE, MODEL_NEW_USAGE, MODEL_USAGE, modelCommand } from './modelCommand';
 import { RESCORE_USAGE, rescoreCommand } from './rescoreCommand';
 import { REQUEST_USAGE, requestCommand } from './requestCommand';
-import { SANDBOX_USAGE, sandboxCommand } from './sandboxCommand';
+import { sandboxCommand, sandboxUsage } from './sandboxCommand';
 import { runsCommand, showCommand, trajectoryCommand } from './queryCommands';
 import { trainCommand } from './trainCommand';
 import { ALGORITHM_FLAGS, CONFIG_FLAGS, configFromArgs, POLICY_FLAGS, readConfigFile } from './runConfigArgs';
@@ -68,7 +68,7 @@ Usage:
                                                   send an agent program's stored request again to the run's
                                                   policy as it is now; no program runs
   ${IMPORT_USAGE.split('\n')[0]}
-  ${SANDBOX_USAGE.split('\n')[0]}
+  ${sandboxUsage().split('\n')[0]}
   ${EXPORT_USAGE.split('\n')[0]}
   ${MODEL_USAGE.split('\n')[0]}
   ${MODEL_NEW_USAGE.split('\n')[0]}
@@ -89,7 +89,26 @@ Train flags (override --config FILE, a JSON run config):
   --busy-timeout MS wait for a locked database (default 5000)
 Database: ${DEFAULT_DB_PATH} under the current folder unless --db is given.
 agent-rl train --help [--env E --policy P --method M | --config FILE] lists every algorithm setting
-with the default that run would use and what it trades.`;
+with the default that run would use and what it trades.
+Exit codes: 0 ok, 1 failure while running, 2 bad input (usage, config, database), 130 cancelled.`;
+
+/** The flags of train, sft, runs, show, trajectory and env (the commands that share this parser). */
+export const MAIN_OPTIONS = {
+  db: { type: 'string' },
+  output: { type: 'string' },
+  config: { type: 'string' },
+  json: { type: 'boolean' },
+  resume: { type: 'string' },
+  fork: { type: 'string' },
+  at: { type: 'string' },
+  'busy-timeout': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  preset: { type: 'string' },
+  task: { type: 'string' },
+  actions: { type: 'string' },
+  python: { type: 'string' },
+  ...Object.fromEntries([...Object.keys(CONFIG_FLAGS), ...Object.keys(ALGORITHM_FLAGS), ...Object.keys(POLICY_FLAGS)].map((k) => [k, { type: 'string' }])),
+} as const satisfies ParseArgsOptionsConfig;
 
 /** The algorithm table for the env, policy and method the flags and the --config file name. */
 function trainHelp(command: 'train' | 'sft', v: Record<string, string | boolean | undefined>): string {
@@ -136,29 +155,13 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === 'model') return modelCommand(rest);
   if (command === 'rescore') return rescoreCommand(rest);
   if (command === 'request') return requestCommand(rest);
-  const options = {
-    db: { type: 'string' },
-    output: { type: 'string' },
-    config: { type: 'string' },
-    json: { type: 'boolean' },
-    resume: { type: 'string' },
-    fork: { type: 'string' },
-    at: { type: 'string' },
-    'busy-timeout': { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
-    preset: { type: 'string' },
-    task: { type: 'string' },
-    actions: { type: 'string' },
-    python: { type: 'string' },
-    ...Object.fromEntries([...Object.keys(CONFIG_FLAGS), ...Object.keys(ALGORITHM_FLAGS), ...Object.keys(POLICY_FLAGS)].map((k) => [k, { type: 'string' }])),
-  } as const;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
     return command === undefined ? 2 : 0;
   }
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: rest, options: MAIN_OPTIONS, allowPositionals: true, strict: true });
   } catch (e) {
     throw new UsageError(`${(e as Error).message}\n\n${USAGE}`);
   }

@@ -11,7 +11,7 @@ import type { RunEnvironment, Task } from '../rl/envs/environment';
 import { openEnvironment } from '../rl/envs/registry';
 import { Rng } from '../rl/random';
 import { detectLanguages, TOOLCHAIN_DIRS } from '../rl/sandbox/fusion/languages';
-import { detectIsolation, resolvePython } from '../rl/sandbox/isolation';
+import { detectIsolation, GUARANTEE_LEGEND, ISOLATION_GUARANTEES, resolvePython } from '../rl/sandbox/isolation';
 import { renderPrompt } from '../rl/envs/workspace/toolCalls';
 import { ToolSession } from '../rl/envs/workspace/toolSession';
 import { prepareWorkspace, type PreparedWorkspace } from '../rl/envs/workspace/workspaceEnv';
@@ -145,6 +145,9 @@ function envCheckSandbox(python: string | undefined): number {
     return 1;
   }
   process.stdout.write(`auto selects: ${best.level}\n`);
+  process.stdout.write(
+    `what ${best.level} guarantees against the code (${GUARANTEE_LEGEND}):\n${ISOLATION_GUARANTEES.map((g) => `  ${g.against}: ${g.held[best.level]}\n`).join('')}`,
+  );
   // what `sandbox serve` answers besides Python, from the toolchains found here
   const languages = detectLanguages();
   process.stdout.write(

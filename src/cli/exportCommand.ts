@@ -1,5 +1,5 @@
 // `agent-rl export verl --config FILE --out DIR`: a run config as a verl run (see exporters/verl).
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { showInvisibles } from '../shared/untrustedText';
 import { exportVerl } from '../exporters/verl/verlExport';
 import { VerlExportError } from '../exporters/verl/verlTasks';
@@ -12,6 +12,19 @@ export const EXPORT_USAGE = `agent-rl export verl --config FILE --out DIR [--san
   --model       actor_rollout_ref.model.path (default Qwen/Qwen2.5-0.5B-Instruct)
   --dump-dir    trainer.rollout_data_dir/validation_data_dir parent (default DIR/dumps): what \`agent-rl import verl\` reads back`;
 
+/** The flags `agent-rl export` accepts (each named in its usage). */
+export const EXPORT_OPTIONS = {
+  config: { type: 'string' },
+  out: { type: 'string' },
+  'sandbox-url': { type: 'string' },
+  model: { type: 'string' },
+  rollout: { type: 'string' },
+  gpus: { type: 'string' },
+  nodes: { type: 'string' },
+  'dump-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsOptionsConfig;
+
 export async function exportCommand(args: readonly string[]): Promise<number> {
   let parsed;
   try {
@@ -19,17 +32,7 @@ export async function exportCommand(args: readonly string[]): Promise<number> {
       args: [...args],
       allowPositionals: true,
       strict: true,
-      options: {
-        config: { type: 'string' },
-        out: { type: 'string' },
-        'sandbox-url': { type: 'string' },
-        model: { type: 'string' },
-        rollout: { type: 'string' },
-        gpus: { type: 'string' },
-        nodes: { type: 'string' },
-        'dump-dir': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: EXPORT_OPTIONS,
     });
   } catch (e) {
     throw new UsageError(`${(e as Error).message}\n\n${EXPORT_USAGE}`);

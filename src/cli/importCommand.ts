@@ -3,7 +3,7 @@
 // on stderr with file and line and never stop the import; Ctrl-C ends a follow after the current step.
 import * as path from 'node:path';
 import { oneLine, showInvisibles } from '../shared/untrustedText';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { VerlConfigError } from '../importers/verl/verlConfig';
 import { importVerl, ImportInputError, type ImportEvent } from '../importers/verl/verlImporter';
 import { DEFAULT_DB_PATH, explainSqliteError, openStore } from '../store/openStore';
@@ -16,10 +16,24 @@ export const IMPORT_USAGE = `agent-rl import verl DIR [--validation DIR] [--conf
   --validation  verl's trainer.validation_data_dir (evaluations)
   --config      verl's resolved Hydra config (<output dir>/.hydra/config.yaml), stored with the run
   --follow      keep reading new files and lines while verl writes them (Ctrl-C to stop)
+  --poll        with --follow, how often to look for new files and lines (ms, default 1000)
+  --busy-timeout MS  wait for a locked database (default 5000)
 A re-import of the same DIR continues its run and adds only what is new.`;
 
 /** Malformed lines printed one by one; past this, only counted. */
 const MAX_REPORTED = 50;
+
+/** The flags `agent-rl import` accepts (each named in its usage). */
+export const IMPORT_OPTIONS = {
+  validation: { type: 'string' },
+  config: { type: 'string' },
+  name: { type: 'string' },
+  follow: { type: 'boolean' },
+  poll: { type: 'string' },
+  db: { type: 'string' },
+  'busy-timeout': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsOptionsConfig;
 
 export async function importCommand(args: readonly string[]): Promise<number> {
   let parsed;
@@ -28,16 +42,7 @@ export async function importCommand(args: readonly string[]): Promise<number> {
       args: [...args],
       allowPositionals: true,
       strict: true,
-      options: {
-        validation: { type: 'string' },
-        config: { type: 'string' },
-        name: { type: 'string' },
-        follow: { type: 'boolean' },
-        poll: { type: 'string' },
-        db: { type: 'string' },
-        'busy-timeout': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: IMPORT_OPTIONS,
     });
   } catch (e) {
     throw new UsageError(`${(e as Error).message}\n\n${IMPORT_USAGE}`);

@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { generationEos } from '../rl/policies/hf/generationConfig';
 import { ModelLoadError, parameterCount, readHfConfig } from '../rl/policies/hf/hfConfig';
 import { HfModel, type HfModelConfig } from '../rl/policies/hf/hfModel';
@@ -39,6 +39,34 @@ export const MODEL_USAGE = `agent-rl model check DIR [--prompt TEXT] [--max-new-
   --ids         the same for token ids as given (what a PyTorch check feeds the model)
   --lora-rank   the plan's LoRA rank (default 8; 0 = full fine-tuning)`;
 
+/** The flags `agent-rl model` accepts (each named in its usage). */
+export const MODEL_OPTIONS = {
+  prompt: { type: 'string' },
+  ids: { type: 'string' },
+  'max-new-tokens': { type: 'string' },
+  logits: { type: 'string' },
+  top: { type: 'string' },
+  backend: { type: 'string' },
+  'lora-rank': { type: 'string' },
+  context: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  out: { type: 'string' },
+  folder: { type: 'string', multiple: true },
+  arch: { type: 'string' },
+  layers: { type: 'string' },
+  hidden: { type: 'string' },
+  heads: { type: 'string' },
+  'kv-heads': { type: 'string' },
+  'head-dim': { type: 'string' },
+  intermediate: { type: 'string' },
+  'untied-head': { type: 'boolean' },
+  'rope-theta': { type: 'string' },
+  tokenizer: { type: 'string' },
+  seed: { type: 'string' },
+  dtype: { type: 'string' },
+} as const satisfies ParseArgsOptionsConfig;
+
 export async function modelCommand(args: readonly string[]): Promise<number> {
   let parsed;
   try {
@@ -46,32 +74,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
       args: [...args],
       allowPositionals: true,
       strict: true,
-      options: {
-        prompt: { type: 'string' },
-        ids: { type: 'string' },
-        'max-new-tokens': { type: 'string' },
-        logits: { type: 'string' },
-        top: { type: 'string' },
-        backend: { type: 'string' },
-        'lora-rank': { type: 'string' },
-        context: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-        out: { type: 'string' },
-        folder: { type: 'string', multiple: true },
-        arch: { type: 'string' },
-        layers: { type: 'string' },
-        hidden: { type: 'string' },
-        heads: { type: 'string' },
-        'kv-heads': { type: 'string' },
-        'head-dim': { type: 'string' },
-        intermediate: { type: 'string' },
-        'untied-head': { type: 'boolean' },
-        'rope-theta': { type: 'string' },
-        tokenizer: { type: 'string' },
-        seed: { type: 'string' },
-        dtype: { type: 'string' },
-      },
+      options: MODEL_OPTIONS,
     });
   } catch (e) {
     throw new UsageError(`${(e as Error).message}\n\n${MODEL_USAGE}`);

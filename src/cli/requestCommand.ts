@@ -3,19 +3,31 @@
 // stored — replay of one request, with no program started. Stored and generated text is printed
 // through cell() / showInvisibles, as every read-side command does.
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { DEFAULT_DB_PATH, openStore } from '../store/openStore';
 import { resendRequest, type ResendResult } from '../store/resendRequest';
 import { cell } from './format';
 import { UsageError } from './usageError';
 
-export const REQUEST_USAGE = `agent-rl request TRAJECTORY [--turn K] [--greedy] [--seed N] [--checkpoint DIR] [--db FILE] [--json]
+export const REQUEST_USAGE = `agent-rl request TRAJECTORY [--turn K] [--greedy] [--seed N] [--checkpoint DIR] [--db FILE] [--busy-timeout MS] [--json]
   TRAJECTORY    a trajectory id of a run of your own agent program (env "agent")
   --turn        the turn whose request is sent again, from 0 (default: the last)
   --greedy      decode greedily (default: sample as the run sampled, from --seed)
   --seed        the sampling stream's seed (default 1)
   --checkpoint  the weights (default: the run's saved checkpoint beside the database)`;
+
+/** The flags `agent-rl request` accepts (each named in its usage). */
+export const REQUEST_OPTIONS = {
+  turn: { type: 'string' },
+  greedy: { type: 'boolean' },
+  seed: { type: 'string' },
+  checkpoint: { type: 'string' },
+  db: { type: 'string' },
+  'busy-timeout': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsOptionsConfig;
 
 /** What the command prints (pure: tests read it). */
 export function requestText(r: ResendResult): string {
@@ -36,16 +48,7 @@ export async function requestCommand(args: readonly string[]): Promise<number> {
       args: [...args],
       allowPositionals: true,
       strict: true,
-      options: {
-        turn: { type: 'string' },
-        greedy: { type: 'boolean' },
-        seed: { type: 'string' },
-        checkpoint: { type: 'string' },
-        db: { type: 'string' },
-        'busy-timeout': { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: REQUEST_OPTIONS,
     });
   } catch (e) {
     throw new UsageError(`${(e as Error).message}\n\n${REQUEST_USAGE}`);

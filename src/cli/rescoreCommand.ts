@@ -4,7 +4,7 @@
 // answer) is printed through cell() / showInvisibles, as every read-side command does.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { errorHeadline, parseIterationRange, type RescoreReport, type Score } from '../shared/rescore';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { DEFAULT_DB_PATH, openStore } from '../store/openStore';
@@ -17,6 +17,7 @@ export const RESCORE_USAGE = `agent-rl rescore RUN [--reward FILE] [--iterations
   --reward      a workspace run's reward file to score with (default: the run's own reward.py, as it is now)
   --iterations  A..B, A.., ..B or A (default: every stored iteration)
   --trajectory  only this trajectory of RUN
+  --busy-timeout MS  wait for a locked database (default 5000)
 agent-rl rescore RUN --trajectory ID (--final-answer TEXT | --final-answer-file F) [--reward FILE]
                 score a copy of the trajectory with its last action replaced; stored as an edit, the original untouched`;
 
@@ -68,6 +69,20 @@ export function rescoreText(r: RescoreReport, runName: string): string {
   return lines.join('\n');
 }
 
+/** The flags `agent-rl rescore` accepts (each named in its usage). */
+export const RESCORE_OPTIONS = {
+  reward: { type: 'string' },
+  iterations: { type: 'string' },
+  trajectory: { type: 'string' },
+  'final-answer': { type: 'string' },
+  'final-answer-file': { type: 'string' },
+  db: { type: 'string' },
+  python: { type: 'string' },
+  'busy-timeout': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsOptionsConfig;
+
 export async function rescoreCommand(args: readonly string[]): Promise<number> {
   let parsed;
   try {
@@ -75,18 +90,7 @@ export async function rescoreCommand(args: readonly string[]): Promise<number> {
       args: [...args],
       allowPositionals: true,
       strict: true,
-      options: {
-        reward: { type: 'string' },
-        iterations: { type: 'string' },
-        trajectory: { type: 'string' },
-        'final-answer': { type: 'string' },
-        'final-answer-file': { type: 'string' },
-        db: { type: 'string' },
-        python: { type: 'string' },
-        'busy-timeout': { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: RESCORE_OPTIONS,
     });
   } catch (e) {
     throw new UsageError(`${(e as Error).message}\n\n${RESCORE_USAGE}`);

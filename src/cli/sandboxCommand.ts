@@ -1,5 +1,5 @@
 // `agent-rl sandbox serve`: SandboxFusion's /run_code on our warm pool (see rl/sandbox/fusion).
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { defaultSlots } from '../rl/sandbox/fusion/admission';
 import { FusionServerError, startFusionServer } from '../rl/sandbox/fusion/fusionServer';
 import { servedLanguages } from '../rl/sandbox/fusion/languages';
@@ -11,19 +11,48 @@ import { UsageError } from './usageError';
 /** Python servers `sandbox serve` starts first and keeps: a burst this size of sleeping programs is forks, not interpreter starts. */
 const DEFAULT_WARM = 128;
 
-export const SANDBOX_USAGE = `agent-rl sandbox serve [--port N] [--host H] [--token T] [--concurrency K] [--warm W] [--queue Q] [--max-wait S]
+/**
+ * The usage; `slots` is this machine's default concurrency, left out where the text must read the same
+ * on every machine (the generated docs/reference/cli.md).
+ */
+export const sandboxUsage = (
+  slots: number | null = defaultSlots(),
+): string => `agent-rl sandbox serve [--port N] [--host H] [--token T] [--concurrency K] [--warm W] [--queue Q] [--max-wait S]
                        [--level auto|strict|landlock|seatbelt|network|process] [--python PATH] [--max-timeout S]
                        [--memory-mb M] [--max-memory-mb M] [--output-cap BYTES]
   SandboxFusion's POST /run_code, for verl's SandboxFusionTool and sandbox_fusion reward: Python, and
   C++, Java, Node.js, Bash, Go, Rust, Perl, Ruby, PHP, Lua where their toolchain is installed (env check lists them).
   --host       default 127.0.0.1; any other address needs --token (or AGENT_RL_SANDBOX_TOKEN)
   --port       default 8080 (0 = any free port; the URL is printed)
-  --concurrency  executions at once, at most (default from memory: half of it over 40 MB each, here ${defaultSlots()});
+  --concurrency  executions at once, at most (default from memory: half of it over 40 MB each${slots === null ? '' : `, here ${slots}`});
                one per core starts at any load, more only while the CPU has time to spare
   --warm       Python servers started first and kept warm (default ${DEFAULT_WARM}, ≈ 9 MB each): an execution on a
                warm server is a fork (≈ 10 ms of CPU), one beyond them first starts a server (≈ 65 ms)
   --queue      requests waiting, at most (default 1024); --max-wait S: the longest one waits to start
-               (default 5). Past either it is answered 504, which verl's client retries`;
+               (default 5). Past either it is answered 504, which verl's client retries
+  --level      isolation level (default auto: the strongest that works here); --python PATH: the interpreter
+               (default /usr/bin/python3, else python3 on PATH)
+  --max-timeout  longest run_timeout and compile_timeout honoured, in seconds (default 60; longer ones are cut to it)
+  --memory-mb  memory of a request that sets none (default 1024); --max-memory-mb: the most one may ask for (default 4096)
+  --output-cap stdout + stderr bytes after which the code is killed (default 8388608 = 8 MiB)`;
+
+/** The flags `agent-rl sandbox` accepts (each named in its usage). */
+export const SANDBOX_OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  token: { type: 'string' },
+  concurrency: { type: 'string' },
+  warm: { type: 'string' },
+  queue: { type: 'string' },
+  'max-wait': { type: 'string' },
+  level: { type: 'string' },
+  python: { type: 'string' },
+  'max-timeout': { type: 'string' },
+  'memory-mb': { type: 'string' },
+  'max-memory-mb': { type: 'string' },
+  'output-cap': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsOptionsConfig;
 
 export async function sandboxCommand(args: readonly string[]): Promise<number> {
   let parsed;
@@ -32,32 +61,17 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
       args: [...args],
       allowPositionals: true,
       strict: true,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        token: { type: 'string' },
-        concurrency: { type: 'string' },
-        warm: { type: 'string' },
-        queue: { type: 'string' },
-        'max-wait': { type: 'string' },
-        level: { type: 'string' },
-        python: { type: 'string' },
-        'max-timeout': { type: 'string' },
-        'memory-mb': { type: 'string' },
-        'max-memory-mb': { type: 'string' },
-        'output-cap': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: SANDBOX_OPTIONS,
     });
   } catch (e) {
-    throw new UsageError(`${(e as Error).message}\n\n${SANDBOX_USAGE}`);
+    throw new UsageError(`${(e as Error).message}\n\n${sandboxUsage()}`);
   }
   const { values: v, positionals } = parsed;
   if (v.help) {
-    process.stdout.write(`${SANDBOX_USAGE}\n`);
+    process.stdout.write(`${sandboxUsage()}\n`);
     return 0;
   }
-  if (positionals[0] !== 'serve' || positionals.length > 1) throw new UsageError(`sandbox needs the subcommand serve\n\n${SANDBOX_USAGE}`);
+  if (positionals[0] !== 'serve' || positionals.length > 1) throw new UsageError(`sandbox needs the subcommand serve\n\n${sandboxUsage()}`);
   const num = (flag: string, value: string | undefined, d: number, min: number): number => {
     if (value === undefined) return d;
     const n = Number(value);

@@ -260,7 +260,7 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
 };
 
 /** The table policy's defaults are seed 002's; later layers override them. */
-const BASE: AlgorithmSettings = {
+export const ALGORITHM_BASE: Readonly<AlgorithmSettings> = {
   advantageEstimator: 'grpo',
   advantageStd: 'population',
   advantageEpsilon: 0,
@@ -317,7 +317,12 @@ export const ALGORITHM_DEFAULTS: Readonly<Record<string, Partial<AlgorithmSettin
 
 /** The defaults a run of (env, policy, method) uses for every algorithm field. */
 export function algorithmDefaults(env: string, policy: string, method: string): AlgorithmSettings {
-  return { ...BASE, ...ALGORITHM_DEFAULTS[policy], ...ALGORITHM_DEFAULTS[`${policy}/${method}`], ...ALGORITHM_DEFAULTS[`${env}/${policy}/${method}`] };
+  return {
+    ...ALGORITHM_BASE,
+    ...ALGORITHM_DEFAULTS[policy],
+    ...ALGORITHM_DEFAULTS[`${policy}/${method}`],
+    ...ALGORITHM_DEFAULTS[`${env}/${policy}/${method}`],
+  };
 }
 
 /**

@@ -1,18 +1,7 @@
-// Isolation levels, strongest first, and how to wrap a command in each.
-//   strict  — bubblewrap: read-only system, private tmpfs /work and /tmp, new network, PID, IPC and UTS
-//             namespaces, die-with-parent, new session, cleared environment.
-//   landlock — Linux with no package: the code confines itself before it runs (python/confine.py):
-//             Landlock (the system read-only, writes only in its work folder, nothing else readable;
-//             no TCP; signals scoped to the sandbox), no new privileges, and a seccomp filter (no
-//             socket() at all, no chmod/chown/utime/xattr, no namespaces, no ptrace or mount).
-//             Needs Landlock ABI 3 (Linux 6.2).
-//   seatbelt — macOS: /usr/bin/sandbox-exec with a generated profile (seatbeltProfile): deny by
-//             default; the system and the interpreter readable; writes only in the work folder; no
-//             network; signals and process information only within the sandbox.
-//   network — `unshare -n`: a new, empty network namespace; the file system is shared.
-//   process — a plain subprocess.
-// Every level adds the same limits (see python/common.py): rlimits, a dedicated uid when we are root,
-// a scrubbed environment, a wall-clock timeout that kills the whole process group, an output cap.
+// Isolation levels, strongest first, and how to wrap a command in each. What each level is and what it
+// guarantees is data below (ISOLATION_LEVEL_INFO, ISOLATION_GUARANTEES): env check prints it, and
+// docs/reference/sandbox.md is generated from it (npm run docs:reference).
+// Every level adds the same limits (EVERY_LEVEL_LIMITS; python/common.py sets them).
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -21,6 +10,115 @@ import { ISOLATION_LEVELS, type IsolationLevel } from '../../shared/optionSpecs'
 import { LAUNCHER_PY } from './pythonSources.generated';
 
 export { ISOLATION_LEVELS, type IsolationLevel };
+
+/** Names of the platforms the levels run on, as the docs and the reasons write them. */
+export const PLATFORM_NAMES: Readonly<Partial<Record<NodeJS.Platform, string>>> = { linux: 'Linux', darwin: 'macOS', win32: 'Windows' };
+
+/** One isolation level: where it runs, what makes it, and what it holds when it works. */
+export interface LevelInfo {
+  /** The one platform it runs on; absent = every platform but Windows (which has no level: WINDOWS_REASON). */
+  readonly only?: NodeJS.Platform;
+  /** The platforms in words (the guarantee table's column headings). */
+  readonly runsOn: string;
+  /** What makes it: the tool or kernel feature, and how to get it. */
+  readonly how: string;
+  /** What it isolates when it works (env check says it after "works:"). */
+  readonly holds: string;
+  /** Limits known beyond the guarantee table, and what is not known. */
+  readonly knownLimits?: string;
+}
+
+/** Each level, strongest first (ISOLATION_LEVELS' order). */
+export const ISOLATION_LEVEL_INFO: Readonly<Record<IsolationLevel, LevelInfo>> = {
+  strict: {
+    only: 'linux',
+    runsOn: 'Linux',
+    how: 'bubblewrap (apt-get install bubblewrap)',
+    holds: 'read-only system, private tmpfs /work and /tmp, new network, PID, IPC and UTS namespaces, die-with-parent, new session, cleared environment',
+  },
+  landlock: {
+    only: 'linux',
+    runsOn: 'Linux',
+    how: 'Linux 6.2+ (Landlock ABI 3), no package: the code confines itself before it runs (src/rl/sandbox/python/confine.py)',
+    holds:
+      'Landlock: the system and the interpreter read-only, writes and truncation only in the work folder, nothing else readable (no home, /proc or /tmp; a symbolic link does not get round it), no TCP (ABI 4+), signals and abstract Unix sockets scoped to the sandbox (ABI 6+); no new privileges; seccomp: no socket() of any family (so no IP and no named Unix socket such as a session bus or a container engine; socketpair stays), no chmod, chown, utime or xattr changes (anywhere, the work folder included), no new namespaces, no ptrace, mount, bpf, io_uring or kernel-module calls',
+  },
+  seatbelt: {
+    only: 'darwin',
+    runsOn: 'macOS',
+    how: 'macOS: /usr/bin/sandbox-exec with a generated profile (seatbeltProfile in src/rl/sandbox/isolation.ts)',
+    holds:
+      "deny by default; the system and the interpreter's installation readable; reads and writes only in the work folder (by its real path); no network; signals and process information only within the sandbox; file metadata (not contents) readable everywhere",
+    knownLimits:
+      'macOS could not be run where this was written: the profile is checked as text (unit tests) and the level is probed for real on a Mac before auto takes it. The profile is applied to a whole warm-pool server or tool zygote, so the executions of one pool share its writable folder and may signal the server and each other (the signal guarantee holds against everything outside the pool); without /proc the pool cannot find a setsid orphan on macOS; whether a hard link from the work folder to a file of a user-owned interpreter (Homebrew, pyenv) on the same volume can be written through is not known.',
+  },
+  network: { only: 'linux', runsOn: 'Linux', how: 'unshare -n (util-linux)', holds: 'no network (a new, empty network namespace); the file system is shared' },
+  process: {
+    runsOn: 'Linux, macOS',
+    how: 'a plain subprocess',
+    holds: 'limits only (rlimits, timeout and output cap); no file-system or network isolation',
+  },
+};
+
+/** What every level adds, whatever it isolates (python/common.py and the launcher set them). */
+export const EVERY_LEVEL_LIMITS =
+  'a wall-clock timeout that kills the whole process group; rlimits for CPU seconds, address space, processes, file size and open files (soft = hard); output streamed through tail buffers with the cap enforced as it arrives (the code is killed past it; the parent keeps only the tails); a scrubbed environment; a fresh work directory, removed afterwards; Python runs with -I -S (standard library only). When the workbench runs as root, the code also runs under a dedicated unprivileged uid per execution: RLIMIT_NPROC then counts (it never applies to root), every capability is dropped, and cleanup finds every process the code left (bubblewrap is started without a user namespace as root for the same reason: inside one, uids map to real root).';
+
+/** How to read ISOLATION_GUARANTEES' cells. */
+export const GUARANTEE_LEGEND = '✓ held, ✗ not; "root" = only when the workbench runs as root, which gives the code a uid of its own';
+
+/** What each level guarantees against the code it runs (GUARANTEE_LEGEND; the seatbelt column is what its profile says). */
+export const ISOLATION_GUARANTEES: readonly { readonly against: string; readonly held: Readonly<Record<IsolationLevel, string>> }[] = [
+  {
+    against: 'files outside the work folder (read / write)',
+    held: { strict: '✓ / ✓ (not there)', landlock: '✓ / ✓ (system read-only)', seatbelt: '✓ / ✓ (system read-only)', network: '✗ / ✗', process: '✗ / ✗' },
+  },
+  {
+    against: 'network (loopback included)',
+    held: { strict: '✓ (own namespace)', landlock: '✓ (no sockets; no TCP)', seatbelt: '✓ (denied)', network: '✓ (own namespace)', process: '✗' },
+  },
+  {
+    against: 'named Unix sockets of ours (session bus, Docker, ssh-agent)',
+    held: {
+      strict: '✓ (not there)',
+      landlock: '✓ (no sockets)',
+      seatbelt: '✓ (network-outbound denied, Unix sockets included)',
+      network: '✗',
+      process: '✗',
+    },
+  },
+  {
+    against: 'signals to our processes, their /proc',
+    held: {
+      strict: '✓ (own PID namespace)',
+      landlock: '✓ with Landlock ABI 6+ (Linux 6.12), else root',
+      seatbelt: '✓ outside its pool (same-sandbox only)',
+      network: 'root',
+      process: 'root',
+    },
+  },
+  {
+    against: 'processes left behind (setsid orphans)',
+    held: {
+      strict: '✓',
+      landlock: 'warm pool ✓; fresh interpreter: root',
+      seatbelt: 'root',
+      network: 'warm pool ✓; fresh: root',
+      process: 'warm pool ✓ (Linux); fresh: root',
+    },
+  },
+  {
+    against: 'CPU time, memory, processes, file size, open files, output, wall clock',
+    held: { strict: '✓', landlock: '✓', seatbelt: '✓', network: '✓', process: '✓' },
+  },
+];
+
+/** Why a level tied to one platform is not available on another ("Linux only (this is darwin)"). */
+function elsewhere(level: IsolationLevel, platform: NodeJS.Platform): LevelStatus | undefined {
+  const only = ISOLATION_LEVEL_INFO[level].only;
+  if (only === undefined || only === platform) return undefined;
+  return { level, available: false, reason: `${PLATFORM_NAMES[only] ?? only} only (this is ${platform})` };
+}
 
 export interface LevelStatus {
   readonly level: IsolationLevel;
@@ -252,20 +350,17 @@ export function detectIsolation(python: string, platform: NodeJS.Platform = proc
       ? { ok: true, detail: '' }
       : { ok: false, detail: (r.stderr || `exit ${r.status}`).trim().split('\n')[0] ?? '' };
   };
-  const linuxOnly = `Linux only (this is ${platform})`;
-  const statuses: LevelStatus[] = [];
-  if (platform !== 'linux') {
-    statuses.push({ level: 'strict', available: false, reason: linuxOnly }, { level: 'landlock', available: false, reason: linuxOnly });
-  } else {
-    statuses.push(strictStatus(trial), landlockStatus(python));
-  }
-  statuses.push(platform === 'darwin' ? seatbeltStatus(trial) : { level: 'seatbelt', available: false, reason: `macOS only (this is ${platform})` });
-  statuses.push(platform === 'linux' ? networkStatus(trial) : { level: 'network', available: false, reason: linuxOnly });
-  statuses.push(
-    platform === 'win32'
-      ? { level: 'process', available: false, reason: WINDOWS_REASON }
-      : { level: 'process', available: true, reason: 'plain subprocess with rlimits, timeout and output cap; no file-system or network isolation' },
-  );
+  const probes: Readonly<Record<IsolationLevel, () => LevelStatus>> = {
+    strict: () => strictStatus(trial),
+    landlock: () => landlockStatus(python),
+    seatbelt: () => seatbeltStatus(trial),
+    network: () => networkStatus(trial),
+    process: () =>
+      platform === 'win32'
+        ? { level: 'process', available: false, reason: WINDOWS_REASON }
+        : { level: 'process', available: true, reason: ISOLATION_LEVEL_INFO.process.holds },
+  };
+  const statuses = ISOLATION_LEVELS.map((level) => elsewhere(level, platform) ?? probes[level]());
   cached.set(key, statuses);
   return statuses;
 }
@@ -287,7 +382,7 @@ function wrapperStatus(
 const strictStatus = (trial: Trial): LevelStatus =>
   wrapperStatus(trial, 'strict', 'bwrap', {
     missing: 'bubblewrap (bwrap) is not installed. Fix: apt-get install bubblewrap',
-    works: 'bubblewrap works: read-only system, private /work, new network/PID/IPC/UTS namespaces',
+    works: `bubblewrap works: ${ISOLATION_LEVEL_INFO.strict.holds}`,
     fails: (d) =>
       `bwrap is installed but could not start a sandbox (${d}). Fix: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root`,
   });
@@ -295,7 +390,7 @@ const strictStatus = (trial: Trial): LevelStatus =>
 const networkStatus = (trial: Trial): LevelStatus =>
   wrapperStatus(trial, 'network', 'unshare', {
     missing: 'unshare (util-linux) is not installed. Fix: apt-get install util-linux',
-    works: 'unshare -n works: no network; the file system is shared',
+    works: `unshare -n works: ${ISOLATION_LEVEL_INFO.network.holds}`,
     fails: (d) => `unshare -n is not permitted here (${d}). Fix: run as root or allow user namespaces`,
   });
 
@@ -309,7 +404,7 @@ function seatbeltStatus(trial: Trial): LevelStatus {
       level: 'seatbelt',
       available: t.ok,
       reason: t.ok
-        ? 'sandbox-exec works: deny by default, the system read-only, writes only in the work folder, no network, signals within the sandbox'
+        ? `sandbox-exec works: ${ISOLATION_LEVEL_INFO.seatbelt.holds}`
         : `sandbox-exec could not start the interpreter (${t.detail}). Fix: an interpreter under /usr, /Library/Frameworks or its own prefix, or run in a Linux VM`,
     };
   } finally {
