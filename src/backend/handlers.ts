@@ -13,6 +13,7 @@ import { rerunTurn } from './rerun';
 import { RunTokenizers } from './runTokenizer';
 import { rescoreReport, trajectoryRescores } from '../store/rescoreStore';
 import { editFinalAnswer, rescoreRun } from '../store/rescoreRun';
+import { resendRequest } from '../store/resendRequest';
 
 export type Handlers = { [M in BackendMethod]: (p: BackendMethods[M]['params']) => BackendMethods[M]['result'] | Promise<BackendMethods[M]['result']> };
 
@@ -125,6 +126,13 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
       });
     },
     trajectoryRescores: ({ trajectoryId }) => trajectoryRescores(db, checked<number>(trajectoryId, isId, 'trajectoryId')),
+    resendRequest: (p) =>
+      resendRequest(db, db.name, {
+        trajectoryId: checked<number>(p.trajectoryId, isId, 'trajectoryId'),
+        turn: checked<number>(p.turn, (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0, 'turn'),
+        greedy: checked<boolean>(p.greedy, (v) => typeof v === 'boolean', 'greedy'),
+        seed: 1,
+      }),
     listModels: ({ folders }) =>
       findModels({ folders: (Array.isArray(folders) ? folders : []).filter((f): f is string => typeof f === 'string' && f !== ''), backend: 'wasm' }),
   };

@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { DEFAULT_DB_PATH, openStore } from '../store/openStore';
-import { resendRequest, type ResendResult } from '../store/resendRequest';
+import type { ResendResult } from '../shared/agentRequestView';
+import { resendRequest } from '../store/resendRequest';
 import { cell } from './format';
 import { UsageError } from './usageError';
 

@@ -120,3 +120,24 @@ export function storedRequest(
   if (messages.length === 0) return `turn ${index}'s stored request has no messages`;
   return { messages, tools, ...limits };
 }
+
+/** A stored agent request sent again to the run's policy (store/resendRequest.ts; `agent-rl request`, the Runs tree). */
+export interface ResendResult {
+  readonly runId: number;
+  readonly trajectoryId: number;
+  readonly turn: number;
+  readonly checkpoint: string;
+  readonly greedy: boolean;
+  /** The conversation sent: how many messages, and the tools offered. */
+  readonly messages: number;
+  readonly tools: readonly string[];
+  /** The answer stored with the turn (what the program got then). */
+  readonly stored: string;
+  /** The policy's answer now: its raw text, the content and the calls the endpoint would return. */
+  readonly text: string;
+  readonly content: string | null;
+  readonly toolCalls: readonly { readonly name: string; readonly arguments: string }[];
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly finish: string;
+}

@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { storedRequest } from '../shared/agentRequestView';
+import { storedRequest, type ResendResult } from '../shared/agentRequestView';
 import { readStoredRunConfig } from '../shared/runConfig';
 import { requestsOnlyEnvironment } from '../rl/envs/agent/agentEnv';
 import { parseAnswer } from '../rl/envs/agent/toolCallText';
@@ -34,26 +34,6 @@ export interface ResendOptions {
   readonly seed: number;
   /** The weights: a checkpoint folder; default the run's own saved checkpoint beside the database. */
   readonly checkpoint?: string;
-}
-
-export interface ResendResult {
-  readonly runId: number;
-  readonly trajectoryId: number;
-  readonly turn: number;
-  readonly checkpoint: string;
-  readonly greedy: boolean;
-  /** The conversation sent: how many messages, and the tools offered. */
-  readonly messages: number;
-  readonly tools: readonly string[];
-  /** The answer stored with the turn (what the program got then). */
-  readonly stored: string;
-  /** The policy's answer now: its raw text, the content and the calls the endpoint would return. */
-  readonly text: string;
-  readonly content: string | null;
-  readonly toolCalls: readonly { readonly name: string; readonly arguments: string }[];
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-  readonly finish: string;
 }
 
 /** Sends a stored agent turn's request to the run's policy again (see the top of this file). */

@@ -800,6 +800,13 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(await second.textContent(), /Once more, shorter\./);
     assert.match(await frame.textContent('.outcome-details'), /agent\.mjs: two requests answered/, "the program's stderr is kept with the episode");
     await page.screenshot({ path: path.join(OUT, 'inspector-agent-program.png') });
+    // replay of a request: a turn's context menu sends it again to the run's saved checkpoint (no program runs)
+    await treeRows().filter({ hasText: '#0 reward' }).first().locator('.monaco-tl-twistie').click();
+    const turnRow = treeRows().filter({ hasText: /^1: / }).first();
+    await turnRow.waitFor({ state: 'visible', timeout: 30_000 });
+    const resent = notification("turn 1's request sent again");
+    await contextMenu(turnRow, 'Send This Request to the Policy Again', resent);
+    assert.match(await resent.textContent(), /turn 1's request sent again \(sampled\): ".*"; stored: "/);
     await runRow('e2e-agent').click();
   });
 

@@ -22,7 +22,8 @@ import {
 import { renderRescore } from '../../src/host/commands/rescoreMarkdown';
 import { renderTrajectory } from '../../src/host/commands/trajectoryMarkdown';
 import { compareRunItems, exportRunItems, modelItems, type PickItem } from '../../src/host/pickItems';
-import { decorationText, inlineObservation, observationHover, rerunMessage, rerunOutput } from '../../src/host/replay/replayModel';
+import { decorationText, inlineObservation, observationHover, rerunMessage, rerunOutput, resendMessage, resendOutput } from '../../src/host/replay/replayModel';
+import type { ResendResult } from '../../src/shared/agentRequestView';
 import { activityText, activityTooltip, endedText, runLabel, statusText, type LiveRunView } from '../../src/host/statusText';
 import {
   describeRun,
@@ -245,6 +246,15 @@ export const RENDERERS: readonly Renderer[] = [
         rerunOutput(v.trajectory.id, i, rerunResult(v, t)).map((l, j) => out(`re-run output turn ${i} line ${j}`, 'text', l)),
       ),
   },
+  {
+    id: 'src/host/replay/replayModel.ts#resendMessage',
+    render: (v) => v.trajectory.turnList.map((t, i) => out(`resend notification turn ${i}`, 'message', resendMessage(resendResult(v, t, i)))),
+  },
+  {
+    id: 'src/host/replay/replayModel.ts#resendOutput',
+    render: (v) =>
+      v.trajectory.turnList.flatMap((t, i) => resendOutput(resendResult(v, t, i)).map((l, j) => out(`resend output turn ${i} line ${j}`, 'text', l))),
+  },
   { id: 'src/host/pickItems.ts#compareRunItems', render: (v) => pick('Compare Runs', compareRunItems(v.runs, [])) },
   { id: 'src/host/pickItems.ts#exportRunItems', render: (v) => pick('Export Run', exportRunItems(v.runs)) },
   { id: 'src/host/pickItems.ts#modelItems', render: (v) => pick('Start Run model step', modelItems(v.found)) },
@@ -279,6 +289,26 @@ export const RENDERERS: readonly Renderer[] = [
     },
   },
 ];
+
+/** A stored request sent again: the turn's stored texts as the answer, its task id as a tool and the checkpoint's folder. */
+function resendResult(v: ViewInput, t: TrajectoryDetail['turnList'][number], turn: number): ResendResult {
+  return {
+    runId: v.trajectory.runId,
+    trajectoryId: v.trajectory.id,
+    turn,
+    checkpoint: `/tmp/${v.trajectory.taskId}`,
+    greedy: false,
+    messages: 2,
+    tools: [v.trajectory.taskId],
+    stored: t.actionText,
+    text: t.observationText,
+    content: t.observationText,
+    toolCalls: [{ name: v.trajectory.taskId, arguments: t.actionText }],
+    promptTokens: 1,
+    completionTokens: 1,
+    finish: 'stop',
+  };
+}
 
 function rerunResult(v: ViewInput, t: TrajectoryDetail['turnList'][number]): BackendMethods['rerun']['result'] {
   const envOptions = stored(v).envOptions;

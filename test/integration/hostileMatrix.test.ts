@@ -71,6 +71,7 @@ const COMMANDS: Readonly<Record<string, string>> = {
   'model check': 'model folders',
   'sandbox serve': 'sandbox',
   rescore: 'store',
+  request: 'store',
 };
 /** Commands that print nothing stored or imported, and why. */
 const NOT_PRINTING: Readonly<Record<string, string>> = {
@@ -394,6 +395,8 @@ describe('hostile text in every stored and imported field, through every command
       for (const tr of trajectories) {
         job(['trajectory', String(tr)]);
         job(['trajectory', String(tr), '--json']);
+        // a stored request sent again: refused for a run that is not an agent program's, naming only the id
+        job(['request', String(tr)]);
       }
       job(['train', '--resume', String(runIds[0])]);
       // a re-score writes its own rows: it runs on a copy, so that the store above is only read
@@ -418,7 +421,7 @@ describe('hostile text in every stored and imported field, through every command
           const r = results.get(job.id)!;
           const name = `[${p.name}] agent-rl ${job.argv.slice(0, -2).join(' ')}`;
           const command = commandOf(job.argv);
-          checkCli(f, name, r, command === 'train --resume' || command === 'rescore' ? [0, 2] : [0]);
+          checkCli(f, name, r, command === 'train --resume' || command === 'rescore' || command === 'request' ? [0, 2] : [0]);
           if (!job.argv.includes('--json')) {
             if ((command === 'runs' || command === 'show') && r.stdout.length > 20_000) f.add(name, `${r.stdout.length} characters: long fields are not cut`);
             continue;

@@ -11,6 +11,7 @@ import type { HostProcesses } from '../processes/hostProcesses';
 import { sandboxSettings } from '../settings';
 import type { RunsNode } from '../views/runsTree';
 import { InspectorPanel } from '../webviews/inspectorPanel';
+import { resendMessage, resendOutput } from '../replay/replayModel';
 import { renderRescore } from './rescoreMarkdown';
 
 export const RESCORE_SCHEME = 'agent-rl-rescore';
@@ -123,8 +124,22 @@ export function registerRescoreCommands(context: vscode.ExtensionContext, deps: 
     InspectorPanel.refresh();
   };
 
+  /** An agent program's request (a turn of a run of env "agent") sent again to the run's saved checkpoint, in the backend. */
+  const resend = async (n?: RunsNode): Promise<void> => {
+    if (n?.kind !== 'turn') return;
+    const backend = await deps.processes.requireBackend();
+    if (!backend) return;
+    const r = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Agent RL: sending turn ${n.index}'s request to the policy again` },
+      () => backend.request('resendRequest', { trajectoryId: n.trajectoryId, turn: n.index, greedy: false }, RESCORE_TIMEOUT_MS),
+    );
+    for (const line of resendOutput(r)) deps.output.appendLine(line);
+    void vscode.window.showInformationMessage(resendMessage(r));
+  };
+
   context.subscriptions.push(
     vscode.commands.registerCommand('agentRl.rescore', guard(rescore)),
+    vscode.commands.registerCommand('agentRl.resendRequest', guard(resend)),
     vscode.commands.registerCommand('agentRl.editFinalAnswer', guard(edit)),
     vscode.workspace.registerTextDocumentContentProvider(RESCORE_SCHEME, {
       provideTextDocumentContent: async (uri) => {

@@ -1,6 +1,7 @@
 // Where each observation belongs in a replayed turn's code (pure): the innermost traceback frame's
 // line, else the last line of the code; and the message to show there.
 import { codeOf, observationLinks, type TurnView } from '../../shared/linking';
+import type { ResendResult } from '../../shared/agentRequestView';
 import type { BackendMethods } from '../../shared/protocol/backendProtocol';
 import { fence, messageText, oneLine, visibleText } from '../../shared/untrustedText';
 
@@ -61,5 +62,24 @@ export function rerunOutput(trajectoryId: number, turn: number, r: BackendMethod
   return [
     `re-run of trajectory ${trajectoryId} turn ${turn} (level ${r.level}, ${visibleText(r.python, 0)}):\n${visibleText(r.observationText, 0)}`,
     ...r.notes.map((note) => `  note: ${visibleText(note, 0)}`),
+  ];
+}
+
+/** The notification after an agent program's request was sent again: the answer now beside the stored one. */
+export function resendMessage(r: ResendResult): string {
+  const calls = r.toolCalls.length > 0 ? `; tool calls ${r.toolCalls.map((c) => `${oneLine(c.name, 60)}(${oneLine(c.arguments, 120)})`).join(', ')}` : '';
+  return messageText(
+    `Agent RL: turn ${r.turn}'s request sent again (${r.greedy ? 'greedy' : 'sampled'}): "${oneLine(r.content ?? '', 200)}"${calls}; stored: "${oneLine(r.stored, 200)}"`,
+    800,
+  );
+}
+
+/** What re-sending a request writes to the output channel: the whole answer and the stored one. */
+export function resendOutput(r: ResendResult): string[] {
+  return [
+    `request of trajectory ${r.trajectoryId} turn ${r.turn} (run ${r.runId}, ${r.messages} messages${r.tools.length ? `, tools ${r.tools.map((t) => visibleText(t, 0)).join(', ')}` : ''}) sent again to ${visibleText(r.checkpoint, 0)} (${r.greedy ? 'greedy' : 'sampled'}; ${r.promptTokens} prompt tokens, ${r.completionTokens} generated, finish ${r.finish}):`,
+    `  answer now: ${visibleText(r.text, 0)}`,
+    ...r.toolCalls.map((c) => `  tool call: ${visibleText(c.name, 0)}(${visibleText(c.arguments, 0)})`),
+    `  stored answer: ${visibleText(r.stored, 0)}`,
   ];
 }

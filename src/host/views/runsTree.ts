@@ -3,6 +3,7 @@
 // reveal its trajectory (loading the page that holds its iteration first). With no backend (no usable
 // Node) or no runs, the tree is empty and the view's welcome text says why.
 import * as vscode from 'vscode';
+import { storedRequest } from '../../shared/agentRequestView';
 import type { TrajectorySummary } from '../../shared/protocol/backendProtocol';
 import type { IterationMetrics, RunSummary } from '../../shared/types';
 import type { BackendClient } from '../processes/backendClient';
@@ -15,7 +16,7 @@ export type RunsNode =
   | { kind: 'iteration'; runId: number; metrics: IterationMetrics }
   | { kind: 'group'; runId: number; iteration: number; group: number; trajectories: TrajectorySummary[] }
   | { kind: 'trajectory'; runId: number; trajectory: TrajectorySummary }
-  | { kind: 'turn'; trajectoryId: number; index: number; action: string; observation: string }
+  | { kind: 'turn'; trajectoryId: number; index: number; action: string; observation: string; request: boolean }
   | { kind: 'more'; parent: RunsNode; offset: number }
   | { kind: 'message'; text: string };
 
@@ -81,8 +82,12 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode> {
         it.command = { command: 'agentRl.openTrajectory', title: 'Open Trajectory', arguments: [n] };
         return it;
       }
-      case 'turn':
-        return item(turnParts(n, this.maxTextLength()), None, keyOf(n));
+      case 'turn': {
+        const it = item(turnParts(n, this.maxTextLength()), None, keyOf(n));
+        // an agent program's request: Send This Request to the Policy Again
+        if (n.request) it.contextValue = 'turn.request';
+        return it;
+      }
       case 'more': {
         const it = new vscode.TreeItem('Load more…', None);
         it.command = { command: 'agentRl.loadMore', title: 'Load more', arguments: [n] };
@@ -117,12 +122,14 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode> {
           return n.trajectories.map((trajectory) => ({ kind: 'trajectory', runId: n.runId, trajectory }));
         case 'trajectory': {
           const t = await backend.request('trajectory', { trajectoryId: n.trajectory.id });
-          return (t?.turnList ?? []).map((turn) => ({
+          const turns = t?.turnList ?? [];
+          return turns.map((turn, i) => ({
             kind: 'turn',
             trajectoryId: n.trajectory.id,
             index: turn.index,
             action: turn.actionText,
             observation: turn.observationText,
+            request: typeof storedRequest(turns, i) !== 'string',
           }));
         }
         default:

@@ -1,5 +1,6 @@
 // Host ⇄ query backend: request/response with ids. Each method is declared once with its params and
 // result; the client and the server are typed from this table.
+import type { ResendResult } from '../agentRequestView';
 import type { FoundModel } from '../foundModel';
 import type { TokenRow, TokenStatsJson, WorstBy } from '../tokenStatsRows';
 import type { RescoreReport, Score, TrajectoryEdit, TrajectoryRescores } from '../rescore';
@@ -118,6 +119,8 @@ export interface BackendMethods {
   };
   /** A trajectory's stored re-scores and edits (the inspector shows them beside its stored reward). */
   trajectoryRescores: { params: { trajectoryId: number }; result: TrajectoryRescores };
+  /** An agent program's stored request (a turn of a run of env "agent") sent again to the run's saved checkpoint; no program runs. Long: its own timeout. */
+  resendRequest: { params: { trajectoryId: number; turn: number; greedy: boolean }; result: ResendResult };
 }
 export type BackendMethod = keyof BackendMethods;
 export const BACKEND_METHODS: readonly BackendMethod[] = [
@@ -138,6 +141,7 @@ export const BACKEND_METHODS: readonly BackendMethod[] = [
   'rescoreReport',
   'editFinalAnswer',
   'trajectoryRescores',
+  'resendRequest',
 ];
 
 export interface BackendRequest<M extends BackendMethod = BackendMethod> {
