@@ -625,6 +625,7 @@ export const AGENT_OPTION_SPECS = {
   groundTruthField: WORKSPACE_OPTION_SPECS.groundTruthField,
   splitField: WORKSPACE_OPTION_SPECS.splitField,
   metadataField: WORKSPACE_OPTION_SPECS.metadataField,
+  demonstrationField: fieldOption('the reference answers for an SFT warm start (a list of assistant message texts, one per request the program makes)'),
   heldOutFraction: WORKSPACE_OPTION_SPECS.heldOutFraction,
   splitSeed: WORKSPACE_OPTION_SPECS.splitSeed,
   timeoutMs: {

@@ -691,8 +691,6 @@ export function validateRunConfig(input: unknown): RunConfig {
         message: 'an agent program talks to a chat model',
         fix: 'name a Hugging Face instruct checkpoint folder (policyOptions.model, or --model DIR; Start Run offers the ones in the cache)',
       });
-    if (config.method === 'sft')
-      issues.push({ field: 'method', value: 'sft', message: 'an agent program has no demonstrations to imitate', fix: 'use "grpo" or "rs-sft"' });
     if (typeof eo.reward === 'string' && eo.reward !== '' && eo.reward !== 'exact_match' && !eo.reward.endsWith('.py'))
       issues.push({
         field: 'envOptions.reward',

@@ -19,6 +19,7 @@ import type { Trajectory } from '../../src/shared/types';
 import { openEnvironment } from '../../src/rl/envs/registry';
 import type { RunEnvironment } from '../../src/rl/envs/environment';
 import { createPolicy } from '../../src/rl/policies/createPolicy';
+import { referenceAgentFor } from '../../src/rl/policies/scripted/demonstrations';
 import { initBackend } from '../../src/rl/policies/transformer/backend';
 import { HfTokenizer } from '../../src/rl/policies/transformer/tokenizer';
 import { trajectorySequences, type TransformerPolicy } from '../../src/rl/policies/transformer/transformerPolicy';
@@ -201,6 +202,47 @@ describe('your own agent program (env "agent")', () => {
     },
   );
 
+  it('method sft: the task file’s demonstration answers each request through the program; the student imitates each answer, closed by the end-of-turn token', async () => {
+    const grpo = configFor(['node', 'followUp.mjs']);
+    const config = validateRunConfig({ ...grpo, method: 'sft', algorithm: { learningRate: 1e-2, minibatchSize: 0, warmupSteps: 0 } });
+    const run = await openEnvironment(config);
+    opened.push(run);
+    const policy = (await createPolicy(config, policyRunInfo(config), run)) as TransformerPolicy;
+    const demonstrator = policy.demonstrator(referenceAgentFor(config)!);
+    const task = run.tasks().train[0]!;
+    const ts = await runEpisodes(
+      [0, 1].map((i) => ({ task, group: 0, indexInGroup: i })),
+      () => run.create(),
+      demonstrator,
+      { maxTurns: 6, sampleRng: new Rng(3), verifierRng: new Rng(4) },
+    );
+    const eos = policy.tokenizer.encode('<|im_end|>');
+    for (const t of ts) {
+      assert.deepEqual(
+        t.turns.map((u) => u.actionText),
+        ['red', 'Red.'],
+        JSON.stringify(t.outcome.details),
+      );
+      const printed = (t.outcome.details as { extras: { first: string; second: string } }).extras;
+      assert.deepEqual([printed.first, printed.second], ['red', 'Red.'], 'the program got the demonstration as the answers');
+      const [a, b] = t.turns.map((u) => u.policy.tokens!);
+      assert.deepEqual(a!.sampled, [...policy.tokenizer.encode('red'), ...eos], 'an answer ends with the end-of-turn token');
+      assert.ok(!b!.segment, 'the second request continues the first');
+      // the same ids the policy's own sampling would have had as context: the template's rendering
+      const second = t.turns[0]!.observation.request!;
+      assert.equal(
+        policy.tokenizer.decode([...a!.context, ...a!.sampled, ...b!.context]),
+        HfTokenizer.fromDirectory(model).renderChat(
+          second.messages.map((m) => ({ role: m.role, content: m.content })),
+          { addGenerationPrompt: true, tools: second.tools },
+        ),
+      );
+    }
+    const learner = new Learner(policy, { method: 'sft', settings: config.algorithm, totalSteps: 1, seed: 1, imitate: 'all' });
+    const report = await learner.update(ts);
+    assert.ok(Number.isFinite(report.loss) && report.loss > 0, `a finite imitation loss (${report.loss})`);
+  });
+
   it('a reward file scores the final conversation in the sandbox (the program’s printed line reaches it as data); one that cannot score is refused before the run', async () => {
     const config = configFor(['node', 'followUp.mjs'], AGENTS, { reward: 'reward.py' });
     const { ts, run } = await episodes(config, { AGENT_MODE: 'keep' });
@@ -281,17 +323,6 @@ describe('your own agent program (env "agent")', () => {
     assert.throws(
       () => validateRunConfig({ env: 'agent', policy: 'transformer', envOptions: { command: ['node', 'a.mjs'], tasks: 't.jsonl' } }),
       /policyOptions\.model/,
-    );
-    assert.throws(
-      () =>
-        validateRunConfig({
-          env: 'agent',
-          policy: 'transformer',
-          method: 'sft',
-          envOptions: { command: ['node', 'a.mjs'], tasks: 't.jsonl' },
-          policyOptions: { model },
-        }),
-      /no demonstrations to imitate/,
     );
     // the CLI: a whole run, then forking or rescoring it is refused without starting anything
     const db = path.join(dir, 'runs.db');

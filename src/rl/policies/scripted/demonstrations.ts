@@ -21,9 +21,10 @@ export function referenceAgentFor(c: DemonstrationChoice): Policy | undefined {
     case 'code':
       return new CodeReferenceAgent(c.demonstrations.mistakeRate);
     case 'workspace':
+    case 'agent':
+      // an agent program's tasks are task-file records too: each demonstration answers one request
       return new WorkspaceReferenceAgent();
     case 'binary-search':
-    case 'agent':
       return undefined;
   }
 }
@@ -43,23 +44,34 @@ export class DemonstrationPolicy implements Policy {
     const chat = this.chat?.format;
     if (!chat) return this.tokenizer.encode(ctx.observation.text);
     const last = ctx.turns[ctx.turns.length - 1]?.policy.tokens?.sampled;
+    // an agent program's request: its conversation through the template, continued or afresh
+    const request = ctx.observation.request;
+    if (request) return chat.request(request, last ?? []);
     return last ? chat.next(ctx.observation, last) : chat.first(ctx.observation);
   }
 
   async sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
     const out = await this.agent.sample(contexts, rng);
     return out.map((s, i) => {
-      const end = this.chat?.end;
+      const ctx = contexts[i]!;
+      const request = ctx.observation.request;
+      // an answer to an agent program's request is a whole assistant message: it ends with the
+      // end-of-turn token, as the policy's own answers do (the student learns where to stop)
+      const end = this.chat?.end ?? (request && this.chat ? this.chat.format.eosIds[0] : undefined);
       const sampled = [...this.tokenizer.encode(s.text), ...(end !== undefined ? [end] : [])];
+      // a request that starts a new segment (the program rewrote its history) is a sequence of its own
+      const segment = request !== undefined && request.continuesFrom === 0 && ctx.turns.length > 0;
       return {
         text: s.text,
+        ...(request ? { finish: 'stop' as const, decode: (ids: readonly number[]) => this.tokenizer.decode([...ids]) } : {}),
         step: {
           ...s.step,
           tokens: {
-            context: this.contextIds(contexts[i]!),
+            context: this.contextIds(ctx),
             sampled,
             logprobs: sampled.map(() => 0),
             ...(s.mistake ? { imitate: false } : {}),
+            ...(segment ? { segment: true } : {}),
           },
         },
       };
