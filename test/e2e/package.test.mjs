@@ -1,10 +1,11 @@
 // The .vsix as a user installs it, read from the zip itself: one package for every platform. It must
 // carry better-sqlite3's Node-API binary for each of win32, darwin and linux on x64 and arm64 (plus musl
 // Linux), each one really a binary of its platform and CPU (ELF, Mach-O or PE header), no other native
-// file, no node_modules beside dist/, no config file of the checkout, and the wasm binaries the bundles load. Prints the file count and
+// file, no node_modules beside dist/, no config file of the checkout, the wasm binaries the bundles load,
+// the galleries' 128×128 PNG icon, and at most 100 JavaScript files (past that, vsce warns). Prints the file count and
 // size. The platform .vsix of this machine (agent-rl-workbench-linux-x64.vsix here, `npm run package --
-// --target host`) also carries llama.cpp: node-llama-cpp with every package it imports resolvable inside
-// the zip, and the platform's prebuilt llama.cpp, each binary of that platform. Both are unpacked and
+// --target host`) also carries llama.cpp: node-llama-cpp with its JavaScript and its dependencies bundled
+// into its two entry points, and the platform's prebuilt llama.cpp, each binary of that platform. Both are unpacked and
 // their own probe asked which llama.cpp loads: the platform one loads it, the universal one says why not
 // and names the platform .vsix. Run: npm run test:e2e (which packages first), or E2E_VSIX=path node --test test/e2e/package.test.mjs.
 import assert from 'node:assert/strict';
@@ -14,7 +15,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import zlib from 'node:zlib';
-import { hostTarget, LLAMA_TARGETS } from '../../scripts/packageVsix.mjs';
+import { hostTarget, LLAMA_ENTRIES, LLAMA_TARGETS } from '../../scripts/packageVsix.mjs';
+import { ICON_SIZE } from '../../scripts/renderIcon.mjs';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const VSIX = process.env.E2E_VSIX || path.join(HERE, '..', '..', 'agent-rl-workbench.vsix');
@@ -138,6 +140,21 @@ describe('the packaged .vsix', () => {
       ['LICENSE.txt', 'changelog.md', 'dist', 'media', 'package.json', 'readme.md'],
       'the extension folder holds the manifest, its documents, dist/ and media/ only (no config files of the checkout)',
     );
+    // the galleries' icon: the manifest's, a PNG of ICON_SIZE × ICON_SIZE (width and height from its IHDR chunk)
+    const packageJson = JSON.parse(
+      entries
+        .find((e) => e.name === 'extension/package.json')
+        .read()
+        .toString(),
+    );
+    assert.equal(packageJson.icon, 'media/icon.png');
+    const icon = entries.find((e) => e.name === 'extension/media/icon.png');
+    assert.ok(icon, 'the icon is in the .vsix');
+    const png = icon.read();
+    assert.equal(png.toString('latin1', 1, 4), 'PNG');
+    assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [ICON_SIZE, ICON_SIZE]);
+    const js = entries.filter((e) => /\.js$/i.test(e.name)).length;
+    assert.ok(js <= 100, `${js} JavaScript files: vsce asks to bundle an extension with more than 100`);
     assert.deepEqual(
       entries.filter((e) => /\.(map|ts)$/.test(e.name) && !e.name.endsWith('.d.ts')).map((e) => e.name),
       [],
@@ -170,35 +187,35 @@ describe('the packaged .vsix', () => {
       assert.match(manifest.read().toString(), new RegExp(`TargetPlatform="${TARGET}"`), 'the manifest names its platform');
       const names = new Set(entries.map((e) => e.name));
       const modules = 'extension/dist/node_modules/';
-      // every package node-llama-cpp imports resolves inside the zip the way Node resolves it
-      const resolveFrom = (name, fromDir) => {
-        const parts = fromDir.split('/').filter(Boolean);
-        for (let i = parts.length; i >= 2; i--) {
-          if (parts[i - 1] === 'node_modules') continue;
-          const candidate = `${parts.slice(0, i).join('/')}/node_modules/${name}/`;
-          if (names.has(`${candidate}package.json`)) return candidate;
-        }
-        return undefined;
-      };
-      const seen = new Set();
-      const queue = [`${modules}node-llama-cpp/`];
-      assert.ok(names.has(`${queue[0]}package.json`), 'node-llama-cpp is in the platform .vsix');
-      while (queue.length) {
-        const dir = queue.pop();
-        if (seen.has(dir)) continue;
-        seen.add(dir);
-        const pkg = JSON.parse(
-          entries
-            .find((e) => e.name === `${dir}package.json`)
-            .read()
-            .toString(),
-        );
-        for (const dep of Object.keys(pkg.dependencies ?? {})) {
-          const found = resolveFrom(dep, dir);
-          assert.ok(found, `${dep}, a dependency of ${pkg.name}, is not in the platform .vsix`);
-          queue.push(found);
-        }
-      }
+      // node-llama-cpp's JavaScript is the bundles of its two entry points, its dependencies inside them
+      const llamaDir = `${modules}node-llama-cpp/`;
+      assert.ok(names.has(`${llamaDir}package.json`), 'node-llama-cpp is in the platform .vsix');
+      assert.deepEqual(
+        entries
+          .filter((e) => e.name.startsWith(llamaDir) && /\.(c|m)?js$/.test(e.name))
+          .map((e) => e.name.slice(llamaDir.length))
+          .sort(),
+        [...LLAMA_ENTRIES].sort(),
+        "node-llama-cpp's JavaScript: its index and the file it forks, each one bundle",
+      );
+      const llamaManifest = JSON.parse(
+        entries
+          .find((e) => e.name === `${llamaDir}package.json`)
+          .read()
+          .toString(),
+      );
+      assert.equal(llamaManifest.dependencies, undefined, 'its dependencies are inside the bundles, none left to install');
+      assert.ok(!entries.some((e) => e.name.startsWith(`${llamaDir}node_modules/`)), 'no node_modules inside node-llama-cpp');
+      assert.match(
+        entries
+          .find((e) => e.name === `${llamaDir}THIRD_PARTY_LICENSES.txt`)
+          .read()
+          .toString(),
+        /\nlifecycle-utils [\d.]+\n/,
+        "the bundled packages' licences",
+      );
+      const js = entries.filter((e) => /\.js$/i.test(e.name)).length;
+      assert.ok(js <= 100, `${js} JavaScript files: vsce asks to bundle an extension with more than 100`);
       const llamaPkg = `${modules}@node-llama-cpp/${LLAMA_TARGETS[TARGET]}/`;
       const addon = entries.find((e) => e.name.startsWith(llamaPkg) && e.name.endsWith('/llama-addon.node'));
       assert.ok(addon, `llama.cpp's prebuilt addon for ${TARGET}`);
