@@ -133,6 +133,36 @@ export function pairedInterval(d) {
   return { n, mean, low: mean - half, high: mean + half };
 }
 
+/**
+ * Per held-out task of an evaluation in a run record: greedy success (0/1) and sampled success rate.
+ * Throws when the evaluation lacks per-task greedy results or did not sample every held-out task.
+ * @param {any} e
+ * @returns {Map<string, { greedy: number; sampled: number }>}
+ */
+export function perTask(e) {
+  if (!Array.isArray(e.perTask) || e.perTask.some((/** @type {any} */ t) => t.greedySuccesses === undefined))
+    throw new Error(`evaluation at iteration ${e.iteration}: no per-task greedy results (a run from before they were stored?)`);
+  // greedy decoding visits every held-out task; the per-task list must too (evalEpisodes ≥ the held-out tasks)
+  if (e.perTask.length !== e.greedyEpisodes)
+    throw new Error(`evaluation at iteration ${e.iteration}: ${e.perTask.length} tasks sampled of ${e.greedyEpisodes} held out; raise evalEpisodes`);
+  return new Map(e.perTask.map((/** @type {any} */ t) => [t.task, { greedy: t.greedySuccesses, sampled: t.successes / t.episodes }]));
+}
+
+/**
+ * Greedy pass@1 over the tasks `keep` accepts (all when absent); `what` names them in the error.
+ * @param {Map<string, { greedy: number }>} m @param {((task: string) => boolean) | undefined} [keep] @param {string} [what]
+ */
+export function greedyRateOf(m, keep, what = 'the class') {
+  const xs = [...m].filter(([k]) => keep === undefined || keep(k)).map(([, v]) => v.greedy);
+  if (xs.length === 0) throw new Error(`no held-out task of ${what}`);
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+/** Paired interval of a − b on greedy success, over the tasks both list. @param {Map<string, { greedy: number }>} a @param {Map<string, { greedy: number }>} b */
+export function greedyDifference(a, b) {
+  return pairedInterval([...a.keys()].filter((k) => b.has(k)).map((k) => /** @type {number} */ (a.get(k)?.greedy) - /** @type {number} */ (b.get(k)?.greedy)));
+}
+
 /** Optimizer steps and summed learning rate over a run record's iterations. @param {any} record */
 export function schedule(record) {
   let steps = 0;

@@ -13,7 +13,7 @@
 // the time conversions and the others apart, sampled pass@1, pass@k, tool calls, and GRPO − RS-SFT.
 // Usage: node scripts/verifyWorkspace.mjs [--seeds 1,2,3] [--out DIR] [--sft-iterations N] [--rl-iterations N]
 //        [--warm-start-ready 0.5] [--warm-start-rounds 2] [--warm-start-more 200]
-import { arg, pairedInterval, schedule, verifyFolder, warmStartThenGrpoAndRsSft, writeJson } from './agentRl.mjs';
+import { arg, greedyDifference, greedyRateOf, perTask, schedule, verifyFolder, warmStartThenGrpoAndRsSft, writeJson } from './agentRl.mjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -66,27 +66,8 @@ const taskClass = (id) => {
   return c;
 };
 
-/** Per task of an evaluation: greedy (0/1) and sampled success rate. @param {any} e */
-function perTask(e) {
-  if (!Array.isArray(e.perTask) || e.perTask.some((/** @type {any} */ t) => t.greedySuccesses === undefined))
-    throw new Error(`evaluation at iteration ${e.iteration}: no per-task greedy results (a run from before they were stored?)`);
-  // greedy decoding visits every held-out task; the per-task list must too (evalEpisodes ≥ the held-out tasks)
-  if (e.perTask.length !== e.greedyEpisodes)
-    throw new Error(`evaluation at iteration ${e.iteration}: ${e.perTask.length} tasks sampled of ${e.greedyEpisodes} held out; raise evalEpisodes`);
-  return new Map(e.perTask.map((/** @type {any} */ t) => [t.task, { greedy: t.greedySuccesses, sampled: t.successes / t.episodes }]));
-}
-
 /** Greedy pass@1 over the tasks of one class (or all). @param {Map<string, { greedy: number }>} m @param {string} [cls] */
-function greedyRate(m, cls) {
-  const xs = [...m].filter(([k]) => cls === undefined || taskClass(k) === cls).map(([, v]) => v.greedy);
-  if (xs.length === 0) throw new Error(`no held-out task of the class ${cls}`);
-  return xs.reduce((a, b) => a + b, 0) / xs.length;
-}
-
-/** Paired interval of a − b on greedy success, over the tasks both list. @param {Map<string, { greedy: number }>} a @param {Map<string, { greedy: number }>} b */
-function greedyDifference(a, b) {
-  return pairedInterval([...a.keys()].filter((k) => b.has(k)).map((k) => /** @type {number} */ (a.get(k)?.greedy) - /** @type {number} */ (b.get(k)?.greedy)));
-}
+const greedyRate = (m, cls) => greedyRateOf(m, cls === undefined ? undefined : (k) => taskClass(k) === cls, `the class ${cls}`);
 
 const pct = (/** @type {number | undefined} */ v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
 /** @type {any[]} */

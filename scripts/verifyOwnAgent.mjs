@@ -1,0 +1,235 @@
+#!/usr/bin/env node
+// @ts-check
+// `npm run verify:own-agent` (issue 41; its design and criterion written in docs/reproductions.md's
+// "Your own agent program learns" before it was first run): the example's unchanged program
+// (examples/own-agent/agent.ts — the official openai client, one calculate tool, its reward printed)
+// learns on held-out tasks. No checkpoint can be downloaded here, so the model is a fresh one: a
+// 2-layer Qwen3-shaped model with Qwen3's chat template and a 336-token BPE vocabulary (the test
+// fixture's tokenizer: a Qwen tokenizer's 151,669 words would make a model this small all head), made by
+// `agent-rl model new` with the seed. For each seed: a warm start by SFT through the program on the task
+// file's demonstrations (which skip the tool on 2 of every 3 tasks whose outer operation is ×, answering
+// with the first number: a habit the warm start copies), checked before RL (held-out greedy on the
+// other tasks ≥ --warm-start-ready, or SFT goes on from its checkpoint, up to --warm-start-rounds
+// times); then from that one checkpoint GRPO and, as the control, RS-SFT, side by side, the same config
+// but the method. Primary figure: held-out greedy pass@1, GRPO − warm start (the GRPO run's iteration-0
+// evaluation), with a 95 % interval paired by task; beside it × tasks and the others apart, sampled
+// pass@1, pass@2, tool calls, and GRPO − RS-SFT. The evidence (run records with per-task results, the
+// configs, the commit) is written to docs/runs/own-agent/ with --evidence.
+// Usage: node scripts/verifyOwnAgent.mjs [--seeds 1] [--out DIR] [--sft-iterations 120] [--rl-iterations 12]
+//        [--warm-start-ready 0.5] [--warm-start-rounds 1] [--warm-start-more 60] [--evidence DIR]
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  arg,
+  greedyDifference,
+  greedyRateOf,
+  perTask,
+  runAgentRl,
+  schedule,
+  verifyFolder,
+  warmStartThenGrpoAndRsSft,
+  writeEvidence,
+  writeJson,
+} from './agentRl.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const example = path.join(root, 'examples', 'own-agent');
+const tokenizer = path.join(root, 'test', 'fixtures', 'hf', 'qwen3');
+const seeds = arg('--seeds', '1').split(',').map(Number);
+const out = path.resolve(arg('--out', verifyFolder('own-agent')));
+const evidence = arg('--evidence', undefined);
+const sftIterations = Number(arg('--sft-iterations', '120'));
+const rlIterations = Number(arg('--rl-iterations', '12'));
+const warmStartReady = Number(arg('--warm-start-ready', '0.5'));
+const warmStartRounds = Number(arg('--warm-start-rounds', '1'));
+const warmStartMore = Number(arg('--warm-start-more', '60'));
+for (const [name, v, ok] of /** @type {[string, number, boolean][]} */ ([
+  ['--sft-iterations', sftIterations, Number.isInteger(sftIterations) && sftIterations >= 1],
+  ['--rl-iterations', rlIterations, Number.isInteger(rlIterations) && rlIterations >= 1],
+  ['--warm-start-ready', warmStartReady, warmStartReady >= 0 && warmStartReady <= 1],
+  ['--warm-start-rounds', warmStartRounds, Number.isInteger(warmStartRounds) && warmStartRounds >= 0],
+  ['--warm-start-more', warmStartMore, Number.isInteger(warmStartMore) && warmStartMore >= 1],
+  ['--seeds', seeds.length, seeds.every((s) => Number.isInteger(s) && s >= 0)],
+]))
+  if (!ok) {
+    process.stderr.write(`verify:own-agent: ${name} ${v}: iterations and rounds are whole numbers (iterations ≥ 1), the readiness a fraction from 0 to 1\n`);
+    process.exit(2);
+  }
+fs.mkdirSync(out, { recursive: true });
+process.stderr.write(`runs and records: ${out}\n`);
+const db = path.join(out, 'runs.sqlite');
+
+// Task id → class: × (the demonstrations' habit) against the rest, from the task file.
+/** @type {Map<string, 'times' | 'other'>} */
+const classOf = new Map();
+for (const line of fs.readFileSync(path.join(example, 'tasks.jsonl'), 'utf8').split('\n')) {
+  if (line.trim() === '') continue;
+  const t = JSON.parse(line);
+  classOf.set(t.id, /\) \* \d+\?$/.test(t.prompt) ? 'times' : 'other');
+}
+/** @param {Map<string, { greedy: number }>} m @param {'times' | 'other'} cls */
+const greedyRate = (m, cls) =>
+  greedyRateOf(
+    m,
+    (id) => {
+      const c = classOf.get(id) ?? classOf.get(id.slice(id.lastIndexOf(':') + 1));
+      if (c === undefined) throw new Error(`task ${id}: not in ${path.join(example, 'tasks.jsonl')}`);
+      return c === cls;
+    },
+    `the class ${cls}`,
+  );
+
+// What every stage shares: the program, its tasks (the evaluation samples every held-out task once and
+// decodes each greedily), a full fine-tuning of the fresh model, room for the second request.
+const heldOut = fs
+  .readFileSync(path.join(example, 'tasks.jsonl'), 'utf8')
+  .split('\n')
+  .filter((l) => /"split":"test"/.test(l)).length;
+const common = {
+  env: 'agent',
+  policy: 'transformer',
+  evalEpisodes: 2 * heldOut,
+  evalPassK: 2,
+  envOptions: { root: example, command: ['node', 'agent.ts'], tasks: 'tasks.jsonl' },
+};
+const policyOptions = { loraRank: 0, contextLength: 1024, maxNewTokens: 96, threads: 1 };
+
+const pct = (/** @type {number | undefined} */ v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
+/** @type {any[]} */
+const rows = [];
+/** @type {Record<string, string>} */
+const records = {};
+const t0 = Date.now();
+for (const seed of seeds) {
+  const file = (/** @type {string} */ stage) => path.join(out, `own-agent-${stage}-s${seed}`);
+  const model = path.join(out, `model-s${seed}`);
+  process.stderr.write(`\n== seed ${seed}: a fresh model (${model})\n`);
+  runAgentRl([
+    'model',
+    'new',
+    '--out',
+    model,
+    '--tokenizer',
+    tokenizer,
+    '--layers',
+    '2',
+    '--hidden',
+    '96',
+    '--heads',
+    '4',
+    '--kv-heads',
+    '2',
+    '--context',
+    '1024',
+    '--seed',
+    String(seed),
+  ]);
+  /** @param {number} iterations */
+  const sftConfig = (iterations) => ({
+    ...common,
+    method: 'sft',
+    seed,
+    iterations,
+    groupsPerIteration: 32,
+    algorithm: { learningRate: 0.003 },
+    policyOptions: { ...policyOptions, model },
+  });
+  const stages = await warmStartThenGrpoAndRsSft({
+    file,
+    db,
+    label: `s${seed}`,
+    sftConfig: sftConfig(sftIterations),
+    // the check of the warm start before RL: it must call the tool and copy its result where its
+    // demonstrations do (greedy on the tasks without ×); if not, SFT goes on from its checkpoint
+    checkWarmStart: (record, round) => {
+      const ready = greedyRate(perTask(record.evaluations.at(-1)), 'other');
+      const go = ready >= warmStartReady;
+      process.stderr.write(
+        `== seed ${seed}: warm start after ${round} SFT stage(s): greedy ${pct(ready)} on tasks without × (ready at ${pct(warmStartReady)}): ${go ? 'ready' : round > warmStartRounds ? 'not ready, and no continuation left: RL starts from it' : 'not ready'}\n`,
+      );
+      return go || round > warmStartRounds ? undefined : sftConfig(warmStartMore);
+    },
+    rlConfig: (method, checkpoint) => ({
+      ...common,
+      method,
+      seed,
+      iterations: rlIterations,
+      groupsPerIteration: 8,
+      groupSize: 8,
+      policyOptions: { ...policyOptions, init: checkpoint },
+    }),
+  });
+  const [g, r] = [stages.grpo.record, stages.rsSft.record];
+  const [w, gm, rm] = [perTask(g.evaluations[0]), perTask(g.evaluations.at(-1)), perTask(r.evaluations.at(-1))];
+  const result = (/** @type {any} */ rec, /** @type {any} */ e, /** @type {Map<string, any>} */ m, /** @type {string} */ label) => ({
+    label,
+    run: rec.runId,
+    evaluation: e,
+    greedyTimes: greedyRate(m, 'times'),
+    greedyOther: greedyRate(m, 'other'),
+  });
+  const row = {
+    seed,
+    warmStart: result(g, g.evaluations[0], w, 'warm start (SFT, iteration 0)'),
+    grpo: { ...result(g, g.evaluations.at(-1), gm, g.methodLabel), schedule: schedule(g), seconds: stages.grpo.seconds },
+    rsSft: { ...result(r, r.evaluations.at(-1), rm, r.methodLabel), schedule: schedule(r), seconds: stages.rsSft.seconds },
+    warmStartSftIterations: stages.warmStart.reduce((a, rec) => a + rec.iterations.length, 0),
+    warmStartRuns: stages.warmStart.map((rec) => rec.runId),
+    grpoGain: greedyDifference(gm, w),
+    rsSftGain: greedyDifference(rm, w),
+    grpoMinusRsSft: greedyDifference(gm, rm),
+  };
+  rows.push(row);
+  records[`grpo-s${seed}`] = `${file('grpo')}.json`;
+  records[`rs-sft-s${seed}`] = `${file('rs-sft')}.json`;
+  stages.warmStart.forEach((_, i) => (records[`sft${i === 0 ? '' : `-more${i}`}-s${seed}`] = `${file(i === 0 ? 'sft' : `sft-more${i}`)}.json`));
+  process.stderr.write(
+    `== seed ${seed}: held-out greedy pass@1 GRPO − warm start ${(100 * row.grpoGain.mean).toFixed(1)} points [${(100 * row.grpoGain.low).toFixed(1)}, ${(100 * row.grpoGain.high).toFixed(1)}]\n`,
+  );
+}
+
+const pts = (/** @type {{ mean: number; low: number; high: number }} */ c) =>
+  `${c.mean >= 0 ? '+' : ''}${(100 * c.mean).toFixed(1)} [${(100 * c.low).toFixed(1)}, ${(100 * c.high).toFixed(1)}]`;
+const cells = (/** @type {any} */ m) =>
+  `${pct(m.evaluation.greedySuccessRate)} | ${pct(m.greedyTimes)} | ${pct(m.greedyOther)} | ${pct(m.evaluation.successRate)} | ${pct(m.evaluation.passAtK)} | ${(m.evaluation.toolCalls ?? 0).toFixed(2)} / ${(m.evaluation.greedyToolCalls ?? 0).toFixed(2)}`;
+const k = rows[0]?.grpo.evaluation.passK ?? 'k';
+const met = rows.every((x) => x.grpoGain.mean >= 0.1);
+const seconds = (Date.now() - t0) / 1000;
+const lines = [
+  `| seed | model | greedy pass@1 | greedy, × tasks | greedy, the others | sampled pass@1 | pass@${k} | tool calls, sampled / greedy | optimizer steps |`,
+  '|---|---|---|---|---|---|---|---|---|',
+  ...rows.flatMap((x) => [
+    `| ${x.seed} | ${x.warmStart.label}, ${x.warmStartSftIterations} SFT iterations | ${cells(x.warmStart)} | – |`,
+    `| ${x.seed} | ${x.grpo.label} | ${cells(x.grpo)} | ${x.grpo.schedule.steps} |`,
+    `| ${x.seed} | ${x.rsSft.label} | ${cells(x.rsSft)} | ${x.rsSft.schedule.steps} |`,
+  ]),
+  '',
+  '| seed | GRPO − warm start, greedy points [95 % interval, paired by task] | RS-SFT − warm start | GRPO − RS-SFT | held-out tasks |',
+  '|---|---|---|---|---|',
+  ...rows.map((x) => `| ${x.seed} | ${pts(x.grpoGain)} | ${pts(x.rsSftGain)} | ${pts(x.grpoMinusRsSft)} | ${x.grpoGain.n} |`),
+  '',
+  `criterion (pre-registered): GRPO ≥ +10 greedy points over the warm start on every seed — ${met ? 'met' : 'NOT met'}`,
+  `total ${seconds.toFixed(0)} s on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; database ${db}`,
+];
+process.stdout.write(`${lines.join('\n')}\n\nruns (store runs.sqlite) and records: ${out}\n`);
+const summary = {
+  example,
+  tokenizer: path.relative(root, tokenizer),
+  sftIterations,
+  rlIterations,
+  warmStartCheck: { ready: warmStartReady, rounds: warmStartRounds, more: warmStartMore },
+  criterionMet: met,
+  rows,
+};
+writeJson(path.join(out, 'summary.json'), { db, ...summary });
+if (evidence) {
+  fs.mkdirSync(evidence, { recursive: true });
+  fs.writeFileSync(
+    path.join(evidence, 'verify-own-agent.md'),
+    `${lines.slice(0, -1).join('\n')}\ntotal ${seconds.toFixed(0)} s on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}\n`,
+  );
+  writeEvidence(path.join(evidence, 'evidence.json'), { script: 'scripts/verifyOwnAgent.mjs', seconds, records, summary });
+}
+process.exit(met ? 0 : 1);
