@@ -19,10 +19,12 @@ import {
 } from 'chart.js';
 import { emptyReason, PANELS, PHASE_PANEL, phaseBars, phaseEmptyReason, PHASES, panelLines, type Panel } from '../src/shared/dashboardModel';
 import { isHostToDashboard, type DashboardState, type DashboardToHost, type RunSeries } from '../src/shared/protocol/webviewProtocol';
+import { axisTick, sig } from '../src/shared/format';
 import type { WorstBy } from '../src/shared/tokenStatsRows';
-import { showDrill } from './drill';
 import { oneLine, showInvisibles } from '../src/shared/untrustedText';
 import { startComparison } from './comparison';
+import { el } from './dom';
+import { showDrill } from './drill';
 import { onHostMessage, vscodeApi } from './vscodeApi';
 
 Chart.register(LineController, ScatterController, BarController, LineElement, PointElement, BarElement, LinearScale, Tooltip, Decimation);
@@ -47,13 +49,6 @@ interface View {
   readonly warnings: HTMLElement;
 }
 const views = new Map<string, View>();
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 /** The runs drawn last, by dataset index of each panel (a click on a point names its run). */
 let drawn: readonly RunSeries[] = [];
@@ -91,12 +86,21 @@ function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', r
           stacked,
           offset: stacked,
           title: { display: true, text: 'iteration', color: fg },
-          ticks: { color: fg, precision: 0 },
+          ticks: { color: fg, precision: 0, callback: axisTick },
           grid: { color: grid },
         },
-        y: { stacked, ticks: { color: fg }, grid: { color: grid }, ...(rate ? { suggestedMin: 0, suggestedMax: 1 } : { beginAtZero: stacked }) },
+        y: {
+          stacked,
+          ticks: { color: fg, callback: axisTick },
+          grid: { color: grid },
+          ...(rate ? { suggestedMin: 0, suggestedMax: 1 } : { beginAtZero: stacked }),
+        },
       },
-      plugins: { legend: { display: false }, decimation: { enabled: !stacked, algorithm: 'lttb', samples: 400 }, tooltip: { enabled: true } },
+      plugins: {
+        legend: { display: false },
+        decimation: { enabled: !stacked, algorithm: 'lttb', samples: 400 },
+        tooltip: { enabled: true, callbacks: { label: (ctx) => `${ctx.dataset.label ?? ''}: ${sig(ctx.parsed.y)}` } },
+      },
       ...(drill
         ? {
             onClick: (_e, elements) => {

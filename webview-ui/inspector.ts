@@ -2,16 +2,18 @@
 // the model's text around its code, the code with line numbers and highlighting — or tool call, and
 // its observation; observations link back to what caused them (a traceback's line N highlights that
 // line); the token heat map (tokenHeat.ts) colours every generated token by what the learner saw and
-// lists the worst ones; the other trajectories of the group sit alongside. Everything from the trajectory is untrusted: set with textContent, with
-// invisible and direction-changing characters shown as markers, and cut at agentRl.maxTextLength with a
-// button that shows the rest.
+// lists the worst ones; the other trajectories of the group sit alongside. What the header, the
+// outcome's details and the group say comes from src/shared/inspectorModel.ts. Everything from the
+// trajectory is untrusted: set with textContent through el(), invisible and direction-changing
+// characters shown as markers, and cut at agentRl.maxTextLength with a button that shows the rest.
 import { agentRequestView, type AgentRequestView } from '../src/shared/agentRequestView';
-import { BLOCKED_KINDS, episodeStats } from '../src/shared/episodeStats';
+import { count } from '../src/shared/format';
 import { highlightPython } from '../src/shared/highlight';
+import { groupRows, inspectorHeader, outcomeDetails } from '../src/shared/inspectorModel';
 import { actionParts, observationLinks, type ObservationLink } from '../src/shared/linking';
 import { isHostToInspector, type InspectorData, type InspectorToHost } from '../src/shared/protocol/webviewProtocol';
 import { clip, showInvisibles } from '../src/shared/untrustedText';
-import { el, highlight } from './dom';
+import { chipList, el, highlight } from './dom';
 import { HeatMap, type HeatMode } from './tokenHeat';
 import { rescoreBlock } from './rescoreView';
 import { onHostMessage, vscodeApi } from './vscodeApi';
@@ -32,7 +34,7 @@ function cut(text: string, render: (shown: string) => HTMLElement): HTMLElement 
   const shown = render(c.text);
   if (c.cut === 0) return shown;
   const wrap = el('div', 'cut');
-  const more = el('button', 'show-all', `Show all ${text.length.toLocaleString('en-US')} characters (${c.cut.toLocaleString('en-US')} more)`);
+  const more = el('button', 'show-all', `Show all ${count(text.length)} characters (${count(c.cut)} more)`);
   more.type = 'button';
   more.addEventListener('click', () => wrap.replaceWith(render(text)));
   wrap.append(shown, more);
@@ -125,55 +127,26 @@ function observationBlock(text: string, links: ObservationLink[], turn: number):
 }
 
 /**
- * The outcome's details as plain text: for an imported verl sample its prompt, ground truth and the
- * reward's extra keys as metrics; for our environments the verifier's notes.
+ * The outcome's details (inspectorModel.ts): for an imported verl sample its prompt, ground truth and
+ * the reward's extra keys as metrics; for our environments the verifier's notes.
  */
 function detailsBlock(details: unknown): HTMLElement | undefined {
-  if (typeof details !== 'object' || details === null) return undefined;
-  const d = details as Record<string, unknown>;
+  const model = outcomeDetails(details);
+  if (!model) return undefined;
   const box = el('details', 'outcome-details');
   box.open = true;
   box.append(el('summary', undefined, 'outcome details'));
-  for (const [k, v] of Object.entries(d)) {
-    if (k === 'extras' && 'metrics' in d) continue; // the numeric extras are the metrics; the rest is shown below
-    const text =
-      k === 'metrics' && typeof v === 'object' && v !== null
-        ? Object.entries(v)
-            .map(([m, x]) => `${m} ${String(x)}`)
-            .join(' · ')
-        : typeof v === 'string'
-          ? v
-          : JSON.stringify(v);
+  for (const r of model.rows) {
     const row = el('div', 'detail');
-    row.dataset.key = k;
+    row.dataset.key = r.key;
     row.append(
-      el('span', 'detail-key', `${k}: `),
-      cut(text, (shown) => el(typeof v === 'string' && v.includes('\n') ? 'pre' : 'span', 'detail-value', shown)),
+      el('span', 'detail-key', r.label),
+      cut(r.value, (shown) => el(r.block ? 'pre' : 'span', 'detail-value', shown)),
     );
     box.append(row);
   }
-  const extras = d.extras as Record<string, unknown> | undefined;
-  const other = extras && 'metrics' in d ? Object.entries(extras).filter(([, x]) => typeof x !== 'number' && typeof x !== 'boolean') : [];
-  if (other.length) box.append(cut(`other extras: ${other.map(([k, x]) => `${k} ${JSON.stringify(x)}`).join(' · ')}`, (shown) => el('div', 'detail', shown)));
+  if (model.otherExtras !== undefined) box.append(cut(model.otherExtras, (shown) => el('div', 'detail', shown)));
   return box;
-}
-
-const fixed = (x: unknown, digits: number): string => (typeof x === 'number' ? x.toFixed(digits) : String(x));
-
-/** Generated tokens of a stored turn (its policy record is untrusted: anything but an array counts 0). */
-function sampledCount(policy: Record<string, unknown>): number {
-  const tokens = policy.tokens;
-  const sampled = typeof tokens === 'object' && tokens !== null ? (tokens as Record<string, unknown>).sampled : undefined;
-  return Array.isArray(sampled) ? sampled.length : 0;
-}
-
-/** The policy versions that sampled the episode's turns, as "version 4" or "versions 3–4" (stored data: numbers only). */
-function versionsText(turns: readonly { policy: Record<string, unknown> }[]): string | undefined {
-  const vs = turns.map((u) => u.policy.policyVersion).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
-  if (vs.length === 0) return undefined;
-  const lo = Math.min(...vs);
-  const hi = Math.max(...vs);
-  return lo === hi ? `sampled by policy version ${lo}` : `sampled by policy versions ${lo}–${hi}`;
 }
 
 function render(d: InspectorData): void {
@@ -181,47 +154,15 @@ function render(d: InspectorData): void {
   const t = d.detail;
   const root = document.getElementById('root')!;
   root.replaceChildren();
+  const header = inspectorHeader(t, d.compute);
   const head = el('header');
-  head.append(el('h1', undefined, `Trajectory ${t.id}`));
-  head.append(el('div', 'meta task', `task ${clip(t.taskId, 500).text} · run ${t.runId} · iteration ${t.iteration} · group ${t.group} #${t.indexInGroup}`));
-  head.append(
-    el(
-      'div',
-      'meta',
-      `reward ${fixed(t.reward, 2)} · advantage ${fixed(t.advantage, 4)} · ${t.success ? 'success' : 'failure'} (${clip(t.termination, 200).text}) · public ${t.publicPass ? 'pass' : 'fail'} · private ${t.privatePass ? 'pass' : 'fail'}${t.excluded ? ` · left out of the update: ${clip(t.excluded, 100).text}` : ''}`,
-    ),
-  );
-  // the episode's acceptance metrics (seed 001), counted the way the trainer counts them
-  const stats = episodeStats(
-    t.turnList.map((u) => ({
-      actionText: u.actionText,
-      action: u.action,
-      observationText: u.observationText,
-      observation: u.observation,
-      sampledTokens: sampledCount(u.policy),
-    })),
-  );
-  const blocked = BLOCKED_KINDS.filter((k) => stats.blocked[k] > 0).map((k) => `${stats.blocked[k]} ${k}`);
-  head.append(
-    el(
-      'div',
-      'meta episode-stats',
-      [
-        `${stats.turns} turns`,
-        ...(stats.tokens > 0 ? [`${stats.tokens} generated tokens`] : []),
-        `${stats.toolCalls} tool calls`,
-        ...(stats.toolMs > 0 ? [`${Math.round(stats.toolMs)} ms in tools`] : []),
-        `${stats.formatErrors} format errors`,
-        `${stats.badToolCalls} bad tool calls`,
-        `${stats.repeatedActions} repeated actions`,
-        `blocked by the sandbox: ${blocked.length > 0 ? blocked.join(', ') : 'nothing'}`,
-        ...(versionsText(t.turnList) !== undefined ? [versionsText(t.turnList)!] : []),
-      ].join(' · '),
-    ),
-  );
+  head.append(el('h1', undefined, header.title));
+  head.append(el('div', 'meta task', header.task));
+  head.append(chipList('meta outcome', header.outcome));
+  head.append(el('div', 'meta episode-stats', header.stats));
   // what sampled these tokens: the backend, the model and its chat template (and what of the template an
   // episode does not apply, e.g. a thinking template's rewriting of earlier turns)
-  if (d.compute !== '') head.append(el('div', 'meta compute', `policy: ${clip(d.compute, 1000).text}`));
+  if (header.compute !== undefined) head.append(el('div', 'meta compute', header.compute));
   const details = detailsBlock(t.outcome.details);
   if (details) head.append(details);
   const rescores = rescoreBlock(d.rescores, t);
@@ -246,19 +187,16 @@ function render(d: InspectorData): void {
     const action = actionBlock(i, turn);
     action.id = `t${i}-action`;
     sec.append(action);
-    const tokenRow = heat!.turnView(i, turn.actionText);
+    const tokenRow = heat!.turnView(i);
     if (tokenRow) sec.append(tokenRow);
     sec.append(observationBlock(turn.observationText, observationLinks(t.turnList, i), i));
     turns.append(sec);
   });
   const side = el('aside', 'group');
   side.append(el('h2', undefined, `Group ${t.group}`));
-  for (const g of d.group) {
-    const a = el(
-      'a',
-      `sibling${g.id === t.id ? ' current' : ''}`,
-      `${g.success ? '✓' : '✗'} #${g.indexInGroup} reward ${fixed(g.reward, 2)} adv ${fixed(g.advantage, 2)} · ${g.turns} turns`,
-    );
+  for (const g of groupRows(t.id, d.group)) {
+    const a = el('a', `sibling${g.current ? ' current' : ''}`, g.text);
+    a.dataset.tone = g.tone;
     a.href = '#';
     a.addEventListener('click', (ev) => {
       ev.preventDefault();

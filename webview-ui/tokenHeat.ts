@@ -1,20 +1,29 @@
 // The inspector's token heat map: every generated token coloured by a chosen column of what the
-// learner saw (src/shared/tokenStatsRows.ts: behaviour log-prob, training log-prob before the update,
-// their difference, π/π_old, the clip that held it, the advantage, the entropy, the KL to the
-// reference), every column in a token's detail line, and the worst tokens of the trajectory — and, from
-// the host, of its iteration and run — each a link to the token in context. Token texts are untrusted:
-// set through el() only.
+// learner saw (src/shared/tokenStatsRows.ts), a token's numbers as key/value rows, and the worst tokens
+// of the trajectory — and, from the host, of its iteration and run — as tables whose rows open the
+// token in context. What is shown comes from src/shared/inspectorModel.ts; this file only renders it
+// (text through el(): textContent, invisibles marked).
+import {
+  defaultHeatMode,
+  heatModes,
+  heatPaint,
+  remoteWorst,
+  tokenDetails,
+  tokenDetailsTitle,
+  tokenPieces,
+  tokenSummary,
+  trajectoryWorst,
+  turnTokensSummary,
+  worstAsks,
+  type HeatMode,
+  type WorstTable,
+} from '../src/shared/inspectorModel';
 import type { TrajectoryDetail, WorstToken } from '../src/shared/protocol/backendProtocol';
 import type { TokenFocus, WorstScope } from '../src/shared/protocol/webviewProtocol';
-import { tokenNumber as fmt, tokenRows, worstRows, TOKEN_COLUMNS, type TokenColumn, type TokenRow, type WorstBy } from '../src/shared/tokenStatsRows';
-import { clip, showInvisibles } from '../src/shared/untrustedText';
-import { el, highlight } from './dom';
+import { tokenRows, type TokenRow, type WorstBy } from '../src/shared/tokenStatsRows';
+import { chipList, el, highlight, keyValues, worstTableElement } from './dom';
 
-/** What a colour mode shows: a column, or the trajectory's advantage. */
-export type HeatMode = TokenColumn | 'advantage';
-const MODES: readonly HeatMode[] = ['behaviour', 'before', 'mismatch', 'ratio', 'clip', 'advantage', 'entropy', 'kl'];
-const MODE_TEXT: Record<HeatMode, string> = { ...TOKEN_COLUMNS, advantage: 'the trajectory’s advantage' };
-const WORST_TEXT: Record<WorstBy, string> = { mismatch: '|training − sampling log-prob|', logRatio: '|log π/π_old|', kl: 'KL to the reference' };
+export type { HeatMode };
 
 export interface HeatMapHooks {
   /** Open another trajectory at a token (a worst-list entry elsewhere). */
@@ -23,59 +32,11 @@ export interface HeatMapHooks {
   worst(scope: WorstScope, by: WorstBy): void;
 }
 
-/** Every column of a token, as one line of text. */
-export function tokenDetailText(r: TokenRow, piece: string, advantage: number): string {
-  if (!r.trained)
-    return `token ${JSON.stringify(piece)} (id ${r.id}) · log-prob when sampled ${fmt(r.behaviour)} · not trained (loss mask 0, or past the context window)`;
-  return [
-    `token ${JSON.stringify(piece)} (id ${r.id})`,
-    `sampled ${fmt(r.behaviour)}`,
-    `before the update ${fmt(r.before)}`,
-    `mismatch ${fmt(r.mismatch)}`,
-    `trained on ${fmt(r.logp)}`,
-    `ratio ${fmt(r.ratio)}`,
-    `clipped ${r.clip === 'none' || r.clip === undefined ? 'no' : r.clip}`,
-    `advantage ${fmt(advantage)}`,
-    `entropy ${fmt(r.entropy)}`,
-    `KL ${fmt(r.kl)}`,
-  ].join(' · ');
-}
-
-/** A token's value in a mode (undefined: unknown), and the colour scale's bound over the trajectory. */
-function valueOf(r: TokenRow, mode: HeatMode, advantage: number): number | undefined {
-  switch (mode) {
-    case 'behaviour':
-      return r.behaviour;
-    case 'before':
-      return r.before;
-    case 'mismatch':
-      return r.mismatch;
-    case 'ratio':
-      return r.ratio === undefined || r.ratio <= 0 ? undefined : Math.log(r.ratio);
-    case 'clip':
-      return r.clip === undefined ? undefined : ['none', 'low', 'high', 'dual'].indexOf(r.clip);
-    case 'advantage':
-      return r.trained ? advantage : undefined;
-    case 'entropy':
-      return r.entropy;
-    case 'kl':
-      return r.kl;
-  }
-}
-
-/** Background of a token: red for high / positive, blue for negative; log-probs hot where unlikely. */
-function colour(v: number | undefined, mode: HeatMode, bound: number): string {
-  if (v === undefined) return '';
-  const alpha = (x: number): number => Math.max(0, Math.min(1, x)) * 0.75;
-  if (mode === 'behaviour' || mode === 'before') return `rgba(220, 60, 40, ${alpha(1 - Math.exp(v))})`;
-  if (mode === 'clip') return ['', 'rgba(40, 110, 230, 0.6)', 'rgba(220, 60, 40, 0.6)', 'rgba(160, 60, 200, 0.6)'][v] ?? '';
-  const x = bound > 0 ? v / bound : 0;
-  return x >= 0 ? `rgba(220, 60, 40, ${alpha(x)})` : `rgba(40, 110, 230, ${alpha(-x)})`;
-}
-
 /** The token heat map of one trajectory: its controls and lists (`header`) and each turn's token row (`turnView`). */
 export class HeatMap {
   readonly rows: TokenRow[];
+  /** Each row's token text, invisibles marked. */
+  private readonly pieces: string[];
   private mode: HeatMode;
   private readonly spans = new Map<string, HTMLElement>();
   private readonly details = new Map<number, HTMLDetailsElement>();
@@ -90,41 +51,22 @@ export class HeatMap {
     mode: HeatMode | undefined,
   ) {
     this.rows = tokenRows(t.turnList, t.tokenStats);
-    // until a mode is chosen: the mismatch where the trajectory has it, else what the clip acted on
-    this.mode = !t.tokenStats ? 'behaviour' : (mode ?? (this.rows.some((r) => r.mismatch !== undefined) ? 'mismatch' : 'ratio'));
-  }
-
-  private piece(r: TokenRow, chars: readonly string[], count: number): string {
-    // a whole action (the table, a scored candidate): its text
-    if (r.action) return clip(this.t.turnList[r.turn]?.actionText ?? '', 200).text;
-    const p = this.t.pieces?.[r.turn]?.[r.token];
-    if (p !== undefined) return p;
-    return chars.length === count ? (chars[r.token] ?? '') : `#${r.id}`;
+    this.pieces = tokenPieces(t, this.rows);
+    this.mode = defaultHeatMode(t, this.rows, mode);
   }
 
   /** The controls, the summary and the trajectory's worst tokens (undefined: the turns generated no tokens). */
   header(onMode: (m: HeatMode) => void): HTMLElement | undefined {
     if (this.rows.length === 0) return undefined;
     const box = el('section', 'token-heat');
-    box.append(el('h2', undefined, 'Tokens'));
-    const s = this.t.tokenStats;
-    const trained = this.rows.filter((r) => r.trained).length;
-    box.append(
-      el(
-        'div',
-        'meta token-summary',
-        s
-          ? `${this.rows.length} generated tokens, ${trained} with the learner's numbers · first pass ${s.stepsBefore === 0 ? 'before any step of its update' : `after ${s.stepsBefore} step${s.stepsBefore === 1 ? '' : 's'} of its update`}${s.before ? '' : ` (training log-prob before the update unknown${s.old === 'behaviour' && s.stepsBefore > 0 ? '; algorithm.oldLogprobs "recompute" records it for every token' : ': a supervised objective'})`} · π_old: ${s.old === 'recomputed' ? 'recomputed before the update' : 'the behaviour log-probs'}${s.lag > 0 ? ` · sampled ${s.lag} policy version${s.lag === 1 ? '' : 's'} before the update: training − sampling log-prob is lag, not a mismatch` : ''} · numbers from the first epoch's pass`
-          : `${this.rows.length} generated tokens · no learner numbers stored (not trained on: ${this.t.excluded ?? 'an evaluation, or a run stored before they were recorded'})`,
-      ),
-    );
+    box.append(el('h2', undefined, 'Tokens'), chipList('meta token-summary', tokenSummary(this.t, this.rows)));
     const label = el('label', 'heat-mode', 'colour tokens by ');
     const select = el('select');
     select.id = 'heat-mode';
-    for (const m of MODES) {
-      const o = el('option', undefined, MODE_TEXT[m]);
-      o.value = m;
-      o.disabled = !s && m !== 'behaviour';
+    for (const m of heatModes(this.t.tokenStats !== undefined)) {
+      const o = el('option', undefined, m.label);
+      o.value = m.value;
+      o.disabled = m.disabled;
       select.append(o);
     }
     select.value = this.mode;
@@ -135,29 +77,21 @@ export class HeatMap {
     });
     label.append(select);
     box.append(label, this.legend);
-    if (s) {
+    if (this.t.tokenStats) {
       const lists = el('div', 'worst-lists');
       for (const by of ['mismatch', 'logRatio', 'kl'] as const) {
-        const worst = worstRows(this.rows, by, 5);
-        if (worst.length === 0) continue;
-        const list = el('div', 'worst-list');
-        list.dataset.by = by;
-        list.append(el('div', 'worst-title', `worst in this trajectory by ${WORST_TEXT[by]}`));
-        for (const r of worst)
-          list.append(this.link(r, this.t.id, `turn ${r.turn} token ${r.token}`, by === 'mismatch' ? r.mismatch : by === 'kl' ? r.kl : Math.log(r.ratio!)));
-        lists.append(list);
+        const table = trajectoryWorst(this.t, this.rows, this.pieces, by);
+        if (table) lists.append(this.worstList(table, undefined));
       }
       box.append(lists);
       const more = el('div', 'worst-more');
-      for (const scope of ['iteration', 'run'] as const) {
-        for (const by of ['mismatch', 'logRatio', 'kl'] as const) {
-          const b = el('button', 'worst-ask', `worst of the ${scope === 'iteration' ? `iteration ${this.t.iteration}` : 'run'} by ${WORST_TEXT[by]}`);
-          b.type = 'button';
-          b.dataset.scope = scope;
-          b.dataset.by = by;
-          b.addEventListener('click', () => this.hooks.worst(scope, by));
-          more.append(b);
-        }
+      for (const ask of worstAsks(this.t.iteration)) {
+        const b = el('button', 'worst-ask', ask.label);
+        b.type = 'button';
+        b.dataset.scope = ask.scope;
+        b.dataset.by = ask.by;
+        b.addEventListener('click', () => this.hooks.worst(ask.scope, ask.by));
+        more.append(b);
       }
       box.append(more, this.remote);
     }
@@ -171,67 +105,55 @@ export class HeatMap {
 
   /** The worst tokens the host sent for the iteration or run (or why there are none). */
   showWorst(scope: WorstScope, by: WorstBy, items: readonly WorstToken[], error?: string): void {
-    const list = el('div', 'worst-list remote');
-    list.dataset.scope = scope;
-    list.dataset.by = by;
-    list.append(
-      el(
-        'div',
-        'worst-title',
-        `worst of the ${scope === 'iteration' ? `iteration ${this.t.iteration}` : 'run'} by ${WORST_TEXT[by]}${error !== undefined ? `: could not be read (${error})` : items.length === 0 ? ': none recorded' : ''}`,
-      ),
-    );
-    for (const w of items)
-      list.append(
-        this.link(
-          w,
-          w.trajectoryId,
-          `trajectory ${w.trajectoryId} (iteration ${w.iteration}) turn ${w.turn} token ${w.token}`,
-          w.by === 'logRatio' ? Math.log(w.ratio!) : w.by === 'kl' ? w.kl : w.mismatch,
-        ),
-      );
-    this.remote.replaceChildren(list);
+    this.remote.replaceChildren(this.worstList(remoteWorst(this.t.iteration, scope, by, items, error), scope));
   }
 
-  private link(r: TokenRow, trajectoryId: number, where: string, value: number | undefined): HTMLElement {
-    const a = el('a', 'worst-entry', `${fmt(value)} · ${where} (id ${r.id}, sampled ${fmt(r.behaviour, 3)})`);
-    a.href = '#';
-    a.dataset.trajectory = String(trajectoryId);
-    a.dataset.turn = String(r.turn);
-    a.dataset.token = String(r.token);
-    a.addEventListener('click', (ev) => {
-      ev.preventDefault();
-      if (trajectoryId === this.t.id) this.focus({ turn: r.turn, token: r.token });
-      else this.hooks.open(trajectoryId, { turn: r.turn, token: r.token });
-    });
-    return a;
+  private worstList(table: WorstTable, scope: WorstScope | undefined): HTMLElement {
+    const list = el('div', `worst-list${scope ? ' remote' : ''}`);
+    list.dataset.by = table.by;
+    if (scope) list.dataset.scope = scope;
+    list.append(el('div', 'worst-title', `${table.title}${table.note !== undefined ? `: ${table.note}` : ''}`));
+    if (table.rows.length > 0)
+      list.append(
+        worstTableElement(table, 'worst-entry', (trajectoryId, turn, token) => {
+          if (trajectoryId === this.t.id) this.focus({ turn, token });
+          else this.hooks.open(trajectoryId, { turn, token });
+        }),
+      );
+    return list;
   }
 
   /** A turn's generated tokens, coloured, built when opened (a long action has thousands). */
-  turnView(turn: number, actionText: string): HTMLElement | undefined {
-    const mine = this.rows.filter((r) => r.turn === turn);
+  turnView(turn: number): HTMLElement | undefined {
+    const mine = this.rows.map((r, i) => ({ r, i })).filter((x) => x.r.turn === turn);
     if (mine.length === 0) return undefined;
-    const tk = this.t.turnList[turn]?.policy.tokens as { context?: unknown[] } | undefined;
-    const context = Array.isArray(tk?.context) ? tk.context.length : 0;
-    const trained = mine.filter((r) => r.trained).length;
     const box = el('details', 'tokens');
     box.dataset.turn = String(turn);
-    box.append(el('summary', undefined, `tokens: ${context} context (mask 0), ${mine.length} generated, ${trained} with the learner's numbers`));
+    box.append(
+      el(
+        'summary',
+        undefined,
+        turnTokensSummary(
+          this.t.turnList[turn]?.policy,
+          mine.map((x) => x.r),
+        ),
+      ),
+    );
     const row = el('div', 'token-row');
     const info = el('div', 'token-detail', 'click a token for every number');
-    const chars = [...actionText];
     let built = 0;
     const build = (upTo = 0): void => {
       // the first maxTextLength tokens (a long action has thousands), or up to a token asked for
       const want = this.maxTokens > 0 ? Math.min(mine.length, Math.max(this.maxTokens, upTo + 1)) : mine.length;
       if (built >= want) return;
-      for (const r of mine.slice(built, want)) {
-        const piece = this.piece(r, chars, mine.length);
+      for (const { r, i } of mine.slice(built, want)) {
+        const piece = this.pieces[i]!;
+        const numbers = tokenDetails(r, piece, this.t.advantage);
         const span = el('span', `token${r.trained ? ' trained' : ''}`, piece);
         span.dataset.token = String(r.token);
-        span.title = showInvisibles(tokenDetailText(r, piece, this.t.advantage));
+        span.title = tokenDetailsTitle(numbers);
         span.addEventListener('click', () => {
-          info.textContent = showInvisibles(tokenDetailText(r, piece, this.t.advantage));
+          info.replaceChildren(keyValues('token-numbers', numbers));
           for (const old of row.querySelectorAll('.picked')) old.classList.remove('picked');
           span.classList.add('picked');
         });
@@ -261,20 +183,11 @@ export class HeatMap {
   }
 
   private recolour(): void {
-    const values = this.rows.map((r) => valueOf(r, this.mode, this.t.advantage));
-    const bound = values.reduce<number>((m, v) => (v === undefined ? m : Math.max(m, Math.abs(v))), 0);
-    const known = values.filter((v) => v !== undefined).length;
-    this.legend.textContent =
-      known === 0
-        ? ' · no token of this trajectory has this number'
-        : this.mode === 'behaviour' || this.mode === 'before'
-          ? ' · red: unlikely (1 − p)'
-          : this.mode === 'clip'
-            ? ' · blue: low clip, red: high clip, purple: dual clip'
-            : ` · red: positive, blue: negative, full colour at ±${bound.toPrecision(3)}${this.mode === 'ratio' ? ' (log ratio)' : ''}`;
+    const paint = heatPaint(this.rows, this.mode, this.t.advantage);
+    this.legend.textContent = paint.legend;
     this.rows.forEach((r, i) => {
       const span = this.spans.get(`${r.turn}:${r.token}`);
-      if (span) span.style.background = colour(values[i], this.mode, bound);
+      if (span) span.style.background = paint.colours[i]!;
     });
   }
 }

@@ -1,20 +1,17 @@
-// Text formatting for the CLI: percentages, durations, tables, the progress bar.
+// Text formatting for the CLI: tables, evaluation lines, the progress bar. Numbers go through
+// src/shared/format.ts, as in every view; percentages and durations keep the terminal's short forms.
+import { duration as formatDuration, fixed, percent } from '../shared/format';
 import type { EvaluationResult, RunSummary } from '../shared/types';
 import { oneLine } from '../shared/untrustedText';
 
 /** A stored value in a table cell or a summary line: one line, invisible characters marked, cut. */
 export const cell = (x: unknown, max = 60): string => oneLine(String(x), max);
 
-export const pct = (x: number, digits = 1): string => `${(100 * x).toFixed(digits)}%`;
+/** A share as a percentage: "12.5%" ('?' when not a number). */
+export const pct = (x: number, digits = 1): string => percent(x, digits, '?');
 
-export function duration(ms: number): string {
-  if (!Number.isFinite(ms)) return '?';
-  if (ms < 10_000) return `${(ms / 1000).toFixed(1)}s`;
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  return m < 60 ? `${m}m${String(s % 60).padStart(2, '0')}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
-}
+/** "1.5s", "42s", "2m05s", "1h02m". */
+export const duration = (ms: number): string => formatDuration(ms, { compact: true });
 
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -32,9 +29,9 @@ export function evaluationLine(e: EvaluationResult): string {
     ...(e.greedySuccessRate !== undefined ? [`greedy ${pct(e.greedySuccessRate)}`] : []),
     ...(e.passAtK !== undefined && e.passK !== undefined ? [`pass@${e.passK} ${pct(e.passAtK)}`] : []),
     ...(e.toolCalls !== undefined && e.toolCalls > 0
-      ? [`tool calls ${e.toolCalls.toFixed(2)}${e.greedyToolCalls !== undefined ? ` (greedy ${e.greedyToolCalls.toFixed(2)})` : ''}`]
+      ? [`tool calls ${fixed(e.toolCalls, 2)}${e.greedyToolCalls !== undefined ? ` (greedy ${fixed(e.greedyToolCalls, 2)})` : ''}`]
       : []),
-    `mean actions ${e.meanActions.toFixed(3)}`,
+    `mean actions ${fixed(e.meanActions, 3)}`,
     `public pass ${pct(e.publicPassRate)}`,
     `private pass ${pct(e.privatePassRate)}`,
   ];
@@ -53,7 +50,7 @@ export function runsTable(runs: readonly RunSummary[]): string {
       cell(r.methodLabel, 60),
       cell(r.seed),
       `${cell(r.iterationsDone)}/${cell(r.iterationsPlanned)}`,
-      typeof r.latestRewardMean === 'number' ? r.latestRewardMean.toFixed(3) : '-',
+      fixed(r.latestRewardMean, 3, '-'),
       cell(String(r.createdAt).replace('T', ' '), 19),
     ]),
   );

@@ -2,6 +2,7 @@
 // run's generation dumps into the database as a run (see importers/verl). Malformed lines are reported
 // on stderr with file and line and never stop the import; Ctrl-C ends a follow after the current step.
 import * as path from 'node:path';
+import { fixed, percent } from '../shared/format';
 import { oneLine, showInvisibles } from '../shared/untrustedText';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { VerlConfigError } from '../importers/verl/verlConfig';
@@ -74,9 +75,8 @@ export async function importCommand(args: readonly string[]): Promise<number> {
   let reported = 0;
   const onEvent = (e: ImportEvent): void => {
     if (e.type === 'run') process.stdout.write(`${e.created ? 'new' : 'continuing'} run ${e.runId} "${oneLine(e.name, 200)}" in ${showInvisibles(db)}\n`);
-    if (e.type === 'step')
-      process.stdout.write(`step ${e.step}: +${e.added} trajectories (${e.trajectories} in the step), reward ${e.rewardMean.toFixed(3)}\n`);
-    if (e.type === 'evaluation') process.stdout.write(`validation at step ${e.step}: ${e.episodes} samples, success ${(100 * e.successRate).toFixed(1)}%\n`);
+    if (e.type === 'step') process.stdout.write(`step ${e.step}: +${e.added} trajectories (${e.trajectories} in the step), reward ${fixed(e.rewardMean, 3)}\n`);
+    if (e.type === 'evaluation') process.stdout.write(`validation at step ${e.step}: ${e.episodes} samples, success ${percent(e.successRate, 1)}\n`);
     if (e.type === 'malformed' && reported++ < MAX_REPORTED)
       process.stderr.write(`${showInvisibles(e.file)}:${e.line}: malformed line skipped: ${oneLine(e.reason, 500)}\n`);
     if (e.type === 'pending') process.stderr.write(`${showInvisibles(e.file)}:${e.line}: no newline yet (still being written?): left for the next import\n`);

@@ -29,6 +29,7 @@ import { assertBackendHealthy, BackendAllocationError } from '../rl/backendHealt
 import { sampleBatch } from '../rl/policies/transformer/sampler';
 import { HfTokenizer } from '../rl/policies/transformer/tokenizer';
 import { Rng } from '../rl/random';
+import { count } from '../shared/format';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { UsageError } from './usageError';
 
@@ -102,7 +103,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
     const lines = models.map((m) =>
       [
         `${m.name}${m.revision ? ` @ ${m.revision.slice(0, 12)}${m.main ? ' (main)' : ''}` : ''}`,
-        m.problem ? '' : `  ${m.modelType}, ${(m.parameters ?? 0).toLocaleString('en')} parameters, ${m.dtypes}`,
+        m.problem ? '' : `  ${m.modelType}, ${count(m.parameters ?? 0)} parameters, ${m.dtypes}`,
         `  ${describeFit(m)}`,
         `  ${m.dir}`,
       ]
@@ -166,7 +167,7 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
     `  architecture: ${arch.modelType}, ${arch.layers} layers, hidden ${arch.hidden}, ${arch.heads} heads (${arch.kvHeads} key/value, width ${arch.headDim}), MLP ${arch.intermediate}, vocabulary ${arch.vocabSize}, ${arch.maxPositions} positions` +
       (arch.modelType === 'gpt2' ? '' : `, rope θ ${arch.ropeTheta}${arch.ropeScaling ? ` (llama3 scaling ×${arch.ropeScaling.factor})` : ''}`) +
       (arch.tiedEmbeddings ? ', tied embeddings' : ''),
-    `  parameters: ${parameterCount(arch).toLocaleString('en')}; stored as ${dtypes} in ${new Set([...stored.values()].map((t) => t.file)).size} file(s) (config torch_dtype ${arch.torchDtype}); ${onEngine ? `held as ${engineDtype} on the engine, computed in float32` : 'computed in float32'}`,
+    `  parameters: ${count(parameterCount(arch))}; stored as ${dtypes} in ${new Set([...stored.values()].map((t) => t.file)).size} file(s) (config torch_dtype ${arch.torchDtype}); ${onEngine ? `held as ${engineDtype} on the engine, computed in float32` : 'computed in float32'}`,
     tokenizer
       ? `  tokenizer: ${tokenizer.vocabSize} ids (${tokenizer.library}), chat template ${tokenizer.chatTemplate ? 'yes' : 'none'}, end of sequence ${eos.map((id) => `${jsonText(tokenizer.decode([id]))} (${id})`).join(', ') || 'none'}`
       : '  tokenizer: none (no tokenizer.json in the folder; the check runs on the ids given)',
@@ -362,7 +363,7 @@ function modelNew(v: Record<string, string | boolean | string[] | undefined>, ou
       [
         `wrote ${out}`,
         `  ${a.modelType}, ${a.layers} layers, width ${a.hidden}, ${a.heads} heads (${a.kvHeads} key/value, width ${a.headDim}), MLP ${a.intermediate}, vocabulary ${a.vocabSize}${a.tiedEmbeddings ? ', tied head' : ''}, ${a.maxPositions} positions`,
-        `  ${parameterCount(a).toLocaleString('en')} parameters in ${spec.dtype}, seed ${spec.seed}; tokenizer ${spec.tokenizer === 'char' ? 'character-level' : spec.tokenizer}`,
+        `  ${count(parameterCount(a))} parameters in ${spec.dtype}, seed ${spec.seed}; tokenizer ${spec.tokenizer === 'char' ? 'character-level' : spec.tokenizer}`,
         `  files: ${NEW_MODEL_FILES.join(', ')}`,
       ].join('\n'),
     )}\n`,

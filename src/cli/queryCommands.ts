@@ -5,6 +5,7 @@
 // Every stored value goes through cell() (format.ts: oneLine, cut) or showInvisibles, the imported
 // run's lines as much as ours.
 import { algorithmSummary, methodLabel, storedAlgorithm } from '../shared/algorithm';
+import { fixed } from '../shared/format';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { UsageError } from './usageError';
 import { openStore } from '../store/openStore';
@@ -44,7 +45,7 @@ function importedRunLines(reader: RunReader, runId: number): string[] {
   const files = reader.importedFiles(runId);
   const malformed = files.reduce((n, f) => n + f.malformed, 0);
   // the extras' names come from the dump's keys (or a hand-edited database): each one cut to a cell
-  const means = Object.entries(reader.metricMeans(runId)).map(([k, v]) => `${cell(k)} ${v.toFixed(3)}`);
+  const means = Object.entries(reader.metricMeans(runId)).map(([k, v]) => `${cell(k)} ${fixed(v, 3)}`);
   const last = d.iterations[d.iterations.length - 1];
   const lines = [
     `run ${run.id}: ${cell(run.name, 1000)}`,
@@ -56,13 +57,13 @@ function importedRunLines(reader: RunReader, runId: number): string[] {
   ];
   if (last)
     lines.push(
-      `  last step ${last.iteration}: reward ${last.rewardMean.toFixed(3)}, success ${pct(last.successRate)}, ${last.meanTurns.toFixed(2)} turns per trajectory, ${last.trajectories} trajectories, ${last.zeroVarianceGroups} zero-variance groups`,
+      `  last step ${last.iteration}: reward ${fixed(last.rewardMean, 3)}, success ${pct(last.successRate)}, ${fixed(last.meanTurns, 2)} turns per trajectory, ${last.trajectories} trajectories, ${last.zeroVarianceGroups} zero-variance groups`,
     );
   lines.push('', 'validation:');
   lines.push(
     table(
       ['step', 'success', 'samples', 'mean turns', 'reward'],
-      d.evaluations.map((e) => [String(e.iteration), pct(e.successRate), `${e.successes}/${e.episodes}`, e.meanActions.toFixed(2), e.rewardMean.toFixed(3)]),
+      d.evaluations.map((e) => [String(e.iteration), pct(e.successRate), `${e.successes}/${e.episodes}`, fixed(e.meanActions, 2), fixed(e.rewardMean, 3)]),
     ),
   );
   return lines;
@@ -124,7 +125,7 @@ export function showCommand(ref: string, options: QueryOptions): number {
     ];
     if (last) {
       lines.push(
-        `  last iteration: reward ${last.rewardMean.toFixed(3)}, success ${pct(last.successRate)}, KL ${last.kl.toFixed(4)}, entropy ${last.entropy.toFixed(3)}, clip fraction ${pct(last.clipFraction)}`,
+        `  last iteration: reward ${fixed(last.rewardMean, 3)}, success ${pct(last.successRate)}, KL ${fixed(last.kl, 4)}, entropy ${fixed(last.entropy, 3)}, clip fraction ${pct(last.clipFraction)}`,
       );
     }
     lines.push('', 'evaluations:');
@@ -135,7 +136,7 @@ export function showCommand(ref: string, options: QueryOptions): number {
           String(e.iteration),
           pct(e.successRate),
           `${e.successes}/${e.episodes}`,
-          e.meanActions.toFixed(3),
+          fixed(e.meanActions, 3),
           pct(e.publicPassRate),
           pct(e.privatePassRate),
         ]),

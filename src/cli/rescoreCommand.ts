@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { fixed, signed as withSign } from '../shared/format';
 import { errorHeadline, parseIterationRange, type RescoreReport, type Score } from '../shared/rescore';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { DEFAULT_DB_PATH, openStore } from '../store/openStore';
@@ -21,8 +22,8 @@ export const RESCORE_USAGE = `agent-rl rescore RUN [--reward FILE] [--iterations
 agent-rl rescore RUN --trajectory ID (--final-answer TEXT | --final-answer-file F) [--reward FILE]
                 score a copy of the trajectory with its last action replaced; stored as an edit, the original untouched`;
 
-const f3 = (x: number): string => (Number.isFinite(x) ? x.toFixed(3) : '?');
-const signed = (x: number): string => `${x >= 0 ? '+' : ''}${f3(x)}`;
+const f3 = (x: number): string => fixed(x, 3, '?');
+const signed = (x: number): string => withSign(x, f3, '?');
 const scoreText = (s: Score): string =>
   `reward ${f3(s.reward)}, ${s.success ? 'success' : 'failure'}, public ${s.publicPass ? 'pass' : 'fail'}, private ${s.privatePass ? 'pass' : 'fail'}`;
 

@@ -5,6 +5,7 @@ import { FusionServerError, startFusionServer } from '../rl/sandbox/fusion/fusio
 import { servedLanguages } from '../rl/sandbox/fusion/languages';
 import { chooseLevel, ISOLATION_LEVELS, resolvePython, type IsolationLevel } from '../rl/sandbox/isolation';
 import { WarmPool } from '../rl/sandbox/warmPool';
+import { fixed } from '../shared/format';
 import { showInvisibles } from '../shared/untrustedText';
 import { UsageError } from './usageError';
 
@@ -113,7 +114,7 @@ export async function sandboxCommand(args: readonly string[]): Promise<number> {
   // requests are served meanwhile (an execution beyond the warm servers starts one of its own)
   const t0 = performance.now();
   void pool.prestart(warm).then(
-    () => process.stdout.write(`${pool.servers} Python servers warm in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`),
+    () => process.stdout.write(`${pool.servers} Python servers warm in ${fixed((performance.now() - t0) / 1000, 1)} s\n`),
     (e: Error) => process.stderr.write(`could not start the warm Python servers: ${e.message}\n`),
   );
   await new Promise<void>((resolve) => {

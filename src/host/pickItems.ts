@@ -4,7 +4,7 @@
 // broken) so that a quick pick shows it as text.
 import { describeFit, type FoundModel } from '../shared/foundModel';
 import type { RunSummary } from '../shared/types';
-import { parameterText } from '../shared/units';
+import { fixed, parameters as parameterText } from '../shared/format';
 import { messageText } from '../shared/untrustedText';
 
 export interface PickItem {
@@ -19,7 +19,7 @@ export function compareRunItems(runs: readonly RunSummary[], selected: readonly 
     label: messageText(r.name, 200),
     description: messageText(`run ${r.id} · ${r.env} · ${r.policy} · ${r.methodLabel}`, 160),
     detail: messageText(
-      `${r.status} · ${r.iterationsDone}/${r.iterationsPlanned} iterations${typeof r.latestRewardMean === 'number' ? ` · reward ${r.latestRewardMean.toFixed(3)}` : ''} · ${String(r.createdAt).replace('T', ' ').slice(0, 19)}`,
+      `${r.status} · ${r.iterationsDone}/${r.iterationsPlanned} iterations${typeof r.latestRewardMean === 'number' ? ` · reward ${fixed(r.latestRewardMean, 3)}` : ''} · ${String(r.createdAt).replace('T', ' ').slice(0, 19)}`,
       160,
     ),
     picked: selected.includes(r.id),

@@ -1,6 +1,7 @@
 // What a run is doing, from its first second: the trainer reports phases (loading, warm start,
 // evaluating, iteration k, saving), the worker forwards them, the host and the CLI say them. Also the
 // progress line's figures and the ETA, shared by the status bar, the notification and the CLI.
+import { fixed, percent } from './format';
 import { isNumber, isObject, isString } from './protocol/guards';
 
 export type RunPhase =
@@ -61,7 +62,6 @@ export interface ProgressFigures {
  * training success.
  */
 export function progressFigures(method: string, p: ProgressFigures): string[] {
-  if (method === 'sft')
-    return [`loss ${p.loss.toFixed(4)}`, ...(p.tokenAccuracy !== undefined ? [`token accuracy ${(100 * p.tokenAccuracy).toFixed(1)}%`] : [])];
-  return [`reward ${p.rewardMean.toFixed(3)}`, `success ${(100 * p.successRate).toFixed(1)}%`];
+  if (method === 'sft') return [`loss ${fixed(p.loss, 4)}`, ...(p.tokenAccuracy !== undefined ? [`token accuracy ${percent(p.tokenAccuracy, 1)}`] : [])];
+  return [`reward ${fixed(p.rewardMean, 3)}`, `success ${percent(p.successRate, 1)}`];
 }

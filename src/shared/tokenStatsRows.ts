@@ -143,12 +143,6 @@ export function worstRows(rows: readonly TokenRow[], by: WorstBy, limit: number)
     .map((x) => x.r);
 }
 
-/** A number for a token view: `digits` decimals, or 3 significant digits in exponent form when smaller than that shows. */
-export function tokenNumber(x: number | undefined, digits = 4): string {
-  if (typeof x !== 'number' || !Number.isFinite(x)) return '—';
-  return x !== 0 && Math.abs(x) < 10 ** -digits ? x.toExponential(2) : x.toFixed(digits);
-}
-
 /** A histogram of values into `bins` equal bins over [0, max] (the last bin holds max). */
 export function histogram(values: readonly number[], bins: number): { edges: number[]; counts: number[] } {
   const max = values.reduce((m, v) => Math.max(m, v), 0);

@@ -4,6 +4,7 @@
 // below a set fraction of its level over the run's first iterations (verl #1569: multi-turn tool use
 // collapsing to two turns, found by hand). Stored observations are untrusted: every field is checked.
 import { FINAL_ACTIONS, type TurnView } from './episodeStats';
+import { fixed } from './format';
 import type { IterationMetrics } from './types';
 
 /** One tool over one iteration's episodes. */
@@ -131,6 +132,6 @@ export function toolCollapses(
 
 /** One line per collapse, for the run record, the CLI and the dashboard. */
 export function collapseText(c: ToolCollapse): string {
-  const f = (x: number): string => x.toFixed(2);
+  const f = (x: number): string => fixed(x, 2);
   return `tool use collapsed: ${c.tool} ${f(c.last)} calls per episode at the end (below ${Math.round(c.fraction * 100)}% of ${f(c.baseline)}, its mean over the first iterations, since iteration ${c.iteration})`;
 }

@@ -8,6 +8,7 @@
 // - Each kind of renderer gets it in the only form in which it cannot become markup or a command:
 //   HTML escaped, Markdown inside code fences or code spans, notifications and quick picks with link
 //   and icon syntax broken, JSON with the invisible characters as \u escapes.
+import { count } from './format';
 
 /** Default of agentRl.maxTextLength (characters per field shown; 0 = no limit). */
 export const DEFAULT_MAX_TEXT_LENGTH = 10_000; // a few screens; a 200,000-character line took 11 s to show in a tooltip
@@ -48,7 +49,7 @@ export function clip(text: string, max: number): Clipped {
 
 /** "… [190,000 more characters not shown; HOW]". */
 export function cutNote(cut: number, how?: string): string {
-  return `… [${cut.toLocaleString('en-US')} more characters not shown${how ? `; ${how}` : ''}]`;
+  return `… [${count(cut)} more characters not shown${how ? `; ${how}` : ''}]`;
 }
 
 /** Clipped, invisibles marked, with the cut note appended when something was cut. For plain-text views. */

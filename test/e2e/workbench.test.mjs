@@ -1069,21 +1069,33 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       if (/with the learner's numbers/.test((await frame.textContent('.token-summary').catch(() => '')) ?? '')) break;
       await sleep(500);
     }
-    assert.match(await frame.textContent('.token-summary'), /^\d+ generated tokens, \d+ with the learner's numbers · first pass /);
+    // the token summary: chips of a label and a value (src/shared/inspectorModel.ts tokenSummary)
+    const chips = await frame.evaluate(() =>
+      Object.fromEntries([...document.querySelectorAll('.token-summary .chip')].map((c) => [c.dataset.key, c.querySelector('.chip-value')?.textContent])),
+    );
+    assert.match(chips.generated ?? '', /^[\d,]+$/, JSON.stringify(chips));
+    assert.match(chips.trained ?? '', /^[\d,]+$/, JSON.stringify(chips));
+    assert.match(chips.firstPass ?? '', /^(before any step|after [\d,]+ steps?) of its update$/, JSON.stringify(chips));
     // every column of a token: the colour mode lists them, a click on a token shows its numbers
     const modes = await frame.evaluate(() => [...document.querySelectorAll('#heat-mode option')].map((o) => o.value));
     assert.deepEqual(modes, ['behaviour', 'before', 'mismatch', 'ratio', 'clip', 'advantage', 'entropy', 'kl']);
     await frame.selectOption('#heat-mode', 'kl');
     await frame.click('details.tokens[data-turn="0"] > summary');
     await frame.click('details.tokens[data-turn="0"] .token-row .token.trained');
-    const detail = await frame.textContent('details.tokens[data-turn="0"] .token-detail');
-    const num = String.raw`-?\d+\.\d+(?:e[-+]\d+)?`;
-    assert.match(
-      detail,
-      new RegExp(
-        `^token ".*" \\(id \\d+\\) · sampled ${num} · before the update (${num}|—) · mismatch (${num}|—) · trained on ${num} · ratio ${num} · clipped (no|low|high|dual) · advantage ${num} · entropy ${num} · KL ${num}$`,
-      ),
-    );
+    // a token's numbers: key/value rows (dt/dd with data-key), each number from src/shared/format.ts (3 significant digits, 6.5e-7 when tiny)
+    const tokenNumbers = (turn) =>
+      frame.evaluate(
+        (t) =>
+          Object.fromEntries([...document.querySelectorAll(`details.tokens[data-turn="${t}"] .token-detail dd`)].map((d) => [d.dataset.key, d.textContent])),
+        turn,
+      );
+    const detail = await tokenNumbers(0);
+    const num = /^-?[\d,]+(\.\d+)?(e-?\d+)?$/;
+    assert.match(detail.token ?? '', /^"/, JSON.stringify(detail));
+    assert.match(detail.id ?? '', /^\d+$/, JSON.stringify(detail));
+    for (const k of ['sampled', 'logp', 'ratio', 'advantage', 'entropy', 'kl']) assert.match(detail[k] ?? '', num, `${k}: ${JSON.stringify(detail)}`);
+    for (const k of ['before', 'mismatch']) assert.ok(num.test(detail[k] ?? '') || detail[k] === '—', `${k}: ${JSON.stringify(detail)}`);
+    assert.match(detail.clip ?? '', /^(no|low|high|dual)$/, JSON.stringify(detail));
     assert.ok(
       await frame.evaluate(() => [...document.querySelectorAll('details.tokens[data-turn="0"] .token')].some((t) => t.style.background !== '')),
       'tokens are coloured by KL',
@@ -1101,7 +1113,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       frame = await webviewFrame(page, '.token-heat');
     }
     await frame.waitForSelector(picked, { timeout: 10_000 });
-    assert.match(await frame.textContent(`details.tokens[data-turn="${turn}"] .token-detail`), /· ratio \d+\.\d+(e[-+]\d+)? ·/);
+    assert.match((await tokenNumbers(turn)).ratio ?? '', num);
     await page.screenshot({ path: path.join(OUT, 'inspector-worst-token.png') });
     // the dashboard: a click on the mismatch chart opens that iteration's worst tokens and its histogram
     await runCommand(page, 'Agent RL: Open Dashboard');
@@ -1125,7 +1137,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await dash.locator('section[data-metric="mismatch"] canvas').click({ position: { x: box.width / 2, y: box.height / 2 } });
     await dash.waitForSelector('#drill:not([hidden]) .drill-token', { timeout: 30_000 });
     assert.match(await dash.textContent('#drill h2'), /e2e-tokens · iteration \d: worst tokens by \|training − sampling log-prob\|/);
-    assert.match(await dash.textContent('#drill .drill-histogram .meta'), /^\|training − sampling log-prob\| of \d+ tokens/);
+    assert.match(await dash.textContent('#drill .drill-histogram .meta'), /^\|training − sampling log-prob\| of [\d,]+ tokens/);
     await page.screenshot({ path: path.join(OUT, 'dashboard-token-drill.png') });
     // Fork Run from Here on the last iteration (its state is kept), one more iteration: the tree shows the lineage
     await contextMenu(treeRows().filter({ hasText: 'iteration 2' }).first(), 'Fork Run from Here', page.locator('.quick-input-widget'));

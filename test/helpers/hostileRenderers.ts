@@ -36,9 +36,26 @@ import {
   turnParts,
   type ItemParts,
 } from '../../src/host/views/treeModel';
+import { comparisonView } from '../../src/shared/comparisonModel';
+import { configDifferences } from '../../src/shared/configDiff';
 import { emptyReason, PANELS, panelLines, phaseBars, phaseEmptyReason, runLabels } from '../../src/shared/dashboardModel';
+import { drillView } from '../../src/shared/drillModel';
+import {
+  groupRows,
+  inspectorHeader,
+  outcomeDetails,
+  remoteWorst,
+  rescoreView,
+  tokenDetails,
+  tokenDetailsTitle,
+  tokenPieces,
+  tokenSummary,
+  trajectoryWorst,
+  type WorstTable,
+} from '../../src/shared/inspectorModel';
+import { tokenRows } from '../../src/shared/tokenStatsRows';
 import type { FoundModel } from '../../src/shared/foundModel';
-import type { BackendMethods, TrajectoryDetail, TrajectorySummary } from '../../src/shared/protocol/backendProtocol';
+import type { BackendMethods, TrajectoryDetail, TrajectorySummary, WorstToken } from '../../src/shared/protocol/backendProtocol';
 import type { RunSeries } from '../../src/shared/protocol/webviewProtocol';
 import type { RescoreReport } from '../../src/shared/rescore';
 import { ConfigError, validateRunConfig } from '../../src/shared/runConfig';
@@ -112,6 +129,38 @@ function liveView(v: ViewInput): LiveRunView {
 const series = (v: ViewInput): RunSeries[] => [{ run: v.run.summary, iterations: [...v.iterations], evaluations: v.run.evaluations }];
 
 const stored = (v: ViewInput): Record<string, unknown> => v.run.config as Record<string, unknown>;
+
+/** A stored error, or the run's name where it has none (the matrix plants both). */
+const storedError = (v: ViewInput): string => v.run.summary.error ?? v.run.summary.name;
+
+/** The shown trajectory's generated tokens, as the inspector's heat map reads them. */
+const tokensOf = (v: ViewInput): { rows: ReturnType<typeof tokenRows>; pieces: string[] } => {
+  const rows = tokenRows(v.trajectory.turnList, v.trajectory.tokenStats);
+  return { rows, pieces: tokenPieces(v.trajectory, rows) };
+};
+
+/** The shown trajectory's tokens as the worst tokens of its iteration (what the host sends the inspector and the drill-down). */
+const worstOf = (v: ViewInput): WorstToken[] =>
+  tokensOf(v).rows.map((r) => ({
+    ...r,
+    trajectoryId: v.trajectory.id,
+    iteration: v.trajectory.iteration,
+    advantage: v.trajectory.advantage,
+    by: 'mismatch',
+    value: 0,
+  }));
+
+/** A worst-token table's title, note and cells (one line each) and its cells' hovers. */
+function worstTable(where: string, t: WorstTable | undefined): Rendered[] {
+  if (!t) return [];
+  return [
+    out(`${where} title`, 'line', t.title),
+    ...(t.note !== undefined ? [out(`${where} note`, 'line', t.note)] : []),
+    ...t.rows.flatMap((r, i) =>
+      r.cells.flatMap((c) => [out(`${where} row ${i} ${c.key}`, 'line', c.text), out(`${where} row ${i} ${c.key} hover`, 'text', c.title)]),
+    ),
+  ];
+}
 
 export const RENDERERS: readonly Renderer[] = [
   { id: 'src/host/views/treeModel.ts#describeRun', render: (v) => v.runs.map((r) => out(`run ${r.id} description`, 'line', describeRun(r))) },
@@ -285,6 +334,168 @@ export const RENDERERS: readonly Renderer[] = [
       return [
         ...bars.flatMap((b) => [out('phases legend', 'line', b.label), out('phases legend hover', 'text', b.fullLabel)]),
         ...(why !== undefined ? [out('phases empty reason', 'text', why)] : []),
+      ];
+    },
+  },
+  // the webview pages' view models (the pages set their strings with textContent through webview-ui/dom.ts's el())
+  {
+    id: 'src/shared/inspectorModel.ts#inspectorHeader',
+    render: (v) => {
+      const h = inspectorHeader(v.trajectory, v.run.compute);
+      return [
+        out('inspector task', 'line', h.task),
+        ...h.outcome.flatMap((c) => [out(`inspector outcome ${c.key} label`, 'line', c.label), out(`inspector outcome ${c.key}`, 'line', c.value)]),
+        out('inspector episode stats', 'line', h.stats),
+        ...(h.compute !== undefined ? [out('inspector compute', 'line', h.compute)] : []),
+      ];
+    },
+  },
+  {
+    id: 'src/shared/inspectorModel.ts#outcomeDetails',
+    render: (v) => {
+      const d = outcomeDetails(v.trajectory.outcome.details);
+      if (!d) return [];
+      return [
+        ...d.rows.flatMap((r, i) => [out(`outcome detail ${i} key`, 'line', r.label), out(`outcome detail ${i}`, 'text', r.value)]),
+        ...(d.otherExtras !== undefined ? [out('outcome other extras', 'text', d.otherExtras)] : []),
+      ];
+    },
+  },
+  {
+    id: 'src/shared/inspectorModel.ts#groupRows',
+    render: (v) => groupRows(v.trajectory.id, [...v.trajectories]).map((g) => out(`group sibling ${g.id}`, 'line', g.text)),
+  },
+  {
+    id: 'src/shared/inspectorModel.ts#tokenSummary',
+    render: (v) =>
+      tokenSummary(v.trajectory, tokensOf(v).rows).flatMap((c) => [
+        out(`token summary ${c.key} label`, 'line', c.label),
+        out(`token summary ${c.key}`, 'line', c.value),
+      ]),
+  },
+  { id: 'src/shared/inspectorModel.ts#tokenPieces', render: (v) => tokensOf(v).pieces.map((p, i) => out(`token ${i}`, 'text', p)) },
+  {
+    id: 'src/shared/inspectorModel.ts#tokenDetails',
+    render: (v) => {
+      const { rows, pieces } = tokensOf(v);
+      return rows.flatMap((r, i) => tokenDetails(r, pieces[i]!, v.trajectory.advantage).map((d) => out(`token ${i} ${d.key}`, 'line', d.value)));
+    },
+  },
+  {
+    id: 'src/shared/inspectorModel.ts#tokenDetailsTitle',
+    render: (v) => {
+      const { rows, pieces } = tokensOf(v);
+      return rows.map((r, i) => out(`token ${i} hover`, 'text', tokenDetailsTitle(tokenDetails(r, pieces[i]!, v.trajectory.advantage))));
+    },
+  },
+  {
+    id: 'src/shared/inspectorModel.ts#trajectoryWorst',
+    render: (v) => {
+      const { rows, pieces } = tokensOf(v);
+      return (['mismatch', 'logRatio', 'kl'] as const).flatMap((by) => worstTable(`worst by ${by}`, trajectoryWorst(v.trajectory, rows, pieces, by)));
+    },
+  },
+  {
+    id: 'src/shared/inspectorModel.ts#remoteWorst',
+    render: (v) => [
+      ...worstTable('worst of the run', remoteWorst(v.trajectory.iteration, 'run', 'kl', worstOf(v))),
+      ...worstTable('worst of the run (error)', remoteWorst(v.trajectory.iteration, 'run', 'kl', [], storedError(v))),
+    ],
+  },
+  {
+    id: 'src/shared/inspectorModel.ts#rescoreView',
+    render: (v) => {
+      const stored = v.rescore?.items.find((i) => i.trajectoryId === v.trajectory.id);
+      const view = rescoreView(
+        {
+          rescores: v.rescore
+            ? [
+                {
+                  rescoreId: v.rescore.id,
+                  reward: v.rescore.reward,
+                  createdAt: v.rescore.createdAt,
+                  score: stored?.new ?? null,
+                  error: stored?.error ?? storedError(v),
+                },
+              ]
+            : [],
+          edits: [
+            {
+              id: 1,
+              trajectoryId: v.trajectory.id,
+              turnIndex: 0,
+              actionText: v.trajectory.turnList[0]?.actionText ?? '',
+              reward: { file: null, sha256: null, label: v.run.summary.name },
+              score: null,
+              error: storedError(v),
+              createdAt: v.run.summary.createdAt,
+            },
+          ],
+        },
+        v.trajectory,
+      );
+      return [
+        ...(view
+          ? [
+              out('re-scores title', 'line', view.title),
+              ...view.rescores.map((x) => out(`re-score ${x.id}`, 'line', x.text)),
+              ...view.edits.flatMap((e) => [out(`edit ${e.id} score`, 'line', e.score), out(`edit ${e.id} text`, 'text', e.text)]),
+            ]
+          : []),
+      ];
+    },
+  },
+  {
+    id: 'src/shared/drillModel.ts#drillView',
+    render: (v) => {
+      const d = drillView(
+        {
+          type: 'drill',
+          runId: v.run.summary.id,
+          iteration: v.trajectory.iteration,
+          by: 'mismatch',
+          items: worstOf(v),
+          histogram: { edges: [0, 0.5, 1], counts: [3, 1], tokens: 4, unknown: 1 },
+          ...(typeof v.run.summary.error === 'string' ? { error: v.run.summary.error } : {}),
+        },
+        v.run.summary.name,
+      );
+      return [
+        out('drill-down title', 'line', d.title),
+        ...(d.empty !== undefined ? [out('drill-down empty', 'line', d.empty)] : []),
+        ...worstTable('drill-down', d.table),
+        out('drill-down histogram', 'line', d.histogram.meta),
+      ];
+    },
+  },
+  {
+    id: 'src/shared/comparisonModel.ts#comparisonView',
+    render: (v) => {
+      const c = comparisonView({
+        type: 'comparison',
+        runs: [v.run.summary, v.run.summary],
+        differences: configDifferences([v.run.config, {}]),
+        sharedTasks: v.trajectories.map((t) => ({
+          taskId: t.taskId,
+          runs: [{ runId: v.run.summary.id, episodes: 1, rewardMean: t.reward, successRate: 1, trajectoryId: t.id }],
+        })),
+      });
+      return [
+        ...c.runs.flatMap((r, i) => [out(`Compare Runs run ${i}`, 'line', r.text), out(`Compare Runs run ${i} hover`, 'text', r.title)]),
+        // a section's heading with each of its rows (a key with a dot in it makes a section of its own: the count of rows stays)
+        ...c.differences.sections.flatMap((s) =>
+          s.rows.flatMap((r) => [
+            out('Compare Runs section', 'line', s.title),
+            out('Compare Runs key', 'line', r.key),
+            out('Compare Runs key hover', 'text', r.title),
+            ...r.values.map((x) => out('Compare Runs value', 'line', x)),
+          ]),
+        ),
+        ...c.tasks.rows.flatMap((t) => [
+          out('Compare Runs task', 'line', t.task),
+          out('Compare Runs task hover', 'text', t.title),
+          ...t.cells.map((x) => out('Compare Runs cell', 'line', x.text)),
+        ]),
       ];
     },
   },

@@ -5,6 +5,7 @@
 // the inspector, which lists a trajectory's re-scores and edits beside its stored reward.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { fixed } from '../../shared/format';
 import { messageText, showInvisibles } from '../../shared/untrustedText';
 import type { BackendClient } from '../processes/backendClient';
 import type { HostProcesses } from '../processes/hostProcesses';
@@ -115,7 +116,7 @@ export function registerRescoreCommands(context: vscode.ExtensionContext, deps: 
     );
     const score = r.edit.score;
     const line = score
-      ? `edited trajectory ${t.id}: reward ${score.reward.toFixed(3)} (stored ${r.old.reward.toFixed(3)}), ${score.success ? 'success' : 'failure'} (stored ${r.old.success ? 'success' : 'failure'})`
+      ? `edited trajectory ${t.id}: reward ${fixed(score.reward, 3)} (stored ${fixed(r.old.reward, 3)}), ${score.success ? 'success' : 'failure'} (stored ${r.old.success ? 'success' : 'failure'})`
       : `edited trajectory ${t.id} could not be scored: ${r.edit.error ?? ''}`;
     deps.output.appendLine(showInvisibles(line));
     void (score

@@ -2,10 +2,11 @@
 // differs from its stored one (or could not be scored), largest difference first. Stored text — the
 // run name, task ids, the reward file's path, errors — goes into code spans it cannot close
 // (untrustedText.ts), so no link, image or heading forms from it.
+import { fixed } from '../../shared/format';
 import { errorHeadline, REWARD_EPSILON, type RescoreItem, type RescoreReport, type Score } from '../../shared/rescore';
 import { markdownCode } from '../../shared/untrustedText';
 
-const f3 = (x: number): string => (Number.isFinite(x) ? x.toFixed(3) : '?');
+const f3 = (x: number): string => fixed(x, 3, '?');
 const flags = (s: Score): string => `${s.success ? '✓' : '✗'} ${s.publicPass ? 'pub' : '—'}/${s.privatePass ? 'priv' : '—'}`;
 
 /** Items whose score changed (reward, success or a check) or that could not be scored, largest |Δ| first. */
@@ -33,7 +34,7 @@ export function renderRescore(r: RescoreReport, runName: string): string {
     `# Re-score ${r.id} — run ${r.runId} ${markdownCode(runName)}, ${scope}`,
     '',
     `- reward: ${markdownCode(r.reward.label)}${r.reward.file ? ` at ${markdownCode(r.reward.file, 1000)}` : ''}${r.reward.sha256 ? `, sha256 ${markdownCode(r.reward.sha256, 16)}` : ''}`,
-    `- trajectories re-scored: ${s.scored} of ${s.trajectories}${s.errors > 0 ? ` (${s.errors} could not be scored)` : ''}, in ${(r.wallMs / 1000).toFixed(1)} s`,
+    `- trajectories re-scored: ${s.scored} of ${s.trajectories}${s.errors > 0 ? ` (${s.errors} could not be scored)` : ''}, in ${fixed(r.wallMs / 1000, 1)} s`,
     `- rewards changed: ${s.changed}; mean reward ${f3(s.oldMean)} → ${f3(s.newMean)}`,
     `- success flips: ${s.toSuccess} to success, ${s.toFailure} to failure`,
     `- high-reward outliers (reward > mean + 3 sd of its iteration): ${s.outliers.length === 0 ? 'none' : s.outliers.map((o) => `${o.trajectoryId} (${f3(o.reward)})`).join(', ')}`,

@@ -3,6 +3,7 @@
 // commands that need the backend say why there is none (no usable Node) instead of throwing.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { count } from '../../shared/format';
 import { messageText, showInvisibles } from '../../shared/untrustedText';
 import type { LiveRuns } from '../liveRuns';
 import type { HostProcesses } from '../processes/hostProcesses';
@@ -85,7 +86,7 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
     });
     if (!target) return;
     const r = await backend.request('exportRun', { runId: id, file: target.fsPath });
-    void vscode.window.showInformationMessage(messageText(`Agent RL: run ${id} exported to ${r.file} (${(r.bytes / 1024).toFixed(0)} KB).`, 600));
+    void vscode.window.showInformationMessage(messageText(`Agent RL: run ${id} exported to ${r.file} (${count(r.bytes / 1024)} KB).`, 600));
   };
 
   context.subscriptions.push(

@@ -2,6 +2,7 @@
 // turn's action and observation — goes into a code span or a fence it cannot close (untrustedText.ts),
 // so no link, image, HTML or heading can form from it, in the editor or in the preview; long fields
 // are cut with a note that says how much and how to see all.
+import { fixed } from '../../shared/format';
 import type { TrajectoryDetail } from '../../shared/protocol/backendProtocol';
 import { clip, cutNote, fence, markdownCode, showInvisibles } from '../../shared/untrustedText';
 
@@ -21,7 +22,7 @@ function block(text: string, o: TrajectoryMarkdownOptions, trajectoryId: number)
   return [fence(showInvisibles(c.text)), ...(c.cut > 0 ? ['', `*${cutNote(c.cut, fullTextHint(trajectoryId))}*`] : [])];
 }
 
-const num = (x: unknown, digits?: number): string => (typeof x === 'number' ? (digits === undefined ? String(x) : x.toFixed(digits)) : markdownCode(String(x)));
+const num = (x: unknown, digits?: number): string => (typeof x === 'number' ? (digits === undefined ? String(x) : fixed(x, digits)) : markdownCode(String(x)));
 
 export function renderTrajectory(t: TrajectoryDetail, o: TrajectoryMarkdownOptions): string {
   const run = o.runName === undefined ? `run ${num(t.runId)}` : `run ${num(t.runId)} ${markdownCode(o.runName)}`;

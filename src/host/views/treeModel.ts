@@ -2,6 +2,7 @@
 // descriptions and tooltips of its rows. Stored text (run names, task ids, termination reasons,
 // actions, observations, errors) is untrusted: labels get one line with invisible characters marked;
 // turn tooltips are Markdown with every stored text in a fence it cannot close, cut so a hover stays fast.
+import { fixed as formatFixed, percent } from '../../shared/format';
 import type { TrajectorySummary } from '../../shared/protocol/backendProtocol';
 import type { IterationMetrics, RunSummary } from '../../shared/types';
 import { clip, cutNote, fence, oneLine, showInvisibles, TOOLTIP_MAX_LENGTH, visibleText } from '../../shared/untrustedText';
@@ -14,7 +15,7 @@ export function groupTrajectories(items: readonly TrajectorySummary[]): { group:
 }
 
 /** A number from the database, or '?' (a hand-edited database may hold anything). */
-const fixed = (x: unknown, digits: number): string => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '?');
+const fixed = (x: unknown, digits: number): string => formatFixed(x, digits, '?');
 
 export function describeRun(r: RunSummary): string {
   return `${r.iterationsDone}/${r.iterationsPlanned}${r.latestRewardMean === null ? '' : ` · reward ${fixed(r.latestRewardMean, 3)}`} · ${oneLine(r.env, 40)} · ${oneLine(r.methodLabel, 60)}${lineage(r)}`;
@@ -51,7 +52,7 @@ export function runParts(r: RunSummary): ItemParts {
 }
 
 export function iterationParts(m: IterationMetrics): ItemParts {
-  return { label: `iteration ${m.iteration}`, description: `reward ${fixed(m.rewardMean, 3)} · success ${fixed(100 * m.successRate, 0)}%` };
+  return { label: `iteration ${m.iteration}`, description: `reward ${fixed(m.rewardMean, 3)} · success ${percent(m.successRate, 0, '?')}` };
 }
 
 export function groupParts(group: number, trajectories: readonly TrajectorySummary[]): ItemParts {

@@ -15,7 +15,7 @@ import { generationEos } from './hf/generationConfig';
 import { ModelLoadError, readHfConfig } from './hf/hfConfig';
 import { checkLoraTargets, HfModel, hfDifferentiable, type LoraOptions } from './hf/hfModel';
 import { assertFits, describePlan, fittingPlan } from './hf/memoryPlan';
-import { formatBytes } from '../../shared/units';
+import { bytes as formatBytes } from '../../shared/format';
 import { fittingEnginePlan } from './hf/engine/enginePlan';
 import { EngineModel } from './hf/engine/engineModel';
 import { engineUnsupported } from './hf/engine/engineWeights';

@@ -3,7 +3,7 @@
 // logits, and the sampler's KV cache; against what the chosen backend can hold. A plan that does not
 // fit is refused with the numbers and the ways out.
 import * as os from 'node:os';
-import { formatBytes } from '../../../shared/units';
+import { bytes as formatBytes } from '../../../shared/format';
 import { ModelLoadError, parameterCount, type HfArchitecture } from './hfConfig';
 import { LORA_TARGETS, prefillRowsOf, type LoraOptions } from './hfModel';
 

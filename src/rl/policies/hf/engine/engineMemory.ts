@@ -4,7 +4,7 @@
 // region has a label, and the allocator keeps its high-water mark, so the plan is checked against what
 // the code really took. A request past the end is an error naming the plan and the request — nothing
 // ever runs on memory that was not there.
-import { formatBytes } from '../../../../shared/units';
+import { bytes as formatBytes } from '../../../../shared/format';
 
 /** The engine could not get the memory it needs: the message names the plan, the request and the way out. */
 export class EngineMemoryError extends Error {
