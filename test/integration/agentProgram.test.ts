@@ -243,6 +243,46 @@ describe('your own agent program (env "agent")', () => {
     assert.ok(Number.isFinite(report.loss) && report.loss > 0, `a finite imitation loss (${report.loss})`);
   });
 
+  it('envOptions.concurrency caps the programs running at once: more episodes than that run on the concurrent schedule', async () => {
+    const dir = tempDir('agent-rl-agent-cap-');
+    fs.copyFileSync(path.join(AGENTS, 'tasks.jsonl'), path.join(dir, 'tasks.jsonl'));
+    const log = path.join(dir, 'open.log');
+    fs.writeFileSync(
+      path.join(dir, 'logged.mjs'),
+      [
+        "import fs from 'node:fs';",
+        `fs.appendFileSync(${JSON.stringify(log)}, '+\\n');`,
+        "const r = await fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST', headers: { authorization: 'Bearer ' + process.env.OPENAI_API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }) });",
+        `fs.appendFileSync(${JSON.stringify(log)}, '-\\n');`,
+        'console.log(JSON.stringify({ reward: r.status === 200 ? 1 : 0 }));',
+        '',
+      ].join('\n'),
+    );
+    const config = configFor(['node', 'logged.mjs'], dir, { concurrency: 2 });
+    const run = await openEnvironment(config);
+    opened.push(run);
+    assert.equal(run.maxOpen, 2);
+    const policy = (await createPolicy(config, policyRunInfo(config), run)) as TransformerPolicy;
+    const task = run.tasks().train[0]!;
+    const ts = await runEpisodes(
+      Array.from({ length: 6 }, (_, i) => ({ task, group: 0, indexInGroup: i })),
+      () => run.create(),
+      policy,
+      { maxTurns: 4, sampleRng: new Rng(3), verifierRng: new Rng(4), maxOpen: run.maxOpen! },
+    );
+    assert.deepEqual(
+      ts.map((t) => t.outcome.reward),
+      [1, 1, 1, 1, 1, 1],
+    );
+    let open = 0;
+    let most = 0;
+    for (const e of fs.readFileSync(log, 'utf8').trim().split('\n')) {
+      open += e === '+' ? 1 : -1;
+      most = Math.max(most, open);
+    }
+    assert.equal(most, 2, 'never more than two programs at once, and two at once');
+  });
+
   it('a reward file scores the final conversation in the sandbox (the program’s printed line reaches it as data); one that cannot score is refused before the run', async () => {
     const config = configFor(['node', 'followUp.mjs'], AGENTS, { reward: 'reward.py' });
     const { ts, run } = await episodes(config, { AGENT_MODE: 'keep' });

@@ -82,6 +82,8 @@ export interface RunEnvironment {
   readonly stop?: StopSpec;
   /** Present when a table policy can drive this environment. */
   tabular?(): TabularSpec;
+  /** The most episodes it can hold open at once (an agent program is a process per episode); absent = no limit. */
+  readonly maxOpen?: number;
   /** Releases what the run's episodes shared (sandbox pools, tool processes). Safe to call twice. */
   dispose(): Promise<void>;
 }

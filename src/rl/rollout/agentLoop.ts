@@ -35,6 +35,19 @@ export interface LoopOptions {
   readonly timing?: PhaseTiming;
   /** Concurrent schedule with at most this many episodes in flight; 0 or absent = lockstep. */
   readonly maxInFlight?: number;
+  /**
+   * The most episodes the environment holds open at once (RunEnvironment.maxOpen: an agent program is
+   * a process per episode); more specs than that run on the concurrent schedule under this limit.
+   */
+  readonly maxOpen?: number;
+}
+
+/** The in-flight limit of a rollout: the schedule's own, under the environment's cap (0 = lockstep, no cap). */
+function inFlightLimit(o: Pick<LoopOptions, 'maxInFlight' | 'maxOpen'>, episodes: number): number {
+  const own = o.maxInFlight ?? 0;
+  const cap = o.maxOpen ?? 0;
+  if (cap <= 0 || (own <= 0 && episodes <= cap)) return own;
+  return own > 0 ? Math.min(own, cap) : cap;
 }
 
 export interface PhaseTiming {
@@ -153,7 +166,8 @@ function trajectoryOf(ep: Episode): Trajectory {
 
 /** Runs every episode to the end; returns trajectories in spec order with advantage 0. */
 export async function runEpisodes(specs: readonly EpisodeSpec[], makeEnv: () => Environment, policy: Policy, options: LoopOptions): Promise<Trajectory[]> {
-  if ((options.maxInFlight ?? 0) > 0) return runConcurrent(specs, makeEnv, policy, options);
+  const limit = inFlightLimit(options, specs.length);
+  if (limit > 0) return runConcurrent(specs, makeEnv, policy, { ...options, maxInFlight: limit });
   const episodes = specs.map((spec) => new Episode(spec, makeEnv(), policy.version));
   try {
     await Promise.all(episodes.map(reset));
@@ -339,7 +353,7 @@ export class EpisodeStream {
     };
     try {
       await drive({
-        limit: (o.maxInFlight ?? 0) > 0 ? o.maxInFlight! : Infinity,
+        limit: inFlightLimit(o, Infinity) || Infinity,
         policy: this.policy,
         maxTurns: o.maxTurns,
         sampleRng: o.sampleRng,

@@ -88,6 +88,7 @@ function syncBatches({ config, env, actor, learner, streams, selfSampled }: Sour
       verifierRng: streams.verifier,
       timing,
       maxInFlight: config.maxInFlight,
+      ...(env.maxOpen !== undefined ? { maxOpen: env.maxOpen } : {}),
     });
   };
   return {
@@ -146,6 +147,7 @@ function asyncBatches({ config, env, actor, learner, streams }: Sources): BatchS
         verifierRng: streams.verifier,
         timing: side.timing,
         maxInFlight: config.maxInFlight,
+        ...(env.maxOpen !== undefined ? { maxOpen: env.maxOpen } : {}),
         makeEnv: () => env.create(),
         onGroup: (group) => side.push(group),
         nextGroup: () => {

@@ -75,7 +75,12 @@ async function rollOut(policy: Policy, env: RunEnvironment, taskCount: number, o
   for (let start = 0; start < episodes; start += batchSize) {
     const specs: EpisodeSpec[] = [];
     for (let i = start; i < Math.min(episodes, start + batchSize); i++) specs.push({ task: tasks[i % taskCount]!, group: i, indexInGroup: 0 });
-    const trajectories = await runEpisodes(specs, () => env.create(), policy, { maxTurns: o.maxTurns, sampleRng, verifierRng });
+    const trajectories = await runEpisodes(specs, () => env.create(), policy, {
+      maxTurns: o.maxTurns,
+      sampleRng,
+      verifierRng,
+      ...(env.maxOpen !== undefined ? { maxOpen: env.maxOpen } : {}),
+    });
     for (const t of trajectories) {
       tally.successes += t.outcome.success ? 1 : 0;
       tally.actions += t.turns.length;

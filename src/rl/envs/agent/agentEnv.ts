@@ -628,6 +628,7 @@ export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {
       name: 'agent',
       description: DESCRIPTION,
       create: () => new AgentEpisode(r),
+      maxOpen: o.concurrency,
       tasks: () => tasks,
       taskFromId: (id) => [...tasks.train, ...tasks.heldOut].find((t) => t.id === id),
       preflight: () =>
