@@ -268,7 +268,7 @@ describe('your own agent program (env "agent")', () => {
       Array.from({ length: 6 }, (_, i) => ({ task, group: 0, indexInGroup: i })),
       () => run.create(),
       policy,
-      { maxTurns: 4, sampleRng: new Rng(3), verifierRng: new Rng(4), maxOpen: run.maxOpen! },
+      { maxTurns: 4, sampleRng: new Rng(3), verifierRng: new Rng(4), maxOpen: run.maxOpen },
     );
     assert.deepEqual(
       ts.map((t) => t.outcome.reward),
