@@ -13,6 +13,7 @@ import { registerReplay } from './host/replay/replayController';
 import { maxTextLength } from './host/settings';
 import { RunStatusBar } from './host/statusBar';
 import { RunsTree, type RunsNode } from './host/views/runsTree';
+import { registerWalkthrough } from './host/walkthrough';
 import { registerDashboard } from './host/webviews/dashboardPanel';
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -43,7 +44,8 @@ export function activate(context: vscode.ExtensionContext): void {
   registerRunCommands(context, { tree, processes, live, output, extensionUri: context.extensionUri, reveal });
   registerTrajectoryDocuments(context, backend);
   registerDashboard(context, { backend, requireBackend: () => processes.requireBackend(), live, reveal });
-  registerReplay(context, backend, output);
+  registerReplay(context, { backend, requireBackend: () => processes.requireBackend(), output, reveal });
+  registerWalkthrough(context, live);
   registerImportCommand(context, { processes, output, live });
   registerRescoreCommands(context, { processes, output });
   registerRuntimeCommand(context, { processes, output });

@@ -55,6 +55,10 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
       const pieces = tokenizers.pieces(t.runId, reader.config(t.runId), t.turnList);
       return { ...t, ...(stats ? { tokenStats: stats } : {}), ...(pieces ? { pieces } : {}) };
     },
+    failedCodeEpisodes: ({ limit }) =>
+      reader
+        .listRuns(Math.max(1, Math.min(100, checked<number>(limit, isId, 'limit'))))
+        .map((run) => ({ run, trajectory: reader.latestFailedWithCode(run.id) ?? null })),
     markFailed: ({ runId, reason }) => markRunFailed(db, runId, reason),
     deleteRun: ({ runId }) => deleteRun(db, runId),
     exportRun: ({ runId, file }) => {

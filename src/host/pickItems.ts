@@ -1,8 +1,9 @@
 // Quick-pick items built from stored or found data (pure, tested without VS Code): Compare Runs' runs,
-// Export Run's runs, Start Run's models. Names, statuses, methods, model types and folders are
+// Export Run's runs, Start Run's models, Replay Episode's failed episodes. Names, statuses, methods, model types and folders are
 // untrusted; every text goes through messageText (one line, invisibles marked, link and icon syntax
 // broken) so that a quick pick shows it as text.
 import { describeFit, type FoundModel } from '../shared/foundModel';
+import type { FailedCodeEpisode } from '../shared/protocol/backendProtocol';
 import type { RunSummary } from '../shared/types';
 import { fixed, parameters as parameterText } from '../shared/format';
 import { messageText } from '../shared/untrustedText';
@@ -45,4 +46,20 @@ export function modelItems(found: readonly FoundModel[]): (PickItem & { readonly
     detail: messageText(`${describeFit(m)} — ${m.dir}`, 400),
     dir: m.dir,
   }));
+}
+
+/** Replay Episode without a tree row, when the newest run has none: each recent run's newest failed episode that ran code. */
+export function failedEpisodeItems(runs: readonly FailedCodeEpisode[]): (PickItem & { readonly trajectoryId: number })[] {
+  return runs.flatMap(({ run, trajectory: t }) =>
+    t
+      ? [
+          {
+            label: messageText(run.name, 200),
+            description: messageText(`run ${run.id} · ${run.env} · iteration ${t.iteration} · ${t.taskId}`, 200),
+            detail: messageText(`reward ${Number.isFinite(t.reward) ? t.reward.toFixed(2) : '?'} · ${t.turns} turns · ${t.termination}`, 200),
+            trajectoryId: t.id,
+          },
+        ]
+      : [],
+  );
 }

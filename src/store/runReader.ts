@@ -233,6 +233,24 @@ export class RunReader {
     };
   }
 
+  /**
+   * The newest trajectory of a run that failed (success not 1) and ran code in a turn (an action
+   * {kind: "tool", args: {code: string}}, what linking.codeOf reads): what Replay Episode opens when no
+   * tree row is given. Newest first by id, so the scan stops at the first match; a turn whose action
+   * is not JSON (a hand-edited database) counts as no code.
+   */
+  latestFailedWithCode(runId: number): TrajectorySummary | undefined {
+    const row = this.db
+      .prepare(
+        `SELECT ${TRAJ_COLUMNS} FROM trajectories t WHERE t.run_id = ? AND t.success IS NOT 1 AND EXISTS (
+           SELECT 1 FROM turns u WHERE u.trajectory_id = t.id
+             AND CASE WHEN json_valid(u.action_json) THEN json_extract(u.action_json, '$.kind') = 'tool' AND json_type(u.action_json, '$.args.code') = 'text' ELSE 0 END
+         ) ORDER BY t.id DESC LIMIT 1`,
+      )
+      .get(runId) as TrajRow | undefined;
+    return row ? toTrajectorySummary(row) : undefined;
+  }
+
   /** A run's stored config as data (undefined: no such run or unreadable JSON). */
   config(runId: number): unknown {
     const row = this.db.prepare('SELECT config_json FROM runs WHERE id = ?').get(runId) as { config_json: string } | undefined;

@@ -10,7 +10,8 @@
 // Node older than the floor is passed over with the reason, and Start Run offers a checkpoint found in the
 // Hugging Face cache for seed 000's preset, and a hostile verl dump and workspace run (issue 30) come in
 // through the import path and a reward's extras and are shown in the tree, the inspector and the
-// dashboard's legends as text. Screenshots go to test/e2e/artifacts/.
+// dashboard's legends as text, and the Get Started walkthrough's buttons each do their step and check
+// it (issue 42). Screenshots go to test/e2e/artifacts/.
 // Run: npm run test:e2e (builds the .vsix and installs the harness first).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -1150,5 +1151,110 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await runRow('(fork of run').waitFor({ state: 'visible', timeout: 30_000 });
     assert.match(await runRow('(fork of run').textContent(), /forked from run \d+ @ iteration 2/);
     await page.screenshot({ path: path.join(OUT, 'tree-fork.png') });
+  });
+
+  // Issue 42: the walkthrough, last (its runs come after every run id the tests above expect). It starts
+  // its own runs: the default experiment from its first button, then a code run whose failed episodes
+  // the third button replays. VS Code keeps a step done once its event came in this session, so run
+  // alone (--test-name-pattern="activity-bar|walkthrough") each step is seen going from unchecked to
+  // checked; after the whole suite the tests above have already done the first three (a diagnostic says
+  // which), and each button is still checked to do its thing.
+  it('opens the Get Started walkthrough and clicks each step’s button: each does its thing and is checked', async (t) => {
+    await page.keyboard.press('Escape');
+    // room beside the walkthrough: its buttons open editors to the side only where the editor area is
+    // wider than 700 px (else in the walkthrough's own group, over it)
+    if (await page.locator('.part.auxiliarybar').isVisible()) await runCommand(page, 'View: Hide Secondary Side Bar');
+    await runCommandAndPick(page, 'Welcome: Open Walkthrough...', 'Get Started with Agent RL');
+    const step = (id) => page.locator(`button.getting-started-step[data-step-id="${id}"], button.getting-started-step[data-step-id$="#${id}"]`).first();
+    const checked = (id) => step(id).locator('.codicon.complete').first();
+    await step('runDefault').waitFor({ state: 'visible', timeout: 30_000 });
+    assert.equal(await step('pickModel').count(), 1, 'all five steps are listed');
+    const clickStep = async (id, button, done, timeout) => {
+      const before = await step(id).getAttribute('aria-checked');
+      if (before === 'true') t.diagnostic(`${id}: already checked (a test above did its thing in this session)`);
+      await step(id).locator('.step-title').click();
+      // selecting a step focuses it after its animation: a button clicked before that would open its
+      // editor to the side and then see the focus (and so the active group) go back to the walkthrough's
+      await sleep(1000);
+      const b = step(id).locator('.button-container .monaco-button', { hasText: button }).first();
+      await b.waitFor({ state: 'visible', timeout: 10_000 });
+      await b.click();
+      await done();
+      assert.ok(await step(id).isVisible(), `${id}: the walkthrough is still shown (what its button opened is beside it)`);
+      await checked(id).waitFor({ state: 'attached', timeout });
+      assert.equal(await step(id).getAttribute('aria-checked'), 'true', `${id} is checked`);
+      assert.match(await checked(id).getAttribute('class'), /codicon-getting-started-step-checked|codicon-pass-filled/);
+      if (before !== 'true') t.diagnostic(`${id}: unchecked before its button, checked after`);
+    };
+    // the selected step's page (media/walkthrough/runDefault.md), rendered beside the steps
+    await webviewFrame(page, 'h1');
+    await page.mouse.move(900, 850); // no hover left on the activity bar
+    await sleep(1000);
+    await page.screenshot({ path: path.join(OUT, 'walkthrough-0-open.png') });
+
+    // 1: the default preset (agentRl.defaultPreset: binary search · table · GRPO) under its config's name, no question asked
+    await clickStep(
+      'runDefault',
+      'Run the Default Experiment',
+      () =>
+        page
+          .locator('.notification-list-item', { hasText: 'run "binary-search-table-grpo-s7" completed' })
+          .first()
+          .waitFor({ state: 'visible', timeout: 180_000 }),
+      30_000,
+    );
+    await page.screenshot({ path: path.join(OUT, 'walkthrough-1-run.png') });
+
+    // 2: the dashboard opens beside the walkthrough
+    await clickStep('openDashboard', 'Open Dashboard', () => webviewFrame(page, 'section[data-metric="reward"][data-points]'), 30_000);
+    await page.screenshot({ path: path.join(OUT, 'walkthrough-2-dashboard.png') });
+
+    // 3: a code run of its own (failed episodes with two code turns each), then the button replays its
+    // newest failed episode beside the walkthrough and selects it in the Runs view
+    await runCommandAndPick(page, 'Agent RL: Start Run', 'code-demo.agentrl.json');
+    await answer(page, 'e2e-walkthrough-code');
+    await page.locator('.notification-list-item', { hasText: 'run "e2e-walkthrough-code" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
+    await clickStep(
+      'replayFailed',
+      'Replay a Failed Episode',
+      async () => {
+        await page.locator('.tab.active', { hasText: 'turn-0.py' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+        await page
+          .locator('.part.sidebar .monaco-list-row.selected', { hasText: /✗ #1 reward/ })
+          .first()
+          .waitFor({ state: 'visible', timeout: 30_000 });
+      },
+      30_000,
+    );
+    await page.screenshot({ path: path.join(OUT, 'walkthrough-3-replay.png') });
+
+    // 4 and 5 as well: New Environment writes the template (tools.py opens), Pick a Model saves the
+    // cache's checkpoint as agentRl.model
+    await clickStep(
+      'newEnvironment',
+      'New Environment',
+      async () => {
+        await answer(page, 'walkthrough-env');
+        await page.locator('.tab.active', { hasText: 'tools.py' }).first().waitFor({ state: 'visible', timeout: 30_000 });
+      },
+      30_000,
+    );
+    assert.ok(fs.existsSync(path.join(dirs.workspace, 'walkthrough-env', 'run.agentrl.json')), 'the template is written');
+    await clickStep(
+      'pickModel',
+      'Pick a Model',
+      async () => {
+        await pick(page, 'Qwen/Qwen3-Fixture');
+        await notification('Agent RL: your model is').waitFor({ state: 'visible', timeout: 30_000 });
+      },
+      30_000,
+    );
+    const saved = ['User', 'Machine']
+      .map((d) => path.join(dirs.userData, d, 'settings.json'))
+      .filter((f) => fs.existsSync(f))
+      .map((f) => JSON.parse(fs.readFileSync(f, 'utf8'))['agentRl.model'])
+      .find((m) => m !== undefined);
+    assert.match(saved ?? '', /Qwen3-Fixture/, 'agentRl.model names the picked checkpoint');
+    await page.screenshot({ path: path.join(OUT, 'walkthrough-5-done.png') });
   });
 });

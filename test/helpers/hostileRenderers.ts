@@ -21,7 +21,7 @@ import {
 } from '../../src/host/commands/importMessages';
 import { renderRescore } from '../../src/host/commands/rescoreMarkdown';
 import { renderTrajectory } from '../../src/host/commands/trajectoryMarkdown';
-import { compareRunItems, exportRunItems, modelItems, type PickItem } from '../../src/host/pickItems';
+import { compareRunItems, exportRunItems, failedEpisodeItems, modelItems, type PickItem } from '../../src/host/pickItems';
 import { decorationText, inlineObservation, observationHover, rerunMessage, rerunOutput, resendMessage, resendOutput } from '../../src/host/replay/replayModel';
 import type { ResendResult } from '../../src/shared/agentRequestView';
 import { activityText, activityTooltip, endedText, runLabel, statusText, type LiveRunView } from '../../src/host/statusText';
@@ -307,6 +307,10 @@ export const RENDERERS: readonly Renderer[] = [
   { id: 'src/host/pickItems.ts#compareRunItems', render: (v) => pick('Compare Runs', compareRunItems(v.runs, [])) },
   { id: 'src/host/pickItems.ts#exportRunItems', render: (v) => pick('Export Run', exportRunItems(v.runs)) },
   { id: 'src/host/pickItems.ts#modelItems', render: (v) => pick('Start Run model step', modelItems(v.found)) },
+  {
+    id: 'src/host/pickItems.ts#failedEpisodeItems',
+    render: (v) => pick('Replay Episode without a tree row', failedEpisodeItems(v.runs.map((run) => ({ run, trajectory: v.trajectory })))),
+  },
   {
     id: 'src/shared/dashboardModel.ts#runLabels',
     render: (v) =>

@@ -297,6 +297,42 @@ describe('run store: writing', () => {
   });
 });
 
+describe('run store: reading', () => {
+  it("latestFailedWithCode: a run's newest failed trajectory that ran code, past successes, failures without code and actions that are not JSON", () => {
+    const db = openStore(path.join(tempDir(), 'runs.sqlite'));
+    const episode = (taskId: string, success: boolean, action: unknown): Trajectory => ({
+      ...trajectory(taskId),
+      outcome: { reward: success ? 1 : 0, success, publicPass: success, privatePass: success },
+      turns: [{ ...trajectory(taskId).turns[0]!, action: action as Trajectory['turns'][number]['action'] }],
+    });
+    const code = { kind: 'tool', name: 'execute_code', args: { code: 'print(1 / 0)' } };
+    const writer = new RunWriter(db);
+    writer.begin(validateRunConfig({}), runtime);
+    const reader = new RunReader(db);
+    writer.iteration({ metrics: metrics(1), trajectories: [episode('no-code', false, { kind: 'tool', name: 'finish', args: {} })] });
+    assert.equal(reader.latestFailedWithCode(writer.runId), undefined, 'a failure without code is not replayable');
+    writer.iteration({
+      metrics: metrics(2),
+      trajectories: [
+        episode('failed-code', false, code),
+        episode('passed-code', true, code),
+        episode('code-not-text', false, { kind: 'tool', name: 'execute_code', args: { code: 7 } }),
+        episode('broken', false, code),
+      ],
+    });
+    // a hand-edited database: the newest failure's action is no longer JSON, and counts as no code
+    db.prepare("UPDATE turns SET action_json = '{not json' WHERE trajectory_id = (SELECT id FROM trajectories WHERE task_id = 'broken')").run();
+    const found = reader.latestFailedWithCode(writer.runId);
+    assert.equal(found?.taskId, 'failed-code');
+    assert.equal(found?.iteration, 2);
+    assert.equal(found?.success, false);
+    const other = new RunWriter(db);
+    other.begin(validateRunConfig({}), runtime);
+    assert.equal(reader.latestFailedWithCode(other.runId), undefined, "another run's episodes are not its own");
+    db.close();
+  });
+});
+
 describe('run store: a full disk', () => {
   it('fails only the write in progress: stored iterations stay whole, the error says what to do, and the run continues once there is room', async () => {
     const file = path.join(tempDir(), 'runs.sqlite');

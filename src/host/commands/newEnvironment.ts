@@ -1,10 +1,12 @@
 // Agent RL: New Environment: writes the workspace-environment template (a task file with
 // demonstrations, a Python tool, a Python reward and two run configs) into a folder the user picks,
-// never over an existing file, and opens its run config. The template runs as is (Start Run lists its
-// configs); `agent-rl env check --config run.agentrl.json` checks it without training.
+// never over an existing file, and opens its tool beside the editor in view. The template runs as is
+// (Start Run lists its configs); `agent-rl env check --config run.agentrl.json` checks it without
+// training. The walkthrough's step completes once the files are written.
 import * as vscode from 'vscode';
 import { environmentTemplate } from '../../shared/environmentTemplate';
 import { messageText } from '../../shared/untrustedText';
+import { besideView, markWalkthroughStep } from '../walkthrough';
 
 export async function newEnvironment(): Promise<void> {
   const folders = vscode.workspace.workspaceFolders;
@@ -40,7 +42,8 @@ export async function newEnvironment(): Promise<void> {
   }
   await vscode.workspace.fs.createDirectory(dir);
   for (const [f, content] of Object.entries(files)) await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(dir, f), new TextEncoder().encode(content));
-  await vscode.window.showTextDocument(vscode.Uri.joinPath(dir, 'tools.py'), { preview: false });
+  markWalkthroughStep('agentRl.createdEnvironment');
+  await vscode.window.showTextDocument(vscode.Uri.joinPath(dir, 'tools.py'), { preview: false, viewColumn: besideView() });
   void vscode.window.showInformationMessage(
     `Agent RL: wrote a workspace environment to ${messageText(name, 200)} (tasks, tools, reward, sft and run configs). Start Run lists its configs.`,
   );

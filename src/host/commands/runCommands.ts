@@ -1,4 +1,4 @@
-// Commands: Start Run, Stop Run, Resume Run, Fork Run from Here (forkRun.ts), Delete Run, Export Run, Reveal Database, Open Trajectory (as text),
+// Commands: Start Run (and a preset by id: the walkthrough's button), Pick a Model…, Stop Run, Resume Run, Fork Run from Here (forkRun.ts), Delete Run, Export Run, Reveal Database, Open Trajectory (as text),
 // Refresh, Load more. Errors are caught here, at the command boundary, and shown with what to do;
 // commands that need the backend say why there is none (no usable Node) instead of throwing.
 import * as path from 'node:path';
@@ -13,6 +13,7 @@ import type { RunsNode, RunsTree } from '../views/runsTree';
 import { InspectorPanel, OPEN_TOKEN_COMMAND } from '../webviews/inspectorPanel';
 import { forkRun } from './forkRun';
 import { newEnvironment } from './newEnvironment';
+import { pickModelCommand } from './pickModelCommand';
 import { followRun, startRun } from './startRun';
 import { TRAJECTORY_SCHEME } from './trajectoryDocument';
 
@@ -92,7 +93,12 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
   context.subscriptions.push(
     vscode.commands.registerCommand(
       'agentRl.startRun',
-      guard(() => startRun(deps)),
+      // a preset id from a command link (the walkthrough: ["default"]); the palette and the view title pass none
+      guard((preset?: unknown) => startRun(deps, typeof preset === 'string' ? { preset } : undefined)),
+    ),
+    vscode.commands.registerCommand(
+      'agentRl.pickModel',
+      guard(() => pickModelCommand(deps)),
     ),
     vscode.commands.registerCommand('agentRl.newEnvironment', guard(newEnvironment)),
     vscode.commands.registerCommand('agentRl.stopRun', guard(stopRun)),

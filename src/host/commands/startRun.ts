@@ -5,11 +5,13 @@
 // only in a trusted workspace and after the user confirmed the exact command; then a name, and progress from the first second (notification with Cancel, status
 // bar). Every text from the config (keys, values, file names, the run name) is untrusted: notifications
 // and quick picks get it through messageText, the output channel with its invisible characters marked.
+// Asked for a preset by id (the walkthrough's "Run the Default Experiment", Pick a Model…'s Seed 000), it
+// skips the picker and the name: the preset's own config and name.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { withConfigRoot } from '../../shared/configRoot';
 import type { FoundModel } from '../../shared/foundModel';
-import { PRESETS } from '../../shared/presets';
+import { PRESETS, type Preset } from '../../shared/presets';
 import { ConfigError, validateRunConfig } from '../../shared/runConfig';
 import { messageText, oneLine, showInvisibles } from '../../shared/untrustedText';
 import type { LiveRun, LiveRuns } from '../liveRuns';
@@ -63,16 +65,49 @@ async function taskFileConfig(file: vscode.Uri): Promise<Record<string, unknown>
 /** The sizes of a run Start Run makes from "Your own agent program…" (those of examples/own-agent/run.agentrl.json). */
 const FIRST_AGENT_RUN = { iterations: 10, groupsPerIteration: 4, groupSize: 4, evalEpisodes: 24 } as const;
 
+/** What a caller other than the Command Palette asks Start Run for: a preset by id ("default": agentRl.defaultPreset), and for a model preset the model. */
+export interface StartRunRequest {
+  readonly preset: string;
+  readonly model?: string;
+}
+
+/** A preset asked for by id, with its model for a model preset (the one given, else agentRl.model, else asked). */
+async function presetConfig(backend: BackendClient, request: StartRunRequest): Promise<Picked | undefined> {
+  const id = request.preset === 'default' ? vscode.workspace.getConfiguration('agentRl').get<string>('defaultPreset', 'binary-search-grpo') : request.preset;
+  const preset = PRESETS.find((p) => p.id === id);
+  if (!preset)
+    throw new Error(
+      `${request.preset === 'default' ? 'agentRl.defaultPreset is' : 'Start Run was asked for'} "${id}", which names no preset. Fix: one of ${PRESETS.map((p) => p.id).join(', ')}.`,
+    );
+  return withModel(backend, preset, request.model ?? (savedModel() || undefined));
+}
+
+/** A preset's config; a model preset's with the model given, else the one the user picks (undefined: none picked). */
+async function withModel(backend: BackendClient, preset: Preset, model?: string): Promise<Picked | undefined> {
+  const config = structuredClone(preset.config) as Record<string, unknown>;
+  if (preset.needsModel !== true) return { config };
+  const dir = model ?? (await pickModel(backend));
+  if (!dir) return undefined;
+  const po = (config.policyOptions ?? {}) as Record<string, unknown>;
+  return { config: { ...config, policyOptions: { ...po, model: dir } } };
+}
+
+/** The checkpoint folder Agent RL: Pick a Model… saved ("" when none). */
+export function savedModel(): string {
+  const m = vscode.workspace.getConfiguration('agentRl').get<unknown>('model', '');
+  return typeof m === 'string' ? m : '';
+}
+
 async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
   const [files, taskFiles] = await Promise.all([
     vscode.workspace.findFiles('**/*.agentrl.json', '**/node_modules/**', 50),
     vscode.workspace.findFiles('**/*.{jsonl,parquet}', '{**/node_modules/**,**/.agent-rl/**}', 50),
   ]);
-  type Item = vscode.QuickPickItem & { config?: Record<string, unknown>; file?: vscode.Uri; tasks?: vscode.Uri; needsModel?: boolean; agent?: true };
+  type Item = vscode.QuickPickItem & { preset?: Preset; file?: vscode.Uri; tasks?: vscode.Uri; agent?: true };
   const preferred = vscode.workspace.getConfiguration('agentRl').get<string>('defaultPreset', '');
   const presets = [...PRESETS].sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
   const items: Item[] = [
-    ...presets.map((p) => ({ label: p.label, description: p.description, config: structuredClone(p.config), needsModel: p.needsModel === true })),
+    ...presets.map((p) => ({ label: p.label, description: p.description, preset: p })),
     {
       label: 'Your own agent program…',
       description: `a program on an OpenAI client, trained unchanged: pick it, its task file and a model (${FIRST_AGENT_RUN.iterations} iterations of ${FIRST_AGENT_RUN.groupsPerIteration} × ${FIRST_AGENT_RUN.groupSize} episodes)`,
@@ -93,14 +128,8 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
   if (!choice) return undefined;
   if (choice.agent) return agentProgramConfig(backend);
   if (choice.tasks) return { config: await taskFileConfig(choice.tasks), file: vscode.workspace.asRelativePath(choice.tasks) };
-  if (!choice.file) {
-    if (!choice.config) return undefined;
-    if (!choice.needsModel) return { config: choice.config };
-    const model = await pickModel(backend);
-    if (!model) return undefined;
-    const po = (choice.config.policyOptions ?? {}) as Record<string, unknown>;
-    return { config: { ...choice.config, policyOptions: { ...po, model } } };
-  }
+  if (choice.preset) return withModel(backend, choice.preset);
+  if (!choice.file) return undefined;
   const file = vscode.workspace.asRelativePath(choice.file);
   let parsed: unknown;
   try {
@@ -201,16 +230,20 @@ async function confirmAgentProgram(p: Picked): Promise<boolean> {
 
 /**
  * The checkpoint a model preset runs: one found in the Hugging Face cache or agentRl.modelFolders (with
- * its architecture, size and whether seed 000's plan fits), or a folder chosen in a dialog.
+ * its architecture, size and whether seed 000's plan fits), or a folder chosen in a dialog. The one
+ * Pick a Model… saved (agentRl.model) comes first.
  */
-async function pickModel(backend: BackendClient): Promise<string | undefined> {
-  const folders = vscode.workspace.getConfiguration('agentRl').get<string[]>('modelFolders', []);
+export async function pickModel(backend: BackendClient, title = 'Agent RL: which model?'): Promise<string | undefined> {
+  const setting = vscode.workspace.getConfiguration('agentRl').get<unknown>('modelFolders', []);
+  const saved = savedModel();
+  const folders = [...(Array.isArray(setting) ? setting.filter((f): f is string => typeof f === 'string' && f !== '') : []), ...(saved ? [saved] : [])];
   let found: FoundModel[] = [];
   try {
-    found = await backend.request('listModels', { folders: Array.isArray(folders) ? folders.filter((f) => typeof f === 'string') : [] });
+    found = await backend.request('listModels', { folders });
   } catch {
     found = []; // the folder dialog still works
   }
+  found = [...found.filter((m) => m.dir === saved), ...found.filter((m) => m.dir !== saved)];
   type Item = vscode.QuickPickItem & { dir?: string };
   const choose = 'Choose a Folder…';
   const items: Item[] = [
@@ -219,7 +252,7 @@ async function pickModel(backend: BackendClient): Promise<string | undefined> {
     { label: choose, description: 'a Hugging Face checkpoint folder on this machine (config.json, model.safetensors, tokenizer.json)' },
   ];
   const pick = await vscode.window.showQuickPick(items, {
-    title: 'Agent RL: which model?',
+    title,
     placeHolder: found.length
       ? 'Models found in the Hugging Face cache and agentRl.modelFolders'
       : 'No model found in the Hugging Face cache: choose its folder',
@@ -278,12 +311,12 @@ async function withSandboxSettings(p: Picked): Promise<Record<string, unknown> |
   return { ...p.config, envOptions };
 }
 
-export async function startRun(deps: StartRunDeps): Promise<void> {
+export async function startRun(deps: StartRunDeps, request?: StartRunRequest): Promise<void> {
   const runs = await deps.processes.requireRuns();
   if (!runs) return;
   const backend = await deps.processes.requireBackend();
   if (!backend) return;
-  const picked = await pickConfig(backend);
+  const picked = request ? await presetConfig(backend, request) : await pickConfig(backend);
   if (!picked) return;
   if (!(await confirmAgentProgram(picked))) return;
   const raw = await withSandboxSettings(picked);
@@ -297,11 +330,13 @@ export async function startRun(deps: StartRunDeps): Promise<void> {
     deps.output.appendLine(showInvisibles(e.message));
     return;
   }
-  const name = await vscode.window.showInputBox({
-    title: 'Run name',
-    value: oneLine(config.name, 200),
-    validateInput: (v) => (v.trim() === '' ? 'A run needs a name' : undefined),
-  });
+  const name = request
+    ? config.name
+    : await vscode.window.showInputBox({
+        title: 'Run name',
+        value: oneLine(config.name, 200),
+        validateInput: (v) => (v.trim() === '' ? 'A run needs a name' : undefined),
+      });
   if (name === undefined) return;
   const db = databasePath();
   deps.output.appendLine(`starting "${showInvisibles(name)}" (${config.env} · ${config.policy} · ${config.method}) in ${db}`);

@@ -3,13 +3,18 @@
 // hover), Previous/Next step through the turns, and "Re-run in sandbox" executes the recorded code
 // again now — with the user's interpreter and isolation level, never the stored run's — and says
 // whether the observation differs from the stored one, and what the stored run had asked for instead.
+// Without a tree row (the Command Palette, the walkthrough's button) it opens the newest run's newest
+// failed episode that ran code (or asks for another run's when the newest has none) beside the editor
+// in view, and selects it in the Runs view.
 import * as vscode from 'vscode';
 import type { TrajectoryDetail } from '../../shared/protocol/backendProtocol';
 import type { BackendClient } from '../processes/backendClient';
 import type { RunsNode } from '../views/runsTree';
 import { codeOf } from '../../shared/linking';
 import { messageText } from '../../shared/untrustedText';
+import { failedEpisodeItems } from '../pickItems';
 import { maxTextLength, sandboxSettings } from '../settings';
+import { besideView } from '../walkthrough';
 import { codeTurns, decorationText, inlineObservation, observationHover, rerunMessage, rerunOutput } from './replayModel';
 
 export const REPLAY_SCHEME = 'agent-rl-replay';
@@ -20,7 +25,45 @@ interface State {
   at: number;
 }
 
-export function registerReplay(context: vscode.ExtensionContext, backend: () => BackendClient | undefined, output: vscode.OutputChannel): void {
+export interface ReplayDeps {
+  readonly backend: () => BackendClient | undefined;
+  /** The backend, started if need be (undefined after telling the user why there is none). */
+  readonly requireBackend: () => Promise<BackendClient | undefined>;
+  readonly output: vscode.OutputChannel;
+  /** Selects a trajectory in the Runs tree. */
+  readonly reveal: (trajectoryId: number) => void;
+}
+
+/** How many of the newest runs Replay Episode without a tree row looks through. */
+const RECENT_RUNS = 20;
+
+/**
+ * The trajectory Replay Episode opens without a tree row: the newest run's newest failed episode that
+ * ran code; else one of another recent run's, picked; else none, and the user is told how to get one.
+ */
+async function latestFailedEpisode(b: BackendClient): Promise<number | undefined> {
+  const runs = await b.request('failedCodeEpisodes', { limit: RECENT_RUNS });
+  if (runs[0]?.trajectory) return runs[0].trajectory.id;
+  const items = failedEpisodeItems(runs);
+  if (items.length === 0) {
+    const start = 'Start Run';
+    const choice = await vscode.window.showInformationMessage(
+      `Agent RL: no failed episode that ran code in ${runs.length === 0 ? 'the database yet' : `the newest ${runs.length === 1 ? 'run' : `${runs.length} runs`}`}. Replay steps through an episode's code in the editor: start a run on the Code environment (Code · transformer · SFT) or on a workspace environment with "toolFormat": "code".`,
+      start,
+    );
+    if (choice === start) await vscode.commands.executeCommand('agentRl.startRun');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(items, {
+    title: 'Agent RL: Replay Episode (the newest run has no failed episode that ran code)',
+    placeHolder: "Another run's newest failed episode that ran code",
+    matchOnDescription: true,
+  });
+  return pick?.trajectoryId;
+}
+
+export function registerReplay(context: vscode.ExtensionContext, deps: ReplayDeps): void {
+  const { backend, output } = deps;
   const hover = (turn: number, full: string): vscode.MarkdownString => {
     const md = new vscode.MarkdownString(observationHover(turn, full, maxTextLength()));
     md.isTrusted = false;
@@ -35,10 +78,11 @@ export function registerReplay(context: vscode.ExtensionContext, backend: () => 
   });
   const uriOf = (s: State): vscode.Uri => vscode.Uri.from({ scheme: REPLAY_SCHEME, path: `/trajectory-${s.trajectory.id}/turn-${s.turns[s.at]}.py` });
 
-  const show = async (): Promise<void> => {
+  /** `column`: where the first turn opens (beside the editor in view when no tree row was given). */
+  const show = async (column?: vscode.ViewColumn): Promise<void> => {
     if (!state) return;
     const doc = await vscode.workspace.openTextDocument(uriOf(state));
-    const editor = await vscode.window.showTextDocument(doc, { preview: false });
+    const editor = await vscode.window.showTextDocument(doc, { preview: false, ...(column !== undefined ? { viewColumn: column } : {}) });
     const obs = inlineObservation(state.trajectory.turnList, state.turns[state.at]!);
     if (obs) {
       const line = Math.min(obs.line, doc.lineCount) - 1;
@@ -68,17 +112,26 @@ export function registerReplay(context: vscode.ExtensionContext, backend: () => 
       },
     }),
     vscode.commands.registerCommand('agentRl.replayEpisode', async (n?: RunsNode) => {
-      const b = backend();
-      if (n?.kind !== 'trajectory' || !b) return;
-      const t = await b.request('trajectory', { trajectoryId: n.trajectory.id });
+      const b = n === undefined ? await deps.requireBackend() : backend();
+      if (!b || (n !== undefined && n.kind !== 'trajectory')) return;
+      let id: number | undefined;
+      try {
+        id = n?.kind === 'trajectory' ? n.trajectory.id : await latestFailedEpisode(b);
+      } catch (e) {
+        void vscode.window.showErrorMessage(`Agent RL: could not look for a failed episode: ${messageText(e instanceof Error ? e.message : String(e), 600)}`);
+        return;
+      }
+      if (id === undefined) return;
+      const t = await b.request('trajectory', { trajectoryId: id });
       if (!t) return;
+      if (n === undefined) deps.reveal(t.id);
       const turns = codeTurns(t.turnList);
       if (turns.length === 0) {
         void vscode.window.showInformationMessage('Agent RL: this episode ran no code, so there is nothing to replay in the editor; open it in the inspector.');
         return;
       }
       state = { trajectory: t, turns, at: 0 };
-      await show();
+      await show(n === undefined ? besideView() : undefined);
     }),
     vscode.commands.registerCommand('agentRl.replayNext', async () => {
       if (state && state.at < state.turns.length - 1) state.at += 1;

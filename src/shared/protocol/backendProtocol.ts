@@ -43,6 +43,12 @@ export interface TrajectoryDetail extends TrajectorySummary {
   readonly pieces?: string[][];
 }
 
+/** A run and its newest failed trajectory that ran code (backend method failedCodeEpisodes). */
+export interface FailedCodeEpisode {
+  readonly run: RunSummary;
+  readonly trajectory: TrajectorySummary | null;
+}
+
 /** A worst token with where it is (store/tokenStatsReader.ts). */
 export interface WorstToken extends TokenRow {
   readonly trajectoryId: number;
@@ -77,6 +83,11 @@ export interface BackendMethods {
   iterations: { params: { runId: number; offset: number; limit: number }; result: Page<IterationMetrics> };
   trajectories: { params: { runId: number; iteration: number; offset: number; limit: number }; result: Page<TrajectorySummary> };
   trajectory: { params: { trajectoryId: number }; result: TrajectoryDetail | null };
+  /**
+   * Of the `limit` newest runs, newest first: each one's newest failed trajectory that ran code (null:
+   * none), what Replay Episode opens without a tree row (the walkthrough's button).
+   */
+  failedCodeEpisodes: { params: { limit: number }; result: FailedCodeEpisode[] };
   /** A worker the host saw die: record the run as failed with the reason (only if still running). */
   markFailed: { params: { runId: number; reason: string }; result: boolean };
   deleteRun: { params: { runId: number }; result: boolean };
@@ -129,6 +140,7 @@ export const BACKEND_METHODS: readonly BackendMethod[] = [
   'iterations',
   'trajectories',
   'trajectory',
+  'failedCodeEpisodes',
   'markFailed',
   'deleteRun',
   'exportRun',
