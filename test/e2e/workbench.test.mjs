@@ -1254,7 +1254,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       }
       if (await wearing(theme, 10_000)) return;
       await page.keyboard.press('Escape');
-      writeSettings(dirs, { 'workbench.colorTheme': theme });
+      writeSettings(dirs, { 'workbench.colorTheme': theme, 'window.autoDetectColorScheme': false, 'window.autoDetectHighContrast': false });
       assert.ok(await wearing(theme, 20_000), `the workbench wears ${theme}`);
     };
     const themes = [
