@@ -5,6 +5,7 @@
 // src/shared/comparisonModel.ts; this file only renders it, through el().
 import { comparisonView, type ComparisonView } from '../src/shared/comparisonModel';
 import { isDashboardComparison, type DashboardComparison, type DashboardToHost } from '../src/shared/protocol/webviewProtocol';
+import { count } from '../src/shared/format';
 import { el } from './dom';
 import { onHostMessage } from './vscodeApi';
 
@@ -29,25 +30,44 @@ function header(runs: ComparisonView['runs'], first: string): HTMLTableRowElemen
   return tr;
 }
 
+/** The differences, a table body per section whose header row folds it (a button, aria-expanded). */
 function differencesTable(v: ComparisonView): HTMLElement {
   if (v.differences.empty !== undefined) return el('p', 'empty-note', v.differences.empty);
   const table = el('table', 'compare differences');
-  table.append(header(v.runs, 'setting'));
+  const thead = el('thead');
+  thead.append(header(v.runs, 'setting'));
+  table.append(thead);
   for (const s of v.differences.sections) {
+    const body = el('tbody', 'section-rows');
+    body.dataset.section = s.name;
     const head = el('tr', 'section');
     head.dataset.section = s.name;
-    const th = el('th', undefined, s.title);
+    const th = el('th');
     th.colSpan = v.runs.length + 1;
+    th.scope = 'rowgroup';
+    const fold = el('button', 'fold', s.title);
+    fold.type = 'button';
+    fold.setAttribute('aria-expanded', 'true');
+    fold.append(el('span', 'fold-count', ` (${count(s.rows.length)})`));
+    const rows: HTMLTableRowElement[] = [];
+    fold.addEventListener('click', () => {
+      const open = fold.getAttribute('aria-expanded') !== 'true';
+      fold.setAttribute('aria-expanded', String(open));
+      for (const r of rows) r.hidden = !open;
+    });
+    th.append(fold);
     head.append(th);
-    table.append(head);
+    body.append(head);
     for (const d of s.rows) {
       const tr = el('tr');
       const key = el('td', 'key', d.key);
       key.title = d.title;
       tr.append(key);
       for (const value of d.values) tr.append(el('td', 'value', value));
-      table.append(tr);
+      rows.push(tr);
+      body.append(tr);
     }
+    table.append(body);
   }
   return table;
 }

@@ -17,20 +17,33 @@ import {
   Tooltip,
   type ChartDataset,
 } from 'chart.js';
-import { emptyReason, PANELS, PHASE_PANEL, phaseBars, phaseEmptyReason, PHASES, panelLines, type Panel } from '../src/shared/dashboardModel';
+import {
+  chartSummary,
+  emptyReason,
+  PANELS,
+  PHASE_PANEL,
+  phaseBars,
+  phaseEmptyReason,
+  PHASES,
+  panelLines,
+  pointLabel,
+  pointTitle,
+  showLegend,
+  type Panel,
+} from '../src/shared/dashboardModel';
 import { isHostToDashboard, type DashboardState, type DashboardToHost, type RunSeries } from '../src/shared/protocol/webviewProtocol';
-import { axisTick, sig } from '../src/shared/format';
+import { axisTick } from '../src/shared/format';
 import type { WorstBy } from '../src/shared/tokenStatsRows';
 import { oneLine, showInvisibles } from '../src/shared/untrustedText';
 import { startComparison } from './comparison';
-import { el } from './dom';
+import { el, onThemeChange, themeColour } from './dom';
 import { showDrill } from './drill';
 import { onHostMessage, vscodeApi } from './vscodeApi';
 
 Chart.register(LineController, ScatterController, BarController, LineElement, PointElement, BarElement, LinearScale, Tooltip, Decimation);
 
 const vscode = vscodeApi<DashboardToHost, DashboardState>();
-const css = (name: string, fallback: string): string => getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
+const css = themeColour;
 const PALETTE = [
   '--vscode-charts-blue',
   '--vscode-charts-red',
@@ -47,22 +60,28 @@ interface View {
   readonly legend: HTMLElement;
   readonly empty: HTMLElement;
   readonly warnings: HTMLElement;
+  readonly canvas: HTMLCanvasElement;
+  readonly title: string;
+  readonly unit: string;
 }
 const views = new Map<string, View>();
 
 /** The runs drawn last, by dataset index of each panel (a click on a point names its run). */
 let drawn: readonly RunSeries[] = [];
 
-function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', rate: boolean, drill?: WorstBy): View {
+function makeView(id: string, title: string, unit: string, kind: 'line' | 'scatter' | 'bar', rate: boolean, drill?: WorstBy): View {
   const fg = css('--vscode-foreground', '#ccc');
   const grid = css('--vscode-editorWidget-border', '#444');
   const box = el('section', 'chart');
   box.dataset.metric = id;
   const canvasBox = el('div', 'canvas-box');
   const canvas = el('canvas');
+  // the chart in words for a screen reader (chartSummary), kept in step with what it draws
+  canvas.setAttribute('role', 'img');
   const empty = el('p', 'empty');
   canvasBox.append(canvas, empty);
   const legend = el('ul', 'legend');
+  legend.setAttribute('aria-label', `${title}: lines (a click hides or shows one)`);
   const warnings = el('div', 'warnings');
   box.append(el('h2', undefined, title), warnings, canvasBox, legend);
   if (drill) {
@@ -79,7 +98,8 @@ function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', r
       parsing: false,
       normalized: true,
       maintainAspectRatio: false,
-      interaction: { mode: 'nearest', intersect: false },
+      // a hover shows every line's number at that iteration
+      interaction: { mode: 'x', intersect: false },
       scales: {
         x: {
           type: 'linear',
@@ -91,6 +111,7 @@ function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', r
         },
         y: {
           stacked,
+          title: { display: true, text: unit, color: fg },
           ticks: { color: fg, callback: axisTick },
           grid: { color: grid },
           ...(rate ? { suggestedMin: 0, suggestedMax: 1 } : { beginAtZero: stacked }),
@@ -99,12 +120,19 @@ function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', r
       plugins: {
         legend: { display: false },
         decimation: { enabled: !stacked, algorithm: 'lttb', samples: 400 },
-        tooltip: { enabled: true, callbacks: { label: (ctx) => `${ctx.dataset.label ?? ''}: ${sig(ctx.parsed.y)}` } },
+        tooltip: {
+          enabled: true,
+          callbacks: {
+            title: (items) => (items[0] ? pointTitle(items[0].parsed.x ?? 0) : ''),
+            label: (ctx) => pointLabel(ctx.dataset.label ?? '', ctx.parsed.y ?? 0),
+          },
+        },
       },
       ...(drill
         ? {
-            onClick: (_e, elements) => {
-              const hit = elements[0];
+            onClick: (e) => {
+              // the point nearest the click (the hover shows every line's at that iteration)
+              const hit = e.native ? chart.getElementsAtEventForMode(e.native, 'nearest', { intersect: false }, true)[0] : undefined;
               const ds = hit ? (chart.data.datasets[hit.datasetIndex] as { runId?: number } | undefined) : undefined;
               const point = hit ? (chart.data.datasets[hit.datasetIndex]?.data[hit.index] as { x: number } | undefined) : undefined;
               if (ds?.runId !== undefined && point) vscode.post({ type: 'drill', runId: ds.runId, iteration: point.x, by: drill });
@@ -113,7 +141,7 @@ function makeView(id: string, title: string, kind: 'line' | 'scatter' | 'bar', r
         : {}),
     },
   });
-  const view = { chart, box, legend, empty, warnings };
+  const view = { chart, box, legend, empty, warnings, canvas, title, unit };
   views.set(id, view);
   return view;
 }
@@ -143,6 +171,15 @@ function renderLegend(view: View, entries: readonly { label: string; fullLabel: 
 
 function show(view: View, datasets: ChartDataset<'line' | 'bar' | 'scatter', { x: number; y: number }[]>[], reason: string | undefined): void {
   view.chart.data.datasets = datasets;
+  view.canvas.setAttribute(
+    'aria-label',
+    chartSummary(
+      view,
+      datasets.map((d) => ({ label: d.label ?? '', data: d.data })),
+      reason,
+    ),
+  );
+  view.legend.hidden = !showLegend(datasets.length);
   view.chart.update();
   const points = datasets.reduce((n, d) => n + d.data.length, 0);
   view.box.dataset.points = String(points);
@@ -152,7 +189,7 @@ function show(view: View, datasets: ChartDataset<'line' | 'bar' | 'scatter', { x
 }
 
 function drawPanel(panel: Panel, series: readonly RunSeries[]): void {
-  const view = views.get(panel.id) ?? makeView(panel.id, panel.title, panel.evaluation ? 'scatter' : 'line', panel.rate === true, panel.drill);
+  const view = views.get(panel.id) ?? makeView(panel.id, panel.title, panel.unit, panel.evaluation ? 'scatter' : 'line', panel.rate === true, panel.drill);
   const lines = panelLines(panel, series);
   const datasets = lines.map((l) => ({
     runId: series[l.runIndex]?.run.id,
@@ -174,7 +211,7 @@ function drawPanel(panel: Panel, series: readonly RunSeries[]): void {
 }
 
 function drawPhases(series: readonly RunSeries[]): void {
-  const view = views.get(PHASE_PANEL.id) ?? makeView(PHASE_PANEL.id, PHASE_PANEL.title, 'bar', false);
+  const view = views.get(PHASE_PANEL.id) ?? makeView(PHASE_PANEL.id, PHASE_PANEL.title, PHASE_PANEL.unit, 'bar', false);
   const bars = phaseBars(series);
   const colorOf = (phase: string): string => color(PHASES.findIndex((p) => p.label === phase));
   const datasets = bars.map((b) => ({
@@ -210,10 +247,43 @@ function renderRunPicker(runs: RunSeries['run'][], selected: readonly number[]):
       vscode.setState({ selected: ids });
       vscode.post({ type: 'select', runIds: ids });
     });
+    input.addEventListener('keydown', (ev) => {
+      const inputs = [...box.querySelectorAll<HTMLInputElement>('input[type="checkbox"]')];
+      const at = inputs.indexOf(input);
+      const step = ev.key === 'ArrowDown' || ev.key === 'ArrowRight' ? 1 : ev.key === 'ArrowUp' || ev.key === 'ArrowLeft' ? -1 : 0;
+      const to = ev.key === 'Home' ? 0 : ev.key === 'End' ? inputs.length - 1 : step !== 0 ? at + step : -1;
+      if (inputs[to]) {
+        ev.preventDefault();
+        inputs[to].focus();
+      }
+    });
     label.append(input, el('span', undefined, `${oneLine(r.name, 40)} (${oneLine(r.status, 20)}, ${r.iterationsDone}/${r.iterationsPlanned})`));
     box.append(label);
   }
 }
+
+/** The last state drawn: a theme change draws it again in the new theme's colours. */
+let lastState: { readonly series: readonly RunSeries[] } | undefined;
+
+/** Axis text and grid in the theme's colours (chart.js paints a canvas: CSS does not reach it). */
+function themeAxes(chart: Chart): void {
+  const fg = css('--vscode-foreground', '#ccc');
+  const grid = css('--vscode-editorWidget-border', '#444');
+  for (const scale of Object.values(chart.options.scales ?? {})) {
+    if (!scale) continue;
+    if (scale.ticks) scale.ticks.color = fg;
+    if ('title' in scale && scale.title) scale.title.color = fg;
+    if (scale.grid) scale.grid.color = grid;
+  }
+}
+
+onThemeChange(() => {
+  for (const v of views.values()) themeAxes(v.chart);
+  if (lastState) {
+    for (const panel of PANELS) drawPanel(panel, lastState.series);
+    drawPhases(lastState.series);
+  } else for (const v of views.values()) v.chart.update();
+});
 
 onHostMessage(isHostToDashboard, (msg) => {
   if (msg.type === 'drill') {
@@ -222,6 +292,7 @@ onHostMessage(isHostToDashboard, (msg) => {
     return;
   }
   drawn = msg.series;
+  lastState = msg;
   vscode.setState({ selected: msg.selected });
   renderRunPicker(msg.runs, msg.selected);
   for (const panel of PANELS) drawPanel(panel, msg.series);

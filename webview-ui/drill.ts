@@ -6,7 +6,7 @@ import { Chart } from 'chart.js';
 import { drillView } from '../src/shared/drillModel';
 import { axisTick } from '../src/shared/format';
 import type { DashboardDrill } from '../src/shared/protocol/webviewProtocol';
-import { el, worstTableElement } from './dom';
+import { el, onThemeChange, themeColour, worstTableElement } from './dom';
 
 let histogramChart: Chart | undefined;
 
@@ -19,7 +19,7 @@ export function showDrill(d: DashboardDrill, runName: string, openToken: (trajec
   box.dataset.iteration = String(d.iteration);
   box.dataset.by = d.by;
   box.replaceChildren();
-  const close = el('button', 'drill-close', 'close');
+  const close = el('button', 'drill-close secondary-button', 'close');
   close.type = 'button';
   close.addEventListener('click', () => {
     box.hidden = true;
@@ -41,8 +41,8 @@ export function showDrill(d: DashboardDrill, runName: string, openToken: (trajec
   grid.append(list, hbox);
   box.append(grid);
   histogramChart?.destroy();
-  const fg = getComputedStyle(document.body).getPropertyValue('--vscode-foreground').trim() || '#ccc';
-  const bar = getComputedStyle(document.body).getPropertyValue('--vscode-charts-orange').trim() || '#d18616';
+  const fg = themeColour('--vscode-foreground', '#ccc');
+  const bar = themeColour('--vscode-charts-orange', '#d18616');
   const bars = view.histogram.bars;
   histogramChart = new Chart(canvas, {
     type: 'bar',
@@ -73,3 +73,18 @@ export function showDrill(d: DashboardDrill, runName: string, openToken: (trajec
   });
   box.scrollIntoView({ block: 'start' });
 }
+
+// a theme change repaints the histogram (a canvas) in the new theme's colours
+onThemeChange(() => {
+  const chart = histogramChart;
+  if (!chart) return;
+  const fg = themeColour('--vscode-foreground', '#ccc');
+  for (const scale of Object.values(chart.options.scales ?? {})) {
+    if (!scale) continue;
+    if (scale.ticks) scale.ticks.color = fg;
+    if ('title' in scale && scale.title) scale.title.color = fg;
+  }
+  const ds = chart.data.datasets[0];
+  if (ds) ds.backgroundColor = themeColour('--vscode-charts-orange', '#d18616');
+  chart.update();
+});

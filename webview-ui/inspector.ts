@@ -34,7 +34,7 @@ function cut(text: string, render: (shown: string) => HTMLElement): HTMLElement 
   const shown = render(c.text);
   if (c.cut === 0) return shown;
   const wrap = el('div', 'cut');
-  const more = el('button', 'show-all', `Show all ${count(text.length)} characters (${count(c.cut)} more)`);
+  const more = el('button', 'show-all secondary-button', `Show all ${count(text.length)} characters (${count(c.cut)} more)`);
   more.type = 'button';
   more.addEventListener('click', () => wrap.replaceWith(render(text)));
   wrap.append(shown, more);

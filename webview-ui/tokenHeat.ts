@@ -14,8 +14,11 @@ import {
   tokenSummary,
   trajectoryWorst,
   turnTokensSummary,
-  worstAsks,
+  WORST_MEASURES,
+  WORST_TEXT,
+  worstScopes,
   type HeatMode,
+  type WorstSource,
   type WorstTable,
 } from '../src/shared/inspectorModel';
 import type { TrajectoryDetail, WorstToken } from '../src/shared/protocol/backendProtocol';
@@ -41,7 +44,10 @@ export class HeatMap {
   private readonly spans = new Map<string, HTMLElement>();
   private readonly details = new Map<number, HTMLDetailsElement>();
   private readonly builders = new Map<number, (upTo?: number) => void>();
-  private readonly remote = el('div', 'worst-remote');
+  /** The worst-token table shown, and what it shows. */
+  private readonly worstBox = el('div', 'worst-lists');
+  private worstSource: WorstSource = 'trajectory';
+  private worstBy: WorstBy = 'mismatch';
   private readonly legend = el('span', 'heat-legend');
 
   constructor(
@@ -78,22 +84,20 @@ export class HeatMap {
     label.append(select);
     box.append(label, this.legend);
     if (this.t.tokenStats) {
-      const lists = el('div', 'worst-lists');
-      for (const by of ['mismatch', 'logRatio', 'kl'] as const) {
-        const table = trajectoryWorst(this.t, this.rows, this.pieces, by);
-        if (table) lists.append(this.worstList(table, undefined));
-      }
-      box.append(lists);
-      const more = el('div', 'worst-more');
-      for (const ask of worstAsks(this.t.iteration)) {
-        const b = el('button', 'worst-ask', ask.label);
-        b.type = 'button';
-        b.dataset.scope = ask.scope;
-        b.dataset.by = ask.by;
-        b.addEventListener('click', () => this.hooks.worst(ask.scope, ask.by));
-        more.append(b);
-      }
-      box.append(more, this.remote);
+      // one table of worst tokens: where from (this trajectory, its iteration, its run) and by which number
+      const controls = el('div', 'worst-controls');
+      const scope = this.selector('worst-scope', 'worst tokens of ', worstScopes(this.t.iteration), this.worstSource);
+      const measure = this.selector('worst-measure', ' by ', WORST_MEASURES, this.worstBy);
+      const change = (): void => {
+        this.worstSource = scope.select.value as WorstSource;
+        this.worstBy = measure.select.value as WorstBy;
+        this.showWorstChoice();
+      };
+      scope.select.addEventListener('change', change);
+      measure.select.addEventListener('change', change);
+      controls.append(scope.label, measure.label);
+      box.append(controls, this.worstBox);
+      this.showWorstChoice();
     }
     return box;
   }
@@ -103,9 +107,47 @@ export class HeatMap {
     return this.t.id;
   }
 
-  /** The worst tokens the host sent for the iteration or run (or why there are none). */
+  /** The worst tokens the host sent for the iteration or run (or why there are none); a reply for an earlier choice is dropped. */
   showWorst(scope: WorstScope, by: WorstBy, items: readonly WorstToken[], error?: string): void {
-    this.remote.replaceChildren(this.worstList(remoteWorst(this.t.iteration, scope, by, items, error), scope));
+    if (scope !== this.worstSource || by !== this.worstBy) return;
+    this.worstBox.replaceChildren(this.worstList(remoteWorst(this.t.iteration, scope, by, items, error), scope));
+  }
+
+  private selector<V extends string>(
+    id: string,
+    text: string,
+    options: readonly { readonly value: V; readonly label: string }[],
+    value: V,
+  ): { label: HTMLLabelElement; select: HTMLSelectElement } {
+    const label = el('label', 'worst-select', text);
+    const select = el('select');
+    select.id = id;
+    for (const o of options) {
+      const option = el('option', undefined, o.label);
+      option.value = o.value;
+      select.append(option);
+    }
+    select.value = value;
+    label.append(select);
+    return { label, select };
+  }
+
+  /** Shows the chosen worst tokens: the trajectory's at once, the iteration's or run's when the host answers. */
+  private showWorstChoice(): void {
+    const by = this.worstBy;
+    if (this.worstSource === 'trajectory') {
+      const table = trajectoryWorst(this.t, this.rows, this.pieces, by, 10);
+      const list = table ? this.worstList(table, undefined) : el('div', 'worst-list');
+      if (!table) list.append(el('div', 'worst-title', `no token of this trajectory has ${WORST_TEXT[by]}`));
+      this.worstBox.replaceChildren(list);
+      return;
+    }
+    const scope = this.worstSource;
+    const waiting = el('div', `worst-list remote loading`);
+    waiting.dataset.scope = scope;
+    waiting.append(el('div', 'worst-title', `reading the worst of the ${scope === 'iteration' ? `iteration ${this.t.iteration}` : 'run'}…`));
+    this.worstBox.replaceChildren(waiting);
+    this.hooks.worst(scope, by);
   }
 
   private worstList(table: WorstTable, scope: WorstScope | undefined): HTMLElement {

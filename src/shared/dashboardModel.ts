@@ -6,6 +6,7 @@ import type { RunSeries } from './protocol/webviewProtocol';
 import type { WorstBy } from './tokenStatsRows';
 import { collapseText, toolCollapses, type ToolHealth } from './toolHealth';
 import type { EvaluationResult, IterationMetrics } from './types';
+import { count, sig } from './format';
 import { oneLine, showInvisibles } from './untrustedText';
 
 export interface PanelLine {
@@ -16,6 +17,8 @@ export interface PanelLine {
 export interface Panel {
   readonly id: string;
   readonly title: string;
+  /** The y axis's title: what its numbers are, in which unit (the x axis is always the iteration). */
+  readonly unit: string;
   /** One line per run and metric. */
   readonly lines: readonly PanelLine[];
   /** Lines that depend on what the selected runs recorded (they win over `lines`). */
@@ -63,6 +66,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'reward',
     title: 'Reward (mean, max)',
+    unit: 'reward per episode',
     lines: [
       { label: 'mean', value: (m) => m.rewardMean },
       { label: 'max', value: (m) => m.rewardMax },
@@ -71,6 +75,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'rewardExtras',
     title: "The reward function's extras (mean per episode)",
+    unit: 'value (mean per episode)',
     lines: [],
     linesFor: (series) =>
       [...new Set(series.flatMap((s) => s.iterations.flatMap((m) => Object.keys(m.rewardExtras ?? {}))))]
@@ -78,10 +83,11 @@ export const PANELS: readonly Panel[] = [
         .map((k) => ({ label: oneLine(k, 40), value: (m: IterationMetrics) => m.rewardExtras?.[k] })),
     emptyBecause: () => 'no reward extras: a workspace reward file that returns {"score": ..., "name": number} plots each name here',
   },
-  { id: 'success', title: 'Training success', rate: true, lines: [{ label: 'success', value: (m) => m.successRate }] },
+  { id: 'success', title: 'Training success', unit: 'share of episodes', rate: true, lines: [{ label: 'success', value: (m) => m.successRate }] },
   {
     id: 'evaluation',
     title: 'Held-out evaluation: sampled and greedy pass@1, sampled pass@k',
+    unit: 'share of held-out tasks',
     rate: true,
     lines: [],
     evaluation: [
@@ -93,6 +99,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'hacking',
     title: 'Public test vs private verifier (reward-hacking gap)',
+    unit: 'share of episodes passing',
     rate: true,
     lines: [
       { label: 'public', value: (m) => m.publicPassRate },
@@ -102,6 +109,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'loss',
     title: 'Loss',
+    unit: 'loss',
     lines: [
       { label: 'loss', value: (m) => m.loss },
       { label: 'policy', value: (m) => m.policyLoss },
@@ -110,15 +118,17 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'accuracy',
     title: 'Token accuracy on the demonstrations (SFT)',
+    unit: 'share of tokens',
     rate: true,
     lines: [{ label: 'token accuracy', value: (m) => m.tokenAccuracy }],
     emptyBecause: (series) =>
       series.some((s) => s.run.method === 'sft') ? 'this run recorded no token accuracy' : 'only SFT runs of language models record token accuracy',
   },
-  { id: 'kl', title: 'KL to reference', drill: 'kl', lines: [{ label: 'KL', value: (m) => m.kl }] },
+  { id: 'kl', title: 'KL to reference', unit: 'nats per token', drill: 'kl', lines: [{ label: 'KL', value: (m) => m.kl }] },
   {
     id: 'mismatch',
     title: 'Train–inference mismatch: mean |log π_train − log π_sampler| before a step',
+    unit: 'nats per token',
     drill: 'mismatch',
     lines: [{ label: 'mismatch', value: (m) => m.logprobMismatch }],
     emptyBecause: languageModelOnly('have no sampler/trainer mismatch'),
@@ -126,6 +136,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'clip',
     title: 'Clip fraction',
+    unit: 'share of tokens',
     drill: 'logRatio',
     rate: true,
     lines: [
@@ -134,10 +145,11 @@ export const PANELS: readonly Panel[] = [
       { label: 'high', value: (m) => m.clipFractionHigh },
     ],
   },
-  { id: 'entropy', title: 'Entropy', lines: [{ label: 'entropy', value: (m) => m.entropy }] },
+  { id: 'entropy', title: 'Entropy', unit: 'nats per token', lines: [{ label: 'entropy', value: (m) => m.entropy }] },
   {
     id: 'length',
     title: 'Response tokens and turns',
+    unit: 'tokens, turns (per episode)',
     lines: [
       { label: 'tokens', value: (m) => m.responseTokens },
       { label: 'turns', value: (m) => m.meanTurns },
@@ -146,12 +158,14 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'tools',
     title: 'Tool calls',
+    unit: 'calls per episode',
     lines: [{ label: 'calls', value: (m) => m.toolCalls }],
     emptyBecause: languageModelOnly('make no tool calls (their actions are table entries)'),
   },
   {
     id: 'toolUse',
     title: 'Tool use: calls per episode, per tool',
+    unit: 'calls per episode',
     lines: [],
     linesFor: perTool([{ suffix: '', value: (h) => h.callsPerEpisode }]),
     emptyBecause: noToolHealth,
@@ -160,6 +174,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'toolErrors',
     title: 'Tool health: share of calls that failed or timed out, per tool',
+    unit: 'share of calls',
     rate: true,
     lines: [],
     linesFor: perTool([
@@ -171,6 +186,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'toolLatency',
     title: 'Tool latency per call: p50 and p95 (ms), per tool',
+    unit: 'ms per call',
     lines: [],
     linesFor: perTool([
       { suffix: ' p50', value: (h) => h.latencyP50Ms },
@@ -181,6 +197,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'invalid',
     title: 'Invalid actions and sandbox blocks (per episode)',
+    unit: 'count per episode',
     lines: [
       { label: 'format errors', value: (m) => m.formatErrors },
       { label: 'bad tool calls', value: (m) => m.badToolCalls },
@@ -191,6 +208,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'degraded',
     title: "Sampled episodes that ran out of room or had a malformed action (of the iteration's episodes)",
+    unit: 'episodes',
     lines: [
       { label: 'ended by the context or turn cap', value: (m) => m.truncatedEpisodes },
       { label: 'with a malformed action', value: (m) => m.malformedEpisodes },
@@ -200,12 +218,14 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'toolTime',
     title: 'Time in tools and the sandbox (ms per episode)',
+    unit: 'ms per episode',
     lines: [{ label: 'tool ms', value: (m) => m.toolMs }],
     emptyBecause: () => "this environment reports no tool time (the calculator's tools answer at once)",
   },
   {
     id: 'staleness',
     title: 'Staleness: policy versions behind the learner (mean, max)',
+    unit: 'policy versions behind',
     lines: [
       { label: 'mean', value: (m) => m.stalenessMean },
       { label: 'max', value: (m) => m.stalenessMax },
@@ -215,6 +235,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'stalenessGroups',
     title: 'Async: groups trained on by versions behind, dropped as too old, queued',
+    unit: 'groups',
     lines: [
       { label: '0 behind', value: (m) => m.staleness0 },
       { label: '1 behind', value: (m) => m.staleness1 },
@@ -228,6 +249,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'pipeline',
     title: 'Async: learner waiting, rollout busy and held back, weight sync (ms per iteration)',
+    unit: 'ms per iteration',
     lines: [
       { label: 'learner waiting', value: (m) => m.learnerIdleMs },
       { label: 'rollout busy', value: (m) => m.rolloutBusyMs },
@@ -239,6 +261,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'importance',
     title: 'Off-policy correction: mean truncated importance weight, share of tokens at the cap',
+    unit: 'weight; share of tokens',
     lines: [
       { label: 'mean weight', value: (m) => m.importanceWeightMean },
       { label: 'at the cap', value: (m) => m.importanceTruncated },
@@ -249,6 +272,7 @@ export const PANELS: readonly Panel[] = [
   {
     id: 'trained',
     title: 'Trajectories trained on, and left out (by reason)',
+    unit: 'trajectories',
     lines: [
       { label: 'trained', value: (m) => m.trainedTrajectories },
       { label: 'zero advantage', value: (m) => m.zeroAdvantageSkipped },
@@ -312,12 +336,15 @@ export function panelLines(panel: Panel, series: readonly RunSeries[]): Line[] {
   });
 }
 
+const NO_ITERATIONS = 'no iterations yet: a point appears here as each iteration of the run finishes';
+
 /** Why a panel draws nothing (undefined when it draws something). */
 export function emptyReason(panel: Panel, series: readonly RunSeries[], drawn: number): string | undefined {
   if (drawn > 0) return undefined;
   if (series.length === 0) return 'no run selected: tick one above, or run “Agent RL: Compare Runs”';
-  if (panel.evaluation) return 'no evaluations yet';
-  if (series.every((s) => s.iterations.length === 0)) return 'no iterations yet';
+  if (panel.evaluation)
+    return 'no evaluations yet: a point appears when a run evaluates on its held-out tasks (before and after training, and every evalInterval iterations)';
+  if (series.every((s) => s.iterations.length === 0)) return NO_ITERATIONS;
   return panel.emptyBecause?.(series) ?? 'nothing recorded for this metric';
 }
 
@@ -331,7 +358,7 @@ export const PHASES = [
   { key: 'phaseStoreMs', label: 'store' },
 ] as const satisfies readonly { key: keyof IterationMetrics; label: string }[];
 
-export const PHASE_PANEL = { id: 'phases', title: 'Where each iteration’s time goes (s)' } as const;
+export const PHASE_PANEL = { id: 'phases', title: 'Where each iteration’s time goes (s)', unit: 'seconds per iteration' } as const;
 
 export interface PhaseBars {
   readonly runIndex: number;
@@ -366,7 +393,44 @@ export function phaseBars(series: readonly RunSeries[], maxBars = 200): PhaseBar
 
 export function phaseEmptyReason(series: readonly RunSeries[], drawn: number): string | undefined {
   if (drawn > 0) return undefined;
-  if (series.length === 0) return 'no run selected';
-  if (series.every((s) => s.iterations.length === 0)) return 'no iterations yet';
+  if (series.length === 0) return 'no run selected: tick one above';
+  if (series.every((s) => s.iterations.length === 0)) return NO_ITERATIONS;
   return series.length === 1 ? 'no phase timings recorded for this run' : 'no phase timings recorded for these runs';
+}
+
+// ── What a chart says in words ──────────────────────────────────────────────────────────────────────
+
+/** The legend is drawn only where there is more than one line to tell apart. */
+export const showLegend = (lines: number): boolean => lines > 1;
+
+/** A point's hover: the iteration as the title, then each line's value there. */
+export function pointTitle(iteration: number): string {
+  return `iteration ${count(iteration)}`;
+}
+
+export function pointLabel(label: string, y: number): string {
+  return `${showInvisibles(label)}: ${sig(y)}`;
+}
+
+/**
+ * The chart in words, for a screen reader (the canvas's aria-label): its title and unit, then each
+ * line's points, iterations and last value (the first `max` lines; how many more), or why it is empty.
+ */
+export function chartSummary(
+  panel: { readonly title: string; readonly unit: string },
+  lines: readonly { readonly label: string; readonly data: readonly { readonly x: number; readonly y: number }[] }[],
+  empty: string | undefined,
+  max = 8,
+): string {
+  const head = `${panel.title} — ${panel.unit} by iteration`;
+  if (empty !== undefined || lines.length === 0) return `${head}: empty, ${empty ?? 'nothing to draw'}`;
+  const parts = lines.slice(0, max).map((l) => {
+    const first = l.data[0];
+    const last = l.data[l.data.length - 1];
+    if (!first || !last) return `${showInvisibles(l.label)}: no points`;
+    const span = first.x === last.x ? `iteration ${count(first.x)}` : `iterations ${count(first.x)}–${count(last.x)}`;
+    return `${showInvisibles(l.label)}: ${count(l.data.length)} point${l.data.length === 1 ? '' : 's'}, ${span}, last ${sig(last.y)}`;
+  });
+  const more = lines.length > max ? `; and ${count(lines.length - max)} more lines` : '';
+  return `${head}: ${parts.join('; ')}${more}`;
 }

@@ -11,7 +11,7 @@ import { absoluteTime, count, duration, fixed, MISSING, sig, signed } from './fo
 import type { TrajectoryDetail, TrajectorySummary, WorstToken } from './protocol/backendProtocol';
 import type { WorstScope } from './protocol/webviewProtocol';
 import { errorHeadline, type Score, type TrajectoryRescores } from './rescore';
-import { TOKEN_COLUMNS, worstRows, type TokenColumn, type TokenRow, type WorstBy } from './tokenStatsRows';
+import { badness, TOKEN_COLUMNS, worstRows, type TokenColumn, type TokenRow, type WorstBy } from './tokenStatsRows';
 import { clip, oneLine, showInvisibles } from './untrustedText';
 
 /** What a value means, for its colour: the page maps each tone to a theme colour. */
@@ -274,9 +274,14 @@ function heatValue(r: TokenRow, mode: HeatMode, advantage: number): number | und
   }
 }
 
-const RED = (a: number): string => `rgba(220, 60, 40, ${a})`;
-const BLUE = (a: number): string => `rgba(40, 110, 230, ${a})`;
-const CLIP_COLOURS = ['', BLUE(0.6), RED(0.6), 'rgba(160, 60, 200, 0.6)'];
+// the theme's chart colours (webview CSS variables), mixed with transparency by how hot a token is
+const themed =
+  (name: string) =>
+  (a: number): string =>
+    `color-mix(in srgb, var(--vscode-charts-${name}) ${Math.round(a * 100)}%, transparent)`;
+const RED = themed('red');
+const BLUE = themed('blue');
+const CLIP_COLOURS = ['', BLUE(0.6), RED(0.6), themed('purple')(0.6)];
 
 /**
  * Every token's background in a mode ('' = none) and the legend: red for high or positive, blue for
@@ -359,6 +364,8 @@ export interface WorstCell {
   readonly tone: Tone;
   /** The cell's hover ('' for none). */
   readonly title: string;
+  /** What a click on the column's header sorts by (undefined: no number, sorted last either way). */
+  readonly sort: number | string | undefined;
 }
 
 export interface WorstRowView {
@@ -373,12 +380,16 @@ export interface WorstTable {
   readonly by: WorstBy;
   readonly title: string;
   readonly columns: readonly WorstColumn[];
-  /** The column the rows are sorted by (worst first). */
+  /** The column the rows are sorted by (worst first until a header is clicked), and which way. */
   readonly sortedBy: WorstColumnKey;
+  readonly direction: SortDirection;
   readonly rows: readonly WorstRowView[];
   /** Why there are no rows (none recorded, or the backend's error), when there are none. */
   readonly note?: string;
 }
+
+/** A table's sort order, as aria-sort names it. */
+export type SortDirection = 'ascending' | 'descending';
 
 export const WORST_TEXT: Record<WorstBy, string> = { mismatch: '|training − sampling log-prob|', logRatio: '|log π/π_old|', kl: 'KL to the reference' };
 const SORTED_BY: Record<WorstBy, WorstColumnKey> = { mismatch: 'delta', logRatio: 'ratio', kl: 'kl' };
@@ -390,31 +401,37 @@ const COLUMNS: readonly WorstColumn[] = [
   { key: 'position', label: 'position', title: 'its index among the turn’s generated tokens', numeric: true },
   { key: 'sampled', label: 'sampled', title: 'log-prob when sampled', numeric: true },
   { key: 'trained', label: 'trained', title: 'log-prob the learner trained on', numeric: true },
-  { key: 'delta', label: 'Δ', title: 'training − sampling log-prob before the update (train–inference mismatch)', numeric: true },
-  { key: 'ratio', label: 'ratio', title: 'π / π_old at the token’s first step', numeric: true },
+  { key: 'delta', label: 'Δ', title: 'training − sampling log-prob before the update (train–inference mismatch); sorts by its size |Δ|', numeric: true },
+  { key: 'ratio', label: 'ratio', title: 'π / π_old at the token’s first step; sorts by |log ratio|', numeric: true },
   { key: 'clip', label: 'clip', title: 'which clip held the token', numeric: false },
   { key: 'advantage', label: 'advantage', title: 'the trajectory’s advantage', numeric: true },
   { key: 'kl', label: 'KL', title: 'KL estimate to the reference', numeric: true },
 ];
 
 function worstRow(r: TokenRow, where: { trajectoryId: number; iteration?: number }, token: { text: string; title: string }, advantage: number): WorstRowView {
-  const cell = (key: WorstColumnKey, text: string, tone: Tone = 'neutral', title = ''): WorstCell => ({ key, text, tone, title });
+  const cell = (key: WorstColumnKey, text: string, sort: number | string | undefined, tone: Tone = 'neutral', title = ''): WorstCell => ({
+    key,
+    text,
+    tone,
+    title,
+    sort: typeof sort === 'number' && !Number.isFinite(sort) ? undefined : sort,
+  });
   return {
     trajectoryId: where.trajectoryId,
     turn: r.turn,
     token: r.token,
     cells: [
-      ...(where.iteration !== undefined ? [cell('trajectory', String(where.trajectoryId), 'neutral', `iteration ${where.iteration}`)] : []),
-      cell('token', token.text, 'neutral', token.title),
-      cell('turn', String(r.turn)),
-      cell('position', String(r.token)),
-      cell('sampled', sig(r.behaviour)),
-      cell('trained', sig(r.logp)),
-      cell('delta', sig(r.mismatch)),
-      cell('ratio', sig(r.ratio)),
-      cell('clip', clipText(r.clip), clipTone(r.clip)),
-      cell('advantage', sig(advantage), advantage > 0 ? 'good' : advantage < 0 ? 'bad' : 'neutral'),
-      cell('kl', sig(r.kl)),
+      ...(where.iteration !== undefined ? [cell('trajectory', String(where.trajectoryId), where.trajectoryId, 'neutral', `iteration ${where.iteration}`)] : []),
+      cell('token', token.text, token.text, 'neutral', token.title),
+      cell('turn', String(r.turn), r.turn),
+      cell('position', String(r.token), r.token),
+      cell('sampled', sig(r.behaviour), r.behaviour),
+      cell('trained', sig(r.logp), r.logp),
+      cell('delta', sig(r.mismatch), badness(r, 'mismatch')),
+      cell('ratio', sig(r.ratio), badness(r, 'logRatio')),
+      cell('clip', clipText(r.clip), clipText(r.clip), clipTone(r.clip)),
+      cell('advantage', sig(advantage), advantage, advantage > 0 ? 'good' : advantage < 0 ? 'bad' : 'neutral'),
+      cell('kl', sig(r.kl), r.kl),
     ],
   };
 }
@@ -435,6 +452,7 @@ export function trajectoryWorst(
     title: `worst in this trajectory by ${WORST_TEXT[by]}`,
     columns: COLUMNS.filter((c) => c.key !== 'trajectory'),
     sortedBy: SORTED_BY[by],
+    direction: 'descending',
     rows: worst.map((r) => worstRow(r, { trajectoryId: t.id }, { text: quoted(pieces[index.get(r)!] ?? `#${r.id}`), title: `token id ${r.id}` }, t.advantage)),
   };
 }
@@ -447,20 +465,53 @@ export function remoteWorst(iteration: number, scope: WorstScope, by: WorstBy, i
     title,
     columns: COLUMNS,
     sortedBy: SORTED_BY[by],
+    direction: 'descending',
     rows: items.map((w) => worstRow(w, { trajectoryId: w.trajectoryId, iteration: w.iteration }, { text: `#${w.id}`, title: `token id ${w.id}` }, w.advantage)),
     ...(error !== undefined ? { note: `could not be read (${oneLine(String(error), 300)})` } : items.length === 0 ? { note: 'none recorded' } : {}),
   };
 }
 
-/** The six buttons that ask the host for the iteration's or the run's worst tokens. */
-export function worstAsks(iteration: number): { readonly scope: WorstScope; readonly by: WorstBy; readonly label: string }[] {
-  return (['iteration', 'run'] as const).flatMap((scope) =>
-    (['mismatch', 'logRatio', 'kl'] as const).map((by) => ({
-      scope,
-      by,
-      label: `worst of the ${scope === 'iteration' ? `iteration ${iteration}` : 'run'} by ${WORST_TEXT[by]}`,
-    })),
-  );
+/** Where the inspector's worst tokens come from: the trajectory shown (in the page), or its iteration or run (asked of the host). */
+export type WorstSource = 'trajectory' | WorstScope;
+
+/** The scope selector's options. */
+export function worstScopes(iteration: number): { readonly value: WorstSource; readonly label: string }[] {
+  return [
+    { value: 'trajectory', label: 'this trajectory' },
+    { value: 'iteration', label: `iteration ${iteration}` },
+    { value: 'run', label: 'the whole run' },
+  ];
+}
+
+/** The measure selector's options (the worst tokens by which number). */
+export const WORST_MEASURES: readonly { readonly value: WorstBy; readonly label: string }[] = [
+  { value: 'mismatch', label: WORST_TEXT.mismatch },
+  { value: 'logRatio', label: WORST_TEXT.logRatio },
+  { value: 'kl', label: WORST_TEXT.kl },
+];
+
+/**
+ * The table sorted by `column` (a stable sort: ties keep their order; cells without a number last
+ * either way). Text sorts by code point, so the order does not depend on the page's locale.
+ */
+export function sortWorst(table: WorstTable, column: WorstColumnKey, direction: SortDirection): WorstTable {
+  const sign = direction === 'ascending' ? 1 : -1;
+  const keyOf = (r: WorstRowView): number | string | undefined => r.cells.find((c) => c.key === column)?.sort;
+  const rows = table.rows
+    .map((r, i) => ({ r, i, k: keyOf(r) }))
+    .sort((a, b) => {
+      if (a.k === undefined || b.k === undefined) return a.k === b.k ? a.i - b.i : a.k === undefined ? 1 : -1;
+      const d = typeof a.k === 'number' && typeof b.k === 'number' ? a.k - b.k : String(a.k) < String(b.k) ? -1 : String(a.k) > String(b.k) ? 1 : 0;
+      return d !== 0 ? sign * d : a.i - b.i;
+    })
+    .map((x) => x.r);
+  return { ...table, sortedBy: column, direction, rows };
+}
+
+/** What a click on `column`'s header does: the sorted column turns around; another sorts numbers largest first, text A–Z. */
+export function nextWorstSort(table: Pick<WorstTable, 'columns' | 'sortedBy' | 'direction'>, column: WorstColumnKey): SortDirection {
+  if (column === table.sortedBy) return table.direction === 'descending' ? 'ascending' : 'descending';
+  return table.columns.find((c) => c.key === column)?.numeric ? 'descending' : 'ascending';
 }
 
 // ── Re-scores ───────────────────────────────────────────────────────────────────────────────────────

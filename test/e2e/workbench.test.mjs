@@ -1103,7 +1103,9 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     );
     await page.screenshot({ path: path.join(OUT, 'inspector-token-heatmap.png') });
     // the run's worst tokens by |log π/π_old|: the first opens at its token, in its trajectory
-    await frame.click('button.worst-ask[data-scope="run"][data-by="logRatio"]');
+    // (one scope selector and one measure selector: this trajectory, its iteration or its run × the measure)
+    await frame.selectOption('#worst-measure', 'logRatio');
+    await frame.selectOption('#worst-scope', 'run');
     const entry = frame.locator('.worst-list.remote .worst-entry').first();
     await entry.waitFor({ state: 'visible', timeout: 30_000 });
     const [turn, token] = [await entry.getAttribute('data-turn'), await entry.getAttribute('data-token')];
@@ -1151,6 +1153,162 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await runRow('(fork of run').waitFor({ state: 'visible', timeout: 30_000 });
     assert.match(await runRow('(fork of run').textContent(), /forked from run \d+ @ iteration 2/);
     await page.screenshot({ path: path.join(OUT, 'tree-fork.png') });
+  });
+
+  // issue 43: every view in the light, dark and high-contrast themes; the runs list and the worst-token
+  // tables from the keyboard (reuses the token heat-map test's run e2e-tokens and its fork)
+  it('themes and keyboard: the dashboard, the heat map, the drill-down and Compare Runs in light, dark and high contrast; the runs list and worst-token tables work without a mouse', async () => {
+    const focused = (f) =>
+      f.evaluate(() => {
+        const a = document.activeElement;
+        return { tag: a?.tagName, run: a?.dataset?.run, token: a?.querySelector?.('.drill-token, .worst-entry')?.dataset.token };
+      });
+    await runCommand(page, 'Agent RL: Open Dashboard');
+    let dash = await webviewFrame(page, '#runs input');
+    const forkRun = Number(
+      await (
+        await dash.waitForFunction(
+          () => [...document.querySelectorAll('#runs label')].find((l) => l.textContent.includes('fork of run'))?.querySelector('input')?.dataset.run,
+          null,
+          { timeout: 30_000 },
+        )
+      ).jsonValue(),
+    );
+    // the runs list from the keyboard: focus its first box, the arrow keys move, Space ticks
+    await dash.focus('#runs input');
+    for (let i = 0; i < 60 && (await focused(dash)).run !== String(forkRun); i++) await page.keyboard.press('ArrowDown');
+    assert.equal((await focused(dash)).run, String(forkRun), 'the arrow keys reach the fork');
+    if (!(await dash.isChecked(`#runs input[data-run="${forkRun}"]`))) await page.keyboard.press('Space');
+    await dash.waitForFunction((id) => document.querySelector(`#runs input[data-run="${id}"]`)?.checked, forkRun, { timeout: 10_000 });
+    // two runs or more: Compare Runs' differences, grouped by section, each section folds from the keyboard
+    await dash.waitForSelector('#comparison table.differences tbody[data-section] button.fold', { timeout: 30_000 });
+    await dash.focus('#comparison button.fold');
+    await page.keyboard.press('Enter');
+    assert.equal(await dash.getAttribute('#comparison button.fold', 'aria-expanded'), 'false');
+    assert.ok(
+      await dash.evaluate(() => [...document.querySelector('#comparison tbody[data-section]').querySelectorAll('tr:not(.section)')].every((r) => r.hidden)),
+    );
+    await page.keyboard.press('Enter');
+    assert.equal(await dash.getAttribute('#comparison button.fold', 'aria-expanded'), 'true');
+    // every chart is an image with its text: title, unit, lines
+    const labels = await dash.evaluate(() =>
+      [...document.querySelectorAll('section.chart canvas')].map((c) => [c.getAttribute('role'), c.getAttribute('aria-label')]),
+    );
+    assert.ok(
+      labels.length >= 25 && labels.every(([role, label]) => role === 'img' && / by iteration: /.test(label ?? '')),
+      JSON.stringify(labels.slice(0, 3)),
+    );
+    // the drill-down (the mismatch chart's point), its table sorted from the keyboard
+    if (!(await dash.$('#drill:not([hidden]) tr.worst-row'))) {
+      await dash.waitForFunction(() => Number(document.querySelector('section[data-metric="mismatch"]')?.getAttribute('data-points') ?? 0) > 0, null, {
+        timeout: 30_000,
+      });
+      const box = await dash.locator('section[data-metric="mismatch"] canvas').boundingBox();
+      await dash.locator('section[data-metric="mismatch"] canvas').click({ position: { x: box.width / 2, y: box.height / 2 } });
+    }
+    await dash.waitForSelector('#drill:not([hidden]) tr.worst-row', { timeout: 30_000 });
+    await dash.focus('#drill th[data-column="position"] button');
+    await page.keyboard.press('Enter');
+    assert.equal(await dash.getAttribute('#drill th[data-column="position"]', 'aria-sort'), 'descending');
+    const positions = await dash.evaluate(() =>
+      [...document.querySelectorAll('#drill td[data-column="position"]')].map((td) => Number(td.textContent.replace(/,/g, ''))),
+    );
+    assert.deepEqual(
+      positions,
+      [...positions].sort((a, b) => b - a),
+    );
+    await page.keyboard.press('Enter');
+    assert.equal(await dash.getAttribute('#drill th[data-column="position"]', 'aria-sort'), 'ascending');
+
+    // Preferences: Color Theme, the theme picked by its label once the picker (not the palette) is open;
+    // else the user's settings file (the theme's id). Waits for the workbench to wear the theme.
+    const workbenchClass = { 'Light Modern': 'vs', 'Dark Modern': 'vs-dark', 'Default High Contrast': 'hc-black' };
+    const wearing = (theme, timeout) =>
+      page
+        .waitForFunction((c) => document.querySelector('.monaco-workbench')?.classList.contains(c), workbenchClass[theme], { timeout })
+        .then(
+          () => true,
+          () => false,
+        );
+    const setColorTheme = async (theme, label) => {
+      await runCommand(page, 'Preferences: Color Theme');
+      const widget = page.locator('.quick-input-widget');
+      const input = widget.locator('.quick-input-box input');
+      const picker = await page
+        .waitForFunction(() => /theme/i.test(document.querySelector('.quick-input-widget .quick-input-box input')?.getAttribute('placeholder') ?? ''), null, {
+          timeout: 15_000,
+        })
+        .then(
+          () => true,
+          () => false,
+        );
+      if (picker) {
+        await input.fill(label);
+        const row = widget.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+        if (
+          await row.waitFor({ state: 'visible', timeout: 15_000 }).then(
+            () => true,
+            () => false,
+          )
+        )
+          await input.press('Enter');
+      }
+      if (await wearing(theme, 10_000)) return;
+      await page.keyboard.press('Escape');
+      writeSettings(dirs, { 'workbench.colorTheme': theme, 'window.autoDetectColorScheme': false, 'window.autoDetectHighContrast': false });
+      assert.ok(await wearing(theme, 20_000), `the workbench wears ${theme}`);
+    };
+    const themes = [
+      ['light', 'Light Modern', 'Light Modern', 'vscode-light'],
+      ['dark', 'Dark Modern', 'Dark Modern', 'vscode-dark'],
+      ['high-contrast', 'Default High Contrast', 'Dark High Contrast', 'vscode-high-contrast'],
+    ];
+    const shots = [];
+    for (const [name, theme, label, bodyClass] of themes) {
+      await setColorTheme(theme, label);
+      await runCommand(page, 'Agent RL: Open Dashboard');
+      dash = await webviewFrame(page, '#drill:not([hidden]) tr.worst-row');
+      await dash.waitForFunction((c) => document.body.classList.contains(c), bodyClass, { timeout: 30_000 });
+      await dash.evaluate(() => window.scrollTo(0, 0));
+      await sleep(500);
+      const shot = (file) => (shots.push(file), path.join(OUT, file));
+      await page.screenshot({ path: shot(`dashboard-${name}.png`) });
+      await dash.locator('#drill').screenshot({ path: shot(`drill-${name}.png`) });
+      await dash.locator('#comparison').screenshot({ path: shot(`compare-${name}.png`) });
+      // the drill-down's table from the keyboard: ↓ moves to the next row, Enter opens its token in the inspector
+      await dash.focus('#drill tr.worst-row');
+      await page.keyboard.press('ArrowDown');
+      const row = await focused(dash);
+      assert.equal(row.tag, 'TR');
+      assert.equal(await dash.evaluate(() => [...document.querySelectorAll('#drill tr.worst-row')].indexOf(document.activeElement)), 1);
+      const turn = await dash.evaluate(() => document.activeElement.querySelector('.drill-token').dataset.turn);
+      await page.keyboard.press('Enter');
+      let view;
+      const picked = `details.tokens[data-turn="${turn}"] .token.picked[data-token="${row.token}"]`;
+      for (let i = 0; i < 60; i++) {
+        view = await webviewFrame(page, '.token-heat');
+        if (await view.$(picked).catch(() => null)) break;
+        await sleep(500);
+      }
+      await view.waitForSelector(picked, { timeout: 10_000 });
+      await view.waitForFunction((c) => document.body.classList.contains(c), bodyClass, { timeout: 30_000 });
+      await sleep(300);
+      await page.screenshot({ path: shot(`inspector-${name}.png`) });
+      await view.locator('.token-heat').screenshot({ path: shot(`inspector-worst-${name}.png`) });
+    }
+    // the inspector's worst-token table from the keyboard: this trajectory's, ↓ then Enter opens the second row's token
+    const inspector = await webviewFrame(page, '.token-heat');
+    await inspector.selectOption('#worst-scope', 'trajectory');
+    await inspector.selectOption('#worst-measure', 'kl');
+    await inspector.waitForSelector('.worst-list tr.worst-row');
+    await inspector.focus('.worst-list tr.worst-row');
+    if ((await inspector.locator('.worst-list tr.worst-row').count()) > 1) await page.keyboard.press('ArrowDown');
+    const target = await focused(inspector);
+    const targetTurn = await inspector.evaluate(() => document.activeElement.querySelector('.worst-entry').dataset.turn);
+    await page.keyboard.press('Enter');
+    await inspector.waitForSelector(`details.tokens[data-turn="${targetTurn}"] .token.picked[data-token="${target.token}"]`, { timeout: 10_000 });
+    for (const f of shots) assert.ok(fs.statSync(path.join(OUT, f)).size > 0, f);
+    writeSettings(dirs);
   });
 
   // Issue 42: the walkthrough, last (its runs come after every run id the tests above expect). It starts

@@ -38,7 +38,7 @@ import {
 } from '../../src/host/views/treeModel';
 import { comparisonView } from '../../src/shared/comparisonModel';
 import { configDifferences } from '../../src/shared/configDiff';
-import { emptyReason, PANELS, panelLines, phaseBars, phaseEmptyReason, runLabels } from '../../src/shared/dashboardModel';
+import { chartSummary, emptyReason, PANELS, panelLines, phaseBars, phaseEmptyReason, pointLabel, runLabels } from '../../src/shared/dashboardModel';
 import { drillView } from '../../src/shared/drillModel';
 import {
   groupRows,
@@ -46,6 +46,7 @@ import {
   outcomeDetails,
   remoteWorst,
   rescoreView,
+  sortWorst,
   tokenDetails,
   tokenDetailsTitle,
   tokenPieces,
@@ -331,6 +332,18 @@ export const RENDERERS: readonly Renderer[] = [
       }),
   },
   {
+    id: 'src/shared/dashboardModel.ts#chartSummary',
+    render: (v) =>
+      PANELS.map((p) => {
+        const lines = panelLines(p, series(v));
+        return out(`${p.id} chart in words (aria-label)`, 'text', chartSummary(p, lines, emptyReason(p, series(v), lines.length)));
+      }),
+  },
+  {
+    id: 'src/shared/dashboardModel.ts#pointLabel',
+    render: (v) => PANELS.flatMap((p) => panelLines(p, series(v)).map((l) => out(`${p.id} point hover`, 'text', pointLabel(l.label, 1)))),
+  },
+  {
     id: 'src/shared/dashboardModel.ts#phaseBars',
     render: (v) => {
       const bars = phaseBars(series(v));
@@ -405,6 +418,17 @@ export const RENDERERS: readonly Renderer[] = [
       ...worstTable('worst of the run', remoteWorst(v.trajectory.iteration, 'run', 'kl', worstOf(v))),
       ...worstTable('worst of the run (error)', remoteWorst(v.trajectory.iteration, 'run', 'kl', [], storedError(v))),
     ],
+  },
+  {
+    id: 'src/shared/inspectorModel.ts#sortWorst',
+    render: (v) => {
+      const { rows, pieces } = tokensOf(v);
+      const table = trajectoryWorst(v.trajectory, rows, pieces, 'mismatch');
+      return [
+        ...worstTable('worst sorted by token', table && sortWorst(table, 'token', 'ascending')),
+        ...worstTable('worst of the run sorted by clip', sortWorst(remoteWorst(v.trajectory.iteration, 'run', 'kl', worstOf(v)), 'clip', 'descending')),
+      ];
+    },
   },
   {
     id: 'src/shared/inspectorModel.ts#rescoreView',

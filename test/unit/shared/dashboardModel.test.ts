@@ -1,6 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { emptyReason, PANELS, panelLines, phaseBars, phaseEmptyReason, pointRadius } from '../../../src/shared/dashboardModel';
+import {
+  chartSummary,
+  emptyReason,
+  PANELS,
+  PHASE_PANEL,
+  panelLines,
+  phaseBars,
+  phaseEmptyReason,
+  pointLabel,
+  pointRadius,
+  pointTitle,
+  showLegend,
+} from '../../../src/shared/dashboardModel';
+import { HOSTILE, rawInvisible } from './hostileInputs';
 import type { RunSeries } from '../../../src/shared/protocol/webviewProtocol';
 import type { IterationMetrics } from '../../../src/shared/types';
 
@@ -82,8 +95,9 @@ describe('dashboard model', () => {
     );
     const lm = series('transformer', [metrics(1)]);
     assert.equal(emptyReason(panel('tools'), [lm], 0), 'this run has no language-model metrics');
-    assert.equal(emptyReason(panel('evaluation'), [{ ...table, evaluations: [] }], 0), 'no evaluations yet');
-    assert.equal(emptyReason(panel('reward'), [series('table', [])], 0), 'no iterations yet');
+    // an empty state says what will appear, and when
+    assert.match(emptyReason(panel('evaluation'), [{ ...table, evaluations: [] }], 0)!, /^no evaluations yet: a point appears when a run evaluates/);
+    assert.equal(emptyReason(panel('reward'), [series('table', [])], 0), 'no iterations yet: a point appears here as each iteration of the run finishes');
     assert.match(emptyReason(panel('reward'), [], 0)!, /no run selected/);
     assert.equal(emptyReason(panel('accuracy'), [table], 0), 'only SFT runs of language models record token accuracy');
     assert.equal(emptyReason(panel('reward'), [table], 2), undefined);
@@ -181,5 +195,39 @@ describe('evaluation panel', () => {
       ).length,
       1,
     );
+  });
+
+  it('charts explain themselves: a unit on every y axis, a legend only for more than one line, a hover per iteration, the chart in words', () => {
+    for (const p of [...PANELS, PHASE_PANEL]) assert.ok(p.unit.trim().length > 0, `${p.id} has a unit`);
+    assert.equal(new Set(PANELS.map((p) => p.id)).size, PANELS.length);
+    assert.equal(showLegend(0), false);
+    assert.equal(showLegend(1), false);
+    assert.equal(showLegend(2), true);
+    assert.equal(pointTitle(12345), 'iteration 12,345');
+    assert.equal(pointLabel('run a · mean', 0.123456), 'run a · mean: 0.123');
+    const reward = PANELS.find((p) => p.id === 'reward')!;
+    const one = series('table', [metrics(0), metrics(1, { rewardMean: 0.25 }), metrics(2, { rewardMean: 0.5 })], 'one');
+    assert.equal(
+      chartSummary(reward, panelLines(reward, [one]), undefined),
+      'Reward (mean, max) — reward per episode by iteration: one · mean: 3 points, iterations 0–2, last 0.5; one · max: 3 points, iterations 0–2, last 1',
+    );
+    assert.equal(
+      chartSummary(reward, [], emptyReason(reward, [], 0)),
+      'Reward (mean, max) — reward per episode by iteration: empty, no run selected: tick one above, or run “Agent RL: Compare Runs”',
+    );
+    const many = Array.from({ length: 10 }, (_, i) => ({ label: `l${i}`, data: [{ x: 3, y: i }] }));
+    assert.match(chartSummary(reward, many, undefined), /l7: 1 point, iteration 3, last 7; and 2 more lines$/);
+  });
+
+  it("hostile text: the chart in words and a point's hover show a run's name as text", () => {
+    for (const h of HOSTILE) {
+      const run = series('table', [metrics(0), metrics(1)], h.text);
+      for (const p of PANELS) {
+        const lines = panelLines(p, [run]);
+        const text = chartSummary(p, lines, emptyReason(p, [run], lines.length));
+        assert.equal(rawInvisible(text), undefined, `${h.name} in ${p.id}'s summary`);
+        for (const l of lines) assert.equal(rawInvisible(pointLabel(l.label, 1)), undefined, `${h.name} in ${p.id}'s hover`);
+      }
+    }
   });
 });

@@ -13,9 +13,12 @@ import {
   tokenDetailsTitle,
   tokenPieces,
   tokenSummary,
+  nextWorstSort,
+  sortWorst,
   trajectoryWorst,
   turnTokensSummary,
-  worstAsks,
+  WORST_MEASURES,
+  worstScopes,
 } from '../../../src/shared/inspectorModel';
 import type { TrajectoryRescores } from '../../../src/shared/rescore';
 import { tokenRows } from '../../../src/shared/tokenStatsRows';
@@ -174,17 +177,66 @@ describe('inspectorModel: what the trajectory inspector shows', () => {
     );
     assert.equal(remoteWorst(4, 'iteration', 'kl', []).note, 'none recorded');
     assert.equal(remoteWorst(4, 'iteration', 'kl', [], 'database is locked').note, 'could not be read (database is locked)');
+    // one scope selector and one measure selector in place of six buttons
     assert.deepEqual(
-      worstAsks(4).map((a) => a.label),
+      worstScopes(4).map((o) => [o.value, o.label]),
       [
-        'worst of the iteration 4 by |training − sampling log-prob|',
-        'worst of the iteration 4 by |log π/π_old|',
-        'worst of the iteration 4 by KL to the reference',
-        'worst of the run by |training − sampling log-prob|',
-        'worst of the run by |log π/π_old|',
-        'worst of the run by KL to the reference',
+        ['trajectory', 'this trajectory'],
+        ['iteration', 'iteration 4'],
+        ['run', 'the whole run'],
       ],
     );
+    assert.deepEqual(
+      WORST_MEASURES.map((o) => [o.value, o.label]),
+      [
+        ['mismatch', '|training − sampling log-prob|'],
+        ['logRatio', '|log π/π_old|'],
+        ['kl', 'KL to the reference'],
+      ],
+    );
+  });
+
+  it('a worst-token table sorts by a clicked column: numbers largest first, text A–Z, a second click turns it around, no number last', () => {
+    const remote = remoteWorst(4, 'run', 'mismatch', [
+      ...worstTokens(3),
+      { ...worstTokens(1)[0]!, id: 9, token: 5, kl: undefined, mismatch: undefined, behaviour: -0.1 },
+    ]);
+    assert.equal(remote.direction, 'descending');
+    const column = (t: typeof remote, key: string): (string | undefined)[] => t.rows.map((r) => r.cells.find((c) => c.key === key)?.text);
+    // the token's position: a number, largest first on the first click
+    assert.equal(nextWorstSort(remote, 'position'), 'descending');
+    const byPosition = sortWorst(remote, 'position', 'descending');
+    assert.deepEqual(
+      byPosition.rows.map((r) => r.token),
+      [...remote.rows.map((r) => r.token)].sort((a, b) => b - a),
+    );
+    assert.equal(byPosition.sortedBy, 'position');
+    assert.equal(nextWorstSort(byPosition, 'position'), 'ascending');
+    assert.deepEqual(
+      sortWorst(remote, 'position', 'ascending').rows.map((r) => r.token),
+      [...remote.rows.map((r) => r.token)].sort((a, b) => a - b),
+    );
+    // a row without the number is last either way
+    assert.equal(column(sortWorst(remote, 'kl', 'descending'), 'kl').at(-1), '—');
+    assert.equal(column(sortWorst(remote, 'kl', 'ascending'), 'kl').at(-1), '—');
+    // Δ sorts by its size |Δ| (the worst first, as the list comes)
+    const byDelta = sortWorst(remote, 'delta', 'descending');
+    const sizes = byDelta.rows.map((r) => r.cells.find((c) => c.key === 'delta')!.sort).filter((x): x is number => typeof x === 'number');
+    assert.deepEqual(
+      sizes,
+      [...sizes].sort((a, b) => b - a),
+    );
+    assert.ok(sizes.every((x) => x >= 0));
+    // text columns sort A–Z first, by code point (no locale)
+    assert.equal(nextWorstSort(remote, 'clip'), 'ascending');
+    const clips = column(sortWorst(remote, 'clip', 'ascending'), 'clip');
+    assert.deepEqual(clips, [...clips].sort());
+    // the sort keeps the rows' links and does not change the table it was given
+    assert.deepEqual(
+      new Set(byPosition.rows.map((r) => `${r.trajectoryId}:${r.turn}:${r.token}`)),
+      new Set(remote.rows.map((r) => `${r.trajectoryId}:${r.turn}:${r.token}`)),
+    );
+    assert.equal(remote.sortedBy, 'delta');
   });
 
   it('colour modes, colours and the legend', () => {
@@ -208,11 +260,11 @@ describe('inspectorModel: what the trajectory inspector shows', () => {
     assert.equal(defaultHeatMode({}, rows, 'kl'), 'behaviour');
     const kl = heatPaint(rows, 'kl', t.advantage);
     assert.equal(kl.legend, ' · red: positive, blue: negative, full colour at ±0.7');
-    assert.equal(kl.colours[3], 'rgba(220, 60, 40, 0.75)');
+    assert.equal(kl.colours[3], 'color-mix(in srgb, var(--vscode-charts-red) 75%, transparent)');
     const mismatch = heatPaint(rows, 'mismatch', t.advantage);
-    assert.match(mismatch.colours[3]!, /^rgba\(40, 110, 230, /, 'negative: blue');
+    assert.match(mismatch.colours[3]!, /^color-mix\(in srgb, var\(--vscode-charts-blue\) \d+%, transparent\)$/, 'negative: blue');
     assert.equal(mismatch.colours[4], '', 'unknown: no colour');
-    assert.equal(heatPaint(rows, 'clip', 0).colours[4], 'rgba(40, 110, 230, 0.6)');
+    assert.equal(heatPaint(rows, 'clip', 0).colours[4], 'color-mix(in srgb, var(--vscode-charts-blue) 60%, transparent)');
     assert.equal(heatPaint(rows, 'ratio', 0).legend, ' · red: positive, blue: negative, full colour at ±1.1 (log ratio)');
     assert.equal(heatPaint([], 'kl', 0).legend, ' · no token of this trajectory has this number');
     assert.equal(turnTokensSummary(t.turnList[1]!.policy, rows.slice(2)), "tokens: 3 context (mask 0), 3 generated, 3 with the learner's numbers");
@@ -275,6 +327,7 @@ describe('inspectorModel: what the trajectory inspector shows', () => {
         summaryUntrained: tokenSummary({ excluded: h.text }, rows),
         details: rows.map((r, i) => tokenDetails(r, pieces[i]!, t.advantage)),
         worst: (['mismatch', 'logRatio', 'kl'] as const).map((by) => trajectoryWorst(t, rows, pieces, by)),
+        sorted: sortWorst(trajectoryWorst(t, rows, pieces, 'mismatch')!, 'token', 'ascending'),
         remote: remoteWorst(4, 'run', 'kl', worstTokens(2), h.text),
         rescores: rescoreView(
           {
