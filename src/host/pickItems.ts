@@ -56,7 +56,7 @@ export function failedEpisodeItems(runs: readonly FailedCodeEpisode[]): (PickIte
           {
             label: messageText(run.name, 200),
             description: messageText(`run ${run.id} · ${run.env} · iteration ${t.iteration} · ${t.taskId}`, 200),
-            detail: messageText(`reward ${Number.isFinite(t.reward) ? t.reward.toFixed(2) : '?'} · ${t.turns} turns · ${t.termination}`, 200),
+            detail: messageText(`reward ${fixed(t.reward, 2, '?')} · ${t.turns} turns · ${t.termination}`, 200),
             trajectoryId: t.id,
           },
         ]
