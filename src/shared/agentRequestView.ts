@@ -77,8 +77,9 @@ function storedMessage(v: unknown): AgentMessage | undefined {
 function answerMessage(action: unknown): AgentMessage | undefined {
   if (!isObject(action) || action.kind !== 'tool' || !isObject(action.args)) return undefined;
   const a = action.args;
-  if (action.name === 'answer') return typeof a.text === 'string' ? { role: 'assistant', content: a.text } : undefined;
-  const calls = Array.isArray(a.generated) ? a.generated : Array.isArray(a.calls) ? a.calls : [];
+  // a plain answer holds no calls (a program's tool may itself be called "answer")
+  if (!Array.isArray(a.calls)) return typeof a.text === 'string' ? { role: 'assistant', content: a.text } : undefined;
+  const calls = Array.isArray(a.generated) ? a.generated : a.calls;
   return storedMessage({ role: 'assistant', content: typeof a.content === 'string' ? a.content : '', toolCalls: calls });
 }
 

@@ -53,21 +53,31 @@ export async function resendRequest(db: Database.Database, dbFile: string, o: Re
       `run ${t.runId} has no saved checkpoint at ${checkpoint} (a run saves one when it finishes or is cancelled). Fix: give a checkpoint folder (--checkpoint DIR), or finish the run`,
     );
   const base = readStoredRunConfig(stored);
-  const config = readStoredRunConfig({ ...(stored as Record<string, unknown>), policyOptions: { ...base.policyOptions, init: checkpoint } });
-  const env = requestsOnlyEnvironment();
-  const policy = await createPolicy(config, policyRunInfo(config), env);
-  const answering: Policy = o.greedy ? (policy.greedy?.() ?? policy) : policy;
-  const last = request.messages[request.messages.length - 1]!;
-  const [sample] = await answering.sample(
-    [
-      {
-        task: { id: t.taskId, prompt: last.content, data: {} },
-        turns: [],
-        observation: { text: last.content, data: {}, request: { ...request, continuesFrom: 0 } },
-      },
-    ],
-    new Rng(o.seed),
-  );
+  // one request on the engine: llama.cpp (a GGUF written to the cache) and a KV plan for a batch of
+  // the run's size would both be waste for one row
+  const config = readStoredRunConfig({
+    ...(stored as Record<string, unknown>),
+    policyOptions: { ...base.policyOptions, init: checkpoint, rolloutEngine: 'engine' },
+  });
+  const policy = await createPolicy(config, { ...policyRunInfo(config), sampleRows: 1 }, requestsOnlyEnvironment());
+  let sample;
+  try {
+    const answering: Policy = o.greedy ? (policy.greedy?.() ?? policy) : policy;
+    const last = request.messages[request.messages.length - 1]!;
+    [sample] = await answering.sample(
+      [
+        {
+          task: { id: t.taskId, prompt: last.content, data: {} },
+          turns: [],
+          observation: { text: last.content, data: {}, request: { ...request, continuesFrom: 0 } },
+        },
+      ],
+      new Rng(o.seed),
+    );
+  } finally {
+    // the backend process lives on: the engine's memory and threads go with this request
+    await policy.dispose?.();
+  }
   if (!sample) throw new ResendError('the policy returned no answer');
   if (sample.refused) throw new ResendError(`trajectory ${t.id} turn ${turn}: ${sample.refused}`);
   const names = new Set(request.tools.map((s) => (s.function as { name?: unknown } | undefined)?.name).filter((n): n is string => typeof n === 'string'));

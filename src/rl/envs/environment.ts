@@ -41,6 +41,11 @@ export interface Environment {
    * episode, never by the agent; `rng` drives any random verifier inputs.
    */
   verify(rng: Rng): Promise<EpisodeOutcome>;
+  /**
+   * The loop took the episode's last turn (it is to be verified, maybe later, with its batch): stop what
+   * need not run until then (an agent program left waiting on a request after the turn cap).
+   */
+  end?(): void;
   /** Releases resources (sandboxes, processes); safe to call twice and after a failure. */
   close(): Promise<void>;
 }

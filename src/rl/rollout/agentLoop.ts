@@ -294,7 +294,7 @@ async function runConcurrent(specs: readonly EpisodeSpec[], makeEnv: () => Envir
         const i = nextSpec++;
         return (episodes[i] = new Episode(specs[i]!, makeEnv(), policy.version, streams[i]));
       },
-      finished: () => undefined,
+      finished: (ep) => ep.env.end?.(),
     });
     await verifyAll(episodes, options.verifierRng, options.timing);
   } finally {
@@ -375,6 +375,7 @@ export class EpisodeStream {
           return ep;
         },
         finished: (ep) => {
+          ep.env.end?.();
           const g = groups.get(ep.spec.group)!;
           if (--g.left > 0) return;
           groups.delete(ep.spec.group);

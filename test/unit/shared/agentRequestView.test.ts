@@ -89,6 +89,24 @@ describe('agentRequestView', () => {
       assert.deepEqual(storedRequest(answered, 1), { messages: conversation, tools, stop: ['END'] });
     });
 
+    it('a program tool called "answer" is a call, not a final answer', () => {
+      const asAnswer = [{ id: 'c1', name: 'answer', arguments: '{"text":"42"}' }];
+      const turns2 = [
+        {
+          ...answered[0]!,
+          action: {
+            kind: 'tool',
+            name: 'answer',
+            args: { content: '', calls: asAnswer, generated: asAnswer, request: stored(1, conversation.slice(0, 2), 0) },
+          },
+        },
+        answered[1]!,
+      ];
+      const rebuilt = storedRequest(turns2, 1);
+      assert.ok(typeof rebuilt !== 'string', why(rebuilt));
+      assert.deepEqual(rebuilt.messages[2], { role: 'assistant', content: '', toolCalls: asAnswer });
+    });
+
     it('a new segment starts the conversation again', () => {
       const rewritten = [
         { ...answered[0]!, observation: { request: stored(2, [conversation[0], { role: 'user', content: 'Again?' }], 0, 'cut') } },

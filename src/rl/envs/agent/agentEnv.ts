@@ -342,12 +342,8 @@ class AgentEpisode implements Environment {
     this.pending = undefined;
     const args = action.kind === 'tool' ? action.args : {};
     const calls = (Array.isArray(args.calls) ? args.calls : []) as ParsedAnswer['toolCalls'];
-    const content =
-      action.kind === 'tool' && action.name === 'answer'
-        ? typeof args.text === 'string'
-          ? args.text
-          : ''
-        : ((args.content as string | null | undefined) ?? null);
+    // an answer with calls holds them in args.calls (a program's tool may itself be called "answer")
+    const content = !Array.isArray(args.calls) ? (typeof args.text === 'string' ? args.text : '') : ((args.content as string | null | undefined) ?? null);
     const generated: ParsedAnswer = { content, toolCalls: (Array.isArray(args.generated) ? args.generated : calls) as ParsedAnswer['toolCalls'] };
     this.calls += calls.length;
     const tk = sample?.step.tokens;
@@ -372,8 +368,13 @@ class AgentEpisode implements Environment {
     return { observation: { text: `the program exited (${this.exitText()})`, data: { exit: this.exited?.code ?? null } }, done: true, termination: 'finished' };
   }
 
-  verify(): Promise<EpisodeOutcome> {
+  /** The loop is done with this episode: a program still running (the turn cap, a full context) stops now, not with its batch. */
+  end(): void {
     if (!this.exited) this.stop('the episode ended before the program did (the turn cap or a full context)');
+  }
+
+  verify(): Promise<EpisodeOutcome> {
+    this.end();
     const details = {
       requests: this.requests,
       toolCalls: this.calls,
@@ -406,13 +407,9 @@ class AgentEpisode implements Environment {
   private async scored(scorer: Scorer, printed: Record<string, unknown> | undefined, details: Record<string, unknown>): Promise<EpisodeOutcome> {
     if (!this.task) throw new Error('agent: verify() before an episode');
     const last = this.last;
-    const answer: Record<string, unknown> | undefined = last && {
-      role: 'assistant',
-      content: last.answer.content,
-      ...(last.answer.toolCalls.length ? { tool_calls: last.answer.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) } : {}),
-    };
+    const answer = last && wireMessage({ role: 'assistant', content: last.answer.content ?? '', toolCalls: last.answer.toolCalls });
     const trajectory: AgentRewardTrajectory = {
-      messages: last ? [...last.messages.map((m) => ({ ...m })), answer!] : [],
+      messages: last ? [...last.messages.map(wireMessage), answer!] : [],
       answer: last && last.answer.toolCalls.length === 0 ? last.answer.content : null,
       tool_calls: this.calls,
       requests: this.requests,
@@ -476,6 +473,19 @@ class AgentEpisode implements Environment {
     child.stdout?.destroy();
     child.stderr?.destroy();
   }
+}
+
+/** A message as OpenAI's API writes it (what a reward file reads): tool_calls with type and function, tool_call_id. */
+function wireMessage(m: AgentMessage): Record<string, unknown> {
+  return {
+    role: m.role,
+    content: m.content,
+    ...(m.toolCalls?.length
+      ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+      : {}),
+    ...(m.toolCallId !== undefined ? { tool_call_id: m.toolCallId } : {}),
+    ...(m.name !== undefined ? { name: m.name } : {}),
+  };
 }
 
 /** The last line of a program's output that is a JSON object (it may print other things, JSON or not, before it). */

@@ -25,7 +25,7 @@ export interface RewardTrajectory {
 
 /** An agent program's episode as a reward file reads it (env "agent"). */
 export interface AgentRewardTrajectory {
-  /** The final conversation: the last request's messages and the policy's answer to it. */
+  /** The final conversation as OpenAI's API writes it (tool_calls, tool_call_id): the last request's messages and the policy's answer to it. */
   readonly messages: readonly Readonly<Record<string, unknown>>[];
   /** The policy's last answer's text, or null when it ended with tool calls or no request was answered. */
   readonly answer: string | null;
