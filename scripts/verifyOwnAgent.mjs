@@ -94,7 +94,7 @@ const common = {
   evalPassK: 2,
   envOptions: { root: example, command: ['node', 'agent.ts'], tasks: 'tasks.jsonl' },
 };
-const policyOptions = { loraRank: 0, contextLength: 1024, maxNewTokens: 96, threads: 1 };
+const policyOptions = { loraRank: 0, contextLength: 1024, maxNewTokens: 96 };
 
 const pct = (/** @type {number | undefined} */ v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
 /** @type {any[]} */
@@ -158,7 +158,8 @@ for (const seed of seeds) {
       iterations: rlIterations,
       groupsPerIteration: 8,
       groupSize: 8,
-      policyOptions: { ...policyOptions, init: checkpoint },
+      // one thread each: GRPO and RS-SFT run side by side
+      policyOptions: { ...policyOptions, threads: 1, init: checkpoint },
     }),
   });
   const [g, r] = [stages.grpo.record, stages.rsSft.record];
