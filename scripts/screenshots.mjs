@@ -29,6 +29,15 @@ const SCREENSHOTS = /** @type {const} */ ([
   ['killed.png', 'killed.png', 'a killed worker and a cancelled run'],
   ['untrusted.png', 'hostile-inspector.png', 'a hand-edited run: stored text shown, never run'],
   ['old-node.png', 'old-node.png', 'an agentRl.nodePath at Node 20, passed over'],
+  ['dashboard-light.png', 'dashboard-light.png', 'the dashboard in the Light Modern theme'],
+  ['drill-light.png', 'drill-light.png', 'the drill-down in the Light Modern theme'],
+  ['compare-light.png', 'compare-light.png', 'Compare Runs in the Light Modern theme'],
+  ['inspector-light.png', 'inspector-light.png', 'the inspector in the Light Modern theme'],
+  ['inspector-worst-light.png', 'inspector-worst-light.png', "the inspector's worst-token table in the Light Modern theme"],
+  ['walkthrough-open.png', 'walkthrough-0-open.png', 'the Get Started walkthrough'],
+  ['walkthrough-dashboard.png', 'walkthrough-2-dashboard.png', "the walkthrough's dashboard step"],
+  ['walkthrough-replay.png', 'walkthrough-3-replay.png', "the walkthrough's replay step"],
+  ['walkthrough-done.png', 'walkthrough-5-done.png', 'the walkthrough, every step checked'],
 ]);
 
 /** @type {string[]} */
