@@ -1,10 +1,10 @@
 // `agent-rl export verl --config FILE --out DIR`: a run config as a verl run (see exporters/verl).
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import type { ParseArgsOptionsConfig } from 'node:util';
 import { showInvisibles } from '../shared/untrustedText';
 import { exportVerl } from '../exporters/verl/verlExport';
 import { VerlExportError } from '../exporters/verl/verlTasks';
 import { configFromArgs } from './runConfigArgs';
-import { UsageError } from './usageError';
+import { parseCommandArgs, UsageError } from './usageError';
 
 export const EXPORT_USAGE = `agent-rl export verl --config FILE --out DIR [--sandbox-url URL] [--model PATH] [--rollout sglang|vllm] [--gpus N] [--nodes N] [--dump-dir DIR]
   FILE          a run config (JSON, as for train): env calculator (callCost and formatErrorCost 0), code or workspace (with its tool and reward files), method grpo
@@ -26,22 +26,9 @@ export const EXPORT_OPTIONS = {
 } as const satisfies ParseArgsOptionsConfig;
 
 export async function exportCommand(args: readonly string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      strict: true,
-      options: EXPORT_OPTIONS,
-    });
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message}\n\n${EXPORT_USAGE}`);
-  }
+  const parsed = parseCommandArgs(args, EXPORT_OPTIONS, EXPORT_USAGE);
+  if (!parsed) return 0;
   const { values: v, positionals } = parsed;
-  if (v.help) {
-    process.stdout.write(`${EXPORT_USAGE}\n`);
-    return 0;
-  }
   if (positionals[0] !== 'verl' || positionals.length > 1) throw new UsageError(`export needs the format verl\n\n${EXPORT_USAGE}`);
   if (v.config === undefined || v.out === undefined) throw new UsageError(`export verl needs --config FILE and --out DIR\n\n${EXPORT_USAGE}`);
   const count = (flag: string, value: string | undefined): number => {

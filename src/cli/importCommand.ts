@@ -4,13 +4,13 @@
 import * as path from 'node:path';
 import { fixed, percent } from '../shared/format';
 import { oneLine, showInvisibles } from '../shared/untrustedText';
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import type { ParseArgsOptionsConfig } from 'node:util';
 import { VerlConfigError } from '../importers/verl/verlConfig';
 import { importVerl, ImportInputError, type ImportEvent } from '../importers/verl/verlImporter';
 import { DEFAULT_DB_PATH, explainSqliteError, openStore } from '../store/openStore';
 import { markOrphanedRuns } from '../store/runWriter';
 import { runtimeInfo } from '../store/runtimeInfo';
-import { UsageError } from './usageError';
+import { parseCommandArgs, UsageError } from './usageError';
 
 export const IMPORT_USAGE = `agent-rl import verl DIR [--validation DIR] [--config FILE] [--name NAME] [--follow] [--poll MS] [--db FILE]
   DIR           verl's trainer.rollout_data_dir ({step}.jsonl per training step)
@@ -37,22 +37,9 @@ export const IMPORT_OPTIONS = {
 } as const satisfies ParseArgsOptionsConfig;
 
 export async function importCommand(args: readonly string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      strict: true,
-      options: IMPORT_OPTIONS,
-    });
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message}\n\n${IMPORT_USAGE}`);
-  }
+  const parsed = parseCommandArgs(args, IMPORT_OPTIONS, IMPORT_USAGE);
+  if (!parsed) return 0;
   const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(`${IMPORT_USAGE}\n`);
-    return 0;
-  }
   const [format, dir, ...extra] = positionals;
   if (format !== 'verl') throw new UsageError(`import needs a format: verl (got ${format ?? 'nothing'})\n\n${IMPORT_USAGE}`);
   if (dir === undefined || extra.length > 0) throw new UsageError(`import verl needs exactly one DIR (got ${positionals.length - 1})\n\n${IMPORT_USAGE}`);

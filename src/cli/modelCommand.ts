@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import type { ParseArgsOptionsConfig } from 'node:util';
 import { generationEos } from '../rl/policies/hf/generationConfig';
 import { ModelLoadError, parameterCount, readHfConfig } from '../rl/policies/hf/hfConfig';
 import { HfModel, type HfModelConfig } from '../rl/policies/hf/hfModel';
@@ -31,7 +31,7 @@ import { HfTokenizer } from '../rl/policies/transformer/tokenizer';
 import { Rng } from '../rl/random';
 import { count } from '../shared/format';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
-import { UsageError } from './usageError';
+import { parseCommandArgs, UsageError } from './usageError';
 
 export const MODEL_USAGE = `agent-rl model check DIR [--prompt TEXT] [--max-new-tokens N] [--logits TEXT | --ids 1,2,3] [--top K] [--backend B] [--lora-rank N] [--context N] [--json]
   DIR           a local Hugging Face checkpoint folder (config.json, model.safetensors or shards, tokenizer.json)
@@ -69,22 +69,9 @@ export const MODEL_OPTIONS = {
 } as const satisfies ParseArgsOptionsConfig;
 
 export async function modelCommand(args: readonly string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      strict: true,
-      options: MODEL_OPTIONS,
-    });
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message}\n\n${MODEL_USAGE}`);
-  }
+  const parsed = parseCommandArgs(args, MODEL_OPTIONS, MODEL_USAGE, `${MODEL_USAGE}\n${MODEL_NEW_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}`);
+  if (!parsed) return 0;
   const { values: v, positionals } = parsed;
-  if (v.help) {
-    process.stdout.write(`${MODEL_USAGE}\n${MODEL_NEW_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}\n`);
-    return 0;
-  }
   if (positionals[0] === 'list') {
     if (positionals.length !== 1) throw new UsageError(`model list takes no folder positionally; use --folder DIR\n\n${MODEL_LIST_USAGE}`);
     const backendName = v.backend ?? 'wasm';

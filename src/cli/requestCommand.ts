@@ -3,13 +3,13 @@
 // stored — replay of one request, with no program started. Stored and generated text is printed
 // through cell() / showInvisibles, as every read-side command does.
 import * as path from 'node:path';
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import type { ParseArgsOptionsConfig } from 'node:util';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { DEFAULT_DB_PATH, openStore } from '../store/openStore';
 import type { ResendResult } from '../shared/agentRequestView';
 import { resendRequest } from '../store/resendRequest';
 import { cell } from './format';
-import { UsageError } from './usageError';
+import { parseCommandArgs, UsageError } from './usageError';
 
 export const REQUEST_USAGE = `agent-rl request TRAJECTORY [--turn K] [--greedy] [--seed N] [--checkpoint DIR] [--db FILE] [--busy-timeout MS] [--json]
   TRAJECTORY    a trajectory id of a run of your own agent program (env "agent")
@@ -43,22 +43,9 @@ export function requestText(r: ResendResult): string {
 }
 
 export async function requestCommand(args: readonly string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      strict: true,
-      options: REQUEST_OPTIONS,
-    });
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message}\n\n${REQUEST_USAGE}`);
-  }
+  const parsed = parseCommandArgs(args, REQUEST_OPTIONS, REQUEST_USAGE);
+  if (!parsed) return 0;
   const { values: v, positionals } = parsed;
-  if (v.help) {
-    process.stdout.write(`${REQUEST_USAGE}\n`);
-    return 0;
-  }
   const ref = positionals[0];
   if (ref === undefined || positionals.length > 1 || !/^\d+$/.test(ref))
     throw new UsageError(`request needs exactly one TRAJECTORY id (a number; the inspector shows it)\n\n${REQUEST_USAGE}`);

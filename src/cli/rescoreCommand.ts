@@ -4,14 +4,14 @@
 // answer) is printed through cell() / showInvisibles, as every read-side command does.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import type { ParseArgsOptionsConfig } from 'node:util';
 import { fixed, signed as withSign } from '../shared/format';
 import { errorHeadline, parseIterationRange, type RescoreReport, type Score } from '../shared/rescore';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { DEFAULT_DB_PATH, openStore } from '../store/openStore';
 import { editFinalAnswer, rescoreRun } from '../store/rescoreRun';
 import { cell, duration, pct, table } from './format';
-import { UsageError } from './usageError';
+import { parseCommandArgs, UsageError } from './usageError';
 
 export const RESCORE_USAGE = `agent-rl rescore RUN [--reward FILE] [--iterations A..B] [--trajectory ID] [--db FILE] [--python PATH] [--json]
   RUN           a run id or name; its stored config rebuilds the environment and its verifier (nothing is trained)
@@ -85,22 +85,9 @@ export const RESCORE_OPTIONS = {
 } as const satisfies ParseArgsOptionsConfig;
 
 export async function rescoreCommand(args: readonly string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      strict: true,
-      options: RESCORE_OPTIONS,
-    });
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message}\n\n${RESCORE_USAGE}`);
-  }
+  const parsed = parseCommandArgs(args, RESCORE_OPTIONS, RESCORE_USAGE);
+  if (!parsed) return 0;
   const { values: v, positionals } = parsed;
-  if (v.help) {
-    process.stdout.write(`${RESCORE_USAGE}\n`);
-    return 0;
-  }
   const run = positionals[0];
   if (run === undefined || positionals.length > 1) throw new UsageError(`rescore needs exactly one RUN (a run id or name)\n\n${RESCORE_USAGE}`);
   const trajectoryId = v.trajectory === undefined ? undefined : /^\d+$/.test(v.trajectory) ? Number(v.trajectory) : undefined;

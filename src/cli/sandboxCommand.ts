@@ -1,5 +1,5 @@
 // `agent-rl sandbox serve`: SandboxFusion's /run_code on our warm pool (see rl/sandbox/fusion).
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import type { ParseArgsOptionsConfig } from 'node:util';
 import { defaultSlots } from '../rl/sandbox/fusion/admission';
 import { FusionServerError, startFusionServer } from '../rl/sandbox/fusion/fusionServer';
 import { servedLanguages } from '../rl/sandbox/fusion/languages';
@@ -7,7 +7,7 @@ import { chooseLevel, ISOLATION_LEVELS, resolvePython, type IsolationLevel } fro
 import { WarmPool } from '../rl/sandbox/warmPool';
 import { fixed } from '../shared/format';
 import { showInvisibles } from '../shared/untrustedText';
-import { UsageError } from './usageError';
+import { parseCommandArgs, UsageError } from './usageError';
 
 /** Python servers `sandbox serve` starts first and keeps: a burst this size of sleeping programs is forks, not interpreter starts. */
 const DEFAULT_WARM = 128;
@@ -56,22 +56,9 @@ export const SANDBOX_OPTIONS = {
 } as const satisfies ParseArgsOptionsConfig;
 
 export async function sandboxCommand(args: readonly string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      strict: true,
-      options: SANDBOX_OPTIONS,
-    });
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message}\n\n${sandboxUsage()}`);
-  }
+  const parsed = parseCommandArgs(args, SANDBOX_OPTIONS, sandboxUsage());
+  if (!parsed) return 0;
   const { values: v, positionals } = parsed;
-  if (v.help) {
-    process.stdout.write(`${sandboxUsage()}\n`);
-    return 0;
-  }
   if (positionals[0] !== 'serve' || positionals.length > 1) throw new UsageError(`sandbox needs the subcommand serve\n\n${sandboxUsage()}`);
   const num = (flag: string, value: string | undefined, d: number, min: number): number => {
     if (value === undefined) return d;
