@@ -99,7 +99,7 @@ export function methodConfig(env, method, extra, init) {
 }
 
 /** @param {number | undefined} v */
-const pct = (v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
+export const pct = (v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
 /** @param {number | undefined} v */
 const num = (v) => (v === undefined ? '–' : v.toFixed(2));
 
@@ -161,6 +161,84 @@ export function greedyRateOf(m, keep, what = 'the class') {
 /** Paired interval of a − b on greedy success, over the tasks both list. @param {Map<string, { greedy: number }>} a @param {Map<string, { greedy: number }>} b */
 export function greedyDifference(a, b) {
   return pairedInterval([...a.keys()].filter((k) => b.has(k)).map((k) => /** @type {number} */ (a.get(k)?.greedy) - /** @type {number} */ (b.get(k)?.greedy)));
+}
+
+/**
+ * A warm-start-then-RL verify script's row for one seed (from warmStartThenGrpoAndRsSft's stages): each
+ * model's evaluation with its greedy pass@1 per task class (`classes`: the field a rate is stored under →
+ * that rate over a per-task map), GRPO's and RS-SFT's schedules and wall times, and the greedy
+ * differences paired by task (GRPO and RS-SFT against the warm start, the GRPO run's iteration 0).
+ * @param {number} seed @param {{ warmStart: any[]; grpo: { record: any; seconds: number }; rsSft: { record: any; seconds: number } }} stages
+ * @param {Record<string, (m: Map<string, { greedy: number }>) => number>} classes
+ */
+export function seedRow(seed, stages, classes) {
+  const [g, r] = [stages.grpo.record, stages.rsSft.record];
+  const [w, gm, rm] = [perTask(g.evaluations[0]), perTask(g.evaluations.at(-1)), perTask(r.evaluations.at(-1))];
+  const result = (/** @type {any} */ rec, /** @type {any} */ e, /** @type {Map<string, any>} */ m, /** @type {string} */ label) => ({
+    label,
+    run: rec.runId,
+    evaluation: e,
+    ...Object.fromEntries(Object.entries(classes).map(([field, rate]) => [field, rate(m)])),
+  });
+  return {
+    seed,
+    warmStart: result(g, g.evaluations[0], w, 'warm start (SFT, iteration 0)'),
+    grpo: { ...result(g, g.evaluations.at(-1), gm, g.methodLabel), schedule: schedule(g), seconds: stages.grpo.seconds },
+    rsSft: { ...result(r, r.evaluations.at(-1), rm, r.methodLabel), schedule: schedule(r), seconds: stages.rsSft.seconds },
+    warmStartSftIterations: stages.warmStart.reduce((a, rec) => a + rec.iterations.length, 0),
+    warmStartRuns: stages.warmStart.map((rec) => rec.runId),
+    grpoGain: greedyDifference(gm, w),
+    rsSftGain: greedyDifference(rm, w),
+    grpoMinusRsSft: greedyDifference(gm, rm),
+  };
+}
+
+/** A paired difference in points with its interval: "+13.9 [11.7, 16.1]". @param {{ mean: number; low: number; high: number }} c */
+export const points = (c) => `${c.mean >= 0 ? '+' : ''}${(100 * c.mean).toFixed(1)} [${(100 * c.low).toFixed(1)}, ${(100 * c.high).toFixed(1)}]`;
+
+/**
+ * The Markdown tables of seedRow rows — per model (greedy pass@1, per class, sampled pass@1, pass@k, tool
+ * calls, optimizer steps) and the paired differences — then the pre-registered criterion (GRPO ≥ +10
+ * greedy points over the warm start on every seed); whether it was met. `classColumns`: [header, field].
+ * @param {any[]} rows @param {[string, string][]} classColumns
+ */
+export function seedTables(rows, classColumns) {
+  const cells = (/** @type {any} */ m) =>
+    [
+      pct(m.evaluation.greedySuccessRate),
+      ...classColumns.map(([, field]) => pct(m[field])),
+      pct(m.evaluation.successRate),
+      pct(m.evaluation.passAtK),
+      `${(m.evaluation.toolCalls ?? 0).toFixed(2)} / ${(m.evaluation.greedyToolCalls ?? 0).toFixed(2)}`,
+    ].join(' | ');
+  const k = rows[0]?.grpo.evaluation.passK ?? 'k';
+  const met = rows.every((x) => x.grpoGain.mean >= 0.1);
+  const header = [
+    'seed',
+    'model',
+    'greedy pass@1',
+    ...classColumns.map(([h]) => h),
+    'sampled pass@1',
+    `pass@${k}`,
+    'tool calls, sampled / greedy',
+    'optimizer steps',
+  ];
+  const lines = [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.flatMap((x) => [
+      `| ${x.seed} | ${x.warmStart.label}, ${x.warmStartSftIterations} SFT iterations | ${cells(x.warmStart)} | – |`,
+      `| ${x.seed} | ${x.grpo.label} | ${cells(x.grpo)} | ${x.grpo.schedule.steps} |`,
+      `| ${x.seed} | ${x.rsSft.label} | ${cells(x.rsSft)} | ${x.rsSft.schedule.steps} |`,
+    ]),
+    '',
+    '| seed | GRPO − warm start, greedy points [95 % interval, paired by task] | RS-SFT − warm start | GRPO − RS-SFT | held-out tasks |',
+    '|---|---|---|---|---|',
+    ...rows.map((x) => `| ${x.seed} | ${points(x.grpoGain)} | ${points(x.rsSftGain)} | ${points(x.grpoMinusRsSft)} | ${x.grpoGain.n} |`),
+    '',
+    `criterion (pre-registered): GRPO ≥ +10 greedy points over the warm start on every seed — ${met ? 'met' : 'NOT met'}`,
+  ];
+  return { lines, met };
 }
 
 /** Optimizer steps and summed learning rate over a run record's iterations. @param {any} record */

@@ -23,11 +23,12 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   arg,
-  greedyDifference,
   greedyRateOf,
+  pct,
   perTask,
   runAgentRl,
-  schedule,
+  seedRow,
+  seedTables,
   verifyFolder,
   warmStartThenGrpoAndRsSft,
   writeEvidence,
@@ -96,7 +97,6 @@ const common = {
 };
 const policyOptions = { loraRank: 0, contextLength: 1024, maxNewTokens: 96 };
 
-const pct = (/** @type {number | undefined} */ v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
 /** @type {any[]} */
 const rows = [];
 /** @type {Record<string, string>} */
@@ -162,26 +162,7 @@ for (const seed of seeds) {
       policyOptions: { ...policyOptions, threads: 1, init: checkpoint },
     }),
   });
-  const [g, r] = [stages.grpo.record, stages.rsSft.record];
-  const [w, gm, rm] = [perTask(g.evaluations[0]), perTask(g.evaluations.at(-1)), perTask(r.evaluations.at(-1))];
-  const result = (/** @type {any} */ rec, /** @type {any} */ e, /** @type {Map<string, any>} */ m, /** @type {string} */ label) => ({
-    label,
-    run: rec.runId,
-    evaluation: e,
-    greedyTimes: greedyRate(m, 'times'),
-    greedyOther: greedyRate(m, 'other'),
-  });
-  const row = {
-    seed,
-    warmStart: result(g, g.evaluations[0], w, 'warm start (SFT, iteration 0)'),
-    grpo: { ...result(g, g.evaluations.at(-1), gm, g.methodLabel), schedule: schedule(g), seconds: stages.grpo.seconds },
-    rsSft: { ...result(r, r.evaluations.at(-1), rm, r.methodLabel), schedule: schedule(r), seconds: stages.rsSft.seconds },
-    warmStartSftIterations: stages.warmStart.reduce((a, rec) => a + rec.iterations.length, 0),
-    warmStartRuns: stages.warmStart.map((rec) => rec.runId),
-    grpoGain: greedyDifference(gm, w),
-    rsSftGain: greedyDifference(rm, w),
-    grpoMinusRsSft: greedyDifference(gm, rm),
-  };
+  const row = seedRow(seed, stages, { greedyTimes: (m) => greedyRate(m, 'times'), greedyOther: (m) => greedyRate(m, 'other') });
   rows.push(row);
   records[`grpo-s${seed}`] = `${file('grpo')}.json`;
   records[`rs-sft-s${seed}`] = `${file('rs-sft')}.json`;
@@ -191,29 +172,12 @@ for (const seed of seeds) {
   );
 }
 
-const pts = (/** @type {{ mean: number; low: number; high: number }} */ c) =>
-  `${c.mean >= 0 ? '+' : ''}${(100 * c.mean).toFixed(1)} [${(100 * c.low).toFixed(1)}, ${(100 * c.high).toFixed(1)}]`;
-const cells = (/** @type {any} */ m) =>
-  `${pct(m.evaluation.greedySuccessRate)} | ${pct(m.greedyTimes)} | ${pct(m.greedyOther)} | ${pct(m.evaluation.successRate)} | ${pct(m.evaluation.passAtK)} | ${(m.evaluation.toolCalls ?? 0).toFixed(2)} / ${(m.evaluation.greedyToolCalls ?? 0).toFixed(2)}`;
-const k = rows[0]?.grpo.evaluation.passK ?? 'k';
-const met = rows.every((x) => x.grpoGain.mean >= 0.1);
 const seconds = (Date.now() - t0) / 1000;
-const lines = [
-  `| seed | model | greedy pass@1 | greedy, × tasks | greedy, the others | sampled pass@1 | pass@${k} | tool calls, sampled / greedy | optimizer steps |`,
-  '|---|---|---|---|---|---|---|---|---|',
-  ...rows.flatMap((x) => [
-    `| ${x.seed} | ${x.warmStart.label}, ${x.warmStartSftIterations} SFT iterations | ${cells(x.warmStart)} | – |`,
-    `| ${x.seed} | ${x.grpo.label} | ${cells(x.grpo)} | ${x.grpo.schedule.steps} |`,
-    `| ${x.seed} | ${x.rsSft.label} | ${cells(x.rsSft)} | ${x.rsSft.schedule.steps} |`,
-  ]),
-  '',
-  '| seed | GRPO − warm start, greedy points [95 % interval, paired by task] | RS-SFT − warm start | GRPO − RS-SFT | held-out tasks |',
-  '|---|---|---|---|---|',
-  ...rows.map((x) => `| ${x.seed} | ${pts(x.grpoGain)} | ${pts(x.rsSftGain)} | ${pts(x.grpoMinusRsSft)} | ${x.grpoGain.n} |`),
-  '',
-  `criterion (pre-registered): GRPO ≥ +10 greedy points over the warm start on every seed — ${met ? 'met' : 'NOT met'}`,
-  `total ${seconds.toFixed(0)} s on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; database ${db}`,
-];
+const { lines: tables, met } = seedTables(rows, [
+  ['greedy, × tasks', 'greedyTimes'],
+  ['greedy, the others', 'greedyOther'],
+]);
+const lines = [...tables, `total ${seconds.toFixed(0)} s on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; database ${db}`];
 process.stdout.write(`${lines.join('\n')}\n\nruns (store runs.sqlite) and records: ${out}\n`);
 const summary = {
   example,

@@ -13,7 +13,7 @@
 // the time conversions and the others apart, sampled pass@1, pass@k, tool calls, and GRPO − RS-SFT.
 // Usage: node scripts/verifyWorkspace.mjs [--seeds 1,2,3] [--out DIR] [--sft-iterations N] [--rl-iterations N]
 //        [--warm-start-ready 0.5] [--warm-start-rounds 2] [--warm-start-more 200]
-import { arg, greedyDifference, greedyRateOf, perTask, schedule, verifyFolder, warmStartThenGrpoAndRsSft, writeJson } from './agentRl.mjs';
+import { arg, greedyRateOf, pct, perTask, seedRow, seedTables, verifyFolder, warmStartThenGrpoAndRsSft, writeJson } from './agentRl.mjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -69,7 +69,6 @@ const taskClass = (id) => {
 /** Greedy pass@1 over the tasks of one class (or all). @param {Map<string, { greedy: number }>} m @param {string} [cls] */
 const greedyRate = (m, cls) => greedyRateOf(m, cls === undefined ? undefined : (k) => taskClass(k) === cls, `the class ${cls}`);
 
-const pct = (/** @type {number | undefined} */ v) => (v === undefined ? '–' : `${(100 * v).toFixed(1)}%`);
 /** @type {any[]} */
 const rows = [];
 const t0 = Date.now();
@@ -99,54 +98,18 @@ for (const seed of seeds) {
         policyOptions: { ...runTemplate.policyOptions, threads: 1, init: checkpoint },
       }),
   });
-  const [g, r] = [stages.grpo.record, stages.rsSft.record];
-  const [w, gm, rm] = [perTask(g.evaluations[0]), perTask(g.evaluations.at(-1)), perTask(r.evaluations.at(-1))];
-  const model = (/** @type {any} */ rec, /** @type {any} */ e, /** @type {Map<string, any>} */ m, /** @type {string} */ label) => ({
-    label,
-    run: rec.runId,
-    evaluation: e,
-    greedyTime: greedyRate(m, 'time'),
-    greedyOther: greedyRate(m, 'other'),
-  });
-  const row = {
-    seed,
-    warmStart: model(g, g.evaluations[0], w, 'warm start (SFT, iteration 0)'),
-    grpo: { ...model(g, g.evaluations.at(-1), gm, g.methodLabel), schedule: schedule(g), seconds: stages.grpo.seconds },
-    rsSft: { ...model(r, r.evaluations.at(-1), rm, r.methodLabel), schedule: schedule(r), seconds: stages.rsSft.seconds },
-    warmStartSftIterations: stages.warmStart.reduce((a, rec) => a + rec.iterations.length, 0),
-    warmStartRuns: stages.warmStart.map((rec) => rec.runId),
-    grpoGain: greedyDifference(gm, w),
-    rsSftGain: greedyDifference(rm, w),
-    grpoMinusRsSft: greedyDifference(gm, rm),
-  };
+  const row = seedRow(seed, stages, { greedyTime: (m) => greedyRate(m, 'time'), greedyOther: (m) => greedyRate(m, 'other') });
   rows.push(row);
   process.stderr.write(
     `== seed ${seed}: held-out greedy pass@1 GRPO − warm start ${(100 * row.grpoGain.mean).toFixed(1)} points [${(100 * row.grpoGain.low).toFixed(1)}, ${(100 * row.grpoGain.high).toFixed(1)}]\n`,
   );
 }
 
-const pts = (/** @type {{ mean: number; low: number; high: number }} */ c) =>
-  `${c.mean >= 0 ? '+' : ''}${(100 * c.mean).toFixed(1)} [${(100 * c.low).toFixed(1)}, ${(100 * c.high).toFixed(1)}]`;
-const cells = (/** @type {any} */ m) =>
-  `${pct(m.evaluation.greedySuccessRate)} | ${pct(m.greedyTime)} | ${pct(m.greedyOther)} | ${pct(m.evaluation.successRate)} | ${pct(m.evaluation.passAtK)} | ${(m.evaluation.toolCalls ?? 0).toFixed(2)} / ${(m.evaluation.greedyToolCalls ?? 0).toFixed(2)}`;
-const k = rows[0]?.grpo.evaluation.passK ?? 'k';
-const met = rows.every((x) => x.grpoGain.mean >= 0.1);
-const lines = [
-  `| seed | model | greedy pass@1 | greedy, time conversions | greedy, length and mass | sampled pass@1 | pass@${k} | tool calls, sampled / greedy | optimizer steps |`,
-  '|---|---|---|---|---|---|---|---|---|',
-  ...rows.flatMap((x) => [
-    `| ${x.seed} | ${x.warmStart.label}, ${x.warmStartSftIterations} SFT iterations | ${cells(x.warmStart)} | – |`,
-    `| ${x.seed} | ${x.grpo.label} | ${cells(x.grpo)} | ${x.grpo.schedule.steps} |`,
-    `| ${x.seed} | ${x.rsSft.label} | ${cells(x.rsSft)} | ${x.rsSft.schedule.steps} |`,
-  ]),
-  '',
-  '| seed | GRPO − warm start, greedy points [95 % interval, paired by task] | RS-SFT − warm start | GRPO − RS-SFT | held-out tasks |',
-  '|---|---|---|---|---|',
-  ...rows.map((x) => `| ${x.seed} | ${pts(x.grpoGain)} | ${pts(x.rsSftGain)} | ${pts(x.grpoMinusRsSft)} | ${x.grpoGain.n} |`),
-  '',
-  `criterion (pre-registered): GRPO ≥ +10 greedy points over the warm start on every seed — ${met ? 'met' : 'NOT met'}`,
-  `total ${((Date.now() - t0) / 1000).toFixed(0)} s on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; database ${db}`,
-];
+const { lines: tables, met } = seedTables(rows, [
+  ['greedy, time conversions', 'greedyTime'],
+  ['greedy, length and mass', 'greedyOther'],
+]);
+const lines = [...tables, `total ${((Date.now() - t0) / 1000).toFixed(0)} s on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; database ${db}`];
 process.stdout.write(`${lines.join('\n')}\n\nruns (store runs.sqlite) and records: ${out}\n`);
 writeJson(path.join(out, 'summary.json'), {
   db,
