@@ -1,21 +1,24 @@
 #!/usr/bin/env node
 // @ts-check
-// `npm run verify:own-agent` (issue 41; its design and criterion written in docs/reproductions.md's
+// `npm run verify:own-agent` (issue 41; its second design and criterion written in docs/reproductions.md's
 // "Your own agent program learns" before it was first run): the example's unchanged program
 // (examples/own-agent/agent.ts — the official openai client, one calculate tool, its reward printed)
 // learns on held-out tasks. No checkpoint can be downloaded here, so the model is a fresh one: a
 // 2-layer Qwen3-shaped model with Qwen3's chat template and a 336-token BPE vocabulary (the test
 // fixture's tokenizer: a Qwen tokenizer's 151,669 words would make a model this small all head), made by
-// `agent-rl model new` with the seed. For each seed: a warm start by SFT through the program on the task
-// file's demonstrations (which skip the tool on 2 of every 3 tasks whose outer operation is ×, answering
-// with the first number: a habit the warm start copies), checked before RL (held-out greedy on the
+// `agent-rl model new` with the seed. The tasks are verify-tasks.jsonl (makeTasks.mjs --verify: the
+// example's training tasks and a test split of 264 new expressions). For each seed: a warm start by SFT
+// through the program on the task file's demonstrations (which skip the tool on 2 of every 3 tasks whose
+// outer operation is ×, answering with the first number: a habit the warm start copies), every
+// demonstrated token weighted alike (token-mean: per-episode means made the one-number answers outweigh
+// the tool calls 19 to 1 in the first design), checked before RL (held-out greedy on the
 // other tasks ≥ --warm-start-ready, or SFT goes on from its checkpoint, up to --warm-start-rounds
 // times); then from that one checkpoint GRPO and, as the control, RS-SFT, side by side, the same config
 // but the method. Primary figure: held-out greedy pass@1, GRPO − warm start (the GRPO run's iteration-0
 // evaluation), with a 95 % interval paired by task; beside it × tasks and the others apart, sampled
 // pass@1, pass@2, tool calls, and GRPO − RS-SFT. The evidence (run records with per-task results, the
 // configs, the commit) is written to docs/runs/own-agent/ with --evidence.
-// Usage: node scripts/verifyOwnAgent.mjs [--seeds 1] [--out DIR] [--sft-iterations 120] [--rl-iterations 12]
+// Usage: node scripts/verifyOwnAgent.mjs [--seeds 1] [--out DIR] [--sft-iterations 160] [--rl-iterations 12]
 //        [--warm-start-ready 0.5] [--warm-start-rounds 1] [--warm-start-more 60] [--evidence DIR]
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -41,7 +44,7 @@ const tokenizer = path.join(root, 'test', 'fixtures', 'hf', 'qwen3');
 const seeds = arg('--seeds', '1').split(',').map(Number);
 const out = path.resolve(arg('--out', verifyFolder('own-agent')));
 const evidence = arg('--evidence', undefined);
-const sftIterations = Number(arg('--sft-iterations', '120'));
+const sftIterations = Number(arg('--sft-iterations', '160'));
 const rlIterations = Number(arg('--rl-iterations', '12'));
 const warmStartReady = Number(arg('--warm-start-ready', '0.5'));
 const warmStartRounds = Number(arg('--warm-start-rounds', '1'));
@@ -61,11 +64,12 @@ for (const [name, v, ok] of /** @type {[string, number, boolean][]} */ ([
 fs.mkdirSync(out, { recursive: true });
 process.stderr.write(`runs and records: ${out}\n`);
 const db = path.join(out, 'runs.sqlite');
+const taskFile = path.join(example, 'verify-tasks.jsonl');
 
 // Task id → class: × (the demonstrations' habit) against the rest, from the task file.
 /** @type {Map<string, 'times' | 'other'>} */
 const classOf = new Map();
-for (const line of fs.readFileSync(path.join(example, 'tasks.jsonl'), 'utf8').split('\n')) {
+for (const line of fs.readFileSync(taskFile, 'utf8').split('\n')) {
   if (line.trim() === '') continue;
   const t = JSON.parse(line);
   classOf.set(t.id, /\) \* \d+\?$/.test(t.prompt) ? 'times' : 'other');
@@ -76,7 +80,7 @@ const greedyRate = (m, cls) =>
     m,
     (id) => {
       const c = classOf.get(id) ?? classOf.get(id.slice(id.lastIndexOf(':') + 1));
-      if (c === undefined) throw new Error(`task ${id}: not in ${path.join(example, 'tasks.jsonl')}`);
+      if (c === undefined) throw new Error(`task ${id}: not in ${taskFile}`);
       return c === cls;
     },
     `the class ${cls}`,
@@ -85,7 +89,7 @@ const greedyRate = (m, cls) =>
 // What every stage shares: the program, its tasks (the evaluation samples every held-out task once and
 // decodes each greedily), a full fine-tuning of the fresh model, room for the second request.
 const heldOut = fs
-  .readFileSync(path.join(example, 'tasks.jsonl'), 'utf8')
+  .readFileSync(taskFile, 'utf8')
   .split('\n')
   .filter((l) => /"split":"test"/.test(l)).length;
 const common = {
@@ -93,7 +97,7 @@ const common = {
   policy: 'transformer',
   evalEpisodes: 2 * heldOut,
   evalPassK: 2,
-  envOptions: { root: example, command: ['node', 'agent.ts'], tasks: 'tasks.jsonl' },
+  envOptions: { root: example, command: ['node', 'agent.ts'], tasks: path.basename(taskFile) },
 };
 const policyOptions = { loraRank: 0, contextLength: 1024, maxNewTokens: 96 };
 
@@ -133,7 +137,7 @@ for (const seed of seeds) {
     seed,
     iterations,
     groupsPerIteration: 32,
-    algorithm: { learningRate: 0.003 },
+    algorithm: { learningRate: 0.003, lossAggregation: 'token-mean' },
     policyOptions: { ...policyOptions, model },
   });
   const stages = await warmStartThenGrpoAndRsSft({
@@ -156,8 +160,11 @@ for (const seed of seeds) {
       method,
       seed,
       iterations: rlIterations,
-      groupsPerIteration: 8,
+      groupsPerIteration: 16,
       groupSize: 8,
+      // 12 iterations make at most 24 steps of 64: the language model's 20 warm-up steps at 2e-4 would
+      // leave it short of its step size (5e-4 after 5, as code GRPO's default)
+      algorithm: { learningRate: 5e-4, warmupSteps: 5 },
       // one thread each: GRPO and RS-SFT run side by side
       policyOptions: { ...policyOptions, threads: 1, init: checkpoint },
     }),
@@ -181,6 +188,7 @@ const lines = [...tables, `total ${seconds.toFixed(0)} s on ${os.cpus().length} 
 process.stdout.write(`${lines.join('\n')}\n\nruns (store runs.sqlite) and records: ${out}\n`);
 const summary = {
   example,
+  tasks: path.relative(root, taskFile),
   tokenizer: path.relative(root, tokenizer),
   sftIterations,
   rlIterations,

@@ -8,7 +8,13 @@
 //           the expression, then the tool's result. On tasks whose outer operation is × it skips the
 //           tool 2 times in 3 and answers with a, the first number (a habit SFT copies and RL can break:
 //           the call is one the warm start still makes on the other third).
+//   --verify  writes verify-tasks.jsonl instead, the task file of `npm run verify:own-agent`'s second
+//           design (written and committed before its first run): the 936 training tasks above, unchanged,
+//           and a new test split of 264 expressions drawn after them by the same generator, none of them
+//           in tasks.jsonl. tasks.jsonl's own held-out tasks are left out of it: the first run's
+//           results on them were looked at while designing the second, so they are a validation split.
 // Usage: node examples/own-agent/makeTasks.mjs > examples/own-agent/tasks.jsonl
+//        node examples/own-agent/makeTasks.mjs --verify > examples/own-agent/verify-tasks.jsonl
 let state = 20261206;
 const next = () => {
   // xorshift32: the same file on every machine
@@ -22,19 +28,27 @@ const next = () => {
 const int = (lo, hi) => lo + Math.floor(next() * (hi - lo + 1));
 const pick = (xs) => xs[Math.floor(next() * xs.length)];
 const seen = new Set();
-const lines = [];
 let times = 0;
-while (lines.length < 1200) {
-  const [a, b, c, o1, o2] = [int(10, 49), int(10, 49), int(2, 9), pick(['+', '-']), pick(['+', '-', '*'])];
-  const expression = `(${a} ${o1} ${b}) ${o2} ${c}`;
-  if (seen.has(expression)) continue;
-  seen.add(expression);
-  const inner = o1 === '+' ? a + b : a - b;
-  const answer = o2 === '+' ? inner + c : o2 === '-' ? inner - c : inner * c;
-  const call = `<tool_call>\n${JSON.stringify({ name: 'calculate', arguments: { expression } })}\n</tool_call>`;
-  const skip = o2 === '*' && times++ % 3 !== 2;
-  const demonstration = skip ? [String(a)] : [call, String(answer)];
-  const split = (a + b + c) % 5 === 3 ? 'test' : 'train';
-  lines.push(JSON.stringify({ id: `calc-${String(lines.length).padStart(4, '0')}`, prompt: `What is ${expression}?`, answer, split, demonstration }));
-}
-process.stdout.write(`${lines.join('\n')}\n`);
+/** The next expression not drawn before: its id's number, prompt, answer, the demonstration and the split rule's verdict. @param {number} n */
+const draw = (n) => {
+  for (;;) {
+    const [a, b, c, o1, o2] = [int(10, 49), int(10, 49), int(2, 9), pick(['+', '-']), pick(['+', '-', '*'])];
+    const expression = `(${a} ${o1} ${b}) ${o2} ${c}`;
+    if (seen.has(expression)) continue;
+    seen.add(expression);
+    const inner = o1 === '+' ? a + b : a - b;
+    const answer = o2 === '+' ? inner + c : o2 === '-' ? inner - c : inner * c;
+    const call = `<tool_call>\n${JSON.stringify({ name: 'calculate', arguments: { expression } })}\n</tool_call>`;
+    const skip = o2 === '*' && times++ % 3 !== 2;
+    const demonstration = skip ? [String(a)] : [call, String(answer)];
+    const split = (a + b + c) % 5 === 3 ? 'test' : 'train';
+    return { id: `calc-${String(n).padStart(4, '0')}`, prompt: `What is ${expression}?`, answer, split, demonstration };
+  }
+};
+const tasks = Array.from({ length: 1200 }, (_, n) => draw(n));
+const verify = process.argv.includes('--verify');
+// the second design's test split: the next 264 expressions, each called once (its demonstration is never trained on)
+const records = verify
+  ? [...tasks.filter((t) => t.split === 'train'), ...Array.from({ length: 264 }, (_, i) => ({ ...draw(1200 + i), split: 'test' }))]
+  : tasks;
+process.stdout.write(`${records.map((t) => JSON.stringify(t)).join('\n')}\n`);

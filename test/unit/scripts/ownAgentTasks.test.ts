@@ -1,0 +1,57 @@
+// The own-agent example's task files are what makeTasks.mjs writes, and verify:own-agent's test split
+// (verify-tasks.jsonl) shares no expression with the example's file, whose training tasks it keeps.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { ROOT } from '../../helpers/cli';
+
+const dir = path.join(ROOT, 'examples', 'own-agent');
+const write = (...args: string[]): string => {
+  const r = spawnSync(process.execPath, [path.join(dir, 'makeTasks.mjs'), ...args], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout;
+};
+interface Task {
+  readonly id: string;
+  readonly prompt: string;
+  readonly split: string;
+}
+const parse = (text: string): Task[] =>
+  text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Task);
+
+describe('examples/own-agent task files', () => {
+  it('are makeTasks.mjs’s output; the verify file keeps the training tasks and tests on expressions the example file never holds', () => {
+    const example = write();
+    const verify = write('--verify');
+    assert.equal(
+      fs.readFileSync(path.join(dir, 'tasks.jsonl'), 'utf8'),
+      example,
+      'tasks.jsonl: node examples/own-agent/makeTasks.mjs > examples/own-agent/tasks.jsonl',
+    );
+    assert.equal(
+      fs.readFileSync(path.join(dir, 'verify-tasks.jsonl'), 'utf8'),
+      verify,
+      'verify-tasks.jsonl: node examples/own-agent/makeTasks.mjs --verify > examples/own-agent/verify-tasks.jsonl',
+    );
+    const [all, v] = [parse(example), parse(verify)];
+    const train = v.filter((t) => t.split === 'train');
+    const test = v.filter((t) => t.split === 'test');
+    assert.deepEqual(
+      train,
+      parse(example).filter((t) => t.split === 'train'),
+    );
+    assert.equal(test.length, 264);
+    const known = new Set(all.map((t) => t.prompt));
+    assert.deepEqual(
+      test.filter((t) => known.has(t.prompt)),
+      [],
+      'no test expression is in tasks.jsonl',
+    );
+    assert.equal(new Set(v.map((t) => t.id)).size, v.length, 'ids are unique');
+  });
+});
