@@ -231,33 +231,46 @@ async function confirmAgentProgram(p: Picked): Promise<boolean> {
 /**
  * The checkpoint a model preset runs: one found in the Hugging Face cache or agentRl.modelFolders (with
  * its architecture, size and whether seed 000's plan fits), or a folder chosen in a dialog. The one
- * Pick a Model… saved (agentRl.model) comes first.
+ * Pick a Model… saved (agentRl.model) comes first. The picker opens at once, busy while the cache is
+ * read (a large cache takes a while), so the choice of a folder never waits for it.
  */
 export async function pickModel(backend: BackendClient, title = 'Agent RL: which model?'): Promise<string | undefined> {
   const setting = vscode.workspace.getConfiguration('agentRl').get<unknown>('modelFolders', []);
   const saved = savedModel();
   const folders = [...(Array.isArray(setting) ? setting.filter((f): f is string => typeof f === 'string' && f !== '') : []), ...(saved ? [saved] : [])];
-  let found: FoundModel[] = [];
-  try {
-    found = await backend.request('listModels', { folders });
-  } catch {
-    found = []; // the folder dialog still works
-  }
-  found = [...found.filter((m) => m.dir === saved), ...found.filter((m) => m.dir !== saved)];
   type Item = vscode.QuickPickItem & { dir?: string };
-  const choose = 'Choose a Folder…';
-  const items: Item[] = [
-    ...modelItems(found),
-    ...(found.length ? [{ label: '', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
-    { label: choose, description: 'a Hugging Face checkpoint folder on this machine (config.json, model.safetensors, tokenizer.json)' },
-  ];
-  const pick = await vscode.window.showQuickPick(items, {
-    title,
-    placeHolder: found.length
-      ? 'Models found in the Hugging Face cache and agentRl.modelFolders'
-      : 'No model found in the Hugging Face cache: choose its folder',
-    matchOnDescription: true,
+  const choose: Item = {
+    label: 'Choose a Folder…',
+    description: 'a Hugging Face checkpoint folder on this machine (config.json, model.safetensors, tokenizer.json)',
+  };
+  const qp = vscode.window.createQuickPick<Item>();
+  qp.title = title;
+  qp.matchOnDescription = true;
+  qp.items = [choose];
+  qp.placeholder = 'Looking in the Hugging Face cache and agentRl.modelFolders…';
+  qp.busy = true;
+  let found: FoundModel[] = [];
+  const listed = backend.request('listModels', { folders }).then(
+    (models) => models,
+    () => [] as FoundModel[], // the folder dialog still works
+  );
+  const pick = await new Promise<Item | undefined>((resolve) => {
+    qp.onDidAccept(() => {
+      const item = qp.selectedItems[0];
+      if (item) resolve(item); // Enter on a filter that matches nothing keeps the picker open
+    });
+    qp.onDidHide(() => resolve(undefined));
+    qp.show();
+    void listed.then((models) => {
+      found = [...models.filter((m) => m.dir === saved), ...models.filter((m) => m.dir !== saved)];
+      qp.items = [...modelItems(found), ...(found.length ? [{ label: '', kind: vscode.QuickPickItemKind.Separator } as Item] : []), choose];
+      qp.placeholder = found.length
+        ? 'Models found in the Hugging Face cache and agentRl.modelFolders'
+        : 'No model found in the Hugging Face cache: choose its folder';
+      qp.busy = false;
+    });
   });
+  qp.dispose();
   if (!pick) return undefined;
   if (pick.dir) {
     const m = found.find((x) => x.dir === pick.dir);
