@@ -306,8 +306,10 @@ export const ALGORITHM_DEFAULTS: Readonly<Record<string, Partial<AlgorithmSettin
     maxGradNorm: 1,
   },
   // SFT of the calculator protocol: Adam 3e-3 with warm-up, steps of 16, linear decay to 10%
-  // (notes/calculator-feasibility.md); no KL.
-  'transformer/sft': { learningRate: 3e-3, minibatchSize: 16, lrSchedule: 'linear', klCoef: 0 },
+  // (notes/calculator-feasibility.md); no KL. Every demonstrated token weighs alike (token-mean, as TRL's
+  // and verl's SFT trainers): per-episode means let a short answer's tokens outweigh a long one's, and
+  // verify:own-agent's first warm start learnt to answer before calling its tool from that 19-to-1 weight.
+  'transformer/sft': { learningRate: 3e-3, minibatchSize: 16, lrSchedule: 'linear', klCoef: 0, lossAggregation: 'token-mean' },
   // RS-SFT fine-tunes on its own successes, from a warm start: the RL step size, no KL.
   'transformer/rs-sft': { klCoef: 0 },
   'table/rs-sft': { klCoef: 0 },

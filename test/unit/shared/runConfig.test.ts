@@ -214,6 +214,13 @@ describe('run config schema', () => {
       assert.deepEqual(algorithmDefaultsFor(env, policy, method), validateRunConfig({ env, policy, method }).algorithm, `${env}/${policy}/${method}`);
     }
   });
+  it('SFT of a language model weighs every demonstrated token alike (token-mean); GRPO and RS-SFT keep the per-episode mean', () => {
+    const aggregation = (method: 'sft' | 'grpo' | 'rs-sft') =>
+      validateRunConfig({ env: 'calculator', policy: 'transformer', method }).algorithm.lossAggregation;
+    assert.equal(aggregation('sft'), 'token-mean');
+    assert.equal(aggregation('grpo'), 'seq-mean-token-mean');
+    assert.equal(aggregation('rs-sft'), 'seq-mean-token-mean');
+  });
   it('holds the run-shape defaults of a policy and method too (a transformer reports pass@8 over 1,600 episodes)', () => {
     const block = schema.allOf.find(
       (b) =>
