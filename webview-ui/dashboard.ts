@@ -36,7 +36,7 @@ import { axisTick } from '../src/shared/format';
 import type { WorstBy } from '../src/shared/tokenStatsRows';
 import { oneLine, showInvisibles } from '../src/shared/untrustedText';
 import { startComparison } from './comparison';
-import { el, onThemeChange, themeColour } from './dom';
+import { chartColour, el, onThemeChange, themeColour } from './dom';
 import { showDrill } from './drill';
 import { onHostMessage, vscodeApi } from './vscodeApi';
 
@@ -52,7 +52,7 @@ const PALETTE = [
   '--vscode-charts-purple',
   '--vscode-charts-orange',
 ];
-const color = (i: number): string => css(PALETTE[i % PALETTE.length]!, '#3794ff');
+const color = (i: number): string => chartColour(PALETTE[i % PALETTE.length]!, '#3794ff');
 
 interface View {
   readonly chart: Chart;

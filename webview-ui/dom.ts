@@ -2,6 +2,7 @@
 // direction-changing characters shown as markers (src/shared/untrustedText.ts), and the few shapes the
 // view models (src/shared/*Model.ts) hand over: chips, key/value rows, the worst-token table.
 import { nextWorstSort, sortWorst, type Chip, type KeyValue, type WorstTable } from '../src/shared/inspectorModel';
+import { opaqueColour } from '../src/shared/chartColour';
 import { showInvisibles } from '../src/shared/untrustedText';
 
 export function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -24,6 +25,11 @@ export function onThemeChange(f: () => void): void {
 /** A theme colour (a --vscode-* variable) as the canvas needs it, read when drawn. */
 export function themeColour(name: string, fallback: string): string {
   return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
+}
+
+/** A theme colour for a chart's line or bar: the variable without its transparency (opaqueColour). */
+export function chartColour(name: string, fallback: string): string {
+  return opaqueColour(themeColour(name, fallback));
 }
 
 /** Marks `target` as the one highlighted element and scrolls it into view. */

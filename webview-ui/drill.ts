@@ -6,7 +6,7 @@ import { Chart } from 'chart.js';
 import { drillView } from '../src/shared/drillModel';
 import { axisTick } from '../src/shared/format';
 import type { DashboardDrill } from '../src/shared/protocol/webviewProtocol';
-import { el, onThemeChange, themeColour, worstTableElement } from './dom';
+import { chartColour, el, onThemeChange, themeColour, worstTableElement } from './dom';
 
 let histogramChart: Chart | undefined;
 
@@ -42,7 +42,7 @@ export function showDrill(d: DashboardDrill, runName: string, openToken: (trajec
   box.append(grid);
   histogramChart?.destroy();
   const fg = themeColour('--vscode-foreground', '#ccc');
-  const bar = themeColour('--vscode-charts-orange', '#d18616');
+  const bar = chartColour('--vscode-charts-orange', '#d18616');
   const bars = view.histogram.bars;
   histogramChart = new Chart(canvas, {
     type: 'bar',
@@ -85,6 +85,6 @@ onThemeChange(() => {
     if ('title' in scale && scale.title) scale.title.color = fg;
   }
   const ds = chart.data.datasets[0];
-  if (ds) ds.backgroundColor = themeColour('--vscode-charts-orange', '#d18616');
+  if (ds) ds.backgroundColor = chartColour('--vscode-charts-orange', '#d18616');
   chart.update();
 });

@@ -1171,7 +1171,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
 
   // issue 43: every view in the light, dark and high-contrast themes; the runs list and the worst-token
   // tables from the keyboard (reuses the token heat-map test's run e2e-tokens and its fork)
-  it('themes and keyboard: the dashboard, the heat map, the drill-down and Compare Runs in the light theme; the runs list and worst-token tables work without a mouse', async () => {
+  it('themes and keyboard: the dashboard, the heat map, the drill-down and Compare Runs in the light, dark and high-contrast themes; the runs list and worst-token tables work without a mouse', async () => {
     const focused = (f) =>
       f.evaluate(() => {
         const a = document.activeElement;
@@ -1234,80 +1234,146 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.keyboard.press('Enter');
     assert.equal(await dash.getAttribute('#drill th[data-column="position"]', 'aria-sort'), 'ascending');
 
-    // Preferences: Color Theme, the theme picked by its label once the picker (not the palette) is open;
-    // else the user's settings file (the theme's id). Waits for the workbench to wear the theme.
-    const workbenchClass = { 'Light Modern': 'vs', 'Dark Modern': 'vs-dark', 'Default High Contrast': 'hc-black' };
-    const wearing = (theme, timeout) =>
-      page
-        .waitForFunction((c) => document.querySelector('.monaco-workbench')?.classList.contains(c), workbenchClass[theme], { timeout })
-        .then(
+    // The colour theme through Preferences: Color Theme: its palette row clicked by its own label (Enter
+    // on ">Preferences: Color Theme" ran the row above it, "Browse Color Themes in Marketplace"), then the
+    // theme's row in the picker. Not the user settings file: code-server 1.139 did not re-read it while
+    // the window was open (a theme written there was not worn after 60 s). Waits for the workbench to
+    // wear the theme: its ui class (vs, vs-dark, hc-black) and the theme file's class.
+    const widget = page.locator('.quick-input-widget');
+    const quickInput = widget.locator('.quick-input-box input');
+    const openThemePicker = async () => {
+      for (let attempt = 1; ; attempt++) {
+        await page.keyboard.press('Escape');
+        await page.keyboard.press(attempt % 2 === 1 ? 'F1' : 'Control+Shift+P');
+        const opened = await (async () => {
+          await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+          await quickInput.fill('>Preferences: Color Theme', { timeout: 10_000 });
+          const row = widget.locator(
+            '.quick-input-list .monaco-list-row[aria-label="Preferences: Color Theme"], .quick-input-list .monaco-list-row[aria-label^="Preferences: Color Theme, "]',
+          );
+          await row.first().click({ timeout: 30_000 });
+          await page.waitForFunction(
+            () => /^Select Color Theme/.test(document.querySelector('.quick-input-widget .quick-input-box input')?.getAttribute('placeholder') ?? ''),
+            null,
+            {
+              timeout: 15_000,
+            },
+          );
+        })().then(
           () => true,
           () => false,
         );
-    const setColorTheme = async (theme, label) => {
-      await runCommand(page, 'Preferences: Color Theme');
-      const widget = page.locator('.quick-input-widget');
-      const input = widget.locator('.quick-input-box input');
-      const picker = await page
-        .waitForFunction(() => /theme/i.test(document.querySelector('.quick-input-widget .quick-input-box input')?.getAttribute('placeholder') ?? ''), null, {
-          timeout: 15_000,
-        })
-        .then(
-          () => true,
-          () => false,
-        );
-      if (picker) {
-        await input.fill(label);
-        const row = widget.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
-        if (
-          await row.waitFor({ state: 'visible', timeout: 15_000 }).then(
-            () => true,
-            () => false,
-          )
-        )
-          await input.press('Enter');
+        if (opened) return;
+        await page.screenshot({ path: path.join(OUT, `theme-picker-failed-${attempt}.png`) });
+        assert.ok(attempt < 3, 'Preferences: Color Theme opens its picker (three tries)');
       }
-      if (await wearing(theme, 10_000)) return;
-      await page.keyboard.press('Escape');
-      writeSettings(dirs, { 'workbench.colorTheme': theme, 'window.autoDetectColorScheme': false, 'window.autoDetectHighContrast': false });
-      assert.ok(await wearing(theme, 20_000), `the workbench wears ${theme}`);
     };
-    // the light theme only: switching code-server 1.139 to Dark Modern or High Contrast from this suite
-    // (the theme picker, then the user settings) did not take in two runs (issue 43's dark and
-    // high-contrast captures are still to do)
-    const themes = [['light', 'Light Modern', 'Light Modern', 'vscode-light']];
+    /** The theme the window wears now: its row is the picker's active one when it opens. */
+    const currentTheme = async () => {
+      await openThemePicker();
+      const label = (await widget.locator('.quick-input-list .monaco-list-row.focused').first().getAttribute('aria-label', { timeout: 10_000 })) ?? '';
+      await page.keyboard.press('Escape');
+      return label.split(', ')[0];
+    };
+    const wears = ([u, t]) => {
+      const c = document.querySelector('.monaco-workbench')?.classList;
+      return !!c?.contains(u) && (t === undefined || c.contains(t));
+    };
+    const setColorTheme = async (label, uiClass, themeClass) => {
+      if (await page.evaluate(wears, [uiClass, themeClass])) return;
+      await openThemePicker();
+      await quickInput.fill(label);
+      const row = widget
+        .locator(`.quick-input-list .monaco-list-row[aria-label="${label}"], .quick-input-list .monaco-list-row[aria-label^="${label}, "]`)
+        .first();
+      await row.click({ timeout: 30_000 });
+      await page.waitForFunction(wears, [uiClass, themeClass], { timeout: 30_000 });
+      await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
+    };
+    /** What the theme makes of a webview: the class VS Code gives its body and two colours from --vscode-* variables. */
+    const webviewTheme = (frame) =>
+      frame.evaluate(() => ({
+        body: document.body.className,
+        foreground: getComputedStyle(document.body).color,
+        background: getComputedStyle(document.body).backgroundColor,
+      }));
+    // [file suffix, theme label in the picker, workbench ui class, the theme file's class, webview body class]
+    const themes = [
+      ['light', 'Light Modern', 'vs', 'vscode-theme-defaults-themes-light_modern-json', 'vscode-light'],
+      ['dark', 'Dark Modern', 'vs-dark', 'vscode-theme-defaults-themes-dark_modern-json', 'vscode-dark'],
+      ['hc', 'Dark High Contrast', 'hc-black', 'vscode-theme-defaults-themes-hc_black-json', 'vscode-high-contrast'],
+    ];
+    const startTheme = await currentTheme();
+    const startClasses = await page.evaluate(() =>
+      [...document.querySelector('.monaco-workbench').classList].filter((c) => /^(vs|vs-dark|hc-black|hc-light|vscode-theme-.*)$/.test(c)),
+    );
+    const seen = {};
     const shots = [];
-    for (const [name, theme, label, bodyClass] of themes) {
-      await setColorTheme(theme, label);
-      await runCommand(page, 'Agent RL: Open Dashboard');
-      dash = await webviewFrame(page, '#drill:not([hidden]) tr.worst-row');
-      await dash.waitForFunction((c) => document.body.classList.contains(c), bodyClass, { timeout: 30_000 });
-      await dash.evaluate(() => window.scrollTo(0, 0));
-      await sleep(500);
-      const shot = (file) => (shots.push(file), path.join(OUT, file));
-      await page.screenshot({ path: shot(`dashboard-${name}.png`) });
-      await dash.locator('#drill').screenshot({ path: shot(`drill-${name}.png`) });
-      await dash.locator('#comparison').screenshot({ path: shot(`compare-${name}.png`) });
-      // the drill-down's table from the keyboard: ↓ moves to the next row, Enter opens its token in the inspector
-      await dash.focus('#drill tr.worst-row');
-      await page.keyboard.press('ArrowDown');
-      const row = await focused(dash);
-      assert.equal(row.tag, 'TR');
-      assert.equal(await dash.evaluate(() => [...document.querySelectorAll('#drill tr.worst-row')].indexOf(document.activeElement)), 1);
-      const turn = await dash.evaluate(() => document.activeElement.querySelector('.drill-token').dataset.turn);
-      await page.keyboard.press('Enter');
-      let view;
-      const picked = `details.tokens[data-turn="${turn}"] .token.picked[data-token="${row.token}"]`;
-      for (let i = 0; i < 60; i++) {
-        view = await webviewFrame(page, '.token-heat');
-        if (await view.$(picked).catch(() => null)) break;
+    let captured = false;
+    try {
+      for (const [name, label, uiClass, themeClass, bodyClass] of themes) {
+        await setColorTheme(label, uiClass, themeClass);
+        await runCommand(page, 'Agent RL: Open Dashboard');
+        dash = await webviewFrame(page, '#drill:not([hidden]) tr.worst-row');
+        // the webview wears it too: VS Code's body class, and the colours its --vscode-* variables give
+        await dash.waitForFunction((c) => document.body.classList.contains(c), bodyClass, { timeout: 30_000 });
+        seen[name] = { dashboard: await webviewTheme(dash) };
+        await dash.evaluate(() => window.scrollTo(0, 0));
         await sleep(500);
+        const shot = (file) => (shots.push(file), path.join(OUT, file));
+        await page.screenshot({ path: shot(`dashboard-${name}.png`) });
+        await dash.locator('#drill').screenshot({ path: shot(`drill-${name}.png`) });
+        await dash.locator('#comparison').screenshot({ path: shot(`compare-${name}.png`) });
+        // the drill-down's table from the keyboard: ↓ moves to the next row, Enter opens its token in the inspector
+        await dash.focus('#drill tr.worst-row');
+        await page.keyboard.press('ArrowDown');
+        const row = await focused(dash);
+        assert.equal(row.tag, 'TR');
+        assert.equal(await dash.evaluate(() => [...document.querySelectorAll('#drill tr.worst-row')].indexOf(document.activeElement)), 1);
+        const turn = await dash.evaluate(() => document.activeElement.querySelector('.drill-token').dataset.turn);
+        await page.keyboard.press('Enter');
+        let view;
+        const picked = `details.tokens[data-turn="${turn}"] .token.picked[data-token="${row.token}"]`;
+        for (let i = 0; i < 60; i++) {
+          view = await webviewFrame(page, '.token-heat');
+          if (await view.$(picked).catch(() => null)) break;
+          await sleep(500);
+        }
+        await view.waitForSelector(picked, { timeout: 10_000 });
+        await view.waitForFunction((c) => document.body.classList.contains(c), bodyClass, { timeout: 30_000 });
+        seen[name].inspector = await webviewTheme(view);
+        // the heat map coloured (by the log-prob when sampled: every generated token has one)
+        await view.selectOption('#heat-mode', 'behaviour');
+        await view.waitForFunction(() => [...document.querySelectorAll('.token-row .token')].some((t) => t.style.background !== ''), null, { timeout: 10_000 });
+        await sleep(300);
+        await page.screenshot({ path: shot(`inspector-${name}.png`) });
+        await view.locator('.token-heat').screenshot({ path: shot(`inspector-worst-${name}.png`) });
       }
-      await view.waitForSelector(picked, { timeout: 10_000 });
-      await view.waitForFunction((c) => document.body.classList.contains(c), bodyClass, { timeout: 30_000 });
-      await sleep(300);
-      await page.screenshot({ path: shot(`inspector-${name}.png`) });
-      await view.locator('.token-heat').screenshot({ path: shot(`inspector-worst-${name}.png`) });
+      captured = true;
+    } finally {
+      // back to the theme the window wore before (the tests after this one, and their captures, expect
+      // it); after a failure above, without hiding that failure
+      const [uiClass, themeClass] = [startClasses.find((c) => !c.startsWith('vscode-theme-')), startClasses.find((c) => c.startsWith('vscode-theme-'))];
+      const restored = setColorTheme(startTheme || 'Light Modern', uiClass ?? 'vs', startTheme ? themeClass : undefined);
+      if (captured) await restored;
+      else await restored.catch((e) => console.error(`e2e: the theme was not restored: ${e.message}`));
+    }
+    console.log(`e2e: the webviews in each theme: ${JSON.stringify(seen)}`);
+    // each theme's own colours, in both webviews: the three themes' foregrounds and backgrounds all differ
+    for (const view of ['dashboard', 'inspector']) {
+      for (const [name, , , , bodyClass] of themes) {
+        const classes = seen[name][view].body.split(/\s+/);
+        assert.ok(classes.includes(bodyClass), `${view} in ${name}: body class ${seen[name][view].body}`);
+        assert.deepEqual(
+          classes.filter((c) => /^vscode-(light|dark|high-contrast(-light)?)$/.test(c)),
+          [bodyClass],
+          `${view} in ${name}: one theme class`,
+        );
+      }
+      for (const colour of ['foreground', 'background']) {
+        const values = themes.map(([name]) => seen[name][view][colour]);
+        assert.equal(new Set(values).size, themes.length, `${view}'s ${colour} differs between the themes: ${JSON.stringify(values)}`);
+      }
     }
     // the inspector's worst-token table from the keyboard: this trajectory's, ↓ then Enter opens the second row's token
     const inspector = await webviewFrame(page, '.token-heat');
