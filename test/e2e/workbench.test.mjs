@@ -760,7 +760,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await runRow('e2e-qwen3').click();
   });
 
-  it('starts your own agent program from Start Run (program, tasks, model, the command confirmed); the inspector shows each of its requests above the turn that answered it', async () => {
+  it('starts your own agent program from Start Run (program, tasks, model, the command confirmed); the inspector shows each of its requests above the turn that answered it', async (t) => {
     const own = path.join(dirs.workspace, 'own-agent');
     await runCommandAndPick(page, 'Agent RL: Start Run', 'Your own agent program…');
     // VS Code's own file dialog (the simple one in a browser): the path typed, then Enter, until the
@@ -775,8 +775,9 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       const input = widget.locator('.quick-input-box input');
       for (let attempt = 1; ; attempt++) {
         await input.fill(file);
-        await page.waitForFunction((f) => document.querySelector('.quick-input-widget .quick-input-box input')?.value === f, file, { timeout: 10_000 });
         await sleep(500);
+        const shown = await input.inputValue();
+        if (shown !== file) t.diagnostic(`typed ${file} into "${title}"; it shows ${shown}`);
         await input.press('Enter');
         const closed = await dialogTitle.waitFor({ state: 'hidden', timeout: 10_000 }).then(
           () => true,
