@@ -20,6 +20,10 @@
 // configs, the commit) is written to docs/runs/own-agent/ with --evidence.
 // Usage: node scripts/verifyOwnAgent.mjs [--seeds 1] [--out DIR] [--sft-iterations 160] [--rl-iterations 12]
 //        [--warm-start-ready 0.5] [--warm-start-rounds 1] [--warm-start-more 60] [--evidence DIR]
+//        [--tasks verify-tasks.jsonl] [--from-model DIR --from-checkpoint DIR]
+// --tasks names the task file in examples/own-agent (a design's own test split); --from-model and
+// --from-checkpoint start the warm start's SFT from a model made before (its folder, and the SFT
+// checkpoint to continue from) in place of a fresh one.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -64,7 +68,18 @@ for (const [name, v, ok] of /** @type {[string, number, boolean][]} */ ([
 fs.mkdirSync(out, { recursive: true });
 process.stderr.write(`runs and records: ${out}\n`);
 const db = path.join(out, 'runs.sqlite');
-const taskFile = path.join(example, 'verify-tasks.jsonl');
+const taskFile = path.join(example, arg('--tasks', 'verify-tasks.jsonl'));
+const fromModel = arg('--from-model', undefined);
+const fromCheckpoint = arg('--from-checkpoint', undefined);
+for (const [name, p] of /** @type {[string, string | undefined][]} */ ([
+  ['--tasks', taskFile],
+  ['--from-model', fromModel],
+  ['--from-checkpoint', fromCheckpoint],
+]))
+  if (p !== undefined && !fs.existsSync(p)) {
+    process.stderr.write(`verify:own-agent: ${name} ${p}: no such file or folder\n`);
+    process.exit(2);
+  }
 
 // Task id → class: × (the demonstrations' habit) against the rest, from the task file.
 /** @type {Map<string, 'times' | 'other'>} */
@@ -108,28 +123,29 @@ const records = {};
 const t0 = Date.now();
 for (const seed of seeds) {
   const file = (/** @type {string} */ stage) => path.join(out, `own-agent-${stage}-s${seed}`);
-  const model = path.join(out, `model-s${seed}`);
-  process.stderr.write(`\n== seed ${seed}: a fresh model (${model})\n`);
-  runAgentRl([
-    'model',
-    'new',
-    '--out',
-    model,
-    '--tokenizer',
-    tokenizer,
-    '--layers',
-    '2',
-    '--hidden',
-    '96',
-    '--heads',
-    '4',
-    '--kv-heads',
-    '2',
-    '--context',
-    '1024',
-    '--seed',
-    String(seed),
-  ]);
+  const model = fromModel ? path.resolve(fromModel) : path.join(out, `model-s${seed}`);
+  process.stderr.write(`\n== seed ${seed}: ${fromModel ? 'the model' : 'a fresh model'} (${model})${fromCheckpoint ? `, SFT from ${fromCheckpoint}` : ''}\n`);
+  if (!fromModel)
+    runAgentRl([
+      'model',
+      'new',
+      '--out',
+      model,
+      '--tokenizer',
+      tokenizer,
+      '--layers',
+      '2',
+      '--hidden',
+      '96',
+      '--heads',
+      '4',
+      '--kv-heads',
+      '2',
+      '--context',
+      '1024',
+      '--seed',
+      String(seed),
+    ]);
   /** @param {number} iterations */
   const sftConfig = (iterations) => ({
     ...common,
@@ -138,7 +154,7 @@ for (const seed of seeds) {
     iterations,
     groupsPerIteration: 32,
     algorithm: { learningRate: 0.003, lossAggregation: 'token-mean' },
-    policyOptions: { ...policyOptions, model },
+    policyOptions: { ...policyOptions, model, ...(fromCheckpoint ? { init: path.resolve(fromCheckpoint) } : {}) },
   });
   const stages = await warmStartThenGrpoAndRsSft({
     file,
@@ -189,6 +205,8 @@ process.stdout.write(`${lines.join('\n')}\n\nruns (store runs.sqlite) and record
 const summary = {
   example,
   tasks: path.relative(root, taskFile),
+  ...(fromModel ? { fromModel: path.resolve(fromModel) } : {}),
+  ...(fromCheckpoint ? { fromCheckpoint: path.resolve(fromCheckpoint) } : {}),
   tokenizer: path.relative(root, tokenizer),
   sftIterations,
   rlIterations,

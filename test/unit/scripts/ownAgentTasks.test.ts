@@ -53,5 +53,24 @@ describe('examples/own-agent task files', () => {
       'no test expression is in tasks.jsonl',
     );
     assert.equal(new Set(v.map((t) => t.id)).size, v.length, 'ids are unique');
+    const third = write('--verify', '3');
+    assert.equal(
+      fs.readFileSync(path.join(dir, 'verify-tasks-3.jsonl'), 'utf8'),
+      third,
+      'verify-tasks-3.jsonl: node examples/own-agent/makeTasks.mjs --verify 3 > examples/own-agent/verify-tasks-3.jsonl',
+    );
+    const v3 = parse(third);
+    assert.deepEqual(
+      v3.filter((t) => t.split === 'train'),
+      train,
+    );
+    const test3 = v3.filter((t) => t.split === 'test');
+    assert.equal(test3.length, 264);
+    const before = new Set([...all, ...v].map((t) => t.prompt));
+    assert.deepEqual(
+      test3.filter((t) => before.has(t.prompt)),
+      [],
+      'no third-design test expression is in an earlier file',
+    );
   });
 });
