@@ -250,6 +250,7 @@ export async function pickModel(backend: BackendClient, title = 'Agent RL: which
   qp.placeholder = 'Looking in the Hugging Face cache and agentRl.modelFolders…';
   qp.busy = true;
   let found: FoundModel[] = [];
+  let closed = false; // a pick made before the cache was read: the list arrives to a disposed picker
   const listed = backend.request('listModels', { folders }).then(
     (models) => models,
     () => [] as FoundModel[], // the folder dialog still works
@@ -262,6 +263,7 @@ export async function pickModel(backend: BackendClient, title = 'Agent RL: which
     qp.onDidHide(() => resolve(undefined));
     qp.show();
     void listed.then((models) => {
+      if (closed) return;
       found = [...models.filter((m) => m.dir === saved), ...models.filter((m) => m.dir !== saved)];
       qp.items = [...modelItems(found), ...(found.length ? [{ label: '', kind: vscode.QuickPickItemKind.Separator } as Item] : []), choose];
       qp.placeholder = found.length
@@ -270,6 +272,7 @@ export async function pickModel(backend: BackendClient, title = 'Agent RL: which
       qp.busy = false;
     });
   });
+  closed = true;
   qp.dispose();
   if (!pick) return undefined;
   if (pick.dir) {
