@@ -65,9 +65,6 @@ for (const [name, v, ok] of /** @type {[string, number, boolean][]} */ ([
     process.stderr.write(`verify:own-agent: ${name} ${v}: iterations and rounds are whole numbers (iterations ≥ 1), the readiness a fraction from 0 to 1\n`);
     process.exit(2);
   }
-fs.mkdirSync(out, { recursive: true });
-process.stderr.write(`runs and records: ${out}\n`);
-const db = path.join(out, 'runs.sqlite');
 const taskFile = path.join(example, arg('--tasks', 'verify-tasks.jsonl'));
 const fromModel = arg('--from-model', undefined);
 const fromCheckpoint = arg('--from-checkpoint', undefined);
@@ -81,13 +78,20 @@ for (const [name, p] of /** @type {[string, string | undefined][]} */ ([
     process.exit(2);
   }
 
+// the inputs are checked before the store's folder is made: a mistyped path leaves nothing behind
+fs.mkdirSync(out, { recursive: true });
+process.stderr.write(`runs and records: ${out}\n`);
+const db = path.join(out, 'runs.sqlite');
+
 // Task id → class: × (the demonstrations' habit) against the rest, from the task file.
 /** @type {Map<string, 'times' | 'other'>} */
 const classOf = new Map();
+let heldOut = 0; // the test split's tasks: the evaluation samples each twice and decodes it greedily
 for (const line of fs.readFileSync(taskFile, 'utf8').split('\n')) {
   if (line.trim() === '') continue;
   const t = JSON.parse(line);
   classOf.set(t.id, /\) \* \d+\?$/.test(t.prompt) ? 'times' : 'other');
+  if (t.split === 'test') heldOut++;
 }
 /** @param {Map<string, { greedy: number }>} m @param {'times' | 'other'} cls */
 const greedyRate = (m, cls) =>
@@ -103,10 +107,6 @@ const greedyRate = (m, cls) =>
 
 // What every stage shares: the program, its tasks (the evaluation samples every held-out task once and
 // decodes each greedily), a full fine-tuning of the fresh model, room for the second request.
-const heldOut = fs
-  .readFileSync(taskFile, 'utf8')
-  .split('\n')
-  .filter((l) => /"split":"test"/.test(l)).length;
 const common = {
   env: 'agent',
   policy: 'transformer',

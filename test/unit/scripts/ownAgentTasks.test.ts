@@ -43,7 +43,7 @@ describe('examples/own-agent task files', () => {
     const test = v.filter((t) => t.split === 'test');
     assert.deepEqual(
       train,
-      parse(example).filter((t) => t.split === 'train'),
+      all.filter((t) => t.split === 'train'),
     );
     assert.equal(test.length, 264);
     const known = new Set(all.map((t) => t.prompt));
