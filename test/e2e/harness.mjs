@@ -211,14 +211,25 @@ export async function pick(page, text) {
   await input.press('Enter');
 }
 
-/** Types into an input box (showInputBox) and presses Enter. */
-export async function answer(page, text) {
+/**
+ * Types into the input box (showInputBox) titled TITLE and presses Enter. It waits for that box, not any
+ * quick input: the picker before it may still be showing, and a box that sets its initial value after it
+ * appears can overwrite a fill made at once (a run then started under its default name in CI), so the text
+ * is typed again until the box shows it.
+ */
+export async function answer(page, title, text) {
   const widget = page.locator('.quick-input-widget');
-  await widget.waitFor({ state: 'visible', timeout: 30_000 });
+  const heading = widget.locator('.quick-input-title', { hasText: title });
+  await heading.waitFor({ state: 'visible', timeout: 30_000 });
   const input = widget.locator('.quick-input-box input');
-  await input.fill(text);
+  for (let attempt = 1; ; attempt++) {
+    await input.fill(text);
+    await sleep(200);
+    if ((await input.inputValue()) === text) break;
+    if (attempt === 5) throw new Error(`the input box "${title}" did not keep "${text}": it shows "${await input.inputValue()}"`);
+  }
   await input.press('Enter');
-  await widget.waitFor({ state: 'hidden', timeout: 30_000 });
+  await heading.waitFor({ state: 'hidden', timeout: 30_000 });
 }
 
 export async function webviewFrame(page, selector, timeoutMs = 60_000) {

@@ -196,6 +196,33 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   const runRow = (name) => treeRows().filter({ hasText: name }).first();
   const notification = (text) => page.locator('.notification-list-item', { hasText: text }).first();
   /**
+   * Waits for run NAME's "completed" notification. A "failed" one ends the wait at once with its text;
+   * a timeout says what the store holds for the run (its status and iterations, from the CLI) and what
+   * notifications and quick input show, so a CI failure names whether the run hung, was slow or never began.
+   */
+  async function runCompleted(name, timeoutMs) {
+    const done = notification(`run "${name}" completed`);
+    const failed = notification(`run "${name}" failed`);
+    const outcome = await Promise.race([
+      done.waitFor({ state: 'visible', timeout: timeoutMs }).then(() => 'completed'),
+      failed.waitFor({ state: 'visible', timeout: timeoutMs }).then(() => 'failed'),
+    ]).catch(() => 'timeout');
+    if (outcome === 'completed') return;
+    if (outcome === 'failed') assert.fail(await failed.textContent());
+    const shown = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'show', name, '--db', db], { encoding: 'utf8' });
+    const notes = await page.locator('.notification-list-item').allTextContents();
+    const input = await page.locator('.quick-input-widget:visible').allTextContents();
+    await page.screenshot({ path: path.join(OUT, `timeout-${name}.png`) }).catch(() => {});
+    assert.fail(
+      [
+        `run "${name}" did not complete in ${timeoutMs / 1000} s.`,
+        `agent-rl show: ${(shown.stdout || shown.stderr).trim().slice(0, 2000)}`,
+        `notifications: ${JSON.stringify(notes)}`,
+        `quick input: ${JSON.stringify(input)}`,
+      ].join('\n'),
+    );
+  }
+  /**
    * Opens a tree row and waits for a child: a click that lands while the tree refreshes can be lost, so
    * when the child does not appear the row's twistie is clicked (twice at most, as the first may close it).
    */
@@ -327,7 +354,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
 
   it('starts a run from the Command Palette; the tree and the status bar show it', async () => {
     await runCommandAndPick(page, 'Agent RL: Start Run', 'Binary search · table · GRPO');
-    await answer(page, 'e2e-grpo');
+    await answer(page, 'Run name', 'e2e-grpo');
     // The status bar names the new run at once (before the worker has stored it), then follows it.
     await page.locator('.statusbar-item', { hasText: 'e2e-grpo' }).first().waitFor({ state: 'visible', timeout: 10_000 });
     await runRow('e2e-grpo').waitFor({ state: 'visible', timeout: 60_000 });
@@ -421,7 +448,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   it('an open dashboard ticks and draws a run started after it opened', async () => {
     const frame = await webviewFrame(page, 'section[data-metric="reward"][data-points]');
     await runCommandAndPick(page, 'Agent RL: Start Run', 'Binary search · table · GRPO');
-    await answer(page, 'e2e-follow');
+    await answer(page, 'Run name', 'e2e-follow');
     await frame.waitForFunction(
       () => [...document.querySelectorAll('section[data-metric="reward"] .legend button')].some((b) => b.title.startsWith('e2e-follow (run 4)')),
       null,
@@ -430,13 +457,13 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.deepEqual(await checkedRuns(frame), [3, 4]);
     // the run ends before the next test opens a picker: twice in CI that picker closed (or lost its
     // input) while this run was finishing
-    await page.locator('.notification-list-item', { hasText: 'run "e2e-follow" completed' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await runCompleted('e2e-follow', 60_000);
   });
 
   it('opens a trajectory and follows a traceback link to the highlighted code line', async () => {
     await runCommandAndPick(page, 'Agent RL: Start Run', 'code-demo.agentrl.json');
-    await answer(page, 'e2e-code');
-    await page.locator('.notification-list-item', { hasText: 'run "e2e-code" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
+    await answer(page, 'Run name', 'e2e-code');
+    await runCompleted('e2e-code', 180_000);
     await runCommand(page, 'Agent RL: Refresh Runs');
     // only this run's rows: an earlier run left expanded would offer its own "iteration 1"
     await page.locator('.part.sidebar .action-label[aria-label="Collapse All"]').first().click();
@@ -658,7 +685,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
 
   it('cancels a run from its progress notification', async () => {
     await runCommandAndPick(page, 'Agent RL: Start Run', 'long.agentrl.json');
-    await answer(page, 'e2e-cancel');
+    await answer(page, 'Run name', 'e2e-cancel');
     const toast = page.locator('.notification-list-item', { hasText: 'Agent RL: e2e-cancel' }).first();
     await toast.waitFor({ state: 'visible', timeout: 60_000 });
     await sleep(1500);
@@ -668,7 +695,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
 
   it('reports a killed worker as a failed run and stays usable', async () => {
     await runCommandAndPick(page, 'Agent RL: Start Run', 'long.agentrl.json');
-    await answer(page, 'e2e-killed');
+    await answer(page, 'Run name', 'e2e-killed');
     let pids = [];
     for (let i = 0; i < 100 && pids.length === 0; i++) {
       await sleep(200);
@@ -701,8 +728,8 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
 
   it("starts a workspace environment from Start Run; the inspector shows its Python tool's call and links the result to it", async () => {
     await runCommandAndPick(page, 'Agent RL: Start Run', 'uc-e2e.agentrl.json');
-    await answer(page, 'e2e-workspace');
-    await page.locator('.notification-list-item', { hasText: 'run "e2e-workspace" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
+    await answer(page, 'Run name', 'e2e-workspace');
+    await runCompleted('e2e-workspace', 180_000);
     await runCommand(page, 'Agent RL: Refresh Runs');
     // other runs' rows (the code run's iteration 1) may still be expanded: collapse the tree first
     await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
@@ -736,8 +763,8 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(await found.textContent(), /qwen3 · 136 K parameters · BF16 · aaaaaaaa \(main\).*seed 000 fits/);
     await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Choose a Folder…' }).first().waitFor({ state: 'visible', timeout: 10_000 });
     await pick(page, 'Qwen/Qwen3-Fixture');
-    await answer(page, 'e2e-qwen3');
-    await page.locator('.notification-list-item', { hasText: 'run "e2e-qwen3" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
+    await answer(page, 'Run name', 'e2e-qwen3');
+    await runCompleted('e2e-qwen3', 180_000);
     await runCommand(page, 'Agent RL: Refresh Runs');
     await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
     await runRow('e2e-qwen3').click();
@@ -796,8 +823,8 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(await dialog.textContent(), /Run "node" "agent\.mjs" in .*own-agent once per episode, as you\?/);
     await page.screenshot({ path: path.join(OUT, 'agent-program-confirm.png') });
     await dialog.locator('.monaco-button', { hasText: 'Run It' }).first().click();
-    await answer(page, 'e2e-agent');
-    await page.locator('.notification-list-item', { hasText: 'run "e2e-agent" completed' }).first().waitFor({ state: 'visible', timeout: 420_000 });
+    await answer(page, 'Run name', 'e2e-agent');
+    await runCompleted('e2e-agent', 420_000);
     await runCommand(page, 'Agent RL: Refresh Runs');
     await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
     await runRow('e2e-agent').click();
@@ -1159,7 +1186,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.screenshot({ path: path.join(OUT, 'dashboard-token-drill.png') });
     // Fork Run from Here on the last iteration (its state is kept), one more iteration: the tree shows the lineage
     await contextMenu(treeRows().filter({ hasText: 'iteration 2' }).first(), 'Fork Run from Here', page.locator('.quick-input-widget'));
-    await answer(page, '{"iterations": 3}');
+    await answer(page, 'Fork run', '{"iterations": 3}');
     await page
       .locator('.notification-list-item', { hasText: /fork of run \d+ @ 2\)" completed/ })
       .first()
@@ -1440,16 +1467,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.screenshot({ path: path.join(OUT, 'walkthrough-0-open.png') });
 
     // 1: the default preset (agentRl.defaultPreset: binary search · table · GRPO) under its config's name, no question asked
-    await clickStep(
-      'runDefault',
-      'Run the Default Experiment',
-      () =>
-        page
-          .locator('.notification-list-item', { hasText: 'run "binary-search-table-grpo-s7" completed' })
-          .first()
-          .waitFor({ state: 'visible', timeout: 180_000 }),
-      30_000,
-    );
+    await clickStep('runDefault', 'Run the Default Experiment', () => runCompleted('binary-search-table-grpo-s7', 180_000), 30_000);
     await page.screenshot({ path: path.join(OUT, 'walkthrough-1-run.png') });
 
     // 2: the dashboard opens beside the walkthrough
@@ -1459,8 +1477,8 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     // 3: a code run of its own (failed episodes with two code turns each), then the button replays its
     // newest failed episode beside the walkthrough and selects it in the Runs view
     await runCommandAndPick(page, 'Agent RL: Start Run', 'code-demo.agentrl.json');
-    await answer(page, 'e2e-walkthrough-code');
-    await page.locator('.notification-list-item', { hasText: 'run "e2e-walkthrough-code" completed' }).first().waitFor({ state: 'visible', timeout: 180_000 });
+    await answer(page, 'Run name', 'e2e-walkthrough-code');
+    await runCompleted('e2e-walkthrough-code', 180_000);
     await clickStep(
       'replayFailed',
       'Replay a Failed Episode',
@@ -1481,7 +1499,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
       'newEnvironment',
       'New Environment',
       async () => {
-        await answer(page, 'walkthrough-env');
+        await answer(page, 'New Environment', 'walkthrough-env');
         await page.locator('.tab.active', { hasText: 'tools.py' }).first().waitFor({ state: 'visible', timeout: 30_000 });
       },
       30_000,
