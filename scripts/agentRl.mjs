@@ -260,11 +260,13 @@ export function schedule(record) {
  * command-line arguments, e.g. a preset the config goes over). `checkWarmStart(record, round)`, when
  * given, reads the warm start's record: it returns the config of one more SFT stage to run from the
  * checkpoint (`init` is set here) or undefined when the warm start is ready; each further stage is
- * `sft-more1`, `sft-more2`, …. Returns both RL records, wall times and the warm start's SFT records.
- * @param {{ file: (stage: string) => string; db: string; sftConfig: unknown; rlConfig: (method: string, checkpoint: string) => unknown; rlArgs?: (method: string, checkpoint: string) => string[]; label: string; checkWarmStart?: (record: any, round: number) => Record<string, any> | undefined }} o
+ * `sft-more1`, `sft-more2`, …. With `warmStartCheckpoint` in place of `sftConfig`, that checkpoint is
+ * the warm start (no SFT runs; no SFT records). Returns both RL records, wall times and the warm start's
+ * SFT records.
+ * @param {{ file: (stage: string) => string; db: string; sftConfig?: unknown; warmStartCheckpoint?: string; rlConfig: (method: string, checkpoint: string) => unknown; rlArgs?: (method: string, checkpoint: string) => string[]; label: string; checkWarmStart?: (record: any, round: number) => Record<string, any> | undefined }} o
  * @returns {Promise<{ checkpoint: string; warmStart: any[]; grpo: { record: any; seconds: number }; rsSft: { record: any; seconds: number } }>}
  */
-export async function warmStartThenGrpoAndRsSft({ file, db, sftConfig, rlConfig, rlArgs, label, checkWarmStart }) {
+export async function warmStartThenGrpoAndRsSft({ file, db, sftConfig, warmStartCheckpoint, rlConfig, rlArgs, label, checkWarmStart }) {
   /** @param {string} stage @param {unknown} config */
   const sftStage = (stage, config) => {
     writeJson(`${file(stage)}.config.json`, config);
@@ -273,25 +275,32 @@ export async function warmStartThenGrpoAndRsSft({ file, db, sftConfig, rlConfig,
     if (!checkpoint) throw new Error(`the SFT stage ${stage} printed no checkpoint`);
     return { checkpoint, record: JSON.parse(fs.readFileSync(`${file(stage)}.json`, 'utf8')) };
   };
-  let { checkpoint, record } = sftStage('sft', sftConfig);
-  const warmStart = [record];
-  for (let round = 1, more = checkWarmStart?.(record, round); more !== undefined; more = checkWarmStart?.(record, ++round)) {
-    process.stderr.write(`[${label}] the warm start is not ready: ${round === 1 ? '' : 'still '}continuing SFT from ${checkpoint}\n`);
-    ({ checkpoint, record } = sftStage(`sft-more${round}`, { ...more, policyOptions: { ...(more.policyOptions ?? {}), init: checkpoint } }));
+  /** @type {any[]} */
+  const warmStart = [];
+  let checkpoint = warmStartCheckpoint;
+  if (checkpoint === undefined) {
+    let record;
+    ({ checkpoint, record } = sftStage('sft', sftConfig));
     warmStart.push(record);
+    for (let round = 1, more = checkWarmStart?.(record, round); more !== undefined; more = checkWarmStart?.(record, ++round)) {
+      process.stderr.write(`[${label}] the warm start is not ready: ${round === 1 ? '' : 'still '}continuing SFT from ${checkpoint}\n`);
+      ({ checkpoint, record } = sftStage(`sft-more${round}`, { ...more, policyOptions: { ...(more.policyOptions ?? {}), init: checkpoint } }));
+      warmStart.push(record);
+    }
   }
+  const from = checkpoint;
   const [grpo, rsSft] = await Promise.all(
     ['grpo', 'rs-sft'].map(async (method) => {
-      writeJson(`${file(method)}.config.json`, rlConfig(method, checkpoint));
+      writeJson(`${file(method)}.config.json`, rlConfig(method, from));
       const r = await runAgentRlAsync(
-        ['train', ...(rlArgs?.(method, checkpoint) ?? []), '--config', `${file(method)}.config.json`, '--db', db, '--output', `${file(method)}.json`],
+        ['train', ...(rlArgs?.(method, from) ?? []), '--config', `${file(method)}.config.json`, '--db', db, '--output', `${file(method)}.json`],
         `${label} ${method}`,
       );
       return { record: JSON.parse(fs.readFileSync(`${file(method)}.json`, 'utf8')), seconds: r.seconds };
     }),
   );
   if (!grpo || !rsSft) throw new Error('a run did not finish');
-  return { checkpoint, warmStart, grpo, rsSft };
+  return { checkpoint: from, warmStart, grpo, rsSft };
 }
 
 /** The commit the code that runs was checked out at, or "unknown" outside a git checkout. @param {string} [cwd] */

@@ -21,9 +21,13 @@
 // Usage: node scripts/verifyOwnAgent.mjs [--seeds 1] [--out DIR] [--sft-iterations 160] [--rl-iterations 12]
 //        [--warm-start-ready 0.5] [--warm-start-rounds 1] [--warm-start-more 60] [--evidence DIR]
 //        [--tasks verify-tasks.jsonl] [--from-model DIR --from-checkpoint DIR]
+//        [--rl-learning-rate 5e-4] [--rl-warmup-steps 5] [--rl-minibatch 64]
 // --tasks names the task file in examples/own-agent (a design's own test split); --from-model and
 // --from-checkpoint start the warm start's SFT from a model made before (its folder, and the SFT
-// checkpoint to continue from) in place of a fresh one.
+// checkpoint to continue from) in place of a fresh one; with --sft-iterations 0 that checkpoint is the
+// warm start itself (no SFT runs; its evaluation is the GRPO run's iteration 0). The RL flags set both
+// RL runs' step size, warm-up and minibatch (episodes per optimizer step; 0 = the whole batch: one step
+// per iteration for GRPO and RS-SFT alike, so matched steps and summed learning rate).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -50,19 +54,27 @@ const out = path.resolve(arg('--out', verifyFolder('own-agent')));
 const evidence = arg('--evidence', undefined);
 const sftIterations = Number(arg('--sft-iterations', '160'));
 const rlIterations = Number(arg('--rl-iterations', '12'));
+const rlLearningRate = Number(arg('--rl-learning-rate', '5e-4'));
+const rlWarmupSteps = Number(arg('--rl-warmup-steps', '5'));
+const rlMinibatch = Number(arg('--rl-minibatch', '64'));
 const warmStartReady = Number(arg('--warm-start-ready', '0.5'));
 const warmStartRounds = Number(arg('--warm-start-rounds', '1'));
 const warmStartMore = Number(arg('--warm-start-more', '60'));
 for (const [name, v, ok] of /** @type {[string, number, boolean][]} */ ([
-  ['--sft-iterations', sftIterations, Number.isInteger(sftIterations) && sftIterations >= 1],
+  ['--sft-iterations', sftIterations, Number.isInteger(sftIterations) && sftIterations >= 0],
   ['--rl-iterations', rlIterations, Number.isInteger(rlIterations) && rlIterations >= 1],
+  ['--rl-learning-rate', rlLearningRate, rlLearningRate > 0 && rlLearningRate < 1],
+  ['--rl-warmup-steps', rlWarmupSteps, Number.isInteger(rlWarmupSteps) && rlWarmupSteps >= 0],
+  ['--rl-minibatch', rlMinibatch, Number.isInteger(rlMinibatch) && rlMinibatch >= 0],
   ['--warm-start-ready', warmStartReady, warmStartReady >= 0 && warmStartReady <= 1],
   ['--warm-start-rounds', warmStartRounds, Number.isInteger(warmStartRounds) && warmStartRounds >= 0],
   ['--warm-start-more', warmStartMore, Number.isInteger(warmStartMore) && warmStartMore >= 1],
   ['--seeds', seeds.length, seeds.every((s) => Number.isInteger(s) && s >= 0)],
 ]))
   if (!ok) {
-    process.stderr.write(`verify:own-agent: ${name} ${v}: iterations and rounds are whole numbers (iterations ≥ 1), the readiness a fraction from 0 to 1\n`);
+    process.stderr.write(
+      `verify:own-agent: ${name} ${v}: iterations, rounds, warm-up steps and the minibatch are whole numbers (RL iterations ≥ 1; minibatch 0 = the whole batch), the readiness a fraction from 0 to 1, the learning rate above 0 and below 1\n`,
+    );
     process.exit(2);
   }
 const taskFile = path.join(example, arg('--tasks', 'verify-tasks.jsonl'));
@@ -77,6 +89,10 @@ for (const [name, p] of /** @type {[string, string | undefined][]} */ ([
     process.stderr.write(`verify:own-agent: ${name} ${p}: no such file or folder\n`);
     process.exit(2);
   }
+if (sftIterations === 0 && !(fromModel && fromCheckpoint)) {
+  process.stderr.write('verify:own-agent: --sft-iterations 0 keeps a warm start made before. Fix: name it with --from-model DIR --from-checkpoint DIR.\n');
+  process.exit(2);
+}
 
 // the inputs are checked before the store's folder is made: a mistyped path leaves nothing behind
 fs.mkdirSync(out, { recursive: true });
@@ -160,7 +176,8 @@ for (const seed of seeds) {
     file,
     db,
     label: `s${seed}`,
-    sftConfig: sftConfig(sftIterations),
+    // --sft-iterations 0: the checkpoint given is the warm start
+    ...(sftIterations === 0 ? { warmStartCheckpoint: path.resolve(/** @type {string} */ (fromCheckpoint)) } : { sftConfig: sftConfig(sftIterations) }),
     // the check of the warm start before RL: it must call the tool and copy its result where its
     // demonstrations do (greedy on the tasks without ×); if not, SFT goes on from its checkpoint
     checkWarmStart: (record, round) => {
@@ -178,9 +195,9 @@ for (const seed of seeds) {
       iterations: rlIterations,
       groupsPerIteration: 16,
       groupSize: 8,
-      // 12 iterations make at most 24 steps of 64: the language model's 20 warm-up steps at 2e-4 would
-      // leave it short of its step size (5e-4 after 5, as code GRPO's default)
-      algorithm: { learningRate: 5e-4, warmupSteps: 5 },
+      // designs 2 and 3: 12 iterations make at most 24 steps of 64, and the language model's 20 warm-up
+      // steps at 2e-4 would leave it short of its step size (5e-4 after 5, as code GRPO's default)
+      algorithm: { learningRate: rlLearningRate, warmupSteps: rlWarmupSteps, minibatchSize: rlMinibatch },
       // one thread each: GRPO and RS-SFT run side by side
       policyOptions: { ...policyOptions, threads: 1, init: checkpoint },
     }),
@@ -210,6 +227,7 @@ const summary = {
   tokenizer: path.relative(root, tokenizer),
   sftIterations,
   rlIterations,
+  rl: { learningRate: rlLearningRate, warmupSteps: rlWarmupSteps, minibatch: rlMinibatch },
   warmStartCheck: { ready: warmStartReady, rounds: warmStartRounds, more: warmStartMore },
   criterionMet: met,
   rows,

@@ -13,12 +13,13 @@
 //           and a new test split of 264 expressions drawn after them by the same generator, none of them
 //           in tasks.jsonl. tasks.jsonl's own held-out tasks are left out of it: the first run's
 //           results on them were looked at while designing the second, so they are a validation split.
-//   --verify 3  the third design's file, verify-tasks-3.jsonl: the same training tasks and the next 264
-//           expressions after the second design's test split (which became a validation split when its
+//   --verify N  design N's file (N ≥ 3), verify-tasks-N.jsonl: the same training tasks and the next 264
+//           expressions after design N − 1's test split (which became a validation split when its
 //           results were seen).
 // Usage: node examples/own-agent/makeTasks.mjs > examples/own-agent/tasks.jsonl
 //        node examples/own-agent/makeTasks.mjs --verify > examples/own-agent/verify-tasks.jsonl
 //        node examples/own-agent/makeTasks.mjs --verify 3 > examples/own-agent/verify-tasks-3.jsonl
+//        node examples/own-agent/makeTasks.mjs --verify 4 > examples/own-agent/verify-tasks-4.jsonl
 let state = 20261206;
 const next = () => {
   // xorshift32: the same file on every machine
@@ -51,7 +52,12 @@ const draw = (n) => {
 };
 const tasks = Array.from({ length: 1200 }, (_, n) => draw(n));
 const at = process.argv.indexOf('--verify');
-const design = at < 0 ? 1 : process.argv[at + 1] === '3' ? 3 : 2;
+const named = at < 0 ? undefined : process.argv[at + 1];
+const design = at < 0 ? 1 : named === undefined ? 2 : Number(named);
+if (at >= 0 && (!Number.isInteger(design) || design < 2)) {
+  process.stderr.write(`makeTasks.mjs: --verify ${named} names no design. Fix: --verify alone (the second design) or --verify N with N ≥ 3.\n`);
+  process.exit(2);
+}
 // a design's test split: the next 264 expressions after the earlier designs' (its demonstrations are never trained on)
 const splits = Array.from({ length: design - 1 }, (_, d) => Array.from({ length: 264 }, (_, i) => ({ ...draw(1200 + 264 * d + i), split: 'test' })));
 const records = design === 1 ? tasks : [...tasks.filter((t) => t.split === 'train'), ...splits[design - 2]];

@@ -1,5 +1,6 @@
 // The own-agent example's task files are what makeTasks.mjs writes, and verify:own-agent's test split
-// (verify-tasks.jsonl) shares no expression with the example's file, whose training tasks it keeps.
+// (verify-tasks.jsonl) shares no expression with the example's file, whose training tasks it keeps; each
+// later design's (verify-tasks-N.jsonl) none with an earlier file.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -53,24 +54,29 @@ describe('examples/own-agent task files', () => {
       'no test expression is in tasks.jsonl',
     );
     assert.equal(new Set(v.map((t) => t.id)).size, v.length, 'ids are unique');
-    const third = write('--verify', '3');
-    assert.equal(
-      fs.readFileSync(path.join(dir, 'verify-tasks-3.jsonl'), 'utf8'),
-      third,
-      'verify-tasks-3.jsonl: node examples/own-agent/makeTasks.mjs --verify 3 > examples/own-agent/verify-tasks-3.jsonl',
-    );
-    const v3 = parse(third);
-    assert.deepEqual(
-      v3.filter((t) => t.split === 'train'),
-      train,
-    );
-    const test3 = v3.filter((t) => t.split === 'test');
-    assert.equal(test3.length, 264);
+    // each later design's split: the next 264 expressions, in no earlier file
     const before = new Set([...all, ...v].map((t) => t.prompt));
-    assert.deepEqual(
-      test3.filter((t) => before.has(t.prompt)),
-      [],
-      'no third-design test expression is in an earlier file',
-    );
+    for (const design of ['3', '4']) {
+      const text = write('--verify', design);
+      const file = `verify-tasks-${design}.jsonl`;
+      assert.equal(
+        fs.readFileSync(path.join(dir, file), 'utf8'),
+        text,
+        `${file}: node examples/own-agent/makeTasks.mjs --verify ${design} > examples/own-agent/${file}`,
+      );
+      const tasks = parse(text);
+      assert.deepEqual(
+        tasks.filter((t) => t.split === 'train'),
+        train,
+      );
+      const split = tasks.filter((t) => t.split === 'test');
+      assert.equal(split.length, 264);
+      assert.deepEqual(
+        split.filter((t) => before.has(t.prompt)),
+        [],
+        `no test expression of ${file} is in an earlier file`,
+      );
+      for (const t of split) before.add(t.prompt);
+    }
   });
 });
