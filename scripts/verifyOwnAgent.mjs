@@ -140,7 +140,9 @@ const t0 = Date.now();
 for (const seed of seeds) {
   const file = (/** @type {string} */ stage) => path.join(out, `own-agent-${stage}-s${seed}`);
   const model = fromModel ? path.resolve(fromModel) : path.join(out, `model-s${seed}`);
-  process.stderr.write(`\n== seed ${seed}: ${fromModel ? 'the model' : 'a fresh model'} (${model})${fromCheckpoint ? `, ${sftIterations === 0 ? 'the warm start' : 'SFT from'} ${fromCheckpoint}` : ''}\n`);
+  process.stderr.write(
+    `\n== seed ${seed}: ${fromModel ? 'the model' : 'a fresh model'} (${model})${fromCheckpoint ? `, ${sftIterations === 0 ? 'the warm start' : 'SFT from'} ${fromCheckpoint}` : ''}\n`,
+  );
   if (!fromModel)
     runAgentRl([
       'model',
