@@ -8,8 +8,9 @@
 // Two schedules. Lockstep (the default): every live episode is sampled in one batch, then every
 // environment steps, and the next batch waits for the slowest step. Concurrent (`maxInFlight` > 0): at
 // most that many episodes are in flight; an episode whose step is done joins the next sampling batch
-// at once, while others still wait on their sandbox or tool, and a finished episode makes room for the
-// next one. Each episode then draws from its own random stream (derived from `sampleRng` in spec
+// at once, while others still wait on their sandbox or tool (the batch is held open a moment, a share of
+// the last sampling call's time, for answers about to arrive), and a finished episode makes room for
+// the next one. Each episode then draws from its own random stream (derived from `sampleRng` in spec
 // order), so what it samples does not depend on which batch it happened to share.
 import type { EpisodeOutcome, Observation, ParsedAction, TerminationReason, Trajectory, Turn } from '../../shared/types';
 import type { Environment, Task } from '../envs/environment';
@@ -207,6 +208,10 @@ interface Drive {
   readonly onWait?: (wake: () => void) => void;
 }
 
+/** The concurrent schedule's batching wait: at most this share of the last sampling call's time, and at most GATHER_MAX_MS. */
+const GATHER_SHARE = 0.25;
+const GATHER_MAX_MS = 250;
+
 /**
  * The concurrent engine: starts episodes while fewer than `limit` are in flight and `admit` gives one,
  * samples every episode that awaits an action in one batch as soon as there is any, and lets
@@ -215,6 +220,7 @@ interface Drive {
 async function drive(o: Drive): Promise<void> {
   const ready: Episode[] = [];
   let inFlight = 0;
+  let lastSampleMs = 0;
   let ended = false;
   const failure: { error?: unknown; happened: boolean } = { happened: false };
   let wake: (() => void) | undefined;
@@ -255,13 +261,35 @@ async function drive(o: Drive): Promise<void> {
       // microtasks (this loop included) before the next one, so without this turn of the event loop
       // each answer would be sampled alone, in batches of one.
       await new Promise<void>((resolve) => setImmediate(resolve));
+      // Dynamic batching: while other episodes in flight are still in their environment step, wait a
+      // little for their requests to join this batch. A decoding step costs nearly the same for a few
+      // rows as for one, so a request that joins now is almost free, and one that just misses waits a
+      // whole sampling call (16 agent programs made 4.0 requests per call without it, 10.7 with it). The wait ends
+      // when every episode in flight is ready, or after a share of the last call's time.
+      const tGather = Date.now();
+      const deadline = tGather + Math.min(GATHER_MAX_MS, GATHER_SHARE * lastSampleMs);
+      while (ready.length < inFlight && !failure.happened && Date.now() < deadline) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            wake = undefined;
+            resolve();
+          }, deadline - Date.now());
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      if (o.timing) o.timing.envMs += Date.now() - tGather;
+      if (failure.happened) throw failure.error;
       const batch = ready.splice(0);
       const tSample = Date.now();
       const samples = await o.policy.sample(
         batch.map((ep) => ep.context()),
         o.sampleRng,
       );
-      if (o.timing) o.timing.generateMs += Date.now() - tSample;
+      lastSampleMs = Date.now() - tSample;
+      if (o.timing) o.timing.generateMs += lastSampleMs;
       // (act handles the environment's failures itself; what it throws is the policy's bug)
       batch.forEach((ep, i) => void act(ep, samples[i], o.maxTurns).then(() => settle(ep), fail));
       continue;

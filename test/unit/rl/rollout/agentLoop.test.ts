@@ -111,6 +111,25 @@ describe('agent loop schedules', () => {
     );
   });
 
+  it('concurrent: requests that arrive while the batch is gathered join it (a share of the last sampling call, waited only while episodes are in their step)', async () => {
+    // sampling takes 200 ms, tools answer 1–13 ms apart: every answer lands within the 50 ms gather
+    const staggered = slowWorld((task) => 1 + 4 * Number(task.slice(1)));
+    class Slow extends Spy {
+      override async sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]> {
+        const out = await super.sample(contexts, rng);
+        await new Promise((r) => setTimeout(r, 200));
+        return out;
+      }
+    }
+    const slow = new Slow(new TablePolicy(staggered.tabular!(), ADAM_DEFAULTS, 'cpu'));
+    await runEpisodes(specs(4), () => staggered.create(), slow, { maxTurns: 8, sampleRng: new Rng(7), verifierRng: new Rng(8), maxInFlight: 4 });
+    assert.deepEqual(
+      slow.batches.map((b) => b.length),
+      [4, 4, 4],
+      JSON.stringify(slow.batches),
+    );
+  });
+
   it('concurrent: a failing environment ends only its own episode', async () => {
     const broken: RunEnvironment = { ...world, create: () => ({ ...world.create(), step: () => Promise.reject(new Error('sandbox died')) }) };
     const ts = await runEpisodes(specs(3), () => broken.create(), new TablePolicy(world.tabular!(), ADAM_DEFAULTS, 'cpu'), {
