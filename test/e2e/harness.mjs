@@ -212,10 +212,12 @@ export async function pick(page, text) {
 }
 
 /**
- * Types into the input box (showInputBox) titled TITLE and presses Enter. It waits for that box, not any
- * quick input: the picker before it may still be showing, and a box that sets its initial value after it
- * appears can overwrite a fill made at once (a run then started under its default name in CI), so the text
- * is typed again until the box shows it.
+ * Types TEXT into the input box titled TITLE (showInputBox, or VS Code's simple file dialog) and presses
+ * Enter, until the box has closed. It waits for that box, not any quick input: the picker before it may
+ * still be showing. The text is typed again until the box shows it (a box that sets its initial value
+ * after it appears overwrote a fill made at once, and a run started under its default name in CI), and
+ * the whole again when Enter left the box open (the file dialog rewrote a typed path with the folder it
+ * had listed, and Enter opened the folder): three tries, then it fails naming what the box shows.
  */
 export async function answer(page, title, text) {
   const widget = page.locator('.quick-input-widget');
@@ -223,13 +225,20 @@ export async function answer(page, title, text) {
   await heading.waitFor({ state: 'visible', timeout: 30_000 });
   const input = widget.locator('.quick-input-box input');
   for (let attempt = 1; ; attempt++) {
-    await input.fill(text);
-    await sleep(200);
-    if ((await input.inputValue()) === text) break;
-    if (attempt === 5) throw new Error(`the input box "${title}" did not keep "${text}": it shows "${await input.inputValue()}"`);
+    let fills = 0;
+    do {
+      if (++fills > 5) throw new Error(`the input box "${title}" did not keep "${text}": it shows "${await input.inputValue()}"`);
+      await input.fill(text);
+      await sleep(200);
+    } while ((await input.inputValue()) !== text);
+    await input.press('Enter');
+    const closed = await heading.waitFor({ state: 'hidden', timeout: 10_000 }).then(
+      () => true,
+      () => false,
+    );
+    if (closed) return;
+    if (attempt === 3) throw new Error(`the input box "${title}" did not take "${text}": it shows "${await input.inputValue()}"`);
   }
-  await input.press('Enter');
-  await heading.waitFor({ state: 'hidden', timeout: 30_000 });
 }
 
 export async function webviewFrame(page, selector, timeoutMs = 60_000) {

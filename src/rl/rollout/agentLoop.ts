@@ -242,6 +242,22 @@ async function drive(o: Drive): Promise<void> {
     if (!failure.happened) Object.assign(failure, { error: e, happened: true });
     signal();
   };
+  /** Until an episode settles or fails, or events outside the loop wake it; after `ms` too, when given. */
+  const woken = (ms?: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const timer =
+        ms === undefined
+          ? undefined
+          : setTimeout(() => {
+              wake = undefined;
+              resolve();
+            }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      o.onWait?.(signal);
+    });
   for (;;) {
     while (!ended && inFlight < o.limit) {
       const next = o.admit();
@@ -264,22 +280,11 @@ async function drive(o: Drive): Promise<void> {
       // Dynamic batching: while other episodes in flight are still in their environment step, wait a
       // little for their requests to join this batch. A decoding step costs nearly the same for a few
       // rows as for one, so a request that joins now is almost free, and one that just misses waits a
-      // whole sampling call (16 agent programs made 4.0 requests per call without it, 10.7 with it). The wait ends
-      // when every episode in flight is ready, or after a share of the last call's time.
+      // whole sampling call (16 agent programs made 4.0 requests per call without the wait, 10.7 with
+      // it). The wait ends when every episode in flight is ready, or after a share of the last call's time.
       const tGather = Date.now();
       const deadline = tGather + Math.min(GATHER_MAX_MS, GATHER_SHARE * lastSampleMs);
-      while (ready.length < inFlight && !failure.happened && Date.now() < deadline) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            wake = undefined;
-            resolve();
-          }, deadline - Date.now());
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
+      while (ready.length < inFlight && !failure.happened && Date.now() < deadline) await woken(deadline - Date.now());
       if (o.timing) o.timing.envMs += Date.now() - tGather;
       if (failure.happened) throw failure.error;
       const batch = ready.splice(0);
@@ -296,10 +301,7 @@ async function drive(o: Drive): Promise<void> {
     }
     if (inFlight === 0 && ended) return;
     const tWait = Date.now();
-    await new Promise<void>((resolve) => {
-      wake = resolve;
-      o.onWait?.(signal);
-    });
+    await woken();
     if (o.timing) o.timing.envMs += Date.now() - tWait;
   }
 }
