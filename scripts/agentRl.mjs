@@ -227,7 +227,7 @@ export function seedTables(rows, classColumns) {
     `| ${header.join(' | ')} |`,
     `|${header.map(() => '---').join('|')}|`,
     ...rows.flatMap((x) => [
-      `| ${x.seed} | ${x.warmStart.label}, ${x.warmStartSftIterations} SFT iterations | ${cells(x.warmStart)} | – |`,
+      `| ${x.seed} | ${x.warmStart.label}, ${x.warmStartSftIterations ? `${x.warmStartSftIterations} SFT iterations` : 'a checkpoint made before (no SFT in this run)'} | ${cells(x.warmStart)} | – |`,
       `| ${x.seed} | ${x.grpo.label} | ${cells(x.grpo)} | ${x.grpo.schedule.steps} |`,
       `| ${x.seed} | ${x.rsSft.label} | ${cells(x.rsSft)} | ${x.rsSft.schedule.steps} |`,
     ]),

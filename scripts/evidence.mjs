@@ -10,7 +10,7 @@
 // regular expression with one capture group, its first match parsed as a number, commas dropped); it may
 // be less `minus` or over `per` (another path or match, one for one), then `of` "min" or "max" of
 // several (with `of`, `match` takes every match), times `scale`, in a format (pct1: 76.0, points1:
-// +33.5, interval1: −0.7, int: 86, fixed1: 1.2, fixed2: 1.23, fixed3: 0.040, signed3: +0.040,
+// +33.5, interval1: −0.7, int: 86, fixed1: 1.2, fixed2: 1.23, fixed3: 0.040, fixed4: 0.0046, signed3: +0.040,
 // interval3: −0.007, ratio2: 1.87×; a line break in the quoting document counts as a space). It fails
 // when a rendered text differs from the quoted one, the file no longer quotes it, the evidence is
 // missing, or a pattern does not match — so a figure cannot drift from what was measured.
@@ -115,6 +115,8 @@ export function formatValue(v, format) {
       return v.toFixed(2);
     case 'fixed3':
       return v.toFixed(3);
+    case 'fixed4':
+      return v.toFixed(4);
     case 'signed3':
       return `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(3)}`;
     case 'interval3':
