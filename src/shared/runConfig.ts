@@ -5,7 +5,7 @@
 // (settingsTable.ts), the option sections' tables (optionSpecs.ts, demonstrationSpecs.ts), and the
 // rules between fields (configRules.ts).
 import { ALGORITHM_SPECS, algorithmDefaults, type AlgorithmSettings } from './algorithm';
-import { checkRules, checkSectionRules } from './configRules';
+import { checkRules, checkSectionRules, type WrittenConfig } from './configRules';
 import { DEMONSTRATION_SPECS, type DemonstrationOptions } from './demonstrationSpecs';
 import { checkField, type ConfigIssue, type FieldSpec, type ObjectSpec } from './fieldSpec';
 import { ENV_OPTION_SPECS, POLICY_OPTION_SPECS, type EnvName, type EnvOptions, type OptionSpecs, type PolicyName, type PolicyOptions } from './optionSpecs';
@@ -247,16 +247,22 @@ export function trainedSmallGpt(json: unknown): boolean {
   return (o.model === undefined || o.model === '') && (o.init === undefined || o.init === '') && o.architecture === undefined;
 }
 
+/** A config checked key by key and section by section, the cross-field rules (CONFIG_RULES) not yet run. */
+export interface RunConfigDraft {
+  readonly config: ConfigDraft;
+  /** What the config wrote in the sections whose rules ask whether a value was given. */
+  readonly written: WrittenConfig;
+  /** The problems found so far: unknown or moved keys, values out of their specs, a section that does not apply. */
+  readonly issues: ConfigIssue[];
+}
+
 /**
- * Validates a partial config (from a file, flags or a UI) and fills defaults.
- * Throws ConfigError listing every problem at once; nothing runs on an invalid config.
+ * Every key and section of a config checked on its own, the defaults filled from the settings tables'
+ * cells for the env, policy and method it names: the first half of validateRunConfig (tests hand the
+ * draft to one rule at a time).
  */
-export function validateRunConfig(input: unknown): RunConfig {
+export function draftRunConfig(raw: Readonly<Record<string, unknown>>): RunConfigDraft {
   const issues: ConfigIssue[] = [];
-  if (!isObject(input)) {
-    throw new ConfigError([{ field: '(config)', value: input, message: 'must be a JSON object', fix: 'write the config as { "key": value, ... }' }]);
-  }
-  const raw = input;
   const keys = Object.keys(FIELD_SPECS) as RunConfigKey[];
   for (const key of Object.keys(raw)) {
     if ((keys as string[]).includes(key)) continue;
@@ -275,7 +281,10 @@ export function validateRunConfig(input: unknown): RunConfig {
     });
   }
   // each top-level default from its most specific cell for the env, policy and method named (as written)
-  const named = (key: 'env' | 'policy' | 'method'): string => (typeof raw[key] === 'string' ? raw[key] : DEFAULT_RUN_CONFIG[key]);
+  const named = (key: 'env' | 'policy' | 'method'): string => {
+    const v = raw[key];
+    return typeof v === 'string' ? v : DEFAULT_RUN_CONFIG[key];
+  };
   const merged: Record<string, unknown> = {
     ...resolveDefaults(RUN_SETTING_SPECS, named('env'), named('policy'), named('method')),
     demonstrations: {},
@@ -298,6 +307,18 @@ export function validateRunConfig(input: unknown): RunConfig {
   if (isObject(config.demonstrations)) {
     config.demonstrations = checkOptions('demonstrations', config.env, DEMONSTRATION_SPECS[config.env], config.demonstrations, issues);
   }
+  return { config, written, issues };
+}
+
+/**
+ * Validates a partial config (from a file, flags or a UI) and fills defaults.
+ * Throws ConfigError listing every problem at once; nothing runs on an invalid config.
+ */
+export function validateRunConfig(input: unknown): RunConfig {
+  if (!isObject(input)) {
+    throw new ConfigError([{ field: '(config)', value: input, message: 'must be a JSON object', fix: 'write the config as { "key": value, ... }' }]);
+  }
+  const { config, written, issues } = draftRunConfig(input);
   issues.push(...checkRules(config, written));
   if (issues.length > 0) throw new ConfigError(issues);
   if (config.name === '') config.name = `${config.env}-${config.policy}-${config.method}-s${config.seed}`;

@@ -110,7 +110,6 @@ export const RUN_SETTING_SPECS = {
     description: 'Trajectories per group (same task); GRPO needs at least 2.',
     defaults: {
       base: { value: 8, reason: 'seed 002: 8; a group needs at least 2 to have a spread' },
-      transformer: { value: 8, reason: 'RL on a warm-started language model: 32 groups × 8 per iteration (fewer were too noisy to improve held-out accuracy)' },
       'transformer/sft': { value: 1, reason: 'SFT: one demonstration per task (groups only matter to GRPO), so every step sees 16 different tasks' },
     },
   },
