@@ -20,7 +20,7 @@ import {
   type OptionSpecs,
   type RunConfigKey,
 } from '../shared/runConfig';
-import { defaultCell, type DefaultCell, type SettingSpec, type SettingSpecs } from '../shared/settingsTable';
+import { defaultCell, layers, type DefaultCell, type SettingSpec, type SettingSpecs } from '../shared/settingsTable';
 import { cell, code, githubSlug, table } from './markdown';
 
 export const OPTIONS_PAGE = 'docs/reference/options.md';
@@ -29,6 +29,8 @@ export const OPTIONS_SOURCES = [
   'src/shared/algorithm.ts',
   'src/shared/runConfig.ts',
   'src/shared/optionSpecs.ts',
+  'src/shared/builtInEnvOptionSpecs.ts',
+  'src/shared/workspaceOptionSpecs.ts',
   'src/shared/demonstrationSpecs.ts',
 ] as const;
 
@@ -102,8 +104,8 @@ function columns(tables: readonly SettingSpecs[]): { label: string; env: string;
   const byPolicy = POLICY_NAMES.flatMap((policy) =>
     METHOD_NAMES.filter((method) => accepted(policy, method)).map((method) => ({ label: `${policy}/${method}`, env: '', policy, method })),
   );
-  const envKeys = new Set(tables.flatMap((t) => Object.values(t).flatMap((spec) => otherCells(spec).map(([key]) => key))).values());
-  const byEnv = [...envKeys]
+  // the environments with cells of their own (code/transformer/grpo): one column each
+  const byEnv = [...new Set(tables.flatMap((t) => Object.keys(layers(t))))]
     .filter((key) => key.split('/').length === 3)
     .map((key) => {
       const [env, policy, method] = key.split('/') as [string, string, string];
@@ -221,7 +223,8 @@ export function renderOptionsPage(header: string): string {
     'Each setting below has a default for every run (`base`) and another for some runs: a policy (`transformer`), a',
     'policy with a method (`transformer/sft`) or an environment with both (`code/transformer/grpo`). A run takes each',
     'default from the most specific of these the setting has (src/shared/settingsTable.ts); a setting not listed here',
-    'takes its base default in every run. A value other than the base one is in bold.',
+    'takes its base default in every run. A policy/method column holds in every environment without a column of its',
+    'own; a value other than the base one is in bold.',
     '',
     perRunTable(tables, prefixes, cols),
     '',
