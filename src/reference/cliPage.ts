@@ -2,7 +2,7 @@
 // option tables its parsers read (a flag no parser lists is refused, so these are all of them).
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { ALGORITHM_SPECS } from '../shared/algorithm';
-import type { FieldSpec } from '../shared/fieldSpec';
+import type { DescribedSpec } from '../shared/fieldSpec';
 import { FIELD_SPECS, TRANSFORMER_OPTION_SPECS } from '../shared/runConfig';
 import { MAIN_OPTIONS, USAGE } from '../cli/cli';
 import { EXPORT_OPTIONS, EXPORT_USAGE } from '../cli/exportCommand';
@@ -50,7 +50,7 @@ const flagName = (name: string, o: ParseArgsOptionsConfig[string]): string =>
 const optionsLink = (heading: string, text: string): string => `[${code(text)}](${OPTIONS_PAGE.split('/').pop()}#${githubSlug(heading)})`;
 
 function trainFlagRows(): string[][] {
-  const row = (flag: string, target: string, spec: FieldSpec, heading: string): string[] => [
+  const row = (flag: string, target: string, spec: DescribedSpec, heading: string): string[] => [
     code(`--${flag}`),
     optionsLink(heading, target),
     rangeText(spec) || cell(spec.kind),

@@ -1,30 +1,40 @@
 // docs/reference/options.md: every run-config field from the tables the validator checks values
 // against (FIELD_SPECS, ALGORITHM_SPECS, the option tables), with its type, range, default and the
 // reason for it, and for the algorithm what each setting trades.
-import { ALGORITHM_BASE, ALGORITHM_DEFAULTS, ALGORITHM_SPECS, type AlgorithmSettings } from '../shared/algorithm';
-import type { FieldSpec } from '../shared/fieldSpec';
+import { ALGORITHM_SPECS } from '../shared/algorithm';
+import type { ValueSpec } from '../shared/fieldSpec';
 import {
-  DEFAULT_RUN_CONFIG,
+  baseReason,
   DEMONSTRATION_SPECS,
   ENV_CAPABILITIES,
   ENV_NAMES,
   ENV_OPTION_SPECS,
   FIELD_SPECS,
-  METHOD_DEFAULTS,
+  METHOD_NAMES,
   MOVED_KEYS,
-  POLICY_DEFAULTS,
   POLICY_NAMES,
   POLICY_OPTION_SPECS,
   REMOVED_KEYS,
+  RUN_SETTING_SPECS,
+  validateRunConfig,
   type OptionSpecs,
   type RunConfigKey,
 } from '../shared/runConfig';
+import { defaultCell, layers, type DefaultCell, type SettingSpec, type SettingSpecs } from '../shared/settingsTable';
 import { cell, code, githubSlug, table } from './markdown';
 
 export const OPTIONS_PAGE = 'docs/reference/options.md';
-export const OPTIONS_SOURCES = ['src/shared/runConfig.ts', 'src/shared/algorithm.ts', 'src/shared/optionSpecs.ts'] as const;
+export const OPTIONS_SOURCES = [
+  'src/shared/runSettings.ts',
+  'src/shared/algorithm.ts',
+  'src/shared/runConfig.ts',
+  'src/shared/optionSpecs.ts',
+  'src/shared/builtInEnvOptionSpecs.ts',
+  'src/shared/workspaceOptionSpecs.ts',
+  'src/shared/demonstrationSpecs.ts',
+] as const;
 
-const KIND_NAMES: Readonly<Record<FieldSpec['kind'], string>> = {
+const KIND_NAMES: Readonly<Record<ValueSpec['kind'], string>> = {
   integer: 'integer',
   number: 'number',
   enum: 'one of',
@@ -35,7 +45,7 @@ const KIND_NAMES: Readonly<Record<FieldSpec['kind'], string>> = {
 };
 
 /** The values a spec admits, in the validator's words ("≥ 0 and ≤ 1"). */
-export function rangeText(spec: FieldSpec): string {
+export function rangeText(spec: ValueSpec): string {
   switch (spec.kind) {
     case 'integer':
     case 'number':
@@ -66,29 +76,76 @@ function optionRows(specs: OptionSpecs): string[][] {
 
 const OPTION_HEADER = ['option', 'type', 'range', 'default', 'what it does', 'why this default'];
 
-/** A top-level field's default, and where a policy or a policy and method change it. */
-function topDefault(key: RunConfigKey): string {
-  if (key === 'algorithm' || key === 'envOptions' || key === 'policyOptions' || key === 'demonstrations') return 'see below';
-  const base = (DEFAULT_RUN_CONFIG as Readonly<Record<string, unknown>>)[key];
-  const overrides: string[] = [];
-  for (const policy of POLICY_NAMES) {
-    const byPolicy = (POLICY_DEFAULTS[policy] as Readonly<Record<string, unknown>>)[key] ?? base;
-    if (byPolicy !== base) overrides.push(`${cell(`policy ${policy}`)}: ${value(byPolicy)}`);
-    for (const [pm, d] of Object.entries(METHOD_DEFAULTS)) {
-      const byMethod = (d as Readonly<Record<string, unknown>> | undefined)?.[key];
-      if (pm.startsWith(`${policy}/`) && byMethod !== undefined && byMethod !== byPolicy)
-        overrides.push(`${cell(`${policy} with method ${pm.slice(policy.length + 1)}`)}: ${value(byMethod)}`);
-    }
-  }
-  return [value(base), ...overrides].join('; ');
+const PER_RUN = 'Defaults per policy and method';
+
+/** A setting's cells other than base, in the table's order (policy, policy/method, env/policy/method). */
+const otherCells = (spec: SettingSpec): [string, DefaultCell][] =>
+  Object.entries(spec.defaults as Readonly<Record<string, DefaultCell>>).filter(([key]) => key !== 'base');
+
+/** A setting's default in the main tables: its base value, and a link when some runs take another. */
+function baseDefault(spec: SettingSpec): string {
+  return otherCells(spec).length === 0 ? value(spec.defaults.base.value) : `${value(spec.defaults.base.value)} ([per run](${link(PER_RUN)}))`;
 }
 
-/** An algorithm setting's default: seed 002's for the table, then each layer that changes it. */
-function algorithmDefault(key: keyof AlgorithmSettings): string {
-  const overrides = Object.entries(ALGORITHM_DEFAULTS)
-    .filter(([, d]) => d[key] !== undefined)
-    .map(([where, d]) => `${cell(where)}: ${value(d[key])}`);
-  return [value(ALGORITHM_BASE[key]), ...overrides].join('; ');
+/**
+ * The runs a column stands for: each policy with each method the validator accepts for some
+ * environment (the table policy has no sft), then each env/policy/method that has cells of its own.
+ */
+function columns(tables: readonly SettingSpecs[]): { label: string; env: string; policy: string; method: string }[] {
+  const accepted = (policy: string, method: string): boolean =>
+    ENV_NAMES.some((env) => {
+      try {
+        validateRunConfig({ env, policy, method });
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  const byPolicy = POLICY_NAMES.flatMap((policy) =>
+    METHOD_NAMES.filter((method) => accepted(policy, method)).map((method) => ({ label: `${policy}/${method}`, env: '', policy, method })),
+  );
+  // the environments with cells of their own (code/transformer/grpo): one column each
+  const byEnv = [...new Set(tables.flatMap((t) => Object.keys(layers(t))))]
+    .filter((key) => key.split('/').length === 3)
+    .map((key) => {
+      const [env, policy, method] = key.split('/') as [string, string, string];
+      return { label: key, env, policy, method };
+    });
+  return [...byPolicy, ...byEnv];
+}
+
+/** The per-run defaults of a table's settings that have more than one cell: one column per run, a value other than base in bold. */
+function perRunTable(tables: readonly SettingSpecs[], prefix: readonly string[], cols: ReturnType<typeof columns>): string {
+  const rows = tables.flatMap((t, i) =>
+    Object.entries(t)
+      .filter(([, spec]) => otherCells(spec).length > 0)
+      .map(([name, spec]) => [
+        code(`${prefix[i]}${name}`),
+        value(spec.defaults.base.value),
+        ...cols.map((c) => {
+          const got = defaultCell(spec, c.env, c.policy, c.method);
+          return got.key === 'base' ? value(got.value) : `**${value(got.value)}**`;
+        }),
+      ]),
+  );
+  return table(['setting', 'base', ...cols.map((c) => code(c.label))], rows);
+}
+
+/** Every cell of the settings that have more than one, with its reason. */
+function reasonsTable(tables: readonly SettingSpecs[], prefix: readonly string[]): string {
+  const rows = tables.flatMap((t, i) =>
+    Object.entries(t)
+      .filter(([, spec]) => otherCells(spec).length > 0)
+      .flatMap(([name, spec]) =>
+        [['base', spec.defaults.base] as [string, DefaultCell], ...otherCells(spec)].map(([key, c]) => [
+          code(`${prefix[i]}${name}`),
+          code(key),
+          value(c.value),
+          cell(c.reason),
+        ]),
+      ),
+  );
+  return table(['setting', 'runs', 'default', 'why'], rows);
 }
 
 export function renderOptionsPage(header: string): string {
@@ -98,7 +155,7 @@ export function renderOptionsPage(header: string): string {
     policyOptions: 'policyOptions',
     demonstrations: 'demonstrations',
   };
-  const topRows = (Object.entries(FIELD_SPECS) as [RunConfigKey, FieldSpec][]).map(([k, s]) => [
+  const topRows = (Object.entries(FIELD_SPECS) as [RunConfigKey, (typeof FIELD_SPECS)[RunConfigKey]][]).map(([k, s]) => [
     sections[k] ? `[${code(k)}](${link(sections[k])})` : code(k),
     KIND_NAMES[s.kind],
     k === 'env' || k === 'policy'
@@ -106,19 +163,22 @@ export function renderOptionsPage(header: string): string {
         ? s.values.map((v) => `[${code(v)}](${link(k === 'env' ? envHeading(v) : policyHeading(v))})`).join(', ')
         : ''
       : rangeText(s),
-    topDefault(k),
+    'defaults' in s ? baseDefault(s) : 'see below',
     cell(s.description),
-    cell(s.reason),
+    cell(baseReason(s)),
   ]);
-  const algorithmRows = (Object.entries(ALGORITHM_SPECS) as [keyof AlgorithmSettings, FieldSpec & { trade: string }][]).map(([k, s]) => [
+  const algorithmRows = Object.entries(ALGORITHM_SPECS).map(([k, s]) => [
     code(k),
     KIND_NAMES[s.kind],
     rangeText(s),
-    algorithmDefault(k),
+    baseDefault(s),
     cell(s.description),
     cell(s.trade),
-    cell(s.reason),
+    cell(s.defaults.base.reason),
   ]);
+  const tables = [RUN_SETTING_SPECS, ALGORITHM_SPECS] as const;
+  const prefixes = ['', 'algorithm.'];
+  const cols = columns(tables);
   const emptyDemos = ENV_NAMES.filter((e) => Object.keys(DEMONSTRATION_SPECS[e]).length === 0);
   const moved = [
     ...Object.entries(MOVED_KEYS).map(([k, now]) => [code(k), `moved to ${code(now)}`]),
@@ -136,6 +196,7 @@ export function renderOptionsPage(header: string): string {
     '',
     `- [Top-level settings](${link('Top-level settings')})`,
     `- [algorithm](${link('algorithm')}): the training algorithm`,
+    `- [${PER_RUN}](${link(PER_RUN)}): the defaults that differ by policy and method, each with its reason`,
     `- [envOptions](${link('envOptions')}): ${ENV_NAMES.map((e) => `[${e}](${link(envHeading(e))})`).join(', ')}`,
     `- [policyOptions](${link('policyOptions')}): ${POLICY_NAMES.map((p) => `[${p}](${link(policyHeading(p))})`).join(', ')}`,
     `- [demonstrations](${link('demonstrations')}): method sft only`,
@@ -143,19 +204,33 @@ export function renderOptionsPage(header: string): string {
     '',
     '## Top-level settings',
     '',
-    'A default given as several values depends on the policy (and the method): the first holds unless a later one names',
-    "the run. The reason given is the first value's; runConfig.ts's POLICY_DEFAULTS and METHOD_DEFAULTS say why the others.",
+    "The default shown is the base one (seed 002's binary-search experiment on the table policy) and its reason; where",
+    `a policy or a method takes another, [${PER_RUN}](${link(PER_RUN)}) shows each run's value and why.`,
     '',
     table(['key', 'type', 'range', 'default', 'what it does', 'why this default'], topRows),
     '',
     '## algorithm',
     '',
     cell(FIELD_SPECS.algorithm.description),
-    "Its defaults depend on the run: the first value is the table policy's (seed 002); each later one, by policy,",
-    'policy/method or env/policy/method, replaces it for those runs (the last that applies wins).',
+    "The default shown is the base one (seed 002's, the table policy) and its reason; where a policy or a method takes",
+    `another, [${PER_RUN}](${link(PER_RUN)}) shows each run's value and why.`,
     '`agent-rl train --help --env E --policy P --method M` prints the values one run resolves to.',
     '',
     table(['setting', 'type', 'range', 'default', 'what it does', 'what it trades', 'why this default'], algorithmRows),
+    '',
+    `## ${PER_RUN}`,
+    '',
+    'Each setting below has a default for every run (`base`) and another for some runs: a policy (`transformer`), a',
+    'policy with a method (`transformer/sft`) or an environment with both (`code/transformer/grpo`). A run takes each',
+    'default from the most specific of these the setting has (src/shared/settingsTable.ts); a setting not listed here',
+    'takes its base default in every run. A policy/method column holds in every environment without a column of its',
+    'own; a value other than the base one is in bold.',
+    '',
+    perRunTable(tables, prefixes, cols),
+    '',
+    'Why each of those defaults is what it is:',
+    '',
+    reasonsTable(tables, prefixes),
     '',
     '## envOptions',
     '',

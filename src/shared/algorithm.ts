@@ -1,8 +1,9 @@
 // The training algorithm's settings: typed fields of the run config (`algorithm.*`), each with what it
-// trades, and one resolved default per (environment, policy, method), so the schema, `agent-rl train
-// --help` and the validator all show the value a run will use. Shared by every runtime (no Node
-// built-ins): the validator, the JSON schema, the CLI, the learner and the views that label results.
-import type { FieldSpec } from './fieldSpec';
+// trades, and its defaults as a settings table (settingsTable.ts): one cell per place a default
+// applies, each with its reason, so the schema, `agent-rl train --help`, the reference page and the
+// validator all show the value a run will use and why. Shared by every runtime (no Node built-ins):
+// the validator, the JSON schema, the CLI, the learner and the views that label results.
+import { resolveDefaults, type SettingSpecs, type SettingsOf } from './settingsTable';
 
 export const ADVANTAGE_ESTIMATORS = ['grpo', 'dr-grpo', 'rloo'] as const;
 export type AdvantageEstimator = (typeof ADVANTAGE_ESTIMATORS)[number];
@@ -19,52 +20,30 @@ export type OldLogprobs = (typeof OLD_LOGPROBS)[number];
 export const OFF_POLICY_CORRECTIONS = ['none', 'truncated-is'] as const;
 export type OffPolicyCorrection = (typeof OFF_POLICY_CORRECTIONS)[number];
 
-export interface AlgorithmSettings {
-  advantageEstimator: AdvantageEstimator;
-  advantageStd: StdMode;
-  advantageEpsilon: number;
-  negativeAdvantageScale: number;
-  skipZeroAdvantage: boolean;
-  dynamicSampling: number;
-  overlongFilter: boolean;
-  learningRate: number;
-  warmupSteps: number;
-  lrSchedule: LrSchedule;
-  minLrRatio: number;
-  epochs: number;
-  minibatchSize: number;
-  clipLow: number;
-  clipHigh: number;
-  dualClip: number;
-  klCoef: number;
-  klEstimator: KlEstimator;
-  lossAggregation: Aggregation;
-  lossNormTokens: number;
-  oldLogprobs: OldLogprobs;
-  offPolicyCorrection: OffPolicyCorrection;
-  isCap: number;
-  weightDecay: number;
-  maxGradNorm: number;
-}
-
-type Spec = FieldSpec & { readonly trade: string };
-
-/** What each setting does, what it trades, and its range. Defaults are in ALGORITHM_DEFAULTS. */
-export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = {
+/**
+ * The algorithm's settings table: what each setting does, what it trades, its range, and its defaults.
+ * `base` is seed 002's (the table policy); a cell under a policy, a policy/method or an
+ * env/policy/method replaces it for those runs, and says why.
+ */
+export const ALGORITHM_SPECS = {
   advantageEstimator: {
     kind: 'enum',
     values: ADVANTAGE_ESTIMATORS,
     description: "How a group's rewards become advantages: grpo (r − mean) / (std + ε); dr-grpo r − mean (no std); rloo r − mean of the others.",
     trade:
       "grpo gives every informative group the same weight however small its reward gap (a 0.02 difference counts like a 1.0 one); dr-grpo and rloo keep the gap's size, so groups with small differences push less",
-    reason: 'GRPO is the method under study (DeepSeekMath; seed 002)',
+    defaults: {
+      base: { value: 'grpo', reason: 'GRPO is the method under study (DeepSeekMath; seed 002)' },
+    },
   },
   advantageStd: {
     kind: 'enum',
     values: STD_MODES,
     description: "grpo only: the group's standard deviation over the population (÷G) or the sample (÷(G−1)).",
     trade: 'the sample std is larger for small groups, so advantages are smaller; no effect on their signs',
-    reason: 'seed 002 uses the population std',
+    defaults: {
+      base: { value: 'population', reason: 'seed 002 uses the population std' },
+    },
   },
   advantageEpsilon: {
     kind: 'number',
@@ -72,7 +51,9 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     max: 1,
     description: 'grpo only: added to the std before dividing.',
     trade: 'larger damps groups with a small spread; a group with no spread gets advantage 0 whatever its value',
-    reason: 'seed 002 divides by the std alone (a group without spread is detected exactly, not by an epsilon); verl adds 1e-6',
+    defaults: {
+      base: { value: 0, reason: 'seed 002 divides by the std alone (a group without spread is detected exactly, not by an epsilon); verl adds 1e-6' },
+    },
   },
   negativeAdvantageScale: {
     kind: 'number',
@@ -82,14 +63,19 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
       'Multiplies negative advantages in the loss (stored advantages are unchanged). 1 = plain GRPO; 0 = positive-only reinforcement (failures are not pushed down); results are then labelled so.',
     trade:
       "below 1 a failure's gradient, often on text that has already derailed, stops dominating, but the policy is no longer pushed away from what fails: it only imitates its successes (close to RS-SFT)",
-    reason: '1 is the algorithm as published',
+    defaults: {
+      base: { value: 1, reason: '1 is the algorithm as published' },
+    },
   },
   skipZeroAdvantage: {
     kind: 'boolean',
     description: "Leave trajectories with advantage 0 (their group's rewards were all equal) out of the update.",
     trade:
       'saves a forward and backward pass per such trajectory; keeping them lets the KL term act on them (seed 002: "even an all-correct group still gets the KL gradient")',
-    reason: 'the table keeps them (seed 002); a language model skips them (they only carry the KL term)',
+    defaults: {
+      base: { value: false, reason: 'seed 002 keeps them: "even an all-correct group still gets the KL gradient"' },
+      transformer: { value: true, reason: 'a language model skips them: they carry only the KL term, and each costs a forward and a backward pass' },
+    },
   },
   dynamicSampling: {
     kind: 'integer',
@@ -98,13 +84,17 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     description:
       'DAPO\'s dynamic sampling: up to this many extra rollout rounds per iteration replace groups whose rewards were all equal, until the batch has groupsPerIteration informative groups; 0 = off. Results are labelled "+ dynamic sampling".',
     trade: 'every update sees a full batch of informative groups, at the cost of more sampled episodes per iteration (counted in the metrics)',
-    reason: 'off: the plain algorithm',
+    defaults: {
+      base: { value: 0, reason: 'off: the plain algorithm' },
+    },
   },
   overlongFilter: {
     kind: 'boolean',
     description: "DAPO's overlong filtering: leave episodes cut by the context window or the turn cap out of the loss (they are stored and counted).",
     trade: 'a truncated episode is not punished for being unfinished, which keeps long reasoning from being discouraged; it also gets no push at all',
-    reason: 'off: the plain algorithm',
+    defaults: {
+      base: { value: false, reason: 'off: the plain algorithm' },
+    },
   },
   learningRate: {
     kind: 'number',
@@ -113,7 +103,15 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     minExclusive: true,
     description: 'Adam learning rate (the peak, after warm-up).',
     trade: 'larger learns faster and undoes more of a warm start; RL on a warm-started model wants a far smaller step than SFT',
-    reason: 'per policy and method (see the resolved defaults)',
+    defaults: {
+      base: { value: 0.08, reason: "seed 002: Adam 0.08 on the table's logits" },
+      transformer: { value: 2e-4, reason: "a language model: a step 400× smaller than the table's (larger ones undid the warm start)" },
+      'transformer/sft': { value: 3e-3, reason: 'SFT of the calculator protocol: Adam 3e-3 (notes/calculator-feasibility.md)' },
+      'code/transformer/grpo': {
+        value: 5e-4,
+        reason: 'code GRPO: 5e-4 with 5 warm-up steps gained 8.5 points in 30 iterations where 2e-4 with 20 gained 5.0 (CHANGELOG)',
+      },
+    },
   },
   warmupSteps: {
     kind: 'integer',
@@ -122,14 +120,27 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     description: 'Linear learning-rate warm-up, in optimizer steps.',
     trade:
       "a fresh Adam's first steps move every weight by the full learning rate whatever the gradient's size; warm-up avoids that at the cost of slower first steps",
-    reason: 'one GRPO step at 3e-3 without warm-up took the calculator from 35% to 9% (earlier measurement)',
+    defaults: {
+      base: { value: 0, reason: "seed 002: the table's full step from the first iteration" },
+      transformer: { value: 20, reason: 'one GRPO step at 3e-3 without warm-up took the calculator from 35% to 9% (earlier measurement)' },
+      'code/transformer/grpo': {
+        value: 5,
+        reason: 'code GRPO: 5 warm-up steps at 5e-4 gained 8.5 points in 30 iterations where 20 at 2e-4 gained 5.0 (CHANGELOG)',
+      },
+    },
   },
   lrSchedule: {
     kind: 'enum',
     values: LR_SCHEDULES,
     description: "After warm-up: constant, or a linear or cosine decay to minLrRatio × learningRate at the run's last optimizer step.",
     trade: 'decay settles a supervised fit; RL keeps a constant step so late iterations still learn from new samples',
-    reason: 'SFT decays linearly; RL stays constant',
+    defaults: {
+      base: { value: 'constant', reason: 'RL keeps a constant step, so late iterations still learn from new samples' },
+      'transformer/sft': {
+        value: 'linear',
+        reason: 'SFT of the calculator protocol: a linear decay to minLrRatio settles the fit (notes/calculator-feasibility.md)',
+      },
+    },
   },
   minLrRatio: {
     kind: 'number',
@@ -137,7 +148,9 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     max: 1,
     description: 'Where a linear or cosine decay ends, as a share of learningRate.',
     trade: 'lower ends with smaller steps',
-    reason: '10%, as before',
+    defaults: {
+      base: { value: 0.1, reason: '10%, as before' },
+    },
   },
   epochs: {
     kind: 'integer',
@@ -145,7 +158,10 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     max: 100,
     description: "Passes over each iteration's batch.",
     trade: 'more passes use each sample more, and move the policy further from the one that sampled it (the ratio clip then bites)',
-    reason: 'seed 002: 2 for the table; 1 for a language model',
+    defaults: {
+      base: { value: 2, reason: 'seed 002: 2 passes over each batch' },
+      transformer: { value: 1, reason: 'a language model: one pass, in four steps of 64 (minibatchSize), so the policy stays near the one that sampled' },
+    },
   },
   minibatchSize: {
     kind: 'integer',
@@ -153,7 +169,11 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     max: 100_000,
     description: 'Trajectories per optimizer step; 0 = the whole batch in one step.',
     trade: 'smaller takes more, noisier steps per batch; larger averages more episodes per step',
-    reason: 'the table takes the whole batch (seed 002); a language model four steps per batch of 256 (64), SFT steps of 16',
+    defaults: {
+      base: { value: 0, reason: 'seed 002: the table takes the whole batch in one step' },
+      transformer: { value: 64, reason: 'a language model: four steps per batch of 32 groups × 8' },
+      'transformer/sft': { value: 16, reason: 'SFT of the calculator protocol: steps of 16 (notes/calculator-feasibility.md)' },
+    },
   },
   clipLow: {
     kind: 'number',
@@ -162,7 +182,9 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     minExclusive: true,
     description: 'Lower ratio clip ε_low: a token whose ratio π/π_old fell below 1 − ε_low with a negative advantage stops being pushed down.',
     trade: 'smaller keeps each update closer to the sampling policy',
-    reason: 'PPO and seed 002: 0.2',
+    defaults: {
+      base: { value: 0.2, reason: 'PPO and seed 002: 0.2' },
+    },
   },
   clipHigh: {
     kind: 'number',
@@ -171,7 +193,10 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     minExclusive: true,
     description: 'Upper ratio clip ε_high: a token whose ratio rose above 1 + ε_high with a positive advantage stops being pushed up.',
     trade: "larger lets rare (exploratory) tokens gain more per update (DAPO's clip-higher); smaller is more conservative",
-    reason: "the table: seed 002's one ε, so it equals clipLow unless given; a language model: 0.28 (DAPO)",
+    defaults: {
+      base: { value: 0.2, reason: "the table: seed 002's one ε, so it follows clipLow unless given" },
+      transformer: { value: 0.28, reason: "a language model: DAPO's clip-higher, so rare (exploratory) tokens can gain more per update" },
+    },
   },
   dualClip: {
     kind: 'number',
@@ -179,7 +204,9 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     max: 100,
     description: "Dual-clip PPO's bound c (> 1): a token with a negative advantage contributes at most c·|A| to the loss, however large its ratio; 0 = off.",
     trade: 'bounds the push on tokens whose probability already rose a lot since sampling (stale or off-policy data); off keeps the plain clipped objective',
-    reason: 'off: the plain objective (verl uses 3 when on)',
+    defaults: {
+      base: { value: 0, reason: 'off: the plain objective (verl uses 3 when on)' },
+    },
   },
   klCoef: {
     kind: 'number',
@@ -187,7 +214,12 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     max: 100,
     description: 'Coefficient β of the KL penalty to the frozen reference (the initial or warm-started policy) in the loss; RL methods only.',
     trade: 'larger keeps the policy closer to its start (less drift, less forgetting, less learning)',
-    reason: 'seed 002: 0.02',
+    defaults: {
+      base: { value: 0.02, reason: 'seed 002: 0.02' },
+      'table/rs-sft': { value: 0, reason: 'RS-SFT fine-tunes on its own successes by negative log-likelihood: no KL term' },
+      'transformer/rs-sft': { value: 0, reason: 'RS-SFT fine-tunes on its own successes by negative log-likelihood, from a warm start: no KL term' },
+      'transformer/sft': { value: 0, reason: 'SFT imitates demonstrations by negative log-likelihood: no KL term' },
+    },
   },
   klEstimator: {
     kind: 'enum',
@@ -196,7 +228,10 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
       'Per-token KL(π‖π_ref) estimator, with d = log π − log π_ref (clamped to ±20): k1 = d; k2 = d²/2; k3 = e^(−d) + d − 1 (clamped to ±10); exact = the sum over the whole vocabulary or action set.',
     trade:
       "as a loss, k1's gradient is 0 in expectation (it does not regularise); k2's expected gradient is that of KL(π‖π_ref); k3's is that of the reverse direction KL(π_ref‖π), with low variance; exact costs the reference's full distribution (small vocabularies only)",
-    reason: 'the table: exact (seed 002, six actions); a language model: k3 (the GRPO paper)',
+    defaults: {
+      base: { value: 'exact', reason: "the table: exact over seed 002's six actions" },
+      transformer: { value: 'k3', reason: "a language model: k3 (the GRPO paper); exact would read the reference's whole vocabulary" },
+    },
   },
   lossAggregation: {
     kind: 'enum',
@@ -205,7 +240,14 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
       "How per-token losses become one number: token-mean over all generated tokens; seq-mean-token-mean (each trajectory's mean, then the mean over trajectories); seq-mean-token-sum (sums, then mean); seq-mean-token-sum-norm (sums ÷ lossNormTokens, then mean: Dr. GRPO).",
     trade:
       'seq-mean-token-mean weighs every trajectory equally (short ones get more per token); token-mean weighs every token equally (long trajectories dominate); the sum modes make long trajectories push harder',
-    reason: 'seed 000 and seed 002: per-trajectory mean, then batch mean',
+    defaults: {
+      base: { value: 'seq-mean-token-mean', reason: 'seed 000 and seed 002: per-trajectory mean, then batch mean' },
+      'transformer/sft': {
+        value: 'token-mean',
+        reason:
+          "SFT: every demonstrated token weighs alike, as TRL's and verl's SFT trainers; per-episode means let a short answer's tokens outweigh a long one's, and verify:own-agent's first warm start learnt to answer before calling its tool from that 19-to-1 weight",
+      },
+    },
   },
   lossNormTokens: {
     kind: 'integer',
@@ -213,7 +255,9 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     max: 10_000_000,
     description: "seq-mean-token-sum-norm only: the constant a trajectory's token sum is divided by (Dr. GRPO: the generation budget).",
     trade: 'a constant keeps every micro-batch and shard on the same scale, unlike dividing by the padded length',
-    reason: "about a calculator or code episode's generated tokens at most",
+    defaults: {
+      base: { value: 256, reason: "about a calculator or code episode's generated tokens at most" },
+    },
   },
   oldLogprobs: {
     kind: 'enum',
@@ -222,7 +266,9 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
       "π_old in the ratio: behaviour = the log-probs recorded when the tokens were sampled; recompute = the training model's log-probs of the same tokens before the first step (what verl does when the sampler is another engine).",
     trade:
       'recompute costs one more forward pass and hides any sampler/trainer mismatch from the ratio (the mismatch is still measured); behaviour keeps the ratio exact with respect to what was sampled',
-    reason: 'one engine samples and trains here: the behaviour log-probs are exact',
+    defaults: {
+      base: { value: 'behaviour', reason: 'one engine samples and trains here: the behaviour log-probs are exact' },
+    },
   },
   offPolicyCorrection: {
     kind: 'enum',
@@ -231,7 +277,9 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
       'For tokens sampled by an older policy (mode "async"): truncated-is weighs each token\'s loss by min(π_old/π_behaviour, isCap), with π_old recomputed (oldLogprobs "recompute"); none trusts the clip alone.',
     trade:
       'the correction removes most of the bias of stale samples at the price of variance, which the cap bounds; on fresh (synchronous) samples every weight is 1',
-    reason: 'synchronous runs sample on-policy: nothing to correct',
+    defaults: {
+      base: { value: 'none', reason: 'synchronous runs sample on-policy: nothing to correct' },
+    },
   },
   isCap: {
     kind: 'number',
@@ -239,7 +287,9 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     max: 100,
     description: 'truncated-is only: the largest importance weight a token gets.',
     trade: 'lower trades bias for variance',
-    reason: '2, as truncated importance sampling is commonly run',
+    defaults: {
+      base: { value: 2, reason: '2, as truncated importance sampling is commonly run' },
+    },
   },
   weightDecay: {
     kind: 'number',
@@ -247,7 +297,9 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     max: 1,
     description: 'AdamW decoupled weight decay (matrices only).',
     trade: 'shrinks weights towards 0 each step',
-    reason: 'short runs; the KL term already regularises',
+    defaults: {
+      base: { value: 0, reason: 'short runs; the KL term already regularises' },
+    },
   },
   maxGradNorm: {
     kind: 'number',
@@ -255,76 +307,19 @@ export const ALGORITHM_SPECS: Readonly<Record<keyof AlgorithmSettings, Spec>> = 
     max: 1e6,
     description: 'Global gradient-norm clip; 0 = off.',
     trade: 'bounds a step after a rare huge ratio or loss; too small slows every step',
-    reason: 'off for the table (seed 002: exact gradients, no clip); 1 for a language model',
+    defaults: {
+      base: { value: 0, reason: 'the table: off (seed 002: exact gradients, no clip)' },
+      transformer: { value: 1, reason: 'a language model: 1 bounds the step after a rare huge ratio or loss' },
+    },
   },
-};
+} as const satisfies SettingSpecs;
 
-/** The table policy's defaults are seed 002's; later layers override them. */
-export const ALGORITHM_BASE: Readonly<AlgorithmSettings> = {
-  advantageEstimator: 'grpo',
-  advantageStd: 'population',
-  advantageEpsilon: 0,
-  negativeAdvantageScale: 1,
-  skipZeroAdvantage: false,
-  dynamicSampling: 0,
-  overlongFilter: false,
-  learningRate: 0.08,
-  warmupSteps: 0,
-  lrSchedule: 'constant',
-  minLrRatio: 0.1,
-  epochs: 2,
-  minibatchSize: 0,
-  clipLow: 0.2,
-  clipHigh: 0.2,
-  dualClip: 0,
-  klCoef: 0.02,
-  klEstimator: 'exact',
-  lossAggregation: 'seq-mean-token-mean',
-  lossNormTokens: 256,
-  oldLogprobs: 'behaviour',
-  offPolicyCorrection: 'none',
-  isCap: 2,
-  weightDecay: 0,
-  maxGradNorm: 0,
-};
+/** A run's algorithm settings, every one present: the type is the table's (a key, its type and its defaults written once). */
+export interface AlgorithmSettings extends SettingsOf<typeof ALGORITHM_SPECS> {}
 
-/**
- * Overrides by `policy`, then `policy/method`, then `env/policy/method`, each with its reason. The
- * resolved default of a field is the last layer that sets it.
- */
-export const ALGORITHM_DEFAULTS: Readonly<Record<string, Partial<AlgorithmSettings>>> = {
-  // A language model: a step 400× smaller than the table's (larger ones undid the warm start), four
-  // steps of 64 per batch of 32 groups × 8, clip-higher, k3, gradient clipping, warm-up.
-  transformer: {
-    learningRate: 2e-4,
-    warmupSteps: 20,
-    epochs: 1,
-    minibatchSize: 64,
-    clipHigh: 0.28,
-    klEstimator: 'k3',
-    skipZeroAdvantage: true,
-    maxGradNorm: 1,
-  },
-  // SFT of the calculator protocol: Adam 3e-3 with warm-up, steps of 16, linear decay to 10%
-  // (notes/calculator-feasibility.md); no KL. Every demonstrated token weighs alike (token-mean, as TRL's
-  // and verl's SFT trainers): per-episode means let a short answer's tokens outweigh a long one's, and
-  // verify:own-agent's first warm start learnt to answer before calling its tool from that 19-to-1 weight.
-  'transformer/sft': { learningRate: 3e-3, minibatchSize: 16, lrSchedule: 'linear', klCoef: 0, lossAggregation: 'token-mean' },
-  // RS-SFT fine-tunes on its own successes, from a warm start: the RL step size, no KL.
-  'transformer/rs-sft': { klCoef: 0 },
-  'table/rs-sft': { klCoef: 0 },
-  // Code GRPO: 5e-4 with 5 warm-up steps gained 8.5 points in 30 iterations where 2e-4 with 20 gained 5.0 (CHANGELOG).
-  'code/transformer/grpo': { learningRate: 5e-4, warmupSteps: 5 },
-};
-
-/** The defaults a run of (env, policy, method) uses for every algorithm field. */
+/** The defaults a run of (env, policy, method) uses for every algorithm field: each from its most specific cell. */
 export function algorithmDefaults(env: string, policy: string, method: string): AlgorithmSettings {
-  return {
-    ...ALGORITHM_BASE,
-    ...ALGORITHM_DEFAULTS[policy],
-    ...ALGORITHM_DEFAULTS[`${policy}/${method}`],
-    ...ALGORITHM_DEFAULTS[`${env}/${policy}/${method}`],
-  };
+  return resolveDefaults(ALGORITHM_SPECS, env, policy, method);
 }
 
 /**

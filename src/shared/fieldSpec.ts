@@ -1,24 +1,56 @@
 // One config field described as data: its kind and range, what it means and why its default is what
 // it is. The validator checks values against it and the JSON schema and CLI help are generated from it.
+// The option tables (optionSpecs.ts) pair each spec with one default; the settings tables
+// (settingsTable.ts) with a default per policy and method.
 
-type NumberSpec = {
+export type NumberSpec = {
   kind: 'integer' | 'number';
   min: number;
   max: number;
   /** Exclusive lower bound (for rates that must be positive). */
   minExclusive?: boolean;
 };
-type EnumSpec = { kind: 'enum'; values: readonly string[] };
-type StringSpec = { kind: 'string'; maxLength: number };
-type ObjectSpec = { kind: 'object' };
+export type EnumSpec = { kind: 'enum'; values: readonly string[] };
+export type StringSpec = { kind: 'string'; maxLength: number };
+export type ObjectSpec = { kind: 'object' };
 /** A list of strings (a program and its arguments). */
-type StringsSpec = { kind: 'strings'; maxItems: number; maxLength: number };
-type BooleanSpec = { kind: 'boolean' };
-export type FieldSpec = (NumberSpec | EnumSpec | StringSpec | ObjectSpec | BooleanSpec | StringsSpec) & {
-  description: string;
+export type StringsSpec = { kind: 'strings'; maxItems: number; maxLength: number };
+export type BooleanSpec = { kind: 'boolean' };
+/** What values a field admits: its kind and range (all that checkField reads). */
+export type ValueSpec = NumberSpec | EnumSpec | StringSpec | ObjectSpec | BooleanSpec | StringsSpec;
+/** A field's values and what it does (what the CLI's flag table shows). */
+export type DescribedSpec = ValueSpec & { description: string };
+export type FieldSpec = DescribedSpec & {
   /** Why the default is what it is. */
   reason: string;
 };
+
+/** The value a spec admits: its kind's type, an enum's own values. */
+export type SpecValue<S> = S extends { kind: 'integer' | 'number' }
+  ? number
+  : S extends { kind: 'enum'; values: readonly (infer V)[] }
+    ? V
+    : S extends { kind: 'string' }
+      ? string
+      : S extends { kind: 'boolean' }
+        ? boolean
+        : S extends { kind: 'object' }
+          ? Readonly<Record<string, unknown>>
+          : S extends { kind: 'strings' }
+            ? readonly string[]
+            : never;
+
+/** One option of an option table: its spec and its one default. */
+export type OptionSpec = FieldSpec & { readonly default: number | string | boolean | readonly string[] | Readonly<Record<string, unknown>> };
+export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
+
+/** The options a table describes, every key present (validateRunConfig fills the defaults): the type comes from the table itself. */
+export type OptionsOf<T> = { readonly [K in keyof T]: SpecValue<T[K]> };
+
+/** A table's options at their defaults. */
+export function optionDefaults<T extends OptionSpecs>(specs: T): OptionsOf<T> {
+  return Object.fromEntries(Object.entries(specs).map(([k, spec]) => [k, spec.default])) as OptionsOf<T>;
+}
 
 export interface ConfigIssue {
   readonly field: string;
@@ -28,7 +60,7 @@ export interface ConfigIssue {
 }
 
 /** Checks one value against its spec; a problem is appended to `issues` with the field, the value and the fix. */
-export function checkField(field: string, spec: FieldSpec, value: unknown, issues: ConfigIssue[]): void {
+export function checkField(field: string, spec: ValueSpec, value: unknown, issues: ConfigIssue[]): void {
   const add = (message: string, fix: string): void => {
     issues.push({ field, value, message, fix });
   };

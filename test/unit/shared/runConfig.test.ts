@@ -238,5 +238,8 @@ describe('run config schema', () => {
     assert.match(lr, /Trades: /);
     assert.match(lr, /Defaults: 0\.08 for binary-search\/table\/grpo/);
     assert.match(lr, /0\.0002 for .*calculator\/transformer\/grpo/);
+    // each cell with its reason, so a reason always stands beside the value it explains
+    assert.match(lr, /0\.0002 for [^;]*calculator\/transformer\/grpo[^;]*\(a language model: a step 400× smaller/);
+    assert.match(lr, /0\.08 for binary-search\/table\/grpo[^;]*\(seed 002: Adam 0\.08/);
   });
 });

@@ -1,0 +1,358 @@
+// The run config's cross-field rules: what no single field's spec can say (an impossible combination, a
+// bound between two fields, a value a choice requires), each a named function that returns the
+// problems it finds with the field, the value and the fix. validateRunConfig runs SECTION_RULES before
+// the section they concern is checked, and CONFIG_RULES in this order after every field and section has
+// been checked on its own, so the error lists a config's problems in the same order every time. Before them, the defaults that follow another field (CONFIG_DERIVATIONS).
+// (Comparisons are written so that a value that is not a number, already reported by its own field,
+// trips no rule: `!(a > b)` rather than `a <= b`.)
+import { optionDefaults, type ConfigIssue } from './fieldSpec';
+import { DEMONSTRATION_SPECS } from './demonstrationSpecs';
+import { ENV_CAPABILITIES, type EnvName } from './optionSpecs';
+import type { ConfigDraft } from './runSettings';
+
+/** What the config wrote in the sections whose rules ask "was it given?", not "what did it resolve to?" (plain records: {} when absent). */
+export interface WrittenConfig {
+  readonly algorithm: Readonly<Record<string, unknown>>;
+  readonly demonstrations: Readonly<Record<string, unknown>>;
+}
+
+export interface ConfigRule {
+  /** A stable name (tests and docs refer to it). */
+  readonly id: string;
+  /** What the rule requires, in a sentence. */
+  readonly description: string;
+  /** The problems this rule finds in a config whose fields are each in range ([] = none). */
+  check(config: ConfigDraft, written: WrittenConfig): ConfigIssue[];
+}
+
+/** A default that follows another field's value (what a table cell cannot say): applied before the rules. */
+export interface ConfigDerivation {
+  readonly id: string;
+  readonly description: string;
+  apply(config: ConfigDraft, written: WrittenConfig): void;
+}
+
+/** π_old recomputed with a truncated importance correction, where the config does not say otherwise. */
+function recomputeOldLogprobs(config: ConfigDraft, written: WrittenConfig): void {
+  if (written.algorithm.oldLogprobs === undefined) config.algorithm.oldLogprobs = 'recompute';
+  // (with π_old given as the behaviour log-probs there is nothing to correct: the clip alone guards)
+  if (written.algorithm.offPolicyCorrection === undefined && config.algorithm.oldLogprobs === 'recompute')
+    config.algorithm.offPolicyCorrection = 'truncated-is';
+}
+
+export const CONFIG_DERIVATIONS: readonly ConfigDerivation[] = [
+  {
+    id: 'table-clip-high-follows-clip-low',
+    description: "The table's clip is seed 002's one ε for both bounds: a given clipLow moves clipHigh with it, unless clipHigh is given too.",
+    apply(config, written) {
+      if (config.policy === 'table' && written.algorithm.clipLow !== undefined && written.algorithm.clipHigh === undefined)
+        config.algorithm.clipHigh = config.algorithm.clipLow;
+    },
+  },
+  {
+    id: 'async-recomputes-old-logprobs',
+    description:
+      'Asynchronous samples are off-policy: π_old is recomputed and each token weighed by truncated importance sampling, unless the config says otherwise.',
+    apply(config, written) {
+      if (config.mode === 'async') recomputeOldLogprobs(config, written);
+    },
+  },
+  {
+    id: 'llama-cpp-recomputes-old-logprobs',
+    description:
+      "Another engine samples (llama.cpp): its tokens' log-probs come from other kernels than the trainer's, so π_old is recomputed on the trainer and weighed by truncated importance sampling, unless the config says otherwise.",
+    apply(config, written) {
+      if (config.policy === 'transformer' && config.policyOptions.rolloutEngine === 'llama.cpp') recomputeOldLogprobs(config, written);
+    },
+  },
+];
+
+const issue = (field: string, value: unknown, message: string, fix: string): ConfigIssue[] => [{ field, value, message, fix }];
+const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v !== '';
+
+/**
+ * Rules on whether a section applies at all: run before that section's own options are checked, so
+ * that the error says so before it lists the section's options.
+ */
+export const SECTION_RULES: readonly ConfigRule[] = [
+  {
+    id: 'demonstrations-for-sft-only',
+    description: 'Demonstration settings other than the defaults apply to method sft only.',
+    check(config, written) {
+      // A validated config holds the defaults filled in: read back from the store (resume, fork) they must
+      // validate again, so only demonstration settings other than the defaults are refused.
+      const defaults: Readonly<Record<string, unknown>> = optionDefaults(DEMONSTRATION_SPECS[config.env] ?? {});
+      const given = Object.entries(written.demonstrations).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(defaults[k]));
+      if (config.method === 'sft' || given.length === 0) return [];
+      return issue('demonstrations', written.demonstrations, `applies to method sft only (this run is ${config.method})`, 'remove it, or use method "sft"');
+    },
+  },
+];
+
+export const CONFIG_RULES: readonly ConfigRule[] = [
+  {
+    id: 'heads-divide-width',
+    description: "A fresh model's attention heads divide its width.",
+    check({ policyOptions: po }) {
+      if (typeof po.dModel !== 'number' || typeof po.nHeads !== 'number' || po.dModel % po.nHeads === 0) return [];
+      return issue(
+        'policyOptions.nHeads',
+        po.nHeads,
+        `does not divide policyOptions.dModel (${po.dModel})`,
+        'choose nHeads so that dModel / nHeads is a whole number',
+      );
+    },
+  },
+  {
+    id: 'scoring-needs-checkpoint',
+    description: 'Candidate scoring (actionMode score) needs a language model checkpoint.',
+    check({ policyOptions: po }) {
+      if (po.actionMode !== 'score' || nonEmpty(po.model)) return [];
+      return issue(
+        'policyOptions.actionMode',
+        'score',
+        'candidate scoring needs a language model checkpoint',
+        'set policyOptions.model to a Hugging Face checkpoint folder, or use actionMode "generate"',
+      );
+    },
+  },
+  {
+    id: 'scoring-needs-action-set',
+    description: 'Candidate scoring needs an environment with a fixed set of action strings.',
+    check({ policyOptions: po, env }) {
+      if (po.actionMode !== 'score' || (ENV_CAPABILITIES[env] as (typeof ENV_CAPABILITIES)[EnvName] | undefined)?.tabular) return [];
+      return issue(
+        'policyOptions.actionMode',
+        'score',
+        `env "${env}" has no fixed set of action strings to score`,
+        'use env "binary-search", or actionMode "generate"',
+      );
+    },
+  },
+  {
+    id: 'scoring-not-sft',
+    description: 'Candidate scoring has no demonstrations to imitate (no method sft).',
+    check({ policyOptions: po, method }) {
+      if (po.actionMode !== 'score' || method !== 'sft') return [];
+      return issue('method', 'sft', 'candidate scoring has no demonstrations to imitate', 'use method "grpo" or "rs-sft"');
+    },
+  },
+  {
+    id: 'sft-needs-language-model',
+    description: 'Method sft trains a language model: not the table policy.',
+    check({ method, policy }) {
+      if (method !== 'sft' || policy !== 'table') return [];
+      return issue(
+        'method',
+        'sft',
+        'sft trains a language model on reference demonstrations; the table policy has none',
+        'use policy "transformer", or method "rs-sft" for the table baseline',
+      );
+    },
+  },
+  {
+    id: 'sft-needs-reference-agent',
+    description: 'Method sft needs an environment with a reference agent (not binary-search).',
+    check({ method, env }) {
+      if (method !== 'sft' || env !== 'binary-search') return [];
+      return issue('env', env, 'binary-search has no reference agent to demonstrate', 'use env "calculator" or "code" for sft');
+    },
+  },
+  {
+    id: 'table-needs-finite-state',
+    description: 'The table policy needs an environment with a finite visible state.',
+    check({ policy, env }) {
+      const caps = ENV_CAPABILITIES[env] as (typeof ENV_CAPABILITIES)[EnvName] | undefined;
+      if (policy !== 'table' || !caps || caps.tabular) return [];
+      return issue(
+        'policy',
+        policy,
+        `the table policy needs a finite visible state, which env "${env}" does not have`,
+        'use a language-model policy for this environment, or env "binary-search"',
+      );
+    },
+  },
+  {
+    id: 'depth-range-ordered',
+    description: "The calculator's smallest expression depth is at most its largest.",
+    check({ envOptions: eo }) {
+      if (typeof eo.minDepth !== 'number' || typeof eo.maxDepth !== 'number' || !(eo.minDepth > eo.maxDepth)) return [];
+      return issue('envOptions.minDepth', eo.minDepth, `is greater than envOptions.maxDepth (${eo.maxDepth})`, 'make minDepth ≤ maxDepth');
+    },
+  },
+  {
+    id: 'operand-range-ordered',
+    description: "The calculator's smallest literal is at most its largest.",
+    check({ envOptions: eo }) {
+      if (typeof eo.minOperand !== 'number' || typeof eo.maxOperand !== 'number' || !(eo.minOperand > eo.maxOperand)) return [];
+      return issue('envOptions.minOperand', eo.minOperand, `is greater than envOptions.maxOperand (${eo.maxOperand})`, 'make minOperand ≤ maxOperand');
+    },
+  },
+  {
+    id: 'group-has-spread',
+    description: 'GRPO, and the sample standard deviation, need groups of at least 2.',
+    check({ method, groupSize, algorithm }) {
+      if (typeof groupSize !== 'number' || !(groupSize < 2)) return [];
+      if (method === 'grpo')
+        return issue('groupSize', groupSize, 'GRPO normalises rewards within a group, and a group of one has no spread', 'set groupSize ≥ 2 (seed 002 uses 8)');
+      if (algorithm.advantageStd === 'sample')
+        return issue('groupSize', groupSize, 'the sample standard deviation needs at least 2 trajectories', 'set groupSize ≥ 2');
+      return [];
+    },
+  },
+  {
+    id: 'kl-for-rl-only',
+    description: 'RS-SFT and SFT train by negative log-likelihood: a KL coefficient other than 0 is refused.',
+    check({ method }, written) {
+      const kl = written.algorithm.klCoef;
+      if ((method !== 'rs-sft' && method !== 'sft') || kl === undefined || kl === 0) return [];
+      return issue(
+        'algorithm.klCoef',
+        kl,
+        `${method} trains by negative log-likelihood and has no KL penalty`,
+        `remove algorithm.klCoef (or set it to 0) for method "${method}"`,
+      );
+    },
+  },
+  {
+    id: 'async-not-sft',
+    description: 'SFT learns from scripted demonstrations: it runs in mode sync.',
+    check({ mode, method }) {
+      if (mode !== 'async' || method !== 'sft') return [];
+      return issue('mode', 'async', 'sft learns from scripted demonstrations, which have no policy to be asynchronous with', 'use mode "sync" for sft');
+    },
+  },
+  {
+    id: 'async-queue-holds-one-take',
+    description: "In mode async, a bounded queue holds at least one learner's take (groupsPerIteration).",
+    check({ mode, queueGroups, groupsPerIteration }) {
+      if (mode !== 'async' || !(queueGroups > 0 && queueGroups < groupsPerIteration)) return [];
+      return issue(
+        'queueGroups',
+        queueGroups,
+        `the learner takes ${groupsPerIteration} groups at a time (groupsPerIteration), more than the queue could ever hold`,
+        `use 0 (the default) or at least ${groupsPerIteration}`,
+      );
+    },
+  },
+  {
+    id: 'async-no-dynamic-sampling',
+    description: 'Dynamic sampling resamples within an iteration, which the asynchronous stream does not do.',
+    check({ mode, algorithm }) {
+      if (mode !== 'async' || !(algorithm.dynamicSampling > 0)) return [];
+      return issue(
+        'algorithm.dynamicSampling',
+        algorithm.dynamicSampling,
+        'replaces uninformative groups by sampling again within the iteration, which the asynchronous stream does not do',
+        'set algorithm.dynamicSampling to 0, or use mode "sync"',
+      );
+    },
+  },
+  {
+    id: 'correction-needs-recomputed-old',
+    description: 'Truncated importance sampling weighs by π_old/π_behaviour: it needs π_old recomputed.',
+    check({ algorithm }) {
+      if (algorithm.offPolicyCorrection !== 'truncated-is' || algorithm.oldLogprobs === 'recompute') return [];
+      return issue(
+        'algorithm.offPolicyCorrection',
+        'truncated-is',
+        'weighs tokens by π_old/π_behaviour, which is 1 when π_old is the behaviour log-probs',
+        'set algorithm.oldLogprobs to "recompute"',
+      );
+    },
+  },
+  {
+    id: 'dual-clip-above-one',
+    description: 'The dual-clip bound is 0 (off) or greater than 1.',
+    check({ algorithm }) {
+      const dual = algorithm.dualClip;
+      if (typeof dual !== 'number' || !(dual > 0 && dual <= 1)) return [];
+      return issue(
+        'algorithm.dualClip',
+        dual,
+        "the dual-clip bound must be greater than 1 (it caps a negative-advantage token's loss at c·|A|)",
+        'use 0 (off) or a value > 1 such as 3',
+      );
+    },
+  },
+  {
+    id: 'workspace-needs-tasks',
+    description: 'A workspace environment names its task file(s).',
+    check({ env, envOptions: eo }) {
+      if (env !== 'workspace' || nonEmpty(eo.tasks)) return [];
+      return issue(
+        'envOptions.tasks',
+        eo.tasks,
+        'a workspace environment needs its task file(s)',
+        'name them, e.g. "tasks.jsonl" or "data/*.parquet" (relative to the config file)',
+      );
+    },
+  },
+  {
+    id: 'agent-needs-command',
+    description: 'An agent environment names the program to run.',
+    check({ env, envOptions: eo }) {
+      if (env !== 'agent' || (Array.isArray(eo.command) && eo.command.length > 0 && eo.command[0] !== '')) return [];
+      return issue(
+        'envOptions.command',
+        eo.command,
+        'an agent environment needs the program to run',
+        'name it with its arguments, e.g. ["node", "agent.ts"] (run in the config file\'s folder)',
+      );
+    },
+  },
+  {
+    id: 'agent-needs-tasks',
+    description: 'An agent environment names its task file(s).',
+    check({ env, envOptions: eo }) {
+      if (env !== 'agent' || nonEmpty(eo.tasks)) return [];
+      return issue('envOptions.tasks', eo.tasks, 'an agent environment needs its task file(s)', 'name them, e.g. "tasks.jsonl" (relative to the config file)');
+    },
+  },
+  {
+    id: 'agent-needs-chat-model',
+    description: 'An agent program talks to a language model: policy transformer with a checkpoint.',
+    check({ env, policy, policyOptions: po }) {
+      if (env !== 'agent') return [];
+      if (policy !== 'transformer')
+        return issue(
+          'policy',
+          policy,
+          'an agent program talks to a language model',
+          'use policy "transformer" with a Hugging Face checkpoint (policyOptions.model)',
+        );
+      if (po.model !== '' || po.init !== '') return [];
+      return issue(
+        'policyOptions.model',
+        '',
+        'an agent program talks to a chat model',
+        'name a Hugging Face instruct checkpoint folder (policyOptions.model, or --model DIR; Start Run offers the ones in the cache)',
+      );
+    },
+  },
+  {
+    id: 'agent-reward-kind',
+    description: "An agent environment's reward is empty (the program's own), exact_match, or a Python file.",
+    check({ env, envOptions: eo }) {
+      const reward = eo.reward;
+      if (env !== 'agent' || !nonEmpty(reward) || reward === 'exact_match' || reward.endsWith('.py')) return [];
+      return issue(
+        'envOptions.reward',
+        reward,
+        'is neither empty (the program prints its reward), exact_match, nor a Python file',
+        'name a .py file defining reward(task, trajectory) (relative to the config file), or leave it empty',
+      );
+    },
+  },
+];
+
+/** The problems of the rules on whether the sections apply (SECTION_RULES), in their order. */
+export function checkSectionRules(config: ConfigDraft, written: WrittenConfig): ConfigIssue[] {
+  return SECTION_RULES.flatMap((rule) => rule.check(config, written));
+}
+
+/** Applies the derived defaults, then returns every rule's problems (CONFIG_RULES), in the rules' order. */
+export function checkRules(config: ConfigDraft, written: WrittenConfig): ConfigIssue[] {
+  for (const d of CONFIG_DERIVATIONS) d.apply(config, written);
+  return CONFIG_RULES.flatMap((rule) => rule.check(config, written));
+}
