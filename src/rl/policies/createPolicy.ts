@@ -3,8 +3,8 @@
 // learning rate of every step), how many episodes are sampled at once, whether the objective reads
 // whole distributions. A language model is one pipeline: its source (a folder, a warm start's
 // checkpoint, or a fresh model written as a folder) → the compute path, chosen once with its reason
-// (the wasm engine, with llama.cpp sampling beside it when asked, or the tfjs decoder: enginePath.ts,
-// tfjsPath.ts) → tokenizer → chat format → sampling → policy → warm start (policyStages.ts), the stages
+// (the wasm engine, with llama.cpp sampling beside it when asked, or the tfjs decoder: computePath.ts)
+// → tokenizer → chat format → sampling → policy → warm start (policyStages.ts), the stages
 // after the path the same on every path. Impossible combinations were rejected by validateRunConfig
 // already; the checks here guard programmatic callers.
 import * as path from 'node:path';
@@ -15,9 +15,7 @@ import type { RunEnvironment } from '../envs/environment';
 import { ModelLoadError, readHfConfig } from './hf/hfConfig';
 import type { LoraOptions } from './hf/hfModel';
 import { freshModelFolder, type NewModelSpec } from './hf/newCheckpoint';
-import { chooseComputePath, type ComputePath, type ModelSource, type PathModel } from './computePath';
-import { enginePath } from './enginePath';
-import { tfjsPath } from './tfjsPath';
+import { chooseComputePath, enginePath, tfjsPath, type ComputePath, type ModelSource, type PathModel } from './computePath';
 import type { TrainablePolicy } from './policy';
 import { candidateScoring, chatFormatOf, chatNote, samplingFor, tokenizerOf, warmStart } from './policyStages';
 import { TablePolicy } from './table/tablePolicy';
