@@ -9,18 +9,16 @@
 // with the engine's own backward pass (engine/engineCandidates.ts).
 import * as tf from '@tensorflow/tfjs';
 import type { PolicyStep, Trajectory } from '../../../shared/types';
-import { AdamW, type AdamWOptions } from '../../algo/adamw';
+import type { AdamWOptions } from '../../algo/adamw';
 import type { LossSpec } from '../../algo/objective';
 import type { TabularSpec } from '../../envs/environment';
 import type { Rng } from '../../random';
 import type { LossInput, LossStats, TrainSequence } from '../../algo/batch';
 import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs, type Trainable } from '../../algo/gradients';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
-import { loadPolicyState, saveCheckpoint, savePolicyState } from '../transformer/checkpoint';
-import type { PolicyModel } from '../transformer/policyModel';
+import { ModelPolicy, type SerialisableModel } from '../transformer/modelPolicy';
 import type { Tokenizer } from '../transformer/tokenizer';
-import { writeHfFolder } from './hfFolder';
-import type { HfModel, HfModelConfig } from './hfModel';
+import type { HfModel } from './hfModel';
 
 /** Prompts scored in one pass at most (each with every candidate): the learner's micro-batch, in turns. */
 const PROMPTS_PER_PASS = 8;
@@ -55,7 +53,7 @@ export interface CandidateScorer<M> {
 }
 
 /** A decoder the policy trains: its weights, a serialisable config, and the reference it copies into. */
-export type ScoringModel = PolicyModel & { readonly config: HfModelConfig };
+export type ScoringModel = SerialisableModel;
 
 /** What a candidate-scoring policy is made of. */
 export interface ScoringParts<M extends ScoringModel> {
@@ -150,13 +148,11 @@ export const tfjsCandidateScorer: CandidateScorer<HfModel> = {
   },
 };
 
-export class CandidateScoringPolicy<M extends ScoringModel = ScoringModel> implements TrainablePolicy {
+export class CandidateScoringPolicy<M extends ScoringModel = ScoringModel> extends ModelPolicy<M> implements TrainablePolicy {
   readonly parallelism = 1;
   readonly maxPositions = Number.POSITIVE_INFINITY;
   readonly vocabularySize: number;
-  readonly optimizer: AdamW;
   readonly compute: string;
-  private versionCounter = 0;
   /** Every candidate's ids: " " + the action string, then the end-of-sequence token. */
   private readonly candidates: number[][];
   /** Every prompt seen, by id (ids are never reused: a queued group of an async run may still hold one). */
@@ -164,30 +160,20 @@ export class CandidateScoringPolicy<M extends ScoringModel = ScoringModel> imple
   /** Prompt ids (the batch's inputs) → their token ids. */
   private readonly prompts: number[][] = [];
 
-  readonly model: M;
-  readonly reference: M;
-  readonly tokenizer: Tokenizer;
   readonly spec: TabularSpec;
   readonly temperature: number;
   readonly normalization: 'sum' | 'mean';
   private readonly scorer: CandidateScorer<M>;
 
   constructor({ model, reference, scorer, tokenizer, spec, eosId, optimizer, computeBase, temperature = 1, normalization = 'sum' }: ScoringParts<M>) {
-    this.model = model;
-    this.reference = reference;
+    super(model, reference, tokenizer, optimizer);
     this.scorer = scorer;
-    this.tokenizer = tokenizer;
     this.spec = spec;
     this.temperature = temperature;
     this.normalization = normalization;
     this.vocabularySize = spec.actions.length;
     this.candidates = spec.actions.map((a) => [...tokenizer.encode(` ${a}`), ...(eosId !== undefined ? [eosId] : [])]);
-    this.optimizer = new AdamW([...model.weights], optimizer);
     this.compute = `${computeBase}, candidate scoring over ${spec.actions.length} actions (${normalization === 'mean' ? 'mean log-prob per candidate token' : 'summed log-prob'}${temperature !== 1 ? `, temperature ${temperature}` : ''})`;
-  }
-
-  get version(): number {
-    return this.versionCounter;
   }
 
   /** The id of a prompt (its token ids kept once). */
@@ -318,43 +304,5 @@ export class CandidateScoringPolicy<M extends ScoringModel = ScoringModel> imple
 
   gradients(_part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
     return shardGradients(this.trainable(this.model), inputs, spec, PROMPTS_PER_PASS);
-  }
-
-  async applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number> {
-    const norm = await this.optimizer.apply(grads, lr);
-    this.model.weightsChanged?.();
-    return norm;
-  }
-
-  completeUpdate(): void {
-    this.versionCounter += 1;
-  }
-
-  /** Makes the current weights the KL reference (a warm start's reference is the warm-started model). */
-  resetReference(): void {
-    this.reference.copyFrom(this.model);
-  }
-
-  /** A checkpoint; under full fine-tuning it is a Hugging Face folder too (policyOptions.model reads it). */
-  async save(dir: string, note: string): Promise<string> {
-    const file = await saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, note);
-    const weights = await this.model.hfTensors?.();
-    if (weights) writeHfFolder(dir, this.model.config.dir, weights);
-    return file;
-  }
-
-  async saveState(dir: string): Promise<void> {
-    await savePolicyState(dir, this.model, this.reference, this.tokenizer, this.optimizer, this.versionCounter);
-  }
-
-  loadState(dir: string): Promise<void> {
-    this.versionCounter = loadPolicyState(dir, this.model, this.reference, this.optimizer, this.tokenizer);
-    return Promise.resolve();
-  }
-
-  async dispose(): Promise<void> {
-    await this.reference.dispose();
-    await this.model.dispose();
-    this.optimizer.dispose();
   }
 }

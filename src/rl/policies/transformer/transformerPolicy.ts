@@ -5,17 +5,15 @@
 // samples and scores; the learner owns the update.
 import * as tf from '@tensorflow/tfjs';
 import type { AgentRequest, PolicyStep, Trajectory, Turn } from '../../../shared/types';
-import { AdamW, type AdamWOptions } from '../../algo/adamw';
+import type { AdamWOptions } from '../../algo/adamw';
 import type { LossSpec } from '../../algo/objective';
 import { Rng } from '../../random';
 import type { LossInput, LossStats, TrainSequence } from '../../algo/batch';
 import { MICROBATCH_POSITIONS, shardGradients, shardLogprobs, type SequenceLogprobs, type Trainable } from '../../algo/gradients';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
 import { DemonstrationPolicy } from '../scripted/demonstrations';
-import { loadPolicyState, saveCheckpoint, savePolicyState } from './checkpoint';
 import type { ChatFormat } from '../hf/chatFormat';
-import type { HfModelConfig } from '../hf/hfModel';
-import { writeHfFolder } from '../hf/hfFolder';
+import { ModelPolicy, type SerialisableModel } from './modelPolicy';
 import type { PolicyModel } from './policyModel';
 import { sampleBatch, type SampledSequence, type SampleOptions } from './sampler';
 import type { Tokenizer } from './tokenizer';
@@ -122,32 +120,22 @@ export interface ModelParts<M extends PolicyModel> {
   readonly microBatchPositions?: number;
 }
 
-type SerialisableModel = PolicyModel & { readonly config: HfModelConfig };
-
-export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> implements TrainablePolicy {
-  readonly reference: M;
-  readonly optimizer: AdamW;
-  private versionCounter = 0;
-
+export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> extends ModelPolicy<M> implements TrainablePolicy {
   constructor(
-    readonly model: M,
-    readonly tokenizer: Tokenizer,
+    model: M,
+    tokenizer: Tokenizer,
     public sampling: SampleOptions,
     optimizer: AdamWOptions,
     readonly compute: string,
     private readonly parts: ModelParts<M>,
   ) {
-    this.reference = parts.reference;
-    this.optimizer = new AdamW([...model.weights], optimizer);
+    // the rollout engine holds a copy of the weights: the shared step and state code tell it of changes
+    super(model, parts.reference, tokenizer, optimizer, parts.rollout);
   }
 
   /** The chat format the policy prompts with, if any. */
   get chat(): ChatFormat | undefined {
     return this.parts.chat;
-  }
-
-  get version(): number {
-    return this.versionCounter;
   }
 
   /** One part: the engine spreads each pass over the machine's cores itself. */
@@ -164,11 +152,6 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
 
   get temperature(): number {
     return this.sampling.temperature > 0 ? this.sampling.temperature : 1;
-  }
-
-  /** Makes the current weights the KL reference (after a warm start, the reference is the warm-started model). */
-  resetReference(): void {
-    this.reference.copyFrom(this.model);
   }
 
   demonstrator(agent: Policy): Policy {
@@ -343,48 +326,11 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
     return shardGradients(this.parts.differentiable(this.model), inputs, spec, this.parts.microBatchPositions ?? MICROBATCH_POSITIONS);
   }
 
-  async applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number> {
-    const norm = await this.optimizer.apply(grads, lr);
-    this.model.weightsChanged?.();
-    this.parts.rollout?.weightsChanged();
-    return norm;
-  }
-
-  completeUpdate(): void {
-    this.versionCounter += 1;
-  }
-
   greedy(): Policy {
     return greedyView(
       () => this.versionCounter,
       this.compute,
       (contexts, rng) => this.sampleWith({ ...this.sampling, temperature: 0 }, contexts, rng),
     );
-  }
-
-  /** A checkpoint; under full fine-tuning of a Hugging Face model it is a Hugging Face folder too (policyOptions.model reads it). */
-  async save(dir: string, note: string): Promise<string> {
-    const file = await saveCheckpoint(dir, this.model, this.tokenizer, this.optimizer, this.versionCounter, note);
-    const weights = await this.model.hfTensors?.();
-    if (weights && 'kind' in this.model.config) writeHfFolder(dir, this.model.config.dir, weights);
-    return file;
-  }
-
-  async saveState(dir: string): Promise<void> {
-    await savePolicyState(dir, this.model, this.reference, this.tokenizer, this.optimizer, this.versionCounter);
-  }
-
-  loadState(dir: string): Promise<void> {
-    return Promise.resolve().then(() => {
-      this.versionCounter = loadPolicyState(dir, this.model, this.reference, this.optimizer, this.tokenizer);
-      this.parts.rollout?.weightsChanged();
-    });
-  }
-
-  async dispose(): Promise<void> {
-    await this.parts.rollout?.dispose();
-    await this.reference.dispose();
-    await this.model.dispose();
-    this.optimizer.dispose();
   }
 }
