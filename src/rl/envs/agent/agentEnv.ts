@@ -23,6 +23,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentEnvOptions } from '../../../shared/optionSpecs';
+import { openAiMessage } from '../../../shared/openAiMessage';
 import type { AgentMessage, AgentRequest, EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
 import type { EnvironmentDefinition, Environment, RunEnvironment, SampledAction, StepResult, Task, TaskSource } from '../environment';
 import { findOnPath, levelHolds } from '../../sandbox/isolation';
@@ -407,9 +408,9 @@ class AgentEpisode implements Environment {
   private async scored(scorer: Scorer, printed: Record<string, unknown> | undefined, details: Record<string, unknown>): Promise<EpisodeOutcome> {
     if (!this.task) throw new Error('agent: verify() before an episode');
     const last = this.last;
-    const answer = last && wireMessage({ role: 'assistant', content: last.answer.content ?? '', toolCalls: last.answer.toolCalls });
+    const answer = last && openAiMessage({ role: 'assistant', content: last.answer.content ?? '', toolCalls: last.answer.toolCalls });
     const trajectory: AgentRewardTrajectory = {
-      messages: last ? [...last.messages.map(wireMessage), answer!] : [],
+      messages: last ? [...last.messages.map((m) => openAiMessage(m)), answer!] : [],
       answer: last && last.answer.toolCalls.length === 0 ? last.answer.content : null,
       tool_calls: this.calls,
       requests: this.requests,
@@ -473,19 +474,6 @@ class AgentEpisode implements Environment {
     child.stdout?.destroy();
     child.stderr?.destroy();
   }
-}
-
-/** A message as OpenAI's API writes it (what a reward file reads): tool_calls with type and function, tool_call_id. */
-function wireMessage(m: AgentMessage): Record<string, unknown> {
-  return {
-    role: m.role,
-    content: m.content,
-    ...(m.toolCalls?.length
-      ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
-      : {}),
-    ...(m.toolCallId !== undefined ? { tool_call_id: m.toolCallId } : {}),
-    ...(m.name !== undefined ? { name: m.name } : {}),
-  };
 }
 
 /** The last line of a program's output that is a JSON object (it may print other things, JSON or not, before it). */
