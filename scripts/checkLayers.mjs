@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // @ts-check
 // Resolves every relative import of src/ to the layer it lands in (scripts/layers.mjs) and fails on an
-// import that goes up or sideways. Prints the folder-level graph with --graph.
+// import that goes up or sideways, and on any import circle between files of src/ (type imports
+// included; scripts/importCycles.mjs). Prints the folder-level graph with --graph.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findCycles } from './importCycles.mjs';
 import { layerOf, mayImport } from './layers.mjs';
 
 const SRC = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src');
@@ -19,7 +21,13 @@ function walk(dir) {
 const bad = [];
 /** @type {Map<string, number>} */
 const graph = new Map();
+/** @type {Map<string, string[]>} src-relative file → the src files it imports */
+const files = new Map();
 for (const file of walk(SRC)) {
+  const rel = path.relative(SRC, file).split(path.sep).join('/');
+  /** @type {string[]} */
+  const imports = [];
+  files.set(rel, imports);
   const from = layerOf(path.relative(SRC, file).split(path.sep).join('/'));
   if (!from) {
     bad.push(`${path.relative(SRC, file)}: in no layer (add its folder to scripts/layers.mjs)`);
@@ -32,12 +40,15 @@ for (const file of walk(SRC)) {
       .split(path.sep)
       .join('/');
     if (target.startsWith('..')) continue; // package.json and the like, outside src
-    const to = layerOf(target.endsWith('.ts') || target.endsWith('.json') ? target : `${target}.ts`);
+    const resolved = target.endsWith('.ts') || target.endsWith('.json') ? target : `${target}.ts`;
+    if (resolved.endsWith('.ts')) imports.push(resolved);
+    const to = layerOf(resolved);
     if (!to || to === from) continue;
     graph.set(`${from} → ${to}`, (graph.get(`${from} → ${to}`) ?? 0) + 1);
     if (!mayImport(from, to)) bad.push(`${path.relative(SRC, file)}: imports ${m[1]} (${from} → ${to}, against the layer order in scripts/layers.mjs)`);
   }
 }
+for (const cycle of findCycles(files)) bad.push(`import circle: ${cycle.join(' ⇄ ')} (type imports count: move the shared part to a module both can import)`);
 if (process.argv.includes('--graph'))
   process.stdout.write(
     `${[...graph]
@@ -46,6 +57,6 @@ if (process.argv.includes('--graph'))
       .join('\n')}\n`,
   );
 if (bad.length > 0) {
-  process.stderr.write(`checkLayers: ${bad.length} import(s) against the layers:\n${bad.map((b) => `  ${b}`).join('\n')}\n`);
+  process.stderr.write(`checkLayers: ${bad.length} import(s) against the layers or in a circle:\n${bad.map((b) => `  ${b}`).join('\n')}\n`);
   process.exit(1);
 }

@@ -1,7 +1,8 @@
 // The one way the webview pages put text on screen: textContent (never HTML), with invisible and
 // direction-changing characters shown as markers (src/shared/untrustedText.ts), and the few shapes the
 // view models (src/shared/*Model.ts) hand over: chips, key/value rows, the worst-token table.
-import { nextWorstSort, sortWorst, type Chip, type KeyValue, type WorstTable } from '../src/shared/inspectorModel';
+import { type Chip, type KeyValue } from '../src/shared/inspectorModel';
+import { nextWorstSort, sortWorst, type WorstTable } from '../src/shared/worstTable';
 import { opaqueColour } from '../src/shared/chartColour';
 import { showInvisibles } from '../src/shared/untrustedText';
 

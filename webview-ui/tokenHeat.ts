@@ -7,20 +7,14 @@ import {
   defaultHeatMode,
   heatModes,
   heatPaint,
-  remoteWorst,
   tokenDetails,
   tokenDetailsTitle,
   tokenPieces,
   tokenSummary,
-  trajectoryWorst,
   turnTokensSummary,
-  WORST_MEASURES,
-  WORST_TEXT,
-  worstScopes,
   type HeatMode,
-  type WorstSource,
-  type WorstTable,
 } from '../src/shared/inspectorModel';
+import { remoteWorst, trajectoryWorst, WORST_MEASURES, WORST_TEXT, worstScopes, type WorstSource, type WorstTable } from '../src/shared/worstTable';
 import type { TrajectoryDetail, WorstToken } from '../src/shared/protocol/backendProtocol';
 import type { TokenFocus, WorstScope } from '../src/shared/protocol/webviewProtocol';
 import { tokenRows, type TokenRow, type WorstBy } from '../src/shared/tokenStatsRows';

@@ -3,7 +3,7 @@
 // — a table with the inspector's columns (inspectorModel.ts), each row opening its token in context —
 // and its histogram of |training − sampling log-prob|: the bars, the axis titles, the line above it.
 import { count, sig } from './format';
-import { remoteWorst, type WorstTable } from './inspectorModel';
+import { remoteWorst, type WorstTable } from './worstTable';
 import type { DashboardDrill } from './protocol/webviewProtocol';
 import type { WorstBy } from './tokenStatsRows';
 import { oneLine } from './untrustedText';

@@ -2,16 +2,15 @@
 // render it, tests check it in Node): the header's lines and outcome chips, the outcome's details as
 // key/value rows, the group's other trajectories, the token heat map's summary chips, colour modes,
 // colours and legend, a token's numbers as key/value rows, the worst tokens as tables (token, turn,
-// position, sampled, trained, Δ, ratio, clip, advantage, KL), and the re-scores. Every number goes
+// position, sampled, trained, Δ, ratio, clip, advantage, KL: worstTable.ts), and the re-scores. Every number goes
 // through format.ts; every stored text through untrustedText.ts (oneLine for a label, a cell or a
 // chip; showInvisibles for a block the page cuts at agentRl.maxTextLength), so what the page sets with
 // textContent is already inert.
 import { BLOCKED_KINDS, episodeStats } from './episodeStats';
 import { absoluteTime, count, duration, fixed, MISSING, sig, signed } from './format';
-import type { TrajectoryDetail, TrajectorySummary, WorstToken } from './protocol/backendProtocol';
-import type { WorstScope } from './protocol/webviewProtocol';
+import type { TrajectoryDetail, TrajectorySummary } from './protocol/backendProtocol';
 import { errorHeadline, type Score, type TrajectoryRescores } from './rescore';
-import { badness, TOKEN_COLUMNS, worstRows, type TokenColumn, type TokenRow, type WorstBy } from './tokenStatsRows';
+import { TOKEN_COLUMNS, type TokenColumn, type TokenRow } from './tokenStatsRows';
 import { clip, oneLine, showInvisibles } from './untrustedText';
 
 /** What a value means, for its colour: the page maps each tone to a theme colour. */
@@ -318,10 +317,11 @@ export function turnTokensSummary(policy: unknown, rows: readonly TokenRow[]): s
   return `tokens: ${count(context)} context (mask 0), ${count(rows.length)} generated, ${count(rows.filter((r) => r.trained).length)} with the learner's numbers`;
 }
 
-const clipText = (c: TokenRow['clip']): string => (c === undefined ? MISSING : c === 'none' ? 'no' : c);
-const clipTone = (c: TokenRow['clip']): Tone => (c === 'low' ? 'info' : c === 'high' ? 'bad' : c === 'dual' ? 'warn' : 'neutral');
+/** A token's clip as a cell or a row says it, and its tone (worstTable.ts shows it too). */
+export const clipText = (c: TokenRow['clip']): string => (c === undefined ? MISSING : c === 'none' ? 'no' : c);
+export const clipTone = (c: TokenRow['clip']): Tone => (c === 'low' ? 'info' : c === 'high' ? 'bad' : c === 'dual' ? 'warn' : 'neutral');
 /** A token's text in quotes, one line. */
-const quoted = (piece: string): string => oneLine(JSON.stringify(piece), 300);
+export const quoted = (piece: string): string => oneLine(JSON.stringify(piece), 300);
 
 /** Every number of a token, one key/value row each. */
 export function tokenDetails(r: TokenRow, piece: string, advantage: number): KeyValue[] {
@@ -344,174 +344,6 @@ export function tokenDetails(r: TokenRow, piece: string, advantage: number): Key
 /** The same numbers as one tooltip: a line per row. */
 export function tokenDetailsTitle(rows: readonly KeyValue[]): string {
   return rows.map((r) => `${r.label}: ${r.value}`).join('\n');
-}
-
-// ── Worst tokens ────────────────────────────────────────────────────────────────────────────────────
-
-export type WorstColumnKey = 'trajectory' | 'token' | 'turn' | 'position' | 'sampled' | 'trained' | 'delta' | 'ratio' | 'clip' | 'advantage' | 'kl';
-
-export interface WorstColumn {
-  readonly key: WorstColumnKey;
-  readonly label: string;
-  /** What the column holds (the header's hover). */
-  readonly title: string;
-  readonly numeric: boolean;
-}
-
-export interface WorstCell {
-  readonly key: WorstColumnKey;
-  readonly text: string;
-  readonly tone: Tone;
-  /** The cell's hover ('' for none). */
-  readonly title: string;
-  /** What a click on the column's header sorts by (undefined: no number, sorted last either way). */
-  readonly sort: number | string | undefined;
-}
-
-export interface WorstRowView {
-  /** Where the token is: a click opens it there. */
-  readonly trajectoryId: number;
-  readonly turn: number;
-  readonly token: number;
-  readonly cells: readonly WorstCell[];
-}
-
-export interface WorstTable {
-  readonly by: WorstBy;
-  readonly title: string;
-  readonly columns: readonly WorstColumn[];
-  /** The column the rows are sorted by (worst first until a header is clicked), and which way. */
-  readonly sortedBy: WorstColumnKey;
-  readonly direction: SortDirection;
-  readonly rows: readonly WorstRowView[];
-  /** Why there are no rows (none recorded, or the backend's error), when there are none. */
-  readonly note?: string;
-}
-
-/** A table's sort order, as aria-sort names it. */
-export type SortDirection = 'ascending' | 'descending';
-
-export const WORST_TEXT: Record<WorstBy, string> = { mismatch: '|training − sampling log-prob|', logRatio: '|log π/π_old|', kl: 'KL to the reference' };
-const SORTED_BY: Record<WorstBy, WorstColumnKey> = { mismatch: 'delta', logRatio: 'ratio', kl: 'kl' };
-
-const COLUMNS: readonly WorstColumn[] = [
-  { key: 'trajectory', label: 'trajectory', title: 'the trajectory (and iteration) the token is in', numeric: true },
-  { key: 'token', label: 'token', title: 'the token’s text (its id on hover)', numeric: false },
-  { key: 'turn', label: 'turn', title: 'the turn that generated it', numeric: true },
-  { key: 'position', label: 'position', title: 'its index among the turn’s generated tokens', numeric: true },
-  { key: 'sampled', label: 'sampled', title: 'log-prob when sampled', numeric: true },
-  { key: 'trained', label: 'trained', title: 'log-prob the learner trained on', numeric: true },
-  { key: 'delta', label: 'Δ', title: 'training − sampling log-prob before the update (train–inference mismatch); sorts by its size |Δ|', numeric: true },
-  { key: 'ratio', label: 'ratio', title: 'π / π_old at the token’s first step; sorts by |log ratio|', numeric: true },
-  { key: 'clip', label: 'clip', title: 'which clip held the token', numeric: false },
-  { key: 'advantage', label: 'advantage', title: 'the trajectory’s advantage', numeric: true },
-  { key: 'kl', label: 'KL', title: 'KL estimate to the reference', numeric: true },
-];
-
-function worstRow(r: TokenRow, where: { trajectoryId: number; iteration?: number }, token: { text: string; title: string }, advantage: number): WorstRowView {
-  const cell = (key: WorstColumnKey, text: string, sort: number | string | undefined, tone: Tone = 'neutral', title = ''): WorstCell => ({
-    key,
-    text,
-    tone,
-    title,
-    sort: typeof sort === 'number' && !Number.isFinite(sort) ? undefined : sort,
-  });
-  return {
-    trajectoryId: where.trajectoryId,
-    turn: r.turn,
-    token: r.token,
-    cells: [
-      ...(where.iteration !== undefined ? [cell('trajectory', String(where.trajectoryId), where.trajectoryId, 'neutral', `iteration ${where.iteration}`)] : []),
-      cell('token', token.text, token.text, 'neutral', token.title),
-      cell('turn', String(r.turn), r.turn),
-      cell('position', String(r.token), r.token),
-      cell('sampled', sig(r.behaviour), r.behaviour),
-      cell('trained', sig(r.logp), r.logp),
-      cell('delta', sig(r.mismatch), badness(r, 'mismatch')),
-      cell('ratio', sig(r.ratio), badness(r, 'logRatio')),
-      cell('clip', clipText(r.clip), clipText(r.clip), clipTone(r.clip)),
-      cell('advantage', sig(advantage), advantage, advantage > 0 ? 'good' : advantage < 0 ? 'bad' : 'neutral'),
-      cell('kl', sig(r.kl), r.kl),
-    ],
-  };
-}
-
-/** The shown trajectory's `limit` worst tokens by `by` (`pieces`: tokenPieces of `rows`); undefined when none has the number. */
-export function trajectoryWorst(
-  t: Pick<TrajectoryDetail, 'id' | 'advantage'>,
-  rows: readonly TokenRow[],
-  pieces: readonly string[],
-  by: WorstBy,
-  limit = 5,
-): WorstTable | undefined {
-  const index = new Map(rows.map((r, i) => [r, i]));
-  const worst = worstRows(rows, by, limit);
-  if (worst.length === 0) return undefined;
-  return {
-    by,
-    title: `worst in this trajectory by ${WORST_TEXT[by]}`,
-    columns: COLUMNS.filter((c) => c.key !== 'trajectory'),
-    sortedBy: SORTED_BY[by],
-    direction: 'descending',
-    rows: worst.map((r) => worstRow(r, { trajectoryId: t.id }, { text: quoted(pieces[index.get(r)!] ?? `#${r.id}`), title: `token id ${r.id}` }, t.advantage)),
-  };
-}
-
-/** The worst tokens of the iteration or run that the host sent (or why there are none). */
-export function remoteWorst(iteration: number, scope: WorstScope, by: WorstBy, items: readonly WorstToken[], error?: string): WorstTable {
-  const title = `worst of the ${scope === 'iteration' ? `iteration ${iteration}` : 'run'} by ${WORST_TEXT[by]}`;
-  return {
-    by,
-    title,
-    columns: COLUMNS,
-    sortedBy: SORTED_BY[by],
-    direction: 'descending',
-    rows: items.map((w) => worstRow(w, { trajectoryId: w.trajectoryId, iteration: w.iteration }, { text: `#${w.id}`, title: `token id ${w.id}` }, w.advantage)),
-    ...(error !== undefined ? { note: `could not be read (${oneLine(String(error), 300)})` } : items.length === 0 ? { note: 'none recorded' } : {}),
-  };
-}
-
-/** Where the inspector's worst tokens come from: the trajectory shown (in the page), or its iteration or run (asked of the host). */
-export type WorstSource = 'trajectory' | WorstScope;
-
-/** The scope selector's options. */
-export function worstScopes(iteration: number): { readonly value: WorstSource; readonly label: string }[] {
-  return [
-    { value: 'trajectory', label: 'this trajectory' },
-    { value: 'iteration', label: `iteration ${iteration}` },
-    { value: 'run', label: 'the whole run' },
-  ];
-}
-
-/** The measure selector's options (the worst tokens by which number). */
-export const WORST_MEASURES: readonly { readonly value: WorstBy; readonly label: string }[] = [
-  { value: 'mismatch', label: WORST_TEXT.mismatch },
-  { value: 'logRatio', label: WORST_TEXT.logRatio },
-  { value: 'kl', label: WORST_TEXT.kl },
-];
-
-/**
- * The table sorted by `column` (a stable sort: ties keep their order; cells without a number last
- * either way). Text sorts by code point, so the order does not depend on the page's locale.
- */
-export function sortWorst(table: WorstTable, column: WorstColumnKey, direction: SortDirection): WorstTable {
-  const sign = direction === 'ascending' ? 1 : -1;
-  const keyOf = (r: WorstRowView): number | string | undefined => r.cells.find((c) => c.key === column)?.sort;
-  const rows = table.rows
-    .map((r, i) => ({ r, i, k: keyOf(r) }))
-    .sort((a, b) => {
-      if (a.k === undefined || b.k === undefined) return a.k === b.k ? a.i - b.i : a.k === undefined ? 1 : -1;
-      const d = typeof a.k === 'number' && typeof b.k === 'number' ? a.k - b.k : String(a.k) < String(b.k) ? -1 : String(a.k) > String(b.k) ? 1 : 0;
-      return d !== 0 ? sign * d : a.i - b.i;
-    })
-    .map((x) => x.r);
-  return { ...table, sortedBy: column, direction, rows };
-}
-
-/** What a click on `column`'s header does: the sorted column turns around; another sorts numbers largest first, text A–Z. */
-export function nextWorstSort(table: Pick<WorstTable, 'columns' | 'sortedBy' | 'direction'>, column: WorstColumnKey): SortDirection {
-  if (column === table.sortedBy) return table.direction === 'descending' ? 'ascending' : 'descending';
-  return table.columns.find((c) => c.key === column)?.numeric ? 'descending' : 'ascending';
 }
 
 // ── Re-scores ───────────────────────────────────────────────────────────────────────────────────────

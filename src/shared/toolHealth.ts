@@ -5,23 +5,10 @@
 // collapsing to two turns, found by hand). Stored observations are untrusted: every field is checked.
 import { FINAL_ACTIONS, type TurnView } from './episodeStats';
 import { fixed } from './format';
-import type { IterationMetrics } from './types';
+import type { IterationMetrics, ToolHealth } from './types';
 
-/** One tool over one iteration's episodes. */
-export interface ToolHealth {
-  /** Calls over the iteration (what the rates are shares of). */
-  readonly calls: number;
-  /** Mean calls per episode (over every episode of the iteration, calling or not). */
-  readonly callsPerEpisode: number;
-  /** Share of calls the tool refused or failed (bad arguments, an exception, a crash; not a format error). */
-  readonly errorRate: number;
-  /** Share of calls that ran out of time. */
-  readonly timeoutRate: number;
-  /** Latency percentiles over the calls that reported a duration (ms); absent when none did. */
-  readonly latencyP50Ms?: number;
-  readonly latencyP95Ms?: number;
-  readonly latencyMaxMs?: number;
-}
+// The record itself lives in types.ts (IterationMetrics holds it), so that types.ts imports nothing back.
+export type { ToolHealth };
 
 /** Below this share of its first iterations' calls per episode, a tool's use has collapsed. */
 export const TOOL_COLLAPSE_FRACTION = 0.5;

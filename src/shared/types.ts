@@ -1,6 +1,21 @@
 // The records that cross every boundary (engine → store → CLI → host → webview). One documented
 // record per concept; no vscode and no Node built-ins here, so every runtime can import it.
-import type { ToolHealth } from './toolHealth';
+
+/** One tool over one iteration's episodes (computed by shared/toolHealth.ts). */
+export interface ToolHealth {
+  /** Calls over the iteration (what the rates are shares of). */
+  readonly calls: number;
+  /** Mean calls per episode (over every episode of the iteration, calling or not). */
+  readonly callsPerEpisode: number;
+  /** Share of calls the tool refused or failed (bad arguments, an exception, a crash; not a format error). */
+  readonly errorRate: number;
+  /** Share of calls that ran out of time. */
+  readonly timeoutRate: number;
+  /** Latency percentiles over the calls that reported a duration (ms); absent when none did. */
+  readonly latencyP50Ms?: number;
+  readonly latencyP95Ms?: number;
+  readonly latencyMaxMs?: number;
+}
 
 /** Why an episode ended. */
 export type TerminationReason =

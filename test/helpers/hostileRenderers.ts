@@ -44,16 +44,13 @@ import {
   groupRows,
   inspectorHeader,
   outcomeDetails,
-  remoteWorst,
   rescoreView,
-  sortWorst,
   tokenDetails,
   tokenDetailsTitle,
   tokenPieces,
   tokenSummary,
-  trajectoryWorst,
-  type WorstTable,
 } from '../../src/shared/inspectorModel';
+import { remoteWorst, sortWorst, trajectoryWorst, type WorstTable } from '../../src/shared/worstTable';
 import { tokenRows } from '../../src/shared/tokenStatsRows';
 import type { FoundModel } from '../../src/shared/foundModel';
 import type { BackendMethods, TrajectoryDetail, TrajectorySummary, WorstToken } from '../../src/shared/protocol/backendProtocol';

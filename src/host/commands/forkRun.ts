@@ -9,7 +9,7 @@ import { validateRunConfig } from '../../shared/runConfig';
 import { showInvisibles } from '../../shared/untrustedText';
 import { databasePath, sandboxSettings } from '../settings';
 import type { RunsNode } from '../views/runsTree';
-import type { CommandDeps } from './runCommands';
+import type { CommandDeps } from './commandDeps';
 import { followRun } from './startRun';
 
 export async function forkRun(deps: CommandDeps, n?: RunsNode): Promise<void> {

@@ -5,27 +5,16 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { count } from '../../shared/format';
 import { messageText, showInvisibles } from '../../shared/untrustedText';
-import type { LiveRuns } from '../liveRuns';
-import type { HostProcesses } from '../processes/hostProcesses';
 import { exportRunItems } from '../pickItems';
 import { databasePath, sandboxSettings } from '../settings';
-import type { RunsNode, RunsTree } from '../views/runsTree';
+import type { RunsNode } from '../views/runsTree';
 import { InspectorPanel, OPEN_TOKEN_COMMAND } from '../webviews/inspectorPanel';
+import type { CommandDeps } from './commandDeps';
 import { forkRun } from './forkRun';
 import { newEnvironment } from './newEnvironment';
 import { pickModelCommand } from './pickModelCommand';
 import { followRun, startRun } from './startRun';
 import { TRAJECTORY_SCHEME } from './trajectoryDocument';
-
-export interface CommandDeps {
-  readonly tree: RunsTree;
-  readonly processes: HostProcesses;
-  readonly live: LiveRuns;
-  readonly output: vscode.OutputChannel;
-  readonly extensionUri: vscode.Uri;
-  /** Selects a trajectory in the Runs tree (the inspector calls it for the trajectory it shows). */
-  readonly reveal: (trajectoryId: number) => void;
-}
 
 export function registerRunCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
   const guard =

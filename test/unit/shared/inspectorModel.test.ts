@@ -7,19 +7,14 @@ import {
   heatPaint,
   inspectorHeader,
   outcomeDetails,
-  remoteWorst,
   rescoreView,
   tokenDetails,
   tokenDetailsTitle,
   tokenPieces,
   tokenSummary,
-  nextWorstSort,
-  sortWorst,
-  trajectoryWorst,
   turnTokensSummary,
-  WORST_MEASURES,
-  worstScopes,
 } from '../../../src/shared/inspectorModel';
+import { remoteWorst, nextWorstSort, sortWorst, trajectoryWorst, WORST_MEASURES, worstScopes } from '../../../src/shared/worstTable';
 import type { TrajectoryRescores } from '../../../src/shared/rescore';
 import { tokenRows } from '../../../src/shared/tokenStatsRows';
 import { HOSTILE, rawInvisible } from './hostileInputs';

@@ -18,23 +18,31 @@
 //
 // What a stored run holds never starts a program: resume, fork and rescore refuse agent runs
 // (store/resume.ts), so only a config the user gives names the program that runs.
+//
+// This file is the episode and the run around it. Apart from it: the endpoint (endpoint.ts), the
+// process-wide handlers that stop programs still running when this process ends (programGroups.ts),
+// the program's path and printed reward line (agentProgram.ts), a reward other than that line
+// (agentScorer.ts), and the tasks, loaded as the workspace environment loads its own
+// (workspace/taskSource.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentEnvOptions } from '../../../shared/optionSpecs';
+import { openAiMessage } from '../../../shared/openAiMessage';
 import type { AgentMessage, AgentRequest, EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
-import type { EnvironmentDefinition, Environment, RunEnvironment, SampledAction, StepResult, Task, TaskSource } from '../environment';
-import { findOnPath, levelHolds } from '../../sandbox/isolation';
-import { DEFAULT_LIMITS, limitsOf } from '../../sandbox/limits';
-import { SandboxPools } from '../../sandbox/sandboxPools';
-import { readTaskRecords } from '../workspace/taskFiles';
-import { FIELD_NAMES, tasksOf, workspaceTaskData, type FieldMap } from '../workspace/taskRecords';
-import { ToolZygotes, type SessionPool } from '../workspace/toolSession';
-import { openRewardPool, rewardTask } from '../workspace/workspaceEnv';
-import { exactMatch, pythonReward, RewardError, type AgentRewardTrajectory, type RewardResult } from '../workspace/workspaceReward';
+import type { EnvironmentDefinition, Environment, RunEnvironment, SampledAction, StepResult, Task } from '../environment';
+import { workspaceTaskData } from '../workspace/taskRecords';
+import { loadTaskSource } from '../workspace/taskSource';
+import type { AgentRewardTrajectory } from '../workspace/workspaceReward';
+import { AgentEnvError, lastJsonObject, resolveProgram } from './agentProgram';
+import { openScorer, scoreWith, type Scorer } from './agentScorer';
 import { AgentEndpoint, EndpointError, type ChatRequest, type ChatResult } from './endpoint';
+import { killGroup, programGroups } from './programGroups';
 import { parseAnswer, sameAnswer, sameMessage, type ParsedAnswer } from './toolCallText';
+
+// the program's error and path, where callers have always imported them
+export { AgentEnvError, resolveProgram };
 
 /** A request as a turn stores it: what it added to the context (all of it when it began a segment), and its tools. */
 interface StoredAgentRequest {
@@ -51,10 +59,6 @@ interface StoredAgentRequest {
 export const AGENT_MODEL_NAME = 'agent-rl-policy';
 const STDOUT_TAIL = 64 * 1024;
 
-export class AgentEnvError extends Error {
-  override name = 'AgentEnvError';
-}
-
 /** A request of the program waiting for the policy's answer. */
 interface Pending {
   readonly request: ChatRequest;
@@ -62,39 +66,6 @@ interface Pending {
   readonly reject: (e: Error) => void;
   /** The program gave up on it (closed the connection): not answered, not trained. */
   aborted: boolean;
-}
-
-/**
- * Process groups of programs still running, stopped when this process ends however it ends (a normal
- * exit, process.exit, SIGTERM or SIGINT). A SIGKILL cannot be caught: a program left behind then finds
- * the endpoint gone at its next request, and an OpenAI client ends with a connection error.
- */
-const liveGroups = new Set<number>();
-let guarded = false;
-function killGroup(pid: number): void {
-  try {
-    if (process.platform === 'win32') spawn('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true });
-    else process.kill(-pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
-}
-function guardGroups(): void {
-  if (guarded) return;
-  guarded = true;
-  const killAll = (): void => {
-    for (const pid of liveGroups) killGroup(pid);
-    liveGroups.clear();
-  };
-  process.on('exit', killAll);
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    const onSignal = (): void => {
-      killAll();
-      // without another listener the signal's default (ending the process) must still happen
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-    };
-    process.once(signal, onSignal);
-  }
 }
 
 type Event = { readonly kind: 'request'; readonly pending: Pending } | { readonly kind: 'exit' };
@@ -113,9 +84,6 @@ const toolSchemas = (r: ChatRequest): Record<string, unknown>[] =>
     function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters },
   }));
 
-/** A reward other than the program's own line: exact_match, or a reward file's sessions. */
-type Scorer = { readonly kind: 'exact_match' } | { readonly kind: 'file'; readonly file: string; readonly pool: SessionPool };
-
 /** What the run's episodes share: the endpoint, the program, the folder it runs in, the reward. */
 class AgentRun {
   readonly episodes = new Map<string, AgentEpisode>();
@@ -127,12 +95,6 @@ class AgentRun {
     readonly program: string,
     readonly scorer: Scorer | undefined,
   ) {}
-}
-
-/** A reward file's or exact_match's score of an episode. */
-async function scoreWith(scorer: Scorer, task: Task, trajectory: AgentRewardTrajectory): Promise<RewardResult> {
-  if (scorer.kind === 'exact_match') return { score: exactMatch(trajectory.answer, workspaceTaskData(task).groundTruth) ? 1 : 0, metrics: {}, extras: {} };
-  return pythonReward(scorer.pool, scorer.file, rewardTask(task), trajectory);
 }
 
 class AgentEpisode implements Environment {
@@ -227,10 +189,7 @@ class AgentEpisode implements Environment {
     });
     child.stdin.on('error', () => undefined); // a program that does not read its stdin
     child.stdin.end(`${taskJson}\n`);
-    if (child.pid !== undefined) {
-      liveGroups.add(child.pid);
-      guardGroups();
-    }
+    if (child.pid !== undefined) programGroups.add(child.pid);
     child.on('error', (e) => {
       // a failed start (no such program); a failed kill of a running one is not an exit
       if (child.pid !== undefined) return;
@@ -407,9 +366,9 @@ class AgentEpisode implements Environment {
   private async scored(scorer: Scorer, printed: Record<string, unknown> | undefined, details: Record<string, unknown>): Promise<EpisodeOutcome> {
     if (!this.task) throw new Error('agent: verify() before an episode');
     const last = this.last;
-    const answer = last && wireMessage({ role: 'assistant', content: last.answer.content ?? '', toolCalls: last.answer.toolCalls });
+    const answer = last && openAiMessage({ role: 'assistant', content: last.answer.content ?? '', toolCalls: last.answer.toolCalls });
     const trajectory: AgentRewardTrajectory = {
-      messages: last ? [...last.messages.map(wireMessage), answer!] : [],
+      messages: last ? [...last.messages.map((m) => openAiMessage(m)), answer!] : [],
       answer: last && last.answer.toolCalls.length === 0 ? last.answer.content : null,
       tool_calls: this.calls,
       requests: this.requests,
@@ -461,7 +420,7 @@ class AgentEpisode implements Environment {
     const running = !this.exited;
     // whatever the program left running in its group goes too, after a normal exit as well
     this.stop('the episode ended before the program did');
-    liveGroups.delete(child.pid);
+    programGroups.delete(child.pid);
     if (running)
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 5000);
@@ -475,121 +434,7 @@ class AgentEpisode implements Environment {
   }
 }
 
-/** A message as OpenAI's API writes it (what a reward file reads): tool_calls with type and function, tool_call_id. */
-function wireMessage(m: AgentMessage): Record<string, unknown> {
-  return {
-    role: m.role,
-    content: m.content,
-    ...(m.toolCalls?.length
-      ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
-      : {}),
-    ...(m.toolCallId !== undefined ? { tool_call_id: m.toolCallId } : {}),
-    ...(m.name !== undefined ? { name: m.name } : {}),
-  };
-}
-
-/** The last line of a program's output that is a JSON object (it may print other things, JSON or not, before it). */
-function lastJsonObject(stdout: string): Record<string, unknown> | undefined {
-  for (const line of stdout.split('\n').reverse()) {
-    const t = line.trim();
-    if (!t.startsWith('{')) continue;
-    try {
-      const v = JSON.parse(t) as unknown;
-      if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
-    } catch {
-      // not JSON: an earlier line may be
-    }
-  }
-  return undefined;
-}
-
-/**
- * The program to start: a bare name is looked up on PATH (never in the run's folder first, as Windows
- * would), a relative path is the config folder's; the absolute path is what runs.
- */
-export function resolveProgram(cmd: string, root: string): string {
-  if (path.isAbsolute(cmd)) return cmd;
-  if (cmd.includes('/') || cmd.includes('\\')) return path.resolve(root, cmd);
-  const found = findOnPath(cmd);
-  if (!found) throw new AgentEnvError(`envOptions.command: "${cmd}" is not on PATH. Fix: install it, or give its absolute path`);
-  return found;
-}
-
 const DESCRIPTION = 'Your own agent program (an OpenAI client) against the policy, served on an OpenAI-compatible endpoint; tasks from task files.';
-
-async function loadTasks(o: AgentEnvOptions, root: string): Promise<TaskSource> {
-  if (o.tasks === '') throw new AgentEnvError('envOptions.tasks is empty. Fix: name the task file(s), e.g. "tasks.jsonl"');
-  const fields: Partial<Record<keyof FieldMap, string>> = {};
-  for (const f of FIELD_NAMES) {
-    const v = (o as unknown as Record<string, unknown>)[`${f}Field`];
-    if (typeof v === 'string' && v !== '') fields[f] = v;
-  }
-  const records = await readTaskRecords(root, [o.tasks]);
-  return tasksOf(records, { preset: o.taskPreset, fields, heldOutFraction: o.heldOutFraction, splitSeed: o.splitSeed });
-}
-
-/**
- * The run's reward other than the program's own line (envOptions.reward): exact_match, or a Python file
- * imported in the sandbox and checked on an empty episode of the first training task before the run
- * starts, so that a reward that cannot score fails now, naming the file, not after the first group.
- */
-async function openScorer(
-  o: AgentEnvOptions,
-  root: string,
-  tasks: TaskSource,
-): Promise<{ scorer: Scorer | undefined; describe: string; close: () => Promise<void> }> {
-  if (o.reward === '') return { scorer: undefined, describe: "the program's last JSON line", close: () => Promise.resolve() };
-  if (o.reward === 'exact_match') return { scorer: { kind: 'exact_match' }, describe: 'exact_match of the final answer', close: () => Promise.resolve() };
-  if (!o.reward.endsWith('.py'))
-    throw new AgentEnvError(
-      `envOptions.reward "${o.reward}" is neither empty (the program's own {"reward": r} line), exact_match, nor a Python file. Fix: name a .py file defining reward(task, trajectory), or leave it empty`,
-    );
-  const abs = path.resolve(root, o.reward);
-  let source: string;
-  try {
-    source = fs.readFileSync(abs, 'utf8');
-  } catch (e) {
-    throw new AgentEnvError(
-      `envOptions.reward: cannot read ${abs} (${(e as NodeJS.ErrnoException).code ?? String(e)}). Fix: check the path (relative to the config file's folder: ${root})`,
-    );
-  }
-  const pools = new SandboxPools();
-  const zygotes = new ToolZygotes();
-  let pool: SessionPool | undefined;
-  const close = async (): Promise<void> => {
-    pool?.close();
-    zygotes.close();
-    await pools.close();
-  };
-  try {
-    const { level, python } = pools.get(o);
-    const limits = limitsOf({ timeoutMs: o.rewardTimeoutMs, tailBytes: DEFAULT_LIMITS.tailBytes, outputCapBytes: DEFAULT_LIMITS.outputCapBytes });
-    const file = path.basename(abs);
-    pool = await openRewardPool({ level, python, limits, zygotes }, { name: file, source }, o.poolSize);
-    const scorer: Scorer = { kind: 'file', file, pool };
-    const first = tasks.train[0] ?? tasks.heldOut[0];
-    if (first) {
-      const empty: AgentRewardTrajectory = {
-        messages: [{ role: 'user', content: first.prompt }],
-        answer: null,
-        tool_calls: 0,
-        requests: 0,
-        printed: null,
-        exit_code: null,
-      };
-      try {
-        await scoreWith(scorer, first, empty);
-      } catch (e) {
-        if (e instanceof RewardError) throw new AgentEnvError(`${e.message} (checked on an empty episode of task ${first.id})`);
-        throw e;
-      }
-    }
-    return { scorer, describe: `${file} (sandbox level ${level}: ${levelHolds(level, python)})`, close };
-  } catch (e) {
-    await close();
-    throw e;
-  }
-}
 
 /**
  * The agent environment as a policy needs it to answer one stored request again (replay): no program,
@@ -615,7 +460,7 @@ export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {
     if (o.command.length === 0 || o.command[0] === '') throw new AgentEnvError('envOptions.command is empty. Fix: name the program, e.g. ["node", "agent.ts"]');
     if (!fs.existsSync(root)) throw new AgentEnvError(`envOptions.root ${root} does not exist. Fix: the folder of the config file`);
     const program = resolveProgram(o.command[0]!, root);
-    const tasks = await loadTasks(o, root);
+    const tasks = await loadTaskSource(root, o, (message) => new AgentEnvError(message));
     const reward = await openScorer(o, root, tasks);
     const holder: { run?: AgentRun } = {};
     let endpoint: AgentEndpoint;

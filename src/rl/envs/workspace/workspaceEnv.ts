@@ -1,6 +1,7 @@
-// An environment defined in the user's workspace: tasks from files (taskFiles.ts, taskRecords.ts),
-// tools from a Python file run in a per-episode sandboxed process (toolSession.ts), in one of three
-// call formats (toolCalls.ts), and a reward from a Python function or a built-in (workspaceReward.ts).
+// An environment defined in the user's workspace: tasks from files (taskSource.ts, the loader the agent
+// environment shares, over taskFiles.ts and taskRecords.ts), tools from a Python file run in a
+// per-episode sandboxed process (toolSession.ts), in one of three call formats (toolCalls.ts), and a
+// reward from a Python function (rewardPool.ts) or a built-in (workspaceReward.ts).
 // Opening it for a run (prepareWorkspace) loads and checks all of it before the run starts (no run row
 // exists yet when it fails): the tasks, the tool file's import and schemas, and the reward on a recorded
 // trajectory. The opened environment owns its warm pools, tool zygotes and reward sessions.
@@ -24,10 +25,15 @@ import {
   type ToolFormat,
   type ToolsInPrompt,
 } from './toolCalls';
-import { readTaskRecords } from './taskFiles';
-import { FIELD_NAMES, tasksOf, workspaceTaskData, type FieldMap, type TaskPreset } from './taskRecords';
-import { SessionPool, ToolLoadError, ToolSession, ToolZygotes, type SessionSandbox, type ToolFile, type ToolReply, type ToolSpec } from './toolSession';
-import { exactMatch, pythonReward, RewardError, testsPass, type RewardResult, type RewardTask, type RewardTrajectory } from './workspaceReward';
+import { openRewardPool } from './rewardPool';
+import { workspaceTaskData, type FieldMap, type TaskPreset } from './taskRecords';
+import { loadTaskSource, rewardTask, taskFieldsOf } from './taskSource';
+import { ToolSession, ToolZygotes, type SessionPool, type SessionSandbox, type ToolFile, type ToolReply, type ToolSpec } from './toolSession';
+import { WorkspaceEnvError } from './workspaceEnvError';
+import { exactMatch, pythonReward, RewardError, testsPass, type RewardResult, type RewardTrajectory } from './workspaceReward';
+
+// where the CLI (its exit code 2) and callers have always found it
+export { WorkspaceEnvError };
 
 export interface WorkspaceOptions {
   /** Folder the paths are relative to (the config file's folder; '' = the current folder). */
@@ -55,16 +61,11 @@ export interface WorkspaceOptions {
 
 /** The run's options as the environment uses them: the record fields renamed, the sandbox limits together. */
 export function workspaceOptions(o: WorkspaceEnvOptions): WorkspaceOptions {
-  const fields: Partial<Record<keyof FieldMap, string>> = {};
-  for (const f of FIELD_NAMES) {
-    const v = o[`${f}Field`];
-    if (v !== '') fields[f] = v;
-  }
   return {
     root: o.root,
     tasks: o.tasks,
     taskPreset: o.taskPreset,
-    fields,
+    fields: taskFieldsOf(o),
     heldOutFraction: o.heldOutFraction,
     splitSeed: o.splitSeed,
     tools: o.tools,
@@ -80,13 +81,6 @@ export function workspaceOptions(o: WorkspaceEnvOptions): WorkspaceOptions {
     limits: limitsOf(o),
     poolSize: o.poolSize,
   };
-}
-
-export class WorkspaceEnvError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'WorkspaceEnvError';
-  }
 }
 
 const rootOf = (o: WorkspaceOptions): string => path.resolve(o.root || '.');
@@ -126,11 +120,6 @@ export interface PreparedWorkspace {
 }
 
 const taskData = workspaceTaskData;
-
-export function rewardTask(t: Task): RewardTask {
-  const d = taskData(t);
-  return { id: t.id, prompt: t.prompt, ground_truth: d.groundTruth ?? null, public_tests: d.publicTests, private_tests: d.privateTests, metadata: d.metadata };
-}
 
 class WorkspaceEnv implements Environment {
   private task: Task | undefined;
@@ -321,9 +310,7 @@ async function recordedEpisode(p: Omit<PreparedWorkspace, 'rewardCheck'>, task: 
 /** Loads and checks a workspace environment: tasks, tools, reward. Throws errors that name the file and the fix. */
 export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<PreparedWorkspace> {
   const o = workspaceOptions(options);
-  if (o.tasks === '') throw new WorkspaceEnvError('envOptions.tasks is empty. Fix: name the task file(s), e.g. "tasks.jsonl" or "data/*.parquet"');
-  const records = await readTaskRecords(rootOf(o), [o.tasks]);
-  const split = tasksOf(records, { preset: o.taskPreset, fields: o.fields, heldOutFraction: o.heldOutFraction, splitSeed: o.splitSeed });
+  const split = await loadTaskSource(rootOf(o), options, (message) => new WorkspaceEnvError(message));
   if (o.reward === 'unit_tests' && ![...split.train, ...split.heldOut].some((t) => taskData(t).privateTests.length > 0)) {
     throw new WorkspaceEnvError(
       'envOptions.reward "unit_tests": no task has tests. Fix: give the records tests (envOptions.testsField names the field), or use "exact_match" or a reward file',
@@ -384,27 +371,6 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
     }
     return { ...partial, rewardCheck: { taskId: first.id, outcome } };
   }
-}
-
-/**
- * Imports a reward file once in the sandbox to check that it loads and defines reward(task,
- * trajectory), then the pool of sessions that score episodes with it (throws an error naming the fix).
- */
-export async function openRewardPool(sandbox: SessionSandbox, rewardFile: ToolFile, poolSize: number): Promise<SessionPool> {
-  const probe = new ToolSession({ ...sandbox, role: 'reward' }, rewardFile, true);
-  try {
-    const listed = await probe.start();
-    if (!listed.tools.some((t) => t.name === 'reward'))
-      throw new WorkspaceEnvError(
-        `${rewardFile.name} defines no function reward(task, trajectory). Fix: define def reward(task, trajectory): returning a number or {"score": number, ...extras}`,
-      );
-  } catch (e) {
-    if (e instanceof ToolLoadError) throw new WorkspaceEnvError(e.message.replace('the tool file does not import', 'the reward file does not import'));
-    throw e;
-  } finally {
-    probe.close();
-  }
-  return new SessionPool({ ...sandbox, role: 'reward' }, rewardFile, poolSize);
 }
 
 const DESCRIPTION =

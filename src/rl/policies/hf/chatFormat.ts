@@ -9,6 +9,7 @@
 // them (Qwen3's drops an earlier turn's reasoning) cannot apply that inside an episode, where the model
 // reads exactly the tokens it was given and wrote: the history stays as generated, and the run records
 // that the template's rewriting of earlier turns was not applied (`rewritesHistory`).
+import { openAiMessage } from '../../../shared/openAiMessage';
 import type { AgentMessage, AgentRequest, Observation } from '../../../shared/types';
 import type { ChatMessage, HfTokenizer } from '../transformer/tokenizer';
 import { ModelLoadError } from './hfConfig';
@@ -158,22 +159,14 @@ export class ChatFormat {
   }
 }
 
-/** An agent program's message as chat templates read it: calls with their arguments as objects where they parse. */
-function templateMessage(m: AgentMessage): ChatMessage {
-  const parsed = (text: string): unknown => {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return text;
-    }
-  };
-  return {
-    role: m.role,
-    content: m.content,
-    ...(m.toolCalls?.length
-      ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: parsed(c.arguments) } })) }
-      : {}),
-    ...(m.toolCallId !== undefined ? { tool_call_id: m.toolCallId } : {}),
-    ...(m.name !== undefined ? { name: m.name } : {}),
-  };
+/** The arguments of a call as chat templates read them: an object where the JSON text parses, else the text. */
+function parsedArguments(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
+
+/** An agent program's message as chat templates read it: OpenAI's format, calls with their arguments parsed. */
+const templateMessage = (m: AgentMessage): ChatMessage => openAiMessage(m, parsedArguments);
