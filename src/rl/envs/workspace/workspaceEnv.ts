@@ -83,6 +83,7 @@ export function workspaceOptions(o: WorkspaceEnvOptions): WorkspaceOptions {
 }
 
 export class WorkspaceEnvError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   constructor(message: string) {
     super(message);
     this.name = 'WorkspaceEnvError';
