@@ -1,7 +1,9 @@
-// `agent-rl model check DIR`: what the workbench makes of a local Hugging Face checkpoint, before a run
-// uses it — architecture, parameters, stored dtypes, tokenizer and chat template, the memory plan on
-// the chosen backend (LoRA and full fine-tuning), a greedy continuation, and with --logits the final
-// position's top logits as JSON (to compare with PyTorch's numbers for the same text).
+// `agent-rl model`: the group of check, new (modelNewCommand.ts), list and export. `model check DIR`:
+// what the workbench makes of a local Hugging Face checkpoint, before a run uses it — architecture,
+// parameters, stored dtypes, tokenizer and chat template, the memory plan on the chosen backend (LoRA
+// and full fine-tuning), a greedy continuation, and with --logits the final position's top logits as
+// JSON (to compare with PyTorch's numbers for the same text). `model list`: the checkpoints found.
+// `model export`: a run's adapters merged into its base model.
 import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -17,7 +19,6 @@ import { EngineModel } from '../rl/policies/hf/engine/engineModel';
 import { engineUnsupported } from '../rl/policies/hf/engine/engineWeights';
 import { checkpointTensors } from '../rl/policies/hf/safetensors';
 import { writeHfFolder } from '../rl/policies/hf/hfFolder';
-import { NEW_MODEL_ARCHITECTURES, NEW_MODEL_FILES, writeNewCheckpoint, type NewModelArchitecture, type NewModelSpec } from '../rl/policies/hf/newCheckpoint';
 import { cacheRoots, findModels } from '../rl/policies/hf/modelCache';
 import { describeFit } from '../shared/foundModel';
 import { optionDefaults, TRANSFORMER_OPTION_SPECS } from '../shared/runConfig';
@@ -32,6 +33,7 @@ import { count } from '../shared/format';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { defineCommand, defineGroup } from './command';
 import { JSON_OUTPUT } from './optionSets';
+import { modelNewCommand } from './modelNewCommand';
 import { UsageError } from './usageError';
 
 const MODEL_CHECK_USAGE = `agent-rl model check DIR [--prompt TEXT] [--max-new-tokens N] [--logits TEXT | --ids 1,2,3] [--top K] [--backend B] [--lora-rank N] [--context N] [--json]
@@ -49,14 +51,6 @@ const MODEL_LIST_USAGE = `agent-rl model list [--folder DIR]... [--backend B] [-
   the checkpoints in the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub) and in
   each --folder (a checkpoint folder, or a folder of them): architecture, parameters, stored dtypes, and
   whether seed 000's preset fits the memory plan on the backend (default wasm), or why the folder cannot load`;
-
-const MODEL_NEW_USAGE = `agent-rl model new --out DIR [--arch qwen3|qwen2|llama] [--layers N] [--hidden N] [--heads N] [--kv-heads N]
-                 [--head-dim N] [--intermediate N] [--untied-head] [--context N] [--rope-theta N] [--tokenizer DIR|char]
-                 [--seed N] [--dtype float32|bfloat16]
-  a fresh checkpoint folder with random weights (transformers' initialisation, seeded): config.json,
-  model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json. Defaults: qwen3, 2 layers,
-  width 64, 4 heads, MLP 8/3 × width (a multiple of 8), tied head, 2048 positions, rope θ 10,000, the character tokenizer
-  (every character one token, written as a Hugging Face tokenizer.json), seed 0, float32`;
 
 const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR
   CHECKPOINT    a checkpoint a run on a Hugging Face model wrote (its adapters name their base folder)
@@ -115,25 +109,6 @@ const modelListCommand = defineCommand({
     );
     process.stdout.write(`${showInvisibles(lines.join('\n'))}\n`);
     return 0;
-  },
-});
-
-const NEW_MODEL_OPTIONS = Object.fromEntries(
-  ['arch', 'layers', 'hidden', 'heads', 'kv-heads', 'head-dim', 'intermediate', 'context', 'rope-theta', 'tokenizer', 'seed', 'dtype'].map(
-    (k) => [k, { type: 'string' }] as const,
-  ),
-) as Record<string, { readonly type: 'string' }>;
-
-const modelNewCommand = defineCommand({
-  name: 'model new',
-  summary: 'a fresh checkpoint folder with random weights',
-  usage: MODEL_NEW_USAGE,
-  options: { ...NEW_MODEL_OPTIONS, out: { type: 'string' }, 'untied-head': { type: 'boolean' } },
-  sets: [],
-  positionals: { min: 0, max: 0, error: 'model new takes no folder positionally; use --out DIR' },
-  run: ({ values: v }) => {
-    if (v.out === undefined) throw new UsageError(`model new needs --out DIR\n\n${MODEL_NEW_USAGE}`);
-    return modelNew(v, path.resolve(v.out));
   },
 });
 
@@ -326,67 +301,4 @@ export async function modelExport(checkpoint: string, out: string): Promise<stri
   } finally {
     model.dispose();
   }
-}
-
-/** `model new`: writes a fresh checkpoint folder from the flags. */
-function modelNew(v: Record<string, string | boolean | string[] | undefined>, out: string): number {
-  const int = (flag: string, fallback?: number): number | undefined => {
-    const raw = v[flag];
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} ${String(raw)}: use a whole number ≥ 1`);
-    return n;
-  };
-  const arch = (v.arch ?? 'qwen3') as NewModelArchitecture;
-  if (!NEW_MODEL_ARCHITECTURES.includes(arch)) throw new UsageError(`--arch ${String(v.arch)}: use one of ${NEW_MODEL_ARCHITECTURES.join(', ')}`);
-  const dtype = (v.dtype ?? 'float32') as NewModelSpec['dtype'];
-  if (dtype !== 'float32' && dtype !== 'bfloat16') throw new UsageError(`--dtype ${String(v.dtype)}: use float32 or bfloat16`);
-  const spec: NewModelSpec = {
-    architecture: arch,
-    layers: int('layers', 2)!,
-    hidden: int('hidden', 64)!,
-    heads: int('heads', 4)!,
-    ...(v['kv-heads'] !== undefined ? { kvHeads: int('kv-heads')! } : {}),
-    ...(v['head-dim'] !== undefined ? { headDim: int('head-dim')! } : {}),
-    ...(v.intermediate !== undefined ? { intermediate: int('intermediate')! } : {}),
-    tiedHead: v['untied-head'] !== true,
-    maxPositions: int('context', 2048)!,
-    ...(v['rope-theta'] !== undefined ? { ropeTheta: int('rope-theta')! } : {}),
-    tokenizer: typeof v.tokenizer === 'string' && v.tokenizer !== 'char' ? path.resolve(v.tokenizer) : 'char',
-    seed: v.seed === undefined ? 0 : (int('seed') ?? 0),
-    dtype,
-  };
-  const flags: Record<keyof NewModelSpec, string> = {
-    architecture: '--arch',
-    layers: '--layers',
-    hidden: '--hidden',
-    heads: '--heads',
-    kvHeads: '--kv-heads',
-    headDim: '--head-dim',
-    intermediate: '--intermediate',
-    tiedHead: '--untied-head',
-    maxPositions: '--context',
-    ropeTheta: '--rope-theta',
-    tokenizer: '--tokenizer',
-    seed: '--seed',
-    dtype: '--dtype',
-  };
-  let a;
-  try {
-    a = writeNewCheckpoint(out, spec, (f) => flags[f]);
-  } catch (e) {
-    if (e instanceof ModelLoadError) throw new UsageError(e.message);
-    throw e;
-  }
-  process.stdout.write(
-    `${showInvisibles(
-      [
-        `wrote ${out}`,
-        `  ${a.modelType}, ${a.layers} layers, width ${a.hidden}, ${a.heads} heads (${a.kvHeads} key/value, width ${a.headDim}), MLP ${a.intermediate}, vocabulary ${a.vocabSize}${a.tiedEmbeddings ? ', tied head' : ''}, ${a.maxPositions} positions`,
-        `  ${count(parameterCount(a))} parameters in ${spec.dtype}, seed ${spec.seed}; tokenizer ${spec.tokenizer === 'char' ? 'character-level' : spec.tokenizer}`,
-        `  files: ${NEW_MODEL_FILES.join(', ')}`,
-      ].join('\n'),
-    )}\n`,
-  );
-  return 0;
 }

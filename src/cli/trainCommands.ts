@@ -118,7 +118,6 @@ ${commonHelp('train')}
 const SFT_USAGE = `agent-rl sft [--env calculator|code] [--seed N] [--iterations N] [...]
                = agent-rl train --method sft --policy transformer; the final checkpoint is written under
                the database's folder (continue with train --init DIR)
-agent-rl sft --resume RUN [--db FILE] [--output FILE] [--python PATH]
 ${commonHelp('sft')}`;
 
 /** `agent-rl train` and `agent-rl sft`. */

@@ -1,5 +1,6 @@
-// docs/reference/cli.md: every agent-rl command and flag, from the usage texts the CLI prints and the
-// option tables its parsers read (a flag no parser lists is refused, so these are all of them).
+// docs/reference/cli.md: every agent-rl command and flag, from the command declarations cli.ts
+// dispatches to (src/cli/command.ts): each command's usage as its --help prints it and the option table
+// its parser reads (a flag no declaration lists is refused, so these are all of them).
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { ALGORITHM_SPECS } from '../shared/algorithm';
 import type { FieldSpec } from '../shared/fieldSpec';
