@@ -120,13 +120,11 @@ export function defineGroup(spec: { readonly name: string; readonly summary: str
       const { tokens } = parseArgs({ args: [...args], options, allowPositionals: true, strict: false, tokens: true });
       const word = tokens.find((t) => t.kind === 'positional');
       const sub = word ? spec.subcommands[names.indexOf(word.value)] : undefined;
-      if (!word || !sub) {
-        if (tokens.some((t) => t.kind === 'option' && t.name === 'help') && !word) {
-          process.stdout.write(`${usage}\n`);
-          return 0;
-        }
-        throw new UsageError(`${spec.name} needs a subcommand: ${names.join(', ')}${word ? ` (got ${word.value})` : ''}\n\n${usage}`);
+      if (!word && tokens.some((t) => t.kind === 'option' && t.name === 'help')) {
+        process.stdout.write(`${usage}\n`);
+        return 0;
       }
+      if (!word || !sub) throw new UsageError(`${spec.name} needs a subcommand: ${names.join(', ')}${word ? ` (got ${word.value})` : ''}\n\n${usage}`);
       return sub.invoke([...args.slice(0, word.index), ...args.slice(word.index + 1)]);
     },
   };
