@@ -15,7 +15,9 @@ import { detectIsolation, GUARANTEE_LEGEND, ISOLATION_GUARANTEES, resolvePython 
 import { renderPrompt } from '../rl/envs/workspace/toolCalls';
 import { ToolSession } from '../rl/envs/workspace/toolSession';
 import { prepareWorkspace, type PreparedWorkspace } from '../rl/envs/workspace/workspaceEnv';
+import { defineCommand, defineGroup } from './command';
 import { pct, table } from './format';
+import { readConfigFile } from './runConfigArgs';
 import { UsageError } from './usageError';
 
 /** A workspace environment checked without training: its tasks, its tools (each tried on its example), its reward on a recorded episode. */
@@ -95,7 +97,7 @@ export function calculatorTaskSummary(options: CalculatorEnvOptions): string {
   return lines.join('\n');
 }
 
-export async function envCheckCommand(python: string | undefined, config?: Record<string, unknown>, envName?: string): Promise<number> {
+async function envCheck(python: string | undefined, config?: Record<string, unknown>, envName?: string): Promise<number> {
   if (envName !== undefined && envName !== 'calculator' && envName !== config?.env)
     throw new UsageError(`env check --env takes calculator (a workspace environment is checked with --config FILE); got ${showInvisibles(envName)}`);
   if (config !== undefined && config.env === 'workspace') {
@@ -186,7 +188,7 @@ export function readActions(file: string): string[] {
     .map((l) => (l.startsWith('"') ? (JSON.parse(l) as string) : l));
 }
 
-export async function envRunCommand(
+async function envRun(
   envName: string | undefined,
   taskId: string | undefined,
   actionsFile: string | undefined,
@@ -236,3 +238,47 @@ async function replay(opened: RunEnvironment, taskId: string | undefined, action
   }
   return 0;
 }
+
+const envCheckCommand = defineCommand({
+  name: 'env check',
+  summary: 'which sandbox isolation level works here, and why',
+  usage: `agent-rl env check [--python PATH] [--config FILE] [--env calculator]
+  which sandbox isolation level works here, and why; with a workspace config: its tasks, tools (each
+  tried) and reward; with the calculator (--env or a config): each task split's size and mix of
+  expression depths
+  --python      the interpreter to probe (default /usr/bin/python3, else python3 on PATH)
+  --config      a run config (JSON): its environment is checked without training
+  --env         calculator: its task sets (a workspace environment is checked with --config FILE)`,
+  options: { python: { type: 'string' }, config: { type: 'string' }, env: { type: 'string' } },
+  sets: [],
+  positionals: { min: 0, max: 0, error: 'env check takes no further arguments' },
+  run: ({ values: v }) => envCheck(v.python, v.config !== undefined ? readConfigFile(v.config) : undefined, v.env),
+});
+
+const envRunCommand = defineCommand({
+  name: 'env run',
+  summary: 'replay actions against an environment',
+  usage: `agent-rl env run --env NAME [--task ID] --actions FILE [--config FILE]
+  replay actions (JSON array, or one per line) against a task; every step is printed as a JSON line,
+  then the verified outcome
+  --env         the environment (${ENV_NAMES.join(', ')})
+  --task        the task id (default: the first task)
+  --actions     the actions: a JSON array of action texts, or one per line (a line may be a JSON string)
+  --config      a run config (JSON) whose envOptions configure the environment`,
+  options: { env: { type: 'string' }, task: { type: 'string' }, actions: { type: 'string' }, config: { type: 'string' } },
+  sets: [],
+  positionals: { min: 0, max: 0, error: 'env run takes no further arguments' },
+  run: ({ values: v }) => {
+    const fromFile = v.config !== undefined ? readConfigFile(v.config).envOptions : undefined;
+    if (fromFile !== undefined && (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile)))
+      throw new UsageError('--config: envOptions must be an object');
+    return envRun(v.env, v.task, v.actions, (fromFile ?? {}) as Record<string, unknown>);
+  },
+});
+
+/** `agent-rl env check` and `agent-rl env run`. */
+export const envCommand = defineGroup({
+  name: 'env',
+  summary: 'check the sandbox and an environment, or replay actions against one',
+  subcommands: [envCheckCommand, envRunCommand],
+});

@@ -4,51 +4,56 @@
 import * as path from 'node:path';
 import { fixed, percent } from '../shared/format';
 import { oneLine, showInvisibles } from '../shared/untrustedText';
-import type { ParseArgsOptionsConfig } from 'node:util';
 import { VerlConfigError } from '../importers/verl/verlConfig';
 import { importVerl, ImportInputError, type ImportEvent } from '../importers/verl/verlImporter';
 import { DEFAULT_DB_PATH, explainSqliteError, openStore } from '../store/openStore';
 import { markOrphanedRuns } from '../store/runWriter';
 import { runtimeInfo } from '../store/runtimeInfo';
-import { parseCommandArgs, UsageError } from './usageError';
+import { defineCommand } from './command';
+import { DATABASE, databaseOf } from './optionSets';
+import { UsageError } from './usageError';
 
-export const IMPORT_USAGE = `agent-rl import verl DIR [--validation DIR] [--config FILE] [--name NAME] [--follow] [--poll MS] [--db FILE]
+const IMPORT_USAGE = `agent-rl import verl DIR [--validation DIR] [--config FILE] [--name NAME] [--follow] [--poll MS] [--db FILE]
+  a verl run's generation dumps into the database as a run; a re-import of the same DIR continues its
+  run and adds only what is new
   DIR           verl's trainer.rollout_data_dir ({step}.jsonl per training step)
   --validation  verl's trainer.validation_data_dir (evaluations)
   --config      verl's resolved Hydra config (<output dir>/.hydra/config.yaml), stored with the run
+  --name        the run's name (default: from the config's experiment name, else the folder's)
   --follow      keep reading new files and lines while verl writes them (Ctrl-C to stop)
-  --poll        with --follow, how often to look for new files and lines (ms, default 1000)
-  --busy-timeout MS  wait for a locked database (default 5000)
-A re-import of the same DIR continues its run and adds only what is new.`;
+  --poll        with --follow, how often to look for new files and lines (ms, default 1000)`;
 
 /** Malformed lines printed one by one; past this, only counted. */
 const MAX_REPORTED = 50;
 
-/** The flags `agent-rl import` accepts (each named in its usage). */
-export const IMPORT_OPTIONS = {
-  validation: { type: 'string' },
-  config: { type: 'string' },
-  name: { type: 'string' },
-  follow: { type: 'boolean' },
-  poll: { type: 'string' },
-  db: { type: 'string' },
-  'busy-timeout': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsOptionsConfig;
+export const importCommand = defineCommand({
+  name: 'import',
+  summary: "a verl run's generation dumps into the database as a run",
+  usage: IMPORT_USAGE,
+  options: {
+    validation: { type: 'string' },
+    config: { type: 'string' },
+    name: { type: 'string' },
+    follow: { type: 'boolean' },
+    poll: { type: 'string' },
+  },
+  sets: [DATABASE],
+  positionals: { min: 0, max: 2, error: 'import verl needs exactly one DIR' },
+  run: ({ values, positionals }) => importVerlDumps(values, positionals),
+});
 
-export async function importCommand(args: readonly string[]): Promise<number> {
-  const parsed = parseCommandArgs(args, IMPORT_OPTIONS, IMPORT_USAGE);
-  if (!parsed) return 0;
-  const { values, positionals } = parsed;
-  const [format, dir, ...extra] = positionals;
-  if (format !== 'verl') throw new UsageError(`import needs a format: verl (got ${format ?? 'nothing'})\n\n${IMPORT_USAGE}`);
-  if (dir === undefined || extra.length > 0) throw new UsageError(`import verl needs exactly one DIR (got ${positionals.length - 1})\n\n${IMPORT_USAGE}`);
+async function importVerlDumps(
+  values: { readonly validation?: string; readonly config?: string; readonly name?: string; readonly follow?: boolean; readonly poll?: string } & Readonly<
+    Record<string, unknown>
+  >,
+  positionals: readonly string[],
+): Promise<number> {
+  const [format, dir] = positionals;
+  if (format !== 'verl') throw new UsageError(`import needs a format: verl (got ${format ?? 'nothing'})\n\n${importCommand.usage}`);
+  if (dir === undefined) throw new UsageError(`import verl needs exactly one DIR (got ${positionals.length - 1})\n\n${importCommand.usage}`);
   const pollMs = values.poll === undefined ? 1000 : Number(values.poll);
   if (!Number.isInteger(pollMs) || pollMs < 10) throw new UsageError(`--poll ${values.poll}: use a whole number of milliseconds ≥ 10`);
-  const busyTimeoutMs = values['busy-timeout'] === undefined ? 5000 : Number(values['busy-timeout']);
-  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0)
-    throw new UsageError(`--busy-timeout ${values['busy-timeout']}: use a whole number of milliseconds ≥ 0`);
-  const db = path.resolve(values.db ?? DEFAULT_DB_PATH);
+  const { db, busyTimeoutMs } = databaseOf(values);
 
   const store = openStore(db, { busyTimeoutMs });
   const controller = new AbortController();

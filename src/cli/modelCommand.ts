@@ -1,12 +1,13 @@
-// `agent-rl model check DIR`: what the workbench makes of a local Hugging Face checkpoint, before a run
-// uses it — architecture, parameters, stored dtypes, tokenizer and chat template, the memory plan on
-// the chosen backend (LoRA and full fine-tuning), a greedy continuation, and with --logits the final
-// position's top logits as JSON (to compare with PyTorch's numbers for the same text).
+// `agent-rl model`: the group of check, new (modelNewCommand.ts), list and export. `model check DIR`:
+// what the workbench makes of a local Hugging Face checkpoint, before a run uses it — architecture,
+// parameters, stored dtypes, tokenizer and chat template, the memory plan on the chosen backend (LoRA
+// and full fine-tuning), a greedy continuation, and with --logits the final position's top logits as
+// JSON (to compare with PyTorch's numbers for the same text). `model list`: the checkpoints found.
+// `model export`: a run's adapters merged into its base model.
 import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ParseArgsOptionsConfig } from 'node:util';
 import { generationEos } from '../rl/policies/hf/generationConfig';
 import { ModelLoadError, parameterCount, readHfConfig } from '../rl/policies/hf/hfConfig';
 import { HfModel, type HfModelConfig } from '../rl/policies/hf/hfModel';
@@ -18,7 +19,6 @@ import { EngineModel } from '../rl/policies/hf/engine/engineModel';
 import { engineUnsupported } from '../rl/policies/hf/engine/engineWeights';
 import { checkpointTensors } from '../rl/policies/hf/safetensors';
 import { writeHfFolder } from '../rl/policies/hf/hfFolder';
-import { NEW_MODEL_ARCHITECTURES, NEW_MODEL_FILES, writeNewCheckpoint, type NewModelArchitecture, type NewModelSpec } from '../rl/policies/hf/newCheckpoint';
 import { cacheRoots, findModels } from '../rl/policies/hf/modelCache';
 import { describeFit } from '../shared/foundModel';
 import { optionDefaults, TRANSFORMER_OPTION_SPECS } from '../shared/runConfig';
@@ -31,49 +31,59 @@ import { HfTokenizer } from '../rl/policies/transformer/tokenizer';
 import { Rng } from '../rl/random';
 import { count } from '../shared/format';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
-import { parseCommandArgs, UsageError } from './usageError';
+import { defineCommand, defineGroup } from './command';
+import { JSON_OUTPUT } from './optionSets';
+import { modelNewCommand } from './modelNewCommand';
+import { UsageError } from './usageError';
 
-export const MODEL_USAGE = `agent-rl model check DIR [--prompt TEXT] [--max-new-tokens N] [--logits TEXT | --ids 1,2,3] [--top K] [--backend B] [--lora-rank N] [--context N] [--json]
+const MODEL_CHECK_USAGE = `agent-rl model check DIR [--prompt TEXT] [--max-new-tokens N] [--logits TEXT | --ids 1,2,3] [--top K] [--backend B] [--lora-rank N] [--context N] [--json]
   DIR           a local Hugging Face checkpoint folder (config.json, model.safetensors or shards, tokenizer.json)
   --prompt      text to continue greedily (default "def fibonacci(n):"), encoded without the chat template
   --logits      print the final position's top logits for this text as JSON ({ ids, top: [{ id, token, logit }] })
   --ids         the same for token ids as given (what a PyTorch check feeds the model)
-  --lora-rank   the plan's LoRA rank (default 8; 0 = full fine-tuning)`;
+  --max-new-tokens  length of the greedy continuation (default 24)
+  --top         how many of the top logits --logits and --ids print (default 10)
+  --backend     the tfjs backend the plan and the check use (${BACKEND_NAMES.join(', ')}; default auto)
+  --lora-rank   the plan's LoRA rank (default 8; 0 = full fine-tuning)
+  --context     the context length of the plan and the check (default 2048, at most the model's)`;
 
-/** The flags `agent-rl model` accepts (each named in its usage). */
-export const MODEL_OPTIONS = {
-  prompt: { type: 'string' },
-  ids: { type: 'string' },
-  'max-new-tokens': { type: 'string' },
-  logits: { type: 'string' },
-  top: { type: 'string' },
-  backend: { type: 'string' },
-  'lora-rank': { type: 'string' },
-  context: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  out: { type: 'string' },
-  folder: { type: 'string', multiple: true },
-  arch: { type: 'string' },
-  layers: { type: 'string' },
-  hidden: { type: 'string' },
-  heads: { type: 'string' },
-  'kv-heads': { type: 'string' },
-  'head-dim': { type: 'string' },
-  intermediate: { type: 'string' },
-  'untied-head': { type: 'boolean' },
-  'rope-theta': { type: 'string' },
-  tokenizer: { type: 'string' },
-  seed: { type: 'string' },
-  dtype: { type: 'string' },
-} as const satisfies ParseArgsOptionsConfig;
+const MODEL_LIST_USAGE = `agent-rl model list [--folder DIR]... [--backend B] [--json]
+  the checkpoints in the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub) and in
+  each --folder (a checkpoint folder, or a folder of them): architecture, parameters, stored dtypes, and
+  whether seed 000's preset fits the memory plan on the backend (default wasm), or why the folder cannot load`;
 
-export async function modelCommand(args: readonly string[]): Promise<number> {
-  const parsed = parseCommandArgs(args, MODEL_OPTIONS, MODEL_USAGE, `${MODEL_USAGE}\n${MODEL_NEW_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}`);
-  if (!parsed) return 0;
-  const { values: v, positionals } = parsed;
-  if (positionals[0] === 'list') {
-    if (positionals.length !== 1) throw new UsageError(`model list takes no folder positionally; use --folder DIR\n\n${MODEL_LIST_USAGE}`);
+const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR
+  CHECKPOINT    a checkpoint a run on a Hugging Face model wrote (its adapters name their base folder)
+  --out DIR     a new Hugging Face folder: the base's config and tokenizer files, and model.safetensors
+                with the adapters merged into the weights (W + alpha/rank · A·B), in float32`;
+
+const modelCheckCommand = defineCommand({
+  name: 'model check',
+  summary: 'what the workbench makes of a local Hugging Face checkpoint, before a run uses it',
+  usage: MODEL_CHECK_USAGE,
+  options: {
+    prompt: { type: 'string' },
+    ids: { type: 'string' },
+    'max-new-tokens': { type: 'string' },
+    logits: { type: 'string' },
+    top: { type: 'string' },
+    backend: { type: 'string' },
+    'lora-rank': { type: 'string' },
+    context: { type: 'string' },
+  },
+  sets: [JSON_OUTPUT],
+  positionals: { min: 1, max: 1, error: 'model check needs exactly one DIR' },
+  run: ({ values, positionals }) => modelCheck(values, path.resolve(positionals[0]!)),
+});
+
+const modelListCommand = defineCommand({
+  name: 'model list',
+  summary: 'the checkpoints in the Hugging Face cache and in given folders',
+  usage: MODEL_LIST_USAGE,
+  options: { folder: { type: 'string', multiple: true }, backend: { type: 'string' } },
+  sets: [JSON_OUTPUT],
+  positionals: { min: 0, max: 0, error: 'model list takes no folder positionally; use --folder DIR' },
+  run: ({ values: v }) => {
     const backendName = v.backend ?? 'wasm';
     if (!BACKEND_NAMES.includes(backendName as BackendChoice)) throw new UsageError(`--backend ${v.backend}: use one of ${BACKEND_NAMES.join(', ')}`);
     const models = findModels({ folders: v.folder ?? [], backend: backendName === 'auto' ? 'wasm' : backendName });
@@ -99,21 +109,38 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
     );
     process.stdout.write(`${showInvisibles(lines.join('\n'))}\n`);
     return 0;
-  }
-  if (positionals[0] === 'new') {
-    if (positionals.length !== 1 || v.out === undefined) throw new UsageError(`model new needs --out DIR (and no folder positionally)\n\n${MODEL_NEW_USAGE}`);
-    return modelNew(v, path.resolve(v.out));
-  }
-  if (positionals[0] === 'export') {
-    if (positionals.length !== 2 || v.out === undefined) throw new UsageError(`model export needs CHECKPOINT and --out DIR\n\n${MODEL_EXPORT_USAGE}`);
-    const written = await modelExport(path.resolve(positionals[1]!), path.resolve(v.out));
+  },
+});
+
+const modelExportCommand = defineCommand({
+  name: 'model export',
+  summary: "a run's adapters merged into its base model, as a Hugging Face folder",
+  usage: MODEL_EXPORT_USAGE,
+  options: { out: { type: 'string' } },
+  sets: [],
+  positionals: { min: 1, max: 1, error: 'model export needs exactly one CHECKPOINT' },
+  run: async ({ values: v, positionals }) => {
+    if (v.out === undefined) throw new UsageError(`model export needs CHECKPOINT and --out DIR\n\n${MODEL_EXPORT_USAGE}`);
+    const written = await modelExport(path.resolve(positionals[0]!), path.resolve(v.out));
     process.stdout.write(`wrote:\n${written.map((f) => `  ${f}`).join('\n')}\n`);
     return 0;
-  }
-  if (positionals[0] !== 'check' || positionals.length !== 2)
-    throw new UsageError(
-      `model needs: check DIR, new --out DIR, list, or export CHECKPOINT --out DIR\n\n${MODEL_USAGE}\n${MODEL_NEW_USAGE}\n${MODEL_LIST_USAGE}\n${MODEL_EXPORT_USAGE}`,
-    );
+  },
+});
+
+/** `agent-rl model check|list|new|export`. */
+export const modelCommand = defineGroup({
+  name: 'model',
+  summary: 'check, list, create and export Hugging Face checkpoints',
+  subcommands: [modelCheckCommand, modelNewCommand, modelListCommand, modelExportCommand],
+});
+
+/** `model check DIR`: architecture, parameters, tokenizer, memory plan, a greedy continuation, top logits. */
+async function modelCheck(
+  v: Readonly<Partial<Record<'prompt' | 'ids' | 'max-new-tokens' | 'logits' | 'top' | 'backend' | 'lora-rank' | 'context', string>>> & {
+    readonly json?: boolean;
+  },
+  dir: string,
+): Promise<number> {
   const whole = (flag: string, value: string | undefined, fallback: number, min: number): number => {
     const n = value === undefined ? fallback : Number(value);
     if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} ${value}: use a whole number ≥ ${min}`);
@@ -121,7 +148,6 @@ export async function modelCommand(args: readonly string[]): Promise<number> {
   };
   const backendChoice = (v.backend ?? 'auto') as BackendChoice;
   if (!BACKEND_NAMES.includes(backendChoice)) throw new UsageError(`--backend ${v.backend}: use one of ${BACKEND_NAMES.join(', ')}`);
-  const dir = path.resolve(positionals[1]!);
   const maxNew = whole('max-new-tokens', v['max-new-tokens'], 24, 1);
   const top = whole('top', v.top, 10, 1);
   const rank = whole('lora-rank', v['lora-rank'], 8, 0);
@@ -258,24 +284,6 @@ async function lastLogits(model: HfModel | EngineModel, ids: readonly number[], 
   return all.slice((ids.length - 1) * V, ids.length * V);
 }
 
-export const MODEL_LIST_USAGE = `agent-rl model list [--folder DIR]... [--backend B] [--json]
-  the checkpoints in the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub) and in
-  each --folder (a checkpoint folder, or a folder of them): architecture, parameters, stored dtypes, and
-  whether seed 000's preset fits the memory plan on the backend (default wasm), or why the folder cannot load`;
-
-export const MODEL_NEW_USAGE = `agent-rl model new --out DIR [--arch qwen3|qwen2|llama] [--layers N] [--hidden N] [--heads N] [--kv-heads N]
-                 [--head-dim N] [--intermediate N] [--untied-head] [--context N] [--rope-theta N] [--tokenizer DIR|char]
-                 [--seed N] [--dtype float32|bfloat16]
-  a fresh checkpoint folder with random weights (transformers' initialisation, seeded): config.json,
-  model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json. Defaults: qwen3, 2 layers,
-  width 64, 4 heads, MLP 8/3 × width (a multiple of 8), tied head, 2048 positions, rope θ 10,000, the character tokenizer
-  (every character one token, written as a Hugging Face tokenizer.json), seed 0, float32`;
-
-export const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR
-  CHECKPOINT    a checkpoint a run on a Hugging Face model wrote (its adapters name their base folder)
-  --out DIR     a new Hugging Face folder: the base's config and tokenizer files, and model.safetensors
-                with the adapters merged into the weights (W + alpha/rank · A·B), in float32`;
-
 /** Merges a run's adapters into its base model and writes a folder any Hugging Face loader reads. */
 export async function modelExport(checkpoint: string, out: string): Promise<string[]> {
   const ck = readCheckpoint(checkpoint);
@@ -293,67 +301,4 @@ export async function modelExport(checkpoint: string, out: string): Promise<stri
   } finally {
     model.dispose();
   }
-}
-
-/** `model new`: writes a fresh checkpoint folder from the flags. */
-function modelNew(v: Record<string, string | boolean | string[] | undefined>, out: string): number {
-  const int = (flag: string, fallback?: number): number | undefined => {
-    const raw = v[flag];
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} ${String(raw)}: use a whole number ≥ 1`);
-    return n;
-  };
-  const arch = (v.arch ?? 'qwen3') as NewModelArchitecture;
-  if (!NEW_MODEL_ARCHITECTURES.includes(arch)) throw new UsageError(`--arch ${String(v.arch)}: use one of ${NEW_MODEL_ARCHITECTURES.join(', ')}`);
-  const dtype = (v.dtype ?? 'float32') as NewModelSpec['dtype'];
-  if (dtype !== 'float32' && dtype !== 'bfloat16') throw new UsageError(`--dtype ${String(v.dtype)}: use float32 or bfloat16`);
-  const spec: NewModelSpec = {
-    architecture: arch,
-    layers: int('layers', 2)!,
-    hidden: int('hidden', 64)!,
-    heads: int('heads', 4)!,
-    ...(v['kv-heads'] !== undefined ? { kvHeads: int('kv-heads')! } : {}),
-    ...(v['head-dim'] !== undefined ? { headDim: int('head-dim')! } : {}),
-    ...(v.intermediate !== undefined ? { intermediate: int('intermediate')! } : {}),
-    tiedHead: v['untied-head'] !== true,
-    maxPositions: int('context', 2048)!,
-    ...(v['rope-theta'] !== undefined ? { ropeTheta: int('rope-theta')! } : {}),
-    tokenizer: typeof v.tokenizer === 'string' && v.tokenizer !== 'char' ? path.resolve(v.tokenizer) : 'char',
-    seed: v.seed === undefined ? 0 : (int('seed') ?? 0),
-    dtype,
-  };
-  const flags: Record<keyof NewModelSpec, string> = {
-    architecture: '--arch',
-    layers: '--layers',
-    hidden: '--hidden',
-    heads: '--heads',
-    kvHeads: '--kv-heads',
-    headDim: '--head-dim',
-    intermediate: '--intermediate',
-    tiedHead: '--untied-head',
-    maxPositions: '--context',
-    ropeTheta: '--rope-theta',
-    tokenizer: '--tokenizer',
-    seed: '--seed',
-    dtype: '--dtype',
-  };
-  let a;
-  try {
-    a = writeNewCheckpoint(out, spec, (f) => flags[f]);
-  } catch (e) {
-    if (e instanceof ModelLoadError) throw new UsageError(e.message);
-    throw e;
-  }
-  process.stdout.write(
-    `${showInvisibles(
-      [
-        `wrote ${out}`,
-        `  ${a.modelType}, ${a.layers} layers, width ${a.hidden}, ${a.heads} heads (${a.kvHeads} key/value, width ${a.headDim}), MLP ${a.intermediate}, vocabulary ${a.vocabSize}${a.tiedEmbeddings ? ', tied head' : ''}, ${a.maxPositions} positions`,
-        `  ${count(parameterCount(a))} parameters in ${spec.dtype}, seed ${spec.seed}; tokenizer ${spec.tokenizer === 'char' ? 'character-level' : spec.tokenizer}`,
-        `  files: ${NEW_MODEL_FILES.join(', ')}`,
-      ].join('\n'),
-    )}\n`,
-  );
-  return 0;
 }

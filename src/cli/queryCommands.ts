@@ -7,14 +7,16 @@
 import { algorithmSummary, methodLabel, storedAlgorithm } from '../shared/algorithm';
 import { fixed } from '../shared/format';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
+import { defineCommand } from './command';
 import { UsageError } from './usageError';
 import { openStore } from '../store/openStore';
+import { DATABASE, databaseOf, JSON_OUTPUT } from './optionSets';
 import { RunReader } from '../store/runReader';
 import { markOrphanedRuns } from '../store/runWriter';
 import { cell, duration, evaluationLine, pct, runsTable, table } from './format';
 import { recordWarnings, type RunRecord } from './runRecord';
 
-export interface QueryOptions {
+interface QueryOptions {
   readonly db: string;
   readonly json: boolean;
   readonly busyTimeoutMs: number;
@@ -69,7 +71,7 @@ function importedRunLines(reader: RunReader, runId: number): string[] {
   return lines;
 }
 
-export function runsCommand(options: QueryOptions): number {
+function listRuns(options: QueryOptions): number {
   return withReader(options, (reader) => {
     const runs = reader.listRuns();
     if (options.json) process.stdout.write(`${jsonText(runs, 2)}\n`);
@@ -78,7 +80,7 @@ export function runsCommand(options: QueryOptions): number {
   });
 }
 
-export function showCommand(ref: string, options: QueryOptions): number {
+function showRun(ref: string, options: QueryOptions): number {
   return withReader(options, (reader) => {
     const run = reader.findRun(ref);
     if (!run) throw new UsageError(`no run "${cell(ref, 200)}" in ${options.db}. Fix: \`agent-rl runs --db ${options.db}\` lists the runs.`);
@@ -151,7 +153,7 @@ export function showCommand(ref: string, options: QueryOptions): number {
 }
 
 /** Every turn of a trajectory in full (the views cut long fields and point here). */
-export function trajectoryCommand(ref: string, options: QueryOptions): number {
+function showTrajectory(ref: string, options: QueryOptions): number {
   if (!/^\d+$/.test(ref)) throw new UsageError(`trajectory needs a trajectory id (a number), got "${cell(ref, 200)}"`);
   return withReader(options, (reader) => {
     const t = reader.trajectory(Number(ref));
@@ -176,3 +178,38 @@ export function trajectoryCommand(ref: string, options: QueryOptions): number {
     return 0;
   });
 }
+
+const queryOptions = (values: Readonly<Record<string, unknown>>): QueryOptions => ({
+  ...databaseOf(values),
+  json: values.json === true,
+});
+
+export const runsCommand = defineCommand({
+  name: 'runs',
+  summary: 'the runs in the database, newest first',
+  usage: 'agent-rl runs [--db FILE] [--json]',
+  options: {},
+  sets: [DATABASE, JSON_OUTPUT],
+  positionals: { min: 0, max: 0, error: 'runs takes no arguments besides its flags' },
+  run: ({ values }) => listRuns(queryOptions(values)),
+});
+
+export const showCommand = defineCommand({
+  name: 'show',
+  summary: 'one run: its config, runtime, last iteration and evaluations',
+  usage: 'agent-rl show RUN [--db FILE] [--json]\n  RUN           a run id or name (`agent-rl runs` lists them)',
+  options: {},
+  sets: [DATABASE, JSON_OUTPUT],
+  positionals: { min: 1, max: 1, error: 'show needs exactly one RUN (a run id or name); `agent-rl runs` lists them' },
+  run: ({ values, positionals }) => showRun(positionals[0]!, queryOptions(values)),
+});
+
+export const trajectoryCommand = defineCommand({
+  name: 'trajectory',
+  summary: 'every turn of a trajectory, in full',
+  usage: 'agent-rl trajectory ID [--db FILE] [--json]\n  ID            a trajectory id (the inspector and the Markdown document show it)',
+  options: {},
+  sets: [DATABASE, JSON_OUTPUT],
+  positionals: { min: 1, max: 1, error: 'trajectory needs exactly one trajectory ID (the inspector and the Markdown document show it)' },
+  run: ({ values, positionals }) => showTrajectory(positionals[0]!, queryOptions(values)),
+});

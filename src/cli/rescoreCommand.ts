@@ -3,24 +3,27 @@
 // and --final-answer, score an edited copy of one trajectory instead. Stored text (task ids, the
 // answer) is printed through cell() / showInvisibles, as every read-side command does.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
-import type { ParseArgsOptionsConfig } from 'node:util';
 import { fixed, signed as withSign } from '../shared/format';
 import { errorHeadline, parseIterationRange, type RescoreReport, type Score } from '../shared/rescore';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
-import { DEFAULT_DB_PATH, openStore } from '../store/openStore';
+import { openStore } from '../store/openStore';
 import { editFinalAnswer, rescoreRun } from '../store/rescoreRun';
 import { cell, duration, pct, table } from './format';
-import { parseCommandArgs, UsageError } from './usageError';
+import { defineCommand } from './command';
+import { DATABASE, databaseOf, JSON_OUTPUT } from './optionSets';
+import { UsageError } from './usageError';
 
-export const RESCORE_USAGE = `agent-rl rescore RUN [--reward FILE] [--iterations A..B] [--trajectory ID] [--db FILE] [--python PATH] [--json]
+const RESCORE_USAGE = `agent-rl rescore RUN [--reward FILE] [--iterations A..B] [--trajectory ID] [--db FILE] [--python PATH] [--json]
+agent-rl rescore RUN --trajectory ID (--final-answer TEXT | --final-answer-file F) [--reward FILE]
+  score stored trajectories again with the reward file as it is now (or another) without training;
+  with --final-answer, score a copy of the trajectory with its last action replaced (stored as an
+  edit, the original untouched)
   RUN           a run id or name; its stored config rebuilds the environment and its verifier (nothing is trained)
   --reward      a workspace run's reward file to score with (default: the run's own reward.py, as it is now)
   --iterations  A..B, A.., ..B or A (default: every stored iteration)
   --trajectory  only this trajectory of RUN
-  --busy-timeout MS  wait for a locked database (default 5000)
-agent-rl rescore RUN --trajectory ID (--final-answer TEXT | --final-answer-file F) [--reward FILE]
-                score a copy of the trajectory with its last action replaced; stored as an edit, the original untouched`;
+  --final-answer, --final-answer-file  the edited last action, as text or from a file
+  --python      the interpreter the reward runs with (default /usr/bin/python3, else python3 on PATH)`;
 
 const f3 = (x: number): string => fixed(x, 3, '?');
 const signed = (x: number): string => withSign(x, f3, '?');
@@ -70,26 +73,35 @@ export function rescoreText(r: RescoreReport, runName: string): string {
   return lines.join('\n');
 }
 
-/** The flags `agent-rl rescore` accepts (each named in its usage). */
-export const RESCORE_OPTIONS = {
-  reward: { type: 'string' },
-  iterations: { type: 'string' },
-  trajectory: { type: 'string' },
-  'final-answer': { type: 'string' },
-  'final-answer-file': { type: 'string' },
-  db: { type: 'string' },
-  python: { type: 'string' },
-  'busy-timeout': { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsOptionsConfig;
+export const rescoreCommand = defineCommand({
+  name: 'rescore',
+  summary: 'score stored trajectories again with the reward file as it is now (or another), without training',
+  usage: RESCORE_USAGE,
+  options: {
+    reward: { type: 'string' },
+    iterations: { type: 'string' },
+    trajectory: { type: 'string' },
+    'final-answer': { type: 'string' },
+    'final-answer-file': { type: 'string' },
+    python: { type: 'string' },
+  },
+  sets: [DATABASE, JSON_OUTPUT],
+  positionals: { min: 1, max: 1, error: 'rescore needs exactly one RUN (a run id or name)' },
+  run: ({ values, positionals }) => rescore(positionals[0]!, values),
+});
 
-export async function rescoreCommand(args: readonly string[]): Promise<number> {
-  const parsed = parseCommandArgs(args, RESCORE_OPTIONS, RESCORE_USAGE);
-  if (!parsed) return 0;
-  const { values: v, positionals } = parsed;
-  const run = positionals[0];
-  if (run === undefined || positionals.length > 1) throw new UsageError(`rescore needs exactly one RUN (a run id or name)\n\n${RESCORE_USAGE}`);
+async function rescore(
+  run: string,
+  v: {
+    readonly reward?: string | undefined;
+    readonly iterations?: string | undefined;
+    readonly trajectory?: string | undefined;
+    readonly 'final-answer'?: string | undefined;
+    readonly 'final-answer-file'?: string | undefined;
+    readonly python?: string | undefined;
+    readonly json?: boolean | undefined;
+  } & Readonly<Record<string, unknown>>,
+): Promise<number> {
   const trajectoryId = v.trajectory === undefined ? undefined : /^\d+$/.test(v.trajectory) ? Number(v.trajectory) : undefined;
   if (v.trajectory !== undefined && trajectoryId === undefined) throw new UsageError(`--trajectory ${v.trajectory}: give a trajectory id (a number)`);
   if (trajectoryId !== undefined && v.iterations !== undefined)
@@ -111,10 +123,8 @@ export async function rescoreCommand(args: readonly string[]): Promise<number> {
     }
   }
   if (finalAnswer !== undefined && trajectoryId === undefined) throw new UsageError('--final-answer edits one trajectory: give it with --trajectory ID');
-  const busy = Number(v['busy-timeout'] ?? 5000);
-  if (!Number.isInteger(busy) || busy < 0) throw new UsageError(`--busy-timeout ${v['busy-timeout']}: use a whole number of milliseconds ≥ 0`);
-  const db = path.resolve(v.db ?? DEFAULT_DB_PATH);
-  const store = openStore(db, { busyTimeoutMs: busy });
+  const { db, busyTimeoutMs } = databaseOf(v);
+  const store = openStore(db, { busyTimeoutMs });
   // a stored workspace run's tools and reward run only from inside the folder this command runs in
   const sandbox = { python: v.python ?? '', sandbox: 'auto', folders: [process.cwd()] };
   const reward = v.reward !== undefined ? { rewardFile: v.reward } : {};

@@ -1,5 +1,4 @@
 // `agent-rl sandbox serve`: SandboxFusion's /run_code on our warm pool (see rl/sandbox/fusion).
-import type { ParseArgsOptionsConfig } from 'node:util';
 import { defaultSlots } from '../rl/sandbox/fusion/admission';
 import { FusionServerError, startFusionServer } from '../rl/sandbox/fusion/fusionServer';
 import { servedLanguages } from '../rl/sandbox/fusion/languages';
@@ -7,7 +6,8 @@ import { chooseLevel, ISOLATION_LEVELS, resolvePython, type IsolationLevel } fro
 import { WarmPool } from '../rl/sandbox/warmPool';
 import { fixed } from '../shared/format';
 import { showInvisibles } from '../shared/untrustedText';
-import { parseCommandArgs, UsageError } from './usageError';
+import { defineCommand } from './command';
+import { UsageError } from './usageError';
 
 /** Python servers `sandbox serve` starts first and keeps: a burst this size of sleeping programs is forks, not interpreter starts. */
 const DEFAULT_WARM = 128;
@@ -37,29 +37,30 @@ export const sandboxUsage = (
   --memory-mb  memory of a request that sets none (default 1024); --max-memory-mb: the most one may ask for (default 4096)
   --output-cap stdout + stderr bytes after which the code is killed (default 8388608 = 8 MiB)`;
 
-/** The flags `agent-rl sandbox` accepts (each named in its usage). */
-export const SANDBOX_OPTIONS = {
-  port: { type: 'string' },
-  host: { type: 'string' },
-  token: { type: 'string' },
-  concurrency: { type: 'string' },
-  warm: { type: 'string' },
-  queue: { type: 'string' },
-  'max-wait': { type: 'string' },
-  level: { type: 'string' },
-  python: { type: 'string' },
-  'max-timeout': { type: 'string' },
-  'memory-mb': { type: 'string' },
-  'max-memory-mb': { type: 'string' },
-  'output-cap': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsOptionsConfig;
+/** The flags, as strings until `serve` reads them. */
+const SANDBOX_OPTIONS = Object.fromEntries(
+  ['port', 'host', 'token', 'concurrency', 'warm', 'queue', 'max-wait', 'level', 'python', 'max-timeout', 'memory-mb', 'max-memory-mb', 'output-cap'].map(
+    (k) => [k, { type: 'string' }] as const,
+  ),
+) as Record<
+  'port' | 'host' | 'token' | 'concurrency' | 'warm' | 'queue' | 'max-wait' | 'level' | 'python' | 'max-timeout' | 'memory-mb' | 'max-memory-mb' | 'output-cap',
+  { readonly type: 'string' }
+>;
 
-export async function sandboxCommand(args: readonly string[]): Promise<number> {
-  const parsed = parseCommandArgs(args, SANDBOX_OPTIONS, sandboxUsage());
-  if (!parsed) return 0;
-  const { values: v, positionals } = parsed;
-  if (positionals[0] !== 'serve' || positionals.length > 1) throw new UsageError(`sandbox needs the subcommand serve\n\n${sandboxUsage()}`);
+export const sandboxCommand = defineCommand({
+  name: 'sandbox',
+  summary: "SandboxFusion's /run_code on this machine's sandbox, for verl",
+  // the same text on every machine (the reference page prints it); --help adds this machine's default concurrency
+  usage: sandboxUsage(null),
+  help: () => sandboxUsage(),
+  options: SANDBOX_OPTIONS,
+  sets: [],
+  positionals: { min: 1, max: 1, error: 'sandbox needs the subcommand serve' },
+  run: ({ values, positionals }) => serve(values, positionals),
+});
+
+async function serve(v: Readonly<Partial<Record<keyof typeof SANDBOX_OPTIONS, string>>>, positionals: readonly string[]): Promise<number> {
+  if (positionals[0] !== 'serve') throw new UsageError(`sandbox needs the subcommand serve\n\n${sandboxUsage()}`);
   const num = (flag: string, value: string | undefined, d: number, min: number): number => {
     if (value === undefined) return d;
     const n = Number(value);

@@ -1,48 +1,34 @@
-// docs/reference/cli.md: every agent-rl command and flag, from the usage texts the CLI prints and the
-// option tables its parsers read (a flag no parser lists is refused, so these are all of them).
+// docs/reference/cli.md: every agent-rl command and flag, from the command declarations cli.ts
+// dispatches to (src/cli/command.ts): each command's usage as its --help prints it and the option table
+// its parser reads (a flag no declaration lists is refused, so these are all of them).
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { ALGORITHM_SPECS } from '../shared/algorithm';
 import type { DescribedSpec } from '../shared/fieldSpec';
 import { FIELD_SPECS, TRANSFORMER_OPTION_SPECS } from '../shared/runConfig';
-import { MAIN_OPTIONS, USAGE } from '../cli/cli';
-import { EXPORT_OPTIONS, EXPORT_USAGE } from '../cli/exportCommand';
-import { IMPORT_OPTIONS, IMPORT_USAGE } from '../cli/importCommand';
-import { MODEL_EXPORT_USAGE, MODEL_LIST_USAGE, MODEL_NEW_USAGE, MODEL_OPTIONS, MODEL_USAGE } from '../cli/modelCommand';
-import { RESCORE_OPTIONS, RESCORE_USAGE } from '../cli/rescoreCommand';
-import { REQUEST_OPTIONS, REQUEST_USAGE } from '../cli/requestCommand';
+import { COMMANDS, USAGE } from '../cli/cli';
+import type { Command } from '../cli/command';
 import { ALGORITHM_FLAGS, CONFIG_FLAGS, POLICY_FLAGS } from '../cli/runConfigArgs';
-import { SANDBOX_OPTIONS, sandboxUsage } from '../cli/sandboxCommand';
 import { cell, code, codeBlock, githubSlug, table } from './markdown';
 import { OPTIONS_PAGE, rangeText } from './optionsPage';
 
 export const CLI_PAGE = 'docs/reference/cli.md';
-export const CLI_SOURCES = ['src/cli/cli.ts', 'src/cli/runConfigArgs.ts', 'src/cli/*Command.ts'] as const;
+export const CLI_SOURCES = ['src/cli/cli.ts', 'src/cli/optionSets.ts', 'src/cli/runConfigArgs.ts', 'src/cli/*Command*.ts'] as const;
 
-/** One argument parser of agent-rl: the commands it reads, their usage as printed, the flags it accepts. */
+/** One command's argument parser (a group's: each subcommand's): the command word, its usage as --help prints it, the flags it accepts. */
 export interface CliParser {
-  /** The section heading ("agent-rl import"); the main parser's usage is the page's first section. */
+  /** The section heading ("agent-rl env check"). */
   readonly heading: string;
+  /** The first word of the command line that reaches it. */
   readonly commands: readonly string[];
   readonly usage: string;
   readonly options: ParseArgsOptionsConfig;
 }
 
-/** Every parser of the command line (cli.ts hands each command after the first word to one of them). */
-export const CLI_PARSERS: readonly CliParser[] = [
-  { heading: 'Usage', commands: ['train', 'sft', 'runs', 'show', 'trajectory', 'env'], usage: USAGE, options: MAIN_OPTIONS },
-  { heading: 'agent-rl rescore', commands: ['rescore'], usage: RESCORE_USAGE, options: RESCORE_OPTIONS },
-  { heading: 'agent-rl request', commands: ['request'], usage: REQUEST_USAGE, options: REQUEST_OPTIONS },
-  { heading: 'agent-rl import', commands: ['import'], usage: IMPORT_USAGE, options: IMPORT_OPTIONS },
-  // the usage without this machine's default concurrency, which `sandbox serve --help` adds
-  { heading: 'agent-rl sandbox serve', commands: ['sandbox'], usage: sandboxUsage(null), options: SANDBOX_OPTIONS },
-  { heading: 'agent-rl export verl', commands: ['export'], usage: EXPORT_USAGE, options: EXPORT_OPTIONS },
-  {
-    heading: 'agent-rl model',
-    commands: ['model'],
-    usage: [MODEL_USAGE, MODEL_NEW_USAGE, MODEL_LIST_USAGE, MODEL_EXPORT_USAGE].join('\n'),
-    options: MODEL_OPTIONS,
-  },
-];
+const parsersOf = (c: Command): CliParser[] =>
+  c.subcommands ? c.subcommands.flatMap(parsersOf) : [{ heading: `agent-rl ${c.name}`, commands: [c.name.split(' ')[0]!], usage: c.usage, options: c.options }];
+
+/** Every parser of the command line, from the command declarations cli.ts dispatches to. */
+export const CLI_PARSERS: readonly CliParser[] = COMMANDS.flatMap(parsersOf);
 
 const flagName = (name: string, o: ParseArgsOptionsConfig[string]): string =>
   `${code(`--${name}`)}${o.short ? ` / ${code(`-${o.short}`)}` : ''}${o.type === 'boolean' ? ' (switch)' : ''}${o.multiple ? ' (repeatable)' : ''}`;
@@ -66,25 +52,24 @@ function trainFlagRows(): string[][] {
 }
 
 export function renderCliPage(header: string): string {
-  const [main, ...own] = CLI_PARSERS;
   return [
     '# Command line: agent-rl',
     '',
     header,
     '',
-    'In a checkout, `npm run build` makes it and `npx agent-rl` runs it; each section below is what the',
-    "command's `--help` prints.",
+    'In a checkout, `npm run build` makes it and `npx agent-rl` runs it. The first section is what',
+    "`agent-rl --help` prints; each section after it is what that command's `--help` prints.",
     '',
-    `- [Usage](#${githubSlug('Usage')}): ${main!.commands.map((c) => code(c)).join(', ')}`,
-    ...own.map((p) => `- [${p.heading}](#${githubSlug(p.heading)})`),
+    `- [Usage](#${githubSlug('Usage')})`,
+    ...CLI_PARSERS.map((p) => `- [${p.heading}](#${githubSlug(p.heading)})`),
     `- [Train flags that set run-config fields](#${githubSlug('Train flags that set run-config fields')})`,
-    `- [Every flag, by parser](#${githubSlug('Every flag, by parser')})`,
+    `- [Every flag, by command](#${githubSlug('Every flag, by command')})`,
     '',
-    `## ${main!.heading}`,
+    '## Usage',
     '',
-    codeBlock(main!.usage),
+    codeBlock(USAGE),
     '',
-    ...own.flatMap((p) => [`## ${p.heading}`, '', codeBlock(p.usage), '']),
+    ...CLI_PARSERS.flatMap((p) => [`## ${p.heading}`, '', codeBlock(p.usage), '']),
     '## Train flags that set run-config fields',
     '',
     'A flag overrides the same field of the `--config` file (`agent-rl train` and `agent-rl sft`); the',
@@ -92,14 +77,15 @@ export function renderCliPage(header: string): string {
     '',
     table(['flag', 'sets', 'values', 'what it does'], trainFlagRows()),
     '',
-    '## Every flag, by parser',
+    '## Every flag, by command',
     '',
-    'Each command reads its flags with one of these parsers; any other flag is refused with the usage.',
+    'Each command accepts these flags and no other: any other flag is refused (exit 2) with a message naming it and',
+    "the command's usage.",
     '',
     table(
-      ['commands', 'flags'],
+      ['command', 'flags'],
       CLI_PARSERS.map((p) => [
-        p.commands.map((c) => code(c)).join(', '),
+        code(p.heading.replace(/^agent-rl /, '')),
         Object.entries(p.options)
           .map(([name, o]) => flagName(name, o))
           .join(', '),

@@ -21,6 +21,7 @@ export function listenForWasmFailures(): void {
 
 /** The backend that failed to allocate: what it said, the plan's way out, and that nothing it computed since is used. */
 export class BackendAllocationError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   override name = 'BackendAllocationError';
 }
 

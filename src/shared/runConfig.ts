@@ -115,6 +115,7 @@ export const MOVED_KEYS: Readonly<Record<string, string>> = {
 };
 
 export class ConfigError extends Error {
+  readonly exitCode = 2; // bad input: agent-rl exits 2 (src/cli/exitCodes.ts)
   constructor(readonly issues: readonly ConfigIssue[]) {
     super(
       `Invalid run config (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n` +

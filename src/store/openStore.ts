@@ -25,6 +25,7 @@ export function resumeDirFor(dbFile: string, runId: number): string {
 }
 
 export class StoreError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   constructor(
     message: string,
     readonly code: 'not_a_database' | 'locked' | 'too_new' | 'foreign' | 'readonly' | 'io' | 'full',

@@ -19,6 +19,7 @@ import { insertEdit, insertRescore, iterationBounds, rescoreReport, storedEpisod
 import { agentProgramStored } from './resume';
 
 export class RescoreError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   constructor(message: string) {
     super(message);
     this.name = 'RescoreError';

@@ -21,6 +21,7 @@ import { checkpointDirFor } from './openStore';
 import { RunReader } from './runReader';
 
 export class ResendError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   override name = 'ResendError';
 }
 

@@ -13,6 +13,7 @@ import { markOrphanedRuns } from './runWriter';
 export { resumeDirFor };
 
 export class ResumeError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   constructor(message: string) {
     super(message);
     this.name = 'ResumeError';

@@ -151,6 +151,7 @@ export function findOnPath(name: string): string | undefined {
 }
 
 export class PythonNotFoundError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   constructor(tried: string) {
     super(
       `No Python 3 interpreter found (tried ${tried}). Fix: install python3 (Debian: apt-get install python3) or set the interpreter path (envOptions.python, or agentRl.pythonPath in VS Code).`,
@@ -448,6 +449,7 @@ export function levelHolds(level: IsolationLevel, python: string): string {
 }
 
 export class IsolationUnavailableError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   constructor(level: IsolationLevel | 'auto', reason: string) {
     super(level === 'auto' ? `No sandbox level works on this machine: ${reason}` : `Sandbox level "${level}" was demanded but is not available: ${reason}`);
     this.name = 'IsolationUnavailableError';

@@ -6,6 +6,8 @@ import { findOnPath } from '../../sandbox/isolation';
 
 export class AgentEnvError extends Error {
   override name = 'AgentEnvError';
+  /** A program, task file or reward that cannot be used is bad input: agent-rl exits 2 (src/cli/exitCodes.ts). */
+  readonly exitCode = 2;
 }
 
 /**

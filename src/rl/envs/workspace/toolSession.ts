@@ -62,6 +62,7 @@ export interface SessionSandbox {
 }
 
 export class ToolLoadError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   /** `sandbox`: the sandbox failed before the file could be tried (not the file's fault). */
   constructor(file: string, detail: string, sandbox = false) {
     super(

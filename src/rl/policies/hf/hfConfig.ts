@@ -8,6 +8,7 @@ import * as path from 'node:path';
 
 /** A checkpoint folder that cannot become the policy: the message names the file, the field and the fix. */
 export class ModelLoadError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   override name = 'ModelLoadError';
 }
 

@@ -123,6 +123,7 @@ let chosen: BackendInfo | undefined;
 
 /** A forced backend that cannot start here: what is missing, the fix, and what auto would take. */
 export class BackendUnavailableError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   override name = 'BackendUnavailableError';
 }
 

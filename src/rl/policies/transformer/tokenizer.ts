@@ -231,6 +231,7 @@ function hfVocabSize(json: Record<string, unknown>): number {
 
 /** A tokenizer folder that cannot be used: the message names the file, the numbers and the fix. */
 export class TokenizerError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   override name = 'TokenizerError';
 }
 

@@ -8,6 +8,7 @@ import { bytes as formatBytes } from '../../../../shared/format';
 
 /** The engine could not get the memory it needs: the message names the plan, the request and the way out. */
 export class EngineMemoryError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
   override name = 'EngineMemoryError';
 }
 
