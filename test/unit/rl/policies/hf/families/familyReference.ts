@@ -13,8 +13,10 @@ import { familyOf, loraModules, parameterCount } from '../../../../../../src/rl/
 import { tensorSize, variableOrder } from '../../../../../../src/rl/policies/hf/families/modelFamily';
 import { readHfConfig, type HfArchitecture, type HfModelType } from '../../../../../../src/rl/policies/hf/hfConfig';
 import { loraParameterCount } from '../../../../../../src/rl/policies/hf/memoryPlan';
+import { writeCheckpointGguf } from '../../../../../../src/rl/policies/hf/gguf';
 import { writeNewCheckpoint, type NewModelSpec } from '../../../../../../src/rl/policies/hf/newCheckpoint';
-import { checkpointTensors } from '../../../../../../src/rl/policies/hf/safetensors';
+import { checkpointTensors, readTensor } from '../../../../../../src/rl/policies/hf/safetensors';
+import { readGgufHeader } from './ggufHeader';
 
 export const HF_FIXTURES = path.join(__dirname, '..', '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
 
@@ -50,6 +52,23 @@ export interface FamilyReference {
   readonly parameters: (a: HfArchitecture) => number;
   /** A tiny `agent-rl model new` spec of the family (absent: model new does not write it). */
   readonly newModel?: Omit<NewModelSpec, 'tokenizer' | 'seed' | 'dtype' | 'maxPositions'>;
+  /** llama.cpp's architecture name, and whether q and k rows move to its rotary layout (absent: not written as GGUF). */
+  readonly gguf?: { readonly architecture: string; readonly rotary: boolean };
+}
+
+/**
+ * Rows of `w` [rows, cols] as llama.cpp's converter permutes them for `heads` heads
+ * (reshape(heads, 2, dim/2, cols).swapaxes(1, 2)): output row (h, i, s) is input row (h, s, i).
+ */
+function llamaPermuted(w: Float32Array, rows: number, cols: number, heads: number): Float32Array {
+  const dim = rows / heads;
+  const out = new Float32Array(w.length);
+  for (let r = 0; r < rows; r++) {
+    const [h, j] = [Math.floor(r / dim), r % dim];
+    const from = h * dim + (j % 2) * (dim / 2) + Math.floor(j / 2);
+    out.set(w.subarray(from * cols, (from + 1) * cols), r * cols);
+  }
+  return out;
 }
 
 /** Registers the reference tests of one family. */
@@ -110,4 +129,40 @@ export function familyReferenceTests(ref: FamilyReference): void {
       if (t.role === 'bias') assert.equal(order[i - 1]!.name, t.name.replace(/\.bias$/, '.weight'), `${t.name} follows its weight`);
     });
   });
+
+  const gguf = ref.gguf;
+  if (spec && gguf) {
+    it(`${ref.modelType}: written as GGUF, llama.cpp's names, shapes and values are the spec's${gguf.rotary ? ', q and k rows in its rotary layout' : ''}`, () => {
+      const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `family-${ref.modelType}-gguf-`));
+      try {
+        const dir = path.join(tmp, 'model');
+        const a = writeNewCheckpoint(dir, { ...spec, maxPositions: 64, tokenizer: 'char', seed: 4, dtype: 'float32' });
+        const file = path.join(tmp, 'model.gguf');
+        writeCheckpointGguf(dir, file);
+        const { metadata, tensors } = readGgufHeader(file);
+        assert.equal(metadata.get('general.architecture'), gguf.architecture);
+        assert.equal(metadata.get(`${gguf.architecture}.block_count`), a.layers);
+        const specs = familyOf(a)
+          .tensors(a)
+          .filter((t) => t.gguf !== undefined);
+        assert.deepEqual(tensors.map((t) => t.name).sort(), specs.map((t) => t.gguf!).sort());
+        const bytes = fs.readFileSync(file);
+        const have = checkpointTensors(dir);
+        let permuted = 0;
+        for (const t of specs) {
+          const g = tensors.find((x) => x.name === t.gguf)!;
+          assert.deepEqual(g.shape, [...t.shape], `${t.gguf}: shape`);
+          const got = new Float32Array(bytes.buffer.slice(bytes.byteOffset + g.at, bytes.byteOffset + g.at + tensorSize(t) * 4));
+          const stored = readTensor(have.get(t.name)!);
+          const heads = /attn_q\.weight$/.test(t.gguf!) ? a.heads : /attn_k\.weight$/.test(t.gguf!) ? a.kvHeads : 0;
+          const want: Float32Array = gguf.rotary && heads ? llamaPermuted(stored, t.shape[0]!, t.shape[1]!, heads) : stored;
+          if (want !== stored) permuted++;
+          assert.deepEqual(got, want, `${t.gguf}: values`);
+        }
+        assert.equal(permuted, gguf.rotary ? 2 * a.layers : 0);
+      } finally {
+        fs.rmSync(tmp, { recursive: true, force: true });
+      }
+    });
+  }
 }

@@ -11,6 +11,7 @@ describe('model family llama', () => {
       const layer = D * q + 2 * D * kv + q * D + 2 * D + 3 * D * F;
       return a.vocabSize * D * (a.tiedEmbeddings ? 1 : 2) + a.layers * layer + D;
     },
-    newModel: { architecture: 'llama', layers: 3, hidden: 32, heads: 2, intermediate: 48, tiedHead: false },
+    newModel: { architecture: 'llama', layers: 3, hidden: 32, heads: 4, kvHeads: 2, intermediate: 48, tiedHead: false },
+    gguf: { architecture: 'llama', rotary: true },
   });
 });

@@ -12,5 +12,6 @@ describe('model family qwen2', () => {
       return a.vocabSize * D * (a.tiedEmbeddings ? 1 : 2) + a.layers * layer + D;
     },
     newModel: { architecture: 'qwen2', layers: 2, hidden: 32, heads: 4, kvHeads: 2, tiedHead: true },
+    gguf: { architecture: 'qwen2', rotary: false },
   });
 });

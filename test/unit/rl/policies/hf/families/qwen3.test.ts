@@ -13,5 +13,6 @@ describe('model family qwen3', () => {
     },
     // head width 16 with 4 heads of a 32-wide model: q_proj [64, 32]
     newModel: { architecture: 'qwen3', layers: 2, hidden: 32, heads: 4, kvHeads: 1, headDim: 16, tiedHead: false },
+    gguf: { architecture: 'qwen3', rotary: false },
   });
 });
