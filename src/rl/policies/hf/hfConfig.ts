@@ -3,6 +3,8 @@
 // qwen3 (no biases; RMSNorm over each head's queries and keys before the rotation; a stated head
 // width that need not be hidden / heads), llama (no biases; Llama 3 rope scaling), gpt2 (learned
 // positions, LayerNorm, GELU, Conv1D weights). Anything else is refused with what is supported.
+// What each family's checkpoint holds (tensor names, shapes, the parameter count) is its spec in
+// families/; this file reads config.json only.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
