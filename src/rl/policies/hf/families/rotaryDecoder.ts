@@ -16,7 +16,11 @@ export interface RotaryDecoderOptions {
 
 const LINEARS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 
-/** Hugging Face name within a layer → llama.cpp's (tensors without an entry are not written). */
+/**
+ * Hugging Face name within a layer → llama.cpp's (tensors without an entry are not written). o_proj's
+ * bias (attention_bias on llama or qwen3) has none: such a model's GGUF would lack it (no release of
+ * these families sets attention_bias; llama.cpp's name would be attn_output.bias).
+ */
 const GGUF_LAYER_NAMES: ReadonlyMap<string, string> = new Map([
   ['input_layernorm.weight', 'attn_norm.weight'],
   ['self_attn.q_proj.weight', 'attn_q.weight'],
