@@ -3,14 +3,17 @@
 // metadata as typed key/values; each tensor's name, dimensions (innermost first), type and offset;
 // then the data, every tensor aligned to 32 bytes. Tensors keep the checkpoint's dtype (bfloat16 stays
 // bfloat16 byte for byte, so the sampler computes the trainer's weights), except 1-D ones (norms,
-// biases), which llama.cpp reads as float32. Names and metadata follow llama.cpp's own converter for
-// each architecture (qwen2, qwen3, llama; Llama's q and k rows permuted to llama.cpp's rotary layout).
+// biases), which llama.cpp reads as float32. Names, the architecture and which rows are permuted to
+// llama.cpp's rotary layout (Llama's q and k) are the family spec's (families/: qwen2, qwen3, llama),
+// as llama.cpp's own converter writes them.
 // The vocabulary is the tokenizer.json's, padded to the model's rows; the workbench passes token ids in
 // and reads ids out, so llama.cpp's tokenizer is never used, but it must load.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ModelLoadError, readHfConfig, type HfArchitecture } from './hfConfig';
-import { checkpointTensors, readTensorBytes, toFloat32, type StoredTensor } from './safetensors';
+import { FAMILIES, familyOf } from './families/familyOf';
+import type { GgufFamily, ModelFamily } from './families/modelFamily';
+import { ModelLoadError, readHfConfig, type HfModelType } from './hfConfig';
+import { checkpointTensors, readTensorBytes, specTensor, toFloat32, type StoredTensor } from './safetensors';
 
 const ALIGN = 32;
 /** GGUF metadata value types. */
@@ -155,32 +158,26 @@ function permuteRotary(raw: Buffer, rows: number, cols: number, heads: number, b
   return out;
 }
 
-const LAYER_NAMES: [string, string][] = [
-  ['input_layernorm.weight', 'attn_norm.weight'],
-  ['self_attn.q_proj.weight', 'attn_q.weight'],
-  ['self_attn.q_proj.bias', 'attn_q.bias'],
-  ['self_attn.k_proj.weight', 'attn_k.weight'],
-  ['self_attn.k_proj.bias', 'attn_k.bias'],
-  ['self_attn.v_proj.weight', 'attn_v.weight'],
-  ['self_attn.v_proj.bias', 'attn_v.bias'],
-  ['self_attn.o_proj.weight', 'attn_output.weight'],
-  ['self_attn.q_norm.weight', 'attn_q_norm.weight'],
-  ['self_attn.k_norm.weight', 'attn_k_norm.weight'],
-  ['post_attention_layernorm.weight', 'ffn_norm.weight'],
-  ['mlp.gate_proj.weight', 'ffn_gate.weight'],
-  ['mlp.up_proj.weight', 'ffn_up.weight'],
-  ['mlp.down_proj.weight', 'ffn_down.weight'],
-];
+/**
+ * llama.cpp's name for a Hugging Face tensor name in `family`, or undefined when llama.cpp has none (e.g.
+ * rotary tables). Without a family: the name the GGUF families give it (they share llama.cpp's names).
+ */
+export function ggufTensorName(hf: string, family?: ModelFamily): string | undefined {
+  if (family) return family.gguf?.tensorName(hf);
+  for (const f of Object.values(FAMILIES)) {
+    const name = f.gguf?.tensorName(hf);
+    if (name) return name;
+  }
+  return undefined;
+}
 
-/** llama.cpp's name for a Hugging Face tensor name, or undefined when llama.cpp has none (e.g. rotary tables). */
-export function ggufTensorName(hf: string): string | undefined {
-  if (hf === 'model.embed_tokens.weight') return 'token_embd.weight';
-  if (hf === 'model.norm.weight') return 'output_norm.weight';
-  if (hf === 'lm_head.weight') return 'output.weight';
-  const m = /^model\.layers\.(\d+)\.(.+)$/.exec(hf);
-  if (!m) return undefined;
-  const to = LAYER_NAMES.find(([from]) => from === m[2]);
-  return to ? `blk.${m[1]}.${to[1]}` : undefined;
+/** The family's GGUF description, or a refusal naming the family and the way out. */
+function ggufOf(family: ModelFamily, what: string): GgufFamily {
+  if (!family.gguf)
+    throw new ModelLoadError(
+      `${what}: llama.cpp does not run ${family.modelType} models here. Fix: sample this model on the engine or tfjs (rolloutEngine "engine")`,
+    );
+  return family.gguf;
 }
 
 interface TokenizerJson {
@@ -189,7 +186,7 @@ interface TokenizerJson {
 }
 
 /** The vocabulary as llama.cpp's "gpt2" tokenizer metadata, padded to `rows` tokens. */
-function vocabularyMetadata(dir: string, rows: number, arch: HfArchitecture): [string, GgufValue][] {
+function vocabularyMetadata(dir: string, rows: number, pre: string): [string, GgufValue][] {
   const file = path.join(dir, 'tokenizer.json');
   let tok: TokenizerJson;
   try {
@@ -205,7 +202,6 @@ function vocabularyMetadata(dir: string, rows: number, arch: HfArchitecture): [s
   for (const a of tok.added_tokens ?? []) if (a.id < rows) [tokens[a.id], types[a.id]] = [a.content, a.special ? 3 : 4];
   for (let i = 0; i < rows; i++) if (types[i] === 0) [tokens[i], types[i]] = [`[PAD${i}]`, 4];
   const merges = (tok.model?.merges ?? []).map((m) => (Array.isArray(m) ? m.join(' ') : m));
-  const pre = arch.modelType === 'llama' ? 'llama-bpe' : 'qwen2';
   return [
     ['tokenizer.ggml.model', { type: 'string', value: 'gpt2' }],
     ['tokenizer.ggml.pre', { type: 'string', value: pre }],
@@ -229,7 +225,8 @@ export function writeCheckpointGguf(
 ): { tensors: number; bytes: number } {
   const arch = readHfConfig(dir);
   const stored = checkpointTensors(dir);
-  const a = arch.modelType; // 'qwen2' | 'qwen3' | 'llama'
+  const gguf = ggufOf(familyOf(arch), dir);
+  const a = gguf.architecture;
   const meta: [string, GgufValue][] = [
     ['general.architecture', { type: 'string', value: a }],
     ['general.name', { type: 'string', value: path.basename(dir) }],
@@ -244,22 +241,25 @@ export function writeCheckpointGguf(
     [`${a}.attention.value_length`, { type: 'u32', value: arch.headDim }],
     [`${a}.rope.freq_base`, { type: 'f32', value: arch.ropeTheta }],
     [`${a}.attention.layer_norm_rms_epsilon`, { type: 'f32', value: arch.normEps }],
-    ...(a === 'llama' ? ([[`${a}.rope.dimension_count`, { type: 'u32', value: arch.headDim }]] as [string, GgufValue][]) : []),
-    ...vocabularyMetadata(dir, arch.vocabSize, arch),
+    ...(gguf.ropeDimensionCount ? ([[`${a}.rope.dimension_count`, { type: 'u32', value: arch.headDim }]] as [string, GgufValue][]) : []),
+    ...vocabularyMetadata(dir, arch.vocabSize, gguf.pre),
   ];
   if (arch.ropeScaling)
     throw new ModelLoadError(`${dir}: rope_scaling is not written to GGUF yet. Fix: sample this model on the engine (rolloutEngine "engine")`);
   const tensors: GgufTensor[] = [];
-  for (const t of [...stored.values()].sort((x, y) => x.name.localeCompare(y.name, 'en', { numeric: true }))) {
-    const name = ggufTensorName(t.name);
-    if (!name) continue;
-    if (name === 'output.weight' && arch.tiedEmbeddings) continue;
+  // the spec's tensors that llama.cpp has (a tied head is the embedding: not written twice), by name
+  const specs = familyOf(arch)
+    .tensors(arch)
+    .filter((t) => t.gguf !== undefined)
+    .sort((x, y) => x.name.localeCompare(y.name, 'en', { numeric: true }));
+  for (const spec of specs) {
+    const t = specTensor(stored, dir, spec, arch);
+    const name = spec.gguf!;
     const oneD = t.shape.length === 1;
     // trained weights given in memory (full fine-tuning) replace the stored ones, in float32
-    const given = o.weights?.get(t.name);
+    const given = o.weights?.get(spec.name);
     const type: GgmlType = oneD || given ? 'F32' : t.dtype;
-    const rotary = a === 'llama' && /attn_(q|k)\.weight$/.test(name);
-    const heads = name.endsWith('attn_q.weight') ? arch.heads : arch.kvHeads;
+    const heads = spec.ggufRotaryHeads;
     tensors.push({
       name,
       shape: t.shape,
@@ -269,11 +269,11 @@ export function writeCheckpointGguf(
           if (given.data.length !== t.shape.reduce((a, b) => a * b, 1))
             throw new Error(`GGUF: trained ${t.name} has ${given.data.length} values for [${t.shape.join(', ')}]`);
           const bytes = Buffer.from(given.data.buffer, given.data.byteOffset, given.data.byteLength);
-          return rotary ? permuteRotary(bytes, t.shape[0]!, t.shape[1]!, heads, 4) : bytes;
+          return heads ? permuteRotary(bytes, t.shape[0]!, t.shape[1]!, heads, 4) : bytes;
         }
         const raw = readTensorBytes(t);
         const typed = type === t.dtype ? raw : asF32(t, raw);
-        return rotary ? permuteRotary(typed, t.shape[0]!, t.shape[1]!, heads, ELEMENT_BYTES[type]) : typed;
+        return heads ? permuteRotary(typed, t.shape[0]!, t.shape[1]!, heads, ELEMENT_BYTES[type]) : typed;
       },
     });
   }
@@ -310,14 +310,15 @@ export function writeLoraGguf(
   adapters: readonly LoraTensor[],
   heads?: { q: number; kv: number },
 ): void {
+  // familyOf refuses a model type it does not know
+  const gguf = ggufOf(familyOf({ modelType: modelType as HfModelType }), 'GGUF adapter');
   const tensors: GgufTensor[] = [];
   for (const ad of adapters) {
-    const name = ggufTensorName(`${ad.module}.weight`);
+    const name = gguf.tensorName(`${ad.module}.weight`);
     if (!name) throw new Error(`GGUF adapter: no llama.cpp tensor for ${ad.module}`);
-    const base = name.slice(0, -'.weight'.length);
     if (ad.a.length !== ad.in * rank || ad.b.length !== rank * ad.out)
       throw new Error(`GGUF adapter ${ad.module}: sizes ${ad.a.length} and ${ad.b.length} for [${ad.in}, ${rank}] and [${rank}, ${ad.out}]`);
-    const rotary = modelType === 'llama' && /attn_(q|k)$/.test(base);
+    const rotary = gguf.rotaryHeads(`${ad.module}.weight`);
     tensors.push(
       { name: `${name}.lora_a`, shape: [rank, ad.in], type: 'F32', data: () => transposeBytes(ad.a, ad.in, rank) },
       {
@@ -327,7 +328,7 @@ export function writeLoraGguf(
         data: () => {
           const bt = Buffer.from(transposeBytes(ad.b, rank, ad.out));
           if (!rotary) return bt;
-          const h = base.endsWith('attn_q') ? heads?.q : heads?.kv;
+          const h = rotary === 'q' ? heads?.q : heads?.kv;
           if (!h) throw new Error(`GGUF adapter ${ad.module}: Llama's rotary permutation needs the head counts`);
           return permuteRotary(bt, ad.out, rank, h, 4);
         },
@@ -337,7 +338,7 @@ export function writeLoraGguf(
   writeGguf(
     file,
     [
-      ['general.architecture', { type: 'string', value: modelType }],
+      ['general.architecture', { type: 'string', value: gguf.architecture }],
       ['general.type', { type: 'string', value: 'adapter' }],
       ['adapter.type', { type: 'string', value: 'lora' }],
       ['adapter.lora.alpha', { type: 'f32', value: alpha }],

@@ -3,6 +3,8 @@
 // qwen3 (no biases; RMSNorm over each head's queries and keys before the rotation; a stated head
 // width that need not be hidden / heads), llama (no biases; Llama 3 rope scaling), gpt2 (learned
 // positions, LayerNorm, GELU, Conv1D weights). Anything else is refused with what is supported.
+// What each family's checkpoint holds (tensor names, shapes, the parameter count) is its spec in
+// families/; this file reads config.json only.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -150,11 +152,6 @@ export function parseHfConfig(cfg: Record<string, unknown>, file = 'config.json'
   };
 }
 
-/** Whether the attention's output projection has a bias: Llama's and Qwen3's attention_bias puts one there too (Qwen2's never). */
-export function outputBias(a: HfArchitecture): boolean {
-  return a.modelType !== 'qwen2' && a.modelType !== 'gpt2' && a.qkvBias;
-}
-
 /** Rotary inverse frequencies [headDim / 2] (Llama 3 scaling applied when configured), in float64. */
 export function ropeInverseFrequencies(a: HfArchitecture): Float64Array {
   const half = a.headDim / 2;
@@ -173,15 +170,26 @@ export function ropeInverseFrequencies(a: HfArchitecture): Float64Array {
   });
 }
 
-/** Parameters of the architecture (embedding counted once when tied). */
-export function parameterCount(a: HfArchitecture): number {
-  const D = a.hidden;
-  const attn =
-    D * a.heads * a.headDim + 2 * D * a.kvHeads * a.headDim + a.heads * a.headDim * D + (a.qkvBias ? a.heads * a.headDim + 2 * a.kvHeads * a.headDim : 0);
-  if (a.modelType === 'gpt2') {
-    const perLayer = attn + D /* c_proj bias */ + 2 * D * a.intermediate + a.intermediate + D + 4 * D;
-    return a.vocabSize * D + a.maxPositions * D + a.layers * perLayer + 2 * D;
+/**
+ * The tfjs decoder's rotary tables for positions < P: cos and sin [P, E] (each angle p·θ_i written at i
+ * and i + E/2), and rotate_half as a product, [−x₂, x₁] = x · R with R [E, E] of ±1.
+ */
+export function rotaryTables(a: HfArchitecture, P: number): { cos: Float32Array; sin: Float32Array; rotation: Float32Array } {
+  const E = a.headDim;
+  const inv = ropeInverseFrequencies(a);
+  const cos = new Float32Array(P * E);
+  const sin = new Float32Array(P * E);
+  for (let p = 0; p < P; p++) {
+    for (let i = 0; i < E / 2; i++) {
+      const angle = p * inv[i]!;
+      cos[p * E + i] = cos[p * E + i + E / 2] = Math.cos(angle);
+      sin[p * E + i] = sin[p * E + i + E / 2] = Math.sin(angle);
+    }
   }
-  const perLayer = attn + (outputBias(a) ? D : 0) + 3 * D * a.intermediate + 2 * D + (a.qkNorm ? 2 * a.headDim : 0);
-  return a.vocabSize * D * (a.tiedEmbeddings ? 1 : 2) + a.layers * perLayer + D;
+  const rotation = new Float32Array(E * E);
+  for (let i = 0; i < E / 2; i++) {
+    rotation[(i + E / 2) * E + i] = -1;
+    rotation[i * E + i + E / 2] = 1;
+  }
+  return { cos, sin, rotation };
 }

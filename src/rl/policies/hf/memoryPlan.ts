@@ -4,8 +4,9 @@
 // fit is refused with the numbers and the ways out.
 import * as os from 'node:os';
 import { bytes as formatBytes } from '../../../shared/format';
-import { ModelLoadError, parameterCount, type HfArchitecture } from './hfConfig';
-import { LORA_TARGETS, prefillRowsOf, type LoraOptions } from './hfModel';
+import { familyOf, loraModules, parameterCount } from './families/familyOf';
+import { ModelLoadError, type HfArchitecture } from './hfConfig';
+import { prefillRowsOf, type LoraOptions } from './hfModel';
 
 const GiB = 2 ** 30;
 
@@ -36,25 +37,15 @@ export interface PlanOptions {
   readonly backend: string;
 }
 
-/** Trainable parameters of LoRA adapters on the targeted linear layers. */
+/** Trainable parameters of LoRA adapters on the targeted linear layers: rank × (in + out) for each linear weight of the family's spec whose module is a target. */
 export function loraParameterCount(a: HfArchitecture, lora: LoraOptions): number {
-  const targets = lora.targets.includes('all-linear') ? LORA_TARGETS[a.modelType] : lora.targets;
-  const D = a.hidden,
-    F = a.intermediate,
-    q = a.heads * a.headDim,
-    kv = a.kvHeads * a.headDim;
-  const shapes: Record<string, [number, number]> =
-    a.modelType === 'gpt2'
-      ? { c_attn: [D, 3 * D], c_proj: [D, D], c_fc: [D, F] }
-      : { q_proj: [D, q], k_proj: [D, kv], v_proj: [D, kv], o_proj: [q, D], gate_proj: [D, F], up_proj: [D, F], down_proj: [F, D] };
-  let per = 0;
-  for (const t of targets) {
-    const s = shapes[t];
-    if (s) per += lora.rank * (s[0] + s[1]);
+  const targets = loraModules(a, lora.targets);
+  let n = 0;
+  for (const t of familyOf(a).tensors(a)) {
+    if (t.role !== 'linear' || !targets.some((m) => t.name.endsWith(`.${m}.weight`))) continue;
+    n += lora.rank * (t.shape[0]! + t.shape[1]!);
   }
-  // gpt2's c_proj names two layers (attention's [D, D] and the MLP's [F, D])
-  if (a.modelType === 'gpt2' && targets.includes('c_proj')) per += lora.rank * (F + D);
-  return per * a.layers;
+  return n;
 }
 
 /** The memory a backend can hold: wasm's 32-bit address space, else the machine's memory. */
@@ -93,7 +84,8 @@ export function planMemory(a: HfArchitecture, o: PlanOptions): MemoryPlan {
   if (!o.lora)
     lines.push({
       what: `trained embeddings' one-hot lookups of one micro-batch (${Nt} × ${V.toLocaleString('en')} and their gradients)`,
-      bytes: Nt * V * 4 * (a.modelType === 'gpt2' ? 3 : 2),
+      // learned positions: a second one-hot lookup, into the position table
+      bytes: Nt * V * 4 * (familyOf(a).positions === 'learned' ? 3 : 2),
     });
   lines.push({
     what: `logits of a pass (${Math.max(Nt, Nl)} × ${V.toLocaleString('en')}: logits, log-softmax, one-hot targets, their gradients)`,

@@ -117,7 +117,12 @@ export function newModelConfig(spec: NewModelSpec, vocabSize: number, eos: numbe
   }
 }
 
-/** Every tensor of the architecture with its initial values (transformers' _init_weights), in checkpoint names. */
+/**
+ * Every tensor of the architecture with its initial values (transformers' _init_weights), in checkpoint
+ * names. Written out here rather than read from the family spec (families/) on purpose: the families'
+ * reference tests check each spec against what this writes, and the same spec and seed keep writing
+ * the same bytes.
+ */
 function initialTensors(a: HfArchitecture, seed: number, std: number): Map<string, { data: Float32Array; shape: number[] }> {
   const out = new Map<string, { data: Float32Array; shape: number[] }>();
   const rng = Rng.stream(seed, 'model new');

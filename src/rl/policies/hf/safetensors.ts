@@ -5,7 +5,9 @@
 // names the file and what is wrong in it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ModelLoadError } from './hfConfig';
+import { familyOf } from './families/familyOf';
+import type { TensorSpec } from './families/modelFamily';
+import { ModelLoadError, type HfArchitecture } from './hfConfig';
 
 export const SAFETENSORS_DTYPES = ['F32', 'F16', 'BF16'] as const;
 export type SafetensorsDtype = (typeof SAFETENSORS_DTYPES)[number];
@@ -158,6 +160,32 @@ export function readTensor(t: StoredTensor): Float32Array {
 }
 
 /**
+ * The stored tensor a family spec names (under its name or an alternative), shape-checked against the
+ * config; `check` runs between (the engine refuses dtypes it cannot read there). Errors name the file and the fix.
+ */
+export function specTensor(
+  stored: ReadonlyMap<string, StoredTensor>,
+  dir: string,
+  spec: TensorSpec,
+  a: HfArchitecture,
+  check?: (t: StoredTensor) => void,
+): StoredTensor {
+  const alternatives = spec.alternatives ?? [];
+  const found = [spec.name, ...alternatives].map((n) => stored.get(n)).find((t): t is StoredTensor => t !== undefined);
+  if (!found)
+    throw new ModelLoadError(
+      `${dir}: the checkpoint has no tensor ${spec.name}${alternatives.length ? ` (nor ${alternatives.join(', ')})` : ''}; a ${a.modelType} model of this config.json needs it. Fix: check that config.json belongs to these weights`,
+    );
+  check?.(found);
+  if (found.shape.join('×') !== spec.shape.join('×')) {
+    throw new ModelLoadError(
+      `${found.file}: tensor ${found.name} has shape ${found.shape.join('×')}, but config.json (hidden_size ${a.hidden}, heads ${a.heads}, kv heads ${a.kvHeads}, head width ${a.headDim}, vocab ${a.vocabSize}) needs ${spec.shape.join('×')}. Fix: check that config.json belongs to these weights`,
+    );
+  }
+  return found;
+}
+
+/**
  * Every tensor of a checkpoint folder: `model.safetensors`, or the shards its
  * `model.safetensors.index.json` names (each shard's header is read; the index must cover them).
  */
@@ -238,4 +266,12 @@ export function writeSafetensors(
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** Every tensor the family's spec lists, read as float32 and shape-checked, in the spec's order (the tfjs decoder's weights). */
+export function readFamilyTensors(dir: string, a: HfArchitecture): Map<string, { data: Float32Array; shape: number[] }> {
+  const stored = checkpointTensors(dir);
+  const out = new Map<string, { data: Float32Array; shape: number[] }>();
+  for (const t of familyOf(a).tensors(a)) out.set(t.name, { data: readTensor(specTensor(stored, dir, t, a)), shape: [...t.shape] });
+  return out;
 }

@@ -7,7 +7,8 @@
 import * as tf from '@tensorflow/tfjs';
 import type { TokenScorer } from '../../../algo/gradients';
 import type { PolicyModel } from '../../transformer/policyModel';
-import { parameterCount, type HfArchitecture } from '../hfConfig';
+import { parameterCount } from '../families/familyOf';
+import type { HfArchitecture } from '../hfConfig';
 import type { HfModelConfig, LoraOptions } from '../hfModel';
 import type { EnginePlan } from './enginePlan';
 import type { LoraTensor } from '../gguf';

@@ -5,7 +5,8 @@
 // cache of the batch, prefill and decoding). Its total is the size of the engine's memory, so the
 // engine can never take more than was planned: a test runs each pass on Qwen2.5-0.5B's shapes and
 // compares the allocator's high-water mark with this.
-import { parameterCount, type HfArchitecture } from '../hfConfig';
+import { parameterCount } from '../families/familyOf';
+import type { HfArchitecture } from '../hfConfig';
 import type { LoraOptions } from '../hfModel';
 import { formatBytes, type MemoryLine, type MemoryPlan } from '../memoryPlan';
 import { MAX_ENGINE_BYTES } from './engineMemory';

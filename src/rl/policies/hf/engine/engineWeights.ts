@@ -2,10 +2,13 @@
 // bfloat16 (8-interleaved rows, halving the memory and the bytes a product reads) or float32, norms
 // and biases as float32, and the rotary tables for the policy's context. bfloat16 on disk is copied
 // as it is; float32 becomes bfloat16 by rounding to nearest even when bfloat16 is asked; float16 is
-// widened in JavaScript first. Shapes are checked against config.json, each error naming the file.
+// widened in JavaScript first. Names and shapes are the family spec's (families/), checked against
+// the stored tensors, each error naming the file.
 import * as fs from 'node:fs';
-import { ModelLoadError, outputBias, ropeInverseFrequencies, type HfArchitecture } from '../hfConfig';
-import { checkpointTensors, SAFETENSORS_DTYPES, toFloat32, type StoredTensor } from '../safetensors';
+import { familyOf } from '../families/familyOf';
+import { tensorSize, variableOrder, type LayerModules, type ModelFamily, type TensorSpec } from '../families/modelFamily';
+import { ModelLoadError, ropeInverseFrequencies, type HfArchitecture } from '../hfConfig';
+import { checkpointTensors, SAFETENSORS_DTYPES, specTensor, toFloat32, type StoredTensor } from '../safetensors';
 import type { EngineMemory } from './engineMemory';
 import type { EngineKernels, Matrix } from './kernels';
 
@@ -42,30 +45,37 @@ export interface EngineWeights {
   readonly sin: number;
 }
 
-/** Bytes of the weights as the engine holds them (the plan's first line). */
+/** Bytes of the weights as the engine holds them (the plan's first line): the spec's matrices in `dtype`, its vectors in float32, the rotary tables; each region rounded to the allocator's 64 bytes. */
 export function weightBytes(a: HfArchitecture, dtype: WeightDtype, contextLength: number): number {
-  const D = a.hidden,
-    E = a.headDim,
-    q = a.heads * E,
-    kv = a.kvHeads * E,
-    F = a.intermediate;
   const m = dtype === 'bf16' ? 2 : 4;
   const round = (b: number): number => Math.ceil(b / 64) * 64;
-  let n = round(a.vocabSize * D * m) * (a.tiedEmbeddings ? 1 : 2) + round(D * 4);
-  const perLayer =
-    [D * q, D * kv, D * kv, q * D, D * F, D * F, F * D].reduce((s, x) => s + round(x * m), 0) +
-    round(D * 4) * 2 +
-    (a.qkvBias ? round(q * 4) + 2 * round(kv * 4) : 0) +
-    (a.qkNorm ? 2 * round(E * 4) : 0) +
-    (outputBias(a) ? round(D * 4) : 0);
-  n += perLayer * a.layers;
-  n += 2 * round(contextLength * (E / 2) * 4);
-  return n;
+  let n = 0;
+  for (const t of familyOf(a).tensors(a)) n += round(tensorSize(t) * (t.shape.length === 2 ? m : 4));
+  return n + 2 * round(contextLength * (a.headDim / 2) * 4);
+}
+
+/** The engine's linear layers of one layer: module paths by the engine's names (a family it runs has separate q/k/v and a gate). */
+export function engineModules(m: LayerModules): Readonly<Record<EngineLinear, string>> {
+  if ('fused' in m.qkv || !m.gate) throw new Error(`engine: layer ${m.o} has a fused q/k/v projection or no gate; engineUnsupported refuses such a family`);
+  return { q_proj: m.qkv.q, k_proj: m.qkv.k, v_proj: m.qkv.v, o_proj: m.o, gate_proj: m.gate, up_proj: m.up, down_proj: m.down };
+}
+
+/** What of the family the engine lacks: it runs RMSNorm, rotary positions, separate q/k/v and SwiGLU. */
+function missingSteps(f: ModelFamily): string[] {
+  const probe = f.names.layer(0);
+  return [
+    ...(f.norm !== 'rmsnorm' ? ['LayerNorm'] : []),
+    ...(f.mlp !== 'swiglu' ? ['GELU'] : []),
+    ...(f.positions !== 'rotary' ? ['learned positions'] : []),
+    ...('fused' in probe.qkv ? ['fused q/k/v'] : []),
+    ...(f.linearLayout !== 'out-in' ? ['Conv1D weights'] : []),
+  ];
 }
 
 /** Why the engine cannot run this architecture (undefined when it can). */
 export function engineUnsupported(a: HfArchitecture): string | undefined {
-  if (a.modelType === 'gpt2') return 'gpt2 (LayerNorm, GELU, learned positions) runs on tfjs ops';
+  const missing = missingSteps(familyOf(a));
+  if (missing.length > 0) return `${a.modelType} (${missing.join(', ')}) runs on tfjs ops`;
   const dims: [string, number, number][] = [
     ['hidden_size', a.hidden, 8],
     ['intermediate_size', a.intermediate, 8],
@@ -76,23 +86,15 @@ export function engineUnsupported(a: HfArchitecture): string | undefined {
   return undefined;
 }
 
-function take(stored: Map<string, StoredTensor>, dir: string, name: string, shape: number[], a: HfArchitecture): StoredTensor {
-  const t = stored.get(name);
-  if (!t)
-    throw new ModelLoadError(
-      `${dir}: the checkpoint has no tensor ${name}; a ${a.modelType} model of this config.json needs it. Fix: check that config.json belongs to these weights`,
-    );
-  if (!SAFETENSORS_DTYPES.includes(t.dtype)) {
-    throw new ModelLoadError(
-      `${t.file}: tensor ${t.name} has dtype ${JSON.stringify(t.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`,
-    );
-  }
-  if (t.shape.join('×') !== shape.join('×')) {
-    throw new ModelLoadError(
-      `${t.file}: tensor ${name} has shape ${t.shape.join('×')}, but config.json (hidden_size ${a.hidden}, heads ${a.heads}, kv heads ${a.kvHeads}, head width ${a.headDim}, vocab ${a.vocabSize}) needs ${shape.join('×')}. Fix: check that config.json belongs to these weights`,
-    );
-  }
-  return t;
+/** The stored tensor of a spec entry, refused when its dtype is one the engine does not read. */
+function take(stored: Map<string, StoredTensor>, dir: string, spec: TensorSpec, a: HfArchitecture): StoredTensor {
+  return specTensor(stored, dir, spec, a, (t) => {
+    if (!SAFETENSORS_DTYPES.includes(t.dtype)) {
+      throw new ModelLoadError(
+        `${t.file}: tensor ${t.name} has dtype ${JSON.stringify(t.dtype)}; supported: ${SAFETENSORS_DTYPES.join(', ')}. Fix: save the model in float32, float16 or bfloat16 (quantised weights are not read)`,
+      );
+    }
+  });
 }
 
 /** Reads `len` bytes at `pos` of `file` into the engine's memory at `offset`; a short read is an error. */
@@ -121,18 +123,10 @@ export function convertRows(rows: number, cols: number): number {
 
 /** [rows, cols] of every matrix the engine reads (the plan's conversion scratch is the largest chunk). */
 export function matrixShapes(a: HfArchitecture): [number, number][] {
-  const D = a.hidden,
-    q = a.heads * a.headDim,
-    kv = a.kvHeads * a.headDim,
-    F = a.intermediate;
-  return [
-    [a.vocabSize, D],
-    [q, D],
-    [kv, D],
-    [D, q],
-    [F, D],
-    [D, F],
-  ];
+  return familyOf(a)
+    .tensors(a)
+    .filter((t) => t.shape.length === 2)
+    .map((t) => [t.shape[0]!, t.shape[1]!]);
 }
 
 export function loadEngineWeights(
@@ -144,14 +138,18 @@ export function loadEngineWeights(
   contextLength: number,
 ): EngineWeights {
   const stored = checkpointTensors(dir);
-  const D = a.hidden,
-    E = a.headDim,
-    q = a.heads * E,
-    kv = a.kvHeads * E,
-    F = a.intermediate;
+  const family = familyOf(a);
+  const specs = new Map(family.tensors(a).map((t) => [t.name, t]));
+  const spec = (name: string): TensorSpec => {
+    const t = specs.get(name);
+    if (!t) throw new Error(`engine: the ${a.modelType} family spec lists no tensor ${name}`);
+    return t;
+  };
 
-  const matrix = (name: string, rows: number, cols: number): Matrix => {
-    const t = take(stored, dir, name, [rows, cols], a);
+  const matrix = (name: string): Matrix => {
+    const s = spec(name);
+    const [rows, cols] = s.shape as [number, number];
+    const t = take(stored, dir, s, a);
     const n = rows * cols;
     const ptr = mem.alloc(n * (dtype === 'bf16' ? 2 : 4), `weights ${name}`);
     if (dtype === 'bf16' && t.dtype === 'BF16') {
@@ -177,8 +175,10 @@ export function loadEngineWeights(
     }
     return { ptr, rows, cols, dtype };
   };
-  const vector = (name: string, n: number): number => {
-    const t = take(stored, dir, name, [n], a);
+  const vector = (name: string): number => {
+    const s = spec(name);
+    const n = s.shape[0]!;
+    const t = take(stored, dir, s, a);
     const ptr = mem.allocF32(n, `weights ${name}`);
     const bytes = n * (t.dtype === 'F32' ? 4 : 2);
     const buf = Buffer.alloc(bytes);
@@ -193,35 +193,29 @@ export function loadEngineWeights(
     return ptr;
   };
 
-  const embed = matrix('model.embed_tokens.weight', a.vocabSize, D);
+  const embed = matrix(family.names.embed);
   const layers: LayerWeights[] = [];
   for (let l = 0; l < a.layers; l++) {
-    const p = `model.layers.${l}.`;
-    const lin = (m: string, out: number, inp: number, bias: boolean): LinearWeights => ({
-      module: `${p}${m}`,
-      w: matrix(`${p}${m}.weight`, out, inp),
-      ...(bias ? { bias: vector(`${p}${m}.bias`, out) } : {}),
+    const m = family.names.layer(l);
+    const modules = engineModules(m);
+    const lin = (module: string): LinearWeights => ({
+      module,
+      w: matrix(`${module}.weight`),
+      ...(specs.has(`${module}.bias`) ? { bias: vector(`${module}.bias`) } : {}),
     });
-    const inNorm = vector(`${p}input_layernorm.weight`, D);
-    const postNorm = vector(`${p}post_attention_layernorm.weight`, D);
-    const linear = {
-      q_proj: lin('self_attn.q_proj', q, D, a.qkvBias),
-      k_proj: lin('self_attn.k_proj', kv, D, a.qkvBias),
-      v_proj: lin('self_attn.v_proj', kv, D, a.qkvBias),
-      o_proj: lin('self_attn.o_proj', D, q, outputBias(a)),
-      gate_proj: lin('mlp.gate_proj', F, D, false),
-      up_proj: lin('mlp.up_proj', F, D, false),
-      down_proj: lin('mlp.down_proj', D, F, false),
-    };
+    const inNorm = vector(`${m.attnNorm}.weight`);
+    const postNorm = vector(`${m.mlpNorm}.weight`);
+    const linear = Object.fromEntries(ENGINE_LINEARS.map((k) => [k, lin(modules[k])])) as Record<EngineLinear, LinearWeights>;
     layers.push({
       inNorm,
       postNorm,
       linear,
-      ...(a.qkNorm ? { qNorm: vector(`${p}self_attn.q_norm.weight`, E), kNorm: vector(`${p}self_attn.k_norm.weight`, E) } : {}),
+      ...(a.qkNorm ? { qNorm: vector(`${m.qNorm!}.weight`), kNorm: vector(`${m.kNorm!}.weight`) } : {}),
     });
   }
-  const finalNorm = vector('model.norm.weight', D);
-  const head = a.tiedEmbeddings ? embed : matrix('lm_head.weight', a.vocabSize, D);
+  const finalNorm = vector(`${family.names.finalNorm}.weight`);
+  const head = a.tiedEmbeddings ? embed : matrix(family.names.head);
+  const E = a.headDim;
   // rotary tables: angle p·θ_i for positions p < P and i < E/2 (float64, then float32)
   const half = E / 2;
   const inv = ropeInverseFrequencies(a);
@@ -288,62 +282,51 @@ export interface BaseTensor {
 }
 
 /**
- * Every trained tensor of full fine-tuning, in the tfjs decoder's order and layouts (hfModel.ts: the
- * embedding; per layer the two norms, each linear's weight then its bias, the query and key norms, the
- * MLP; the final norm; an untied head last), so a checkpoint written on one loads on the other.
+ * Every trained tensor of full fine-tuning, in the tfjs decoder's order and layouts (the family spec's
+ * variableOrder: the embedding; per layer the two norms, each linear's weight then its bias, the query
+ * and key norms, the MLP; the final norm; an untied head last), so a checkpoint written on one loads on
+ * the other.
  */
 export function baseTensors(a: HfArchitecture): BaseTensor[] {
-  const out: BaseTensor[] = [];
-  const D = a.hidden;
-  const vec = (name: string, n: number, at: (w: EngineWeights) => number): void => {
-    out.push({ name, shape: [n], transposed: false, at: (w) => ({ ptr: at(w), rows: 1, cols: n }) });
+  const family = familyOf(a);
+  const tensors = family.tensors(a);
+  const byName = new Map(tensors.map((t) => [t.name, t]));
+  // where each named tensor lies in a weight set
+  const at = new Map<string, (w: EngineWeights) => { ptr: number; rows: number; cols: number }>();
+  const vec = (name: string, n: number, ptr: (w: EngineWeights) => number): void => {
+    at.set(name, (w) => ({ ptr: ptr(w), rows: 1, cols: n }));
   };
-  out.push({ name: 'model.embed_tokens.weight', shape: [a.vocabSize, D], transposed: false, at: (w) => w.embed });
+  at.set(family.names.embed, (w) => w.embed);
+  at.set(family.names.head, (w) => w.head);
+  vec(`${family.names.finalNorm}.weight`, a.hidden, (w) => w.finalNorm);
   for (let l = 0; l < a.layers; l++) {
-    const p = `model.layers.${l}.`;
-    vec(`${p}input_layernorm.weight`, D, (w) => w.layers[l]!.inNorm);
-    vec(`${p}post_attention_layernorm.weight`, D, (w) => w.layers[l]!.postNorm);
-    const linear = (m: EngineLinear, module: string): void => {
-      const [inDim, outDim] = linearShapeOf(a, m);
-      out.push({ name: `${p}${module}.weight`, shape: [inDim, outDim], transposed: true, at: (w) => w.layers[l]!.linear[m].w });
-      const bias = m === 'o_proj' ? outputBias(a) : (m === 'q_proj' || m === 'k_proj' || m === 'v_proj') && a.qkvBias;
-      if (bias) vec(`${p}${module}.bias`, outDim, (w) => w.layers[l]!.linear[m].bias!);
-    };
-    linear('q_proj', 'self_attn.q_proj');
-    linear('k_proj', 'self_attn.k_proj');
-    linear('v_proj', 'self_attn.v_proj');
-    linear('o_proj', 'self_attn.o_proj');
-    if (a.qkNorm) {
-      vec(`${p}self_attn.q_norm.weight`, a.headDim, (w) => w.layers[l]!.qNorm!);
-      vec(`${p}self_attn.k_norm.weight`, a.headDim, (w) => w.layers[l]!.kNorm!);
+    const m = family.names.layer(l);
+    vec(`${m.attnNorm}.weight`, a.hidden, (w) => w.layers[l]!.inNorm);
+    vec(`${m.mlpNorm}.weight`, a.hidden, (w) => w.layers[l]!.postNorm);
+    if (m.qNorm) vec(`${m.qNorm}.weight`, a.headDim, (w) => w.layers[l]!.qNorm!);
+    if (m.kNorm) vec(`${m.kNorm}.weight`, a.headDim, (w) => w.layers[l]!.kNorm!);
+    const modules = engineModules(m);
+    for (const k of ENGINE_LINEARS) {
+      at.set(`${modules[k]}.weight`, (w) => w.layers[l]!.linear[k].w);
+      const bias = byName.get(`${modules[k]}.bias`);
+      if (bias) vec(bias.name, bias.shape[0]!, (w) => w.layers[l]!.linear[k].bias!);
     }
-    linear('gate_proj', 'mlp.gate_proj');
-    linear('up_proj', 'mlp.up_proj');
-    linear('down_proj', 'mlp.down_proj');
   }
-  vec('model.norm.weight', D, (w) => w.finalNorm);
-  if (!a.tiedEmbeddings) out.push({ name: 'lm_head.weight', shape: [D, a.vocabSize], transposed: true, at: (w) => w.head });
-  return out;
+  return variableOrder(tensors).map((t) => {
+    const where = at.get(t.name);
+    if (!where) throw new Error(`engine: no place in the weights for ${t.name}`);
+    const linear = t.role === 'linear' || t.role === 'head';
+    // a linear weight (and the untied head) as the tfjs decoder holds it: [in, out], nn.Linear's transposed
+    return { name: t.name, shape: linear ? [t.shape[1]!, t.shape[0]!] : [...t.shape], transposed: linear, at: where };
+  });
 }
 
-/** [in, out] of a linear layer. */
+/** [in, out] of a linear layer (the family spec's layer-0 weight, stored [out, in]). */
 export function linearShapeOf(a: HfArchitecture, m: EngineLinear): [number, number] {
-  const D = a.hidden,
-    q = a.heads * a.headDim,
-    kv = a.kvHeads * a.headDim,
-    F = a.intermediate;
-  switch (m) {
-    case 'q_proj':
-      return [D, q];
-    case 'k_proj':
-    case 'v_proj':
-      return [D, kv];
-    case 'o_proj':
-      return [q, D];
-    case 'gate_proj':
-    case 'up_proj':
-      return [D, F];
-    case 'down_proj':
-      return [F, D];
-  }
+  const name = `${engineModules(familyOf(a).names.layer(0))[m]}.weight`;
+  const t = familyOf(a)
+    .tensors(a)
+    .find((x) => x.name === name);
+  if (!t) throw new Error(`engine: the ${a.modelType} family spec lists no tensor ${name}`);
+  return [t.shape[1]!, t.shape[0]!];
 }
