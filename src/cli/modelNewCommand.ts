@@ -1,7 +1,8 @@
 // `agent-rl model new --out DIR`: a fresh checkpoint folder with random weights (transformers'
 // initialisation, seeded) from the flags — the model a run trains from scratch, or a test's fixture.
 import * as path from 'node:path';
-import { ModelLoadError, parameterCount } from '../rl/policies/hf/hfConfig';
+import { ModelLoadError } from '../rl/policies/hf/hfConfig';
+import { parameterCount } from '../rl/policies/hf/families/familyOf';
 import { NEW_MODEL_ARCHITECTURES, NEW_MODEL_FILES, writeNewCheckpoint, type NewModelArchitecture, type NewModelSpec } from '../rl/policies/hf/newCheckpoint';
 import { count } from '../shared/format';
 import { showInvisibles } from '../shared/untrustedText';
