@@ -654,6 +654,31 @@ export function validateRunConfig(input: unknown): RunConfig {
       fix: 'use 0 (off) or a value > 1 such as 3',
     });
   }
+  // GSPO and CISPO replace GRPO's clipped surrogate: nothing for a negative log-likelihood to replace
+  const loss = config.algorithm.policyLoss;
+  if (loss === 'gspo' || loss === 'cispo') {
+    if (config.method !== 'grpo')
+      issues.push({
+        field: 'algorithm.policyLoss',
+        value: loss,
+        message: `${config.method} trains by negative log-likelihood, which has no policy loss to replace`,
+        fix: `remove algorithm.policyLoss (or set it to "clip") for method "${config.method}", or use method "grpo"`,
+      });
+    if (typeof dual === 'number' && dual > 0)
+      issues.push({
+        field: 'algorithm.dualClip',
+        value: dual,
+        message: `bounds the clip loss's negative-advantage tokens; policyLoss "${loss}" has no such branch`,
+        fix: 'set algorithm.dualClip to 0, or use policyLoss "clip"',
+      });
+    if (loss === 'gspo' && config.algorithm.lossAggregation !== 'seq-mean-token-mean')
+      issues.push({
+        field: 'algorithm.lossAggregation',
+        value: config.algorithm.lossAggregation,
+        message: "GSPO's loss is a mean over sequences of each sequence's token mean (its gradient is that of the sequence ratio)",
+        fix: 'use lossAggregation "seq-mean-token-mean" with policyLoss "gspo"',
+      });
+  }
   if (config.env === 'workspace' && (typeof eo.tasks !== 'string' || eo.tasks === '')) {
     issues.push({
       field: 'envOptions.tasks',

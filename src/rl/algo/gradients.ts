@@ -241,18 +241,16 @@ async function readStats(value: tf.Scalar, p: ObjectiveParts, inputs: readonly L
     policyLoss: await read(p.policyLoss),
     kl: await read(p.kl),
     entropy: await read(p.entropy),
-    clipLow: await read(p.clipLow),
-    clipHigh: await read(p.clipHigh),
-    dualClip: await read(p.dualClip),
+    clipFraction: await read(p.clipFraction),
     ratioMin: await read(p.ratioMin),
     ratioMax: await read(p.ratioMax),
-    approxKl: await read(p.approxKl),
-    absLogRatio: await read(p.absLogRatio),
     tokenAccuracy: await read(p.tokenAccuracy),
+    metrics: Object.fromEntries(await Promise.all(Object.entries(p.metrics).map(async ([k, t]) => [k, await read(t)] as const))),
     ...c,
     ...(p.perToken ? { perSequence: await readPerToken(p.perToken, inputs) } : {}),
   };
-  tf.dispose([value, ...(Object.values(p) as tf.Tensor[])]);
+  const { metrics, perToken, ...scalars } = p;
+  tf.dispose([value, ...Object.values(scalars), ...Object.values(metrics), ...(perToken ? (Object.values(perToken) as tf.Tensor[]) : [])]);
   return stats;
 }
 

@@ -39,11 +39,10 @@ export interface UpdateReport {
   readonly loss: number;
   readonly policyLoss: number;
   readonly kl: number;
+  /** Share of trained positions a clip held. */
   readonly clipFraction: number;
-  readonly clipFractionLow: number;
-  readonly clipFractionHigh: number;
-  readonly dualClipFraction: number;
-  readonly approxKl: number;
+  /** The policy loss's own metrics by name (rl/algo/policyLosses.ts), means over the steps; empty for nll. */
+  readonly lossMetrics: Readonly<Record<string, number>>;
   readonly entropy: number;
   readonly gradNorm: number;
   readonly ratioMin: number;
@@ -78,10 +77,7 @@ export const EMPTY_UPDATE: UpdateReport = {
   policyLoss: 0,
   kl: 0,
   clipFraction: 0,
-  clipFractionLow: 0,
-  clipFractionHigh: 0,
-  dualClipFraction: 0,
-  approxKl: 0,
+  lossMetrics: {},
   entropy: 0,
   gradNorm: 0,
   ratioMin: 1,
@@ -102,6 +98,7 @@ export function lossSpecFor(method: MethodName, a: AlgorithmSettings, temperatur
   if (method !== 'grpo') return { kind: 'nll', aggregation: a.lossAggregation, normTokens: a.lossNormTokens };
   return {
     kind: 'policy-gradient',
+    policyLoss: a.policyLoss,
     clipLow: a.clipLow,
     clipHigh: a.clipHigh,
     dualClip: a.dualClip,
@@ -288,17 +285,16 @@ export class Learner {
     if (n === 0) return { ...EMPTY_UPDATE, trainedTrajectories: seqs.length, nonFiniteSteps: done.nonFinite, ...times };
     const pg = this.spec.kind === 'policy-gradient';
     // the first minibatch's pass ran on the weights that sampled it: without π_old recomputed, its |log-ratio| is the mismatch
-    const mismatch = before.mismatch ?? (pg ? stats[0]!.absLogRatio : undefined);
+    const mismatch = before.mismatch ?? (pg ? stats[0]!.metrics.absLogRatio : undefined);
     const mean = (f: (s: LossStats) => number): number => stats.reduce((acc, s) => acc + f(s), 0) / n;
+    // every step runs the same loss, so each reports the same names
+    const names = [...new Set(stats.flatMap((s) => Object.keys(s.metrics)))];
     return {
       loss: mean((s) => s.loss),
       policyLoss: mean((s) => s.policyLoss),
       kl: mean((s) => s.kl),
-      clipFraction: mean((s) => s.clipLow + s.clipHigh),
-      clipFractionLow: mean((s) => s.clipLow),
-      clipFractionHigh: mean((s) => s.clipHigh),
-      dualClipFraction: mean((s) => s.dualClip),
-      approxKl: mean((s) => s.approxKl),
+      clipFraction: mean((s) => s.clipFraction),
+      lossMetrics: Object.fromEntries(names.map((k) => [k, mean((s) => s.metrics[k] ?? 0)])),
       entropy: mean((s) => s.entropy),
       gradNorm: done.gradNorm / n,
       ratioMin: pg ? Math.min(...stats.map((s) => s.ratioMin)) : 1,
