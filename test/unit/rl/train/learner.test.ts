@@ -122,6 +122,28 @@ describe('Learner: advantages and exclusions', () => {
     const expect = [0.1, -0.1, 0, 0, 0, 0];
     after.forEach((x, i) => assert.ok(Math.abs(x - expect[i]!) < 1e-6, `logit ${i}: ${x} vs ${expect[i]}`));
   });
+
+  it("the policy loss is the settings' entry; its metrics come back by name, averaged over the steps", async () => {
+    const reports = new Map<string, Awaited<ReturnType<Learner['update']>>>();
+    for (const policyLoss of ['clip', 'gspo', 'cispo'] as const) {
+      const p = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
+      const learner = learnerOf(p, { learningRate: 0.1, klCoef: 0, epochs: 2, policyLoss });
+      const ts = [tableTraj(0, 1, 0), tableTraj(0, 0, 1)];
+      learner.assignAdvantages(ts);
+      reports.set(policyLoss, await learner.update(ts));
+    }
+    const names = (k: string): string[] => Object.keys(reports.get(k)!.lossMetrics).sort();
+    assert.deepEqual(names('clip'), ['absLogRatio', 'approxKl', 'clipFractionHigh', 'clipFractionLow']);
+    assert.deepEqual(names('gspo'), ['absLogRatio', 'approxKl', 'sequenceClipFraction']);
+    assert.deepEqual(names('cispo'), ['absLogRatio', 'approxKl', 'truncatedFraction']);
+    // after Adam's first step of 0.1 per logit the ratios are a few percent from 1: outside GSPO's 4e-4 range (both sequences held), inside the clip's 0.2
+    const gspo = reports.get('gspo')!;
+    assert.equal(gspo.lossMetrics.sequenceClipFraction, 0.5, 'one of the two steps clipped every sequence');
+    assert.equal(gspo.clipFraction, 0.5);
+    assert.equal(reports.get('clip')!.clipFraction, 0);
+    // the first step is on-policy: |log-ratio| 0, which is the mismatch the learner reports
+    for (const r of reports.values()) assert.equal(r.logprobMismatch, 0);
+  });
 });
 
 describe('Learner: per-token statistics', () => {
