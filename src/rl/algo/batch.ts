@@ -1,7 +1,7 @@
 // What the learner trains on, whatever the policy: one `TrainSequence` per trajectory, every array
 // [L] over the positions the policy scores (tokens for a language model, turns for the table), padded
-// into [B, T] batches, cut into micro-batches that fit in memory, dealt out to data-parallel shards,
-// and combined again with weights that make the parts' sum exactly the whole batch's loss.
+// into [B, T] batches, cut into micro-batches that fit in memory, and combined again with weights that
+// make the micro-batches' sum exactly the whole batch's loss.
 import { aggregationUnit } from './losses';
 import type { Aggregation } from '../../shared/algorithm';
 import { lossMetricPer } from '../../shared/lossMetrics';
@@ -141,13 +141,6 @@ export function microbatches<T extends { readonly seq: TrainSequence } | TrainSe
     longest = Math.max(longest, len(x));
   }
   if (cur.length > 0) out.push(cur);
-  return out;
-}
-
-/** Splits a list into `n` shards by alternating assignment (for sorted input: shards of similar lengths). */
-export function splitShards<T>(items: readonly T[], n: number): T[][] {
-  const out: T[][] = Array.from({ length: n }, () => []);
-  items.forEach((x, i) => out[i % n]!.push(x));
   return out;
 }
 

@@ -1,4 +1,4 @@
-// The gradient work of one shard, the same code for every policy and on every thread: a policy only
+// The gradient work of one minibatch, the same code for every policy: a policy only
 // says how to turn a padded batch into logits over its weights (`Differentiable`); log-probs, the
 // objective, micro-batching and gradient accumulation are here. Tensor reads are asynchronous
 // (`await data()`), which every backend supports (WebGPU in Node has no synchronous read).
@@ -149,8 +149,8 @@ function grammarBias(allowed: readonly (Int32Array | undefined)[], B: number, T:
 export const MICROBATCH_POSITIONS = 4096;
 
 /**
- * Gradients (in `model.weights` order) and scalars of the objective on one shard, accumulated over
- * micro-batches with the same weights that combine shards, so the result is the shard's gradient.
+ * Gradients (in `model.weights` order) and scalars of the objective on a minibatch, accumulated over
+ * micro-batches weighted by their share of the aggregation, so the result is the minibatch's gradient.
  * The caller disposes the returned gradients.
  */
 export async function shardGradients(

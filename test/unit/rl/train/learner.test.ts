@@ -16,6 +16,7 @@ import { lrMultiplier } from '../../../../src/rl/train/schedule';
 import { algorithmDefaults, type AlgorithmSettings } from '../../../../src/shared/algorithm';
 import type { MethodName } from '../../../../src/shared/runConfig';
 import type { TerminationReason, Trajectory } from '../../../../src/shared/types';
+import { policyLogprobs } from '../../../../src/rl/train/passes';
 
 before(async () => {
   await tf.setBackend('cpu');
@@ -305,7 +306,11 @@ describe('Learner: one code path for the table and a transformer', () => {
         table,
         [tableTraj(0, 1, 0), tableTraj(0, 0, 1)],
         async (p) => {
-          const r = await p.logprobs(0, [p.sequence(tableTraj(0, 0, 0))!, p.sequence(tableTraj(0, 0, 1))!], { model: 'current', temperature: 1, rows: false });
+          const r = await policyLogprobs(p, [p.sequence(tableTraj(0, 0, 0))!, p.sequence(tableTraj(0, 0, 1))!], {
+            model: 'current',
+            temperature: 1,
+            rows: false,
+          });
           return [r.logp[0]![0]!, r.logp[1]![0]!];
         },
       ],
@@ -313,7 +318,7 @@ describe('Learner: one code path for the table and a transformer', () => {
         lm,
         [textTraj([a], 0, 1), textTraj([b], 0, 0)],
         async (p) => {
-          const r = await p.logprobs(0, [p.sequence(textTraj([a], 0, 0))!, p.sequence(textTraj([b], 0, 0))!], {
+          const r = await policyLogprobs(p, [p.sequence(textTraj([a], 0, 0))!, p.sequence(textTraj([b], 0, 0))!], {
             model: 'current',
             temperature: 1,
             rows: false,
@@ -349,7 +354,7 @@ describe('Learner: one code path for the table and a transformer', () => {
     assert.ok(lm.sequence(long)!.targets.length > lm.maxPositions);
     // the model itself refuses positions past its context
     await assert.rejects(
-      lm.logprobs(0, [lm.sequence(long)!], { model: 'current', temperature: 1, rows: false }),
+      policyLogprobs(lm, [lm.sequence(long)!], { model: 'current', temperature: 1, rows: false }),
       /a sequence of 30 positions, but the context is 16/,
     );
     await lm.dispose();
