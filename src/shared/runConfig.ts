@@ -664,14 +664,14 @@ export function validateRunConfig(input: unknown): RunConfig {
         message: `${config.method} trains by negative log-likelihood, which has no policy loss to replace`,
         fix: `remove algorithm.policyLoss (or set it to "clip") for method "${config.method}", or use method "grpo"`,
       });
-    if (typeof dual === 'number' && dual > 0)
+    else if (typeof dual === 'number' && dual > 0)
       issues.push({
         field: 'algorithm.dualClip',
         value: dual,
         message: `bounds the clip loss's negative-advantage tokens; policyLoss "${loss}" has no such branch`,
         fix: 'set algorithm.dualClip to 0, or use policyLoss "clip"',
       });
-    if (loss === 'gspo' && config.algorithm.lossAggregation !== 'seq-mean-token-mean')
+    if (config.method === 'grpo' && loss === 'gspo' && config.algorithm.lossAggregation !== 'seq-mean-token-mean')
       issues.push({
         field: 'algorithm.lossAggregation',
         value: config.algorithm.lossAggregation,

@@ -73,13 +73,17 @@ describe('validateRunConfig', () => {
     assert.equal(validateRunConfig({}).algorithm.policyLoss, 'clip');
     assert.equal(validateRunConfig({ algorithm: { policyLoss: 'gspo' } }).algorithm.policyLoss, 'gspo');
     assert.equal(validateRunConfig({ env: 'calculator', policy: 'transformer', algorithm: { policyLoss: 'cispo' } }).algorithm.policyLoss, 'cispo');
-    for (const method of ['sft', 'rs-sft']) {
-      const e = issues({ env: 'calculator', policy: 'transformer', method, algorithm: { policyLoss: 'cispo' } });
+    for (const [method, policyLoss] of [
+      ['sft', 'gspo'],
+      ['rs-sft', 'cispo'],
+    ] as const) {
+      // (SFT's token-mean is not GSPO's aggregation: only the method is named)
+      const e = issues({ env: 'calculator', policy: 'transformer', method, algorithm: { policyLoss } });
       assert.deepEqual(
         e.issues.map((i) => i.field),
         ['algorithm.policyLoss'],
       );
-      assert.match(e.message, new RegExp(`policyLoss = "cispo": ${method} trains by negative log-likelihood.*set it to "clip"`));
+      assert.match(e.message, new RegExp(`policyLoss = "${policyLoss}": ${method} trains by negative log-likelihood.*set it to "clip"`));
     }
     const e = issues({ algorithm: { policyLoss: 'gspo', dualClip: 3, lossAggregation: 'token-mean' } });
     assert.deepEqual(e.issues.map((i) => i.field).sort(), ['algorithm.dualClip', 'algorithm.lossAggregation']);
