@@ -340,6 +340,34 @@ describe('Learner: one code path for the table and a transformer', () => {
     }
   });
 
+  it("GSPO and CISPO train a language model through the engine's own pass: the rewarded choice rises, the other falls", async () => {
+    const a = letters.encode('a')[0]!;
+    const b = letters.encode('b')[0]!;
+    for (const policyLoss of ['gspo', 'cispo'] as const) {
+      const lm = await transformer();
+      const probe = async (): Promise<[number, number]> => {
+        const r = await policyLogprobs(lm, [lm.sequence(textTraj([a], 0, 0))!, lm.sequence(textTraj([b], 0, 0))!], {
+          model: 'current',
+          temperature: 1,
+          rows: false,
+        });
+        return [r.logp[0]![0]!, r.logp[1]![0]!];
+      };
+      const [goodBefore, badBefore] = await probe();
+      // π_old recomputed: the ratio is 1 at the step, inside GSPO's 4e-4 range
+      const learner = learnerOf(lm, { learningRate: 0.05, klCoef: 0, epochs: 1, warmupSteps: 0, oldLogprobs: 'recompute', policyLoss });
+      const ts = [textTraj([a], 0, 1), textTraj([b], 0, 0)];
+      learner.assignAdvantages(ts);
+      const r = await learner.update(ts);
+      const [goodAfter, badAfter] = await probe();
+      assert.equal(r.optimizerSteps, 1, policyLoss);
+      assert.ok(Number.isFinite(r.loss) && r.clipFraction === 0, `${policyLoss}: loss ${r.loss}, clip fraction ${r.clipFraction}`);
+      assert.ok(policyLoss === 'gspo' ? 'sequenceClipFraction' in r.lossMetrics : 'truncatedFraction' in r.lossMetrics, JSON.stringify(r.lossMetrics));
+      assert.ok(goodAfter > goodBefore && badAfter < badBefore, `${policyLoss}: rewarded ${goodBefore} → ${goodAfter}, other ${badBefore} → ${badAfter}`);
+      await lm.dispose?.();
+    }
+  });
+
   it('a demonstration longer than the context is cut to it and counted, never trained past it', async () => {
     const lm = await transformer();
     const long = textTraj(
