@@ -27,9 +27,9 @@ export type PolicyLossFn = (logp: tf.Tensor2D, oldLogp: tf.Tensor2D, advantages:
 
 /**
  * GSPO's clip range on the sequence ratio s_i (Zheng et al. 2025, §5.1; verl's and TRL's GSPO recipes):
- * s_i is a geometric mean over the sequence's tokens, so it stays within about 1e-3 of 1 where a token
- * ratio moves by 0.2; the token clip's 0.2/0.28 would never bind. Fixed here rather than read from
- * clipLow/clipHigh, which keep their token meaning (and their defaults) for the clip loss.
+ * s_i is a geometric mean over the sequence's tokens, whose log-ratios largely cancel, so it moves far
+ * less than one token's ratio and the token clip's 0.2/0.28 would rarely bind. Fixed here rather than
+ * read from clipLow/clipHigh, which keep their token meaning (and their defaults) for the clip loss.
  */
 export const GSPO_CLIP_LOW = 3e-4;
 export const GSPO_CLIP_HIGH = 4e-4;
