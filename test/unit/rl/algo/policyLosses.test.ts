@@ -4,7 +4,11 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { ADAM_DEFAULTS } from '../../../../src/rl/algo/adamw';
+import type { TrainSequence } from '../../../../src/rl/algo/batch';
+import { shardGradients } from '../../../../src/rl/algo/gradients';
 import { policyGradientLoss } from '../../../../src/rl/algo/losses';
+import { TablePolicy } from '../../../../src/rl/policies/table/tablePolicy';
 import { objectiveLoss, type LossSpec, type ObjectiveParts } from '../../../../src/rl/algo/objective';
 import { GSPO_CLIP_HIGH, GSPO_CLIP_LOW, policyLoss, type PolicyLossOptions } from '../../../../src/rl/algo/policyLosses';
 import type { PolicyLossName } from '../../../../src/shared/algorithm';
@@ -203,5 +207,29 @@ describe('objectiveLoss with a policy loss by name', () => {
     objectiveLoss({ kind: 'nll', aggregation: 'token-mean', normTokens: 1 }, base, (p) => (got = p));
     assert.deepEqual(got!.metrics, {});
     close(value(got!.clipFraction), 0);
+  });
+});
+
+describe('micro-batches combine each metric over what it is a mean of', () => {
+  // a uniform table (π = ⅓): behaviour 0.3 with A > 0 (s ≈ 1.11, held high), 0.4 with A < 0 (s ≈ 0.83, held
+  // low), ⅓ (s = 1, unclipped); 3, 1 and 2 positions, so a share of sequences (2/3) is not a share of tokens (4/6)
+  const seq = (n: number, p: number, advantage: number): TrainSequence => ({
+    inputs: Array.from({ length: n }, () => 0),
+    targets: Array.from({ length: n }, () => 1),
+    mask: Array.from({ length: n }, () => 1),
+    behaviour: Array.from({ length: n }, () => L(p)),
+    advantage,
+  });
+  const inputs = [seq(3, 0.3, 1), seq(1, 0.4, -1), seq(2, 1 / 3, 1)].map((s) => ({ seq: s }));
+  const spec: LossSpec = { kind: 'policy-gradient', policyLoss: 'gspo', ...seqMean, klCoef: 0, klEstimator: 'k3', normTokens: 1, temperature: 1 };
+  it("gspo's sequence clip fraction: 2 of 3 sequences whether one pass or one per sequence; the clip fraction 4 of 6 tokens", async () => {
+    const table = new TablePolicy({ stateCount: 2, actions: ['a', 'b', 'c'], stateOf: () => 0 }, ADAM_DEFAULTS, 'cpu');
+    for (const budget of [Number.POSITIVE_INFINITY, 1]) {
+      const { grads, stats } = await shardGradients(table, inputs, spec, budget);
+      close(stats.metrics.sequenceClipFraction!, 2 / 3);
+      close(stats.clipFraction, 4 / 6);
+      tf.dispose(grads);
+    }
+    table.dispose();
   });
 });
