@@ -150,7 +150,7 @@ async function main(): Promise<void> {
       `  ${SCHEDULES[3 + k]!.name} / the faster sync concurrent: ${r.toFixed(2)}×; staleness of the groups trained on (versions behind) 0: ${sum((m) => m.staleness0)}, 1: ${sum((m) => m.staleness1)}, 2: ${sum((m) => m.staleness2)}, 3+: ${sum((m) => m.staleness3plus)} (max ${maxSeen}); dropped as too old: ${sum((m) => m.droppedStaleGroups)}`,
     );
     console.log(
-      `    per iteration: learner waited ${mean((m) => m.learnerIdleMs)} ms, rollout busy ${mean((m) => m.rolloutBusyMs)} ms and held back ${mean((m) => m.rolloutBlockedMs)} ms, ${(sum((m) => m.queueDepth) / am.length).toFixed(1)} groups queued at each take, weight sync ${mean((m) => m.weightSyncMs)} ms`,
+      `    per iteration: learner waited ${mean((m) => m.learnerIdleMs)} ms, rollout busy ${mean((m) => m.rolloutBusyMs)} ms and held back ${mean((m) => m.rolloutBlockedMs)} ms, ${(sum((m) => m.queueDepth) / am.length).toFixed(1)} groups queued at each take`,
     );
   });
   const per = (k: 'phaseGenerateMs' | 'phaseEnvMs' | 'phaseReferenceMs' | 'phaseUpdateMs'): number =>

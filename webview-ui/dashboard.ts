@@ -20,7 +20,7 @@ import {
 import {
   chartSummary,
   emptyReason,
-  PANELS,
+  panelsFor,
   PHASE_PANEL,
   phaseBars,
   phaseEmptyReason,
@@ -210,6 +210,14 @@ function drawPanel(panel: Panel, series: readonly RunSeries[]): void {
   view.warnings.replaceChildren(...(panel.warnings?.(series) ?? []).map((w) => el('p', 'warning', showInvisibles(w))));
 }
 
+/** Every panel for these runs; a policy-loss metric's chart that no selected run recorded is hidden. */
+function drawPanels(series: readonly RunSeries[]): void {
+  const panels = panelsFor(series);
+  for (const panel of panels) drawPanel(panel, series);
+  const shown = new Set([...panels.map((p) => p.id), PHASE_PANEL.id]);
+  for (const [id, view] of views) view.box.hidden = !shown.has(id);
+}
+
 function drawPhases(series: readonly RunSeries[]): void {
   const view = views.get(PHASE_PANEL.id) ?? makeView(PHASE_PANEL.id, PHASE_PANEL.title, PHASE_PANEL.unit, 'bar', false);
   const bars = phaseBars(series);
@@ -280,7 +288,7 @@ function themeAxes(chart: Chart): void {
 onThemeChange(() => {
   for (const v of views.values()) themeAxes(v.chart);
   if (lastState) {
-    for (const panel of PANELS) drawPanel(panel, lastState.series);
+    drawPanels(lastState.series);
     drawPhases(lastState.series);
   } else for (const v of views.values()) v.chart.update();
 });
@@ -295,7 +303,7 @@ onHostMessage(isHostToDashboard, (msg) => {
   lastState = msg;
   vscode.setState({ selected: msg.selected });
   renderRunPicker(msg.runs, msg.selected);
-  for (const panel of PANELS) drawPanel(panel, msg.series);
+  drawPanels(msg.series);
   drawPhases(msg.series);
 });
 

@@ -58,6 +58,7 @@ export const RUN_CONFIG: OptionSet<typeof RUN_CONFIG_OPTIONS> = {
     '  --lr X            algorithm.learningRate      --clip X         algorithm.clipLow (ratio clip ε_low)',
     '  --kl X            algorithm.klCoef            --epochs N       algorithm.epochs',
     '  --std population|sample                       --estimator grpo|dr-grpo|rloo',
+    '  --policy-loss clip|gspo|cispo                 algorithm.policyLoss (the policy-gradient loss)',
     '  --eval-episodes N   --eval-seed N   --eval-interval N   --pass-k K (sampled pass@k of every evaluation)',
     '  --init DIR        start the transformer from a checkpoint  --backend auto|wasm|cpu|tensorflow|tensorflow-gpu',
     '  --tokenizer DIR   a Hugging Face tokenizer.json directory (default: character-level)',

@@ -31,6 +31,7 @@ export const ALGORITHM_FLAGS: Readonly<Record<string, [keyof AlgorithmSettings, 
   epochs: ['epochs', true],
   std: ['advantageStd', false],
   estimator: ['advantageEstimator', false],
+  'policy-loss': ['policyLoss', false],
 };
 
 /** Flag → policyOptions key (strings). */

@@ -19,6 +19,8 @@ export const OLD_LOGPROBS = ['behaviour', 'recompute'] as const;
 export type OldLogprobs = (typeof OLD_LOGPROBS)[number];
 export const OFF_POLICY_CORRECTIONS = ['none', 'truncated-is'] as const;
 export type OffPolicyCorrection = (typeof OFF_POLICY_CORRECTIONS)[number];
+export const POLICY_LOSSES = ['clip', 'gspo', 'cispo'] as const;
+export type PolicyLossName = (typeof POLICY_LOSSES)[number];
 
 /**
  * The algorithm's settings table: what each setting does, what it trades, its range, and its defaults.
@@ -208,6 +210,17 @@ export const ALGORITHM_SPECS = {
       base: { value: 0, reason: 'off: the plain objective (verl uses 3 when on)' },
     },
   },
+  policyLoss: {
+    kind: 'enum',
+    values: POLICY_LOSSES,
+    description:
+      "GRPO's policy loss (rl/algo/policyLosses.ts): clip = PPO's clipped token ratio (clipLow, clipHigh, dualClip); gspo = GSPO's sequence ratio (the geometric mean of the token ratios), clipped per sequence to [1 − 3e-4, 1 + 4e-4]; cispo = CISPO's REINFORCE term weighted by the token ratio truncated at 1 + clipHigh, as a constant.",
+    trade:
+      "clip drops the gradient of every token on a clipped branch; gspo clips whole sequences, matching a sequence-level reward and damping one token's noisy ratio (it needs lossAggregation seq-mean-token-mean and no dual clip); cispo keeps every token's gradient and only bounds its weight, so rare tokens whose ratio jumps still learn (no lower bound; no dual clip)",
+    defaults: {
+      base: { value: 'clip', reason: 'clip is the algorithm the defaults were measured with (seed 002, DAPO clip-higher for a language model)' },
+    },
+  },
   klCoef: {
     kind: 'number',
     min: 0,
@@ -325,22 +338,28 @@ export function algorithmDefaults(env: string, policy: string, method: string): 
 /**
  * The honest name of what a run trains with, for every place results are printed: the method, and
  * any setting that makes it something other than the plain algorithm. Plain GRPO clips at 0.2/0.2 and
- * keeps every group in the loss; clip-higher, another clip range, zero-advantage filtering (which
- * drops the groups whose episodes all scored alike, and so the KL term on them) and truncated importance
- * sampling (asynchronous runs, or another engine sampling) are named.
+ * keeps every group in the loss; another policy loss (GSPO, CISPO: it names the run, with the advantage
+ * estimator beside it when that is not GRPO's), clip-higher, another clip range, zero-advantage
+ * filtering (which drops the groups whose episodes all scored alike, and so the KL term on them) and
+ * truncated importance sampling (asynchronous runs, or another engine sampling) are named.
  */
 export function methodLabel(method: string, a: Partial<AlgorithmSettings> | undefined): string {
   if (method === 'sft') return 'SFT';
   if (method === 'rs-sft') return 'RS-SFT';
   if (method !== 'grpo') return method;
-  const base = a?.advantageEstimator === 'dr-grpo' ? 'Dr. GRPO' : a?.advantageEstimator === 'rloo' ? 'RLOO' : 'GRPO';
-  // stored configs are untrusted: only a finite number counts as a scale or a clip
+  const estimator = a?.advantageEstimator === 'dr-grpo' ? 'Dr. GRPO' : a?.advantageEstimator === 'rloo' ? 'RLOO' : 'GRPO';
+  // stored configs are untrusted: only a known name counts as a loss, only a finite number as a scale or a clip
+  const loss = a?.policyLoss === 'gspo' ? 'GSPO' : a?.policyLoss === 'cispo' ? 'CISPO' : undefined;
+  const base = loss === undefined ? estimator : estimator === 'GRPO' ? loss : `${loss} with ${estimator} advantages`;
   const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
   const scale = num(a?.negativeAdvantageScale) ?? 1;
   const parts = [scale === 0 ? `positive-only ${base} (failures not pushed down)` : scale < 1 ? `${base} (negative advantages × ${scale})` : base];
   const low = num(a?.clipLow);
   const high = num(a?.clipHigh) ?? low;
-  if (low !== undefined && high !== undefined) {
+  // GSPO clips its sequence ratio at its own fixed range; CISPO bounds its weight by clipHigh alone
+  if (loss === 'CISPO') {
+    if (high !== undefined) parts.push(`(weights truncated at 1 + ${high})`);
+  } else if (loss === undefined && low !== undefined && high !== undefined) {
     if (high > low) parts.push(`+ clip-higher ${low}/${high}`);
     else if (low !== 0.2 || high !== 0.2) parts.push(`(clip ${low}/${high})`);
   }

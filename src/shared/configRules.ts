@@ -275,6 +275,49 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
       );
     },
   },
+  // GSPO and CISPO replace GRPO's clipped surrogate: nothing for a negative log-likelihood to replace
+  {
+    id: 'policy-loss-for-grpo-only',
+    description: 'A policy loss other than clip (gspo, cispo) runs with method grpo only.',
+    check({ method, algorithm }) {
+      const loss = algorithm.policyLoss;
+      if ((loss !== 'gspo' && loss !== 'cispo') || method === 'grpo') return [];
+      return issue(
+        'algorithm.policyLoss',
+        loss,
+        `${method} trains by negative log-likelihood, which has no policy loss to replace`,
+        `remove algorithm.policyLoss (or set it to "clip") for method "${method}", or use method "grpo"`,
+      );
+    },
+  },
+  {
+    id: 'policy-loss-no-dual-clip',
+    description: "The dual clip bounds the clip loss's negative-advantage tokens: gspo and cispo have no such branch.",
+    check({ method, algorithm }) {
+      const loss = algorithm.policyLoss;
+      const dual = algorithm.dualClip;
+      if ((loss !== 'gspo' && loss !== 'cispo') || method !== 'grpo' || !(typeof dual === 'number' && dual > 0)) return [];
+      return issue(
+        'algorithm.dualClip',
+        dual,
+        `bounds the clip loss's negative-advantage tokens; policyLoss "${loss}" has no such branch`,
+        'set algorithm.dualClip to 0, or use policyLoss "clip"',
+      );
+    },
+  },
+  {
+    id: 'gspo-sequence-mean',
+    description: "GSPO's loss is a mean over sequences of each sequence's token mean (lossAggregation seq-mean-token-mean).",
+    check({ method, algorithm }) {
+      if (method !== 'grpo' || algorithm.policyLoss !== 'gspo' || algorithm.lossAggregation === 'seq-mean-token-mean') return [];
+      return issue(
+        'algorithm.lossAggregation',
+        algorithm.lossAggregation,
+        "GSPO's loss is a mean over sequences of each sequence's token mean (its gradient is that of the sequence ratio)",
+        'use lossAggregation "seq-mean-token-mean" with policyLoss "gspo"',
+      );
+    },
+  },
   {
     id: 'workspace-needs-tasks',
     description: 'A workspace environment names its task file(s).',

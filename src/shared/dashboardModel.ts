@@ -6,6 +6,7 @@ import type { RunSeries } from './protocol/webviewProtocol';
 import type { WorstBy } from './tokenStatsRows';
 import { collapseText, toolCollapses, type ToolHealth } from './toolHealth';
 import type { EvaluationResult, IterationMetrics } from './types';
+import { lossMetric, lossMetricDescriptor, lossMetricNames } from './lossMetrics';
 import { count, sig } from './format';
 import { oneLine, showInvisibles } from './untrustedText';
 
@@ -121,8 +122,7 @@ export const PANELS: readonly Panel[] = [
     unit: 'share of tokens',
     rate: true,
     lines: [{ label: 'token accuracy', value: (m) => m.tokenAccuracy }],
-    emptyBecause: (series) =>
-      series.some((s) => s.run.method === 'sft') ? 'this run recorded no token accuracy' : 'only SFT runs of language models record token accuracy',
+    emptyBecause: (series) => (series.some((s) => s.run.method === 'sft') ? 'this run recorded no token accuracy' : 'only SFT runs record token accuracy'),
   },
   { id: 'kl', title: 'KL to reference', unit: 'nats per token', drill: 'kl', lines: [{ label: 'KL', value: (m) => m.kl }] },
   {
@@ -141,8 +141,8 @@ export const PANELS: readonly Panel[] = [
     rate: true,
     lines: [
       { label: 'all', value: (m) => m.clipFraction },
-      { label: 'low', value: (m) => m.clipFractionLow },
-      { label: 'high', value: (m) => m.clipFractionHigh },
+      { label: 'low', value: (m) => lossMetric(m, 'clipFractionLow') },
+      { label: 'high', value: (m) => lossMetric(m, 'clipFractionHigh') },
     ],
   },
   { id: 'entropy', title: 'Entropy', unit: 'nats per token', lines: [{ label: 'entropy', value: (m) => m.entropy }] },
@@ -248,13 +248,12 @@ export const PANELS: readonly Panel[] = [
   },
   {
     id: 'pipeline',
-    title: 'Async: learner waiting, rollout busy and held back, weight sync (ms per iteration)',
+    title: 'Async: learner waiting, rollout busy and held back (ms per iteration)',
     unit: 'ms per iteration',
     lines: [
       { label: 'learner waiting', value: (m) => m.learnerIdleMs },
       { label: 'rollout busy', value: (m) => m.rolloutBusyMs },
       { label: 'rollout held back', value: (m) => m.rolloutBlockedMs },
-      { label: 'weight sync', value: (m) => m.weightSyncMs },
     ],
     emptyBecause: asyncOnly,
   },
@@ -285,6 +284,30 @@ export const PANELS: readonly Panel[] = [
     ],
   },
 ];
+
+/**
+ * The panels for these runs: PANELS, then one per policy-loss metric they recorded (titles and units
+ * from shared/lossMetrics.ts; a metric with no descriptor under its own name), except those drawn as a
+ * line of another panel (the clip fraction's low and high sides).
+ */
+export function panelsFor(series: readonly RunSeries[]): Panel[] {
+  const names = lossMetricNames(series.flatMap((s) => s.iterations));
+  const own = names.filter((k) => lossMetricDescriptor(k).panel === undefined);
+  return [
+    ...PANELS,
+    ...own.map((k): Panel => {
+      const d = lossMetricDescriptor(k);
+      return {
+        id: `loss:${k}`,
+        title: d.title,
+        unit: d.unit,
+        ...(d.rate ? { rate: true } : {}),
+        lines: [{ label: oneLine(k, 40), value: (m) => lossMetric(m, k) }],
+        emptyBecause: () => `these runs' policy loss does not report ${oneLine(k, 40)}`,
+      };
+    }),
+  ];
+}
 
 /** Legends show this much of a run name; the whole name is the legend entry's hover text. */
 export const LEGEND_NAME_LENGTH = 24;

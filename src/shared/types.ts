@@ -250,7 +250,7 @@ export interface IterationMetrics {
   readonly ratioMin: number;
   /**
    * Means per episode of the numbers a workspace reward function returned beside its score (its
-   * extras, by name); the one field that is not a plain number, absent where the reward has none.
+   * extras, by name), a map rather than a plain number, absent where the reward has none.
    */
   readonly rewardExtras?: Readonly<Record<string, number>>;
   /** Per tool: calls per episode, error and timeout rates, latency percentiles (shared/toolHealth.ts); absent when no tool was called. */
@@ -286,9 +286,8 @@ export interface IterationMetrics {
   /**
    * How many policy versions behind the learner the groups it trained on were (mean and max, every
    * run that samples itself; 0 in sync mode). Asynchronous mode also: counts of groups 0, 1, 2 and ≥ 3 behind, groups dropped as too stale, groups
-   * waiting in the queue when the learner came, its time waiting for them, the rollout side's time
-   * with groups in flight and held back (a full queue or the staleness bound), and the time spent
-   * sending new weights to the helper replicas over the iteration's optimizer steps (ms).
+   * waiting in the queue when the learner came, its time waiting for them, and the rollout side's time
+   * with groups in flight and held back (a full queue or the staleness bound), in ms.
    */
   readonly stalenessMean?: number;
   readonly stalenessMax?: number;
@@ -301,20 +300,26 @@ export interface IterationMetrics {
   readonly learnerIdleMs?: number;
   readonly rolloutBusyMs?: number;
   readonly rolloutBlockedMs?: number;
-  readonly weightSyncMs?: number;
   /** Off-policy correction: the mean truncated importance weight and the share of tokens at its cap. */
   readonly importanceWeightMean?: number;
   readonly importanceTruncated?: number;
   /** Learning rate of the iteration's last optimizer step. */
   readonly learningRate?: number;
-  /** Share of trained positions where the dual clip bounded the loss; PPO's approximate KL to π_old. */
+  /**
+   * The policy loss's own numbers by name, means over the iteration's optimizer steps (what each is:
+   * shared/lossMetrics.ts); absent where the update took no step or its loss reports none (SFT).
+   */
+  readonly lossMetrics?: Readonly<Record<string, number>>;
+  /**
+   * Runs stored before lossMetrics kept four of its names here (language-model policies only); read
+   * them through lossMetric(), which looks in both places. New runs do not write them.
+   */
   readonly dualClipFraction?: number;
   readonly approxKl?: number;
-  readonly policyVersion: number;
-  readonly wallMs: number;
-  /** Language-model policies only. */
   readonly clipFractionLow?: number;
   readonly clipFractionHigh?: number;
+  readonly policyVersion: number;
+  readonly wallMs: number;
   /** Mean |log π_train − log π_behaviour| over generated tokens, before the first optimizer step. */
   readonly logprobMismatch?: number;
   /** Mean generated tokens per trajectory. */

@@ -20,6 +20,7 @@ import { Learner } from '../../src/rl/train/learner';
 import { policyRunInfo } from '../../src/rl/train/trainingRun';
 import { codeEnv, disposeOpened } from '../helpers/environments';
 import { hfFixtureConfig } from '../helpers/hfFixtureConfig';
+import { policyLogprobs } from '../../src/rl/train/passes';
 
 /** The fixture's GRPO config with llama.cpp sampling, at a learning rate that moves the policy visibly in one update. */
 const configFor = (family: string, extra: Record<string, unknown> = {}): RunConfig => hfFixtureConfig(family, { rolloutEngine: 'llama.cpp', ...extra }, 3e-2);
@@ -32,7 +33,7 @@ after(() => disposeOpened());
 /** Mean |Δ log p| between the sampled tokens' behaviour log-probs and the model's (the engine's) log-probs of them. */
 async function gapTo(policy: TransformerPolicy<EngineModel>, which: 'current' | 'reference', ts: readonly Trajectory[]): Promise<number> {
   const seqs = ts.map((t) => trajectorySequence(t)!);
-  const { logp } = await policy.logprobs(0, seqs, { model: which, temperature: 1, rows: false });
+  const { logp } = await policyLogprobs(policy, seqs, { model: which, temperature: 1, rows: false });
   let sum = 0,
     n = 0;
   seqs.forEach((s, i) =>

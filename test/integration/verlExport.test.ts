@@ -208,6 +208,11 @@ describe('agent-rl export verl', () => {
     const d = runCli(['export', 'verl', '--config', 'd.json', '--out', 'x'], dir);
     assert.equal(d.code, 2, d.stderr);
     assert.match(d.stderr, /policyOptions\.constrainedDecoding true: .* Fix: set it to false to export/);
+    // the export writes verl's default policy loss with our token clip range: GSPO and CISPO are refused
+    fs.writeFileSync(path.join(dir, 'e.json'), JSON.stringify({ env: 'calculator', policy: 'transformer', method: 'grpo', algorithm: { policyLoss: 'gspo' } }));
+    const e = runCli(['export', 'verl', '--config', 'e.json', '--out', 'x'], dir);
+    assert.equal(e.code, 2, e.stderr);
+    assert.match(e.stderr, /algorithm\.policyLoss "gspo": .* Fix: use "clip"/);
     assert.ok(!fs.existsSync(path.join(dir, 'x')));
   });
 

@@ -55,6 +55,10 @@ export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlL
     ],
     [a.dynamicSampling > 0, "algorithm.dynamicSampling: main_ppo has no dynamic sampling (verl's DAPO recipe does). Fix: use 0"],
     [a.overlongFilter, 'algorithm.overlongFilter: main_ppo has no overlong filter. Fix: use false'],
+    [
+      a.policyLoss === 'gspo' || a.policyLoss === 'cispo',
+      `algorithm.policyLoss "${a.policyLoss}": this export writes verl's default (vanilla) policy loss and our token clip range. Fix: use "clip"`,
+    ],
   ];
   // (verl's grpo std is the sample one, torch.std; a population-std config exports with that small difference)
   const problem = unsupported.find(([bad]) => bad);

@@ -1,9 +1,10 @@
 // What the learner trains on, whatever the policy: one `TrainSequence` per trajectory, every array
 // [L] over the positions the policy scores (tokens for a language model, turns for the table), padded
-// into [B, T] batches, cut into micro-batches that fit in memory, dealt out to data-parallel shards,
-// and combined again with weights that make the parts' sum exactly the whole batch's loss.
+// into [B, T] batches, cut into micro-batches that fit in memory, and combined again with weights that
+// make the micro-batches' sum exactly the whole batch's loss.
 import { aggregationUnit } from './losses';
 import type { Aggregation } from '../../shared/algorithm';
+import { lossMetricPer } from '../../shared/lossMetrics';
 import type { TokenStats } from '../../shared/types';
 
 /**
@@ -143,13 +144,6 @@ export function microbatches<T extends { readonly seq: TrainSequence } | TrainSe
   return out;
 }
 
-/** Splits a list into `n` shards by alternating assignment (for sorted input: shards of similar lengths). */
-export function splitShards<T>(items: readonly T[], n: number): T[][] {
-  const out: T[][] = Array.from({ length: n }, () => []);
-  items.forEach((x, i) => out[i % n]!.push(x));
-  return out;
-}
-
 /** One sequence's numbers at its trained positions (mask 1, in order) from the objective's pass (see TokenStats). */
 export type TokenColumns = Pick<TokenStats, 'logp' | 'ratio' | 'clipSide' | 'entropy' | 'kl'>;
 
@@ -159,14 +153,13 @@ export interface LossStats {
   readonly policyLoss: number;
   readonly kl: number;
   readonly entropy: number;
-  readonly clipLow: number;
-  readonly clipHigh: number;
-  readonly dualClip: number;
+  /** Share of trained positions a clip held (ObjectiveParts.clipFraction). */
+  readonly clipFraction: number;
   readonly ratioMin: number;
   readonly ratioMax: number;
-  readonly approxKl: number;
-  readonly absLogRatio: number;
   readonly tokenAccuracy: number;
+  /** The policy loss's own numbers by name (policyLosses.ts), each a mean over the part's trained positions or sequences. */
+  readonly metrics: Readonly<Record<string, number>>;
   readonly tokens: number;
   readonly sequences: number;
   /** Per sequence of the part, in its order, when the spec asked for token statistics. */
@@ -175,22 +168,22 @@ export interface LossStats {
 
 /**
  * The scalars of a whole from those of its parts: losses with the parts' loss weights, per-token
- * quantities weighted by trained positions, ratio extremes over all.
+ * quantities weighted by trained positions (a loss metric over sequences by trained sequences: see
+ * shared/lossMetrics.ts), ratio extremes over all.
  */
 export function combineStats(parts: readonly LossStats[], weights: readonly number[], total: Counts): LossStats {
   const tokenWeights = parts.map((st) => st.tokens / Math.max(1, total.tokens));
+  const sequenceWeights = parts.map((st) => st.sequences / Math.max(1, total.sequences));
   const sum = (f: (st: LossStats) => number, w: readonly number[]): number => parts.reduce((acc, st, k) => acc + f(st) * w[k]!, 0);
+  const names = [...new Set(parts.flatMap((st) => Object.keys(st.metrics)))];
   return {
     loss: sum((st) => st.loss, weights),
     policyLoss: sum((st) => st.policyLoss, weights),
     kl: sum((st) => st.kl, weights),
     entropy: sum((st) => st.entropy, tokenWeights),
-    clipLow: sum((st) => st.clipLow, tokenWeights),
-    clipHigh: sum((st) => st.clipHigh, tokenWeights),
-    dualClip: sum((st) => st.dualClip, tokenWeights),
-    approxKl: sum((st) => st.approxKl, tokenWeights),
-    absLogRatio: sum((st) => st.absLogRatio, tokenWeights),
+    clipFraction: sum((st) => st.clipFraction, tokenWeights),
     tokenAccuracy: sum((st) => st.tokenAccuracy, tokenWeights),
+    metrics: Object.fromEntries(names.map((k) => [k, sum((st) => st.metrics[k] ?? 0, lossMetricPer(k) === 'sequence' ? sequenceWeights : tokenWeights)])),
     ratioMin: Math.min(...parts.map((st) => st.ratioMin)),
     ratioMax: Math.max(...parts.map((st) => st.ratioMax)),
     ...total,

@@ -1,4 +1,4 @@
-// The gradient work of one shard, the same code for every policy and on every thread: a policy only
+// The gradient work of one minibatch, the same code for every policy: a policy only
 // says how to turn a padded batch into logits over its weights (`Differentiable`); log-probs, the
 // objective, micro-batching and gradient accumulation are here. Tensor reads are asynchronous
 // (`await data()`), which every backend supports (WebGPU in Node has no synchronous read).
@@ -149,8 +149,8 @@ function grammarBias(allowed: readonly (Int32Array | undefined)[], B: number, T:
 export const MICROBATCH_POSITIONS = 4096;
 
 /**
- * Gradients (in `model.weights` order) and scalars of the objective on one shard, accumulated over
- * micro-batches with the same weights that combine shards, so the result is the shard's gradient.
+ * Gradients (in `model.weights` order) and scalars of the objective on a minibatch, accumulated over
+ * micro-batches weighted by their share of the aggregation, so the result is the minibatch's gradient.
  * The caller disposes the returned gradients.
  */
 export async function shardGradients(
@@ -241,18 +241,16 @@ async function readStats(value: tf.Scalar, p: ObjectiveParts, inputs: readonly L
     policyLoss: await read(p.policyLoss),
     kl: await read(p.kl),
     entropy: await read(p.entropy),
-    clipLow: await read(p.clipLow),
-    clipHigh: await read(p.clipHigh),
-    dualClip: await read(p.dualClip),
+    clipFraction: await read(p.clipFraction),
     ratioMin: await read(p.ratioMin),
     ratioMax: await read(p.ratioMax),
-    approxKl: await read(p.approxKl),
-    absLogRatio: await read(p.absLogRatio),
     tokenAccuracy: await read(p.tokenAccuracy),
+    metrics: Object.fromEntries(await Promise.all(Object.entries(p.metrics).map(async ([k, t]) => [k, await read(t)] as const))),
     ...c,
     ...(p.perToken ? { perSequence: await readPerToken(p.perToken, inputs) } : {}),
   };
-  tf.dispose([value, ...(Object.values(p) as tf.Tensor[])]);
+  const { metrics, perToken, ...scalars } = p;
+  tf.dispose([value, ...Object.values(scalars), ...Object.values(metrics), ...(perToken ? (Object.values(perToken) as tf.Tensor[]) : [])]);
   return stats;
 }
 

@@ -39,7 +39,7 @@ export function aggregate(values: tf.Tensor2D, mask: tf.Tensor2D, mode: Aggregat
   });
 }
 
-/** Which denominator an aggregation divides by: shards and micro-batches are combined in proportion to it. */
+/** Which denominator an aggregation divides by: micro-batches are combined in proportion to it. */
 export function aggregationUnit(mode: Aggregation): 'tokens' | 'sequences' {
   return mode === 'token-mean' ? 'tokens' : 'sequences';
 }

@@ -1,14 +1,18 @@
-// The training objective of one update, as data (`LossSpec`, so it can cross a thread boundary to a
-// replica) and as one function from a batch's tensors to the loss and its parts. Every policy trains
-// through this; a new objective is a change here and in the learner, never in a policy.
+// The training objective of one update, as data (`LossSpec`: plain values a resume point or a log can
+// hold) and as one function from a batch's tensors to the loss and its parts. Every policy trains
+// through this; a new objective is a change here and in the learner, never in a policy, and a new
+// policy loss is an entry of policyLosses.ts.
 import * as tf from '@tensorflow/tfjs';
-import type { Aggregation, KlEstimator } from '../../shared/algorithm';
-import { aggregate, exactKl, klPenalty, nllLoss, policyGradientLoss, rowEntropy } from './losses';
+import type { Aggregation, KlEstimator, PolicyLossName } from '../../shared/algorithm';
+import { aggregate, exactKl, klPenalty, nllLoss, rowEntropy } from './losses';
+import { policyLoss } from './policyLosses';
 
 export type LossSpec =
   /** Clipped policy gradient on the advantages + β·KL to the frozen reference (GRPO, Dr. GRPO, RLOO). */
   | {
       readonly kind: 'policy-gradient';
+      /** The policy-loss table's entry (policyLosses.ts); absent = clip, PPO's clipped surrogate. */
+      readonly policyLoss?: PolicyLossName;
       readonly clipLow: number;
       readonly clipHigh: number;
       readonly dualClip: number;
@@ -60,14 +64,13 @@ export interface ObjectiveParts {
   readonly policyLoss: tf.Scalar;
   readonly kl: tf.Scalar;
   readonly entropy: tf.Scalar;
-  readonly clipLow: tf.Scalar;
-  readonly clipHigh: tf.Scalar;
-  readonly dualClip: tf.Scalar;
+  /** Share of trained positions a clip held (clip side 1 or 2: low or high; cispo: a truncated weight). */
+  readonly clipFraction: tf.Scalar;
   readonly ratioMin: tf.Scalar;
   readonly ratioMax: tf.Scalar;
-  readonly approxKl: tf.Scalar;
-  readonly absLogRatio: tf.Scalar;
   readonly tokenAccuracy: tf.Scalar;
+  /** The policy loss's own numbers by name (PolicyLossResult.metrics; none for nll). */
+  readonly metrics: Readonly<Record<string, tf.Scalar>>;
   /** Per position [B, T], when the spec asks for token statistics (kept tensors, 0 where masked out). */
   readonly perToken?: PerTokenParts;
 }
@@ -114,17 +117,14 @@ export function objectiveLoss(spec: LossSpec, x: ObjectiveInputs, parts?: (p: Ob
     report({
       policyLoss: tf.keep(loss.clone()),
       kl: zero(),
-      clipLow: zero(),
-      clipHigh: zero(),
-      dualClip: zero(),
+      clipFraction: zero(),
       ratioMin: tf.keep(tf.scalar(1)),
       ratioMax: tf.keep(tf.scalar(1)),
-      approxKl: zero(),
-      absLogRatio: zero(),
+      metrics: {},
     });
     return loss;
   }
-  const pg = policyGradientLoss(x.logp, x.oldLogp, x.advantages, x.mask, { ...spec, ...(x.isWeights ? { isWeights: x.isWeights } : {}) });
+  const pg = policyLoss(spec.policyLoss ?? 'clip', x.logp, x.oldLogp, x.advantages, x.mask, { ...spec, ...(x.isWeights ? { isWeights: x.isWeights } : {}) });
   let loss: tf.Scalar = pg.loss;
   let kl: tf.Scalar = tf.scalar(0);
   let klPerToken: tf.Tensor2D | undefined;
@@ -144,13 +144,10 @@ export function objectiveLoss(spec: LossSpec, x: ObjectiveInputs, parts?: (p: Ob
     {
       policyLoss: tf.keep(pg.loss.clone()),
       kl: tf.keep(kl.clone()),
-      clipLow: tf.keep(pg.clipFractionLow),
-      clipHigh: tf.keep(pg.clipFractionHigh),
-      dualClip: tf.keep(pg.dualClipFraction),
+      clipFraction: tf.keep(tf.div(tf.sum(tf.mul(tf.cast(tf.logicalAnd(tf.greater(pg.clipSide, 0), tf.less(pg.clipSide, 3)), 'float32'), x.mask)), tokens)),
       ratioMin: tf.keep(tf.min(tf.where(on, pg.ratio, big))),
       ratioMax: tf.keep(tf.max(tf.where(on, pg.ratio, tf.neg(big)))),
-      approxKl: tf.keep(pg.approxKl),
-      absLogRatio: tf.keep(pg.absLogRatio),
+      metrics: Object.fromEntries(Object.entries(pg.metrics).map(([k, v]) => [k, tf.keep(v)])),
     },
     { ratio: pg.ratio, clipSide: pg.clipSide, ...(klPerToken ? { kl: klPerToken } : {}) },
   );

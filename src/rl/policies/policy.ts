@@ -1,14 +1,14 @@
 // The Policy contract. A policy samples actions with their behaviour log-probs and counts versions so
 // every sample names the weights behind it; a trainable policy also provides what only it can for an
-// update (its training view of a trajectory, log-probs, gradients of a loss it is handed, an
-// optimizer step, save and load). The algorithm itself (advantages, shaping, reference pass, epochs,
-// minibatches, learning-rate schedule, data-parallel shards) is the learner's (rl/train/learner.ts).
+// update (its training view of a trajectory, its weights as rl/algo's passes take them and how much one
+// pass may hold, an optimizer step, save and load). The algorithm itself (advantages, shaping,
+// reference pass, epochs, minibatches, learning-rate schedule, the log-prob and gradient passes) is the
+// learner's (rl/train/learner.ts over rl/algo/gradients.ts).
 import type * as tf from '@tensorflow/tfjs';
 import type { Observation, PolicyStep, Trajectory, Turn } from '../../shared/types';
 import type { Task } from '../envs/environment';
-import type { LossSpec } from '../algo/objective';
-import type { LossInput, LossStats, TrainSequence } from '../algo/batch';
-import type { SequenceLogprobs } from '../algo/gradients';
+import type { TrainSequence } from '../algo/batch';
+import type { Trainable } from '../algo/gradients';
 import type { Rng } from '../random';
 
 /** What a policy sees when it acts: the task, the latest observation and the episode so far. */
@@ -52,10 +52,8 @@ export interface Policy {
   dispose?(): void | Promise<void>;
 }
 
-/** The learner's handle on a policy's parameters. Parts (`part`) are its data-parallel compute units: 0 = this thread. */
+/** The learner's handle on a policy's parameters. */
 export interface TrainablePolicy extends Policy {
-  /** Data-parallel compute units that work at the same time (1 = this thread only). */
-  readonly parallelism: number;
   /** Positions one sequence may have at most (a language model: its context length; a sequence of n ids has n − 1). */
   readonly maxPositions: number;
   /** Units a position chooses among (vocabulary size, or the table's action count). */
@@ -66,14 +64,17 @@ export interface TrainablePolicy extends Policy {
   sequence(t: Trajectory): TrainSequence | undefined;
   /** The trajectory as one training sequence per segment (an agent program that rewrote its history); absent: `sequence`. */
   sequences?(t: Trajectory): TrainSequence[];
-  /** Log-probs of each sequence's targets under the current weights or the frozen reference, on part `part`. */
-  logprobs(
-    part: number,
-    seqs: readonly TrainSequence[],
-    o: { readonly model: 'current' | 'reference'; readonly temperature: number; readonly rows: boolean },
-  ): Promise<SequenceLogprobs>;
-  /** Gradient of `spec`'s loss on these inputs, on part `part`, aligned with the policy's weights (the caller disposes it). */
-  gradients(part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }>;
+  /**
+   * Its weights as rl/algo/gradients.ts's passes take them: the current ones (trained, and scored for
+   * π_old) or the frozen KL reference (scored only). Gradients are aligned with `trainable('current').weights`.
+   */
+  trainable(model: 'current' | 'reference'): Trainable;
+  /**
+   * What one pass may hold, in padded positions (a model that scores its own targets or its logits
+   * outside tfjs packs by its own measure and ignores these): a training pass keeps every activation
+   * for the backward pass; a forward-only log-prob pass frees them as it goes.
+   */
+  readonly passBudget: { readonly train: number; readonly logprobs: number };
   /** One optimizer step at learning rate `lr` (gradient-norm clipping and decay are the optimizer's settings); returns the norm before clipping. */
   applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number>;
   /** The update is complete: the next samples carry a new version. */
@@ -82,8 +83,7 @@ export interface TrainablePolicy extends Policy {
   save?(dir: string, note: string): Promise<string>;
   /**
    * A resume point: everything the policy needs to continue exactly (weights, optimizer state and
-   * step, the KL reference, the version) into `dir`, and back. The data-parallel parts get the loaded
-   * weights before anything else is asked of them.
+   * step, the KL reference, the version) into `dir`, and back.
    */
   saveState(dir: string): Promise<void>;
   /**
@@ -91,8 +91,6 @@ export interface TrainablePolicy extends Policy {
    * its text becomes the token layout of a sample of this policy. Absent where the policy writes no text.
    */
   demonstrator?(agent: Policy): Policy;
-  /** Milliseconds spent sending new weights to helper replicas since the last call (data-parallel policies). */
-  takeSyncMs?(): number;
   loadState(dir: string): Promise<void>;
 }
 
@@ -108,5 +106,5 @@ export function greedyView(version: () => number, compute: string, sample: Polic
 }
 
 export function isTrainable(p: Policy): p is TrainablePolicy {
-  return typeof (p as Partial<TrainablePolicy>).gradients === 'function';
+  return typeof (p as Partial<TrainablePolicy>).trainable === 'function';
 }

@@ -1,7 +1,7 @@
 // One iteration's record: the batch's rewards and outcomes, what the learner did and measured, how the
 // episodes went (seed 001's acceptance metrics), where the time went, and the rollout pipeline. Pure:
 // everything it reads is handed in.
-import type { MethodName, PolicyName } from '../../shared/runConfig';
+import type { MethodName } from '../../shared/runConfig';
 import { meanStats } from '../../shared/episodeStats';
 import { toolHealthOf, type ToolHealth } from '../../shared/toolHealth';
 import { TRUNCATED_TERMINATIONS, type IterationMetrics, type Trajectory } from '../../shared/types';
@@ -17,7 +17,6 @@ export function mean(xs: readonly number[]): number {
 export interface IterationInputs {
   readonly iteration: number;
   readonly method: MethodName;
-  readonly policy: PolicyName;
   readonly trajectories: readonly Trajectory[];
   readonly report: UpdateReport;
   /** Groups whose rewards were all equal, over every group sampled (resampled ones included). */
@@ -28,8 +27,6 @@ export interface IterationInputs {
   /** Staleness and the asynchronous pipeline's queue and idle times. */
   readonly pipeline: Partial<IterationMetrics>;
   readonly policyVersion: number;
-  /** Milliseconds spent sending weights to helper replicas, where the asynchronous mode measures it. */
-  readonly weightSyncMs?: number;
   readonly wallMs: number;
   /** The previous iteration's store time (this one's is not known until it is stored). */
   readonly storeMs: number;
@@ -77,18 +74,11 @@ export function iterationMetrics(i: IterationInputs): IterationMetrics {
     ...(i.resampledGroups > 0 ? { resampledGroups: i.resampledGroups } : {}),
     ...(report.optimizerSteps > 0 ? { learningRate: report.learningRate } : {}),
     policyVersion: i.policyVersion,
-    ...(i.weightSyncMs !== undefined ? { weightSyncMs: i.weightSyncMs } : {}),
     wallMs: i.wallMs,
-    ...(i.policy === 'transformer'
-      ? {
-          clipFractionLow: report.clipFractionLow,
-          clipFractionHigh: report.clipFractionHigh,
-          dualClipFraction: report.dualClipFraction,
-          approxKl: report.approxKl,
-          ...(report.logprobMismatch !== undefined ? { logprobMismatch: report.logprobMismatch } : {}),
-          ...(i.method === 'sft' && report.optimizerSteps > 0 ? { tokenAccuracy: report.tokenAccuracy } : {}),
-        }
-      : {}),
+    // what the loss reported, whatever the policy
+    ...(Object.keys(report.lossMetrics).length > 0 ? { lossMetrics: report.lossMetrics } : {}),
+    ...(report.logprobMismatch !== undefined ? { logprobMismatch: report.logprobMismatch } : {}),
+    ...(i.method === 'sft' && report.optimizerSteps > 0 ? { tokenAccuracy: report.tokenAccuracy } : {}),
     ...languageMetrics(trajectories),
     ...rewardExtras(trajectories),
     ...toolHealthMetrics(trajectories),

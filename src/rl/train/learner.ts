@@ -1,9 +1,9 @@
 // The learner: everything about an update that is the algorithm's, for every policy. It assigns group
 // advantages, decides which trajectories enter the loss (and records why the others do not), shapes
 // the advantages, runs the reference pass, cuts the batch into shuffled minibatches for each epoch,
-// deals every minibatch out to the policy's data-parallel parts, combines their gradients exactly,
-// and steps the optimizer on the learning-rate schedule. The policy only scores sequences and takes
-// the steps it is given (policies/policy.ts).
+// takes each minibatch's gradient (rl/algo over the policy's weights: passes.ts) and steps the
+// optimizer on the learning-rate schedule. The policy only exposes its weights and takes the steps it
+// is given (policies/policy.ts).
 import * as tf from '@tensorflow/tfjs';
 import type { AlgorithmSettings } from '../../shared/algorithm';
 import type { MethodName } from '../../shared/runConfig';
@@ -12,9 +12,9 @@ import { groupAdvantages } from '../algo/advantages';
 import { needsReference, type LossSpec } from '../algo/objective';
 import type { TrainablePolicy } from '../policies/policy';
 import { Rng } from '../random';
-import { combineStats, counts, partWeight, type LossInput, type LossStats, type TokenColumns, type TrainSequence } from '../algo/batch';
+import type { LossInput, LossStats, TokenColumns, TrainSequence } from '../algo/batch';
 import { logprobGap, truncatedImportanceWeights } from '../algo/offPolicy';
-import { allGradients, allParts, partsOf } from './parallel';
+import { policyGradients, policyLogprobs } from './passes';
 import { lrMultiplier } from './schedule';
 
 export interface LearnerOptions {
@@ -39,11 +39,10 @@ export interface UpdateReport {
   readonly loss: number;
   readonly policyLoss: number;
   readonly kl: number;
+  /** Share of trained positions a clip held. */
   readonly clipFraction: number;
-  readonly clipFractionLow: number;
-  readonly clipFractionHigh: number;
-  readonly dualClipFraction: number;
-  readonly approxKl: number;
+  /** The policy loss's own metrics by name (rl/algo/policyLosses.ts), means over the steps; empty for nll. */
+  readonly lossMetrics: Readonly<Record<string, number>>;
   readonly entropy: number;
   readonly gradNorm: number;
   readonly ratioMin: number;
@@ -78,10 +77,7 @@ export const EMPTY_UPDATE: UpdateReport = {
   policyLoss: 0,
   kl: 0,
   clipFraction: 0,
-  clipFractionLow: 0,
-  clipFractionHigh: 0,
-  dualClipFraction: 0,
-  approxKl: 0,
+  lossMetrics: {},
   entropy: 0,
   gradNorm: 0,
   ratioMin: 1,
@@ -102,6 +98,7 @@ export function lossSpecFor(method: MethodName, a: AlgorithmSettings, temperatur
   if (method !== 'grpo') return { kind: 'nll', aggregation: a.lossAggregation, normTokens: a.lossNormTokens };
   return {
     kind: 'policy-gradient',
+    policyLoss: a.policyLoss,
     clipLow: a.clipLow,
     clipHigh: a.clipHigh,
     dualClip: a.dualClip,
@@ -227,9 +224,9 @@ export class Learner {
         exclude(t, why);
         continue;
       }
-      const parts = this.policy.sequences ? this.policy.sequences(t) : [this.policy.sequence(t)];
+      const segments = this.policy.sequences ? this.policy.sequences(t) : [this.policy.sequence(t)];
       let kept = 0;
-      for (let s of parts) {
+      for (let s of segments) {
         if (!s) continue;
         if (s.targets.length > max) {
           truncated += 1;
@@ -260,13 +257,13 @@ export class Learner {
       got[o.segment] = { ...stats, lag };
       segmentStats.set(o.t, got);
     });
-    for (const [t, parts] of segmentStats) t.tokenStats = joinTokenStats(parts.filter((p) => p !== undefined));
+    for (const [t, segs] of segmentStats) t.tokenStats = joinTokenStats(segs.filter((p) => p !== undefined));
     return { ...report, excluded, truncatedSequences: truncated };
   }
 
   /**
    * The update on training sequences (their advantages shaped): reference pass, then epochs × minibatches
-   * × parts. `onTokens` hears each sequence's per-position numbers from its first pass (epoch 0).
+   * (each one step). `onTokens` hears each sequence's per-position numbers from its first pass (epoch 0).
    */
   async train(seqs: readonly TrainSequence[], onTokens?: (seq: TrainSequence, stats: TokenStats) => void): Promise<UpdateReport> {
     if (seqs.length === 0) return EMPTY_UPDATE;
@@ -288,17 +285,16 @@ export class Learner {
     if (n === 0) return { ...EMPTY_UPDATE, trainedTrajectories: seqs.length, nonFiniteSteps: done.nonFinite, ...times };
     const pg = this.spec.kind === 'policy-gradient';
     // the first minibatch's pass ran on the weights that sampled it: without π_old recomputed, its |log-ratio| is the mismatch
-    const mismatch = before.mismatch ?? (pg ? stats[0]!.absLogRatio : undefined);
+    const mismatch = before.mismatch ?? (pg ? stats[0]!.metrics.absLogRatio : undefined);
     const mean = (f: (s: LossStats) => number): number => stats.reduce((acc, s) => acc + f(s), 0) / n;
+    // every step runs the same loss, so each reports the same names
+    const names = [...new Set(stats.flatMap((s) => Object.keys(s.metrics)))];
     return {
       loss: mean((s) => s.loss),
       policyLoss: mean((s) => s.policyLoss),
       kl: mean((s) => s.kl),
-      clipFraction: mean((s) => s.clipLow + s.clipHigh),
-      clipFractionLow: mean((s) => s.clipLow),
-      clipFractionHigh: mean((s) => s.clipHigh),
-      dualClipFraction: mean((s) => s.dualClip),
-      approxKl: mean((s) => s.approxKl),
+      clipFraction: mean((s) => s.clipFraction),
+      lossMetrics: Object.fromEntries(names.map((k) => [k, mean((s) => s.metrics[k] ?? 0)])),
       entropy: mean((s) => s.entropy),
       gradNorm: done.gradNorm / n,
       ratioMin: pg ? Math.min(...stats.map((s) => s.ratioMin)) : 1,
@@ -330,36 +326,32 @@ export class Learner {
     const recompute = a.oldLogprobs === 'recompute';
     const need = needsReference(this.spec);
     const temperature = this.policy.temperature;
-    const parts = partsOf(seqs, this.policy.parallelism);
-    const refs = need.logprobs ? await allParts(parts, (p, k) => this.policy.logprobs(k, p, { model: 'reference', temperature, rows: need.rows })) : undefined;
-    const currents = recompute ? await allParts(parts, (p, k) => this.policy.logprobs(k, p, { model: 'current', temperature, rows: false })) : undefined;
+    const ref = need.logprobs ? await policyLogprobs(this.policy, seqs, { model: 'reference', temperature, rows: need.rows }) : undefined;
+    const currents = recompute ? await policyLogprobs(this.policy, seqs, { model: 'current', temperature, rows: false }) : undefined;
     const gap = { sum: 0, tokens: 0 };
     const is = { sum: 0, truncated: 0, tokens: 0 };
-    parts.forEach((p, k) =>
-      p.forEach((s, i) => {
-        const cur = currents?.[k]?.logp[i];
-        const ref = refs?.[k];
-        let isWeight: Float32Array | undefined;
-        if (cur) {
-          const g = logprobGap(cur, s.behaviour, s.mask);
-          gap.sum += g.sum;
-          gap.tokens += g.tokens;
-          if (a.offPolicyCorrection === 'truncated-is') {
-            const w = truncatedImportanceWeights(cur, s.behaviour, s.mask, a.isCap);
-            isWeight = w.weights;
-            is.sum += w.sum;
-            is.truncated += w.truncated;
-            is.tokens += w.tokens;
-          }
+    seqs.forEach((s, i) => {
+      const cur = currents?.logp[i];
+      let isWeight: Float32Array | undefined;
+      if (cur) {
+        const g = logprobGap(cur, s.behaviour, s.mask);
+        gap.sum += g.sum;
+        gap.tokens += g.tokens;
+        if (a.offPolicyCorrection === 'truncated-is') {
+          const w = truncatedImportanceWeights(cur, s.behaviour, s.mask, a.isCap);
+          isWeight = w.weights;
+          is.sum += w.sum;
+          is.truncated += w.truncated;
+          is.tokens += w.tokens;
         }
-        inputs.set(s, {
-          ...(cur ? { old: cur } : {}),
-          ...(ref ? { ref: ref.logp[i]! } : {}),
-          ...(ref?.rows ? { refRows: ref.rows[i]! } : {}),
-          ...(isWeight ? { isWeight } : {}),
-        });
-      }),
-    );
+      }
+      inputs.set(s, {
+        ...(cur ? { old: cur } : {}),
+        ...(ref ? { ref: ref.logp[i]! } : {}),
+        ...(ref?.rows ? { refRows: ref.rows[i]! } : {}),
+        ...(isWeight ? { isWeight } : {}),
+      });
+    });
     return {
       inputs,
       ...(recompute ? { mismatch: gap.tokens > 0 ? gap.sum / gap.tokens : 0 } : {}),
@@ -367,7 +359,7 @@ export class Learner {
     };
   }
 
-  /** Epochs × shuffled minibatches: each minibatch's gradient over the parts, combined exactly, and one optimizer step. */
+  /** Epochs × shuffled minibatches: each minibatch's gradient and one optimizer step. */
   private async runSteps(
     seqs: readonly TrainSequence[],
     inputs: ReadonlyMap<TrainSequence, Omit<LossInput, 'seq'>>,
@@ -399,45 +391,32 @@ export class Learner {
     return done;
   }
 
-  /** One minibatch: the parts' gradients weighted by their share of the aggregation, then the step (skipped, and counted, when not finite). */
+  /** One minibatch: its gradient, then the step (skipped, and counted, when not finite). */
   private async step(
     mb: readonly TrainSequence[],
     inputs: ReadonlyMap<TrainSequence, Omit<LossInput, 'seq'>>,
     done: StepsDone,
     tokens?: TokenSink,
   ): Promise<void> {
-    const parts = partsOf(mb, this.policy.parallelism);
-    const results = await allGradients(
+    const { grads, stats } = await policyGradients(
       this.policy,
-      parts.map((p) => p.map((s): LossInput => ({ seq: s, ...inputs.get(s) }))),
+      mb.map((s): LossInput => ({ seq: s, ...inputs.get(s) })),
       tokens ? { ...this.spec, tokenStats: true } : this.spec,
     );
-    // before the step: the numbers are those of the weights this pass saw
+    // the per-position numbers go to the sink (before the step: those of the weights this pass saw), the scalars on
+    const { perSequence, ...st } = stats;
     if (tokens)
-      parts.forEach((p, k) =>
-        p.forEach((s, i) => {
-          const cols = results[k]!.stats.perSequence?.[i];
-          if (cols) tokens(s, cols);
-        }),
-      );
-    const total = counts(mb);
-    const weights = results.map((r) => partWeight(this.spec.aggregation, r.stats, total));
-    const combined =
-      results.length === 1
-        ? results[0]!.grads
-        : tf.tidy(() => results[0]!.grads.map((_, w) => tf.addN(results.map((r, k) => tf.mul(r.grads[w]!, weights[k]!)))));
-    const st = combineStats(
-      results.map(({ stats: { perSequence: _read, ...scalars } }) => scalars),
-      weights,
-      total,
-    );
+      mb.forEach((s, i) => {
+        const cols = perSequence?.[i];
+        if (cols) tokens(s, cols);
+      });
     try {
       if (!Number.isFinite(st.loss)) {
         done.nonFinite += 1; // a NaN or infinite loss: its step is skipped, and counted
         return;
       }
       const stepLr = this.o.settings.learningRate * lrMultiplier(this.steps + 1, this.o.settings, this.o.totalSteps);
-      const norm = await this.policy.applyGradients(combined, stepLr);
+      const norm = await this.policy.applyGradients(grads, stepLr);
       if (!Number.isFinite(norm)) {
         done.nonFinite += 1; // the optimizer refused a gradient that is not finite
         return;
@@ -447,7 +426,7 @@ export class Learner {
       done.gradNorm += norm;
       done.stats.push(st);
     } finally {
-      tf.dispose(results.length === 1 ? combined : [...combined, ...results.flatMap((r) => r.grads)]);
+      tf.dispose(grads);
     }
   }
 }
@@ -471,10 +450,10 @@ interface StepsDone {
 }
 
 /** One trajectory's token numbers from its segments' sequences, in order (the columns follow its trained tokens). */
-function joinTokenStats(parts: readonly TokenStats[]): TokenStats {
-  if (parts.length === 1) return parts[0]!;
+function joinTokenStats(segments: readonly TokenStats[]): TokenStats {
+  if (segments.length === 1) return segments[0]!;
   const cat = <A extends Float32Array | Uint8Array>(pick: (p: TokenStats) => A | undefined, make: (n: number) => A): A | undefined => {
-    const arrays = parts.map(pick);
+    const arrays = segments.map(pick);
     if (arrays.some((a) => a === undefined)) return undefined;
     const out = make(arrays.reduce((n, a) => n + a!.length, 0));
     let at = 0;
@@ -488,9 +467,9 @@ function joinTokenStats(parts: readonly TokenStats[]): TokenStats {
   const before = cat((p) => p.before, f32);
   const kl = cat((p) => p.kl, f32);
   return {
-    stepsBefore: Math.max(...parts.map((p) => p.stepsBefore)),
-    old: parts[0]!.old,
-    lag: Math.max(...parts.map((p) => p.lag)),
+    stepsBefore: Math.max(...segments.map((p) => p.stepsBefore)),
+    old: segments[0]!.old,
+    lag: Math.max(...segments.map((p) => p.lag)),
     logp: cat((p) => p.logp, f32)!,
     ratio: cat((p) => p.ratio, f32)!,
     clipSide: cat(

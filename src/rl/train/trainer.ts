@@ -104,12 +104,10 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
         ...batch,
         iteration: it,
         method: config.method,
-        policy: config.policy,
         report,
         policyVersion: run.policy.version,
         wallMs: Date.now() - itStart,
         storeMs,
-        ...(config.mode === 'async' && run.policy.takeSyncMs && run.policy.parallelism > 1 ? { weightSyncMs: run.policy.takeSyncMs() } : {}),
       });
       run.counters.optimizerSteps += report.optimizerSteps;
       // the last iteration: the planned one, or the one that took the run to its optimizer steps

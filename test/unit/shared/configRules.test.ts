@@ -175,6 +175,36 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       fix: 'use 0 (off) or a value > 1 such as 3',
     },
   },
+  'policy-loss-for-grpo-only': {
+    pass: { algorithm: { policyLoss: 'cispo' } },
+    fail: { method: 'rs-sft', algorithm: { policyLoss: 'gspo' } },
+    issue: {
+      field: 'algorithm.policyLoss',
+      value: 'gspo',
+      message: 'rs-sft trains by negative log-likelihood, which has no policy loss to replace',
+      fix: 'remove algorithm.policyLoss (or set it to "clip") for method "rs-sft", or use method "grpo"',
+    },
+  },
+  'policy-loss-no-dual-clip': {
+    pass: { algorithm: { policyLoss: 'clip', dualClip: 3 } },
+    fail: { algorithm: { policyLoss: 'cispo', dualClip: 3 } },
+    issue: {
+      field: 'algorithm.dualClip',
+      value: 3,
+      message: 'bounds the clip loss\'s negative-advantage tokens; policyLoss "cispo" has no such branch',
+      fix: 'set algorithm.dualClip to 0, or use policyLoss "clip"',
+    },
+  },
+  'gspo-sequence-mean': {
+    pass: { algorithm: { policyLoss: 'gspo' } },
+    fail: { algorithm: { policyLoss: 'gspo', lossAggregation: 'token-mean' } },
+    issue: {
+      field: 'algorithm.lossAggregation',
+      value: 'token-mean',
+      message: "GSPO's loss is a mean over sequences of each sequence's token mean (its gradient is that of the sequence ratio)",
+      fix: 'use lossAggregation "seq-mean-token-mean" with policyLoss "gspo"',
+    },
+  },
   'workspace-needs-tasks': {
     pass: { env: 'workspace', policy: 'transformer', envOptions: { tasks: 'tasks.jsonl' } },
     fail: { env: 'workspace', policy: 'transformer' },

@@ -6,6 +6,7 @@ import {
   PANELS,
   PHASE_PANEL,
   panelLines,
+  panelsFor,
   phaseBars,
   phaseEmptyReason,
   pointLabel,
@@ -16,6 +17,7 @@ import {
 import { HOSTILE, rawInvisible } from './hostileInputs';
 import type { RunSeries } from '../../../src/shared/protocol/webviewProtocol';
 import type { IterationMetrics } from '../../../src/shared/types';
+import { LOSS_METRICS } from '../../../src/shared/lossMetrics';
 
 const metrics = (iteration: number, extra: Partial<IterationMetrics> = {}): IterationMetrics => ({
   iteration,
@@ -99,7 +101,7 @@ describe('dashboard model', () => {
     assert.match(emptyReason(panel('evaluation'), [{ ...table, evaluations: [] }], 0)!, /^no evaluations yet: a point appears when a run evaluates/);
     assert.equal(emptyReason(panel('reward'), [series('table', [])], 0), 'no iterations yet: a point appears here as each iteration of the run finishes');
     assert.match(emptyReason(panel('reward'), [], 0)!, /no run selected/);
-    assert.equal(emptyReason(panel('accuracy'), [table], 0), 'only SFT runs of language models record token accuracy');
+    assert.equal(emptyReason(panel('accuracy'), [table], 0), 'only SFT runs record token accuracy');
     assert.equal(emptyReason(panel('reward'), [table], 2), undefined);
   });
 
@@ -229,5 +231,65 @@ describe('evaluation panel', () => {
         for (const l of lines) assert.equal(rawInvisible(pointLabel(l.label, 1)), undefined, `${h.name} in ${p.id}'s hover`);
       }
     }
+  });
+});
+
+describe("the policy loss's metrics", () => {
+  const ids = (ps: readonly { id: string }[]): string[] => ps.map((p) => p.id);
+  it("a metric added to a loss's map gets a chart: described ones with their title and unit, any other under its own name", () => {
+    const run = series('transformer', [
+      metrics(1, { lossMetrics: { sequenceClipFraction: 0.25, approxKl: 0.01, myNewMetric: 7 } }),
+      metrics(2, { lossMetrics: { sequenceClipFraction: 0.5, approxKl: 0.02, myNewMetric: 8 } }),
+    ]);
+    const panels = panelsFor([run]);
+    assert.deepEqual(ids(panels).slice(0, PANELS.length), ids(PANELS));
+    // in the descriptor table's order, then the undescribed ones by name
+    assert.deepEqual(ids(panels).slice(PANELS.length), ['loss:approxKl', 'loss:sequenceClipFraction', 'loss:myNewMetric']);
+    const seqClip = panels.find((p) => p.id === 'loss:sequenceClipFraction')!;
+    assert.equal(seqClip.title, LOSS_METRICS.sequenceClipFraction!.title);
+    assert.equal(seqClip.unit, 'share of sequences');
+    assert.equal(seqClip.rate, true);
+    assert.deepEqual(panelLines(seqClip, [run])[0]!.data, [
+      { x: 1, y: 0.25 },
+      { x: 2, y: 0.5 },
+    ]);
+    const generic = panels.find((p) => p.id === 'loss:myNewMetric')!;
+    assert.match(generic.title, /myNewMetric/);
+    assert.deepEqual(
+      panelLines(generic, [run])[0]!.data.map((p) => p.y),
+      [7, 8],
+    );
+  });
+  it('no chart for a metric no selected run recorded; the clip sides are lines of the clip chart, not charts of their own', () => {
+    assert.deepEqual(ids(panelsFor([series('table', [metrics(1)])])), ids(PANELS));
+    const run = series('table', [metrics(1, { clipFraction: 0.3, lossMetrics: { clipFractionLow: 0.1, clipFractionHigh: 0.2 } })]);
+    assert.deepEqual(ids(panelsFor([run])), ids(PANELS));
+    assert.deepEqual(
+      panelLines(panel('clip'), [run]).map((l) => [l.label, l.data[0]!.y]),
+      [
+        ['table run · all', 0.3],
+        ['table run · low', 0.1],
+        ['table run · high', 0.2],
+      ],
+    );
+  });
+  it('runs stored before the map still chart: their top-level clip sides, dual clip and approximate KL', () => {
+    const old = series('transformer', [metrics(1, { clipFractionLow: 0.05, clipFractionHigh: 0.15, dualClipFraction: 0, approxKl: 0.003 })]);
+    assert.deepEqual(ids(panelsFor([old])).slice(PANELS.length), ['loss:dualClipFraction', 'loss:approxKl']);
+    assert.deepEqual(
+      panelLines(panel('clip'), [old]).map((l) => l.data[0]!.y),
+      [0, 0.05, 0.15],
+    );
+    const kl = panelsFor([old]).find((p) => p.id === 'loss:approxKl')!;
+    assert.equal(panelLines(kl, [old])[0]!.data[0]!.y, 0.003);
+  });
+  it('stored maps are data: values that are not finite numbers are not drawn, and a map that is not an object is none', () => {
+    const bad = series('transformer', [
+      metrics(1, { lossMetrics: { approxKl: 'x' as unknown as number, truncatedFraction: Number.NaN } }),
+      metrics(2, { lossMetrics: 'oops' as unknown as Record<string, number> }),
+    ]);
+    const panels = panelsFor([bad]);
+    assert.deepEqual(ids(panels).slice(PANELS.length), ['loss:approxKl', 'loss:truncatedFraction']);
+    for (const p of panels.slice(PANELS.length)) assert.deepEqual(panelLines(p, [bad]), []);
   });
 });

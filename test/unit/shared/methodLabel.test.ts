@@ -26,4 +26,18 @@ describe('methodLabel', () => {
     assert.equal(methodLabel('grpo', { ...base, clipHigh: '0.9' as unknown as number, skipZeroAdvantage: 'yes' as unknown as boolean }), 'GRPO');
     assert.equal(methodLabel('rs-sft', { ...base, skipZeroAdvantage: true }), 'RS-SFT');
   });
+
+  it('GSPO and CISPO name the run (their own clip ranges replace the clip-higher label); plain GRPO stays GRPO', () => {
+    const table = algorithmDefaults('calculator', 'table', 'grpo');
+    const lm = algorithmDefaults('calculator', 'transformer', 'grpo');
+    assert.equal(methodLabel('grpo', { ...table, policyLoss: 'clip' }), 'GRPO');
+    assert.equal(methodLabel('grpo', { ...lm, policyLoss: 'gspo' }), 'GSPO + zero-advantage filtering');
+    assert.equal(methodLabel('grpo', { ...lm, policyLoss: 'cispo' }), 'CISPO (weights truncated at 1 + 0.28) + zero-advantage filtering');
+    assert.equal(
+      methodLabel('grpo', { ...table, policyLoss: 'gspo', advantageEstimator: 'rloo', negativeAdvantageScale: 0 }),
+      'positive-only GSPO with RLOO advantages (failures not pushed down)',
+    );
+    assert.equal(methodLabel('grpo', { ...table, policyLoss: 'GSPO' as unknown as 'gspo' }), 'GRPO');
+    assert.equal(methodLabel('sft', { ...table, policyLoss: 'gspo' }), 'SFT');
+  });
 });

@@ -69,6 +69,32 @@ describe('validateRunConfig', () => {
     assert.match(e.message, /dualClip = 0\.5: the dual-clip bound must be greater than 1/);
   });
 
+  it("policyLoss gspo and cispo replace GRPO's clipped surrogate: refused for SFT and RS-SFT, with a dual clip, and (gspo) with another aggregation", () => {
+    assert.equal(validateRunConfig({}).algorithm.policyLoss, 'clip');
+    assert.equal(validateRunConfig({ algorithm: { policyLoss: 'gspo' } }).algorithm.policyLoss, 'gspo');
+    assert.equal(validateRunConfig({ env: 'calculator', policy: 'transformer', algorithm: { policyLoss: 'cispo' } }).algorithm.policyLoss, 'cispo');
+    for (const [method, policyLoss] of [
+      ['sft', 'gspo'],
+      ['rs-sft', 'cispo'],
+    ] as const) {
+      // (SFT's token-mean is not GSPO's aggregation: only the method is named)
+      const e = issues({ env: 'calculator', policy: 'transformer', method, algorithm: { policyLoss } });
+      assert.deepEqual(
+        e.issues.map((i) => i.field),
+        ['algorithm.policyLoss'],
+      );
+      assert.match(e.message, new RegExp(`policyLoss = "${policyLoss}": ${method} trains by negative log-likelihood.*set it to "clip"`));
+    }
+    const e = issues({ algorithm: { policyLoss: 'gspo', dualClip: 3, lossAggregation: 'token-mean' } });
+    assert.deepEqual(e.issues.map((i) => i.field).sort(), ['algorithm.dualClip', 'algorithm.lossAggregation']);
+    assert.match(e.message, /use lossAggregation "seq-mean-token-mean" with policyLoss "gspo"/);
+    assert.deepEqual(
+      issues({ algorithm: { policyLoss: 'cispo', dualClip: 3, lossAggregation: 'token-mean' } }).issues.map((i) => i.field),
+      ['algorithm.dualClip'],
+    );
+    assert.match(issues({ algorithm: { policyLoss: 'ppo' } }).message, /policyLoss = "ppo": is not one of clip, gspo, cispo/);
+  });
+
   it("demonstrations are the environment's and apply to method sft only", () => {
     const sft = validateRunConfig({ env: 'calculator', policy: 'transformer', method: 'sft' });
     assert.deepEqual(sft.demonstrations, {

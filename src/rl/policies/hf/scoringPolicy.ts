@@ -10,11 +10,10 @@
 import * as tf from '@tensorflow/tfjs';
 import type { PolicyStep, Trajectory } from '../../../shared/types';
 import type { AdamWOptions } from '../../algo/adamw';
-import type { LossSpec } from '../../algo/objective';
 import type { TabularSpec } from '../../envs/environment';
 import type { Rng } from '../../random';
-import type { LossInput, LossStats, TrainSequence } from '../../algo/batch';
-import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs, type Trainable } from '../../algo/gradients';
+import type { TrainSequence } from '../../algo/batch';
+import type { Differentiable, Trainable } from '../../algo/gradients';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
 import { ModelPolicy, type SerialisableModel } from '../transformer/modelPolicy';
 import type { Tokenizer } from '../transformer/tokenizer';
@@ -149,7 +148,6 @@ export const tfjsCandidateScorer: CandidateScorer<HfModel> = {
 };
 
 export class CandidateScoringPolicy<M extends ScoringModel = ScoringModel> extends ModelPolicy<M> implements TrainablePolicy {
-  readonly parallelism = 1;
   readonly maxPositions = Number.POSITIVE_INFINITY;
   readonly vocabularySize: number;
   readonly compute: string;
@@ -224,9 +222,6 @@ export class CandidateScoringPolicy<M extends ScoringModel = ScoringModel> exten
   }
 
   /** The learner's view of `model`: a batch's inputs are prompt ids, its logits the candidates' scores. */
-  private trainable(model: M): Trainable {
-    return this.scorer.trainable(model, this.vocabularySize, (ids) => this.rowsOf(ids));
-  }
 
   /** The ids of each context's prompt (its history, then its fresh observation), and the fresh observation's ids. */
   private promptsOf(contexts: readonly PolicyContext[]): { ids: number[]; fresh: number[][] } {
@@ -294,15 +289,10 @@ export class CandidateScoringPolicy<M extends ScoringModel = ScoringModel> exten
     return { inputs, targets, mask: inputs.map(() => 1), behaviour: t.turns.map((turn) => turn.policy.behaviourLogprob), advantage: 0 };
   }
 
-  logprobs(
-    _part: number,
-    seqs: readonly TrainSequence[],
-    o: { model: 'current' | 'reference'; temperature: number; rows: boolean },
-  ): Promise<SequenceLogprobs> {
-    return shardLogprobs(this.trainable(o.model === 'reference' ? this.reference : this.model), seqs, o, PROMPTS_PER_PASS);
+  trainable(model: 'current' | 'reference'): Trainable {
+    return this.scorer.trainable(model === 'reference' ? this.reference : this.model, this.vocabularySize, (ids) => this.rowsOf(ids));
   }
 
-  gradients(_part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
-    return shardGradients(this.trainable(this.model), inputs, spec, PROMPTS_PER_PASS);
-  }
+  /** Prompts per pass, both ways (a pass scores every candidate of each prompt: its cost is the scorer's). */
+  readonly passBudget = { train: PROMPTS_PER_PASS, logprobs: PROMPTS_PER_PASS };
 }

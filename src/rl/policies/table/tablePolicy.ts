@@ -8,11 +8,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PolicyStep, Trajectory } from '../../../shared/types';
 import { AdamW, type AdamWOptions } from '../../algo/adamw';
-import type { LossSpec } from '../../algo/objective';
 import type { TabularSpec } from '../../envs/environment';
 import type { Rng } from '../../random';
-import type { LossInput, LossStats, PaddedBatch, TrainSequence } from '../../algo/batch';
-import { shardGradients, shardLogprobs, type Differentiable, type SequenceLogprobs } from '../../algo/gradients';
+import type { PaddedBatch, TrainSequence } from '../../algo/batch';
+import type { Differentiable } from '../../algo/gradients';
 import type { PolicyContext, PolicySample, TrainablePolicy } from '../policy';
 
 /** Logits of a table [S, A] for a padded batch of state indices: [B, T, A]. */
@@ -27,7 +26,6 @@ export class TablePolicy implements TrainablePolicy, Differentiable {
   /** [S, A] the frozen initial table. */
   readonly referenceTable: tf.Tensor;
   readonly compute: string;
-  readonly parallelism = 1;
   readonly maxPositions = Number.POSITIVE_INFINITY;
   readonly temperature = 1;
   readonly vocabularySize: number;
@@ -99,17 +97,12 @@ export class TablePolicy implements TrainablePolicy, Differentiable {
     return { inputs, targets, mask: inputs.map(() => 1), behaviour: t.turns.map((turn) => turn.policy.behaviourLogprob), advantage: 0 };
   }
 
-  logprobs(
-    _part: number,
-    seqs: readonly TrainSequence[],
-    o: { model: 'current' | 'reference'; temperature: number; rows: boolean },
-  ): Promise<SequenceLogprobs> {
-    return shardLogprobs(o.model === 'reference' ? this.reference : this, seqs, o, Number.POSITIVE_INFINITY);
+  trainable(model: 'current' | 'reference'): Differentiable {
+    return model === 'reference' ? this.reference : this;
   }
 
-  gradients(_part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
-    return shardGradients(this, inputs, spec, Number.POSITIVE_INFINITY);
-  }
+  /** One pass for the whole batch: a [B, T, A] of a few actions is small. */
+  readonly passBudget = { train: Number.POSITIVE_INFINITY, logprobs: Number.POSITIVE_INFINITY };
 
   async applyGradients(grads: readonly tf.Tensor[], lr: number): Promise<number> {
     const norm = await this.optimizer.apply(grads, lr);

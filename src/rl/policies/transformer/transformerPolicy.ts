@@ -6,10 +6,9 @@
 import * as tf from '@tensorflow/tfjs';
 import type { AgentRequest, PolicyStep, Trajectory, Turn } from '../../../shared/types';
 import type { AdamWOptions } from '../../algo/adamw';
-import type { LossSpec } from '../../algo/objective';
 import { Rng } from '../../random';
-import type { LossInput, LossStats, TrainSequence } from '../../algo/batch';
-import { MICROBATCH_POSITIONS, shardGradients, shardLogprobs, type SequenceLogprobs, type Trainable } from '../../algo/gradients';
+import type { TrainSequence } from '../../algo/batch';
+import { MICROBATCH_POSITIONS, type Trainable } from '../../algo/gradients';
 import { greedyView, type Policy, type PolicyContext, type PolicySample, type TrainablePolicy } from '../policy';
 import { DemonstrationPolicy } from '../scripted/demonstrations';
 import type { ChatFormat } from '../hf/chatFormat';
@@ -137,9 +136,6 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
   get chat(): ChatFormat | undefined {
     return this.parts.chat;
   }
-
-  /** One part: the engine spreads each pass over the machine's cores itself. */
-  readonly parallelism = 1;
 
   /** The model embeds positions 0 … contextLength − 1: a sequence scores at most that many. */
   get maxPositions(): number {
@@ -303,27 +299,14 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
     return trajectorySequences(t, this.sampling.constraint, (n) => Math.min(maxNewTokens, this.model.config.contextLength - n));
   }
 
-  private part0(part: number): void {
-    if (part !== 0) throw new Error(`TransformerPolicy: no data-parallel part ${part} (one part: the engine threads each pass itself)`);
+  trainable(model: 'current' | 'reference'): Trainable {
+    return this.parts.differentiable(model === 'reference' ? this.reference : this.model);
   }
 
-  async logprobs(
-    part: number,
-    seqs: readonly TrainSequence[],
-    o: { model: 'current' | 'reference'; temperature: number; rows: boolean },
-  ): Promise<SequenceLogprobs> {
-    this.part0(part);
-    return shardLogprobs(
-      this.parts.differentiable(o.model === 'reference' ? this.reference : this.model),
-      seqs,
-      o,
-      this.parts.microBatchPositions ? 2 * this.parts.microBatchPositions : undefined,
-    );
-  }
-
-  async gradients(part: number, inputs: readonly LossInput[], spec: LossSpec): Promise<{ grads: tf.Tensor[]; stats: LossStats }> {
-    this.part0(part);
-    return shardGradients(this.parts.differentiable(this.model), inputs, spec, this.parts.microBatchPositions ?? MICROBATCH_POSITIONS);
+  /** A model's own micro-batch positions where it sets them; forward-only passes take twice a training pass's. */
+  get passBudget(): { readonly train: number; readonly logprobs: number } {
+    const train = this.parts.microBatchPositions ?? MICROBATCH_POSITIONS;
+    return { train, logprobs: 2 * train };
   }
 
   greedy(): Policy {

@@ -11,6 +11,7 @@ import { shardGradients } from '../../../../src/rl/algo/gradients';
 import { Learner } from '../../../../src/rl/train/learner';
 import { algorithmDefaults, type AlgorithmSettings } from '../../../../src/shared/algorithm';
 import type { Trajectory } from '../../../../src/shared/types';
+import { policyLogprobs } from '../../../../src/rl/train/passes';
 
 before(async () => {
   await tf.setBackend('cpu');
@@ -104,8 +105,8 @@ describe('TablePolicy', () => {
           -0.8,
         ),
       ].map((t) => ({ seq: { ...p.sequence(t)!, advantage: t.advantage } }));
-      const ref = await p.logprobs(
-        0,
+      const ref = await policyLogprobs(
+        p,
         seqs.map((x) => x.seq),
         { model: 'reference', temperature: 1, rows: true },
       );

@@ -38,7 +38,6 @@ describe('iteration metrics: degraded sampling', () => {
     const m = iterationMetrics({
       iteration: 1,
       method: 'grpo',
-      policy: 'transformer',
       trajectories,
       report: EMPTY_UPDATE,
       zeroVarianceGroups: 0,

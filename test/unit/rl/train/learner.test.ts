@@ -16,6 +16,7 @@ import { lrMultiplier } from '../../../../src/rl/train/schedule';
 import { algorithmDefaults, type AlgorithmSettings } from '../../../../src/shared/algorithm';
 import type { MethodName } from '../../../../src/shared/runConfig';
 import type { TerminationReason, Trajectory } from '../../../../src/shared/types';
+import { policyLogprobs } from '../../../../src/rl/train/passes';
 
 before(async () => {
   await tf.setBackend('cpu');
@@ -121,6 +122,28 @@ describe('Learner: advantages and exclusions', () => {
     const after = Array.from(p.table.dataSync());
     const expect = [0.1, -0.1, 0, 0, 0, 0];
     after.forEach((x, i) => assert.ok(Math.abs(x - expect[i]!) < 1e-6, `logit ${i}: ${x} vs ${expect[i]}`));
+  });
+
+  it("the policy loss is the settings' entry; its metrics come back by name, averaged over the steps", async () => {
+    const reports = new Map<string, Awaited<ReturnType<Learner['update']>>>();
+    for (const policyLoss of ['clip', 'gspo', 'cispo'] as const) {
+      const p = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
+      const learner = learnerOf(p, { learningRate: 0.1, klCoef: 0, epochs: 2, policyLoss });
+      const ts = [tableTraj(0, 1, 0), tableTraj(0, 0, 1)];
+      learner.assignAdvantages(ts);
+      reports.set(policyLoss, await learner.update(ts));
+    }
+    const names = (k: string): string[] => Object.keys(reports.get(k)!.lossMetrics).sort();
+    assert.deepEqual(names('clip'), ['absLogRatio', 'approxKl', 'clipFractionHigh', 'clipFractionLow']);
+    assert.deepEqual(names('gspo'), ['absLogRatio', 'approxKl', 'sequenceClipFraction']);
+    assert.deepEqual(names('cispo'), ['absLogRatio', 'approxKl', 'truncatedFraction']);
+    // after Adam's first step of 0.1 per logit the ratios are a few percent from 1: outside GSPO's 4e-4 range (both sequences held), inside the clip's 0.2
+    const gspo = reports.get('gspo')!;
+    assert.equal(gspo.lossMetrics.sequenceClipFraction, 0.5, 'one of the two steps clipped every sequence');
+    assert.equal(gspo.clipFraction, 0.5);
+    assert.equal(reports.get('clip')!.clipFraction, 0);
+    // the first step is on-policy: |log-ratio| 0, which is the mismatch the learner reports
+    for (const r of reports.values()) assert.equal(r.logprobMismatch, 0);
   });
 });
 
@@ -283,7 +306,11 @@ describe('Learner: one code path for the table and a transformer', () => {
         table,
         [tableTraj(0, 1, 0), tableTraj(0, 0, 1)],
         async (p) => {
-          const r = await p.logprobs(0, [p.sequence(tableTraj(0, 0, 0))!, p.sequence(tableTraj(0, 0, 1))!], { model: 'current', temperature: 1, rows: false });
+          const r = await policyLogprobs(p, [p.sequence(tableTraj(0, 0, 0))!, p.sequence(tableTraj(0, 0, 1))!], {
+            model: 'current',
+            temperature: 1,
+            rows: false,
+          });
           return [r.logp[0]![0]!, r.logp[1]![0]!];
         },
       ],
@@ -291,7 +318,7 @@ describe('Learner: one code path for the table and a transformer', () => {
         lm,
         [textTraj([a], 0, 1), textTraj([b], 0, 0)],
         async (p) => {
-          const r = await p.logprobs(0, [p.sequence(textTraj([a], 0, 0))!, p.sequence(textTraj([b], 0, 0))!], {
+          const r = await policyLogprobs(p, [p.sequence(textTraj([a], 0, 0))!, p.sequence(textTraj([b], 0, 0))!], {
             model: 'current',
             temperature: 1,
             rows: false,
@@ -313,6 +340,34 @@ describe('Learner: one code path for the table and a transformer', () => {
     }
   });
 
+  it("GSPO and CISPO train a language model through the engine's own pass: the rewarded choice rises, the other falls", async () => {
+    const a = letters.encode('a')[0]!;
+    const b = letters.encode('b')[0]!;
+    for (const policyLoss of ['gspo', 'cispo'] as const) {
+      const lm = await transformer();
+      const probe = async (): Promise<[number, number]> => {
+        const r = await policyLogprobs(lm, [lm.sequence(textTraj([a], 0, 0))!, lm.sequence(textTraj([b], 0, 0))!], {
+          model: 'current',
+          temperature: 1,
+          rows: false,
+        });
+        return [r.logp[0]![0]!, r.logp[1]![0]!];
+      };
+      const [goodBefore, badBefore] = await probe();
+      // π_old recomputed: the ratio is 1 at the step, inside GSPO's 4e-4 range
+      const learner = learnerOf(lm, { learningRate: 0.05, klCoef: 0, epochs: 1, warmupSteps: 0, oldLogprobs: 'recompute', policyLoss });
+      const ts = [textTraj([a], 0, 1), textTraj([b], 0, 0)];
+      learner.assignAdvantages(ts);
+      const r = await learner.update(ts);
+      const [goodAfter, badAfter] = await probe();
+      assert.equal(r.optimizerSteps, 1, policyLoss);
+      assert.ok(Number.isFinite(r.loss) && r.clipFraction === 0, `${policyLoss}: loss ${r.loss}, clip fraction ${r.clipFraction}`);
+      assert.ok(policyLoss === 'gspo' ? 'sequenceClipFraction' in r.lossMetrics : 'truncatedFraction' in r.lossMetrics, JSON.stringify(r.lossMetrics));
+      assert.ok(goodAfter > goodBefore && badAfter < badBefore, `${policyLoss}: rewarded ${goodBefore} → ${goodAfter}, other ${badBefore} → ${badAfter}`);
+      await lm.dispose?.();
+    }
+  });
+
   it('a demonstration longer than the context is cut to it and counted, never trained past it', async () => {
     const lm = await transformer();
     const long = textTraj(
@@ -327,7 +382,7 @@ describe('Learner: one code path for the table and a transformer', () => {
     assert.ok(lm.sequence(long)!.targets.length > lm.maxPositions);
     // the model itself refuses positions past its context
     await assert.rejects(
-      lm.logprobs(0, [lm.sequence(long)!], { model: 'current', temperature: 1, rows: false }),
+      policyLogprobs(lm, [lm.sequence(long)!], { model: 'current', temperature: 1, rows: false }),
       /a sequence of 30 positions, but the context is 16/,
     );
     await lm.dispose();

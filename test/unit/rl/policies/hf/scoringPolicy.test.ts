@@ -27,6 +27,7 @@ import { policyRunInfo } from '../../../../../src/rl/train/trainingRun';
 import { validateRunConfig, type RunConfig } from '../../../../../src/shared/runConfig';
 import type { Trajectory } from '../../../../../src/shared/types';
 import { binarySearchEnv, disposeOpened } from '../../../../helpers/environments';
+import { policyGradients, policyLogprobs } from '../../../../../src/rl/train/passes';
 
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
 const CONTEXT = 64;
@@ -177,10 +178,13 @@ describe('candidate scoring on the engine', () => {
         const seq = (p: CandidateScoringPolicy<HfModel> | CandidateScoringPolicy<EngineModel>): LossInput['seq'][] =>
           pushed.map((t) => ({ ...p.sequence(t)!, advantage: t.advantage }));
         const o = { temperature: temperatureOf(c.normalization), rows: true };
-        const [tCur, eCur] = [await tfjs.logprobs(0, seq(tfjs), { ...o, model: 'current' }), await engine.logprobs(0, seq(engine), { ...o, model: 'current' })];
+        const [tCur, eCur] = [
+          await policyLogprobs(tfjs, seq(tfjs), { ...o, model: 'current' }),
+          await policyLogprobs(engine, seq(engine), { ...o, model: 'current' }),
+        ];
         const [tRef, eRef] = [
-          await tfjs.logprobs(0, seq(tfjs), { ...o, model: 'reference' }),
-          await engine.logprobs(0, seq(engine), { ...o, model: 'reference' }),
+          await policyLogprobs(tfjs, seq(tfjs), { ...o, model: 'reference' }),
+          await policyLogprobs(engine, seq(engine), { ...o, model: 'reference' }),
         ];
         const probs = (rows: readonly Float32Array[]): Float32Array[] => rows.map((x) => x.map(Math.exp));
         const p = diff(probs(tCur.rows!), probs(eCur.rows!));
@@ -212,8 +216,8 @@ describe('candidate scoring on the engine', () => {
         };
         const inputs = (p: CandidateScoringPolicy<HfModel> | CandidateScoringPolicy<EngineModel>, ref: typeof tRef): LossInput[] =>
           seq(p).map((x, i) => ({ seq: x, ref: ref.logp[i]!, ...(c.lora ? {} : { refRows: ref.rows![i]! }) }));
-        const tg = await tfjs.gradients(0, inputs(tfjs, tRef), spec);
-        const eg = await engine.gradients(0, inputs(engine, eRef), spec);
+        const tg = await policyGradients(tfjs, inputs(tfjs, tRef), spec);
+        const eg = await policyGradients(engine, inputs(engine, eRef), spec);
         const g = diff(await read(tg.grads), await read(eg.grads));
         tf.dispose([...tg.grads, ...eg.grads]);
         assert.ok(g.scale > 1e-3, `gradients of magnitude ${g.scale}`);

@@ -18,6 +18,7 @@ import { algorithmDefaults } from '../../../../../src/shared/algorithm';
 import type { Trajectory } from '../../../../../src/shared/types';
 import { calculatorEnv, disposeOpened } from '../../../../helpers/environments';
 import { freshModel, freshPolicy, tokenizerPackageDir } from '../../../../helpers/freshPolicy';
+import { policyLogprobs } from '../../../../../src/rl/train/passes';
 
 before(async () => {
   await initBackend('wasm');
@@ -60,7 +61,7 @@ const trained = (s: TrainSequence, xs: ArrayLike<number>): number[] =>
 /** Largest |learner − sampler| log-prob over the trained tokens of `p`'s own trajectories. */
 async function mismatch(p: TransformerPolicy, trajs: readonly Trajectory[], temperature = 1): Promise<{ worst: number; seqs: TrainSequence[] }> {
   const seqs = trajs.map((t) => p.sequence(t)!);
-  const mine = await p.logprobs(0, seqs, { model: 'current', temperature, rows: false });
+  const mine = await policyLogprobs(p, seqs, { model: 'current', temperature, rows: false });
   let worst = 0;
   seqs.forEach((s, b) => trained(s, mine.logp[b]!).forEach((lp, k) => (worst = Math.max(worst, Math.abs(lp - trained(s, s.behaviour)[k]!)))));
   return { worst, seqs };
@@ -153,9 +154,9 @@ describe('constrained decoding', () => {
     assert.ok(seqs.every((s) => s.allowed?.length === s.targets.length));
     assert.ok(worst < 1e-4, `learner and sampler log-probs differ by ${worst}`);
     // the same sequences scored over the whole vocabulary are far less likely: the renormalisation is real
-    const mine = await p.logprobs(0, seqs, { model: 'current', temperature: 1, rows: false });
-    const whole = await p.logprobs(
-      0,
+    const mine = await policyLogprobs(p, seqs, { model: 'current', temperature: 1, rows: false });
+    const whole = await policyLogprobs(
+      p,
       seqs.map(({ allowed: _, ...s }) => s),
       { model: 'current', temperature: 1, rows: false },
     );
