@@ -1,8 +1,10 @@
 // The run config's cross-field rules: what no single field's spec can say (an impossible combination, a
 // bound between two fields, a value a choice requires), each a named function that returns the
-// problems it finds with the field, the value and the fix. validateRunConfig runs SECTION_RULES before
-// the section they concern is checked, and CONFIG_RULES in this order after every field and section has
-// been checked on its own, so the error lists a config's problems in the same order every time. Before them, the defaults that follow another field (CONFIG_DERIVATIONS).
+// problems it finds with the field, the value and the fix. draftRunConfig runs SECTION_RULES before the
+// section they concern is checked; validateRunConfig then applies the defaults that follow another
+// field (CONFIG_DERIVATIONS, applyDerivations) and runs CONFIG_RULES in this order (checkRules), after
+// every field and section has been checked on its own, so the error lists a config's problems in the
+// same order every time.
 // (Comparisons are written so that a value that is not a number, already reported by its own field,
 // trips no rule: `!(a > b)` rather than `a <= b`.)
 import { optionDefaults, type ConfigIssue } from './fieldSpec';
@@ -394,8 +396,12 @@ export function checkSectionRules(config: ConfigDraft, written: WrittenConfig): 
   return SECTION_RULES.flatMap((rule) => rule.check(config, written));
 }
 
-/** Applies the derived defaults, then returns every rule's problems (CONFIG_RULES), in the rules' order. */
-export function checkRules(config: ConfigDraft, written: WrittenConfig): ConfigIssue[] {
+/** Fills the defaults that follow another field (CONFIG_DERIVATIONS), in their order: changes `config` in place. */
+export function applyDerivations(config: ConfigDraft, written: WrittenConfig): void {
   for (const d of CONFIG_DERIVATIONS) d.apply(config, written);
+}
+
+/** Every rule's problems (CONFIG_RULES), in the rules' order; changes nothing (apply the derivations first). */
+export function checkRules(config: Readonly<ConfigDraft>, written: WrittenConfig): ConfigIssue[] {
   return CONFIG_RULES.flatMap((rule) => rule.check(config, written));
 }

@@ -8,7 +8,7 @@ import { BINARY_SEARCH_OPTION_SPECS, CALCULATOR_OPTION_SPECS, CODE_OPTION_SPECS 
 import { AGENT_OPTION_SPECS, WORKSPACE_OPTION_SPECS } from './workspaceOptionSpecs';
 
 export { optionDefaults, type OptionSpec, type OptionSpecs, type OptionsOf } from './fieldSpec';
-export * from './sandboxOptionSpecs';
+export { ISOLATION_LEVELS, isSandboxLevel, SANDBOX_LEVELS, type IsolationLevel, type SandboxLevel } from './sandboxOptionSpecs';
 export * from './builtInEnvOptionSpecs';
 export * from './workspaceOptionSpecs';
 

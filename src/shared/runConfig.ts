@@ -5,7 +5,7 @@
 // (settingsTable.ts), the option sections' tables (optionSpecs.ts, demonstrationSpecs.ts), and the
 // rules between fields (configRules.ts).
 import { ALGORITHM_SPECS, algorithmDefaults, type AlgorithmSettings } from './algorithm';
-import { checkRules, checkSectionRules, type WrittenConfig } from './configRules';
+import { applyDerivations, checkRules, checkSectionRules, type WrittenConfig } from './configRules';
 import { DEMONSTRATION_SPECS, type DemonstrationOptions } from './demonstrationSpecs';
 import { checkField, type ConfigIssue, type FieldSpec, type ObjectSpec } from './fieldSpec';
 import { ENV_OPTION_SPECS, POLICY_OPTION_SPECS, type EnvName, type EnvOptions, type OptionSpecs, type PolicyName, type PolicyOptions } from './optionSpecs';
@@ -320,6 +320,7 @@ export function validateRunConfig(input: unknown): RunConfig {
     throw new ConfigError([{ field: '(config)', value: input, message: 'must be a JSON object', fix: 'write the config as { "key": value, ... }' }]);
   }
   const { config, written, issues } = draftRunConfig(input);
+  applyDerivations(config, written);
   issues.push(...checkRules(config, written));
   if (issues.length > 0) throw new ConfigError(issues);
   if (config.name === '') config.name = `${config.env}-${config.policy}-${config.method}-s${config.seed}`;

@@ -5,7 +5,6 @@
 import { ALGORITHM_SPECS, algorithmDefaults, type AlgorithmSettings } from './algorithm';
 import type { DescribedSpec } from './fieldSpec';
 import {
-  baseReason,
   DEFAULT_RUN_CONFIG,
   DEMONSTRATION_SPECS,
   ENV_NAMES,
@@ -15,6 +14,7 @@ import {
   POLICY_NAMES,
   POLICY_OPTION_SPECS,
   RUN_SETTING_SPECS,
+  SECTION_SPECS,
   type OptionSpecs,
 } from './runConfig';
 import { defaultCell, type SettingSpec } from './settingsTable';
@@ -85,7 +85,7 @@ export function runConfigSchema(): Record<string, unknown> {
   const algorithm = {
     type: 'object',
     additionalProperties: false,
-    description: `${FIELD_SPECS.algorithm.description} (${baseReason(FIELD_SPECS.algorithm)})`,
+    description: `${SECTION_SPECS.algorithm.description} (${SECTION_SPECS.algorithm.reason})`,
     properties: Object.fromEntries(Object.entries(ALGORITHM_SPECS).map(([k, s]) => [k, settingSchema(s)])),
   };
   const properties: Record<string, unknown> = { $schema: { type: 'string' }, algorithm };

@@ -43,7 +43,7 @@ export interface PlacedCell extends DefaultCell {
  * The keys a run of (env, policy, method) reads, most specific first. The names are taken as written
  * (a config not yet validated may name an unknown policy: it reads `base` alone, as no cell matches).
  */
-export function cellKeys(env: unknown, policy: unknown, method: unknown): string[] {
+function cellKeys(env: unknown, policy: unknown, method: unknown): string[] {
   return [`${String(env)}/${String(policy)}/${String(method)}`, `${String(policy)}/${String(method)}`, String(policy), 'base'];
 }
 

@@ -453,6 +453,8 @@ export interface RuntimeInfo {
   readonly sqlite?: string;
   readonly betterSqlite3?: string;
   readonly compute: string;
+  /** Why the policy computes there (a language model's compute path: the wasm engine or the tfjs decoder); absent before it was recorded. */
+  readonly computeReason?: string;
   /** What the environment uses on this machine (e.g. the sandbox level and interpreter), if anything. */
   readonly environment?: string;
 }

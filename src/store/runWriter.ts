@@ -114,7 +114,11 @@ export class RunWriter implements RunSink {
 
   /** The software and machine behind the run, with what it computes on. */
   private runtimeOf(start: RunStart): RuntimeInfo {
-    this.runtime = { ...runtimeInfo(this.db, start.compute), ...(start.environment ? { environment: start.environment } : {}) };
+    this.runtime = {
+      ...runtimeInfo(this.db, start.compute),
+      ...(start.computeReason ? { computeReason: start.computeReason } : {}),
+      ...(start.environment ? { environment: start.environment } : {}),
+    };
     return this.runtime;
   }
 

@@ -24,6 +24,11 @@ describe('agent-rl sft and train --init (transformer)', () => {
     assert.equal(rec.config.method, 'sft');
     assert.equal(rec.config.policy, 'transformer');
     assert.match(rec.runtime.compute, /^wasm engine \(\d+ threads, .*\) \(qwen3 [\d,]+ parameters, full fine-tuning\)$/);
+    // why it runs there, recorded beside the compute string and shown with the run
+    assert.equal(rec.runtime.computeReason, 'the wasm backend, and the engine builds qwen3');
+    const show = runCli(['show', String(rec.runId)], dir);
+    assert.equal(show.code, 0, show.stderr);
+    assert.match(show.stdout, /^ {2}compute path: the wasm backend, and the engine builds qwen3$/m);
     assert.ok(rec.iterations.every((m) => m.updated === 1 && m.responseTokens! > 0));
     assert.ok(rec.evaluations.every((e) => typeof e.greedySuccessRate === 'number'));
     // each held-out task's greedy result is stored beside its sampled ones, and they add up to the rate

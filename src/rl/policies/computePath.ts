@@ -43,6 +43,8 @@ export type PathModel<M> = SerialisableModel & {
 
 /** A compute path whose memory plan fits: it loads the model and gives the policy its view of it. */
 export interface ComputePath<M extends PathModel<M>> {
+  /** Why the run computes here (chooseComputePath's), recorded with the run as its computeReason. */
+  readonly reason: string;
   /** Padded positions per forward and backward pass of the language-model policy's training. */
   readonly microBatchPositions: number;
   /** How candidate scoring (actionMode "score") scores on this path. */
@@ -67,7 +69,7 @@ export interface PathRunInfo {
 /** The compute path of a run and why: the first stage of createPolicy, before any weight is read. */
 export interface PathChoice {
   readonly kind: 'engine' | 'tfjs';
-  /** Why the run computes there (recorded in the run's compute string on the tfjs decoder). */
+  /** Why the run computes there: recorded with the run (its computeReason), and in its compute string on the tfjs decoder. */
   readonly reason: string;
 }
 
@@ -85,11 +87,17 @@ export function chooseComputePath(o: Pick<TransformerOptions, 'rolloutEngine'>, 
       `policyOptions.rolloutEngine "llama.cpp" loads the policy's weights from the wasm engine, and this model runs on the tfjs decoder (${backend}${unsupported ? `: ${unsupported}` : ''}). Fix: rolloutEngine "engine", or the wasm backend`,
     );
   }
-  return { kind: 'tfjs', reason: `not the wasm engine: ${backend === 'wasm' ? unsupported : `it runs on the wasm backend, this run's is ${backend}`}` };
+  return {
+    kind: 'tfjs',
+    reason: `not the wasm engine: ${backend === 'wasm' ? unsupported : `the engine runs only on the wasm backend; this run's is ${backend}`}`,
+  };
 }
 
-/** The engine for model `m`, refused (with the ways out) where the options or the plan cannot run on it. */
-export function enginePath(o: TransformerOptions, run: PathRunInfo, backend: BackendInfo, m: ModelSource): ComputePath<EngineModel> {
+/**
+ * The engine for model `m` (`reason`: why, from chooseComputePath), refused (with the ways out) where
+ * the options or the plan cannot run on it.
+ */
+export function enginePath(o: TransformerOptions, run: PathRunInfo, backend: BackendInfo, m: ModelSource, reason: string): ComputePath<EngineModel> {
   if (m.lora) checkLoraTargets(m.arch, m.lora.targets);
   // candidate scoring's distributions are over the A actions, which the learner holds whole
   if (run.fullDistributions && o.actionMode !== 'score') {
@@ -118,6 +126,7 @@ export function enginePath(o: TransformerOptions, run: PathRunInfo, backend: Bac
     );
   }
   return {
+    reason,
     microBatchPositions: plan.positionsPerPass,
     scorer: engineCandidateScorer,
     load: () =>
@@ -167,8 +176,9 @@ async function llamaCppRollout(model: EngineModel, m: ModelSource, tokenizer: To
 }
 
 /**
- * The tfjs decoder for model `m`; `reason` (why not the engine, from chooseComputePath) is recorded in
- * the run's compute string: "tfjs wasm (not the wasm engine: gpt2 … runs on tfjs ops) (gpt2 …)".
+ * The tfjs decoder for model `m`; `reason` (why not the engine, from chooseComputePath) is recorded
+ * with the run, and in its compute string too: "tfjs wasm (not the wasm engine: gpt2 … runs on tfjs
+ * ops) (gpt2 …)".
  */
 export function tfjsPath(
   o: Pick<TransformerOptions, 'microBatchPositions'>,
@@ -187,6 +197,7 @@ export function tfjsPath(
   });
   assertFits(plan, m.dir, { lora: lora !== undefined, backend: backend.name });
   return {
+    reason,
     describe: () => `tfjs ${describeBackend(backend)} (${reason})`,
     microBatchPositions: plan.microBatchPositions,
     scorer: tfjsCandidateScorer,

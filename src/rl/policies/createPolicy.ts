@@ -2,11 +2,11 @@
 // of the run it needs (PolicyRunInfo): the seed, the optimizer's settings (the learner decides the
 // learning rate of every step), how many episodes are sampled at once, whether the objective reads
 // whole distributions. A language model is one pipeline: its source (a folder, a warm start's
-// checkpoint, or a fresh model written as a folder) → the compute path, chosen once with its reason
-// (the wasm engine, with llama.cpp sampling beside it when asked, or the tfjs decoder: computePath.ts)
-// → tokenizer → chat format → sampling → policy → warm start (policyStages.ts), the stages
-// after the path the same on every path. Impossible combinations were rejected by validateRunConfig
-// already; the checks here guard programmatic callers.
+// checkpoint, or a fresh model written as a folder) → the compute path, chosen once with its reason,
+// which the run records (the wasm engine, with llama.cpp sampling beside it when asked, or the tfjs
+// decoder: computePath.ts) → tokenizer → chat format → sampling → policy → warm start
+// (policyStages.ts), the stages after the path the same on every path. Impossible combinations were
+// rejected by validateRunConfig already; the checks here guard programmatic callers.
 import * as path from 'node:path';
 import type { AlgorithmSettings } from '../../shared/algorithm';
 import type { PolicyChoice, TransformerOptions } from '../../shared/runConfig';
@@ -64,7 +64,7 @@ async function createLanguageModel(options: TransformerOptions, run: PolicyRunIn
   const source = modelSource(o, init);
   const chosen = chooseComputePath(o, backend.name, source.arch);
   return chosen.kind === 'engine'
-    ? buildPolicy(enginePath(o, run, backend, source), o, run, env, source, init)
+    ? buildPolicy(enginePath(o, run, backend, source, chosen.reason), o, run, env, source, init)
     : buildPolicy(tfjsPath(o, run, backend, source, chosen.reason), o, run, env, source, init);
 }
 
@@ -83,34 +83,44 @@ function modelSource(o: TransformerOptions, init: LoadedCheckpoint | undefined):
 
 /** The stages after the compute path, the same on each: tokenizer → model → chat format → sampling → policy → warm start. */
 async function buildPolicy<M extends PathModel<M>>(
-  compute: ComputePath<M>,
+  path: ComputePath<M>,
   o: TransformerOptions,
   run: PolicyRunInfo,
   env: RunEnvironment,
-  m: ModelSource,
+  source: ModelSource,
   init: LoadedCheckpoint | undefined,
 ): Promise<TrainablePolicy> {
-  const { tokenizer, eos } = tokenizerOf(m.dir, m.arch.vocabSize);
-  const model = await compute.load();
+  const { tokenizer, eos } = tokenizerOf(source.dir, source.arch.vocabSize);
+  const model = await path.load();
   let reference: M | undefined;
   let policy: (ModelPolicy<M> & TrainablePolicy) | undefined;
   try {
     reference = model.reference();
-    const trained = m.lora ? `LoRA rank ${m.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning';
-    const described = `${compute.describe(model)} (${m.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${trained}`;
+    const trained = source.lora ? `LoRA rank ${source.lora.rank}, ${model.trainableCount().toLocaleString('en')} trained` : 'full fine-tuning';
+    const described = `${path.describe(model)} (${source.arch.modelType} ${model.parameterCount().toLocaleString('en')} parameters, ${trained}`;
     if (o.actionMode === 'score') {
-      const parts = { model, reference, scorer: compute.scorer, tokenizer, eos, optimizer: run.optimizer, computeBase: `${described})` };
-      policy = candidateScoring(o, env, parts);
+      const scoringInputs = {
+        model,
+        reference,
+        scorer: path.scorer,
+        tokenizer,
+        eos,
+        optimizer: run.optimizer,
+        computeBase: `${described})`,
+        computeReason: path.reason,
+      };
+      policy = candidateScoring(o, env, scoringInputs);
     } else {
       const chat = chatFormatOf(o, tokenizer, eos);
       const sampling = samplingFor(o, env, tokenizer, eos, chat);
-      const rollout = await compute.rollout(model, tokenizer);
+      const rollout = await path.rollout(model, tokenizer);
       const note = `${chatNote(chat)}${rollout ? `; sampling on ${rollout.sampler.describe()}` : ''}`;
       policy = new TransformerPolicy<M>(model, tokenizer, sampling, run.optimizer, `${described}${note})`, {
         reference,
-        differentiable: (x) => compute.differentiable(x),
+        differentiable: (x) => path.differentiable(x),
         ...(chat ? { chat } : {}),
-        microBatchPositions: compute.microBatchPositions,
+        microBatchPositions: path.microBatchPositions,
+        computeReason: path.reason,
         ...(rollout ? { rollout } : {}),
       });
     }

@@ -44,6 +44,8 @@ export interface Policy {
   readonly version: number;
   /** Human-readable compute description, recorded with the run. */
   readonly compute: string;
+  /** Why it computes there (a language model's compute path, chooseComputePath), recorded with the run beside `compute`. */
+  readonly computeReason?: string;
   /** One action per context, drawn from the current policy; behaviour log-probs recorded. */
   sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]>;
   /** The same weights, sampling greedily (for greedy evaluation), where the policy samples at all. */

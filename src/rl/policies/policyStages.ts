@@ -5,12 +5,12 @@
 // about how a warm start sets the KL reference).
 import type { TransformerOptions } from '../../shared/runConfig';
 import type { AdamWOptions } from '../algo/adamw';
-import type { RunEnvironment, StopSpec } from '../envs/environment';
+import type { RunEnvironment } from '../envs/environment';
 import { STOP_TESTS } from '../envs/parsers';
 import { ChatFormat } from './hf/chatFormat';
 import { generationEos } from './hf/generationConfig';
 import { ModelLoadError } from './hf/hfConfig';
-import { CandidateScoringPolicy, type CandidateScorer, type ScoringModel } from './hf/scoringPolicy';
+import { CandidateScoringPolicy, type CandidateScorer } from './hf/scoringPolicy';
 import { restoreCheckpoint, type LoadedCheckpoint } from './transformer/checkpoint';
 import { TokenConstraint } from './transformer/constraint';
 import type { ModelPolicy, SerialisableModel } from './transformer/modelPolicy';
@@ -53,16 +53,8 @@ export function samplingFor(
   eos: readonly number[],
   chat: ChatFormat | undefined,
 ): SampleOptions {
+  const stop = env.stop;
   const endTexts = chat ? [...chat.eosTexts] : eos.map((id) => tokenizer.decode([id]));
-  return { ...samplingOf(o, env.stop, endTexts), ...constraintOf(o, env, tokenizer, chat?.eosIds) };
-}
-
-/** The sampling options of a run: the policy options' settings, the environment's stop, and a model's own end tokens. */
-function samplingOf(
-  o: Pick<TransformerOptions, 'temperature' | 'topK' | 'topP' | 'maxNewTokens'>,
-  stop: StopSpec | undefined,
-  endTexts: readonly string[] = [],
-): SampleOptions {
   return {
     temperature: o.temperature,
     topK: o.topK,
@@ -70,6 +62,7 @@ function samplingOf(
     maxNewTokens: o.maxNewTokens,
     stop: [...(stop?.strings ?? []), ...endTexts],
     ...(stop?.test ? { stopWhen: STOP_TESTS[stop.test] } : {}),
+    ...constraintOf(o, env, tokenizer, chat?.eosIds),
   };
 }
 
@@ -94,10 +87,19 @@ function constraintOf(
 }
 
 /** Stage 4 for actionMode "score": seed 002's candidate scoring over the environment's fixed action set, on either path's scorer. */
-export function candidateScoring<M extends ScoringModel>(
+export function candidateScoring<M extends SerialisableModel>(
   o: Pick<TransformerOptions, 'temperature' | 'scoreNormalization'>,
   env: RunEnvironment,
-  m: { model: M; reference: M; scorer: CandidateScorer<M>; tokenizer: Tokenizer; eos: readonly number[]; optimizer: AdamWOptions; computeBase: string },
+  m: {
+    model: M;
+    reference: M;
+    scorer: CandidateScorer<M>;
+    tokenizer: Tokenizer;
+    eos: readonly number[];
+    optimizer: AdamWOptions;
+    computeBase: string;
+    computeReason: string;
+  },
 ): CandidateScoringPolicy<M> {
   if (!env.tabular) throw new ModelLoadError(`policyOptions.actionMode "score" needs an environment with a fixed action set; "${env.name}" has none`);
   return new CandidateScoringPolicy<M>({
@@ -109,6 +111,7 @@ export function candidateScoring<M extends ScoringModel>(
     eosId: m.eos[0],
     optimizer: m.optimizer,
     computeBase: m.computeBase,
+    computeReason: m.computeReason,
     temperature: o.temperature > 0 ? o.temperature : 1,
     normalization: o.scoreNormalization,
   });

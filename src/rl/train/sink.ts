@@ -14,6 +14,8 @@ export interface IterationRecord {
 export interface RunStart {
   /** The policy's compute: backend, model, what is trained. */
   readonly compute: string;
+  /** Why the policy computes there (its compute path's reason), where it says. */
+  readonly computeReason?: string;
   /** What the environment uses on this machine (the sandbox level and interpreter), if anything. */
   readonly environment?: string;
 }

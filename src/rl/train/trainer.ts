@@ -155,7 +155,8 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
 async function preflight(run: TrainingRun): Promise<RunStart> {
   try {
     const environment = run.env.preflight?.();
-    return { compute: run.policy.compute, ...(environment ? { environment } : {}) };
+    const { compute, computeReason } = run.policy;
+    return { compute, ...(computeReason ? { computeReason } : {}), ...(environment ? { environment } : {}) };
   } catch (e) {
     await run.close();
     throw e;

@@ -4,7 +4,7 @@
 // the first test, so a new rule comes with its own.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CONFIG_DERIVATIONS, CONFIG_RULES, SECTION_RULES, type ConfigRule } from '../../../src/shared/configRules';
+import { applyDerivations, checkRules, CONFIG_DERIVATIONS, CONFIG_RULES, SECTION_RULES, type ConfigRule } from '../../../src/shared/configRules';
 import { ConfigError, draftRunConfig, validateRunConfig } from '../../../src/shared/runConfig';
 
 interface RuleCase {
@@ -368,5 +368,14 @@ describe('config derivations (defaults that follow another field)', () => {
     assert.deepEqual([b.oldLogprobs, b.offPolicyCorrection], ['recompute', 'none']);
     const c = derived(LM);
     assert.deepEqual([c.oldLogprobs, c.offPolicyCorrection], ['behaviour', 'none']);
+  });
+
+  it('checkRules only checks: the derived defaults come from applyDerivations alone', () => {
+    const { config, written } = draftRunConfig({ mode: 'async', algorithm: { clipLow: 0.3 } });
+    const before = structuredClone(config);
+    checkRules(config, written);
+    assert.deepEqual(config, before);
+    applyDerivations(config, written);
+    assert.deepEqual([config.algorithm.clipHigh, config.algorithm.oldLogprobs, config.algorithm.offPolicyCorrection], [0.3, 'recompute', 'truncated-is']);
   });
 });

@@ -143,16 +143,14 @@ describe('settings tables: resolution', () => {
     assert.equal(defaultCell(spec, 'x', 'toString', 'y').value, 1);
   });
 
-  it('every key of a table is resolved, and the types follow the tables', () => {
-    const a: AlgorithmSettings = algorithmDefaults('calculator', 'transformer', 'sft');
-    assert.deepEqual(Object.keys(a), Object.keys(ALGORITHM_SPECS));
-    // compile-time: an enum setting's type is its own values, a number's number
-    const schedule: AlgorithmSettings['lrSchedule'] = a.lrSchedule;
+  // compile-time only: tsc fails this file when a setting's type no longer follows its table
+  it("the types follow the tables: an enum setting's type is its own values, a number's number", () => {
+    const schedule: AlgorithmSettings['lrSchedule'] = 'linear';
     // @ts-expect-error -- not one of the schedules
     const wrong: AlgorithmSettings['lrSchedule'] = 'sometimes';
     const mode: RunSettings['mode'] = 'async';
     // @ts-expect-error -- iterations is a number
     const iterations: RunSettings['iterations'] = '100';
-    assert.deepEqual([schedule, wrong, mode, iterations], ['linear', 'sometimes', 'async', '100']);
+    void [schedule, wrong, mode, iterations];
   });
 });

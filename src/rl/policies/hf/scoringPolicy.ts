@@ -51,11 +51,11 @@ export interface CandidateScorer<M> {
   trainable(model: M, actions: number, rowsOf: (prompts: readonly number[]) => CandidateRows): Trainable;
 }
 
-/** A decoder the policy trains: its weights, a serialisable config, and the reference it copies into. */
-export type ScoringModel = SerialisableModel;
-
-/** What a candidate-scoring policy is made of. */
-export interface ScoringParts<M extends ScoringModel> {
+/**
+ * What a candidate-scoring policy is made of; M is the decoder it trains (its weights, a serialisable
+ * config, and the reference it copies into).
+ */
+export interface ScoringParts<M extends SerialisableModel> {
   readonly model: M;
   /** The KL reference: the base model with frozen adapters (full fine-tuning: a frozen copy). */
   readonly reference: M;
@@ -69,6 +69,8 @@ export interface ScoringParts<M extends ScoringModel> {
   readonly optimizer: AdamWOptions;
   /** The backend and model, for the run's compute string. */
   readonly computeBase: string;
+  /** Why the model computes on its path (chooseComputePath), recorded with the run beside the compute string. */
+  readonly computeReason?: string;
   /** π(a | h) = softmax(s(a, h) / temperature): seed 002's policy at 1; higher flattens a peaked model's start. */
   readonly temperature?: number;
   /** sum: seed 002's s(a, h), which prefers candidates of fewer tokens; mean: divided by the candidate's token count. */
@@ -147,10 +149,11 @@ export const tfjsCandidateScorer: CandidateScorer<HfModel> = {
   },
 };
 
-export class CandidateScoringPolicy<M extends ScoringModel = ScoringModel> extends ModelPolicy<M> implements TrainablePolicy {
+export class CandidateScoringPolicy<M extends SerialisableModel = SerialisableModel> extends ModelPolicy<M> implements TrainablePolicy {
   readonly maxPositions = Number.POSITIVE_INFINITY;
   readonly vocabularySize: number;
   readonly compute: string;
+  readonly computeReason: string | undefined;
   /** Every candidate's ids: " " + the action string, then the end-of-sequence token. */
   private readonly candidates: number[][];
   /** Every prompt seen, by id (ids are never reused: a queued group of an async run may still hold one). */
@@ -163,7 +166,19 @@ export class CandidateScoringPolicy<M extends ScoringModel = ScoringModel> exten
   readonly normalization: 'sum' | 'mean';
   private readonly scorer: CandidateScorer<M>;
 
-  constructor({ model, reference, scorer, tokenizer, spec, eosId, optimizer, computeBase, temperature = 1, normalization = 'sum' }: ScoringParts<M>) {
+  constructor({
+    model,
+    reference,
+    scorer,
+    tokenizer,
+    spec,
+    eosId,
+    optimizer,
+    computeBase,
+    computeReason,
+    temperature = 1,
+    normalization = 'sum',
+  }: ScoringParts<M>) {
     super(model, reference, tokenizer, optimizer);
     this.scorer = scorer;
     this.spec = spec;
@@ -171,6 +186,7 @@ export class CandidateScoringPolicy<M extends ScoringModel = ScoringModel> exten
     this.normalization = normalization;
     this.vocabularySize = spec.actions.length;
     this.candidates = spec.actions.map((a) => [...tokenizer.encode(` ${a}`), ...(eosId !== undefined ? [eosId] : [])]);
+    this.computeReason = computeReason;
     this.compute = `${computeBase}, candidate scoring over ${spec.actions.length} actions (${normalization === 'mean' ? 'mean log-prob per candidate token' : 'summed log-prob'}${temperature !== 1 ? `, temperature ${temperature}` : ''})`;
   }
 

@@ -117,6 +117,8 @@ export interface ModelParts<M extends PolicyModel> {
   readonly chat?: ChatFormat;
   /** Padded positions per forward and backward pass (gradient accumulation over micro-batches). */
   readonly microBatchPositions?: number;
+  /** Why the model computes on its path (chooseComputePath), recorded with the run beside the compute string. */
+  readonly computeReason?: string;
 }
 
 export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> extends ModelPolicy<M> implements TrainablePolicy {
@@ -130,6 +132,10 @@ export class TransformerPolicy<M extends SerialisableModel = SerialisableModel> 
   ) {
     // the rollout engine holds a copy of the weights: the shared step and state code tell it of changes
     super(model, parts.reference, tokenizer, optimizer, parts.rollout);
+  }
+
+  get computeReason(): string | undefined {
+    return this.parts.computeReason;
   }
 
   /** The chat format the policy prompts with, if any. */

@@ -1,12 +1,13 @@
 // createPolicy as one pipeline, on the random-weight fixtures (test/fixtures/hf): the compute path is
 // chosen once with its reason (the engine for qwen2 on wasm, the tfjs decoder for gpt2, which the engine
-// does not build, or on another backend), the reason is in the run's compute string, and a warm start
-// means the same on both paths, in both action modes, under LoRA and full fine-tuning: the checkpoint's
-// weights in the model, the KL reference the warm-started model (not the base: "the initial or
-// warm-started policy", algorithm.klCoef), the optimizer and the version afresh. Before, each path had
-// its own copy of the warm start (a scoring warm start copied the model into the reference on the
-// engine and read the checkpoint into it on tfjs): two routes that reached this same state, which the
-// warm-start cases pin for the one stage both paths now share.
+// does not build, or on another backend), the reason is the policy's computeReason on either path (and
+// in the tfjs decoder's compute string), and a warm start means the same on both paths, in both action
+// modes, under LoRA and full fine-tuning: the checkpoint's weights in the model, the KL reference the
+// warm-started model (not the base: "the initial or warm-started policy", algorithm.klCoef), the
+// optimizer (its moments and step, though the checkpoint holds them) and the version afresh. Before,
+// each path had its own copy of the warm start (a scoring warm start copied the model into the
+// reference on the engine and read the checkpoint into it on tfjs): two routes that reached this same
+// state, which the warm-start cases pin for the one stage both paths now share.
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -18,7 +19,9 @@ import { createPolicy } from '../../../../src/rl/policies/createPolicy';
 import { EngineModel } from '../../../../src/rl/policies/hf/engine/engineModel';
 import { readHfConfig } from '../../../../src/rl/policies/hf/hfConfig';
 import { HfModel } from '../../../../src/rl/policies/hf/hfModel';
+import type { Policy } from '../../../../src/rl/policies/policy';
 import { initBackend } from '../../../../src/rl/policies/transformer/backend';
+import { readCheckpoint } from '../../../../src/rl/policies/transformer/checkpoint';
 import type { ModelPolicy } from '../../../../src/rl/policies/transformer/modelPolicy';
 import { policyRunInfo } from '../../../../src/rl/train/trainingRun';
 import { validateRunConfig, type RunConfig } from '../../../../src/shared/runConfig';
@@ -78,13 +81,14 @@ describe('createPolicy: the compute path, chosen once with its reason', () => {
   it('the engine for a model it builds on wasm; the tfjs decoder for gpt2 or another backend, saying why; llama.cpp refused off the engine', () => {
     const qwen2 = readHfConfig(path.join(HF_FIXTURES, 'qwen2'));
     const gpt2 = readHfConfig(path.join(HF_FIXTURES, 'gpt2'));
-    assert.equal(chooseComputePath({ rolloutEngine: 'engine' }, 'wasm', qwen2).kind, 'engine');
+    const onQwen2 = chooseComputePath({ rolloutEngine: 'engine' }, 'wasm', qwen2);
+    assert.deepEqual(onQwen2, { kind: 'engine', reason: 'the wasm backend, and the engine builds qwen2' });
     const onGpt2 = chooseComputePath({ rolloutEngine: 'engine' }, 'wasm', gpt2);
     assert.equal(onGpt2.kind, 'tfjs');
     assert.match(onGpt2.reason, /^not the wasm engine: gpt2 \(LayerNorm, GELU, learned positions\) runs on tfjs ops$/);
     const onNode = chooseComputePath({ rolloutEngine: 'engine' }, 'tensorflow', qwen2);
     assert.equal(onNode.kind, 'tfjs');
-    assert.match(onNode.reason, /it runs on the wasm backend, this run's is tensorflow/);
+    assert.match(onNode.reason, /^not the wasm engine: the engine runs only on the wasm backend; this run's is tensorflow$/);
     assert.throws(
       () => chooseComputePath({ rolloutEngine: 'llama.cpp' }, 'wasm', gpt2),
       /policyOptions\.rolloutEngine "llama\.cpp" loads the policy's weights from the wasm engine, and this model runs on the tfjs decoder \(wasm: gpt2 .*\)\. Fix: rolloutEngine "engine", or the wasm backend/,
@@ -104,9 +108,14 @@ describe('createPolicy: a warm start means the same on every compute path', () =
       const env = binarySearchEnv();
       const config = configFor(c.family, c.actionMode, { loraRank: c.loraRank });
       const run = policyRunInfo(config);
-      const trained = (await createPolicy(config, run, env)) as unknown as ModelPolicy<LmModel> & { compute: string };
+      const trained = (await createPolicy(config, run, env)) as unknown as ModelPolicy<LmModel> & Policy;
       try {
         assert.equal(trained.model instanceof EngineModel, c.path === 'engine', trained.compute);
+        // the reason the path was chosen, recorded with the run beside the compute string
+        assert.match(
+          trained.computeReason ?? '',
+          c.path === 'engine' ? /^the wasm backend, and the engine builds qwen2$/ : /^not the wasm engine: gpt2 .* runs on tfjs ops$/,
+        );
         if (c.path === 'tfjs')
           assert.match(
             trained.compute,
@@ -118,7 +127,12 @@ describe('createPolicy: a warm start means the same on every compute path', () =
         trained.model.weightsChanged?.();
         const moved = await logitsOf(trained.model, PROBE);
         assert.ok(maxDiff(moved, base) > 1e-3, 'the trained model differs from its base');
+        // one optimizer step at learning rate 0: the moments and step change, the weights do not
+        const grads = trained.model.weights.map((w, i) => tf.randomNormal(w.shape, 0, 1, 'float32', 200 + i));
+        await trained.applyGradients(grads, 0);
+        tf.dispose(grads);
         await trained.save(tmp, 'warm start test');
+        assert.equal(readCheckpoint(tmp).manifest.optimizer.step, 1, "the checkpoint holds the optimizer's state");
 
         const warm = (await createPolicy(configFor(c.family, c.actionMode, { init: tmp, loraRank: c.loraRank }), run, env)) as unknown as ModelPolicy<LmModel>;
         try {
@@ -128,6 +142,11 @@ describe('createPolicy: a warm start means the same on every compute path', () =
           assert.ok(maxDiff(reference, moved) < 1e-5, 'the KL reference is the warm-started model');
           assert.ok(maxDiff(reference, base) > 1e-3, 'not the base model');
           assert.equal(warm.optimizer.step, 0, 'the optimizer starts afresh');
+          const moments = await Promise.all([...warm.optimizer.m, ...warm.optimizer.v].map((t) => t.data()));
+          assert.ok(
+            moments.every((d) => d.every((x) => x === 0)),
+            "the optimizer's moments start at zero, not the checkpoint's",
+          );
         } finally {
           await warm.dispose();
         }
