@@ -49,7 +49,7 @@ const builds = [
   // the runtime probe the host forks on a candidate runtime before starting anything there
   { ...nodeCommon, entryPoints: ['src/worker/probeMain.ts'], outfile: 'dist/probe.js' },
   // the Hugging Face engine's worker threads (its kernels on the shared memory), started by its bundles
-  { ...nodeCommon, entryPoints: ['src/rl/policies/hf/engine/engineThread.ts'], outfile: 'dist/engineThread.js' },
+  { ...nodeCommon, entryPoints: ['src/rl/policies/lm/models/engine/engineThread.ts'], outfile: 'dist/engineThread.js' },
   { ...nodeCommon, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
   ...['dashboard', 'inspector'].map((page) => ({
     entryPoints: [`webview-ui/${page}.ts`],

@@ -12,7 +12,7 @@
 import * as path from 'node:path';
 import { openEnvironment } from '../src/rl/envs/registry';
 import { createPolicy } from '../src/rl/policies/createPolicy';
-import { initBackend } from '../src/rl/policies/transformer/backend';
+import { initBackend } from '../src/rl/policies/lm/models/tfjsBackend';
 import { Rng } from '../src/rl/random';
 import { runEpisodes } from '../src/rl/rollout/agentLoop';
 import { policyRunInfo } from '../src/rl/train/trainingRun';

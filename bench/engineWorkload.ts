@@ -3,9 +3,9 @@
 // tokens, the last `len − from` trained; the frozen reference's pass, then a training pass (forward,
 // backward) and one AdamW step.
 import type { AdamW } from '../src/rl/algo/adamw';
-import type { TrainSequence } from '../src/rl/algo/batch';
+import type { TrainSequence } from '../src/rl/algo/trainSequence';
 import { shardGradients, shardLogprobs } from '../src/rl/algo/gradients';
-import type { EngineModel } from '../src/rl/policies/hf/engine/engineModel';
+import type { EngineModel } from '../src/rl/policies/lm/models/engine/engineModel';
 import type { Rng } from '../src/rl/random';
 
 const NLL = { kind: 'nll', aggregation: 'token-mean', normTokens: 1 } as const;

@@ -11,12 +11,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ADAM_DEFAULTS, AdamW } from '../src/rl/algo/adamw';
-import { HfModel, hfDifferentiable } from '../src/rl/policies/hf/hfModel';
-import { describeBackend, initBackend } from '../src/rl/policies/transformer/backend';
-import { sampleBatch } from '../src/rl/policies/transformer/sampler';
-import { HfTokenizer } from '../src/rl/policies/transformer/tokenizer';
+import { HfModel, hfDifferentiable } from '../src/rl/policies/lm/models/hfModel';
+import { describeBackend, initBackend } from '../src/rl/policies/lm/models/tfjsBackend';
+import { sampleBatch } from '../src/rl/policies/lm/sampler';
+import { HfTokenizer } from '../src/rl/policies/lm/tokenizer';
 import { Rng } from '../src/rl/random';
-import type { TrainSequence } from '../src/rl/algo/batch';
+import type { TrainSequence } from '../src/rl/algo/trainSequence';
 import { shardGradients } from '../src/rl/algo/gradients';
 import { DTYPES, describeTorch, median, ratioText, startTorch, type Dtype, type SampleTimes, type TrainTimes } from './torchServer';
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // @ts-check
 // Resolves every relative import of src/ to the layer it lands in (scripts/layers.mjs) and fails on an
-// import that goes up or sideways, and on any import circle between files of src/ (type imports
+// import that goes up or sideways (and against a folder's inner order: INNER_LAYERS), and on any import circle between files of src/ (type imports
 // included; scripts/importCycles.mjs). Prints the folder-level graph with --graph.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findCycles } from './importCycles.mjs';
-import { layerOf, mayImport } from './layers.mjs';
+import { innerViolation, layerOf, mayImport } from './layers.mjs';
 
 const SRC = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src');
 
@@ -42,6 +42,8 @@ for (const file of walk(SRC)) {
     if (target.startsWith('..')) continue; // package.json and the like, outside src
     const resolved = target.endsWith('.ts') || target.endsWith('.json') ? target : `${target}.ts`;
     if (resolved.endsWith('.ts')) imports.push(resolved);
+    const inner = innerViolation(rel, resolved);
+    if (inner) bad.push(`${path.relative(SRC, file)}: imports ${m[1]} (${inner} in scripts/layers.mjs)`);
     const to = layerOf(resolved);
     if (!to || to === from) continue;
     graph.set(`${from} → ${to}`, (graph.get(`${from} → ${to}`) ?? 0) + 1);

@@ -19,11 +19,42 @@ export const LAYERS = [
   ['reference'], // the generated docs/reference pages: read every table and usage below
 ];
 
+/**
+ * Folders with an order of their own inside, lowest first ('.' = the folder's own files): to the rest of
+ * src/ each is part of its layer, but within it a file may import only from its own sub-layer or a lower
+ * one. The language model: its compute and file formats (models/: the tfjs decoder, the wasm engine,
+ * safetensors, GGUF, the family specs, the memory plan) know nothing of the policy; the policy, its
+ * tokenizer, sampler, constraint, chat format and checkpoint (.) build on them; another engine that
+ * samples beside the trainer (rolloutEngines/: llama.cpp) builds on both.
+ * @type {Readonly<Record<string, readonly string[]>>}
+ */
+export const INNER_LAYERS = { 'rl/policies/lm': ['models', '.', 'rolloutEngines'] };
+
+/**
+ * Why an import from `from` to `to` (paths relative to src/) goes against an inner order, or undefined.
+ * @param {string} from
+ * @param {string} to
+ */
+export function innerViolation(from, to) {
+  for (const [folder, order] of Object.entries(INNER_LAYERS)) {
+    if (!from.startsWith(`${folder}/`) || !to.startsWith(`${folder}/`)) continue;
+    /** @param {string} rel */
+    const sub = (rel) => {
+      const first = rel.slice(folder.length + 1).split('/')[0] ?? '';
+      return order.includes(first) ? first : '.';
+    };
+    const a = order.indexOf(sub(from));
+    const b = order.indexOf(sub(to));
+    if (b > a) return `${folder}: ${sub(from)} → ${sub(to)}, against its inner order ${order.join(' < ')}`;
+  }
+  return undefined;
+}
+
 /** The VS Code side is a tower of its own on shared/: it never loads the engine or the store. */
 export const HOST_LAYERS = [['host'], ['extension.ts']];
 
 /**
- * The layer folder of a path relative to src/ ("rl/policies/hf/x.ts" → "rl/policies"), or undefined
+ * The layer folder of a path relative to src/ ("rl/policies/lm/x.ts" → "rl/policies"), or undefined
  * for a file outside every layer.
  * @param {string} rel
  */

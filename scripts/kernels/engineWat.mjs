@@ -1,6 +1,6 @@
 // eslint-disable-next-line @typescript-eslint/ban-ts-comment -- a text generator: every helper maps WAT strings to WAT strings, and the WebAssembly validator (wabt, then V8) checks what it writes
 // @ts-nocheck
-// Generates the WebAssembly text of the Hugging Face engine's kernels (src/rl/policies/hf/engine/
+// Generates the WebAssembly text of the Hugging Face engine's kernels (src/rl/policies/lm/models/engine/
 // engine.wat): matrix products over float32 or bfloat16 weights, norms, rotary embeddings, attention
 // (training, prefill and decoding over a KV cache), SwiGLU, embedding lookups and the vocabulary-
 // chunked log-softmax of the output head, each with what its backward pass needs. The unrolled

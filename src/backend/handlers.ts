@@ -7,7 +7,7 @@ import { collapseText, toolCollapses } from '../shared/toolHealth';
 import { RunReader } from '../store/runReader';
 import { TokenStatsReader } from '../store/tokenStatsReader';
 import { deleteRun, markOrphanedRuns, markRunFailed } from '../store/runWriter';
-import { findModels } from '../rl/policies/hf/modelCache';
+import { findModels } from '../rl/policies/lm/models/modelCache';
 import type { SandboxPools } from '../rl/sandbox/sandboxPools';
 import { rerunTurn } from './rerun';
 import { RunTokenizers } from './runTokenizer';

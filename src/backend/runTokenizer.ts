@@ -6,7 +6,7 @@
 // be read shows ids instead (`undefined`).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { characterHfTokenizer, HfTokenizer, tokenizerFromJSON, type Tokenizer } from '../rl/policies/transformer/tokenizer';
+import { characterHfTokenizer, HfTokenizer, tokenizerFromJSON, type Tokenizer } from '../rl/policies/lm/tokenizer';
 
 const KEPT = 4;
 

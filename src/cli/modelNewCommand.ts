@@ -1,9 +1,9 @@
 // `agent-rl model new --out DIR`: a fresh checkpoint folder with random weights (transformers'
 // initialisation, seeded) from the flags — the model a run trains from scratch, or a test's fixture.
 import * as path from 'node:path';
-import { ModelLoadError } from '../rl/policies/hf/hfConfig';
-import { parameterCount } from '../rl/policies/hf/families/familyOf';
-import { NEW_MODEL_ARCHITECTURES, NEW_MODEL_FILES, writeNewCheckpoint, type NewModelArchitecture, type NewModelSpec } from '../rl/policies/hf/newCheckpoint';
+import { ModelLoadError } from '../rl/policies/lm/models/hfConfig';
+import { parameterCount } from '../rl/policies/lm/models/families/familyOf';
+import { NEW_MODEL_ARCHITECTURES, NEW_MODEL_FILES, writeNewCheckpoint, type NewModelArchitecture, type NewModelSpec } from '../rl/policies/lm/newCheckpoint';
 import { count } from '../shared/format';
 import { showInvisibles } from '../shared/untrustedText';
 import { defineCommand } from './command';

@@ -1,8 +1,8 @@
-// A checkpoint found on the user's machine (rl/policies/hf/modelCache.ts finds them; the CLI's model
+// A checkpoint found on the user's machine (rl/policies/lm/models/modelCache.ts finds them; the CLI's model
 // list and Start Run's model step show them): plain data that crosses the backend's boundary.
 import { bytes as formatBytes } from './format';
 
-/** A checkpoint found in the Hugging Face cache or a named folder (rl/policies/hf/modelCache.ts), described without reading a weight. */
+/** A checkpoint found in the Hugging Face cache or a named folder (rl/policies/lm/models/modelCache.ts), described without reading a weight. */
 export interface FoundModel {
   /** ORG/NAME for a cache entry, else the folder's name. */
   readonly name: string;

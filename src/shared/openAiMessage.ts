@@ -1,6 +1,6 @@
 // An agent program's message (AgentMessage, as an episode stores it) in OpenAI's chat format: the one
 // conversion that both the agent environment (the final conversation a reward file reads, rl/envs/agent)
-// and the chat format (what a chat template renders, rl/policies/hf/chatFormat.ts) use. It lives in
+// and the chat format (what a chat template renders, rl/policies/lm/chatFormat.ts) use. It lives in
 // shared/ because rl/envs may not import rl/policies (scripts/layers.mjs).
 import type { AgentMessage } from './types';
 

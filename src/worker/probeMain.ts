@@ -47,7 +47,7 @@ function walRoundTrip(): string {
 async function wasmProduct(): Promise<boolean> {
   // loaded only now: the versions and SQLite stages come first and must not wait for tfjs
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { initBackend } = require('../rl/policies/transformer/backend') as typeof import('../rl/policies/transformer/backend');
+  const { initBackend } = require('../rl/policies/lm/models/tfjsBackend') as typeof import('../rl/policies/lm/models/tfjsBackend');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const tf = require('@tensorflow/tfjs') as typeof import('@tensorflow/tfjs');
   await initBackend('wasm');
@@ -94,7 +94,7 @@ async function probe(): Promise<ProbeReport> {
 async function llamaCppReport(): Promise<LlamaCppReport> {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { describeLlamaCpp } = require('../rl/policies/hf/llamaCpp') as typeof import('../rl/policies/hf/llamaCpp');
+    const { describeLlamaCpp } = require('../rl/policies/lm/rolloutEngines/llamaCpp') as typeof import('../rl/policies/lm/rolloutEngines/llamaCpp');
     return await describeLlamaCpp();
   } catch (e) {
     return { problem: `llama.cpp did not load (${(e instanceof Error ? e.message : String(e)).split('\n')[0]})` };

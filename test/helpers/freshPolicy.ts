@@ -6,11 +6,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { RunEnvironment } from '../../src/rl/envs/environment';
 import { createPolicy } from '../../src/rl/policies/createPolicy';
-import { freshModelFolder, type NewModelSpec } from '../../src/rl/policies/hf/newCheckpoint';
-import type { EngineModel } from '../../src/rl/policies/hf/engine/engineModel';
-import { checkpointTensors, readTensor, writeSafetensors } from '../../src/rl/policies/hf/safetensors';
-import { characterTokenizer, HfTokenizer } from '../../src/rl/policies/transformer/tokenizer';
-import type { TransformerPolicy } from '../../src/rl/policies/transformer/transformerPolicy';
+import { freshModelFolder, type NewModelSpec } from '../../src/rl/policies/lm/newCheckpoint';
+import type { EngineModel } from '../../src/rl/policies/lm/models/engine/engineModel';
+import { checkpointTensors, readTensor, writeSafetensors } from '../../src/rl/policies/lm/models/safetensors';
+import { characterTokenizer, HfTokenizer } from '../../src/rl/policies/lm/tokenizer';
+import type { TransformerPolicy } from '../../src/rl/policies/lm/transformerPolicy';
 import { policyRunInfo } from '../../src/rl/train/trainingRun';
 import { validateRunConfig } from '../../src/shared/runConfig';
 

@@ -5,10 +5,10 @@
 // under out/test) it does nothing.
 import * as tf from '@tensorflow/tfjs';
 import * as path from 'node:path';
-import { HfModel, hfDifferentiable } from '../../src/rl/policies/hf/hfModel';
-import { initBackend, type BackendChoice } from '../../src/rl/policies/transformer/backend';
-import { decodeStep, disposeState, prefill } from '../../src/rl/policies/transformer/sampler';
-import type { TrainSequence } from '../../src/rl/algo/batch';
+import { HfModel, hfDifferentiable } from '../../src/rl/policies/lm/models/hfModel';
+import { initBackend, type BackendChoice } from '../../src/rl/policies/lm/models/tfjsBackend';
+import { decodeStep, disposeState, prefill } from '../../src/rl/policies/lm/sampler';
+import type { TrainSequence } from '../../src/rl/algo/trainSequence';
 import { shardGradients } from '../../src/rl/algo/gradients';
 
 const NLL = { kind: 'nll', aggregation: 'token-mean', normTokens: 1 } as const;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { STOP_TESTS } from '../../src/rl/envs/parsers';
 import { referenceAgentFor } from '../../src/rl/policies/scripted/demonstrations';
-import { stopsAt } from '../../src/rl/policies/transformer/sampler';
+import { stopsAt } from '../../src/rl/policies/lm/sampler';
 import { Rng } from '../../src/rl/random';
 import { runEpisodes } from '../../src/rl/rollout/agentLoop';
 import { DEMONSTRATION_SPECS, optionDefaults } from '../../src/shared/runConfig';

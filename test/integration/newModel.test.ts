@@ -7,8 +7,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { readHfConfig } from '../../src/rl/policies/hf/hfConfig';
-import { characterVocabulary, HfTokenizer } from '../../src/rl/policies/transformer/tokenizer';
+import { readHfConfig } from '../../src/rl/policies/lm/models/hfConfig';
+import { characterVocabulary, HfTokenizer } from '../../src/rl/policies/lm/tokenizer';
 import { ROOT, runCli, sha256, tempDir } from '../helpers/cli';
 
 const PYTHON = '/usr/bin/python3';

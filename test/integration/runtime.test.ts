@@ -167,7 +167,7 @@ describe('compute backends on VS Code’s own runtime (Electron’s Node)', () =
   // process.versions.electron is what Electron's Node reports; it is planted here in a child process
   // of this Node, since no Electron can be started on this machine.
   const run = (choice: string): { stdout: string; stderr: string; status: number | null } => {
-    const backend = path.join(ROOT, 'out', 'src', 'rl', 'policies', 'transformer', 'backend.js');
+    const backend = path.join(ROOT, 'out', 'src', 'rl', 'policies', 'lm', 'models', 'tfjsBackend.js');
     const code = `Object.defineProperty(process.versions, 'electron', { value: '42.3.0', enumerable: true });
       require(${JSON.stringify(backend)}).initBackend(${JSON.stringify(choice)}).then(
         (b) => console.log(JSON.stringify(b)), (e) => { console.log(JSON.stringify({ error: e.name + ': ' + e.message })); });`;

@@ -12,12 +12,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
 import * as tf from '@tensorflow/tfjs';
-import { assertBackendHealthy } from '../../src/rl/backendHealth';
-import { planEngineMemory } from '../../src/rl/policies/hf/engine/enginePlan';
-import { HfEngine } from '../../src/rl/policies/hf/engine/hfEngine';
-import { readHfConfig } from '../../src/rl/policies/hf/hfConfig';
-import { HfModel } from '../../src/rl/policies/hf/hfModel';
-import { initBackend } from '../../src/rl/policies/transformer/backend';
+import { assertBackendHealthy } from '../../src/rl/tfjsHealth';
+import { planEngineMemory } from '../../src/rl/policies/lm/models/engine/enginePlan';
+import { HfEngine } from '../../src/rl/policies/lm/models/engine/hfEngine';
+import { readHfConfig } from '../../src/rl/policies/lm/models/hfConfig';
+import { HfModel } from '../../src/rl/policies/lm/models/hfModel';
+import { initBackend } from '../../src/rl/policies/lm/models/tfjsBackend';
 import { ROOT } from '../helpers/cli';
 import { scaleParameters, writeScaleCheckpoint } from '../helpers/scaleCheckpoint';
 

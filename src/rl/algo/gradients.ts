@@ -3,7 +3,7 @@
 // objective, micro-batching and gradient accumulation are here. Tensor reads are asynchronous
 // (`await data()`), which every backend supports (WebGPU in Node has no synchronous read).
 import * as tf from '@tensorflow/tfjs';
-import { assertBackendHealthy } from '../backendHealth';
+import { assertBackendHealthy } from '../tfjsHealth';
 import { objectiveLoss, type LossSpec, type ObjectiveParts, type PerTokenParts } from './objective';
 import {
   combineStats,
@@ -18,7 +18,7 @@ import {
   type PaddedBatch,
   type TokenColumns,
   type TrainSequence,
-} from './batch';
+} from './trainSequence';
 
 /** What a policy provides for training: its weights and the logits of a padded batch. */
 export interface Differentiable {

@@ -8,19 +8,20 @@ import * as os from 'node:os';
 import { bytes as formatBytes } from '../../shared/format';
 import type { TransformerOptions } from '../../shared/runConfig';
 import type { Trainable } from '../algo/gradients';
-import { engineCandidateScorer } from './hf/engine/engineCandidates';
-import { EngineModel } from './hf/engine/engineModel';
-import { fittingEnginePlan } from './hf/engine/enginePlan';
-import { engineUnsupported } from './hf/engine/engineWeights';
-import { ModelLoadError, type HfArchitecture } from './hf/hfConfig';
-import { checkLoraTargets, HfModel, hfDifferentiable, type LoraOptions } from './hf/hfModel';
-import { ggufCachePath, LlamaCppRollout, LlamaCppSampler } from './hf/llamaCpp';
-import { assertFits, describePlan, fittingPlan } from './hf/memoryPlan';
-import { freshModelsRoot } from './hf/newCheckpoint';
-import { tfjsCandidateScorer, type CandidateScorer } from './hf/scoringPolicy';
-import { describeBackend, type BackendInfo } from './transformer/backend';
-import type { SerialisableModel } from './transformer/modelPolicy';
-import type { Tokenizer } from './transformer/tokenizer';
+import { engineCandidateScorer } from './lm/models/engine/engineCandidates';
+import { EngineModel } from './lm/models/engine/engineModel';
+import { fittingEnginePlan } from './lm/models/engine/enginePlan';
+import { engineUnsupported } from './lm/models/engine/engineWeights';
+import { ModelLoadError, type HfArchitecture } from './lm/models/hfConfig';
+import { checkLoraTargets, HfModel, hfDifferentiable, type LoraOptions } from './lm/models/hfModel';
+import { ggufCachePath, LlamaCppRollout, LlamaCppSampler } from './lm/rolloutEngines/llamaCpp';
+import { assertFits, describePlan, fittingPlan } from './lm/models/memoryPlan';
+import { freshModelsRoot } from './lm/newCheckpoint';
+import type { CandidateScorer } from './lm/models/candidateScorer';
+import { tfjsCandidateScorer } from './lm/scoringPolicy';
+import { describeBackend, type BackendInfo } from './lm/models/tfjsBackend';
+import type { SerialisableModel } from './lm/modelPolicy';
+import type { Tokenizer } from './lm/tokenizer';
 
 /** The model a run trains, as its folder (or its warm start's checkpoint) gives it. */
 export interface ModelSource {

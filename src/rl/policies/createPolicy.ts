@@ -12,17 +12,17 @@ import type { AlgorithmSettings } from '../../shared/algorithm';
 import type { PolicyChoice, TransformerOptions } from '../../shared/runConfig';
 import { ADAM_DEFAULTS, type AdamWOptions } from '../algo/adamw';
 import type { RunEnvironment } from '../envs/environment';
-import { ModelLoadError, readHfConfig } from './hf/hfConfig';
-import type { LoraOptions } from './hf/hfModel';
-import { freshModelFolder, type NewModelSpec } from './hf/newCheckpoint';
+import { ModelLoadError, readHfConfig } from './lm/models/hfConfig';
+import type { LoraOptions } from './lm/models/hfModel';
+import { freshModelFolder, type NewModelSpec } from './lm/newCheckpoint';
 import { chooseComputePath, enginePath, tfjsPath, type ComputePath, type ModelSource, type PathModel } from './computePath';
 import type { TrainablePolicy } from './policy';
 import { candidateScoring, chatFormatOf, chatNote, samplingFor, tokenizerOf, warmStart } from './policyStages';
 import { TablePolicy } from './table/tablePolicy';
-import { initBackend } from './transformer/backend';
-import { readCheckpoint, smallGptGone, type LoadedCheckpoint } from './transformer/checkpoint';
-import type { ModelPolicy } from './transformer/modelPolicy';
-import { TransformerPolicy } from './transformer/transformerPolicy';
+import { initBackend } from './lm/models/tfjsBackend';
+import { readCheckpoint, smallGptGone, type LoadedCheckpoint } from './lm/checkpoint';
+import type { ModelPolicy } from './lm/modelPolicy';
+import { TransformerPolicy } from './lm/transformerPolicy';
 
 /** What a policy needs to know of the run besides its own options. */
 export interface PolicyRunInfo {

@@ -7,7 +7,7 @@
 import type * as tf from '@tensorflow/tfjs';
 import type { Observation, PolicyStep, Trajectory, Turn } from '../../shared/types';
 import type { Task } from '../envs/environment';
-import type { TrainSequence } from '../algo/batch';
+import type { TrainSequence } from '../algo/trainSequence';
 import type { Trainable } from '../algo/gradients';
 import type { Rng } from '../random';
 

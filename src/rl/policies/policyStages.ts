@@ -7,15 +7,16 @@ import type { TransformerOptions } from '../../shared/runConfig';
 import type { AdamWOptions } from '../algo/adamw';
 import type { RunEnvironment } from '../envs/environment';
 import { STOP_TESTS } from '../envs/parsers';
-import { ChatFormat } from './hf/chatFormat';
-import { generationEos } from './hf/generationConfig';
-import { ModelLoadError } from './hf/hfConfig';
-import { CandidateScoringPolicy, type CandidateScorer } from './hf/scoringPolicy';
-import { restoreCheckpoint, type LoadedCheckpoint } from './transformer/checkpoint';
-import { TokenConstraint } from './transformer/constraint';
-import type { ModelPolicy, SerialisableModel } from './transformer/modelPolicy';
-import type { SampleOptions } from './transformer/sampler';
-import { HfTokenizer, type Tokenizer } from './transformer/tokenizer';
+import { ChatFormat } from './lm/chatFormat';
+import { generationEos } from './lm/generationConfig';
+import { ModelLoadError } from './lm/models/hfConfig';
+import type { CandidateScorer } from './lm/models/candidateScorer';
+import { CandidateScoringPolicy } from './lm/scoringPolicy';
+import { restoreCheckpoint, type LoadedCheckpoint } from './lm/checkpoint';
+import { TokenConstraint } from './lm/constraint';
+import type { ModelPolicy, SerialisableModel } from './lm/modelPolicy';
+import type { SampleOptions } from './lm/sampler';
+import { HfTokenizer, type Tokenizer } from './lm/tokenizer';
 
 /** Stage 1, the tokenizer: the folder's own, checked to fit the model's vocabulary, and the model's end-of-sequence ids. */
 export function tokenizerOf(dir: string, vocabSize: number): { tokenizer: HfTokenizer; eos: number[] } {

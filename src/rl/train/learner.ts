@@ -12,7 +12,7 @@ import { groupAdvantages } from '../algo/advantages';
 import { needsReference, type LossSpec } from '../algo/objective';
 import type { TrainablePolicy } from '../policies/policy';
 import { Rng } from '../random';
-import type { LossInput, LossStats, TokenColumns, TrainSequence } from '../algo/batch';
+import type { LossInput, LossStats, TokenColumns, TrainSequence } from '../algo/trainSequence';
 import { logprobGap, truncatedImportanceWeights } from '../algo/offPolicy';
 import { policyGradients, policyLogprobs } from './passes';
 import { lrMultiplier } from './schedule';

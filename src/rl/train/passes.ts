@@ -1,7 +1,7 @@
 // The learner's passes over a policy's weights: rl/algo/gradients.ts on what the policy exposes (its
 // weights as a `Trainable` and how much one pass may hold). Tests ask a policy for its log-probs here too.
 import type * as tf from '@tensorflow/tfjs';
-import type { LossInput, LossStats, TrainSequence } from '../algo/batch';
+import type { LossInput, LossStats, TrainSequence } from '../algo/trainSequence';
 import { shardGradients, shardLogprobs, type SequenceLogprobs } from '../algo/gradients';
 import type { LossSpec } from '../algo/objective';
 import type { TrainablePolicy } from '../policies/policy';

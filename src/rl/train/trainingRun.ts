@@ -12,7 +12,7 @@ import { createPolicy, optimizerOptions, type PolicyRunInfo } from '../policies/
 import type { Policy, TrainablePolicy } from '../policies/policy';
 import { referenceAgentFor } from '../policies/scripted/demonstrations';
 import { Rng } from '../random';
-import { batchSource, type BatchSource, type TrainingStreams } from './batches';
+import { batchSource, type BatchSource, type TrainingStreams } from './batchSource';
 import { evaluatePolicy } from './evaluate';
 import { Learner } from './learner';
 import { writeResumePoint, type ResumePoint } from './resumePoint';

@@ -7,8 +7,8 @@
 import type { DemonstrationChoice } from '../../../shared/runConfig';
 import type { Rng } from '../../random';
 import type { Policy, PolicyContext, PolicySample } from '../policy';
-import type { Tokenizer } from '../transformer/tokenizer';
-import type { ChatFormat } from '../hf/chatFormat';
+import type { Tokenizer } from '../lm/tokenizer';
+import type { ChatFormat } from '../lm/chatFormat';
 import { CalculatorReferenceAgent } from './calculatorReference';
 import { CodeReferenceAgent } from './codeReference';
 import { WorkspaceReferenceAgent } from './workspaceReference';

@@ -10,7 +10,7 @@ import type { PolicyStep, Trajectory } from '../../../shared/types';
 import { AdamW, type AdamWOptions } from '../../algo/adamw';
 import type { TabularSpec } from '../../envs/environment';
 import type { Rng } from '../../random';
-import type { PaddedBatch, TrainSequence } from '../../algo/batch';
+import type { PaddedBatch, TrainSequence } from '../../algo/trainSequence';
 import type { Differentiable } from '../../algo/gradients';
 import type { PolicyContext, PolicySample, TrainablePolicy } from '../policy';
 

@@ -5,7 +5,7 @@ import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { ADAM_DEFAULTS } from '../../../../src/rl/algo/adamw';
-import type { TrainSequence } from '../../../../src/rl/algo/batch';
+import type { TrainSequence } from '../../../../src/rl/algo/trainSequence';
 import { shardGradients } from '../../../../src/rl/algo/gradients';
 import { policyGradientLoss } from '../../../../src/rl/algo/losses';
 import { TablePolicy } from '../../../../src/rl/policies/table/tablePolicy';

@@ -17,8 +17,8 @@ import {
 import { depthMix, expressionSets, textDepth } from '../../../../src/rl/envs/calculator/expressionSets';
 import { CalculatorReferenceAgent, inSkipClass } from '../../../../src/rl/policies/scripted/calculatorReference';
 import { DemonstrationPolicy } from '../../../../src/rl/policies/scripted/demonstrations';
-import { characterHfTokenizer } from '../../../../src/rl/policies/transformer/tokenizer';
-import { trajectorySequence } from '../../../../src/rl/policies/transformer/transformerPolicy';
+import { characterHfTokenizer } from '../../../../src/rl/policies/lm/tokenizer';
+import { trajectorySequence } from '../../../../src/rl/policies/lm/transformerPolicy';
 import { Rng } from '../../../../src/rl/random';
 import { runEpisodes } from '../../../../src/rl/rollout/agentLoop';
 import { validateRunConfig } from '../../../../src/shared/runConfig';

@@ -1,0 +1,157 @@
+// The engine's memory: one shared WebAssembly memory of a size fixed before anything is loaded (the
+// plan's total), carved by a stack allocator. Long-lived regions (weights, adapters, tables) are taken
+// first and never given back; a pass takes its scratch above them and releases it to a mark. Every
+// region has a label, and the allocator keeps its high-water mark, so the plan is checked against what
+// the code really took. A request past the end is an error naming the plan and the request — nothing
+// ever runs on memory that was not there.
+import { bytes as formatBytes } from '../../../../../shared/format';
+
+/** The engine could not get the memory it needs: the message names the plan, the request and the way out. */
+export class EngineMemoryError extends Error {
+  readonly exitCode = 2; // bad input, not a failure while running: agent-rl exits 2 (src/cli/exitCodes.ts)
+  override name = 'EngineMemoryError';
+}
+
+const PAGE = 65536;
+/** wasm32's address space: 65,536 pages of 64 KiB. */
+export const MAX_ENGINE_BYTES = 65536 * PAGE;
+const ALIGN = 64;
+
+interface WasmMemory {
+  readonly buffer: SharedArrayBuffer;
+}
+interface WasmMemoryApi {
+  readonly Memory: new (d: { initial: number; maximum: number; shared: boolean }) => WasmMemory;
+}
+const WA = (globalThis as unknown as { WebAssembly: WasmMemoryApi }).WebAssembly;
+
+export interface Region {
+  readonly offset: number;
+  readonly bytes: number;
+  readonly label: string;
+}
+
+export class EngineMemory {
+  readonly memory: WasmMemory;
+  readonly f32: Float32Array;
+  readonly i32: Int32Array;
+  readonly u16: Uint16Array;
+  readonly u8: Uint8Array;
+  private top: number;
+  private highWater: number;
+  /** What was taken, in order (the live stack). */
+  private readonly regions: Region[] = [];
+
+  /** `bytes`: the plan's total; `planText` names the plan in errors. */
+  constructor(
+    readonly bytes: number,
+    private readonly planText: string,
+    readonly reserved = 4096,
+  ) {
+    const pages = Math.ceil(bytes / PAGE);
+    if (pages > 65536) throw new EngineMemoryError(`the engine needs ${formatBytes(bytes)}, more than wasm's 4 GiB address space. ${planText}`);
+    try {
+      this.memory = new WA.Memory({ initial: pages, maximum: pages, shared: true });
+    } catch (e) {
+      throw new EngineMemoryError(
+        `the engine could not reserve its ${formatBytes(pages * PAGE)} (${(e as Error).message}): this process cannot get that much memory now. ${planText}`,
+      );
+    }
+    const buf = this.memory.buffer;
+    this.f32 = new Float32Array(buf);
+    this.i32 = new Int32Array(buf);
+    this.u16 = new Uint16Array(buf);
+    this.u8 = new Uint8Array(buf);
+    this.top = reserved;
+    this.highWater = reserved;
+  }
+
+  /** Bytes in use now, and the most ever in use. */
+  get used(): number {
+    return this.top;
+  }
+
+  get peak(): number {
+    return this.highWater;
+  }
+
+  /** A region of `bytes` (64-byte aligned), or an error naming what was asked and the plan. */
+  alloc(bytes: number, label: string): number {
+    const size = Math.ceil(Math.max(bytes, 0) / ALIGN) * ALIGN;
+    const offset = this.top;
+    if (offset + size > this.memory.buffer.byteLength) {
+      const live = summarize(this.regions);
+      throw new EngineMemoryError(
+        `the engine ran out of its planned memory: ${label} asked for ${formatBytes(size)} with ${formatBytes(this.memory.buffer.byteLength - offset)} left of ${formatBytes(this.memory.buffer.byteLength)} (in use: ${live}). ${this.planText}`,
+      );
+    }
+    this.top = offset + size;
+    this.highWater = Math.max(this.highWater, this.top);
+    this.regions.push({ offset, bytes: size, label });
+    return offset;
+  }
+
+  allocF32(n: number, label: string): number {
+    return this.alloc(n * 4, label);
+  }
+
+  /** The allocation point, to give back everything taken after it. */
+  mark(): number {
+    return this.regions.length;
+  }
+
+  release(mark: number): void {
+    if (mark > this.regions.length) throw new Error('EngineMemory.release: mark from the future');
+    this.regions.length = mark;
+    const last = this.regions[mark - 1];
+    this.top = last ? last.offset + last.bytes : this.reserved;
+  }
+
+  /** Runs `f` with scratch regions given back afterwards, also when it throws. */
+  scoped<T>(f: () => T): T {
+    const m = this.mark();
+    try {
+      return f();
+    } finally {
+      this.release(m);
+    }
+  }
+
+  async scopedAsync<T>(f: () => Promise<T>): Promise<T> {
+    const m = this.mark();
+    try {
+      return await f();
+    } finally {
+      this.release(m);
+    }
+  }
+
+  /** Resets the high-water mark to the current use (before measuring one pass). */
+  resetPeak(): void {
+    this.highWater = this.top;
+  }
+
+  /** The live regions grouped by label prefix, largest first (for errors and model check). */
+  describe(): string {
+    return summarize(this.regions);
+  }
+
+  zero(offset: number, bytes: number): void {
+    this.u8.fill(0, offset, offset + bytes);
+  }
+}
+
+function summarize(regions: readonly Region[]): string {
+  const by = new Map<string, number>();
+  for (const r of regions) {
+    const key = r.label.replace(/ \d+$/, '').replace(/ layer \d+/, ' per layer');
+    by.set(key, (by.get(key) ?? 0) + r.bytes);
+  }
+  return (
+    [...by]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8)
+      .map(([k, v]) => `${k} ${formatBytes(v)}`)
+      .join(', ') || 'nothing'
+  );
+}
