@@ -28,7 +28,10 @@
 //   'offset' qx + 127 (0..254) split in two 7-bit halves u1 = min(u, 127), u2 = u − u1, two dots, and
 //            127·Σqw per block subtracted at the end (Σqw from a dot with ones, per weight vector).
 //            Per pair of vectors: two dots. Kept for the bench; 'sign' is the build (measured faster).
-// Register blocking: R activation rows × C weight rows per micro-kernel; weight rows in tiles of NB,
+// Register blocking: R activation rows × C weight rows per micro-kernel. Wide C measured fastest: the
+// activation's per-vector work (load, |qx| and its sign, or the widening) is shared by C weight rows,
+// though 2·R·C accumulators exceed the 16 vector registers (the float ones are touched once a group);
+// weight rows in tiles of NB,
 // across which every activation row block is run (the tile stays in L2, a row block in L1); tails take
 // R × 1, 1 × C1 and 1 × 1. One function serves decoding (1–12 rows) and prefill / training (512 rows).
 //
@@ -37,9 +40,10 @@
 
 /** @param {{ relaxed: boolean, dot?: 'sign' | 'offset', R?: number, C?: number, C1?: number, NB?: number }} o */
 export function q8Funcs(o) {
-  const R0 = o.R ?? 4,
-    C0 = o.C ?? 2,
-    C1 = o.C1 ?? 4,
+  // measured on Node 24 (bench/q8Kernels.ts --variants): relaxed 2 × 16 (decoding 1 × 16), plain 4 × 8
+  const R0 = o.R ?? (o.relaxed ? 2 : 4),
+    C0 = o.C ?? (o.relaxed ? 16 : 8),
+    C1 = o.C1 ?? C0,
     NB = o.NB ?? 64;
   const dot = o.relaxed ? (o.dot ?? 'sign') : 'plain';
   const get = (n) => `(local.get $${n})`;
