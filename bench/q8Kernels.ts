@@ -9,7 +9,8 @@
 // time, its share shown apart) as the median of the rounds, and the median of the per-round ratios
 // with their spread (min–max). The Q8 sides must agree bit for bit (their integer sums are exact), else
 // the bench fails. No speed target: the engine's targets are issue 50's, measured on whole passes.
-// Extra register blockings of the generator: --variants RxC[,RxC…] (e.g. 2x2,4x1; 2x16:8 with 1 × 8 for the last rows; p2x4: the plain build's); other row counts:
+// Extra register blockings of the generator: --variants RxC[,RxC…] (e.g. 2x2,4x1; 2x16:8 with 1 × 8 for the last rows; 2x16:16@128 in tiles of 128 weight rows;
+// p2x4: the plain build's); other row counts:
 // --rows 1,12,512. Rounds: AGENT_RL_BENCH_ROUNDS (5).
 // Run: npm run bench q8Kernels (or, built: node out/bench/q8Kernels.js)
 import * as path from 'node:path';
@@ -32,7 +33,14 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 type Side = { name: string; run: (M: number) => void; quantize?: (M: number) => void; out: number };
 
-async function generated(o: { relaxed?: boolean; dot?: 'sign' | 'offset'; R?: number; C?: number; C1?: number }): Promise<{ module: object; build: 'relaxed' | 'plain' }> {
+async function generated(o: {
+  relaxed?: boolean;
+  dot?: 'sign' | 'offset';
+  R?: number;
+  C?: number;
+  C1?: number;
+  NB?: number;
+}): Promise<{ module: object; build: 'relaxed' | 'plain' }> {
   const gen = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'kernels', 'q8Wat.mjs')).href)) as { q8Wat: (o: object) => string };
   const wat = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'watCompiler.mjs')).href)) as {
     compileWatText: (n: string, t: string) => Promise<Uint8Array>;
@@ -89,8 +97,13 @@ async function main(): Promise<void> {
     ];
     for (const v of variants) {
       const plain = v.startsWith('p');
-      const [R, C, C1] = v.replace(/^p/, '').split(/[x:]/).map(Number);
-      sides.push(q8Side(`q8 ${plain ? 'plain' : 'relaxed'} ${v.replace(/^p/, '')}`, new Q8Kernels(mem.memory, await generated({ relaxed: !plain, R, C, C1 }))));
+      const [R, C, C1, NB] = v
+        .replace(/^p/, '')
+        .split(/[x:@]/)
+        .map((n) => (n ? Number(n) : undefined));
+      sides.push(
+        q8Side(`q8 ${plain ? 'plain' : 'relaxed'} ${v.replace(/^p/, '')}`, new Q8Kernels(mem.memory, await generated({ relaxed: !plain, R, C, C1, NB }))),
+      );
     }
     console.log(
       `one thread, ${engineModule().relaxed ? 'relaxed SIMD' : 'plain SIMD'} engine; y[M, ${N}] = x[M, ${K}] · W[${N}, ${K}]ᵀ; ${ROUNDS} interleaved rounds; GFLOP/s = 2·M·N·K / s (Q8: quantizing x included)`,

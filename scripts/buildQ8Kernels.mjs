@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 // Compiles the engine's 8-bit kernels (scripts/kernels/q8Wat.mjs: relaxed-SIMD and plain-SIMD builds)
-// into src/rl/policies/hf/engine/q8Wasm.ts, the binaries embedded as base64 (`npm run build:q8-kernels`
+// into src/rl/policies/hf/engine/q8Wasm.generated.ts, the binaries embedded as base64 (`npm run build:q8-kernels`
 // after editing the generator; a unit test fails while the module and the generator differ).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -27,7 +27,7 @@ export function q8ModuleText(b) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const out = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'rl', 'policies', 'hf', 'engine', 'q8Wasm.ts');
+  const out = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'rl', 'policies', 'hf', 'engine', 'q8Wasm.generated.ts');
   const b = await compileQ8();
   fs.writeFileSync(out, q8ModuleText(b));
   process.stdout.write(`${path.relative(process.cwd(), out)}: ${b.relaxed.length} + ${b.plain.length} bytes\n`);

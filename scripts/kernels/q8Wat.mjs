@@ -84,7 +84,11 @@ export function q8Funcs(o) {
       const vec = (v) => {
         const xs = range(R).flatMap((r) => {
           if (dot === 'sign')
-            return [set(`xv${r}`, load(get(`px${r}`), 16 * v)), set(`xs${r}`, `(i8x16.shr_s ${get(`xv${r}`)} (i32.const 7))`), set(`xv${r}`, `(i8x16.abs ${get(`xv${r}`)})`)];
+            return [
+              set(`xv${r}`, load(get(`px${r}`), 16 * v)),
+              set(`xs${r}`, `(i8x16.shr_s ${get(`xv${r}`)} (i32.const 7))`),
+              set(`xv${r}`, `(i8x16.abs ${get(`xv${r}`)})`),
+            ];
           if (dot === 'offset')
             return [
               set(`xs${r}`, `(i8x16.add ${load(get(`px${r}`), 16 * v)} ${splat8(127)})`),

@@ -4,7 +4,7 @@
 // the way kernels.ts splits the float kernels' (output columns of q8_nt, rows of q8_quantize and
 // q8_dequantize), so joining the thread pool is a matter of adding these functions to its table.
 import { q8Layout, type Q8Layout } from '../q8Blocks';
-import { Q8_PLAIN_BASE64, Q8_RELAXED_BASE64 } from './q8Wasm';
+import { Q8_PLAIN_BASE64, Q8_RELAXED_BASE64 } from './q8Wasm.generated';
 
 interface WasmApi {
   readonly Module: new (bytes: Uint8Array) => object;

@@ -28,7 +28,15 @@ const rand = (): number => {
 describe('Q8_0 blocks', () => {
   it('sizes a matrix in the engine layout (rows padded to 128 bytes, float32 scales) and in GGUF', () => {
     const l = q8Layout(4864, 896);
-    assert.deepEqual(l, { rows: 4864, cols: 896, paddedCols: 896, blocksPerRow: 28, valueBytes: 4864 * 896, scaleBytes: 4864 * 28 * 4, bytes: 4864 * 896 * 1.125 });
+    assert.deepEqual(l, {
+      rows: 4864,
+      cols: 896,
+      paddedCols: 896,
+      blocksPerRow: 28,
+      valueBytes: 4864 * 896,
+      scaleBytes: 4864 * 28 * 4,
+      bytes: 4864 * 896 * 1.125,
+    });
     assert.equal(q8Layout(3, 96).paddedCols, 128);
     assert.equal(q8Layout(3, 96).blocksPerRow, 4);
     assert.equal(ggufQ8_0Bytes(4864, 896), 4864 * 28 * 34);
@@ -151,6 +159,17 @@ describe('Q8_0 blocks', () => {
     assert.equal(f16BitsToF32(view.getUint16(4 * 34, true)), w.scales[1 * 4 + 1]);
     assert.equal(view.getInt8(4 * 34 + 2 + 7), w.q[1 * 128 + q8Offset(32 + 7)]);
     // float32 (activation) scales are refused by the GGUF writer
-    assert.throws(() => encodeGgufQ8_0(quantizeQ8(Float32Array.from({ length: 32 }, (_, i) => i / 7), 1, 32, 'f32')), /not a float16 value/);
+    assert.throws(
+      () =>
+        encodeGgufQ8_0(
+          quantizeQ8(
+            Float32Array.from({ length: 32 }, (_, i) => i / 7),
+            1,
+            32,
+            'f32',
+          ),
+        ),
+      /not a float16 value/,
+    );
   });
 });

@@ -28,7 +28,10 @@ async function offsetModule(): Promise<{ module: object; build: Q8Build }> {
   const wat = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'watCompiler.mjs')).href)) as {
     compileWatText: (n: string, t: string) => Promise<Uint8Array>;
   };
-  return { module: new WebAssembly.Module(new Uint8Array(await wat.compileWatText('q8-offset.wat', gen.q8Wat({ relaxed: true, dot: 'offset' })))), build: 'relaxed' };
+  return {
+    module: new WebAssembly.Module(new Uint8Array(await wat.compileWatText('q8-offset.wat', gen.q8Wat({ relaxed: true, dot: 'offset' })))),
+    build: 'relaxed',
+  };
 }
 
 async function rig(build: (typeof BUILDS)[number]): Promise<{ mem: EngineMemory; k: Q8Kernels }> {
@@ -213,18 +216,28 @@ describe('q8 kernels', () => {
         );
       }
       // scales that differ per block and row: still the reference's bits
-      const x = filled(M, K, (r, kk) => ((r + kk) % 3 ? 127 : -127), (r, b) => 2 ** -(b % 7) * (r + 1));
-      const w = filled(N, K, (r, kk) => ((r * kk) % 5 ? -127 : 127), (r, b) => 0.5 + ((b * 3 + r) % 11) / 16);
+      const x = filled(
+        M,
+        K,
+        (r, kk) => ((r + kk) % 3 ? 127 : -127),
+        (r, b) => 2 ** -(b % 7) * (r + 1),
+      );
+      const w = filled(
+        N,
+        K,
+        (r, kk) => ((r * kk) % 5 ? -127 : 127),
+        (r, b) => 0.5 + ((b * 3 + r) % 11) / 16,
+      );
       assert.deepEqual(product(mem, k, x, w), q8ProductReference(x, w), `${build}: ±127 with per-block scales`);
     }
   });
 
-  it('the committed module (q8Wasm.ts) is what the generator writes', async () => {
+  it('the committed module (q8Wasm.generated.ts) is what the generator writes', async () => {
     const b = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'buildQ8Kernels.mjs')).href)) as {
       compileQ8: () => Promise<{ relaxed: Uint8Array; plain: Uint8Array }>;
       q8ModuleText: (x: { relaxed: Uint8Array; plain: Uint8Array }) => string;
     };
-    const committed = fs.readFileSync(path.join(ROOT, 'src', 'rl', 'policies', 'hf', 'engine', 'q8Wasm.ts'), 'utf8');
+    const committed = fs.readFileSync(path.join(ROOT, 'src', 'rl', 'policies', 'hf', 'engine', 'q8Wasm.generated.ts'), 'utf8');
     assert.equal(committed, b.q8ModuleText(await b.compileQ8()), 'run npm run build:q8-kernels');
   });
 });
