@@ -36,6 +36,27 @@ export function q8Operand(ptr: number, rows: number, cols: number): Q8Operand {
   return { q: ptr, s: ptr + layout.valueBytes, layout };
 }
 
+// The argument lists of the module's exports, one function each, so the thread pool (kernels.ts) can
+// split a call into parts exactly as this single-threaded wrapper calls it whole.
+
+/** q8_quantize over rows [r0, r1) of x and `out`. */
+export function q8QuantizeArgs(x: number, ldx: number, out: Q8Operand, scale: 'f16' | 'f32', r0: number, r1: number): number[] {
+  const { cols, paddedCols, blocksPerRow } = out.layout;
+  return [x + r0 * ldx * 4, ldx, r1 - r0, cols, out.q + r0 * paddedCols, out.s + r0 * blocksPerRow * 4, scale === 'f16' ? 1 : 0];
+}
+
+/** q8_dequantize over rows [r0, r1). */
+export function q8DequantizeArgs(src: Q8Operand, out: number, ldo: number, r0: number, r1: number): number[] {
+  const { cols, paddedCols, blocksPerRow } = src.layout;
+  return [src.q + r0 * paddedCols, src.s + r0 * blocksPerRow * 4, r1 - r0, cols, out + r0 * ldo * 4, ldo];
+}
+
+/** q8_nt over output columns (rows of w) [n0, n1): what a thread's part of y[M, N] = x · wᵀ is. */
+export function q8NtArgs(x: Q8Operand, w: Q8Operand, y: number, ldy: number, acc: boolean, n0: number, n1: number): number[] {
+  if (x.layout.cols !== w.layout.cols) throw new Error(`q8 nt: ${x.layout.cols} columns against ${w.layout.cols}`);
+  return [x.q, x.s, w.q, w.s, y, ldy, x.layout.rows, x.layout.paddedCols, n0, n1, acc ? 1 : 0];
+}
+
 type Fn = (...args: number[]) => void;
 
 export class Q8Kernels {
@@ -53,19 +74,18 @@ export class Q8Kernels {
     this.fns = { quantize: fn('q8_quantize'), dequantize: fn('q8_dequantize'), nt: fn('q8_nt') };
   }
 
-  /** x[M, ldx] float32 (cols values a row) → `out` (M rows); 'f16' scales for weights, 'f32' for activations. */
+  /** x[rows, ldx] float32 (cols values a row) → `out`; 'f16' scales for weights (GGUF's), 'f32' for activations. */
   quantize(x: number, ldx: number, out: Q8Operand, scale: 'f16' | 'f32', rows = out.layout.rows): void {
-    this.fns.quantize(x, ldx, rows, out.layout.cols, out.q, out.s, scale === 'f16' ? 1 : 0);
+    this.fns.quantize(...q8QuantizeArgs(x, ldx, out, scale, 0, rows));
   }
 
   /** `src` → out[rows, ldo] float32 (cols values a row). */
   dequantize(src: Q8Operand, out: number, ldo: number): void {
-    this.fns.dequantize(src.q, src.s, src.layout.rows, src.layout.cols, out, ldo);
+    this.fns.dequantize(...q8DequantizeArgs(src, out, ldo, 0, src.layout.rows));
   }
 
   /** y[x.rows, n1 − n0 at column n0] (+)= x · wᵀ over rows [n0, n1) of w. */
   nt(x: Q8Operand, w: Q8Operand, y: number, ldy: number, acc: boolean, n0 = 0, n1 = w.layout.rows): void {
-    if (x.layout.cols !== w.layout.cols) throw new Error(`q8 nt: ${x.layout.cols} columns against ${w.layout.cols}`);
-    this.fns.nt(x.q, x.s, w.q, w.s, y, ldy, x.layout.rows, x.layout.paddedCols, n0, n1, acc ? 1 : 0);
+    this.fns.nt(...q8NtArgs(x, w, y, ldy, acc, n0, n1));
   }
 }

@@ -11,7 +11,16 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
 import { EngineMemory } from '../../../../../../src/rl/policies/hf/engine/engineMemory';
-import { Q8Kernels, q8Module, q8Operand, type Q8Build, type Q8Operand } from '../../../../../../src/rl/policies/hf/engine/q8Kernels';
+import {
+  Q8Kernels,
+  q8DequantizeArgs,
+  q8Module,
+  q8NtArgs,
+  q8Operand,
+  q8QuantizeArgs,
+  type Q8Build,
+  type Q8Operand,
+} from '../../../../../../src/rl/policies/hf/engine/q8Kernels';
 import { dequantizeQ8, emptyQ8, q8Layout, q8Offset, q8ProductReference, quantizeQ8, type Q8Matrix } from '../../../../../../src/rl/policies/hf/q8Blocks';
 
 let seed = 4242;
@@ -230,6 +239,51 @@ describe('q8 kernels', () => {
       );
       assert.deepEqual(product(mem, k, x, w), q8ProductReference(x, w), `${build}: ±127 with per-block scales`);
     }
+  });
+
+  it("split in parts as the thread pool will split it (rows of the quantizers, columns of the product), the result's bits are the same", () => {
+    const mem = new EngineMemory(16 * 2 ** 20, 'test plan');
+    const module = q8Module().module as WebAssembly.Module;
+    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory as unknown as WebAssembly.Memory } });
+    const ex = instance.exports as Record<string, (...a: number[]) => void>;
+    const M = 7,
+      N = 45,
+      K = 160;
+    const x = Float32Array.from({ length: M * K }, () => rand() * 3);
+    const wv = Float32Array.from({ length: N * K }, () => rand() * 0.2);
+    const xq = q8Operand(mem.alloc(q8Layout(M, K).bytes, 'x'), M, K);
+    const wq = q8Operand(mem.alloc(q8Layout(N, K).bytes, 'w'), N, K);
+    const xp = putF32(mem, x),
+      wp = putF32(mem, wv);
+    for (const [a, b] of [
+      [0, 3],
+      [3, 7],
+    ])
+      ex.q8_quantize!(...q8QuantizeArgs(xp, K, xq, 'f32', a!, b!));
+    for (const [a, b] of [
+      [0, 20],
+      [20, 45],
+    ])
+      ex.q8_quantize!(...q8QuantizeArgs(wp, K, wq, 'f16', a!, b!));
+    const xs = quantizeQ8(x, M, K, 'f32'),
+      ws = quantizeQ8(wv, N, K, 'f16');
+    assert.deepEqual(read(mem, xq), xs);
+    assert.deepEqual(read(mem, wq), ws);
+    const y = mem.allocF32(M * N, 'y');
+    for (const [a, b] of [
+      [0, 16],
+      [16, 32],
+      [32, 45],
+    ])
+      ex.q8_nt!(...q8NtArgs(xq, wq, y, N, false, a!, b!));
+    assert.deepEqual(mem.f32.slice(y / 4, y / 4 + M * N), q8ProductReference(xs, ws));
+    const out = mem.allocF32(N * K, 'out');
+    for (const [a, b] of [
+      [0, 11],
+      [11, 45],
+    ])
+      ex.q8_dequantize!(...q8DequantizeArgs(wq, out, K, a!, b!));
+    assert.deepEqual(mem.f32.slice(out / 4, out / 4 + N * K), dequantizeQ8(ws));
   });
 
   it('the committed module (q8Wasm.generated.ts) is what the generator writes', async () => {
