@@ -100,7 +100,7 @@ describe('q8 kernels', () => {
     assert.equal(q8Module('plain').build, 'plain');
   });
 
-  it('quantize rows as the reference does, bit for bit (float16 and float32 scales, padded groups, ties, zeros, tiny blocks)', async () => {
+  it('quantize rows as the reference does, bit for bit (float16 and float32 scales, padded groups, ties, zeros, float16-subnormal, zero and infinite scales)', async () => {
     for (const build of BUILDS) {
       const { mem, k } = await rig(build);
       for (const [M, K, ld] of [
@@ -111,8 +111,10 @@ describe('q8 kernels', () => {
         const x = Float32Array.from({ length: M * ld }, (_, i) => {
           const b = Math.floor((i % ld) / 32);
           if (b === 1) return 0; // an all-zero block
-          if (b === 2) return rand() * 1e-7; // a float16-subnormal scale
+          if (b === 2) return rand() * 1e-4; // a float16-subnormal scale
           if (b === 3) return ((i % 32) - 16) * 0.25; // ties (x · 127/4 ≡ .5)
+          if (b === 4) return rand() * 1e-8; // a scale that float16 rounds to 0
+          if (b === 5) return rand() * 2e7; // a scale past float16's range (infinity, as llama.cpp's)
           return rand() * (1 + b);
         });
         for (const kind of ['f16', 'f32'] as const) {
