@@ -11,7 +11,8 @@
 // the bench fails. No speed target: the engine's targets are issue 50's, measured on whole passes.
 // Extra register blockings of the generator: --variants RxC[,RxC…] (e.g. 2x2,4x1; 2x16:8 with 1 × 8 for the last rows; 2x16:16@128 in tiles of 128 weight rows;
 // p2x4: the plain build's); other row counts:
-// --rows 1,12,512. Rounds: AGENT_RL_BENCH_ROUNDS (5).
+// --rows 1,12,512; another weight: --shape NxK (e.g. 896x4864, the down projection). Rounds:
+// AGENT_RL_BENCH_ROUNDS (5).
 // Run: npm run bench q8Kernels (or, built: node out/bench/q8Kernels.js)
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -24,8 +25,11 @@ import { Rng } from '../src/rl/random';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const ROUNDS = Number(process.env.AGENT_RL_BENCH_ROUNDS ?? 5);
-const N = 4864,
-  K = 896;
+const shapeAt = process.argv.indexOf('--shape');
+const shape = shapeAt > 0 ? (process.argv[shapeAt + 1] ?? '').split('x').map(Number) : [4864, 896];
+const N = shape[0] ?? NaN,
+  K = shape[1] ?? NaN;
+if (!(N > 0 && K > 0 && K % 32 === 0)) throw new Error(`--shape NxK: whole numbers, K a multiple of 32 (got ${process.argv[shapeAt + 1]})`);
 const rowsAt = process.argv.indexOf('--rows');
 const ROWS = rowsAt > 0 ? (process.argv[rowsAt + 1] ?? '').split(',').map(Number) : [1, 12, 512];
 const TARGET_S = 0.12; // seconds per side per round
