@@ -207,13 +207,11 @@ export function q8Funcs(o) {
   // d = amax / 127, id = d ≠ 0 ? 1 / d : 0, q = round half away from zero (x · id), clamped to
   // [−127, 127] (never −128: the relaxed dot's exactness rests on it); the scale kept is d, or with f16
   // ≠ 0 d rounded to the nearest float16 (what GGUF stores: llama.cpp's quantize_row_q8_0_ref).
-  const roundAway = `
-  (func $round_away (param $v v128) (result v128) (local $t v128) (local $f v128)
-    ${set('t', `(f32x4.trunc ${get('v')})`)}
-    ${set('f', `(f32x4.sub ${get('v')} ${get('t')})`)}
-    (f32x4.add ${get('t')} (v128.and (f32x4.ge (f32x4.abs ${get('f')}) (v128.const f32x4 0.5 0.5 0.5 0.5))
-      (v128.or (v128.and ${get('f')} (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 1 1 1 1)))))
+  // amax compares |x|'s bits as integers (one instruction, where f32x4.max is several): non-negative
+  // floats order as their bits do, and a NaN's bits exceed infinity's, so a NaN still wins, as in C.
+  const toF16 = `
   (func $to_f16 (param $d f32) (result f32) (local $b i32)
+    (if (f32.ne ${get('d')} ${get('d')}) (then (return ${get('d')})))
     (if (f32.lt ${get('d')} (f32.const 0x1p-14)) (then (return (f32.mul (f32.nearest (f32.mul ${get('d')} (f32.const 0x1p24))) (f32.const 0x1p-24)))))
     ${set('b', `(i32.reinterpret_f32 ${get('d')})`)}
     ${set('b', `(i32.and (i32.add (i32.add ${get('b')} (i32.const 0xfff)) (i32.and (i32.shr_u ${get('b')} (i32.const 13)) (i32.const 1))) (i32.const 0xffffe000))`)}
@@ -221,7 +219,7 @@ export function q8Funcs(o) {
   const quantize = `
   (func (export "q8_quantize") (param $x i32) (param $ldx i32) (param $M i32) (param $K i32) (param $q i32) (param $s i32) (param $f16 i32)
     (local $m i32) (local $g i32) (local $j i32) (local $b i32) (local $Kb i32) (local $Kp i32) (local $row i32) (local $qo i32) (local $so i32)
-    (local $p i32) (local $amax v128) (local $d f32) (local $id f32)
+    (local $p v128) (local $amax v128) (local $d f32) (local $id f32)
     ${locals(
       range(4).map((j) => `a${j}`),
       'i32',
@@ -255,9 +253,11 @@ export function q8Funcs(o) {
               ${set(`a${j}`, add(get('row'), `(i32.shl ${get('b')} (i32.const 7))`))}
               ${set('amax', `(f32x4.abs ${load(get(`a${j}`))})`)}
               ${range(7)
-                .map((v) => set('amax', `(f32x4.max ${get('amax')} (f32x4.abs ${load(get(`a${j}`), 16 * (v + 1))}))`))
+                .map((v) => set('amax', `(i32x4.max_s ${get('amax')} (f32x4.abs ${load(get(`a${j}`), 16 * (v + 1))}))`))
                 .join(' ')}
-              ${set('d', `(f32.div (f32.max (f32.max (f32x4.extract_lane 0 ${get('amax')}) (f32x4.extract_lane 1 ${get('amax')})) (f32.max (f32x4.extract_lane 2 ${get('amax')}) (f32x4.extract_lane 3 ${get('amax')}))) (f32.const 127))`)}
+              ${set('amax', `(i32x4.max_s ${get('amax')} (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 ${get('amax')} ${get('amax')}))`)}
+              ${set('amax', `(i32x4.max_s ${get('amax')} (i8x16.shuffle 4 5 6 7 0 1 2 3 12 13 14 15 8 9 10 11 ${get('amax')} ${get('amax')}))`)}
+              ${set('d', `(f32.div (f32x4.extract_lane 0 ${get('amax')}) (f32.const 127))`)}
               ${set('id', `(if (result f32) (f32.ne ${get('d')} (f32.const 0)) (then (f32.div (f32.const 1) ${get('d')})) (else (f32.const 0)))`)}
               (f32.store offset=${4 * j} ${get('so')} (if (result f32) ${get('f16')} (then (call $to_f16 ${get('d')})) (else ${get('d')}))))
             (else
@@ -267,7 +267,10 @@ export function q8Funcs(o) {
           .join('')}
         ${range(8)
           .map((v) => {
-            const qv = (j) => `(i32x4.trunc_sat_f32x4_s (call $round_away (f32x4.mul ${load(get(`a${j}`), 16 * v)} ${get(`i${j}`)})))`;
+            // roundf(p) = trunc(p + copysign(0.49999997, p)) for every float32 |p| ≤ 128 (checked over all
+            // of them; with 0.5 it fails at ±0.49999997), and |x · id| ≤ 127.00002
+            const qv = (j) =>
+              `(i32x4.trunc_sat_f32x4_s (f32x4.add (local.tee $p (f32x4.mul ${load(get(`a${j}`), 16 * v)} ${get(`i${j}`)})) (v128.or (v128.and ${get('p')} (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0x1.fffffep-2 0x1.fffffep-2 0x1.fffffep-2 0x1.fffffep-2))))`;
             return `(v128.store offset=${16 * v} align=1 ${get('qo')} (i8x16.max_s ${splat8(-127)} (i8x16.narrow_i16x8_s (i16x8.narrow_i32x4_s ${qv(0)} ${qv(1)}) (i16x8.narrow_i32x4_s ${qv(2)} ${qv(3)}))))`;
           })
           .join('\n        ')}
@@ -315,7 +318,7 @@ export function q8Funcs(o) {
     `,
     )})`;
 
-  return `${roundAway}\n${quantize}\n${dequantize}\n${nt()}`;
+  return `${toF16}\n${quantize}\n${dequantize}\n${nt()}`;
 }
 
 /** A module of its own: the 8-bit kernels over the engine's shared memory (import "env" "memory"). */
