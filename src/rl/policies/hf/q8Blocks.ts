@@ -181,7 +181,7 @@ export function encodeGgufQ8_0(m: Q8Matrix): Uint8Array {
       const at = (r * kb + b) * GGUF_Q8_0.blockBytes;
       const s = m.scales[r * blocksPerRow + b]!;
       const h = f32ToF16Bits(s);
-      if (f16BitsToF32(h) !== s)
+      if (!Object.is(f16BitsToF32(h), s))
         throw new Error(`encodeGgufQ8_0: scale ${s} of row ${r}, block ${b} is not a float16 value (quantize weights with 'f16' scales)`);
       view.setUint16(at, h, true);
       for (let i = 0; i < Q8_BLOCK; i++) view.setInt8(at + 2 + i, m.q[r * paddedCols + q8Offset(b * Q8_BLOCK + i)]!);

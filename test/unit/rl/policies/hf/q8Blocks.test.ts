@@ -158,6 +158,14 @@ describe('Q8_0 blocks', () => {
     const view = new DataView(g.buffer);
     assert.equal(f16BitsToF32(view.getUint16(4 * 34, true)), w.scales[1 * 4 + 1]);
     assert.equal(view.getInt8(4 * 34 + 2 + 7), w.q[1 * 128 + q8Offset(32 + 7)]);
+    // a NaN weight's block keeps its NaN scale in GGUF (float16 0x7e00), as llama.cpp's writer does
+    const nan = quantizeQ8(
+      Float32Array.from({ length: 32 }, (_, i) => (i === 9 ? NaN : i)),
+      1,
+      32,
+      'f16',
+    );
+    assert.deepEqual(Array.from(encodeGgufQ8_0(nan).subarray(0, 2)), [0x00, 0x7e]);
     // float32 (activation) scales are refused by the GGUF writer
     assert.throws(
       () =>
