@@ -12,8 +12,8 @@
 //   array per matrix, row-major), so one 16-byte load reads the four scales of a group.
 //
 // Why that order: `i32x4.relaxed_dot_i8x16_i7x16_add_s` sums bytes 4j..4j+3 into lane j, so after a
-// group's eight vectors lane j holds block j's whole integer dot; one convert, one multiply by the four
-// scale products and one add move four blocks into the float accumulator (lane j: blocks 4g + j). The
+// group's eight vectors lane j holds block j's whole integer dot; one convert, three multiplies (the
+// two sides' four scales, then the dots) and one add move four blocks into the float accumulator (lane j: blocks 4g + j). The
 // plain-SIMD build reorders each vector once (a byte shuffle) so that `i32x4.dot_i16x8_s` on its
 // widened halves lands in the same lanes. The float work is the same in both builds and is written as
 // separate multiplies and adds (never a relaxed, maybe-fused madd), so both builds give the same bits

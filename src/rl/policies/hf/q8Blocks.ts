@@ -13,8 +13,8 @@
 // kernels read 16-byte vectors (34 is not a multiple of 16, and wasm has no float16 arithmetic to use
 // the scale in place); why the interleave: `i32x4.relaxed_dot_i8x16_i7x16_add_s` sums four adjacent
 // bytes into one lane, so after a group's eight vectors lane j holds block j's whole integer dot and
-// four blocks reach the float accumulator with one convert, one multiply by the four scale products
-// (one 16-byte load each) and one add; why 128: a group is four blocks (padding blocks: q = 0, scale 0;
+// four blocks reach the float accumulator with one convert, three multiplies (the two sides' four
+// scales, one 16-byte load each, then the dots) and one add; why 128: a group is four blocks (padding blocks: q = 0, scale 0;
 // every hidden size of the supported models is a multiple of 128, so padding is rare). A weight's
 // scales hold exactly the float16 values GGUF stores, so engine ↔ GGUF is lossless both ways.
 //
