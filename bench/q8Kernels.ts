@@ -8,11 +8,13 @@
 // Printed: each side's GFLOP/s (2·M·N·K per call, the quantization of x included in the Q8 sides'
 // time, its share shown apart) as the median of the rounds, and the median of the per-round ratios
 // with their spread (min–max). The Q8 sides must agree bit for bit (their integer sums are exact), else
-// the bench fails. No speed target: the engine's targets are issue 50's, measured on whole passes.
-// Extra register blockings of the generator: --variants RxC[,RxC…] (e.g. 2x2,4x1; 2x16:8 with 1 × 8 for the last rows; 2x16:16@128 in tiles of 128 weight rows;
-// p2x4: the plain build's); other row counts:
-// --rows 1,12,512; another weight: --shape NxK (e.g. 896x4864, the down projection). Rounds:
-// AGENT_RL_BENCH_ROUNDS (5).
+// the bench fails. Then the backward product dy · W through a frozen q8 base with dequantized
+// weights (q8_dequantize, then nn_f32) against nn_bf16 (--no-backward: skipped). No speed target: the
+// engine's targets are issue 50's, measured on whole passes.
+// Options: other register blockings of the generator, --variants RxC[:C1][@NB][,…] (C1: columns of the
+// last single rows; NB: weight rows a tile; a leading p: the plain build's, e.g. 2x16:16@128,p4x4);
+// other row counts, --rows 1,12,512; another weight, --shape NxK (896x4864: the down projection).
+// Rounds: AGENT_RL_BENCH_ROUNDS (5).
 // Run: npm run bench q8Kernels (or, built: node out/bench/q8Kernels.js)
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -164,6 +166,41 @@ async function main(): Promise<void> {
         );
       }
       console.log(`relaxed ÷ plain: ${ratio('q8 relaxed', 'q8 plain')}; sign ÷ offset: ${ratio('q8 relaxed', 'q8 relaxed offset')}`);
+    }
+    // The backward product dx[M, K] = dy[M, N] · W through a frozen q8 base, with dequantized weights:
+    // q8_dequantize into a float32 copy of W, then the engine's nn_f32, against nn_bf16 on the bfloat16
+    // weights (interleaved rounds, the largest M).
+    if (!process.argv.includes('--no-backward')) {
+      const M = Math.max(...ROWS);
+      const dy = mem.allocF32(M * N, 'dy'),
+        dx = mem.allocF32(M * K, 'dx'),
+        wd = mem.allocF32(N * K, 'w dequantized');
+      for (let i = 0; i < M * N; i++) mem.f32[dy / 4 + i] = rng.next() - 0.5;
+      const wD: Matrix = { ptr: wd, rows: N, cols: K, dtype: 'f32' };
+      const back: Side[] = [
+        { name: 'nn bfloat16', out: dx, run: () => k.nn(dy, N, wB, dx, K, M, false) },
+        { name: 'nn float32', out: dx, run: () => k.nn(dy, N, wF, dx, K, M, false) },
+        { name: 'q8 dequantize + nn float32', out: dx, run: () => (q8.dequantize(wq, wd, K), k.nn(dy, N, wD, dx, K, M, false)) },
+        { name: 'q8 dequantize', out: wd, run: () => q8.dequantize(wq, wd, K) },
+      ];
+      const rates = new Map<string, number[]>(back.map((b) => [b.name, []]));
+      for (const b of back) b.run(M);
+      for (let r = 0; r < ROUNDS; r++)
+        for (const b of back.map((_, i) => back[(i + r) % back.length]!)) {
+          const t = performance.now();
+          b.run(M);
+          rates.get(b.name)!.push((performance.now() - t) / 1000);
+        }
+      const ms = (n: string): string => (1000 * median(rates.get(n)!)).toFixed(1);
+      const vs = (a: string, b: string): string => {
+        const rs = rates.get(b)!.map((v, i) => v / rates.get(a)![i]!);
+        return `${median(rs).toFixed(2)}× (${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)})`;
+      };
+      console.log(`
+dx[${M}, ${K}] = dy[${M}, ${N}] · W (backward through the frozen base), ms (median of ${ROUNDS}):`);
+      console.log(
+        `nn bfloat16 ${ms('nn bfloat16')}; nn float32 ${ms('nn float32')}; q8 dequantize + nn float32 ${ms('q8 dequantize + nn float32')} (the dequantization alone ${ms('q8 dequantize')}); dequantize + nn float32 ÷ nn bfloat16 speed: ${vs('q8 dequantize + nn float32', 'nn bfloat16')}`,
+      );
     }
     if (!agree) process.exitCode = 1;
   } finally {
