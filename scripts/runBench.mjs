@@ -7,7 +7,18 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BENCHES = ['sandboxPool', 'sandboxService', 'treeQueries', 'verlImport', 'rollout', 'agentEndpoint', 'enginePath', 'hfModel', 'seed000Scale'];
+const BENCHES = [
+  'sandboxPool',
+  'sandboxService',
+  'treeQueries',
+  'verlImport',
+  'rollout',
+  'agentEndpoint',
+  'enginePath',
+  'hfModel',
+  'q8Kernels',
+  'seed000Scale',
+];
 const only = process.argv.slice(2);
 
 /** @type {{ name: string; status: number | null }[]} */

@@ -1,0 +1,332 @@
+// eslint-disable-next-line @typescript-eslint/ban-ts-comment -- a text generator: every helper maps WAT strings to WAT strings, and the WebAssembly validator (wabt, then V8) checks what it writes
+// @ts-nocheck
+// Generates the WebAssembly text of the engine's 8-bit kernels over Q8_0 blocks (issue 50, item 1):
+// the block quantizer (float32 rows → int8 blocks of 32 with one scale each), the dequantizer and the
+// product y[m, n] = Σ_b sx[m, b]·sw[n, b]·Σ_{i<32} qx[m, b, i]·qw[n, b, i] (x · wᵀ), with integer dot
+// products inside a block and float32 accumulation across blocks. The layout they read and write is
+// defined once in src/rl/policies/lm/models/q8Blocks.ts (the TypeScript reference of every kernel here):
+//
+//   a row of K values (K a multiple of 32) is Kp = K rounded up to 128 int8 bytes: groups of four
+//   blocks, and within a group the 16-byte vector v (0..7) holds elements 4v..4v+3 of blocks 0, 1, 2, 3
+//   (byte 16v + 4j + t = block j's element 4v + t); its scales are Kp / 32 float32 beside it (one
+//   array per matrix, row-major), so one 16-byte load reads the four scales of a group.
+//
+// Why that order: `i32x4.relaxed_dot_i8x16_i7x16_add_s` sums bytes 4j..4j+3 into lane j, so after a
+// group's eight vectors lane j holds block j's whole integer dot; one convert, three multiplies (the
+// two sides' four scales, then the dots) and one add move four blocks into the float accumulator (lane j: blocks 4g + j). The
+// plain-SIMD build reorders each vector once (a byte shuffle) so that `i32x4.dot_i16x8_s` on its
+// widened halves lands in the same lanes. The float work is the same in both builds and is written as
+// separate multiplies and adds (never a relaxed, maybe-fused madd), so both builds give the same bits
+// on every runtime, and the TypeScript reference reproduces them exactly.
+//
+// The 7-bit operand of the relaxed dot (defined only for 0..127; x86 lowers it to pmaddubsw / VNNI,
+// unsigned × signed) is handled exactly for every semantics the relaxed-SIMD spec allows:
+//   'sign'   |qx| is the 7-bit operand and qw with qx's sign applied ((qw ^ s) − s, s = qx >> 7) the
+//            signed one. Exact because Q8_0 values lie in [−127, 127]: |qx| ≤ 127 and −qw never
+//            overflows; pair sums are at most 2·127·127 = 32,258, so pmaddubsw's 16-bit saturation
+//            never applies. Per pair of vectors: one dot, one xor, one subtract.
+//   'offset' qx + 127 (0..254) split in two 7-bit halves u1 = min(u, 127), u2 = u − u1, two dots, and
+//            127·Σqw per block subtracted at the end (Σqw from a dot with ones, per weight vector).
+//            Per pair of vectors: two dots. Kept for the bench; 'sign' is the build (measured faster).
+// Register blocking: R activation rows × C weight rows per micro-kernel. Wide C measured fastest: the
+// activation's per-vector work (load, |qx| and its sign, or the widening) is shared by C weight rows,
+// though 2·R·C accumulators exceed the 16 vector registers (the float ones are touched once a group);
+// weight rows in tiles of NB,
+// across which every activation row block is run (the tile stays in L2, a row block in L1); tails take
+// R × 1, 1 × C1 and 1 × 1. One function serves decoding (1–12 rows) and prefill / training (512 rows).
+//
+// The module imports the engine's shared memory ("env" "memory", as engine.wat does), so it can be
+// instantiated on the engine's memory by every thread of its pool; every pointer is a byte offset.
+
+/** @param {{ relaxed: boolean, dot?: 'sign' | 'offset', R?: number, C?: number, C1?: number, NB?: number }} o */
+export function q8Funcs(o) {
+  // measured on Node 24 (bench/q8Kernels.ts --variants): relaxed 2 × 16 (decoding 1 × 16), plain 4 × 8
+  const R0 = o.R ?? (o.relaxed ? 2 : 4),
+    C0 = o.C ?? (o.relaxed ? 16 : 8),
+    C1 = o.C1 ?? C0,
+    NB = o.NB ?? 64;
+  const dot = o.relaxed ? (o.dot ?? 'sign') : 'plain';
+  const get = (n) => `(local.get $${n})`;
+  const set = (n, v) => `(local.set $${n} ${v})`;
+  const i32 = (n) => `(i32.const ${n})`;
+  const add = (a, b) => `(i32.add ${a} ${b})`;
+  const mul = (a, b) => `(i32.mul ${a} ${b})`;
+  const shl2 = (a) => `(i32.shl ${a} (i32.const 2))`;
+  const load = (a, off = 0) => `(v128.load offset=${off} align=1 ${a})`;
+  const inc = (n, by) => set(n, add(get(n), by));
+  const zero = '(v128.const i32x4 0 0 0 0)';
+  const splat8 = (v) => `(v128.const i8x16 ${Array(16).fill(v).join(' ')})`;
+  const locals = (names, type) => names.map((n) => `(local $${n} ${type})`).join(' ');
+  const range = (n) => Array.from({ length: n }, (_, i) => i);
+  /** for (v = from; v < to; v += step) body — `to` and `step` are expressions. */
+  const loop = (v, from, to, step, body, label = v) =>
+    `${set(v, from)} (block $${label}_end (loop $${label}_top (br_if $${label}_end (i32.ge_s ${get(v)} ${to})) ${body} ${set(v, add(get(v), step))} (br $${label}_top)))`;
+  const hsum = (v) =>
+    `(f32.add (f32.add (f32x4.extract_lane 0 ${v}) (f32x4.extract_lane 1 ${v})) (f32.add (f32x4.extract_lane 2 ${v}) (f32x4.extract_lane 3 ${v})))`;
+  // plain SIMD: bytes [j0 t0 t1 t2 t3 | j1 … | j2 … | j3 …] → [j0 t0 t1 j1 t0 t1 j2 t0 t1 j3 t0 t1 | j0 t2 t3 …]:
+  // the widened low half's i16 pairs are (block j, elements t0 t1), so dot_i16x8_s's lane j is block j
+  const pairUp = (v) => `(i8x16.shuffle 0 1 4 5 8 9 12 13 2 3 6 7 10 11 14 15 ${v} ${v})`;
+
+  // ---- y[m, n] (+)= Σ_b sx[m, b]·sw[n, b]·(qx[m, b] · qw[n, b]) for n in [n0, n1); Kp: bytes a row.
+  function nt() {
+    const micro = (R, C) => {
+      const pairs = range(R).flatMap((r) => range(C).map((c) => [r, c]));
+      const f = ([r, c]) => `f${r}_${c}`,
+        d = ([r, c]) => `d${r}_${c}`;
+      const init = [
+        ...pairs.map((p) => set(f(p), zero)),
+        ...range(R).map((r) => set(`px${r}`, add(get('x'), mul(add(get('m'), i32(r)), get('Kp'))))),
+        ...range(R).map((r) => set(`ps${r}`, add(get('sx'), mul(add(get('m'), i32(r)), get('Ks'))))),
+        ...range(C).map((c) => set(`pw${c}`, add(get('w'), mul(add(get('n'), i32(c)), get('Kp'))))),
+        ...range(C).map((c) => set(`pt${c}`, add(get('sw'), mul(add(get('n'), i32(c)), get('Ks'))))),
+        set('pe', add(get('px0'), get('Kp'))),
+      ].join(' ');
+      const vec = (v) => {
+        const xs = range(R).flatMap((r) => {
+          if (dot === 'sign')
+            return [
+              set(`xv${r}`, load(get(`px${r}`), 16 * v)),
+              set(`xs${r}`, `(i8x16.shr_s ${get(`xv${r}`)} (i32.const 7))`),
+              set(`xv${r}`, `(i8x16.abs ${get(`xv${r}`)})`),
+            ];
+          if (dot === 'offset')
+            return [
+              set(`xs${r}`, `(i8x16.add ${load(get(`px${r}`), 16 * v)} ${splat8(127)})`),
+              set(`xv${r}`, `(i8x16.min_u ${get(`xs${r}`)} ${splat8(127)})`),
+              set(`xs${r}`, `(i8x16.sub ${get(`xs${r}`)} ${get(`xv${r}`)})`),
+            ];
+          return [
+            set(`xv${r}`, pairUp(load(get(`px${r}`), 16 * v))),
+            set(`xs${r}`, `(i16x8.extend_high_i8x16_s ${get(`xv${r}`)})`),
+            set(`xv${r}`, `(i16x8.extend_low_i8x16_s ${get(`xv${r}`)})`),
+          ];
+        });
+        const ws = range(C).flatMap((c) => {
+          const acc = (r) => d([r, c]);
+          if (dot === 'sign')
+            return [
+              set('wv', load(get(`pw${c}`), 16 * v)),
+              ...range(R).map((r) =>
+                set(
+                  acc(r),
+                  `(i32x4.relaxed_dot_i8x16_i7x16_add_s (i8x16.sub (v128.xor ${get('wv')} ${get(`xs${r}`)}) ${get(`xs${r}`)}) ${get(`xv${r}`)} ${get(acc(r))})`,
+                ),
+              ),
+            ];
+          if (dot === 'offset')
+            return [
+              set('wv', load(get(`pw${c}`), 16 * v)),
+              set(`sum${c}`, `(i32x4.relaxed_dot_i8x16_i7x16_add_s ${get('wv')} ${splat8(1)} ${get(`sum${c}`)})`),
+              ...range(R).map((r) =>
+                set(
+                  acc(r),
+                  `(i32x4.relaxed_dot_i8x16_i7x16_add_s ${get('wv')} ${get(`xs${r}`)} (i32x4.relaxed_dot_i8x16_i7x16_add_s ${get('wv')} ${get(`xv${r}`)} ${get(acc(r))}))`,
+                ),
+              ),
+            ];
+          return [
+            set('wh', pairUp(load(get(`pw${c}`), 16 * v))),
+            set('wv', `(i16x8.extend_low_i8x16_s ${get('wh')})`),
+            set('wh', `(i16x8.extend_high_i8x16_s ${get('wh')})`),
+            ...range(R).map((r) =>
+              set(
+                acc(r),
+                `(i32x4.add ${get(acc(r))} (i32x4.add (i32x4.dot_i16x8_s ${get(`xv${r}`)} ${get('wv')}) (i32x4.dot_i16x8_s ${get(`xs${r}`)} ${get('wh')})))`,
+              ),
+            ),
+          ];
+        });
+        return [...xs, ...ws].join(' ');
+      };
+      const blockSum = (p) => (dot === 'offset' ? `(i32x4.sub ${get(d(p))} (i32x4.mul ${get(`sum${p[1]}`)} (v128.const i32x4 127 127 127 127)))` : get(d(p)));
+      const group = [
+        ...pairs.map((p) => set(d(p), zero)),
+        ...(dot === 'offset' ? range(C).map((c) => set(`sum${c}`, zero)) : []),
+        ...range(8).map(vec),
+        ...pairs.map((p) =>
+          set(
+            f(p),
+            `(f32x4.add ${get(f(p))} (f32x4.mul (f32x4.convert_i32x4_s ${blockSum(p)}) (f32x4.mul ${load(get(`ps${p[0]}`))} ${load(get(`pt${p[1]}`))})))`,
+          ),
+        ),
+        ...range(R).map((r) => inc(`px${r}`, i32(128))),
+        ...range(R).map((r) => inc(`ps${r}`, i32(16))),
+        ...range(C).map((c) => inc(`pw${c}`, i32(128))),
+        ...range(C).map((c) => inc(`pt${c}`, i32(16))),
+      ].join(' ');
+      const out = pairs
+        .map(([r, c]) => {
+          const yp = add(get('y'), shl2(add(mul(add(get('m'), i32(r)), get('ldy')), add(get('n'), i32(c)))));
+          return `(f32.store ${yp} (if (result f32) ${get('acc')} (then (f32.add (f32.load ${yp}) ${hsum(get(f([r, c])))})) (else ${hsum(get(f([r, c])))})))`;
+        })
+        .join(' ');
+      const lbl = `k${R}${C}`;
+      return {
+        vecs: [...pairs.map(f), ...pairs.map(d), ...range(R).flatMap((r) => [`xv${r}`, `xs${r}`]), ...(dot === 'offset' ? range(C).map((c) => `sum${c}`) : [])],
+        ptrs: [...range(R).flatMap((r) => [`px${r}`, `ps${r}`]), ...range(C).flatMap((c) => [`pw${c}`, `pt${c}`])],
+        code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end (i32.ge_u ${get('px0')} ${get('pe')})) ${group} (br $${lbl}_top))) ${out}`,
+      };
+    };
+    const mRC = micro(R0, C0),
+      mR1 = micro(R0, 1),
+      m1C = micro(1, C1),
+      m11 = micro(1, 1);
+    const all = [mRC, mR1, m1C, m11];
+    const vecs = [...new Set(all.flatMap((k) => k.vecs))];
+    const ptrs = [...new Set(all.flatMap((k) => k.ptrs))];
+    return `
+  (func (export "q8_nt") (param $x i32) (param $sx i32) (param $w i32) (param $sw i32) (param $y i32) (param $ldy i32)
+    (param $M i32) (param $Kp i32) (param $n0 i32) (param $n1 i32) (param $acc i32)
+    (local $Ks i32) (local $nb i32) (local $nbe i32) (local $m i32) (local $n i32) (local $pe i32) (local $wv v128) (local $wh v128)
+    ${locals(ptrs, 'i32')} ${locals(vecs, 'v128')}
+    ${set('Ks', `(i32.shr_u ${get('Kp')} (i32.const 3))`)}
+    ${loop(
+      'nb',
+      get('n0'),
+      get('n1'),
+      i32(NB),
+      `
+      ${set('nbe', `(select (i32.add ${get('nb')} ${i32(NB)}) ${get('n1')} (i32.lt_s (i32.add ${get('nb')} ${i32(NB)}) ${get('n1')}))`)}
+      ${set('m', i32(0))}
+      (block $rows_end (loop $rows_top (br_if $rows_end (i32.gt_s (i32.add ${get('m')} ${i32(R0)}) ${get('M')}))
+        ${set('n', get('nb'))}
+        (block $cC_end (loop $cC_top (br_if $cC_end (i32.gt_s (i32.add ${get('n')} ${i32(C0)}) ${get('nbe')})) ${mRC.code} ${inc('n', i32(C0))} (br $cC_top)))
+        (block $cR1_end (loop $cR1_top (br_if $cR1_end (i32.ge_s ${get('n')} ${get('nbe')})) ${mR1.code} ${inc('n', i32(1))} (br $cR1_top)))
+        ${inc('m', i32(R0))} (br $rows_top)))
+      (block $row1_end (loop $row1_top (br_if $row1_end (i32.ge_s ${get('m')} ${get('M')}))
+        ${set('n', get('nb'))}
+        (block $c1C_end (loop $c1C_top (br_if $c1C_end (i32.gt_s (i32.add ${get('n')} ${i32(C1)}) ${get('nbe')})) ${m1C.code} ${inc('n', i32(C1))} (br $c1C_top)))
+        (block $c11_end (loop $c11_top (br_if $c11_end (i32.ge_s ${get('n')} ${get('nbe')})) ${m11.code} ${inc('n', i32(1))} (br $c11_top)))
+        ${inc('m', i32(1))} (br $row1_top)))
+    `,
+    )})`;
+  }
+
+  // ---- Quantize rows: x[M, ldx] float32 (K values a row, K a multiple of 32) → q[M, Kp] int8 and
+  // s[M, Kp / 32] float32, padding blocks (K ≤ k < Kp) zero with scale 0. Per block: amax = max |x|,
+  // d = amax / 127, id = d ≠ 0 ? 1 / d : 0, q = round half away from zero (x · id), clamped to
+  // [−127, 127] (never −128: the relaxed dot's exactness rests on it); the scale kept is d, or with f16
+  // ≠ 0 d rounded to the nearest float16 (what GGUF stores: llama.cpp's quantize_row_q8_0_ref).
+  // amax compares |x|'s bits as integers (one instruction, where f32x4.max is several): non-negative
+  // floats order as their bits do, and a NaN's bits exceed infinity's, so a NaN still wins, as in C.
+  const toF16 = `
+  (func $to_f16 (param $d f32) (result f32) (local $b i32)
+    (if (f32.ne ${get('d')} ${get('d')}) (then (return ${get('d')})))
+    (if (f32.lt ${get('d')} (f32.const 0x1p-14)) (then (return (f32.mul (f32.nearest (f32.mul ${get('d')} (f32.const 0x1p24))) (f32.const 0x1p-24)))))
+    ${set('b', `(i32.reinterpret_f32 ${get('d')})`)}
+    ${set('b', `(i32.and (i32.add (i32.add ${get('b')} (i32.const 0xfff)) (i32.and (i32.shr_u ${get('b')} (i32.const 13)) (i32.const 1))) (i32.const 0xffffe000))`)}
+    (if (result f32) (i32.ge_u ${get('b')} (i32.const 0x47800000)) (then (f32.const inf)) (else (f32.reinterpret_i32 ${get('b')}))))`;
+  const quantize = `
+  (func (export "q8_quantize") (param $x i32) (param $ldx i32) (param $M i32) (param $K i32) (param $q i32) (param $s i32) (param $f16 i32)
+    (local $m i32) (local $g i32) (local $j i32) (local $b i32) (local $Kb i32) (local $Kp i32) (local $row i32) (local $qo i32) (local $so i32)
+    (local $p v128) (local $amax v128) (local $d f32) (local $id f32)
+    ${locals(
+      range(4).map((j) => `a${j}`),
+      'i32',
+    )} ${locals(
+      range(4).map((j) => `i${j}`),
+      'v128',
+    )}
+    ${set('Kb', `(i32.shr_u ${get('K')} (i32.const 5))`)}
+    ${set('Kp', `(i32.and (i32.add ${get('K')} (i32.const 127)) (i32.const -128))`)}
+    ${loop(
+      'm',
+      i32(0),
+      get('M'),
+      i32(1),
+      `
+      ${set('row', add(get('x'), shl2(mul(get('m'), get('ldx')))))}
+      ${set('qo', add(get('q'), mul(get('m'), get('Kp'))))}
+      ${set('so', add(get('s'), mul(get('m'), `(i32.shr_u ${get('Kp')} (i32.const 3))`)))}
+      ${loop(
+        'g',
+        i32(0),
+        `(i32.shr_u ${get('Kp')} (i32.const 7))`,
+        i32(1),
+        `
+        ${range(4)
+          .map(
+            (j) => `
+          ${set('b', add(`(i32.shl ${get('g')} (i32.const 2))`, i32(j)))}
+          (if (i32.lt_u ${get('b')} ${get('Kb')})
+            (then
+              ${set(`a${j}`, add(get('row'), `(i32.shl ${get('b')} (i32.const 7))`))}
+              ${set('amax', `(f32x4.abs ${load(get(`a${j}`))})`)}
+              ${range(7)
+                .map((v) => set('amax', `(i32x4.max_s ${get('amax')} (f32x4.abs ${load(get(`a${j}`), 16 * (v + 1))}))`))
+                .join(' ')}
+              ${set('amax', `(i32x4.max_s ${get('amax')} (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 ${get('amax')} ${get('amax')}))`)}
+              ${set('amax', `(i32x4.max_s ${get('amax')} (i8x16.shuffle 4 5 6 7 0 1 2 3 12 13 14 15 8 9 10 11 ${get('amax')} ${get('amax')}))`)}
+              ${set('d', `(f32.div (f32x4.extract_lane 0 ${get('amax')}) (f32.const 127))`)}
+              ${set('id', `(if (result f32) (f32.ne ${get('d')} (f32.const 0)) (then (f32.div (f32.const 1) ${get('d')})) (else (f32.const 0)))`)}
+              (f32.store offset=${4 * j} ${get('so')} (if (result f32) ${get('f16')} (then (call $to_f16 ${get('d')})) (else ${get('d')}))))
+            (else
+              ${set(`a${j}`, get('row'))} ${set('id', '(f32.const 0)')} (f32.store offset=${4 * j} ${get('so')} (f32.const 0))))
+          ${set(`i${j}`, `(f32x4.splat ${get('id')})`)}`,
+          )
+          .join('')}
+        ${range(8)
+          .map((v) => {
+            // roundf(p) = trunc(p + copysign(0.49999997, p)) for every float32 |p| ≤ 128 (checked over all
+            // of them; with 0.5 it fails at ±0.49999997), and |x · id| ≤ 127.00002
+            const qv = (j) =>
+              `(i32x4.trunc_sat_f32x4_s (f32x4.add (local.tee $p (f32x4.mul ${load(get(`a${j}`), 16 * v)} ${get(`i${j}`)})) (v128.or (v128.and ${get('p')} (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0x1.fffffep-2 0x1.fffffep-2 0x1.fffffep-2 0x1.fffffep-2))))`;
+            return `(v128.store offset=${16 * v} align=1 ${get('qo')} (i8x16.max_s ${splat8(-127)} (i8x16.narrow_i16x8_s (i16x8.narrow_i32x4_s ${qv(0)} ${qv(1)}) (i16x8.narrow_i32x4_s ${qv(2)} ${qv(3)}))))`;
+          })
+          .join('\n        ')}
+        ${inc('qo', i32(128))} ${inc('so', i32(16))}
+      `,
+      )}
+    `,
+    )})`;
+
+  // ---- Dequantize rows: q[M, Kp], s[M, Kp / 32] → out[M, ldo] float32 (the first K values a row).
+  const dequantize = `
+  (func (export "q8_dequantize") (param $q i32) (param $s i32) (param $M i32) (param $K i32) (param $out i32) (param $ldo i32)
+    (local $m i32) (local $g i32) (local $Kb i32) (local $Kp i32) (local $qo i32) (local $so i32) (local $o i32) (local $sv v128) (local $v v128) (local $h v128)
+    ${set('Kb', `(i32.shr_u ${get('K')} (i32.const 5))`)}
+    ${set('Kp', `(i32.and (i32.add ${get('K')} (i32.const 127)) (i32.const -128))`)}
+    ${loop(
+      'm',
+      i32(0),
+      get('M'),
+      i32(1),
+      `
+      ${set('qo', add(get('q'), mul(get('m'), get('Kp'))))}
+      ${set('so', add(get('s'), mul(get('m'), `(i32.shr_u ${get('Kp')} (i32.const 3))`)))}
+      ${loop(
+        'g',
+        i32(0),
+        `(i32.shr_u ${get('Kp')} (i32.const 7))`,
+        i32(1),
+        `
+        ${set('sv', load(get('so')))}
+        ${set('o', add(get('out'), shl2(add(mul(get('m'), get('ldo')), `(i32.shl ${get('g')} (i32.const 7))`))))}
+        ${range(8)
+          .map((v) => {
+            const st = (j, ext) =>
+              `(if (i32.lt_u (i32.add (i32.shl ${get('g')} (i32.const 2)) (i32.const ${j})) ${get('Kb')}) (then (v128.store offset=${128 * j + 16 * v} align=4 ${get('o')} (f32x4.mul (f32x4.convert_i32x4_s ${ext}) (f32x4.splat (f32x4.extract_lane ${j} ${get('sv')}))))))`;
+            return `${set('v', load(get('qo'), 16 * v))} ${set('h', `(i16x8.extend_low_i8x16_s ${get('v')})`)}
+          ${st(0, `(i32x4.extend_low_i16x8_s ${get('h')})`)} ${st(1, `(i32x4.extend_high_i16x8_s ${get('h')})`)}
+          ${set('h', `(i16x8.extend_high_i8x16_s ${get('v')})`)}
+          ${st(2, `(i32x4.extend_low_i16x8_s ${get('h')})`)} ${st(3, `(i32x4.extend_high_i16x8_s ${get('h')})`)}`;
+          })
+          .join('\n        ')}
+        ${inc('qo', i32(128))} ${inc('so', i32(16))}
+      `,
+      )}
+    `,
+    )})`;
+
+  return `${toF16}\n${quantize}\n${dequantize}\n${nt()}`;
+}
+
+/** A module of its own: the 8-bit kernels over the engine's shared memory (import "env" "memory"). */
+export function q8Wat(o) {
+  return `(module
+  ;; Generated by scripts/kernels/q8Wat.mjs (${o.relaxed ? `relaxed SIMD, ${o.dot ?? 'sign'}` : 'plain SIMD'}): do not edit; npm run build:q8-kernels.
+  (import "env" "memory" (memory 1 65536 shared))
+${q8Funcs(o)}
+)
+`;
+}

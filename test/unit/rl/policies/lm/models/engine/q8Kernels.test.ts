@@ -1,0 +1,309 @@
+// The 8-bit kernels (scripts/kernels/q8Wat.mjs), relaxed-SIMD and plain-SIMD builds, against the
+// TypeScript reference in q8Blocks.ts, bit for bit: the quantizer (float16 and float32 scales), the
+// dequantizer and the product, on random data at shapes that cross every blocking boundary (rows not
+// a multiple of the register block, weight rows beyond one tile, padded groups) and at the extremes of
+// the relaxed dot's operands (every value ±127, alternating signs, −127 everywhere); the relaxed
+// 'offset' alternative the bench measures is held to the same. The committed
+// module must be what the generator writes.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, it } from 'node:test';
+import { EngineMemory } from '../../../../../../../src/rl/policies/lm/models/engine/engineMemory';
+import {
+  Q8Kernels,
+  q8DequantizeArgs,
+  q8Module,
+  q8NtArgs,
+  q8Operand,
+  q8QuantizeArgs,
+  type Q8Build,
+  type Q8Operand,
+} from '../../../../../../../src/rl/policies/lm/models/engine/q8Kernels';
+import {
+  dequantizeQ8,
+  emptyQ8,
+  q8Layout,
+  q8Offset,
+  q8ProductReference,
+  quantizeQ8,
+  type Q8Matrix,
+} from '../../../../../../../src/rl/policies/lm/models/q8Blocks';
+
+let seed = 4242;
+const rand = (): number => {
+  seed = (seed * 1103515245 + 12345) >>> 0;
+  return seed / 4294967296 - 0.5;
+};
+const ROOT = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..', '..');
+/** The two committed builds, and the relaxed 'offset' alternative the bench measures (generated here). */
+const BUILDS = ['relaxed', 'plain', 'offset'] as const;
+
+async function offsetModule(): Promise<{ module: object; build: Q8Build }> {
+  const gen = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'kernels', 'q8Wat.mjs')).href)) as { q8Wat: (o: object) => string };
+  const wat = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'watCompiler.mjs')).href)) as {
+    compileWatText: (n: string, t: string) => Promise<Uint8Array>;
+  };
+  return {
+    module: new WebAssembly.Module(new Uint8Array(await wat.compileWatText('q8-offset.wat', gen.q8Wat({ relaxed: true, dot: 'offset' })))),
+    build: 'relaxed',
+  };
+}
+
+async function rig(build: (typeof BUILDS)[number]): Promise<{ mem: EngineMemory; k: Q8Kernels }> {
+  const mem = new EngineMemory(64 * 2 ** 20, 'test plan');
+  return { mem, k: new Q8Kernels(mem.memory, build === 'offset' ? await offsetModule() : q8Module(build)) };
+}
+
+/** Copies a TypeScript Q8 matrix into wasm memory. */
+function place(mem: EngineMemory, m: Q8Matrix): Q8Operand {
+  const op = q8Operand(mem.alloc(m.layout.bytes, 'q8'), m.layout.rows, m.layout.cols);
+  new Int8Array(mem.memory.buffer, op.q, m.layout.valueBytes).set(m.q);
+  mem.f32.set(m.scales, op.s / 4);
+  return op;
+}
+function read(mem: EngineMemory, op: Q8Operand): Q8Matrix {
+  return {
+    layout: op.layout,
+    q: new Int8Array(mem.memory.buffer.slice(op.q, op.q + op.layout.valueBytes)),
+    scales: mem.f32.slice(op.s / 4, op.s / 4 + op.layout.scaleBytes / 4),
+  };
+}
+function putF32(mem: EngineMemory, a: Float32Array): number {
+  const p = mem.allocF32(a.length, 'f32');
+  mem.f32.set(a, p / 4);
+  return p;
+}
+const randomQ8 = (rows: number, cols: number, kind: 'f16' | 'f32', mag = 1): Q8Matrix =>
+  quantizeQ8(
+    Float32Array.from({ length: rows * cols }, () => rand() * mag),
+    rows,
+    cols,
+    kind,
+  );
+/** A matrix with every value from `value(r, k)` and every scale from `scale(r, b)`. */
+function filled(rows: number, cols: number, value: (r: number, k: number) => number, scale: (r: number, b: number) => number): Q8Matrix {
+  const m = emptyQ8(rows, cols);
+  for (let r = 0; r < rows; r++) {
+    for (let k = 0; k < cols; k++) m.q[r * m.layout.paddedCols + q8Offset(k)] = value(r, k);
+    for (let b = 0; b < cols / 32; b++) m.scales[r * m.layout.blocksPerRow + b] = scale(r, b);
+  }
+  return m;
+}
+
+function product(mem: EngineMemory, k: Q8Kernels, x: Q8Matrix, w: Q8Matrix, init?: Float32Array): Float32Array {
+  return mem.scoped(() => {
+    const M = x.layout.rows,
+      N = w.layout.rows;
+    const y = init ? putF32(mem, init) : mem.allocF32(M * N, 'y');
+    k.nt(place(mem, x), place(mem, w), y, N, init !== undefined);
+    return mem.f32.slice(y / 4, y / 4 + M * N);
+  });
+}
+
+describe('q8 kernels', () => {
+  it('the relaxed build is available on this runtime (Node 24), and both builds load', () => {
+    assert.equal(q8Module().build, 'relaxed');
+    assert.equal(q8Module('plain').build, 'plain');
+  });
+
+  it('quantize rows as the reference does, bit for bit (float16 and float32 scales, padded groups, ties, zeros, float16-subnormal, zero and infinite scales, NaN and infinite inputs)', async () => {
+    for (const build of BUILDS) {
+      const { mem, k } = await rig(build);
+      for (const [M, K, ld] of [
+        [3, 96, 100],
+        [5, 896, 896],
+        [2, 4864, 4864],
+      ] as const) {
+        const x = Float32Array.from({ length: M * ld }, (_, i) => {
+          const b = Math.floor((i % ld) / 32);
+          if (b === 1) return 0; // an all-zero block
+          if (b === 2) return rand() * 1e-4; // a float16-subnormal scale
+          if (b === 3) return ((i % 32) - 16) * 0.25; // ties (x · 127/4 ≡ .5)
+          if (b === 4) return rand() * 1e-8; // a scale that float16 rounds to 0
+          if (b === 5) return rand() * 2e7; // a scale past float16's range (infinity, as llama.cpp's)
+          if (b === 6) return i % 32 === 3 ? NaN : rand(); // a NaN: its block's scale NaN, its values 0
+          if (b === 7) return i % 32 === 5 ? -Infinity : rand(); // an infinity: scale infinite, values 0
+          return rand() * (1 + b);
+        });
+        for (const kind of ['f16', 'f32'] as const) {
+          const want = quantizeQ8(x, M, K, kind, ld);
+          const got = mem.scoped(() => {
+            const op = q8Operand(mem.alloc(want.layout.bytes, 'q'), M, K);
+            mem.u8.fill(0x55, op.q, op.q + want.layout.bytes); // whatever was there before
+            k.quantize(putF32(mem, x), ld, op, kind);
+            return read(mem, op);
+          });
+          assert.deepEqual(Array.from(got.scales), Array.from(want.scales), `${build} ${kind} scales at [${M}, ${K}]`); // as numbers: a NaN's sign bit is not fixed by wasm
+          assert.deepEqual(got.q, want.q, `${build} ${kind} values at [${M}, ${K}]`);
+          assert.ok(
+            got.q.every((v) => v >= -127),
+            'never −128',
+          );
+        }
+      }
+    }
+  });
+
+  it('never emits −128, even for blocks built to round past 127 (amax itself, −amax, huge and tiny magnitudes)', async () => {
+    for (const build of BUILDS) {
+      const { mem, k } = await rig(build);
+      const rows = 256,
+        K = 128;
+      const x = Float32Array.from({ length: rows * K }, (_, i) => {
+        const r = Math.floor(i / K);
+        const mag = 10 ** ((r % 60) - 30);
+        return i % 32 === r % 32 ? -mag : (rand() * 2 - (r % 3 === 0 ? 1 : 0)) * mag;
+      });
+      const got = mem.scoped(() => {
+        const op = q8Operand(mem.alloc(q8Layout(rows, K).bytes, 'q'), rows, K);
+        k.quantize(putF32(mem, x), K, op, 'f32');
+        return read(mem, op);
+      });
+      assert.ok(
+        got.q.every((v) => v >= -127 && v <= 127),
+        build,
+      );
+      assert.equal(Math.min(...got.q), -127, `${build}: each block's −amax is −127`);
+    }
+  });
+
+  it('dequantizes as the reference does', async () => {
+    for (const build of BUILDS) {
+      const { mem, k } = await rig(build);
+      const w = randomQ8(7, 160, 'f16', 5);
+      const got = mem.scoped(() => {
+        const out = mem.allocF32(7 * 170, 'out');
+        k.dequantize(place(mem, w), out, 170);
+        const all = mem.f32.slice(out / 4, out / 4 + 7 * 170);
+        return Float32Array.from({ length: 7 * 160 }, (_, i) => all[Math.floor(i / 160) * 170 + (i % 160)]!);
+      });
+      assert.deepEqual(got, dequantizeQ8(w), build);
+    }
+  });
+
+  it('x·wᵀ equals the integer reference exactly, for decoding and prefill row counts, accumulating, over column ranges', async () => {
+    for (const build of BUILDS) {
+      const { mem, k } = await rig(build);
+      for (const [M, N, K] of [
+        [1, 150, 896],
+        [3, 67, 96],
+        [5, 130, 1056],
+        [12, 70, 512],
+        [13, 9, 224],
+        [33, 131, 256],
+      ] as const) {
+        const x = randomQ8(M, K, 'f32', 4);
+        const w = randomQ8(N, K, 'f16', 0.1);
+        assert.deepEqual(product(mem, k, x, w), q8ProductReference(x, w), `${build} [${M}, ${K}] × [${N}, ${K}]ᵀ`);
+        const init = Float32Array.from({ length: M * N }, () => rand());
+        assert.deepEqual(product(mem, k, x, w, init), q8ProductReference(x, w, Float32Array.from(init), true), `${build} accumulating`);
+        // columns [n0, n1) only (a thread's part): the rest of y untouched
+        const part = mem.scoped(() => {
+          const y = putF32(mem, new Float32Array(M * N).fill(-1));
+          k.nt(place(mem, x), place(mem, w), y, N, false, 5, N - 3);
+          return mem.f32.slice(y / 4, y / 4 + M * N);
+        });
+        const whole = q8ProductReference(x, w);
+        for (let i = 0; i < M * N; i++) assert.equal(part[i], i % N >= 5 && i % N < N - 3 ? whole[i] : -1);
+      }
+    }
+  });
+
+  it('is exact at the extremes of the relaxed dot: every value ±127, alternating signs, −127 everywhere', async () => {
+    const K = 896,
+      M = 5,
+      N = 37; // the register-blocked micro-kernels and every tail
+    const cases: [string, (r: number, k: number) => number, (r: number, k: number) => number, number][] = [
+      ['x = w = 127', () => 127, () => 127, K * 127 * 127],
+      ['x = −127, w = 127', () => -127, () => 127, -K * 127 * 127],
+      ['x = w = −127', () => -127, () => -127, K * 127 * 127],
+      ['x = 127, w = −127', () => 127, () => -127, -K * 127 * 127],
+      ['alternating signs, in phase', (_r, k) => (k % 2 ? -127 : 127), (_r, k) => (k % 2 ? -127 : 127), K * 127 * 127],
+      ['alternating signs, out of phase', (_r, k) => (k % 2 ? -127 : 127), (_r, k) => (k % 2 ? 127 : -127), -K * 127 * 127],
+      ['signs by fours (a relaxed lane each)', (_r, k) => ((k >> 2) % 2 ? -127 : 127), () => -127, 0],
+    ];
+    for (const build of BUILDS) {
+      const { mem, k } = await rig(build);
+      for (const [name, xv, wv, dot] of cases) {
+        const x = filled(M, K, xv, () => 1);
+        const w = filled(N, K, wv, () => 1);
+        const got = product(mem, k, x, w);
+        assert.deepEqual(got, q8ProductReference(x, w), `${build}: ${name}`);
+        assert.ok(
+          got.every((v) => v === dot),
+          `${build}: ${name}: ${got[0]} ≠ ${dot}`,
+        );
+      }
+      // scales that differ per block and row: still the reference's bits
+      const x = filled(
+        M,
+        K,
+        (r, kk) => ((r + kk) % 3 ? 127 : -127),
+        (r, b) => 2 ** -(b % 7) * (r + 1),
+      );
+      const w = filled(
+        N,
+        K,
+        (r, kk) => ((r * kk) % 5 ? -127 : 127),
+        (r, b) => 0.5 + ((b * 3 + r) % 11) / 16,
+      );
+      assert.deepEqual(product(mem, k, x, w), q8ProductReference(x, w), `${build}: ±127 with per-block scales`);
+    }
+  });
+
+  it("split in parts as the thread pool will split it (rows of the quantizers, columns of the product), the result's bits are the same", () => {
+    const mem = new EngineMemory(16 * 2 ** 20, 'test plan');
+    const module = q8Module().module as WebAssembly.Module;
+    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory as unknown as WebAssembly.Memory } });
+    const ex = instance.exports as Record<string, (...a: number[]) => void>;
+    const M = 7,
+      N = 45,
+      K = 160;
+    const x = Float32Array.from({ length: M * K }, () => rand() * 3);
+    const wv = Float32Array.from({ length: N * K }, () => rand() * 0.2);
+    const xq = q8Operand(mem.alloc(q8Layout(M, K).bytes, 'x'), M, K);
+    const wq = q8Operand(mem.alloc(q8Layout(N, K).bytes, 'w'), N, K);
+    const xp = putF32(mem, x),
+      wp = putF32(mem, wv);
+    for (const [a, b] of [
+      [0, 3],
+      [3, 7],
+    ])
+      ex.q8_quantize!(...q8QuantizeArgs(xp, K, xq, 'f32', a!, b!));
+    for (const [a, b] of [
+      [0, 20],
+      [20, 45],
+    ])
+      ex.q8_quantize!(...q8QuantizeArgs(wp, K, wq, 'f16', a!, b!));
+    const xs = quantizeQ8(x, M, K, 'f32'),
+      ws = quantizeQ8(wv, N, K, 'f16');
+    assert.deepEqual(read(mem, xq), xs);
+    assert.deepEqual(read(mem, wq), ws);
+    const y = mem.allocF32(M * N, 'y');
+    for (const [a, b] of [
+      [0, 16],
+      [16, 32],
+      [32, 45],
+    ])
+      ex.q8_nt!(...q8NtArgs(xq, wq, y, N, false, a!, b!));
+    assert.deepEqual(mem.f32.slice(y / 4, y / 4 + M * N), q8ProductReference(xs, ws));
+    const out = mem.allocF32(N * K, 'out');
+    for (const [a, b] of [
+      [0, 11],
+      [11, 45],
+    ])
+      ex.q8_dequantize!(...q8DequantizeArgs(wq, out, K, a!, b!));
+    assert.deepEqual(mem.f32.slice(out / 4, out / 4 + N * K), dequantizeQ8(ws));
+  });
+
+  it('the committed module (q8Wasm.generated.ts) is what the generator writes', async () => {
+    const b = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'buildQ8Kernels.mjs')).href)) as {
+      compileQ8: () => Promise<{ relaxed: Uint8Array; plain: Uint8Array }>;
+      q8ModuleText: (x: { relaxed: Uint8Array; plain: Uint8Array }) => string;
+    };
+    const committed = fs.readFileSync(path.join(ROOT, 'src', 'rl', 'policies', 'hf', 'engine', 'q8Wasm.generated.ts'), 'utf8');
+    assert.equal(committed, b.q8ModuleText(await b.compileQ8()), 'run npm run build:q8-kernels');
+  });
+});
