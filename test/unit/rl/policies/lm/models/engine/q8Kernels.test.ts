@@ -303,7 +303,7 @@ describe('q8 kernels', () => {
       compileQ8: () => Promise<{ relaxed: Uint8Array; plain: Uint8Array }>;
       q8ModuleText: (x: { relaxed: Uint8Array; plain: Uint8Array }) => string;
     };
-    const committed = fs.readFileSync(path.join(ROOT, 'src', 'rl', 'policies', 'hf', 'engine', 'q8Wasm.generated.ts'), 'utf8');
+    const committed = fs.readFileSync(path.join(ROOT, 'src', 'rl', 'policies', 'lm', 'models', 'engine', 'q8Wasm.generated.ts'), 'utf8');
     assert.equal(committed, b.q8ModuleText(await b.compileQ8()), 'run npm run build:q8-kernels');
   });
 });
