@@ -399,7 +399,12 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     });
     assert.equal(await frame.getAttribute('section[data-metric="evaluation"]', 'data-points'), '2');
     assert.deepEqual(await checkedRuns(frame), [3], 'the newest run');
-    assert.equal(await frame.locator('canvas').count(), 25, 'one chart per panel and the phase chart');
+    // 25: one chart per fixed panel and the phase chart; 2 more: the loss's own metrics that have no line
+    // in a fixed chart (the clip loss's approxKl and absLogRatio; its clip sides are the clip chart's lines),
+    // each drawn from the name → number map the learner stored (src/shared/lossMetrics.ts)
+    assert.equal(await frame.locator('canvas').count(), 27, 'one chart per panel, the phase chart and one per loss metric');
+    assert.equal(await frame.getAttribute('section[data-metric="loss:approxKl"]', 'data-points'), '100', "the loss's approxKl, every iteration");
+    assert.equal(await frame.getAttribute('section[data-metric="loss:absLogRatio"]', 'data-points'), '100', "the loss's absLogRatio, every iteration");
     // A table policy's tool-call chart is empty and says why.
     assert.match(await frame.textContent('section[data-metric="tools"] .empty'), /table policies make no tool calls/);
     // seed 001's acceptance metrics, from the stored iterations: turns, invalid actions (4 lines × 100), staleness (mean, max)
