@@ -208,7 +208,7 @@ export function q8Funcs(o) {
   // [−127, 127] (never −128: the relaxed dot's exactness rests on it); the scale kept is d, or with f16
   // ≠ 0 d rounded to the nearest float16 (what GGUF stores: llama.cpp's quantize_row_q8_0_ref).
   // amax compares |x|'s bits as integers (one instruction, where f32x4.max is several): non-negative
-  // floats order as their bits do, and a NaN's bits exceed infinity's, so a NaN still wins, as in C.
+  // floats order as their bits do, and a NaN's bits exceed infinity's, so a NaN still wins (as gguf-py's numpy max does; ggml's C MAX drops a NaN unless it is a block's last value).
   const toF16 = `
   (func $to_f16 (param $d f32) (result f32) (local $b i32)
     (if (f32.ne ${get('d')} ${get('d')}) (then (return ${get('d')})))

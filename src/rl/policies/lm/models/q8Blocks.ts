@@ -22,6 +22,7 @@
 // id = d ≠ 0 ? 1 / d : 0, q = round half away from zero (x · id) clamped to [−127, 127] — never −128,
 // which the relaxed dot's exactness rests on — all in float32. The scale kept is float16(d) for weights
 // (GGUF's) and d itself for activations (quantized per row on the fly, never stored in a file).
+import { ModelLoadError } from './hfConfig';
 
 /** Values per block. */
 export const Q8_BLOCK = 32;
@@ -189,8 +190,13 @@ export function encodeGgufQ8_0(m: Q8Matrix): Uint8Array {
   return out;
 }
 
-/** GGUF Q8_0 bytes of a [rows, cols] tensor → the engine layout (lossless). */
-export function decodeGgufQ8_0(bytes: Uint8Array, rows: number, cols: number): Q8Matrix {
+/**
+ * GGUF Q8_0 bytes of a [rows, cols] tensor → the engine layout (lossless). A value of −128 is refused:
+ * llama.cpp's quantizer never writes it (Q8_0 is −127…127), and the relaxed-SIMD product's sign trick
+ * (|qx| as the 7-bit operand, qw with qx's sign as the signed one) is exact only for weights in
+ * −127…127 — negating −128 wraps back to −128, so a file from another writer would flip that term's sign.
+ */
+export function decodeGgufQ8_0(bytes: Uint8Array, rows: number, cols: number, name = 'a Q8_0 tensor'): Q8Matrix {
   const m = emptyQ8(rows, cols);
   const need = ggufQ8_0Bytes(rows, cols);
   if (bytes.length < need) throw new Error(`decodeGgufQ8_0: a [${rows}, ${cols}] Q8_0 tensor takes ${need} bytes, got ${bytes.length}`);
@@ -201,7 +207,14 @@ export function decodeGgufQ8_0(bytes: Uint8Array, rows: number, cols: number): Q
     for (let b = 0; b < kb; b++) {
       const at = (r * kb + b) * GGUF_Q8_0.blockBytes;
       m.scales[r * blocksPerRow + b] = f16BitsToF32(view.getUint16(at, true));
-      for (let i = 0; i < Q8_BLOCK; i++) m.q[r * paddedCols + q8Offset(b * Q8_BLOCK + i)] = view.getInt8(at + 2 + i);
+      for (let i = 0; i < Q8_BLOCK; i++) {
+        const v = view.getInt8(at + 2 + i);
+        if (v === -128)
+          throw new ModelLoadError(
+            `${name}: row ${r}, block ${b} holds −128, outside Q8_0's −127…127 (llama.cpp's quantizer never writes it, and the engine's 8-bit product is exact only within it). Fix: quantize the checkpoint again with llama.cpp's llama-quantize, or let the workbench quantize the safetensors weights itself (policyOptions.weightDtype "q8")`,
+          );
+        m.q[r * paddedCols + q8Offset(b * Q8_BLOCK + i)] = v;
+      }
     }
   return m;
 }

@@ -154,11 +154,15 @@ describe('Q8_0 blocks', () => {
     const back = decodeGgufQ8_0(g, 5, 96);
     assert.deepEqual(back, w);
     assert.deepEqual(encodeGgufQ8_0(back), g);
+    // a −128 from another writer is refused, naming the tensor, row and block (the sign trick would flip it)
+    const foreign = Uint8Array.from(g);
+    foreign[4 * 34 + 2 + 7] = 0x80;
+    assert.throws(() => decodeGgufQ8_0(foreign, 5, 96, 'blk.0.ffn_up.weight'), /blk\.0\.ffn_up\.weight: row 1, block 1 holds −128.*Fix: /);
     // row 1's second block sits at block index 1·3 + 1
     const view = new DataView(g.buffer);
     assert.equal(f16BitsToF32(view.getUint16(4 * 34, true)), w.scales[1 * 4 + 1]);
     assert.equal(view.getInt8(4 * 34 + 2 + 7), w.q[1 * 128 + q8Offset(32 + 7)]);
-    // a NaN weight's block keeps its NaN scale in GGUF (float16 0x7e00), as llama.cpp's writer does
+    // a NaN weight's block keeps its NaN scale in GGUF (float16 0x7e00), as gguf-py's writer does (ggml's C quantizer drops a NaN from the max unless it is the block's last value)
     const nan = quantizeQ8(
       Float32Array.from({ length: 32 }, (_, i) => (i === 9 ? NaN : i)),
       1,

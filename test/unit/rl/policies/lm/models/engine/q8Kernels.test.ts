@@ -153,7 +153,9 @@ describe('q8 kernels', () => {
         K = 128;
       const x = Float32Array.from({ length: rows * K }, (_, i) => {
         const r = Math.floor(i / K);
-        const mag = 10 ** ((r % 60) - 30);
+        // 1e-38 and 1e-39 (rows 60 and 61 of each 64): amax so small that 1 / d overflows to ∞, so x · id is
+        // ±∞ and only the clamp keeps −128 out
+        const mag = r % 64 === 60 ? 1e-38 : r % 64 === 61 ? 1e-39 : 10 ** ((r % 60) - 30);
         return i % 32 === r % 32 ? -mag : (rand() * 2 - (r % 3 === 0 ? 1 : 0)) * mag;
       });
       const got = mem.scoped(() => {
@@ -167,6 +169,26 @@ describe('q8 kernels', () => {
       );
       assert.equal(Math.min(...got.q), -127, `${build}: each block's −amax is −127`);
     }
+  });
+
+  it("the relaxed build's sign trick is exact on every semantics relaxed_dot allows: for every (qx, qw) in [−127, 127]², |qx| is a 7-bit operand, qw with qx's sign stays in [−127, 127], their product is qx·qw, and no pair sum reaches i16 saturation", () => {
+    // the kernel's operands, as q8Wat.mjs writes them: s = qx < 0 ? −1 : 0 (every bit), a = (qw ⊕ s) − s
+    // in int8 (wrapping), b = |qx|; relaxed_dot may read b as signed or unsigned and may saturate the i16
+    // sum of a pair: both are moot when b < 128 and |a·b + a'·b'| ≤ 32,767
+    const int8 = (v: number): number => ((v + 128) & 0xff) - 128;
+    let maxProduct = 0;
+    for (let qx = -127; qx <= 127; qx++)
+      for (let qw = -127; qw <= 127; qw++) {
+        const s = qx < 0 ? -1 : 0;
+        const a = int8((qw ^ s) - s);
+        const b = Math.abs(qx);
+        assert.ok(b >= 0 && b <= 127 && a >= -127 && a <= 127, `(${qx}, ${qw}) → (${a}, ${b})`);
+        assert.ok(a * b === qx * qw, `(${qx}, ${qw}): ${a} · ${b}`);
+        maxProduct = Math.max(maxProduct, Math.abs(a * b));
+      }
+    assert.ok(2 * maxProduct <= 32767, `a pair sums to at most ${2 * maxProduct}`);
+    // and the one value the trick cannot take: qw = −128 with qx < 0 wraps back to −128 (why decodeGgufQ8_0 refuses it)
+    assert.equal(int8((-128 ^ -1) + 1), -128);
   });
 
   it('dequantizes as the reference does', async () => {
