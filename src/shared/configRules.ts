@@ -71,6 +71,8 @@ export const CONFIG_DERIVATIONS: readonly ConfigDerivation[] = [
 
 const issue = (field: string, value: unknown, message: string, fix: string): ConfigIssue[] => [{ field, value, message, fix }];
 const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v !== '';
+/** The methods trained by a policy gradient on advantages (the rest by negative log-likelihood). */
+const policyGradient = (method: string): boolean => method === 'grpo' || method === 'distill';
 
 /**
  * Rules on whether a section applies at all: run before that section's own options are checked, so
@@ -280,15 +282,15 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   // GSPO and CISPO replace GRPO's clipped surrogate: nothing for a negative log-likelihood to replace
   {
     id: 'policy-loss-for-grpo-only',
-    description: 'A policy loss other than clip (gspo, cispo) runs with method grpo only.',
+    description: 'A policy loss other than clip (gspo, cispo) runs with a policy-gradient method only (grpo, distill).',
     check({ method, algorithm }) {
       const loss = algorithm.policyLoss;
-      if ((loss !== 'gspo' && loss !== 'cispo') || method === 'grpo') return [];
+      if ((loss !== 'gspo' && loss !== 'cispo') || policyGradient(method)) return [];
       return issue(
         'algorithm.policyLoss',
         loss,
         `${method} trains by negative log-likelihood, which has no policy loss to replace`,
-        `remove algorithm.policyLoss (or set it to "clip") for method "${method}", or use method "grpo"`,
+        `remove algorithm.policyLoss (or set it to "clip") for method "${method}", or use method "grpo" or "distill"`,
       );
     },
   },
@@ -298,7 +300,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     check({ method, algorithm }) {
       const loss = algorithm.policyLoss;
       const dual = algorithm.dualClip;
-      if ((loss !== 'gspo' && loss !== 'cispo') || method !== 'grpo' || !(typeof dual === 'number' && dual > 0)) return [];
+      if ((loss !== 'gspo' && loss !== 'cispo') || !policyGradient(method) || !(typeof dual === 'number' && dual > 0)) return [];
       return issue(
         'algorithm.dualClip',
         dual,
@@ -311,13 +313,97 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     id: 'gspo-sequence-mean',
     description: "GSPO's loss is a mean over sequences of each sequence's token mean (lossAggregation seq-mean-token-mean).",
     check({ method, algorithm }) {
-      if (method !== 'grpo' || algorithm.policyLoss !== 'gspo' || algorithm.lossAggregation === 'seq-mean-token-mean') return [];
+      if (!policyGradient(method) || algorithm.policyLoss !== 'gspo' || algorithm.lossAggregation === 'seq-mean-token-mean') return [];
       return issue(
         'algorithm.lossAggregation',
         algorithm.lossAggregation,
         "GSPO's loss is a mean over sequences of each sequence's token mean (its gradient is that of the sequence ratio)",
         'use lossAggregation "seq-mean-token-mean" with policyLoss "gspo"',
       );
+    },
+  },
+  // On-policy distillation (issue 51): the teacher scores the student's token ids, so both are language
+  // models read from folders; whether their tokenizers agree needs the files (policies/teacher.ts).
+  {
+    id: 'distill-needs-language-model',
+    description: 'Method distill trains a language model from a checkpoint folder (policyOptions.model, or a warm start of one).',
+    check({ method, policy, policyOptions: po }) {
+      if (method !== 'distill') return [];
+      if (policy !== 'transformer')
+        return issue(
+          'policy',
+          policy,
+          "distillation scores the policy's sampled tokens with a teacher language model",
+          'use policy "transformer" with policyOptions.model',
+        );
+      if (nonEmpty(po.model) || nonEmpty(po.init)) return [];
+      return issue(
+        'policyOptions.model',
+        po.model,
+        "distillation needs the student as a Hugging Face checkpoint folder, whose tokenizer the teacher's is checked against",
+        'name it (policyOptions.model, or --model DIR; `agent-rl model new --out DIR` writes a fresh one)',
+      );
+    },
+  },
+  {
+    id: 'teacher-term-needs-teacher',
+    description: 'Method distill, and a GRPO run with algorithm.teacherWeight > 0, name the teacher (policyOptions.teacher).',
+    check({ method, policy, policyOptions: po, algorithm }) {
+      const wants = method === 'distill' || (method === 'grpo' && algorithm.teacherWeight > 0);
+      if (!wants || policy !== 'transformer' || nonEmpty(po.teacher)) return [];
+      return issue(
+        'policyOptions.teacher',
+        po.teacher,
+        `${method === 'distill' ? 'distillation' : "GRPO's teacher term (algorithm.teacherWeight)"} needs a teacher to score the sampled tokens`,
+        'name a Hugging Face checkpoint folder with the same tokenizer (policyOptions.teacher, or --teacher DIR)',
+      );
+    },
+  },
+  {
+    id: 'teacher-weight-positive',
+    description: "Method distill trains on the teacher's term alone: algorithm.teacherWeight > 0.",
+    check({ method, policy, algorithm }) {
+      // (a policy other than the language model is refused by distill-needs-language-model already)
+      if (method !== 'distill' || policy !== 'transformer' || !(algorithm.teacherWeight === 0)) return [];
+      return issue(
+        'algorithm.teacherWeight',
+        0,
+        "distillation's advantage is the teacher's term, which weight 0 removes",
+        'remove it (the default is 1) or set it > 0',
+      );
+    },
+  },
+  {
+    id: 'teacher-for-policy-gradient-only',
+    description:
+      'A teacher (policyOptions.teacher, algorithm.teacherWeight) scores sampled tokens for distill or grpo: sft and rs-sft have none, and a GRPO run with a teacher weighs its term (teacherWeight > 0).',
+    check({ method, policy, policyOptions: po, algorithm }) {
+      const teacher = policy === 'transformer' && nonEmpty(po.teacher);
+      if (!policyGradient(method)) {
+        if (teacher)
+          return issue(
+            'policyOptions.teacher',
+            po.teacher,
+            `${method} trains by negative log-likelihood: no token is scored by a teacher`,
+            'remove it, or use method "distill" or "grpo" with algorithm.teacherWeight > 0',
+          );
+        if (algorithm.teacherWeight > 0)
+          return issue(
+            'algorithm.teacherWeight',
+            algorithm.teacherWeight,
+            `${method} trains by negative log-likelihood: there is no advantage to add a teacher term to`,
+            'remove it, or use method "distill" or "grpo"',
+          );
+        return [];
+      }
+      if (method === 'grpo' && teacher && algorithm.teacherWeight === 0)
+        return issue(
+          'policyOptions.teacher',
+          po.teacher,
+          'the teacher would be loaded and score every token, and algorithm.teacherWeight 0 adds nothing of it',
+          'set algorithm.teacherWeight > 0 (e.g. 0.1, --teacher-weight 0.1), remove the teacher, or use method "distill"',
+        );
+      return [];
     },
   },
   {
