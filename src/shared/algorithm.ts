@@ -368,15 +368,22 @@ export function algorithmDefaults(env: string, policy: string, method: string): 
 export function methodLabel(method: string, a: Partial<AlgorithmSettings> | undefined): string {
   if (method === 'sft') return 'SFT';
   if (method === 'rs-sft') return 'RS-SFT';
+  const distill = method === 'distill';
+  if (!distill && method !== 'grpo') return method;
   const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
   const teacherWeight = num(a?.teacherWeight) ?? 0;
-  if (method === 'distill') return `on-policy distillation (reverse KL to the teacher${teacherWeight !== 1 ? ` ×${teacherWeight}` : ''})`;
-  if (method !== 'grpo') return method;
   const estimator = a?.advantageEstimator === 'dr-grpo' ? 'Dr. GRPO' : a?.advantageEstimator === 'rloo' ? 'RLOO' : 'GRPO';
   // stored configs are untrusted: only a known name counts as a loss, only a finite number as a scale or a clip
   const loss = a?.policyLoss === 'gspo' ? 'GSPO' : a?.policyLoss === 'cispo' ? 'CISPO' : undefined;
-  const base = loss === undefined ? estimator : estimator === 'GRPO' ? loss : `${loss} with ${estimator} advantages`;
-  const scale = num(a?.negativeAdvantageScale) ?? 1;
+  // distillation has no group advantages: no estimator, no scaling of negative ones, no group filters
+  const base = distill
+    ? `on-policy distillation (reverse KL to the teacher${teacherWeight !== 1 ? ` ×${teacherWeight}` : ''})${loss ? ` with the ${loss} loss` : ''}`
+    : loss === undefined
+      ? estimator
+      : estimator === 'GRPO'
+        ? loss
+        : `${loss} with ${estimator} advantages`;
+  const scale = distill ? 1 : (num(a?.negativeAdvantageScale) ?? 1);
   const parts = [scale === 0 ? `positive-only ${base} (failures not pushed down)` : scale < 1 ? `${base} (negative advantages × ${scale})` : base];
   const low = num(a?.clipLow);
   const high = num(a?.clipHigh) ?? low;
@@ -387,12 +394,16 @@ export function methodLabel(method: string, a: Partial<AlgorithmSettings> | unde
     if (high > low) parts.push(`+ clip-higher ${low}/${high}`);
     else if (low !== 0.2 || high !== 0.2) parts.push(`(clip ${low}/${high})`);
   }
-  // with a teacher term no trajectory is filtered for its group's advantage (learner.ts)
-  if (a?.skipZeroAdvantage === true && teacherWeight === 0) parts.push('+ zero-advantage filtering');
-  if (typeof a?.dynamicSampling === 'number' && a.dynamicSampling > 0) parts.push('+ dynamic sampling');
-  if (a?.overlongFilter === true) parts.push('+ overlong filter');
+  if (!distill) {
+    // with a teacher term no trajectory is filtered for its group's advantage (learner.ts)
+    if (a?.skipZeroAdvantage === true && teacherWeight === 0) parts.push('+ zero-advantage filtering');
+    if (typeof a?.dynamicSampling === 'number' && a.dynamicSampling > 0) parts.push('+ dynamic sampling');
+    if (a?.overlongFilter === true) parts.push('+ overlong filter');
+  }
   if (a?.offPolicyCorrection === 'truncated-is') parts.push(`+ truncated IS (cap ${num(a.isCap) ?? 2})`);
-  if (teacherWeight > 0) parts.push(`+ teacher term ×${teacherWeight}`);
+  if (!distill && teacherWeight > 0) parts.push(`+ teacher term ×${teacherWeight}`);
+  const klCoef = num(a?.klCoef);
+  if (distill && klCoef !== undefined && klCoef > 0) parts.push(`+ KL to the start ×${klCoef}`);
   return parts.join(' ');
 }
 
