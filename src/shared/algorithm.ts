@@ -398,8 +398,8 @@ export function methodLabel(method: string, a: Partial<AlgorithmSettings> | unde
     // with a teacher term no trajectory is filtered for its group's advantage (learner.ts)
     if (a?.skipZeroAdvantage === true && teacherWeight === 0) parts.push('+ zero-advantage filtering');
     if (typeof a?.dynamicSampling === 'number' && a.dynamicSampling > 0) parts.push('+ dynamic sampling');
-    if (a?.overlongFilter === true) parts.push('+ overlong filter');
   }
+  if (a?.overlongFilter === true) parts.push('+ overlong filter');
   if (a?.offPolicyCorrection === 'truncated-is') parts.push(`+ truncated IS (cap ${num(a.isCap) ?? 2})`);
   if (!distill && teacherWeight > 0) parts.push(`+ teacher term ×${teacherWeight}`);
   const klCoef = num(a?.klCoef);

@@ -374,6 +374,29 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     },
   },
   {
+    id: 'distill-no-group-shaping',
+    description:
+      "Distillation has no group advantages: GRPO's dynamic sampling (groups with equal rewards resampled) and negativeAdvantageScale (negative group advantages scaled) have nothing to act on.",
+    check({ method, algorithm }) {
+      if (method !== 'distill') return [];
+      if (algorithm.dynamicSampling > 0)
+        return issue(
+          'algorithm.dynamicSampling',
+          algorithm.dynamicSampling,
+          "resamples groups whose rewards were all equal, and distillation's advantages do not come from rewards",
+          'set it to 0 for method "distill"',
+        );
+      if (algorithm.negativeAdvantageScale < 1)
+        return issue(
+          'algorithm.negativeAdvantageScale',
+          algorithm.negativeAdvantageScale,
+          "scales negative group advantages, and distillation's are the teacher's per-token term",
+          'set it to 1 for method "distill" (a smaller algorithm.teacherWeight scales the whole term)',
+        );
+      return [];
+    },
+  },
+  {
     id: 'teacher-for-policy-gradient-only',
     description:
       'A teacher (policyOptions.teacher, algorithm.teacherWeight) scores sampled tokens for distill or grpo: sft and rs-sft have none, and a GRPO run with a teacher weighs its term (teacherWeight > 0).',

@@ -60,6 +60,9 @@ describe('agent-rl train --method distill --teacher DIR', () => {
     // measured here: 0.53 at the first iteration, 0.26 at the last (seed 7)
     assert.ok(last < first * 0.8, `reverse KL per token ${first.toFixed(3)} → ${last.toFixed(3)}: ${kl.map((k) => k!.toFixed(3)).join(' ')}`);
     assert.ok(rec.iterations.every((m) => m.updated === 1 && typeof m.lossMetrics?.teacherMs === 'number'));
+    // the teacher's compute is recorded with the run and shown
+    assert.match(rec.runtime.teacher ?? '', /^wasm engine \(.*\) \(qwen3 [\d,]+ parameters, frozen teacher .*teacher\)$/);
+    assert.match(ok(runCli(['show', String(rec.runId)], dir)), /^ {2}teacher: wasm engine .*frozen teacher/m);
 
     // GRPO with the teacher's term added to its advantage
     ok(runCli([...args, '--teacher-weight', '0.5', '--iterations', '2', '--output', 'grpo-run.json'], dir));

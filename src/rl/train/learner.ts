@@ -213,7 +213,8 @@ export class Learner {
         if (a.skipZeroAdvantage && this.teacherWeight === 0 && this.shapedAdvantage(t) === 0) return 'failure_not_pushed';
         return undefined;
       case 'distill':
-        return undefined;
+        // an episode cut by the context or the turn cap: its tokens were still scored by the teacher, but the filter is asked for
+        return a.overlongFilter && TRUNCATED_TERMINATIONS.has(t.termination) ? 'overlong' : undefined;
       case 'rs-sft':
         return t.outcome.success ? undefined : 'unsuccessful';
       case 'sft':

@@ -236,6 +236,16 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       fix: 'remove it (the default is 1) or set it > 0',
     },
   },
+  'distill-no-group-shaping': {
+    pass: { ...DISTILL, algorithm: { overlongFilter: true } },
+    fail: { ...DISTILL, algorithm: { dynamicSampling: 2 } },
+    issue: {
+      field: 'algorithm.dynamicSampling',
+      value: 2,
+      message: "resamples groups whose rewards were all equal, and distillation's advantages do not come from rewards",
+      fix: 'set it to 0 for method "distill"',
+    },
+  },
   'teacher-for-policy-gradient-only': {
     pass: { ...LM, method: 'rs-sft', policyOptions: { model: '/models/student' } },
     fail: { ...LM, method: 'rs-sft', policyOptions: { model: '/models/student', teacher: '/models/teacher' } },
@@ -378,6 +388,9 @@ describe('config rules', () => {
     ]);
     assert.deepEqual(problems({ ...LM, policyOptions: { model: '/m', teacher: '/t' } }), [
       'policyOptions.teacher: the teacher would be loaded and score every token, and algorithm.teacherWeight 0 adds nothing of it',
+    ]);
+    assert.deepEqual(problems({ ...DISTILL, algorithm: { negativeAdvantageScale: 0 } }), [
+      "algorithm.negativeAdvantageScale: scales negative group advantages, and distillation's are the teacher's per-token term",
     ]);
     assert.deepEqual(problems({ ...LM, method: 'sft', algorithm: { teacherWeight: 1 } }), [
       'algorithm.teacherWeight: sft trains by negative log-likelihood: there is no advantage to add a teacher term to',

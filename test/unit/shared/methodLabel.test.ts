@@ -50,8 +50,8 @@ describe('methodLabel', () => {
     );
     // no group advantages: the GRPO shaping settings do not apply and are not named
     assert.equal(
-      methodLabel('distill', { ...distill, policyLoss: 'cispo', negativeAdvantageScale: 0, skipZeroAdvantage: true, dynamicSampling: 2 }),
-      'on-policy distillation (reverse KL to the teacher) with the CISPO loss (weights truncated at 1 + 0.28)',
+      methodLabel('distill', { ...distill, policyLoss: 'cispo', negativeAdvantageScale: 0, skipZeroAdvantage: true, dynamicSampling: 2, overlongFilter: true }),
+      'on-policy distillation (reverse KL to the teacher) with the CISPO loss (weights truncated at 1 + 0.28) + overlong filter',
     );
     // with a teacher term zero-advantage filtering is off (every token has an advantage of its own)
     assert.equal(
