@@ -14,7 +14,9 @@ import type { TrainablePolicy } from '../policies/policy';
 import { Rng } from '../random';
 import type { LossInput, LossStats, TokenColumns, TrainSequence } from '../algo/trainSequence';
 import { logprobGap, truncatedImportanceWeights } from '../algo/offPolicy';
-import { teacherTerm, type TeacherScorer } from '../algo/distill';
+import type { TeacherScorer } from '../algo/distill';
+import { teacherPass } from './teacherPass';
+import { joinTokenStats } from './tokenStatsJoin';
 import { policyGradients, policyLogprobs } from './passes';
 import { lrMultiplier } from './schedule';
 
@@ -263,7 +265,14 @@ export class Learner {
       }
       if (kept === 0) exclude(t, 'no_trainable_positions');
     }
-    const teacher = await this.teacherPass(pending.map((p) => p.seq));
+    const teacher = this.o.teacher
+      ? await teacherPass(
+          this.o.teacher,
+          pending.map((p) => p.seq),
+          this.teacherWeight,
+          this.policy.temperature,
+        )
+      : undefined;
     const seqs: TrainSequence[] = [];
     /** Each training sequence's trajectory and its segment there (an agent program's trajectory may have several). */
     const of = new Map<TrainSequence, { t: Trajectory; segment: number }>();
@@ -286,31 +295,6 @@ export class Learner {
     for (const [t, segs] of segmentStats) t.tokenStats = joinTokenStats(segs.filter((p) => p !== undefined));
     const lossMetrics = teacher ? { ...report.lossMetrics, ...teacher.metrics } : report.lossMetrics;
     return { ...report, lossMetrics, excluded, truncatedSequences: truncated };
-  }
-
-  /**
-   * The teacher's per-token term (rl/algo/distill.ts): the teacher scores every sequence's targets (the
-   * student's sampled token ids, one forward pass each, batched), and each sequence comes back carrying
-   * per-position advantages. Metrics: the mean reverse KL per trained token (student − teacher at the
-   * sampled tokens, before this update) and the teacher's time (ms). Undefined without a teacher term.
-   */
-  private async teacherPass(
-    seqs: readonly TrainSequence[],
-  ): Promise<{ seqs: TrainSequence[]; metrics: { teacherReverseKl: number; teacherMs: number } } | undefined> {
-    const w = this.teacherWeight;
-    if (w === 0 || !this.o.teacher || seqs.length === 0) return undefined;
-    const t0 = Date.now();
-    const scored = await this.o.teacher.score(seqs, this.policy.temperature);
-    const teacherMs = Date.now() - t0;
-    let klSum = 0;
-    let tokens = 0;
-    const out = seqs.map((s, i) => {
-      const term = teacherTerm(s.behaviour, scored[i]!, s.mask, w, s.advantage);
-      klSum += term.reverseKlSum;
-      tokens += term.tokens;
-      return { ...s, tokenAdvantages: term.advantages };
-    });
-    return { seqs: out, metrics: { teacherReverseKl: tokens > 0 ? klSum / tokens : 0, teacherMs } };
   }
 
   /**
@@ -499,37 +483,4 @@ interface StepsDone {
   gradNorm: number;
   lr: number;
   nonFinite: number;
-}
-
-/** One trajectory's token numbers from its segments' sequences, in order (the columns follow its trained tokens). */
-function joinTokenStats(segments: readonly TokenStats[]): TokenStats {
-  if (segments.length === 1) return segments[0]!;
-  const cat = <A extends Float32Array | Uint8Array>(pick: (p: TokenStats) => A | undefined, make: (n: number) => A): A | undefined => {
-    const arrays = segments.map(pick);
-    if (arrays.some((a) => a === undefined)) return undefined;
-    const out = make(arrays.reduce((n, a) => n + a!.length, 0));
-    let at = 0;
-    for (const a of arrays) {
-      out.set(a!, at);
-      at += a!.length;
-    }
-    return out;
-  };
-  const f32 = (n: number): Float32Array => new Float32Array(n);
-  const before = cat((p) => p.before, f32);
-  const kl = cat((p) => p.kl, f32);
-  return {
-    stepsBefore: Math.max(...segments.map((p) => p.stepsBefore)),
-    old: segments[0]!.old,
-    lag: Math.max(...segments.map((p) => p.lag)),
-    logp: cat((p) => p.logp, f32)!,
-    ratio: cat((p) => p.ratio, f32)!,
-    clipSide: cat(
-      (p) => p.clipSide,
-      (n) => new Uint8Array(n),
-    )!,
-    entropy: cat((p) => p.entropy, f32)!,
-    ...(before ? { before } : {}),
-    ...(kl ? { kl } : {}),
-  };
 }
