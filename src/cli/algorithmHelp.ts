@@ -23,7 +23,7 @@ export function algorithmHelp(env: string, policy: string, method: string, given
   const indent = ' '.repeat(4);
   const lines = [
     `Algorithm settings for env ${env}, policy ${policy}, method ${method} (${methodLabel(method, resolved)}):`,
-    `set them in a --config file as "algorithm": { "name": value }; --lr, --clip, --kl, --epochs, --std, --estimator and --policy-loss set seven of them.`,
+    `set them in a --config file as "algorithm": { "name": value }; --lr, --clip, --kl, --epochs, --std, --estimator, --policy-loss and --teacher-weight set eight of them.`,
     '',
   ];
   for (const [name, spec] of Object.entries(ALGORITHM_SPECS)) {

@@ -63,5 +63,7 @@ export const RUN_CONFIG: OptionSet<typeof RUN_CONFIG_OPTIONS> = {
     '  --init DIR        start the transformer from a checkpoint  --backend auto|wasm|cpu|tensorflow|tensorflow-gpu',
     '  --tokenizer DIR   a Hugging Face tokenizer.json directory (default: character-level)',
     '  --model DIR       a local Hugging Face checkpoint (qwen2, qwen3, llama, gpt2) as the policy, LoRA rank 8 by default',
+    '  --teacher DIR     a frozen Hugging Face checkpoint with the same tokenizer that scores every sampled token (--method distill)',
+    '  --teacher-weight X  algorithm.teacherWeight: the teacher term per token (distill: 1; on a GRPO run, added to its advantage)',
   ],
 };

@@ -124,6 +124,7 @@ function showRun(ref: string, options: QueryOptions): number {
       `  wall time: ${d.wallMs === null ? 'running' : duration(d.wallMs)}; created ${cell(run.createdAt, 40)}`,
       `  runtime: ${cell(d.runtime.workbench)} on Node ${cell(d.runtime.node)}, ${cell(d.runtime.compute, 200)}, SQLite ${cell(d.runtime.sqlite ?? '?')}`,
       ...(typeof d.runtime.computeReason === 'string' ? [`  compute path: ${cell(d.runtime.computeReason, 400)}`] : []),
+      ...(typeof d.runtime.teacher === 'string' ? [`  teacher: ${cell(d.runtime.teacher, 400)}`] : []),
       ...record.warnings.map((w) => `  warning: ${cell(w, 400)}`),
     ];
     if (last) {

@@ -32,10 +32,13 @@ export const ALGORITHM_FLAGS: Readonly<Record<string, [keyof AlgorithmSettings, 
   std: ['advantageStd', false],
   estimator: ['advantageEstimator', false],
   'policy-loss': ['policyLoss', false],
+  'teacher-weight': ['teacherWeight', true],
 };
 
 /** Flag → policyOptions key (strings). */
-export const POLICY_FLAGS: Readonly<Record<string, string>> = { init: 'init', backend: 'backend', tokenizer: 'tokenizer', model: 'model' };
+export const POLICY_FLAGS: Readonly<Record<string, string>> = { init: 'init', backend: 'backend', tokenizer: 'tokenizer', model: 'model', teacher: 'teacher' };
+/** The policy flags that name a folder: resolved against the current one. */
+const FOLDER_FLAGS: ReadonlySet<string> = new Set(['init', 'tokenizer', 'model', 'teacher']);
 
 export function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
@@ -89,7 +92,7 @@ export function configFromArgs(values: Record<string, string | boolean | undefin
     const given = raw.policyOptions;
     raw.policyOptions = {
       ...(typeof given === 'object' && given !== null ? given : {}),
-      [key]: (flag === 'init' || flag === 'tokenizer' || flag === 'model') && v !== '' ? path.resolve(v) : v,
+      [key]: FOLDER_FLAGS.has(flag) && v !== '' ? path.resolve(v) : v,
     };
   }
   // A preset's KL penalty is GRPO's: a method without one (rs-sft, sft: the control run from the same

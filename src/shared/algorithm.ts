@@ -232,6 +232,11 @@ export const ALGORITHM_SPECS = {
       'table/rs-sft': { value: 0, reason: 'RS-SFT fine-tunes on its own successes by negative log-likelihood: no KL term' },
       'transformer/rs-sft': { value: 0, reason: 'RS-SFT fine-tunes on its own successes by negative log-likelihood, from a warm start: no KL term' },
       'transformer/sft': { value: 0, reason: 'SFT imitates demonstrations by negative log-likelihood: no KL term' },
+      'transformer/distill': {
+        value: 0,
+        reason:
+          'on-policy distillation: the reverse KL to the teacher is the objective, which anchors the policy; a second KL to the start would pull it back from the teacher',
+      },
     },
   },
   klEstimator: {
@@ -304,6 +309,22 @@ export const ALGORITHM_SPECS = {
       base: { value: 2, reason: '2, as truncated importance sampling is commonly run' },
     },
   },
+  teacherWeight: {
+    kind: 'number',
+    min: 0,
+    max: 100,
+    description:
+      "The teacher's per-token term w·(log π_teacher − log π_student) at each sampled token (policyOptions.teacher): method distill trains on it alone; on a GRPO run it is added to every token's GRPO advantage. 0 = no teacher term.",
+    trade:
+      'larger follows the teacher more and the reward less; the term is in nats per token while a GRPO advantage is about ±1 per episode, so w near 1 lets a teacher that disagrees by a nat outweigh the reward on that token',
+    defaults: {
+      base: { value: 0, reason: 'no teacher: the reward alone trains' },
+      'transformer/distill': {
+        value: 1,
+        reason: "on-policy distillation: the negated reverse KL is the whole advantage (Tinker cookbook's kl_penalty_coef 1)",
+      },
+    },
+  },
   weightDecay: {
     kind: 'number',
     min: 0,
@@ -341,18 +362,28 @@ export function algorithmDefaults(env: string, policy: string, method: string): 
  * keeps every group in the loss; another policy loss (GSPO, CISPO: it names the run, with the advantage
  * estimator beside it when that is not GRPO's), clip-higher, another clip range, zero-advantage
  * filtering (which drops the groups whose episodes all scored alike, and so the KL term on them) and
- * truncated importance sampling (asynchronous runs, or another engine sampling) are named.
+ * truncated importance sampling (asynchronous runs, or another engine sampling) are named, and so is a
+ * teacher: distillation names its reverse KL (and a weight other than 1), a GRPO run its teacher term.
  */
 export function methodLabel(method: string, a: Partial<AlgorithmSettings> | undefined): string {
   if (method === 'sft') return 'SFT';
   if (method === 'rs-sft') return 'RS-SFT';
-  if (method !== 'grpo') return method;
+  const distill = method === 'distill';
+  if (!distill && method !== 'grpo') return method;
+  const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+  const teacherWeight = num(a?.teacherWeight) ?? 0;
   const estimator = a?.advantageEstimator === 'dr-grpo' ? 'Dr. GRPO' : a?.advantageEstimator === 'rloo' ? 'RLOO' : 'GRPO';
   // stored configs are untrusted: only a known name counts as a loss, only a finite number as a scale or a clip
   const loss = a?.policyLoss === 'gspo' ? 'GSPO' : a?.policyLoss === 'cispo' ? 'CISPO' : undefined;
-  const base = loss === undefined ? estimator : estimator === 'GRPO' ? loss : `${loss} with ${estimator} advantages`;
-  const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
-  const scale = num(a?.negativeAdvantageScale) ?? 1;
+  // distillation has no group advantages: no estimator, no scaling of negative ones, no group filters
+  const base = distill
+    ? `on-policy distillation (reverse KL to the teacher${teacherWeight !== 1 ? ` ×${teacherWeight}` : ''})${loss ? ` with the ${loss} loss` : ''}`
+    : loss === undefined
+      ? estimator
+      : estimator === 'GRPO'
+        ? loss
+        : `${loss} with ${estimator} advantages`;
+  const scale = distill ? 1 : (num(a?.negativeAdvantageScale) ?? 1);
   const parts = [scale === 0 ? `positive-only ${base} (failures not pushed down)` : scale < 1 ? `${base} (negative advantages × ${scale})` : base];
   const low = num(a?.clipLow);
   const high = num(a?.clipHigh) ?? low;
@@ -363,10 +394,16 @@ export function methodLabel(method: string, a: Partial<AlgorithmSettings> | unde
     if (high > low) parts.push(`+ clip-higher ${low}/${high}`);
     else if (low !== 0.2 || high !== 0.2) parts.push(`(clip ${low}/${high})`);
   }
-  if (a?.skipZeroAdvantage === true) parts.push('+ zero-advantage filtering');
-  if (typeof a?.dynamicSampling === 'number' && a.dynamicSampling > 0) parts.push('+ dynamic sampling');
+  if (!distill) {
+    // with a teacher term no trajectory is filtered for its group's advantage (learner.ts)
+    if (a?.skipZeroAdvantage === true && teacherWeight === 0) parts.push('+ zero-advantage filtering');
+    if (typeof a?.dynamicSampling === 'number' && a.dynamicSampling > 0) parts.push('+ dynamic sampling');
+  }
   if (a?.overlongFilter === true) parts.push('+ overlong filter');
   if (a?.offPolicyCorrection === 'truncated-is') parts.push(`+ truncated IS (cap ${num(a.isCap) ?? 2})`);
+  if (!distill && teacherWeight > 0) parts.push(`+ teacher term ×${teacherWeight}`);
+  const klCoef = num(a?.klCoef);
+  if (distill && klCoef !== undefined && klCoef > 0) parts.push(`+ KL to the start ×${klCoef}`);
   return parts.join(' ');
 }
 

@@ -7,25 +7,14 @@
 // same order every time.
 // (Comparisons are written so that a value that is not a number, already reported by its own field,
 // trips no rule: `!(a > b)` rather than `a <= b`.)
+import { issue, nonEmpty, policyGradient, type ConfigRule, type WrittenConfig } from './configRule';
+import { DISTILL_RULES } from './distillRules';
 import { optionDefaults, type ConfigIssue } from './fieldSpec';
 import { DEMONSTRATION_SPECS } from './demonstrationSpecs';
 import { ENV_CAPABILITIES, type EnvName } from './optionSpecs';
 import type { ConfigDraft } from './runSettings';
 
-/** What the config wrote in the sections whose rules ask "was it given?", not "what did it resolve to?" (plain records: {} when absent). */
-export interface WrittenConfig {
-  readonly algorithm: Readonly<Record<string, unknown>>;
-  readonly demonstrations: Readonly<Record<string, unknown>>;
-}
-
-export interface ConfigRule {
-  /** A stable name (tests and docs refer to it). */
-  readonly id: string;
-  /** What the rule requires, in a sentence. */
-  readonly description: string;
-  /** The problems this rule finds in a config whose fields are each in range ([] = none). */
-  check(config: ConfigDraft, written: WrittenConfig): ConfigIssue[];
-}
+export type { ConfigRule, WrittenConfig } from './configRule';
 
 /** A default that follows another field's value (what a table cell cannot say): applied before the rules. */
 export interface ConfigDerivation {
@@ -68,9 +57,6 @@ export const CONFIG_DERIVATIONS: readonly ConfigDerivation[] = [
     },
   },
 ];
-
-const issue = (field: string, value: unknown, message: string, fix: string): ConfigIssue[] => [{ field, value, message, fix }];
-const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v !== '';
 
 /**
  * Rules on whether a section applies at all: run before that section's own options are checked, so
@@ -280,15 +266,15 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   // GSPO and CISPO replace GRPO's clipped surrogate: nothing for a negative log-likelihood to replace
   {
     id: 'policy-loss-for-grpo-only',
-    description: 'A policy loss other than clip (gspo, cispo) runs with method grpo only.',
+    description: 'A policy loss other than clip (gspo, cispo) runs with a policy-gradient method only (grpo, distill).',
     check({ method, algorithm }) {
       const loss = algorithm.policyLoss;
-      if ((loss !== 'gspo' && loss !== 'cispo') || method === 'grpo') return [];
+      if ((loss !== 'gspo' && loss !== 'cispo') || policyGradient(method)) return [];
       return issue(
         'algorithm.policyLoss',
         loss,
         `${method} trains by negative log-likelihood, which has no policy loss to replace`,
-        `remove algorithm.policyLoss (or set it to "clip") for method "${method}", or use method "grpo"`,
+        `remove algorithm.policyLoss (or set it to "clip") for method "${method}", or use method "grpo" or "distill"`,
       );
     },
   },
@@ -298,7 +284,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     check({ method, algorithm }) {
       const loss = algorithm.policyLoss;
       const dual = algorithm.dualClip;
-      if ((loss !== 'gspo' && loss !== 'cispo') || method !== 'grpo' || !(typeof dual === 'number' && dual > 0)) return [];
+      if ((loss !== 'gspo' && loss !== 'cispo') || !policyGradient(method) || !(typeof dual === 'number' && dual > 0)) return [];
       return issue(
         'algorithm.dualClip',
         dual,
@@ -311,7 +297,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     id: 'gspo-sequence-mean',
     description: "GSPO's loss is a mean over sequences of each sequence's token mean (lossAggregation seq-mean-token-mean).",
     check({ method, algorithm }) {
-      if (method !== 'grpo' || algorithm.policyLoss !== 'gspo' || algorithm.lossAggregation === 'seq-mean-token-mean') return [];
+      if (!policyGradient(method) || algorithm.policyLoss !== 'gspo' || algorithm.lossAggregation === 'seq-mean-token-mean') return [];
       return issue(
         'algorithm.lossAggregation',
         algorithm.lossAggregation,
@@ -320,6 +306,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
       );
     },
   },
+  ...DISTILL_RULES,
   {
     id: 'workspace-needs-tasks',
     description: 'A workspace environment names its task file(s).',

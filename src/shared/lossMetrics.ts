@@ -29,6 +29,11 @@ export const LOSS_METRICS: Readonly<Record<string, LossMetricDescriptor>> = {
     rate: true,
     per: 'sequence',
   },
+  teacherReverseKl: {
+    title: 'Distillation: mean reverse KL to the teacher per sampled token (log π_student − log π_teacher, before the update)',
+    unit: 'nats per token',
+  },
+  teacherMs: { title: "Distillation: the teacher's scoring time per update (one forward pass per sequence)", unit: 'ms' },
   truncatedFraction: { title: 'CISPO: share of tokens whose weight was truncated at 1 + ε_high (their gradient kept)', unit: 'share of tokens', rate: true },
 };
 

@@ -16,7 +16,7 @@ export const ENV_NAMES = ['binary-search', 'calculator', 'code', 'workspace', 'a
 export type EnvName = (typeof ENV_NAMES)[number];
 export const POLICY_NAMES = ['table', 'transformer'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
-export const METHOD_NAMES = ['grpo', 'rs-sft', 'sft'] as const;
+export const METHOD_NAMES = ['grpo', 'rs-sft', 'sft', 'distill'] as const;
 export type MethodName = (typeof METHOD_NAMES)[number];
 
 /** Which policies can drive which environments (an impossible combination fails validation). */
@@ -125,6 +125,14 @@ export const TRANSFORMER_OPTION_SPECS = {
     description:
       'With a chat template: more variables the template reads, e.g. {"enable_thinking": false} for Qwen3 (its generation prompt then opens with an empty <think></think>).',
     reason: "none: the template's own defaults",
+  },
+  teacher: {
+    kind: 'string',
+    maxLength: 4096,
+    default: '',
+    description:
+      "A local Hugging Face checkpoint folder as the frozen teacher (method distill, or algorithm.teacherWeight > 0 on a GRPO run): it scores every token the policy sampled, token in, token out, in one forward pass per sequence, on the policy's compute path with its own memory plan. Its tokenizer must be the policy's (the same vocabulary and merges): token ids must mean the same text. Empty = no teacher.",
+    reason: 'no teacher: the reward alone trains',
   },
   actionMode: {
     kind: 'enum',

@@ -39,7 +39,7 @@ export const RUN_SETTING_SPECS = {
     kind: 'enum',
     values: METHOD_NAMES,
     description:
-      "grpo: group-relative clipped policy gradient (algorithm.* chooses the estimator and any shaping); rs-sft: fine-tune on its own successful samples only; sft: imitate the reference agent's demonstrations.",
+      "grpo: group-relative clipped policy gradient (algorithm.* chooses the estimator and any shaping); rs-sft: fine-tune on its own successful samples only; sft: imitate the reference agent's demonstrations; distill: on-policy distillation, the policy's own samples scored token by token by a frozen teacher (policyOptions.teacher), each token's advantage the negated reverse KL log π_teacher − log π_policy.",
     defaults: {
       base: { value: 'grpo', reason: 'GRPO is the method under study; RS-SFT is its control' },
     },

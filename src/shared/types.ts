@@ -457,6 +457,8 @@ export interface RuntimeInfo {
   readonly computeReason?: string;
   /** What the environment uses on this machine (e.g. the sandbox level and interpreter), if anything. */
   readonly environment?: string;
+  /** On-policy distillation's frozen teacher: what computes it, its model and folder; absent without one. */
+  readonly teacher?: string;
 }
 
 /** One row of the runs list. */

@@ -118,6 +118,7 @@ export class RunWriter implements RunSink {
       ...runtimeInfo(this.db, start.compute),
       ...(start.computeReason ? { computeReason: start.computeReason } : {}),
       ...(start.environment ? { environment: start.environment } : {}),
+      ...(start.teacher ? { teacher: start.teacher } : {}),
     };
     return this.runtime;
   }

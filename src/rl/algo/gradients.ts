@@ -195,7 +195,8 @@ function objectiveInputs(inputs: readonly LossInput[], batch: PaddedBatch, A: nu
   return {
     mask: tf.tensor2d(batch.mask, [B, T]),
     oldLogp: tf.tensor2d(old, [B, T]),
-    advantages: tf.tensor2d(batch.advantages, [B, 1]),
+    // [B, T] where each position carries its own (a teacher's term), else GRPO's one per trajectory [B, 1]
+    advantages: batch.tokenAdvantages ? tf.tensor2d(batch.tokenAdvantages, [B, T]) : tf.tensor2d(batch.advantages, [B, 1]),
     ...(inputs.every((x) => x.ref)
       ? {
           refLogp: tf.tensor2d(

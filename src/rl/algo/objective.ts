@@ -48,7 +48,7 @@ export interface ObjectiveInputs {
   readonly mask: tf.Tensor2D;
   /** π_old of the targets (behaviour or recomputed). */
   readonly oldLogp: tf.Tensor2D;
-  /** [B, 1] */
+  /** [B, 1] one per trajectory (GRPO), or [B, T] one per position (a teacher's per-token term). */
   readonly advantages: tf.Tensor2D;
   readonly refLogp?: tf.Tensor2D;
   /** [B, T, A], exact KL only. */

@@ -24,6 +24,11 @@ export interface TrainSequence {
   /** The trajectory's (shaped) advantage; 0 for supervised objectives. */
   readonly advantage: number;
   /**
+   * [L] each position's own advantage (a teacher's per-token term: rl/algo/distill.ts), which replaces
+   * `advantage` in the policy loss; absent = every position carries `advantage` ([B, 1], GRPO).
+   */
+  readonly tokenAdvantages?: readonly number[];
+  /**
    * [L] under constrained decoding: the token ids the grammar allowed at each position (ascending), or
    * undefined where the whole vocabulary was (prompt, observation, an unconstrained action). The
    * learner's log-probs there are over the allowed ids only, as the sampler's were.
@@ -52,6 +57,8 @@ export interface PaddedBatch {
   readonly behaviour: Float32Array;
   /** [B] */
   readonly advantages: Float32Array;
+  /** [B·T] per-position advantages (0 at padding) when every sequence carries its own (TrainSequence.tokenAdvantages). */
+  readonly tokenAdvantages?: Float32Array;
   /** [B·T] the allowed ids at each constrained position (TrainSequence.allowed); absent when no sequence has any. */
   readonly allowed?: readonly (Int32Array | undefined)[];
 }
@@ -62,9 +69,16 @@ export function positions(s: TrainSequence): number {
 
 export function checkSequence(s: TrainSequence): void {
   const L = s.targets.length;
-  if (s.inputs.length !== L || s.mask.length !== L || s.behaviour.length !== L || (s.allowed && s.allowed.length !== L)) {
+  const tokenAdv = s.tokenAdvantages;
+  if (
+    s.inputs.length !== L ||
+    s.mask.length !== L ||
+    s.behaviour.length !== L ||
+    (s.allowed && s.allowed.length !== L) ||
+    (tokenAdv && tokenAdv.length !== L)
+  ) {
     throw new Error(
-      `TrainSequence: inputs (${s.inputs.length}), targets (${L}), mask (${s.mask.length}), behaviour (${s.behaviour.length})${s.allowed ? ` and allowed (${s.allowed.length})` : ''} must have one entry per position`,
+      `TrainSequence: inputs (${s.inputs.length}), targets (${L}), mask (${s.mask.length}), behaviour (${s.behaviour.length})${s.allowed ? `, allowed (${s.allowed.length})` : ''}${tokenAdv ? `, tokenAdvantages (${tokenAdv.length})` : ''} must have one entry per position`,
     );
   }
 }
@@ -77,6 +91,9 @@ export function padBatch(seqs: readonly TrainSequence[]): PaddedBatch {
   const mask = new Float32Array(B * T);
   const behaviour = new Float32Array(B * T);
   const advantages = new Float32Array(B);
+  // a batch mixes no kinds: per-position advantages only where every sequence has them
+  const perToken = seqs.length > 0 && seqs.every((s) => s.tokenAdvantages);
+  const tokenAdvantages = perToken ? new Float32Array(B * T) : undefined;
   seqs.forEach((s, b) => {
     checkSequence(s);
     for (let t = 0; t < s.targets.length; t++) {
@@ -84,11 +101,12 @@ export function padBatch(seqs: readonly TrainSequence[]): PaddedBatch {
       targets[b * T + t] = s.targets[t]!;
       mask[b * T + t] = s.mask[t]!;
       behaviour[b * T + t] = s.mask[t] ? s.behaviour[t]! : 0;
+      if (tokenAdvantages) tokenAdvantages[b * T + t] = s.mask[t] ? s.tokenAdvantages![t]! : 0;
     }
     advantages[b] = s.advantage;
   });
   const allowed = seqs.some((s) => s.allowed) ? seqs.flatMap((s) => Array.from({ length: T }, (_, t) => s.allowed?.[t])) : undefined;
-  return { B, T, inputs, targets, mask, behaviour, advantages, ...(allowed ? { allowed } : {}) };
+  return { B, T, inputs, targets, mask, behaviour, advantages, ...(tokenAdvantages ? { tokenAdvantages } : {}), ...(allowed ? { allowed } : {}) };
 }
 
 /** Per-sequence [L] arrays laid out as one [B, T] array (0-padded); rows of width `A` for [B, T, A]. */

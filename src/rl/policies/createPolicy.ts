@@ -69,7 +69,7 @@ async function createLanguageModel(options: TransformerOptions, run: PolicyRunIn
 }
 
 /** The model a run trains: a warm start's checkpoint names its folder, LoRA and context length; else the options do. */
-function modelSource(o: TransformerOptions, init: LoadedCheckpoint | undefined): ModelSource {
+export function modelSource(o: TransformerOptions, init: LoadedCheckpoint | undefined): ModelSource {
   const stored = init?.manifest.model;
   const dir = stored?.dir ?? path.resolve(o.model);
   const arch = readHfConfig(dir);

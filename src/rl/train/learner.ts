@@ -14,6 +14,9 @@ import type { TrainablePolicy } from '../policies/policy';
 import { Rng } from '../random';
 import type { LossInput, LossStats, TokenColumns, TrainSequence } from '../algo/trainSequence';
 import { logprobGap, truncatedImportanceWeights } from '../algo/offPolicy';
+import type { TeacherScorer } from '../algo/distill';
+import { teacherPass } from './teacherPass';
+import { joinTokenStats } from './tokenStatsJoin';
 import { policyGradients, policyLogprobs } from './passes';
 import { lrMultiplier } from './schedule';
 
@@ -25,6 +28,8 @@ export interface LearnerOptions {
   /** Optimizer steps the whole run takes at most (the end of a decay). */
   readonly totalSteps: number;
   readonly seed: number;
+  /** The frozen teacher that scores the sampled tokens (method distill, or GRPO with algorithm.teacherWeight > 0). */
+  readonly teacher?: TeacherScorer;
 }
 
 export interface AdvantageReport {
@@ -95,7 +100,8 @@ export const EMPTY_UPDATE: UpdateReport = {
 
 /** The loss an (algorithm, method) pair trains with, as data. */
 export function lossSpecFor(method: MethodName, a: AlgorithmSettings, temperature: number): LossSpec {
-  if (method !== 'grpo') return { kind: 'nll', aggregation: a.lossAggregation, normTokens: a.lossNormTokens };
+  // distillation trains through the same policy-gradient loss, on per-token advantages
+  if (method !== 'grpo' && method !== 'distill') return { kind: 'nll', aggregation: a.lossAggregation, normTokens: a.lossNormTokens };
   return {
     kind: 'policy-gradient',
     policyLoss: a.policyLoss,
@@ -127,11 +133,21 @@ export class Learner {
   ) {
     this.shuffleRng = Rng.stream(o.seed, 'learner/minibatches');
     this.spec = lossSpecFor(o.method, o.settings, policy.temperature);
+    if (this.teacherWeight > 0 && !o.teacher) {
+      throw new Error(
+        `method ${o.method} with algorithm.teacherWeight ${o.settings.teacherWeight} needs a teacher to score the sampled tokens. Fix: name one (policyOptions.teacher)`,
+      );
+    }
     if (this.spec.kind === 'policy-gradient' && this.spec.klEstimator === 'exact' && this.spec.klCoef > 0 && policy.vocabularySize > 4096) {
       throw new Error(
         `algorithm.klEstimator "exact" needs the reference's whole distribution at every position, and this policy has ${policy.vocabularySize} units per position. Fix: use klEstimator "k3" (or k1, k2)`,
       );
     }
+  }
+
+  /** w of the teacher's per-token term: distill's and GRPO's teacherWeight; 0 for the supervised methods. */
+  get teacherWeight(): number {
+    return this.o.method === 'distill' || this.o.method === 'grpo' ? this.o.settings.teacherWeight : 0;
   }
 
   /** Optimizer steps taken so far. */
@@ -156,6 +172,8 @@ export class Learner {
     const groups = new Map<number, Trajectory[]>();
     for (const t of trajectories) {
       t.advantage = 0;
+      // distillation's advantages are per token (the teacher's term, in update): no group advantage
+      if (this.o.method === 'distill') continue;
       if (t.termination === 'env_error') continue;
       let g = groups.get(t.group);
       if (!g) groups.set(t.group, (g = []));
@@ -180,6 +198,7 @@ export class Learner {
 
   /** The advantage a trajectory trains with: negative ones scaled (the stored advantage is the estimator's). */
   shapedAdvantage(t: Trajectory): number {
+    if (this.o.method === 'distill') return 0;
     return t.advantage < 0 ? t.advantage * this.o.settings.negativeAdvantageScale : t.advantage;
   }
 
@@ -191,9 +210,13 @@ export class Learner {
       case 'grpo':
         if (replaced.has(t.group)) return 'replaced';
         if (a.overlongFilter && TRUNCATED_TERMINATIONS.has(t.termination)) return 'overlong';
-        if (a.skipZeroAdvantage && t.advantage === 0) return 'zero_advantage';
-        if (a.skipZeroAdvantage && this.shapedAdvantage(t) === 0) return 'failure_not_pushed';
+        // with a teacher term every token has an advantage of its own, whatever the group's
+        if (a.skipZeroAdvantage && this.teacherWeight === 0 && t.advantage === 0) return 'zero_advantage';
+        if (a.skipZeroAdvantage && this.teacherWeight === 0 && this.shapedAdvantage(t) === 0) return 'failure_not_pushed';
         return undefined;
+      case 'distill':
+        // an episode cut by the context or the turn cap: its tokens were still scored by the teacher, but the filter is asked for
+        return a.overlongFilter && TRUNCATED_TERMINATIONS.has(t.termination) ? 'overlong' : undefined;
       case 'rs-sft':
         return t.outcome.success ? undefined : 'unsuccessful';
       case 'sft':
@@ -213,9 +236,7 @@ export class Learner {
     };
     const pg = this.spec.kind === 'policy-gradient';
     let truncated = 0;
-    const seqs: TrainSequence[] = [];
-    /** Each training sequence's trajectory and its segment there (an agent program's trajectory may have several). */
-    const of = new Map<TrainSequence, { t: Trajectory; segment: number }>();
+    const pending: { seq: TrainSequence; t: Trajectory; segment: number }[] = [];
     const max = this.policy.maxPositions;
     for (const t of trajectories) {
       delete t.tokenStats;
@@ -240,12 +261,26 @@ export class Learner {
           };
         }
         if (!s.mask.some((m) => m === 1)) continue;
-        const seq = { ...s, advantage: pg ? this.shapedAdvantage(t) : 0 };
-        seqs.push(seq);
-        of.set(seq, { t, segment: kept++ });
+        pending.push({ seq: { ...s, advantage: pg ? this.shapedAdvantage(t) : 0 }, t, segment: kept++ });
       }
       if (kept === 0) exclude(t, 'no_trainable_positions');
     }
+    const teacher = this.o.teacher
+      ? await teacherPass(
+          this.o.teacher,
+          pending.map((p) => p.seq),
+          this.teacherWeight,
+          this.policy.temperature,
+        )
+      : undefined;
+    const seqs: TrainSequence[] = [];
+    /** Each training sequence's trajectory and its segment there (an agent program's trajectory may have several). */
+    const of = new Map<TrainSequence, { t: Trajectory; segment: number }>();
+    pending.forEach((p, i) => {
+      const seq = teacher ? teacher.seqs[i]! : p.seq;
+      seqs.push(seq);
+      of.set(seq, { t: p.t, segment: p.segment });
+    });
     // versions between the oldest turn's sampler and the weights this update starts from (async mode)
     const version = this.policy.version;
     const segmentStats = new Map<Trajectory, TokenStats[]>();
@@ -258,7 +293,8 @@ export class Learner {
       segmentStats.set(o.t, got);
     });
     for (const [t, segs] of segmentStats) t.tokenStats = joinTokenStats(segs.filter((p) => p !== undefined));
-    return { ...report, excluded, truncatedSequences: truncated };
+    const lossMetrics = teacher ? { ...report.lossMetrics, ...teacher.metrics } : report.lossMetrics;
+    return { ...report, lossMetrics, excluded, truncatedSequences: truncated };
   }
 
   /**
@@ -447,37 +483,4 @@ interface StepsDone {
   gradNorm: number;
   lr: number;
   nonFinite: number;
-}
-
-/** One trajectory's token numbers from its segments' sequences, in order (the columns follow its trained tokens). */
-function joinTokenStats(segments: readonly TokenStats[]): TokenStats {
-  if (segments.length === 1) return segments[0]!;
-  const cat = <A extends Float32Array | Uint8Array>(pick: (p: TokenStats) => A | undefined, make: (n: number) => A): A | undefined => {
-    const arrays = segments.map(pick);
-    if (arrays.some((a) => a === undefined)) return undefined;
-    const out = make(arrays.reduce((n, a) => n + a!.length, 0));
-    let at = 0;
-    for (const a of arrays) {
-      out.set(a!, at);
-      at += a!.length;
-    }
-    return out;
-  };
-  const f32 = (n: number): Float32Array => new Float32Array(n);
-  const before = cat((p) => p.before, f32);
-  const kl = cat((p) => p.kl, f32);
-  return {
-    stepsBefore: Math.max(...segments.map((p) => p.stepsBefore)),
-    old: segments[0]!.old,
-    lag: Math.max(...segments.map((p) => p.lag)),
-    logp: cat((p) => p.logp, f32)!,
-    ratio: cat((p) => p.ratio, f32)!,
-    clipSide: cat(
-      (p) => p.clipSide,
-      (n) => new Uint8Array(n),
-    )!,
-    entropy: cat((p) => p.entropy, f32)!,
-    ...(before ? { before } : {}),
-    ...(kl ? { kl } : {}),
-  };
 }

@@ -18,6 +18,8 @@ export interface RunStart {
   readonly computeReason?: string;
   /** What the environment uses on this machine (the sandbox level and interpreter), if anything. */
   readonly environment?: string;
+  /** The distillation teacher's compute, model and folder, where the run has one. */
+  readonly teacher?: string;
 }
 
 /** Where a run's files go; a folder left out is not written. */

@@ -156,7 +156,8 @@ async function preflight(run: TrainingRun): Promise<RunStart> {
   try {
     const environment = run.env.preflight?.();
     const { compute, computeReason } = run.policy;
-    return { compute, ...(computeReason ? { computeReason } : {}), ...(environment ? { environment } : {}) };
+    const teacher = run.teacher?.describe;
+    return { compute, ...(computeReason ? { computeReason } : {}), ...(environment ? { environment } : {}), ...(teacher ? { teacher } : {}) };
   } catch (e) {
     await run.close();
     throw e;

@@ -8,7 +8,9 @@ import type { RunConfig } from '../../shared/runConfig';
 import type { EvaluationResult } from '../../shared/types';
 import { openEnvironment } from '../envs/registry';
 import type { RunEnvironment } from '../envs/environment';
+import type { TeacherScorer } from '../algo/distill';
 import { createPolicy, optimizerOptions, type PolicyRunInfo } from '../policies/createPolicy';
+import { createTeacher } from '../policies/teacher';
 import type { Policy, TrainablePolicy } from '../policies/policy';
 import { referenceAgentFor } from '../policies/scripted/demonstrations';
 import { Rng } from '../random';
@@ -32,7 +34,7 @@ export function policyRunInfo(config: RunConfig): PolicyRunInfo {
     seed: config.seed,
     optimizer: optimizerOptions(a),
     sampleRows: config.groupSize * config.groupsPerIteration,
-    fullDistributions: config.method === 'grpo' && a.klCoef > 0 && a.klEstimator === 'exact',
+    fullDistributions: (config.method === 'grpo' || config.method === 'distill') && a.klCoef > 0 && a.klEstimator === 'exact',
   };
 }
 
@@ -53,6 +55,8 @@ export class TrainingRun {
     readonly batches: BatchSource,
     private readonly streams: TrainingStreams,
     readonly counters: RunCounters,
+    /** The frozen teacher (method distill, or GRPO with a teacher term). */
+    readonly teacher: TeacherScorer | undefined,
   ) {}
 
   /** Opens everything; `environment` replaces the config's (tests inject faults through it). */
@@ -60,9 +64,12 @@ export class TrainingRun {
     // task, tool and reward files are read and checked before anything else (no run row exists yet)
     const env = o.environment ?? (await openEnvironment(config));
     let policy: TrainablePolicy | undefined;
+    let teacher: TeacherScorer | undefined;
     try {
       policy = await createPolicy(config, policyRunInfo(config), env);
+      teacher = await openTeacher(config);
       const learner = new Learner(policy, {
+        ...(teacher ? { teacher } : {}),
         method: config.method,
         settings: config.algorithm,
         totalSteps: plannedSteps(config),
@@ -82,8 +89,9 @@ export class TrainingRun {
         nonFiniteInARow: saved?.nonFiniteInARow ?? 0,
         optimizerSteps: saved?.optimizerSteps ?? 0,
       };
-      return new TrainingRun(config, env, policy, learner, batches, streams, counters);
+      return new TrainingRun(config, env, policy, learner, batches, streams, counters, teacher);
     } catch (e) {
+      await teacher?.dispose();
       await policy?.dispose?.();
       await env.dispose();
       throw e;
@@ -135,9 +143,17 @@ export class TrainingRun {
 
   async close(): Promise<void> {
     await this.batches.stop().catch(() => undefined);
+    await this.teacher?.dispose();
     await this.policy.dispose?.();
     await this.env.dispose();
   }
+}
+
+/** The teacher a run names, where its method scores with one (distill, or GRPO with teacherWeight > 0). */
+function openTeacher(config: RunConfig): Promise<TeacherScorer | undefined> {
+  if (config.policy !== 'transformer' || config.policyOptions.teacher === '') return Promise.resolve(undefined);
+  const w = config.method === 'distill' || config.method === 'grpo' ? config.algorithm.teacherWeight : 0;
+  return w > 0 ? createTeacher(config.policyOptions, policyRunInfo(config)) : Promise.resolve(undefined);
 }
 
 /** SFT learns from the environment's scripted reference agent, written in the policy's tokens. */

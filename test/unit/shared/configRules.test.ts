@@ -17,6 +17,7 @@ interface RuleCase {
 
 const LM = { env: 'calculator', policy: 'transformer' } as const;
 const SCORE = { policy: 'transformer', policyOptions: { actionMode: 'score', model: '/models/qwen' } } as const;
+const DISTILL = { ...LM, method: 'distill', policyOptions: { model: '/models/student', teacher: '/models/teacher' } } as const;
 const AGENT = { env: 'agent', policy: 'transformer', envOptions: { command: ['node', 'agent.js'], tasks: 'tasks.jsonl' }, policyOptions: { model: '/m' } };
 
 const CASES: Readonly<Record<string, RuleCase>> = {
@@ -182,7 +183,7 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       field: 'algorithm.policyLoss',
       value: 'gspo',
       message: 'rs-sft trains by negative log-likelihood, which has no policy loss to replace',
-      fix: 'remove algorithm.policyLoss (or set it to "clip") for method "rs-sft", or use method "grpo"',
+      fix: 'remove algorithm.policyLoss (or set it to "clip") for method "rs-sft", or use method "grpo" or "distill"',
     },
   },
   'policy-loss-no-dual-clip': {
@@ -203,6 +204,56 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       value: 'token-mean',
       message: "GSPO's loss is a mean over sequences of each sequence's token mean (its gradient is that of the sequence ratio)",
       fix: 'use lossAggregation "seq-mean-token-mean" with policyLoss "gspo"',
+    },
+  },
+  'distill-needs-language-model': {
+    pass: DISTILL,
+    fail: { ...DISTILL, policyOptions: { teacher: '/models/teacher' } },
+    issue: {
+      field: 'policyOptions.model',
+      value: '',
+      message: "distillation needs the student as a Hugging Face checkpoint folder, whose tokenizer the teacher's is checked against",
+      fix: 'name it (policyOptions.model, or --model DIR; `agent-rl model new --out DIR` writes a fresh one)',
+    },
+  },
+  'teacher-term-needs-teacher': {
+    pass: { ...LM, policyOptions: { model: '/models/student', teacher: '/models/teacher' }, algorithm: { teacherWeight: 0.1 } },
+    fail: { ...LM, policyOptions: { model: '/models/student' }, algorithm: { teacherWeight: 0.1 } },
+    issue: {
+      field: 'policyOptions.teacher',
+      value: '',
+      message: "GRPO's teacher term (algorithm.teacherWeight) needs a teacher to score the sampled tokens",
+      fix: 'name a Hugging Face checkpoint folder with the same tokenizer (policyOptions.teacher, or --teacher DIR)',
+    },
+  },
+  'teacher-weight-positive': {
+    pass: { ...DISTILL, algorithm: { teacherWeight: 0.5 } },
+    fail: { ...DISTILL, algorithm: { teacherWeight: 0 } },
+    issue: {
+      field: 'algorithm.teacherWeight',
+      value: 0,
+      message: "distillation's advantage is the teacher's term, which weight 0 removes",
+      fix: 'remove it (the default is 1) or set it > 0',
+    },
+  },
+  'distill-no-group-shaping': {
+    pass: { ...DISTILL, algorithm: { overlongFilter: true } },
+    fail: { ...DISTILL, algorithm: { dynamicSampling: 2 } },
+    issue: {
+      field: 'algorithm.dynamicSampling',
+      value: 2,
+      message: "resamples groups whose rewards were all equal, and distillation's advantages do not come from rewards",
+      fix: 'set it to 0 for method "distill"',
+    },
+  },
+  'teacher-for-policy-gradient-only': {
+    pass: { ...LM, method: 'rs-sft', policyOptions: { model: '/models/student' } },
+    fail: { ...LM, method: 'rs-sft', policyOptions: { model: '/models/student', teacher: '/models/teacher' } },
+    issue: {
+      field: 'policyOptions.teacher',
+      value: '/models/teacher',
+      message: 'rs-sft trains by negative log-likelihood: no token is scored by a teacher',
+      fix: 'remove it, or use method "distill" or "grpo" with algorithm.teacherWeight > 0',
     },
   },
   'workspace-needs-tasks': {
@@ -320,6 +371,34 @@ describe('config rules', () => {
         fix: 'use policy "transformer" with a Hugging Face checkpoint (policyOptions.model)',
       },
     ]);
+  });
+
+  it("the teacher rules' other branches: a table policy, a GRPO teacher without a weight, sft with a weight; distill's defaults", () => {
+    const problems = (input: Record<string, unknown>): string[] => {
+      try {
+        validateRunConfig(input);
+        return [];
+      } catch (err) {
+        return (err as ConfigError).issues.map((i) => `${i.field}: ${i.message}`);
+      }
+    };
+    assert.deepEqual(problems({ method: 'distill' }), ["policy: distillation scores the policy's sampled tokens with a teacher language model"]);
+    assert.deepEqual(problems({ ...LM, method: 'distill', policyOptions: { model: '/models/student' } }), [
+      'policyOptions.teacher: distillation needs a teacher to score the sampled tokens',
+    ]);
+    assert.deepEqual(problems({ ...LM, policyOptions: { model: '/m', teacher: '/t' } }), [
+      'policyOptions.teacher: the teacher would be loaded and score every token, and algorithm.teacherWeight 0 adds nothing of it',
+    ]);
+    assert.deepEqual(problems({ ...DISTILL, algorithm: { negativeAdvantageScale: 0 } }), [
+      "algorithm.negativeAdvantageScale: scales negative group advantages, and distillation's are the teacher's per-token term",
+    ]);
+    assert.deepEqual(problems({ ...LM, method: 'sft', algorithm: { teacherWeight: 1 } }), [
+      'algorithm.teacherWeight: sft trains by negative log-likelihood: there is no advantage to add a teacher term to',
+    ]);
+    // a warm start of a checkpoint folder is a student too; distillation takes w = 1 and no KL to the start
+    const c = validateRunConfig({ ...LM, method: 'distill', policyOptions: { init: '/runs/run-1', teacher: '/t' } });
+    assert.deepEqual([c.algorithm.teacherWeight, c.algorithm.klCoef, c.algorithm.policyLoss], [1, 0, 'clip']);
+    assert.equal(validateRunConfig({ ...LM, policyOptions: { model: '/m' } }).algorithm.teacherWeight, 0);
   });
 
   it('a value already refused by its own field trips no rule (no second, confusing error)', () => {

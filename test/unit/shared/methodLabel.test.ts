@@ -40,4 +40,24 @@ describe('methodLabel', () => {
     assert.equal(methodLabel('grpo', { ...table, policyLoss: 'GSPO' as unknown as 'gspo' }), 'GRPO');
     assert.equal(methodLabel('sft', { ...table, policyLoss: 'gspo' }), 'SFT');
   });
+
+  it('distillation says it is one, with its weight other than 1, its loss and clip; a GRPO run names its teacher term (issue 51)', () => {
+    const distill = algorithmDefaults('calculator', 'transformer', 'distill');
+    assert.equal(methodLabel('distill', distill), 'on-policy distillation (reverse KL to the teacher) + clip-higher 0.2/0.28');
+    assert.equal(
+      methodLabel('distill', { ...distill, teacherWeight: 0.5, clipHigh: 0.2, klCoef: 0.01 }),
+      'on-policy distillation (reverse KL to the teacher ×0.5) + KL to the start ×0.01',
+    );
+    // no group advantages: the GRPO shaping settings do not apply and are not named
+    assert.equal(
+      methodLabel('distill', { ...distill, policyLoss: 'cispo', negativeAdvantageScale: 0, skipZeroAdvantage: true, dynamicSampling: 2, overlongFilter: true }),
+      'on-policy distillation (reverse KL to the teacher) with the CISPO loss (weights truncated at 1 + 0.28) + overlong filter',
+    );
+    // with a teacher term zero-advantage filtering is off (every token has an advantage of its own)
+    assert.equal(
+      methodLabel('grpo', { ...algorithmDefaults('calculator', 'transformer', 'grpo'), teacherWeight: 0.1 }),
+      'GRPO + clip-higher 0.2/0.28 + teacher term ×0.1',
+    );
+    assert.equal(methodLabel('grpo', { ...algorithmDefaults('calculator', 'table', 'grpo'), teacherWeight: '1' as unknown as number }), 'GRPO');
+  });
 });

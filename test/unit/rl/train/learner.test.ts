@@ -17,6 +17,7 @@ import { algorithmDefaults, type AlgorithmSettings } from '../../../../src/share
 import type { MethodName } from '../../../../src/shared/runConfig';
 import type { TerminationReason, Trajectory } from '../../../../src/shared/types';
 import { policyLogprobs } from '../../../../src/rl/train/passes';
+import type { TeacherScorer } from '../../../../src/rl/algo/distill';
 
 before(async () => {
   await tf.setBackend('cpu');
@@ -386,5 +387,79 @@ describe('Learner: one code path for the table and a transformer', () => {
       /a sequence of 30 positions, but the context is 16/,
     );
     await lm.dispose();
+  });
+});
+
+describe('Learner: on-policy distillation and the teacher term (issue 51)', () => {
+  /** A teacher that gives action 0 probability 1/2 and every other 1/4, and records what it was asked to score. */
+  const fakeTeacher = (): TeacherScorer & { seen: number[][] } => {
+    const seen: number[][] = [];
+    return {
+      seen,
+      describe: 'fake teacher',
+      dispose: () => Promise.resolve(),
+      score: (seqs) => {
+        seen.push(...seqs.map((s) => [...s.targets]));
+        return Promise.resolve(seqs.map((s) => Float32Array.from(s.targets, (a) => Math.log(a === 0 ? 0.5 : 0.25))));
+      },
+    };
+  };
+  const probs = async (p: TrainablePolicy): Promise<[number, number]> => {
+    const r = await policyLogprobs(p, [p.sequence(tableTraj(0, 0, 0))!, p.sequence(tableTraj(0, 0, 1))!], { model: 'current', temperature: 1, rows: false });
+    return [r.logp[0]![0]!, r.logp[1]![0]!];
+  };
+
+  it('distill: no group advantage, every trajectory trained, each token pushed by −(log π_student − log π_teacher)', async () => {
+    const p = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
+    const teacher = fakeTeacher();
+    const learner = new Learner(p, {
+      method: 'distill',
+      settings: settings({ teacherWeight: 1 }, 'table', 'distill'),
+      imitate: 'all',
+      totalSteps: 100,
+      seed: 3,
+      teacher,
+    });
+    // the same reward in the group (GRPO would see no spread): distillation does not care
+    const ts = [tableTraj(0, 1, 0), tableTraj(0, 1, 1)];
+    learner.assignAdvantages(ts);
+    assert.deepEqual(
+      ts.map((t) => t.advantage),
+      [0, 0],
+    );
+    const [before0, before1] = await probs(p);
+    const r = await learner.update(ts);
+    assert.equal(r.trainedTrajectories, 2);
+    // the teacher scored the sampled ids themselves
+    assert.deepEqual([...teacher.seen].sort(), [[0], [1]]);
+    // reverse KL per token: (log 1/3 − log 1/2 + log 1/3 − log 1/4) / 2 = (2·log 1/3 − log 1/8) / 2 ≈ −0.0589
+    const kl = (2 * Math.log(1 / 3) - Math.log(1 / 8)) / 2;
+    assert.ok(Math.abs(r.lossMetrics.teacherReverseKl! - kl) < 1e-6, String(r.lossMetrics.teacherReverseKl));
+    assert.ok(r.lossMetrics.teacherMs! >= 0);
+    // action 0 (the teacher likes it more than the student did: A = +0.405) rises; action 1 (A = −0.288) falls
+    const [after0, after1] = await probs(p);
+    assert.ok(after0 > before0 && after1 < before1, `${before0}→${after0}, ${before1}→${after1}`);
+  });
+
+  it('grpo + teacher term: zero-advantage groups stay in the loss (their tokens have the teacher’s term); no teacher, no run', async () => {
+    const p = new TablePolicy(spec, ADAM_DEFAULTS, 'cpu');
+    const withTeacher = new Learner(p, {
+      method: 'grpo',
+      settings: settings({ skipZeroAdvantage: true, teacherWeight: 0.5 }),
+      imitate: 'all',
+      totalSteps: 100,
+      seed: 3,
+      teacher: fakeTeacher(),
+    });
+    const ts = [tableTraj(0, 1, 0), tableTraj(0, 1, 1)];
+    withTeacher.assignAdvantages(ts);
+    const r = await withTeacher.update(ts);
+    assert.deepEqual([r.trainedTrajectories, r.excluded], [2, {}]);
+    assert.ok(Math.abs(r.lossMetrics.teacherReverseKl! - (2 * Math.log(1 / 3) - Math.log(1 / 8)) / 2) < 1e-6);
+    // without the teacher term, the same group is filtered as before
+    const plain = learnerOf(new TablePolicy(spec, ADAM_DEFAULTS, 'cpu'), { skipZeroAdvantage: true });
+    plain.assignAdvantages(ts);
+    assert.deepEqual((await plain.update(ts)).excluded, { zero_advantage: 2 });
+    assert.throws(() => learnerOf(p, { teacherWeight: 0.5 }), /teacherWeight 0\.5 needs a teacher.*Fix: name one \(policyOptions\.teacher\)/);
   });
 });
