@@ -63,5 +63,6 @@ export const RUN_CONFIG: OptionSet<typeof RUN_CONFIG_OPTIONS> = {
     '  --init DIR        start the transformer from a checkpoint  --backend auto|wasm|cpu|tensorflow|tensorflow-gpu',
     '  --tokenizer DIR   a Hugging Face tokenizer.json directory (default: character-level)',
     '  --model DIR       a local Hugging Face checkpoint (qwen2, qwen3, llama, gpt2) as the policy, LoRA rank 8 by default',
+    '  --weight-dtype auto|bf16|f32|q8   policyOptions.weightDtype (q8: Q8_0 blocks of 32 on the wasm engine, LoRA only)',
   ],
 };

@@ -35,7 +35,13 @@ export const ALGORITHM_FLAGS: Readonly<Record<string, [keyof AlgorithmSettings, 
 };
 
 /** Flag → policyOptions key (strings). */
-export const POLICY_FLAGS: Readonly<Record<string, string>> = { init: 'init', backend: 'backend', tokenizer: 'tokenizer', model: 'model' };
+export const POLICY_FLAGS: Readonly<Record<string, string>> = {
+  init: 'init',
+  backend: 'backend',
+  tokenizer: 'tokenizer',
+  model: 'model',
+  'weight-dtype': 'weightDtype',
+};
 
 export function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
