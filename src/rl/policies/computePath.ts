@@ -11,7 +11,7 @@ import type { Trainable } from '../algo/gradients';
 import { engineCandidateScorer } from './lm/models/engine/engineCandidates';
 import { EngineModel } from './lm/models/engine/engineModel';
 import { fittingEnginePlan } from './lm/models/engine/enginePlan';
-import { engineUnsupported } from './lm/models/engine/engineWeights';
+import { engineQ8Unsupported, engineUnsupported } from './lm/models/engine/engineWeights';
 import { ModelLoadError, type HfArchitecture } from './lm/models/hfConfig';
 import { checkLoraTargets, HfModel, hfDifferentiable, type LoraOptions } from './lm/models/hfModel';
 import { ggufCachePath, LlamaCppRollout, LlamaCppSampler } from './lm/rolloutEngines/llamaCpp';
@@ -121,6 +121,8 @@ export function enginePath(o: TransformerOptions, run: PathRunInfo, backend: Bac
       `policyOptions.weightDtype "${o.weightDtype}" with full fine-tuning (loraRank 0): the engine updates the weights themselves, in float32. Fix: weightDtype "auto" or "f32", or LoRA (loraRank 8)`,
     );
   }
+  const q8Unsupported = o.weightDtype === 'q8' ? engineQ8Unsupported(m.arch) : undefined;
+  if (q8Unsupported) throw new ModelLoadError(`policyOptions.weightDtype "q8": ${m.dir}: ${q8Unsupported}. Fix: weightDtype "bf16"`);
   const threads = o.threads > 0 ? o.threads : Math.min(os.availableParallelism(), 14);
   const plan = fittingEnginePlan(m.arch, {
     ...(m.lora ? { lora: m.lora } : {}),

@@ -94,6 +94,12 @@ export function engineUnsupported(a: HfArchitecture): string | undefined {
   return undefined;
 }
 
+/** Why the engine cannot hold this architecture's matrices as Q8_0 blocks (every input width a multiple of 32), or undefined. */
+export function engineQ8Unsupported(a: HfArchitecture): string | undefined {
+  const bad = matrixShapes(a).find(([, cols]) => cols % 32 !== 0);
+  return bad ? `a [${bad[0]}, ${bad[1]}] matrix has ${bad[1]} columns, not a multiple of 32 (a Q8_0 block)` : undefined;
+}
+
 /** The stored tensor of a spec entry, refused when its dtype is one the engine does not read. */
 function take(stored: Map<string, StoredTensor>, dir: string, spec: TensorSpec, a: HfArchitecture): StoredTensor {
   return specTensor(stored, dir, spec, a, (t) => {
