@@ -179,7 +179,8 @@ export class DecoderHead {
     const sets: ConstrainedRow[] = [];
     allowed?.forEach((ids, i) => {
       if (!ids) return;
-      const x = mem.f32.subarray(xf / 4 + i * D, xf / 4 + (i + 1) * D);
+      // over q8 weights the input's blocks, as the whole-vocabulary product (and the sampler) read it
+      const x = xq ? this.blockRow(xq, i) : mem.f32.subarray(xf / 4 + i * D, xf / 4 + (i + 1) * D);
       const z = Float64Array.from(ids, (id) => invT * dot(this.weightRow(this.w.head, id), x));
       const mx = Math.max(...z);
       let sum = 0;
@@ -200,18 +201,21 @@ export class DecoderHead {
     return { logp, entropy, hit, kept: { xs, xf, rstd, logZ, tg, sets } };
   }
 
+  /** Row `r` of a Q8_0 operand, dequantized (float32). */
+  private blockRow(op: Q8Operand, r: number): Float32Array {
+    const { cols, paddedCols, blocksPerRow } = op.layout;
+    const out = new Float32Array(cols);
+    const i8 = new Int8Array(this.mem.memory.buffer, op.q + r * paddedCols, paddedCols);
+    const sc = this.mem.f32.subarray(op.s / 4 + r * blocksPerRow, op.s / 4 + (r + 1) * blocksPerRow);
+    for (let j = 0; j < cols; j++) out[j] = Math.fround(sc[j >> 5]! * i8[q8Offset(j)]!);
+    return out;
+  }
+
   /** Row `r` of a weight matrix as float32 (a bfloat16 matrix's 8-interleaved groups widened, a q8 one's blocks dequantized). */
   private weightRow(m: Matrix, r: number): Float32Array {
     const n = m.cols;
     if (m.dtype === 'f32') return this.mem.f32.subarray(m.ptr / 4 + r * n, m.ptr / 4 + (r + 1) * n);
-    if (m.dtype === 'q8') {
-      const { q, s, layout } = q8Of(m);
-      const out = new Float32Array(n);
-      const i8 = new Int8Array(this.mem.memory.buffer, q + r * layout.paddedCols, layout.paddedCols);
-      const sc = this.mem.f32.subarray(s / 4 + r * layout.blocksPerRow, s / 4 + (r + 1) * layout.blocksPerRow);
-      for (let j = 0; j < n; j++) out[j] = Math.fround(sc[j >> 5]! * i8[q8Offset(j)]!);
-      return out;
-    }
+    if (m.dtype === 'q8') return this.blockRow(q8Of(m), r);
     const out = new Float32Array(n);
     const bits = new Uint32Array(out.buffer);
     const base = m.ptr / 2 + r * n;

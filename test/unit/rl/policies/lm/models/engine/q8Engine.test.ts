@@ -178,6 +178,25 @@ describe('the engine at q8 (Q8_0 weights, activations quantized per row and bloc
 });
 
 describe('one 8-bit base for sampling and training', () => {
+  it('llama at q8: a position under a grammar scores over its allowed ids what the whole-vocabulary q8 logits give them (within 1e-4)', async () => {
+    const dir = path.join(FIXTURES, 'llama');
+    const e = await engine(dir, 'q8');
+    try {
+      const inputs = [3, 40, 41, 7, 99, 12];
+      const targets = [40, 41, 7, 99, 12, 5];
+      const ids = Int32Array.from([5, 12, 77, 200, 301]);
+      const allowed = inputs.map((_, t) => (t === 5 ? ids : undefined));
+      const [scored] = await e.score('policy', [{ inputs, targets, mask: inputs.map(() => 1), allowed }], 1, false);
+      const V = e.decoder.V;
+      const z = await e.logits('policy', [inputs], 'all');
+      const over = logSoftmax(Array.from(ids, (id) => z[5 * V + id]!));
+      const err = Math.abs(scored!.logp[5]! - over[0]!);
+      assert.ok(err < 1e-4, `constrained log-prob ${scored!.logp[5]} against ${over[0]} from the q8 logits`);
+    } finally {
+      await e.close();
+    }
+  });
+
   it('qwen3 at q8: the log-probs of a decoding session (prefill, then steps over the KV cache) equal the training pass’s within 1e-4, and its LoRA gradients (dy·W through the dequantized base) are within 10 % of float32 weights’', async () => {
     const dir = path.join(FIXTURES, 'qwen3');
     const e = await engine(dir, 'q8');
