@@ -14,10 +14,9 @@ import { ModelLoadError, readHfConfig } from '../rl/policies/lm/models/hfConfig'
 import { HfModel, type HfModelConfig } from '../rl/policies/lm/models/hfModel';
 import { describePlan, fittingPlan, formatBytes } from '../rl/policies/lm/models/memoryPlan';
 import { fittingEnginePlan, planEngineMemory, type EnginePlan } from '../rl/policies/lm/models/engine/enginePlan';
-import type { WeightDtype } from '../rl/policies/lm/models/engine/engineWeights';
+import { engineQ8Unsupported, engineUnsupported, type WeightDtype } from '../rl/policies/lm/models/engine/engineWeights';
 import { EngineMemoryError } from '../rl/policies/lm/models/engine/engineMemory';
 import { EngineModel } from '../rl/policies/lm/models/engine/engineModel';
-import { engineUnsupported } from '../rl/policies/lm/models/engine/engineWeights';
 import { checkpointTensors } from '../rl/policies/lm/models/safetensors';
 import { writeHfFolder } from '../rl/policies/lm/models/hfFolder';
 import { cacheRoots, findModels } from '../rl/policies/lm/models/modelCache';
@@ -177,6 +176,8 @@ async function modelCheck(
   const contextLength = Math.min(arch.maxPositions, whole('context', v.context, 2048, 16));
   const lora = loraOf({ ...optionDefaults(TRANSFORMER_OPTION_SPECS), loraRank: rank });
   const onEngine = backend.name === 'wasm' && !engineUnsupported(arch);
+  const q8Unsupported = askedDtype === 'q8' && onEngine ? engineQ8Unsupported(arch) : undefined;
+  if (q8Unsupported) throw new UsageError(`--weight-dtype q8: ${dir}: ${q8Unsupported}. Fix: --weight-dtype bf16`);
   if (askedDtype === 'q8' && !onEngine)
     throw new UsageError(
       `--weight-dtype q8 runs on the wasm engine, and ${dir} runs on the tfjs decoder here (${backend.name}${engineUnsupported(arch) ? `: ${engineUnsupported(arch)}` : ''}). Fix: --backend wasm with a qwen2, qwen3 or llama checkpoint`,
