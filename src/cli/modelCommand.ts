@@ -57,7 +57,8 @@ const MODEL_LIST_USAGE = `agent-rl model list [--folder DIR]... [--backend B] [-
 const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR
   CHECKPOINT    a checkpoint a run on a Hugging Face model wrote (its adapters name their base folder)
   --out DIR     a new Hugging Face folder: the base's config and tokenizer files, and model.safetensors
-                with the adapters merged into the weights (W + alpha/rank · A·B), in float32`;
+                with the adapters merged into the weights (W + alpha/rank · A·B), in float32; adapters a run
+                trained over the 8-bit base (weightDtype q8) merge into the original weights, as QLoRA's do`;
 
 const modelCheckCommand = defineCommand({
   name: 'model check',
