@@ -12,6 +12,9 @@
 // as four 32-bit lanes holds (element j+4 << 16 | element j): a shift left by 16 gives elements 0–3
 // as float32, a mask of the high halves gives elements 4–7, two instructions for eight weights.
 // `relaxed`: multiply-adds are f32x4.relaxed_madd (fused where the CPU has FMA), else mul + add.
+// The 8-bit kernels over Q8_0 blocks (q8_quantize, q8_dequantize, q8_nt: scripts/kernels/q8Wat.mjs) are
+// appended, the same build's (relaxed dot or plain SIMD), so the engine's threads call them on its memory.
+import { q8Funcs } from './q8Wat.mjs';
 
 /** @param {{ relaxed: boolean, ntR?: number, ntC?: number, nnR?: number }} o */
 export function engineWat(o) {
@@ -781,6 +784,7 @@ ${rowKernels}
 ${attnHelpers}
 ${attention}
 ${head}
+${q8Funcs({ relaxed: o.relaxed })}
 )
 `;
 }

@@ -14,10 +14,9 @@ import { ModelLoadError, readHfConfig } from '../rl/policies/lm/models/hfConfig'
 import { HfModel, type HfModelConfig } from '../rl/policies/lm/models/hfModel';
 import { describePlan, fittingPlan, formatBytes } from '../rl/policies/lm/models/memoryPlan';
 import { fittingEnginePlan, planEngineMemory, type EnginePlan } from '../rl/policies/lm/models/engine/enginePlan';
-import type { WeightDtype } from '../rl/policies/lm/models/engine/engineWeights';
+import { engineQ8Unsupported, engineUnsupported, type WeightDtype } from '../rl/policies/lm/models/engine/engineWeights';
 import { EngineMemoryError } from '../rl/policies/lm/models/engine/engineMemory';
 import { EngineModel } from '../rl/policies/lm/models/engine/engineModel';
-import { engineUnsupported } from '../rl/policies/lm/models/engine/engineWeights';
 import { checkpointTensors } from '../rl/policies/lm/models/safetensors';
 import { writeHfFolder } from '../rl/policies/lm/models/hfFolder';
 import { cacheRoots, findModels } from '../rl/policies/lm/models/modelCache';
@@ -37,16 +36,18 @@ import { JSON_OUTPUT } from './optionSets';
 import { modelNewCommand } from './modelNewCommand';
 import { UsageError } from './usageError';
 
-const MODEL_CHECK_USAGE = `agent-rl model check DIR [--prompt TEXT] [--max-new-tokens N] [--logits TEXT | --ids 1,2,3] [--top K] [--backend B] [--lora-rank N] [--context N] [--json]
+const MODEL_CHECK_USAGE = `agent-rl model check DIR [--prompt TEXT] [--max-new-tokens N] [--logits TEXT | --ids 1,2,3] [--top K] [--backend B] [--lora-rank N] [--context N] [--weight-dtype D] [--json]
   DIR           a local Hugging Face checkpoint folder (config.json, model.safetensors or shards, tokenizer.json)
   --prompt      text to continue greedily (default "def fibonacci(n):"), encoded without the chat template
-  --logits      print the final position's top logits for this text as JSON ({ ids, top: [{ id, token, logit }] })
+  --logits      print the final position's top logits for this text as JSON ({ ids, top: [{ id, token, logit }], dtype })
   --ids         the same for token ids as given (what a PyTorch check feeds the model)
   --max-new-tokens  length of the greedy continuation (default 24)
   --top         how many of the top logits --logits and --ids print (default 10)
   --backend     the tfjs backend the plan and the check use (${BACKEND_NAMES.join(', ')}; default auto)
   --lora-rank   the plan's LoRA rank (default 8; 0 = full fine-tuning)
-  --context     the context length of the plan and the check (default 2048, at most the model's)`;
+  --context     the context length of the plan and the check (default 2048, at most the model's)
+  --weight-dtype  how the engine holds the weights for the plan and the check (auto, bf16, f32, q8: Q8_0
+                blocks of 32 with activations quantized per block; default auto); the JSON's dtype says which ran`;
 
 const MODEL_LIST_USAGE = `agent-rl model list [--folder DIR]... [--backend B] [--json]
   the checkpoints in the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub) and in
@@ -56,7 +57,8 @@ const MODEL_LIST_USAGE = `agent-rl model list [--folder DIR]... [--backend B] [-
 const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR
   CHECKPOINT    a checkpoint a run on a Hugging Face model wrote (its adapters name their base folder)
   --out DIR     a new Hugging Face folder: the base's config and tokenizer files, and model.safetensors
-                with the adapters merged into the weights (W + alpha/rank · A·B), in float32`;
+                with the adapters merged into the weights (W + alpha/rank · A·B), in float32; adapters a run
+                trained over the 8-bit base (weightDtype q8) merge into the original weights, as QLoRA's do`;
 
 const modelCheckCommand = defineCommand({
   name: 'model check',
@@ -71,6 +73,7 @@ const modelCheckCommand = defineCommand({
     backend: { type: 'string' },
     'lora-rank': { type: 'string' },
     context: { type: 'string' },
+    'weight-dtype': { type: 'string' },
   },
   sets: [JSON_OUTPUT],
   positionals: { min: 1, max: 1, error: 'model check needs exactly one DIR' },
@@ -137,7 +140,7 @@ export const modelCommand = defineGroup({
 
 /** `model check DIR`: architecture, parameters, tokenizer, memory plan, a greedy continuation, top logits. */
 async function modelCheck(
-  v: Readonly<Partial<Record<'prompt' | 'ids' | 'max-new-tokens' | 'logits' | 'top' | 'backend' | 'lora-rank' | 'context', string>>> & {
+  v: Readonly<Partial<Record<'prompt' | 'ids' | 'max-new-tokens' | 'logits' | 'top' | 'backend' | 'lora-rank' | 'context' | 'weight-dtype', string>>> & {
     readonly json?: boolean;
   },
   dir: string,
@@ -152,6 +155,12 @@ async function modelCheck(
   const maxNew = whole('max-new-tokens', v['max-new-tokens'], 24, 1);
   const top = whole('top', v.top, 10, 1);
   const rank = whole('lora-rank', v['lora-rank'], 8, 0);
+  const dtypeChoice = v['weight-dtype'] ?? 'auto';
+  const DTYPES = ['auto', 'bf16', 'f32', 'q8'] as const;
+  if (!(DTYPES as readonly string[]).includes(dtypeChoice)) throw new UsageError(`--weight-dtype ${dtypeChoice}: use one of ${DTYPES.join(', ')}`);
+  const askedDtype = dtypeChoice as (typeof DTYPES)[number];
+  if (askedDtype === 'q8' && rank === 0)
+    throw new UsageError('--weight-dtype q8 with --lora-rank 0: Q8_0 weights are a frozen base for LoRA. Fix: --lora-rank 8, or --weight-dtype f32');
   const arch = readHfConfig(dir);
   const stored = checkpointTensors(dir);
   const dtypes = [...new Set([...stored.values()].map((t) => t.dtype))].join(', ');
@@ -168,10 +177,16 @@ async function modelCheck(
   const contextLength = Math.min(arch.maxPositions, whole('context', v.context, 2048, 16));
   const lora = loraOf({ ...optionDefaults(TRANSFORMER_OPTION_SPECS), loraRank: rank });
   const onEngine = backend.name === 'wasm' && !engineUnsupported(arch);
+  const q8Unsupported = askedDtype === 'q8' && onEngine ? engineQ8Unsupported(arch) : undefined;
+  if (q8Unsupported) throw new UsageError(`--weight-dtype q8: ${dir}: ${q8Unsupported}. Fix: --weight-dtype bf16`);
+  if (askedDtype === 'q8' && !onEngine)
+    throw new UsageError(
+      `--weight-dtype q8 runs on the wasm engine, and ${dir} runs on the tfjs decoder here (${backend.name}${engineUnsupported(arch) ? `: ${engineUnsupported(arch)}` : ''}). Fix: --backend wasm with a qwen2, qwen3 or llama checkpoint`,
+    );
   const threads = Math.min(os.availableParallelism(), 14);
   // the plan of a run: seed 000's 12 rows sampled at once (3 groups of 4); on wasm the engine's
   const plan = onEngine
-    ? fittingEnginePlan(arch, { ...(lora ? { lora } : {}), contextLength, sampleRows: 12, threads, dtype: 'auto' })
+    ? fittingEnginePlan(arch, { ...(lora ? { lora } : {}), contextLength, sampleRows: 12, threads, dtype: askedDtype })
     : fittingPlan(arch, { ...(lora ? { lora } : {}), contextLength, sampleRows: 12, backend: backend.name });
   const engineDtype: WeightDtype = 'positionsPerPass' in plan ? (plan as EnginePlan).dtype : 'bf16';
   const eos = tokenizer ? generationEos(dir, tokenizer) : [];
@@ -219,7 +234,7 @@ async function modelCheck(
       });
       return {
         model: m,
-        note: `  computed on the wasm engine (${m.engine.threads} threads, ${checkPlan.dtype} weights; this check's plan ${formatBytes(checkPlan.total)})`,
+        note: `  computed on the wasm engine (${m.engine.threads} threads, ${checkPlan.dtype === 'q8' ? 'q8 base (Q8_0 blocks of 32, 8-bit activations per block)' : `${checkPlan.dtype} weights`}; this check's plan ${formatBytes(checkPlan.total)})`,
       };
     }
     if (!plan.fits) throw new UsageError(`${dir} does not fit the ${backend.name} backend (plan above)`);
@@ -257,6 +272,8 @@ async function modelCheck(
         ...(v.logits !== undefined ? { text: v.logits } : {}),
         ids: input,
         top: order.map((id) => ({ id, token: tokenizer ? tokenizer.decode([id]) : null, logit: last[id]! })),
+        // how the weights were held when these logits were computed (the tfjs decoder: float32)
+        dtype: onEngine ? engineDtype : 'f32',
       };
       if (v.json) {
         process.stdout.write(`${jsonText(report)}\n`);

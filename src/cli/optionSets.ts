@@ -65,5 +65,6 @@ export const RUN_CONFIG: OptionSet<typeof RUN_CONFIG_OPTIONS> = {
     '  --model DIR       a local Hugging Face checkpoint (qwen2, qwen3, llama, gpt2) as the policy, LoRA rank 8 by default',
     '  --teacher DIR     a frozen Hugging Face checkpoint with the same tokenizer that scores every sampled token (--method distill)',
     '  --teacher-weight X  algorithm.teacherWeight: the teacher term per token (distill: 1; on a GRPO run, added to its advantage)',
+    '  --weight-dtype auto|bf16|f32|q8   policyOptions.weightDtype (q8: Q8_0 blocks of 32 on the wasm engine, LoRA only)',
   ],
 };

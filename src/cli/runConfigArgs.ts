@@ -36,7 +36,14 @@ export const ALGORITHM_FLAGS: Readonly<Record<string, [keyof AlgorithmSettings, 
 };
 
 /** Flag → policyOptions key (strings). */
-export const POLICY_FLAGS: Readonly<Record<string, string>> = { init: 'init', backend: 'backend', tokenizer: 'tokenizer', model: 'model', teacher: 'teacher' };
+export const POLICY_FLAGS: Readonly<Record<string, string>> = {
+  init: 'init',
+  backend: 'backend',
+  tokenizer: 'tokenizer',
+  model: 'model',
+  teacher: 'teacher',
+  'weight-dtype': 'weightDtype',
+};
 /** The policy flags that name a folder: resolved against the current one. */
 const FOLDER_FLAGS: ReadonlySet<string> = new Set(['init', 'tokenizer', 'model', 'teacher']);
 

@@ -342,6 +342,32 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     },
   },
   {
+    id: 'q8-lora-only',
+    description: 'Q8_0 weights (weightDtype q8) are a frozen base: LoRA only, never full fine-tuning.',
+    check({ policyOptions: po }) {
+      if (po.weightDtype !== 'q8' || po.loraRank !== 0) return [];
+      return issue(
+        'policyOptions.weightDtype',
+        'q8',
+        'holds the base as frozen 8-bit blocks, and full fine-tuning (loraRank 0) updates every weight in float32',
+        'train LoRA adapters over the 8-bit base (policyOptions.loraRank 8), or weightDtype "f32" for full fine-tuning',
+      );
+    },
+  },
+  {
+    id: 'q8-on-the-engine',
+    description: "Q8_0 weights run on the wasm engine only: not on the tfjs decoder's backends.",
+    check({ policyOptions: po }) {
+      if (po.weightDtype !== 'q8' || po.backend === 'wasm' || po.backend === 'auto') return [];
+      return issue(
+        'policyOptions.weightDtype',
+        'q8',
+        `runs on the wasm engine, and backend "${String(po.backend)}" runs the tfjs decoder, which holds float32 weights`,
+        'use backend "wasm", or weightDtype "auto" on this backend',
+      );
+    },
+  },
+  {
     id: 'agent-needs-chat-model',
     description: 'An agent program talks to a language model: policy transformer with a checkpoint.',
     check({ env, policy, policyOptions: po }) {

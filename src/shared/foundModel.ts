@@ -16,7 +16,14 @@ export interface FoundModel {
   readonly parameters?: number;
   readonly dtypes?: string;
   /** Seed 000's preset (LoRA rank 8, 1,024-token contexts, 12 rows sampled at once) on the backend. */
-  readonly seed000?: { readonly fits: boolean; readonly total: number; readonly limit: number; readonly on: string };
+  readonly seed000?: {
+    readonly fits: boolean;
+    readonly total: number;
+    readonly limit: number;
+    readonly on: string;
+    /** On the engine: the weights' dtype of the plan (q8 where bfloat16 does not fit and Q8_0 blocks do). */
+    readonly dtype?: string;
+  };
   /** Why the folder cannot be a policy (the loader's own message). */
   readonly problem?: string;
 }
@@ -26,5 +33,5 @@ export function describeFit(m: FoundModel): string {
   if (m.problem) return `cannot load: ${m.problem}`;
   const s = m.seed000;
   if (!s) return '';
-  return `${s.fits ? 'seed 000 fits' : 'seed 000 does NOT fit'} (${formatBytes(s.total)} of ${formatBytes(s.limit)} on ${s.on})`;
+  return `${s.fits ? 'seed 000 fits' : 'seed 000 does NOT fit'} (${formatBytes(s.total)} of ${formatBytes(s.limit)} on ${s.on}${s.dtype === 'q8' ? ', weightDtype q8' : ''})`;
 }

@@ -170,10 +170,10 @@ export const TRANSFORMER_OPTION_SPECS = {
   },
   weightDtype: {
     kind: 'enum',
-    values: ['auto', 'bf16', 'f32'],
+    values: ['auto', 'bf16', 'f32', 'q8'],
     default: 'auto',
     description:
-      'With model on the wasm backend: how the engine holds the frozen base weights; bf16 halves their memory and the bytes each product reads (the products accumulate in float32); auto = bf16, or f32 for a float32 checkpoint whose plan fits.',
+      "With model on the wasm backend: how the engine holds the frozen base weights; bf16 halves their memory and the bytes each product reads (the products accumulate in float32); q8 holds every linear weight, the output head and the embedding rows as llama.cpp's Q8_0 blocks (32 int8 and a float16 scale: 1.125 bytes a weight, 0.56× bf16), quantized once at load; each product's input is quantized per row and block of 32 on the fly, the dots within a block are integer and the sums across blocks float32 (LoRA only: the base is frozen); auto = bf16, or f32 for a float32 checkpoint whose plan fits.",
     reason: 'released checkpoints are bfloat16; a float32 one keeps its exact weights where memory allows',
   },
   rolloutEngine: {

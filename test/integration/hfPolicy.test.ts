@@ -3,6 +3,7 @@
 // token for token.
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -345,6 +346,34 @@ describe('agent-rl model check and train --model', () => {
       );
       for (const t of got.top) assert.ok(Math.abs(t.logit - last[t.id]!) < 1e-4, `${family} id ${t.id}: ${t.logit} vs ${last[t.id]}`);
     }
+    // --weight-dtype q8: the engine's Q8_0 logits, the JSON saying so; against PyTorch on the same blocks
+    // (hfReference.py --q8 block) where Debian's torch is installed; refused off the engine (gpt2)
+    const ids = [0, 17, 45, 120, 7, 300, 22, 81];
+    const q8 = runCli(['model', 'check', path.join(FIXTURES, 'qwen2'), '--ids', ids.join(','), '--top', '5', '--weight-dtype', 'q8', '--json'], dir);
+    assert.equal(q8.code, 0, q8.stderr);
+    const got8 = JSON.parse(q8.stdout) as { top: { id: number; logit: number }[]; dtype: string };
+    assert.equal(got8.dtype, 'q8');
+    const py = spawnSync(
+      '/usr/bin/python3',
+      [path.join(FIXTURES, '..', 'hfReference.py'), path.join(FIXTURES, 'qwen2'), '--ids', ids.join(','), '--q8', 'block'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    if (py.status === 0) {
+      const want = (JSON.parse(py.stdout) as { logits: number[] }).logits;
+      const order = Array.from(want.keys())
+        .sort((a, b) => want[b]! - want[a]!)
+        .slice(0, 5);
+      assert.deepEqual(
+        got8.top.map((t) => t.id),
+        order,
+      );
+      for (const t of got8.top) assert.ok(Math.abs(t.logit - want[t.id]!) < 1e-4, `q8 id ${t.id}: ${t.logit} vs ${want[t.id]}`);
+    }
+    const off = runCli(['model', 'check', path.join(FIXTURES, 'gpt2'), '--ids', '1,2', '--weight-dtype', 'q8', '--json'], dir);
+    assert.equal(off.code, 2);
+    assert.match(off.stderr, /--weight-dtype q8 runs on the wasm engine, and .*gpt2 runs on the tfjs decoder here/);
     const bad = runCli(['model', 'check', path.join(dir, 'nowhere')], dir);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /policyOptions\.model: .*nowhere does not exist\. Fix: point it at a local Hugging Face checkpoint folder/);

@@ -11,7 +11,7 @@ import type { Trainable } from '../algo/gradients';
 import { engineCandidateScorer } from './lm/models/engine/engineCandidates';
 import { EngineModel } from './lm/models/engine/engineModel';
 import { fittingEnginePlan } from './lm/models/engine/enginePlan';
-import { engineUnsupported } from './lm/models/engine/engineWeights';
+import { engineQ8Unsupported, engineUnsupported } from './lm/models/engine/engineWeights';
 import { ModelLoadError, type HfArchitecture } from './lm/models/hfConfig';
 import { checkLoraTargets, HfModel, hfDifferentiable, type LoraOptions } from './lm/models/hfModel';
 import { ggufCachePath, LlamaCppRollout, LlamaCppSampler } from './lm/rolloutEngines/llamaCpp';
@@ -80,9 +80,19 @@ export interface PathChoice {
  * architecture (gpt2): that one, and every model on another backend, runs on tfjs ops. llama.cpp
  * sampling loads its weights from the engine, so it is refused on the tfjs decoder.
  */
-export function chooseComputePath(o: Pick<TransformerOptions, 'rolloutEngine'>, backend: string, arch: HfArchitecture): PathChoice {
+export function chooseComputePath(
+  o: Pick<TransformerOptions, 'rolloutEngine'> & Partial<Pick<TransformerOptions, 'weightDtype'>>,
+  backend: string,
+  arch: HfArchitecture,
+): PathChoice {
   const unsupported = engineUnsupported(arch);
   if (backend === 'wasm' && !unsupported) return { kind: 'engine', reason: `the wasm backend, and the engine builds ${arch.modelType}` };
+  // (configRules' q8-on-the-engine refuses a backend named off wasm; this is "auto" resolving elsewhere, or gpt2)
+  if (o.weightDtype === 'q8') {
+    throw new ModelLoadError(
+      `policyOptions.weightDtype "q8" runs on the wasm engine, and this model runs on the tfjs decoder (${backend}${unsupported ? `: ${unsupported}` : ''}), which holds float32 weights. Fix: backend "wasm" with a qwen2, qwen3 or llama checkpoint, or weightDtype "auto"`,
+    );
+  }
   if (o.rolloutEngine === 'llama.cpp') {
     throw new ModelLoadError(
       `policyOptions.rolloutEngine "llama.cpp" loads the policy's weights from the wasm engine, and this model runs on the tfjs decoder (${backend}${unsupported ? `: ${unsupported}` : ''}). Fix: rolloutEngine "engine", or the wasm backend`,
@@ -106,11 +116,13 @@ export function enginePath(o: TransformerOptions, run: PathRunInfo, backend: Bac
       `algorithm.klEstimator "exact" needs every position's whole distribution (${m.arch.vocabSize.toLocaleString('en')} log-probs per token), which the wasm engine never holds. Fix: use klEstimator "k3" (or k1, k2)`,
     );
   }
-  if (!m.lora && o.weightDtype === 'bf16') {
+  if (!m.lora && (o.weightDtype === 'bf16' || o.weightDtype === 'q8')) {
     throw new ModelLoadError(
-      'policyOptions.weightDtype "bf16" with full fine-tuning (loraRank 0): the engine updates the weights themselves, in float32. Fix: weightDtype "auto" or "f32", or LoRA (loraRank 8)',
+      `policyOptions.weightDtype "${o.weightDtype}" with full fine-tuning (loraRank 0): the engine updates the weights themselves, in float32. Fix: weightDtype "auto" or "f32", or LoRA (loraRank 8)`,
     );
   }
+  const q8Unsupported = o.weightDtype === 'q8' ? engineQ8Unsupported(m.arch) : undefined;
+  if (q8Unsupported) throw new ModelLoadError(`policyOptions.weightDtype "q8": ${m.dir}: ${q8Unsupported}. Fix: weightDtype "bf16"`);
   const threads = o.threads > 0 ? o.threads : Math.min(os.availableParallelism(), 14);
   const plan = fittingEnginePlan(m.arch, {
     ...(m.lora ? { lora: m.lora } : {}),
@@ -123,7 +135,7 @@ export function enginePath(o: TransformerOptions, run: PathRunInfo, backend: Bac
   });
   if (!plan.fits) {
     throw new ModelLoadError(
-      `policyOptions.model: ${m.dir} does not fit one wasm engine:\n${describePlan(plan)}\nWays out: ${m.lora ? '' : 'LoRA (policyOptions.loraRank 8), which trains adapters over the frozen weights; '}a smaller contextLength or fewer rows sampled at once (groupSize × groupsPerIteration); ${m.lora ? 'policyOptions.weightDtype "bf16"; ' : ''}the tfjs-node backend (npm install @tensorflow/tfjs-node), whose memory is the machine's; a smaller checkpoint.`,
+      `policyOptions.model: ${m.dir} does not fit one wasm engine:\n${describePlan(plan)}\nWays out: ${m.lora ? '' : 'LoRA (policyOptions.loraRank 8), which trains adapters over the frozen weights; '}a smaller contextLength or fewer rows sampled at once (groupSize × groupsPerIteration); ${m.lora ? `policyOptions.weightDtype ${plan.dtype === 'q8' ? '"q8" is the smallest' : '"q8" (Q8_0 blocks, 0.56× bf16)'}; ` : ''}the tfjs-node backend (npm install @tensorflow/tfjs-node), whose memory is the machine's; a smaller checkpoint.`,
     );
   }
   return {
@@ -143,7 +155,7 @@ export function enginePath(o: TransformerOptions, run: PathRunInfo, backend: Bac
       }),
     // the threads the engine started and the SIMD it found
     describe: ({ engine: e }) =>
-      `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype} weights, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backend)} for the optimizer)`,
+      `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype === 'q8' ? 'q8 base (Q8_0 blocks of 32, 8-bit activations per block)' : `${plan.dtype} weights`}, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backend)} for the optimizer)`,
     differentiable: (x) => x.scorer(),
     rollout: (model, tokenizer) =>
       o.rolloutEngine === 'llama.cpp' ? llamaCppRollout(model, m, tokenizer, run.sampleRows, threads) : Promise.resolve(undefined),

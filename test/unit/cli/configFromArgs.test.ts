@@ -21,6 +21,15 @@ describe('configFromArgs', () => {
     }
   });
 
+  it('--weight-dtype sets policyOptions.weightDtype; q8 with full fine-tuning is refused with the fix', () => {
+    const lm = { env: 'calculator', policy: 'transformer', policyOptions: { model: '/m' } };
+    assert.equal((configFromArgs({ 'weight-dtype': 'q8' }, lm).policyOptions as { weightDtype?: string }).weightDtype, 'q8');
+    assert.throws(
+      () => configFromArgs({ 'weight-dtype': 'q8' }, { ...lm, policyOptions: { model: '/m', loraRank: 0 } }),
+      /policyOptions\.weightDtype.*full fine-tuning \(loraRank 0\).*policyOptions\.loraRank 8/s,
+    );
+  });
+
   it("a --config file's sections merge over a preset's key by key (the preset's other settings stay)", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arl-cfg-'));
     try {

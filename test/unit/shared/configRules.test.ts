@@ -286,6 +286,26 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       fix: 'name them, e.g. "tasks.jsonl" (relative to the config file)',
     },
   },
+  'q8-lora-only': {
+    pass: { ...LM, policyOptions: { model: '/m', weightDtype: 'q8' } },
+    fail: { ...LM, policyOptions: { model: '/m', weightDtype: 'q8', loraRank: 0 } },
+    issue: {
+      field: 'policyOptions.weightDtype',
+      value: 'q8',
+      message: 'holds the base as frozen 8-bit blocks, and full fine-tuning (loraRank 0) updates every weight in float32',
+      fix: 'train LoRA adapters over the 8-bit base (policyOptions.loraRank 8), or weightDtype "f32" for full fine-tuning',
+    },
+  },
+  'q8-on-the-engine': {
+    pass: { ...LM, policyOptions: { model: '/m', weightDtype: 'q8', backend: 'wasm' } },
+    fail: { ...LM, policyOptions: { model: '/m', weightDtype: 'q8', backend: 'tensorflow' } },
+    issue: {
+      field: 'policyOptions.weightDtype',
+      value: 'q8',
+      message: 'runs on the wasm engine, and backend "tensorflow" runs the tfjs decoder, which holds float32 weights',
+      fix: 'use backend "wasm", or weightDtype "auto" on this backend',
+    },
+  },
   'agent-needs-chat-model': {
     pass: AGENT,
     fail: { ...AGENT, policyOptions: {} },

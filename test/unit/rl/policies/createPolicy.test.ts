@@ -92,6 +92,11 @@ describe('createPolicy: the compute path, chosen once with its reason', () => {
     assert.throws(
       () => chooseComputePath({ rolloutEngine: 'llama.cpp' }, 'wasm', gpt2),
       /policyOptions\.rolloutEngine "llama\.cpp" loads the policy's weights from the wasm engine, and this model runs on the tfjs decoder \(wasm: gpt2 .*\)\. Fix: rolloutEngine "engine", or the wasm backend/,
+    ); // q8 weights live on the engine only: gpt2 on wasm (or backend auto resolving to tfjs-node) is refused
+    assert.deepEqual(chooseComputePath({ rolloutEngine: 'engine', weightDtype: 'q8' }, 'wasm', qwen2), onQwen2);
+    assert.throws(
+      () => chooseComputePath({ rolloutEngine: 'engine', weightDtype: 'q8' }, 'wasm', gpt2),
+      /policyOptions\.weightDtype "q8" runs on the wasm engine, and this model runs on the tfjs decoder \(wasm: gpt2 .*\), which holds float32 weights\. Fix: backend "wasm" with a qwen2, qwen3 or llama checkpoint, or weightDtype "auto"/,
     );
   });
 });

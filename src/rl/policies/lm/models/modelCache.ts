@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fittingEnginePlan } from './engine/enginePlan';
-import { engineUnsupported } from './engine/engineWeights';
+import { engineQ8Unsupported, engineUnsupported } from './engine/engineWeights';
 import { parameterCount } from './families/familyOf';
 import { readHfConfig } from './hfConfig';
 import { fittingPlan } from './memoryPlan';
@@ -89,8 +89,11 @@ function seed000Plan(dir: string, backend: string): FoundModel['seed000'] {
   const lora = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
   const contextLength = Math.min(1024, arch.maxPositions);
   if (backend === 'wasm' && !engineUnsupported(arch)) {
-    const p = fittingEnginePlan(arch, { lora, contextLength, sampleRows: 12, threads: Math.min(os.availableParallelism(), 14), dtype: 'auto' });
-    return { fits: p.fits, total: p.total, limit: p.limit, on: 'the wasm engine' };
+    const o = { lora, contextLength, sampleRows: 12, threads: Math.min(os.availableParallelism(), 14) };
+    // bfloat16 (or float32) first; where that does not fit, Q8_0 blocks (weightDtype q8), the run's way out
+    const auto = fittingEnginePlan(arch, { ...o, dtype: 'auto' });
+    const p = auto.fits || engineQ8Unsupported(arch) ? auto : fittingEnginePlan(arch, { ...o, dtype: 'q8' });
+    return { fits: p.fits, total: p.total, limit: p.limit, on: 'the wasm engine', dtype: p.dtype };
   }
   const p = fittingPlan(arch, { lora, contextLength, sampleRows: 12, backend });
   return { fits: p.fits, total: p.total, limit: p.limit, on: `tfjs ${backend}` };

@@ -3,13 +3,18 @@
 // adapters with activation checkpointing — the forward pass keeps each layer's input only, and the
 // backward pass recomputes one layer at a time with everything its gradients need. The output head
 // runs over vocabulary chunks (never a [positions, vocabulary] tensor) and only at scored positions
-// (decoderHead.ts, the class this one extends).
+// (decoderHead.ts, the class this one extends). Over q8 weights (Q8_0 blocks, engineWeights.ts) each
+// product quantizes its input per row and block of 32 on the fly (float32 scales) and runs the integer
+// kernel: q, k and v share one quantized input, and so do gate and up; the backward product dy·W
+// through the frozen base dequantizes the weight's rows (decoderHead.backProduct).
 // Shapes: N positions, D hidden, Hq query heads, K key/value heads, E head width, F MLP width,
 // V vocabulary, r LoRA rank; [N, X] row-major float32 unless said.
 import type { HfArchitecture } from '../hfConfig';
 import type { EngineMemory } from './engineMemory';
-import type { EngineKernels, Matrix } from './kernels';
+import { q8Layout } from '../q8Blocks';
+import { q8Of, type EngineKernels, type Matrix } from './kernels';
 import { DecoderHead } from './decoderHead';
+import { q8Operand, type Q8Operand } from './q8Kernels';
 import { ENGINE_LINEARS, type EngineLinear, type EngineWeights, type LayerWeights, type LinearWeights } from './engineWeights';
 
 export type { HeadKept } from './decoderHead';
@@ -112,9 +117,19 @@ export class Decoder extends DecoderHead {
   }
 
   /** y = x·wᵀ (+ bias) (+ s·(x·a)·b); `t` receives s·(x·a) when the backward pass will need it. */
-  private linear(x: number, N: number, lin: LinearWeights, y: number, ad: Adapter | undefined, rank: number, scale: number, keepT?: number): void {
+  private linear(
+    x: number,
+    N: number,
+    lin: LinearWeights,
+    y: number,
+    ad: Adapter | undefined,
+    rank: number,
+    scale: number,
+    keepT: number | undefined,
+    xq: Q8Operand | undefined,
+  ): void {
     const k = this.k;
-    k.nt(x, lin.w.cols, lin.w, y, lin.w.rows, N, false);
+    this.product(x, lin.w.cols, xq, lin.w, y, lin.w.rows, N, false);
     if (lin.bias !== undefined) k.addBias(y, lin.w.rows, lin.bias, N, lin.w.rows);
     if (!ad) return;
     this.mem.scoped(() => {
@@ -138,12 +153,13 @@ export class Decoder extends DecoderHead {
     g: Adapter | undefined,
     rank: number,
     scale: number,
-    gw?: LinearWeights,
+    gw: LinearWeights | undefined,
+    deq: number,
   ): void {
     const k = this.k;
     const inDim = lin.w.cols,
       out = lin.w.rows;
-    k.nn(dy, out, lin.w, dx, inDim, N, acc);
+    this.backProduct(dy, out, lin.w, dx, inDim, N, acc, deq);
     if (gw) {
       k.tn(dy, out, x, inDim, gw.w.ptr, inDim, N, out, inDim, true); // ∂W += dyᵀ·x   [out, in]
       if (gw.bias !== undefined) this.columnSums(dy, out, N, out, gw.bias);
@@ -212,15 +228,26 @@ export class Decoder extends DecoderHead {
     const mark = this.mem.mark();
     const t: Partial<Record<EngineLinear, number>> = {};
     const tOf = (m: EngineLinear): number | undefined => (keep && useAd(m) ? (t[m] = this.f32(N * rank, `kept lora product ${m}`)) : undefined);
+    // q8 weights: one buffer for the blocks of the layer's four product inputs in turn (h for q/k/v,
+    // att for o, h2 for gate/up, act for down), each quantized once per row and block of 32
+    const q8 = Wl.linear.q_proj.w.dtype === 'q8';
+    const xqAt = q8 ? this.mem.alloc(q8Layout(N, Math.max(D, qd, F)).bytes, 'layer input blocks') : 0;
+    const blocks = (x: number, K: number): Q8Operand | undefined => {
+      if (!q8) return undefined;
+      const op = q8Operand(xqAt, N, K);
+      k.quantizeQ8(x, K, op, 'f32');
+      return op;
+    };
     const h = this.f32(N * D, 'layer norm');
     const rstd1 = this.f32(N, 'layer norm');
     k.rmsnorm(X, D, Wl.inNorm, h, D, rstd1, N, D, eps);
     const q = this.f32(N * qd, 'queries');
     const kk = this.f32(N * kd, 'keys');
     const v = this.f32(N * kd, 'values');
-    this.linear(h, N, Wl.linear.q_proj, q, useAd('q_proj'), rank, scale, tOf('q_proj'));
-    this.linear(h, N, Wl.linear.k_proj, kk, useAd('k_proj'), rank, scale, tOf('k_proj'));
-    this.linear(h, N, Wl.linear.v_proj, v, useAd('v_proj'), rank, scale, tOf('v_proj'));
+    const hq = blocks(h, D);
+    this.linear(h, N, Wl.linear.q_proj, q, useAd('q_proj'), rank, scale, tOf('q_proj'), hq);
+    this.linear(h, N, Wl.linear.k_proj, kk, useAd('k_proj'), rank, scale, tOf('k_proj'), hq);
+    this.linear(h, N, Wl.linear.v_proj, v, useAd('v_proj'), rank, scale, tOf('v_proj'), hq);
     let qRaw = 0,
       kRaw = 0,
       rstdQ = 0,
@@ -256,7 +283,7 @@ export class Decoder extends DecoderHead {
       probs = it.probs;
     }
     const y = this.f32(N * D, 'attention projection');
-    this.linear(att, N, Wl.linear.o_proj, y, useAd('o_proj'), rank, scale, tOf('o_proj'));
+    this.linear(att, N, Wl.linear.o_proj, y, useAd('o_proj'), rank, scale, tOf('o_proj'), blocks(att, qd));
     let x2 = X;
     if (keep) {
       x2 = this.f32(N * D, 'residual');
@@ -268,11 +295,12 @@ export class Decoder extends DecoderHead {
     k.rmsnorm(x2, D, Wl.postNorm, h2, D, rstd2, N, D, eps);
     const gate = this.f32(N * F, 'mlp');
     const up = this.f32(N * F, 'mlp');
-    this.linear(h2, N, Wl.linear.gate_proj, gate, useAd('gate_proj'), rank, scale, tOf('gate_proj'));
-    this.linear(h2, N, Wl.linear.up_proj, up, useAd('up_proj'), rank, scale, tOf('up_proj'));
+    const h2q = blocks(h2, D);
+    this.linear(h2, N, Wl.linear.gate_proj, gate, useAd('gate_proj'), rank, scale, tOf('gate_proj'), h2q);
+    this.linear(h2, N, Wl.linear.up_proj, up, useAd('up_proj'), rank, scale, tOf('up_proj'), h2q);
     const act = this.f32(N * F, 'mlp');
     k.swiglu(gate, up, act, N * F);
-    this.linear(act, N, Wl.linear.down_proj, y, useAd('down_proj'), rank, scale, tOf('down_proj'));
+    this.linear(act, N, Wl.linear.down_proj, y, useAd('down_proj'), rank, scale, tOf('down_proj'), blocks(act, F));
     if (!keep) {
       k.add(X, y, N * D);
       this.mem.release(mark);
@@ -297,8 +325,12 @@ export class Decoder extends DecoderHead {
     const k = this.k;
     this.mem.scoped(() => {
       const s = this.layer(l, X, p, ad, true)!;
+      const deq = this.dequantScratch(
+        ENGINE_LINEARS.map((m) => Wl.linear[m].w),
+        'base rows dequantized',
+      );
       const bwd = (m: EngineLinear, dy: number, x: number, dx: number, acc: boolean): void =>
-        this.linearBwd(dy, N, Wl.linear[m], x, dx, acc, adl[m], s.t[m], gl[m], rank, scale, gw?.linear[m]);
+        this.linearBwd(dy, N, Wl.linear[m], x, dx, acc, adl[m], s.t[m], gl[m], rank, scale, gw?.linear[m], deq);
       // MLP: x3 = x2 + down(silu(gate)·up)
       const dAct = this.f32(N * F, 'mlp gradient');
       bwd('down_proj', dX, s.act, dAct, false);
@@ -385,7 +417,16 @@ export class Decoder extends DecoderHead {
 
   /** X [N, D] ← the token embeddings of the pack. */
   embed(p: Pack, X: number): void {
-    this.k.embed(this.w.embed, p.ids, p.N, X, this.D);
+    const table = this.w.embed;
+    if (table.dtype === 'q8') {
+      // Q8_0 rows: each id's row dequantized in place (one small call a position, on this thread)
+      for (let t = 0; t < p.N; t++) {
+        const id = this.mem.i32[p.ids / 4 + t]!;
+        this.k.dequantizeQ8(q8Of(table), X + t * this.D * 4, this.D, id, id + 1);
+      }
+      return;
+    }
+    this.k.embed(table, p.ids, p.N, X, this.D);
   }
 
   /** The linear layers LoRA trains in each layer, in the order of the tfjs model's variables. */

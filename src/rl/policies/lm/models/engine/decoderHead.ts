@@ -5,9 +5,11 @@
 // and whole-vocabulary logits for sampling. Shapes: M scored rows, D hidden, V vocabulary, C columns
 // of a chunk; [rows, cols] row-major float32 in engine memory unless said.
 import type { HfArchitecture } from '../hfConfig';
+import { q8Offset } from '../q8Blocks';
 import type { EngineMemory } from './engineMemory';
-import type { EngineWeights } from './engineWeights';
-import type { EngineKernels, Matrix } from './kernels';
+import { convertRows, type EngineWeights } from './engineWeights';
+import { q8Of, type EngineKernels, type Matrix } from './kernels';
+import { q8Operand, type Q8Operand } from './q8Kernels';
 
 /** A scored position under a grammar: its allowed ids, their probabilities, and where the target is among them. */
 interface ConstrainedRow {
@@ -64,6 +66,51 @@ export class DecoderHead {
     for (let j = 0; j < D; j++) f[g / 4 + j]! += acc[j]!;
   }
 
+  /**
+   * x[M, ldx] (K values a row) quantized per row and block of 32 with float32 scales, into new memory:
+   * the activation side of a product over q8 weights (undefined when `w` is not q8).
+   */
+  protected quantizedFor(w: Matrix, x: number, ldx: number, M: number, K: number, label: string): Q8Operand | undefined {
+    if (w.dtype !== 'q8') return undefined;
+    const xq = q8Operand(this.mem.alloc(q8Operand(0, M, K).layout.bytes, label), M, K);
+    this.k.quantizeQ8(x, ldx, xq, 'f32');
+    return xq;
+  }
+
+  /**
+   * y[M, r1 − r0] (+)= x · w[r0 … r1)ᵀ: the float kernels, or over q8 weights the integer one on x's
+   * blocks `xq` (quantized once by the caller, shared by the products that read the same x).
+   */
+  protected product(x: number, ldx: number, xq: Q8Operand | undefined, w: Matrix, y: number, ldy: number, M: number, acc: boolean, r0 = 0, r1 = w.rows): void {
+    if (w.dtype !== 'q8') return this.k.ntRows(x, ldx, w, r0, r1, y, ldy, M, acc);
+    if (!xq) throw new Error(`engine: a product over q8 weights [${w.rows}, ${w.cols}] without its quantized input`);
+    this.k.ntQ8(xq, q8Of(w), y, ldy, acc, r0, r1);
+  }
+
+  /** Float32 scratch a backward product through q8 weights [rows, cols] dequantizes into (0 when not q8). */
+  protected dequantScratch(ws: readonly Matrix[], label: string, rows = Infinity): number {
+    const n = Math.max(0, ...ws.filter((w) => w.dtype === 'q8').map((w) => Math.min(rows, convertRows(w.rows, w.cols)) * w.cols));
+    return n > 0 ? this.f32(n, label) : 0;
+  }
+
+  /**
+   * dx[M, w.cols] (+)= dy[M, r1 − r0] · w[r0 … r1) (dy's column 0 is w's row r0). Through frozen q8
+   * weights the rows are dequantized into `scratch` (dequantScratch's size: convertRows rows at a time)
+   * and multiplied in float32: docs/q8-blocks.md measured dequantize + nn_f32 at 1.07× nn_bf16's speed
+   * (dx[512, 896] = dy[512, 4864] · W), where an 8-bit dy would need a second, transposed copy of every
+   * weight (blocks along the output dimension) and dy's outliers quantized per block.
+   */
+  protected backProduct(dy: number, lddy: number, w: Matrix, dx: number, lddx: number, M: number, acc: boolean, scratch: number, r0 = 0, r1 = w.rows): void {
+    if (w.dtype !== 'q8') return this.k.nn(dy, lddy, w, dx, lddx, M, acc, r0, r1);
+    const K = w.cols,
+      step = convertRows(w.rows, K);
+    for (let c0 = r0; c0 < r1; c0 += step) {
+      const c1 = Math.min(r1, c0 + step);
+      this.k.dequantizeQ8(q8Of(w), scratch, K, c0, c1);
+      this.k.nn(dy + (c0 - r0) * 4, lddy, { ptr: scratch, rows: c1 - c0, cols: K, dtype: 'f32' }, dx, lddx, M, acc || c0 > r0);
+    }
+  }
+
   /** Vocabulary columns per chunk of the head for `rows` positions: [rows, C] floats within 32 MiB. */
   chunkColumns(rows: number): number {
     const c = Math.floor((8 * 2 ** 20) / Math.max(1, rows) / 64) * 64;
@@ -105,11 +152,12 @@ export class DecoderHead {
     const state = this.f32(M * 6, 'head state');
     for (let i = 0; i < M; i++) mem.f32.set([-Infinity, 0, 0, 0, -Infinity, 0], state / 4 + i * 6);
     const C = this.chunkColumns(M);
+    const xq = this.quantizedFor(this.w.head, xf, D, M, D, 'head input blocks');
     mem.scoped(() => {
       const z = this.f32(M * C, 'logits chunk');
       for (let v0 = 0; v0 < V; v0 += C) {
         const c = Math.min(C, V - v0);
-        k.ntRows(xf, D, this.w.head, v0, v0 + c, z, c, M, false);
+        this.product(xf, D, xq, this.w.head, z, c, M, false, v0, v0 + c);
         k.lseUpdate(z, M, c, v0, tg, invT, state);
       }
     });
@@ -131,7 +179,8 @@ export class DecoderHead {
     const sets: ConstrainedRow[] = [];
     allowed?.forEach((ids, i) => {
       if (!ids) return;
-      const x = mem.f32.subarray(xf / 4 + i * D, xf / 4 + (i + 1) * D);
+      // over q8 weights the input's blocks, as the whole-vocabulary product (and the sampler) read it
+      const x = xq ? this.blockRow(xq, i) : mem.f32.subarray(xf / 4 + i * D, xf / 4 + (i + 1) * D);
       const z = Float64Array.from(ids, (id) => invT * dot(this.weightRow(this.w.head, id), x));
       const mx = Math.max(...z);
       let sum = 0;
@@ -152,10 +201,21 @@ export class DecoderHead {
     return { logp, entropy, hit, kept: { xs, xf, rstd, logZ, tg, sets } };
   }
 
-  /** Row `r` of a weight matrix as float32 (a bfloat16 matrix's 8-interleaved groups widened). */
+  /** Row `r` of a Q8_0 operand, dequantized (float32). */
+  private blockRow(op: Q8Operand, r: number): Float32Array {
+    const { cols, paddedCols, blocksPerRow } = op.layout;
+    const out = new Float32Array(cols);
+    const i8 = new Int8Array(this.mem.memory.buffer, op.q + r * paddedCols, paddedCols);
+    const sc = this.mem.f32.subarray(op.s / 4 + r * blocksPerRow, op.s / 4 + (r + 1) * blocksPerRow);
+    for (let j = 0; j < cols; j++) out[j] = Math.fround(sc[j >> 5]! * i8[q8Offset(j)]!);
+    return out;
+  }
+
+  /** Row `r` of a weight matrix as float32 (a bfloat16 matrix's 8-interleaved groups widened, a q8 one's blocks dequantized). */
   private weightRow(m: Matrix, r: number): Float32Array {
     const n = m.cols;
     if (m.dtype === 'f32') return this.mem.f32.subarray(m.ptr / 4 + r * n, m.ptr / 4 + (r + 1) * n);
+    if (m.dtype === 'q8') return this.blockRow(q8Of(m), r);
     const out = new Float32Array(n);
     const bits = new Uint32Array(out.buffer);
     const base = m.ptr / 2 + r * n;
@@ -189,11 +249,13 @@ export class DecoderHead {
       const dxf = this.f32(M * D, 'head gradient');
       const C = this.chunkColumns(M);
       const z = this.f32(M * C, 'logits chunk');
+      const xq = this.quantizedFor(this.w.head, kept.xf, D, M, D, 'head input blocks');
+      const deq = this.dequantScratch([this.w.head], 'head rows dequantized', C);
       for (let v0 = 0; v0 < V; v0 += C) {
         const c = Math.min(C, V - v0);
-        k.ntRows(kept.xf, D, this.w.head, v0, v0 + c, z, c, M, false);
+        this.product(kept.xf, D, xq, this.w.head, z, c, M, false, v0, v0 + c);
         k.softmaxBwd(z, M, c, v0, kept.tg, invT, kept.logZ, gp);
-        k.nn(z, c, this.w.head, dxf, D, M, v0 > 0, v0, v0 + c);
+        this.backProduct(z, c, this.w.head, dxf, D, M, v0 > 0, deq, v0, v0 + c);
         if (gw) k.tn(z, c, kept.xf, D, gw.head.ptr + v0 * D * 4, D, M, c, D, true); // ∂head[v0 …] += zᵀ·xf
       }
       // ∂logp/∂z over an allowed set is invT·(onehot(target) − p): into dxf, and into the head's rows
@@ -239,8 +301,9 @@ export class DecoderHead {
         const xf = this.f32(M * D, 'final norm');
         const rstd = this.f32(M, 'final norm');
         this.k.rmsnorm(xs, D, this.w.finalNorm, xf, D, rstd, M, D, this.arch.normEps);
+        const xq = this.quantizedFor(this.w.head, xf, D, M, D, 'head input blocks');
         const out = this.f32(M * V, 'logits');
-        this.k.nt(xf, D, this.w.head, out, V, M, false);
+        this.product(xf, D, xq, this.w.head, out, V, M, false);
         all.set(this.mem.f32.subarray(out / 4, out / 4 + M * V), r0 * V);
       });
     }

@@ -1,5 +1,5 @@
 // The engine's memory plan: every region the engine takes, line by line, with the allocator's own
-// 64-byte rounding — the weights as held (bfloat16 or float32), the three adapter sets, and the
+// 64-byte rounding — the weights as held (bfloat16, float32 or Q8_0 blocks), the three adapter sets, and the
 // largest of a training pass (the layer inputs kept for the backward pass, the head over vocabulary
 // chunks, one layer recomputed with its gradients), a forward-only pass and a sampling session (the KV
 // cache of the batch, prefill and decoding). Its total is the size of the engine's memory, so the
@@ -9,6 +9,7 @@ import { parameterCount } from '../families/familyOf';
 import type { HfArchitecture } from '../hfConfig';
 import type { LoraOptions } from '../hfModel';
 import { formatBytes, type MemoryLine, type MemoryPlan } from '../memoryPlan';
+import { q8Layout } from '../q8Blocks';
 import { MAX_ENGINE_BYTES } from './engineMemory';
 import { convertRows, ENGINE_LINEARS, linearShapeOf, matrixShapes, weightBytes, type WeightDtype } from './engineWeights';
 
@@ -42,8 +43,26 @@ export function chunkColumns(V: number, rows: number): number {
   return Math.max(64, Math.min(V, c));
 }
 
-/** One layer's intermediates for N positions in `segs` segments of length `len` (decoder.layer). */
-function layerBytes(a: HfArchitecture, N: number, segs: number, len: number, r: number, threads: number, keep: boolean): number {
+/** Bytes of the blocks of x [M, K] quantized on the fly before a product over q8 weights (0 otherwise). */
+function blocksBytes(q8: boolean, M: number, K: number): number {
+  return q8 ? R(q8Layout(M, K).bytes) : 0;
+}
+
+/** Float32 scratch of a backward product through q8 weights: the largest rows dequantized at once (decoder.dequantScratch). */
+function dequantBytes(q8: boolean, shapes: readonly [number, number][], rowsCap = Infinity): number {
+  return q8 ? f32(Math.max(...shapes.map(([rows, cols]) => Math.min(rowsCap, convertRows(rows, cols)) * cols))) : 0;
+}
+
+/** [out, in] of the engine's linear layers (the family spec's layer-0 weights). */
+function linearShapes(a: HfArchitecture): [number, number][] {
+  return ENGINE_LINEARS.map((m) => {
+    const [inDim, out] = linearShapeOf(a, m);
+    return [out, inDim];
+  });
+}
+
+/** One layer's intermediates for N positions in `segs` segments of length `len` (decoder.layer); q8: one buffer of input blocks. */
+function layerBytes(a: HfArchitecture, N: number, segs: number, len: number, r: number, threads: number, keep: boolean, q8: boolean): number {
   const D = a.hidden,
     E = a.headDim,
     qd = a.heads * E,
@@ -54,11 +73,11 @@ function layerBytes(a: HfArchitecture, N: number, segs: number, len: number, r: 
   if (a.qkNorm) b += f32(N * a.heads) + f32(N * a.kvHeads) + (keep ? f32(N * qd) + f32(N * kd) : 0);
   b += f32(N * qd) + R(segs * a.heads * 16) + (keep ? R(segs * a.heads * len * len * 4) : 0) + f32(len * threads);
   b += f32(N * D) + (keep ? f32(N * D) : 0) + f32(N * D) + f32(N) + 3 * f32(N * F);
-  return b + t;
+  return b + t + blocksBytes(q8, N, Math.max(D, qd, F));
 }
 
 /** What a backward pass adds to a kept layer (decoder.layerBwd), at its peak. */
-function layerBwdBytes(a: HfArchitecture, N: number, segs: number, len: number, r: number, threads: number): number {
+function layerBwdBytes(a: HfArchitecture, N: number, segs: number, len: number, r: number, threads: number, q8: boolean): number {
   const D = a.hidden,
     E = a.headDim,
     qd = a.heads * E,
@@ -73,16 +92,18 @@ function layerBwdBytes(a: HfArchitecture, N: number, segs: number, len: number, 
     f32(len * threads) +
     (a.qkNorm ? f32(N * qd) + f32(N * kd) : 0) +
     f32(N * D) +
-    f32(N * r)
+    f32(N * r) +
+    dequantBytes(q8, linearShapes(a))
   );
 }
 
 /** The head at M scored rows (decoder.head), kept or not, and its backward pass (decoder.headBwd). */
-function headBytes(a: HfArchitecture, M: number): { kept: number; transient: number; backward: number } {
+function headBytes(a: HfArchitecture, M: number, q8: boolean): { kept: number; transient: number; backward: number } {
   const D = a.hidden;
   const C = chunkColumns(a.vocabSize, M);
-  const kept = f32(M * D) * 2 + f32(M) + R(M * 4) + f32(M * 6) + f32(M);
-  return { kept, transient: f32(M * C), backward: f32(M) + f32(M * D) * 2 + f32(M * C) };
+  const kept = f32(M * D) * 2 + f32(M) + R(M * 4) + f32(M * 6) + f32(M) + blocksBytes(q8, M, D);
+  const backward = f32(M) + f32(M * D) * 2 + f32(M * C) + blocksBytes(q8, M, D) + dequantBytes(q8, [[a.vocabSize, D]], C);
+  return { kept, transient: f32(M * C), backward };
 }
 
 export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): EnginePlan {
@@ -97,6 +118,8 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
     return bytes;
   };
   const weights = weightBytes(a, o.dtype, P);
+  const q8 = o.dtype === 'q8';
+  const layer = (n: number, sg: number, len: number, keep: boolean): number => layerBytes(a, n, sg, len, r, o.threads, keep, q8);
   const lora = o.lora;
   const adapterBytes = lora
     ? ENGINE_LINEARS.filter((m) => lora.targets.includes('all-linear') || lora.targets.includes(m)).reduce((s, m) => {
@@ -111,14 +134,12 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
   const segs = Math.max(1, Math.floor(N / P));
   const pack = R(N * 4) * 2;
   // training: the stream kept per layer, the head kept at every position, then the backward pass
-  const head = headBytes(a, N);
+  const head = headBytes(a, N, q8);
   const keptInputs = f32((L + 1) * N * D);
-  const layerPeak = layerBytes(a, N, segs, P, r, o.threads, true) + layerBwdBytes(a, N, segs, P, r, o.threads);
+  const layerPeak = layer(N, segs, P, true) + layerBwdBytes(a, N, segs, P, r, o.threads, q8);
   const training =
-    pack +
-    keptInputs +
-    Math.max(layerBytes(a, N, segs, P, r, o.threads, false), head.kept + Math.max(head.transient, f32(N * D) + Math.max(head.backward, layerPeak)));
-  const forward = pack + f32(N * D) + Math.max(layerBytes(a, N, segs, P, r, o.threads, false), head.kept + head.transient);
+    pack + keptInputs + Math.max(layer(N, segs, P, false), head.kept + Math.max(head.transient, f32(N * D) + Math.max(head.backward, layerPeak)));
+  const forward = pack + f32(N * D) + Math.max(layer(N, segs, P, false), head.kept + head.transient);
   // sampling: the batch's KV cache, then a prefill of up to N positions or a decoding step
   const B = o.sampleRows;
   const cache = 2 * f32(L * B * a.kvHeads * P * a.headDim);
@@ -129,18 +150,26 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
     pack +
     R(N * 4) +
     f32(N * D) +
-    Math.max(layerBytes(a, N, Math.min(B, N), P, r, o.threads, false), f32(prefillRows * D) * 2 + f32(prefillRows) + f32(prefillRows * a.vocabSize));
+    Math.max(
+      layer(N, Math.min(B, N), P, false),
+      f32(prefillRows * D) * 2 + f32(prefillRows) + blocksBytes(q8, prefillRows, D) + f32(prefillRows * a.vocabSize),
+    );
   const step =
-    R(B * 4) * 3 + f32(B * D) + Math.max(layerBytes(a, B, 0, 0, r, o.threads, false) + f32(P * o.threads), f32(B * D) * 2 + f32(B) + f32(B * a.vocabSize));
+    R(B * 4) * 3 + f32(B * D) + Math.max(layer(B, 0, 0, false) + f32(P * o.threads), f32(B * D) * 2 + f32(B) + blocksBytes(q8, B, D) + f32(B * a.vocabSize));
   const sampling = cache + R(B * 4) + Math.max(prefill, step);
   // loading: a float32 checkpoint held as bfloat16 (or a float16 one) goes through float32 a chunk of
   // rows at a time (engineWeights.ts); the stored dtype is config.json's torch_dtype
   const stored = a.torchDtype === 'float32' ? 4 : 2;
-  const converts = (o.dtype === 'bf16' && a.torchDtype !== 'bfloat16') || (o.dtype === 'f32' && a.torchDtype !== 'float32');
+  const converts = q8 || (o.dtype === 'bf16' && a.torchDtype !== 'bfloat16') || (o.dtype === 'f32' && a.torchDtype !== 'float32');
   const chunk = Math.max(...matrixShapes(a).map(([rows, cols]) => convertRows(rows, cols) * cols));
   const conversion = converts ? R(chunk * stored) + (stored === 4 ? 0 : f32(chunk)) : 0;
   const persistent = 4096 + weights + 3 * adapterBytes + fullBytes;
-  push(`weights (${o.dtype === 'bf16' ? 'bfloat16, 8-interleaved rows' : 'float32'}; norms, biases and the rotary tables in float32)`, weights);
+  const held = {
+    bf16: 'bfloat16, 8-interleaved rows',
+    f32: 'float32',
+    q8: 'Q8_0 blocks of 32 with float16 scales: every linear weight, the head and the embedding rows',
+  }[o.dtype];
+  push(`weights (${held}; norms, biases and the rotary tables in float32)`, weights);
   if (lora) push(`LoRA adapters (rank ${r}): the policy's, the frozen reference's, and the policy's gradients`, 3 * adapterBytes);
   else push("full fine-tuning: the frozen reference's copy of every weight and their gradients (float32)", fullBytes);
   push('control block of the threads', 4096);
@@ -181,9 +210,10 @@ export function fittingEnginePlan(
   a: HfArchitecture,
   o: Omit<EnginePlanOptions, 'positionsPerPass' | 'dtype'> & { positions?: number; dtype?: WeightDtype | 'auto' },
 ): EnginePlan {
-  // full fine-tuning updates the weights in place: float32 only
+  // full fine-tuning updates the weights in place: float32 only (q8 is LoRA's only, configRules refuses it
+  // with full fine-tuning); q8 only where asked
   const dtypes: WeightDtype[] =
-    !o.lora || o.dtype === 'f32' ? ['f32'] : o.dtype === 'bf16' ? ['bf16'] : a.torchDtype === 'float32' ? ['f32', 'bf16'] : ['bf16'];
+    !o.lora || o.dtype === 'f32' ? ['f32'] : o.dtype === 'bf16' || o.dtype === 'q8' ? [o.dtype] : a.torchDtype === 'float32' ? ['f32', 'bf16'] : ['bf16'];
   const sizes =
     o.positions && o.positions > 0
       ? [Math.max(o.positions, o.contextLength)]

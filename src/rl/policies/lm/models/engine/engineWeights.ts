@@ -2,7 +2,10 @@
 // bfloat16 (8-interleaved rows, halving the memory and the bytes a product reads) or float32, norms
 // and biases as float32, and the rotary tables for the policy's context. bfloat16 on disk is copied
 // as it is; float32 becomes bfloat16 by rounding to nearest even when bfloat16 is asked; float16 is
-// widened in JavaScript first. Names and shapes are the family spec's (families/), checked against
+// widened in JavaScript first. With 'q8' every matrix — each decoder linear weight, the output head and
+// the embedding rows (a tied head is the embedding, and the rows are the largest single tensor of the
+// small models, 136 MB of Qwen2.5-0.5B's 494 MB at q8) — is quantized ONCE here into Q8_0 blocks with
+// float16 scales (GGUF's, ../q8Blocks.ts), through float32 a chunk of rows at a time. Names and shapes are the family spec's (families/), checked against
 // the stored tensors, each error naming the file.
 import * as fs from 'node:fs';
 import { familyOf } from '../families/familyOf';
@@ -10,9 +13,15 @@ import { tensorSize, variableOrder, type LayerModules, type ModelFamily, type Te
 import { ModelLoadError, ropeInverseFrequencies, type HfArchitecture } from '../hfConfig';
 import { checkpointTensors, SAFETENSORS_DTYPES, specTensor, toFloat32, type StoredTensor } from '../safetensors';
 import type { EngineMemory } from './engineMemory';
-import type { EngineKernels, Matrix } from './kernels';
+import { q8Layout } from '../q8Blocks';
+import { q8Of, type EngineKernels, type Matrix } from './kernels';
 
-export type WeightDtype = 'bf16' | 'f32';
+export type WeightDtype = 'bf16' | 'f32' | 'q8';
+
+/** Bytes of a [rows, cols] matrix held in `dtype` (q8: the engine's Q8_0 layout, values then scales). */
+export function matrixBytes(rows: number, cols: number, dtype: WeightDtype): number {
+  return dtype === 'q8' ? q8Layout(rows, cols).bytes : rows * cols * (dtype === 'bf16' ? 2 : 4);
+}
 
 export interface LinearWeights {
   /** Module path, e.g. model.layers.3.self_attn.q_proj. */
@@ -47,10 +56,9 @@ export interface EngineWeights {
 
 /** Bytes of the weights as the engine holds them (the plan's first line): the spec's matrices in `dtype`, its vectors in float32, the rotary tables; each region rounded to the allocator's 64 bytes. */
 export function weightBytes(a: HfArchitecture, dtype: WeightDtype, contextLength: number): number {
-  const m = dtype === 'bf16' ? 2 : 4;
   const round = (b: number): number => Math.ceil(b / 64) * 64;
   let n = 0;
-  for (const t of familyOf(a).tensors(a)) n += round(tensorSize(t) * (t.shape.length === 2 ? m : 4));
+  for (const t of familyOf(a).tensors(a)) n += round(t.shape.length === 2 ? matrixBytes(t.shape[0]!, t.shape[1]!, dtype) : tensorSize(t) * 4);
   return n + 2 * round(contextLength * (a.headDim / 2) * 4);
 }
 
@@ -84,6 +92,12 @@ export function engineUnsupported(a: HfArchitecture): string | undefined {
   ];
   for (const [name, v, m] of dims) if (v % m !== 0) return `${name} ${v} is not a multiple of ${m}`;
   return undefined;
+}
+
+/** Why the engine cannot hold this architecture's matrices as Q8_0 blocks (every input width a multiple of 32), or undefined. */
+export function engineQ8Unsupported(a: HfArchitecture): string | undefined {
+  const bad = matrixShapes(a).find(([, cols]) => cols % 32 !== 0);
+  return bad ? `a [${bad[0]}, ${bad[1]}] matrix has ${bad[1]} columns, not a multiple of 32 (a Q8_0 block)` : undefined;
 }
 
 /** The stored tensor of a spec entry, refused when its dtype is one the engine does not read. */
@@ -151,7 +165,9 @@ export function loadEngineWeights(
     const [rows, cols] = s.shape as [number, number];
     const t = take(stored, dir, s, a);
     const n = rows * cols;
-    const ptr = mem.alloc(n * (dtype === 'bf16' ? 2 : 4), `weights ${name}`);
+    const ptr = mem.alloc(matrixBytes(rows, cols, dtype), `weights ${name}`);
+    if (dtype === 'q8' && cols % 32 !== 0)
+      throw new ModelLoadError(`${t.file}: tensor ${name} has ${cols} columns, not a multiple of 32 (a Q8_0 block). Fix: policyOptions.weightDtype "bf16"`);
     if (dtype === 'bf16' && t.dtype === 'BF16') {
       readInto(mem, t, ptr, 0, n * 2);
       k.interleave8(ptr, n);
@@ -169,7 +185,12 @@ export function loadEngineWeights(
           readInto(mem, t, raw, r0 * cols * bytesPer, r * cols * bytesPer);
           if (t.dtype !== 'F32') mem.f32.set(toFloat32(Buffer.from(mem.memory.buffer, raw, r * cols * bytesPer), t.dtype), f32 / 4);
           if (dtype === 'bf16') k.f32ToBf16(f32, ptr + r0 * cols * 2, r * cols);
-          else mem.u8.copyWithin(ptr + r0 * cols * 4, f32, f32 + r * cols * 4);
+          else if (dtype === 'q8') {
+            // rows [r0, r0 + r) of the blocks: the operand of the whole matrix shifted by r0 rows
+            const whole = q8Of({ ptr, rows, cols, dtype });
+            const { paddedCols, blocksPerRow } = whole.layout;
+            k.quantizeQ8(f32, cols, { q: whole.q + r0 * paddedCols, s: whole.s + r0 * blocksPerRow * 4, layout: whole.layout }, 'f16', r);
+          } else mem.u8.copyWithin(ptr + r0 * cols * 4, f32, f32 + r * cols * 4);
         }
       });
     }

@@ -2,14 +2,30 @@
 // write in common: output columns of x·wᵀ, output columns of dy·w, rows of aᵀ·b, rows of the row
 // kernels, work items of attention. Small calls stay on the calling thread (waking the others costs
 // more than they save). Pointers are byte offsets into the engine's memory; strides count elements.
+import { q8DequantizeArgs, q8NtArgs, q8Operand, q8QuantizeArgs, type Q8Operand } from './q8Kernels';
 import type { KernelName, ThreadPool } from './threadPool';
 
-/** A weight matrix [rows, cols] in the engine's memory: bfloat16 (8-interleaved rows) or float32. */
+/**
+ * A weight matrix [rows, cols] in the engine's memory: bfloat16 (8-interleaved rows), float32, or Q8_0
+ * blocks in the engine's layout (../q8Blocks.ts: int8 values at `ptr`, their float32 scales after them).
+ */
 export interface Matrix {
   readonly ptr: number;
   readonly rows: number;
   readonly cols: number;
-  readonly dtype: 'bf16' | 'f32';
+  readonly dtype: 'bf16' | 'f32' | 'q8';
+}
+
+/** A q8 weight as the 8-bit kernels' operand (values at ptr, scales after them). */
+export function q8Of(w: Matrix): Q8Operand {
+  if (w.dtype !== 'q8') throw new Error(`engine: a ${w.dtype} matrix [${w.rows}, ${w.cols}] where Q8_0 blocks were expected`);
+  return q8Operand(w.ptr, w.rows, w.cols);
+}
+
+function floatKernel(w: Matrix, f32: KernelName, bf16: KernelName): KernelName {
+  if (w.dtype === 'q8')
+    throw new Error(`engine: a float product over a q8 matrix [${w.rows}, ${w.cols}]; quantize x and call ntQ8, or dequantize the rows first (decoder.ts)`);
+  return w.dtype === 'bf16' ? bf16 : f32;
 }
 
 /** Multiply-adds below which a product runs on one thread. */
@@ -46,7 +62,7 @@ export class EngineKernels {
   nt(x: number, ldx: number, w: Matrix, y: number, ldy: number, M: number, acc: boolean): void {
     const K = w.cols;
     this.run(
-      w.dtype === 'bf16' ? 'nt_bf16' : 'nt_f32',
+      floatKernel(w, 'nt_f32', 'nt_bf16'),
       this.parts(M * K * w.rows, w.rows, 8).map(([a, b]) => [x, ldx, w.ptr, K, y, ldy, M, K, a, b, acc ? 1 : 0]),
     );
   }
@@ -56,7 +72,7 @@ export class EngineKernels {
     const K = w.cols;
     const ptr = w.ptr + r0 * K * (w.dtype === 'bf16' ? 2 : 4);
     this.run(
-      w.dtype === 'bf16' ? 'nt_bf16' : 'nt_f32',
+      floatKernel(w, 'nt_f32', 'nt_bf16'),
       this.parts(M * K * (r1 - r0), r1 - r0, 8).map(([a, b]) => [x, ldx, ptr, K, y, ldy, M, K, a, b, acc ? 1 : 0]),
     );
   }
@@ -67,8 +83,41 @@ export class EngineKernels {
       N = r1 - r0;
     const ptr = w.ptr + r0 * K * (w.dtype === 'bf16' ? 2 : 4);
     this.run(
-      w.dtype === 'bf16' ? 'nn_bf16' : 'nn_f32',
+      floatKernel(w, 'nn_f32', 'nn_bf16'),
       this.parts(M * K * N, K, 8).map(([a, b]) => [dy, lddy, ptr, K, dx, lddx, M, N, a, b, acc ? 1 : 0]),
+    );
+  }
+
+  /**
+   * x[rows, ldx] float32 (out.layout.cols values a row) → Q8_0 blocks in `out`, split over rows: 'f16'
+   * scales for weights (GGUF's), 'f32' for activations (per row and block of 32, on the fly).
+   */
+  quantizeQ8(x: number, ldx: number, out: Q8Operand, scale: 'f16' | 'f32', rows = out.layout.rows): void {
+    this.run(
+      'q8_quantize',
+      this.parts(rows * out.layout.cols * 4, rows, 1).map(([a, b]) => q8QuantizeArgs(x, ldx, out, scale, a, b)),
+    );
+  }
+
+  /** Rows [r0, r1) of `src` → out[r1 − r0, ldo] float32, split over rows. */
+  dequantizeQ8(src: Q8Operand, out: number, ldo: number, r0 = 0, r1 = src.layout.rows): void {
+    this.run(
+      'q8_dequantize',
+      this.parts((r1 - r0) * src.layout.cols * 2, r1 - r0, 1).map(([a, b]) => q8DequantizeArgs(src, out - r0 * ldo * 4, ldo, r0 + a, r0 + b)),
+    );
+  }
+
+  /**
+   * y[x.rows, n1 − n0] (+)= x · wᵀ over rows [n0, n1) of w (y's column 0 is w's row n0): integer dots
+   * within a block of 32, float32 accumulation across blocks; split over output columns.
+   */
+  ntQ8(x: Q8Operand, w: Q8Operand, y: number, ldy: number, acc: boolean, n0 = 0, n1 = w.layout.rows): void {
+    const N = n1 - n0;
+    // the kernel writes y[m, n] for n in [n0, n1): shift y so that column n0 lands at y's start
+    const y0 = y - n0 * 4;
+    this.run(
+      'q8_nt',
+      this.parts(x.layout.rows * x.layout.cols * N, N, 16).map(([a, b]) => q8NtArgs(x, w, y0, ldy, acc, n0 + a, n0 + b)),
     );
   }
 

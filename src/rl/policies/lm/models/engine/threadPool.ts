@@ -36,6 +36,10 @@ export const KERNEL_NAMES = [
   'softmax_bwd',
   'interleave8',
   'f32_to_bf16',
+  // the 8-bit kernels over Q8_0 blocks (scripts/kernels/q8Wat.mjs, appended to the module)
+  'q8_quantize',
+  'q8_dequantize',
+  'q8_nt',
 ] as const;
 export type KernelName = (typeof KERNEL_NAMES)[number];
 

@@ -18,7 +18,7 @@ import { logprobsOf } from '../../../../../../../src/rl/algo/gradients';
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
 const LORA = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
 
-async function engine(family: string, threads: number, dtype: 'f32' | 'bf16' = 'f32', full = false): Promise<HfEngine> {
+async function engine(family: string, threads: number, dtype: 'f32' | 'bf16' | 'q8' = 'f32', full = false): Promise<HfEngine> {
   const dir = path.join(FIXTURES, family);
   return HfEngine.create({
     dir,
@@ -212,7 +212,7 @@ describe('the Hugging Face engine', () => {
     }
   });
 
-  it('the plan covers what a training pass, a forward pass and a session take, within 10 % (LoRA on float32 and bfloat16 weights, full fine-tuning)', async () => {
+  it('the plan covers what a training pass, a forward pass and a session take, within 10 % (LoRA on float32, bfloat16 and q8 weights, full fine-tuning)', async () => {
     const dir = path.join(FIXTURES, 'qwen2');
     const arch = readHfConfig(dir);
     const P = 64,
@@ -221,6 +221,7 @@ describe('the Hugging Face engine', () => {
     for (const [dtype, full] of [
       ['f32', false],
       ['bf16', false],
+      ['q8', false],
       ['f32', true],
     ] as const) {
       const lora = full ? {} : { lora: LORA };

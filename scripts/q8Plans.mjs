@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// @ts-check
+// What fits the engine's 4 GiB (wasm32) at bfloat16 and at q8 (Q8_0 blocks), from the memory plan
+// alone: shape-only configs (config.json, no weights) of the Qwen sizes people fine-tune, planned at
+// seed 000's settings (LoRA rank 8, 1,024-token contexts, 12 rows sampled at once, 2 threads) by
+// fittingEnginePlan, as `agent-rl model list` plans a real folder; then, where 12 rows do not fit, the
+// most rows that do. Reads the compiled code: `npm run compile-tests && node scripts/q8Plans.mjs`.
+// Output: docs/runs/q8-engine/plans.txt (docs/models.md quotes it).
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const out = (p) => path.join(root, 'out', 'src', 'rl', 'policies', 'lm', 'models', ...p.split('/'));
+const { fittingEnginePlan } = require(out('engine/enginePlan.js'));
+const { readHfConfig } = require(out('hfConfig.js'));
+const { parameterCount } = require(out('families/familyOf.js'));
+
+const qwen2 = {
+  model_type: 'qwen2',
+  vocab_size: 151936,
+  max_position_embeddings: 32768,
+  rope_theta: 1e6,
+  rms_norm_eps: 1e-6,
+  tie_word_embeddings: true,
+  torch_dtype: 'bfloat16',
+};
+const qwen3 = { ...qwen2, model_type: 'qwen3', max_position_embeddings: 40960, head_dim: 128 };
+// the published configs' shapes (hidden, MLP, layers, heads, key/value heads)
+const shapes = {
+  'Qwen2.5-0.5B': { ...qwen2, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2 },
+  'Qwen2.5-1.5B': { ...qwen2, hidden_size: 1536, intermediate_size: 8960, num_hidden_layers: 28, num_attention_heads: 12, num_key_value_heads: 2 },
+  'Qwen3-1.7B': { ...qwen3, hidden_size: 2048, intermediate_size: 6144, num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 8 },
+  'Qwen2.5-3B': { ...qwen2, hidden_size: 2048, intermediate_size: 11008, num_hidden_layers: 36, num_attention_heads: 16, num_key_value_heads: 2 },
+  'Qwen3-4B': { ...qwen3, hidden_size: 2560, intermediate_size: 9728, num_hidden_layers: 36, num_attention_heads: 32, num_key_value_heads: 8 },
+};
+const lora = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
+const GiB = (b) => `${(b / 2 ** 30).toFixed(2)} GiB`;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'q8-plans-'));
+const lines = [
+  'Memory plans of the engine (fittingEnginePlan), shape-only configs, LoRA rank 8, context 1024, 2 threads; limit 4.00 GiB (wasm32)',
+  'model | parameters | weights held as | 12 rows: fits? total (weights; largest pass, positions per pass) | most rows sampled at once that fit',
+];
+try {
+  for (const [name, cfg] of Object.entries(shapes)) {
+    const dir = path.join(tmp, name);
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(cfg));
+    const a = readHfConfig(dir);
+    for (const dtype of ['bf16', 'q8']) {
+      const plan = (rows) => fittingEnginePlan(a, { lora, contextLength: 1024, sampleRows: rows, threads: 2, dtype });
+      const p = plan(12);
+      let most = 0;
+      for (let rows = 12; rows >= 1 && most === 0; rows--) if (plan(rows).fits) most = rows;
+      lines.push(
+        `${name} | ${(parameterCount(a) / 1e9).toFixed(2)}B | ${dtype} | ${p.fits ? 'fits' : 'does not fit'} ${GiB(p.total)} (weights ${GiB(p.lines[0].bytes)}; pass ${GiB(p.total - p.parts.persistent)}, ${p.positionsPerPass} positions) | ${most}`,
+      );
+    }
+  }
+} finally {
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+const file = path.join(root, 'docs', 'runs', 'q8-engine', 'plans.txt');
+fs.mkdirSync(path.dirname(file), { recursive: true });
+fs.writeFileSync(file, `${lines.join('\n')}\n`);
+process.stdout.write(`${lines.join('\n')}\n`);
