@@ -15,6 +15,7 @@
 // The 8-bit kernels over Q8_0 blocks (q8_quantize, q8_dequantize, q8_nt: scripts/kernels/q8Wat.mjs) are
 // appended, the same build's (relaxed dot or plain SIMD), so the engine's threads call them on its memory.
 import { q8Funcs } from './q8Wat.mjs';
+import { add, get, hsum, i32, inc, locals, loop, mul, range, set, shl2, zero } from './watText.mjs';
 
 /** @param {{ relaxed: boolean, ntR?: number, ntC?: number, nnR?: number }} o */
 export function engineWat(o) {
@@ -22,28 +23,13 @@ export function engineWat(o) {
     ntC = o.ntC ?? 2,
     nnR = o.nnR ?? 4;
   const fma = (a, b, c) => (o.relaxed ? `(f32x4.relaxed_madd ${a} ${b} ${c})` : `(f32x4.add (f32x4.mul ${a} ${b}) ${c})`);
-  const get = (n) => `(local.get $${n})`;
-  const set = (n, v) => `(local.set $${n} ${v})`;
-  const i32 = (n) => `(i32.const ${n})`;
-  const add = (a, b) => `(i32.add ${a} ${b})`;
-  const mul = (a, b) => `(i32.mul ${a} ${b})`;
-  const shl2 = (a) => `(i32.shl ${a} (i32.const 2))`;
   const shl1 = (a) => `(i32.shl ${a} (i32.const 1))`;
   const load = (a, off = 0) => `(v128.load offset=${off} align=4 ${a})`;
   const splatAt = (a, off = 0) => `(v128.load32_splat offset=${off} align=4 ${a})`;
-  const inc = (n, by) => set(n, add(get(n), by));
   const store = (a, v) => `(v128.store align=4 ${a} ${v})`;
   const splat = (a) => `(v128.load32_splat align=4 ${a})`;
   const lo = (v) => `(i32x4.shl ${v} (i32.const 16))`;
   const hi = (v) => `(v128.and ${v} (v128.const i32x4 0xffff0000 0xffff0000 0xffff0000 0xffff0000))`;
-  const zero = '(v128.const i32x4 0 0 0 0)';
-  const hsum = (v) =>
-    `(f32.add (f32.add (f32x4.extract_lane 0 ${v}) (f32x4.extract_lane 1 ${v})) (f32.add (f32x4.extract_lane 2 ${v}) (f32x4.extract_lane 3 ${v})))`;
-  const locals = (names, type) => names.map((n) => `(local $${n} ${type})`).join(' ');
-  /** for (v = from; v < to; v += step) body — `to` and `step` are expressions. */
-  const loop = (v, from, to, step, body, label = v) =>
-    `${set(v, from)} (block $${label}_end (loop $${label}_top (br_if $${label}_end (i32.ge_s ${get(v)} ${to})) ${body} ${set(v, add(get(v), step))} (br $${label}_top)))`;
-  const range = (n) => Array.from({ length: n }, (_, i) => i);
 
   // ---- y[m, n] (+)= Σ_k x[m, k] · w[n, k] (x · wᵀ), n in [n0, n1). K: multiple of 8 (bf16) or 4 (f32).
   const KC = 512; // k per pass: a 4-row block of x (8 KiB) stays in L1

@@ -38,6 +38,8 @@
 // The module imports the engine's shared memory ("env" "memory", as engine.wat does), so it can be
 // instantiated on the engine's memory by every thread of its pool; every pointer is a byte offset.
 
+import { add, get, hsum, i32, inc, locals, loop, mul, range, set, shl2, zero } from './watText.mjs';
+
 /** @param {{ relaxed: boolean, dot?: 'sign' | 'offset', R?: number, C?: number, C1?: number, NB?: number }} o */
 export function q8Funcs(o) {
   // measured on Node 24 (bench/q8Kernels.ts --variants): relaxed 2 × 16 (decoding 1 × 16), plain 4 × 8
@@ -46,23 +48,8 @@ export function q8Funcs(o) {
     C1 = o.C1 ?? C0,
     NB = o.NB ?? 64;
   const dot = o.relaxed ? (o.dot ?? 'sign') : 'plain';
-  const get = (n) => `(local.get $${n})`;
-  const set = (n, v) => `(local.set $${n} ${v})`;
-  const i32 = (n) => `(i32.const ${n})`;
-  const add = (a, b) => `(i32.add ${a} ${b})`;
-  const mul = (a, b) => `(i32.mul ${a} ${b})`;
-  const shl2 = (a) => `(i32.shl ${a} (i32.const 2))`;
   const load = (a, off = 0) => `(v128.load offset=${off} align=1 ${a})`;
-  const inc = (n, by) => set(n, add(get(n), by));
-  const zero = '(v128.const i32x4 0 0 0 0)';
   const splat8 = (v) => `(v128.const i8x16 ${Array(16).fill(v).join(' ')})`;
-  const locals = (names, type) => names.map((n) => `(local $${n} ${type})`).join(' ');
-  const range = (n) => Array.from({ length: n }, (_, i) => i);
-  /** for (v = from; v < to; v += step) body — `to` and `step` are expressions. */
-  const loop = (v, from, to, step, body, label = v) =>
-    `${set(v, from)} (block $${label}_end (loop $${label}_top (br_if $${label}_end (i32.ge_s ${get(v)} ${to})) ${body} ${set(v, add(get(v), step))} (br $${label}_top)))`;
-  const hsum = (v) =>
-    `(f32.add (f32.add (f32x4.extract_lane 0 ${v}) (f32x4.extract_lane 1 ${v})) (f32.add (f32x4.extract_lane 2 ${v}) (f32x4.extract_lane 3 ${v})))`;
   // plain SIMD: bytes [j0 t0 t1 t2 t3 | j1 … | j2 … | j3 …] → [j0 t0 t1 j1 t0 t1 j2 t0 t1 j3 t0 t1 | j0 t2 t3 …]:
   // the widened low half's i16 pairs are (block j, elements t0 t1), so dot_i16x8_s's lane j is block j
   const pairUp = (v) => `(i8x16.shuffle 0 1 4 5 8 9 12 13 2 3 6 7 10 11 14 15 ${v} ${v})`;
