@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
+/** @param {string} p a path under out/src/rl/policies/lm/models */
 const out = (p) => path.join(root, 'out', 'src', 'rl', 'policies', 'lm', 'models', ...p.split('/'));
 const { fittingEnginePlan } = require(out('engine/enginePlan.js'));
 const { readHfConfig } = require(out('hfConfig.js'));
@@ -38,6 +39,7 @@ const shapes = {
   'Qwen3-4B': { ...qwen3, hidden_size: 2560, intermediate_size: 9728, num_hidden_layers: 36, num_attention_heads: 32, num_key_value_heads: 8 },
 };
 const lora = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
+/** @param {number} b bytes */
 const GiB = (b) => `${(b / 2 ** 30).toFixed(2)} GiB`;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'q8-plans-'));
 const lines = [
@@ -51,6 +53,7 @@ try {
     fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(cfg));
     const a = readHfConfig(dir);
     for (const dtype of ['bf16', 'q8']) {
+      /** @param {number} rows */
       const plan = (rows) => fittingEnginePlan(a, { lora, contextLength: 1024, sampleRows: rows, threads: 2, dtype });
       const p = plan(12);
       let most = 0;
