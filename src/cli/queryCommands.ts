@@ -6,6 +6,7 @@
 // run's lines as much as ours.
 import { algorithmSummary, methodLabel, storedAlgorithm } from '../shared/algorithm';
 import { fixed } from '../shared/format';
+import { findingRecord } from '../shared/health/findings';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { defineCommand } from './command';
 import { UsageError } from './usageError';
@@ -98,6 +99,7 @@ function showRun(ref: string, options: QueryOptions): number {
       evaluations: d.evaluations,
       wallMs: d.wallMs,
       warnings: recordWarnings(d.iterations),
+      findings: reader.findings(run.id).map(findingRecord),
     };
     if (options.json) {
       process.stdout.write(`${jsonText(record, 2)}\n`);
@@ -125,6 +127,7 @@ function showRun(ref: string, options: QueryOptions): number {
       `  runtime: ${cell(d.runtime.workbench)} on Node ${cell(d.runtime.node)}, ${cell(d.runtime.compute, 200)}, SQLite ${cell(d.runtime.sqlite ?? '?')}`,
       ...(typeof d.runtime.computeReason === 'string' ? [`  compute path: ${cell(d.runtime.computeReason, 400)}`] : []),
       ...record.warnings.map((w) => `  warning: ${cell(w, 400)}`),
+      ...record.findings.filter((f) => f.severity !== 'info').map((f) => `  ${f.severity}: ${cell(f.summary, 400)} (agent-rl health ${run.id})`),
     ];
     if (last) {
       lines.push(

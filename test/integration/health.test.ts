@@ -1,0 +1,91 @@
+// Run health on real training through the CLI (issue 52): runs built to fail in a known way raise
+// their finding within a few iterations, with episodes from the database that show it; the seed 002
+// defaults (binary-search, table policy, GRPO) raise nothing severe. Each run takes a second or two.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import type { RunRecord } from '../../src/cli/runRecord';
+import type { FindingRecord } from '../../src/shared/health/findings';
+import { runCli, tempDir } from '../helpers/cli';
+
+function health(cwd: string, run: string): FindingRecord[] {
+  const r = runCli(['health', run, '--json'], cwd);
+  assert.equal(r.code, 0, r.stderr);
+  return (JSON.parse(r.stdout) as { findings: FindingRecord[] }).findings;
+}
+
+/** The trajectory as `agent-rl trajectory ID --json` prints it. */
+function trajectory(cwd: string, id: number): { runId: number; iteration: number; group: number; reward: number } {
+  const r = runCli(['trajectory', String(id), '--json'], cwd);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as { runId: number; iteration: number; group: number; reward: number };
+}
+
+describe('agent-rl health on real runs', () => {
+  it('no signal: a one-step budget leaves every group of a task with equal rewards, found with one such group', () => {
+    const cwd = tempDir();
+    fs.writeFileSync(path.join(cwd, 'one-step.json'), JSON.stringify({ envOptions: { stepBudget: 1 } }));
+    const t = runCli(['train', '--seed', '3', '--iterations', '4', '--eval-episodes', '8', '--config', 'one-step.json', '--name', 'stuck'], cwd);
+    assert.equal(t.code, 0, t.stderr);
+    assert.match(t.stdout, /severe {2}no-signal/, 'train prints the severe finding at the end');
+    const f = health(cwd, 'stuck').find((x) => x.id === 'no-signal');
+    assert.ok(f, 'no-signal found');
+    assert.equal(f.severity, 'severe');
+    assert.deepEqual(f.iterations, [1, 4], 'from the first iteration: every group equal from the start');
+    assert.equal(f.episodes.length, 3);
+    const shown = f.episodes.map((id) => trajectory(cwd, id));
+    assert.equal(new Set(shown.map((s) => `${s.iteration}/${s.group}`)).size, 1, 'the episodes are one group');
+    assert.equal(new Set(shown.map((s) => s.reward)).size, 1, 'whose rewards are equal');
+    // the run record carries the same findings
+    const rec = JSON.parse(runCli(['show', 'stuck', '--json'], cwd).stdout) as RunRecord;
+    assert.deepEqual(
+      rec.findings.map((x) => x.id),
+      health(cwd, 'stuck').map((x) => x.id),
+    );
+  });
+
+  it('entropy collapse: a learning rate of 3 on the table policy collapses entropy within three iterations', () => {
+    const cwd = tempDir();
+    const t = runCli(['train', '--seed', '3', '--iterations', '6', '--eval-episodes', '8', '--lr', '3', '--name', 'hot', '--output', 'rec.json'], cwd);
+    assert.equal(t.code, 0, t.stderr);
+    const f = health(cwd, 'hot').find((x) => x.id === 'entropy-collapse');
+    assert.ok(f, 'entropy-collapse found');
+    assert.equal(f.severity, 'severe');
+    assert.ok(f.iterations[0] <= 3, `starts by iteration 3: ${JSON.stringify(f.iterations)}`);
+    const rec = JSON.parse(fs.readFileSync(path.join(cwd, 'rec.json'), 'utf8')) as RunRecord;
+    assert.ok(
+      rec.findings.some((x) => x.id === 'entropy-collapse' && x.severity === 'severe'),
+      "train --output's record has it",
+    );
+    for (const id of f.episodes) assert.equal(trajectory(cwd, id).runId, 1);
+  });
+
+  it('the seed 002 defaults (100 iterations of GRPO) raise no severe finding and no warning', () => {
+    const cwd = tempDir();
+    const t = runCli(['train', '--env', 'binary-search', '--policy', 'table', '--method', 'grpo', '--seed', '7', '--eval-episodes', '16'], cwd);
+    assert.equal(t.code, 0, t.stderr);
+    const fs2 = health(cwd, '1');
+    assert.deepEqual(
+      fs2.filter((x) => x.severity !== 'info'),
+      [],
+    );
+    // groups agree once the task is solved: said, as info
+    assert.ok(fs2.some((x) => x.id === 'no-signal' && x.severity === 'info'));
+    const text = runCli(['health', '1'], cwd);
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, /^info {4}no-signal/m);
+  });
+
+  it('an unknown run exits 2 naming it; a run with no findings exits 0', () => {
+    const cwd = tempDir();
+    assert.equal(runCli(['train', '--seed', '3', '--iterations', '1', '--eval-episodes', '8'], cwd).code, 0);
+    const r = runCli(['health', 'nosuch'], cwd);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /no run "nosuch"/);
+    const ok = runCli(['health', '1', '--json'], cwd);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.deepEqual(JSON.parse(ok.stdout), { findings: [] });
+    assert.match(runCli(['health', '1'], cwd).stdout, /no findings/);
+  });
+});
