@@ -5,6 +5,9 @@ import { describe, it } from 'node:test';
 import { findingRecord, healthContextOf, healthFindings, type HealthFinding } from '../../../../src/shared/health/findings';
 import { HEALTH_THRESHOLDS } from '../../../../src/shared/health/healthThresholds';
 import type { IterationMetrics } from '../../../../src/shared/types';
+import { jsonText } from '../../../../src/shared/untrustedText';
+import { findingLines } from '../../../../src/cli/healthCommand';
+import { HOSTILE, rawInvisible } from '../hostileInputs';
 
 const N = 12;
 const CTX = { groupSize: 8 };
@@ -333,4 +336,27 @@ describe('healthFindings', () => {
   it('every bar has a reason', () => {
     for (const [name, cell] of Object.entries(HEALTH_THRESHOLDS)) assert.ok(cell.reason.length > 20 && Number.isFinite(cell.value), name);
   });
+});
+
+describe('findings quote stored names inertly', () => {
+  for (const p of HOSTILE) {
+    it(`${p.name}: a hostile tool name and reward extra reach the CLI lines and JSON inert`, () => {
+      const its = run((_, t) => ({
+        toolHealth: { [p.text]: { calls: 40, callsPerEpisode: 1, errorRate: 0.05 + 0.6 * t, timeoutRate: 0 } },
+        rewardExtras: { [p.text]: 5, other: 0.1 },
+      }));
+      const fs = healthFindings(its, CTX);
+      assert.deepEqual(fs.map((f) => f.id).sort(), ['reward-component-dominates', 'tool-trouble']);
+      for (const f of fs) {
+        const lines = findingLines(findingRecord(f));
+        for (const line of lines) {
+          assert.equal(rawInvisible(line), undefined, line.slice(0, 200));
+          assert.ok(!line.includes('\n') && line.length < 1000, 'one line, cut');
+        }
+        const json = jsonText({ findings: [findingRecord(f)] });
+        assert.equal(rawInvisible(json), undefined);
+        assert.ok((JSON.parse(json) as { findings: { summary: string }[] }).findings[0]!.summary.includes(p.text.slice(0, 20)) || p.text.length === 0);
+      }
+    });
+  }
 });
