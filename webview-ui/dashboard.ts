@@ -20,6 +20,8 @@ import {
 import {
   chartSummary,
   emptyReason,
+  healthEmpty,
+  healthRows,
   panelsFor,
   PHASE_PANEL,
   phaseBars,
@@ -238,6 +240,37 @@ function drawPhases(series: readonly RunSeries[]): void {
   show(view, datasets, phaseEmptyReason(series, bars.length));
 }
 
+/** The Health section: each finding's severity, what it is and its iterations, its summary, and "show me" links that open its episodes in the inspector. */
+function drawHealth(series: readonly RunSeries[]): void {
+  const box = document.getElementById('health');
+  if (!box) return;
+  const rows = healthRows(series);
+  const empty = healthEmpty(series, rows);
+  box.replaceChildren(el('h2', undefined, 'Health'));
+  if (empty !== undefined) {
+    box.append(el('p', 'empty-note', empty));
+    return;
+  }
+  const list = el('ul', 'health-list');
+  for (const r of rows) {
+    const item = el('li', `finding ${r.severity}`);
+    const head = el('span', 'finding-head', `${r.severity} · ${r.id} · ${r.iterations}${r.run ? ` · ${r.run}` : ''}`);
+    item.append(head, el('span', 'finding-summary', r.summary));
+    if (r.episodes.length) {
+      const links = el('span', 'finding-episodes', 'show me: ');
+      for (const id of r.episodes) {
+        const b = el('button', 'open-trajectory', `trajectory ${id}`);
+        b.title = `Open trajectory ${id} in the inspector`;
+        b.addEventListener('click', () => vscode.post({ type: 'openTrajectory', trajectoryId: id }));
+        links.append(b, ' ');
+      }
+      item.append(links);
+    }
+    list.append(item);
+  }
+  box.append(list);
+}
+
 function renderRunPicker(runs: RunSeries['run'][], selected: readonly number[]): void {
   const box = document.getElementById('runs')!;
   box.replaceChildren();
@@ -303,6 +336,7 @@ onHostMessage(isHostToDashboard, (msg) => {
   lastState = msg;
   vscode.setState({ selected: msg.selected });
   renderRunPicker(msg.runs, msg.selected);
+  drawHealth(msg.series);
   drawPanels(msg.series);
   drawPhases(msg.series);
 });

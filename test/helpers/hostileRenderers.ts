@@ -28,6 +28,7 @@ import { activityText, activityTooltip, endedText, runLabel, statusText, type Li
 import {
   describeRun,
   groupParts,
+  healthBadge,
   groupTrajectories,
   iterationParts,
   messageParts,
@@ -38,7 +39,8 @@ import {
 } from '../../src/host/views/treeModel';
 import { comparisonView } from '../../src/shared/comparisonModel';
 import { configDifferences } from '../../src/shared/configDiff';
-import { chartSummary, emptyReason, PANELS, panelLines, phaseBars, phaseEmptyReason, pointLabel, runLabels } from '../../src/shared/dashboardModel';
+import { chartSummary, emptyReason, healthRows, PANELS, panelLines, phaseBars, phaseEmptyReason, pointLabel, runLabels } from '../../src/shared/dashboardModel';
+import { findingRecord, healthFindings, type FindingRecord } from '../../src/shared/health/findings';
 import { drillView } from '../../src/shared/drillModel';
 import {
   groupRows,
@@ -124,7 +126,21 @@ function liveView(v: ViewInput): LiveRunView {
   };
 }
 
-const series = (v: ViewInput): RunSeries[] => [{ run: v.run.summary, iterations: [...v.iterations], evaluations: v.run.evaluations }];
+const series = (v: ViewInput): RunSeries[] => [{ run: v.run.summary, iterations: [...v.iterations], evaluations: v.run.evaluations, findings: findingsOf(v) }];
+
+/**
+ * Health findings that quote stored text, through the real detectors: a tool named like the stored run
+ * (the payload) whose calls start failing, as a workspace tool's name from a repository would.
+ */
+function findingsOf(v: ViewInput): FindingRecord[] {
+  const name = v.run.summary.name;
+  const its = Array.from({ length: 6 }, (_, i) => ({
+    ...v.iterations[0]!,
+    iteration: i + 1,
+    toolHealth: { [name]: { calls: 10, callsPerEpisode: 1, errorRate: i < 3 ? 0 : 0.9, timeoutRate: 0 } },
+  }));
+  return healthFindings(its).map((f) => ({ ...findingRecord(f), episodes: [v.trajectory.id] }));
+}
 
 const stored = (v: ViewInput): Record<string, unknown> => v.run.config as Record<string, unknown>;
 
@@ -162,7 +178,22 @@ function worstTable(where: string, t: WorstTable | undefined): Rendered[] {
 
 export const RENDERERS: readonly Renderer[] = [
   { id: 'src/host/views/treeModel.ts#describeRun', render: (v) => v.runs.map((r) => out(`run ${r.id} description`, 'line', describeRun(r))) },
-  { id: 'src/host/views/treeModel.ts#runParts', render: (v) => v.runs.flatMap((r) => parts(`run ${r.id}`, runParts(r))) },
+  { id: 'src/host/views/treeModel.ts#runParts', render: (v) => v.runs.flatMap((r) => parts(`run ${r.id}`, runParts(r, findingsOf(v)))) },
+  {
+    id: 'src/host/views/treeModel.ts#healthBadge',
+    render: (v) => {
+      const b = healthBadge(findingsOf(v));
+      return b ? [out('run health badge', 'line', b.text), out('run health tooltip', 'text', b.tooltip)] : [out('run health badge', 'line', 'none')];
+    },
+  },
+  {
+    id: 'src/shared/dashboardModel.ts#healthRows',
+    render: (v) =>
+      healthRows(series(v)).flatMap((r, i) => [
+        out(`health row ${i} head`, 'line', `${r.severity} · ${r.id} · ${r.iterations}${r.run}`),
+        out(`health row ${i} summary`, 'line', r.summary),
+      ]),
+  },
   { id: 'src/host/views/treeModel.ts#iterationParts', render: (v) => v.iterations.flatMap((m, i) => parts(`iteration ${i}`, iterationParts(m))) },
   {
     id: 'src/host/views/treeModel.ts#groupParts',

@@ -8,6 +8,9 @@ import { describe, it } from 'node:test';
 import type { RunRecord } from '../../src/cli/runRecord';
 import type { FindingRecord } from '../../src/shared/health/findings';
 import { runCli, tempDir } from '../helpers/cli';
+import { openStore } from '../../src/store/openStore';
+import { pickEpisodes } from '../../src/store/healthEpisodes';
+import type { EpisodePick } from '../../src/shared/health/findings';
 
 function health(cwd: string, run: string): FindingRecord[] {
   const r = runCli(['health', run, '--json'], cwd);
@@ -75,6 +78,44 @@ describe('agent-rl health on real runs', () => {
     const text = runCli(['health', '1'], cwd);
     assert.equal(text.code, 0);
     assert.match(text.stdout, /^info {4}no-signal/m);
+  });
+
+  it('every episode pick runs on a real store and returns the run’s own trajectories, best first', () => {
+    const cwd = tempDir();
+    assert.equal(runCli(['train', '--seed', '3', '--iterations', '3', '--eval-episodes', '8'], cwd).code, 0);
+    assert.equal(runCli(['train', '--seed', '4', '--iterations', '3', '--eval-episodes', '8'], cwd).code, 0);
+    const db = openStore(path.join(cwd, '.agent-rl', 'runs.sqlite'), { busyTimeoutMs: 1000 });
+    try {
+      const kinds: EpisodePick['kind'][] = [
+        'equalGroup',
+        'longestCut',
+        'longest',
+        'rewardedPrivateFail',
+        'highestReward',
+        'worstMismatch',
+        'largestShift',
+        'toolFailures',
+      ];
+      const row = db.prepare('SELECT id, run_id, iteration, reward, num_turns, termination FROM trajectories WHERE id = ?');
+      for (const kind of kinds) {
+        const ids = pickEpisodes(db, 2, { kind }, [1, 3]);
+        assert.ok(ids.length <= 3, kind);
+        const rows = ids.map((id) => row.get(id) as { run_id: number; iteration: number; reward: number; num_turns: number; termination: string });
+        for (const r of rows) assert.equal(r.run_id, 2, `${kind} stays in its run`);
+        if (kind === 'highestReward' || kind === 'rewardedPrivateFail')
+          assert.deepEqual(
+            rows.map((r) => r.reward),
+            [...rows.map((r) => r.reward)].sort((a, b) => b - a),
+            kind,
+          );
+        if (kind === 'longest')
+          assert.equal(rows[0]!.num_turns, (db.prepare('SELECT max(num_turns) AS n FROM trajectories WHERE run_id = 2').get() as { n: number }).n);
+        if (kind === 'longestCut') for (const r of rows) assert.match(r.termination, /budget_exhausted|turn_cap|context_exhausted/);
+      }
+      assert.deepEqual(pickEpisodes(db, 2, { kind: 'highestReward' }, [9, 10]), [], 'no trajectories outside the stored iterations');
+    } finally {
+      db.close();
+    }
   });
 
   it('an unknown run exits 2 naming it; a run with no findings exits 0', () => {

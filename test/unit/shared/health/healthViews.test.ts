@@ -1,0 +1,101 @@
+// The findings where a person meets them: the dashboard's Health rows (most severe first, "show me"
+// episode ids, why the section is empty) and the Runs tree's badge (severe and warnings counted, info
+// not; summaries one line with invisibles marked, whatever the stored names hold).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { healthBadge, runParts } from '../../../../src/host/views/treeModel';
+import { healthEmpty, healthRows } from '../../../../src/shared/dashboardModel';
+import type { FindingRecord } from '../../../../src/shared/health/findings';
+import type { RunSeries } from '../../../../src/shared/protocol/webviewProtocol';
+import type { RunSummary } from '../../../../src/shared/types';
+import { HOSTILE, rawInvisible } from '../hostileInputs';
+
+const RUN: RunSummary = {
+  id: 7,
+  name: 'hot',
+  status: 'completed',
+  env: 'binary-search',
+  policy: 'table',
+  method: 'grpo',
+  methodLabel: 'GRPO',
+  seed: 3,
+  iterationsPlanned: 6,
+  iterationsDone: 6,
+  latestRewardMean: 1,
+  createdAt: '',
+  finishedAt: null,
+  error: null,
+};
+
+const finding = (over: Partial<FindingRecord>): FindingRecord => ({
+  id: 'entropy-collapse',
+  severity: 'severe',
+  iterations: [1, 4],
+  summary: 'entropy collapse: mean token entropy fell 98%',
+  episodes: [11, 12, 13],
+  ...over,
+});
+
+const series = (findings: FindingRecord[] | undefined, run = RUN): RunSeries => ({
+  run,
+  iterations: [{ iteration: 1 } as RunSeries['iterations'][number]],
+  evaluations: [],
+  ...(findings ? { findings } : {}),
+});
+
+describe('dashboard Health rows', () => {
+  it('lists every selected run’s findings, the most severe first, with the episodes to open', () => {
+    const rows = healthRows([
+      series([finding({ id: 'no-signal', severity: 'info', iterations: [3, 3] })]),
+      series([finding({}), finding({ id: 'clip-spike', severity: 'warning', episodes: [5, -1, 2.5] })], { ...RUN, id: 8, name: 'other' }),
+    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.severity, r.id, r.runId, r.run, r.iterations]),
+      [
+        ['severe', 'entropy-collapse', 8, 'other', 'iterations 1–4'],
+        ['warning', 'clip-spike', 8, 'other', 'iterations 1–4'],
+        ['info', 'no-signal', 7, 'hot', 'iteration 3'],
+      ],
+    );
+    assert.deepEqual(rows[0]!.episodes, [11, 12, 13]);
+    assert.deepEqual(rows[1]!.episodes, [5], 'ids that are not trajectory ids are not links');
+    // one run selected: its name is the dashboard's, not repeated per row
+    assert.equal(healthRows([series([finding({})])])[0]!.run, '');
+  });
+
+  it('says why it is empty', () => {
+    assert.match(healthEmpty([], [])!, /no run selected/);
+    assert.match(healthEmpty([{ ...series([]), iterations: [] }], [])!, /no iterations yet/);
+    assert.match(healthEmpty([series([])], [])!, /no findings/);
+    assert.match(healthEmpty([series(undefined)], [])!, /no findings/);
+    assert.equal(healthEmpty([series([finding({})])], healthRows([series([finding({})])])), undefined);
+  });
+});
+
+describe('Runs tree health badge', () => {
+  it('counts severe findings and warnings, not info; the tooltip lists them', () => {
+    const b = healthBadge([finding({}), finding({ severity: 'warning' }), finding({ severity: 'warning', id: 'clip-spike' }), finding({ severity: 'info' })])!;
+    assert.equal(b.text, '⚠ 1 severe, 2 warnings');
+    assert.equal(b.tooltip.split('\n').length, 4);
+    assert.equal(healthBadge([finding({ severity: 'info' })]), undefined);
+    assert.equal(healthBadge(undefined), undefined);
+    const parts = runParts(RUN, [finding({ severity: 'warning' })]);
+    assert.match(parts.description!, /^⚠ 1 warning · 6\/6/);
+    assert.match(parts.tooltip!, /\nHealth:\nwarning · entropy-collapse: entropy collapse/);
+    assert.doesNotMatch(runParts(RUN).description!, /⚠/);
+  });
+
+  for (const p of HOSTILE) {
+    it(`${p.name}: a summary quoting stored text stays one inert line in the badge and the Health rows`, () => {
+      const f = finding({ summary: `tool trouble: 90% of "${p.text}" calls failed` });
+      const b = healthBadge([f])!;
+      for (const line of b.tooltip.split('\n')) assert.equal(rawInvisible(line), undefined);
+      assert.equal(b.tooltip.split('\n').length, 2, 'the summary adds no line');
+      const row = healthRows([series([f], { ...RUN, name: p.text }), series([])])[0]!;
+      for (const text of [row.summary, row.run]) {
+        assert.equal(rawInvisible(text), undefined);
+        assert.ok(!text.includes('\n'));
+      }
+    });
+  }
+});
