@@ -6,6 +6,9 @@ import '../store/nodeFloorGuard'; // first: refuses a Node older than the floor 
 import type { HostToWorker, WorkerToHost } from '../shared/protocol/workerProtocol';
 import { isHostToWorker } from '../shared/protocol/workerProtocol';
 import { validateRunConfig } from '../shared/runConfig';
+import { findingRecord, type FindingRecord } from '../shared/health/findings';
+import { openStore } from '../store/openStore';
+import { RunReader } from '../store/runReader';
 import { trainStored } from '../store/storedRun';
 
 export const HEARTBEAT_MS = 2000;
@@ -65,9 +68,24 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
         }
       },
     });
-    send({ type: 'finished', runId: r.runId, status: r.result.status, wallMs: r.result.wallMs });
+    const findings = runFindings(start.db, start.busyTimeoutMs ?? 5000, r.runId);
+    send({ type: 'finished', runId: r.runId, status: r.result.status, wallMs: r.result.wallMs, ...(findings ? { findings } : {}) });
   } catch (e) {
     send({ type: 'failed', ...(runId !== undefined ? { runId } : {}), error: e instanceof Error ? e.message : String(e) });
+  }
+}
+
+/** The run's findings at its end, from the store (undefined when they cannot be read: the run's own outcome still reaches the host). */
+function runFindings(db: string, busyTimeoutMs: number, runId: number): FindingRecord[] | undefined {
+  try {
+    const store = openStore(db, { busyTimeoutMs });
+    try {
+      return new RunReader(store).findings(runId).map(findingRecord);
+    } finally {
+      store.close();
+    }
+  } catch {
+    return undefined;
   }
 }
 

@@ -59,7 +59,9 @@ describe('run worker and query backend', () => {
     );
     const handle = manager.start(small, db);
     const outcome = await handle.done;
-    assert.deepEqual(outcome, { kind: 'finished', runId: 1, status: 'completed' });
+    // the worker reads the run's health findings from the store at the end (this short run has none)
+    assert.deepEqual(outcome, { kind: 'finished', runId: 1, status: 'completed', findings: [] });
+    assert.deepEqual(await backend.request('findings', { runIds: [1] }), [{ runId: 1, findings: [] }]);
     const types = messages.map((m) => m.type).filter((t) => t !== 'heartbeat' && t !== 'log' && t !== 'phase');
     // the final evaluation runs inside the last iteration, before its progress event
     assert.deepEqual(types, ['started', 'evaluation', 'progress', 'progress', 'progress', 'progress', 'evaluation', 'progress', 'finished']);

@@ -3,7 +3,9 @@
 // not; summaries one line with invisibles marked, whatever the stored names hold).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { outcomeMessage } from '../../../../src/host/commands/runMessages';
 import { healthBadge, runParts } from '../../../../src/host/views/treeModel';
+import { isWorkerToHost } from '../../../../src/shared/protocol/workerProtocol';
 import { healthEmpty, healthRows } from '../../../../src/shared/dashboardModel';
 import type { FindingRecord } from '../../../../src/shared/health/findings';
 import type { RunSeries } from '../../../../src/shared/protocol/webviewProtocol';
@@ -98,4 +100,27 @@ describe('Runs tree health badge', () => {
       }
     });
   }
+});
+
+describe('the run’s outcome notification', () => {
+  it('names its severe findings once, at the end', () => {
+    const findings = [finding({}), finding({ id: 'no-signal' }), finding({ id: 'no-signal' }), finding({ id: 'clip-spike', severity: 'warning' })];
+    assert.equal(
+      outcomeMessage('hot', { kind: 'finished', runId: 7, status: 'completed', findings }),
+      'Agent RL: run "hot" completed. Severe findings: entropy-collapse, no-signal (the dashboard\'s Health section shows the episodes).',
+    );
+    assert.equal(
+      outcomeMessage('hot', { kind: 'finished', runId: 7, status: 'completed', findings: [finding({ severity: 'info' })] }),
+      'Agent RL: run "hot" completed.',
+    );
+    assert.equal(outcomeMessage('hot', { kind: 'finished', runId: 7, status: 'completed' }), 'Agent RL: run "hot" completed.');
+  });
+
+  it('the worker’s finished message carries findings as an array of records or not at all', () => {
+    const base = { type: 'finished', runId: 1, status: 'completed', wallMs: 5 };
+    assert.ok(isWorkerToHost({ ...base, findings: [finding({})] }));
+    assert.ok(isWorkerToHost(base));
+    assert.ok(!isWorkerToHost({ ...base, findings: [null] }));
+    assert.ok(!isWorkerToHost({ ...base, findings: 'severe' }));
+  });
 });
