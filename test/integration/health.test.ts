@@ -7,10 +7,11 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import type { RunRecord } from '../../src/cli/runRecord';
 import type { FindingRecord } from '../../src/shared/health/findings';
-import { runCli, tempDir } from '../helpers/cli';
+import { ROOT, runCli, tempDir } from '../helpers/cli';
 import { openStore } from '../../src/store/openStore';
 import { pickEpisodes } from '../../src/store/healthEpisodes';
 import type { EpisodePick } from '../../src/shared/health/findings';
+import { rawInvisible } from '../unit/shared/hostileInputs';
 
 function health(cwd: string, run: string): FindingRecord[] {
   const r = runCli(['health', run, '--json'], cwd);
@@ -116,6 +117,36 @@ describe('agent-rl health on real runs', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('an imported verl dump whose groups all score alike raises no-signal, with hostile text inert and nothing executed', () => {
+    const cwd = tempDir();
+    fs.copyFileSync(path.join(ROOT, 'test/fixtures/verl/config.yaml'), path.join(cwd, 'config.yaml'));
+    fs.mkdirSync(path.join(cwd, 'rollout'));
+    const marker = path.join(cwd, 'pwned');
+    // every step: two prompts × 4 samples, every sample scored 0; the text tries a shell, a terminal escape and a bidi override
+    const evil = `$(touch ${marker}) \u001b]8;;command:workbench.action.terminal.new\u0007x\u202e`;
+    for (let step = 1; step <= 4; step++) {
+      const lines = [0, 1].flatMap((p) =>
+        [0, 1, 2, 3].map((k) =>
+          JSON.stringify({ input: `user\nprompt ${p} ${evil}\nassistant\n`, output: `${evil} ${k}`, gts: '1', score: 0, step, acc: false }),
+        ),
+      );
+      fs.writeFileSync(path.join(cwd, 'rollout', `${step}.jsonl`), `${lines.join('\n')}\n`);
+    }
+    const imported = runCli(['import', 'verl', 'rollout', '--config', 'config.yaml'], cwd);
+    assert.equal(imported.code, 0, imported.stderr);
+    const json = runCli(['health', '1', '--json'], cwd);
+    assert.equal(json.code, 0, json.stderr);
+    const f = (JSON.parse(json.stdout) as { findings: FindingRecord[] }).findings.find((x) => x.id === 'no-signal');
+    assert.ok(f, json.stdout);
+    assert.equal(f.severity, 'severe');
+    assert.deepEqual(f.iterations, [1, 4]);
+    assert.equal(f.episodes.length, 3);
+    const text = runCli(['health', '1'], cwd);
+    assert.equal(text.code, 0);
+    assert.equal(rawInvisible(text.stdout), undefined);
+    assert.ok(!fs.existsSync(marker), 'nothing in the dump ran');
   });
 
   it('an unknown run exits 2 naming it; a run with no findings exits 0', () => {
