@@ -6,7 +6,8 @@ import '../store/nodeFloorGuard'; // first: refuses a Node older than the floor 
 import type { HostToWorker, WorkerToHost } from '../shared/protocol/workerProtocol';
 import { isHostToWorker } from '../shared/protocol/workerProtocol';
 import { validateRunConfig } from '../shared/runConfig';
-import { findingRecord, type FindingRecord } from '../shared/health/findings';
+import { findingRecord, healthFindings, type FindingRecord } from '../shared/health/findings';
+import type { IterationMetrics } from '../shared/types';
 import { openStore } from '../store/openStore';
 import { RunReader } from '../store/runReader';
 import { trainStored } from '../store/storedRun';
@@ -24,6 +25,11 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
     const config = start.resume || start.fork ? undefined : validateRunConfig(start.config);
     const f = start.fork;
     let iterations = config?.iterations ?? 0;
+    // this process's iterations, for the live findings (a resumed or forked run's earlier ones are in the
+    // store: the findings at the end read them all)
+    const seen: IterationMetrics[] = [];
+    const announced = new Set<string>();
+    let groupSize: unknown = config?.groupSize;
     const r = await trainStored({
       db: start.db,
       busyTimeoutMs: start.busyTimeoutMs ?? 5000,
@@ -34,7 +40,10 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
           ? { fork: { run: String(f.runId), at: f.at, changes: f.changes, python: f.python, sandbox: f.sandbox } }
           : { resume: { run: String(start.resume!.runId), python: start.resume!.python, sandbox: start.resume!.sandbox } }),
       onNotice: (n) => {
-        if (n.kind === 'continuing' || n.kind === 'forking') iterations = n.config.iterations;
+        if (n.kind === 'continuing' || n.kind === 'forking') {
+          iterations = n.config.iterations;
+          groupSize = n.config.groupSize;
+        }
         if (n.kind === 'forking') send({ type: 'log', level: 'info', message: `forking run ${n.parentId} after iteration ${n.at}` });
         if (n.kind === 'note') send({ type: 'log', level: 'warn', message: n.text });
       },
@@ -51,6 +60,13 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
             return send({ type: 'evaluation', runId: runId!, evaluation: e.evaluation });
           case 'progress': {
             const p = e.progress;
+            seen.push(p.metrics);
+            // pure and in memory (no episodes: the store picks them at the end): cheap each iteration
+            for (const f of healthFindings(seen, typeof groupSize === 'number' ? { groupSize } : {})) {
+              if (f.severity !== 'severe' || announced.has(f.id)) continue;
+              announced.add(f.id);
+              send({ type: 'finding', runId: runId!, finding: findingRecord(f) });
+            }
             return send({
               type: 'progress',
               runId: runId!,

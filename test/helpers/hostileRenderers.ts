@@ -9,7 +9,7 @@
 // The matrix test checks that every pure module under src/host exports nothing that is missing here
 // or in NOT_RENDERERS, so a new renderer is covered (or excused, with the reason) when it is written.
 import { rerunNotes } from '../../src/backend/rerun';
-import { configProblemMessage, outcomeMessage, sandboxOverrides, sandboxQuestion } from '../../src/host/commands/runMessages';
+import { configProblemMessage, findingMessage, outcomeMessage, sandboxOverrides, sandboxQuestion } from '../../src/host/commands/runMessages';
 import {
   importErrorLine,
   importFailedMessage,
@@ -187,6 +187,10 @@ export const RENDERERS: readonly Renderer[] = [
     },
   },
   {
+    id: 'src/host/commands/runMessages.ts#findingMessage',
+    render: (v) => findingsOf(v).map((f, i) => out(`live finding ${i}`, 'message', findingMessage(v.run.summary.name, f))),
+  },
+  {
     id: 'src/shared/dashboardModel.ts#healthRows',
     render: (v) =>
       healthRows(series(v)).flatMap((r, i) => [
@@ -229,6 +233,11 @@ export const RENDERERS: readonly Renderer[] = [
     render: (v) => [
       out('run failed', 'message', outcomeMessage(v.run.summary.name, { kind: 'failed', reason: v.run.summary.error ?? v.run.summary.name })),
       out('run finished', 'message', outcomeMessage(v.run.summary.name, { kind: 'finished', runId: v.run.summary.id, status: v.run.summary.status })),
+      out(
+        'run finished with findings',
+        'message',
+        outcomeMessage(v.run.summary.name, { kind: 'finished', runId: v.run.summary.id, status: v.run.summary.status, findings: findingsOf(v) }),
+      ),
     ],
   },
   {

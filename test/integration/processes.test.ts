@@ -117,6 +117,28 @@ describe('run worker and query backend', () => {
     await assert.rejects(backend.request('exportRun', { runId: 99, file }), /no run 99/);
   });
 
+  it('a severe finding reaches the host once, when the iterations first show it, and again with the outcome', async () => {
+    const { db, backend, manager, messages } = await setup();
+    cleanups.push(
+      () => backend.dispose(),
+      () => manager.dispose(),
+    );
+    // a one-step budget: every group's rewards equal from the first iteration (no signal)
+    const outcome = await manager.start({ ...small, envOptions: { stepBudget: 1 } }, db).done;
+    const findings = messages.flatMap((m) => (m.type === 'finding' ? [m] : []));
+    assert.deepEqual(
+      findings.map((m) => [m.runId, m.finding.id, m.finding.severity]),
+      [[1, 'no-signal', 'severe']],
+      'one message, not one per iteration',
+    );
+    // sent with the third iteration (just before its progress event): the bar wants three iterations in a row
+    const at = messages.findIndex((m) => m.type === 'finding');
+    assert.equal(messages.slice(0, at).filter((m) => m.type === 'progress').length, 2);
+    const next = messages[at + 1];
+    assert.equal(next?.type === 'progress' ? next.iteration : undefined, 3);
+    assert.ok(outcome.kind === 'finished' && outcome.findings?.some((f) => f.id === 'no-signal' && f.episodes.length === 3));
+  });
+
   it('cancel stops at an iteration boundary; a killed worker is recorded failed; other runs go on', async () => {
     const { db, backend, manager } = await setup();
     cleanups.push(

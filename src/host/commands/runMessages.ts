@@ -22,6 +22,11 @@ export function outcomeMessage(name: string, outcome: RunOutcome): string {
   );
 }
 
+/** A severe finding that a live run's iterations show for the first time: one warning each (the summary may quote a stored name). */
+export function findingMessage(name: string, finding: { readonly id: string; readonly summary: string }): string {
+  return messageText(`Agent RL: run "${name}": ${finding.id} — ${finding.summary}. The dashboard's Health section shows the episodes.`, 600);
+}
+
 /** The run's severe findings at its end, named once in its outcome notification (not one per iteration); the dashboard's Health section has them all. */
 function healthNote(findings: readonly { readonly id: string; readonly severity: string }[] | undefined): string {
   const severe = [...new Set((findings ?? []).filter((f) => f.severity === 'severe').map((f) => f.id))];

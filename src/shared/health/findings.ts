@@ -135,13 +135,13 @@ export function noSignal(its: readonly IterationMetrics[], ctx: HealthContext): 
   );
   const success = new Map(seriesOf(its, (m) => m.successRate));
   const series = [{ name: 'share of groups with equal rewards', points: share }];
-  // the longest stretch at or above the bar
-  let best: Point[] = [];
-  let cur: Point[] = [];
-  for (const p of share) {
-    cur = p[1] >= bar('noSignalShare') ? [...cur, p] : [];
-    if (cur.length > best.length) best = cur;
+  // the longest stretch at or above the bar, by index (the worker runs this every iteration: linear)
+  let [from, to] = [0, 0];
+  for (let i = 0, start = 0; i < share.length; i++) {
+    if (share[i]![1] < bar('noSignalShare')) start = i + 1;
+    else if (i + 1 - start > to - from) [from, to] = [start, i + 1];
   }
+  const best = share.slice(from, to);
   if (best.length >= bar('noSignalIterations')) {
     const s = mean(best.map((p) => p[1]));
     const solved = mean(best.map((p) => success.get(p[0]) ?? 0));
@@ -329,19 +329,13 @@ export function rewardHacking(its: readonly IterationMetrics[]): HealthFinding[]
   return out;
 }
 
-/** Increments of a series' last `n` steps and of the `n` before them. */
-function slopes(points: readonly Point[], n: number): { recent: number[]; earlier: number[] } | undefined {
-  if (points.length < 2 * n + 1) return undefined;
-  const d = points.slice(1).map((p, i) => p[1] - points[i]![1]);
-  return { recent: d.slice(-n), earlier: d.slice(-2 * n, -n) };
-}
-
 /** A value that jumps above `ratio` × the median of the iterations before it and above an absolute bar. */
 function spikes(points: readonly Point[], ratio: number, floor: number): { at: Point; base: number }[] {
   const out: { at: Point; base: number }[] = [];
   const n = bar('baselineIterations');
+  const w = bar('spikeWindow');
   for (let i = n; i < points.length; i++) {
-    const base = median(points.slice(0, i).map((p) => p[1]));
+    const base = median(points.slice(Math.max(0, i - w), i).map((p) => p[1]));
     if (points[i]![1] >= floor && points[i]![1] >= ratio * base) out.push({ at: points[i]!, base });
   }
   return out;
@@ -353,13 +347,14 @@ export function policyDrift(its: readonly IterationMetrics[]): HealthFinding[] {
   const kl = seriesOf(its, (m) => m.kl);
   const n = bar('baselineIterations');
   // the last stretch where KL both grows fast and grows faster than before
-  for (let end = kl.length; end >= 2 * n + 1; end--) {
-    const s = slopes(kl.slice(0, end), n);
-    if (!s) break;
-    const recent = mean(s.recent);
-    const earlier = Math.max(0, mean(s.earlier));
-    if (s.recent.every((d) => d > 0) && recent >= bar('klSlope') && recent >= bar('klAcceleration') * earlier) {
-      const at = kl.slice(end - n - 1, end);
+  // d[j]: the increment from point j to j + 1; e: the end of the recent n increments (the n before them are earlier)
+  const d = kl.slice(1).map((p, i) => p[1] - kl[i]![1]);
+  for (let e = d.length; e >= 2 * n; e--) {
+    const steps = d.slice(e - n, e);
+    const recent = mean(steps);
+    const earlier = Math.max(0, mean(d.slice(e - 2 * n, e - n)));
+    if (steps.every((x) => x > 0) && recent >= bar('klSlope') && recent >= bar('klAcceleration') * earlier) {
+      const at = kl.slice(e - n, e + 1);
       out.push(
         finding(
           'kl-acceleration',

@@ -82,6 +82,10 @@ export const HEALTH_THRESHOLDS = {
     value: 3,
     reason: 'three times the median of the earlier iterations: a spike, not the steady clipping a tight ε gives',
   },
+  spikeWindow: {
+    value: 10,
+    reason: 'the median of the 10 iterations before: the level the run had just reached, not its start (and a bounded cost: the worker checks every iteration)',
+  },
   clipSpike: {
     value: 0.2,
     reason: 'a fifth of the tokens clipped (or dual-clipped): the update has stepped far from π_old; PPO practice keeps it near 0.1',

@@ -45,6 +45,8 @@ export type WorkerToHost =
   | { readonly type: 'log'; readonly level: 'info' | 'warn' | 'error'; readonly message: string }
   /** `findings`: what the stored iterations show going wrong at the end (shared/health/findings.ts), the most severe first. */
   | { readonly type: 'finished'; readonly runId: number; readonly status: RunStatus; readonly wallMs: number; readonly findings?: readonly FindingRecord[] }
+  /** A severe health finding the run's iterations show for the first time (shared/health/findings.ts): sent once per finding, not per iteration. */
+  | { readonly type: 'finding'; readonly runId: number; readonly finding: FindingRecord }
   /** The run could not start or failed; `runId` is absent when it failed before it was stored. */
   | { readonly type: 'failed'; readonly runId?: number; readonly error: string };
 
@@ -78,6 +80,7 @@ export const isWorkerToHost: Guard<WorkerToHost> = oneOf<WorkerToHost>(
   shape('evaluation', { runId: isNumber, evaluation: (e) => isObject(e) && isNumber(e.successRate) && isNumber(e.iteration) }),
   shape('heartbeat', { at: isNumber }),
   shape('log', { level: (l) => l === 'info' || l === 'warn' || l === 'error', message: isString }),
+  shape('finding', { runId: isNumber, finding: (v) => isObject(v) && isString(v.id) && isString(v.summary) }),
   shape('finished', {
     runId: isNumber,
     status: (s) => STATUSES.includes(s as string),

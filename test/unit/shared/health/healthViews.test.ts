@@ -3,7 +3,7 @@
 // not; summaries one line with invisibles marked, whatever the stored names hold).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { outcomeMessage } from '../../../../src/host/commands/runMessages';
+import { findingMessage, outcomeMessage } from '../../../../src/host/commands/runMessages';
 import { healthBadge, runParts } from '../../../../src/host/views/treeModel';
 import { isWorkerToHost } from '../../../../src/shared/protocol/workerProtocol';
 import { healthEmpty, healthRows } from '../../../../src/shared/dashboardModel';
@@ -114,6 +114,20 @@ describe('the run’s outcome notification', () => {
       'Agent RL: run "hot" completed.',
     );
     assert.equal(outcomeMessage('hot', { kind: 'finished', runId: 7, status: 'completed' }), 'Agent RL: run "hot" completed.');
+  });
+
+  it('a live severe finding is one warning, its stored names inert', () => {
+    assert.equal(
+      findingMessage('hot', finding({})),
+      'Agent RL: run "hot": entropy-collapse — entropy collapse: mean token entropy fell 98%. The dashboard\'s Health section shows the episodes.',
+    );
+    for (const p of HOSTILE) {
+      const m = findingMessage(p.text, finding({ summary: `tool trouble: "${p.text}"` }));
+      assert.equal(rawInvisible(m), undefined, p.name);
+      assert.ok(!m.includes('\n'));
+    }
+    assert.ok(isWorkerToHost({ type: 'finding', runId: 1, finding: finding({}) }));
+    assert.ok(!isWorkerToHost({ type: 'finding', runId: 1, finding: { id: 3 } }));
   });
 
   it('the worker’s finished message carries findings as an array of records or not at all', () => {
