@@ -2,7 +2,7 @@
 import type Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import type { BackendMethod, BackendMethods } from '../shared/protocol/backendProtocol';
-import { findingRecord } from '../shared/health/findings';
+import { findingRecord, findingView } from '../shared/health/findings';
 import { codeOf } from '../shared/linking';
 import { collapseText, toolCollapses } from '../shared/toolHealth';
 import { RunReader } from '../store/runReader';
@@ -51,7 +51,7 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
     findings: ({ runIds }) =>
       checked<number[]>(runIds, (v) => Array.isArray(v) && v.length <= 100 && v.every(isId), 'runIds').map((runId) => ({
         runId,
-        findings: reader.findings(runId).map(findingRecord),
+        findings: reader.findings(runId).map((f) => findingView(f)),
       })),
     trajectories: ({ runId, iteration, offset, limit }) => reader.trajectoriesPage(runId, iteration, Math.max(0, offset), page(limit)),
     trajectory: ({ trajectoryId }) => {

@@ -359,7 +359,7 @@ export function panelLines(panel: Panel, series: readonly RunSeries[]): Line[] {
   });
 }
 
-const NO_ITERATIONS = 'no iterations yet: a point appears here as each iteration of the run finishes';
+export const NO_ITERATIONS = 'no iterations yet: a point appears here as each iteration of the run finishes';
 
 /** Why a panel draws nothing (undefined when it draws something). */
 export function emptyReason(panel: Panel, series: readonly RunSeries[], drawn: number): string | undefined {
@@ -456,42 +456,4 @@ export function chartSummary(
   });
   const more = lines.length > max ? `; and ${count(lines.length - max)} more lines` : '';
   return `${head}: ${parts.join('; ')}${more}`;
-}
-
-// ── Health: what each selected run's stored iterations show going wrong (shared/health/findings.ts) ──
-
-export interface HealthRow {
-  readonly runId: number;
-  readonly run: string; // the run's name in one line (untrusted), only when several runs are selected
-  readonly severity: 'info' | 'warning' | 'severe';
-  readonly id: string;
-  readonly iterations: string;
-  readonly summary: string; // one line, invisible characters marked: it may quote a stored tool or extra name
-  readonly episodes: readonly number[]; // trajectory ids the "show me" links open in the inspector
-}
-
-/** One row per finding of every selected run, the most severe first, then by run. */
-export function healthRows(series: readonly RunSeries[]): HealthRow[] {
-  const rank = { severe: 0, warning: 1, info: 2 } as const;
-  const rows = series.flatMap((s) =>
-    (s.findings ?? []).map((f): HealthRow => ({
-      runId: s.run.id,
-      run: series.length > 1 ? runLabels(s).short : '',
-      severity: f.severity,
-      id: oneLine(f.id, 40),
-      iterations:
-        f.iterations[0] === f.iterations[1] ? `iteration ${count(f.iterations[0])}` : `iterations ${count(f.iterations[0])}–${count(f.iterations[1])}`,
-      summary: oneLine(f.summary, 400),
-      episodes: f.episodes.filter((e) => Number.isInteger(e) && e > 0).slice(0, 5),
-    })),
-  );
-  return rows.sort((a, b) => rank[a.severity] - rank[b.severity]);
-}
-
-/** Why the Health section lists nothing, or undefined when it lists findings. */
-export function healthEmpty(series: readonly RunSeries[], rows: readonly HealthRow[]): string | undefined {
-  if (rows.length > 0) return undefined;
-  if (series.length === 0) return 'no run selected: tick one above';
-  if (series.every((s) => s.iterations.length === 0)) return NO_ITERATIONS;
-  return 'no findings: nothing in the stored iterations crosses a bar (docs/health.md lists them)';
 }

@@ -39,8 +39,9 @@ import {
 } from '../../src/host/views/treeModel';
 import { comparisonView } from '../../src/shared/comparisonModel';
 import { configDifferences } from '../../src/shared/configDiff';
-import { chartSummary, emptyReason, healthRows, PANELS, panelLines, phaseBars, phaseEmptyReason, pointLabel, runLabels } from '../../src/shared/dashboardModel';
-import { findingRecord, healthFindings, type FindingRecord } from '../../src/shared/health/findings';
+import { healthRows } from '../../src/shared/health/healthView';
+import { chartSummary, emptyReason, PANELS, panelLines, phaseBars, phaseEmptyReason, pointLabel, runLabels } from '../../src/shared/dashboardModel';
+import { findingView, healthFindings, type FindingView } from '../../src/shared/health/findings';
 import { drillView } from '../../src/shared/drillModel';
 import {
   groupRows,
@@ -132,14 +133,14 @@ const series = (v: ViewInput): RunSeries[] => [{ run: v.run.summary, iterations:
  * Health findings that quote stored text, through the real detectors: a tool named like the stored run
  * (the payload) whose calls start failing, as a workspace tool's name from a repository would.
  */
-function findingsOf(v: ViewInput): FindingRecord[] {
+function findingsOf(v: ViewInput): FindingView[] {
   const name = v.run.summary.name;
   const its = Array.from({ length: 6 }, (_, i) => ({
     ...v.iterations[0]!,
     iteration: i + 1,
     toolHealth: { [name]: { calls: 10, callsPerEpisode: 1, errorRate: i < 3 ? 0 : 0.9, timeoutRate: 0 } },
   }));
-  return healthFindings(its).map((f) => ({ ...findingRecord(f), episodes: [v.trajectory.id] }));
+  return healthFindings(its).map((f) => ({ ...findingView(f), episodes: [v.trajectory.id] }));
 }
 
 const stored = (v: ViewInput): Record<string, unknown> => v.run.config as Record<string, unknown>;
@@ -191,7 +192,7 @@ export const RENDERERS: readonly Renderer[] = [
     render: (v) => findingsOf(v).map((f, i) => out(`live finding ${i}`, 'message', findingMessage(v.run.summary.name, f))),
   },
   {
-    id: 'src/shared/dashboardModel.ts#healthRows',
+    id: 'src/shared/health/healthView.ts#healthRows',
     render: (v) =>
       healthRows(series(v)).flatMap((r, i) => [
         out(`health row ${i} head`, 'line', `${r.severity} · ${r.id} · ${r.iterations}${r.run}`),

@@ -77,6 +77,19 @@ export interface FindingRecord {
   readonly episodes: readonly number[];
 }
 
+/** A finding as the dashboard draws it: the record and its first series, at most `max` values (bucket means), for a sparkline. */
+export interface FindingView extends FindingRecord {
+  readonly spark: readonly number[];
+}
+
+export function findingView(f: HealthFinding, max = 60): FindingView {
+  const values = (f.series[0]?.points ?? []).map((p) => p[1]);
+  const size = Math.max(1, Math.ceil(values.length / max));
+  const spark: number[] = [];
+  for (let i = 0; i < values.length; i += size) spark.push(mean(values.slice(i, i + size)));
+  return { ...findingRecord(f), spark };
+}
+
 export const findingRecord = (f: HealthFinding): FindingRecord => ({
   id: f.id,
   severity: f.severity,

@@ -4,14 +4,14 @@ import type { ResendResult } from '../agentRequestView';
 import type { FoundModel } from '../foundModel';
 import type { TokenRow, TokenStatsJson, WorstBy } from '../tokenStatsRows';
 import type { RescoreReport, Score, TrajectoryEdit, TrajectoryRescores } from '../rescore';
-import type { FindingRecord } from '../health/findings';
+import type { FindingView } from '../health/findings';
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
 import { isNumber, isObject, isString, type Guard } from './guards';
 
 /** One run's findings, the most severe first. */
 export interface RunFindings {
   readonly runId: number;
-  readonly findings: readonly FindingRecord[];
+  readonly findings: readonly FindingView[];
 }
 
 export interface TrajectorySummary {

@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import { findingMessage, outcomeMessage } from '../../../../src/host/commands/runMessages';
 import { healthBadge, runParts } from '../../../../src/host/views/treeModel';
 import { isWorkerToHost } from '../../../../src/shared/protocol/workerProtocol';
-import { healthEmpty, healthRows } from '../../../../src/shared/dashboardModel';
-import type { FindingRecord } from '../../../../src/shared/health/findings';
+import { healthEmpty, healthRows, sparkPoints } from '../../../../src/shared/health/healthView';
+import type { FindingView } from '../../../../src/shared/health/findings';
 import type { RunSeries } from '../../../../src/shared/protocol/webviewProtocol';
 import type { RunSummary } from '../../../../src/shared/types';
 import { HOSTILE, rawInvisible } from '../hostileInputs';
@@ -29,16 +29,17 @@ const RUN: RunSummary = {
   error: null,
 };
 
-const finding = (over: Partial<FindingRecord>): FindingRecord => ({
+const finding = (over: Partial<FindingView>): FindingView => ({
   id: 'entropy-collapse',
   severity: 'severe',
   iterations: [1, 4],
   summary: 'entropy collapse: mean token entropy fell 98%',
   episodes: [11, 12, 13],
+  spark: [1.8, 1.7, 0.1],
   ...over,
 });
 
-const series = (findings: FindingRecord[] | undefined, run = RUN): RunSeries => ({
+const series = (findings: FindingView[] | undefined, run = RUN): RunSeries => ({
   run,
   iterations: [{ iteration: 1 } as RunSeries['iterations'][number]],
   evaluations: [],
@@ -63,6 +64,14 @@ describe('dashboard Health rows', () => {
     assert.deepEqual(rows[1]!.episodes, [5], 'ids that are not trajectory ids are not links');
     // one run selected: its name is the dashboard's, not repeated per row
     assert.equal(healthRows([series([finding({})])])[0]!.run, '');
+  });
+
+  it('draws the series behind each finding as a sparkline in a 100 × 20 box', () => {
+    assert.equal(healthRows([series([finding({})])])[0]!.spark, '0,1 50,2.1 100,19');
+    assert.equal(sparkPoints([2, 2]), '0,10 100,10', 'a flat series is a line through the middle');
+    assert.equal(sparkPoints([1]), '', 'one point is no line');
+    assert.equal(sparkPoints([1, 'x', null, Infinity, 3]), '0,19 100,1', 'only finite numbers are drawn');
+    assert.equal(sparkPoints('1,2' as unknown as number[]), '');
   });
 
   it('says why it is empty', () => {
