@@ -105,10 +105,12 @@ function showRun(ref: string, options: QueryOptions): number {
       process.stdout.write(`${jsonText(record, 2)}\n`);
       return 0;
     }
+    // the warnings and severe findings (info ones, such as a solved task's agreeing groups, only in `health`)
+    const flagged = record.findings.filter((f) => f.severity !== 'info').map((f) => `  ${f.severity}: ${cell(f.summary, 400)} (agent-rl health ${run.id})`);
     const c = d.config;
     const last = d.iterations[d.iterations.length - 1];
     if ((c as { source?: unknown }).source === 'verl') {
-      process.stdout.write(`${importedRunLines(reader, run.id).join('\n')}\n`);
+      process.stdout.write(`${[...importedRunLines(reader, run.id), ...flagged].join('\n')}\n`);
       return 0;
     }
     const lines = [
@@ -127,7 +129,7 @@ function showRun(ref: string, options: QueryOptions): number {
       `  runtime: ${cell(d.runtime.workbench)} on Node ${cell(d.runtime.node)}, ${cell(d.runtime.compute, 200)}, SQLite ${cell(d.runtime.sqlite ?? '?')}`,
       ...(typeof d.runtime.computeReason === 'string' ? [`  compute path: ${cell(d.runtime.computeReason, 400)}`] : []),
       ...record.warnings.map((w) => `  warning: ${cell(w, 400)}`),
-      ...record.findings.filter((f) => f.severity !== 'info').map((f) => `  ${f.severity}: ${cell(f.summary, 400)} (agent-rl health ${run.id})`),
+      ...flagged,
     ];
     if (last) {
       lines.push(

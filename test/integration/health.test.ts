@@ -146,6 +146,8 @@ describe('agent-rl health on real runs', () => {
     const text = runCli(['health', '1'], cwd);
     assert.equal(text.code, 0);
     assert.equal(rawInvisible(text.stdout), undefined);
+    // show's summary of an imported run names it too
+    assert.match(runCli(['show', '1'], cwd).stdout, /^ {2}severe: no signal: 100% of groups had equal rewards/m);
     assert.ok(!fs.existsSync(marker), 'nothing in the dump ran');
   });
 
