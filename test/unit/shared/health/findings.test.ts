@@ -1,8 +1,10 @@
 // Run-health findings on synthetic series: each fires on its pathology, with the severity its bar
 // gives, and stays quiet on a healthy run (reward rising slowly, entropy easing, KL growing steadily).
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { findingRecord, healthContextOf, healthFindings, type HealthFinding } from '../../../../src/shared/health/findings';
+import { FINDING_IDS, findingRecord, healthContextOf, healthFindings, type HealthFinding } from '../../../../src/shared/health/findings';
 import { HEALTH_THRESHOLDS } from '../../../../src/shared/health/healthThresholds';
 import type { IterationMetrics } from '../../../../src/shared/types';
 import { jsonText } from '../../../../src/shared/untrustedText';
@@ -359,4 +361,12 @@ describe('findings quote stored names inertly', () => {
       }
     });
   }
+});
+
+describe('docs/health.md', () => {
+  it('has a row for every finding, and names the table its bars come from', () => {
+    const doc = fs.readFileSync(path.join(__dirname, '..', '..', '..', '..', '..', 'docs', 'health.md'), 'utf8');
+    for (const id of FINDING_IDS) assert.ok(doc.includes(`| \`${id}\` |`), `docs/health.md has no row for ${id}`);
+    assert.ok(doc.includes('src/shared/health/healthThresholds.ts'));
+  });
 });
