@@ -137,6 +137,10 @@ describe('run worker and query backend', () => {
     const next = messages[at + 1];
     assert.equal(next?.type === 'progress' ? next.iteration : undefined, 3);
     assert.ok(outcome.kind === 'finished' && outcome.findings?.some((f) => f.id === 'no-signal' && f.episodes.length === 3));
+    // what the dashboard and the tree get from the backend: the same finding, with its series for the sparkline
+    const [served] = await backend.request('findings', { runIds: [1] });
+    const f = served!.findings.find((x) => x.id === 'no-signal')!;
+    assert.deepEqual([f.severity, f.iterations, f.episodes.length, f.spark], ['severe', [1, 5], 3, [1, 1, 1, 1, 1]]);
   });
 
   it('cancel stops at an iteration boundary; a killed worker is recorded failed; other runs go on', async () => {
