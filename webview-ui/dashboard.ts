@@ -31,6 +31,7 @@ import {
   showLegend,
   type Panel,
 } from '../src/shared/dashboardModel';
+import { healthEmpty, healthRows } from '../src/shared/health/healthView';
 import { isHostToDashboard, type DashboardState, type DashboardToHost, type RunSeries } from '../src/shared/protocol/webviewProtocol';
 import { axisTick } from '../src/shared/format';
 import type { WorstBy } from '../src/shared/tokenStatsRows';
@@ -238,6 +239,52 @@ function drawPhases(series: readonly RunSeries[]): void {
   show(view, datasets, phaseEmptyReason(series, bars.length));
 }
 
+/** A sparkline of the series behind a finding (points from the view model: numbers only). */
+function sparkline(points: string, label: string): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 100 20');
+  svg.setAttribute('class', 'spark');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', showInvisibles(label));
+  const line = document.createElementNS(ns, 'polyline');
+  line.setAttribute('points', points);
+  svg.append(line);
+  return svg;
+}
+
+/** The Health section: each finding's severity, what it is and its iterations, its summary, and "show me" links that open its episodes in the inspector. */
+function drawHealth(series: readonly RunSeries[]): void {
+  const box = document.getElementById('health');
+  if (!box) return;
+  const rows = healthRows(series);
+  const empty = healthEmpty(series, rows);
+  box.replaceChildren(el('h2', undefined, 'Health'));
+  if (empty !== undefined) {
+    box.append(el('p', 'empty-note', empty));
+    return;
+  }
+  const list = el('ul', 'health-list');
+  for (const r of rows) {
+    const item = el('li', `finding ${r.severity}`);
+    const head = el('span', 'finding-head', `${r.severity} · ${r.id} · ${r.iterations}${r.run ? ` · ${r.run}` : ''}`);
+    item.append(head, el('span', 'finding-summary', r.summary));
+    if (r.spark) item.append(sparkline(r.spark, `${r.id}: the series behind it`));
+    if (r.episodes.length) {
+      const links = el('span', 'finding-episodes', 'show me: ');
+      for (const id of r.episodes) {
+        const b = el('button', 'open-trajectory', `trajectory ${id}`);
+        b.title = `Open trajectory ${id} in the inspector`;
+        b.addEventListener('click', () => vscode.post({ type: 'openTrajectory', trajectoryId: id }));
+        links.append(b, ' ');
+      }
+      item.append(links);
+    }
+    list.append(item);
+  }
+  box.append(list);
+}
+
 function renderRunPicker(runs: RunSeries['run'][], selected: readonly number[]): void {
   const box = document.getElementById('runs')!;
   box.replaceChildren();
@@ -303,6 +350,7 @@ onHostMessage(isHostToDashboard, (msg) => {
   lastState = msg;
   vscode.setState({ selected: msg.selected });
   renderRunPicker(msg.runs, msg.selected);
+  drawHealth(msg.series);
   drawPanels(msg.series);
   drawPhases(msg.series);
 });

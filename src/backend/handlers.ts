@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import type { BackendMethod, BackendMethods } from '../shared/protocol/backendProtocol';
+import { findingRecord, findingView } from '../shared/health/findings';
 import { codeOf } from '../shared/linking';
 import { collapseText, toolCollapses } from '../shared/toolHealth';
 import { RunReader } from '../store/runReader';
@@ -47,6 +48,11 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
         : null;
     },
     iterations: ({ runId, offset, limit }) => reader.iterationsPage(runId, Math.max(0, offset), page(limit)),
+    findings: ({ runIds }) =>
+      checked<number[]>(runIds, (v) => Array.isArray(v) && v.length <= 100 && v.every(isId), 'runIds').map((runId) => ({
+        runId,
+        findings: reader.findings(runId).map((f) => findingView(f)),
+      })),
     trajectories: ({ runId, iteration, offset, limit }) => reader.trajectoriesPage(runId, iteration, Math.max(0, offset), page(limit)),
     trajectory: ({ trajectoryId }) => {
       const t = reader.trajectory(trajectoryId);
@@ -64,7 +70,7 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
     exportRun: ({ runId, file }) => {
       const d = reader.detail(runId);
       if (!d) throw new Error(`no run ${runId} in the database`);
-      const text = `${JSON.stringify({ runId, name: d.summary.name, status: d.summary.status, database: db.name, config: d.config, runtime: d.runtime, iterations: d.iterations, evaluations: d.evaluations, wallMs: d.wallMs, warnings: toolCollapses(d.iterations).map(collapseText) }, null, 2)}\n`;
+      const text = `${JSON.stringify({ runId, name: d.summary.name, status: d.summary.status, database: db.name, config: d.config, runtime: d.runtime, iterations: d.iterations, evaluations: d.evaluations, wallMs: d.wallMs, warnings: toolCollapses(d.iterations).map(collapseText), findings: reader.findings(runId).map(findingRecord) }, null, 2)}\n`;
       fs.writeFileSync(file, text);
       return { file, bytes: Buffer.byteLength(text) };
     },

@@ -12,6 +12,7 @@ import { exportCommand } from './exportCommand';
 import { importCommand } from './importCommand';
 import { modelCommand } from './modelCommand';
 import { runsCommand, showCommand, trajectoryCommand } from './queryCommands';
+import { healthCommand } from './healthCommand';
 import { requestCommand } from './requestCommand';
 import { rescoreCommand } from './rescoreCommand';
 import { sandboxCommand } from './sandboxCommand';
@@ -24,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   runsCommand,
   showCommand,
   trajectoryCommand,
+  healthCommand,
   envCommand,
   rescoreCommand,
   requestCommand,

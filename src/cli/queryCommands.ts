@@ -6,6 +6,7 @@
 // run's lines as much as ours.
 import { algorithmSummary, methodLabel, storedAlgorithm } from '../shared/algorithm';
 import { fixed } from '../shared/format';
+import { findingRecord } from '../shared/health/findings';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { defineCommand } from './command';
 import { UsageError } from './usageError';
@@ -98,15 +99,18 @@ function showRun(ref: string, options: QueryOptions): number {
       evaluations: d.evaluations,
       wallMs: d.wallMs,
       warnings: recordWarnings(d.iterations),
+      findings: reader.findings(run.id).map(findingRecord),
     };
     if (options.json) {
       process.stdout.write(`${jsonText(record, 2)}\n`);
       return 0;
     }
+    // the warnings and severe findings (info ones, such as a solved task's agreeing groups, only in `health`)
+    const flagged = record.findings.filter((f) => f.severity !== 'info').map((f) => `  ${f.severity}: ${cell(f.summary, 400)} (agent-rl health ${run.id})`);
     const c = d.config;
     const last = d.iterations[d.iterations.length - 1];
     if ((c as { source?: unknown }).source === 'verl') {
-      process.stdout.write(`${importedRunLines(reader, run.id).join('\n')}\n`);
+      process.stdout.write(`${[...importedRunLines(reader, run.id), ...flagged].join('\n')}\n`);
       return 0;
     }
     const lines = [
@@ -126,6 +130,7 @@ function showRun(ref: string, options: QueryOptions): number {
       ...(typeof d.runtime.computeReason === 'string' ? [`  compute path: ${cell(d.runtime.computeReason, 400)}`] : []),
       ...(typeof d.runtime.teacher === 'string' ? [`  teacher: ${cell(d.runtime.teacher, 400)}`] : []),
       ...record.warnings.map((w) => `  warning: ${cell(w, 400)}`),
+      ...flagged,
     ];
     if (last) {
       lines.push(

@@ -1,5 +1,6 @@
 // The JSON record of a run (`train --output FILE`, `show --json`): config, runtime, every iteration's
 // metrics, every evaluation, wall time. The same shape from the trainer's memory and from the database.
+import type { FindingRecord } from '../shared/health/findings';
 import type { RunConfig } from '../shared/runConfig';
 import { collapseText, toolCollapses } from '../shared/toolHealth';
 import type { EvaluationResult, IterationMetrics, RunStatus, RuntimeInfo } from '../shared/types';
@@ -21,6 +22,8 @@ export interface RunRecord {
   readonly wallMs: number | null;
   /** What the iterations show that needs a look (a tool's use collapsed: shared/toolHealth.ts), one line each. */
   readonly warnings: readonly string[];
+  /** What the stored iterations show going wrong (shared/health/findings.ts), the most severe first, with the episodes that show each. */
+  readonly findings: readonly FindingRecord[];
 }
 
 /** The record's warnings, from its iterations. */

@@ -10,6 +10,20 @@ import type { TrainEvent } from '../rl/train/trainer';
 import { trainStored } from '../store/storedRun';
 import { duration, evaluationLine, progressBar } from './format';
 import { recordWarnings, type RunRecord } from './runRecord';
+import { findingLines, storedFindings } from './healthCommand';
+import type { FindingRecord } from '../shared/health/findings';
+
+/** The trained run's findings for its record; a store that cannot be read again (locked, gone) costs the findings, not the finished run's exit code. */
+function findingsAfterTraining(db: string, busyTimeoutMs: number, runId: number): FindingRecord[] {
+  try {
+    return storedFindings(db, busyTimeoutMs, runId);
+  } catch (e) {
+    process.stderr.write(
+      `agent-rl: the run's health findings could not be read (${showInvisibles(e instanceof Error ? e.message : String(e))}); \`agent-rl health ${runId}\` reads them later\n`,
+    );
+    return [];
+  }
+}
 
 export interface TrainCommandOptions {
   readonly db: string;
@@ -116,6 +130,7 @@ export async function trainCommand(
       evaluations: r.stored?.evaluations ?? result.evaluations,
       wallMs: result.wallMs,
       warnings: recordWarnings(r.stored?.iterations ?? result.iterations),
+      findings: findingsAfterTraining(options.db, options.busyTimeoutMs, r.runId),
     };
     const out = process.stdout;
     const dbFlag = options.db === path.resolve('.agent-rl/runs.sqlite') ? '' : ` --db ${options.db}`;
@@ -132,6 +147,7 @@ export async function trainCommand(
       out.write(`  ${first.iteration === 0 ? 'evaluation before training' : `evaluation after iteration ${first.iteration}`}: ${evaluationLine(first)}\n`);
     if (last && last !== first) out.write(`  evaluation after training:  ${evaluationLine(last)}\n`);
     for (const w of record.warnings) out.write(`  warning: ${showInvisibles(w)}\n`);
+    for (const f of record.findings) if (f.severity !== 'info') out.write(`  ${findingLines(f).join('\n  ')}\n`);
     out.write(`  database: ${options.db}  (agent-rl show ${record.runId}${dbFlag})\n`);
     if (checkpoint) out.write(`  checkpoint: ${checkpoint}  (continue with --init ${checkpoint})\n`);
     if (options.output) {

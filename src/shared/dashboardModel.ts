@@ -359,7 +359,7 @@ export function panelLines(panel: Panel, series: readonly RunSeries[]): Line[] {
   });
 }
 
-const NO_ITERATIONS = 'no iterations yet: a point appears here as each iteration of the run finishes';
+export const NO_ITERATIONS = 'no iterations yet: a point appears here as each iteration of the run finishes';
 
 /** Why a panel draws nothing (undefined when it draws something). */
 export function emptyReason(panel: Panel, series: readonly RunSeries[], drawn: number): string | undefined {

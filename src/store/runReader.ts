@@ -2,6 +2,8 @@
 import type Database from 'better-sqlite3';
 import { methodLabel, storedAlgorithm } from '../shared/algorithm';
 import type { RunConfig } from '../shared/runConfig';
+import type { HealthFinding } from '../shared/health/findings';
+import { runFindings } from './healthEpisodes';
 import type { Page, SharedTask, TrajectoryDetail, TrajectorySummary } from '../shared/protocol/backendProtocol';
 import {
   EVALUATION_EXTRAS,
@@ -314,6 +316,11 @@ export class RunReader {
       lines: number;
       malformed: number;
     }[];
+  }
+
+  /** What the run's stored iterations show going wrong (issue 52), each with the episodes that show it best. */
+  findings(runId: number): HealthFinding[] {
+    return runFindings(this.db, runId, this.iterations(runId), this.config(runId));
   }
 
   detail(runId: number): RunDetail | undefined {

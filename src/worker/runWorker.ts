@@ -6,6 +6,10 @@ import '../store/nodeFloorGuard'; // first: refuses a Node older than the floor 
 import type { HostToWorker, WorkerToHost } from '../shared/protocol/workerProtocol';
 import { isHostToWorker } from '../shared/protocol/workerProtocol';
 import { validateRunConfig } from '../shared/runConfig';
+import { findingRecord, healthFindings, type FindingRecord } from '../shared/health/findings';
+import type { IterationMetrics } from '../shared/types';
+import { openStore } from '../store/openStore';
+import { RunReader } from '../store/runReader';
 import { trainStored } from '../store/storedRun';
 
 export const HEARTBEAT_MS = 2000;
@@ -21,6 +25,11 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
     const config = start.resume || start.fork ? undefined : validateRunConfig(start.config);
     const f = start.fork;
     let iterations = config?.iterations ?? 0;
+    // this process's iterations, for the live findings (a resumed or forked run's earlier ones are in the
+    // store: the findings at the end read them all)
+    const seen: IterationMetrics[] = [];
+    const announced = new Set<string>();
+    let groupSize: unknown = config?.groupSize;
     const r = await trainStored({
       db: start.db,
       busyTimeoutMs: start.busyTimeoutMs ?? 5000,
@@ -31,7 +40,10 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
           ? { fork: { run: String(f.runId), at: f.at, changes: f.changes, python: f.python, sandbox: f.sandbox } }
           : { resume: { run: String(start.resume!.runId), python: start.resume!.python, sandbox: start.resume!.sandbox } }),
       onNotice: (n) => {
-        if (n.kind === 'continuing' || n.kind === 'forking') iterations = n.config.iterations;
+        if (n.kind === 'continuing' || n.kind === 'forking') {
+          iterations = n.config.iterations;
+          groupSize = n.config.groupSize;
+        }
         if (n.kind === 'forking') send({ type: 'log', level: 'info', message: `forking run ${n.parentId} after iteration ${n.at}` });
         if (n.kind === 'note') send({ type: 'log', level: 'warn', message: n.text });
       },
@@ -48,6 +60,13 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
             return send({ type: 'evaluation', runId: runId!, evaluation: e.evaluation });
           case 'progress': {
             const p = e.progress;
+            seen.push(p.metrics);
+            // pure and in memory (no episodes: the store picks them at the end): cheap each iteration
+            for (const f of healthFindings(seen, typeof groupSize === 'number' ? { groupSize } : {})) {
+              if (f.severity !== 'severe' || announced.has(f.id)) continue;
+              announced.add(f.id);
+              send({ type: 'finding', runId: runId!, finding: findingRecord(f) });
+            }
             return send({
               type: 'progress',
               runId: runId!,
@@ -65,9 +84,24 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
         }
       },
     });
-    send({ type: 'finished', runId: r.runId, status: r.result.status, wallMs: r.result.wallMs });
+    const findings = runFindings(start.db, start.busyTimeoutMs ?? 5000, r.runId);
+    send({ type: 'finished', runId: r.runId, status: r.result.status, wallMs: r.result.wallMs, ...(findings ? { findings } : {}) });
   } catch (e) {
     send({ type: 'failed', ...(runId !== undefined ? { runId } : {}), error: e instanceof Error ? e.message : String(e) });
+  }
+}
+
+/** The run's findings at its end, from the store (undefined when they cannot be read: the run's own outcome still reaches the host). */
+function runFindings(db: string, busyTimeoutMs: number, runId: number): FindingRecord[] | undefined {
+  try {
+    const store = openStore(db, { busyTimeoutMs });
+    try {
+      return new RunReader(store).findings(runId).map(findingRecord);
+    } finally {
+      store.close();
+    }
+  } catch {
+    return undefined;
   }
 }
 

@@ -9,7 +9,7 @@
 // The matrix test checks that every pure module under src/host exports nothing that is missing here
 // or in NOT_RENDERERS, so a new renderer is covered (or excused, with the reason) when it is written.
 import { rerunNotes } from '../../src/backend/rerun';
-import { configProblemMessage, outcomeMessage, sandboxOverrides, sandboxQuestion } from '../../src/host/commands/runMessages';
+import { configProblemMessage, findingMessage, outcomeMessage, sandboxOverrides, sandboxQuestion } from '../../src/host/commands/runMessages';
 import {
   importErrorLine,
   importFailedMessage,
@@ -28,6 +28,7 @@ import { activityText, activityTooltip, endedText, runLabel, statusText, type Li
 import {
   describeRun,
   groupParts,
+  healthBadge,
   groupTrajectories,
   iterationParts,
   messageParts,
@@ -38,7 +39,9 @@ import {
 } from '../../src/host/views/treeModel';
 import { comparisonView } from '../../src/shared/comparisonModel';
 import { configDifferences } from '../../src/shared/configDiff';
+import { healthRows } from '../../src/shared/health/healthView';
 import { chartSummary, emptyReason, PANELS, panelLines, phaseBars, phaseEmptyReason, pointLabel, runLabels } from '../../src/shared/dashboardModel';
+import { findingView, healthFindings, type FindingView } from '../../src/shared/health/findings';
 import { drillView } from '../../src/shared/drillModel';
 import {
   groupRows,
@@ -124,7 +127,21 @@ function liveView(v: ViewInput): LiveRunView {
   };
 }
 
-const series = (v: ViewInput): RunSeries[] => [{ run: v.run.summary, iterations: [...v.iterations], evaluations: v.run.evaluations }];
+const series = (v: ViewInput): RunSeries[] => [{ run: v.run.summary, iterations: [...v.iterations], evaluations: v.run.evaluations, findings: findingsOf(v) }];
+
+/**
+ * Health findings that quote stored text, through the real detectors: a tool named like the stored run
+ * (the payload) whose calls start failing, as a workspace tool's name from a repository would.
+ */
+function findingsOf(v: ViewInput): FindingView[] {
+  const name = v.run.summary.name;
+  const its = Array.from({ length: 6 }, (_, i) => ({
+    ...v.iterations[0]!,
+    iteration: i + 1,
+    toolHealth: { [name]: { calls: 10, callsPerEpisode: 1, errorRate: i < 3 ? 0 : 0.9, timeoutRate: 0 } },
+  }));
+  return healthFindings(its).map((f) => ({ ...findingView(f), episodes: [v.trajectory.id] }));
+}
 
 const stored = (v: ViewInput): Record<string, unknown> => v.run.config as Record<string, unknown>;
 
@@ -162,7 +179,26 @@ function worstTable(where: string, t: WorstTable | undefined): Rendered[] {
 
 export const RENDERERS: readonly Renderer[] = [
   { id: 'src/host/views/treeModel.ts#describeRun', render: (v) => v.runs.map((r) => out(`run ${r.id} description`, 'line', describeRun(r))) },
-  { id: 'src/host/views/treeModel.ts#runParts', render: (v) => v.runs.flatMap((r) => parts(`run ${r.id}`, runParts(r))) },
+  { id: 'src/host/views/treeModel.ts#runParts', render: (v) => v.runs.flatMap((r) => parts(`run ${r.id}`, runParts(r, findingsOf(v)))) },
+  {
+    id: 'src/host/views/treeModel.ts#healthBadge',
+    render: (v) => {
+      const b = healthBadge(findingsOf(v));
+      return b ? [out('run health badge', 'line', b.text), out('run health tooltip', 'text', b.tooltip)] : [out('run health badge', 'line', 'none')];
+    },
+  },
+  {
+    id: 'src/host/commands/runMessages.ts#findingMessage',
+    render: (v) => findingsOf(v).map((f, i) => out(`live finding ${i}`, 'message', findingMessage(v.run.summary.name, f))),
+  },
+  {
+    id: 'src/shared/health/healthView.ts#healthRows',
+    render: (v) =>
+      healthRows(series(v)).flatMap((r, i) => [
+        out(`health row ${i} head`, 'line', `${r.severity} · ${r.id} · ${r.iterations}${r.run}`),
+        out(`health row ${i} summary`, 'line', r.summary),
+      ]),
+  },
   { id: 'src/host/views/treeModel.ts#iterationParts', render: (v) => v.iterations.flatMap((m, i) => parts(`iteration ${i}`, iterationParts(m))) },
   {
     id: 'src/host/views/treeModel.ts#groupParts',
@@ -198,6 +234,11 @@ export const RENDERERS: readonly Renderer[] = [
     render: (v) => [
       out('run failed', 'message', outcomeMessage(v.run.summary.name, { kind: 'failed', reason: v.run.summary.error ?? v.run.summary.name })),
       out('run finished', 'message', outcomeMessage(v.run.summary.name, { kind: 'finished', runId: v.run.summary.id, status: v.run.summary.status })),
+      out(
+        'run finished with findings',
+        'message',
+        outcomeMessage(v.run.summary.name, { kind: 'finished', runId: v.run.summary.id, status: v.run.summary.status, findings: findingsOf(v) }),
+      ),
     ],
   },
   {

@@ -60,6 +60,7 @@ const COMMANDS: Readonly<Record<string, string>> = {
   runs: 'store',
   show: 'store',
   trajectory: 'store',
+  health: 'store',
   'train --resume': 'store',
   'import verl': 'verl dumps',
   'env check': 'workspace',
@@ -95,6 +96,8 @@ const ran = new Set<string>();
 const IN_JSON: Readonly<Record<string, readonly string[]>> = {
   runs: ['runs.name', 'runs.env', 'runs.policy', 'runs.method', 'runs.created_at', 'runs.finished_at', 'runs.error'],
   show: ['runs.name', 'runs.config_json', 'runs.runtime_json', 'iterations.metrics_json'],
+  // findings quote stored names (a tool's, a reward extra's) inside their summaries, never a whole column
+  health: [],
   trajectory: [
     'trajectories.task_id',
     'trajectories.termination',
@@ -391,6 +394,8 @@ describe('hostile text in every stored and imported field, through every command
       for (const r of runIds) {
         job(['show', String(r)]);
         job(['show', String(r), '--json']);
+        job(['health', String(r)]);
+        job(['health', String(r), '--json']);
       }
       for (const tr of trajectories) {
         job(['trajectory', String(tr)]);
@@ -423,7 +428,8 @@ describe('hostile text in every stored and imported field, through every command
           const command = commandOf(job.argv);
           checkCli(f, name, r, command === 'train --resume' || command === 'rescore' || command === 'request' ? [0, 2] : [0]);
           if (!job.argv.includes('--json')) {
-            if ((command === 'runs' || command === 'show') && r.stdout.length > 20_000) f.add(name, `${r.stdout.length} characters: long fields are not cut`);
+            if ((command === 'runs' || command === 'show' || command === 'health') && r.stdout.length > 20_000)
+              f.add(name, `${r.stdout.length} characters: long fields are not cut`);
             continue;
           }
           let out: unknown;

@@ -59,7 +59,9 @@ describe('run worker and query backend', () => {
     );
     const handle = manager.start(small, db);
     const outcome = await handle.done;
-    assert.deepEqual(outcome, { kind: 'finished', runId: 1, status: 'completed' });
+    // the worker reads the run's health findings from the store at the end (this short run has none)
+    assert.deepEqual(outcome, { kind: 'finished', runId: 1, status: 'completed', findings: [] });
+    assert.deepEqual(await backend.request('findings', { runIds: [1] }), [{ runId: 1, findings: [] }]);
     const types = messages.map((m) => m.type).filter((t) => t !== 'heartbeat' && t !== 'log' && t !== 'phase');
     // the final evaluation runs inside the last iteration, before its progress event
     assert.deepEqual(types, ['started', 'evaluation', 'progress', 'progress', 'progress', 'progress', 'evaluation', 'progress', 'finished']);
@@ -113,6 +115,32 @@ describe('run worker and query backend', () => {
     assert.deepEqual([record.iterations.length, record.evaluations.length, record.config.seed], [5, 2, 3]);
     assert.deepEqual(record.evaluations, run!.evaluations);
     await assert.rejects(backend.request('exportRun', { runId: 99, file }), /no run 99/);
+  });
+
+  it('a severe finding reaches the host once, when the iterations first show it, and again with the outcome', async () => {
+    const { db, backend, manager, messages } = await setup();
+    cleanups.push(
+      () => backend.dispose(),
+      () => manager.dispose(),
+    );
+    // a one-step budget: every group's rewards equal from the first iteration (no signal)
+    const outcome = await manager.start({ ...small, envOptions: { stepBudget: 1 } }, db).done;
+    const findings = messages.flatMap((m) => (m.type === 'finding' ? [m] : []));
+    assert.deepEqual(
+      findings.map((m) => [m.runId, m.finding.id, m.finding.severity]),
+      [[1, 'no-signal', 'severe']],
+      'one message, not one per iteration',
+    );
+    // sent with the third iteration (just before its progress event): the bar wants three iterations in a row
+    const at = messages.findIndex((m) => m.type === 'finding');
+    assert.equal(messages.slice(0, at).filter((m) => m.type === 'progress').length, 2);
+    const next = messages[at + 1];
+    assert.equal(next?.type === 'progress' ? next.iteration : undefined, 3);
+    assert.ok(outcome.kind === 'finished' && outcome.findings?.some((f) => f.id === 'no-signal' && f.episodes.length === 3));
+    // what the dashboard and the tree get from the backend: the same finding, with its series for the sparkline
+    const [served] = await backend.request('findings', { runIds: [1] });
+    const f = served!.findings.find((x) => x.id === 'no-signal')!;
+    assert.deepEqual([f.severity, f.iterations, f.episodes.length, f.spark], ['severe', [1, 5], 3, [1, 1, 1, 1, 1]]);
   });
 
   it('cancel stops at an iteration boundary; a killed worker is recorded failed; other runs go on', async () => {

@@ -14,7 +14,23 @@ export function configProblemMessage(file: string | undefined, issues: readonly 
 }
 
 export function outcomeMessage(name: string, outcome: RunOutcome): string {
-  return messageText(outcome.kind === 'failed' ? `Agent RL: run "${name}" failed: ${outcome.reason}` : `Agent RL: run "${name}" ${outcome.status}.`, 600);
+  return messageText(
+    outcome.kind === 'failed'
+      ? `Agent RL: run "${name}" failed: ${outcome.reason}`
+      : `Agent RL: run "${name}" ${outcome.status}.${healthNote(outcome.findings)}`,
+    600,
+  );
+}
+
+/** A severe finding that a live run's iterations show for the first time: one warning each (the summary may quote a stored name). */
+export function findingMessage(name: string, finding: { readonly id: string; readonly summary: string }): string {
+  return messageText(`Agent RL: run "${name}": ${finding.id} — ${finding.summary}. The dashboard's Health section shows the episodes.`, 600);
+}
+
+/** The run's severe findings at its end, named once in its outcome notification (not one per iteration); the dashboard's Health section has them all. */
+function healthNote(findings: readonly { readonly id: string; readonly severity: string }[] | undefined): string {
+  const severe = [...new Set((findings ?? []).filter((f) => f.severity === 'severe').map((f) => f.id))];
+  return severe.length ? ` Severe finding${severe.length === 1 ? '' : 's'}: ${severe.join(', ')} (the dashboard's Health section shows the episodes).` : '';
 }
 
 // A workspace config the user picks in Start Run is their input, but it may come from a repository they

@@ -8,6 +8,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { messageText, showInvisibles } from '../../shared/untrustedText';
+import { findingMessage } from '../commands/runMessages';
 import type { LiveRuns } from '../liveRuns';
 import { databasePath, openNodePathSetting, runtimeFacts } from '../settings';
 import { BackendClient } from './backendClient';
@@ -95,6 +96,8 @@ export class HostProcesses implements vscode.Disposable {
       backend,
       onMessage: (msg, handle) => {
         if (msg.type === 'log') this.output.appendLine(`[worker ${handle.pid ?? '?'}] ${showInvisibles(msg.message)}`);
+        if (msg.type === 'finding')
+          void vscode.window.showWarningMessage(findingMessage(this.live.byRunId(msg.runId)?.name ?? `run ${msg.runId}`, msg.finding));
         this.live.message(handle, msg);
       },
       // Also called for workers that died silently: the status bar and the tree must not stay "running".

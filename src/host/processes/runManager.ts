@@ -1,6 +1,7 @@
 // Starts and watches run workers. One worker per run; a worker that exits without saying it finished,
 // or stops sending heartbeats, has its run recorded as failed (through the backend, since the host
 // never opens the database) and is reported to the listeners. Other runs are not affected.
+import type { FindingRecord } from '../../shared/health/findings';
 import type { ChildProcess } from 'node:child_process';
 import { isWorkerToHost, type HostToWorker, type WorkerToHost } from '../../shared/protocol/workerProtocol';
 import type { BackendClient } from './backendClient';
@@ -15,7 +16,7 @@ export interface RunHandle {
 }
 
 export type RunOutcome =
-  | { readonly kind: 'finished'; readonly runId: number; readonly status: string }
+  | { readonly kind: 'finished'; readonly runId: number; readonly status: string; readonly findings?: readonly FindingRecord[] }
   | { readonly kind: 'failed'; readonly runId?: number; readonly reason: string };
 
 export interface RunManagerOptions {
@@ -87,7 +88,7 @@ export class RunManager {
       lastSeen = Date.now();
       if (!isWorkerToHost(msg)) return;
       if (msg.type === 'started') handle.runId = msg.runId;
-      if (msg.type === 'finished') terminal = { kind: 'finished', runId: msg.runId, status: msg.status };
+      if (msg.type === 'finished') terminal = { kind: 'finished', runId: msg.runId, status: msg.status, ...(msg.findings ? { findings: msg.findings } : {}) };
       if (msg.type === 'failed') terminal = { kind: 'failed', ...(msg.runId !== undefined ? { runId: msg.runId } : {}), reason: msg.error };
       this.o.onMessage?.(msg, handle);
     });

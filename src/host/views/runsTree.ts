@@ -4,15 +4,18 @@
 // Node) or no runs, the tree is empty and the view's welcome text says why.
 import * as vscode from 'vscode';
 import { storedRequest } from '../../shared/agentRequestView';
+import type { FindingRecord } from '../../shared/health/findings';
 import type { TrajectorySummary } from '../../shared/protocol/backendProtocol';
 import type { IterationMetrics, RunSummary } from '../../shared/types';
 import type { BackendClient } from '../processes/backendClient';
 import { groupParts, groupTrajectories, iterationParts, messageParts, runParts, trajectoryParts, turnParts, type ItemParts } from './treeModel';
 
 export const PAGE = 100;
+/** Runs, newest first, whose row shows a health badge. */
+const BADGED_RUNS = 20;
 
 export type RunsNode =
-  | { kind: 'run'; run: RunSummary }
+  | { kind: 'run'; run: RunSummary; findings?: readonly FindingRecord[] }
   | { kind: 'iteration'; runId: number; metrics: IterationMetrics }
   | { kind: 'group'; runId: number; iteration: number; group: number; trajectories: TrajectorySummary[] }
   | { kind: 'trajectory'; runId: number; trajectory: TrajectorySummary }
@@ -64,7 +67,7 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode> {
     const { Collapsed, None } = vscode.TreeItemCollapsibleState;
     switch (n.kind) {
       case 'run': {
-        const it = item(runParts(n.run), Collapsed, keyOf(n));
+        const it = item(runParts(n.run, n.findings), Collapsed, keyOf(n));
         it.iconPath = new vscode.ThemeIcon(STATUS_ICON[n.run.status] ?? 'circle-outline');
         it.contextValue = `run.${n.run.status}`;
         return it;
@@ -102,7 +105,13 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode> {
     const backend = this.backend();
     if (!backend) return []; // the welcome text names agentRl.nodePath
     try {
-      if (!n) return (await backend.request('listRuns', {})).map((run) => ({ kind: 'run', run }));
+      if (!n) {
+        const runs = await backend.request('listRuns', {});
+        // the badge of the newest runs only: each run's findings read all its iterations, and the tree is
+        // listed again after every iteration of a live run
+        const health = runs.length ? await backend.request('findings', { runIds: runs.slice(0, BADGED_RUNS).map((r) => r.id) }).catch(() => []) : [];
+        return runs.map((run) => ({ kind: 'run', run, findings: health.find((h) => h.runId === run.id)?.findings }));
+      }
       const limit = PAGE * (this.pages.get(keyOf(n)) ?? 1);
       switch (n.kind) {
         case 'run': {

@@ -3,6 +3,7 @@
 // actions, observations, errors) is untrusted: labels get one line with invisible characters marked;
 // turn tooltips are Markdown with every stored text in a fence it cannot close, cut so a hover stays fast.
 import { fixed as formatFixed, percent } from '../../shared/format';
+import type { FindingRecord } from '../../shared/health/findings';
 import type { TrajectorySummary } from '../../shared/protocol/backendProtocol';
 import type { IterationMetrics, RunSummary } from '../../shared/types';
 import { clip, cutNote, fence, oneLine, showInvisibles, TOOLTIP_MAX_LENGTH, visibleText } from '../../shared/untrustedText';
@@ -40,14 +41,31 @@ export interface ItemParts {
   readonly tooltipMarkdown?: string;
 }
 
-export function runParts(r: RunSummary): ItemParts {
+/**
+ * The run row's health badge: its severe findings and warnings counted ("⚠ 1 severe, 2 warnings"), and
+ * one tooltip line per finding (summaries may quote stored names: one line each, invisibles marked).
+ * Info findings (a solved task's groups agreeing) earn no badge. Undefined when nothing to flag.
+ */
+export function healthBadge(findings: readonly FindingRecord[] | undefined): { readonly text: string; readonly tooltip: string } | undefined {
+  const flagged = (findings ?? []).filter((f) => f.severity !== 'info');
+  if (!flagged.length) return undefined;
+  const severe = flagged.filter((f) => f.severity === 'severe').length;
+  const warnings = flagged.length - severe;
+  const parts = [...(severe ? [`${severe} severe`] : []), ...(warnings ? [`${warnings} warning${warnings === 1 ? '' : 's'}`] : [])];
+  const lines = flagged.slice(0, 10).map((f) => `${f.severity} · ${oneLine(f.id, 40)}: ${oneLine(f.summary, 300)}`);
+  return { text: `⚠ ${parts.join(', ')}`, tooltip: `Health:\n${lines.join('\n')}` };
+}
+
+export function runParts(r: RunSummary, findings?: readonly FindingRecord[]): ItemParts {
   const error = r.error ? `: ${visibleText(r.error, TOOLTIP_MAX_LENGTH)}` : '';
+  const badge = healthBadge(findings);
   return {
     label: oneLine(r.name, 120),
-    description: describeRun(r),
+    description: badge ? `${badge.text} · ${describeRun(r)}` : describeRun(r),
     tooltip:
       `${visibleText(r.name, TOOLTIP_MAX_LENGTH)} (run ${r.id}) — ${oneLine(r.status, 40)}${error}` +
-      (r.forkedFrom ? `\n${lineage(r).slice(3)}: its iterations ${fixed(r.forkedFrom.iteration + 1, 0)} on are its own, those before are its parent's` : ''),
+      (r.forkedFrom ? `\n${lineage(r).slice(3)}: its iterations ${fixed(r.forkedFrom.iteration + 1, 0)} on are its own, those before are its parent's` : '') +
+      (badge ? `\n${badge.tooltip}` : ''),
   };
 }
 

@@ -41,7 +41,9 @@ async function loadSeries(backend: BackendClient, runIds: readonly number[]): Pr
     }
     out.push({ run: run.summary, iterations, evaluations: run.evaluations });
   }
-  return out;
+  // one request for every selected run's findings: each needs its stored trajectories for the episodes
+  const health = out.length ? await backend.request('findings', { runIds: out.map((s) => s.run.id) }) : [];
+  return out.map((s) => ({ ...s, findings: health.find((h) => h.runId === s.run.id)?.findings ?? [] }));
 }
 
 class DashboardPanel {

@@ -4,8 +4,15 @@ import type { ResendResult } from '../agentRequestView';
 import type { FoundModel } from '../foundModel';
 import type { TokenRow, TokenStatsJson, WorstBy } from '../tokenStatsRows';
 import type { RescoreReport, Score, TrajectoryEdit, TrajectoryRescores } from '../rescore';
+import type { FindingView } from '../health/findings';
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
 import { isNumber, isObject, isString, type Guard } from './guards';
+
+/** One run's findings, the most severe first. */
+export interface RunFindings {
+  readonly runId: number;
+  readonly findings: readonly FindingView[];
+}
 
 export interface TrajectorySummary {
   readonly id: number;
@@ -81,6 +88,8 @@ export interface BackendMethods {
   listRuns: { params: Record<string, never>; result: RunSummary[] };
   getRun: { params: { runId: number }; result: { summary: RunSummary; config: unknown; evaluations: EvaluationResult[]; compute: string } | null };
   iterations: { params: { runId: number; offset: number; limit: number }; result: Page<IterationMetrics> };
+  /** Each run's health findings (shared/health/findings.ts) with the episodes that show them: the dashboard's Health section, the tree's badge. */
+  findings: { params: { runIds: number[] }; result: RunFindings[] };
   trajectories: { params: { runId: number; iteration: number; offset: number; limit: number }; result: Page<TrajectorySummary> };
   trajectory: { params: { trajectoryId: number }; result: TrajectoryDetail | null };
   /**
@@ -138,6 +147,7 @@ export const BACKEND_METHODS: readonly BackendMethod[] = [
   'listRuns',
   'getRun',
   'iterations',
+  'findings',
   'trajectories',
   'trajectory',
   'failedCodeEpisodes',

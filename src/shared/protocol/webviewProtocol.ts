@@ -2,6 +2,7 @@
 // HostTo* and checks *ToHost with its guard; the pages post *ToHost through webview-ui/vscodeApi.ts and
 // check HostTo* with its guard.
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
+import type { FindingView } from '../health/findings';
 import type { ConfigDifference } from '../configDiff';
 import type { SharedTask, TrajectoryDetail, TrajectorySummary, WorstToken } from './backendProtocol';
 import type { WorstBy } from '../tokenStatsRows';
@@ -12,6 +13,8 @@ export interface RunSeries {
   readonly run: RunSummary;
   readonly iterations: IterationMetrics[];
   readonly evaluations: EvaluationResult[];
+  /** What its stored iterations show going wrong (shared/health/findings.ts), with the episodes to open; absent when not read. */
+  readonly findings?: readonly FindingView[];
 }
 
 /** Every run (for the picker) and the series of the selected ones; resent whenever a live run progresses. */

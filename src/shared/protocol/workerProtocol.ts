@@ -1,5 +1,6 @@
 // Host ⇄ run worker messages (child_process IPC, JSON). Declared once, used by both ends; every
 // message received is checked by its guard before use.
+import type { FindingRecord } from '../health/findings';
 import { isRunPhase, type RunPhase } from '../runPhase';
 import type { EvaluationResult, RunStatus } from '../types';
 import { isNumber, isObject, isString, oneOf, shape, type Guard } from './guards';
@@ -42,7 +43,10 @@ export type WorkerToHost =
   | { readonly type: 'evaluation'; readonly runId: number; readonly evaluation: EvaluationResult }
   | { readonly type: 'heartbeat'; readonly at: number }
   | { readonly type: 'log'; readonly level: 'info' | 'warn' | 'error'; readonly message: string }
-  | { readonly type: 'finished'; readonly runId: number; readonly status: RunStatus; readonly wallMs: number }
+  /** `findings`: what the stored iterations show going wrong at the end (shared/health/findings.ts), the most severe first. */
+  | { readonly type: 'finished'; readonly runId: number; readonly status: RunStatus; readonly wallMs: number; readonly findings?: readonly FindingRecord[] }
+  /** A severe health finding the run's iterations show for the first time (shared/health/findings.ts): sent once per finding, not per iteration. */
+  | { readonly type: 'finding'; readonly runId: number; readonly finding: FindingRecord }
   /** The run could not start or failed; `runId` is absent when it failed before it was stored. */
   | { readonly type: 'failed'; readonly runId?: number; readonly error: string };
 
@@ -76,6 +80,12 @@ export const isWorkerToHost: Guard<WorkerToHost> = oneOf<WorkerToHost>(
   shape('evaluation', { runId: isNumber, evaluation: (e) => isObject(e) && isNumber(e.successRate) && isNumber(e.iteration) }),
   shape('heartbeat', { at: isNumber }),
   shape('log', { level: (l) => l === 'info' || l === 'warn' || l === 'error', message: isString }),
-  shape('finished', { runId: isNumber, status: (s) => STATUSES.includes(s as string), wallMs: isNumber }),
+  shape('finding', { runId: isNumber, finding: (v) => isObject(v) && isString(v.id) && isString(v.summary) }),
+  shape('finished', {
+    runId: isNumber,
+    status: (s) => STATUSES.includes(s as string),
+    wallMs: isNumber,
+    findings: (v) => v === undefined || (Array.isArray(v) && v.every(isObject)),
+  }),
   shape('failed', { runId: optNumber, error: isString }),
 );

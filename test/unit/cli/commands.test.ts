@@ -122,6 +122,7 @@ describe('--busy-timeout, validated once for every command that opens the databa
     runs: [],
     show: ['1'],
     trajectory: ['1'],
+    health: ['1'],
     rescore: ['1'],
     request: ['1'],
     import: ['verl', path.join(work, 'dumps')],
