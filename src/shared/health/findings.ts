@@ -68,14 +68,8 @@ export interface HealthContext {
   readonly groupSize?: number;
 }
 
-/** A finding as the CLI and the run record print it. */
-export interface FindingRecord {
-  readonly id: FindingId;
-  readonly severity: Severity;
-  readonly iterations: readonly [number, number];
-  readonly summary: string;
-  readonly episodes: readonly number[];
-}
+/** A finding as the CLI and the run record print it: the finding less its series and its pick. */
+export type FindingRecord = Pick<HealthFinding, 'id' | 'severity' | 'iterations' | 'summary' | 'episodes'>;
 
 /** A finding as the dashboard draws it: the record and its first series, at most `max` values (bucket means), for a sparkline. */
 export interface FindingView extends FindingRecord {
