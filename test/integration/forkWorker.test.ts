@@ -38,8 +38,15 @@ describe('fork through the run worker', () => {
       () => manager.dispose(),
     );
     const parent = { env: 'binary-search', policy: 'table', seed: 3, iterations: 6, evalEpisodes: 32, checkpointEvery: 3 };
-    assert.deepEqual(await manager.start(parent, db).done, { kind: 'finished', runId: 1, status: 'completed' });
-    assert.deepEqual(await manager.fork(1, 3, {}, db, sandbox).done, { kind: 'finished', runId: 2, status: 'completed' });
+    // a healthy six-iteration run and its fork finish with no severe health finding (the findings the worker
+    // sends with `finished` are issue 52's; what they are is tested in processes.test.ts and health.test.ts)
+    const finished = (o: unknown): unknown => {
+      const { findings, ...rest } = o as { findings?: readonly { severity: string }[] };
+      assert.ok(findings !== undefined && findings.every((f) => f.severity !== 'severe'), JSON.stringify(findings));
+      return rest;
+    };
+    assert.deepEqual(finished(await manager.start(parent, db).done), { kind: 'finished', runId: 1, status: 'completed' });
+    assert.deepEqual(finished(await manager.fork(1, 3, {}, db, sandbox).done), { kind: 'finished', runId: 2, status: 'completed' });
 
     const [child] = await backend.request('listRuns', {});
     assert.deepEqual([child!.id, child!.forkedFrom, child!.iterationsDone, child!.iterationsPlanned], [2, { runId: 1, iteration: 3 }, 6, 6]);
