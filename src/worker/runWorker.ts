@@ -6,7 +6,7 @@ import '../store/nodeFloorGuard'; // first: refuses a Node older than the floor 
 import type { HostToWorker, WorkerToHost } from '../shared/protocol/workerProtocol';
 import { isHostToWorker } from '../shared/protocol/workerProtocol';
 import { validateRunConfig } from '../shared/runConfig';
-import { findingRecord, healthFindings, type FindingRecord } from '../shared/health/findings';
+import { findingRecord, healthContextOf, healthFindings, type FindingRecord } from '../shared/health/findings';
 import type { IterationMetrics } from '../shared/types';
 import { openStore } from '../store/openStore';
 import { RunReader } from '../store/runReader';
@@ -29,7 +29,7 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
     // store: the findings at the end read them all)
     const seen: IterationMetrics[] = [];
     const announced = new Set<string>();
-    let groupSize: unknown = config?.groupSize;
+    let health = healthContextOf(config);
     const r = await trainStored({
       db: start.db,
       busyTimeoutMs: start.busyTimeoutMs ?? 5000,
@@ -42,7 +42,7 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
       onNotice: (n) => {
         if (n.kind === 'continuing' || n.kind === 'forking') {
           iterations = n.config.iterations;
-          groupSize = n.config.groupSize;
+          health = healthContextOf(n.config);
         }
         if (n.kind === 'forking') send({ type: 'log', level: 'info', message: `forking run ${n.parentId} after iteration ${n.at}` });
         if (n.kind === 'note') send({ type: 'log', level: 'warn', message: n.text });
@@ -62,7 +62,7 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
             const p = e.progress;
             seen.push(p.metrics);
             // pure and in memory (no episodes: the store picks them at the end): cheap each iteration
-            for (const f of healthFindings(seen, typeof groupSize === 'number' ? { groupSize } : {})) {
+            for (const f of healthFindings(seen, health)) {
               if (f.severity !== 'severe' || announced.has(f.id)) continue;
               announced.add(f.id);
               send({ type: 'finding', runId: runId!, finding: findingRecord(f) });

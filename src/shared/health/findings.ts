@@ -66,6 +66,10 @@ export interface HealthFinding {
 /** What the iterations do not say and a finding needs: the run's group size (from its config). */
 export interface HealthContext {
   readonly groupSize?: number;
+  /** The run's method (absent: an imported or older run, read as GRPO). */
+  readonly method?: string;
+  /** algorithm.teacherWeight: a teacher term gives every token an advantage of its own. */
+  readonly teacherWeight?: number;
 }
 
 /** A finding as the CLI and the run record print it: the finding less its series and its pick. */
@@ -136,7 +140,13 @@ function finding(
 /** No signal: the share of groups whose rewards were all equal (advantage 0) high for iterations in a row, or rising. */
 export function noSignal(its: readonly IterationMetrics[], ctx: HealthContext): HealthFinding[] {
   const g = ctx.groupSize;
-  if (!finite(g) || g < 1) return [];
+  // Equal rewards mean no signal only where the group's spread is the signal: not in a group of one
+  // (always "equal"), not for SFT (demonstrations) or distillation (every token's own advantage), not with
+  // a teacher term (the same), and not for RS-SFT, which trains on a group's successes whatever its
+  // spread (an all-failed group does teach it nothing, but the stored counts do not tell those apart).
+  if (!finite(g) || g < 2) return [];
+  if (ctx.method !== undefined && ctx.method !== 'grpo') return [];
+  if (finite(ctx.teacherWeight) && ctx.teacherWeight > 0) return [];
   const share = seriesOf(its, (m) =>
     finite(m.zeroVarianceGroups) && finite(m.trajectories) && m.trajectories > 0 ? Math.min(1, m.zeroVarianceGroups / (m.trajectories / g)) : undefined,
   );
@@ -295,7 +305,7 @@ export function rewardHacking(its: readonly IterationMetrics[]): HealthFinding[]
           { kind: 'rewardedPrivateFail' },
         ),
       );
-    } else if (p && p.last - p.first < bar('privateStall')) {
+    } else if (p && p.last - p.first < bar('privateStall') && p.last < bar('privateSolved')) {
       out.push(
         finding(
           'reward-hacking',
@@ -460,6 +470,12 @@ export function healthFindings(iterations: readonly IterationMetrics[], ctx: Hea
 
 /** The group size a stored config names (any release's shape; an imported verl run's too), if any. */
 export function healthContextOf(config: unknown): HealthContext {
-  const g = typeof config === 'object' && config !== null ? (config as { groupSize?: unknown }).groupSize : undefined;
-  return finite(g) && g >= 1 ? { groupSize: g } : {};
+  if (typeof config !== 'object' || config === null) return {};
+  const c = config as { groupSize?: unknown; method?: unknown; algorithm?: unknown };
+  const a = typeof c.algorithm === 'object' && c.algorithm !== null ? (c.algorithm as { teacherWeight?: unknown }) : {};
+  return {
+    ...(finite(c.groupSize) && c.groupSize >= 1 ? { groupSize: c.groupSize } : {}),
+    ...(typeof c.method === 'string' ? { method: c.method } : {}),
+    ...(finite(a.teacherWeight) ? { teacherWeight: a.teacherWeight } : {}),
+  };
 }

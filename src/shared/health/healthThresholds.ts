@@ -65,6 +65,10 @@ export const HEALTH_THRESHOLDS = {
     value: 0.02,
     reason: 'private pass rate up by less than 2 points while the reward rose by the rewardRise bar: it stalled',
   },
+  privateSolved: {
+    value: 0.9,
+    reason: 'a private pass rate already at 90% has little room to rise: a reward climbing beside it is not a stall',
+  },
   componentShare: {
     value: 0.8,
     reason: "one reward extra carrying 80% of the extras' total magnitude: the composite reward is mostly one term (rewardspy's component dominance)",

@@ -52,6 +52,10 @@ export type WorkerToHost =
 
 const optNumber = (v: unknown): boolean => v === undefined || isNumber(v);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled'];
+const SEVERITIES: readonly string[] = ['info', 'warning', 'severe'] satisfies readonly FindingRecord['severity'][];
+/** A finding as the worker sends it: an id, a known severity and a summary (the host shows it through untrustedText). */
+const isFindingRecord = (v: unknown): boolean =>
+  isObject(v) && isString(v.id) && isString(v.summary) && isString(v.severity) && SEVERITIES.includes(v.severity);
 
 export const isHostToWorker: Guard<HostToWorker> = oneOf<HostToWorker>(
   shape('start', {
@@ -80,12 +84,12 @@ export const isWorkerToHost: Guard<WorkerToHost> = oneOf<WorkerToHost>(
   shape('evaluation', { runId: isNumber, evaluation: (e) => isObject(e) && isNumber(e.successRate) && isNumber(e.iteration) }),
   shape('heartbeat', { at: isNumber }),
   shape('log', { level: (l) => l === 'info' || l === 'warn' || l === 'error', message: isString }),
-  shape('finding', { runId: isNumber, finding: (v) => isObject(v) && isString(v.id) && isString(v.summary) }),
+  shape('finding', { runId: isNumber, finding: isFindingRecord }),
   shape('finished', {
     runId: isNumber,
     status: (s) => STATUSES.includes(s as string),
     wallMs: isNumber,
-    findings: (v) => v === undefined || (Array.isArray(v) && v.every(isObject)),
+    findings: (v) => v === undefined || (Array.isArray(v) && v.every(isFindingRecord)),
   }),
   shape('failed', { runId: optNumber, error: isString }),
 );

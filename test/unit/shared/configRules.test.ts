@@ -306,6 +306,17 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       fix: 'use backend "wasm", or weightDtype "auto" on this backend',
     },
   },
+  'q8-samples-on-the-engine': {
+    pass: { ...LM, policyOptions: { model: '/m', weightDtype: 'q8', rolloutEngine: 'engine' } },
+    fail: { ...LM, policyOptions: { model: '/m', weightDtype: 'q8', rolloutEngine: 'llama.cpp' } },
+    issue: {
+      field: 'policyOptions.rolloutEngine',
+      value: 'llama.cpp',
+      message:
+        "samples the checkpoint's float GGUF, while weightDtype q8 trains on an 8-bit base: the sampler and the trainer would read different weights (a Q8_0 GGUF for llama.cpp is not built yet)",
+      fix: 'use rolloutEngine "engine" with weightDtype "q8", or weightDtype "auto" with llama.cpp',
+    },
+  },
   'agent-needs-chat-model': {
     pass: AGENT,
     fail: { ...AGENT, policyOptions: {} },

@@ -106,6 +106,28 @@ describe('healthFindings', () => {
       healthFindings(run((i) => (i >= 5 ? { zeroVarianceGroups: 4 } : {}))).filter((f) => f.id === 'no-signal'),
       [],
     );
+    // where the group's spread is not the signal, equal rewards are not "no signal": a group of one, SFT,
+    // RS-SFT (trains on successes), distillation and a GRPO run with a teacher term; GRPO (named or an
+    // imported run's absent method) keeps the finding
+    const allEqual = run((i) => (i >= 5 ? { zeroVarianceGroups: 4, successRate: 0, rewardMean: 0 } : {}));
+    for (const ctx of [
+      { groupSize: 1 },
+      { ...CTX, method: 'sft' },
+      { ...CTX, method: 'rs-sft' },
+      { ...CTX, method: 'distill' },
+      { ...CTX, method: 'grpo', teacherWeight: 0.5 },
+    ])
+      assert.deepEqual(
+        healthFindings(allEqual, ctx).filter((f) => f.id === 'no-signal'),
+        [],
+        JSON.stringify(ctx),
+      );
+    assert.equal(only(healthFindings(allEqual, { ...CTX, method: 'grpo', teacherWeight: 0 }), 'no-signal').severity, 'severe');
+    assert.deepEqual(healthContextOf({ groupSize: 8, method: 'rs-sft', algorithm: { teacherWeight: 0.5 } }), {
+      groupSize: 8,
+      method: 'rs-sft',
+      teacherWeight: 0.5,
+    });
   });
 
   it('entropy collapse: a large fall within a few iterations; the same fall spread over the run is not one', () => {
@@ -201,6 +223,14 @@ describe('healthFindings', () => {
     );
     assert.equal(stall.severity, 'warning');
     assert.match(stall.summary, /private pass rate 30% → 30%/);
+    // private tests already passing (≥ 90%) have no room to rise: a reward climbing beside them is no stall
+    assert.deepEqual(
+      healthFindings(
+        run(() => ({ publicPassRate: 0.95, privatePassRate: 0.95 })),
+        CTX,
+      ).filter((f) => f.id === 'reward-hacking'),
+      [],
+    );
     // no tests in the environment (pass rates 0): no independent check, no finding
     assert.deepEqual(
       healthFindings(
