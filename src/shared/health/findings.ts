@@ -145,7 +145,8 @@ export function noSignal(its: readonly IterationMetrics[], ctx: HealthContext): 
   // a teacher term (the same), and not for RS-SFT, which trains on a group's successes whatever its
   // spread (an all-failed group does teach it nothing, but the stored counts do not tell those apart).
   if (!finite(g) || g < 2) return [];
-  if (ctx.method !== undefined && ctx.method !== 'grpo') return [];
+  // (an imported run's method is verl's estimator — grpo, rloo, … —: a group's spread is its signal too)
+  if (ctx.method === 'sft' || ctx.method === 'rs-sft' || ctx.method === 'distill') return [];
   if (finite(ctx.teacherWeight) && ctx.teacherWeight > 0) return [];
   const share = seriesOf(its, (m) =>
     finite(m.zeroVarianceGroups) && finite(m.trajectories) && m.trajectories > 0 ? Math.min(1, m.zeroVarianceGroups / (m.trajectories / g)) : undefined,
