@@ -12,16 +12,6 @@ import { cell } from './format';
 import { DATABASE, databaseOf, JSON_OUTPUT } from './optionSets';
 import { UsageError } from './usageError';
 
-/** A stored run's findings as records (the run record and `health` print these). */
-export function storedFindings(db: string, busyTimeoutMs: number, runId: number): FindingRecord[] {
-  const store = openStore(db, { busyTimeoutMs });
-  try {
-    return new RunReader(store).findings(runId).map(findingRecord);
-  } finally {
-    store.close();
-  }
-}
-
 /** One finding as a line (and a second with the episodes to open), for a terminal. */
 export function findingLines(f: FindingRecord): string[] {
   const its = f.iterations[0] === f.iterations[1] ? `iteration ${f.iterations[0]}` : `iterations ${f.iterations[0]}–${f.iterations[1]}`;

@@ -10,7 +10,8 @@ import type { TrainEvent } from '../rl/train/trainer';
 import { trainStored } from '../store/storedRun';
 import { duration, evaluationLine, progressBar } from './format';
 import { recordWarnings, type RunRecord } from './runRecord';
-import { findingLines, storedFindings } from './healthCommand';
+import { storedFindings } from '../store/storedFindings';
+import { findingLines } from './healthCommand';
 import type { FindingRecord } from '../shared/health/findings';
 
 /** The trained run's findings for its record; a store that cannot be read again (locked, gone) costs the findings, not the finished run's exit code. */

@@ -8,8 +8,7 @@ import { isHostToWorker } from '../shared/protocol/workerProtocol';
 import { validateRunConfig } from '../shared/runConfig';
 import { findingRecord, healthContextOf, healthFindings, type FindingRecord } from '../shared/health/findings';
 import type { IterationMetrics } from '../shared/types';
-import { openStore } from '../store/openStore';
-import { RunReader } from '../store/runReader';
+import { storedFindings } from '../store/storedFindings';
 import { trainStored } from '../store/storedRun';
 
 export const HEARTBEAT_MS = 2000;
@@ -94,12 +93,7 @@ async function run(start: Extract<HostToWorker, { type: 'start' }>, signal: Abor
 /** The run's findings at its end, from the store (undefined when they cannot be read: the run's own outcome still reaches the host). */
 function runFindings(db: string, busyTimeoutMs: number, runId: number): FindingRecord[] | undefined {
   try {
-    const store = openStore(db, { busyTimeoutMs });
-    try {
-      return new RunReader(store).findings(runId).map(findingRecord);
-    } finally {
-      store.close();
-    }
+    return storedFindings(db, busyTimeoutMs, runId);
   } catch {
     return undefined;
   }
