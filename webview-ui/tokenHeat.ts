@@ -6,6 +6,7 @@
 import {
   defaultHeatMode,
   heatModes,
+  teacherScored,
   heatPaint,
   tokenDetails,
   tokenDetailsTitle,
@@ -14,7 +15,7 @@ import {
   turnTokensSummary,
   type HeatMode,
 } from '../src/shared/inspectorModel';
-import { remoteWorst, trajectoryWorst, WORST_MEASURES, WORST_TEXT, worstScopes, type WorstSource, type WorstTable } from '../src/shared/worstTable';
+import { remoteWorst, trajectoryWorst, worstMeasures, WORST_TEXT, worstScopes, type WorstSource, type WorstTable } from '../src/shared/worstTable';
 import type { TrajectoryDetail, WorstToken } from '../src/shared/protocol/backendProtocol';
 import type { TokenFocus, WorstScope } from '../src/shared/protocol/webviewProtocol';
 import { tokenRows, type TokenRow, type WorstBy } from '../src/shared/tokenStatsRows';
@@ -53,6 +54,8 @@ export class HeatMap {
     this.rows = tokenRows(t.turnList, t.tokenStats);
     this.pieces = tokenPieces(t, this.rows);
     this.mode = defaultHeatMode(t, this.rows, mode);
+    // a trajectory a distillation teacher scored: its worst tokens are first those the teacher disagrees with most
+    if (teacherScored(this.rows)) this.worstBy = 'reverseKl';
   }
 
   /** The controls, the summary and the trajectory's worst tokens (undefined: the turns generated no tokens). */
@@ -63,7 +66,7 @@ export class HeatMap {
     const label = el('label', 'heat-mode', 'colour tokens by ');
     const select = el('select');
     select.id = 'heat-mode';
-    for (const m of heatModes(this.t.tokenStats !== undefined)) {
+    for (const m of heatModes(this.t.tokenStats !== undefined, teacherScored(this.rows))) {
       const o = el('option', undefined, m.label);
       o.value = m.value;
       o.disabled = m.disabled;
@@ -81,7 +84,7 @@ export class HeatMap {
       // one table of worst tokens: where from (this trajectory, its iteration, its run) and by which number
       const controls = el('div', 'worst-controls');
       const scope = this.selector('worst-scope', 'worst tokens of ', worstScopes(this.t.iteration), this.worstSource);
-      const measure = this.selector('worst-measure', ' by ', WORST_MEASURES, this.worstBy);
+      const measure = this.selector('worst-measure', ' by ', worstMeasures(teacherScored(this.rows)), this.worstBy);
       const change = (): void => {
         this.worstSource = scope.select.value as WorstSource;
         this.worstBy = measure.select.value as WorstBy;

@@ -91,7 +91,7 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
         runId: checked<number>(runId, isId, 'runId'),
         ...(iteration !== undefined ? { iteration: checked<number>(iteration, isId, 'iteration') } : {}),
         ...(trajectoryId !== undefined ? { trajectoryId: checked<number>(trajectoryId, isId, 'trajectoryId') } : {}),
-        by: by === 'logRatio' || by === 'kl' ? by : 'mismatch',
+        by: by === 'logRatio' || by === 'kl' || by === 'reverseKl' ? by : 'mismatch',
         limit: Math.max(1, Math.min(200, checked<number>(limit, isId, 'limit'))),
       }),
     mismatchHistogram: ({ runId, iteration, bins }) =>

@@ -302,6 +302,7 @@ export function panelsFor(series: readonly RunSeries[]): Panel[] {
         title: d.title,
         unit: d.unit,
         ...(d.rate ? { rate: true } : {}),
+        ...(d.drill ? { drill: d.drill } : {}),
         lines: [{ label: oneLine(k, 40), value: (m) => lossMetric(m, k) }],
         emptyBecause: () => `these runs' policy loss does not report ${oneLine(k, 40)}`,
       };

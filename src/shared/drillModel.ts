@@ -1,5 +1,5 @@
 // What the dashboard's drill-down shows (pure: webview-ui/drill.ts renders it, tests check it in Node):
-// a click on an iteration's point in the mismatch, clip or KL chart brings that iteration's worst tokens
+// a click on an iteration's point in the mismatch, clip, KL or teacher's reverse-KL chart brings that iteration's worst tokens
 // — a table with the inspector's columns (inspectorModel.ts), each row opening its token in context —
 // and its histogram of |training − sampling log-prob|: the bars, the axis titles, the line above it.
 import { count, sig } from './format';
@@ -13,6 +13,7 @@ export const DRILL_BY_TEXT: Record<WorstBy, string> = {
   mismatch: '|training − sampling log-prob|',
   logRatio: '|log π/π_old| (what the clip acts on)',
   kl: 'KL to the reference',
+  reverseKl: '|student − teacher log-prob| (the distillation teacher’s per-token term)',
 };
 
 export interface HistogramBar {

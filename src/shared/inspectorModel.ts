@@ -198,6 +198,20 @@ export function tokenPieces(t: Pick<TrajectoryDetail, 'turnList' | 'pieces'>, ro
   });
 }
 
+/** A distillation teacher's line: how many tokens it scored and their mean student − teacher (none without a teacher). */
+function teacherChips(rows: readonly TokenRow[]): Chip[] {
+  const values = rows.flatMap((r) => (r.reverseKl === undefined ? [] : [r.reverseKl]));
+  if (values.length === 0) return [];
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return [
+    chip(
+      'teacher',
+      'teacher',
+      `scored ${plural(values.length, 'token')}: mean student − teacher log-prob ${sig(mean)} nats (the reverse KL the update descended)`,
+    ),
+  ];
+}
+
 /** The token summary: how many tokens, what the learner's numbers are and what they mean. */
 export function tokenSummary(t: Pick<TrajectoryDetail, 'tokenStats' | 'excluded'>, rows: readonly TokenRow[]): Chip[] {
   const s = t.tokenStats;
@@ -234,6 +248,7 @@ export function tokenSummary(t: Pick<TrajectoryDetail, 'tokenStats' | 'excluded'
           ),
         ]),
     chip('old', 'π_old', s.old === 'recomputed' ? 'recomputed before the update' : 'the behaviour log-probs'),
+    ...teacherChips(rows),
     ...(lag > 0
       ? [chip('lag', 'sampled', `${plural(lag, 'policy version')} before the update: training − sampling log-prob is lag, not a mismatch`, 'warn')]
       : []),
@@ -243,18 +258,36 @@ export function tokenSummary(t: Pick<TrajectoryDetail, 'tokenStats' | 'excluded'
 
 /** What a colour mode shows: a column, or the trajectory's advantage. */
 export type HeatMode = TokenColumn | 'advantage';
-export const HEAT_MODES: readonly HeatMode[] = ['behaviour', 'before', 'mismatch', 'ratio', 'clip', 'advantage', 'entropy', 'kl'];
+export const HEAT_MODES: readonly HeatMode[] = ['behaviour', 'before', 'mismatch', 'ratio', 'clip', 'advantage', 'entropy', 'kl', 'reverseKl', 'teacher'];
+/** The modes only a trajectory a distillation teacher scored has (offered only there). */
+const TEACHER_MODES: ReadonlySet<HeatMode> = new Set(['reverseKl', 'teacher']);
 const MODE_TEXT: Record<HeatMode, string> = { ...TOKEN_COLUMNS, advantage: 'the trajectory’s advantage' };
 
-/** The colour modes to offer: without the learner's numbers only the sampling log-prob has values. */
-export function heatModes(learnerNumbers: boolean): { readonly value: HeatMode; readonly label: string; readonly disabled: boolean }[] {
-  return HEAT_MODES.map((m) => ({ value: m, label: MODE_TEXT[m], disabled: !learnerNumbers && m !== 'behaviour' }));
+/** Whether a distillation teacher scored these tokens (method distill, or GRPO with a teacher term). */
+export const teacherScored = (rows: readonly TokenRow[]): boolean => rows.some((r) => r.reverseKl !== undefined);
+
+/**
+ * The colour modes to offer: without the learner's numbers only the sampling log-prob has values; the
+ * teacher's two only where a teacher scored the tokens (a run without one would show them empty).
+ */
+export function heatModes(learnerNumbers: boolean, teacher = false): { readonly value: HeatMode; readonly label: string; readonly disabled: boolean }[] {
+  return HEAT_MODES.filter((m) => teacher || !TEACHER_MODES.has(m)).map((m) => ({
+    value: m,
+    label: MODE_TEXT[m],
+    disabled: !learnerNumbers && m !== 'behaviour',
+  }));
 }
 
-/** The mode shown until one is chosen: the mismatch where the trajectory has it, else what the clip acted on. */
+/**
+ * The mode shown until one is chosen: student − teacher where a teacher scored the tokens (the signal
+ * distillation trains on), else the mismatch where the trajectory has it, else what the clip acted on.
+ * A teacher's mode chosen on another trajectory does not carry to one without a teacher.
+ */
 export function defaultHeatMode(t: Pick<TrajectoryDetail, 'tokenStats'>, rows: readonly TokenRow[], chosen: HeatMode | undefined): HeatMode {
   if (!t.tokenStats) return 'behaviour';
-  return chosen ?? (rows.some((r) => r.mismatch !== undefined) ? 'mismatch' : 'ratio');
+  const teacher = teacherScored(rows);
+  if (chosen !== undefined && (teacher || !TEACHER_MODES.has(chosen))) return chosen;
+  return teacher ? 'reverseKl' : rows.some((r) => r.mismatch !== undefined) ? 'mismatch' : 'ratio';
 }
 
 const CLIP_SIDES = ['none', 'low', 'high', 'dual'] as const;
@@ -292,7 +325,7 @@ export function heatPaint(rows: readonly TokenRow[], mode: HeatMode, advantage: 
   const alpha = (x: number): number => Math.max(0, Math.min(1, x)) * 0.75;
   const colours = values.map((v) => {
     if (v === undefined) return '';
-    if (mode === 'behaviour' || mode === 'before') return RED(alpha(1 - Math.exp(v)));
+    if (mode === 'behaviour' || mode === 'before' || mode === 'teacher') return RED(alpha(1 - Math.exp(v)));
     if (mode === 'clip') return CLIP_COLOURS[v] ?? '';
     const x = bound > 0 ? v / bound : 0;
     return x >= 0 ? RED(alpha(x)) : BLUE(alpha(-x));
@@ -301,9 +334,13 @@ export function heatPaint(rows: readonly TokenRow[], mode: HeatMode, advantage: 
     ? ' · no token of this trajectory has this number'
     : mode === 'behaviour' || mode === 'before'
       ? ' · red: unlikely (1 − p)'
-      : mode === 'clip'
-        ? ' · blue: low clip, red: high clip, purple: dual clip'
-        : ` · red: positive, blue: negative, full colour at ±${sig(bound)}${mode === 'ratio' ? ' (log ratio)' : ''}`;
+      : mode === 'teacher'
+        ? ' · red: unlikely to the teacher (1 − p_teacher)'
+        : mode === 'clip'
+          ? ' · blue: low clip, red: high clip, purple: dual clip'
+          : mode === 'reverseKl'
+            ? ` · red: the student likelier than the teacher (pushed down), blue: the teacher likelier (pushed up), full colour at ±${sig(bound)} nats`
+            : ` · red: positive, blue: negative, full colour at ±${sig(bound)}${mode === 'ratio' ? ' (log ratio)' : ''}`;
   return { colours, legend };
 }
 
@@ -338,8 +375,14 @@ export function tokenDetails(r: TokenRow, piece: string, advantage: number): Key
     row('advantage', 'advantage', sig(advantage), advantage > 0 ? 'good' : advantage < 0 ? 'bad' : 'neutral'),
     row('entropy', 'entropy', sig(r.entropy)),
     row('kl', 'KL', sig(r.kl)),
+    ...(r.teacher !== undefined || r.reverseKl !== undefined
+      ? [row('teacher', 'teacher log-prob', sig(r.teacher)), row('reverseKl', 'student − teacher', sig(r.reverseKl), teacherTone(r.reverseKl))]
+      : []),
   ];
 }
+
+/** student − teacher: positive (the teacher finds the token less likely: pushed down) bad, negative good. */
+const teacherTone = (x: number | undefined): Tone => (x === undefined || x === 0 ? 'neutral' : x > 0 ? 'bad' : 'good');
 
 /** The same numbers as one tooltip: a line per row. */
 export function tokenDetailsTitle(rows: readonly KeyValue[]): string {

@@ -3,6 +3,7 @@
 // share (the y axis then spans 0–1), and what it is a mean over (micro-batches combine in proportion
 // to it). A metric a loss reports with no line here still gets a chart, under its own name. Runs
 // stored before the map kept four of these names as top-level fields; `lossMetric` reads them there.
+import type { WorstBy } from './tokenStatsRows';
 import type { IterationMetrics } from './types';
 
 export interface LossMetricDescriptor {
@@ -15,6 +16,8 @@ export interface LossMetricDescriptor {
   readonly per?: 'token' | 'sequence';
   /** Drawn as a line of this dashboard panel rather than a chart of its own. */
   readonly panel?: string;
+  /** A click on an iteration's point opens its worst tokens by this number (the drill-down). */
+  readonly drill?: WorstBy;
 }
 
 export const LOSS_METRICS: Readonly<Record<string, LossMetricDescriptor>> = {
@@ -32,6 +35,7 @@ export const LOSS_METRICS: Readonly<Record<string, LossMetricDescriptor>> = {
   teacherReverseKl: {
     title: 'Distillation: mean reverse KL to the teacher per sampled token (log π_student − log π_teacher, before the update)',
     unit: 'nats per token',
+    drill: 'reverseKl',
   },
   teacherMs: { title: "Distillation: the teacher's scoring time per update (one forward pass per sequence)", unit: 'ms' },
   truncatedFraction: { title: 'CISPO: share of tokens whose weight was truncated at 1 + ε_high (their gradient kept)', unit: 'share of tokens', rate: true },

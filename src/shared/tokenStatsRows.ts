@@ -15,6 +15,9 @@ export interface TokenStatsJson {
   readonly clipSide: readonly number[];
   readonly entropy: readonly (number | null)[];
   readonly kl?: readonly (number | null)[];
+  /** A distillation teacher's log-prob of each trained token, and log π_student − log π_teacher there (both or neither). */
+  readonly teacher?: readonly (number | null)[];
+  readonly reverseKl?: readonly (number | null)[];
 }
 
 /** One generated token with everything known about it (undefined: not recorded for this token). */
@@ -38,6 +41,10 @@ export interface TokenRow {
   readonly clip?: ClipSide;
   readonly entropy?: number;
   readonly kl?: number;
+  /** log π_teacher of the token (a distillation teacher scored it). */
+  readonly teacher?: number;
+  /** log π_student − log π_teacher: the per-token reverse-KL term (its advantage was the trajectory's − w × it). */
+  readonly reverseKl?: number;
 }
 
 export type ClipSide = 'none' | 'low' | 'high' | 'dual';
@@ -52,11 +59,13 @@ export const TOKEN_COLUMNS = {
   clip: 'which clip held the token',
   entropy: 'entropy of the token’s distribution (nats)',
   kl: 'KL estimate to the reference',
+  teacher: 'the teacher’s log-prob',
+  reverseKl: 'student − teacher log-prob (reverse KL term)',
 } as const;
 export type TokenColumn = keyof typeof TOKEN_COLUMNS;
 
-/** What a worst-token list sorts by: |mismatch|, |log ratio| or KL. */
-export type WorstBy = 'mismatch' | 'logRatio' | 'kl';
+/** What a worst-token list sorts by: |mismatch|, |log ratio|, KL, or |student − teacher log-prob|. */
+export type WorstBy = 'mismatch' | 'logRatio' | 'kl' | 'reverseKl';
 
 const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
 
@@ -105,6 +114,8 @@ export function tokenRows(turns: readonly { readonly policy: unknown }[], stats:
       const logp = num(stats.logp[k]);
       const ratio = num(stats.ratio[k]);
       const entropy = num(stats.entropy[k]);
+      const teacher = num(stats.teacher?.[k]);
+      const reverseKl = num(stats.reverseKl?.[k]);
       rows.push({
         turn: ti,
         token: i,
@@ -119,6 +130,8 @@ export function tokenRows(turns: readonly { readonly policy: unknown }[], stats:
         clip: side,
         ...(entropy !== undefined ? { entropy } : {}),
         ...(kl !== undefined ? { kl } : {}),
+        ...(teacher !== undefined ? { teacher } : {}),
+        ...(reverseKl !== undefined ? { reverseKl } : {}),
       });
       k += 1;
     });
@@ -130,6 +143,7 @@ export function tokenRows(turns: readonly { readonly policy: unknown }[], stats:
 export function badness(r: TokenRow, by: WorstBy): number | undefined {
   if (by === 'mismatch') return r.mismatch === undefined ? undefined : Math.abs(r.mismatch);
   if (by === 'logRatio') return r.ratio === undefined || r.ratio <= 0 ? undefined : Math.abs(Math.log(r.ratio));
+  if (by === 'reverseKl') return r.reverseKl === undefined ? undefined : Math.abs(r.reverseKl);
   return r.kl;
 }
 

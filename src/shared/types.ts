@@ -203,6 +203,17 @@ export interface TokenStats {
   readonly entropy: Float32Array;
   /** KL estimate to the reference (the run's estimator), absent when the objective has no reference. */
   readonly kl?: Float32Array;
+  /**
+   * On-policy distillation's teacher (method distill, or GRPO with a teacher term; absent otherwise):
+   * log π_teacher of the sampled token at the policy's temperature (nats), scored before the update.
+   */
+  readonly teacher?: Float32Array;
+  /**
+   * The per-token reverse-KL term the learner used, log π_student − log π_teacher (nats; π_student the
+   * behaviour log-prob at sampling): the token's advantage was the trajectory's minus w × it. Present
+   * exactly when `teacher` is.
+   */
+  readonly reverseKl?: Float32Array;
 }
 
 /**

@@ -1,6 +1,6 @@
 // The inspector's worst-tokens table (pure, like the rest of its model in inspectorModel.ts): the
 // shown trajectory's worst tokens by a measure, or those of its iteration or run that the host sent,
-// as rows of cells (token, turn, position, sampled, trained, Δ, ratio, clip, advantage, KL) that the
+// as rows of cells (token, turn, position, sampled, trained, Δ, ratio, clip, advantage, KL, student − teacher) that the
 // page sorts by a click on a column's header. Every number goes through format.ts, every stored text
 // through untrustedText.ts.
 import { sig } from './format';
@@ -10,7 +10,7 @@ import type { WorstScope } from './protocol/webviewProtocol';
 import { badness, worstRows, type TokenRow, type WorstBy } from './tokenStatsRows';
 import { oneLine } from './untrustedText';
 
-export type WorstColumnKey = 'trajectory' | 'token' | 'turn' | 'position' | 'sampled' | 'trained' | 'delta' | 'ratio' | 'clip' | 'advantage' | 'kl';
+export type WorstColumnKey = 'trajectory' | 'token' | 'turn' | 'position' | 'sampled' | 'trained' | 'delta' | 'ratio' | 'clip' | 'advantage' | 'kl' | 'teacher';
 
 export interface WorstColumn {
   readonly key: WorstColumnKey;
@@ -53,8 +53,13 @@ export interface WorstTable {
 /** A table's sort order, as aria-sort names it. */
 export type SortDirection = 'ascending' | 'descending';
 
-export const WORST_TEXT: Record<WorstBy, string> = { mismatch: '|training − sampling log-prob|', logRatio: '|log π/π_old|', kl: 'KL to the reference' };
-const SORTED_BY: Record<WorstBy, WorstColumnKey> = { mismatch: 'delta', logRatio: 'ratio', kl: 'kl' };
+export const WORST_TEXT: Record<WorstBy, string> = {
+  mismatch: '|training − sampling log-prob|',
+  logRatio: '|log π/π_old|',
+  kl: 'KL to the reference',
+  reverseKl: '|student − teacher log-prob|',
+};
+const SORTED_BY: Record<WorstBy, WorstColumnKey> = { mismatch: 'delta', logRatio: 'ratio', kl: 'kl', reverseKl: 'teacher' };
 
 const COLUMNS: readonly WorstColumn[] = [
   { key: 'trajectory', label: 'trajectory', title: 'the trajectory (and iteration) the token is in', numeric: true },
@@ -68,9 +73,29 @@ const COLUMNS: readonly WorstColumn[] = [
   { key: 'clip', label: 'clip', title: 'which clip held the token', numeric: false },
   { key: 'advantage', label: 'advantage', title: 'the trajectory’s advantage', numeric: true },
   { key: 'kl', label: 'KL', title: 'KL estimate to the reference', numeric: true },
+  {
+    key: 'teacher',
+    label: 'student − teacher',
+    title: 'log π_student − log π_teacher: the distillation teacher’s per-token reverse-KL term; sorts by its size',
+    numeric: true,
+  },
 ];
 
-function worstRow(r: TokenRow, where: { trajectoryId: number; iteration?: number }, token: { text: string; title: string }, advantage: number): WorstRowView {
+/** The columns of a table: the teacher's only where a distillation teacher scored some of its tokens (or it sorts by them). */
+function columnsFor(rows: readonly TokenRow[], by: WorstBy, scoped: boolean): WorstColumn[] {
+  const teacher = withTeacher(rows, by);
+  return COLUMNS.filter((c) => (scoped || c.key !== 'trajectory') && (teacher || c.key !== 'teacher'));
+}
+
+const withTeacher = (rows: readonly TokenRow[], by: WorstBy): boolean => by === 'reverseKl' || rows.some((r) => r.reverseKl !== undefined);
+
+function worstRow(
+  r: TokenRow,
+  where: { trajectoryId: number; iteration?: number },
+  token: { text: string; title: string },
+  advantage: number,
+  teacher: boolean,
+): WorstRowView {
   const cell = (key: WorstColumnKey, text: string, sort: number | string | undefined, tone: Tone = 'neutral', title = ''): WorstCell => ({
     key,
     text,
@@ -94,6 +119,9 @@ function worstRow(r: TokenRow, where: { trajectoryId: number; iteration?: number
       cell('clip', clipText(r.clip), clipText(r.clip), clipTone(r.clip)),
       cell('advantage', sig(advantage), advantage, advantage > 0 ? 'good' : advantage < 0 ? 'bad' : 'neutral'),
       cell('kl', sig(r.kl), r.kl),
+      ...(teacher
+        ? [cell('teacher', sig(r.reverseKl), badness(r, 'reverseKl'), 'neutral', r.teacher === undefined ? '' : `teacher log-prob ${sig(r.teacher)}`)]
+        : []),
     ],
   };
 }
@@ -112,10 +140,18 @@ export function trajectoryWorst(
   return {
     by,
     title: `worst in this trajectory by ${WORST_TEXT[by]}`,
-    columns: COLUMNS.filter((c) => c.key !== 'trajectory'),
+    columns: columnsFor(worst, by, false),
     sortedBy: SORTED_BY[by],
     direction: 'descending',
-    rows: worst.map((r) => worstRow(r, { trajectoryId: t.id }, { text: quoted(pieces[index.get(r)!] ?? `#${r.id}`), title: `token id ${r.id}` }, t.advantage)),
+    rows: worst.map((r) =>
+      worstRow(
+        r,
+        { trajectoryId: t.id },
+        { text: quoted(pieces[index.get(r)!] ?? `#${r.id}`), title: `token id ${r.id}` },
+        t.advantage,
+        withTeacher(worst, by),
+      ),
+    ),
   };
 }
 
@@ -125,10 +161,18 @@ export function remoteWorst(iteration: number, scope: WorstScope, by: WorstBy, i
   return {
     by,
     title,
-    columns: COLUMNS,
+    columns: columnsFor(items, by, true),
     sortedBy: SORTED_BY[by],
     direction: 'descending',
-    rows: items.map((w) => worstRow(w, { trajectoryId: w.trajectoryId, iteration: w.iteration }, { text: `#${w.id}`, title: `token id ${w.id}` }, w.advantage)),
+    rows: items.map((w) =>
+      worstRow(
+        w,
+        { trajectoryId: w.trajectoryId, iteration: w.iteration },
+        { text: `#${w.id}`, title: `token id ${w.id}` },
+        w.advantage,
+        withTeacher(items, by),
+      ),
+    ),
     ...(error !== undefined ? { note: `could not be read (${oneLine(String(error), 300)})` } : items.length === 0 ? { note: 'none recorded' } : {}),
   };
 }
@@ -151,6 +195,11 @@ export const WORST_MEASURES: readonly { readonly value: WorstBy; readonly label:
   { value: 'logRatio', label: WORST_TEXT.logRatio },
   { value: 'kl', label: WORST_TEXT.kl },
 ];
+
+/** The measures to offer for a trajectory: |student − teacher| too where a distillation teacher scored its tokens. */
+export function worstMeasures(teacher: boolean): readonly { readonly value: WorstBy; readonly label: string }[] {
+  return teacher ? [...WORST_MEASURES, { value: 'reverseKl', label: WORST_TEXT.reverseKl }] : WORST_MEASURES;
+}
 
 /**
  * The table sorted by `column` (a stable sort: ties keep their order; cells without a number last

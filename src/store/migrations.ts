@@ -201,6 +201,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_by_parent ON runs(parent_run_id) WHERE parent_run_id IS NOT NULL;
     `,
   },
+  {
+    version: 9,
+    description:
+      "a distillation teacher's per-token numbers: token_stats BLOBs may carry its log-prob and student − teacher (flag 8), and a trajectory's largest |student − teacher| for the worst-token lists",
+    // NULL for a trajectory without a teacher, and for every row written before this version
+    sql: `
+      ALTER TABLE token_stats ADD COLUMN max_abs_reverse_kl REAL;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -53,7 +53,7 @@ export class RunWriter implements RunSink {
          reward_mean, seed, policy_version, greedy_success_rate, metrics_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.insertTokenStats = db.prepare(
-      'INSERT INTO token_stats (trajectory_id, positions, max_abs_mismatch, max_abs_log_ratio, max_kl, data) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO token_stats (trajectory_id, positions, max_abs_mismatch, max_abs_log_ratio, max_kl, max_abs_reverse_kl, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     this.heartbeat = db.prepare('UPDATE runs SET heartbeat_at = ? WHERE id = ?');
     this.writeIteration = db.transaction((record: IterationRecord) => {
@@ -93,7 +93,15 @@ export class RunWriter implements RunSink {
         }
         if (t.tokenStats) {
           const e = encodeTokenStats(t.tokenStats, t.turns);
-          this.insertTokenStats.run(lastInsertRowid, e.positions, e.maxAbsMismatch ?? null, e.maxAbsLogRatio ?? null, e.maxKl ?? null, e.data);
+          this.insertTokenStats.run(
+            lastInsertRowid,
+            e.positions,
+            e.maxAbsMismatch ?? null,
+            e.maxAbsLogRatio ?? null,
+            e.maxKl ?? null,
+            e.maxAbsReverseKl ?? null,
+            e.data,
+          );
         }
       }
       if (record.evaluation) this.addEvaluation(record.evaluation, at);

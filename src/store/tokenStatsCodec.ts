@@ -1,9 +1,10 @@
 // A trajectory's per-token numbers (TokenStats) as one BLOB: the learner's columns as float32, read
-// back without parsing. 4·(3…5) + 1 bytes a trained token (the columns present) + a 16-byte header.
-//   header  u8 format (1) · u8 flags (1 before, 2 kl, 4 π_old recomputed) · u16 0 · u32 stepsBefore · u32 n · u32 lag
-//   then    [before] logp ratio entropy [kl]   n float32 each, little-endian
-//           clipSide                           n u8
-import { badness, tokenRows, type TokenStatsJson } from '../shared/tokenStatsRows';
+// back without parsing. 4·(3…7) + 1 bytes a trained token (the columns present) + a 16-byte header.
+//   header  u8 format (1) · u8 flags (1 before, 2 kl, 4 π_old recomputed, 8 teacher) · u16 0 · u32 stepsBefore · u32 n · u32 lag
+//   then    [before] logp ratio entropy [kl] [teacher reverseKl]   n float32 each, little-endian
+//           clipSide                                              n u8
+// Flag 8 (a distillation teacher's two columns) came with schema version 9; a BLOB without it reads as before.
+import { badness, tokenRows, type TokenStatsJson, type WorstBy } from '../shared/tokenStatsRows';
 import type { TokenStats, Turn } from '../shared/types';
 
 const FORMAT = 1;
@@ -11,6 +12,7 @@ const HEADER = 16;
 const BEFORE = 1;
 const KL = 2;
 const RECOMPUTED = 4;
+const TEACHER = 8;
 
 /** The columns as JSON for the views (null where a value is not finite). */
 export function tokenStatsJson(s: TokenStats): TokenStatsJson {
@@ -25,6 +27,7 @@ export function tokenStatsJson(s: TokenStats): TokenStatsJson {
     clipSide: Array.from(s.clipSide),
     entropy: arr(s.entropy),
     ...(s.kl ? { kl: arr(s.kl) } : {}),
+    ...(s.teacher && s.reverseKl ? { teacher: arr(s.teacher), reverseKl: arr(s.reverseKl) } : {}),
   };
 }
 
@@ -36,16 +39,23 @@ export function tokenStatsJson(s: TokenStats): TokenStatsJson {
 export function encodeTokenStats(
   s: TokenStats,
   turns: readonly Pick<Turn, 'policy'>[],
-): { data: Buffer; positions: number; maxAbsMismatch?: number; maxAbsLogRatio?: number; maxKl?: number } {
+): { data: Buffer; positions: number; maxAbsMismatch?: number; maxAbsLogRatio?: number; maxKl?: number; maxAbsReverseKl?: number } {
   const n = s.logp.length;
-  for (const [name, col] of Object.entries({ before: s.before, ratio: s.ratio, clipSide: s.clipSide, entropy: s.entropy, kl: s.kl })) {
+  const cols = { before: s.before, ratio: s.ratio, clipSide: s.clipSide, entropy: s.entropy, kl: s.kl, teacher: s.teacher, reverseKl: s.reverseKl };
+  for (const [name, col] of Object.entries(cols)) {
     if (col && col.length !== n) throw new Error(`token statistics: ${name} has ${col.length} positions, logp ${n}`);
   }
-  const floats = [...(s.before ? [s.before] : []), s.logp, s.ratio, s.entropy, ...(s.kl ? [s.kl] : [])];
+  if ((s.teacher === undefined) !== (s.reverseKl === undefined)) {
+    throw new Error(
+      `token statistics: teacher and reverseKl come together (the teacher's log-prob and student − teacher), got only ${s.teacher ? 'teacher' : 'reverseKl'}`,
+    );
+  }
+  const teacher = s.teacher && s.reverseKl ? [s.teacher, s.reverseKl] : [];
+  const floats = [...(s.before ? [s.before] : []), s.logp, s.ratio, s.entropy, ...(s.kl ? [s.kl] : []), ...teacher];
   const data = Buffer.alloc(HEADER + 4 * n * floats.length + n);
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   view.setUint8(0, FORMAT);
-  view.setUint8(1, (s.before ? BEFORE : 0) | (s.kl ? KL : 0) | (s.old === 'recomputed' ? RECOMPUTED : 0));
+  view.setUint8(1, (s.before ? BEFORE : 0) | (s.kl ? KL : 0) | (s.old === 'recomputed' ? RECOMPUTED : 0) | (teacher.length > 0 ? TEACHER : 0));
   view.setUint32(4, s.stepsBefore, true);
   view.setUint32(8, n, true);
   view.setUint32(12, s.lag, true);
@@ -55,7 +65,7 @@ export function encodeTokenStats(
   }
   data.set(s.clipSide, at);
   const rows = tokenRows(turns, tokenStatsJson(s));
-  const max = (by: 'mismatch' | 'logRatio' | 'kl'): { v?: number } => {
+  const max = (by: WorstBy): { v?: number } => {
     let v: number | undefined;
     for (const r of rows) {
       const b = badness(r, by);
@@ -63,13 +73,14 @@ export function encodeTokenStats(
     }
     return v === undefined ? {} : { v };
   };
-  const [mm, lr, kl] = [max('mismatch').v, max('logRatio').v, max('kl').v];
+  const [mm, lr, kl, rk] = [max('mismatch').v, max('logRatio').v, max('kl').v, max('reverseKl').v];
   return {
     data,
     positions: n,
     ...(mm !== undefined ? { maxAbsMismatch: mm } : {}),
     ...(lr !== undefined ? { maxAbsLogRatio: lr } : {}),
     ...(kl !== undefined ? { maxKl: kl } : {}),
+    ...(rk !== undefined ? { maxAbsReverseKl: rk } : {}),
   };
 }
 
@@ -90,12 +101,12 @@ export function decodeTokenStats(data: Uint8Array, positions?: number): TokenSta
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   if (view.getUint8(0) !== FORMAT) throw new TokenStatsFormatError(`format ${view.getUint8(0)}`);
   const flags = view.getUint8(1);
-  if ((flags & ~(BEFORE | KL | RECOMPUTED)) !== 0 || view.getUint16(2, true) !== 0) throw new TokenStatsFormatError(`unknown flags ${flags}`);
+  if ((flags & ~(BEFORE | KL | RECOMPUTED | TEACHER)) !== 0 || view.getUint16(2, true) !== 0) throw new TokenStatsFormatError(`unknown flags ${flags}`);
   const stepsBefore = view.getUint32(4, true);
   const n = view.getUint32(8, true);
   const lag = view.getUint32(12, true);
   if (positions !== undefined && n !== positions) throw new TokenStatsFormatError(`${n} positions where the row says ${positions}`);
-  const columns = 3 + (flags & BEFORE ? 1 : 0) + (flags & KL ? 1 : 0);
+  const columns = 3 + (flags & BEFORE ? 1 : 0) + (flags & KL ? 1 : 0) + (flags & TEACHER ? 2 : 0);
   if (data.byteLength !== HEADER + 4 * n * columns + n) throw new TokenStatsFormatError(`${data.byteLength} bytes for ${n} positions × ${columns} columns`);
   let at = HEADER;
   const next = (): Float32Array => {
@@ -108,6 +119,8 @@ export function decodeTokenStats(data: Uint8Array, positions?: number): TokenSta
   const ratio = next();
   const entropy = next();
   const kl = flags & KL ? next() : undefined;
+  const teacher = flags & TEACHER ? next() : undefined;
+  const reverseKl = flags & TEACHER ? next() : undefined;
   const clipSide = Uint8Array.from(data.subarray(at, at + n));
   return {
     stepsBefore,
@@ -119,5 +132,6 @@ export function decodeTokenStats(data: Uint8Array, positions?: number): TokenSta
     clipSide,
     entropy,
     ...(kl ? { kl } : {}),
+    ...(teacher && reverseKl ? { teacher, reverseKl } : {}),
   };
 }

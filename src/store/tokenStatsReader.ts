@@ -7,7 +7,7 @@ import type { WorstToken } from '../shared/protocol/backendProtocol';
 import { histogram, tokenRows, worstRows, type TokenRow, type TokenStatsJson, type WorstBy } from '../shared/tokenStatsRows';
 import { decodeTokenStats, TokenStatsFormatError, tokenStatsJson } from './tokenStatsCodec';
 
-const MAX_COLUMN: Record<WorstBy, string> = { mismatch: 'max_abs_mismatch', logRatio: 'max_abs_log_ratio', kl: 'max_kl' };
+const MAX_COLUMN: Record<WorstBy, string> = { mismatch: 'max_abs_mismatch', logRatio: 'max_abs_log_ratio', kl: 'max_kl', reverseKl: 'max_abs_reverse_kl' };
 
 export class TokenStatsReader {
   constructor(private readonly db: Database.Database) {}
@@ -87,6 +87,7 @@ const finite = (x: unknown): number => (typeof x === 'number' && Number.isFinite
 function worstValue(r: TokenRow, by: WorstBy): number {
   if (by === 'mismatch') return Math.abs(r.mismatch!);
   if (by === 'logRatio') return Math.abs(Math.log(r.ratio!));
+  if (by === 'reverseKl') return Math.abs(r.reverseKl!);
   return r.kl!;
 }
 

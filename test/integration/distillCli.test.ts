@@ -1,13 +1,17 @@
 // On-policy distillation end to end through the CLI (issue 51): two fresh models written by `agent-rl
 // model new`, the teacher first fine-tuned a few SFT iterations on the calculator's demonstrations (and
 // exported as a Hugging Face folder) so that it differs from the student; a distillation run on the
-// calculator whose mean reverse KL to the teacher falls from its first iteration to its last; a GRPO run
+// calculator whose mean reverse KL to the teacher falls from its first iteration to its last, with the
+// teacher's per-token numbers stored beside every trained token (what the inspector's heat map reads); a GRPO run
 // with the teacher term; and a teacher with another tokenizer refused, both folders named.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import type { RunRecord } from '../../src/cli/runRecord';
+import { openStore } from '../../src/store/openStore';
+import { RunReader } from '../../src/store/runReader';
+import { TokenStatsReader } from '../../src/store/tokenStatsReader';
 import { runCli, tempDir } from '../helpers/cli';
 
 const ok = (r: { code: number | null; stdout: string; stderr: string }): string => {
@@ -63,6 +67,25 @@ describe('agent-rl train --method distill --teacher DIR', () => {
     // the teacher's compute is recorded with the run and shown
     assert.match(rec.runtime.teacher ?? '', /^wasm engine \(.*\) \(qwen3 [\d,]+ parameters, frozen teacher .*teacher\)$/);
     assert.match(ok(runCli(['show', String(rec.runId)], dir)), /^ {2}teacher: wasm engine .*frozen teacher/m);
+    // every trained token's teacher log-prob and student − teacher stored with its trajectory: the sampling
+    // log-prob minus the teacher's, and over an iteration the mean the run recorded as teacherReverseKl
+    const db = openStore(path.join(dir, '.agent-rl', 'runs.sqlite'), { readonly: true });
+    try {
+      const runs = new RunReader(db);
+      const tokens = new TokenStatsReader(db);
+      for (const it of [rec.iterations[0]!, rec.iterations[rec.iterations.length - 1]!]) {
+        const rows = runs.trajectoriesPage(rec.runId, it.iteration, 0, 1000).items.flatMap((t) => tokens.rows(t.id).filter((r) => r.trained));
+        assert.ok(rows.length > 0 && rows.every((r) => r.teacher !== undefined && r.reverseKl !== undefined));
+        for (const r of rows) assert.ok(Math.abs(r.reverseKl! - (r.behaviour - r.teacher!)) < 1e-5, `${r.reverseKl} vs ${r.behaviour} − ${r.teacher}`);
+        const mean = rows.reduce((a, r) => a + r.reverseKl!, 0) / rows.length;
+        assert.ok(Math.abs(mean - it.lossMetrics!.teacherReverseKl!) < 1e-5, `stored ${mean}, recorded ${it.lossMetrics!.teacherReverseKl}`);
+      }
+      const worst = tokens.worst({ runId: rec.runId, by: 'reverseKl', limit: 5 });
+      assert.equal(worst.length, 5);
+      assert.ok(worst.every((w, i) => w.value === Math.abs(w.reverseKl!) && (i === 0 || worst[i - 1]!.value >= w.value)));
+    } finally {
+      db.close();
+    }
 
     // GRPO with the teacher's term added to its advantage
     ok(runCli([...args, '--teacher-weight', '0.5', '--iterations', '2', '--output', 'grpo-run.json'], dir));

@@ -34,6 +34,9 @@ export interface TeacherTerm {
   readonly reverseKlSum: number;
   /** Positions with mask 1. */
   readonly tokens: number;
+  /** At the mask-1 positions, in order [tokens]: log π_teacher, and log π_student − log π_teacher (stored with the trajectory). */
+  readonly teacher: Float32Array;
+  readonly reverseKl: Float32Array;
 }
 
 /**
@@ -50,12 +53,17 @@ export function teacherTerm(behaviour: readonly number[], teacher: ArrayLike<num
   const advantages = new Array<number>(L).fill(0);
   let reverseKlSum = 0;
   let tokens = 0;
+  const trained = mask.reduce((n, m) => n + (m === 1 ? 1 : 0), 0);
+  const teacherAt = new Float32Array(trained);
+  const reverseKlAt = new Float32Array(trained);
   for (let t = 0; t < L; t++) {
     if (mask[t] !== 1) continue;
     const reverseKl = behaviour[t]! - teacher[t]!; // log π_student − log π_teacher at the sampled token
     advantages[t] = base - weight * reverseKl;
     reverseKlSum += reverseKl;
+    teacherAt[tokens] = teacher[t]!;
+    reverseKlAt[tokens] = reverseKl;
     tokens += 1;
   }
-  return { advantages, reverseKlSum, tokens };
+  return { advantages, reverseKlSum, tokens, teacher: teacherAt, reverseKl: reverseKlAt };
 }

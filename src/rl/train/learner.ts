@@ -15,7 +15,7 @@ import { Rng } from '../random';
 import type { LossInput, LossStats, TokenColumns, TrainSequence } from '../algo/trainSequence';
 import { logprobGap, truncatedImportanceWeights } from '../algo/offPolicy';
 import type { TeacherScorer } from '../algo/distill';
-import { teacherPass } from './teacherPass';
+import { teacherPass, type TeacherPass } from './teacherPass';
 import { joinTokenStats } from './tokenStatsJoin';
 import { policyGradients, policyLogprobs } from './passes';
 import { lrMultiplier } from './schedule';
@@ -275,11 +275,11 @@ export class Learner {
       : undefined;
     const seqs: TrainSequence[] = [];
     /** Each training sequence's trajectory and its segment there (an agent program's trajectory may have several). */
-    const of = new Map<TrainSequence, { t: Trajectory; segment: number }>();
+    const of = new Map<TrainSequence, { t: Trajectory; segment: number; teacher?: TeacherPass['tokens'][number] }>();
     pending.forEach((p, i) => {
       const seq = teacher ? teacher.seqs[i]! : p.seq;
       seqs.push(seq);
-      of.set(seq, { t: p.t, segment: p.segment });
+      of.set(seq, { t: p.t, segment: p.segment, ...(teacher ? { teacher: teacher.tokens[i]! } : {}) });
     });
     // versions between the oldest turn's sampler and the weights this update starts from (async mode)
     const version = this.policy.version;
@@ -289,7 +289,8 @@ export class Learner {
       if (!o) return;
       const lag = Math.max(0, version - Math.min(o.t.policyVersion, ...o.t.turns.map((u) => u.policy.policyVersion)));
       const got = segmentStats.get(o.t) ?? [];
-      got[o.segment] = { ...stats, lag };
+      // the teacher's columns follow the same trained positions as the pass's (both over mask 1, in order)
+      got[o.segment] = { ...stats, lag, ...(o.teacher ? { teacher: o.teacher.teacher, reverseKl: o.teacher.reverseKl } : {}) };
       segmentStats.set(o.t, got);
     });
     for (const [t, segs] of segmentStats) t.tokenStats = joinTokenStats(segs.filter((p) => p !== undefined));

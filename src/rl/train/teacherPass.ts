@@ -8,6 +8,8 @@ import type { TrainSequence } from '../algo/trainSequence';
 /** The sequences with their per-token advantages, and the pass's metrics. */
 export interface TeacherPass {
   readonly seqs: TrainSequence[];
+  /** Per sequence, at its trained positions (mask 1, in order): log π_teacher and log π_student − log π_teacher (TokenStats.teacher, .reverseKl). */
+  readonly tokens: { readonly teacher: Float32Array; readonly reverseKl: Float32Array }[];
   /** teacherReverseKl: mean log π_student − log π_teacher per trained token, before the update (nats); teacherMs: the teacher's scoring time. */
   readonly metrics: { readonly teacherReverseKl: number; readonly teacherMs: number };
 }
@@ -24,11 +26,13 @@ export async function teacherPass(teacher: TeacherScorer, seqs: readonly TrainSe
   const teacherMs = Date.now() - t0;
   let klSum = 0;
   let tokens = 0;
+  const columns: TeacherPass['tokens'] = [];
   const out = seqs.map((s, i) => {
     const term = teacherTerm(s.behaviour, scored[i]!, s.mask, w, s.advantage);
     klSum += term.reverseKlSum;
     tokens += term.tokens;
+    columns.push({ teacher: term.teacher, reverseKl: term.reverseKl });
     return { ...s, tokenAdvantages: term.advantages };
   });
-  return { seqs: out, metrics: { teacherReverseKl: tokens > 0 ? klSum / tokens : 0, teacherMs } };
+  return { seqs: out, tokens: columns, metrics: { teacherReverseKl: tokens > 0 ? klSum / tokens : 0, teacherMs } };
 }

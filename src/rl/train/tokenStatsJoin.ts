@@ -20,6 +20,8 @@ export function joinTokenStats(segments: readonly TokenStats[]): TokenStats {
   const f32 = (n: number): Float32Array => new Float32Array(n);
   const before = cat((p) => p.before, f32);
   const kl = cat((p) => p.kl, f32);
+  const teacher = cat((p) => p.teacher, f32);
+  const reverseKl = cat((p) => p.reverseKl, f32);
   return {
     stepsBefore: Math.max(...segments.map((p) => p.stepsBefore)),
     old: segments[0]!.old,
@@ -33,5 +35,6 @@ export function joinTokenStats(segments: readonly TokenStats[]): TokenStats {
     entropy: cat((p) => p.entropy, f32)!,
     ...(before ? { before } : {}),
     ...(kl ? { kl } : {}),
+    ...(teacher && reverseKl ? { teacher, reverseKl } : {}),
   };
 }

@@ -128,7 +128,7 @@ function isFocus(v: unknown): boolean {
   return v === undefined || (isObject(v) && isNumber(v.turn) && isNumber(v.token));
 }
 function isWorstBy(v: unknown): boolean {
-  return v === 'mismatch' || v === 'logRatio' || v === 'kl';
+  return v === 'mismatch' || v === 'logRatio' || v === 'kl' || v === 'reverseKl';
 }
 
 export const isInspectorToHost: Guard<InspectorToHost> = oneOf<InspectorToHost>(

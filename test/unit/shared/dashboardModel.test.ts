@@ -255,6 +255,11 @@ describe("the policy loss's metrics", () => {
     ]);
     const generic = panels.find((p) => p.id === 'loss:myNewMetric')!;
     assert.match(generic.title, /myNewMetric/);
+    assert.equal(generic.drill, undefined, 'a metric without a drill-down in its descriptor has none');
+    // the distillation teacher's reverse KL opens the iteration's worst tokens by |student − teacher|
+    const distill = panelsFor([series('transformer', [metrics(1, { lossMetrics: { teacherReverseKl: 0.4, teacherMs: 12 } })], 'd', 'distill')]);
+    assert.equal(distill.find((p) => p.id === 'loss:teacherReverseKl')!.drill, 'reverseKl');
+    assert.equal(distill.find((p) => p.id === 'loss:teacherMs')!.drill, undefined);
     assert.deepEqual(
       panelLines(generic, [run])[0]!.data.map((p) => p.y),
       [7, 8],

@@ -33,6 +33,22 @@ describe("drillModel: the dashboard's drill-down", () => {
     assert.deepEqual([v.table.rows[2]!.trajectoryId, v.table.rows[2]!.turn, v.table.rows[2]!.token], [102, 2, 4]);
     assert.equal(drillView(drill({ by: 'logRatio' }), 'r').table.sortedBy, 'ratio');
     assert.match(drillView(drill({ by: 'kl' }), 'r').title, /worst tokens by KL to the reference$/);
+    // from the teacher's reverse-KL chart: sorted by |student − teacher|, whose column joins the table
+    const teacher = drillView(
+      drill({ by: 'reverseKl', items: worstTokens(3).map((w, i) => ({ ...w, by: 'reverseKl' as const, teacher: -2, reverseKl: 1 - i })) }),
+      'r',
+    );
+    assert.match(teacher.title, /worst tokens by \|student − teacher log-prob\| \(the distillation teacher’s per-token term\)$/);
+    assert.equal(teacher.table.sortedBy, 'teacher');
+    assert.equal(teacher.table.columns.at(-1)!.label, 'student − teacher');
+    assert.deepEqual(
+      teacher.table.rows.map((r) => [r.cells.at(-1)!.text, r.cells.at(-1)!.title]),
+      [
+        ['1', 'teacher log-prob -2'],
+        ['0', 'teacher log-prob -2'],
+        ['-1', 'teacher log-prob -2'],
+      ],
+    );
   });
 
   it('the histogram: bars at the bins’ centres, labels and the line above it in format.ts’s numbers', () => {

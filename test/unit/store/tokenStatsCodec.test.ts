@@ -56,8 +56,12 @@ describe('tokenStatsCodec', () => {
     other[0] = 2;
     assert.throws(() => decodeTokenStats(other), /format 2/);
     const flags = Buffer.from(e);
-    flags[1] = flags[1]! | 8;
+    flags[1] = flags[1]! | 16;
     assert.throws(() => decodeTokenStats(flags), /unknown flags/);
+    // the teacher's flag without its two columns' bytes is a BLOB of another shape, never a wrong column
+    const claimsTeacher = Buffer.from(e);
+    claimsTeacher[1] = claimsTeacher[1]! | 8;
+    assert.throws(() => decodeTokenStats(claimsTeacher), /bytes for 5 positions × 7 columns/);
     assert.throws(() => decodeTokenStats(e, 6), /5 positions where the row says 6/, 'the BLOB must hold what its row says');
     assert.throws(() => encodeTokenStats({ ...stats, ratio: f([1]) }, turns), /ratio has 1 positions, logp 5/);
   });
@@ -94,6 +98,44 @@ describe('tokenStatsCodec', () => {
       cut.map((r) => r.trained),
       [true, true, false, false, false, false],
     );
+  });
+
+  it("round-trips a distillation teacher's two columns, places them on the tokens and records the largest |student − teacher|", () => {
+    // student − teacher at each trained token: behaviour (−0.5, −1.5, −0.1, −0.2, −2) minus the teacher's log-prob
+    const teacher = f([-0.25, -3, -0.1, -0.05, NaN]);
+    const reverseKl = f([-0.25, 1.5, 0, -0.15, NaN]);
+    const withTeacher: TokenStats = { ...stats, teacher, reverseKl };
+    const e = encodeTokenStats(withTeacher, turns);
+    assert.equal(e.data.byteLength, 16 + 5 * 4 * 7 + 5, 'two more float32 columns');
+    const back = decodeTokenStats(e.data, 5);
+    for (const k of ['before', 'logp', 'ratio', 'entropy', 'kl', 'teacher', 'reverseKl'] as const) {
+      assert.deepEqual(Array.from(back[k]!), Array.from(withTeacher[k]!), k);
+    }
+    assert.ok(Math.abs(e.maxAbsReverseKl! - 1.5) < 1e-6, String(e.maxAbsReverseKl));
+    // the learner's columns are where they were: the teacher's come after them
+    assert.ok(Math.abs(e.maxKl! - 0.7) < 1e-6);
+    const rows = tokenRows(turns, tokenStatsJson(back));
+    assert.deepEqual(
+      rows.map((r) => [r.id, r.teacher, r.reverseKl]),
+      [
+        [5, -0.25, -0.25],
+        [6, -3, 1.5],
+        [9, undefined, undefined],
+        [7, Math.fround(-0.1), 0],
+        [8, Math.fround(-0.05), Math.fround(-0.15)],
+        [4, undefined, undefined],
+      ],
+    );
+    assert.deepEqual(
+      worstRows(rows, 'reverseKl', 2).map((r) => r.id),
+      [6, 5],
+    );
+    // a trajectory without a teacher stores neither column and no maximum
+    const plain = encodeTokenStats(stats, turns);
+    assert.equal(plain.maxAbsReverseKl, undefined);
+    assert.equal(decodeTokenStats(plain.data).teacher, undefined);
+    assert.throws(() => encodeTokenStats({ ...stats, teacher }, turns), /teacher and reverseKl come together/);
+    assert.throws(() => encodeTokenStats({ ...withTeacher, reverseKl: f([0]) }, turns), /reverseKl has 1 positions, logp 5/);
   });
 
   it('with lag (an async group sampled by an older policy) the difference is not reported as a mismatch', () => {

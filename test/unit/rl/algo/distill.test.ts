@@ -27,6 +27,9 @@ describe('teacherTerm: A_t = base − w·(log π_student − log π_teacher) at 
     assert.deepEqual(term.advantages, [0, 2.25, -0.75, 0]);
     close(term.reverseKlSum, -0.5);
     assert.equal(term.tokens, 2);
+    // what is stored with the trajectory: the two trained positions only, in order
+    assert.deepEqual(Array.from(term.teacher), [-1, -1]);
+    assert.deepEqual(Array.from(term.reverseKl), [-1, 0.5]);
   });
 
   it('distillation (base 0, w 1): the advantage is the negated reverse KL, 0 where student and teacher agree', () => {

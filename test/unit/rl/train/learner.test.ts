@@ -436,6 +436,15 @@ describe('Learner: on-policy distillation and the teacher term (issue 51)', () =
     const kl = (2 * Math.log(1 / 3) - Math.log(1 / 8)) / 2;
     assert.ok(Math.abs(r.lossMetrics.teacherReverseKl! - kl) < 1e-6, String(r.lossMetrics.teacherReverseKl));
     assert.ok(r.lossMetrics.teacherMs! >= 0);
+    // each trajectory carries the teacher's log-prob of its one trained token and student − teacher, for the store
+    for (const t of ts) {
+      const s = t.tokenStats!;
+      const action = t.turns[0]!.policy.actionIndex!;
+      const teacherLp = Math.log(action === 0 ? 0.5 : 0.25);
+      assert.deepEqual(Array.from(s.teacher!), [Math.fround(teacherLp)]);
+      assert.equal(s.reverseKl!.length, 1);
+      assert.ok(Math.abs(s.reverseKl![0]! - (t.turns[0]!.policy.behaviourLogprob - teacherLp)) < 1e-6, `${s.reverseKl![0]}`);
+    }
     // action 0 (the teacher likes it more than the student did: A = +0.405) rises; action 1 (A = −0.288) falls
     const [after0, after1] = await probs(p);
     assert.ok(after0 > before0 && after1 < before1, `${before0}→${after0}, ${before1}→${after1}`);
@@ -460,6 +469,10 @@ describe('Learner: on-policy distillation and the teacher term (issue 51)', () =
     const plain = learnerOf(new TablePolicy(spec, ADAM_DEFAULTS, 'cpu'), { skipZeroAdvantage: true });
     plain.assignAdvantages(ts);
     assert.deepEqual((await plain.update(ts)).excluded, { zero_advantage: 2 });
+    assert.ok(
+      ts.every((t) => t.tokenStats === undefined),
+      'no teacher: no teacher columns (and here nothing trained)',
+    );
     assert.throws(() => learnerOf(p, { teacherWeight: 0.5 }), /teacherWeight 0\.5 needs a teacher.*Fix: name one \(policyOptions\.teacher\)/);
   });
 });
