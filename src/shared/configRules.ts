@@ -368,19 +368,6 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     },
   },
   {
-    id: 'q8-samples-on-the-engine',
-    description: 'Q8_0 weights are sampled on the engine: llama.cpp would sample the float checkpoint while the trainer reads the 8-bit base.',
-    check({ policyOptions: po }) {
-      if (po.weightDtype !== 'q8' || po.rolloutEngine !== 'llama.cpp') return [];
-      return issue(
-        'policyOptions.rolloutEngine',
-        'llama.cpp',
-        "samples the checkpoint's float GGUF, while weightDtype q8 trains on an 8-bit base: the sampler and the trainer would read different weights (a Q8_0 GGUF for llama.cpp is not built yet)",
-        'use rolloutEngine "engine" with weightDtype "q8", or weightDtype "auto" with llama.cpp',
-      );
-    },
-  },
-  {
     id: 'agent-needs-chat-model',
     description: 'An agent program talks to a language model: policy transformer with a checkpoint.',
     check({ env, policy, policyOptions: po }) {

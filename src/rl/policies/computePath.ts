@@ -15,6 +15,7 @@ import { engineQ8Unsupported, engineUnsupported } from './lm/models/engine/engin
 import { ModelLoadError, type HfArchitecture } from './lm/models/hfConfig';
 import { checkLoraTargets, HfModel, hfDifferentiable, type LoraOptions } from './lm/models/hfModel';
 import { ggufCachePath, LlamaCppRollout, LlamaCppSampler } from './lm/rolloutEngines/llamaCpp';
+import type { GgufWeightDtype } from './lm/models/gguf';
 import { assertFits, describePlan, fittingPlan } from './lm/models/memoryPlan';
 import { freshModelsRoot } from './lm/newCheckpoint';
 import type { CandidateScorer } from './lm/models/candidateScorer';
@@ -158,20 +159,30 @@ export function enginePath(o: TransformerOptions, run: PathRunInfo, backend: Bac
       `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype === 'q8' ? 'q8 base (Q8_0 blocks of 32, 8-bit activations per block)' : `${plan.dtype} weights`}, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backend)} for the optimizer)`,
     differentiable: (x) => x.scorer(),
     rollout: (model, tokenizer) =>
-      o.rolloutEngine === 'llama.cpp' ? llamaCppRollout(model, m, tokenizer, run.sampleRows, threads) : Promise.resolve(undefined),
+      o.rolloutEngine === 'llama.cpp'
+        ? llamaCppRollout(model, m, tokenizer, run.sampleRows, threads, plan.dtype === 'q8' ? 'q8' : 'stored')
+        : Promise.resolve(undefined),
   };
 }
 
 /**
  * llama.cpp as the rollout engine of a model on the engine: the checkpoint's GGUF (written once, under
- * the models cache, named by the digest of the base weights), the policy's adapters or weights loaded
- * before each sample after a change. Refused with the reason and the fix where llama.cpp cannot run.
+ * the models cache, named by the digest of the base weights and, at weightDtype "q8", written as the
+ * engine's Q8_0 blocks under a name of its own), the policy's adapters or weights loaded before each
+ * sample after a change. Refused with the reason and the fix where llama.cpp cannot run.
  */
-async function llamaCppRollout(model: EngineModel, m: ModelSource, tokenizer: Tokenizer, rows: number, threads: number): Promise<LlamaCppRollout> {
+async function llamaCppRollout(
+  model: EngineModel,
+  m: ModelSource,
+  tokenizer: Tokenizer,
+  rows: number,
+  threads: number,
+  weightDtype: GgufWeightDtype,
+): Promise<LlamaCppRollout> {
   let sampler: LlamaCppSampler;
   try {
-    const gguf = ggufCachePath(freshModelsRoot(), model.engine.baseDigest());
-    sampler = await LlamaCppSampler.open({ dir: m.dir, gguf, contextLength: m.contextLength, rows, threads, tokenizer });
+    const gguf = ggufCachePath(freshModelsRoot(), model.engine.baseDigest(), weightDtype);
+    sampler = await LlamaCppSampler.open({ dir: m.dir, gguf, contextLength: m.contextLength, rows, threads, tokenizer, weightDtype });
   } catch (e) {
     throw new ModelLoadError(`policyOptions.rolloutEngine "llama.cpp": ${(e as Error).message}. Fix: rolloutEngine "engine"`);
   }

@@ -306,17 +306,6 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       fix: 'use backend "wasm", or weightDtype "auto" on this backend',
     },
   },
-  'q8-samples-on-the-engine': {
-    pass: { ...LM, policyOptions: { model: '/m', weightDtype: 'q8', rolloutEngine: 'engine' } },
-    fail: { ...LM, policyOptions: { model: '/m', weightDtype: 'q8', rolloutEngine: 'llama.cpp' } },
-    issue: {
-      field: 'policyOptions.rolloutEngine',
-      value: 'llama.cpp',
-      message:
-        "samples the checkpoint's float GGUF, while weightDtype q8 trains on an 8-bit base: the sampler and the trainer would read different weights (a Q8_0 GGUF for llama.cpp is not built yet)",
-      fix: 'use rolloutEngine "engine" with weightDtype "q8", or weightDtype "auto" with llama.cpp',
-    },
-  },
   'agent-needs-chat-model': {
     pass: AGENT,
     fail: { ...AGENT, policyOptions: {} },
@@ -390,6 +379,12 @@ describe('config rules', () => {
     assert.deepEqual(checkOne(rule, { method: 'rs-sft', groupSize: 1, algorithm: { advantageStd: 'sample' } }), [
       { field: 'groupSize', value: 1, message: 'the sample standard deviation needs at least 2 trajectories', fix: 'set groupSize ≥ 2' },
     ]);
+  });
+
+  it('weightDtype q8 with llama.cpp sampling is accepted: llama.cpp samples a Q8_0 GGUF of the same blocks (issue 50, item 7)', () => {
+    const config = validateRunConfig({ ...LM, policyOptions: { model: '/m', weightDtype: 'q8', rolloutEngine: 'llama.cpp', loraRank: 8 } });
+    const po = config.policyOptions as { weightDtype?: string; rolloutEngine?: string };
+    assert.deepEqual([po.weightDtype, po.rolloutEngine], ['q8', 'llama.cpp']);
   });
 
   it('agent-needs-chat-model: an agent program on the table policy is told to use a language model', () => {

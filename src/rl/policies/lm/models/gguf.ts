@@ -3,16 +3,22 @@
 // metadata as typed key/values; each tensor's name, dimensions (innermost first), type and offset;
 // then the data, every tensor aligned to 32 bytes. Tensors keep the checkpoint's dtype (bfloat16 stays
 // bfloat16 byte for byte, so the sampler computes the trainer's weights), except 1-D ones (norms,
-// biases), which llama.cpp reads as float32. Names, the architecture and which rows are permuted to
-// llama.cpp's rotary layout (Llama's q and k) are the family spec's (families/: qwen2, qwen3, llama),
-// as llama.cpp's own converter writes them.
+// biases), which llama.cpp reads as float32. With `weightDtype: 'q8'` every matrix is written as
+// Q8_0 (GGML type 8) instead: exactly the tensors the engine holds as Q8_0 blocks at weightDtype "q8"
+// (every 2-D tensor: the linear weights, the embedding rows and an untied head), quantized by
+// q8Blocks' own quantizer and encoder from the same float32 values, so llama.cpp and the engine read
+// identical blocks. Names, the architecture and which rows are permuted to llama.cpp's rotary layout
+// (Llama's q and k; a permutation of rows, so it commutes with blocks along the columns) are the
+// family spec's (families/: qwen2, qwen3, llama), as llama.cpp's own converter writes them; so is
+// Llama 3's rope scaling, as the per-frequency factors of a `rope_freqs.weight` tensor.
 // The vocabulary is the tokenizer.json's, padded to the model's rows; the workbench passes token ids in
 // and reads ids out, so llama.cpp's tokenizer is never used, but it must load.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FAMILIES, familyOf } from './families/familyOf';
 import type { GgufFamily, ModelFamily } from './families/modelFamily';
-import { ModelLoadError, readHfConfig, type HfModelType } from './hfConfig';
+import { ModelLoadError, readHfConfig, ropeInverseFrequencies, type HfArchitecture, type HfModelType } from './hfConfig';
+import { encodeGgufQ8_0, ggufQ8_0Bytes, quantizeQ8 } from './q8Blocks';
 import { checkpointTensors, readTensorBytes, specTensor, toFloat32, type StoredTensor } from './safetensors';
 
 const ALIGN = 32;
@@ -21,9 +27,17 @@ const T = { u8: 0, i8: 1, u16: 2, i16: 3, u32: 4, i32: 5, f32: 6, bool: 7, strin
 type Scalar = 'u32' | 'i32' | 'f32' | 'bool' | 'string' | 'u64';
 export type GgufValue = { type: Scalar; value: number | boolean | string } | { type: 'array'; of: Scalar; values: readonly (number | string | boolean)[] };
 /** GGML tensor types the writer emits. */
-export const GGML = { F32: 0, F16: 1, BF16: 30 } as const;
+export const GGML = { F32: 0, F16: 1, Q8_0: 8, BF16: 30 } as const;
 export type GgmlType = keyof typeof GGML;
-const ELEMENT_BYTES: Record<GgmlType, number> = { F32: 4, F16: 2, BF16: 2 };
+const ELEMENT_BYTES: Record<Exclude<GgmlType, 'Q8_0'>, number> = { F32: 4, F16: 2, BF16: 2 };
+
+/** Bytes of a tensor of `shape` (outermost first) in `type`: Q8_0 is 34 bytes per block of 32 along the innermost dimension. */
+export function ggmlBytes(type: GgmlType, shape: readonly number[]): number {
+  const n = shape.reduce((a, b) => a * b, 1);
+  if (type !== 'Q8_0') return n * ELEMENT_BYTES[type];
+  const cols = shape.at(-1) ?? 1;
+  return ggufQ8_0Bytes(n / cols, cols);
+}
 
 export interface GgufTensor {
   readonly name: string;
@@ -111,7 +125,7 @@ export function writeGguf(file: string, metadata: readonly [string, GgufValue][]
     for (const d of [...t.shape].reverse()) head.u64(d);
     head.u32(GGML[t.type]);
     head.u64(offset);
-    offset += t.shape.reduce((a, b) => a * b, 1) * ELEMENT_BYTES[t.type];
+    offset += ggmlBytes(t.type, t.shape);
     offset += pad(offset);
   }
   head.put(Buffer.alloc(pad(head.length)));
@@ -121,7 +135,7 @@ export function writeGguf(file: string, metadata: readonly [string, GgufValue][]
     fs.writeSync(fd, head.bytes());
     for (const t of tensors) {
       const data = t.data();
-      const want = t.shape.reduce((a, b) => a * b, 1) * ELEMENT_BYTES[t.type];
+      const want = ggmlBytes(t.type, t.shape);
       if (data.length !== want)
         throw new Error(`GGUF tensor ${t.name}: ${data.length} bytes for shape [${t.shape.join(', ')}] in ${t.type} (${want} expected)`);
       fs.writeSync(fd, data);
@@ -212,25 +226,63 @@ function vocabularyMetadata(dir: string, rows: number, pre: string): [string, Gg
   ];
 }
 
+/** How the writer stores a checkpoint's matrices: as stored (bfloat16 stays bfloat16), or as Q8_0 blocks. */
+export type GgufWeightDtype = 'stored' | 'q8';
+
+/** Float32 values converted and quantized at a time when a matrix is written as Q8_0 (the rest stays raw). */
+const Q8_CHUNK_VALUES = 4 * 2 ** 20;
+
+/**
+ * A [rows, cols] matrix's float32 values (rows after the rotary permutation) as GGUF Q8_0 bytes, a chunk
+ * of rows at a time: q8Blocks' quantizeQ8 with float16 scales (the quantizer the engine's loader runs
+ * as a wasm kernel, bit for bit) and encodeGgufQ8_0.
+ */
+function q8Bytes(values: (r0: number, r1: number) => Float32Array, rows: number, cols: number, name: string): Uint8Array {
+  if (cols % 32 !== 0) throw new ModelLoadError(`GGUF ${name}: ${cols} columns are not a multiple of 32 (a Q8_0 block). Fix: policyOptions.weightDtype "bf16"`);
+  const out = new Uint8Array(ggufQ8_0Bytes(rows, cols));
+  const rowBytes = ggufQ8_0Bytes(1, cols);
+  const chunk = Math.max(1, Math.floor(Q8_CHUNK_VALUES / cols));
+  for (let r0 = 0; r0 < rows; r0 += chunk) {
+    const r1 = Math.min(rows, r0 + chunk);
+    out.set(encodeGgufQ8_0(quantizeQ8(values(r0, r1), r1 - r0, cols, 'f16')), r0 * rowBytes);
+  }
+  return out;
+}
+
+/**
+ * Llama 3's rope scaling as llama.cpp's converter writes it: one factor per rotated pair that divides
+ * the pair's frequency (1 for short wavelengths, `factor` for long ones, the smooth blend between),
+ * i.e. the unscaled inverse frequency over the scaled one the engine and the tfjs decoder use.
+ */
+function ropeFreqFactors(arch: HfArchitecture): Float32Array {
+  // the unscaled inverse frequency of pair i is 1 / θ^(2i / E), as in ropeInverseFrequencies
+  return Float32Array.from(ropeInverseFrequencies(arch), (f, i) => 1 / arch.ropeTheta ** ((2 * i) / arch.headDim) / f);
+}
+
 /**
  * Writes `dir`'s checkpoint as a GGUF file llama.cpp loads (`file`): the stored dtypes (1-D tensors as
- * float32), or `weights` (trained values by Hugging Face name and layout, float32) in place of the
- * stored ones; llama.cpp's names and metadata. Returns the tensors written. (Float16 or float32 matrices
- * in place of bfloat16 ones were tried on this CPU: llama.cpp sampled no faster.)
+ * float32), or every matrix as Q8_0 (`weightDtype: 'q8'`: the blocks the engine holds at weightDtype
+ * "q8"), or `weights` (trained values by Hugging Face name and layout, float32) in place of the stored
+ * ones (as float32, or quantized at q8); llama.cpp's names and metadata. Returns the tensors written.
+ * (Float16 or float32 matrices in place of bfloat16 ones were tried on this CPU: llama.cpp sampled no
+ * faster.)
  */
 export function writeCheckpointGguf(
   dir: string,
   file: string,
-  o: { weights?: ReadonlyMap<string, { readonly data: Float32Array; readonly shape: readonly number[] }> } = {},
+  o: { weights?: ReadonlyMap<string, { readonly data: Float32Array; readonly shape: readonly number[] }>; weightDtype?: GgufWeightDtype } = {},
 ): { tensors: number; bytes: number } {
   const arch = readHfConfig(dir);
   const stored = checkpointTensors(dir);
   const gguf = ggufOf(familyOf(arch), dir);
   const a = gguf.architecture;
+  const q8 = o.weightDtype === 'q8';
   const meta: [string, GgufValue][] = [
     ['general.architecture', { type: 'string', value: a }],
     ['general.name', { type: 'string', value: path.basename(dir) }],
     ['general.alignment', { type: 'u32', value: ALIGN }],
+    // llama.cpp's file type (llama_ftype): 7 = MOSTLY_Q8_0; the float files say nothing, as before
+    ...(q8 ? ([['general.file_type', { type: 'u32', value: 7 }]] as [string, GgufValue][]) : []),
     [`${a}.block_count`, { type: 'u32', value: arch.layers }],
     [`${a}.context_length`, { type: 'u32', value: arch.maxPositions }],
     [`${a}.embedding_length`, { type: 'u32', value: arch.hidden }],
@@ -244,8 +296,9 @@ export function writeCheckpointGguf(
     ...(gguf.ropeDimensionCount ? ([[`${a}.rope.dimension_count`, { type: 'u32', value: arch.headDim }]] as [string, GgufValue][]) : []),
     ...vocabularyMetadata(dir, arch.vocabSize, gguf.pre),
   ];
-  if (arch.ropeScaling)
-    throw new ModelLoadError(`${dir}: rope_scaling is not written to GGUF yet. Fix: sample this model on the engine (rolloutEngine "engine")`);
+  // llama.cpp reads Llama 3's rope scaling from a rope_freqs tensor in its llama architecture only
+  if (arch.ropeScaling && a !== 'llama')
+    throw new ModelLoadError(`${dir}: rope_scaling is not written to GGUF for ${a} models. Fix: sample this model on the engine (rolloutEngine "engine")`);
   const tensors: GgufTensor[] = [];
   // the spec's tensors that llama.cpp has (a tied head is the embedding: not written twice), by name
   const specs = familyOf(arch)
@@ -256,26 +309,43 @@ export function writeCheckpointGguf(
     const t = specTensor(stored, dir, spec, arch);
     const name = spec.gguf!;
     const oneD = t.shape.length === 1;
+    const [rows, cols] = [t.shape[0]!, t.shape[1] ?? 1];
     // trained weights given in memory (full fine-tuning) replace the stored ones, in float32
     const given = o.weights?.get(spec.name);
-    const type: GgmlType = oneD || given ? 'F32' : t.dtype;
+    if (given && given.data.length !== t.shape.reduce((x, y) => x * y, 1))
+      throw new Error(`GGUF: trained ${t.name} has ${given.data.length} values for [${t.shape.join(', ')}]`);
+    const type: GgmlType = oneD ? 'F32' : q8 ? 'Q8_0' : given ? 'F32' : t.dtype;
     const heads = spec.ggufRotaryHeads;
     tensors.push({
       name,
       shape: t.shape,
       type,
       data: () => {
+        if (type === 'Q8_0') {
+          // rows in llama.cpp's order (the given float32 values, or the stored bytes), widened to float32 a chunk at a time
+          const bytes = given ? Buffer.from(given.data.buffer, given.data.byteOffset, given.data.byteLength) : readTensorBytes(t);
+          const el = given || t.dtype === 'F32' ? 4 : 2;
+          const ordered = heads ? permuteRotary(bytes, rows, cols, heads, el) : bytes;
+          const rowsOf = (r0: number, r1: number): Float32Array => {
+            const part = ordered.subarray(r0 * cols * el, r1 * cols * el);
+            // a copy: the part's byte offset need not be a multiple of 4
+            return el === 4 ? new Float32Array(part.buffer.slice(part.byteOffset, part.byteOffset + part.byteLength)) : toFloat32(part, t.dtype);
+          };
+          return q8Bytes(rowsOf, rows, cols, name);
+        }
         if (given) {
-          if (given.data.length !== t.shape.reduce((a, b) => a * b, 1))
-            throw new Error(`GGUF: trained ${t.name} has ${given.data.length} values for [${t.shape.join(', ')}]`);
           const bytes = Buffer.from(given.data.buffer, given.data.byteOffset, given.data.byteLength);
-          return heads ? permuteRotary(bytes, t.shape[0]!, t.shape[1]!, heads, 4) : bytes;
+          return heads ? permuteRotary(bytes, rows, cols, heads, 4) : bytes;
         }
         const raw = readTensorBytes(t);
         const typed = type === t.dtype ? raw : asF32(t, raw);
-        return heads ? permuteRotary(typed, t.shape[0]!, t.shape[1]!, heads, ELEMENT_BYTES[type]) : typed;
+        return heads ? permuteRotary(typed, rows, cols, heads, ELEMENT_BYTES[type]) : typed;
       },
     });
+  }
+  if (arch.ropeScaling) {
+    const factors = ropeFreqFactors(arch);
+    tensors.push({ name: 'rope_freqs.weight', shape: [factors.length], type: 'F32', data: () => new Uint8Array(factors.buffer) });
   }
   writeGguf(file, meta, tensors);
   return { tensors: tensors.length, bytes: fs.statSync(file).size };

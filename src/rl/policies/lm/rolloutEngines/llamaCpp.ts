@@ -7,7 +7,9 @@
 //
 // The engine stays the trainer, and the two compute the same model with different kernels (llama.cpp's
 // bfloat16 path rounds activations to bfloat16), so the behaviour log-prob of a sampled token here
-// differs from the trainer's: measured per token by `mismatch`, corrected by the learner.
+// differs from the trainer's: measured per token by `mismatch`, corrected by the learner. At
+// weightDtype "q8" the GGUF's matrices are the engine's own Q8_0 blocks (gguf.ts), so the two read
+// identical weights and differ only in how each quantizes the activations (llama.cpp: float16 scales).
 //
 // What llama.cpp does not do here, said by `unsupported` so the caller samples on the engine instead:
 // constrained decoding (the allowed sets come from our grammar automaton), and top-k / top-p (llama.cpp
@@ -19,7 +21,7 @@ import type { SampledSequence, SampleOptions, StopReason } from '../sampler';
 import { stopsAt } from '../sampler';
 import type { Tokenizer } from '../tokenizer';
 import type { RolloutEngine } from '../transformerPolicy';
-import { writeCheckpointGguf, writeLoraGguf, type LoraTensor } from '../models/gguf';
+import { writeCheckpointGguf, writeLoraGguf, type GgufWeightDtype, type LoraTensor } from '../models/gguf';
 
 import type * as NodeLlamaCppModule from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import type { Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
@@ -67,9 +69,13 @@ export function unsupported(o: SampleOptions): string | undefined {
   return undefined;
 }
 
-/** Where a checkpoint's GGUF lives: under the workbench's cache, keyed by the base weights' digest. */
-export function ggufCachePath(cacheDir: string, digest: string): string {
-  return path.join(cacheDir, 'gguf', `${digest}.gguf`);
+/**
+ * Where a checkpoint's GGUF lives: under the workbench's cache, keyed by the base weights' digest and by
+ * how its matrices are written (`<digest>.gguf` as stored, `<digest>.q8_0.gguf` as Q8_0), so a float
+ * file and a Q8_0 one never stand in for each other.
+ */
+export function ggufCachePath(cacheDir: string, digest: string, weightDtype: GgufWeightDtype = 'stored'): string {
+  return path.join(cacheDir, 'gguf', `${digest}${weightDtype === 'q8' ? '.q8_0' : ''}.gguf`);
 }
 
 export interface LlamaCppSamplerOptions {
@@ -77,6 +83,8 @@ export interface LlamaCppSamplerOptions {
   readonly dir: string;
   /** The GGUF file (written from `dir` when missing). */
   readonly gguf: string;
+  /** How the GGUF's matrices are written (default 'stored'): 'q8' for a policy whose engine holds Q8_0 blocks. */
+  readonly weightDtype?: GgufWeightDtype;
   /** Positions per row (prompt + new tokens). */
   readonly contextLength: number;
   /** Rows sampled together. */
@@ -124,14 +132,16 @@ export class LlamaCppSampler {
     if ('error' in got) throw new Error(got.error);
     if (!fs.existsSync(o.gguf)) {
       fs.mkdirSync(path.dirname(o.gguf), { recursive: true });
-      writeCheckpointGguf(o.dir, o.gguf);
+      writeCheckpointGguf(o.dir, o.gguf, { weightDtype: o.weightDtype ?? 'stored' });
     }
     return new LlamaCppSampler(o, got.llama, await LlamaCppSampler.loadModel(got.llama, o.gguf));
   }
 
-  /** What runs: llama.cpp's build (CPU, Metal, CUDA, Vulkan) and its threads. */
+  /** What runs: llama.cpp's build (CPU, Metal, CUDA, Vulkan), its threads, and the weights' format. */
   describe(): string {
-    return `llama.cpp (node-llama-cpp), ${this.llama.gpu === false ? 'CPU' : this.llama.gpu} build, ${this.context?.currentThreads ?? (this.o.threads || this.llama.cpuMathCores)} threads`;
+    // the float file's line is as it was; a Q8_0 file says so (the run record's sampler)
+    const weights = this.o.weightDtype === 'q8' ? ", Q8_0 GGUF (the engine's 8-bit blocks)" : '';
+    return `llama.cpp (node-llama-cpp), ${this.llama.gpu === false ? 'CPU' : this.llama.gpu} build, ${this.context?.currentThreads ?? (this.o.threads || this.llama.cpuMathCores)} threads${weights}`;
   }
 
   /**
@@ -159,7 +169,7 @@ export class LlamaCppSampler {
     return this.serial(async () => {
       await this.closeContext();
       const file = `${this.o.gguf}.weights-${process.pid}-${++this.version}.gguf`;
-      writeCheckpointGguf(this.o.dir, file, { weights });
+      writeCheckpointGguf(this.o.dir, file, { weights, weightDtype: this.o.weightDtype ?? 'stored' });
       const model = await LlamaCppSampler.loadModel(this.llama, file);
       await this.model.dispose();
       this.model = model;

@@ -1,7 +1,7 @@
 // The native rollout engine on the random-weight fixtures (test/fixtures/hf): a checkpoint written as
 // GGUF reads back through node-llama-cpp's own GGUF parser with llama.cpp's names, shapes and types;
 // llama.cpp's next-token distribution after each fixture's reference ids has the PyTorch reference's
-// top-5 (float32 and bfloat16 checkpoints); a LoRA adapter written as GGUF gives what the same adapters
+// top-5 (float32 and bfloat16 checkpoints; Llama 3's rope scaling as a rope_freqs tensor); a LoRA adapter written as GGUF gives what the same adapters
 // merged into the weights give; and sampled rows end where the engine's would, with behaviour log-probs
 // equal to the engine's recomputed ones (float32 weights: no bfloat16 rounding on either side).
 import assert from 'node:assert/strict';
@@ -21,6 +21,7 @@ import { checkpointTensors, readTensor, writeSafetensors } from '../../../../../
 import { initBackend } from '../../../../../../src/rl/policies/lm/models/tfjsBackend';
 import { HfTokenizer } from '../../../../../../src/rl/policies/lm/tokenizer';
 import { Rng } from '../../../../../../src/rl/random';
+import { readGgufHeader } from '../models/families/ggufHeader';
 
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
 type Loaded = Exclude<Awaited<ReturnType<typeof loadLlamaCpp>>, { error: string }>;
@@ -105,7 +106,7 @@ describe('llama.cpp rollout engine (node-llama-cpp)', () => {
     assert.ok(!byName.has('output.weight'), 'a tied head is not written twice');
   });
 
-  for (const family of ['qwen2', 'qwen3'] as const) {
+  for (const family of ['qwen2', 'qwen3', 'llama'] as const) {
     it(`${family}: llama.cpp's next-token top-5 equals the PyTorch reference's`, async () => {
       const dir = path.join(FIXTURES, family);
       const file = path.join(tmp, `${family}.gguf`);
@@ -119,9 +120,34 @@ describe('llama.cpp rollout engine (node-llama-cpp)', () => {
     });
   }
 
-  it('refuses a checkpoint it cannot write exactly (Llama 3 rope scaling) with the reason and the fix', () => {
-    assert.throws(() => writeCheckpointGguf(path.join(FIXTURES, 'llama'), path.join(tmp, 'llama.gguf')), /rope_scaling.*Fix: sample this model on the engine/);
-    assert.ok(!fs.existsSync(path.join(tmp, 'llama.gguf')));
+  it("writes Llama 3's rope scaling as llama.cpp's converter does (rope_freqs), and refuses it where llama.cpp reads none (qwen2) with the reason and the fix", () => {
+    const file = path.join(tmp, 'llama-rope.gguf');
+    writeCheckpointGguf(path.join(FIXTURES, 'llama'), file);
+    const { tensors } = readGgufHeader(file);
+    const freqs = tensors.find((t) => t.name === 'rope_freqs.weight');
+    assert.ok(freqs, 'a rope_freqs tensor');
+    const a = readHfConfig(path.join(FIXTURES, 'llama'));
+    assert.deepEqual(freqs.shape, [a.headDim / 2]);
+    const bytes = fs.readFileSync(file);
+    const factors = Array.from({ length: a.headDim / 2 }, (_, i) => bytes.readFloatLE(freqs.at + 4 * i));
+    // the fixture's factor 8 over original context 64 (wavelengths 16 and 64): the fastest pair unscaled, the slowest divided by 8
+    assert.equal(factors[0], 1);
+    assert.ok(Math.abs(factors.at(-1)! - 8) < 1e-5, `slowest pair's factor ${factors.at(-1)}`);
+    assert.ok(
+      factors.every((f, i) => i === 0 || f >= factors[i - 1]!),
+      'factors grow with the wavelength',
+    );
+    const qwen = path.join(tmp, 'qwen2-rope');
+    fs.mkdirSync(qwen);
+    for (const f of fs.readdirSync(path.join(FIXTURES, 'qwen2'))) fs.copyFileSync(path.join(FIXTURES, 'qwen2', f), path.join(qwen, f));
+    const config = JSON.parse(fs.readFileSync(path.join(qwen, 'config.json'), 'utf8')) as Record<string, unknown>;
+    config.rope_scaling = { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 };
+    fs.writeFileSync(path.join(qwen, 'config.json'), JSON.stringify(config));
+    assert.throws(
+      () => writeCheckpointGguf(qwen, path.join(tmp, 'qwen2-rope.gguf')),
+      /rope_scaling is not written to GGUF for qwen2 models.*Fix: sample this model on the engine/,
+    );
+    assert.ok(!fs.existsSync(path.join(tmp, 'qwen2-rope.gguf')));
   });
 
   it('a LoRA adapter written as GGUF gives what the same adapters merged into the weights give', async () => {
