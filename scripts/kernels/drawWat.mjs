@@ -103,12 +103,43 @@ const expFunc = `
       (return (f64.mul ${get('y')} ${get('twopk')}))))
     (f64.mul (f64.mul ${get('y')} ${get('twopk')}) ${f64(C.twom1000)}))`;
 
+const f64x2 = (v) => `(f64x2.splat ${f64(v)})`;
+const i64x2 = (v) => `(v128.const i64x2 ${v} ${v})`;
+
+/**
+ * exp of both lanes of a float64x2, each exactly $draw_exp's: where both lanes lie in the range of
+ * fdlibm's general reduction without its edge cases (1.5·ln2 ≤ |x| < 512: k ≠ 0, k ≥ −1021, no
+ * overflow) the same float64 operations run lane-wise (IEEE arithmetic is exact per lane; truncation
+ * and the int-to-float conversion are exact at these k), else each lane goes through $draw_exp.
+ */
+const exp2Func = `
+  (func $draw_exp2 (param $x v128) (result v128)
+    ${locals(['hx', 'kv', 't', 'hi', 'lo', 'r', 'tt', 'c', 'y'], 'v128')}
+    ${set('hx', `(v128.and (i64x2.shr_u ${get('x')} (i32.const 32)) ${i64x2('0x7fffffff')})`)}
+    (if (i32.eqz (i64x2.all_true (v128.and (i64x2.ge_s ${get('hx')} ${i64x2('0x3ff0a2b2')}) (i64x2.lt_s ${get('hx')} ${i64x2('0x40800000')}))))
+      (then (return (f64x2.replace_lane 1 (f64x2.splat (call $draw_exp (f64x2.extract_lane 0 ${get('x')}))) (call $draw_exp (f64x2.extract_lane 1 ${get('x')}))))))
+    ;; k = (int)(invln2·x ± 0.5) (the sign of x), t = k
+    ${set('kv', `(i32x4.trunc_sat_f64x2_s_zero (f64x2.add (f64x2.mul ${f64x2(C.invln2)} ${get('x')}) (v128.bitselect ${f64x2(-0.5)} ${f64x2(0.5)} (f64x2.lt ${get('x')} (f64x2.splat (f64.const 0))))))`)}
+    ${set('t', `(f64x2.convert_low_i32x4_s ${get('kv')})`)}
+    ${set('hi', `(f64x2.sub ${get('x')} (f64x2.mul ${get('t')} ${f64x2(C.ln2HI)}))`)}
+    ${set('lo', `(f64x2.mul ${get('t')} ${f64x2(C.ln2LO)})`)}
+    ${set('r', `(f64x2.sub ${get('hi')} ${get('lo')})`)}
+    ${set('tt', `(f64x2.mul ${get('r')} ${get('r')})`)}
+    ${set('c', `(f64x2.sub ${get('r')} (f64x2.mul ${get('tt')} (f64x2.add ${f64x2(C.P1)} (f64x2.mul ${get('tt')} (f64x2.add ${f64x2(C.P2)} (f64x2.mul ${get('tt')} (f64x2.add ${f64x2(C.P3)} (f64x2.mul ${get('tt')} (f64x2.add ${f64x2(C.P4)} (f64x2.mul ${get('tt')} ${f64x2(C.P5)}))))))))))`)}
+    ${set('y', `(f64x2.sub ${f64x2(1)} (f64x2.sub (f64x2.sub ${get('lo')} (f64x2.div (f64x2.mul ${get('r')} ${get('c')}) (f64x2.sub ${f64x2(2)} ${get('c')}))) ${get('hi')}))`)}
+    ;; 2^k: (0x3ff + k) << 52 as float64 bits
+    (f64x2.mul ${get('y')} (i64x2.add (i64x2.shl (i64x2.extend_low_i32x4_s ${get('kv')}) (i32.const 52)) ${i64x2('0x3ff0000000000000')})))`;
+
 /** z_i·inv in float64: the float32 logit at `row` + 4i, widened, times the row's 1 / temperature. */
 const scaled = (row, i) => `(f64.mul (f64.promote_f32 (f32.load ${ptr(row, offset(i, 4))})) ${get('inv')})`;
+/** The same for z_i and z_{i+1} as a float64x2. */
+const scaled2 = (row, i) => `(f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero align=4 ${ptr(row, offset(i, 4))})) (f64x2.splat ${get('inv')}))`;
+/** The loop over pairs i, i + 1 < V. */
+const pairs = (body) => loop('i', i32(0), `(i32.sub ${get('V')} (i32.const 1))`, i32(2), body);
 
 const norm = `
   (func (export "draw_norm") (param $z ${A}) (param $ld i32) (param $rows i32) (param $V i32) (param $inv f64) (param $out ${A})
-    ${locals(['r', 'i', 'best'], 'i32')} ${locals(['row', 'o'], A)} ${locals(['mx', 'v', 'sum'], 'f64')} ${locals(['f', 'bv'], 'f32')}
+    ${locals(['r', 'i', 'best'], 'i32')} ${locals(['row', 'o'], A)} ${locals(['mx', 'v', 'sum'], 'f64')} ${locals(['f', 'bv'], 'f32')} ${locals(['e'], 'v128')}
     ${loop(
       'r',
       i32(0),
@@ -128,9 +159,15 @@ const norm = `
         (if (f64.gt ${get('v')} ${get('mx')}) (then ${set('mx', get('v'))}))
         (if (f32.gt ${get('f')} ${get('bv')}) (then ${set('bv', get('f'))} ${set('best', get('i'))}))`,
       )}
-      ;; Σ exp(z·inv − max), left to right
+      ;; Σ exp(z·inv − max), left to right: two exps at a time, added one after the other, then an odd V's last
       ${set('sum', '(f64.const 0)')}
-      ${loop('i', i32(0), get('V'), i32(1), set('sum', `(f64.add ${get('sum')} (call $draw_exp (f64.sub ${scaled(get('row'), get('i'))} ${get('mx')})))`))}
+      ${pairs(
+        `${set('e', `(call $draw_exp2 (f64x2.sub ${scaled2(get('row'), get('i'))} (f64x2.splat ${get('mx')})))`)}
+        ${set('sum', `(f64.add (f64.add ${get('sum')} (f64x2.extract_lane 0 ${get('e')})) (f64x2.extract_lane 1 ${get('e')}))`)}`,
+      )}
+      (if (i32.and ${get('V')} (i32.const 1)) (then
+        ${set('i', `(i32.sub ${get('V')} (i32.const 1))`)}
+        ${set('sum', `(f64.add ${get('sum')} (call $draw_exp (f64.sub ${scaled(get('row'), get('i'))} ${get('mx')})))`)}))
       ${set('o', ptr(get('out'), offset(get('r'), 24)))}
       (f64.store ${get('o')} ${get('mx')})
       (f64.store offset=8 ${get('o')} ${get('sum')})
@@ -140,7 +177,7 @@ const norm = `
 
 const walk = `
   (func (export "draw_walk") (param $z ${A}) (param $ld i32) (param $rows i32) (param $V i32) (param $inv f64) (param $lse ${A}) (param $u ${A}) (param $tok ${A})
-    ${locals(['r', 'i', 't'], 'i32')} ${locals(['row'], A)} ${locals(['uu', 'l'], 'f64')}
+    ${locals(['r', 'i', 't'], 'i32')} ${locals(['row'], A)} ${locals(['uu', 'l'], 'f64')} ${locals(['e'], 'v128')}
     ${loop(
       'r',
       i32(0),
@@ -152,13 +189,19 @@ const walk = `
       ${set('l', `(f64.load ${ptr(get('lse'), offset(get('r'), 8))})`)}
       ${set('t', i32(-1))}
       ;; the inverse CDF: u −= p_i until it falls below 0
-      ${set('i', i32(0))}
-      (block $walk_end (loop $walk_top
-        (br_if $walk_end (i32.ge_s ${get('i')} ${get('V')}))
+      (block $walk_end
+        ${pairs(
+          `${set('e', `(call $draw_exp2 (f64x2.sub ${scaled2(get('row'), get('i'))} (f64x2.splat ${get('l')})))`)}
+          ${set('uu', `(f64.sub ${get('uu')} (f64x2.extract_lane 0 ${get('e')}))`)}
+          (if (f64.lt ${get('uu')} (f64.const 0)) (then ${set('t', get('i'))} (br $walk_end)))
+          ${set('uu', `(f64.sub ${get('uu')} (f64x2.extract_lane 1 ${get('e')}))`)}
+          (if (f64.lt ${get('uu')} (f64.const 0)) (then ${set('t', `(i32.add ${get('i')} (i32.const 1))`)} (br $walk_end)))`,
+        )}
+        ;; an odd V's last token
+        (br_if $walk_end (i32.eqz (i32.and ${get('V')} (i32.const 1))))
+        ${set('i', `(i32.sub ${get('V')} (i32.const 1))`)}
         ${set('uu', `(f64.sub ${get('uu')} (call $draw_exp (f64.sub ${scaled(get('row'), get('i'))} ${get('l')})))`)}
-        (if (f64.lt ${get('uu')} (f64.const 0)) (then ${set('t', get('i'))} (br $walk_end)))
-        ${set('i', `(i32.add ${get('i')} (i32.const 1))`)}
-        (br $walk_top)))
+        (if (f64.lt ${get('uu')} (f64.const 0)) (then ${set('t', get('i'))})))
       ;; rounding left u ≥ 0: the last token that can be drawn (a masked one, −∞, has probability 0)
       (if (i32.lt_s ${get('t')} (i32.const 0)) (then
         ${set('t', `(i32.sub ${get('V')} (i32.const 1))`)}
@@ -173,5 +216,5 @@ const walk = `
 
 /** The draw's functions, appended to the engine's module (the same text in the relaxed and plain builds). */
 export function drawFuncs() {
-  return `${expFunc}\n${norm}\n${walk}`;
+  return `${expFunc}\n${exp2Func}\n${norm}\n${walk}`;
 }
