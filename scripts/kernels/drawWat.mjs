@@ -107,28 +107,41 @@ const f64x2 = (v) => `(f64x2.splat ${f64(v)})`;
 const i64x2 = (v) => `(v128.const i64x2 ${v} ${v})`;
 
 /**
- * exp of both lanes of a float64x2, each exactly $draw_exp's: where both lanes lie in the range of
- * fdlibm's general reduction without its edge cases (1.5·ln2 ≤ |x| < 512: k ≠ 0, k ≥ −1021, no
- * overflow) the same float64 operations run lane-wise (IEEE arithmetic is exact per lane; truncation
- * and the int-to-float conversion are exact at these k), else each lane goes through $draw_exp.
+ * exp of both lanes of a float64x2, each exactly $draw_exp's: while both lanes are below 512 in
+ * magnitude (no overflow, underflow or k < −1021) and neither is 1, fdlibm's branches become selects —
+ * k from the general reduction, ±1 for 0.5·ln2 < |x| < 1.5·ln2 (x − t·ln2HI and t·ln2LO are then the
+ * ±ln2HI / ±ln2LO of that branch exactly), 0 below (x − 0·ln2HI − 0 is x) — the k = 0 and k ≠ 0 results
+ * both computed and one kept, and 1 + x below 2⁻²⁸; IEEE arithmetic is exact per lane, and truncation
+ * and conversion are exact at these k. Otherwise (−∞ of a grammar's mask, NaN) each lane goes through $draw_exp.
  */
 const exp2Func = `
   (func $draw_exp2 (param $x v128) (result v128)
-    ${locals(['hx', 'kv', 't', 'hi', 'lo', 'r', 'tt', 'c', 'y'], 'v128')}
+    ${locals(['hx', 't', 'hi', 'lo', 'r', 'tt', 'c', 'y', 'k0'], 'v128')}
     ${set('hx', `(v128.and (i64x2.shr_u ${get('x')} (i32.const 32)) ${i64x2('0x7fffffff')})`)}
-    (if (i32.eqz (i64x2.all_true (v128.and (i64x2.ge_s ${get('hx')} ${i64x2('0x3ff0a2b2')}) (i64x2.lt_s ${get('hx')} ${i64x2('0x40800000')}))))
+    (if (i32.or (v128.any_true (i64x2.ge_s ${get('hx')} ${i64x2('0x40800000')})) (v128.any_true (f64x2.eq ${get('x')} ${f64x2(1)})))
       (then (return (f64x2.replace_lane 1 (f64x2.splat (call $draw_exp (f64x2.extract_lane 0 ${get('x')}))) (call $draw_exp (f64x2.extract_lane 1 ${get('x')}))))))
-    ;; k = (int)(invln2·x ± 0.5) (the sign of x), t = k
-    ${set('kv', `(i32x4.trunc_sat_f64x2_s_zero (f64x2.add (f64x2.mul ${f64x2(C.invln2)} ${get('x')}) (v128.bitselect ${f64x2(-0.5)} ${f64x2(0.5)} (f64x2.lt ${get('x')} (f64x2.splat (f64.const 0))))))`)}
-    ${set('t', `(f64x2.convert_low_i32x4_s ${get('kv')})`)}
+    ;; t = k: (int)(invln2·x ± 0.5) (the sign of x) where |x| ≥ 1.5·ln2, ±1 above 0.5·ln2, else 0
+    ${set(
+      't',
+      `(v128.bitselect
+        (f64x2.convert_low_i32x4_s (i32x4.trunc_sat_f64x2_s_zero (f64x2.add (f64x2.mul ${f64x2(C.invln2)} ${get('x')}) (v128.bitselect ${f64x2(-0.5)} ${f64x2(0.5)} (f64x2.lt ${get('x')} (f64x2.splat (f64.const 0)))))))
+        (v128.bitselect ${f64x2(-1)} ${f64x2(1)} (f64x2.lt ${get('x')} (f64x2.splat (f64.const 0))))
+        (i64x2.ge_s ${get('hx')} ${i64x2('0x3ff0a2b2')}))`,
+    )}
+    ${set('t', `(v128.and ${get('t')} (i64x2.gt_s ${get('hx')} ${i64x2('0x3fd62e42')}))`)}
     ${set('hi', `(f64x2.sub ${get('x')} (f64x2.mul ${get('t')} ${f64x2(C.ln2HI)}))`)}
     ${set('lo', `(f64x2.mul ${get('t')} ${f64x2(C.ln2LO)})`)}
     ${set('r', `(f64x2.sub ${get('hi')} ${get('lo')})`)}
     ${set('tt', `(f64x2.mul ${get('r')} ${get('r')})`)}
     ${set('c', `(f64x2.sub ${get('r')} (f64x2.mul ${get('tt')} (f64x2.add ${f64x2(C.P1)} (f64x2.mul ${get('tt')} (f64x2.add ${f64x2(C.P2)} (f64x2.mul ${get('tt')} (f64x2.add ${f64x2(C.P3)} (f64x2.mul ${get('tt')} (f64x2.add ${f64x2(C.P4)} (f64x2.mul ${get('tt')} ${f64x2(C.P5)}))))))))))`)}
+    ;; k = 0: 1 − ((r·c)/(c − 2) − r)
+    ${set('k0', `(f64x2.sub ${f64x2(1)} (f64x2.sub (f64x2.div (f64x2.mul ${get('r')} ${get('c')}) (f64x2.sub ${get('c')} ${f64x2(2)})) ${get('r')}))`)}
+    ;; k ≠ 0: (1 − ((lo − (r·c)/(2 − c)) − hi)) · 2^k, 2^k as the bits (0x3ff + k) << 52
     ${set('y', `(f64x2.sub ${f64x2(1)} (f64x2.sub (f64x2.sub ${get('lo')} (f64x2.div (f64x2.mul ${get('r')} ${get('c')}) (f64x2.sub ${f64x2(2)} ${get('c')}))) ${get('hi')}))`)}
-    ;; 2^k: (0x3ff + k) << 52 as float64 bits
-    (f64x2.mul ${get('y')} (i64x2.add (i64x2.shl (i64x2.extend_low_i32x4_s ${get('kv')}) (i32.const 52)) ${i64x2('0x3ff0000000000000')})))`;
+    ${set('y', `(f64x2.mul ${get('y')} (i64x2.add (i64x2.shl (i64x2.extend_low_i32x4_s (i32x4.trunc_sat_f64x2_s_zero ${get('t')})) (i32.const 52)) ${i64x2('0x3ff0000000000000')}))`)}
+    ${set('y', `(v128.bitselect ${get('k0')} ${get('y')} (f64x2.eq ${get('t')} (f64x2.splat (f64.const 0))))`)}
+    ;; |x| < 2⁻²⁸: 1 + x
+    (v128.bitselect (f64x2.add ${f64x2(1)} ${get('x')}) ${get('y')} (i64x2.lt_s ${get('hx')} ${i64x2('0x3e300000')})))`;
 
 /** z_i·inv in float64: the float32 logit at `row` + 4i, widened, times the row's 1 / temperature. */
 const scaled = (row, i) => `(f64.mul (f64.promote_f32 (f32.load ${ptr(row, offset(i, 4))})) ${get('inv')})`;

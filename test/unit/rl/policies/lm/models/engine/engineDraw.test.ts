@@ -5,6 +5,7 @@
 // cases: ties, rows that are almost all −∞, exponents that underflow, a uniform the walk never spends.
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { compileActionGrammar } from '../../../../../../../src/rl/envs/actionGrammar';
 import { TokenConstraint } from '../../../../../../../src/rl/policies/lm/constraint';
@@ -20,7 +21,8 @@ import { characterHfTokenizer, type Tokenizer } from '../../../../../../../src/r
 import { Rng } from '../../../../../../../src/rl/random';
 
 const QWEN_VOCAB = 151_936;
-const FIXTURES = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
+const ROOT = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..', '..');
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'hf');
 
 let mem: EngineMemory;
 let pool: ThreadPool;
@@ -113,6 +115,48 @@ async function both(
 }
 
 describe('the draw in the engine’s threads', () => {
+  it('its exp, one lane and two at a time, is V8’s Math.exp bit for bit: across every branch of fdlibm’s and at their boundaries', async () => {
+    const gen = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'kernels', 'drawWat.mjs')).href)) as { drawFuncs: () => string };
+    const wat = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'watCompiler.mjs')).href)) as {
+      compileWatText: (name: string, text: string) => Promise<Uint8Array<ArrayBuffer>>;
+    };
+    // the generated functions with two exports around them: exp1(x) and exp2(a, b) stored at p
+    const bytes = await wat.compileWatText(
+      'draw-exp.wat',
+      `(module (import "env" "memory" (memory 1 1 shared)) ${gen.drawFuncs()}
+        (func (export "exp1") (param $x f64) (result f64) (call $draw_exp (local.get $x)))
+        (func (export "exp2") (param $a f64) (param $b f64) (param $p i32)
+          (v128.store (local.get $p) (call $draw_exp2 (f64x2.replace_lane 1 (f64x2.splat (local.get $a)) (local.get $b))))))`,
+    );
+    const memory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+    const ex = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } }).exports as {
+      exp1: (x: number) => number;
+      exp2: (a: number, b: number, p: number) => void;
+    };
+    const out = new Float64Array(memory.buffer, 0, 2);
+    const fromHigh = (hi: number): number => new Float64Array(new Uint32Array([0, hi >>> 0]).buffer)[0]!;
+    const xs: number[] = [0, -0, 1, -1, 2 ** -29, -(2 ** -29), 512, -512, 700, -709, -745.2, -746, 709.8, Infinity, -Infinity, NaN];
+    // each side of fdlibm's thresholds (|x| at 2⁻²⁸, 0.5·ln2, 1.5·ln2, 709.78 and the draw's 512)
+    for (const hi of [0x3e300000, 0x3fd62e42, 0x3ff0a2b2, 0x40800000, 0x40862e42])
+      for (const d of [-1, 0, 1]) for (const s of [1, -1]) xs.push(s * fromHigh(hi + d), s * fromHigh(hi + d) * (1 + 2 ** -40));
+    let seed = 99;
+    const rand = (): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 4294967296;
+    };
+    for (let i = 0; i < 200_000; i++) xs.push(-(rand() ** 3) * [2, 30, 800][i % 3]! + (i % 11 === 0 ? rand() : 0));
+    for (let i = 0; i < xs.length; i++) {
+      const x = xs[i]!,
+        y = xs[(i * 7919) % xs.length]!;
+      assert.ok(Object.is(ex.exp1(x), Math.exp(x)), `exp(${x}): ${ex.exp1(x)} against ${Math.exp(x)}`);
+      ex.exp2(x, y, 0);
+      assert.ok(
+        Object.is(out[0], Math.exp(x)) && Object.is(out[1], Math.exp(y)),
+        `exp2(${x}, ${y}): ${out[0]}, ${out[1]} against ${Math.exp(x)}, ${Math.exp(y)}`,
+      );
+    }
+  });
+
   it('a 151,936-word vocabulary: the same tokens and log-probs as sampleRow at temperatures 0, 0.7, 1 and 1.3 (one rng for the batch, and one a row)', async () => {
     for (const temperature of [0, 0.7, 1, 1.3]) {
       const o: SampleOptions = { temperature, topK: 0, topP: 1, maxNewTokens: 3, stop: [] };
