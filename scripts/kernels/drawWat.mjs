@@ -6,7 +6,10 @@
 // in JavaScript (src/rl/policies/lm/sampler.ts, sampleRow): the same float64 arithmetic in the same
 // order, and exp as V8's Math.exp computes it — fdlibm's e_exp.c (V8's base::ieee754::exp), ported
 // below with hexadecimal constants, so a seed draws the same tokens with the same log-probs on either
-// path. Appended to the engine's module (engineWat.mjs), both builds alike (scalar float64, no SIMD).
+// path (engineDraw.test.ts checks both exps against Math.exp on the runtime it runs on: a V8 whose
+// compiler fused fdlibm's multiply-adds would differ in the last bit, and that test would say so).
+// Appended to the engine's module (engineWat.mjs), both builds alike: float64 scalar and float64x2
+// (plain SIMD, no relaxed instruction, so the relaxed and plain builds give the same bits).
 //
 //   draw_norm(z, ld, rows, V, inv, out)          per row r of z [rows, ld] (V float32 logits a row):
 //       out[r] = { max_i z_i·inv, Σ_i exp(z_i·inv − max), first argmax_i z_i }  (three float64, 24 bytes)

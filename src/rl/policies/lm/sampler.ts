@@ -6,7 +6,9 @@
 // truncation only restricts which tokens can be drawn). Under constrained decoding (a grammar of the
 // environment's actions) disallowed tokens are removed before the draw and the log-prob is over the
 // allowed ones, as the learner recomputes it (constraint.ts); the grammar alone then ends the action
-// (at a whole action, or a chat model's end-of-turn token), not the stop strings.
+// (at a whole action, or a chat model's end-of-turn token), not the stop strings. A model that draws
+// in its own threads (the engine: models/engine/engineDraw.ts) draws every live row of a step there, the
+// same tokens and log-probs bit for bit; elsewhere (tfjs) sampleRow draws them here.
 import * as tf from '@tensorflow/tfjs';
 import { assertBackendHealthy } from '../../tfjsHealth';
 import type { Rng } from '../../random';
