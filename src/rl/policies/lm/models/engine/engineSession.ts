@@ -1,7 +1,8 @@
 // A sampling session on the engine: prompts prefilled into a KV cache sized to the batch (groups of
 // rows packed within the plan's positions per prefill), then one token of every row per step, a few
 // rows at a time (rows never meet in decoding, so a step's memory is the plan's for those rows
-// however many the cache holds). The session holds the engine (its memory is a stack) until disposed.
+// however many the cache holds); the sampler's draw over a step's logits runs in the engine's threads
+// (engineDraw.ts). The session holds the engine (its memory is a stack) until disposed.
 // Shapes: B rows, L layers, K key/value heads, E head width, V vocabulary, cap positions per row.
 import { breathe, type AdapterSet, type Decoder, type Pack } from './decoder';
 import type { DrawnRow, RowDraw } from '../policyModel';
