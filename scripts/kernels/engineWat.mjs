@@ -13,7 +13,9 @@
 // as float32, a mask of the high halves gives elements 4–7, two instructions for eight weights.
 // `relaxed`: multiply-adds are f32x4.relaxed_madd (fused where the CPU has FMA), else mul + add.
 // The 8-bit kernels over Q8_0 blocks (q8_quantize, q8_dequantize, q8_nt: scripts/kernels/q8Wat.mjs) are
-// appended, the same build's (relaxed dot or plain SIMD), so the engine's threads call them on its memory.
+// appended, the same build's (relaxed dot or plain SIMD), so the engine's threads call them on its memory;
+// so is the sampler's draw (draw_norm, draw_walk: scripts/kernels/drawWat.mjs), the same float64 code in both builds.
+import { drawFuncs } from './drawWat.mjs';
 import { q8Funcs } from './q8Wat.mjs';
 import { add, get, hsum, i32, inc, locals, loop, mul, range, set, shl2, zero } from './watText.mjs';
 
@@ -771,6 +773,7 @@ ${attnHelpers}
 ${attention}
 ${head}
 ${q8Funcs({ relaxed: o.relaxed })}
+${drawFuncs()}
 )
 `;
 }

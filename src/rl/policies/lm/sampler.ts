@@ -6,12 +6,14 @@
 // truncation only restricts which tokens can be drawn). Under constrained decoding (a grammar of the
 // environment's actions) disallowed tokens are removed before the draw and the log-prob is over the
 // allowed ones, as the learner recomputes it (constraint.ts); the grammar alone then ends the action
-// (at a whole action, or a chat model's end-of-turn token), not the stop strings.
+// (at a whole action, or a chat model's end-of-turn token), not the stop strings. A model that draws
+// in its own threads (the engine: models/engine/engineDraw.ts) draws every live row of a step there, the
+// same tokens and log-probs bit for bit; elsewhere (tfjs) sampleRow draws them here.
 import * as tf from '@tensorflow/tfjs';
 import { assertBackendHealthy } from '../../tfjsHealth';
 import type { Rng } from '../../random';
 import type { TokenConstraint } from './constraint';
-import type { CausalLm, KvCache } from './models/policyModel';
+import type { CausalLm, DrawnRow, KvCache, RowDraw } from './models/policyModel';
 import type { Tokenizer } from './tokenizer';
 
 export interface SampleOptions {
@@ -133,7 +135,11 @@ export function disposeState(state: BatchState): void {
 /** log softmax(logits / T) in float64. T = 0 is treated as 1 (greedy's log-prob). */
 export function logSoftmaxRow(logits: Float32Array, temperature: number): Float64Array {
   const inv = 1 / (temperature > 0 ? temperature : 1);
-  const lse = logSumExp(logits, inv);
+  return shiftedRow(logits, inv, logSumExp(logits, inv));
+}
+
+/** logits · inv − lse in float64: a row's log-probs from its log-normaliser. */
+function shiftedRow(logits: Float32Array, inv: number, lse: number): Float64Array {
   const out = new Float64Array(logits.length);
   for (let i = 0; i < logits.length; i++) out[i] = logits[i]! * inv - lse;
   return out;
@@ -235,7 +241,62 @@ export function drawToken(logp: Float64Array, o: Pick<SampleOptions, 'temperatur
 interface Stepper {
   readonly logits: Float32Array;
   step(tokens: readonly number[]): Promise<Float32Array>;
+  /** The model's own threads draw rows (the engine's); absent: sampleRow here. */
+  drawRows?(logits: Float32Array, rows: readonly RowDraw[], inv: number): DrawnRow[];
   dispose(): void;
+}
+
+/** What the draw reads of a row being sampled. */
+interface LiveRow {
+  readonly tokens: readonly number[];
+  readonly stopReason: StopReason | undefined;
+  readonly budget: number;
+  readonly state: number | undefined;
+}
+
+/**
+ * Every live row's token and log-prob (undefined for a finished row), drawn by the model's threads
+ * exactly as sampleRow draws them: the normaliser there, and without top-k / top-p the draw too, from
+ * uniforms drawn here one per row in row order (sampleRow's order of rng calls); with top-k or top-p
+ * the truncated draw stays here (drawToken) on the log-probs from that normaliser. A grammar's mask is
+ * applied to the drawer's copy of each row (and to a copy here for a truncated draw).
+ */
+function drawInThreads(
+  drawRows: NonNullable<Stepper['drawRows']>,
+  data: Float32Array,
+  V: number,
+  rows: readonly LiveRow[],
+  o: SampleOptions,
+  rowRng: (b: number) => Rng,
+): ({ token: number; logp: number } | undefined)[] {
+  const inv = 1 / (o.temperature > 0 ? o.temperature : 1);
+  const truncated = o.topK > 0 || o.topP < 1;
+  const c = o.constraint;
+  const maskOf = (r: LiveRow) => (row: Float32Array) => c!.maskRow(row, r.state!, r.budget - r.tokens.length);
+  const live = rows.flatMap((r, b) => (r.stopReason ? [] : [b]));
+  const requests = live.map((b): RowDraw => ({
+    row: b,
+    ...(!truncated && o.temperature > 0 ? { u: rowRng(b).next() } : {}),
+    ...(c ? { mask: maskOf(rows[b]!) } : {}),
+  }));
+  const drawn = drawRows(data, requests, inv);
+  const out: ({ token: number; logp: number } | undefined)[] = rows.map(() => undefined);
+  live.forEach((b, i) => {
+    const { token, lse } = drawn[i]!;
+    if (!truncated) {
+      out[b] = { token, logp: data[b * V + token]! * inv - lse };
+      return;
+    }
+    let row = data.subarray(b * V, (b + 1) * V);
+    if (c) {
+      row = Float32Array.from(row);
+      maskOf(rows[b]!)(row);
+    }
+    const logp = shiftedRow(row, inv, lse);
+    const t = drawToken(logp, o, rowRng(b));
+    out[b] = { token: t, logp: logp[t]! };
+  });
+  return out;
 }
 
 /** The model's own decoding session, or the tfjs prefill and steps with their cache (read asynchronously: WebGPU has no synchronous read in Node). */
@@ -325,6 +386,8 @@ export async function sampleBatch(
     let data = stepper.logits;
     for (;;) {
       const V = data.length / B;
+      // the engine draws every live row in its threads (bit for bit as sampleRow); else row by row here
+      const drawn = stepper.drawRows ? drawInThreads(stepper.drawRows.bind(stepper), data, V, rows, o, rowRng) : undefined;
       const next: number[] = [];
       for (let b = 0; b < B; b++) {
         const r = rows[b]!;
@@ -332,12 +395,16 @@ export async function sampleBatch(
           next.push(0);
           continue;
         }
-        let row = data.subarray(b * V, (b + 1) * V);
-        if (o.constraint) {
-          row = Float32Array.from(row);
-          o.constraint.maskRow(row, r.state!, r.budget - r.tokens.length);
+        let pick = drawn?.[b];
+        if (!pick) {
+          let row = data.subarray(b * V, (b + 1) * V);
+          if (o.constraint) {
+            row = Float32Array.from(row);
+            o.constraint.maskRow(row, r.state!, r.budget - r.tokens.length);
+          }
+          pick = sampleRow(row, o, rowRng(b));
         }
-        const { token: tok, logp } = sampleRow(row, o, rowRng(b));
+        const { token: tok, logp } = pick;
         r.tokens.push(tok);
         r.logprobs.push(logp);
         r.text += tokenizer.decode([tok]);

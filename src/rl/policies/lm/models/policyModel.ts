@@ -26,6 +26,22 @@ export interface RunOptions {
   readonly training?: boolean;
 }
 
+/** A row of a step's logits [B, V] to draw from, with what the sampler decided for it. */
+export interface RowDraw {
+  /** The row's index in the logits. */
+  readonly row: number;
+  /** The draw's uniform (rng.next()): the token is where the walk over the cumulative distribution ends; absent: the row's first maximum. */
+  readonly u?: number;
+  /** Sets the row's disallowed logits to −∞ in place (a grammar's), on the drawer's own copy. */
+  readonly mask?: (row: Float32Array) => void;
+}
+
+/** A drawn row: its token, and log Σ exp(z·inv) over the (masked) row as logSumExp computes it (max + log Σ exp(z·inv − max)). */
+export interface DrawnRow {
+  readonly token: number;
+  readonly lse: number;
+}
+
 export interface CausalLm {
   readonly config: { readonly vocabSize: number; readonly contextLength: number };
   /** The tfjs forward pass on `ids` [B, T] at `positions` [B, T]. Absent: the model decodes through `session`. */
@@ -37,7 +53,13 @@ export interface CausalLm {
   session?(
     prompts: readonly (readonly number[])[],
     capacity: number,
-  ): Promise<{ readonly logits: Float32Array; step(tokens: readonly number[]): Promise<Float32Array>; dispose(): void }>;
+  ): Promise<{
+    readonly logits: Float32Array;
+    step(tokens: readonly number[]): Promise<Float32Array>;
+    /** The sampler's draw over rows of the logits in the model's own threads (the engine's), as sampleRow draws it; absent: on the main thread. */
+    drawRows?(logits: Float32Array, rows: readonly RowDraw[], inv: number): DrawnRow[];
+    dispose(): void;
+  }>;
   /** Rows one session holds at `capacity` positions (its memory plan's KV cache); more are sampled in turn. */
   sessionRows?(capacity: number): number;
   /** Rows a prefill pass takes at once (attention scores are rows × heads × L × L per layer). */

@@ -1,15 +1,20 @@
 // A sampling session on the engine: prompts prefilled into a KV cache sized to the batch (groups of
 // rows packed within the plan's positions per prefill), then one token of every row per step, a few
 // rows at a time (rows never meet in decoding, so a step's memory is the plan's for those rows
-// however many the cache holds). The session holds the engine (its memory is a stack) until disposed.
+// however many the cache holds); the sampler's draw over a step's logits runs in the engine's threads
+// (engineDraw.ts). The session holds the engine (its memory is a stack) until disposed.
 // Shapes: B rows, L layers, K key/value heads, E head width, V vocabulary, cap positions per row.
 import { breathe, type AdapterSet, type Decoder, type Pack } from './decoder';
+import type { DrawnRow, RowDraw } from '../policyModel';
+import { drawRows } from './engineDraw';
 import type { EngineMemory } from './engineMemory';
 
 /** A batch being decoded: the last logits [B, V] and one step at a time. */
 export interface DecodeSession {
   readonly logits: Float32Array;
   step(tokens: readonly number[]): Promise<Float32Array>;
+  /** The sampler's draw over rows of `logits` (a step's) in the engine's threads, a step's rows at a time (engineDraw.ts). */
+  drawRows(logits: Float32Array, rows: readonly RowDraw[], inv: number): DrawnRow[];
   dispose(): void;
 }
 
@@ -123,6 +128,10 @@ export async function openSession(
     return {
       logits,
       step,
+      drawRows: (z, rows, inv) => {
+        if (!open || c.closed()) throw new Error('HfEngine: a draw on a closed session');
+        return drawRows(mem, d.k, z, V, rows, inv, S);
+      },
       dispose: () => {
         if (!open) return;
         open = false;

@@ -324,4 +324,23 @@ export class EngineKernels {
       this.parts(n * 4, n, 64).map(([a, b]) => [src + a * 4, dst + a * 2, b - a]),
     );
   }
+
+  /**
+   * The sampler's normaliser of each row of z [rows, ld] (V logits a row) at 1/temperature `inv`:
+   * out [rows, 3] float64 = max z·inv, Σ exp(z·inv − max), the first argmax of z (drawWat.mjs); rows split over the threads.
+   */
+  drawNorm(z: number, ld: number, rows: number, V: number, inv: number, out: number): void {
+    this.run(
+      'draw_norm',
+      this.parts(rows * V * 16, rows, 1).map(([a, b]) => [z + a * ld * 4, ld, b - a, V, inv, out + a * 24]),
+    );
+  }
+
+  /** The sampler's draw of each row of z: tok [rows] int32 from the uniforms u and log-normalisers lse [rows] float64. */
+  drawWalk(z: number, ld: number, rows: number, V: number, inv: number, lse: number, u: number, tok: number): void {
+    this.run(
+      'draw_walk',
+      this.parts(rows * V * 8, rows, 1).map(([a, b]) => [z + a * ld * 4, ld, b - a, V, inv, lse + a * 8, u + a * 8, tok + a * 4]),
+    );
+  }
 }

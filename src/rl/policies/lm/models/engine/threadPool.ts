@@ -40,6 +40,9 @@ export const KERNEL_NAMES = [
   'q8_quantize',
   'q8_dequantize',
   'q8_nt',
+  // the sampler's draw: each row's normaliser and its walk (scripts/kernels/drawWat.mjs, appended to the module)
+  'draw_norm',
+  'draw_walk',
 ] as const;
 export type KernelName = (typeof KERNEL_NAMES)[number];
 
