@@ -1,5 +1,6 @@
 // The records that cross every boundary (engine → store → CLI → host → webview). One documented
 // record per concept; no vscode and no Node built-ins here, so every runtime can import it.
+import type { BaseWeights } from './baseWeights';
 
 /** One tool over one iteration's episodes (computed by shared/toolHealth.ts). */
 export interface ToolHealth {
@@ -455,6 +456,12 @@ export interface RuntimeInfo {
   readonly compute: string;
   /** Why the policy computes there (a language model's compute path: the wasm engine or the tfjs decoder); absent before it was recorded. */
   readonly computeReason?: string;
+  /**
+   * How the language model held the weights it does not train — its frozen base under LoRA: q8 (8-bit
+   * Q8_0 blocks, policyOptions.weightDtype "q8"), bf16 or f32 (shared/baseWeights.ts); absent for a
+   * policy without such weights (the table) and for runs recorded before it was.
+   */
+  readonly baseWeights?: BaseWeights;
   /** What the environment uses on this machine (e.g. the sandbox level and interpreter), if anything. */
   readonly environment?: string;
   /** On-policy distillation's frozen teacher: what computes it, its model and folder; absent without one. */
