@@ -1,8 +1,9 @@
 // `agent-rl model`: the group of check, new (modelNewCommand.ts), list and export. `model check DIR`:
 // what the workbench makes of a local Hugging Face checkpoint, before a run uses it — architecture,
 // parameters, stored dtypes, tokenizer and chat template, the memory plan on the chosen backend (LoRA
-// and full fine-tuning), a greedy continuation, and with --logits the final position's top logits as
-// JSON (to compare with PyTorch's numbers for the same text). `model list`: the checkpoints found.
+// and full fine-tuning), whether seed 000's preset fits at q8 and at bfloat16, a greedy continuation,
+// and with --logits the final position's top logits as JSON (to compare with PyTorch's numbers for the
+// same text). `model list`: the checkpoints found.
 // `model export` (modelExportCommand.ts): a run's adapters merged into its base model.
 import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
@@ -18,8 +19,8 @@ import { engineQ8Unsupported, engineUnsupported, type WeightDtype } from '../rl/
 import { EngineMemoryError } from '../rl/policies/lm/models/engine/engineMemory';
 import { EngineModel } from '../rl/policies/lm/models/engine/engineModel';
 import { checkpointTensors } from '../rl/policies/lm/models/safetensors';
-import { cacheRoots, findModels } from '../rl/policies/lm/models/modelCache';
-import { describeFit } from '../shared/foundModel';
+import { cacheRoots, findModels, seed000Fit } from '../rl/policies/lm/models/modelCache';
+import { describeFit, describeSeed000 } from '../shared/foundModel';
 import { optionDefaults, TRANSFORMER_OPTION_SPECS } from '../shared/runConfig';
 import { loraOf } from '../rl/policies/createPolicy';
 import { BACKEND_NAMES, describeBackend, initBackend, type BackendChoice } from '../rl/policies/lm/models/tfjsBackend';
@@ -51,7 +52,8 @@ const MODEL_CHECK_USAGE = `agent-rl model check DIR [--prompt TEXT] [--max-new-t
 const MODEL_LIST_USAGE = `agent-rl model list [--folder DIR]... [--backend B] [--json]
   the checkpoints in the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub) and in
   each --folder (a checkpoint folder, or a folder of them): architecture, parameters, stored dtypes, and
-  whether seed 000's preset fits the memory plan on the backend (default wasm), or why the folder cannot load`;
+  whether seed 000's preset fits the memory plan on the backend (default wasm; on the engine at q8 and at
+  bfloat16, with --weight-dtype q8 advised where only q8 fits), or why the folder cannot load`;
 
 const modelCheckCommand = defineCommand({
   name: 'model check',
@@ -181,6 +183,8 @@ async function modelCheck(
     `  backend: tfjs ${describeBackend(backend)}${backend.notes.length ? ` (${backend.notes.join('; ')})` : ''}${engineNote}`,
     `  memory plan of a run (${lora ? `LoRA rank ${rank}` : 'full fine-tuning'}, context ${contextLength}, ${'positionsPerPass' in plan ? `${(plan as EnginePlan).positionsPerPass} packed positions per pass` : `micro-batch ${plan.microBatchPositions} positions`}, 12 rows sampled at once): ${plan.fits ? 'fits' : 'DOES NOT FIT'}`,
     describePlan(plan),
+    // what the Start Run preset a user reaches first would need, at each weight dtype (config.json only)
+    `  seed 000's preset (LoRA rank 8, context 1024, 12 rows sampled at once): ${describeSeed000(seed000Fit(arch, backend.name, threads))}`,
   ];
   if (ids && (ids.length === 0 || ids.length > contextLength || !ids.every((id) => Number.isInteger(id) && id >= 0 && id < arch.vocabSize))) {
     throw new UsageError(

@@ -99,4 +99,26 @@ describe('a LoRA run over the 8-bit base (weightDtype q8)', () => {
     assert.ok(modules >= 14, `${modules} adapted modules`);
     assert.ok(moved > 0, 'one SFT iteration moved the adapters (B is no longer zero)');
   });
+
+  it("model check says where seed 000's preset fits (q8 and bfloat16); full fine-tuning with q8 is refused naming the fix, in model check and in train", () => {
+    const dir = tempDir();
+    const check = ok(runCli(['model', 'check', QWEN3, '--max-new-tokens', '2'], dir));
+    assert.match(
+      check,
+      /^ {2}seed 000's preset \(LoRA rank 8, context 1024, 12 rows sampled at once\): seed 000 preset: fits at q8 \([\d.]+ MiB\), fits at bfloat16 \([\d.]+ MiB\) — of [\d.]+ GiB on the wasm engine$/m,
+    );
+    const full = runCli(['model', 'check', QWEN3, '--weight-dtype', 'q8', '--lora-rank', '0', '--ids', '1,2'], dir);
+    assert.equal(full.code, 2);
+    assert.match(full.stderr, /--weight-dtype q8 with --lora-rank 0: Q8_0 weights are a frozen base for LoRA\. Fix: --lora-rank 8, or --weight-dtype f32/);
+    fs.writeFileSync(path.join(dir, 'full.json'), JSON.stringify({ policyOptions: { loraRank: 0 } }));
+    const train = runCli(
+      ['train', '--config', 'full.json', '--env', 'calculator', '--policy', 'transformer', '--model', QWEN3, '--weight-dtype', 'q8', '--iterations', '1'],
+      dir,
+    );
+    assert.equal(train.code, 2, train.stderr);
+    assert.match(
+      train.stderr,
+      /policyOptions\.weightDtype.*full fine-tuning \(loraRank 0\).*Fix: train LoRA adapters over the 8-bit base \(policyOptions\.loraRank 8\), or weightDtype "f32" for full fine-tuning/s,
+    );
+  });
 });
