@@ -1,5 +1,6 @@
-// How a run's language model held the weights it does not train (its base under LoRA, every weight
-// under full fine-tuning): 8-bit Q8_0 blocks (policyOptions.weightDtype "q8"), bfloat16 or float32.
+// How a run's language model held its weights: under LoRA the frozen base the adapters train over —
+// 8-bit Q8_0 blocks (policyOptions.weightDtype "q8"), bfloat16 or float32 — and under full fine-tuning
+// the trained weights themselves (float32).
 // Recorded with the run (RuntimeInfo.baseWeights) and with its checkpoints (checkpoint.json's
 // baseWeights), read back by the CLI's show, Show Runtime on a run, the inspector's policy line, the
 // dashboard and model export. A stored value is untrusted: only the three names below are read, and

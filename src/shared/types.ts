@@ -457,9 +457,9 @@ export interface RuntimeInfo {
   /** Why the policy computes there (a language model's compute path: the wasm engine or the tfjs decoder); absent before it was recorded. */
   readonly computeReason?: string;
   /**
-   * How the language model held the weights it does not train — its frozen base under LoRA: q8 (8-bit
-   * Q8_0 blocks, policyOptions.weightDtype "q8"), bf16 or f32 (shared/baseWeights.ts); absent for a
-   * policy without such weights (the table) and for runs recorded before it was.
+   * How the language model held its weights — under LoRA the frozen base: q8 (8-bit Q8_0 blocks,
+   * policyOptions.weightDtype "q8"), bf16 or f32; under full fine-tuning the trained weights, f32
+   * (shared/baseWeights.ts); absent for a policy without a language model and for runs recorded before it was.
    */
   readonly baseWeights?: BaseWeights;
   /** What the environment uses on this machine (e.g. the sandbox level and interpreter), if anything. */

@@ -47,7 +47,7 @@ export interface Policy {
   readonly compute: string;
   /** Why it computes there (a language model's compute path, chooseComputePath), recorded with the run beside `compute`. */
   readonly computeReason?: string;
-  /** How a language model held the weights it does not train (its frozen base under LoRA): recorded with the run; absent for a policy without such weights. */
+  /** How a language model held its weights (its frozen base under LoRA; under full fine-tuning the trained weights, f32): recorded with the run; absent for a policy without a language model. */
   readonly baseWeights?: BaseWeights;
   /** One action per context, drawn from the current policy; behaviour log-probs recorded. */
   sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]>;

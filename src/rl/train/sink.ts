@@ -17,7 +17,7 @@ export interface RunStart {
   readonly compute: string;
   /** Why the policy computes there (its compute path's reason), where it says. */
   readonly computeReason?: string;
-  /** How the policy's model held the weights it does not train (q8, bf16, f32), where it has such weights. */
+  /** How the policy's language model held its weights (q8, bf16, f32: shared/baseWeights.ts), where it has one. */
   readonly baseWeights?: BaseWeights;
   /** What the environment uses on this machine (the sandbox level and interpreter), if anything. */
   readonly environment?: string;

@@ -44,7 +44,7 @@ export abstract class ModelPolicy<M extends SerialisableModel> {
     return this.versionCounter;
   }
 
-  /** How the model holds the weights it does not train (q8 blocks, bf16, f32): recorded with the run and in its checkpoints. */
+  /** How the model holds its weights (the frozen base under LoRA: q8 blocks, bf16, f32): recorded with the run and in its checkpoints. */
   get baseWeights(): BaseWeights | undefined {
     return this.model.baseWeights;
   }

@@ -51,7 +51,7 @@ export interface PolicyModel extends CausalLm {
   readonly weights: readonly tf.Variable[];
   readonly names: readonly string[];
   parameterCount(): number;
-  /** How it holds the weights it does not train (its frozen base under LoRA): q8 blocks, bf16 or f32; recorded with the run and its checkpoints. */
+  /** How it holds its weights (the frozen base under LoRA: q8 blocks, bf16 or f32; f32 under full fine-tuning): recorded with the run and its checkpoints. */
   readonly baseWeights?: BaseWeights;
   /** Copies the trainable weights of a model of the same shape (KL reference, weight sync). */
   copyFrom(other: PolicyModel): void;

@@ -42,7 +42,7 @@ export class EngineModel implements PolicyModel {
     readonly positionsPerPass: number,
     /** Rows the plan's KV cache holds at the full context. */
     private readonly sampleRows: number,
-    /** How the engine holds the weights it does not train (the plan's dtype: q8 blocks, bf16 or f32). */
+    /** How the engine holds the weights (the plan's dtype: the frozen base as q8 blocks, bf16 or f32; f32 under full fine-tuning). */
     readonly baseWeights: BaseWeights,
   ) {
     this.names = engine.trainableShapes().map((s) => s.name);
