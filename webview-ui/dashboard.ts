@@ -31,6 +31,7 @@ import {
   showLegend,
   type Panel,
 } from '../src/shared/dashboardModel';
+import { baseWeightsNote } from '../src/shared/baseWeights';
 import { healthEmpty, healthRows } from '../src/shared/health/healthView';
 import { isHostToDashboard, type DashboardState, type DashboardToHost, type RunSeries } from '../src/shared/protocol/webviewProtocol';
 import { axisTick } from '../src/shared/format';
@@ -285,6 +286,15 @@ function drawHealth(series: readonly RunSeries[]): void {
   box.append(list);
 }
 
+/** Under the picker: how the selected runs' models held their base weights (8 bits, bfloat16, float32), where recorded. */
+function renderBaseWeights(series: readonly RunSeries[]): void {
+  const box = document.getElementById('run-weights');
+  if (!box) return;
+  const note = baseWeightsNote(series);
+  box.textContent = note ?? '';
+  box.hidden = note === undefined;
+}
+
 function renderRunPicker(runs: RunSeries['run'][], selected: readonly number[]): void {
   const box = document.getElementById('runs')!;
   box.replaceChildren();
@@ -350,6 +360,7 @@ onHostMessage(isHostToDashboard, (msg) => {
   lastState = msg;
   vscode.setState({ selected: msg.selected });
   renderRunPicker(msg.runs, msg.selected);
+  renderBaseWeights(msg.series);
   drawHealth(msg.series);
   drawPanels(msg.series);
   drawPhases(msg.series);

@@ -154,7 +154,7 @@ function render(d: InspectorData): void {
   const t = d.detail;
   const root = document.getElementById('root')!;
   root.replaceChildren();
-  const header = inspectorHeader(t, d.compute);
+  const header = inspectorHeader(t, d.compute, d.baseWeights);
   const head = el('header');
   head.append(el('h1', undefined, header.title));
   head.append(el('div', 'meta task', header.task));

@@ -1,6 +1,7 @@
 // Query handlers of the backend process, one per BackendMethods entry.
 import type Database from 'better-sqlite3';
 import * as fs from 'node:fs';
+import { storedBaseWeights } from '../shared/baseWeights';
 import type { BackendMethod, BackendMethods } from '../shared/protocol/backendProtocol';
 import { findingRecord, findingView } from '../shared/health/findings';
 import { codeOf } from '../shared/linking';
@@ -43,9 +44,15 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
     },
     getRun: ({ runId }) => {
       const d = reader.detail(runId);
-      return d
-        ? { summary: d.summary, config: d.config, evaluations: d.evaluations, compute: typeof d.runtime.compute === 'string' ? d.runtime.compute : '' }
-        : null;
+      if (!d) return null;
+      const baseWeights = storedBaseWeights(d.runtime);
+      return {
+        summary: d.summary,
+        config: d.config,
+        evaluations: d.evaluations,
+        compute: typeof d.runtime.compute === 'string' ? d.runtime.compute : '',
+        ...(baseWeights ? { baseWeights } : {}),
+      };
     },
     iterations: ({ runId, offset, limit }) => reader.iterationsPage(runId, Math.max(0, offset), page(limit)),
     findings: ({ runIds }) =>

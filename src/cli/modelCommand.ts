@@ -1,9 +1,10 @@
 // `agent-rl model`: the group of check, new (modelNewCommand.ts), list and export. `model check DIR`:
 // what the workbench makes of a local Hugging Face checkpoint, before a run uses it — architecture,
 // parameters, stored dtypes, tokenizer and chat template, the memory plan on the chosen backend (LoRA
-// and full fine-tuning), a greedy continuation, and with --logits the final position's top logits as
-// JSON (to compare with PyTorch's numbers for the same text). `model list`: the checkpoints found.
-// `model export`: a run's adapters merged into its base model.
+// and full fine-tuning), whether seed 000's preset fits at q8 and at bfloat16, a greedy continuation,
+// and with --logits the final position's top logits as JSON (to compare with PyTorch's numbers for the
+// same text). `model list`: the checkpoints found.
+// `model export` (modelExportCommand.ts): a run's adapters merged into its base model.
 import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -11,18 +12,16 @@ import * as path from 'node:path';
 import { generationEos } from '../rl/policies/lm/generationConfig';
 import { parameterCount } from '../rl/policies/lm/models/families/familyOf';
 import { ModelLoadError, readHfConfig } from '../rl/policies/lm/models/hfConfig';
-import { HfModel, type HfModelConfig } from '../rl/policies/lm/models/hfModel';
+import { HfModel } from '../rl/policies/lm/models/hfModel';
 import { describePlan, fittingPlan, formatBytes } from '../rl/policies/lm/models/memoryPlan';
 import { fittingEnginePlan, planEngineMemory, type EnginePlan } from '../rl/policies/lm/models/engine/enginePlan';
 import { engineQ8Unsupported, engineUnsupported, type WeightDtype } from '../rl/policies/lm/models/engine/engineWeights';
 import { EngineMemoryError } from '../rl/policies/lm/models/engine/engineMemory';
 import { EngineModel } from '../rl/policies/lm/models/engine/engineModel';
 import { checkpointTensors } from '../rl/policies/lm/models/safetensors';
-import { writeHfFolder } from '../rl/policies/lm/models/hfFolder';
-import { cacheRoots, findModels } from '../rl/policies/lm/models/modelCache';
-import { describeFit } from '../shared/foundModel';
+import { cacheRoots, findModels, seed000Fit } from '../rl/policies/lm/models/modelCache';
+import { describeFit, describeSeed000 } from '../shared/foundModel';
 import { optionDefaults, TRANSFORMER_OPTION_SPECS } from '../shared/runConfig';
-import { readCheckpoint, restoreCheckpoint } from '../rl/policies/lm/checkpoint';
 import { loraOf } from '../rl/policies/createPolicy';
 import { BACKEND_NAMES, describeBackend, initBackend, type BackendChoice } from '../rl/policies/lm/models/tfjsBackend';
 import { assertBackendHealthy, BackendAllocationError } from '../rl/tfjsHealth';
@@ -33,6 +32,7 @@ import { count } from '../shared/format';
 import { jsonText, showInvisibles } from '../shared/untrustedText';
 import { defineCommand, defineGroup } from './command';
 import { JSON_OUTPUT } from './optionSets';
+import { modelExportCommand } from './modelExportCommand';
 import { modelNewCommand } from './modelNewCommand';
 import { UsageError } from './usageError';
 
@@ -52,13 +52,8 @@ const MODEL_CHECK_USAGE = `agent-rl model check DIR [--prompt TEXT] [--max-new-t
 const MODEL_LIST_USAGE = `agent-rl model list [--folder DIR]... [--backend B] [--json]
   the checkpoints in the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub) and in
   each --folder (a checkpoint folder, or a folder of them): architecture, parameters, stored dtypes, and
-  whether seed 000's preset fits the memory plan on the backend (default wasm), or why the folder cannot load`;
-
-const MODEL_EXPORT_USAGE = `agent-rl model export CHECKPOINT --out DIR
-  CHECKPOINT    a checkpoint a run on a Hugging Face model wrote (its adapters name their base folder)
-  --out DIR     a new Hugging Face folder: the base's config and tokenizer files, and model.safetensors
-                with the adapters merged into the weights (W + alpha/rank · A·B), in float32; adapters a run
-                trained over the 8-bit base (weightDtype q8) merge into the original weights, as QLoRA's do`;
+  whether seed 000's preset fits the memory plan on the backend (default wasm; on the engine at q8 and at
+  bfloat16, with --weight-dtype q8 advised where only q8 fits), or why the folder cannot load`;
 
 const modelCheckCommand = defineCommand({
   name: 'model check',
@@ -112,21 +107,6 @@ const modelListCommand = defineCommand({
         .join('\n'),
     );
     process.stdout.write(`${showInvisibles(lines.join('\n'))}\n`);
-    return 0;
-  },
-});
-
-const modelExportCommand = defineCommand({
-  name: 'model export',
-  summary: "a run's adapters merged into its base model, as a Hugging Face folder",
-  usage: MODEL_EXPORT_USAGE,
-  options: { out: { type: 'string' } },
-  sets: [],
-  positionals: { min: 1, max: 1, error: 'model export needs exactly one CHECKPOINT' },
-  run: async ({ values: v, positionals }) => {
-    if (v.out === undefined) throw new UsageError(`model export needs CHECKPOINT and --out DIR\n\n${MODEL_EXPORT_USAGE}`);
-    const written = await modelExport(path.resolve(positionals[0]!), path.resolve(v.out));
-    process.stdout.write(`wrote:\n${written.map((f) => `  ${f}`).join('\n')}\n`);
     return 0;
   },
 });
@@ -203,6 +183,8 @@ async function modelCheck(
     `  backend: tfjs ${describeBackend(backend)}${backend.notes.length ? ` (${backend.notes.join('; ')})` : ''}${engineNote}`,
     `  memory plan of a run (${lora ? `LoRA rank ${rank}` : 'full fine-tuning'}, context ${contextLength}, ${'positionsPerPass' in plan ? `${(plan as EnginePlan).positionsPerPass} packed positions per pass` : `micro-batch ${plan.microBatchPositions} positions`}, 12 rows sampled at once): ${plan.fits ? 'fits' : 'DOES NOT FIT'}`,
     describePlan(plan),
+    // what the Start Run preset a user reaches first would need, at each weight dtype (config.json only)
+    `  seed 000's preset (LoRA rank 8, context 1024, 12 rows sampled at once): ${describeSeed000(seed000Fit(arch, backend.name, threads))}`,
   ];
   if (ids && (ids.length === 0 || ids.length > contextLength || !ids.every((id) => Number.isInteger(id) && id >= 0 && id < arch.vocabSize))) {
     throw new UsageError(
@@ -300,23 +282,4 @@ async function lastLogits(model: HfModel | EngineModel, ids: readonly number[], 
   tf.dispose([input, logits]);
   assertBackendHealthy('the logits');
   return all.slice((ids.length - 1) * V, ids.length * V);
-}
-
-/** Merges a run's adapters into its base model and writes a folder any Hugging Face loader reads. */
-export async function modelExport(checkpoint: string, out: string): Promise<string[]> {
-  const ck = readCheckpoint(checkpoint);
-  const stored = ck.manifest.model as Partial<HfModelConfig>;
-  if (stored.kind !== 'hf' || typeof stored.dir !== 'string')
-    throw new UsageError(`${checkpoint}: this checkpoint is of the small GPT, not of a Hugging Face model; only those export`);
-  if (fs.existsSync(out) && fs.readdirSync(out).length > 0) throw new UsageError(`--out ${out}: the folder is not empty. Fix: name a new folder`);
-  const model = HfModel.load(stored.dir, {
-    ...(stored.contextLength ? { contextLength: stored.contextLength } : {}),
-    ...(stored.lora ? { lora: stored.lora } : {}),
-  });
-  try {
-    restoreCheckpoint(ck, model);
-    return writeHfFolder(out, stored.dir, await model.mergedTensors());
-  } finally {
-    model.dispose();
-  }
 }

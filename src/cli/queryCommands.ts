@@ -16,6 +16,7 @@ import { RunReader } from '../store/runReader';
 import { markOrphanedRuns } from '../store/runWriter';
 import { cell, duration, evaluationLine, pct, runsTable, table } from './format';
 import { recordWarnings, type RunRecord } from './runRecord';
+import { runtimeLines } from './runtimeLines';
 
 interface QueryOptions {
   readonly db: string;
@@ -126,9 +127,7 @@ function showRun(ref: string, options: QueryOptions): number {
         : []),
       `  iterations: ${run.iterationsDone}/${run.iterationsPlanned}; trajectories stored: ${d.trajectories}; turns: ${d.turns}`,
       `  wall time: ${d.wallMs === null ? 'running' : duration(d.wallMs)}; created ${cell(run.createdAt, 40)}`,
-      `  runtime: ${cell(d.runtime.workbench)} on Node ${cell(d.runtime.node)}, ${cell(d.runtime.compute, 200)}, SQLite ${cell(d.runtime.sqlite ?? '?')}`,
-      ...(typeof d.runtime.computeReason === 'string' ? [`  compute path: ${cell(d.runtime.computeReason, 400)}`] : []),
-      ...(typeof d.runtime.teacher === 'string' ? [`  teacher: ${cell(d.runtime.teacher, 400)}`] : []),
+      ...runtimeLines(d.runtime),
       ...record.warnings.map((w) => `  warning: ${cell(w, 400)}`),
       ...flagged,
     ];

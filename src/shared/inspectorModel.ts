@@ -6,6 +6,7 @@
 // through format.ts; every stored text through untrustedText.ts (oneLine for a label, a cell or a
 // chip; showInvisibles for a block the page cuts at agentRl.maxTextLength), so what the page sets with
 // textContent is already inert.
+import { baseWeightsShort, type BaseWeights } from './baseWeights';
 import { BLOCKED_KINDS, episodeStats } from './episodeStats';
 import { absoluteTime, count, duration, fixed, MISSING, sig, signed } from './format';
 import type { TrajectoryDetail, TrajectorySummary } from './protocol/backendProtocol';
@@ -46,7 +47,7 @@ export interface InspectorHeader {
   readonly outcome: readonly Chip[];
   /** The episode's acceptance metrics (`.episode-stats`), counted the way the trainer counts them. */
   readonly stats: string;
-  /** What sampled the tokens (`.meta.compute`); undefined when unknown. */
+  /** What sampled the tokens and how the model held its base weights (`.meta.compute`); undefined when neither is known. */
   readonly compute?: string;
 }
 
@@ -68,7 +69,18 @@ function versionsText(turns: readonly { readonly policy: unknown }[]): string | 
   return lo === hi ? `sampled by policy version ${lo}` : `sampled by policy versions ${lo}–${hi}`;
 }
 
-export function inspectorHeader(t: TrajectoryDetail, compute: string): InspectorHeader {
+/** "policy: <compute> · base weights 8 bits (Q8_0)": the stored compute string cut to one line, then the base in our words. */
+function policyLine(compute: string, baseWeights: BaseWeights | undefined): string {
+  const parts = [...(compute !== '' ? [oneLine(compute, 1000)] : []), ...(baseWeights ? [`base weights ${baseWeightsShort(baseWeights)}`] : [])];
+  return `policy: ${parts.join(' · ')}`;
+}
+
+/**
+ * The header of trajectory `t`; `compute` is its run's stored compute string ('' if unknown), and
+ * `baseWeights` how the run's model held its base weights (validated to one of three names; absent: not
+ * recorded), said in our own words after the compute string.
+ */
+export function inspectorHeader(t: TrajectoryDetail, compute: string, baseWeights?: BaseWeights): InspectorHeader {
   const stats = episodeStats(
     t.turnList.map((u) => ({
       actionText: u.actionText,
@@ -103,7 +115,7 @@ export function inspectorHeader(t: TrajectoryDetail, compute: string): Inspector
       `blocked by the sandbox: ${blocked.length > 0 ? blocked.join(', ') : 'nothing'}`,
       ...(versions !== undefined ? [versions] : []),
     ].join(' · '),
-    ...(compute !== '' ? { compute: `policy: ${oneLine(compute, 1000)}` } : {}),
+    ...(compute !== '' || baseWeights ? { compute: policyLine(compute, baseWeights) } : {}),
   };
 }
 

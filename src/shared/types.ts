@@ -1,5 +1,6 @@
 // The records that cross every boundary (engine → store → CLI → host → webview). One documented
 // record per concept; no vscode and no Node built-ins here, so every runtime can import it.
+import type { BaseWeights } from './baseWeights';
 
 /** One tool over one iteration's episodes (computed by shared/toolHealth.ts). */
 export interface ToolHealth {
@@ -466,6 +467,12 @@ export interface RuntimeInfo {
   readonly compute: string;
   /** Why the policy computes there (a language model's compute path: the wasm engine or the tfjs decoder); absent before it was recorded. */
   readonly computeReason?: string;
+  /**
+   * How the language model held its weights — under LoRA the frozen base: q8 (8-bit Q8_0 blocks,
+   * policyOptions.weightDtype "q8"), bf16 or f32; under full fine-tuning the trained weights, f32
+   * (shared/baseWeights.ts); absent for a policy without a language model and for runs recorded before it was.
+   */
+  readonly baseWeights?: BaseWeights;
   /** What the environment uses on this machine (e.g. the sandbox level and interpreter), if anything. */
   readonly environment?: string;
   /** On-policy distillation's frozen teacher: what computes it, its model and folder; absent without one. */

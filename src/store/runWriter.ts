@@ -125,6 +125,7 @@ export class RunWriter implements RunSink {
     this.runtime = {
       ...runtimeInfo(this.db, start.compute),
       ...(start.computeReason ? { computeReason: start.computeReason } : {}),
+      ...(start.baseWeights ? { baseWeights: start.baseWeights } : {}),
       ...(start.environment ? { environment: start.environment } : {}),
       ...(start.teacher ? { teacher: start.teacher } : {}),
     };

@@ -785,7 +785,8 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await frame.waitForFunction(() => /qwen3 .*LoRA rank/.test(document.querySelector('.meta.compute')?.textContent ?? ''), null, { timeout: 30_000 });
     assert.match(
       await frame.textContent('.meta.compute'),
-      /^policy: wasm engine \(.*\) \(qwen3 [\d,]+ parameters, LoRA rank 8, [\d,]+ trained, chat template\)$/,
+      // the stored run's base weights after the compute string: a bfloat16 checkpoint under LoRA (weightDtype auto)
+      /^policy: wasm engine \(.*\) \(qwen3 [\d,]+ parameters, LoRA rank 8, [\d,]+ trained, chat template\) · base weights bfloat16$/,
     );
     assert.match(await frame.textContent('.meta.task'), /task code:/);
     await page.screenshot({ path: path.join(OUT, 'inspector-qwen3.png') });

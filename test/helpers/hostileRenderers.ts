@@ -37,6 +37,7 @@ import {
   turnParts,
   type ItemParts,
 } from '../../src/host/views/treeModel';
+import { baseWeightsNote, runRuntimeLines } from '../../src/shared/baseWeights';
 import { comparisonView } from '../../src/shared/comparisonModel';
 import { configDifferences } from '../../src/shared/configDiff';
 import { healthRows } from '../../src/shared/health/healthView';
@@ -392,11 +393,23 @@ export const RENDERERS: readonly Renderer[] = [
       ];
     },
   },
+  // Show Runtime on a run (the output channel) and the dashboard's base-weights line under its picker
+  {
+    id: 'src/shared/baseWeights.ts#runRuntimeLines',
+    render: (v) => runRuntimeLines(v.run.summary.id, v.run.compute, v.run.baseWeights).map((l, i) => out(`Show Runtime on a run, line ${i}`, 'line', l)),
+  },
+  {
+    id: 'src/shared/baseWeights.ts#baseWeightsNote',
+    render: (v) => {
+      const note = baseWeightsNote([{ run: v.run.summary, baseWeights: v.run.baseWeights }]);
+      return note !== undefined ? [out('dashboard base weights', 'line', note)] : [];
+    },
+  },
   // the webview pages' view models (the pages set their strings with textContent through webview-ui/dom.ts's el())
   {
     id: 'src/shared/inspectorModel.ts#inspectorHeader',
     render: (v) => {
-      const h = inspectorHeader(v.trajectory, v.run.compute);
+      const h = inspectorHeader(v.trajectory, v.run.compute, v.run.baseWeights);
       return [
         out('inspector task', 'line', h.task),
         ...h.outcome.flatMap((c) => [out(`inspector outcome ${c.key} label`, 'line', c.label), out(`inspector outcome ${c.key}`, 'line', c.value)]),

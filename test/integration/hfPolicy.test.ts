@@ -16,7 +16,7 @@ import { ChatFormat } from '../../src/rl/policies/lm/chatFormat';
 import { generationEos } from '../../src/rl/policies/lm/generationConfig';
 import { HfModel } from '../../src/rl/policies/lm/models/hfModel';
 import { EngineModel } from '../../src/rl/policies/lm/models/engine/engineModel';
-import { modelExport } from '../../src/cli/modelCommand';
+import { modelExport } from '../../src/cli/modelExportCommand';
 import { createPolicy } from '../../src/rl/policies/createPolicy';
 import { readCheckpoint } from '../../src/rl/policies/lm/checkpoint';
 import { initBackend } from '../../src/rl/policies/lm/models/tfjsBackend';

@@ -221,7 +221,12 @@ function renderStore(f: Findings, label: string, dbFile: string, twinDb: string 
           { name: s.name, dir: path.join('/models', s.name), foundIn: '/models', problem: s.error ?? s.name },
         ];
         // the messages the webviews are sent: data, set by the page with textContent (e2e checks the page)
-        const dashboard: HostToDashboard = { type: 'data', runs, series: [{ run: run.summary, iterations, evaluations: run.evaluations }], selected: [s.id] };
+        const dashboard: HostToDashboard = {
+          type: 'data',
+          runs,
+          series: [{ run: run.summary, iterations, evaluations: run.evaluations, ...(run.baseWeights ? { baseWeights: run.baseWeights } : {}) }],
+          selected: [s.id],
+        };
         const rescores = now(h.trajectoryRescores({ trajectoryId: trajectory.id }));
         const newest = rescores.rescores[0];
         const inspector: InspectorData = {
@@ -230,6 +235,7 @@ function renderStore(f: Findings, label: string, dbFile: string, twinDb: string 
           group: trajectories,
           maxTextLength: 10_000,
           compute: run.compute,
+          ...(run.baseWeights ? { baseWeights: run.baseWeights } : {}),
           rescores,
         };
         if (!isHostToDashboard(dashboard) || !isDeepStrictEqual(structuredClone(dashboard), dashboard))

@@ -56,6 +56,16 @@ describe('agent-rl model list', () => {
     assert.equal(q.dtypes, 'BF16');
     assert.equal(q.seed000?.fits, true, "a tiny model fits seed 000's plan");
     assert.equal(q.seed000?.on, 'the wasm engine');
+    // the preset at q8 and at bfloat16 (on a model this small the q8 plan is not the smaller: the
+    // weights are a sliver of it, and the quantized inputs' buffers come on top)
+    assert.deepEqual(
+      q.seed000?.plans?.map((p) => [p.dtype, p.fits]),
+      [
+        ['q8', true],
+        ['bf16', true],
+      ],
+    );
+
     assert.equal(l.modelType, 'llama');
     assert.equal(l.dir, llama);
     assert.equal(l.foundIn, path.join(fs.realpathSync(home), 'hub'));
@@ -72,7 +82,7 @@ describe('agent-rl model list', () => {
     assert.equal(text.code, 0, text.stderr);
     assert.match(
       text.stdout,
-      /^Qwen\/Qwen3-Fixture @ 0123456789ab \(main\)\n {2}qwen3, [\d,]+ parameters, BF16\n {2}seed 000 fits \([\d.]+ MiB of [\d.]+ GiB on the wasm engine\)\n {2}\/.*snapshots\/0123456789abcdef0123456789abcdef01234567\n$/,
+      /^Qwen\/Qwen3-Fixture @ 0123456789ab \(main\)\n {2}qwen3, [\d,]+ parameters, BF16\n {2}seed 000 preset: fits at q8 \([\d.]+ MiB\), fits at bfloat16 \([\d.]+ MiB\) — of [\d.]+ GiB on the wasm engine\n {2}\/.*snapshots\/0123456789abcdef0123456789abcdef01234567\n$/,
     );
   });
 

@@ -29,6 +29,9 @@ describe('agent-rl sft and train --init (transformer)', () => {
     const show = runCli(['show', String(rec.runId)], dir);
     assert.equal(show.code, 0, show.stderr);
     assert.match(show.stdout, /^ {2}compute path: the wasm backend, and the engine builds qwen3$/m);
+    // a fresh model is fully fine-tuned: the engine holds (and trains) every weight in float32
+    assert.equal(rec.runtime.baseWeights, 'f32');
+    assert.match(show.stdout, /^ {2}base weights: float32$/m);
     assert.ok(rec.iterations.every((m) => m.updated === 1 && m.responseTokens! > 0));
     assert.ok(rec.evaluations.every((e) => typeof e.greedySuccessRate === 'number'));
     // each held-out task's greedy result is stored beside its sampled ones, and they add up to the rate

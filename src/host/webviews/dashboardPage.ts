@@ -12,7 +12,7 @@ export interface PageParts {
 }
 
 const DASHBOARD_BODY =
-  '<header><h1>Agent RL</h1><div id="runs" role="group" aria-label="Runs to compare"></div></header>\n<section id="health" aria-label="Run health"></section>\n<section id="drill" hidden></section>\n<main id="charts"></main>';
+  '<header><h1>Agent RL</h1><div id="runs" role="group" aria-label="Runs to compare"></div><p id="run-weights" hidden></p></header>\n<section id="health" aria-label="Run health"></section>\n<section id="drill" hidden></section>\n<main id="charts"></main>';
 
 export function webviewPage(p: PageParts): string {
   const csp = [`default-src 'none'`, `img-src ${p.cspSource} data:`, `style-src ${p.cspSource}`, `script-src 'nonce-${p.nonce}'`].join('; ');

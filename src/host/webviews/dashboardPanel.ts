@@ -39,7 +39,7 @@ async function loadSeries(backend: BackendClient, runIds: readonly number[]): Pr
       if (!last || iterations.length >= page.total || page.items.length < 1000) break;
       after = last.iteration;
     }
-    out.push({ run: run.summary, iterations, evaluations: run.evaluations });
+    out.push({ run: run.summary, iterations, evaluations: run.evaluations, ...(run.baseWeights ? { baseWeights: run.baseWeights } : {}) });
   }
   // one request for every selected run's findings: each needs its stored trajectories for the episodes
   const health = out.length ? await backend.request('findings', { runIds: out.map((s) => s.run.id) }) : [];

@@ -89,6 +89,7 @@ export class InspectorPanel {
       group: page.items.filter((x) => x.group === detail.group),
       maxTextLength: maxTextLength(),
       compute: run?.compute ?? '',
+      ...(run?.baseWeights ? { baseWeights: run.baseWeights } : {}),
       ...(this.focus ? { focus: this.focus } : {}),
       ...(await this.rescores(backend)),
     };

@@ -5,6 +5,7 @@
 // reference pass, epochs, minibatches, learning-rate schedule, the log-prob and gradient passes) is the
 // learner's (rl/train/learner.ts over rl/algo/gradients.ts).
 import type * as tf from '@tensorflow/tfjs';
+import type { BaseWeights } from '../../shared/baseWeights';
 import type { Observation, PolicyStep, Trajectory, Turn } from '../../shared/types';
 import type { Task } from '../envs/environment';
 import type { TrainSequence } from '../algo/trainSequence';
@@ -46,6 +47,8 @@ export interface Policy {
   readonly compute: string;
   /** Why it computes there (a language model's compute path, chooseComputePath), recorded with the run beside `compute`. */
   readonly computeReason?: string;
+  /** How a language model held its weights (its frozen base under LoRA; under full fine-tuning the trained weights, f32): recorded with the run; absent for a policy without a language model. */
+  readonly baseWeights?: BaseWeights;
   /** One action per context, drawn from the current policy; behaviour log-probs recorded. */
   sample(contexts: readonly PolicyContext[], rng: Rng): Promise<PolicySample[]>;
   /** The same weights, sampling greedily (for greedy evaluation), where the policy samples at all. */

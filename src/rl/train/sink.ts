@@ -1,5 +1,6 @@
 // Where a trainer hands its results. The engine knows no storage: the CLI and the worker plug in the
 // SQLite writer, tests plug in MemorySink.
+import type { BaseWeights } from '../../shared/baseWeights';
 import type { RunConfig } from '../../shared/runConfig';
 import type { EvaluationResult, IterationMetrics, RunStatus, Trajectory } from '../../shared/types';
 
@@ -16,6 +17,8 @@ export interface RunStart {
   readonly compute: string;
   /** Why the policy computes there (its compute path's reason), where it says. */
   readonly computeReason?: string;
+  /** How the policy's language model held its weights (q8, bf16, f32: shared/baseWeights.ts), where it has one. */
+  readonly baseWeights?: BaseWeights;
   /** What the environment uses on this machine (the sandbox level and interpreter), if anything. */
   readonly environment?: string;
   /** The distillation teacher's compute, model and folder, where the run has one. */

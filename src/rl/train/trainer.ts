@@ -155,9 +155,15 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
 async function preflight(run: TrainingRun): Promise<RunStart> {
   try {
     const environment = run.env.preflight?.();
-    const { compute, computeReason } = run.policy;
+    const { compute, computeReason, baseWeights } = run.policy;
     const teacher = run.teacher?.describe;
-    return { compute, ...(computeReason ? { computeReason } : {}), ...(environment ? { environment } : {}), ...(teacher ? { teacher } : {}) };
+    return {
+      compute,
+      ...(computeReason ? { computeReason } : {}),
+      ...(baseWeights ? { baseWeights } : {}),
+      ...(environment ? { environment } : {}),
+      ...(teacher ? { teacher } : {}),
+    };
   } catch (e) {
     await run.close();
     throw e;

@@ -1,6 +1,7 @@
 // Host ⇄ query backend: request/response with ids. Each method is declared once with its params and
 // result; the client and the server are typed from this table.
 import type { ResendResult } from '../agentRequestView';
+import type { BaseWeights } from '../baseWeights';
 import type { FoundModel } from '../foundModel';
 import type { TokenRow, TokenStatsJson, WorstBy } from '../tokenStatsRows';
 import type { RescoreReport, Score, TrajectoryEdit, TrajectoryRescores } from '../rescore';
@@ -86,7 +87,11 @@ export interface Page<T> {
 
 export interface BackendMethods {
   listRuns: { params: Record<string, never>; result: RunSummary[] };
-  getRun: { params: { runId: number }; result: { summary: RunSummary; config: unknown; evaluations: EvaluationResult[]; compute: string } | null };
+  /** A run: its row, config, evaluations, stored compute string, and how its model held its base weights (absent: not recorded). */
+  getRun: {
+    params: { runId: number };
+    result: { summary: RunSummary; config: unknown; evaluations: EvaluationResult[]; compute: string; baseWeights?: BaseWeights } | null;
+  };
   iterations: { params: { runId: number; offset: number; limit: number }; result: Page<IterationMetrics> };
   /** Each run's health findings (shared/health/findings.ts) with the episodes that show them: the dashboard's Health section, the tree's badge. */
   findings: { params: { runIds: number[] }; result: RunFindings[] };

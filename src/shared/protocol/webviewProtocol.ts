@@ -1,6 +1,7 @@
 // Host ⇄ webview messages (dashboard and inspector), declared once for both ends: the host posts
 // HostTo* and checks *ToHost with its guard; the pages post *ToHost through webview-ui/vscodeApi.ts and
 // check HostTo* with its guard.
+import { isBaseWeights, type BaseWeights } from '../baseWeights';
 import type { EvaluationResult, IterationMetrics, RunSummary } from '../types';
 import type { FindingView } from '../health/findings';
 import type { ConfigDifference } from '../configDiff';
@@ -15,6 +16,8 @@ export interface RunSeries {
   readonly evaluations: EvaluationResult[];
   /** What its stored iterations show going wrong (shared/health/findings.ts), with the episodes to open; absent when not read. */
   readonly findings?: readonly FindingView[];
+  /** How the run's model held its base weights (q8, bf16, f32), from the stored run; absent when not recorded. */
+  readonly baseWeights?: BaseWeights;
 }
 
 /** Every run (for the picker) and the series of the selected ones; resent whenever a live run progresses. */
@@ -90,6 +93,8 @@ export interface InspectorData {
   readonly maxTextLength: number;
   /** What ran the policy (the run record's compute string: backend, model, chat template and what of it was not applied); '' if unknown. */
   readonly compute: string;
+  /** How the run's model held its base weights (q8, bf16, f32), from the stored run; absent when not recorded. */
+  readonly baseWeights?: BaseWeights;
   /** A token to show in context (a worst-token list's click). */
   readonly focus?: TokenFocus;
   /** The trajectory's stored re-scores and scored edits (absent: none asked for, or the backend predates them). */
@@ -143,6 +148,7 @@ export const isInspectorData = (x: unknown): x is InspectorData =>
   Array.isArray(x.group) &&
   isNumber(x.maxTextLength) &&
   typeof x.compute === 'string' &&
+  (x.baseWeights === undefined || isBaseWeights(x.baseWeights)) &&
   isFocus(x.focus) &&
   (x.rescores === undefined || (isObject(x.rescores) && Array.isArray(x.rescores.rescores) && Array.isArray(x.rescores.edits)));
 export const isInspectorWorst: Guard<InspectorWorst> = shape('worst', {

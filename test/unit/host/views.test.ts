@@ -25,6 +25,8 @@ describe('webview pages and the trajectory document', () => {
     assert.equal(scripts.length, 1);
     assert.match(scripts[0]!, /nonce="abc123"/);
     assert.ok(!/ on\w+=/.test(html), 'no inline event handlers');
+    // the selected runs' base weights (8 bits, bfloat16, float32) go under the picker, hidden until a run recorded them
+    assert.match(html, /<div id="runs"[^>]*><\/div><p id="run-weights" hidden><\/p><\/header>/);
   });
 
   const detail = (actionText: string, observationText: string): TrajectoryDetail => ({

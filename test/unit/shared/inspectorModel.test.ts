@@ -45,6 +45,17 @@ describe('inspectorModel: what the trajectory inspector shows', () => {
     assert.equal(inspectorHeader(trajectory('x'), '').compute, undefined);
   });
 
+  it("the policy line says how the run's model held its base weights (8 bits, Q8_0), after the stored compute string", () => {
+    assert.equal(inspectorHeader(trajectory('x'), 'wasm engine (qwen3)', 'q8').compute, 'policy: wasm engine (qwen3) · base weights 8 bits (Q8_0)');
+    assert.equal(inspectorHeader(trajectory('x'), 'wasm engine (qwen3)', 'bf16').compute, 'policy: wasm engine (qwen3) · base weights bfloat16');
+    assert.equal(inspectorHeader(trajectory('x'), '', 'f32').compute, 'policy: base weights float32');
+    for (const h of HOSTILE) {
+      const line = inspectorHeader(trajectory('x'), h.text, 'q8').compute!;
+      assert.equal(rawInvisible(line), undefined, h.name);
+      assert.ok(line.endsWith(' · base weights 8 bits (Q8_0)'), h.name);
+    }
+  });
+
   it("the outcome's details: one row per key, metrics with their numbers formatted, the other extras", () => {
     const d = outcomeDetails(trajectory('x').outcome.details)!;
     assert.deepEqual(

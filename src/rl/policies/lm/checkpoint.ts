@@ -1,5 +1,5 @@
 // Checkpoints of the transformer policy, a directory of two files:
-//   checkpoint.json — { format: "agent-rl-checkpoint", version: 1, model: HfModelConfig, tokenizer,
+//   checkpoint.json — { format: "agent-rl-checkpoint", version: 1, model: HfModelConfig, baseWeights?, tokenizer,
 //                       policyVersion, optimizer: { step, options }, tensors: [{ name, shape,
 //                       offset, length }], savedAt, note }
 //   tensors.bin     — little-endian float32: every trainable weight (a LoRA run: its adapters only; the
@@ -11,6 +11,7 @@
 import * as tf from '@tensorflow/tfjs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { BaseWeights } from '../../../shared/baseWeights';
 import { ConfigError } from '../../../shared/runConfig';
 import type { AdamW, AdamWOptions } from '../../algo/adamw';
 import type { HfModelConfig } from './models/hfModel';
@@ -31,6 +32,11 @@ export interface CheckpointManifest {
   readonly version: 1;
   /** The Hugging Face checkpoint folder the weights belong to (the trainable ones, adapters under LoRA, are the tensors here). */
   readonly model: HfModelConfig;
+  /**
+   * How the run held the weights it did not train (q8: 8-bit Q8_0 blocks, bf16, f32); absent in
+   * checkpoints written before it was recorded. Informative only: the base is read from the folder.
+   */
+  readonly baseWeights?: BaseWeights;
   readonly tokenizer: { kind: string; [k: string]: unknown };
   readonly policyVersion: number;
   readonly optimizer: { readonly step: number; readonly options: AdamWOptions };
@@ -81,6 +87,7 @@ export async function saveCheckpoint(
     format: CHECKPOINT_FORMAT,
     version: 1,
     model: model.config,
+    ...(model.baseWeights ? { baseWeights: model.baseWeights } : {}),
     tokenizer: tokenizer.toJSON(),
     policyVersion,
     optimizer: { step: optimizer.step, options: optimizer.options },

@@ -4,6 +4,7 @@
 // optimizer step, the checkpoint and the resume point (checkpoint.ts's formats), the reference reset of
 // a warm start, and dispose. A subclass samples and scores; the learner owns the update.
 import type * as tf from '@tensorflow/tfjs';
+import type { BaseWeights } from '../../../shared/baseWeights';
 import { AdamW, type AdamWOptions } from '../../algo/adamw';
 import { writeHfFolder } from './models/hfFolder';
 import type { HfModelConfig } from './models/hfModel';
@@ -41,6 +42,11 @@ export abstract class ModelPolicy<M extends SerialisableModel> {
 
   get version(): number {
     return this.versionCounter;
+  }
+
+  /** How the model holds its weights (the frozen base under LoRA: q8 blocks, bf16, f32): recorded with the run and in its checkpoints. */
+  get baseWeights(): BaseWeights | undefined {
+    return this.model.baseWeights;
   }
 
   /** Makes the current weights the KL reference (a warm start's reference is the warm-started model). */

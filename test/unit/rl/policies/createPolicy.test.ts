@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chooseComputePath } from '../../../../src/rl/policies/computePath';
+import { chooseComputePath, enginePath } from '../../../../src/rl/policies/computePath';
 import { createPolicy } from '../../../../src/rl/policies/createPolicy';
 import { EngineModel } from '../../../../src/rl/policies/lm/models/engine/engineModel';
 import { readHfConfig } from '../../../../src/rl/policies/lm/models/hfConfig';
@@ -24,7 +24,7 @@ import { initBackend } from '../../../../src/rl/policies/lm/models/tfjsBackend';
 import { readCheckpoint } from '../../../../src/rl/policies/lm/checkpoint';
 import type { ModelPolicy } from '../../../../src/rl/policies/lm/modelPolicy';
 import { policyRunInfo } from '../../../../src/rl/train/trainingRun';
-import { validateRunConfig, type RunConfig } from '../../../../src/shared/runConfig';
+import { optionDefaults, TRANSFORMER_OPTION_SPECS, validateRunConfig, type RunConfig } from '../../../../src/shared/runConfig';
 import { binarySearchEnv, disposeOpened } from '../../../helpers/environments';
 import { HF_FIXTURES } from '../../../helpers/hfFixtureConfig';
 
@@ -97,6 +97,32 @@ describe('createPolicy: the compute path, chosen once with its reason', () => {
     assert.throws(
       () => chooseComputePath({ rolloutEngine: 'engine', weightDtype: 'q8' }, 'wasm', gpt2),
       /policyOptions\.weightDtype "q8" runs on the wasm engine, and this model runs on the tfjs decoder \(wasm: gpt2 .*\), which holds float32 weights\. Fix: backend "wasm" with a qwen2, qwen3 or llama checkpoint, or weightDtype "auto"/,
+    );
+  });
+
+  it('the engine refuses q8 (and bf16) with full fine-tuning, naming the fix, before any weight is read', () => {
+    // the config rule q8-lora-only refuses it first (configRules.test.ts); this is the engine's own guard, for callers past the validator
+    const qwen2 = readHfConfig(path.join(HF_FIXTURES, 'qwen2'));
+    const m = { dir: path.join(HF_FIXTURES, 'qwen2'), arch: qwen2, lora: undefined, contextLength: 64 };
+    const run = { seed: 0, sampleRows: 1, fullDistributions: false };
+    const backend = { name: 'wasm', notes: [] };
+    for (const weightDtype of ['q8', 'bf16'] as const)
+      assert.throws(
+        () => enginePath({ ...optionDefaults(TRANSFORMER_OPTION_SPECS), weightDtype }, run, backend, m, 'test'),
+        new RegExp(
+          `policyOptions\\.weightDtype "${weightDtype}" with full fine-tuning \\(loraRank 0\\): the engine updates the weights themselves, in float32\\. Fix: weightDtype "auto" or "f32", or LoRA \\(loraRank 8\\)`,
+        ),
+      );
+    // under LoRA, q8 passes the guard and plans
+    assert.equal(
+      enginePath(
+        { ...optionDefaults(TRANSFORMER_OPTION_SPECS), weightDtype: 'q8' },
+        run,
+        backend,
+        { ...m, lora: { rank: 4, alpha: 8, dropout: 0, targets: ['all-linear'] } },
+        'test',
+      ).reason,
+      'test',
     );
   });
 });

@@ -14,6 +14,7 @@
 // second copy of the weights. Embeddings are a gather when frozen and a one-hot product when trained
 // (wasm has no gradient for gather).
 import * as tf from '@tensorflow/tfjs';
+import type { BaseWeights } from '../../../../shared/baseWeights';
 import type { Differentiable } from '../../../algo/gradients';
 import { batchMatMul } from './kernels/batchMatMul';
 import { mm, type PolicyModel, type RunOptions } from './policyModel';
@@ -100,6 +101,11 @@ export class HfModel implements PolicyModel {
 
   get arch(): HfArchitecture {
     return this.config.arch;
+  }
+
+  /** The tfjs decoder reads every weight into float32 tensors, whatever the folder stores. */
+  get baseWeights(): BaseWeights {
+    return 'f32';
   }
 
   /** The family spec the weights and the forward pass follow. */

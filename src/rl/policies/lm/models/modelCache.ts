@@ -10,10 +10,10 @@ import * as path from 'node:path';
 import { fittingEnginePlan } from './engine/enginePlan';
 import { engineQ8Unsupported, engineUnsupported } from './engine/engineWeights';
 import { parameterCount } from './families/familyOf';
-import { readHfConfig } from './hfConfig';
+import { readHfConfig, type HfArchitecture } from './hfConfig';
 import { fittingPlan } from './memoryPlan';
 import { checkpointTensors } from './safetensors';
-import type { FoundModel } from '../../../../shared/foundModel';
+import type { FoundModel, Seed000Plan } from '../../../../shared/foundModel';
 
 export type { FoundModel };
 
@@ -83,17 +83,26 @@ function folderEntries(folder: string): { name: string; dir: string }[] {
     .filter((e) => isCheckpoint(e.dir));
 }
 
-/** Seed 000's preset against the backend's memory: the engine's plan on wasm (where it runs the model), else the tfjs decoder's. */
-function seed000Plan(dir: string, backend: string): FoundModel['seed000'] {
-  const arch = readHfConfig(dir);
+/**
+ * Seed 000's preset (LoRA rank 8, 1,024-token contexts, 12 rows sampled at once) against the backend's
+ * memory: the engine's plan on wasm (where it runs the model) — the one a run would take, and the plans
+ * at q8 and at bfloat16 beside it — else the tfjs decoder's. Reads config.json only, no weight.
+ */
+export function seed000Fit(arch: HfArchitecture, backend: string, threads = Math.min(os.availableParallelism(), 14)): NonNullable<FoundModel['seed000']> {
   const lora = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
   const contextLength = Math.min(1024, arch.maxPositions);
   if (backend === 'wasm' && !engineUnsupported(arch)) {
-    const o = { lora, contextLength, sampleRows: 12, threads: Math.min(os.availableParallelism(), 14) };
+    const o = { lora, contextLength, sampleRows: 12, threads };
     // bfloat16 (or float32) first; where that does not fit, Q8_0 blocks (weightDtype q8), the run's way out
     const auto = fittingEnginePlan(arch, { ...o, dtype: 'auto' });
-    const p = auto.fits || engineQ8Unsupported(arch) ? auto : fittingEnginePlan(arch, { ...o, dtype: 'q8' });
-    return { fits: p.fits, total: p.total, limit: p.limit, on: 'the wasm engine', dtype: p.dtype };
+    const q8 = engineQ8Unsupported(arch) ? undefined : fittingEnginePlan(arch, { ...o, dtype: 'q8' });
+    const bf16 = fittingEnginePlan(arch, { ...o, dtype: 'bf16' });
+    const p = auto.fits || !q8 ? auto : q8;
+    const plans: Seed000Plan[] = [
+      ...(q8 ? [{ dtype: 'q8' as const, fits: q8.fits, total: q8.total }] : []),
+      { dtype: 'bf16', fits: bf16.fits, total: bf16.total },
+    ];
+    return { fits: p.fits, total: p.total, limit: p.limit, on: 'the wasm engine', dtype: p.dtype, plans };
   }
   const p = fittingPlan(arch, { lora, contextLength, sampleRows: 12, backend });
   return { fits: p.fits, total: p.total, limit: p.limit, on: `tfjs ${backend}` };
@@ -104,7 +113,7 @@ function describeFolder(base: { name: string; dir: string; foundIn: string; revi
     const arch = readHfConfig(base.dir);
     const stored = checkpointTensors(base.dir);
     const dtypes = [...new Set([...stored.values()].map((t) => t.dtype))].join(', ');
-    return { ...base, modelType: arch.modelType, parameters: parameterCount(arch), dtypes, seed000: seed000Plan(base.dir, backend) };
+    return { ...base, modelType: arch.modelType, parameters: parameterCount(arch), dtypes, seed000: seed000Fit(arch, backend) };
   } catch (e) {
     return { ...base, problem: firstLine(e instanceof Error ? e.message : String(e), base.dir) };
   }

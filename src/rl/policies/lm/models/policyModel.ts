@@ -3,6 +3,7 @@
 // over a tfjs KV cache, or the engine (hf/engine) with its own decoding sessions. Shapes: B batch,
 // T new positions, Tk keys, V vocabulary.
 import * as tf from '@tensorflow/tfjs';
+import type { BaseWeights } from '../../../../shared/baseWeights';
 
 /** Keys and values of every layer for the tokens seen so far: keys [B, H, E, Tpast] (transposed), values [B, H, Tpast, E]. */
 export interface KvCache {
@@ -72,6 +73,8 @@ export interface PolicyModel extends CausalLm {
   readonly weights: readonly tf.Variable[];
   readonly names: readonly string[];
   parameterCount(): number;
+  /** How it holds its weights (the frozen base under LoRA: q8 blocks, bf16 or f32; f32 under full fine-tuning): recorded with the run and its checkpoints. */
+  readonly baseWeights?: BaseWeights;
   /** Copies the trainable weights of a model of the same shape (KL reference, weight sync). */
   copyFrom(other: PolicyModel): void;
   /** Called after the trainable weights were changed in place (an update, a restored checkpoint). */

@@ -5,6 +5,7 @@
 // (under full fine-tuning, its own frozen copy of the weights). It samples through decoding sessions and scores its own
 // targets (the learner's `TokenScorer`), vocabulary-chunked: no [positions, vocabulary] tensor exists.
 import * as tf from '@tensorflow/tfjs';
+import type { BaseWeights } from '../../../../../shared/baseWeights';
 import type { TokenScorer } from '../../../../algo/gradients';
 import type { PolicyModel } from '../policyModel';
 import { parameterCount } from '../families/familyOf';
@@ -41,6 +42,8 @@ export class EngineModel implements PolicyModel {
     readonly positionsPerPass: number,
     /** Rows the plan's KV cache holds at the full context. */
     private readonly sampleRows: number,
+    /** How the engine holds the weights (the plan's dtype: the frozen base as q8 blocks, bf16 or f32; f32 under full fine-tuning). */
+    readonly baseWeights: BaseWeights,
   ) {
     this.names = engine.trainableShapes().map((s) => s.name);
   }
@@ -75,7 +78,7 @@ export class EngineModel implements PolicyModel {
       vocabSize: o.arch.vocabSize,
       ...(o.lora ? { lora: o.lora } : {}),
     };
-    const model = new EngineModel(engine, config, 'policy', weights, o.lora !== undefined, o.plan.positionsPerPass, o.plan.sampleRows);
+    const model = new EngineModel(engine, config, 'policy', weights, o.lora !== undefined, o.plan.positionsPerPass, o.plan.sampleRows, o.plan.dtype);
     model.dirty = o.lora !== undefined;
     return model;
   }
@@ -90,6 +93,7 @@ export class EngineModel implements PolicyModel {
       this.zero,
       this.positionsPerPass,
       this.sampleRows,
+      this.baseWeights,
     );
   }
 
