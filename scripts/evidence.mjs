@@ -126,6 +126,9 @@ export function formatValue(v, format) {
       return `${v < 0 ? '−' : ''}${Math.abs(100 * v).toFixed(1)}`;
     case 'ratio2':
       return `${v.toFixed(2)}×`;
+    case 'exp1':
+      // 9.3e-8, a mean log-prob gap quoted to two figures
+      return v.toExponential(1).replace('e+', 'e');
     case 'exp2':
       // 3.80e-3, as the benches print small log-prob gaps
       return v.toExponential(2).replace('e+', 'e');
