@@ -56,6 +56,7 @@ export class EngineModel implements PolicyModel {
       dtype: o.plan.dtype,
       bytes: o.plan.total,
       planText: o.planText,
+      address: o.plan.address.mode,
     });
     let s = o.seed * 7919 + 17;
     const id = (name: string): string => `${name}_${Math.random().toString(36).slice(2, 8)}`;

@@ -4,13 +4,14 @@
 // chunks, one layer recomputed with its gradients), a forward-only pass and a sampling session (the KV
 // cache of the batch, prefill and decoding). Its total is the size of the engine's memory, so the
 // engine can never take more than was planned: a test runs each pass on Qwen2.5-0.5B's shapes and
-// compares the allocator's high-water mark with this.
+// compares the allocator's high-water mark with this. The plan also picks the engine's address mode
+// (engineAddress.ts): wasm32 while it fits 4 GiB, memory64 past that where the runtime has it.
 import { parameterCount } from '../families/familyOf';
 import type { HfArchitecture } from '../hfConfig';
 import type { LoraOptions } from '../hfModel';
 import { formatBytes, type MemoryLine, type MemoryPlan } from '../memoryPlan';
 import { q8Layout } from '../q8Blocks';
-import { MAX_ENGINE_BYTES } from './engineMemory';
+import { addressLimit, chooseAddressMode, memory64Support, type AddressChoice, type AddressMode, type Memory64Support } from './engineAddress';
 import { convertRows, ENGINE_LINEARS, linearShapeOf, matrixShapes, weightBytes, type WeightDtype } from './engineWeights';
 
 const R = (bytes: number): number => Math.ceil(bytes / 64) * 64;
@@ -28,6 +29,10 @@ export interface EnginePlanOptions {
   readonly dtype: WeightDtype;
   /** Forward passes and sampling only (model check): no layer inputs kept, no backward pass. */
   readonly inference?: boolean;
+  /** The address mode to plan for; absent: chosen from the total (engineAddress.chooseAddressMode). */
+  readonly address?: AddressMode;
+  /** What this runtime supports (tests stand in for a runtime without 64-bit memories); absent: probed. */
+  readonly memory64?: Memory64Support;
 }
 
 export interface EnginePlan extends MemoryPlan {
@@ -35,6 +40,8 @@ export interface EnginePlan extends MemoryPlan {
   readonly positionsPerPass: number;
   readonly sampleRows: number;
   readonly parts: { readonly persistent: number; readonly training: number; readonly forward: number; readonly sampling: number };
+  /** wasm32 or memory64, and why (also in limitOf, so describePlan says it). */
+  readonly address: AddressChoice;
 }
 
 /** Vocabulary columns per head chunk for `rows` positions (decoder.chunkColumns). */
@@ -183,12 +190,19 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
     pass,
   );
   const total = persistent + pass;
+  const auto = chooseAddressMode(total, o.memory64 ?? memory64Support());
+  const address: AddressChoice =
+    o.address === undefined || o.address === auto.mode
+      ? auto
+      : { mode: o.address, why: o.address === 'wasm32' ? 'wasm32, as asked' : 'memory64, as asked (the runtime has it)' };
+  const limit = addressLimit(address.mode);
   return {
     lines,
     total,
-    limit: MAX_ENGINE_BYTES,
-    limitOf: "wasm32's 4 GiB address space (one engine memory)",
-    fits: total <= MAX_ENGINE_BYTES,
+    limit,
+    limitOf: `one engine memory: ${address.why}`,
+    fits: total <= limit,
+    address,
     trainable,
     microBatchPositions: N,
     dtype: o.dtype,
@@ -218,12 +232,18 @@ export function fittingEnginePlan(
     o.positions && o.positions > 0
       ? [Math.max(o.positions, o.contextLength)]
       : [8, 4, 2, 1].map((k) => k * o.contextLength).filter((n, i, all) => n <= Math.max(o.contextLength, POSITIONS_TARGET) || i === all.length - 1);
-  let last: EnginePlan | undefined;
-  for (const dtype of dtypes) {
-    for (const positionsPerPass of sizes) {
-      last = planEngineMemory(a, { ...o, dtype, positionsPerPass });
-      if (last.fits) return last;
+  // every plan that fits wasm32's 4 GiB first (what was chosen before 64-bit memories, and the faster
+  // kernels: docs/runs/memory64/), then, where the runtime has them, the same order on a 64-bit memory
+  const support = o.memory64 ?? memory64Support();
+  const modes: AddressMode[] = support.ok ? ['wasm32', 'memory64'] : ['wasm32'];
+  for (const address of modes) {
+    for (const dtype of dtypes) {
+      for (const positionsPerPass of sizes) {
+        const plan = planEngineMemory(a, { ...o, dtype, positionsPerPass, address, memory64: support });
+        if (plan.fits) return plan;
+      }
     }
   }
-  return last!;
+  // nothing fits: the smallest plan, with the address mode (and its reason) chosen from its total
+  return planEngineMemory(a, { ...o, dtype: dtypes[dtypes.length - 1]!, positionsPerPass: sizes[sizes.length - 1]!, memory64: support });
 }

@@ -10,8 +10,9 @@ import type { HfArchitecture } from '../hfConfig';
 import { ModelLoadError } from '../hfConfig';
 import type { LoraOptions } from '../hfModel';
 import { Decoder, breathe, type Adapter, type AdapterSet, type HeadKept, type Pack } from './decoder';
+import { chooseAddressMode, type AddressMode } from './engineAddress';
 import { EngineMemory } from './engineMemory';
-import { ENGINE_PLAIN_BASE64, ENGINE_RELAXED_BASE64 } from './engineWasm';
+import { ENGINE_PLAIN64_BASE64, ENGINE_PLAIN_BASE64, ENGINE_RELAXED64_BASE64, ENGINE_RELAXED_BASE64 } from './engineWasm';
 import { baseTensors, loadEngineWeights, weightsLike, type BaseTensor, type EngineLinear, type EngineWeights, type WeightDtype } from './engineWeights';
 import { EngineKernels } from './kernels';
 import { openSession, type DecodeSession } from './engineSession';
@@ -25,11 +26,12 @@ interface WasmApi {
 }
 const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
-/** The kernel module this runtime can compile: relaxed SIMD (fused multiply-add) where supported. */
-export function engineModule(): { module: object; relaxed: boolean } {
-  const relaxed = Buffer.from(ENGINE_RELAXED_BASE64, 'base64');
+/** The kernel module of an address mode this runtime can compile: relaxed SIMD (fused multiply-add) where supported. */
+export function engineModule(mode: AddressMode = 'wasm32'): { module: object; relaxed: boolean } {
+  const m64 = mode === 'memory64';
+  const relaxed = Buffer.from(m64 ? ENGINE_RELAXED64_BASE64 : ENGINE_RELAXED_BASE64, 'base64');
   if (WA.validate(relaxed)) return { module: new WA.Module(relaxed), relaxed: true };
-  return { module: new WA.Module(Buffer.from(ENGINE_PLAIN_BASE64, 'base64')), relaxed: false };
+  return { module: new WA.Module(Buffer.from(m64 ? ENGINE_PLAIN64_BASE64 : ENGINE_PLAIN_BASE64, 'base64')), relaxed: false };
 }
 
 export type AdapterRole = 'policy' | 'reference';
@@ -64,6 +66,8 @@ export interface EngineOptions {
   /** The memory plan: its total is the engine's memory; its text is quoted in errors. */
   readonly bytes: number;
   readonly planText: string;
+  /** The plan's address mode (EnginePlan.address); absent: chosen from `bytes` (engineAddress.chooseAddressMode). */
+  readonly address?: AddressMode;
 }
 
 /** A sequence to score: input ids, targets, which positions are trained (scored), and where a grammar allowed only some ids. */
@@ -167,8 +171,8 @@ export class HfEngine {
       throw new ModelLoadError(`policyOptions.loraRank ${o.lora.rank}: the engine needs a multiple of 4. Fix: use 4, 8, 16 …`);
     if (o.lora && o.lora.dropout > 0)
       throw new ModelLoadError(`policyOptions.loraDropout ${o.lora.dropout}: the engine trains adapters without dropout. Fix: set it to 0`);
-    const mem = new EngineMemory(o.bytes, o.planText, CONTROL_BYTES);
-    const { module, relaxed } = engineModule();
+    const mem = new EngineMemory(o.bytes, o.planText, CONTROL_BYTES, o.address ?? chooseAddressMode(o.bytes).mode);
+    const { module, relaxed } = engineModule(mem.mode);
     const pool = await ThreadPool.start(mem.memory, module, o.threads);
     try {
       return new HfEngine(o, mem, pool, new EngineKernels(pool), relaxed);
@@ -196,6 +200,11 @@ export class HfEngine {
 
   get threads(): number {
     return this.pool.size;
+  }
+
+  /** The memory's address mode: wasm32 or memory64 (engineAddress.ts). */
+  get address(): AddressMode {
+    return this.mem.mode;
   }
 
   /** A digest of the base weights as they lie in memory (tests: nothing ever writes them after loading). */
