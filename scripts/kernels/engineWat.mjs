@@ -15,7 +15,7 @@
 // The 8-bit kernels over Q8_0 blocks (q8_quantize, q8_dequantize, q8_nt: scripts/kernels/q8Wat.mjs) are
 // appended, the same build's (relaxed dot or plain SIMD), so the engine's threads call them on its memory.
 import { q8Funcs } from './q8Wat.mjs';
-import { add, addressing, get, hsum, i32, inc, locals, loop, mul, range, set, shl2, zero } from './watText.mjs';
+import { add, addressing, get, hsum, i32, locals, loop, mul, range, set, shl2, zero } from './watText.mjs';
 
 /** @param {{ relaxed: boolean, mem64?: boolean, ntR?: number, ntC?: number, nnR?: number }} o */
 export function engineWat(o) {
