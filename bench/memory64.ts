@@ -10,7 +10,10 @@
 // of the rounds) and the median of the per-round ratios memory64 / wasm32 with their spread (min–max).
 // The sides must give the same bits (the same kernels), else the bench fails. No speed target: the
 // numbers decide the plan's address mode (engineAddress.chooseAddressMode).
-// Rounds: AGENT_RL_BENCH_ROUNDS (7); threads: AGENT_RL_BENCH_THREADS (2, seed 000's).
+// Rounds: AGENT_RL_BENCH_ROUNDS (21) of AGENT_RL_BENCH_SLOT seconds per side and workload (0.1: short
+// slots side by side, so a per-round ratio compares sides under the same load); threads:
+// AGENT_RL_BENCH_THREADS (1: the addressing cost is per thread, and one thread leaves out the wait for
+// the slowest thread of a split call, which on a shared machine is most of the noise).
 // Run: npm run bench memory64 (or, built: node out/bench/memory64.js); output: docs/runs/memory64/.
 import { MAX_WASM32_BYTES, memory64Support, type AddressMode } from '../src/rl/policies/lm/models/engine/engineAddress';
 import { EngineMemory } from '../src/rl/policies/lm/models/engine/engineMemory';
@@ -20,9 +23,9 @@ import { q8Operand, type Q8Operand } from '../src/rl/policies/lm/models/engine/q
 import { CONTROL_BYTES, ThreadPool } from '../src/rl/policies/lm/models/engine/threadPool';
 import { Rng } from '../src/rl/random';
 
-const ROUNDS = Number(process.env.AGENT_RL_BENCH_ROUNDS ?? 7);
-const THREADS = Number(process.env.AGENT_RL_BENCH_THREADS ?? 2);
-const TARGET_S = 0.25; // seconds per side, workload and round
+const ROUNDS = Number(process.env.AGENT_RL_BENCH_ROUNDS ?? 21);
+const THREADS = Number(process.env.AGENT_RL_BENCH_THREADS ?? 1);
+const TARGET_S = Number(process.env.AGENT_RL_BENCH_SLOT ?? 0.1); // seconds per side, workload and round
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const SCRATCH = 96 * 2 ** 20;
 
@@ -122,7 +125,9 @@ function rate(w: Workload, s: Side): number {
 
 async function main(): Promise<void> {
   const support = memory64Support();
-  console.log(`Node ${process.version}, ${THREADS} threads, ${ROUNDS} interleaved rounds; memory64: ${support.ok ? 'yes' : 'no'} (${support.why})`);
+  console.log(
+    `Node ${process.version}, ${THREADS} thread${THREADS === 1 ? '' : 's'}, ${ROUNDS} interleaved rounds of ${TARGET_S} s a side; memory64: ${support.ok ? 'yes' : 'no'} (${support.why})`,
+  );
   if (!support.ok) {
     console.log('no 64-bit memory on this runtime: nothing to compare');
     return;
