@@ -59,12 +59,13 @@ export interface AddressChoice {
 }
 
 /**
- * wasm32 while the plan fits its 4 GiB — 64-bit addressing costs the kernels bounds checks that wasm32
- * leaves to guard pages (measured: docs/runs/memory64/) — and memory64 past that where the runtime
- * has it; wasm32 (a plan that does not fit, refused with the fix) where it has not.
+ * wasm32 while the plan fits its 4 GiB — what was chosen before 64-bit memories, and a 64-bit memory
+ * may cost the kernels explicit bounds checks where wasm32 has guard pages (docs/runs/memory64/: no
+ * cost resolved on the shared 2-core machine, within a wide spread) — and memory64 past that where the
+ * runtime has it; wasm32 (a plan that does not fit, refused with the fix) where it has not.
  */
 export function chooseAddressMode(total: number, support: Memory64Support = memory64Support()): AddressChoice {
-  if (total <= MAX_WASM32_BYTES) return { mode: 'wasm32', why: 'wasm32: the plan fits its 4 GiB, where the kernels run without bounds checks' };
+  if (total <= MAX_WASM32_BYTES) return { mode: 'wasm32', why: 'wasm32: the plan fits its 4 GiB (a 64-bit memory only past that)' };
   if (support.ok) return { mode: 'memory64', why: `memory64: the plan needs more than wasm32's 4 GiB, and this runtime has 64-bit memories (${support.why})` };
   return { mode: 'wasm32', why: `wasm32 only: this runtime has no 64-bit memory for the engine (${support.why})` };
 }
