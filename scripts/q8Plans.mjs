@@ -44,25 +44,36 @@ const lora = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
 /** @param {number} b bytes */
 const GiB = (b) => `${(b / 2 ** 30).toFixed(2)} GiB`;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'q8-plans-'));
+const header =
+  'model | parameters | weights held as | 12 rows: fits? total (weights; largest pass, positions per pass) | address mode | most rows sampled at once that fit';
 const lines = [
   `Memory plans of the engine (fittingEnginePlan), shape-only configs, LoRA rank 8, context 1024, 2 threads; limit 4.00 GiB (wasm32), 16.00 GiB (memory64: ${memory64Support().ok ? 'this runtime has it' : 'NOT on this runtime'}, Node ${process.version})`,
-  'model | parameters | weights held as | 12 rows: fits? total (weights; largest pass, positions per pass) | address mode | most rows sampled at once that fit',
+];
+// this runtime's plans, then a runtime without 64-bit memories (VS Code's Electron where its V8 lacks them)
+const runtimes = [
+  { title: 'On this runtime', memory64: memory64Support() },
+  { title: 'On wasm32 alone (a runtime without 64-bit memories)', memory64: { ok: false, why: 'none' } },
 ];
 try {
   for (const [name, cfg] of Object.entries(shapes)) {
     const dir = path.join(tmp, name);
     fs.mkdirSync(dir);
     fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(cfg));
-    const a = readHfConfig(dir);
-    for (const dtype of ['bf16', 'q8']) {
-      /** @param {number} rows */
-      const plan = (rows) => fittingEnginePlan(a, { lora, contextLength: 1024, sampleRows: rows, threads: 2, dtype });
-      const p = plan(12);
-      let most = 0;
-      for (let rows = 12; rows >= 1 && most === 0; rows--) if (plan(rows).fits) most = rows;
-      lines.push(
-        `${name} | ${(parameterCount(a) / 1e9).toFixed(2)}B | ${dtype} | ${p.fits ? 'fits' : 'does not fit'} ${GiB(p.total)} (weights ${GiB(p.lines[0].bytes)}; pass ${GiB(p.total - p.parts.persistent)}, ${p.positionsPerPass} positions) | ${p.address.mode} | ${most}`,
-      );
+  }
+  for (const rt of runtimes) {
+    lines.push('', `${rt.title}:`, header);
+    for (const name of Object.keys(shapes)) {
+      const a = readHfConfig(path.join(tmp, name));
+      for (const dtype of ['bf16', 'q8']) {
+        /** @param {number} rows */
+        const plan = (rows) => fittingEnginePlan(a, { lora, contextLength: 1024, sampleRows: rows, threads: 2, dtype, memory64: rt.memory64 });
+        const p = plan(12);
+        let most = 0;
+        for (let rows = 12; rows >= 1 && most === 0; rows--) if (plan(rows).fits) most = rows;
+        lines.push(
+          `${name} | ${(parameterCount(a) / 1e9).toFixed(2)}B | ${dtype} | ${p.fits ? 'fits' : 'does not fit'} ${GiB(p.total)} (weights ${GiB(p.lines[0].bytes)}; pass ${GiB(p.total - p.parts.persistent)}, ${p.positionsPerPass} positions) | ${p.address.mode} | ${most}`,
+        );
+      }
     }
   }
 } finally {
