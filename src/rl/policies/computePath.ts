@@ -156,7 +156,7 @@ export function enginePath(o: TransformerOptions, run: PathRunInfo, backend: Bac
       }),
     // the threads the engine started and the SIMD it found
     describe: ({ engine: e }) =>
-      `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.address.mode} memory, ${plan.dtype === 'q8' ? 'q8 base (Q8_0 blocks of 32, 8-bit activations per block)' : `${plan.dtype} weights`}, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backend)} for the optimizer)`,
+      `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.address.mode} memory${plan.keepsActivations ? ', activations kept (no recompute)' : ''}, ${plan.dtype === 'q8' ? 'q8 base (Q8_0 blocks of 32, 8-bit activations per block)' : `${plan.dtype} weights`}, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backend)} for the optimizer)`,
     differentiable: (x) => x.scorer(),
     rollout: (model, tokenizer) =>
       o.rolloutEngine === 'llama.cpp' ? llamaCppRollout(model, m, tokenizer, run.sampleRows, threads) : Promise.resolve(undefined),

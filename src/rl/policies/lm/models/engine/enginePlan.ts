@@ -33,6 +33,8 @@ export interface EnginePlanOptions {
   readonly address?: AddressMode;
   /** What this runtime supports (tests stand in for a runtime without 64-bit memories); absent: probed. */
   readonly memory64?: Memory64Support;
+  /** A training pass keeps every layer's intermediates instead of recomputing them in the backward pass. */
+  readonly keepActivations?: boolean;
 }
 
 export interface EnginePlan extends MemoryPlan {
@@ -42,6 +44,8 @@ export interface EnginePlan extends MemoryPlan {
   readonly parts: { readonly persistent: number; readonly training: number; readonly forward: number; readonly sampling: number };
   /** wasm32 or memory64, and why (also in limitOf, so describePlan says it). */
   readonly address: AddressChoice;
+  /** The training pass keeps every layer's intermediates (no recompute in the backward pass). */
+  readonly keepsActivations: boolean;
 }
 
 /** Vocabulary columns per head chunk for `rows` positions (decoder.chunkColumns). */
@@ -143,9 +147,16 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
   // training: the stream kept per layer, the head kept at every position, then the backward pass
   const head = headBytes(a, N, q8);
   const keptInputs = f32((L + 1) * N * D);
-  const layerPeak = layer(N, segs, P, true) + layerBwdBytes(a, N, segs, P, r, o.threads, q8);
+  const keepAll = !!o.keepActivations && !o.inference;
+  // kept: every layer's intermediates stay from the forward pass (hfEngine.score), so a layer's backward
+  // pass adds only its gradients' buffers; else it recomputes the layer first
+  const layersKept = keepAll ? L * layer(N, segs, P, true) : 0;
+  const layerPeak = (keepAll ? 0 : layer(N, segs, P, true)) + layerBwdBytes(a, N, segs, P, r, o.threads, q8);
   const training =
-    pack + keptInputs + Math.max(layer(N, segs, P, false), head.kept + Math.max(head.transient, f32(N * D) + Math.max(head.backward, layerPeak)));
+    pack +
+    keptInputs +
+    layersKept +
+    Math.max(keepAll ? 0 : layer(N, segs, P, false), head.kept + Math.max(head.transient, f32(N * D) + Math.max(head.backward, layerPeak)));
   const forward = pack + f32(N * D) + Math.max(layer(N, segs, P, false), head.kept + head.transient);
   // sampling: the batch's KV cache, then a prefill of up to N positions or a decoding step
   const B = o.sampleRows;
@@ -186,7 +197,7 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
   push(
     o.inference
       ? `largest pass (${which}): forward ${formatBytes(forward)} (${N.toLocaleString('en')} positions, the head over vocabulary chunks); sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`
-      : `largest pass (${which}): training ${formatBytes(training)} — ${N.toLocaleString('en')} packed positions, the ${L + 1} layer inputs kept (${formatBytes(keptInputs)}), one layer recomputed with its gradients (${formatBytes(layerPeak)}), the head over vocabulary chunks; forward-only ${formatBytes(forward)}; sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`,
+      : `largest pass (${which}): training ${formatBytes(training)} — ${N.toLocaleString('en')} packed positions, the ${L + 1} layer inputs kept (${formatBytes(keptInputs)}), ${keepAll ? `every layer's intermediates kept (${formatBytes(layersKept)}), a layer's gradients (${formatBytes(layerPeak)})` : `one layer recomputed with its gradients (${formatBytes(layerPeak)})`}, the head over vocabulary chunks; forward-only ${formatBytes(forward)}; sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`,
     pass,
   );
   const total = persistent + pass;
@@ -203,6 +214,7 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
     limitOf: `one engine memory: ${address.why}`,
     fits: total <= limit,
     address,
+    keepsActivations: keepAll,
     trainable,
     microBatchPositions: N,
     dtype: o.dtype,
@@ -240,7 +252,15 @@ export function fittingEnginePlan(
     for (const dtype of dtypes) {
       for (const positionsPerPass of sizes) {
         const plan = planEngineMemory(a, { ...o, dtype, positionsPerPass, address, memory64: support });
-        if (plan.fits) return plan;
+        if (!plan.fits) continue;
+        // where a wasm32 plan has room within its 4 GiB, the training pass keeps every layer's
+        // intermediates instead of recomputing them; a 64-bit plan does not grow for it (its memory is
+        // the machine's, and it already took a 64-bit memory to fit at all)
+        if (address === 'wasm32' && !o.inference) {
+          const kept = planEngineMemory(a, { ...o, dtype, positionsPerPass, address, memory64: support, keepActivations: true });
+          if (kept.fits) return kept;
+        }
+        return plan;
       }
     }
   }
