@@ -17,6 +17,7 @@ const BENCHES = [
   'enginePath',
   'hfModel',
   'q8Kernels',
+  'memory64',
   'seed000Scale',
 ];
 const only = process.argv.slice(2);

@@ -16,17 +16,13 @@
 //   draw_walk(z, ld, rows, V, inv, lse, u, tok)  per row: the first i where u[r] − Σ_{j≤i} exp(z_j·inv − lse[r])
 //       falls below 0 (lse, u: float64 a row), else the last i whose z_i is not −∞; tok[r] = i (int32)
 //
-// Every address is formed by `ptr(base, byteOffset)` and every row or element offset by `offset(…)`,
-// so that moving the kernels to a 64-bit memory changes those two helpers and the pointer type `A`.
+// Every address is formed by `padd(base, byteOffset)` of watText.mjs's `addressing`, so the wasm32 and the
+// memory64 builds are one text: pointers of the address type, offsets int32 (widened in the 64-bit build).
 
-import { get, i32, locals, loop, set } from './watText.mjs';
+import { addressing, get, i32, locals, loop, set } from './watText.mjs';
 
-/** The pointer (address) type of the memory the kernels read. */
-const A = 'i32';
-/** base + byteOffset: an address (both already of type A). */
-const ptr = (base, byteOffset) => `(${A}.add ${base} ${byteOffset})`;
-/** An int32 element count times `bytes`: a byte offset of type A. */
-const offset = (count, bytes) => `(${A}.mul ${count} (${A}.const ${bytes}))`;
+/** An int32 element count times `bytes`: a byte offset (int32; `padd` widens it where addresses are 64-bit). */
+const offset = (count, bytes) => `(i32.mul ${count} (i32.const ${bytes}))`;
 
 /** A float64 constant spelled exactly (hexadecimal): the JavaScript number's own bits. */
 function f64(v) {
@@ -146,91 +142,100 @@ const exp2Func = `
     ;; |x| < 2⁻²⁸: 1 + x
     (v128.bitselect (f64x2.add ${f64x2(1)} ${get('x')}) ${get('y')} (i64x2.lt_s ${get('hx')} ${i64x2('0x3e300000')})))`;
 
-/** z_i·inv in float64: the float32 logit at `row` + 4i, widened, times the row's 1 / temperature. */
-const scaled = (row, i) => `(f64.mul (f64.promote_f32 (f32.load ${ptr(row, offset(i, 4))})) ${get('inv')})`;
-/** The same for z_i and z_{i+1} as a float64x2. */
-const scaled2 = (row, i) => `(f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero align=4 ${ptr(row, offset(i, 4))})) (f64x2.splat ${get('inv')}))`;
-/** The loop over pairs i, i + 1 < V. */
-const pairs = (body) => loop('i', i32(0), `(i32.sub ${get('V')} (i32.const 1))`, i32(2), body);
+/** The two exported kernels, written for `addressing(mem64)`'s pointer type (scripts/kernels/watText.mjs). */
+function drawKernels(mem64) {
+  const { A, padd, params, prologue } = addressing(mem64);
+  /** z_i·inv in float64: the float32 logit at `row` + 4i, widened, times the row's 1 / temperature. */
+  const scaled = (row, i) => `(f64.mul (f64.promote_f32 (f32.load ${padd(row, offset(i, 4))})) ${get('inv')})`;
+  /** The same for z_i and z_{i+1} as a float64x2. */
+  const scaled2 = (row, i) => `(f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero align=4 ${padd(row, offset(i, 4))})) (f64x2.splat ${get('inv')}))`;
+  /** The loop over pairs i, i + 1 < V. */
+  const pairs = (body) => loop('i', i32(0), `(i32.sub ${get('V')} (i32.const 1))`, i32(2), body);
 
-const norm = `
-  (func (export "draw_norm") (param $z ${A}) (param $ld i32) (param $rows i32) (param $V i32) (param $inv f64) (param $out ${A})
-    ${locals(['r', 'i', 'best'], 'i32')} ${locals(['row', 'o'], A)} ${locals(['mx', 'v', 'sum'], 'f64')} ${locals(['f', 'bv'], 'f32')} ${locals(['e'], 'v128')}
-    ${loop(
-      'r',
-      i32(0),
-      get('rows'),
-      i32(1),
-      `
-      ${set('row', ptr(get('z'), offset(`(i32.mul ${get('r')} ${get('ld')})`, 4)))}
-      ;; the maximum of z·inv (a strict > from −∞, as logSumExp), and the first maximum of z (greedy's token)
-      ${set('mx', '(f64.const -inf)')} ${set('best', i32(0))} ${set('bv', `(f32.load ${get('row')})`)}
+  const norm = `
+    (func (export "draw_norm") ${params('z* ld rows V inv:f64 out*')}
+      ${locals(['r', 'i', 'best'], 'i32')} ${locals(['row', 'o'], A)} ${locals(['mx', 'v', 'sum'], 'f64')} ${locals(['f', 'bv'], 'f32')} ${locals(['e'], 'v128')}
+      ${prologue('z* out*')}
       ${loop(
-        'i',
+        'r',
         i32(0),
-        get('V'),
+        get('rows'),
         i32(1),
-        `${set('f', `(f32.load ${ptr(get('row'), offset(get('i'), 4))})`)}
-        ${set('v', `(f64.mul (f64.promote_f32 ${get('f')}) ${get('inv')})`)}
-        (if (f64.gt ${get('v')} ${get('mx')}) (then ${set('mx', get('v'))}))
-        (if (f32.gt ${get('f')} ${get('bv')}) (then ${set('bv', get('f'))} ${set('best', get('i'))}))`,
-      )}
-      ;; Σ exp(z·inv − max), left to right: two exps at a time, added one after the other, then an odd V's last
-      ${set('sum', '(f64.const 0)')}
-      ${pairs(
-        `${set('e', `(call $draw_exp2 (f64x2.sub ${scaled2(get('row'), get('i'))} (f64x2.splat ${get('mx')})))`)}
-        ${set('sum', `(f64.add (f64.add ${get('sum')} (f64x2.extract_lane 0 ${get('e')})) (f64x2.extract_lane 1 ${get('e')}))`)}`,
-      )}
-      (if (i32.and ${get('V')} (i32.const 1)) (then
-        ${set('i', `(i32.sub ${get('V')} (i32.const 1))`)}
-        ${set('sum', `(f64.add ${get('sum')} (call $draw_exp (f64.sub ${scaled(get('row'), get('i'))} ${get('mx')})))`)}))
-      ${set('o', ptr(get('out'), offset(get('r'), 24)))}
-      (f64.store ${get('o')} ${get('mx')})
-      (f64.store offset=8 ${get('o')} ${get('sum')})
-      (f64.store offset=16 ${get('o')} (f64.convert_i32_s ${get('best')}))
-    `,
-    )})`;
-
-const walk = `
-  (func (export "draw_walk") (param $z ${A}) (param $ld i32) (param $rows i32) (param $V i32) (param $inv f64) (param $lse ${A}) (param $u ${A}) (param $tok ${A})
-    ${locals(['r', 'i', 't'], 'i32')} ${locals(['row'], A)} ${locals(['uu', 'l'], 'f64')} ${locals(['e'], 'v128')}
-    ${loop(
-      'r',
-      i32(0),
-      get('rows'),
-      i32(1),
-      `
-      ${set('row', ptr(get('z'), offset(`(i32.mul ${get('r')} ${get('ld')})`, 4)))}
-      ${set('uu', `(f64.load ${ptr(get('u'), offset(get('r'), 8))})`)}
-      ${set('l', `(f64.load ${ptr(get('lse'), offset(get('r'), 8))})`)}
-      ${set('t', i32(-1))}
-      ;; the inverse CDF: u −= p_i until it falls below 0
-      (block $walk_end
-        ${pairs(
-          `${set('e', `(call $draw_exp2 (f64x2.sub ${scaled2(get('row'), get('i'))} (f64x2.splat ${get('l')})))`)}
-          ${set('uu', `(f64.sub ${get('uu')} (f64x2.extract_lane 0 ${get('e')}))`)}
-          (if (f64.lt ${get('uu')} (f64.const 0)) (then ${set('t', get('i'))} (br $walk_end)))
-          ${set('uu', `(f64.sub ${get('uu')} (f64x2.extract_lane 1 ${get('e')}))`)}
-          (if (f64.lt ${get('uu')} (f64.const 0)) (then ${set('t', `(i32.add ${get('i')} (i32.const 1))`)} (br $walk_end)))`,
+        `
+        ${set('row', padd(get('z'), offset(`(i32.mul ${get('r')} ${get('ld')})`, 4)))}
+        ;; the maximum of z·inv (a strict > from −∞, as logSumExp), and the first maximum of z (greedy's token)
+        ${set('mx', '(f64.const -inf)')} ${set('best', i32(0))} ${set('bv', `(f32.load ${get('row')})`)}
+        ${loop(
+          'i',
+          i32(0),
+          get('V'),
+          i32(1),
+          `${set('f', `(f32.load ${padd(get('row'), offset(get('i'), 4))})`)}
+          ${set('v', `(f64.mul (f64.promote_f32 ${get('f')}) ${get('inv')})`)}
+          (if (f64.gt ${get('v')} ${get('mx')}) (then ${set('mx', get('v'))}))
+          (if (f32.gt ${get('f')} ${get('bv')}) (then ${set('bv', get('f'))} ${set('best', get('i'))}))`,
         )}
-        ;; an odd V's last token
-        (br_if $walk_end (i32.eqz (i32.and ${get('V')} (i32.const 1))))
-        ${set('i', `(i32.sub ${get('V')} (i32.const 1))`)}
-        ${set('uu', `(f64.sub ${get('uu')} (call $draw_exp (f64.sub ${scaled(get('row'), get('i'))} ${get('l')})))`)}
-        (if (f64.lt ${get('uu')} (f64.const 0)) (then ${set('t', get('i'))})))
-      ;; rounding left u ≥ 0: the last token that can be drawn (a masked one, −∞, has probability 0)
-      (if (i32.lt_s ${get('t')} (i32.const 0)) (then
-        ${set('t', `(i32.sub ${get('V')} (i32.const 1))`)}
-        (block $last_end (loop $last_top
-          (br_if $last_end (i32.le_s ${get('t')} (i32.const 0)))
-          (br_if $last_end (f32.ne (f32.load ${ptr(get('row'), offset(get('t'), 4))}) (f32.const -inf)))
-          ${set('t', `(i32.sub ${get('t')} (i32.const 1))`)}
-          (br $last_top)))))
-      (i32.store ${ptr(get('tok'), offset(get('r'), 4))} ${get('t')})
-    `,
-    )})`;
+        ;; Σ exp(z·inv − max), left to right: two exps at a time, added one after the other, then an odd V's last
+        ${set('sum', '(f64.const 0)')}
+        ${pairs(
+          `${set('e', `(call $draw_exp2 (f64x2.sub ${scaled2(get('row'), get('i'))} (f64x2.splat ${get('mx')})))`)}
+          ${set('sum', `(f64.add (f64.add ${get('sum')} (f64x2.extract_lane 0 ${get('e')})) (f64x2.extract_lane 1 ${get('e')}))`)}`,
+        )}
+        (if (i32.and ${get('V')} (i32.const 1)) (then
+          ${set('i', `(i32.sub ${get('V')} (i32.const 1))`)}
+          ${set('sum', `(f64.add ${get('sum')} (call $draw_exp (f64.sub ${scaled(get('row'), get('i'))} ${get('mx')})))`)}))
+        ${set('o', padd(get('out'), offset(get('r'), 24)))}
+        (f64.store ${get('o')} ${get('mx')})
+        (f64.store offset=8 ${get('o')} ${get('sum')})
+        (f64.store offset=16 ${get('o')} (f64.convert_i32_s ${get('best')}))
+      `,
+      )})`;
+
+  const walk = `
+    (func (export "draw_walk") ${params('z* ld rows V inv:f64 lse* u* tok*')}
+      ${locals(['r', 'i', 't'], 'i32')} ${locals(['row'], A)} ${locals(['uu', 'l'], 'f64')} ${locals(['e'], 'v128')}
+      ${prologue('z* lse* u* tok*')}
+      ${loop(
+        'r',
+        i32(0),
+        get('rows'),
+        i32(1),
+        `
+        ${set('row', padd(get('z'), offset(`(i32.mul ${get('r')} ${get('ld')})`, 4)))}
+        ${set('uu', `(f64.load ${padd(get('u'), offset(get('r'), 8))})`)}
+        ${set('l', `(f64.load ${padd(get('lse'), offset(get('r'), 8))})`)}
+        ${set('t', i32(-1))}
+        ;; the inverse CDF: u −= p_i until it falls below 0
+        (block $walk_end
+          ${pairs(
+            `${set('e', `(call $draw_exp2 (f64x2.sub ${scaled2(get('row'), get('i'))} (f64x2.splat ${get('l')})))`)}
+            ${set('uu', `(f64.sub ${get('uu')} (f64x2.extract_lane 0 ${get('e')}))`)}
+            (if (f64.lt ${get('uu')} (f64.const 0)) (then ${set('t', get('i'))} (br $walk_end)))
+            ${set('uu', `(f64.sub ${get('uu')} (f64x2.extract_lane 1 ${get('e')}))`)}
+            (if (f64.lt ${get('uu')} (f64.const 0)) (then ${set('t', `(i32.add ${get('i')} (i32.const 1))`)} (br $walk_end)))`,
+          )}
+          ;; an odd V's last token
+          (br_if $walk_end (i32.eqz (i32.and ${get('V')} (i32.const 1))))
+          ${set('i', `(i32.sub ${get('V')} (i32.const 1))`)}
+          ${set('uu', `(f64.sub ${get('uu')} (call $draw_exp (f64.sub ${scaled(get('row'), get('i'))} ${get('l')})))`)}
+          (if (f64.lt ${get('uu')} (f64.const 0)) (then ${set('t', get('i'))})))
+        ;; rounding left u ≥ 0: the last token that can be drawn (a masked one, −∞, has probability 0)
+        (if (i32.lt_s ${get('t')} (i32.const 0)) (then
+          ${set('t', `(i32.sub ${get('V')} (i32.const 1))`)}
+          (block $last_end (loop $last_top
+            (br_if $last_end (i32.le_s ${get('t')} (i32.const 0)))
+            (br_if $last_end (f32.ne (f32.load ${padd(get('row'), offset(get('t'), 4))}) (f32.const -inf)))
+            ${set('t', `(i32.sub ${get('t')} (i32.const 1))`)}
+            (br $last_top)))))
+        (i32.store ${padd(get('tok'), offset(get('r'), 4))} ${get('t')})
+      `,
+      )})`;
+
+  return `${norm}\n${walk}`;
+}
 
 /** The draw's functions, appended to the engine's module (the same text in the relaxed and plain builds). */
-export function drawFuncs() {
-  return `${expFunc}\n${exp2Func}\n${norm}\n${walk}`;
+/** @param {{ mem64?: boolean }} [o] */
+export function drawFuncs(o = {}) {
+  return `${expFunc}\n${exp2Func}\n${drawKernels(!!o.mem64)}`;
 }

@@ -17,10 +17,12 @@
 // so is the sampler's draw (draw_norm, draw_walk: scripts/kernels/drawWat.mjs), the same float64 code in both builds.
 import { drawFuncs } from './drawWat.mjs';
 import { q8Funcs } from './q8Wat.mjs';
-import { add, get, hsum, i32, inc, locals, loop, mul, range, set, shl2, zero } from './watText.mjs';
+import { add, addressing, get, hsum, i32, locals, loop, mul, range, set, shl2, zero } from './watText.mjs';
 
-/** @param {{ relaxed: boolean, ntR?: number, ntC?: number, nnR?: number }} o */
+/** @param {{ relaxed: boolean, mem64?: boolean, ntR?: number, ntC?: number, nnR?: number }} o */
 export function engineWat(o) {
+  // the address type (wasm32 or memory64) of every pointer below: scripts/kernels/watText.mjs
+  const { A, padd, pinc, pge, pcopy, plocals, params, prologue, iparams, memory } = addressing(!!o.mem64);
   const ntR = o.ntR ?? 4,
     ntC = o.ntC ?? 2,
     nnR = o.nnR ?? 4;
@@ -47,9 +49,9 @@ export function engineWat(o) {
         pw = range(C).map((c) => `pw${c}`);
       const init = [
         ...accs.map((a) => set(a, zero)),
-        ...range(R).map((r) => set(`px${r}`, add(get('xb'), shl2(mul(add(get('m'), i32(r)), get('ldx')))))),
-        ...range(C).map((c) => set(`pw${c}`, add(get('wb'), mul(mul(add(get('n'), i32(c)), get('ldw')), i32(ws))))),
-        set('pe', add(get('px0'), shl2(get('kl')))),
+        ...range(R).map((r) => set(`px${r}`, padd(get('xb'), shl2(mul(add(get('m'), i32(r)), get('ldx')))))),
+        ...range(C).map((c) => set(`pw${c}`, padd(get('wb'), mul(mul(add(get('n'), i32(c)), get('ldw')), i32(ws))))),
+        set('pe', padd(get('px0'), shl2(get('kl')))),
       ].join(' ');
       let body;
       if (wt === 'f32') {
@@ -59,8 +61,8 @@ export function engineWat(o) {
             set('wv', load(get(`pw${c}`))),
             ...range(R).map((r) => set(`a${r}_${c}`, fma(get(`x${r}`), get('wv'), get(`a${r}_${c}`)))),
           ]),
-          ...range(R).map((r) => inc(`px${r}`, i32(16))),
-          ...range(C).map((c) => inc(`pw${c}`, i32(16))),
+          ...range(R).map((r) => pinc(`px${r}`, i32(16))),
+          ...range(C).map((c) => pinc(`pw${c}`, i32(16))),
         ].join(' ');
       } else {
         const half = (h) => [
@@ -70,12 +72,12 @@ export function engineWat(o) {
             ...range(R).map((r) => set(`a${r}_${c}`, fma(get(`x${r}`), get('wv'), get(`a${r}_${c}`)))),
           ]),
         ];
-        body = [...half(0), ...half(1), ...range(R).map((r) => inc(`px${r}`, i32(32))), ...range(C).map((c) => inc(`pw${c}`, i32(16)))].join(' ');
+        body = [...half(0), ...half(1), ...range(R).map((r) => pinc(`px${r}`, i32(32))), ...range(C).map((c) => pinc(`pw${c}`, i32(16)))].join(' ');
       }
       const out = range(R)
         .flatMap((r) =>
           range(C).map((c) => {
-            const yp = add(get('y'), shl2(add(mul(add(get('m'), i32(r)), get('ldy')), add(get('n'), i32(c)))));
+            const yp = padd(get('y'), shl2(add(mul(add(get('m'), i32(r)), get('ldy')), add(get('n'), i32(c)))));
             return `(f32.store ${yp} (if (result f32) ${get('accum')} (then (f32.add (f32.load ${yp}) ${hsum(get(`a${r}_${c}`))})) (else ${hsum(get(`a${r}_${c}`))})))`;
           }),
         )
@@ -84,7 +86,7 @@ export function engineWat(o) {
       return {
         decl: [...accs, ...xs],
         ptrs: [...px, ...pw],
-        code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end (i32.ge_u ${get('px0')} ${get('pe')})) ${body} (br $${lbl}_top))) ${out}`,
+        code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end ${pge(get('px0'), get('pe'))}) ${body} (br $${lbl}_top))) ${out}`,
       };
     };
     const m42 = micro(ntR, ntC),
@@ -93,11 +95,11 @@ export function engineWat(o) {
       m11 = micro(1, 1);
     const decl = [...new Set([...m42.decl, ...m41.decl, ...m14.decl, ...m11.decl])];
     const ptrs = [...new Set([...m42.ptrs, ...m41.ptrs, ...m14.ptrs, ...m11.ptrs])];
+    const sig = 'x* ldx w* ldw y* ldy M K n0 n1 acc';
     return `
-  (func (export "nt_${wt}") (param $x i32) (param $ldx i32) (param $w i32) (param $ldw i32) (param $y i32) (param $ldy i32)
-    (param $M i32) (param $K i32) (param $n0 i32) (param $n1 i32) (param $acc i32)
+  (func (export "nt_${wt}") ${params(sig)}
     (local $k0 i32) (local $kl i32) (local $nb i32) (local $nbe i32) (local $m i32) (local $n i32) (local $k i32) (local $accum i32)
-    (local $xb i32) (local $wb i32) (local $wv v128) (local $pe i32) ${locals(ptrs, 'i32')} ${locals(decl, 'v128')}
+    (local $xb ${A}) (local $wb ${A}) (local $wv v128) (local $pe ${A}) ${plocals(ptrs)} ${locals(decl, 'v128')} ${prologue(sig)}
     ${loop(
       'k0',
       i32(0),
@@ -106,8 +108,8 @@ export function engineWat(o) {
       `
       ${set('kl', `(select (i32.sub ${get('K')} ${get('k0')}) ${i32(KC)} (i32.lt_s (i32.sub ${get('K')} ${get('k0')}) ${i32(KC)}))`)}
       ${set('accum', `(i32.or ${get('acc')} (i32.gt_s ${get('k0')} ${i32(0)}))`)}
-      ${set('xb', add(get('x'), shl2(get('k0'))))}
-      ${set('wb', add(get('w'), mul(get('k0'), i32(ws))))}
+      ${set('xb', padd(get('x'), shl2(get('k0'))))}
+      ${set('wb', padd(get('w'), mul(get('k0'), i32(ws))))}
       ${loop(
         'nb',
         get('n0'),
@@ -144,9 +146,9 @@ export function engineWat(o) {
       const accs = range(R).flatMap((r) => range(V).map((c) => `a${r}_${c}`));
       const init = [
         ...accs.map((a) => set(a, zero)),
-        ...range(R).map((r) => set(`pd${r}`, add(get('dyb'), shl2(mul(add(get('m'), i32(r)), get('lddy')))))),
-        set('pw', add(get('wb'), mul(get('k'), i32(ws)))),
-        set('pe', add(get('pd0'), shl2(get('nl')))),
+        ...range(R).map((r) => set(`pd${r}`, padd(get('dyb'), shl2(mul(add(get('m'), i32(r)), get('lddy')))))),
+        set('pw', padd(get('wb'), mul(get('k'), i32(ws)))),
+        set('pe', padd(get('pd0'), shl2(get('nl')))),
       ].join(' ');
       const loads =
         wt === 'bf16'
@@ -158,13 +160,13 @@ export function engineWat(o) {
           set('d', splatAt(get(`pd${r}`))),
           ...range(V).map((c) => set(`a${r}_${c}`, fma(get('d'), get(`w${c}`), get(`a${r}_${c}`)))),
         ]),
-        ...range(R).map((r) => inc(`pd${r}`, i32(4))),
-        inc('pw', get('wstep')),
+        ...range(R).map((r) => pinc(`pd${r}`, i32(4))),
+        pinc('pw', get('wstep')),
       ].join(' ');
       const out = range(R)
         .flatMap((r) =>
           range(V).map((c) => {
-            const p = add(get('dx'), shl2(add(mul(add(get('m'), i32(r)), get('lddx')), add(get('k'), i32(4 * c)))));
+            const p = padd(get('dx'), shl2(add(mul(add(get('m'), i32(r)), get('lddx')), add(get('k'), i32(4 * c)))));
             return store(p, `(if (result v128) ${get('accum')} (then (f32x4.add ${load(p)} ${get(`a${r}_${c}`)})) (else ${get(`a${r}_${c}`)}))`);
           }),
         )
@@ -173,7 +175,7 @@ export function engineWat(o) {
       return {
         decl: accs,
         rows: R,
-        code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end (i32.ge_u ${get('pd0')} ${get('pe')})) ${body} (br $${lbl}_top))) ${out}`,
+        code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end ${pge(get('pd0'), get('pe'))}) ${body} (br $${lbl}_top))) ${out}`,
       };
     };
     const m48 = micro(nnR, 8),
@@ -183,11 +185,11 @@ export function engineWat(o) {
     const decl = [...new Set([...m48.decl, ...m18.decl, ...(m44?.decl ?? []), ...(m14?.decl ?? [])])];
     const pds = range(nnR).map((r) => `pd${r}`);
     const tail4 = (m) => (m ? `(if (i32.le_s (i32.add ${get('k')} ${i32(4)}) ${get('kbe')}) (then ${m.code}))` : '');
+    const sig = 'dy* lddy w* ldw dx* lddx M N k0 k1 acc';
     return `
-  (func (export "nn_${wt}") (param $dy i32) (param $lddy i32) (param $w i32) (param $ldw i32) (param $dx i32) (param $lddx i32)
-    (param $M i32) (param $N i32) (param $k0 i32) (param $k1 i32) (param $acc i32)
+  (func (export "nn_${wt}") ${params(sig)}
     (local $n0 i32) (local $nl i32) (local $kb i32) (local $kbe i32) (local $m i32) (local $n i32) (local $k i32) (local $accum i32)
-    (local $dyb i32) (local $wb i32) (local $w0 v128) (local $w1 v128) (local $d v128) (local $pw i32) (local $pe i32) (local $wstep i32) ${locals(pds, 'i32')} ${locals(decl, 'v128')}
+    (local $dyb ${A}) (local $wb ${A}) (local $w0 v128) (local $w1 v128) (local $d v128) (local $pw ${A}) (local $pe ${A}) (local $wstep i32) ${plocals(pds)} ${locals(decl, 'v128')} ${prologue(sig)}
     ${set('wstep', mul(get('ldw'), i32(ws)))}
     ${loop(
       'n0',
@@ -197,8 +199,8 @@ export function engineWat(o) {
       `
       ${set('nl', `(select (i32.sub ${get('N')} ${get('n0')}) ${i32(NC)} (i32.lt_s (i32.sub ${get('N')} ${get('n0')}) ${i32(NC)}))`)}
       ${set('accum', `(i32.or ${get('acc')} (i32.gt_s ${get('n0')} ${i32(0)}))`)}
-      ${set('dyb', add(get('dy'), shl2(get('n0'))))}
-      ${set('wb', add(get('w'), mul(mul(get('n0'), get('ldw')), i32(ws))))}
+      ${set('dyb', padd(get('dy'), shl2(get('n0'))))}
+      ${set('wb', padd(get('w'), mul(mul(get('n0'), get('ldw')), i32(ws))))}
       ${loop(
         'kb',
         get('k0'),
@@ -230,9 +232,9 @@ export function engineWat(o) {
       const accs = range(I).flatMap((r) => range(V).map((c) => `a${r}_${c}`));
       const init = [
         ...accs.map((a) => set(a, zero)),
-        set('pa', add(get('a'), shl2(get('i')))),
-        set('pb', add(get('b'), shl2(get('j')))),
-        set('pe', add(get('pa'), shl2(mul(get('M'), get('lda'))))),
+        set('pa', padd(get('a'), shl2(get('i')))),
+        set('pb', padd(get('b'), shl2(get('j')))),
+        set('pe', padd(get('pa'), shl2(mul(get('M'), get('lda'))))),
       ].join(' ');
       const body = [
         ...range(V).map((c) => set(`b${c}`, load(get('pb'), 16 * c))),
@@ -240,13 +242,13 @@ export function engineWat(o) {
           set('s', splatAt(get('pa'), 4 * r)),
           ...range(V).map((c) => set(`a${r}_${c}`, fma(get('s'), get(`b${c}`), get(`a${r}_${c}`)))),
         ]),
-        inc('pa', shl2(get('lda'))),
-        inc('pb', shl2(get('ldb'))),
+        pinc('pa', shl2(get('lda'))),
+        pinc('pb', shl2(get('ldb'))),
       ].join(' ');
       const out = range(I)
         .flatMap((r) =>
           range(V).map((c) => {
-            const p = add(get('c'), shl2(add(mul(add(get('i'), i32(r)), get('ldc')), add(get('j'), i32(4 * c)))));
+            const p = padd(get('c'), shl2(add(mul(add(get('i'), i32(r)), get('ldc')), add(get('j'), i32(4 * c)))));
             return store(p, `(if (result v128) ${get('acc')} (then (f32x4.add ${load(p)} ${get(`a${r}_${c}`)})) (else ${get(`a${r}_${c}`)}))`);
           }),
         )
@@ -254,7 +256,7 @@ export function engineWat(o) {
       const lbl = `m${I}${W}`;
       return {
         decl: accs,
-        code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end (i32.ge_u ${get('pa')} ${get('pe')})) ${body} (br $${lbl}_top))) ${out}`,
+        code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end ${pge(get('pa'), get('pe'))}) ${body} (br $${lbl}_top))) ${out}`,
       };
     };
     const variants = [micro(4, 8), micro(4, 4), micro(1, 8), micro(1, 4)];
@@ -262,10 +264,10 @@ export function engineWat(o) {
     const cols = (m8, m4) => `${set('j', i32(0))}
       (block $j8_end_${m8 === variants[0] ? 'a' : 'b'} (loop $j8_top_${m8 === variants[0] ? 'a' : 'b'} (br_if $j8_end_${m8 === variants[0] ? 'a' : 'b'} (i32.gt_s (i32.add ${get('j')} ${i32(8)}) ${get('J')})) ${m8.code} ${set('j', add(get('j'), i32(8)))} (br $j8_top_${m8 === variants[0] ? 'a' : 'b'})))
       (if (i32.lt_s ${get('j')} ${get('J')}) (then ${m4.code}))`;
+    const sig = 'a* lda b* ldb c* ldc M i0 i1 J acc';
     return `
-  (func (export "tn_f32") (param $a i32) (param $lda i32) (param $b i32) (param $ldb i32) (param $c i32) (param $ldc i32)
-    (param $M i32) (param $i0 i32) (param $i1 i32) (param $J i32) (param $acc i32)
-    (local $i i32) (local $j i32) (local $m i32) (local $s v128) (local $b0 v128) (local $b1 v128) (local $pa i32) (local $pb i32) (local $pe i32) ${locals(decl, 'v128')}
+  (func (export "tn_f32") ${params(sig)}
+    (local $i i32) (local $j i32) (local $m i32) (local $s v128) (local $b0 v128) (local $b1 v128) (local $pa ${A}) (local $pb ${A}) (local $pe ${A}) ${locals(decl, 'v128')} ${prologue(sig)}
     ${set('i', get('i0'))}
     (block $i4_end (loop $i4_top (br_if $i4_end (i32.gt_s (i32.add ${get('i')} ${i32(4)}) ${get('i1')}))
       ${cols(variants[0], variants[1])}
@@ -294,56 +296,65 @@ export function engineWat(o) {
 
   // ---- elementwise and row kernels (n, D, E: multiples of 4)
   const rowKernels = `
-  (func (export "add") (param $x i32) (param $y i32) (param $n i32) (local $i i32)
-    ${loop('i', i32(0), shl2(get('n')), i32(16), store(add(get('x'), get('i')), `(f32x4.add ${load(add(get('x'), get('i')))} ${load(add(get('y'), get('i')))})`))})
-  (func (export "scale") (param $x i32) (param $s f32) (param $n i32) (local $i i32) (local $v v128)
+  (func (export "add") ${params('x* y* n')}
+    (local $i i32)
+    ${prologue('x* y* n')}
+    ${loop('i', i32(0), shl2(get('n')), i32(16), store(padd(get('x'), get('i')), `(f32x4.add ${load(padd(get('x'), get('i')))} ${load(padd(get('y'), get('i')))})`))})
+  (func (export "scale") ${params('x* s:f32 n')}
+    (local $i i32) (local $v v128)
+    ${prologue('x* s:f32 n')}
     ${set('v', `(f32x4.splat ${get('s')})`)}
-    ${loop('i', i32(0), shl2(get('n')), i32(16), store(add(get('x'), get('i')), `(f32x4.mul ${load(add(get('x'), get('i')))} ${get('v')})`))})
-  (func (export "fill") (param $x i32) (param $s f32) (param $n i32) (local $i i32) (local $v v128)
+    ${loop('i', i32(0), shl2(get('n')), i32(16), store(padd(get('x'), get('i')), `(f32x4.mul ${load(padd(get('x'), get('i')))} ${get('v')})`))})
+  (func (export "fill") ${params('x* s:f32 n')}
+    (local $i i32) (local $v v128)
+    ${prologue('x* s:f32 n')}
     ${set('v', `(f32x4.splat ${get('s')})`)}
-    ${loop('i', i32(0), shl2(get('n')), i32(16), store(add(get('x'), get('i')), get('v')))})
+    ${loop('i', i32(0), shl2(get('n')), i32(16), store(padd(get('x'), get('i')), get('v')))})
   ;; y[m, :] += b for M rows of N (row stride ldy)
-  (func (export "add_bias") (param $y i32) (param $ldy i32) (param $b i32) (param $M i32) (param $N i32) (local $m i32) (local $i i32) (local $row i32)
+  (func (export "add_bias") ${params('y* ldy b* M N')}
+    (local $m i32) (local $i i32) (local $row ${A})
+    ${prologue('y* ldy b* M N')}
     ${loop(
       'm',
       i32(0),
       get('M'),
       i32(1),
-      `${set('row', add(get('y'), shl2(mul(get('m'), get('ldy')))))}
-      ${loop('i', i32(0), shl2(get('N')), i32(16), store(add(get('row'), get('i')), `(f32x4.add ${load(add(get('row'), get('i')))} ${load(add(get('b'), get('i')))})`))}`,
+      `${set('row', padd(get('y'), shl2(mul(get('m'), get('ldy')))))}
+      ${loop('i', i32(0), shl2(get('N')), i32(16), store(padd(get('row'), get('i')), `(f32x4.add ${load(padd(get('row'), get('i')))} ${load(padd(get('b'), get('i')))})`))}`,
     )})
   ;; y = x · rstd · g per row; rstd[m] = 1/√(mean(x²) + eps) is kept for the backward pass
-  (func (export "rmsnorm") (param $x i32) (param $ldx i32) (param $g i32) (param $y i32) (param $ldy i32) (param $rstd i32) (param $M i32) (param $D i32) (param $eps f32)
-    (local $m i32) (local $i i32) (local $xr i32) (local $yr i32) (local $acc v128) (local $r f32) (local $rv v128) (local $v v128)
+  (func (export "rmsnorm") ${params('x* ldx g* y* ldy rstd* M D eps:f32')}
+    (local $m i32) (local $i i32) (local $xr ${A}) (local $yr ${A}) (local $acc v128) (local $r f32) (local $rv v128) (local $v v128)
+    ${prologue('x* ldx g* y* ldy rstd* M D eps:f32')}
     ${loop(
       'm',
       i32(0),
       get('M'),
       i32(1),
       `
-      ${set('xr', add(get('x'), shl2(mul(get('m'), get('ldx')))))} ${set('yr', add(get('y'), shl2(mul(get('m'), get('ldy')))))}
+      ${set('xr', padd(get('x'), shl2(mul(get('m'), get('ldx')))))} ${set('yr', padd(get('y'), shl2(mul(get('m'), get('ldy')))))}
       ${set('acc', zero)}
-      ${loop('i', i32(0), shl2(get('D')), i32(16), `${set('v', load(add(get('xr'), get('i'))))} ${set('acc', fma(get('v'), get('v'), get('acc')))}`)}
+      ${loop('i', i32(0), shl2(get('D')), i32(16), `${set('v', load(padd(get('xr'), get('i'))))} ${set('acc', fma(get('v'), get('v'), get('acc')))}`)}
       ${set('r', `(f32.div (f32.const 1) (f32.sqrt (f32.add (f32.div ${hsum(get('acc'))} (f32.convert_i32_s ${get('D')})) ${get('eps')})))`)}
-      (f32.store ${add(get('rstd'), shl2(get('m')))} ${get('r')})
+      (f32.store ${padd(get('rstd'), shl2(get('m')))} ${get('r')})
       ${set('rv', `(f32x4.splat ${get('r')})`)}
-      ${loop('i', i32(0), shl2(get('D')), i32(16), store(add(get('yr'), get('i')), `(f32x4.mul (f32x4.mul ${load(add(get('xr'), get('i')))} ${get('rv')}) ${load(add(get('g'), get('i')))})`))}
+      ${loop('i', i32(0), shl2(get('D')), i32(16), store(padd(get('yr'), get('i')), `(f32x4.mul (f32x4.mul ${load(padd(get('xr'), get('i')))} ${get('rv')}) ${load(padd(get('g'), get('i')))})`))}
     `,
     )})
   ;; dx (+)= r·g∘dy − (r³/D)·x·Σ(g∘dy∘x)
-  (func (export "rmsnorm_bwd") (param $x i32) (param $ldx i32) (param $g i32) (param $rstd i32) (param $dy i32) (param $lddy i32) (param $dx i32) (param $lddx i32)
-    (param $M i32) (param $D i32) (param $acc i32)
-    (local $m i32) (local $i i32) (local $xr i32) (local $dyr i32) (local $dxr i32) (local $s v128) (local $r f32) (local $rv v128) (local $cv v128) (local $val v128)
+  (func (export "rmsnorm_bwd") ${params('x* ldx g* rstd* dy* lddy dx* lddx M D acc')}
+    (local $m i32) (local $i i32) (local $xr ${A}) (local $dyr ${A}) (local $dxr ${A}) (local $s v128) (local $r f32) (local $rv v128) (local $cv v128) (local $val v128)
+    ${prologue('x* ldx g* rstd* dy* lddy dx* lddx M D acc')}
     ${loop(
       'm',
       i32(0),
       get('M'),
       i32(1),
       `
-      ${set('xr', add(get('x'), shl2(mul(get('m'), get('ldx')))))} ${set('dyr', add(get('dy'), shl2(mul(get('m'), get('lddy')))))} ${set('dxr', add(get('dx'), shl2(mul(get('m'), get('lddx')))))}
+      ${set('xr', padd(get('x'), shl2(mul(get('m'), get('ldx')))))} ${set('dyr', padd(get('dy'), shl2(mul(get('m'), get('lddy')))))} ${set('dxr', padd(get('dx'), shl2(mul(get('m'), get('lddx')))))}
       ${set('s', zero)}
-      ${loop('i', i32(0), shl2(get('D')), i32(16), set('s', fma(`(f32x4.mul ${load(add(get('g'), get('i')))} ${load(add(get('dyr'), get('i')))})`, load(add(get('xr'), get('i'))), get('s'))))}
-      ${set('r', `(f32.load ${add(get('rstd'), shl2(get('m')))})`)}
+      ${loop('i', i32(0), shl2(get('D')), i32(16), set('s', fma(`(f32x4.mul ${load(padd(get('g'), get('i')))} ${load(padd(get('dyr'), get('i')))})`, load(padd(get('xr'), get('i'))), get('s'))))}
+      ${set('r', `(f32.load ${padd(get('rstd'), shl2(get('m')))})`)}
       ${set('rv', `(f32x4.splat ${get('r')})`)}
       ${set('cv', `(f32x4.splat (f32.div (f32.mul (f32.mul ${get('r')} (f32.mul ${get('r')} ${get('r')})) ${hsum(get('s'))}) (f32.convert_i32_s ${get('D')})))`)}
       ${loop(
@@ -352,16 +363,17 @@ export function engineWat(o) {
         shl2(get('D')),
         i32(16),
         `
-        ${set('val', `(f32x4.sub (f32x4.mul ${get('rv')} (f32x4.mul ${load(add(get('g'), get('i')))} ${load(add(get('dyr'), get('i')))})) (f32x4.mul ${get('cv')} ${load(add(get('xr'), get('i')))}))`)}
-        ${store(add(get('dxr'), get('i')), `(if (result v128) ${get('acc')} (then (f32x4.add ${load(add(get('dxr'), get('i')))} ${get('val')})) (else ${get('val')}))`)}`,
+        ${set('val', `(f32x4.sub (f32x4.mul ${get('rv')} (f32x4.mul ${load(padd(get('g'), get('i')))} ${load(padd(get('dyr'), get('i')))})) (f32x4.mul ${get('cv')} ${load(padd(get('xr'), get('i')))}))`)}
+        ${store(padd(get('dxr'), get('i')), `(if (result v128) ${get('acc')} (then (f32x4.add ${load(padd(get('dxr'), get('i')))} ${get('val')})) (else ${get('val')}))`)}`,
       )}
     `,
     )})
   ;; rotate-half rotary embedding in place on x [M rows, heads × E] at positions pos[m]: for i < E/2,
   ;; (a, b) = (x_i, x_{i+E/2}) → (a·cos − b·sin, b·cos + a·sin); sgn = −1 applies the inverse (backward).
   ;; cos, sin: [P, E/2] tables.
-  (func (export "rope") (param $x i32) (param $ldx i32) (param $heads i32) (param $E i32) (param $pos i32) (param $cos i32) (param $sin i32) (param $M i32) (param $sgn f32)
-    (local $m i32) (local $h i32) (local $i i32) (local $half i32) (local $row i32) (local $cp i32) (local $sp i32) (local $a v128) (local $b v128) (local $c v128) (local $s v128) (local $sg v128)
+  (func (export "rope") ${params('x* ldx heads E pos* cos* sin* M sgn:f32')}
+    (local $m i32) (local $h i32) (local $i i32) (local $half i32) (local $row ${A}) (local $cp ${A}) (local $sp ${A}) (local $a v128) (local $b v128) (local $c v128) (local $s v128) (local $sg v128)
+    ${prologue('x* ldx heads E pos* cos* sin* M sgn:f32')}
     ${set('half', `(i32.shr_u ${get('E')} (i32.const 1))`)} ${set('sg', `(f32x4.splat ${get('sgn')})`)}
     ${loop(
       'm',
@@ -369,103 +381,113 @@ export function engineWat(o) {
       get('M'),
       i32(1),
       `
-      ${set('cp', add(get('cos'), shl2(mul(`(i32.load ${add(get('pos'), shl2(get('m')))})`, get('half')))))}
-      ${set('sp', add(get('sin'), shl2(mul(`(i32.load ${add(get('pos'), shl2(get('m')))})`, get('half')))))}
+      ${set('cp', padd(get('cos'), shl2(mul(`(i32.load ${padd(get('pos'), shl2(get('m')))})`, get('half')))))}
+      ${set('sp', padd(get('sin'), shl2(mul(`(i32.load ${padd(get('pos'), shl2(get('m')))})`, get('half')))))}
       ${loop(
         'h',
         i32(0),
         get('heads'),
         i32(1),
         `
-        ${set('row', add(get('x'), shl2(add(mul(get('m'), get('ldx')), mul(get('h'), get('E'))))))}
+        ${set('row', padd(get('x'), shl2(add(mul(get('m'), get('ldx')), mul(get('h'), get('E'))))))}
         ${loop(
           'i',
           i32(0),
           shl2(get('half')),
           i32(16),
           `
-          ${set('a', load(add(get('row'), get('i'))))} ${set('b', load(add(add(get('row'), shl2(get('half'))), get('i'))))}
-          ${set('c', load(add(get('cp'), get('i'))))} ${set('s', `(f32x4.mul ${load(add(get('sp'), get('i')))} ${get('sg')})`)}
-          ${store(add(get('row'), get('i')), `(f32x4.sub (f32x4.mul ${get('a')} ${get('c')}) (f32x4.mul ${get('b')} ${get('s')}))`)}
-          ${store(add(add(get('row'), shl2(get('half'))), get('i')), `(f32x4.add (f32x4.mul ${get('b')} ${get('c')}) (f32x4.mul ${get('a')} ${get('s')}))`)}`,
+          ${set('a', load(padd(get('row'), get('i'))))} ${set('b', load(padd(padd(get('row'), shl2(get('half'))), get('i'))))}
+          ${set('c', load(padd(get('cp'), get('i'))))} ${set('s', `(f32x4.mul ${load(padd(get('sp'), get('i')))} ${get('sg')})`)}
+          ${store(padd(get('row'), get('i')), `(f32x4.sub (f32x4.mul ${get('a')} ${get('c')}) (f32x4.mul ${get('b')} ${get('s')}))`)}
+          ${store(padd(padd(get('row'), shl2(get('half'))), get('i')), `(f32x4.add (f32x4.mul ${get('b')} ${get('c')}) (f32x4.mul ${get('a')} ${get('s')}))`)}`,
         )}`,
       )}
     `,
     )})
   ;; a = silu(g) · u = g·σ(g)·u over n values
-  (func (export "swiglu") (param $g i32) (param $u i32) (param $a i32) (param $n i32) (local $i i32) (local $gv v128)
+  (func (export "swiglu") ${params('g* u* a* n')}
+    (local $i i32) (local $gv v128)
+    ${prologue('g* u* a* n')}
     ${loop(
       'i',
       i32(0),
       shl2(get('n')),
       i32(16),
-      `${set('gv', load(add(get('g'), get('i'))))}
-      ${store(add(get('a'), get('i')), `(f32x4.mul (f32x4.div ${get('gv')} (f32x4.add (v128.const f32x4 1 1 1 1) (call $exp4 (f32x4.neg ${get('gv')})))) ${load(add(get('u'), get('i')))})`)}`,
+      `${set('gv', load(padd(get('g'), get('i'))))}
+      ${store(padd(get('a'), get('i')), `(f32x4.mul (f32x4.div ${get('gv')} (f32x4.add (v128.const f32x4 1 1 1 1) (call $exp4 (f32x4.neg ${get('gv')})))) ${load(padd(get('u'), get('i')))})`)}`,
     )})
   ;; dg = da·u·σ(g)(1 + g(1 − σ(g))), du = da·g·σ(g)
-  (func (export "swiglu_bwd") (param $g i32) (param $u i32) (param $da i32) (param $dg i32) (param $du i32) (param $n i32)
+  (func (export "swiglu_bwd") ${params('g* u* da* dg* du* n')}
     (local $i i32) (local $gv v128) (local $sg v128) (local $dav v128)
+    ${prologue('g* u* da* dg* du* n')}
     ${loop(
       'i',
       i32(0),
       shl2(get('n')),
       i32(16),
-      `${set('gv', load(add(get('g'), get('i'))))} ${set('dav', load(add(get('da'), get('i'))))}
+      `${set('gv', load(padd(get('g'), get('i'))))} ${set('dav', load(padd(get('da'), get('i'))))}
       ${set('sg', `(f32x4.div (v128.const f32x4 1 1 1 1) (f32x4.add (v128.const f32x4 1 1 1 1) (call $exp4 (f32x4.neg ${get('gv')}))))`)}
-      ${store(add(get('dg'), get('i')), `(f32x4.mul (f32x4.mul ${get('dav')} ${load(add(get('u'), get('i')))}) (f32x4.mul ${get('sg')} (f32x4.add (v128.const f32x4 1 1 1 1) (f32x4.mul ${get('gv')} (f32x4.sub (v128.const f32x4 1 1 1 1) ${get('sg')})))))`)}
-      ${store(add(get('du'), get('i')), `(f32x4.mul ${get('dav')} (f32x4.mul ${get('gv')} ${get('sg')}))`)}`,
+      ${store(padd(get('dg'), get('i')), `(f32x4.mul (f32x4.mul ${get('dav')} ${load(padd(get('u'), get('i')))}) (f32x4.mul ${get('sg')} (f32x4.add (v128.const f32x4 1 1 1 1) (f32x4.mul ${get('gv')} (f32x4.sub (v128.const f32x4 1 1 1 1) ${get('sg')})))))`)}
+      ${store(padd(get('du'), get('i')), `(f32x4.mul ${get('dav')} (f32x4.mul ${get('gv')} ${get('sg')}))`)}`,
     )})
   ;; out[m, :] = table[ids[m], :] as float32 (bf16 rows 8-interleaved; D multiple of 8)
-  (func (export "embed_bf16") (param $t i32) (param $ldt i32) (param $ids i32) (param $M i32) (param $D i32) (param $out i32) (param $ldo i32)
-    (local $m i32) (local $i i32) (local $src i32) (local $dst i32) (local $v v128)
+  (func (export "embed_bf16") ${params('t* ldt ids* M D out* ldo')}
+    (local $m i32) (local $i i32) (local $src ${A}) (local $dst ${A}) (local $v v128)
+    ${prologue('t* ldt ids* M D out* ldo')}
     ${loop(
       'm',
       i32(0),
       get('M'),
       i32(1),
       `
-      ${set('src', add(get('t'), shl1(mul(`(i32.load ${add(get('ids'), shl2(get('m')))})`, get('ldt')))))}
-      ${set('dst', add(get('out'), shl2(mul(get('m'), get('ldo')))))}
+      ${set('src', padd(get('t'), shl1(mul(`(i32.load ${padd(get('ids'), shl2(get('m')))})`, get('ldt')))))}
+      ${set('dst', padd(get('out'), shl2(mul(get('m'), get('ldo')))))}
       ${loop(
         'i',
         i32(0),
         get('D'),
         i32(8),
-        `${set('v', load(add(get('src'), shl1(get('i')))))}
-        ${store(add(get('dst'), shl2(get('i'))), lo(get('v')))} ${store(add(add(get('dst'), shl2(get('i'))), i32(16)), hi(get('v')))}`,
+        `${set('v', load(padd(get('src'), shl1(get('i')))))}
+        ${store(padd(get('dst'), shl2(get('i'))), lo(get('v')))} ${store(padd(padd(get('dst'), shl2(get('i'))), i32(16)), hi(get('v')))}`,
       )}`,
     )})
-  (func (export "embed_f32") (param $t i32) (param $ldt i32) (param $ids i32) (param $M i32) (param $D i32) (param $out i32) (param $ldo i32)
-    (local $m i32) (local $src i32) (local $dst i32)
+  (func (export "embed_f32") ${params('t* ldt ids* M D out* ldo')}
+    (local $m i32) (local $src ${A}) (local $dst ${A})
+    ${prologue('t* ldt ids* M D out* ldo')}
     ${loop(
       'm',
       i32(0),
       get('M'),
       i32(1),
       `
-      ${set('src', add(get('t'), shl2(mul(`(i32.load ${add(get('ids'), shl2(get('m')))})`, get('ldt')))))}
-      ${set('dst', add(get('out'), shl2(mul(get('m'), get('ldo')))))}
-      (memory.copy ${get('dst')} ${get('src')} ${shl2(get('D'))})`,
+      ${set('src', padd(get('t'), shl2(mul(`(i32.load ${padd(get('ids'), shl2(get('m')))})`, get('ldt')))))}
+      ${set('dst', padd(get('out'), shl2(mul(get('m'), get('ldo')))))}
+      ${pcopy(get('dst'), get('src'), shl2(get('D')))}`,
     )})
   ;; bfloat16 rows in place into the 8-interleaved order: per group of 8, [0,4,1,5,2,6,3,7] (n multiple of 8)
-  (func (export "interleave8") (param $p i32) (param $n i32) (local $i i32)
-    ${loop('i', i32(0), shl1(get('n')), i32(16), store(add(get('p'), get('i')), `(i8x16.shuffle 0 1 8 9 2 3 10 11 4 5 12 13 6 7 14 15 ${load(add(get('p'), get('i')))} ${load(add(get('p'), get('i')))})`))})
+  (func (export "interleave8") ${params('p* n')}
+    (local $i i32)
+    ${prologue('p* n')}
+    ${loop('i', i32(0), shl1(get('n')), i32(16), store(padd(get('p'), get('i')), `(i8x16.shuffle 0 1 8 9 2 3 10 11 4 5 12 13 6 7 14 15 ${load(padd(get('p'), get('i')))} ${load(padd(get('p'), get('i')))})`))})
   ;; float32 → bfloat16 (round to nearest even), written 8-interleaved (n multiple of 8)
-  (func (export "f32_to_bf16") (param $src i32) (param $dst i32) (param $n i32) (local $i i32) (local $a v128) (local $b v128)
+  (func (export "f32_to_bf16") ${params('src* dst* n')}
+    (local $i i32) (local $a v128) (local $b v128)
+    ${prologue('src* dst* n')}
     ${loop(
       'i',
       i32(0),
       get('n'),
       i32(8),
       `
-      ${set('a', load(add(get('src'), shl2(get('i')))))} ${set('b', load(add(add(get('src'), shl2(get('i'))), i32(16))))}
+      ${set('a', load(padd(get('src'), shl2(get('i')))))} ${set('b', load(padd(padd(get('src'), shl2(get('i'))), i32(16))))}
       ${set('a', `(i32x4.shr_u (i32x4.add (i32x4.add ${get('a')} (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)) (v128.and (i32x4.shr_u ${get('a')} (i32.const 16)) (v128.const i32x4 1 1 1 1))) (i32.const 16))`)}
       ${set('b', `(i32x4.shr_u (i32x4.add (i32x4.add ${get('b')} (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)) (v128.and (i32x4.shr_u ${get('b')} (i32.const 16)) (v128.const i32x4 1 1 1 1))) (i32.const 16))`)}
-      ${store(add(get('dst'), shl1(get('i'))), `(i8x16.shuffle 0 1 8 9 2 3 10 11 4 5 12 13 6 7 14 15 (i16x8.narrow_i32x4_u ${get('a')} ${get('b')}) ${zero})`)}`,
+      ${store(padd(get('dst'), shl1(get('i'))), `(i8x16.shuffle 0 1 8 9 2 3 10 11 4 5 12 13 6 7 14 15 (i16x8.narrow_i32x4_u ${get('a')} ${get('b')}) ${zero})`)}`,
     )})
   ;; copies row t of src [N, K·E] into the KV cache [B, K, cap, E] at (rows[t], poss[t]) for each kv head
-  (func (export "kv_store") (param $src i32) (param $lds i32) (param $cache i32) (param $cap i32) (param $rows i32) (param $poss i32) (param $N i32) (param $K i32) (param $E i32)
+  (func (export "kv_store") ${params('src* lds cache* cap rows* poss* N K E')}
     (local $t i32) (local $g i32)
+    ${prologue('src* lds cache* cap rows* poss* N K E')}
     ${loop(
       't',
       i32(0),
@@ -477,66 +499,79 @@ export function engineWat(o) {
         get('K'),
         i32(1),
         `
-      (memory.copy
-        ${add(get('cache'), shl2(mul(add(mul(add(mul(`(i32.load ${add(get('rows'), shl2(get('t')))})`, get('K')), get('g')), get('cap')), `(i32.load ${add(get('poss'), shl2(get('t')))})`), get('E'))))}
-        ${add(get('src'), shl2(add(mul(get('t'), get('lds')), mul(get('g'), get('E')))))}
-        ${shl2(get('E'))})`,
+      ${pcopy(
+        padd(
+          get('cache'),
+          shl2(
+            mul(
+              add(
+                mul(add(mul(`(i32.load ${padd(get('rows'), shl2(get('t')))})`, get('K')), get('g')), get('cap')),
+                `(i32.load ${padd(get('poss'), shl2(get('t')))})`,
+              ),
+              get('E'),
+            ),
+          ),
+        ),
+        padd(get('src'), shl2(add(mul(get('t'), get('lds')), mul(get('g'), get('E'))))),
+        shl2(get('E')),
+      )}`,
       ),
     )})`;
 
   // ---- helpers for attention: dot of E floats, row softmax in place, o (+)= p·v
   const attnHelpers = `
-  (func $dot (param $a i32) (param $b i32) (param $E i32) (result f32) (local $i i32) (local $s v128)
+  (func $dot ${iparams('a* b* E')} (result f32)
+    (local $i i32) (local $s v128)
     ${set('s', zero)}
-    ${loop('i', i32(0), shl2(get('E')), i32(16), set('s', fma(load(add(get('a'), get('i'))), load(add(get('b'), get('i'))), get('s'))))}
+    ${loop('i', i32(0), shl2(get('E')), i32(16), set('s', fma(load(padd(get('a'), get('i'))), load(padd(get('b'), get('i'))), get('s'))))}
     ${hsum(get('s'))})
   ;; p[0..n) = softmax(p[0..n)) in place: a vector pass each for the max, the exponentials and the scaling
-  (func $softmax (param $p i32) (param $n i32) (local $j i32) (local $n4 i32) (local $mx f32) (local $sum f32) (local $v f32) (local $inv f32)
-    (local $mv v128) (local $sv v128) (local $e v128)
+  (func $softmax ${iparams('p* n')}
+    (local $j i32) (local $n4 i32) (local $mx f32) (local $sum f32) (local $v f32) (local $inv f32) (local $mv v128) (local $sv v128) (local $e v128)
     ${set('n4', `(i32.and ${get('n')} (i32.const -4))`)}
     ${set('mv', '(v128.const f32x4 -inf -inf -inf -inf)')}
-    ${loop('j', i32(0), shl2(get('n4')), i32(16), set('mv', `(f32x4.max ${get('mv')} ${load(add(get('p'), get('j')))})`), 'mx4')}
+    ${loop('j', i32(0), shl2(get('n4')), i32(16), set('mv', `(f32x4.max ${get('mv')} ${load(padd(get('p'), get('j')))})`), 'mx4')}
     ${set('mx', `(f32.max (f32.max (f32x4.extract_lane 0 ${get('mv')}) (f32x4.extract_lane 1 ${get('mv')})) (f32.max (f32x4.extract_lane 2 ${get('mv')}) (f32x4.extract_lane 3 ${get('mv')})))`)}
-    ${loop('j', get('n4'), get('n'), i32(1), set('mx', `(f32.max ${get('mx')} (f32.load ${add(get('p'), shl2(get('j')))}))`), 'mx1')}
+    ${loop('j', get('n4'), get('n'), i32(1), set('mx', `(f32.max ${get('mx')} (f32.load ${padd(get('p'), shl2(get('j')))}))`), 'mx1')}
     ${set('mv', `(f32x4.splat ${get('mx')})`)} ${set('sv', zero)}
-    ${loop('j', i32(0), shl2(get('n4')), i32(16), `${set('e', `(call $exp4 (f32x4.sub ${load(add(get('p'), get('j')))} ${get('mv')}))`)} ${store(add(get('p'), get('j')), get('e'))} ${set('sv', `(f32x4.add ${get('sv')} ${get('e')})`)}`, 'ex4')}
+    ${loop('j', i32(0), shl2(get('n4')), i32(16), `${set('e', `(call $exp4 (f32x4.sub ${load(padd(get('p'), get('j')))} ${get('mv')}))`)} ${store(padd(get('p'), get('j')), get('e'))} ${set('sv', `(f32x4.add ${get('sv')} ${get('e')})`)}`, 'ex4')}
     ${set('sum', hsum(get('sv')))}
-    ${loop('j', get('n4'), get('n'), i32(1), `${set('v', `(call $exp1 (f32.sub (f32.load ${add(get('p'), shl2(get('j')))}) ${get('mx')}))`)} (f32.store ${add(get('p'), shl2(get('j')))} ${get('v')}) ${set('sum', `(f32.add ${get('sum')} ${get('v')})`)}`, 'ex1')}
+    ${loop('j', get('n4'), get('n'), i32(1), `${set('v', `(call $exp1 (f32.sub (f32.load ${padd(get('p'), shl2(get('j')))}) ${get('mx')}))`)} (f32.store ${padd(get('p'), shl2(get('j')))} ${get('v')}) ${set('sum', `(f32.add ${get('sum')} ${get('v')})`)}`, 'ex1')}
     ${set('inv', `(f32.div (f32.const 1) ${get('sum')})`)} ${set('sv', `(f32x4.splat ${get('inv')})`)}
-    ${loop('j', i32(0), shl2(get('n4')), i32(16), store(add(get('p'), get('j')), `(f32x4.mul ${load(add(get('p'), get('j')))} ${get('sv')})`), 'sc4')}
-    ${loop('j', get('n4'), get('n'), i32(1), `(f32.store ${add(get('p'), shl2(get('j')))} (f32.mul (f32.load ${add(get('p'), shl2(get('j')))}) ${get('inv')}))`, 'sc1')})
+    ${loop('j', i32(0), shl2(get('n4')), i32(16), store(padd(get('p'), get('j')), `(f32x4.mul ${load(padd(get('p'), get('j')))} ${get('sv')})`), 'sc4')}
+    ${loop('j', get('n4'), get('n'), i32(1), `(f32.store ${padd(get('p'), shl2(get('j')))} (f32.mul (f32.load ${padd(get('p'), shl2(get('j')))}) ${get('inv')}))`, 'sc1')})
   ;; p[j] = s · q·rows[j] for j < n (rows j·ld apart, E floats each): four rows per pass over q
-  (func $scores (param $p i32) (param $q i32) (param $rows i32) (param $ld i32) (param $n i32) (param $E i32) (param $s f32)
-    (local $j i32) (local $e i32) (local $eb i32) (local $r0 i32) (local $r1 i32) (local $r2 i32) (local $r3 i32) (local $rb i32)
-    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128) (local $qv v128)
+  (func $scores ${iparams('p* q* rows* ld n E s:f32')}
+    (local $j i32) (local $e i32) (local $eb i32) (local $r0 ${A}) (local $r1 ${A}) (local $r2 ${A}) (local $r3 ${A}) (local $rb i32) (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128) (local $qv v128)
     ${set('eb', shl2(get('E')))} ${set('rb', shl2(get('ld')))}
     ${set('j', i32(0))}
     (block $j4_end (loop $j4_top (br_if $j4_end (i32.gt_s (i32.add ${get('j')} (i32.const 4)) ${get('n')}))
-      ${set('r0', add(get('rows'), mul(get('j'), get('rb'))))} ${set('r1', add(get('r0'), get('rb')))} ${set('r2', add(get('r1'), get('rb')))} ${set('r3', add(get('r2'), get('rb')))}
+      ${set('r0', padd(get('rows'), mul(get('j'), get('rb'))))} ${set('r1', padd(get('r0'), get('rb')))} ${set('r2', padd(get('r1'), get('rb')))} ${set('r3', padd(get('r2'), get('rb')))}
       ${set('a0', zero)} ${set('a1', zero)} ${set('a2', zero)} ${set('a3', zero)}
       ${loop(
         'e',
         i32(0),
         get('eb'),
         i32(16),
-        `${set('qv', load(add(get('q'), get('e'))))}
-        ${set('a0', fma(get('qv'), load(add(get('r0'), get('e'))), get('a0')))} ${set('a1', fma(get('qv'), load(add(get('r1'), get('e'))), get('a1')))}
-        ${set('a2', fma(get('qv'), load(add(get('r2'), get('e'))), get('a2')))} ${set('a3', fma(get('qv'), load(add(get('r3'), get('e'))), get('a3')))}`,
+        `${set('qv', load(padd(get('q'), get('e'))))}
+        ${set('a0', fma(get('qv'), load(padd(get('r0'), get('e'))), get('a0')))} ${set('a1', fma(get('qv'), load(padd(get('r1'), get('e'))), get('a1')))}
+        ${set('a2', fma(get('qv'), load(padd(get('r2'), get('e'))), get('a2')))} ${set('a3', fma(get('qv'), load(padd(get('r3'), get('e'))), get('a3')))}`,
         'e4',
       )}
-      (f32.store ${add(get('p'), shl2(get('j')))} (f32.mul ${hsum(get('a0'))} ${get('s')}))
-      (f32.store offset=4 ${add(get('p'), shl2(get('j')))} (f32.mul ${hsum(get('a1'))} ${get('s')}))
-      (f32.store offset=8 ${add(get('p'), shl2(get('j')))} (f32.mul ${hsum(get('a2'))} ${get('s')}))
-      (f32.store offset=12 ${add(get('p'), shl2(get('j')))} (f32.mul ${hsum(get('a3'))} ${get('s')}))
+      (f32.store ${padd(get('p'), shl2(get('j')))} (f32.mul ${hsum(get('a0'))} ${get('s')}))
+      (f32.store offset=4 ${padd(get('p'), shl2(get('j')))} (f32.mul ${hsum(get('a1'))} ${get('s')}))
+      (f32.store offset=8 ${padd(get('p'), shl2(get('j')))} (f32.mul ${hsum(get('a2'))} ${get('s')}))
+      (f32.store offset=12 ${padd(get('p'), shl2(get('j')))} (f32.mul ${hsum(get('a3'))} ${get('s')}))
       ${set('j', add(get('j'), i32(4)))} (br $j4_top)))
-    ${loop('j', get('j'), get('n'), i32(1), `(f32.store ${add(get('p'), shl2(get('j')))} (f32.mul (call $dot ${get('q')} ${add(get('rows'), mul(get('j'), get('rb')))} ${get('E')}) ${get('s')}))`, 'j1')})
+    ${loop('j', get('j'), get('n'), i32(1), `(f32.store ${padd(get('p'), shl2(get('j')))} (f32.mul (call $dot ${get('q')} ${padd(get('rows'), mul(get('j'), get('rb')))} ${get('E')}) ${get('s')}))`, 'j1')})
   ;; y[0..E) (+)= s · x[0..E)
-  (func $axpy (param $y i32) (param $x i32) (param $s f32) (param $E i32) (local $i i32) (local $sv v128)
+  (func $axpy ${iparams('y* x* s:f32 E')}
+    (local $i i32) (local $sv v128)
     ${set('sv', `(f32x4.splat ${get('s')})`)}
-    ${loop('i', i32(0), shl2(get('E')), i32(16), store(add(get('y'), get('i')), fma(get('sv'), load(add(get('x'), get('i'))), load(add(get('y'), get('i'))))))})
+    ${loop('i', i32(0), shl2(get('E')), i32(16), store(padd(get('y'), get('i')), fma(get('sv'), load(padd(get('x'), get('i'))), load(padd(get('y'), get('i'))))))})
   ;; out[0..E) = Σ_j p[j] · rows[j·ld .. +E) for j < n (four lanes of E at a time, all j)
-  (func $pv (param $out i32) (param $p i32) (param $rows i32) (param $ld i32) (param $n i32) (param $E i32)
-    (local $e i32) (local $j i32) (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128) (local $pj v128) (local $r i32)
+  (func $pv ${iparams('out* p* rows* ld n E')}
+    (local $e i32) (local $j i32) (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128) (local $pj v128) (local $r ${A})
     (local.set $e (i32.const 0))
     (block $e16_end (loop $e16_top (br_if $e16_end (i32.gt_s (i32.add (local.get $e) (i32.const 16)) (local.get $E)))
       ${set('a0', zero)} ${set('a1', zero)} ${set('a2', zero)} ${set('a3', zero)}
@@ -545,21 +580,21 @@ export function engineWat(o) {
         i32(0),
         get('n'),
         i32(1),
-        `${set('pj', splat(add(get('p'), shl2(get('j')))))}
-        ${set('r', add(get('rows'), shl2(add(mul(get('j'), get('ld')), get('e')))))}
+        `${set('pj', splat(padd(get('p'), shl2(get('j')))))}
+        ${set('r', padd(get('rows'), shl2(add(mul(get('j'), get('ld')), get('e')))))}
         ${range(4)
-          .map((q) => set(`a${q}`, fma(get('pj'), load(add(get('r'), i32(16 * q))), get(`a${q}`))))
+          .map((q) => set(`a${q}`, fma(get('pj'), load(padd(get('r'), i32(16 * q))), get(`a${q}`))))
           .join(' ')}`,
         'j16',
       )}
       ${range(4)
-        .map((q) => store(add(get('out'), shl2(add(get('e'), i32(4 * q)))), get(`a${q}`)))
+        .map((q) => store(padd(get('out'), shl2(add(get('e'), i32(4 * q)))), get(`a${q}`)))
         .join(' ')}
       (local.set $e (i32.add (local.get $e) (i32.const 16))) (br $e16_top)))
     (block $e4_end (loop $e4_top (br_if $e4_end (i32.ge_s (local.get $e) (local.get $E)))
       ${set('a0', zero)}
-      ${loop('j', i32(0), get('n'), i32(1), set('a0', fma(splat(add(get('p'), shl2(get('j')))), load(add(get('rows'), shl2(add(mul(get('j'), get('ld')), get('e'))))), get('a0'))), 'j4')}
-      ${store(add(get('out'), shl2(get('e'))), get('a0'))}
+      ${loop('j', i32(0), get('n'), i32(1), set('a0', fma(splat(padd(get('p'), shl2(get('j')))), load(padd(get('rows'), shl2(add(mul(get('j'), get('ld')), get('e'))))), get('a0'))), 'j4')}
+      ${store(padd(get('out'), shl2(get('e'))), get('a0'))}
       (local.set $e (i32.add (local.get $e) (i32.const 4))) (br $e4_top))))`;
 
   // ---- attention over packed sequences. items: int32 [segStart, segLen, head, probsOffset] per item
@@ -567,33 +602,33 @@ export function engineWat(o) {
   // segment; query head h reads key/value head h / G. q [tokens, ldq], k and v [tokens, ldk] (head g at
   // column g·E), o [tokens, ldo].
   const attention = `
-  (func (export "attn_fwd") (param $q i32) (param $ldq i32) (param $k i32) (param $v i32) (param $ldk i32) (param $o i32) (param $ldo i32)
-    (param $items i32) (param $i0 i32) (param $i1 i32) (param $E i32) (param $G i32) (param $scale f32) (param $probs i32) (param $scratch i32)
-    (local $it i32) (local $s0 i32) (local $L i32) (local $h i32) (local $g i32) (local $po i32) (local $i i32) (local $j i32) (local $p i32) (local $qr i32) (local $kb i32) (local $vb i32)
+  (func (export "attn_fwd") ${params('q* ldq k* v* ldk o* ldo items* i0 i1 E G scale:f32 probs* scratch*')}
+    (local $it i32) (local $s0 i32) (local $L i32) (local $h i32) (local $g i32) (local $po i32) (local $i i32) (local $j i32) (local $p ${A}) (local $qr ${A}) (local $kb ${A}) (local $vb ${A})
+    ${prologue('q* ldq k* v* ldk o* ldo items* i0 i1 E G scale:f32 probs* scratch*')}
     ${loop(
       'it',
       get('i0'),
       get('i1'),
       i32(1),
       `
-      ${set('s0', `(i32.load ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
-      ${set('L', `(i32.load offset=4 ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
-      ${set('h', `(i32.load offset=8 ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
-      ${set('po', `(i32.load offset=12 ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
+      ${set('s0', `(i32.load ${padd(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
+      ${set('L', `(i32.load offset=4 ${padd(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
+      ${set('h', `(i32.load offset=8 ${padd(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
+      ${set('po', `(i32.load offset=12 ${padd(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
       ${set('g', `(i32.div_u ${get('h')} ${get('G')})`)}
-      ${set('kb', add(get('k'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
-      ${set('vb', add(get('v'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
+      ${set('kb', padd(get('k'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
+      ${set('vb', padd(get('v'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
       ${loop(
         'i',
         i32(0),
         get('L'),
         i32(1),
         `
-        ${set('p', `(select ${get('scratch')} ${add(add(get('probs'), get('po')), shl2(mul(get('i'), get('L'))))} (i32.lt_s ${get('po')} (i32.const 0)))`)}
-        ${set('qr', add(get('q'), shl2(add(mul(add(get('s0'), get('i')), get('ldq')), mul(get('h'), get('E'))))))}
+        ${set('p', `(select ${get('scratch')} ${padd(padd(get('probs'), get('po')), shl2(mul(get('i'), get('L'))))} (i32.lt_s ${get('po')} (i32.const 0)))`)}
+        ${set('qr', padd(get('q'), shl2(add(mul(add(get('s0'), get('i')), get('ldq')), mul(get('h'), get('E'))))))}
         (call $scores ${get('p')} ${get('qr')} ${get('kb')} ${get('ldk')} ${add(get('i'), i32(1))} ${get('E')} ${get('scale')})
         (call $softmax ${get('p')} ${add(get('i'), i32(1))})
-        (call $pv ${add(get('o'), shl2(add(mul(add(get('s0'), get('i')), get('ldo')), mul(get('h'), get('E')))))} ${get('p')} ${get('vb')} ${get('ldk')} ${add(get('i'), i32(1))} ${get('E')})`,
+        (call $pv ${padd(get('o'), shl2(add(mul(add(get('s0'), get('i')), get('ldo')), mul(get('h'), get('E')))))} ${get('p')} ${get('vb')} ${get('ldk')} ${add(get('i'), i32(1))} ${get('E')})`,
       )}
     `,
     )})
@@ -601,24 +636,23 @@ export function engineWat(o) {
   ;; head] (the G query heads' probabilities follow each other, segLen² floats apart). dq is written,
   ;; dk and dv accumulated (the caller zeroes them): work items of distinct (segment, kv head) pairs
   ;; never write the same rows.
-  (func (export "attn_bwd") (param $q i32) (param $ldq i32) (param $k i32) (param $v i32) (param $ldk i32) (param $o i32) (param $do i32) (param $ldo i32)
-    (param $dq i32) (param $dk i32) (param $dv i32) (param $items i32) (param $i0 i32) (param $i1 i32) (param $E i32) (param $G i32) (param $scale f32) (param $probs i32) (param $scratch i32)
-    (local $it i32) (local $s0 i32) (local $L i32) (local $g i32) (local $po i32) (local $hh i32) (local $h i32) (local $i i32) (local $j i32) (local $pr i32)
-    (local $qr i32) (local $dor i32) (local $dqr i32) (local $kb i32) (local $vb i32) (local $dkb i32) (local $dvb i32) (local $Di f32) (local $ds f32) (local $pij f32)
+  (func (export "attn_bwd") ${params('q* ldq k* v* ldk o* do* ldo dq* dk* dv* items* i0 i1 E G scale:f32 probs* scratch*')}
+    (local $it i32) (local $s0 i32) (local $L i32) (local $g i32) (local $po i32) (local $hh i32) (local $h i32) (local $i i32) (local $j i32) (local $pr ${A}) (local $qr ${A}) (local $dor ${A}) (local $dqr ${A}) (local $kb ${A}) (local $vb ${A}) (local $dkb ${A}) (local $dvb ${A}) (local $Di f32) (local $ds f32) (local $pij f32)
+    ${prologue('q* ldq k* v* ldk o* do* ldo dq* dk* dv* items* i0 i1 E G scale:f32 probs* scratch*')}
     ${loop(
       'it',
       get('i0'),
       get('i1'),
       i32(1),
       `
-      ${set('s0', `(i32.load ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
-      ${set('L', `(i32.load offset=4 ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
-      ${set('g', `(i32.load offset=8 ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
-      ${set('po', `(i32.load offset=12 ${add(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
-      ${set('kb', add(get('k'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
-      ${set('vb', add(get('v'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
-      ${set('dkb', add(get('dk'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
-      ${set('dvb', add(get('dv'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
+      ${set('s0', `(i32.load ${padd(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
+      ${set('L', `(i32.load offset=4 ${padd(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
+      ${set('g', `(i32.load offset=8 ${padd(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
+      ${set('po', `(i32.load offset=12 ${padd(get('items'), `(i32.shl ${get('it')} (i32.const 4))`)})`)}
+      ${set('kb', padd(get('k'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
+      ${set('vb', padd(get('v'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
+      ${set('dkb', padd(get('dk'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
+      ${set('dvb', padd(get('dv'), shl2(add(mul(get('s0'), get('ldk')), mul(get('g'), get('E'))))))}
       ${loop(
         'hh',
         i32(0),
@@ -632,11 +666,11 @@ export function engineWat(o) {
           get('L'),
           i32(1),
           `
-          ${set('pr', add(add(get('probs'), get('po')), shl2(add(mul(mul(get('hh'), get('L')), get('L')), mul(get('i'), get('L'))))))}
-          ${set('qr', add(get('q'), shl2(add(mul(add(get('s0'), get('i')), get('ldq')), mul(get('h'), get('E'))))))}
-          ${set('dor', add(get('do'), shl2(add(mul(add(get('s0'), get('i')), get('ldo')), mul(get('h'), get('E'))))))}
-          ${set('dqr', add(get('dq'), shl2(add(mul(add(get('s0'), get('i')), get('ldq')), mul(get('h'), get('E'))))))}
-          ${set('Di', `(call $dot ${get('dor')} ${add(get('o'), shl2(add(mul(add(get('s0'), get('i')), get('ldo')), mul(get('h'), get('E')))))} ${get('E')})`)}
+          ${set('pr', padd(padd(get('probs'), get('po')), shl2(add(mul(mul(get('hh'), get('L')), get('L')), mul(get('i'), get('L'))))))}
+          ${set('qr', padd(get('q'), shl2(add(mul(add(get('s0'), get('i')), get('ldq')), mul(get('h'), get('E'))))))}
+          ${set('dor', padd(get('do'), shl2(add(mul(add(get('s0'), get('i')), get('ldo')), mul(get('h'), get('E'))))))}
+          ${set('dqr', padd(get('dq'), shl2(add(mul(add(get('s0'), get('i')), get('ldq')), mul(get('h'), get('E'))))))}
+          ${set('Di', `(call $dot ${get('dor')} ${padd(get('o'), shl2(add(mul(add(get('s0'), get('i')), get('ldo')), mul(get('h'), get('E')))))} ${get('E')})`)}
           ;; dS_ij = P_ij (dO_i·V_j − D_i), kept in scratch; dV_j += P_ij dO_i
           (call $scores ${get('scratch')} ${get('dor')} ${get('vb')} ${get('ldk')} ${add(get('i'), i32(1))} ${get('E')} (f32.const 1))
           ${loop(
@@ -645,9 +679,9 @@ export function engineWat(o) {
             add(get('i'), i32(1)),
             i32(1),
             `
-            ${set('pij', `(f32.load ${add(get('pr'), shl2(get('j')))})`)}
-            (f32.store ${add(get('scratch'), shl2(get('j')))} (f32.mul ${get('pij')} (f32.sub (f32.load ${add(get('scratch'), shl2(get('j')))}) ${get('Di')})))
-            (call $axpy ${add(get('dvb'), shl2(mul(get('j'), get('ldk'))))} ${get('dor')} ${get('pij')} ${get('E')})`,
+            ${set('pij', `(f32.load ${padd(get('pr'), shl2(get('j')))})`)}
+            (f32.store ${padd(get('scratch'), shl2(get('j')))} (f32.mul ${get('pij')} (f32.sub (f32.load ${padd(get('scratch'), shl2(get('j')))}) ${get('Di')})))
+            (call $axpy ${padd(get('dvb'), shl2(mul(get('j'), get('ldk'))))} ${get('dor')} ${get('pij')} ${get('E')})`,
           )}
           ;; dQ_i = scale Σ_j dS_ij K_j;  dK_j += scale dS_ij Q_i
           (call $pv ${get('dqr')} ${get('scratch')} ${get('kb')} ${get('ldk')} ${add(get('i'), i32(1))} ${get('E')})
@@ -658,21 +692,22 @@ export function engineWat(o) {
             add(get('i'), i32(1)),
             i32(1),
             `
-            ${set('ds', `(f32.mul (f32.load ${add(get('scratch'), shl2(get('j')))}) ${get('scale')})`)}
-            (call $axpy ${add(get('dkb'), shl2(mul(get('j'), get('ldk'))))} ${get('qr')} ${get('ds')} ${get('E')})`,
+            ${set('ds', `(f32.mul (f32.load ${padd(get('scratch'), shl2(get('j')))}) ${get('scale')})`)}
+            (call $axpy ${padd(get('dkb'), shl2(mul(get('j'), get('ldk'))))} ${get('qr')} ${get('ds')} ${get('E')})`,
           )}`,
         )}`,
       )}
     `,
     )})
-  (func $scaleRow (param $x i32) (param $s f32) (param $E i32) (local $i i32) (local $sv v128)
+  (func $scaleRow ${iparams('x* s:f32 E')}
+    (local $i i32) (local $sv v128)
     ${set('sv', `(f32x4.splat ${get('s')})`)}
-    ${loop('i', i32(0), shl2(get('E')), i32(16), store(add(get('x'), get('i')), `(f32x4.mul ${load(add(get('x'), get('i')))} ${get('sv')})`))})
+    ${loop('i', i32(0), shl2(get('E')), i32(16), store(padd(get('x'), get('i')), `(f32x4.mul ${load(padd(get('x'), get('i')))} ${get('sv')})`))})
   ;; One decoding step: q [B, ldq] (head h at column h·E) attends to positions 0 … lens[b]−1 of the
   ;; cache [B, K, cap, E]; items are (row, head) pairs numbered b·H + h.
-  (func (export "attn_decode") (param $q i32) (param $ldq i32) (param $kc i32) (param $vc i32) (param $cap i32) (param $lens i32) (param $o i32) (param $ldo i32)
-    (param $i0 i32) (param $i1 i32) (param $H i32) (param $K i32) (param $E i32) (param $scale f32) (param $scratch i32)
-    (local $it i32) (local $b i32) (local $h i32) (local $g i32) (local $n i32) (local $j i32) (local $qr i32) (local $kb i32) (local $vb i32)
+  (func (export "attn_decode") ${params('q* ldq kc* vc* cap lens* o* ldo i0 i1 H K E scale:f32 scratch*')}
+    (local $it i32) (local $b i32) (local $h i32) (local $g i32) (local $n i32) (local $j i32) (local $qr ${A}) (local $kb ${A}) (local $vb ${A})
+    ${prologue('q* ldq kc* vc* cap lens* o* ldo i0 i1 H K E scale:f32 scratch*')}
     ${loop(
       'it',
       get('i0'),
@@ -681,13 +716,13 @@ export function engineWat(o) {
       `
       ${set('b', `(i32.div_u ${get('it')} ${get('H')})`)} ${set('h', `(i32.rem_u ${get('it')} ${get('H')})`)}
       ${set('g', `(i32.div_u ${get('h')} (i32.div_u ${get('H')} ${get('K')}))`)}
-      ${set('n', `(i32.load ${add(get('lens'), shl2(get('b')))})`)}
-      ${set('qr', add(get('q'), shl2(add(mul(get('b'), get('ldq')), mul(get('h'), get('E'))))))}
-      ${set('kb', add(get('kc'), shl2(mul(mul(add(mul(get('b'), get('K')), get('g')), get('cap')), get('E')))))}
-      ${set('vb', add(get('vc'), shl2(mul(mul(add(mul(get('b'), get('K')), get('g')), get('cap')), get('E')))))}
+      ${set('n', `(i32.load ${padd(get('lens'), shl2(get('b')))})`)}
+      ${set('qr', padd(get('q'), shl2(add(mul(get('b'), get('ldq')), mul(get('h'), get('E'))))))}
+      ${set('kb', padd(get('kc'), shl2(mul(mul(add(mul(get('b'), get('K')), get('g')), get('cap')), get('E')))))}
+      ${set('vb', padd(get('vc'), shl2(mul(mul(add(mul(get('b'), get('K')), get('g')), get('cap')), get('E')))))}
       (call $scores ${get('scratch')} ${get('qr')} ${get('kb')} ${get('E')} ${get('n')} ${get('E')} ${get('scale')})
       (call $softmax ${get('scratch')} ${get('n')})
-      (call $pv ${add(get('o'), shl2(add(mul(get('b'), get('ldo')), mul(get('h'), get('E')))))} ${get('scratch')} ${get('vb')} ${get('E')} ${get('n')} ${get('E')})
+      (call $pv ${padd(get('o'), shl2(add(mul(get('b'), get('ldo')), mul(get('h'), get('E')))))} ${get('scratch')} ${get('vb')} ${get('E')} ${get('n')} ${get('E')})
     `,
     )})`;
 
@@ -695,9 +730,9 @@ export function engineWat(o) {
   // state [M, 6]: running max of z/T, Σe^(z/T−max), Σe^(z/T−max)·z/T, the target's raw logit, the
   // best raw logit, its column (as f32). The caller starts max and best at −inf and the sums at 0.
   const head = `
-  (func (export "lse_update") (param $z i32) (param $M i32) (param $C i32) (param $v0 i32) (param $targets i32) (param $invT f32) (param $state i32)
-    (local $m i32) (local $j i32) (local $row i32) (local $st i32) (local $mx v128) (local $cm f32) (local $old f32) (local $f f32) (local $s1 v128) (local $s2 v128)
-    (local $e v128) (local $zt v128) (local $tg i32) (local $best f32) (local $bi i32) (local $val f32) (local $iv v128) (local $mv v128)
+  (func (export "lse_update") ${params('z* M C v0 targets* invT:f32 state*')}
+    (local $m i32) (local $j i32) (local $row ${A}) (local $st ${A}) (local $mx v128) (local $cm f32) (local $old f32) (local $f f32) (local $s1 v128) (local $s2 v128) (local $e v128) (local $zt v128) (local $tg i32) (local $best f32) (local $bi i32) (local $val f32) (local $iv v128) (local $mv v128)
+    ${prologue('z* M C v0 targets* invT:f32 state*')}
     ${set('iv', `(f32x4.splat ${get('invT')})`)}
     ${loop(
       'm',
@@ -705,14 +740,14 @@ export function engineWat(o) {
       get('M'),
       i32(1),
       `
-      ${set('row', add(get('z'), shl2(mul(get('m'), get('C')))))} ${set('st', add(get('state'), mul(get('m'), i32(24))))}
+      ${set('row', padd(get('z'), shl2(mul(get('m'), get('C')))))} ${set('st', padd(get('state'), mul(get('m'), i32(24))))}
       ;; chunk max and the best raw logit (first one on ties, as argmax)
       ${set('mx', '(v128.const f32x4 -inf -inf -inf -inf)')}
-      ${loop('j', i32(0), shl2(get('C')), i32(16), set('mx', `(f32x4.max ${get('mx')} ${load(add(get('row'), get('j')))})`))}
+      ${loop('j', i32(0), shl2(get('C')), i32(16), set('mx', `(f32x4.max ${get('mx')} ${load(padd(get('row'), get('j')))})`))}
       ${set('cm', `(f32.max (f32.max (f32x4.extract_lane 0 ${get('mx')}) (f32x4.extract_lane 1 ${get('mx')})) (f32.max (f32x4.extract_lane 2 ${get('mx')}) (f32x4.extract_lane 3 ${get('mx')})))`)}
       (if (f32.gt ${get('cm')} (f32.load offset=16 ${get('st')})) (then
         ${set('j', i32(0))}
-        (block $bf_end (loop $bf_top (br_if $bf_end (f32.eq (f32.load ${add(get('row'), shl2(get('j')))}) ${get('cm')})) ${set('j', add(get('j'), i32(1)))} (br $bf_top)))
+        (block $bf_end (loop $bf_top (br_if $bf_end (f32.eq (f32.load ${padd(get('row'), shl2(get('j')))}) ${get('cm')})) ${set('j', add(get('j'), i32(1)))} (br $bf_top)))
         (f32.store offset=16 ${get('st')} ${get('cm')}) (f32.store offset=20 ${get('st')} (f32.convert_i32_s ${add(get('v0'), get('j'))}))))
       ${set('cm', `(f32.mul ${get('cm')} ${get('invT')})`)}
       ${set('old', `(f32.load ${get('st')})`)}
@@ -728,20 +763,21 @@ export function engineWat(o) {
         i32(0),
         shl2(get('C')),
         i32(16),
-        `${set('zt', `(f32x4.mul ${load(add(get('row'), get('j')))} ${get('iv')})`)}
+        `${set('zt', `(f32x4.mul ${load(padd(get('row'), get('j')))} ${get('iv')})`)}
         ${set('e', `(call $exp4 (f32x4.sub ${get('zt')} ${get('mv')}))`)}
         ${set('s1', `(f32x4.add ${get('s1')} ${get('e')})`)} ${set('s2', fma(get('e'), get('zt'), get('s2')))}`,
       )}
       (f32.store offset=4 ${get('st')} (f32.add (f32.load offset=4 ${get('st')}) ${hsum(get('s1'))}))
       (f32.store offset=8 ${get('st')} (f32.add (f32.load offset=8 ${get('st')}) ${hsum(get('s2'))}))
-      ${set('tg', `(i32.sub (i32.load ${add(get('targets'), shl2(get('m')))}) ${get('v0')})`)}
+      ${set('tg', `(i32.sub (i32.load ${padd(get('targets'), shl2(get('m')))}) ${get('v0')})`)}
       (if (i32.and (i32.ge_s ${get('tg')} (i32.const 0)) (i32.lt_s ${get('tg')} ${get('C')})) (then
-        (f32.store offset=12 ${get('st')} (f32.load ${add(get('row'), shl2(get('tg')))}))))
+        (f32.store offset=12 ${get('st')} (f32.load ${padd(get('row'), shl2(get('tg')))}))))
     `,
     )})
   ;; dz = ∂(Σ_m g_m · log p_m(target))/∂z = g·invT·(1[target] − e^(z/T − logZ)), in place of z
-  (func (export "softmax_bwd") (param $z i32) (param $M i32) (param $C i32) (param $v0 i32) (param $targets i32) (param $invT f32) (param $logZ i32) (param $g i32)
-    (local $m i32) (local $j i32) (local $row i32) (local $gv f32) (local $cv v128) (local $lz v128) (local $iv v128) (local $tg i32)
+  (func (export "softmax_bwd") ${params('z* M C v0 targets* invT:f32 logZ* g*')}
+    (local $m i32) (local $j i32) (local $row ${A}) (local $gv f32) (local $cv v128) (local $lz v128) (local $iv v128) (local $tg i32)
+    ${prologue('z* M C v0 targets* invT:f32 logZ* g*')}
     ${set('iv', `(f32x4.splat ${get('invT')})`)}
     ${loop(
       'm',
@@ -749,19 +785,19 @@ export function engineWat(o) {
       get('M'),
       i32(1),
       `
-      ${set('row', add(get('z'), shl2(mul(get('m'), get('C')))))}
-      ${set('gv', `(f32.mul (f32.load ${add(get('g'), shl2(get('m')))}) ${get('invT')})`)}
-      ${set('cv', `(f32x4.splat (f32.neg ${get('gv')}))`)} ${set('lz', `(f32x4.splat (f32.load ${add(get('logZ'), shl2(get('m')))}))`)}
-      ${loop('j', i32(0), shl2(get('C')), i32(16), store(add(get('row'), get('j')), `(f32x4.mul ${get('cv')} (call $exp4 (f32x4.sub (f32x4.mul ${load(add(get('row'), get('j')))} ${get('iv')}) ${get('lz')})))`))}
-      ${set('tg', `(i32.sub (i32.load ${add(get('targets'), shl2(get('m')))}) ${get('v0')})`)}
+      ${set('row', padd(get('z'), shl2(mul(get('m'), get('C')))))}
+      ${set('gv', `(f32.mul (f32.load ${padd(get('g'), shl2(get('m')))}) ${get('invT')})`)}
+      ${set('cv', `(f32x4.splat (f32.neg ${get('gv')}))`)} ${set('lz', `(f32x4.splat (f32.load ${padd(get('logZ'), shl2(get('m')))}))`)}
+      ${loop('j', i32(0), shl2(get('C')), i32(16), store(padd(get('row'), get('j')), `(f32x4.mul ${get('cv')} (call $exp4 (f32x4.sub (f32x4.mul ${load(padd(get('row'), get('j')))} ${get('iv')}) ${get('lz')})))`))}
+      ${set('tg', `(i32.sub (i32.load ${padd(get('targets'), shl2(get('m')))}) ${get('v0')})`)}
       (if (i32.and (i32.ge_s ${get('tg')} (i32.const 0)) (i32.lt_s ${get('tg')} ${get('C')})) (then
-        (f32.store ${add(get('row'), shl2(get('tg')))} (f32.add (f32.load ${add(get('row'), shl2(get('tg')))}) ${get('gv')}))))
+        (f32.store ${padd(get('row'), shl2(get('tg')))} (f32.add (f32.load ${padd(get('row'), shl2(get('tg')))}) ${get('gv')}))))
     `,
     )})`;
 
   return `(module
   ;; Generated by scripts/kernels/engineWat.mjs (${o.relaxed ? 'relaxed SIMD' : 'plain SIMD'}): do not edit; npm run build:kernels.
-  (import "env" "memory" (memory 1 65536 shared))
+  ${memory}
 ${exp4}
 ${nt('f32')}
 ${nt('bf16')}
@@ -772,8 +808,8 @@ ${rowKernels}
 ${attnHelpers}
 ${attention}
 ${head}
-${q8Funcs({ relaxed: o.relaxed })}
-${drawFuncs()}
+${q8Funcs({ relaxed: o.relaxed, mem64: o.mem64 })}
+${drawFuncs({ mem64: o.mem64 })}
 )
 `;
 }

@@ -38,10 +38,12 @@
 // The module imports the engine's shared memory ("env" "memory", as engine.wat does), so it can be
 // instantiated on the engine's memory by every thread of its pool; every pointer is a byte offset.
 
-import { add, get, hsum, i32, inc, locals, loop, mul, range, set, shl2, zero } from './watText.mjs';
+import { add, addressing, get, hsum, i32, inc, locals, loop, mul, range, set, shl2, zero } from './watText.mjs';
 
-/** @param {{ relaxed: boolean, dot?: 'sign' | 'offset', R?: number, C?: number, C1?: number, NB?: number }} o */
+/** @param {{ relaxed: boolean, mem64?: boolean, dot?: 'sign' | 'offset', R?: number, C?: number, C1?: number, NB?: number }} o */
 export function q8Funcs(o) {
+  // the address type (wasm32 or memory64) of every pointer below: scripts/kernels/watText.mjs
+  const { A, padd, pinc, pge, plocals, params, prologue } = addressing(!!o.mem64);
   // measured on Node 24 (bench/q8Kernels.ts --variants): relaxed 2 × 16 (decoding 1 × 16), plain 4 × 8
   const R0 = o.R ?? (o.relaxed ? 2 : 4),
     C0 = o.C ?? (o.relaxed ? 16 : 8),
@@ -62,11 +64,11 @@ export function q8Funcs(o) {
         d = ([r, c]) => `d${r}_${c}`;
       const init = [
         ...pairs.map((p) => set(f(p), zero)),
-        ...range(R).map((r) => set(`px${r}`, add(get('x'), mul(add(get('m'), i32(r)), get('Kp'))))),
-        ...range(R).map((r) => set(`ps${r}`, add(get('sx'), mul(add(get('m'), i32(r)), get('Ks'))))),
-        ...range(C).map((c) => set(`pw${c}`, add(get('w'), mul(add(get('n'), i32(c)), get('Kp'))))),
-        ...range(C).map((c) => set(`pt${c}`, add(get('sw'), mul(add(get('n'), i32(c)), get('Ks'))))),
-        set('pe', add(get('px0'), get('Kp'))),
+        ...range(R).map((r) => set(`px${r}`, padd(get('x'), mul(add(get('m'), i32(r)), get('Kp'))))),
+        ...range(R).map((r) => set(`ps${r}`, padd(get('sx'), mul(add(get('m'), i32(r)), get('Ks'))))),
+        ...range(C).map((c) => set(`pw${c}`, padd(get('w'), mul(add(get('n'), i32(c)), get('Kp'))))),
+        ...range(C).map((c) => set(`pt${c}`, padd(get('sw'), mul(add(get('n'), i32(c)), get('Ks'))))),
+        set('pe', padd(get('px0'), get('Kp'))),
       ].join(' ');
       const vec = (v) => {
         const xs = range(R).flatMap((r) => {
@@ -136,14 +138,14 @@ export function q8Funcs(o) {
             `(f32x4.add ${get(f(p))} (f32x4.mul (f32x4.convert_i32x4_s ${blockSum(p)}) (f32x4.mul ${load(get(`ps${p[0]}`))} ${load(get(`pt${p[1]}`))})))`,
           ),
         ),
-        ...range(R).map((r) => inc(`px${r}`, i32(128))),
-        ...range(R).map((r) => inc(`ps${r}`, i32(16))),
-        ...range(C).map((c) => inc(`pw${c}`, i32(128))),
-        ...range(C).map((c) => inc(`pt${c}`, i32(16))),
+        ...range(R).map((r) => pinc(`px${r}`, i32(128))),
+        ...range(R).map((r) => pinc(`ps${r}`, i32(16))),
+        ...range(C).map((c) => pinc(`pw${c}`, i32(128))),
+        ...range(C).map((c) => pinc(`pt${c}`, i32(16))),
       ].join(' ');
       const out = pairs
         .map(([r, c]) => {
-          const yp = add(get('y'), shl2(add(mul(add(get('m'), i32(r)), get('ldy')), add(get('n'), i32(c)))));
+          const yp = padd(get('y'), shl2(add(mul(add(get('m'), i32(r)), get('ldy')), add(get('n'), i32(c)))));
           return `(f32.store ${yp} (if (result f32) ${get('acc')} (then (f32.add (f32.load ${yp}) ${hsum(get(f([r, c])))})) (else ${hsum(get(f([r, c])))})))`;
         })
         .join(' ');
@@ -151,7 +153,7 @@ export function q8Funcs(o) {
       return {
         vecs: [...pairs.map(f), ...pairs.map(d), ...range(R).flatMap((r) => [`xv${r}`, `xs${r}`]), ...(dot === 'offset' ? range(C).map((c) => `sum${c}`) : [])],
         ptrs: [...range(R).flatMap((r) => [`px${r}`, `ps${r}`]), ...range(C).flatMap((c) => [`pw${c}`, `pt${c}`])],
-        code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end (i32.ge_u ${get('px0')} ${get('pe')})) ${group} (br $${lbl}_top))) ${out}`,
+        code: `${init} (block $${lbl}_end (loop $${lbl}_top (br_if $${lbl}_end ${pge(get('px0'), get('pe'))}) ${group} (br $${lbl}_top))) ${out}`,
       };
     };
     const mRC = micro(R0, C0),
@@ -161,11 +163,11 @@ export function q8Funcs(o) {
     const all = [mRC, mR1, m1C, m11];
     const vecs = [...new Set(all.flatMap((k) => k.vecs))];
     const ptrs = [...new Set(all.flatMap((k) => k.ptrs))];
+    const sig = 'x* sx* w* sw* y* ldy M Kp n0 n1 acc';
     return `
-  (func (export "q8_nt") (param $x i32) (param $sx i32) (param $w i32) (param $sw i32) (param $y i32) (param $ldy i32)
-    (param $M i32) (param $Kp i32) (param $n0 i32) (param $n1 i32) (param $acc i32)
-    (local $Ks i32) (local $nb i32) (local $nbe i32) (local $m i32) (local $n i32) (local $pe i32) (local $wv v128) (local $wh v128)
-    ${locals(ptrs, 'i32')} ${locals(vecs, 'v128')}
+  (func (export "q8_nt") ${params(sig)}
+    (local $Ks i32) (local $nb i32) (local $nbe i32) (local $m i32) (local $n i32) (local $pe ${A}) (local $wv v128) (local $wh v128)
+    ${plocals(ptrs)} ${locals(vecs, 'v128')} ${prologue(sig)}
     ${set('Ks', `(i32.shr_u ${get('Kp')} (i32.const 3))`)}
     ${loop(
       'nb',
@@ -203,17 +205,15 @@ export function q8Funcs(o) {
     ${set('b', `(i32.reinterpret_f32 ${get('d')})`)}
     ${set('b', `(i32.and (i32.add (i32.add ${get('b')} (i32.const 0xfff)) (i32.and (i32.shr_u ${get('b')} (i32.const 13)) (i32.const 1))) (i32.const 0xffffe000))`)}
     (if (result f32) (i32.ge_u ${get('b')} (i32.const 0x47800000)) (then (f32.const inf)) (else (f32.reinterpret_i32 ${get('b')}))))`;
+  const qsig = 'x* ldx M K q* s* f16';
   const quantize = `
-  (func (export "q8_quantize") (param $x i32) (param $ldx i32) (param $M i32) (param $K i32) (param $q i32) (param $s i32) (param $f16 i32)
-    (local $m i32) (local $g i32) (local $j i32) (local $b i32) (local $Kb i32) (local $Kp i32) (local $row i32) (local $qo i32) (local $so i32)
+  (func (export "q8_quantize") ${params(qsig)}
+    (local $m i32) (local $g i32) (local $j i32) (local $b i32) (local $Kb i32) (local $Kp i32) (local $row ${A}) (local $qo ${A}) (local $so ${A})
     (local $p v128) (local $amax v128) (local $d f32) (local $id f32)
-    ${locals(
-      range(4).map((j) => `a${j}`),
-      'i32',
-    )} ${locals(
+    ${plocals(range(4).map((j) => `a${j}`))} ${locals(
       range(4).map((j) => `i${j}`),
       'v128',
-    )}
+    )} ${prologue(qsig)}
     ${set('Kb', `(i32.shr_u ${get('K')} (i32.const 5))`)}
     ${set('Kp', `(i32.and (i32.add ${get('K')} (i32.const 127)) (i32.const -128))`)}
     ${loop(
@@ -222,9 +222,9 @@ export function q8Funcs(o) {
       get('M'),
       i32(1),
       `
-      ${set('row', add(get('x'), shl2(mul(get('m'), get('ldx')))))}
-      ${set('qo', add(get('q'), mul(get('m'), get('Kp'))))}
-      ${set('so', add(get('s'), mul(get('m'), `(i32.shr_u ${get('Kp')} (i32.const 3))`)))}
+      ${set('row', padd(get('x'), shl2(mul(get('m'), get('ldx')))))}
+      ${set('qo', padd(get('q'), mul(get('m'), get('Kp'))))}
+      ${set('so', padd(get('s'), mul(get('m'), `(i32.shr_u ${get('Kp')} (i32.const 3))`)))}
       ${loop(
         'g',
         i32(0),
@@ -237,7 +237,7 @@ export function q8Funcs(o) {
           ${set('b', add(`(i32.shl ${get('g')} (i32.const 2))`, i32(j)))}
           (if (i32.lt_u ${get('b')} ${get('Kb')})
             (then
-              ${set(`a${j}`, add(get('row'), `(i32.shl ${get('b')} (i32.const 7))`))}
+              ${set(`a${j}`, padd(get('row'), `(i32.shl ${get('b')} (i32.const 7))`))}
               ${set('amax', `(f32x4.abs ${load(get(`a${j}`))})`)}
               ${range(7)
                 .map((v) => set('amax', `(i32x4.max_s ${get('amax')} (f32x4.abs ${load(get(`a${j}`), 16 * (v + 1))}))`))
@@ -261,16 +261,17 @@ export function q8Funcs(o) {
             return `(v128.store offset=${16 * v} align=1 ${get('qo')} (i8x16.max_s ${splat8(-127)} (i8x16.narrow_i16x8_s (i16x8.narrow_i32x4_s ${qv(0)} ${qv(1)}) (i16x8.narrow_i32x4_s ${qv(2)} ${qv(3)}))))`;
           })
           .join('\n        ')}
-        ${inc('qo', i32(128))} ${inc('so', i32(16))}
+        ${pinc('qo', i32(128))} ${pinc('so', i32(16))}
       `,
       )}
     `,
     )})`;
 
   // ---- Dequantize rows: q[M, Kp], s[M, Kp / 32] → out[M, ldo] float32 (the first K values a row).
+  const dsig = 'q* s* M K out* ldo';
   const dequantize = `
-  (func (export "q8_dequantize") (param $q i32) (param $s i32) (param $M i32) (param $K i32) (param $out i32) (param $ldo i32)
-    (local $m i32) (local $g i32) (local $Kb i32) (local $Kp i32) (local $qo i32) (local $so i32) (local $o i32) (local $sv v128) (local $v v128) (local $h v128)
+  (func (export "q8_dequantize") ${params(dsig)}
+    (local $m i32) (local $g i32) (local $Kb i32) (local $Kp i32) (local $qo ${A}) (local $so ${A}) (local $o ${A}) (local $sv v128) (local $v v128) (local $h v128) ${prologue(dsig)}
     ${set('Kb', `(i32.shr_u ${get('K')} (i32.const 5))`)}
     ${set('Kp', `(i32.and (i32.add ${get('K')} (i32.const 127)) (i32.const -128))`)}
     ${loop(
@@ -279,8 +280,8 @@ export function q8Funcs(o) {
       get('M'),
       i32(1),
       `
-      ${set('qo', add(get('q'), mul(get('m'), get('Kp'))))}
-      ${set('so', add(get('s'), mul(get('m'), `(i32.shr_u ${get('Kp')} (i32.const 3))`)))}
+      ${set('qo', padd(get('q'), mul(get('m'), get('Kp'))))}
+      ${set('so', padd(get('s'), mul(get('m'), `(i32.shr_u ${get('Kp')} (i32.const 3))`)))}
       ${loop(
         'g',
         i32(0),
@@ -288,7 +289,7 @@ export function q8Funcs(o) {
         i32(1),
         `
         ${set('sv', load(get('so')))}
-        ${set('o', add(get('out'), shl2(add(mul(get('m'), get('ldo')), `(i32.shl ${get('g')} (i32.const 7))`))))}
+        ${set('o', padd(get('out'), shl2(add(mul(get('m'), get('ldo')), `(i32.shl ${get('g')} (i32.const 7))`))))}
         ${range(8)
           .map((v) => {
             const st = (j, ext) =>
@@ -299,7 +300,7 @@ export function q8Funcs(o) {
           ${st(2, `(i32x4.extend_low_i16x8_s ${get('h')})`)} ${st(3, `(i32x4.extend_high_i16x8_s ${get('h')})`)}`;
           })
           .join('\n        ')}
-        ${inc('qo', i32(128))} ${inc('so', i32(16))}
+        ${pinc('qo', i32(128))} ${pinc('so', i32(16))}
       `,
       )}
     `,
@@ -311,8 +312,8 @@ export function q8Funcs(o) {
 /** A module of its own: the 8-bit kernels over the engine's shared memory (import "env" "memory"). */
 export function q8Wat(o) {
   return `(module
-  ;; Generated by scripts/kernels/q8Wat.mjs (${o.relaxed ? `relaxed SIMD, ${o.dot ?? 'sign'}` : 'plain SIMD'}): do not edit; npm run build:q8-kernels.
-  (import "env" "memory" (memory 1 65536 shared))
+  ;; Generated by scripts/kernels/q8Wat.mjs (${o.relaxed ? `relaxed SIMD, ${o.dot ?? 'sign'}` : 'plain SIMD'}${o.mem64 ? ', memory64' : ''}): do not edit; npm run build:q8-kernels.
+  ${addressing(!!o.mem64).memory}
 ${q8Funcs(o)}
 )
 `;

@@ -10,6 +10,7 @@ import type { TransformerOptions } from '../../shared/runConfig';
 import type { Trainable } from '../algo/gradients';
 import { engineCandidateScorer } from './lm/models/engine/engineCandidates';
 import { EngineModel } from './lm/models/engine/engineModel';
+import { MAX_WASM32_BYTES, MEMORY64_FIX } from './lm/models/engine/engineAddress';
 import { fittingEnginePlan } from './lm/models/engine/enginePlan';
 import { engineQ8Unsupported, engineUnsupported } from './lm/models/engine/engineWeights';
 import { ModelLoadError, type HfArchitecture } from './lm/models/hfConfig';
@@ -136,7 +137,7 @@ export function enginePath(o: TransformerOptions, run: PathRunInfo, backend: Bac
   });
   if (!plan.fits) {
     throw new ModelLoadError(
-      `policyOptions.model: ${m.dir} does not fit one wasm engine:\n${describePlan(plan)}\nWays out: ${m.lora ? '' : 'LoRA (policyOptions.loraRank 8), which trains adapters over the frozen weights; '}a smaller contextLength or fewer rows sampled at once (groupSize × groupsPerIteration); ${m.lora ? `policyOptions.weightDtype ${plan.dtype === 'q8' ? '"q8" is the smallest' : '"q8" (Q8_0 blocks, 0.56× bf16)'}; ` : ''}the tfjs-node backend (npm install @tensorflow/tfjs-node), whose memory is the machine's; a smaller checkpoint.`,
+      `policyOptions.model: ${m.dir} does not fit one wasm engine:\n${describePlan(plan)}\nWays out: ${m.lora ? '' : 'LoRA (policyOptions.loraRank 8), which trains adapters over the frozen weights; '}a smaller contextLength or fewer rows sampled at once (groupSize × groupsPerIteration); ${m.lora ? `policyOptions.weightDtype ${plan.dtype === 'q8' ? '"q8" is the smallest' : '"q8" (Q8_0 blocks, 0.56× bf16)'}; ` : ''}the tfjs-node backend (npm install @tensorflow/tfjs-node), whose memory is the machine's; a smaller checkpoint.${plan.total > MAX_WASM32_BYTES && plan.address.mode === 'wasm32' ? `\nThis runtime has no 64-bit WebAssembly memory for plans past 4 GiB. Fix: ${MEMORY64_FIX}.` : ''}`,
     );
   }
   return {
@@ -156,7 +157,7 @@ export function enginePath(o: TransformerOptions, run: PathRunInfo, backend: Bac
       }),
     // the threads the engine started and the SIMD it found
     describe: ({ engine: e }) =>
-      `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.dtype === 'q8' ? 'q8 base (Q8_0 blocks of 32, 8-bit activations per block)' : `${plan.dtype} weights`}, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backend)} for the optimizer)`,
+      `wasm engine (${e.threads} threads, ${e.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${plan.address.mode} memory${plan.keepsActivations ? ', activations kept (no recompute)' : ''}, ${plan.dtype === 'q8' ? 'q8 base (Q8_0 blocks of 32, 8-bit activations per block)' : `${plan.dtype} weights`}, plan ${formatBytes(plan.total)}; tfjs ${describeBackend(backend)} for the optimizer)`,
     differentiable: (x) => x.scorer(),
     rollout: (model, tokenizer) =>
       o.rolloutEngine === 'llama.cpp'

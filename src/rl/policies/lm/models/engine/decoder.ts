@@ -1,7 +1,8 @@
 // The decoder (qwen2, llama, qwen3) on the engine's kernels: packed sequences (no padding: attention
 // is causal within each segment), LoRA adapters on the frozen base, and the backward pass of the
 // adapters with activation checkpointing — the forward pass keeps each layer's input only, and the
-// backward pass recomputes one layer at a time with everything its gradients need. The output head
+// backward pass recomputes one layer at a time with everything its gradients need (or, where the plan
+// has room, the forward pass keeps every layer's intermediates and nothing is recomputed). The output head
 // runs over vocabulary chunks (never a [positions, vocabulary] tensor) and only at scored positions
 // (decoderHead.ts, the class this one extends). Over q8 weights (Q8_0 blocks, engineWeights.ts) each
 // product quantizes its input per row and block of 32 on the fly (float32 scales) and runs the integer
@@ -47,8 +48,8 @@ export interface Pack {
 /** Yields to the event loop (heartbeats, IPC) between layers: a pass over a large model takes seconds. */
 export const breathe = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** What the backward pass of a layer reads, recomputed from the layer's input. */
-interface LayerKeep {
+/** What the backward pass of a layer reads, recomputed from the layer's input (or kept by the forward pass). */
+export interface LayerKeep {
   h: number;
   rstd1: number;
   q: number;
@@ -66,6 +67,8 @@ interface LayerKeep {
   gate: number;
   up: number;
   act: number;
+  /** the MLP's output [N, D] (the layer's output is x2 + y) */
+  y: number;
   /** per linear: the adapter's scaled input product s·(x·a) [N, r] */
   t: Partial<Record<EngineLinear, number>>;
 }
@@ -306,14 +309,15 @@ export class Decoder extends DecoderHead {
       this.mem.release(mark);
       return undefined;
     }
-    return { h, rstd1, q, k: kk, v, qRaw, kRaw, rstdQ, rstdK, att, probs, x2, h2, rstd2, gate, up, act, t };
+    return { h, rstd1, q, k: kk, v, qRaw, kRaw, rstdQ, rstdK, att, probs, x2, h2, rstd2, gate, up, act, y, t };
   }
 
   /**
    * Backward through layer l: dX [N, D] holds ∂L/∂(layer output) and becomes ∂L/∂(layer input);
-   * adapter gradients are added to `g`. X is the layer's input kept by the forward pass.
+   * adapter gradients are added to `g`. X is the layer's input kept by the forward pass; `kept`: the
+   * layer's intermediates, where the forward pass kept them (else they are recomputed from X).
    */
-  layerBwd(l: number, X: number, dX: number, p: Pack, ad: AdapterSet, g: AdapterSet, gw?: LayerWeights): void {
+  layerBwd(l: number, X: number, dX: number, p: Pack, ad: AdapterSet, g: AdapterSet, gw?: LayerWeights, kept?: LayerKeep): void {
     const { D, E, Hq, K, F } = this;
     const N = p.N,
       qd = Hq * E,
@@ -324,7 +328,7 @@ export class Decoder extends DecoderHead {
     const { rank, scale } = ad;
     const k = this.k;
     this.mem.scoped(() => {
-      const s = this.layer(l, X, p, ad, true)!;
+      const s = kept ?? this.layer(l, X, p, ad, true)!;
       const deq = this.dequantScratch(
         ENGINE_LINEARS.map((m) => Wl.linear[m].w),
         'base rows dequantized',

@@ -3,8 +3,11 @@
 // first and never given back; a pass takes its scratch above them and releases it to a mark. Every
 // region has a label, and the allocator keeps its high-water mark, so the plan is checked against what
 // the code really took. A request past the end is an error naming the plan and the request — nothing
-// ever runs on memory that was not there.
+// ever runs on memory that was not there. The memory is wasm32 (at most 4 GiB) or memory64 (at most
+// 16 GiB; engineAddress.ts), as the plan chose; V8 gives typed-array views over all of a memory past 4
+// GiB (a Uint8Array's length may exceed 2³²), so offsets here are plain numbers in both modes.
 import { bytes as formatBytes } from '../../../../../shared/format';
+import { addressLimit, MAX_WASM32_BYTES, memory64Support, MEMORY64_FIX, type AddressMode } from './engineAddress';
 
 /** The engine could not get the memory it needs: the message names the plan, the request and the way out. */
 export class EngineMemoryError extends Error {
@@ -13,15 +16,18 @@ export class EngineMemoryError extends Error {
 }
 
 const PAGE = 65536;
-/** wasm32's address space: 65,536 pages of 64 KiB. */
-export const MAX_ENGINE_BYTES = 65536 * PAGE;
+/** wasm32's address space: 65,536 pages of 64 KiB (memory64's: engineAddress.ts). */
+export const MAX_ENGINE_BYTES = MAX_WASM32_BYTES;
 const ALIGN = 64;
 
 interface WasmMemory {
   readonly buffer: SharedArrayBuffer;
 }
 interface WasmMemoryApi {
-  readonly Memory: new (d: { initial: number; maximum: number; shared: boolean }) => WasmMemory;
+  // a 64-bit memory takes its page counts as BigInts
+  readonly Memory: new (
+    d: { initial: number; maximum: number; shared: boolean } | { initial: bigint; maximum: bigint; shared: boolean; address: 'i64' },
+  ) => WasmMemory;
 }
 const WA = (globalThis as unknown as { WebAssembly: WasmMemoryApi }).WebAssembly;
 
@@ -42,16 +48,20 @@ export class EngineMemory {
   /** What was taken, in order (the live stack). */
   private readonly regions: Region[] = [];
 
-  /** `bytes`: the plan's total; `planText` names the plan in errors. */
+  /** `bytes`: the plan's total; `planText` names the plan in errors; `mode`: the plan's address mode (engineAddress.ts). */
   constructor(
     readonly bytes: number,
     private readonly planText: string,
     readonly reserved = 4096,
+    readonly mode: AddressMode = 'wasm32',
   ) {
     const pages = Math.ceil(bytes / PAGE);
-    if (pages > 65536) throw new EngineMemoryError(`the engine needs ${formatBytes(bytes)}, more than wasm's 4 GiB address space. ${planText}`);
+    if (pages * PAGE > addressLimit(mode)) throw new EngineMemoryError(tooLarge(bytes, mode, planText));
     try {
-      this.memory = new WA.Memory({ initial: pages, maximum: pages, shared: true });
+      this.memory =
+        mode === 'memory64'
+          ? new WA.Memory({ initial: BigInt(pages), maximum: BigInt(pages), shared: true, address: 'i64' })
+          : new WA.Memory({ initial: pages, maximum: pages, shared: true });
     } catch (e) {
       throw new EngineMemoryError(
         `the engine could not reserve its ${formatBytes(pages * PAGE)} (${(e as Error).message}): this process cannot get that much memory now. ${planText}`,
@@ -139,6 +149,16 @@ export class EngineMemory {
   zero(offset: number, bytes: number): void {
     this.u8.fill(0, offset, offset + bytes);
   }
+}
+
+/** The refusal of a memory larger than its mode allows, with the fix. */
+function tooLarge(bytes: number, mode: AddressMode, planText: string): string {
+  if (mode === 'memory64') return `the engine needs ${formatBytes(bytes)}, more than the 16 GiB of a 64-bit WebAssembly memory. ${planText}`;
+  const m64 = memory64Support();
+  const fix = m64.ok
+    ? 'Fix: plan it in memory64 mode (fittingEnginePlan chooses it past 4 GiB)'
+    : `This runtime has no 64-bit memory: ${m64.why}. Fix: ${MEMORY64_FIX}`;
+  return `the engine needs ${formatBytes(bytes)}, more than wasm's 4 GiB address space (wasm32). ${fix}. ${planText}`;
 }
 
 function summarize(regions: readonly Region[]): string {

@@ -59,6 +59,8 @@ export class EngineModel implements PolicyModel {
       dtype: o.plan.dtype,
       bytes: o.plan.total,
       planText: o.planText,
+      address: o.plan.address.mode,
+      keepActivations: o.plan.keepsActivations,
     });
     let s = o.seed * 7919 + 17;
     const id = (name: string): string => `${name}_${Math.random().toString(36).slice(2, 8)}`;

@@ -4,13 +4,14 @@
 // chunks, one layer recomputed with its gradients), a forward-only pass and a sampling session (the KV
 // cache of the batch, prefill and decoding). Its total is the size of the engine's memory, so the
 // engine can never take more than was planned: a test runs each pass on Qwen2.5-0.5B's shapes and
-// compares the allocator's high-water mark with this.
+// compares the allocator's high-water mark with this. The plan also picks the engine's address mode
+// (engineAddress.ts): wasm32 while it fits 4 GiB, memory64 past that where the runtime has it.
 import { parameterCount } from '../families/familyOf';
 import type { HfArchitecture } from '../hfConfig';
 import type { LoraOptions } from '../hfModel';
 import { formatBytes, type MemoryLine, type MemoryPlan } from '../memoryPlan';
 import { q8Layout } from '../q8Blocks';
-import { MAX_ENGINE_BYTES } from './engineMemory';
+import { addressLimit, chooseAddressMode, memory64Support, type AddressChoice, type AddressMode, type Memory64Support } from './engineAddress';
 import { convertRows, ENGINE_LINEARS, linearShapeOf, matrixShapes, weightBytes, type WeightDtype } from './engineWeights';
 
 const R = (bytes: number): number => Math.ceil(bytes / 64) * 64;
@@ -28,6 +29,12 @@ export interface EnginePlanOptions {
   readonly dtype: WeightDtype;
   /** Forward passes and sampling only (model check): no layer inputs kept, no backward pass. */
   readonly inference?: boolean;
+  /** The address mode to plan for; absent: chosen from the total (engineAddress.chooseAddressMode). */
+  readonly address?: AddressMode;
+  /** What this runtime supports (tests stand in for a runtime without 64-bit memories); absent: probed. */
+  readonly memory64?: Memory64Support;
+  /** A training pass keeps every layer's intermediates instead of recomputing them in the backward pass. */
+  readonly keepActivations?: boolean;
 }
 
 export interface EnginePlan extends MemoryPlan {
@@ -35,6 +42,10 @@ export interface EnginePlan extends MemoryPlan {
   readonly positionsPerPass: number;
   readonly sampleRows: number;
   readonly parts: { readonly persistent: number; readonly training: number; readonly forward: number; readonly sampling: number };
+  /** wasm32 or memory64, and why (also in limitOf, so describePlan says it). */
+  readonly address: AddressChoice;
+  /** The training pass keeps every layer's intermediates (no recompute in the backward pass). */
+  readonly keepsActivations: boolean;
 }
 
 /** Vocabulary columns per head chunk for `rows` positions (decoder.chunkColumns). */
@@ -136,9 +147,16 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
   // training: the stream kept per layer, the head kept at every position, then the backward pass
   const head = headBytes(a, N, q8);
   const keptInputs = f32((L + 1) * N * D);
-  const layerPeak = layer(N, segs, P, true) + layerBwdBytes(a, N, segs, P, r, o.threads, q8);
+  const keepAll = !!o.keepActivations && !o.inference;
+  // kept: every layer's intermediates stay from the forward pass (hfEngine.score), so a layer's backward
+  // pass adds only its gradients' buffers; else it recomputes the layer first
+  const layersKept = keepAll ? L * layer(N, segs, P, true) : 0;
+  const layerPeak = (keepAll ? 0 : layer(N, segs, P, true)) + layerBwdBytes(a, N, segs, P, r, o.threads, q8);
   const training =
-    pack + keptInputs + Math.max(layer(N, segs, P, false), head.kept + Math.max(head.transient, f32(N * D) + Math.max(head.backward, layerPeak)));
+    pack +
+    keptInputs +
+    layersKept +
+    Math.max(keepAll ? 0 : layer(N, segs, P, false), head.kept + Math.max(head.transient, f32(N * D) + Math.max(head.backward, layerPeak)));
   const forward = pack + f32(N * D) + Math.max(layer(N, segs, P, false), head.kept + head.transient);
   // sampling: the batch's KV cache, then a prefill of up to N positions or a decoding step
   const B = o.sampleRows;
@@ -179,16 +197,24 @@ export function planEngineMemory(a: HfArchitecture, o: EnginePlanOptions): Engin
   push(
     o.inference
       ? `largest pass (${which}): forward ${formatBytes(forward)} (${N.toLocaleString('en')} positions, the head over vocabulary chunks); sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`
-      : `largest pass (${which}): training ${formatBytes(training)} — ${N.toLocaleString('en')} packed positions, the ${L + 1} layer inputs kept (${formatBytes(keptInputs)}), one layer recomputed with its gradients (${formatBytes(layerPeak)}), the head over vocabulary chunks; forward-only ${formatBytes(forward)}; sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`,
+      : `largest pass (${which}): training ${formatBytes(training)} — ${N.toLocaleString('en')} packed positions, the ${L + 1} layer inputs kept (${formatBytes(keptInputs)}), ${keepAll ? `every layer's intermediates kept (${formatBytes(layersKept)}), a layer's gradients (${formatBytes(layerPeak)})` : `one layer recomputed with its gradients (${formatBytes(layerPeak)})`}, the head over vocabulary chunks; forward-only ${formatBytes(forward)}; sampling ${formatBytes(sampling)} — KV cache of ${rows} × ${P} positions (${formatBytes(cache)})`,
     pass,
   );
   const total = persistent + pass;
+  const auto = chooseAddressMode(total, o.memory64 ?? memory64Support());
+  const address: AddressChoice =
+    o.address === undefined || o.address === auto.mode
+      ? auto
+      : { mode: o.address, why: o.address === 'wasm32' ? 'wasm32, as asked' : 'memory64, as asked (the runtime has it)' };
+  const limit = addressLimit(address.mode);
   return {
     lines,
     total,
-    limit: MAX_ENGINE_BYTES,
-    limitOf: "wasm32's 4 GiB address space (one engine memory)",
-    fits: total <= MAX_ENGINE_BYTES,
+    limit,
+    limitOf: `one engine memory: ${address.why}`,
+    fits: total <= limit,
+    address,
+    keepsActivations: keepAll,
     trainable,
     microBatchPositions: N,
     dtype: o.dtype,
@@ -218,12 +244,26 @@ export function fittingEnginePlan(
     o.positions && o.positions > 0
       ? [Math.max(o.positions, o.contextLength)]
       : [8, 4, 2, 1].map((k) => k * o.contextLength).filter((n, i, all) => n <= Math.max(o.contextLength, POSITIONS_TARGET) || i === all.length - 1);
-  let last: EnginePlan | undefined;
-  for (const dtype of dtypes) {
-    for (const positionsPerPass of sizes) {
-      last = planEngineMemory(a, { ...o, dtype, positionsPerPass });
-      if (last.fits) return last;
+  // every plan that fits wasm32's 4 GiB first (what was chosen before 64-bit memories, and the faster
+  // kernels: docs/runs/memory64/), then, where the runtime has them, the same order on a 64-bit memory
+  const support = o.memory64 ?? memory64Support();
+  const modes: AddressMode[] = support.ok ? ['wasm32', 'memory64'] : ['wasm32'];
+  for (const address of modes) {
+    for (const dtype of dtypes) {
+      for (const positionsPerPass of sizes) {
+        const plan = planEngineMemory(a, { ...o, dtype, positionsPerPass, address, memory64: support });
+        if (!plan.fits) continue;
+        // where a wasm32 plan has room within its 4 GiB, the training pass keeps every layer's
+        // intermediates instead of recomputing them; a 64-bit plan does not grow for it (its memory is
+        // the machine's, and it already took a 64-bit memory to fit at all)
+        if (address === 'wasm32' && !o.inference) {
+          const kept = planEngineMemory(a, { ...o, dtype, positionsPerPass, address, memory64: support, keepActivations: true });
+          if (kept.fits) return kept;
+        }
+        return plan;
+      }
     }
   }
-  return last!;
+  // nothing fits: the smallest plan, with the address mode (and its reason) chosen from its total
+  return planEngineMemory(a, { ...o, dtype: dtypes[dtypes.length - 1]!, positionsPerPass: sizes[sizes.length - 1]!, memory64: support });
 }

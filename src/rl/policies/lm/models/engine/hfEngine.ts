@@ -9,9 +9,10 @@ import { createHash } from 'node:crypto';
 import type { HfArchitecture } from '../hfConfig';
 import { ModelLoadError } from '../hfConfig';
 import type { LoraOptions } from '../hfModel';
-import { Decoder, breathe, type Adapter, type AdapterSet, type HeadKept, type Pack } from './decoder';
+import { Decoder, breathe, type Adapter, type AdapterSet, type HeadKept, type LayerKeep, type Pack } from './decoder';
+import { chooseAddressMode, type AddressMode } from './engineAddress';
 import { EngineMemory } from './engineMemory';
-import { ENGINE_PLAIN_BASE64, ENGINE_RELAXED_BASE64 } from './engineWasm';
+import { ENGINE_PLAIN64_BASE64, ENGINE_PLAIN_BASE64, ENGINE_RELAXED64_BASE64, ENGINE_RELAXED_BASE64 } from './engineWasm';
 import { baseTensors, loadEngineWeights, weightsLike, type BaseTensor, type EngineLinear, type EngineWeights, type WeightDtype } from './engineWeights';
 import { EngineKernels } from './kernels';
 import { openSession, type DecodeSession } from './engineSession';
@@ -25,11 +26,12 @@ interface WasmApi {
 }
 const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
-/** The kernel module this runtime can compile: relaxed SIMD (fused multiply-add) where supported. */
-export function engineModule(): { module: object; relaxed: boolean } {
-  const relaxed = Buffer.from(ENGINE_RELAXED_BASE64, 'base64');
+/** The kernel module of an address mode this runtime can compile: relaxed SIMD (fused multiply-add) where supported. */
+export function engineModule(mode: AddressMode = 'wasm32'): { module: object; relaxed: boolean } {
+  const m64 = mode === 'memory64';
+  const relaxed = Buffer.from(m64 ? ENGINE_RELAXED64_BASE64 : ENGINE_RELAXED_BASE64, 'base64');
   if (WA.validate(relaxed)) return { module: new WA.Module(relaxed), relaxed: true };
-  return { module: new WA.Module(Buffer.from(ENGINE_PLAIN_BASE64, 'base64')), relaxed: false };
+  return { module: new WA.Module(Buffer.from(m64 ? ENGINE_PLAIN64_BASE64 : ENGINE_PLAIN_BASE64, 'base64')), relaxed: false };
 }
 
 export type AdapterRole = 'policy' | 'reference';
@@ -64,6 +66,10 @@ export interface EngineOptions {
   /** The memory plan: its total is the engine's memory; its text is quoted in errors. */
   readonly bytes: number;
   readonly planText: string;
+  /** The plan's address mode (EnginePlan.address); absent: chosen from `bytes` (engineAddress.chooseAddressMode). */
+  readonly address?: AddressMode;
+  /** A training pass keeps every layer's intermediates instead of recomputing them (EnginePlan.keepsActivations). */
+  readonly keepActivations?: boolean;
 }
 
 /** A sequence to score: input ids, targets, which positions are trained (scored), and where a grammar allowed only some ids. */
@@ -90,6 +96,8 @@ interface KeptPass {
   readonly where: [number, number][];
   readonly kept: HeadKept;
   readonly temperature: number;
+  /** every layer's intermediates, where the plan keeps them (else the backward pass recomputes them) */
+  readonly layers?: readonly LayerKeep[];
 }
 
 export class HfEngine {
@@ -167,8 +175,8 @@ export class HfEngine {
       throw new ModelLoadError(`policyOptions.loraRank ${o.lora.rank}: the engine needs a multiple of 4. Fix: use 4, 8, 16 …`);
     if (o.lora && o.lora.dropout > 0)
       throw new ModelLoadError(`policyOptions.loraDropout ${o.lora.dropout}: the engine trains adapters without dropout. Fix: set it to 0`);
-    const mem = new EngineMemory(o.bytes, o.planText, CONTROL_BYTES);
-    const { module, relaxed } = engineModule();
+    const mem = new EngineMemory(o.bytes, o.planText, CONTROL_BYTES, o.address ?? chooseAddressMode(o.bytes).mode);
+    const { module, relaxed } = engineModule(mem.mode);
     const pool = await ThreadPool.start(mem.memory, module, o.threads);
     try {
       return new HfEngine(o, mem, pool, new EngineKernels(pool), relaxed);
@@ -196,6 +204,11 @@ export class HfEngine {
 
   get threads(): number {
     return this.pool.size;
+  }
+
+  /** The memory's address mode: wasm32 or memory64 (engineAddress.ts). */
+  get address(): AddressMode {
+    return this.mem.mode;
   }
 
   /** A digest of the base weights as they lie in memory (tests: nothing ever writes them after loading). */
@@ -314,13 +327,23 @@ export class HfEngine {
       // keep: every layer's input, [L + 1][N, D]; else one stream updated in place
       const saved = mem.allocF32((keep ? L + 1 : 1) * N * D, keep ? 'kept layer inputs' : 'residual stream');
       d.embed(pack, saved);
+      const layers: LayerKeep[] | undefined = keep && this.o.keepActivations ? [] : undefined;
       for (let l = 0; l < L; l++) {
         let X = saved;
-        if (keep) {
+        if (layers) {
+          // the layer's intermediates stay allocated; its output x2 + y becomes the next layer's input
+          const s = d.layer(l, saved + l * N * D * 4, pack, ad, true)!;
           X = saved + (l + 1) * N * D * 4;
-          mem.u8.copyWithin(X, saved + l * N * D * 4, saved + (l + 1) * N * D * 4);
+          mem.u8.copyWithin(X, s.x2, s.x2 + N * D * 4);
+          this.kernels.add(X, s.y, N * D);
+          layers.push(s);
+        } else {
+          if (keep) {
+            X = saved + (l + 1) * N * D * 4;
+            mem.u8.copyWithin(X, saved + l * N * D * 4, saved + (l + 1) * N * D * 4);
+          }
+          d.layer(l, X, pack, ad, false);
         }
-        d.layer(l, X, pack, ad, false);
         await breathe();
       }
       const rowIdx: number[] = [];
@@ -349,7 +372,7 @@ export class HfEngine {
         out[b]!.argmaxHit[t] = h.hit[i]!;
       });
       if (keep && h.kept) {
-        this.pass = { mark, pack, saved, rowIdx, where, kept: h.kept, temperature };
+        this.pass = { mark, pack, saved, rowIdx, where, kept: h.kept, temperature, ...(layers ? { layers } : {}) };
         this.unlockPass = unlock;
         done = true;
       }
@@ -406,7 +429,7 @@ export class HfEngine {
       d.headBwd(p.kept, p.rowIdx, gr, p.temperature, dX, N, gw);
       await breathe();
       for (let l = L - 1; l >= 0; l--) {
-        d.layerBwd(l, p.saved + l * N * D * 4, dX, p.pack, this.adapters.policy, this.grads, gw?.layers[l]);
+        d.layerBwd(l, p.saved + l * N * D * 4, dX, p.pack, this.adapters.policy, this.grads, gw?.layers[l], p.layers?.[l]);
         await breathe();
       }
       if (gw) d.embedBwd(p.pack, dX, gw.embed);

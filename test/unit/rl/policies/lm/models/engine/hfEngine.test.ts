@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { HfEngine } from '../../../../../../../src/rl/policies/lm/models/engine/hfEngine';
+import { memory64Support } from '../../../../../../../src/rl/policies/lm/models/engine/engineAddress';
 import { planEngineMemory } from '../../../../../../../src/rl/policies/lm/models/engine/enginePlan';
 import { readHfConfig } from '../../../../../../../src/rl/policies/lm/models/hfConfig';
 import { HfModel, hfDifferentiable } from '../../../../../../../src/rl/policies/lm/models/hfModel';
@@ -212,21 +213,34 @@ describe('the Hugging Face engine', () => {
     }
   });
 
-  it('the plan covers what a training pass, a forward pass and a session take, within 10 % (LoRA on float32, bfloat16 and q8 weights, full fine-tuning)', async () => {
+  it('the plan covers what a training pass, a forward pass and a session take, within 10 % (LoRA on float32, bfloat16 and q8 weights, full fine-tuning; wasm32 and, where the runtime has it, memory64)', async () => {
     const dir = path.join(FIXTURES, 'qwen2');
     const arch = readHfConfig(dir);
     const P = 64,
       N = 128,
       B = 6;
-    for (const [dtype, full] of [
-      ['f32', false],
-      ['bf16', false],
-      ['q8', false],
-      ['f32', true],
+    const modes = memory64Support().ok ? (['wasm32', 'memory64'] as const) : (['wasm32'] as const);
+    for (const [dtype, full, address] of [
+      ['f32', false, 'wasm32'],
+      ['bf16', false, 'wasm32'],
+      ['q8', false, 'wasm32'],
+      ['f32', true, 'wasm32'],
+      ...modes.slice(1).flatMap((m) => [['bf16', false, m] as const, ['q8', false, m] as const]),
     ] as const) {
       const lora = full ? {} : { lora: LORA };
-      const plan = planEngineMemory(arch, { ...lora, contextLength: P, positionsPerPass: N, sampleRows: B, threads: 2, dtype });
-      const e = await HfEngine.create({ dir, arch, contextLength: P, ...lora, threads: 2, dtype, bytes: plan.total, planText: 'test plan' });
+      const plan = planEngineMemory(arch, { ...lora, contextLength: P, positionsPerPass: N, sampleRows: B, threads: 2, dtype, address });
+      const e = await HfEngine.create({
+        dir,
+        arch,
+        contextLength: P,
+        ...lora,
+        threads: 2,
+        dtype,
+        bytes: plan.total,
+        planText: 'test plan',
+        address: plan.address.mode,
+      });
+      assert.equal(e.address, address);
       try {
         const seqs = [0, 1].map((b) => ({
           inputs: Array.from({ length: P }, (_, i) => (i * 7 + b) % 300),
@@ -262,7 +276,7 @@ describe('the Hugging Face engine', () => {
         short.dispose();
         const sampling = e.mem.peak;
         const measured = Math.max(training, forward, sampling);
-        const what = `${dtype}${full ? ', full fine-tuning' : ''}: plan ${plan.total} (persistent ${plan.parts.persistent}, training ${plan.parts.training}, forward ${plan.parts.forward}, sampling ${plan.parts.sampling}) against a measured peak of ${measured} (training ${training}, forward ${forward}, sampling ${sampling})`;
+        const what = `${dtype}${full ? ', full fine-tuning' : ''} (${address}): plan ${plan.total} (persistent ${plan.parts.persistent}, training ${plan.parts.training}, forward ${plan.parts.forward}, sampling ${plan.parts.sampling}) against a measured peak of ${measured} (training ${training}, forward ${forward}, sampling ${sampling})`;
         assert.ok(Math.abs(plan.total - measured) / measured < 0.1, what);
         assert.ok(measured <= plan.total, `never more than the plan: ${what}`);
       } finally {
