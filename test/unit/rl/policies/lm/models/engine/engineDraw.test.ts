@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { compileActionGrammar } from '../../../../../../../src/rl/envs/actionGrammar';
 import { TokenConstraint } from '../../../../../../../src/rl/policies/lm/constraint';
 import { drawRows } from '../../../../../../../src/rl/policies/lm/models/engine/engineDraw';
+import { memory64Support, type AddressMode } from '../../../../../../../src/rl/policies/lm/models/engine/engineAddress';
 import { EngineMemory } from '../../../../../../../src/rl/policies/lm/models/engine/engineMemory';
 import { engineModule, HfEngine } from '../../../../../../../src/rl/policies/lm/models/engine/hfEngine';
 import { readHfConfig } from '../../../../../../../src/rl/policies/lm/models/hfConfig';
@@ -248,51 +249,56 @@ describe('the draw in the engine’s threads', () => {
     assert.equal(last[0]!.token, 989);
   });
 
-  it('on the engine: a session of the qwen2 fixture samples the same tokens and log-probs drawn in its threads as by sampleRow, in no more memory than its steps take', async () => {
+  it('on the engine: a session of the qwen2 fixture samples the same tokens and log-probs drawn in its threads as by sampleRow, in no more memory than its steps take (wasm32, and memory64 where the runtime has it)', async () => {
     const dir = path.join(FIXTURES, 'qwen2');
     const arch = readHfConfig(dir);
-    const e = await HfEngine.create({
-      dir,
-      arch,
-      contextLength: 64,
-      lora: { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] },
-      threads: 2,
-      dtype: 'f32',
-      bytes: 64 * 2 ** 20,
-      planText: 'test plan',
-    });
-    try {
-      let drawn = 0;
-      const model = (threads: boolean): CausalLm => ({
-        config: { vocabSize: arch.vocabSize, contextLength: 64 },
-        session: async (prompts, capacity) => {
-          const s = await e.session('policy', prompts, capacity, 32, 2);
-          const own = { logits: s.logits, step: (tokens: readonly number[]) => s.step(tokens), dispose: () => s.dispose() };
-          if (!threads) return own;
-          return {
-            ...own,
-            drawRows: (z: Float32Array, rows: readonly RowDraw[], inv: number) => {
-              drawn += rows.length;
-              return s.drawRows(z, rows, inv);
-            },
-          };
-        },
+    for (const address of memory64Support().ok ? (['wasm32', 'memory64'] as const) : (['wasm32'] as const)) await drawsOn(address);
+    async function drawsOn(address: AddressMode): Promise<void> {
+      const e = await HfEngine.create({
+        dir,
+        arch,
+        contextLength: 64,
+        lora: { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] },
+        threads: 2,
+        dtype: 'f32',
+        bytes: 64 * 2 ** 20,
+        planText: 'test plan',
+        address,
       });
-      const peak = async (threads: boolean, o: SampleOptions): Promise<{ out: Awaited<ReturnType<typeof sampleBatch>>; peak: number }> => {
-        e.mem.resetPeak();
-        const out = await sampleBatch(model(threads), letters, PROMPTS, o, new Rng(3));
-        return { out, peak: e.mem.peak };
-      };
-      for (const temperature of [1, 0.8, 0]) {
-        const o: SampleOptions = { temperature, topK: 0, topP: 1, maxNewTokens: 8, stop: [] };
-        const js = await peak(false, o);
-        const engine = await peak(true, o);
-        assert.deepEqual(engine.out, js.out, `T ${temperature}`);
-        assert.ok(engine.peak <= js.peak, `T ${temperature}: the draw took ${engine.peak} bytes at most, the steps alone ${js.peak}`);
+      try {
+        assert.equal(e.address, address);
+        let drawn = 0;
+        const model = (threads: boolean): CausalLm => ({
+          config: { vocabSize: arch.vocabSize, contextLength: 64 },
+          session: async (prompts, capacity) => {
+            const s = await e.session('policy', prompts, capacity, 32, 2);
+            const own = { logits: s.logits, step: (tokens: readonly number[]) => s.step(tokens), dispose: () => s.dispose() };
+            if (!threads) return own;
+            return {
+              ...own,
+              drawRows: (z: Float32Array, rows: readonly RowDraw[], inv: number) => {
+                drawn += rows.length;
+                return s.drawRows(z, rows, inv);
+              },
+            };
+          },
+        });
+        const peak = async (threads: boolean, o: SampleOptions): Promise<{ out: Awaited<ReturnType<typeof sampleBatch>>; peak: number }> => {
+          e.mem.resetPeak();
+          const out = await sampleBatch(model(threads), letters, PROMPTS, o, new Rng(3));
+          return { out, peak: e.mem.peak };
+        };
+        for (const temperature of [1, 0.8, 0]) {
+          const o: SampleOptions = { temperature, topK: 0, topP: 1, maxNewTokens: 8, stop: [] };
+          const js = await peak(false, o);
+          const engine = await peak(true, o);
+          assert.deepEqual(engine.out, js.out, `T ${temperature}`);
+          assert.ok(engine.peak <= js.peak, `T ${temperature}: the draw took ${engine.peak} bytes at most, the steps alone ${js.peak}`);
+        }
+        assert.ok(drawn >= 3 * 8 * PROMPTS.length, `${address}: rows drawn in the engine: ${drawn}`);
+      } finally {
+        await e.close();
       }
-      assert.ok(drawn >= 3 * 8 * PROMPTS.length, `rows drawn in the engine: ${drawn}`);
-    } finally {
-      await e.close();
     }
   });
 });
