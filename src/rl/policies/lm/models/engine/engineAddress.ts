@@ -4,6 +4,8 @@
 // plan of a given size takes. Node 24's V8 accepts shared 64-bit memories without a flag; VS Code's
 // Electron runs whatever V8 it ships (memory64 shipped in Chrome 133), so the runtime is probed, never
 // assumed: a shared 64-bit memory must be created and the 64-bit kernel module must validate.
+import * as os from 'node:os';
+import { bytes as formatBytes } from '../../../../../shared/format';
 import { ENGINE_PLAIN64_BASE64, ENGINE_RELAXED64_BASE64 } from './engineWasm';
 
 export type AddressMode = 'wasm32' | 'memory64';
@@ -47,9 +49,27 @@ function probe(): Memory64Support {
   return { ok: true, why: `shared 64-bit memory and the 64-bit kernels (${relaxed ? 'relaxed SIMD' : 'SIMD'}) accepted` };
 }
 
-/** The largest engine memory of a mode. */
+/**
+ * The share of the machine's memory a 64-bit engine memory may be planned to: the rest is the system's,
+ * Node's, tfjs's (the adapters and AdamW) and the sandboxes'. A plan is reserved whole when the run starts
+ * and its pages are touched as the run goes, so a plan past the machine's memory would start and be
+ * killed later; wasm32's 4 GiB needs no such bound on the machines the workbench supports.
+ */
+export const MACHINE_SHARE = 0.75;
+
+/** The largest 64-bit engine memory on a machine of `machineBytes`: V8's 16 GiB or its share of the machine, the smaller. */
+export function memory64Limit(machineBytes: number = os.totalmem()): number {
+  return Math.min(MAX_MEMORY64_BYTES, Math.floor((machineBytes * MACHINE_SHARE) / PAGE) * PAGE);
+}
+
+/** The largest engine memory of a mode (memory64: on this machine). */
 export function addressLimit(mode: AddressMode): number {
-  return mode === 'memory64' ? MAX_MEMORY64_BYTES : MAX_WASM32_BYTES;
+  return mode === 'memory64' ? memory64Limit() : MAX_WASM32_BYTES;
+}
+
+/** What bounds a 64-bit plan, for its plan line. */
+export function memory64LimitText(machineBytes: number = os.totalmem()): string {
+  return `at most ${formatBytes(memory64Limit(machineBytes))}: V8's 16 GiB or three quarters of this machine's ${formatBytes(machineBytes)}, the smaller`;
 }
 
 export interface AddressChoice {
@@ -66,7 +86,11 @@ export interface AddressChoice {
  */
 export function chooseAddressMode(total: number, support: Memory64Support = memory64Support()): AddressChoice {
   if (total <= MAX_WASM32_BYTES) return { mode: 'wasm32', why: 'wasm32: the plan fits its 4 GiB (a 64-bit memory only past that)' };
-  if (support.ok) return { mode: 'memory64', why: `memory64: the plan needs more than wasm32's 4 GiB, and this runtime has 64-bit memories (${support.why})` };
+  if (support.ok)
+    return {
+      mode: 'memory64',
+      why: `memory64: the plan needs more than wasm32's 4 GiB, and this runtime has 64-bit memories (${support.why}); ${memory64LimitText()}`,
+    };
   return { mode: 'wasm32', why: `wasm32 only: this runtime has no 64-bit memory for the engine (${support.why})` };
 }
 

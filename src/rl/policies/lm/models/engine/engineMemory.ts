@@ -7,7 +7,7 @@
 // 16 GiB; engineAddress.ts), as the plan chose; V8 gives typed-array views over all of a memory past 4
 // GiB (a Uint8Array's length may exceed 2³²), so offsets here are plain numbers in both modes.
 import { bytes as formatBytes } from '../../../../../shared/format';
-import { addressLimit, MAX_WASM32_BYTES, memory64Support, MEMORY64_FIX, type AddressMode } from './engineAddress';
+import { addressLimit, MAX_WASM32_BYTES, memory64LimitText, memory64Support, MEMORY64_FIX, type AddressMode } from './engineAddress';
 
 /** The engine could not get the memory it needs: the message names the plan, the request and the way out. */
 export class EngineMemoryError extends Error {
@@ -153,7 +153,8 @@ export class EngineMemory {
 
 /** The refusal of a memory larger than its mode allows, with the fix. */
 function tooLarge(bytes: number, mode: AddressMode, planText: string): string {
-  if (mode === 'memory64') return `the engine needs ${formatBytes(bytes)}, more than the 16 GiB of a 64-bit WebAssembly memory. ${planText}`;
+  if (mode === 'memory64')
+    return `the engine needs ${formatBytes(bytes)}, more than a 64-bit engine memory may take here (${memory64LimitText()}). Fix: policyOptions.weightDtype "q8", a smaller contextLength, fewer rows sampled at once, or a smaller checkpoint. ${planText}`;
   const m64 = memory64Support();
   const fix = m64.ok
     ? 'Fix: plan it in memory64 mode (fittingEnginePlan chooses it past 4 GiB)'

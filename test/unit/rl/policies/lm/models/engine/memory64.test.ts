@@ -7,7 +7,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { chooseAddressMode, MAX_WASM32_BYTES, memory64Support, type AddressMode } from '../../../../../../../src/rl/policies/lm/models/engine/engineAddress';
+import {
+  addressLimit,
+  chooseAddressMode,
+  MAX_WASM32_BYTES,
+  memory64Limit,
+  memory64LimitText,
+  memory64Support,
+  type AddressMode,
+} from '../../../../../../../src/rl/policies/lm/models/engine/engineAddress';
 import { EngineMemory } from '../../../../../../../src/rl/policies/lm/models/engine/engineMemory';
 import { fittingEnginePlan } from '../../../../../../../src/rl/policies/lm/models/engine/enginePlan';
 import { engineModule, HfEngine } from '../../../../../../../src/rl/policies/lm/models/engine/hfEngine';
@@ -182,7 +190,18 @@ describe('the engine on a 64-bit memory', () => {
     );
     assert.throws(
       () => new EngineMemory(17 * GiB, 'Memory plan: 17 GiB', 4096, 'memory64'),
-      /more than the 16 GiB of a 64-bit WebAssembly memory\. Memory plan: 17 GiB/,
+      /more than a 64-bit engine memory may take here \(at most .*GiB: V8's 16 GiB or three quarters of this machine's .*\)\. Fix: policyOptions\.weightDtype "q8".*Memory plan: 17 GiB/,
     );
+  });
+
+  it('bounds a 64-bit plan by the machine: V8’s 16 GiB or three quarters of its memory, the smaller', () => {
+    assert.equal(memory64Limit(8 * GiB), 6 * GiB);
+    assert.equal(memory64Limit(16 * GiB), 12 * GiB);
+    assert.equal(memory64Limit(64 * GiB), 16 * GiB);
+    assert.equal(memory64Limit(10 * GiB + 12345) % 65536, 0, 'whole 64 KiB pages');
+    assert.match(memory64LimitText(8 * GiB), /at most 6\.00 GiB: V8's 16 GiB or three quarters of this machine's 8\.00 GiB/);
+    // the plan's own limit is that of this machine, and its line says so
+    assert.equal(addressLimit('memory64'), memory64Limit(os.totalmem()));
+    if (support.ok) assert.match(chooseAddressMode(5 * GiB).why, /three quarters of this machine's/);
   });
 });
