@@ -12,6 +12,12 @@ import { openStore } from '../../src/store/openStore';
 import { pickEpisodes } from '../../src/store/healthEpisodes';
 import type { EpisodePick } from '../../src/shared/health/findings';
 import { rawInvisible } from '../unit/shared/hostileInputs';
+import { openBinarySearch } from '../../src/rl/envs/binarySearchRepair';
+import { train } from '../../src/rl/train/trainer';
+import { validateEnvOptions, validateRunConfig } from '../../src/shared/runConfig';
+import { RunWriter } from '../../src/store/runWriter';
+import { withReward } from '../helpers/rewardedEnvironment';
+import type { TrajectorySummary } from '../../src/shared/protocol/backendProtocol';
 
 function health(cwd: string, run: string): FindingRecord[] {
   const r = runCli(['health', run, '--json'], cwd);
@@ -20,10 +26,28 @@ function health(cwd: string, run: string): FindingRecord[] {
 }
 
 /** The trajectory as `agent-rl trajectory ID --json` prints it. */
-function trajectory(cwd: string, id: number): { runId: number; iteration: number; group: number; reward: number } {
+function trajectory(cwd: string, id: number): TrajectorySummary & { runId: number } {
   const r = runCli(['trajectory', String(id), '--json'], cwd);
   assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout) as { runId: number; iteration: number; group: number; reward: number };
+  return JSON.parse(r.stdout) as TrajectorySummary & { runId: number };
+}
+
+/**
+ * Trains `config` (a binary-search run on the table policy) with the environment's reward replaced by
+ * `reward`, stored by the real store writer in `cwd`'s default database, where the CLI finds it as run 1.
+ */
+async function trainRewarded(cwd: string, given: Record<string, unknown>, reward: Parameters<typeof withReward>[2]): Promise<void> {
+  const config = validateRunConfig({ env: 'binary-search', policy: 'table', method: 'grpo', evalEpisodes: 8, ...given });
+  const env = withReward(openBinarySearch(validateEnvOptions('binary-search', config.envOptions)), 'binary-search', reward);
+  const file = path.join(cwd, '.agent-rl', 'runs.sqlite');
+  const db = openStore(file, { busyTimeoutMs: 1000 });
+  try {
+    const result = await train(config, { sink: new RunWriter(db, file), environment: env });
+    assert.equal(result.status, 'completed');
+  } finally {
+    db.close();
+    await env.dispose();
+  }
 }
 
 describe('agent-rl health on real runs', () => {
@@ -63,6 +87,31 @@ describe('agent-rl health on real runs', () => {
       "train --output's record has it",
     );
     for (const id of f.episodes) assert.equal(trajectory(cwd, id).runId, 1);
+  });
+
+  it('SFT: entropy falling as the model fits its demonstrations raises no entropy collapse', () => {
+    // a small transformer's SFT on the calculator's demonstrations at Adam 0.05: entropy falls by four
+    // fifths within 5 iterations, the fit SFT is for (RL's bar would call it severe)
+    const cwd = tempDir();
+    const config = {
+      env: 'calculator',
+      policy: 'transformer',
+      method: 'sft',
+      iterations: 8,
+      evalEpisodes: 4,
+      policyOptions: { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 256 },
+      algorithm: { learningRate: 0.05 },
+    };
+    fs.writeFileSync(path.join(cwd, 'sft.json'), JSON.stringify(config));
+    const t = runCli(['train', '--config', 'sft.json', '--seed', '3', '--name', 'fit'], cwd);
+    assert.equal(t.code, 0, t.stderr);
+    const entropy = (JSON.parse(runCli(['show', 'fit', '--json'], cwd).stdout) as RunRecord).iterations.map((m) => m.entropy);
+    const fall = Math.max(...entropy.slice(5).map((e, i) => 1 - e / Math.max(...entropy.slice(i, i + 5))));
+    assert.ok(fall >= 0.8, `entropy fell ${fall} within 5 iterations: ${entropy.join(', ')}`);
+    assert.deepEqual(
+      health(cwd, 'fit').filter((x) => x.id === 'entropy-collapse'),
+      [],
+    );
   });
 
   it('the seed 002 defaults (100 iterations of GRPO) raise no severe finding and no warning', () => {
@@ -161,5 +210,60 @@ describe('agent-rl health on real runs', () => {
     assert.equal(ok.code, 0, ok.stderr);
     assert.deepEqual(JSON.parse(ok.stdout), { findings: [] });
     assert.match(runCli(['health', '1'], cwd).stdout, /no findings/);
+  });
+
+  it('a reward that pays for length: every tool call earns 0.05, and episodes grow until the turn cap cuts them', async () => {
+    // binary-search with a 20-step budget under a turn cap of 16: the cap, not the budget, ends a long
+    // episode (turn_cap, a cut). The uniform start finishes after ~6 steps and is rarely cut; the reward
+    // teaches the table to stop finishing (Adam 0.3, above seed 002's 0.08, so it shows within 10 iterations).
+    const cwd = tempDir();
+    await trainRewarded(cwd, { seed: 3, iterations: 10, maxTurns: 16, envOptions: { stepBudget: 20 }, algorithm: { learningRate: 0.3 } }, (o) => {
+      const steps = (o.details as { steps?: unknown } | undefined)?.steps;
+      return typeof steps === 'number' ? 0.05 * steps : 0;
+    });
+    const found = health(cwd, '1');
+    const drift = found.find((x) => x.id === 'length-drift');
+    const cuts = found.find((x) => x.id === 'budget-cuts');
+    assert.ok(drift && cuts, JSON.stringify(found));
+    assert.notEqual(drift.severity, 'info');
+    assert.match(drift.summary, /turns per episode up/);
+    assert.equal(cuts.severity, 'severe', cuts.summary);
+    // the episodes: cut ones, as long as the run's longest cut episode; the drift's, the run's longest
+    const db = openStore(path.join(cwd, '.agent-rl', 'runs.sqlite'), { busyTimeoutMs: 1000 });
+    const longest = (where: string): number => (db.prepare(`SELECT max(num_turns) AS n FROM trajectories WHERE run_id = 1 ${where}`).get() as { n: number }).n;
+    const [longestCut, longestAll] = [longest("AND termination = 'turn_cap'"), longest('')];
+    db.close();
+    assert.equal(cuts.episodes.length, 3);
+    for (const id of cuts.episodes) {
+      const t = trajectory(cwd, id);
+      assert.equal(t.termination, 'turn_cap');
+      assert.equal(t.turns, longestCut);
+    }
+    for (const id of drift.episodes) assert.equal(trajectory(cwd, id).turns, longestAll);
+  });
+
+  it('a verifier the policy games: the reward follows the public smoke test, which wrong code passes, while the private tests fail', async () => {
+    // binary-search's own public test (find 3 in [1, 3, 5]) passes for every variant of the code, repaired
+    // or not; here a submission earns 1 when it passes it. Submitting at once pays as well as repairing
+    // both lines first, so the policy learns to submit unrepaired code: reward up, private pass rate down.
+    // (The code environment shows the same gap, but its policy writes Python and takes minutes to learn
+    // anything; this run trains in a second on the table policy, stored by the same writer.)
+    const cwd = tempDir();
+    await trainRewarded(cwd, { seed: 3, iterations: 6 }, (o) => {
+      const finished = (o.details as { finished?: unknown } | undefined)?.finished === true;
+      return finished && o.publicPass ? 1 : 0;
+    });
+    const f = health(cwd, '1').find((x) => x.id === 'reward-hacking');
+    assert.ok(f, 'reward-hacking found');
+    assert.equal(f.severity, 'severe', f.summary);
+    assert.deepEqual(f.iterations, [1, 6], 'found as soon as there are two trend windows (3 iterations each)');
+    assert.equal(f.episodes.length, 3);
+    // the episodes: the highest-reward ones that fail the private tests
+    for (const id of f.episodes) {
+      const t = trajectory(cwd, id);
+      assert.equal(t.reward, 1);
+      assert.equal(t.publicPass, true);
+      assert.equal(t.privatePass, false);
+    }
   });
 });

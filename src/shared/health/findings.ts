@@ -204,8 +204,11 @@ export function noSignal(its: readonly IterationMetrics[], ctx: HealthContext): 
   return [];
 }
 
-/** Entropy collapse: mean sampled-token entropy falling by a large fraction within a few iterations. */
-export function entropyCollapse(its: readonly IterationMetrics[]): HealthFinding[] {
+/** Entropy collapse: mean sampled-token entropy falling by a large fraction, and by enough nats, within a few iterations. */
+export function entropyCollapse(its: readonly IterationMetrics[], ctx: HealthContext = {}): HealthFinding[] {
+  // SFT minimises cross-entropy against demonstrations: a falling entropy is the loss doing its work,
+  // and SFT does not learn from groups that disagree (npm start's warm start: 2.3 → 0.7 nats)
+  if (ctx.method === 'sft') return [];
   // an iteration without an update (or an imported one) records entropy 0: not a fall
   const points = seriesOf(its, (m) => (m.updated !== 0 ? m.entropy : undefined));
   const w = bar('entropyWindow');
@@ -217,7 +220,8 @@ export function entropyCollapse(its: readonly IterationMetrics[]): HealthFinding
     const top = prev.reduce((a, p) => (p[1] >= a[1] ? p : a)); // the latest high point: the fall starts there
     if (top[1] <= bar('entropyFloor')) continue;
     const fall = 1 - points[i]![1] / top[1];
-    if (fall < bar('entropyFall')) continue;
+    // half of an entropy that was already near zero is not a collapse (entropyMinFall's reason)
+    if (fall < bar('entropyFall') || top[1] - points[i]![1] < bar('entropyMinFall')) continue;
     first ??= top[0];
     last = points[i]![0];
     if (!worst || fall > worst.fall) worst = { fall, from: top, to: points[i]! };
@@ -460,7 +464,7 @@ export function healthFindings(iterations: readonly IterationMetrics[], ctx: Hea
   if (!its.length) return [];
   return [
     ...noSignal(its, ctx),
-    ...entropyCollapse(its),
+    ...entropyCollapse(its, ctx),
     ...lengthAndCuts(its),
     ...rewardHacking(its),
     ...policyDrift(its),

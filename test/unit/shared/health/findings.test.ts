@@ -158,6 +158,28 @@ describe('healthFindings', () => {
       ),
       [],
     );
+    // SFT lowers entropy by design: not for method sft; RS-SFT and distillation keep it
+    const fit = run((i) => ({ entropy: i < 6 ? 1.8 : 0.05 }));
+    assert.ok(!healthFindings(fit, { ...CTX, method: 'sft' }).some((x) => x.id === 'entropy-collapse'));
+    for (const method of ['rs-sft', 'distill', 'grpo']) only(healthFindings(fit, { ...CTX, method }), 'entropy-collapse');
+    // half of a near-zero entropy is not a collapse (npm start's GRPO run: 0.046 → 0.021 nats); a fall of 0.15 nats is
+    assert.deepEqual(
+      healthFindings(
+        run((i) => ({ entropy: i < 6 ? 0.046 : 0.021 })),
+        CTX,
+      ),
+      [],
+    );
+    assert.equal(
+      only(
+        healthFindings(
+          run((i) => ({ entropy: i < 6 ? 0.25 : 0.1 })),
+          CTX,
+        ),
+        'entropy-collapse',
+      ).severity,
+      'warning',
+    );
     // an imported run (entropy 0 throughout) and a skipped update (entropy 0, updated 0) are no fall
     assert.deepEqual(
       healthFindings(
