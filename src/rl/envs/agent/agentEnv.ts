@@ -31,7 +31,7 @@ import * as path from 'node:path';
 import type { AgentEnvOptions } from '../../../shared/optionSpecs';
 import { openAiMessage } from '../../../shared/openAiMessage';
 import type { AgentMessage, AgentRequest, EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
-import type { EnvironmentDefinition, Environment, RunEnvironment, SampledAction, StepResult, Task } from '../environment';
+import type { EnvironmentDefinition, Environment, RunEnvironment, SampledAction, StepResult, Task, TaskSource } from '../environment';
 import { workspaceTaskData } from '../workspace/taskRecords';
 import { loadTaskSource } from '../workspace/taskSource';
 import type { AgentRewardTrajectory } from '../workspace/workspaceReward';
@@ -84,17 +84,48 @@ const toolSchemas = (r: ChatRequest): Record<string, unknown>[] =>
     function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters },
   }));
 
+/**
+ * What starts once per episode: the program's absolute path (resolved once, when the run opened), its
+ * arguments, the name errors give it, and how a task reaches it (JSON on stdin and in AGENT_RL_TASK).
+ * The agent environment's is the user's command; another environment that plays its episodes through a
+ * program of its own (verifiers: a Python harness around the user's module) gives its own.
+ */
+export interface EpisodeProgram {
+  readonly path: string;
+  readonly args: readonly string[];
+  /** What errors call it: the command as the user wrote it, or the module it loads. */
+  readonly label: string;
+  /** The task as the program reads it. */
+  readonly taskJson: (task: Task) => string;
+  /** The fix an error gives when the program printed no reward line. */
+  readonly noRewardFix: string;
+}
+
+/** The limits of a run's episodes (envOptions of env agent; another program environment's own). */
+export type EpisodeLimits = Pick<AgentEnvOptions, 'timeoutMs' | 'stderrBytes' | 'successThreshold'>;
+
 /** What the run's episodes share: the endpoint, the program, the folder it runs in, the reward. */
 class AgentRun {
   readonly episodes = new Map<string, AgentEpisode>();
   constructor(
     readonly endpoint: AgentEndpoint,
-    readonly o: AgentEnvOptions,
+    readonly o: EpisodeLimits,
     readonly root: string,
-    /** The program's absolute path (resolved once, when the run opened). */
-    readonly program: string,
+    readonly program: EpisodeProgram,
     readonly scorer: Scorer | undefined,
   ) {}
+}
+
+/** The task as an agent program reads it: the record's fields (its answer included: the program scores itself). */
+function agentTaskJson(task: Task): string {
+  const d = workspaceTaskData(task);
+  return JSON.stringify({
+    id: task.id,
+    prompt: task.prompt,
+    ...(d.messages ? { messages: d.messages } : {}),
+    ...(d.groundTruth !== undefined ? { groundTruth: d.groundTruth } : {}),
+    metadata: d.metadata,
+  });
 }
 
 class AgentEpisode implements Environment {
@@ -161,16 +192,9 @@ class AgentEpisode implements Environment {
     this.task = task;
     endpoint.open(this.id);
     this.run.episodes.set(this.id, this);
-    // the task as the program reads it: the record's fields (its answer included: the program scores itself)
-    const d = workspaceTaskData(task);
-    const taskJson = JSON.stringify({
-      id: task.id,
-      prompt: task.prompt,
-      ...(d.messages ? { messages: d.messages } : {}),
-      ...(d.groundTruth !== undefined ? { groundTruth: d.groundTruth } : {}),
-      metadata: d.metadata,
-    });
-    const child = spawn(this.run.program, o.command.slice(1), {
+    const program = this.run.program;
+    const taskJson = program.taskJson(task);
+    const child = spawn(program.path, program.args, {
       cwd: root,
       env: { ...process.env, OPENAI_BASE_URL: endpoint.baseUrl(this.id), OPENAI_API_KEY: endpoint.key, AGENT_RL_TASK: taskJson },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -215,7 +239,7 @@ class AgentEpisode implements Environment {
     const first = await this.observe();
     if (!first)
       throw new AgentEnvError(
-        `${o.command.join(' ')} ended before its first request to the policy (${this.stoppedBy ? `stopped: ${this.stoppedBy}` : this.exitText()})${this.stderrLast()}`,
+        `${program.label} ended before its first request to the policy (${this.stoppedBy ? `stopped: ${this.stoppedBy}` : this.exitText()})${this.stderrLast()}`,
       );
     return first;
   }
@@ -348,7 +372,7 @@ class AgentEpisode implements Environment {
     const reward = printed?.reward;
     if (typeof reward !== 'number' || !Number.isFinite(reward))
       throw new AgentEnvError(
-        `${this.run.o.command.join(' ')} printed no {"reward": number} line as its last JSON line (${this.exitText()})${this.stderrLast()}. Fix: print e.g. {"reward": 1} as the program's last line of JSON, or name a reward file (envOptions.reward)`,
+        `${this.run.program.label} printed no {"reward": number} line as its last JSON line (${this.exitText()})${this.stderrLast()}. Fix: ${this.run.program.noRewardFix}`,
       );
     const extras = Object.fromEntries(Object.entries(printed!).filter(([k]) => k !== 'reward' && k !== 'success'));
     const s = printed!.success;
@@ -462,37 +486,74 @@ export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {
     const program = resolveProgram(o.command[0]!, root);
     const tasks = await loadTaskSource(root, o, (message) => new AgentEnvError(message));
     const reward = await openScorer(o, root, tasks);
-    const holder: { run?: AgentRun } = {};
-    let endpoint: AgentEndpoint;
+    const command = { path: program, args: o.command.slice(1), label: o.command.join(' ') };
     try {
-      endpoint = await AgentEndpoint.start({
-        modelName: AGENT_MODEL_NAME,
-        complete: (episode, request, signal) => {
-          const ep = holder.run?.episodes.get(episode);
-          if (!ep) throw new EndpointError(404, `episode ${episode} is not open`, 'invalid_request_error', null, 'episode_not_open');
-          return ep.request(request, signal);
+      return await openProgramEnvironment({
+        name: 'agent',
+        description: DESCRIPTION,
+        root,
+        program: {
+          ...command,
+          taskJson: agentTaskJson,
+          noRewardFix: `print e.g. {"reward": 1} as the program's last line of JSON, or name a reward file (envOptions.reward)`,
         },
+        limits: o,
+        concurrency: o.concurrency,
+        tasks,
+        scorer: reward.scorer,
+        describe: (port) =>
+          `agent program: ${[program, ...command.args].join(' ')} in ${root}, run as you (not sandboxed), one process per episode; policy served at http://127.0.0.1:${port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out tasks; reward ${reward.describe}`,
+        cleanup: () => reward.close(),
       });
     } catch (e) {
       await reward.close();
       throw e;
     }
-    const r = new AgentRun(endpoint, o, root, program, reward.scorer);
-    holder.run = r;
-    const env: RunEnvironment = {
-      name: 'agent',
-      description: DESCRIPTION,
-      create: () => new AgentEpisode(r),
-      maxOpen: o.concurrency,
-      tasks: () => tasks,
-      taskFromId: (id) => [...tasks.train, ...tasks.heldOut].find((t) => t.id === id),
-      preflight: () =>
-        `agent program: ${[program, ...o.command.slice(1)].join(' ')} in ${root}, run as you (not sandboxed), one process per episode; policy served at http://127.0.0.1:${endpoint.port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out tasks; reward ${reward.describe}`,
-      dispose: async () => {
-        await endpoint.stop();
-        await reward.close();
-      },
-    };
-    return env;
   },
 };
+
+/**
+ * An environment whose episodes are a program of the environment's own talking to the policy through
+ * the endpoint: the agent environment's (the user's command), or another's (verifiers: a harness around
+ * the user's Python module), with the tasks read already; the reward is the program's last JSON line,
+ * or the scorer's. `dispose` also runs `cleanup`; a failed start leaves `cleanup` to the caller.
+ */
+export async function openProgramEnvironment(spec: {
+  readonly name: RunEnvironment['name'];
+  readonly description: string;
+  readonly root: string;
+  readonly program: EpisodeProgram;
+  readonly limits: EpisodeLimits;
+  readonly concurrency: number;
+  readonly tasks: TaskSource;
+  readonly scorer?: Scorer;
+  /** The run record's line about it (preflight), given the endpoint's port. */
+  readonly describe: (port: number) => string;
+  readonly cleanup?: () => Promise<void> | void;
+}): Promise<RunEnvironment> {
+  const holder: { run?: AgentRun } = {};
+  const endpoint = await AgentEndpoint.start({
+    modelName: AGENT_MODEL_NAME,
+    complete: (episode, request, signal) => {
+      const ep = holder.run?.episodes.get(episode);
+      if (!ep) throw new EndpointError(404, `episode ${episode} is not open`, 'invalid_request_error', null, 'episode_not_open');
+      return ep.request(request, signal);
+    },
+  });
+  const r = new AgentRun(endpoint, spec.limits, spec.root, spec.program, spec.scorer);
+  holder.run = r;
+  const { tasks } = spec;
+  return {
+    name: spec.name,
+    description: spec.description,
+    create: () => new AgentEpisode(r),
+    maxOpen: spec.concurrency,
+    tasks: () => tasks,
+    taskFromId: (id) => [...tasks.train, ...tasks.heldOut].find((t) => t.id === id),
+    preflight: () => spec.describe(endpoint.port),
+    dispose: async () => {
+      await endpoint.stop();
+      await spec.cleanup?.();
+    },
+  };
+}

@@ -1,0 +1,182 @@
+// A verifiers environment, trained unchanged (env "verifiers"): a Python module written with Prime
+// Intellect's verifiers library (0.3.x: load_environment(**kwargs) → vf.Environment — SingleTurnEnv,
+// ToolEnv, MultiTurnEnv, … — built from a dataset and a vf.Rubric). The workbench starts the user's
+// Python with a harness of its own (python/verifiersHarness.py, passed as `python -c`):
+//   - when the run opens, once: load the environment and write its dataset's rows (the tasks) and its
+//     eval dataset's (the held-out set; without one, a seeded fraction of the dataset) to a file;
+//   - per episode, a process: load the environment and play one row with the environment's own rollout,
+//     its client an OpenAI chat-completions client pointed at the episode's base URL on the policy's
+//     endpoint — so every request is a turn of the agent environment's loop (agentEnv.ts: batched
+//     sampling, token ids recorded as sampled, a rewritten history a new segment) — then score it with
+//     the rubric and print {"reward", "success", <each reward function's score>}: the episode's reward
+//     and rewardExtras.
+// The module is the user's code and runs as the user (not sandboxed), as an agent program does; what a
+// stored run holds never starts it (resume, fork and rescore refuse it, runConfig.agentProgramRun).
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { VerifiersEnvOptions } from '../../../shared/optionSpecs';
+import { findOnPath } from '../../sandbox/isolation';
+import { openProgramEnvironment, AgentEnvError } from '../agent/agentEnv';
+import { killGroup } from '../agent/programGroups';
+import type { EnvironmentDefinition, Task, TaskSource } from '../environment';
+import { unitHash } from '../workspace/taskRecords';
+import { VERIFIERS_HARNESS_PY } from './verifiersHarnessPy.generated';
+
+const DESCRIPTION =
+  'A verifiers environment (load_environment from your Python module), played through the policy’s OpenAI-compatible endpoint; its rubric scores.';
+
+/** A verifiers environment that cannot be loaded or played: bad input, agent-rl exits 2. */
+export class VerifiersEnvError extends AgentEnvError {
+  override name = 'VerifiersEnvError';
+}
+
+/** One dataset row as the harness wrote it: the formatted record (example_id, prompt, answer, info, task, …). */
+type Row = Readonly<Record<string, unknown>>;
+
+const rowOf = new WeakMap<Task, { readonly row: Row }>();
+
+/** The interpreter: envOptions.python, else $AGENT_RL_VERIFIERS_PYTHON (this machine's), else python3 on PATH. */
+export function verifiersPython(o: Pick<VerifiersEnvOptions, 'python'>, root: string): string {
+  const named = o.python || process.env.AGENT_RL_VERIFIERS_PYTHON || '';
+  if (named !== '') {
+    const p = path.isAbsolute(named) || !/[\\/]/.test(named) ? named : path.resolve(root, named);
+    const found = path.isAbsolute(p) ? (fs.existsSync(p) ? p : undefined) : findOnPath(p);
+    if (!found)
+      throw new VerifiersEnvError(
+        `the Python ${named} (${o.python ? 'envOptions.python' : 'AGENT_RL_VERIFIERS_PYTHON'}) does not exist. Fix: name the interpreter you installed verifiers into`,
+      );
+    return found;
+  }
+  const onPath = findOnPath('python3');
+  if (!onPath) throw new VerifiersEnvError('python3 is not on PATH. Fix: name the interpreter you installed verifiers into in envOptions.python');
+  return onPath;
+}
+
+/** The text a row's prompt shows as (its last message's, or the prompt itself), for lists and the inspector. */
+function promptText(row: Row): string {
+  const p = row.prompt;
+  if (typeof p === 'string') return p;
+  if (Array.isArray(p)) {
+    const last = p[p.length - 1] as { content?: unknown } | undefined;
+    if (last && typeof last.content === 'string') return last.content;
+  }
+  return JSON.stringify(p ?? row);
+}
+
+function tasksOf(module: string, rows: readonly Row[], split: string): Task[] {
+  return rows.map((row, i) => {
+    const id = `${module}:${split}:${typeof row.example_id === 'number' || typeof row.example_id === 'string' ? row.example_id : i}`;
+    const task: Task = { id, prompt: promptText(row), data: { split, row } };
+    rowOf.set(task, { row });
+    return task;
+  });
+}
+
+/** Runs the harness once (mode tasks) and reads the rows it wrote; throws its last stderr line. */
+async function loadRows(python: string, root: string, o: VerifiersEnvOptions): Promise<{ train: Row[]; eval: Row[] | null }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-verifiers-'));
+  const out = path.join(dir, 'rows.json');
+  const config = { mode: 'tasks', module: o.module, args: o.args, root, out, maxTasks: o.maxTasks };
+  try {
+    const { code, signal, stderr, timedOut } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; timedOut: boolean }>(
+      (resolve, reject) => {
+        const child = spawn(python, ['-c', VERIFIERS_HARNESS_PY, JSON.stringify(config)], {
+          cwd: root,
+          stdio: ['ignore', 'ignore', 'pipe'],
+          detached: process.platform !== 'win32',
+          windowsHide: true,
+        });
+        let err = '';
+        let timedOut = false;
+        child.stderr.setEncoding('utf8');
+        child.stderr.on('data', (d: string) => (err = (err + d).slice(-16_384)));
+        const timer = setTimeout(() => {
+          timedOut = true;
+          if (child.pid !== undefined) killGroup(child.pid);
+        }, o.loadTimeoutMs);
+        child.on('error', (e) => {
+          clearTimeout(timer);
+          reject(
+            new VerifiersEnvError(
+              `verifiers environment ${o.module}: ${python} could not be started (${e.message}). Fix: name a Python 3 in envOptions.python`,
+            ),
+          );
+        });
+        child.on('close', (code, signal) => {
+          clearTimeout(timer);
+          resolve({ code, signal, stderr: err, timedOut });
+        });
+      },
+    );
+    if (timedOut)
+      throw new VerifiersEnvError(
+        `verifiers environment ${o.module}: loading it and its datasets took longer than envOptions.loadTimeoutMs (${o.loadTimeoutMs} ms). Fix: raise loadTimeoutMs, or load fewer rows`,
+      );
+    if (code !== 0) {
+      const lines = stderr.trim().split('\n');
+      const last = lines[lines.length - 1] ?? '';
+      throw new VerifiersEnvError(
+        last.startsWith(`verifiers environment ${o.module}:`)
+          ? last
+          : `verifiers environment ${o.module}: the harness failed (${signal ? `stopped by ${signal}` : `exit code ${code}`}); its stderr ends: ${last.slice(0, 500)}`,
+      );
+    }
+    return JSON.parse(fs.readFileSync(out, 'utf8')) as { train: Row[]; eval: Row[] | null };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The run's tasks: the dataset's rows, held out the eval dataset's (or a seeded fraction of the rows without one). */
+function taskSource(o: VerifiersEnvOptions, rows: { train: Row[]; eval: Row[] | null }): TaskSource {
+  if (rows.eval) return { train: tasksOf(o.module, rows.train ?? [], 'train'), heldOut: tasksOf(o.module, rows.eval, 'eval') };
+  const all = tasksOf(o.module, rows.train ?? [], 'train');
+  const held = (t: Task): boolean => unitHash(`${o.splitSeed}:${t.id}`) < o.heldOutFraction;
+  return { train: all.filter((t) => !held(t)), heldOut: all.filter(held) };
+}
+
+export const verifiersEnvironment: EnvironmentDefinition<VerifiersEnvOptions> = {
+  name: 'verifiers',
+  description: DESCRIPTION,
+  async open(o) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(o.module))
+      throw new VerifiersEnvError(
+        o.module === ''
+          ? 'envOptions.module is empty. Fix: name the Python module that defines load_environment, e.g. "vf_gsm8k" for vf_gsm8k.py beside the config'
+          : `envOptions.module "${o.module}" is not a Python module name. Fix: a dotted name such as my_env or pkg.my_env (no .py, no path: put the file in envOptions.root)`,
+      );
+    const root = path.resolve(o.root === '' ? '.' : o.root);
+    if (!fs.existsSync(root)) throw new VerifiersEnvError(`envOptions.root ${root} does not exist. Fix: the folder of the config file`);
+    const python = verifiersPython(o, root);
+    const rows = await loadRows(python, root, o);
+    const tasks = taskSource(o, rows);
+    if (tasks.train.length === 0)
+      throw new VerifiersEnvError(
+        `verifiers environment ${o.module}: no training rows (its dataset is empty, or all of it was held out). Fix: give it a dataset, or lower envOptions.heldOutFraction`,
+      );
+    const config = JSON.stringify({ mode: 'episode', module: o.module, args: o.args, root, successThreshold: o.successThreshold });
+    return openProgramEnvironment({
+      name: 'verifiers',
+      description: DESCRIPTION,
+      root,
+      program: {
+        path: python,
+        args: ['-c', VERIFIERS_HARNESS_PY, config],
+        label: `verifiers environment ${o.module}`,
+        taskJson: (task) => {
+          const r = rowOf.get(task);
+          if (!r) throw new Error(`task ${task.id} is not a row of verifiers environment ${o.module}`);
+          return JSON.stringify({ id: task.id, row: r.row });
+        },
+        noRewardFix: "see the episode's stderr (the environment's rollout or rubric failed before it scored)",
+      },
+      limits: o,
+      concurrency: o.concurrency,
+      tasks,
+      describe: (port) =>
+        `verifiers environment: ${o.module}.load_environment(**${JSON.stringify(o.args)}) from ${root}, run by ${python} as you (not sandboxed), one process per episode; policy served at http://127.0.0.1:${port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out rows${rows.eval ? ' (its eval dataset)' : ` (a ${o.heldOutFraction} fraction of its dataset)`}; reward its rubric's`,
+    });
+  },
+};
