@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 /**
  * The named sets: venv name → pinned requirements. The name carries the version, so that a new pin
  * makes a new folder and a test names the one it was written against.
+ * @type {Readonly<Record<string, readonly string[]>>}
  */
 export const VENV_SETS = {
   // verifiers 0.3.1 (Prime Intellect's environment format: load_environment(**kwargs) → vf.Environment
@@ -28,19 +29,22 @@ export function venvRoot() {
   return process.env.AGENT_RL_VENVS || path.join(os.homedir(), '.cache', 'agent-rl-workbench', 'venvs');
 }
 
-/** A venv's interpreter (whether or not it exists yet). */
+/** A venv's interpreter (whether or not it exists yet). @param {string} name */
 export function venvPython(name) {
   const dir = path.join(venvRoot(), name);
   return process.platform === 'win32' ? path.join(dir, 'Scripts', 'python.exe') : path.join(dir, 'bin', 'python');
 }
 
-const stampOf = (requirements) => `${[...requirements].sort().join('\n')}\n`;
+const stampOf = (/** @type {readonly string[]} */ requirements) => `${[...requirements].sort().join('\n')}\n`;
 
 /**
  * Makes the venv `name` with `requirements` (pip requirement strings) unless it is there with the
  * same ones already; returns its python. `python` is the interpreter it is made from (default
  * $AGENT_RL_PYTHON, else python3). Throws with pip's output when an install fails; a half-made
  * folder is removed, so the next call starts over.
+ * @param {string} name
+ * @param {readonly string[]} requirements
+ * @param {{ python?: string, log?: (m: string) => void }} [options]
  */
 export function ensureVenv(name, requirements, { python = process.env.AGENT_RL_PYTHON || 'python3', log = (m) => process.stderr.write(`${m}\n`) } = {}) {
   if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`venv name ${JSON.stringify(name)}: use letters, digits, '.', '_' and '-'`);
@@ -50,7 +54,7 @@ export function ensureVenv(name, requirements, { python = process.env.AGENT_RL_P
   if (fs.existsSync(py) && fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === stampOf(requirements)) return py;
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(path.dirname(dir), { recursive: true });
-  const run = (cmd, args) => {
+  const run = (/** @type {string} */ cmd, /** @type {string[]} */ args) => {
     log(`pythonVenv: ${cmd} ${args.join(' ')}`);
     const r = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'] });
     if (r.status !== 0) {
@@ -72,5 +76,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     process.stderr.write(`usage: node scripts/pythonVenv.mjs [--path] NAME…  (names: ${Object.keys(VENV_SETS).join(', ')})\n`);
     process.exit(2);
   }
-  for (const n of names) process.stdout.write(`${only ? venvPython(n) : ensureVenv(n, VENV_SETS[n])}\n`);
+  for (const n of names) process.stdout.write(`${only ? venvPython(n) : ensureVenv(n, VENV_SETS[n] ?? [])}\n`);
 }

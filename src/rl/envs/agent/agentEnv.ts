@@ -20,11 +20,12 @@
 // (store/resume.ts), so only a config the user gives names the program that runs.
 //
 // This file is the episode and the run around it. Apart from it: the endpoint (endpoint.ts), the
-// process-wide handlers that stop programs still running when this process ends (programGroups.ts),
+// program's process (episodeProcess.ts; another environment may play its episodes otherwise, as
+// verifiers' one server per run does), the process-wide handlers that stop programs still running when
+// this process ends (programGroups.ts),
 // the program's path and printed reward line (agentProgram.ts), a reward other than that line
 // (agentScorer.ts), and the tasks, loaded as the workspace environment loads its own
 // (workspace/taskSource.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -38,7 +39,7 @@ import type { AgentRewardTrajectory } from '../workspace/workspaceReward';
 import { AgentEnvError, lastJsonObject, resolveProgram } from './agentProgram';
 import { openScorer, scoreWith, type Scorer } from './agentScorer';
 import { AgentEndpoint, EndpointError, type ChatRequest, type ChatResult } from './endpoint';
-import { killGroup, programGroups } from './programGroups';
+import { spawnEpisodeProcess, type EpisodeExit, type EpisodeProcess, type EpisodeStart, type EpisodeListener } from './episodeProcess';
 import { parseAnswer, sameAnswer, sameMessage, type ParsedAnswer } from './toolCallText';
 
 // the program's error and path, where callers have always imported them
@@ -99,6 +100,8 @@ export interface EpisodeProgram {
   readonly taskJson: (task: Task) => string;
   /** The fix an error gives when the program printed no reward line. */
   readonly noRewardFix: string;
+  /** How an episode starts: absent = a process of its own, `path args` (spawnEpisodeProcess). */
+  readonly start?: (s: EpisodeStart, on: EpisodeListener) => EpisodeProcess;
 }
 
 /** The limits of a run's episodes (envOptions of env agent; another program environment's own). */
@@ -130,10 +133,10 @@ function agentTaskJson(task: Task): string {
 
 class AgentEpisode implements Environment {
   private readonly id = crypto.randomBytes(12).toString('base64url');
-  private child: ChildProcess | undefined;
+  private proc: EpisodeProcess | undefined;
   private readonly events: Event[] = [];
   private waiter: ((e: Event) => void) | undefined;
-  private exited: { code: number | null; signal: NodeJS.Signals | null; error?: string } | undefined;
+  private exited: EpisodeExit | undefined;
   private stdout = '';
   private stderr = '';
   private pending: Pending | undefined;
@@ -194,47 +197,22 @@ class AgentEpisode implements Environment {
     this.run.episodes.set(this.id, this);
     const program = this.run.program;
     const taskJson = program.taskJson(task);
-    const child = spawn(program.path, program.args, {
-      cwd: root,
-      env: { ...process.env, OPENAI_BASE_URL: endpoint.baseUrl(this.id), OPENAI_API_KEY: endpoint.key, AGENT_RL_TASK: taskJson },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // its own process group on POSIX, so that stopping it stops what it started
-      detached: process.platform !== 'win32',
-      windowsHide: true,
-    });
-    this.child = child;
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', (d: string) => {
-      this.stdout = (this.stdout + d).slice(-STDOUT_TAIL);
-    });
-    child.stderr.on('data', (d: string) => {
-      this.stderr = (this.stderr + d).slice(-Math.max(1, o.stderrBytes));
-    });
-    child.stdin.on('error', () => undefined); // a program that does not read its stdin
-    child.stdin.end(`${taskJson}\n`);
-    if (child.pid !== undefined) programGroups.add(child.pid);
-    child.on('error', (e) => {
-      // a failed start (no such program); a failed kill of a running one is not an exit
-      if (child.pid !== undefined) return;
-      this.exited ??= { code: null, signal: null, error: e.message };
-      this.push({ kind: 'exit' });
-    });
-    // 'exit', then what is left in its pipes (its reward line) up to a moment: a grandchild that kept
-    // them open must not hold the episode until the timeout
-    child.on('exit', (code, signal) => {
-      clearTimeout(this.timer);
-      const done = (): void => {
+    const start: EpisodeStart = { root, baseUrl: endpoint.baseUrl(this.id), key: endpoint.key, taskJson };
+    const on: EpisodeListener = {
+      stdout: (d) => {
+        this.stdout = (this.stdout + d).slice(-STDOUT_TAIL);
+      },
+      stderr: (d) => {
+        this.stderr = (this.stderr + d).slice(-Math.max(1, o.stderrBytes));
+      },
+      exit: (e) => {
+        clearTimeout(this.timer);
         if (this.exited) return;
-        this.exited = { code, signal };
+        this.exited = e;
         this.push({ kind: 'exit' });
-      };
-      const late = setTimeout(done, 2000);
-      child.once('close', () => {
-        clearTimeout(late);
-        done();
-      });
-    });
+      },
+    };
+    this.proc = program.start ? program.start(start, on) : spawnEpisodeProcess(program.path, program.args, start, on);
     this.timer = setTimeout(() => this.stop(`it ran past envOptions.timeoutMs (${o.timeoutMs} ms)`), o.timeoutMs);
     const first = await this.observe();
     if (!first)
@@ -428,9 +406,9 @@ class AgentEpisode implements Environment {
 
   /** Stops the program and whatever it started (its process group on POSIX, its tree on Windows). */
   private stop(why: string): void {
-    if (!this.child || this.child.pid === undefined) return;
+    if (!this.proc) return;
     if (!this.exited) this.stoppedBy ??= why;
-    killGroup(this.child.pid);
+    this.proc.stop();
   }
 
   async close(): Promise<void> {
@@ -439,22 +417,10 @@ class AgentEpisode implements Environment {
     this.pending = undefined;
     this.run.endpoint.close(this.id);
     this.run.episodes.delete(this.id);
-    const child = this.child;
-    if (!child || child.pid === undefined) return;
-    const running = !this.exited;
+    if (!this.proc) return;
     // whatever the program left running in its group goes too, after a normal exit as well
     this.stop('the episode ended before the program did');
-    programGroups.delete(child.pid);
-    if (running)
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, 5000);
-        child.once('exit', () => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
-    child.stdout?.destroy();
-    child.stderr?.destroy();
+    await this.proc.release();
   }
 }
 

@@ -4,12 +4,12 @@
 // Python with a harness of its own (python/verifiersHarness.py, passed as `python -c`):
 //   - when the run opens, once: load the environment and write its dataset's rows (the tasks) and its
 //     eval dataset's (the held-out set; without one, a seeded fraction of the dataset) to a file;
-//   - per episode, a process: load the environment and play one row with the environment's own rollout,
-//     its client an OpenAI chat-completions client pointed at the episode's base URL on the policy's
-//     endpoint — so every request is a turn of the agent environment's loop (agentEnv.ts: batched
-//     sampling, token ids recorded as sampled, a rewritten history a new segment) — then score it with
-//     the rubric and print {"reward", "success", <each reward function's score>}: the episode's reward
-//     and rewardExtras.
+//   - then one process for the run (verifiersServer.ts) that loads it again and plays each episode as
+//     an asyncio task: one row with the environment's own rollout, its client an OpenAI
+//     chat-completions client pointed at the episode's base URL on the policy's endpoint — so every
+//     request is a turn of the agent environment's loop (agentEnv.ts: batched sampling, token ids
+//     recorded as sampled, a rewritten history a new segment) — scored by the rubric as
+//     {"reward", "success", <each reward function's score>}: the episode's reward and rewardExtras.
 // The module is the user's code and runs as the user (not sandboxed), as an agent program does; what a
 // stored run holds never starts it (resume, fork and rescore refuse it, runConfig.agentProgramRun).
 import { spawn } from 'node:child_process';
@@ -20,6 +20,7 @@ import type { VerifiersEnvOptions } from '../../../shared/optionSpecs';
 import { findOnPath } from '../../sandbox/isolation';
 import { openProgramEnvironment, AgentEnvError } from '../agent/agentEnv';
 import { killGroup } from '../agent/programGroups';
+import { VerifiersServer } from './verifiersServer';
 import type { EnvironmentDefinition, Task, TaskSource } from '../environment';
 import { unitHash } from '../workspace/taskRecords';
 import { VERIFIERS_HARNESS_PY } from './verifiersHarnessPy.generated';
@@ -156,27 +157,35 @@ export const verifiersEnvironment: EnvironmentDefinition<VerifiersEnvOptions> = 
       throw new VerifiersEnvError(
         `verifiers environment ${o.module}: no training rows (its dataset is empty, or all of it was held out). Fix: give it a dataset, or lower envOptions.heldOutFraction`,
       );
-    const config = JSON.stringify({ mode: 'episode', module: o.module, args: o.args, root, successThreshold: o.successThreshold });
-    return openProgramEnvironment({
-      name: 'verifiers',
-      description: DESCRIPTION,
-      root,
-      program: {
-        path: python,
-        args: ['-c', VERIFIERS_HARNESS_PY, config],
-        label: `verifiers environment ${o.module}`,
-        taskJson: (task) => {
-          const r = rowOf.get(task);
-          if (!r) throw new Error(`task ${task.id} is not a row of verifiers environment ${o.module}`);
-          return JSON.stringify({ id: task.id, row: r.row });
+    const config = JSON.stringify({ mode: 'serve', module: o.module, args: o.args, root, successThreshold: o.successThreshold });
+    const server = new VerifiersServer(python, VERIFIERS_HARNESS_PY, config, root);
+    try {
+      return await openProgramEnvironment({
+        name: 'verifiers',
+        description: DESCRIPTION,
+        root,
+        program: {
+          path: python,
+          args: [],
+          label: `verifiers environment ${o.module}`,
+          start: (s, on) => server.start(s, on),
+          taskJson: (task) => {
+            const r = rowOf.get(task);
+            if (!r) throw new Error(`task ${task.id} is not a row of verifiers environment ${o.module}`);
+            return JSON.stringify({ id: task.id, row: r.row });
+          },
+          noRewardFix: "see the episode's stderr (the environment's rollout or rubric failed before it scored)",
         },
-        noRewardFix: "see the episode's stderr (the environment's rollout or rubric failed before it scored)",
-      },
-      limits: o,
-      concurrency: o.concurrency,
-      tasks,
-      describe: (port) =>
-        `verifiers environment: ${o.module}.load_environment(**${JSON.stringify(o.args)}) from ${root}, run by ${python} as you (not sandboxed), one process per episode; policy served at http://127.0.0.1:${port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out rows${rows.eval ? ' (its eval dataset)' : ` (a ${o.heldOutFraction} fraction of its dataset)`}; reward its rubric's`,
-    });
+        limits: o,
+        concurrency: o.concurrency,
+        tasks,
+        cleanup: () => server.stop(),
+        describe: (port) =>
+          `verifiers environment: ${o.module}.load_environment(**${JSON.stringify(o.args)}) from ${root}, run by ${python} as you (not sandboxed), its episodes asyncio tasks of one process; policy served at http://127.0.0.1:${port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out rows${rows.eval ? ' (its eval dataset)' : ` (a ${o.heldOutFraction} fraction of its dataset)`}; reward its rubric's`,
+      });
+    } catch (e) {
+      await server.stop();
+      throw e;
+    }
   },
 };
