@@ -1,25 +1,22 @@
 // A verifiers environment, trained unchanged (env "verifiers"): a Python module written with Prime
 // Intellect's verifiers library (0.3.x: load_environment(**kwargs) → vf.Environment — SingleTurnEnv,
 // ToolEnv, MultiTurnEnv, … — built from a dataset and a vf.Rubric). The workbench starts the user's
-// Python with a harness of its own (python/verifiersHarness.py, passed as `python -c`):
-//   - when the run opens, once: load the environment and write its dataset's rows (the tasks) and its
-//     eval dataset's (the held-out set; without one, a seeded fraction of the dataset) to a file;
-//   - then one process for the run (verifiersServer.ts) that loads it again and plays each episode as
-//     an asyncio task: one row with the environment's own rollout, its client an OpenAI
-//     chat-completions client pointed at the episode's base URL on the policy's endpoint — so every
-//     request is a turn of the agent environment's loop (agentEnv.ts: batched sampling, token ids
-//     recorded as sampled, a rewritten history a new segment) — scored by the rubric as
-//     {"reward", "success", <each reward function's score>}: the episode's reward and rewardExtras.
+// Python on a harness of its own (python/verifiersHarness.py, passed as `python -c`), one process per
+// run (verifiersServer.ts): it loads the environment once, writes its dataset's rows (the tasks) and
+// its eval dataset's (the held-out set; without one, a seeded fraction of the dataset) to a file, then
+// plays each episode as an asyncio task — one row with the environment's own rollout, its client an
+// OpenAI chat-completions client pointed at the episode's base URL on the policy's endpoint, so that
+// every request is a turn of the agent environment's loop (agentEnv.ts: batched sampling, token ids
+// recorded as sampled, a rewritten history a new segment) — scored by the rubric as {"reward",
+// "success", <each reward function's score>}: the episode's reward and rewardExtras.
 // The module is the user's code and runs as the user (not sandboxed), as an agent program does; what a
 // stored run holds never starts it (resume, fork and rescore refuse it, runConfig.agentProgramRun).
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { VerifiersEnvOptions } from '../../../shared/optionSpecs';
 import { findOnPath } from '../../sandbox/isolation';
 import { openProgramEnvironment, AgentEnvError } from '../agent/agentEnv';
-import { killGroup } from '../agent/programGroups';
 import { VerifiersServer } from './verifiersServer';
 import type { EnvironmentDefinition, Task, TaskSource } from '../environment';
 import { unitHash } from '../workspace/taskRecords';
@@ -75,56 +72,33 @@ function tasksOf(module: string, rows: readonly Row[], split: string): Task[] {
   });
 }
 
-/** Runs the harness once (mode tasks) and reads the rows it wrote; throws its last stderr line. */
-async function loadRows(python: string, root: string, o: VerifiersEnvOptions): Promise<{ train: Row[]; eval: Row[] | null }> {
+/**
+ * Starts the run's harness process and waits until it loaded the environment and wrote its rows; returns
+ * it with the rows. Its failure there is an error naming the module (the harness's last stderr line).
+ */
+async function startHarness(
+  python: string,
+  root: string,
+  o: VerifiersEnvOptions,
+): Promise<{ server: VerifiersServer; rows: { train: Row[]; eval: Row[] | null } }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-verifiers-'));
   const out = path.join(dir, 'rows.json');
-  const config = { mode: 'tasks', module: o.module, args: o.args, root, out, maxTasks: o.maxTasks };
-  try {
-    const { code, signal, stderr, timedOut } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; timedOut: boolean }>(
-      (resolve, reject) => {
-        const child = spawn(python, ['-c', VERIFIERS_HARNESS_PY, JSON.stringify(config)], {
-          cwd: root,
-          stdio: ['ignore', 'ignore', 'pipe'],
-          detached: process.platform !== 'win32',
-          windowsHide: true,
-        });
-        let err = '';
-        let timedOut = false;
-        child.stderr.setEncoding('utf8');
-        child.stderr.on('data', (d: string) => (err = (err + d).slice(-16_384)));
-        const timer = setTimeout(() => {
-          timedOut = true;
-          if (child.pid !== undefined) killGroup(child.pid);
-        }, o.loadTimeoutMs);
-        child.on('error', (e) => {
-          clearTimeout(timer);
-          reject(
-            new VerifiersEnvError(
-              `verifiers environment ${o.module}: ${python} could not be started (${e.message}). Fix: name a Python 3 in envOptions.python`,
-            ),
-          );
-        });
-        child.on('close', (code, signal) => {
-          clearTimeout(timer);
-          resolve({ code, signal, stderr: err, timedOut });
-        });
-      },
+  const config = JSON.stringify({ module: o.module, args: o.args, root, out, maxTasks: o.maxTasks, successThreshold: o.successThreshold });
+  const failed = (why: string, last: string): Error =>
+    new VerifiersEnvError(
+      last.startsWith(`verifiers environment ${o.module}:`)
+        ? last
+        : why.startsWith('it was not ready')
+          ? `verifiers environment ${o.module}: loading it and its datasets took longer than envOptions.loadTimeoutMs (${o.loadTimeoutMs} ms). Fix: raise loadTimeoutMs, or load fewer rows`
+          : `verifiers environment ${o.module}: ${python} ended before it loaded the environment (${why})${last ? `; its stderr ends: ${last.slice(0, 500)}` : ''}. Fix: name a Python 3 with verifiers in envOptions.python`,
     );
-    if (timedOut)
-      throw new VerifiersEnvError(
-        `verifiers environment ${o.module}: loading it and its datasets took longer than envOptions.loadTimeoutMs (${o.loadTimeoutMs} ms). Fix: raise loadTimeoutMs, or load fewer rows`,
-      );
-    if (code !== 0) {
-      const lines = stderr.trim().split('\n');
-      const last = lines[lines.length - 1] ?? '';
-      throw new VerifiersEnvError(
-        last.startsWith(`verifiers environment ${o.module}:`)
-          ? last
-          : `verifiers environment ${o.module}: the harness failed (${signal ? `stopped by ${signal}` : `exit code ${code}`}); its stderr ends: ${last.slice(0, 500)}`,
-      );
-    }
-    return JSON.parse(fs.readFileSync(out, 'utf8')) as { train: Row[]; eval: Row[] | null };
+  const server = new VerifiersServer(python, VERIFIERS_HARNESS_PY, config, root, failed);
+  try {
+    await server.ready(o.loadTimeoutMs);
+    return { server, rows: JSON.parse(fs.readFileSync(out, 'utf8')) as { train: Row[]; eval: Row[] | null } };
+  } catch (e) {
+    await server.stop();
+    throw e;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -151,15 +125,13 @@ export const verifiersEnvironment: EnvironmentDefinition<VerifiersEnvOptions> = 
     const root = path.resolve(o.root === '' ? '.' : o.root);
     if (!fs.existsSync(root)) throw new VerifiersEnvError(`envOptions.root ${root} does not exist. Fix: the folder of the config file`);
     const python = verifiersPython(o, root);
-    const rows = await loadRows(python, root, o);
-    const tasks = taskSource(o, rows);
-    if (tasks.train.length === 0)
-      throw new VerifiersEnvError(
-        `verifiers environment ${o.module}: no training rows (its dataset is empty, or all of it was held out). Fix: give it a dataset, or lower envOptions.heldOutFraction`,
-      );
-    const config = JSON.stringify({ mode: 'serve', module: o.module, args: o.args, root, successThreshold: o.successThreshold });
-    const server = new VerifiersServer(python, VERIFIERS_HARNESS_PY, config, root);
+    const { server, rows } = await startHarness(python, root, o);
     try {
+      const tasks = taskSource(o, rows);
+      if (tasks.train.length === 0)
+        throw new VerifiersEnvError(
+          `verifiers environment ${o.module}: no training rows (its dataset is empty, or all of it was held out). Fix: give it a dataset, or lower envOptions.heldOutFraction`,
+        );
       return await openProgramEnvironment({
         name: 'verifiers',
         description: DESCRIPTION,

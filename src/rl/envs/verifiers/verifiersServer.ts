@@ -1,7 +1,7 @@
-// One Python process per run that plays a verifiers environment's episodes (the harness's serve mode,
-// python/verifiersHarness.py): it imports verifiers and loads the environment once — ~3 CPU-seconds that
-// a process per episode would pay every episode — then runs each episode as an asyncio task, the way
-// verifiers runs its own rollouts. Each episode is an EpisodeProcess (agent/episodeProcess.ts) to the
+// One Python process per run that reads a verifiers environment's datasets and plays its episodes (the
+// harness, python/verifiersHarness.py): it imports verifiers and loads the environment once — ~3
+// CPU-seconds that a process per episode would pay every episode — writes the datasets' rows, says it is
+// ready, then runs each episode as an asyncio task, the way verifiers runs its own rollouts. Each episode is an EpisodeProcess (agent/episodeProcess.ts) to the
 // agent environment's episode: its output and exit come back as JSON lines tagged with its id, and
 // stopping it cancels its task. When the process ends, every episode still open ends with it, its
 // stderr's last lines as theirs.
@@ -21,9 +21,18 @@ export class VerifiersServer {
   private next = 0;
   private ended: string | undefined;
   private stderr = '';
+  private readyWaiter: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  private isReady = false;
 
   /** Starts `python -c HARNESS config` in `root` (its own process group on POSIX). */
-  constructor(python: string, harness: string, config: string, root: string) {
+  constructor(
+    python: string,
+    harness: string,
+    config: string,
+    root: string,
+    /** Makes the error of a process that ended before it was ready, from its stderr's last line. */
+    private readonly failed: (why: string, lastLine: string) => Error,
+  ) {
     this.child = spawn(python, ['-c', harness, config], {
       cwd: root,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -47,7 +56,11 @@ export class VerifiersServer {
     } catch {
       return; // not one of the harness's lines (its stdout is its own: the environment's prints go to stderr)
     }
-    if (!('id' in a)) return;
+    if (!('id' in a)) {
+      this.isReady = true;
+      this.readyWaiter?.resolve();
+      return;
+    }
     const on = this.open.get(a.id);
     if (!on) return;
     if (typeof a.stdout === 'string') on.stdout(a.stdout);
@@ -63,6 +76,7 @@ export class VerifiersServer {
     if (this.ended) return;
     this.ended = why;
     if (this.child.pid !== undefined) programGroups.delete(this.child.pid);
+    if (!this.isReady) this.readyWaiter?.reject(this.failed(why, this.stderr.trim().split('\n').pop() ?? ''));
     const tail = this.stderr.trim().split('\n').slice(-20).join('\n');
     for (const on of this.open.values()) {
       if (tail) on.stderr(`${tail}\n`);
@@ -73,6 +87,32 @@ export class VerifiersServer {
 
   private send(m: Record<string, unknown>): void {
     if (!this.ended) this.child.stdin.write(`${JSON.stringify(m)}\n`);
+  }
+
+  /**
+   * Resolves once the environment is loaded and its rows written; rejects with `failed`'s error when the
+   * process ends first, or stops it after `timeoutMs`.
+   */
+  ready(timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => {
+        this.readyWaiter = undefined;
+        reject(this.failed(`it was not ready within ${timeoutMs} ms`, ''));
+        void this.stop();
+      }, timeoutMs);
+      this.readyWaiter = {
+        resolve: () => {
+          clearTimeout(t);
+          resolve();
+        },
+        reject: (e) => {
+          clearTimeout(t);
+          reject(e);
+        },
+      };
+      if (this.isReady) this.readyWaiter.resolve();
+      else if (this.ended) this.readyWaiter.reject(this.failed(this.ended, this.stderr.trim().split('\n').pop() ?? ''));
+    });
   }
 
   /** One episode as a task of the server. */

@@ -1,11 +1,10 @@
 # The harness around a verifiers environment (env "verifiers", verifiersEnv.ts), run with the user's
-# Python as `python -c SOURCE CONFIG`, where CONFIG is JSON:
-#   {"mode": "tasks", "module", "args", "root", "out", "maxTasks"}: loads the environment and writes its
-#     datasets to the file `out` as {"train": [row…], "eval": [row…] | null}, a row being the dataset's
-#     formatted record (example_id, prompt as chat messages, answer, info, task, its other columns;
-#     JSON-safe); a failure is one line on stderr, last, naming the module, what failed and the fix (exit 3).
-#   {"mode": "serve", "module", "args", "root", "successThreshold"}: loads the environment once and plays
-#     episodes as asyncio tasks, one JSON command a line on stdin:
+# Python as `python -c SOURCE CONFIG`, where CONFIG is JSON {"module", "args", "root", "out", "maxTasks",
+# "successThreshold"}. It loads the environment once, writes its datasets to the file `out` as
+# {"train": [row…], "eval": [row…] | null} — a row being the dataset's formatted record (example_id,
+# prompt as chat messages, answer, info, task, its other columns; JSON-safe) — and answers {"ready": true}
+# on its stdout; a failure there is one line on stderr, last, naming the module, what failed and the fix
+# (exit 3). Then it plays episodes as asyncio tasks, one JSON command a line on stdin:
 #       {"op": "start", "id": n, "baseUrl", "key", "task": {"id", "row"}}: the row played with the
 #         environment's own rollout and rubric, its client an OpenAI chat-completions client at baseUrl
 #         (the policy's endpoint, this episode's URL) with key;
@@ -209,9 +208,6 @@ async def serve(env, answer):
 
 def main():
     try:
-        if CONFIG["mode"] == "tasks":
-            tasks_mode(load())
-            return
         # the answers go to the real stdout; what the environment prints, to stderr
         proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
         os.dup2(2, 1)
@@ -222,6 +218,7 @@ def main():
             proto.flush()
 
         env = load()
+        tasks_mode(env)
         answer({"ready": True})
         asyncio.run(serve(env, answer))
     except Failure as f:
