@@ -30,7 +30,7 @@ export const VERIFIERS_OPTION_SPECS = {
     maxLength: 4096,
     default: '',
     description:
-      'The Python interpreter with verifiers installed (0.3.x: its load_environment API); empty = $AGENT_RL_VERIFIERS_PYTHON on this machine, else python3 on PATH.',
+      'The Python interpreter with verifiers installed (0.3.x: its load_environment API); empty = $AGENT_RL_VERIFIERS_PYTHON on this machine, else the venv `node scripts/pythonVenv.mjs verifiers-0.3.1` makes where it exists, else python3 on PATH.',
     reason: 'the interpreter you installed verifiers into',
   },
   maxTasks: {

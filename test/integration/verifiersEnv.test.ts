@@ -23,6 +23,7 @@ import { createPolicy } from '../../src/rl/policies/createPolicy';
 import { initBackend } from '../../src/rl/policies/lm/models/tfjsBackend';
 import type { TransformerPolicy } from '../../src/rl/policies/lm/transformerPolicy';
 import { Rng } from '../../src/rl/random';
+import { verifiersPython } from '../../src/rl/envs/verifiers/verifiersEnv';
 import { runEpisodes } from '../../src/rl/rollout/agentLoop';
 import { Learner } from '../../src/rl/train/learner';
 import { policyRunInfo } from '../../src/rl/train/trainingRun';
@@ -187,6 +188,14 @@ describe('a verifiers environment (env "verifiers")', { skip: SKIP }, () => {
         /verifiers environment vf_echo printed no \{"reward": number\} line .*its stderr ends: verifiers environment vf_echo: its rubric raised on task vf_echo:train:0 \(Error calling reward function said_it: the scorer's table is missing/,
       );
     }
+    // no interpreter named: this machine's setting, else the cached venv
+    const saved = process.env.AGENT_RL_VERIFIERS_PYTHON;
+    delete process.env.AGENT_RL_VERIFIERS_PYTHON;
+    assert.equal(verifiersPython({ python: '' }, FIXTURES), PYTHON);
+    process.env.AGENT_RL_VERIFIERS_PYTHON = process.execPath;
+    assert.equal(verifiersPython({ python: '' }, FIXTURES), process.execPath);
+    if (saved === undefined) delete process.env.AGENT_RL_VERIFIERS_PYTHON;
+    else process.env.AGENT_RL_VERIFIERS_PYTHON = saved;
     assert.throws(() => validateRunConfig({ env: 'verifiers', policy: 'transformer', policyOptions: { model } }), /envOptions\.module/);
     assert.throws(() => validateRunConfig({ env: 'verifiers', policy: 'transformer', envOptions: { module: 'vf_echo' } }), /policyOptions\.model/);
   });

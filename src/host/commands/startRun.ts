@@ -198,7 +198,7 @@ async function confirmAgentProgram(p: Picked): Promise<boolean> {
   const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v ?? ''));
   const command =
     p.config.env === 'verifiers'
-      ? `${eo.python ? JSON.stringify(text(eo.python)) : 'Python ($AGENT_RL_VERIFIERS_PYTHON, else python3)'} importing ${JSON.stringify(text(eo.module))} (load_environment(**${JSON.stringify(eo.args ?? {})}))`
+      ? `${eo.python ? JSON.stringify(text(eo.python)) : 'Python ($AGENT_RL_VERIFIERS_PYTHON, else the cached verifiers venv, else python3)'} importing ${JSON.stringify(text(eo.module))} (load_environment(**${JSON.stringify(eo.args ?? {})}))`
       : Array.isArray(eo.command)
         ? eo.command.map((c) => JSON.stringify(String(c))).join(' ')
         : '(none)';

@@ -35,7 +35,19 @@ type Row = Readonly<Record<string, unknown>>;
 
 const rowOf = new WeakMap<Task, { readonly row: Row }>();
 
-/** The interpreter: envOptions.python, else $AGENT_RL_VERIFIERS_PYTHON (this machine's), else python3 on PATH. */
+/**
+ * The venv `node scripts/pythonVenv.mjs verifiers-0.3.1` makes (~/.cache/agent-rl-workbench/venvs, or
+ * $AGENT_RL_VENVS): the tested verifiers, where this machine has it.
+ */
+export function cachedVerifiersPython(): string {
+  const root = process.env.AGENT_RL_VENVS || path.join(os.homedir(), '.cache', 'agent-rl-workbench', 'venvs');
+  return process.platform === 'win32' ? path.join(root, 'verifiers-0.3.1', 'Scripts', 'python.exe') : path.join(root, 'verifiers-0.3.1', 'bin', 'python');
+}
+
+/**
+ * The interpreter, by this machine's settings rather than a stored run's: envOptions.python, else
+ * $AGENT_RL_VERIFIERS_PYTHON, else the cached venv (cachedVerifiersPython) where it exists, else python3 on PATH.
+ */
 export function verifiersPython(o: Pick<VerifiersEnvOptions, 'python'>, root: string): string {
   const named = o.python || process.env.AGENT_RL_VERIFIERS_PYTHON || '';
   if (named !== '') {
@@ -47,6 +59,7 @@ export function verifiersPython(o: Pick<VerifiersEnvOptions, 'python'>, root: st
       );
     return found;
   }
+  if (fs.existsSync(cachedVerifiersPython())) return cachedVerifiersPython();
   const onPath = findOnPath('python3');
   if (!onPath) throw new VerifiersEnvError('python3 is not on PATH. Fix: name the interpreter you installed verifiers into in envOptions.python');
   return onPath;
