@@ -93,6 +93,16 @@ export const PYTHON_MODULES = [
     ],
   },
   {
+    out: 'src/rl/envs/verifiers/verifiersHarnessPy.generated.ts',
+    constants: [
+      {
+        name: 'VERIFIERS_HARNESS_PY',
+        doc: 'The harness around a verifiers environment, run as `python -c SOURCE CONFIG` (modes tasks and episode; see verifiersHarness.py).',
+        parts: ['src/rl/envs/verifiers/python/verifiersHarness.py'],
+      },
+    ],
+  },
+  {
     // New Environment's Python: the committed example folder is the source (it is what the command writes).
     out: 'src/shared/environmentTemplatePy.generated.ts',
     constants: [

@@ -140,10 +140,17 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   },
   {
     id: 'sft-needs-reference-agent',
-    description: 'Method sft needs an environment with a reference agent (not binary-search).',
+    description: 'Method sft needs an environment with a reference agent (not binary-search, not verifiers).',
     check({ method, env }) {
-      if (method !== 'sft' || env !== 'binary-search') return [];
-      return issue('env', env, 'binary-search has no reference agent to demonstrate', 'use env "calculator" or "code" for sft');
+      if (method !== 'sft' || (env !== 'binary-search' && env !== 'verifiers')) return [];
+      return issue(
+        'env',
+        env,
+        env === 'verifiers' ? 'a verifiers environment has no demonstrations the workbench reads' : 'binary-search has no reference agent to demonstrate',
+        env === 'verifiers'
+          ? 'warm-start with sft on a workspace task file, then train here with policyOptions.init'
+          : 'use env "calculator" or "code" for sft',
+      );
     },
   },
   {
@@ -342,6 +349,19 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     },
   },
   {
+    id: 'verifiers-needs-module',
+    description: 'A verifiers environment names the Python module that defines load_environment.',
+    check({ env, envOptions: eo }) {
+      if (env !== 'verifiers' || nonEmpty(eo.module)) return [];
+      return issue(
+        'envOptions.module',
+        eo.module,
+        'a verifiers environment needs its Python module',
+        'name it, e.g. "vf_gsm8k" for vf_gsm8k.py beside the config file (or a module installed in envOptions.python)',
+      );
+    },
+  },
+  {
     id: 'q8-lora-only',
     description: 'Q8_0 weights (weightDtype q8) are a frozen base: LoRA only, never full fine-tuning.',
     check({ policyOptions: po }) {
@@ -369,9 +389,9 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   },
   {
     id: 'agent-needs-chat-model',
-    description: 'An agent program talks to a language model: policy transformer with a checkpoint.',
+    description: 'An agent program (or a verifiers environment) talks to a language model: policy transformer with a checkpoint.',
     check({ env, policy, policyOptions: po }) {
-      if (env !== 'agent') return [];
+      if (env !== 'agent' && env !== 'verifiers') return [];
       if (policy !== 'transformer')
         return issue(
           'policy',

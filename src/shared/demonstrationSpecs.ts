@@ -67,6 +67,8 @@ export const DEMONSTRATION_SPECS = {
   // the demonstrations are the task file's own (envOptions.demonstrationField)
   workspace: { imitate: IMITATE },
   agent: {},
+  // no demonstrations: the environment's dataset has none the workbench reads
+  verifiers: {},
 } as const satisfies Readonly<Record<EnvName, OptionSpecs>>;
 export interface CalculatorDemonstrationOptions extends OptionsOf<typeof DEMONSTRATION_SPECS.calculator> {}
 export interface CodeDemonstrationOptions extends OptionsOf<typeof DEMONSTRATION_SPECS.code> {}
@@ -78,4 +80,5 @@ export interface DemonstrationOptions {
   readonly code: CodeDemonstrationOptions;
   readonly workspace: WorkspaceDemonstrationOptions;
   readonly agent: OptionsOf<(typeof DEMONSTRATION_SPECS)['agent']>;
+  readonly verifiers: OptionsOf<(typeof DEMONSTRATION_SPECS)['verifiers']>;
 }

@@ -233,9 +233,9 @@ export function readStoredRunConfig(json: unknown): RunConfig {
   return validateRunConfig(copy);
 }
 
-/** Whether a stored config is of a run of the user's own agent program (env "agent"), which nothing stored may start. */
+/** Whether a stored config runs the user's own code per episode (env "agent": a program; "verifiers": a Python module), which nothing stored may start. */
 export function agentProgramRun(json: unknown): boolean {
-  return isObject(json) && json.env === 'agent';
+  return isObject(json) && (json.env === 'agent' || json.env === 'verifiers');
 }
 
 /**

@@ -385,7 +385,10 @@ describe('your own agent program (env "agent")', () => {
     assert.match(r.stdout, /completed/);
     const forked = runCli(['train', '--fork', '1', '--at', '1', '--db', db], dir);
     assert.notEqual(forked.code, 0);
-    assert.match(forked.stderr, /run 1 ran your own agent program, and a program is never started from what a run stored .* cannot be forked/);
+    assert.match(
+      forked.stderr,
+      /run 1 ran your own code \(an agent program or a verifiers environment\), and such code is never started from what a run stored .* cannot be forked/,
+    );
     const rescored = runCli(['rescore', '1', '--db', db], dir);
     assert.notEqual(rescored.code, 0);
     assert.match(rescored.stderr, /cannot be rescored from its record/);

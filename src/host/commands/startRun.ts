@@ -187,13 +187,21 @@ async function agentProgramConfig(backend: BackendClient): Promise<Picked | unde
 }
 
 /**
- * An agent run starts a program as the user: only in a trusted workspace, and only after the user saw
- * the exact command and folder (a workspace's config file is not the user's word).
+ * An agent run starts a program as the user, and a verifiers run the user's Python on a module: only in
+ * a trusted workspace, and only after the user saw the exact command (or interpreter and module) and
+ * folder (a workspace's config file is not the user's word).
  */
 async function confirmAgentProgram(p: Picked): Promise<boolean> {
-  if (p.config.env !== 'agent') return true;
+  if (p.config.env !== 'agent' && p.config.env !== 'verifiers') return true;
   const eo = (typeof p.config.envOptions === 'object' && p.config.envOptions !== null ? p.config.envOptions : {}) as Record<string, unknown>;
-  const command = Array.isArray(eo.command) ? eo.command.map((c) => JSON.stringify(String(c))).join(' ') : '(none)';
+  // a verifiers environment: the user's Python imports the module and runs its load_environment
+  const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v ?? ''));
+  const command =
+    p.config.env === 'verifiers'
+      ? `${eo.python ? JSON.stringify(text(eo.python)) : 'Python ($AGENT_RL_VERIFIERS_PYTHON, else the cached verifiers venv, else python3)'} importing ${JSON.stringify(text(eo.module))} (load_environment(**${JSON.stringify(eo.args ?? {})}))`
+      : Array.isArray(eo.command)
+        ? eo.command.map((c) => JSON.stringify(String(c))).join(' ')
+        : '(none)';
   const where = typeof eo.root === 'string' ? eo.root : '(the config file’s folder)';
   if (command.length + where.length > 700) {
     void vscode.window.showErrorMessage(
@@ -215,7 +223,7 @@ async function confirmAgentProgram(p: Picked): Promise<boolean> {
   }
   const run = 'Run It';
   const choice = await vscode.window.showWarningMessage(
-    messageText(`Run ${command} in ${where} once per episode, as you?`, 900),
+    messageText(p.config.env === 'verifiers' ? `Run ${command} in ${where}, as you?` : `Run ${command} in ${where} once per episode, as you?`, 900),
     {
       modal: true,
       detail: messageText(

@@ -7,6 +7,7 @@ import { binarySearchRepair } from './binarySearchRepair';
 import { calculator } from './calculator/calculatorEnv';
 import { codeEnvironment } from './codeSandbox/codeEnv';
 import type { RunEnvironment } from './environment';
+import { verifiersEnvironment } from './verifiers/verifiersEnv';
 import { workspaceEnvironment } from './workspace/workspaceEnv';
 
 /** The environments' names and descriptions, for lists and help. */
@@ -16,6 +17,7 @@ export const ENVIRONMENTS: Readonly<Record<EnvName, { readonly name: EnvName; re
   code: codeEnvironment,
   workspace: workspaceEnvironment,
   agent: agentEnvironment,
+  verifiers: verifiersEnvironment,
 };
 
 /** Opens the environment a config names with its options (files read and checked); dispose() the result. */
@@ -31,5 +33,7 @@ export function openEnvironment(c: EnvSelection): Promise<RunEnvironment> {
       return workspaceEnvironment.open(c.envOptions);
     case 'agent':
       return agentEnvironment.open(c.envOptions);
+    case 'verifiers':
+      return verifiersEnvironment.open(c.envOptions);
   }
 }

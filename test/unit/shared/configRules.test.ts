@@ -276,6 +276,16 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       fix: 'name it with its arguments, e.g. ["node", "agent.ts"] (run in the config file\'s folder)',
     },
   },
+  'verifiers-needs-module': {
+    pass: { env: 'verifiers', policy: 'transformer', envOptions: { module: 'vf_gsm8k' }, policyOptions: { model: '/m' } },
+    fail: { env: 'verifiers', policy: 'transformer', policyOptions: { model: '/m' } },
+    issue: {
+      field: 'envOptions.module',
+      value: '',
+      message: 'a verifiers environment needs its Python module',
+      fix: 'name it, e.g. "vf_gsm8k" for vf_gsm8k.py beside the config file (or a module installed in envOptions.python)',
+    },
+  },
   'agent-needs-tasks': {
     pass: AGENT,
     fail: { ...AGENT, envOptions: { command: ['node', 'agent.js'] } },

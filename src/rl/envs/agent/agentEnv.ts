@@ -20,25 +20,26 @@
 // (store/resume.ts), so only a config the user gives names the program that runs.
 //
 // This file is the episode and the run around it. Apart from it: the endpoint (endpoint.ts), the
-// process-wide handlers that stop programs still running when this process ends (programGroups.ts),
+// program's process (episodeProcess.ts; another environment may play its episodes otherwise, as
+// verifiers' one server per run does), the process-wide handlers that stop programs still running when
+// this process ends (programGroups.ts),
 // the program's path and printed reward line (agentProgram.ts), a reward other than that line
 // (agentScorer.ts), and the tasks, loaded as the workspace environment loads its own
 // (workspace/taskSource.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentEnvOptions } from '../../../shared/optionSpecs';
 import { openAiMessage } from '../../../shared/openAiMessage';
 import type { AgentMessage, AgentRequest, EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
-import type { EnvironmentDefinition, Environment, RunEnvironment, SampledAction, StepResult, Task } from '../environment';
+import type { EnvironmentDefinition, Environment, RunEnvironment, SampledAction, StepResult, Task, TaskSource } from '../environment';
 import { workspaceTaskData } from '../workspace/taskRecords';
 import { loadTaskSource } from '../workspace/taskSource';
 import type { AgentRewardTrajectory } from '../workspace/workspaceReward';
 import { AgentEnvError, lastJsonObject, resolveProgram } from './agentProgram';
 import { openScorer, scoreWith, type Scorer } from './agentScorer';
 import { AgentEndpoint, EndpointError, type ChatRequest, type ChatResult } from './endpoint';
-import { killGroup, programGroups } from './programGroups';
+import { spawnEpisodeProcess, type EpisodeExit, type EpisodeProcess, type EpisodeStart, type EpisodeListener } from './episodeProcess';
 import { parseAnswer, sameAnswer, sameMessage, type ParsedAnswer } from './toolCallText';
 
 // the program's error and path, where callers have always imported them
@@ -84,25 +85,58 @@ const toolSchemas = (r: ChatRequest): Record<string, unknown>[] =>
     function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters },
   }));
 
+/**
+ * What starts once per episode: the program's absolute path (resolved once, when the run opened), its
+ * arguments, the name errors give it, and how a task reaches it (JSON on stdin and in AGENT_RL_TASK).
+ * The agent environment's is the user's command; another environment that plays its episodes through a
+ * program of its own (verifiers: a Python harness around the user's module) gives its own.
+ */
+export interface EpisodeProgram {
+  readonly path: string;
+  readonly args: readonly string[];
+  /** What errors call it: the command as the user wrote it, or the module it loads. */
+  readonly label: string;
+  /** The task as the program reads it. */
+  readonly taskJson: (task: Task) => string;
+  /** The fix an error gives when the program printed no reward line. */
+  readonly noRewardFix: string;
+  /** How an episode starts: absent = a process of its own, `path args` (spawnEpisodeProcess). */
+  readonly start?: (s: EpisodeStart, on: EpisodeListener) => EpisodeProcess;
+}
+
+/** The limits of a run's episodes (envOptions of env agent; another program environment's own). */
+export type EpisodeLimits = Pick<AgentEnvOptions, 'timeoutMs' | 'stderrBytes' | 'successThreshold'>;
+
 /** What the run's episodes share: the endpoint, the program, the folder it runs in, the reward. */
 class AgentRun {
   readonly episodes = new Map<string, AgentEpisode>();
   constructor(
     readonly endpoint: AgentEndpoint,
-    readonly o: AgentEnvOptions,
+    readonly o: EpisodeLimits,
     readonly root: string,
-    /** The program's absolute path (resolved once, when the run opened). */
-    readonly program: string,
+    readonly program: EpisodeProgram,
     readonly scorer: Scorer | undefined,
   ) {}
 }
 
+/** The task as an agent program reads it: the record's fields (its answer included: the program scores itself). */
+function agentTaskJson(task: Task): string {
+  const d = workspaceTaskData(task);
+  return JSON.stringify({
+    id: task.id,
+    prompt: task.prompt,
+    ...(d.messages ? { messages: d.messages } : {}),
+    ...(d.groundTruth !== undefined ? { groundTruth: d.groundTruth } : {}),
+    metadata: d.metadata,
+  });
+}
+
 class AgentEpisode implements Environment {
   private readonly id = crypto.randomBytes(12).toString('base64url');
-  private child: ChildProcess | undefined;
+  private proc: EpisodeProcess | undefined;
   private readonly events: Event[] = [];
   private waiter: ((e: Event) => void) | undefined;
-  private exited: { code: number | null; signal: NodeJS.Signals | null; error?: string } | undefined;
+  private exited: EpisodeExit | undefined;
   private stdout = '';
   private stderr = '';
   private pending: Pending | undefined;
@@ -161,61 +195,29 @@ class AgentEpisode implements Environment {
     this.task = task;
     endpoint.open(this.id);
     this.run.episodes.set(this.id, this);
-    // the task as the program reads it: the record's fields (its answer included: the program scores itself)
-    const d = workspaceTaskData(task);
-    const taskJson = JSON.stringify({
-      id: task.id,
-      prompt: task.prompt,
-      ...(d.messages ? { messages: d.messages } : {}),
-      ...(d.groundTruth !== undefined ? { groundTruth: d.groundTruth } : {}),
-      metadata: d.metadata,
-    });
-    const child = spawn(this.run.program, o.command.slice(1), {
-      cwd: root,
-      env: { ...process.env, OPENAI_BASE_URL: endpoint.baseUrl(this.id), OPENAI_API_KEY: endpoint.key, AGENT_RL_TASK: taskJson },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // its own process group on POSIX, so that stopping it stops what it started
-      detached: process.platform !== 'win32',
-      windowsHide: true,
-    });
-    this.child = child;
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', (d: string) => {
-      this.stdout = (this.stdout + d).slice(-STDOUT_TAIL);
-    });
-    child.stderr.on('data', (d: string) => {
-      this.stderr = (this.stderr + d).slice(-Math.max(1, o.stderrBytes));
-    });
-    child.stdin.on('error', () => undefined); // a program that does not read its stdin
-    child.stdin.end(`${taskJson}\n`);
-    if (child.pid !== undefined) programGroups.add(child.pid);
-    child.on('error', (e) => {
-      // a failed start (no such program); a failed kill of a running one is not an exit
-      if (child.pid !== undefined) return;
-      this.exited ??= { code: null, signal: null, error: e.message };
-      this.push({ kind: 'exit' });
-    });
-    // 'exit', then what is left in its pipes (its reward line) up to a moment: a grandchild that kept
-    // them open must not hold the episode until the timeout
-    child.on('exit', (code, signal) => {
-      clearTimeout(this.timer);
-      const done = (): void => {
+    const program = this.run.program;
+    const taskJson = program.taskJson(task);
+    const start: EpisodeStart = { root, baseUrl: endpoint.baseUrl(this.id), key: endpoint.key, taskJson };
+    const on: EpisodeListener = {
+      stdout: (d) => {
+        this.stdout = (this.stdout + d).slice(-STDOUT_TAIL);
+      },
+      stderr: (d) => {
+        this.stderr = (this.stderr + d).slice(-Math.max(1, o.stderrBytes));
+      },
+      exit: (e) => {
+        clearTimeout(this.timer);
         if (this.exited) return;
-        this.exited = { code, signal };
+        this.exited = e;
         this.push({ kind: 'exit' });
-      };
-      const late = setTimeout(done, 2000);
-      child.once('close', () => {
-        clearTimeout(late);
-        done();
-      });
-    });
+      },
+    };
+    this.proc = program.start ? program.start(start, on) : spawnEpisodeProcess(program.path, program.args, start, on);
     this.timer = setTimeout(() => this.stop(`it ran past envOptions.timeoutMs (${o.timeoutMs} ms)`), o.timeoutMs);
     const first = await this.observe();
     if (!first)
       throw new AgentEnvError(
-        `${o.command.join(' ')} ended before its first request to the policy (${this.stoppedBy ? `stopped: ${this.stoppedBy}` : this.exitText()})${this.stderrLast()}`,
+        `${program.label} ended before its first request to the policy (${this.stoppedBy ? `stopped: ${this.stoppedBy}` : this.exitText()})${this.stderrLast()}`,
       );
     return first;
   }
@@ -348,7 +350,7 @@ class AgentEpisode implements Environment {
     const reward = printed?.reward;
     if (typeof reward !== 'number' || !Number.isFinite(reward))
       throw new AgentEnvError(
-        `${this.run.o.command.join(' ')} printed no {"reward": number} line as its last JSON line (${this.exitText()})${this.stderrLast()}. Fix: print e.g. {"reward": 1} as the program's last line of JSON, or name a reward file (envOptions.reward)`,
+        `${this.run.program.label} printed no {"reward": number} line as its last JSON line (${this.exitText()})${this.stderrLast()}. Fix: ${this.run.program.noRewardFix}`,
       );
     const extras = Object.fromEntries(Object.entries(printed!).filter(([k]) => k !== 'reward' && k !== 'success'));
     const s = printed!.success;
@@ -404,9 +406,9 @@ class AgentEpisode implements Environment {
 
   /** Stops the program and whatever it started (its process group on POSIX, its tree on Windows). */
   private stop(why: string): void {
-    if (!this.child || this.child.pid === undefined) return;
+    if (!this.proc) return;
     if (!this.exited) this.stoppedBy ??= why;
-    killGroup(this.child.pid);
+    this.proc.stop();
   }
 
   async close(): Promise<void> {
@@ -415,22 +417,10 @@ class AgentEpisode implements Environment {
     this.pending = undefined;
     this.run.endpoint.close(this.id);
     this.run.episodes.delete(this.id);
-    const child = this.child;
-    if (!child || child.pid === undefined) return;
-    const running = !this.exited;
+    if (!this.proc) return;
     // whatever the program left running in its group goes too, after a normal exit as well
     this.stop('the episode ended before the program did');
-    programGroups.delete(child.pid);
-    if (running)
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, 5000);
-        child.once('exit', () => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
-    child.stdout?.destroy();
-    child.stderr?.destroy();
+    await this.proc.release();
   }
 }
 
@@ -462,37 +452,74 @@ export const agentEnvironment: EnvironmentDefinition<AgentEnvOptions> = {
     const program = resolveProgram(o.command[0]!, root);
     const tasks = await loadTaskSource(root, o, (message) => new AgentEnvError(message));
     const reward = await openScorer(o, root, tasks);
-    const holder: { run?: AgentRun } = {};
-    let endpoint: AgentEndpoint;
+    const command = { path: program, args: o.command.slice(1), label: o.command.join(' ') };
     try {
-      endpoint = await AgentEndpoint.start({
-        modelName: AGENT_MODEL_NAME,
-        complete: (episode, request, signal) => {
-          const ep = holder.run?.episodes.get(episode);
-          if (!ep) throw new EndpointError(404, `episode ${episode} is not open`, 'invalid_request_error', null, 'episode_not_open');
-          return ep.request(request, signal);
+      return await openProgramEnvironment({
+        name: 'agent',
+        description: DESCRIPTION,
+        root,
+        program: {
+          ...command,
+          taskJson: agentTaskJson,
+          noRewardFix: `print e.g. {"reward": 1} as the program's last line of JSON, or name a reward file (envOptions.reward)`,
         },
+        limits: o,
+        concurrency: o.concurrency,
+        tasks,
+        scorer: reward.scorer,
+        describe: (port) =>
+          `agent program: ${[program, ...command.args].join(' ')} in ${root}, run as you (not sandboxed), one process per episode; policy served at http://127.0.0.1:${port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out tasks; reward ${reward.describe}`,
+        cleanup: () => reward.close(),
       });
     } catch (e) {
       await reward.close();
       throw e;
     }
-    const r = new AgentRun(endpoint, o, root, program, reward.scorer);
-    holder.run = r;
-    const env: RunEnvironment = {
-      name: 'agent',
-      description: DESCRIPTION,
-      create: () => new AgentEpisode(r),
-      maxOpen: o.concurrency,
-      tasks: () => tasks,
-      taskFromId: (id) => [...tasks.train, ...tasks.heldOut].find((t) => t.id === id),
-      preflight: () =>
-        `agent program: ${[program, ...o.command.slice(1)].join(' ')} in ${root}, run as you (not sandboxed), one process per episode; policy served at http://127.0.0.1:${endpoint.port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out tasks; reward ${reward.describe}`,
-      dispose: async () => {
-        await endpoint.stop();
-        await reward.close();
-      },
-    };
-    return env;
   },
 };
+
+/**
+ * An environment whose episodes are a program of the environment's own talking to the policy through
+ * the endpoint: the agent environment's (the user's command), or another's (verifiers: a harness around
+ * the user's Python module), with the tasks read already; the reward is the program's last JSON line,
+ * or the scorer's. `dispose` also runs `cleanup`; a failed start leaves `cleanup` to the caller.
+ */
+export async function openProgramEnvironment(spec: {
+  readonly name: RunEnvironment['name'];
+  readonly description: string;
+  readonly root: string;
+  readonly program: EpisodeProgram;
+  readonly limits: EpisodeLimits;
+  readonly concurrency: number;
+  readonly tasks: TaskSource;
+  readonly scorer?: Scorer;
+  /** The run record's line about it (preflight), given the endpoint's port. */
+  readonly describe: (port: number) => string;
+  readonly cleanup?: () => Promise<void> | void;
+}): Promise<RunEnvironment> {
+  const holder: { run?: AgentRun } = {};
+  const endpoint = await AgentEndpoint.start({
+    modelName: AGENT_MODEL_NAME,
+    complete: (episode, request, signal) => {
+      const ep = holder.run?.episodes.get(episode);
+      if (!ep) throw new EndpointError(404, `episode ${episode} is not open`, 'invalid_request_error', null, 'episode_not_open');
+      return ep.request(request, signal);
+    },
+  });
+  const r = new AgentRun(endpoint, spec.limits, spec.root, spec.program, spec.scorer);
+  holder.run = r;
+  const { tasks } = spec;
+  return {
+    name: spec.name,
+    description: spec.description,
+    create: () => new AgentEpisode(r),
+    maxOpen: spec.concurrency,
+    tasks: () => tasks,
+    taskFromId: (id) => [...tasks.train, ...tasks.heldOut].find((t) => t.id === id),
+    preflight: () => spec.describe(endpoint.port),
+    dispose: async () => {
+      await endpoint.stop();
+      await spec.cleanup?.();
+    },
+  };
+}

@@ -160,7 +160,7 @@ export function splitOfFileName(file: string): 'train' | 'heldOut' | undefined {
 }
 
 /** FNV-1a of text with murmur3's final mix (similar ids land far apart) → [0, 1). */
-function unitHash(text: string): number {
+export function unitHash(text: string): number {
   let h = fnv1a(text);
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0;
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;

@@ -25,6 +25,7 @@ export function referenceAgentFor(c: DemonstrationChoice): Policy | undefined {
       // an agent program's tasks are task-file records too: each demonstration answers one request
       return new WorkspaceReferenceAgent();
     case 'binary-search':
+    case 'verifiers':
       return undefined;
   }
 }

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import * as rewardPy from '../../../../src/exporters/verl/rewardPy.generated';
 import * as workspacePy from '../../../../src/exporters/verl/workspacePy.generated';
 import * as verifierPy from '../../../../src/rl/envs/codeSandbox/verifierPy.generated';
+import * as verifiersHarnessPy from '../../../../src/rl/envs/verifiers/verifiersHarnessPy.generated';
 import * as toolZygotePy from '../../../../src/rl/envs/workspace/toolZygotePy.generated';
 import { resolvePython } from '../../../../src/rl/sandbox/isolation';
 import * as sandboxPy from '../../../../src/rl/sandbox/pythonSources.generated';
@@ -36,6 +37,7 @@ const COMPILED: Record<string, Record<string, unknown>> = {
   'src/rl/sandbox/pythonSources.generated.ts': sandboxPy,
   'src/rl/envs/workspace/toolZygotePy.generated.ts': toolZygotePy,
   'src/rl/envs/codeSandbox/verifierPy.generated.ts': verifierPy,
+  'src/rl/envs/verifiers/verifiersHarnessPy.generated.ts': verifiersHarnessPy,
   'src/exporters/verl/rewardPy.generated.ts': rewardPy,
   'src/exporters/verl/workspacePy.generated.ts': workspacePy,
   'src/shared/environmentTemplatePy.generated.ts': templatePy,
@@ -95,6 +97,7 @@ describe('the Python sources and their generated modules', () => {
       'TEMPLATE_TOOLS_PY',
       'TOOL_RUNNER_PY',
       'TOOL_ZYGOTE_PY',
+      'VERIFIERS_HARNESS_PY',
       'VERIFIER_PY',
       'WORKSPACE_REWARD_PY',
       'WORKSPACE_TOOL_PY',
