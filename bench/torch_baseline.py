@@ -1,11 +1,20 @@
 #!/usr/bin/python3
 """The PyTorch baseline of the benches (bench/seed000Scale.ts at Qwen2.5-0.5B's shapes, bench/hfModel.ts on
-the qwen2 fixture), written as a strong engineer would write it on this PyTorch (Debian's 1.13, no
-scaled_dot_product_attention), a Qwen2-family decoder read from the checkpoint's safetensors:
+the qwen2 fixture), written as a strong engineer would write it on the PyTorch that runs it (Debian's
+1.13, or 2.15 from PyPI: bench/torchServer.ts picks the interpreter), a Qwen2-family decoder read from
+the checkpoint's safetensors:
 
-- the weights held in the dtype the server computes in: float32 (OpenBLAS) or bfloat16 (oneDNN; a
-  bfloat16 checkpoint's weights kept bfloat16, never expanded), LoRA rank 8 on every linear layer
-  (alpha 16, float32 parameters; bfloat16 runs under autocast);
+- the weights held in the dtype the server computes in: float32 (OpenBLAS on Debian's build, MKL on
+  PyPI's) or bfloat16 (oneDNN; a bfloat16 checkpoint's weights kept bfloat16, never expanded), LoRA
+  rank 8 on every linear layer (alpha 16, float32 parameters; bfloat16 runs under autocast);
+- or int8 ("dtype": "int8", sampling and the base model's top-5 only: quantized modules have no
+  backward): `torch.ao.quantization.quantize_dynamic` over the linear layers, the output head too (the
+  frozen base quantized once at load, per-tensor int8 weights, activations quantized per product), on
+  the fastest of the quantized engines fbgemm / onednn / x86 that this build has (probed at start on a
+  [512, 896] × [896, 4864] product); the LoRA adapters beside the int8 base in float32, unmerged (as
+  QLoRA: merging would mean quantizing the weights again after every step); embeddings float32;
+- attention: PyTorch's fused F.scaled_dot_product_attention (grouped-query by enable_gqa) where it
+  has it (2.5 on), else two products with the query heads of a key/value head stacked along the rows;
 - sampling: the adapters merged into a copy of the weights (one product per linear layer, no autocast),
   a KV cache preallocated once per batch and written in place, grouped-query attention without copying
   K and V per query head (the query heads of a key/value head stacked along the rows), one causal mask
@@ -20,12 +29,13 @@ scaled_dot_product_attention), a Qwen2-family decoder read from the checkpoint's
 
 It is a server (bench/torchServer.ts drives it), so a bench can interleave it with our side (A B A B …)
 without paying the load and warm-up each time: it prints one JSON line when ready (versions, BLAS, a
-probe: the GFLOP/s of a 512² and a 1,024² product in its dtype at its thread count), then reads
+probe: the GFLOP/s of a 512² and a 1,024² product in its dtype at its thread count; for int8 a dynamic
+int8 Linear on as many rows, and each quantized engine's GFLOP/s at 12 and 512 rows), then reads
 commands from stdin, one a line: "sample", "train" or "top5 [ids…]" (the base model's five likeliest
 next tokens), and answers each with one JSON line (seconds; prefill and decoding apart; the reference
 pass apart); "quit" (or the end of stdin) ends it.
 
-Usage: /usr/bin/python3 torch_baseline.py '<json: {"dir": ..., "threads": N, "dtype": "float32"|"bfloat16",
+Usage: python3 torch_baseline.py '<json: {"dir": ..., "threads": N, "dtype": "float32"|"bfloat16"|"int8",
                                                   "sequences": S, "micro": M, "train": [T, trained from],
                                                   "sample": [B, P, N]}>'
 """
@@ -45,12 +55,57 @@ import torch.nn.functional as F
 
 
 def blas_library():
+    # PyPI's build links MKL into libtorch_cpu (what is mapped beside it is numpy's OpenBLAS and the
+    # CUDA libraries): its build configuration names it
+    if 'BLAS_INFO=mkl' in torch.__config__.show():
+        return 'MKL, linked into libtorch_cpu (BLAS_INFO=mkl)'
     try:
         with open('/proc/self/maps') as f:
             libs = {line.split()[-1] for line in f if 'blas' in line.lower() and line.split()[-1].startswith('/')}
         return ', '.join(sorted(os.path.realpath(x) for x in libs)) or 'none mapped'
     except OSError:
         return 'unknown'
+
+
+SDPA = hasattr(F, 'scaled_dot_product_attention') and tuple(int(x) for x in torch.__version__.split('.')[:2]) >= (2, 5)
+INT8_ENGINES = ('fbgemm', 'onednn', 'x86')
+
+
+def quantized(linear):
+    """nn.Linear → its dynamic int8 module on the current quantized engine."""
+    box = torch.nn.Sequential(linear)
+    return torch.ao.quantization.quantize_dynamic(box, {torch.nn.Linear}, dtype=torch.qint8)[0]
+
+
+def int8_gflops(rows, n_in, n_out):
+    """GFLOP/s of a dynamic int8 Linear(n_in, n_out) on `rows` rows (best of 3 quarter-second windows)."""
+    q = quantized(torch.nn.Linear(n_in, n_out, bias=False))
+    x = torch.randn(rows, n_in)
+    with torch.inference_mode():
+        for _ in range(3):
+            q(x)
+        best = 0.0
+        for _ in range(3):
+            t, k = time.perf_counter(), 0
+            while time.perf_counter() - t < 0.25:
+                q(x)
+                k += 1
+            best = max(best, 2 * rows * n_in * n_out * k / (time.perf_counter() - t) / 1e9)
+    return best
+
+
+def pick_int8_engine():
+    """The quantized engine (of those this build has) fastest on a [512, 896] × [896, 4864] product,
+    where int8 can win (prefill, the reference pass); each one's GFLOP/s at 12 and 512 rows."""
+    seen = {}
+    for e in INT8_ENGINES:
+        if e not in torch.backends.quantized.supported_engines:
+            continue
+        torch.backends.quantized.engine = e
+        seen[e] = {'12': int8_gflops(12, 896, 4864), '512': int8_gflops(512, 896, 4864)}
+    best = max(seen, key=lambda e: seen[e]['512'])
+    torch.backends.quantized.engine = best
+    return best, seen
 
 
 def cpu_has(flag):
@@ -63,6 +118,8 @@ def cpu_has(flag):
 
 def probe(dtype, n):
     """GFLOP/s of an n × n × n product in dtype on the threads set (best of 5 half-second windows)."""
+    if dtype == 'int8':
+        return int8_gflops(n, n, n)
     a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
     for _ in range(5):
         a @ b
@@ -105,16 +162,29 @@ class Lora(torch.nn.Module):
         self.on = True
 
         self.merged = None
+        self.q = None
+
+    def quantize(self):
+        """int8: the frozen base as a dynamic int8 Linear (the float weight dropped)."""
+        lin = torch.nn.Linear(self.w.shape[1], self.w.shape[0], bias=self.b is not None)
+        with torch.no_grad():
+            lin.weight.copy_(self.w)
+            if self.b is not None:
+                lin.bias.copy_(self.b)
+        self.q, self.w, self.b = quantized(lin), None, None
 
     def merge(self, on):
-        """Sampling: the adapters folded into a copy of the weight (one product per layer, no autocast)."""
+        """Sampling: the adapters folded into a copy of the weight (one product per layer, no autocast);
+        an int8 base keeps them beside it."""
+        if self.q is not None:
+            return
         with torch.no_grad():
             self.merged = torch.addmm(self.w, self.bb.to(self.w.dtype), self.a.to(self.w.dtype), alpha=self.scale) if on else None
 
     def forward(self, x):
         if self.merged is not None:
             return F.linear(x, self.merged, self.b)
-        y = F.linear(x, self.w, self.b)
+        y = self.q(x) if self.q is not None else F.linear(x, self.w, self.b)
         return y + F.linear(F.linear(x, self.a), self.bb) * self.scale if self.on else y
 
 
@@ -141,6 +211,21 @@ class Qwen2(torch.nn.Module):
         emb = torch.cat([freqs, freqs], -1)
         self.cos, self.sin = emb.cos().to(dtype), emb.sin().to(dtype)
         self.masks = {}
+        self.qhead = None
+
+    def quantize(self):
+        """int8: every linear layer's base and the (tied) output head as dynamic int8 modules."""
+        for m in list(self.modules()):
+            if isinstance(m, Lora):
+                m.quantize()
+        head = torch.nn.Linear(self.embed.shape[1], self.embed.shape[0], bias=False)
+        with torch.no_grad():
+            head.weight.copy_(self.embed)
+        self.qhead = quantized(head)
+
+    def head(self, h):
+        """Logits of hidden states h [..., D] → [..., V] (the head tied to the embedding)."""
+        return self.qhead(h.float()) if self.qhead is not None else h @ self.embed.T
 
     def adapters(self, on):
         for m in self.modules():
@@ -183,12 +268,17 @@ class Qwen2(torch.nn.Module):
                 ck[:, :, start:start + T] = k
                 cv[:, :, start:start + T] = v
                 k, v = ck[:, :, :start + T], cv[:, :, :start + T]
-            # grouped-query attention without copying K or V per query head: the g query heads of a
-            # key/value head are stacked along the rows, [B, K, g·T, E] · [B, K, E, S]
-            att = (q.reshape(B, K, g * T, E) @ k.transpose(-1, -2)) * scale
-            if T > 1:
-                att = (att.view(B, K, g, T, -1) + self.mask(T)).view(B, K, g * T, -1)
-            y = att.float().softmax(-1).to(v.dtype) @ v
+            if SDPA and (T == 1 or start == 0):
+                # PyTorch's fused attention (flash attention on the CPU): causal within a block from 0,
+                # a single new position attends the whole cache
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1, enable_gqa=True)
+            else:
+                # grouped-query attention without copying K or V per query head: the g query heads of a
+                # key/value head are stacked along the rows, [B, K, g·T, E] · [B, K, E, S]
+                att = (q.reshape(B, K, g * T, E) @ k.transpose(-1, -2)) * scale
+                if T > 1:
+                    att = (att.view(B, K, g, T, -1) + self.mask(T)).view(B, K, g * T, -1)
+                y = att.float().softmax(-1).to(v.dtype) @ v
             x = x + m.o_proj(y.view(B, H, T, E).transpose(1, 2).reshape(B, T, H * E))
             h = self.rms(x, m.ln2)
             x = x + m.down_proj(F.silu(m.gate_proj(h)) * m.up_proj(h))
@@ -222,11 +312,11 @@ def sample(model, V, B, P, N):
         cache = [(torch.empty(B, model.K, cap, model.E, dtype=model.dtype), torch.empty(B, model.K, cap, model.E, dtype=model.dtype))
                  for _ in model.layers]
         h = model.hidden(prompt, 0, cache)
-        nxt = draw(h[:, -1] @ model.embed.T)
+        nxt = draw(model.head(h[:, -1]))
         prefill = time.perf_counter() - t
         for s in range(N - 1):
             h = model.hidden(nxt, P + s, cache)
-            nxt = draw(h[:, -1] @ model.embed.T)
+            nxt = draw(model.head(h[:, -1]))
         total = time.perf_counter() - t
         model.merge(False)
     return {'seconds': total, 'prefill_seconds': prefill, 'decode_seconds': total - prefill, 'tokens': B * N}
@@ -259,12 +349,17 @@ def train(model, opt, V, S, T, trained_from, micro):
 def main():
     o = json.loads(sys.argv[1])
     threads = o['threads']
-    dtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16}[o['dtype']]
+    int8 = o['dtype'] == 'int8'
+    dtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'int8': torch.float32}[o['dtype']]
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     with open(os.path.join(o['dir'], 'config.json')) as f:
         cfg = json.load(f)
+    engine, engines = pick_int8_engine() if int8 else (None, None)
     model = Qwen2(cfg, load(o['dir'], dtype), 8, dtype)
+    if int8:
+        model.quantize()
+        gc.collect()
     V = cfg['vocab_size']
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
     B, P, N = o['sample']
@@ -273,11 +368,15 @@ def main():
     ready = {
         'torch': torch.__version__, 'threads': torch.get_num_threads(), 'dtype': o['dtype'],
         'blas': blas_library(), 'cpu_bf16': cpu_has('avx512_bf16'),
-        'probe': {'512': probe(dtype, 512), '1024': probe(dtype, 1024)},
+        'attention': 'scaled_dot_product_attention' if SDPA else 'two products',
+        'probe': {'512': probe('int8' if int8 else dtype, 512), '1024': probe('int8' if int8 else dtype, 1024)},
     }
-    # warm-up: both workloads at their batch shapes, shorter
+    if int8:
+        ready.update(int8_engine=engine, int8_engines=engines)
+    # warm-up: both workloads at their batch shapes, shorter (int8: sampling only)
     sample(model, V, B, P, 4)
-    train(model, opt, V, min(S, micro), 128, 64, micro)
+    if not int8:
+        train(model, opt, V, min(S, micro), 128, 64, micro)
     print(json.dumps(ready), flush=True)
     libc = ctypes.CDLL('libc.so.6')
     for line in sys.stdin:
@@ -290,6 +389,8 @@ def main():
             break
         if cmd == 'sample':
             print(json.dumps(sample(model, V, B, P, N)), flush=True)
+        elif cmd == 'train' and int8:
+            print(json.dumps({'error': 'int8 has no training pass: dynamic quantized modules have no backward'}), flush=True)
         elif cmd == 'train':
             print(json.dumps(train(model, opt, V, S, *o['train'], micro)), flush=True)
         elif cmd.startswith('top5 '):
@@ -299,7 +400,7 @@ def main():
                 model.adapters(False)
                 h = model.hidden(ids)
                 model.adapters(True)
-                top = (h[0, -1] @ model.embed.T).float().topk(5).indices.tolist()
+                top = model.head(h[0, -1:])[0].float().topk(5).indices.tolist()
             print(json.dumps({'top5': top}), flush=True)
         else:
             print(json.dumps({'error': f'unknown command {cmd!r}'}), flush=True)
