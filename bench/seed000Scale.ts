@@ -13,8 +13,8 @@
 // Sampling also on the native rollout engine, llama.cpp through node-llama-cpp (the checkpoint written
 // as a bfloat16 GGUF, its CPU build on the same threads), with the training–inference mismatch of its
 // samples (mean and p99 |Δ log p| of each sampled token against the engine's recomputed log-prob) and
-// its top-5 next tokens after a prompt against each PyTorch side's; --llama-q8 PATH adds llama.cpp on a
-// Q8_0 GGUF of the same checkpoint (written by the project's GGUF writer) as one more column.
+// its top-5 next tokens after a prompt against each PyTorch side's; and llama.cpp on a Q8_0 GGUF of the
+// same checkpoint (the project's GGUF writer's, the engine's own 8-bit blocks) as one more column.
 // Each workload's baseline is PyTorch at its best: per round the fastest PyTorch side that ran it. The
 // sides are interleaved (engine bf16, engine q8, llama.cpp, PyTorch …, then the reverse order; --pairs N
 // rounds, default 3): each ratio is the median of the per-round ratios with their spread (min–max), so a
@@ -66,9 +66,6 @@ const full = process.argv.includes('--full');
 const S = full ? 12 : 2;
 const pairsAt = process.argv.indexOf('--pairs');
 const PAIRS = pairsAt > 0 ? Number(process.argv[pairsAt + 1]) : 3;
-const llamaQ8At = process.argv.indexOf('--llama-q8');
-/** A Q8_0 GGUF of the bench's checkpoint (the project's GGUF writer's), for llama.cpp's Q8_0 column. */
-const LLAMA_Q8 = llamaQ8At > 0 ? process.argv[llamaQ8At + 1] : undefined;
 /** KL(q8 ‖ bf16): sequences × tokens. */
 const KL_SEQS: [number, number] = smoke ? [2, 32] : [4, 256];
 const threads = Math.min(os.availableParallelism(), 14);
@@ -119,12 +116,6 @@ async function engineProbe(): Promise<Record<'f32' | 'bf16' | 'q8', number>> {
   } finally {
     await pool.close();
   }
-}
-
-/** llama.cpp on an existing GGUF (the Q8_0 column: the file is the project's GGUF writer's, from DIR). */
-async function openLlamaGguf(gguf: string, tokenizer: HfTokenizer): Promise<LlamaCppSampler> {
-  if (!fs.existsSync(gguf)) throw new Error(`--llama-q8 ${gguf}: no such file; write a Q8_0 GGUF of ${DIR} first`);
-  return LlamaCppSampler.open({ dir: DIR, gguf, contextLength: T, rows: SAMPLE[0], threads, tokenizer });
 }
 
 async function main(): Promise<void> {
@@ -178,11 +169,15 @@ async function main(): Promise<void> {
   console.log(
     `llama.cpp: ${llama.describe()}; GGUF written and loaded in ${((performance.now() - t1) / 1000).toFixed(1)} s (${formatBytes(fs.statSync(gguf).size)})`,
   );
-  if (LLAMA_Q8) {
-    const sampler = await openLlamaGguf(LLAMA_Q8, tokenizer);
-    llamas.push({ label: 'llama.cpp Q8_0', sampler, side: { label: 'llama.cpp Q8_0', sample: [], train: [] } });
-    console.log(`llama.cpp Q8_0: ${LLAMA_Q8} (${formatBytes(fs.statSync(LLAMA_Q8).size)})`);
-  }
+  // llama.cpp on Q8_0: the project's GGUF writer's file of the engine's own 8-bit blocks (issue 50, item 7)
+  const ggufQ8 = `${DIR}.q8_0.gguf`;
+  t1 = performance.now();
+  fs.rmSync(ggufQ8, { force: true });
+  const llamaQ8 = await LlamaCppSampler.open({ dir: DIR, gguf: ggufQ8, contextLength: T, rows: B, threads, tokenizer, weightDtype: 'q8' });
+  llamas.push({ label: 'llama.cpp Q8_0', sampler: llamaQ8, side: { label: 'llama.cpp Q8_0', sample: [], train: [] } });
+  console.log(
+    `llama.cpp Q8_0: ${llamaQ8.describe()}; GGUF written and loaded in ${((performance.now() - t1) / 1000).toFixed(1)} s (${formatBytes(fs.statSync(ggufQ8).size)})`,
+  );
 
   // KL(q8 ‖ bf16) per token: the two engines' frozen references (the same fresh adapters) on the same sequences
   t1 = performance.now();
