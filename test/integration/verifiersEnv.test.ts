@@ -33,7 +33,11 @@ import { scriptedChatModel } from '../helpers/freshPolicy';
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'verifiers');
 /** The venv scripts/pythonVenv.mjs makes (its name carries the pinned version). */
 const PYTHON = path.join(process.env.AGENT_RL_VENVS || path.join(os.homedir(), '.cache', 'agent-rl-workbench', 'venvs'), 'verifiers-0.3.1', 'bin', 'python');
-const SKIP = !fs.existsSync(PYTHON) && `the verifiers venv is absent (${PYTHON}): node scripts/pythonVenv.mjs verifiers-0.3.1 makes it, as .ci/run does`;
+// made whole: the stamp is written after pip install succeeds, so a venv left by a killed install is absent here
+const STAMP = path.join(path.dirname(path.dirname(PYTHON)), 'agent-rl-requirements.txt');
+const SKIP =
+  !(fs.existsSync(PYTHON) && fs.existsSync(STAMP)) &&
+  `the verifiers venv is absent or unfinished (${PYTHON}): node scripts/pythonVenv.mjs verifiers-0.3.1 makes it, as .ci/run does`;
 /** The tool environment's scripted answer: a call of its `add` tool in Qwen's (Hermes) format. */
 const CALL = '<tool_call>{"name":"add","arguments":{"numbers":[2,3]}}</tool_call>';
 

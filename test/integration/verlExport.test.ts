@@ -188,6 +188,20 @@ describe('agent-rl export verl', () => {
     assert.match(a.stderr, /method rs-sft: .* Fix: export a config with "method": "grpo"/);
     fs.writeFileSync(path.join(dir, 'b.json'), JSON.stringify({ env: 'binary-search' }));
     assert.match(runCli(['export', 'verl', '--config', 'b.json', '--out', 'x'], dir).stderr, /env binary-search: no verl task set/);
+    // a verifiers module's tasks are its own Python's: refused before anything runs it (the module does not even exist)
+    fs.writeFileSync(
+      path.join(dir, 'v.json'),
+      JSON.stringify({
+        env: 'verifiers',
+        policy: 'transformer',
+        method: 'grpo',
+        envOptions: { module: 'no_such_env_module' },
+        policyOptions: { model: path.join(ROOT, 'test/fixtures/hf/qwen3') },
+      }),
+    );
+    const v = runCli(['export', 'verl', '--config', 'v.json', '--out', 'x'], dir);
+    assert.equal(v.code, 2, v.stderr);
+    assert.match(v.stderr, /env "verifiers": its tasks and rewards are the user's own program's.*Fix: export an environment whose tasks the workbench holds/);
     // the exported calculator reward has no per-call or per-malformed-turn cost: a config with one is refused
     for (const [envOptions, message] of [
       [{ callCost: 0.05 }, /envOptions\.callCost 0\.05: .* Fix: set it to 0 to export/],

@@ -112,6 +112,12 @@ export function checkVerlExportable(config: RunConfig): void {
       "policyOptions.constrainedDecoding true: the exported verl rollout samples without the environment's action grammar, so it would train on other episodes than this config does. Fix: set it to false to export",
     );
   }
+  if (config.env === 'verifiers' || config.env === 'agent') {
+    // their tasks and rewards live in the user's Python (a verifiers module, an agent program): reading them means running it
+    throw new VerlExportError(
+      `env "${config.env}": its tasks and rewards are the user's own program's, which export verl would have to run to read. Fix: export an environment whose tasks the workbench holds (calculator, code, workspace)`,
+    );
+  }
   if (config.env === 'calculator') {
     // the exported calculator reward scores the answer and its format only
     const { callCost, formatErrorCost } = config.envOptions;

@@ -108,7 +108,15 @@ async function startHarness(
   const server = new VerifiersServer(python, VERIFIERS_HARNESS_PY, config, root, failed);
   try {
     await server.ready(o.loadTimeoutMs);
-    return { server, rows: JSON.parse(fs.readFileSync(out, 'utf8')) as { train: Row[]; eval: Row[] | null } };
+    let rows: { train: Row[]; eval: Row[] | null };
+    try {
+      rows = JSON.parse(fs.readFileSync(out, 'utf8')) as { train: Row[]; eval: Row[] | null };
+    } catch (e) {
+      throw new VerifiersEnvError(
+        `verifiers environment ${o.module}: its dataset rows could not be read as JSON (${(e as Error).message.slice(0, 200)}). Fix: give the dataset plain values (text, numbers, lists, objects)`,
+      );
+    }
+    return { server, rows };
   } catch (e) {
     await server.stop();
     throw e;

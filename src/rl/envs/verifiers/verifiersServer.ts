@@ -14,6 +14,8 @@ import { killGroup, programGroups } from '../agent/programGroups';
 type Answer = { readonly id: number; readonly stdout?: string; readonly stderr?: string; readonly exit?: number | null } | { readonly ready: true };
 
 const STDERR_TAIL = 16_384;
+/** How long an episode's stop may go unanswered before the harness counts as blocked. */
+const STOP_WAIT_MS = 5000;
 
 export class VerifiersServer {
   private readonly child: ChildProcessWithoutNullStreams;
@@ -52,7 +54,9 @@ export class VerifiersServer {
   private answer(line: string): void {
     let a: Answer;
     try {
-      a = JSON.parse(line) as Answer;
+      const parsed: unknown = JSON.parse(line);
+      if (typeof parsed !== 'object' || parsed === null) return; // a number, a string, null: not one of the harness's lines
+      a = parsed as Answer;
     } catch {
       return; // not one of the harness's lines (its stdout is its own: the environment's prints go to stderr)
     }
@@ -135,9 +139,17 @@ export class VerifiersServer {
       release: async () => {
         if (!this.open.has(id)) return;
         this.send({ op: 'stop', id });
-        // its cancellation answered, or a moment: a task that ignores cancellation is not waited for
+        // its cancellation answered, or a moment. An unanswered stop means the harness's event loop is blocked
+        // (verifiers calls synchronous tools and reward functions on it: one that hangs stops every episode),
+        // so the process is ended, saying why: later episodes fail at once with that reason instead of each
+        // waiting out its timeout for a reward of 0.
         await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, 5000);
+          const t = setTimeout(() => {
+            this.kill(
+              `an episode's stop went unanswered for ${STOP_WAIT_MS / 1000} s: its event loop is blocked, likely by a synchronous tool or reward function that does not return`,
+            );
+            resolve();
+          }, STOP_WAIT_MS);
           const wrapped = this.open.get(id)!;
           this.open.set(id, {
             ...wrapped,
@@ -151,6 +163,13 @@ export class VerifiersServer {
         this.open.delete(id);
       },
     };
+  }
+
+  /** Ends a process that no longer answers, at once (its group killed), with `why` for its episodes. */
+  private kill(why: string): void {
+    if (this.ended) return;
+    if (this.child.pid !== undefined) killGroup(this.child.pid);
+    this.end(why);
   }
 
   /** Ends the process: its stdin closed (it cancels what runs and exits), then its group stopped. */

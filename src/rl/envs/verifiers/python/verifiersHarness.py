@@ -75,9 +75,20 @@ def load():
     return env
 
 
+def finite(v):
+    # NaN and ±Infinity (pandas' missing cells) as null: strict JSON, which the workbench's parser reads
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [finite(x) for x in v]
+    return v
+
+
 def plain(v):
     # a dataset cell as JSON: datasets gives dicts, lists and scalars; anything else as its text
-    return json.loads(json.dumps(v, default=str))
+    return finite(json.loads(json.dumps(v, default=str)))
 
 
 def rows_of(ds, split, room):
@@ -110,7 +121,7 @@ def tasks_mode(env):
     train_rows = rows_of(train, "train", CONFIG["maxTasks"])
     eval_rows = rows_of(held, "eval", CONFIG["maxTasks"] - len(train_rows or []))
     with open(CONFIG["out"], "w", encoding="utf-8") as f:
-        json.dump({"train": train_rows, "eval": eval_rows}, f)
+        json.dump({"train": train_rows, "eval": eval_rows}, f, allow_nan=False)
 
 
 # the episode whose task is running: verifiers' Rubric logs a reward function that raises and scores

@@ -57,8 +57,18 @@ function probe(): Memory64Support {
  */
 export const MACHINE_SHARE = 0.75;
 
+/**
+ * The memory this process may use: the machine's, or a container's limit where one is set (cgroups:
+ * `process.constrainedMemory()`, 0 where none), whichever is smaller — os.totalmem() reports the host's
+ * memory inside a container or devcontainer.
+ */
+export function machineMemory(): number {
+  const limit = (process as { constrainedMemory?: () => number | undefined }).constrainedMemory?.() ?? 0;
+  return limit > 0 ? Math.min(limit, os.totalmem()) : os.totalmem();
+}
+
 /** The largest 64-bit engine memory on a machine of `machineBytes`: V8's 16 GiB or its share of the machine, the smaller. */
-export function memory64Limit(machineBytes: number = os.totalmem()): number {
+export function memory64Limit(machineBytes: number = machineMemory()): number {
   return Math.min(MAX_MEMORY64_BYTES, Math.floor((machineBytes * MACHINE_SHARE) / PAGE) * PAGE);
 }
 
@@ -68,7 +78,7 @@ export function addressLimit(mode: AddressMode): number {
 }
 
 /** What bounds a 64-bit plan, for its plan line. */
-export function memory64LimitText(machineBytes: number = os.totalmem()): string {
+export function memory64LimitText(machineBytes: number = machineMemory()): string {
   return `at most ${formatBytes(memory64Limit(machineBytes))}: V8's 16 GiB or three quarters of this machine's ${formatBytes(machineBytes)}, the smaller`;
 }
 
