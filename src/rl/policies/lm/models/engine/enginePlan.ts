@@ -11,7 +11,7 @@ import type { HfArchitecture } from '../hfConfig';
 import type { LoraOptions } from '../hfModel';
 import { formatBytes, type MemoryLine, type MemoryPlan } from '../memoryPlan';
 import { q8Layout } from '../q8Blocks';
-import { addressLimit, chooseAddressMode, memory64Support, type AddressChoice, type AddressMode, type Memory64Support } from './engineAddress';
+import { addressLimit, chooseAddressMode, memory64Limit, memory64Support, type AddressChoice, type AddressMode, type Memory64Support } from './engineAddress';
 import { convertRows, ENGINE_LINEARS, linearShapeOf, matrixShapes, weightBytes, type WeightDtype } from './engineWeights';
 
 const R = (bytes: number): number => Math.ceil(bytes / 64) * 64;
@@ -255,10 +255,12 @@ export function fittingEnginePlan(
         if (!plan.fits) continue;
         // where a wasm32 plan has room within its 4 GiB, the training pass keeps every layer's
         // intermediates instead of recomputing them; a 64-bit plan does not grow for it (its memory is
-        // the machine's, and it already took a 64-bit memory to fit at all)
+        // the machine's, and it already took a 64-bit memory to fit at all). The larger plan is taken only
+        // within the machine's share too (memory64Limit: three quarters of its memory): keeping is a speed-up,
+        // not worth a small machine's memory
         if (address === 'wasm32' && !o.inference) {
           const kept = planEngineMemory(a, { ...o, dtype, positionsPerPass, address, memory64: support, keepActivations: true });
-          if (kept.fits) return kept;
+          if (kept.fits && kept.total <= memory64Limit()) return kept;
         }
         return plan;
       }
