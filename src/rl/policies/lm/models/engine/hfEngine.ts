@@ -70,6 +70,12 @@ export interface EngineOptions {
   readonly address?: AddressMode;
   /** A training pass keeps every layer's intermediates instead of recomputing them (EnginePlan.keepsActivations). */
   readonly keepActivations?: boolean;
+  /**
+   * Bytes below the engine's first region (default: the threads' control block). A test of the 64-bit
+   * memory sets a gap past 4 GiB here, so every weight, activation and gradient lies above it; `bytes`
+   * must hold the gap too.
+   */
+  readonly reservedBytes?: number;
 }
 
 /** A sequence to score: input ids, targets, which positions are trained (scored), and where a grammar allowed only some ids. */
@@ -175,7 +181,7 @@ export class HfEngine {
       throw new ModelLoadError(`policyOptions.loraRank ${o.lora.rank}: the engine needs a multiple of 4. Fix: use 4, 8, 16 …`);
     if (o.lora && o.lora.dropout > 0)
       throw new ModelLoadError(`policyOptions.loraDropout ${o.lora.dropout}: the engine trains adapters without dropout. Fix: set it to 0`);
-    const mem = new EngineMemory(o.bytes, o.planText, CONTROL_BYTES, o.address ?? chooseAddressMode(o.bytes).mode);
+    const mem = new EngineMemory(o.bytes, o.planText, Math.max(CONTROL_BYTES, o.reservedBytes ?? 0), o.address ?? chooseAddressMode(o.bytes).mode);
     const { module, relaxed } = engineModule(mem.mode);
     const pool = await ThreadPool.start(mem.memory, module, o.threads);
     try {
