@@ -90,8 +90,8 @@ export interface AddressChoice {
 
 /**
  * wasm32 while the plan fits its 4 GiB — what was chosen before 64-bit memories, and a 64-bit memory
- * may cost the kernels explicit bounds checks where wasm32 has guard pages (docs/runs/memory64/: no
- * cost resolved on the shared 2-core machine, within a wide spread) — and memory64 past that where the
+ * may cost the kernels explicit bounds checks where wasm32 has guard pages (docs/runs/memory64/
+ * bench-idle.txt: the float32 product 0.93×, the bfloat16 and 8-bit ones unresolved around 1) — and memory64 past that where the
  * runtime has it; wasm32 (a plan that does not fit, refused with the fix) where it has not.
  */
 export function chooseAddressMode(total: number, support: Memory64Support = memory64Support()): AddressChoice {
