@@ -1455,7 +1455,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.keyboard.press('Escape');
     await runCommand(page, 'View: Close All Editors');
     await runCommand(page, 'Agent RL: Refresh Runs');
-    // the tree: the run's row carries the badge, its findings in the tooltip
+    // the tree: the run's row carries the badge (its description, before the run's summary)
     const row = runRow('e2e-health-no-signal');
     await row.waitFor({ state: 'visible', timeout: 30_000 });
     await page.waitForFunction(
