@@ -45,6 +45,10 @@ const SCREENSHOTS = /** @type {const} */ ([
   ['compare-hc.png', 'compare-hc.png', 'Compare Runs in the Dark High Contrast theme'],
   ['inspector-hc.png', 'inspector-hc.png', 'the inspector and its token heat map in the Dark High Contrast theme'],
   ['inspector-worst-hc.png', 'inspector-worst-hc.png', "the inspector's worst-token table in the Dark High Contrast theme"],
+  // issue 52: a run with a severe finding, its tree badge beside the dashboard's Health section, in each theme
+  ['health-light.png', 'health-light.png', "the tree's health badge and the dashboard's Health section in the Light Modern theme"],
+  ['health-dark.png', 'health-dark.png', "the tree's health badge and the dashboard's Health section in the Dark Modern theme"],
+  ['health-hc.png', 'health-hc.png', "the tree's health badge and the dashboard's Health section in the Dark High Contrast theme"],
   ['walkthrough-open.png', 'walkthrough-0-open.png', 'the Get Started walkthrough'],
   ['walkthrough-dashboard.png', 'walkthrough-2-dashboard.png', "the walkthrough's dashboard step"],
   ['walkthrough-replay.png', 'walkthrough-3-replay.png', "the walkthrough's replay step"],

@@ -11,7 +11,10 @@
 // Hugging Face cache for seed 000's preset, and a hostile verl dump and workspace run (issue 30) come in
 // through the import path and a reward's extras and are shown in the tree, the inspector and the
 // dashboard's legends as text, and the Get Started walkthrough's buttons each do their step and check
-// it (issue 42). Screenshots go to test/e2e/artifacts/.
+// it (issue 42), and a run with a severe finding (an imported verl dump whose groups all score alike) is
+// badged in the tree, listed in the dashboard's Health section in the light, dark and high-contrast
+// themes, and its "show me" link opens the inspector on its episode (issue 52). Screenshots go to
+// test/e2e/artifacts/.
 // Run: npm run test:e2e (builds the .vsix and installs the harness first).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -43,6 +46,41 @@ const ROOT = path.resolve(HERE, '..', '..');
 const OUT = path.join(HERE, 'artifacts');
 // what a user of this platform installs: its platform package (with llama.cpp) where there is one
 const VSIX = process.env.E2E_VSIX || path.join(ROOT, hostTarget() in LLAMA_TARGETS ? `agent-rl-workbench-${hostTarget()}.vsix` : 'agent-rl-workbench.vsix');
+
+/**
+ * A verl dump built to raise a severe no-signal finding (issue 52): 4 steps of two prompts, each sampled
+ * twice (rollout.n 2), both samples of a prompt scoring alike (1 and 1, 0 and 0): every group's advantage
+ * is 0 while half the episodes succeed. Imported into `db` with the CLI; returns the run's id and the
+ * findings `agent-rl health --json` gives it (what the dashboard and the tree must show).
+ */
+function importNoSignalRun(base, db) {
+  const cli = path.join(ROOT, 'dist', 'cli.js');
+  const dir = path.join(base, 'no-signal');
+  fs.mkdirSync(path.join(dir, 'rollout'), { recursive: true });
+  for (let step = 1; step <= 4; step++) {
+    const lines = [
+      ['Compute 2+2.', '4', 1],
+      ['Compute 3*3.', '9', 0],
+    ].flatMap(([prompt, gts, score]) =>
+      [0, 1].map(() =>
+        JSON.stringify({ input: `user\n${prompt} Put the final answer in \\boxed{}.\nassistant\n`, output: `\\boxed{${score ? gts : 8}}`, gts, score, step }),
+      ),
+    );
+    fs.writeFileSync(path.join(dir, 'rollout', `${step}.jsonl`), `${lines.join('\n')}\n`);
+  }
+  fs.writeFileSync(
+    path.join(dir, 'config.yaml'),
+    'trainer:\n  experiment_name: e2e-health-no-signal\nalgorithm:\n  adv_estimator: grpo\nactor_rollout_ref:\n  rollout:\n    n: 2\n',
+  );
+  const run = (...args) => spawnSync(process.execPath, [cli, ...args, '--db', db], { encoding: 'utf8' });
+  const imported = run('import', 'verl', path.join(dir, 'rollout'), '--config', path.join(dir, 'config.yaml'));
+  assert.equal(imported.status, 0, imported.stderr);
+  const runId = Number(/run (\d+) "e2e-health-no-signal"/.exec(imported.stdout)?.[1]);
+  assert.ok(runId > 0, imported.stdout);
+  const health = run('health', String(runId), '--json');
+  assert.equal(health.status, 0, health.stderr);
+  return { runId, findings: JSON.parse(health.stdout).findings };
+}
 
 describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
   let dirs, server, browser, page, db, hostile, marker;
@@ -344,6 +382,71 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.locator('.part.sidebar', { hasText: 'Runs' }).waitFor({ state: 'visible', timeout: 30_000 });
   };
   const checkedRuns = (frame) => frame.evaluate(() => [...document.querySelectorAll('#runs input:checked')].map((i) => Number(i.dataset.run)).sort());
+
+  // The colour theme through Preferences: Color Theme: its palette row clicked by its own label (Enter
+  // on ">Preferences: Color Theme" ran the row above it, "Browse Color Themes in Marketplace"), then the
+  // theme's row in the picker. Not the user settings file: code-server 1.139 did not re-read it while
+  // the window was open (a theme written there was not worn after 60 s). Waits for the workbench to
+  // wear the theme: its ui class (vs, vs-dark, hc-black) and the theme file's class.
+  // page is set in before(): the picker's locators are made when a helper runs
+  const themeWidget = () => page.locator('.quick-input-widget');
+  const openThemePicker = async () => {
+    for (let attempt = 1; ; attempt++) {
+      await page.keyboard.press('Escape');
+      await page.keyboard.press(attempt % 2 === 1 ? 'F1' : 'Control+Shift+P');
+      const opened = await (async () => {
+        await themeWidget().locator('.quick-input-box input').waitFor({ state: 'visible', timeout: 15_000 });
+        await themeWidget().locator('.quick-input-box input').fill('>Preferences: Color Theme', { timeout: 10_000 });
+        const row = themeWidget().locator(
+          '.quick-input-list .monaco-list-row[aria-label="Preferences: Color Theme"], .quick-input-list .monaco-list-row[aria-label^="Preferences: Color Theme, "]',
+        );
+        await row.first().click({ timeout: 30_000 });
+        await page.waitForFunction(
+          () => /^Select Color Theme/.test(document.querySelector('.quick-input-widget .quick-input-box input')?.getAttribute('placeholder') ?? ''),
+          null,
+          {
+            timeout: 15_000,
+          },
+        );
+      })().then(
+        () => true,
+        () => false,
+      );
+      if (opened) return;
+      await page.screenshot({ path: path.join(OUT, `theme-picker-failed-${attempt}.png`) });
+      assert.ok(attempt < 3, 'Preferences: Color Theme opens its picker (three tries)');
+    }
+  };
+  /** The theme the window wears now: its row is the picker's active one when it opens. */
+  const currentTheme = async () => {
+    await openThemePicker();
+    const label = (await themeWidget().locator('.quick-input-list .monaco-list-row.focused').first().getAttribute('aria-label', { timeout: 10_000 })) ?? '';
+    await page.keyboard.press('Escape');
+    return label.split(', ')[0];
+  };
+  const wears = ([u, t]) => {
+    const c = document.querySelector('.monaco-workbench')?.classList;
+    return !!c?.contains(u) && (t === undefined || c.contains(t));
+  };
+  const setColorTheme = async (label, uiClass, themeClass) => {
+    if (await page.evaluate(wears, [uiClass, themeClass])) return;
+    await openThemePicker();
+    await themeWidget().locator('.quick-input-box input').fill(label);
+    const row = themeWidget()
+      .locator(`.quick-input-list .monaco-list-row[aria-label="${label}"], .quick-input-list .monaco-list-row[aria-label^="${label}, "]`)
+      .first();
+    await row.click({ timeout: 30_000 });
+    await page.waitForFunction(wears, [uiClass, themeClass], { timeout: 30_000 });
+    await themeWidget()
+      .waitFor({ state: 'hidden', timeout: 10_000 })
+      .catch(() => {});
+  };
+  // [file suffix, theme label in the picker, workbench ui class, the theme file's class, webview body class]
+  const THEMES = [
+    ['light', 'Light Modern', 'vs', 'vscode-theme-defaults-themes-light_modern-json', 'vscode-light'],
+    ['dark', 'Dark Modern', 'vs-dark', 'vscode-theme-defaults-themes-dark_modern-json', 'vscode-dark'],
+    ['hc', 'Dark High Contrast', 'hc-black', 'vscode-theme-defaults-themes-hc_black-json', 'vscode-high-contrast'],
+  ];
 
   it('shows the Agent RL activity-bar container and its Runs view', async () => {
     const item = page.locator('.part.activitybar a.action-label[aria-label="Agent RL"]');
@@ -1249,62 +1352,6 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await page.keyboard.press('Enter');
     assert.equal(await dash.getAttribute('#drill th[data-column="position"]', 'aria-sort'), 'ascending');
 
-    // The colour theme through Preferences: Color Theme: its palette row clicked by its own label (Enter
-    // on ">Preferences: Color Theme" ran the row above it, "Browse Color Themes in Marketplace"), then the
-    // theme's row in the picker. Not the user settings file: code-server 1.139 did not re-read it while
-    // the window was open (a theme written there was not worn after 60 s). Waits for the workbench to
-    // wear the theme: its ui class (vs, vs-dark, hc-black) and the theme file's class.
-    const widget = page.locator('.quick-input-widget');
-    const quickInput = widget.locator('.quick-input-box input');
-    const openThemePicker = async () => {
-      for (let attempt = 1; ; attempt++) {
-        await page.keyboard.press('Escape');
-        await page.keyboard.press(attempt % 2 === 1 ? 'F1' : 'Control+Shift+P');
-        const opened = await (async () => {
-          await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-          await quickInput.fill('>Preferences: Color Theme', { timeout: 10_000 });
-          const row = widget.locator(
-            '.quick-input-list .monaco-list-row[aria-label="Preferences: Color Theme"], .quick-input-list .monaco-list-row[aria-label^="Preferences: Color Theme, "]',
-          );
-          await row.first().click({ timeout: 30_000 });
-          await page.waitForFunction(
-            () => /^Select Color Theme/.test(document.querySelector('.quick-input-widget .quick-input-box input')?.getAttribute('placeholder') ?? ''),
-            null,
-            {
-              timeout: 15_000,
-            },
-          );
-        })().then(
-          () => true,
-          () => false,
-        );
-        if (opened) return;
-        await page.screenshot({ path: path.join(OUT, `theme-picker-failed-${attempt}.png`) });
-        assert.ok(attempt < 3, 'Preferences: Color Theme opens its picker (three tries)');
-      }
-    };
-    /** The theme the window wears now: its row is the picker's active one when it opens. */
-    const currentTheme = async () => {
-      await openThemePicker();
-      const label = (await widget.locator('.quick-input-list .monaco-list-row.focused').first().getAttribute('aria-label', { timeout: 10_000 })) ?? '';
-      await page.keyboard.press('Escape');
-      return label.split(', ')[0];
-    };
-    const wears = ([u, t]) => {
-      const c = document.querySelector('.monaco-workbench')?.classList;
-      return !!c?.contains(u) && (t === undefined || c.contains(t));
-    };
-    const setColorTheme = async (label, uiClass, themeClass) => {
-      if (await page.evaluate(wears, [uiClass, themeClass])) return;
-      await openThemePicker();
-      await quickInput.fill(label);
-      const row = widget
-        .locator(`.quick-input-list .monaco-list-row[aria-label="${label}"], .quick-input-list .monaco-list-row[aria-label^="${label}, "]`)
-        .first();
-      await row.click({ timeout: 30_000 });
-      await page.waitForFunction(wears, [uiClass, themeClass], { timeout: 30_000 });
-      await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
-    };
     /** What the theme makes of a webview: the class VS Code gives its body and two colours from --vscode-* variables. */
     const webviewTheme = (frame) =>
       frame.evaluate(() => ({
@@ -1312,12 +1359,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
         foreground: getComputedStyle(document.body).color,
         background: getComputedStyle(document.body).backgroundColor,
       }));
-    // [file suffix, theme label in the picker, workbench ui class, the theme file's class, webview body class]
-    const themes = [
-      ['light', 'Light Modern', 'vs', 'vscode-theme-defaults-themes-light_modern-json', 'vscode-light'],
-      ['dark', 'Dark Modern', 'vs-dark', 'vscode-theme-defaults-themes-dark_modern-json', 'vscode-dark'],
-      ['hc', 'Dark High Contrast', 'hc-black', 'vscode-theme-defaults-themes-hc_black-json', 'vscode-high-contrast'],
-    ];
+    const themes = THEMES;
     const startTheme = await currentTheme();
     const startClasses = await page.evaluate(() =>
       [...document.querySelector('.monaco-workbench').classList].filter((c) => /^(vs|vs-dark|hc-black|hc-light|vscode-theme-.*)$/.test(c)),
@@ -1403,6 +1445,106 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await inspector.waitForSelector(`details.tokens[data-turn="${targetTurn}"] .token.picked[data-token="${target.token}"]`, { timeout: 10_000 });
     for (const f of shots) assert.ok(fs.statSync(path.join(OUT, f)).size > 0, f);
     writeSettings(dirs);
+  });
+
+  it("a run with a finding: the tree badges it; the dashboard's Health section lists it with its severity and a show-me link that opens the inspector on its episode, in the light, dark and high-contrast themes", async () => {
+    const { runId, findings } = importNoSignalRun(dirs.base, db);
+    const noSignal = findings.find((f) => f.id === 'no-signal');
+    assert.equal(noSignal?.severity, 'severe', JSON.stringify(findings));
+    assert.ok(noSignal.episodes.length > 0, 'no-signal names a group of episodes');
+    await page.keyboard.press('Escape');
+    await runCommand(page, 'View: Close All Editors');
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    // the tree: the run's row carries the badge (its description, before the run's summary)
+    const row = runRow('e2e-health-no-signal');
+    await row.waitFor({ state: 'visible', timeout: 30_000 });
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('.part.sidebar .monaco-list-row')].some((r) => /e2e-health-no-signal.*⚠ 1 severe/.test(r.textContent ?? '')),
+      null,
+      { timeout: 30_000 },
+    );
+    await page.screenshot({ path: path.join(OUT, 'health-tree.png') });
+
+    // the dashboard with this run alone ticked (the runs ticked before come back at the end)
+    await runCommand(page, 'Agent RL: Open Dashboard');
+    let dash = await webviewFrame(page, `#runs input[data-run="${runId}"]`);
+    const before = await checkedRuns(dash);
+    /** Ticks exactly the runs IDS: those first, then the others unticked (never none ticked on the way), each box found by its run id. */
+    const only = async (frame, ids) => {
+      const all = await frame.evaluate(() => [...document.querySelectorAll('#runs input')].map((i) => Number(i.dataset.run)));
+      for (const id of [...ids, ...all.filter((id) => !ids.includes(id))]) {
+        const box = frame.locator(`#runs input[data-run="${id}"]`);
+        if ((await box.isChecked()) !== ids.includes(id)) await box.setChecked(ids.includes(id));
+      }
+      await frame.waitForFunction(
+        (want) =>
+          [...document.querySelectorAll('#runs input:checked')]
+            .map((i) => Number(i.dataset.run))
+            .sort()
+            .join() === want,
+        [...ids].sort().join(),
+        {
+          timeout: 30_000,
+        },
+      );
+    };
+    await only(dash, [runId]);
+    const finding = dash.locator('#health li.finding.severe', { hasText: 'no-signal' }).first();
+    await finding.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.equal(await finding.locator('.finding-head').textContent(), `severe · no-signal · iterations ${noSignal.iterations[0]}–${noSignal.iterations[1]}`);
+    assert.match(await finding.locator('.finding-summary').textContent(), /100% of groups had equal rewards/);
+    assert.equal(await finding.locator('svg polyline').count(), 1, 'its sparkline');
+    const links = finding.locator('button.open-trajectory');
+    assert.deepEqual(
+      await links.allTextContents(),
+      noSignal.episodes.slice(0, 5).map((e) => `trajectory ${e}`),
+    );
+
+    // the Health section in each theme (restored after, as the themes test does)
+    const startTheme = await currentTheme();
+    const startClasses = await page.evaluate(() =>
+      [...document.querySelector('.monaco-workbench').classList].filter((c) => /^(vs|vs-dark|hc-black|hc-light|vscode-theme-.*)$/.test(c)),
+    );
+    let captured = false;
+    try {
+      for (const [name, label, uiClass, themeClass, bodyClass] of THEMES) {
+        await setColorTheme(label, uiClass, themeClass);
+        await runCommand(page, 'Agent RL: Open Dashboard');
+        dash = await webviewFrame(page, '#health li.finding.severe');
+        await dash.waitForFunction((c) => document.body.classList.contains(c), bodyClass, { timeout: 30_000 });
+        await dash.evaluate(() => window.scrollTo(0, 0));
+        await sleep(500);
+        // the whole window: the Runs tree's badged row beside the dashboard's Health section
+        await page.screenshot({ path: path.join(OUT, `health-${name}.png`) });
+        assert.ok(fs.statSync(path.join(OUT, `health-${name}.png`)).size > 0);
+      }
+      captured = true;
+    } finally {
+      const [uiClass, themeClass] = [startClasses.find((c) => !c.startsWith('vscode-theme-')), startClasses.find((c) => c.startsWith('vscode-theme-'))];
+      const restored = setColorTheme(startTheme || 'Light Modern', uiClass ?? 'vs', startTheme ? themeClass : undefined);
+      if (captured) await restored;
+      else await restored.catch((e) => console.error(`e2e: the theme was not restored: ${e.message}`));
+    }
+
+    // "show me": the first link opens its trajectory in the inspector
+    await runCommand(page, 'Agent RL: Open Dashboard');
+    dash = await webviewFrame(page, '#health li.finding.severe button.open-trajectory');
+    await dash.locator('#health li.finding.severe', { hasText: 'no-signal' }).first().locator('button.open-trajectory').first().click();
+    const title = `Trajectory ${noSignal.episodes[0]}`;
+    let opened = false;
+    for (let i = 0; i < 60 && !opened; i++) {
+      for (const f of page.frames()) {
+        if ((await f.textContent('header h1', { timeout: 200 }).catch(() => null)) === title) opened = true;
+      }
+      if (!opened) await sleep(500);
+    }
+    assert.ok(opened, `the inspector shows ${title}`);
+    await page.locator('.tab', { hasText: title }).first().waitFor({ state: 'visible', timeout: 10_000 });
+
+    // back to the runs ticked before (the walkthrough's dashboard step opens the dashboard again)
+    await runCommand(page, 'Agent RL: Open Dashboard');
+    dash = await webviewFrame(page, `#runs input[data-run="${runId}"]`);
+    await only(dash, before);
   });
 
   // Issue 42: the walkthrough, last (its runs come after every run id the tests above expect). It starts
