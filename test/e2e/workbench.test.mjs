@@ -868,7 +868,10 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     await widget.locator('.quick-input-title', { hasText: 'which model?' }).waitFor({ state: 'visible', timeout: 30_000 });
     const found = widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Qwen/Qwen3-Fixture' }).first();
     await found.waitFor({ state: 'visible', timeout: 30_000 });
-    assert.match(await found.textContent(), /qwen3 · 136 K parameters · BF16 · aaaaaaaa \(main\).*seed 000 preset: fits at q8 \([0-9.]+ MiB\), fits at bfloat16/);
+    assert.match(
+      await found.textContent(),
+      /qwen3 · 136 K parameters · BF16 · aaaaaaaa \(main\).*seed 000 preset: fits at q8 \([0-9.]+ MiB\), fits at bfloat16/,
+    );
     await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Choose a Folder…' }).first().waitFor({ state: 'visible', timeout: 10_000 });
     await pick(page, 'Qwen/Qwen3-Fixture');
     await answer(page, 'Run name', 'e2e-qwen3');
