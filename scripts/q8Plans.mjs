@@ -22,23 +22,14 @@ const { memory64Support } = require(out('engine/engineAddress.js'));
 const { readHfConfig } = require(out('hfConfig.js'));
 const { parameterCount } = require(out('families/familyOf.js'));
 
-const qwen2 = {
-  model_type: 'qwen2',
-  vocab_size: 151936,
-  max_position_embeddings: 32768,
-  rope_theta: 1e6,
-  rms_norm_eps: 1e-6,
-  tie_word_embeddings: true,
-  torch_dtype: 'bfloat16',
-};
-const qwen3 = { ...qwen2, model_type: 'qwen3', max_position_embeddings: 40960, head_dim: 128 };
-// the published configs' shapes (hidden, MLP, layers, heads, key/value heads)
+// the published configs' shapes: the scale checkpoints' configs (test/helpers/scaleCheckpoint.ts), written alone
+const { SCALE_CONFIGS } = require(path.join(root, 'out', 'test', 'helpers', 'scaleCheckpoint.js'));
 const shapes = {
-  'Qwen2.5-0.5B': { ...qwen2, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2 },
-  'Qwen2.5-1.5B': { ...qwen2, hidden_size: 1536, intermediate_size: 8960, num_hidden_layers: 28, num_attention_heads: 12, num_key_value_heads: 2 },
-  'Qwen3-1.7B': { ...qwen3, hidden_size: 2048, intermediate_size: 6144, num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 8 },
-  'Qwen2.5-3B': { ...qwen2, hidden_size: 2048, intermediate_size: 11008, num_hidden_layers: 36, num_attention_heads: 16, num_key_value_heads: 2 },
-  'Qwen3-4B': { ...qwen3, hidden_size: 2560, intermediate_size: 9728, num_hidden_layers: 36, num_attention_heads: 32, num_key_value_heads: 8 },
+  'Qwen2.5-0.5B': SCALE_CONFIGS['qwen2.5-0.5b'],
+  'Qwen2.5-1.5B': SCALE_CONFIGS['qwen2.5-1.5b'],
+  'Qwen3-1.7B': SCALE_CONFIGS['qwen3-1.7b'],
+  'Qwen2.5-3B': SCALE_CONFIGS['qwen2.5-3b'],
+  'Qwen3-4B': SCALE_CONFIGS['qwen3-4b'],
 };
 const lora = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
 /** @param {number} b bytes */

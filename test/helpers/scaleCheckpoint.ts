@@ -48,7 +48,8 @@ export const SCALE_CONFIGS = {
     bos_token_id: 151643,
     eos_token_id: 151645,
   },
-  // the sizes people fine-tune (issue 50): Qwen2.5-1.5B-Instruct, Qwen3-1.7B and Qwen3-4B's shapes
+  // the sizes people fine-tune (issue 50): Qwen2.5-1.5B-Instruct, Qwen2.5-3B, Qwen3-1.7B and Qwen3-4B's shapes
+  // (also the shape-only configs of the memory plans: scripts/q8Plans.mjs and the plan tests)
   'qwen2.5-1.5b': {
     architectures: ['Qwen2ForCausalLM'],
     model_type: 'qwen2',
@@ -56,6 +57,25 @@ export const SCALE_CONFIGS = {
     intermediate_size: 8960,
     num_hidden_layers: 28,
     num_attention_heads: 12,
+    num_key_value_heads: 2,
+    vocab_size: 151936,
+    max_position_embeddings: 32768,
+    rope_theta: 1000000.0,
+    rms_norm_eps: 1e-6,
+    hidden_act: 'silu',
+    tie_word_embeddings: true,
+    torch_dtype: 'bfloat16',
+    use_sliding_window: false,
+    bos_token_id: 151643,
+    eos_token_id: 151645,
+  },
+  'qwen2.5-3b': {
+    architectures: ['Qwen2ForCausalLM'],
+    model_type: 'qwen2',
+    hidden_size: 2048,
+    intermediate_size: 11008,
+    num_hidden_layers: 36,
+    num_attention_heads: 16,
     num_key_value_heads: 2,
     vocab_size: 151936,
     max_position_embeddings: 32768,

@@ -12,30 +12,15 @@ import { fittingEnginePlan } from '../../../../../../src/rl/policies/lm/models/e
 import { readHfConfig, type HfArchitecture } from '../../../../../../src/rl/policies/lm/models/hfConfig';
 import { seed000Fit } from '../../../../../../src/rl/policies/lm/models/modelCache';
 import { describeSeed000 } from '../../../../../../src/shared/foundModel';
+import { SCALE_CONFIGS } from '../../../../../helpers/scaleCheckpoint';
 
-const qwen2 = {
-  model_type: 'qwen2',
-  vocab_size: 151936,
-  max_position_embeddings: 32768,
-  rope_theta: 1e6,
-  rms_norm_eps: 1e-6,
-  tie_word_embeddings: true,
-  torch_dtype: 'bfloat16',
-};
-// the published configs' shapes (hidden, MLP, layers, heads, key/value heads)
+// the published configs' shapes (test/helpers/scaleCheckpoint.ts)
 const SHAPES: Record<string, Record<string, unknown>> = {
-  'Qwen2.5-0.5B': { ...qwen2, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2 },
-  'Qwen2.5-1.5B': { ...qwen2, hidden_size: 1536, intermediate_size: 8960, num_hidden_layers: 28, num_attention_heads: 12, num_key_value_heads: 2 },
+  'Qwen2.5-0.5B': SCALE_CONFIGS['qwen2.5-0.5b'],
+  'Qwen2.5-1.5B': SCALE_CONFIGS['qwen2.5-1.5b'],
   // a made-up depth of 1.5B's widths: in wasm32's 4 GiB only q8 fits it, so its line advises --weight-dtype q8
-  'Qwen2.5-1.5B widths, 36 layers': {
-    ...qwen2,
-    hidden_size: 1536,
-    intermediate_size: 8960,
-    num_hidden_layers: 36,
-    num_attention_heads: 12,
-    num_key_value_heads: 2,
-  },
-  'Qwen2.5-3B': { ...qwen2, hidden_size: 2048, intermediate_size: 11008, num_hidden_layers: 36, num_attention_heads: 16, num_key_value_heads: 2 },
+  'Qwen2.5-1.5B widths, 36 layers': { ...SCALE_CONFIGS['qwen2.5-1.5b'], num_hidden_layers: 36 },
+  'Qwen2.5-3B': SCALE_CONFIGS['qwen2.5-3b'],
 };
 const LORA = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
 const THREADS = 2;

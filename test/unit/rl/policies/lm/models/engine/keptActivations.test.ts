@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { fittingEnginePlan, planEngineMemory } from '../../../../../../../src/rl/policies/lm/models/engine/enginePlan';
 import { HfEngine } from '../../../../../../../src/rl/policies/lm/models/engine/hfEngine';
 import { readHfConfig } from '../../../../../../../src/rl/policies/lm/models/hfConfig';
+import { SCALE_CONFIGS } from '../../../../../../helpers/scaleCheckpoint';
 
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
 const LORA = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
@@ -77,23 +78,7 @@ describe('keeping every layer’s activations', () => {
     assert.match(fixture.lines.map((l) => l.what).join('\n'), /every layer's intermediates kept/);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qwen2.5-0.5b-'));
     try {
-      fs.writeFileSync(
-        path.join(dir, 'config.json'),
-        JSON.stringify({
-          model_type: 'qwen2',
-          vocab_size: 151936,
-          max_position_embeddings: 32768,
-          rope_theta: 1e6,
-          rms_norm_eps: 1e-6,
-          tie_word_embeddings: true,
-          torch_dtype: 'bfloat16',
-          hidden_size: 896,
-          intermediate_size: 4864,
-          num_hidden_layers: 24,
-          num_attention_heads: 14,
-          num_key_value_heads: 2,
-        }),
-      );
+      fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(SCALE_CONFIGS['qwen2.5-0.5b']));
       const a = readHfConfig(dir);
       const seed000 = fittingEnginePlan(a, { lora: LORA, contextLength: 1024, sampleRows: 12, threads: 2, dtype: 'auto' });
       assert.equal(seed000.keepsActivations, false);

@@ -22,6 +22,7 @@ import { fittingEnginePlan } from '../../../../../../../src/rl/policies/lm/model
 import { engineModule, HfEngine } from '../../../../../../../src/rl/policies/lm/models/engine/hfEngine';
 import { CONTROL_BYTES, ThreadPool } from '../../../../../../../src/rl/policies/lm/models/engine/threadPool';
 import { readHfConfig } from '../../../../../../../src/rl/policies/lm/models/hfConfig';
+import { SCALE_CONFIGS } from '../../../../../../helpers/scaleCheckpoint';
 
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
 const LORA = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
@@ -159,24 +160,7 @@ describe('the engine on a 64-bit memory', () => {
   it('plans Qwen3-1.7B at q8 (seed 000: 12 rows, 1,024-token contexts) on a 64-bit memory, and refuses it with the fix where the runtime has none', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qwen3-1.7b-'));
     try {
-      fs.writeFileSync(
-        path.join(dir, 'config.json'),
-        JSON.stringify({
-          model_type: 'qwen3',
-          vocab_size: 151936,
-          max_position_embeddings: 40960,
-          rope_theta: 1e6,
-          rms_norm_eps: 1e-6,
-          tie_word_embeddings: true,
-          torch_dtype: 'bfloat16',
-          head_dim: 128,
-          hidden_size: 2048,
-          intermediate_size: 6144,
-          num_hidden_layers: 28,
-          num_attention_heads: 16,
-          num_key_value_heads: 8,
-        }),
-      );
+      fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(SCALE_CONFIGS['qwen3-1.7b']));
       const a = readHfConfig(dir);
       const o = { lora: LORA, contextLength: 1024, sampleRows: 12, threads: 2, dtype: 'q8' as const };
       const with64 = fittingEnginePlan(a, { ...o, memory64: { ok: true, why: 'test' } });
