@@ -9,19 +9,18 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { TrainSequence } from '../../../../../../src/rl/algo/trainSequence';
-import { shardLogprobs } from '../../../../../../src/rl/algo/gradients';
 import { fittingEnginePlan } from '../../../../../../src/rl/policies/lm/models/engine/enginePlan';
 import { EngineModel } from '../../../../../../src/rl/policies/lm/models/engine/engineModel';
 import { ggufTensorName, writeCheckpointGguf, writeLoraGguf, type LoraTensor } from '../../../../../../src/rl/policies/lm/models/gguf';
 import { readHfConfig } from '../../../../../../src/rl/policies/lm/models/hfConfig';
 import { describePlan } from '../../../../../../src/rl/policies/lm/models/memoryPlan';
-import { LlamaCppSampler, loadLlamaCpp, mismatch, unsupported } from '../../../../../../src/rl/policies/lm/rolloutEngines/llamaCpp';
+import { LlamaCppSampler, loadLlamaCpp, unsupported } from '../../../../../../src/rl/policies/lm/rolloutEngines/llamaCpp';
 import { checkpointTensors, readTensor, writeSafetensors } from '../../../../../../src/rl/policies/lm/models/safetensors';
 import { initBackend } from '../../../../../../src/rl/policies/lm/models/tfjsBackend';
 import { HfTokenizer } from '../../../../../../src/rl/policies/lm/tokenizer';
 import { Rng } from '../../../../../../src/rl/random';
 import { readGgufHeader } from '../models/families/ggufHeader';
+import { samplerMismatch } from '../../../../../helpers/samplerMismatch';
 
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
 type Loaded = Exclude<Awaited<ReturnType<typeof loadLlamaCpp>>, { error: string }>;
@@ -227,27 +226,7 @@ describe('llama.cpp rollout engine (node-llama-cpp)', () => {
         if (r.stopReason === 'stop') assert.ok(r.text.includes(stopText));
         else assert.equal(r.tokens.length, 12, 'a row that did not stop ran to maxNewTokens');
       }
-      const seqs: TrainSequence[] = rows.map((r, i) => {
-        const ids = [...prompts[i]!, ...r.tokens];
-        return {
-          inputs: ids.slice(0, -1),
-          targets: ids.slice(1),
-          mask: ids.slice(1).map((_, j) => (j >= prompts[i]!.length - 1 ? 1 : 0)),
-          behaviour: ids.slice(1).map(() => 0),
-          advantage: 0,
-        };
-      });
-      const { logp } = await shardLogprobs(engine.scorer(), seqs, { temperature: 1, rows: false });
-      const ours: number[] = [],
-        theirs: number[] = [];
-      rows.forEach((r, i) => {
-        const from = prompts[i]!.length - 1;
-        r.logprobs.forEach((lp, j) => {
-          theirs.push(lp);
-          ours.push(logp[i]![from + j]!);
-        });
-      });
-      const m = mismatch(ours, theirs);
+      const { ours, theirs, m } = await samplerMismatch(engine.scorer(), prompts, rows);
       if (process.env.DEBUG_LLAMA) console.log(ours.map((x, i) => `${x.toFixed(5)} ${theirs[i]!.toFixed(5)}`).join('\n'));
       assert.ok(m.n > 20, `${m.n} sampled tokens compared`);
       assert.ok(m.p99 < 1e-4, `float32 weights: llama.cpp and the engine agree per token (mean ${m.mean}, p99 ${m.p99})`);

@@ -11,8 +11,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { TrainSequence } from '../../../../../../src/rl/algo/trainSequence';
-import { shardLogprobs } from '../../../../../../src/rl/algo/gradients';
 import { familyOf } from '../../../../../../src/rl/policies/lm/models/families/familyOf';
 import { fittingEnginePlan } from '../../../../../../src/rl/policies/lm/models/engine/enginePlan';
 import { EngineModel } from '../../../../../../src/rl/policies/lm/models/engine/engineModel';
@@ -28,6 +26,7 @@ import { initBackend } from '../../../../../../src/rl/policies/lm/models/tfjsBac
 import { HfTokenizer } from '../../../../../../src/rl/policies/lm/tokenizer';
 import { Rng } from '../../../../../../src/rl/random';
 import { readGgufHeader } from '../models/families/ggufHeader';
+import { samplerMismatch } from '../../../../../helpers/samplerMismatch';
 
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', '..', '..', '..', '..', 'test', 'fixtures', 'hf');
 const LORA = { rank: 8, alpha: 16, dropout: 0, targets: ['all-linear'] };
@@ -257,27 +256,7 @@ describe('llama.cpp on Q8_0 (the engine’s 8-bit blocks as a GGUF)', () => {
         if (weightDtype === 'q8') assert.match(sampler.describe(), /, Q8_0 GGUF \(the engine's 8-bit blocks\)$/);
         else assert.doesNotMatch(sampler.describe(), /Q8_0/);
         const rows = await sampler.sample(prompts, { temperature: 1, topK: 0, topP: 1, maxNewTokens: 40, stop: [] }, new Rng(11));
-        const seqs: TrainSequence[] = rows.map((r, i) => {
-          const ids = [...prompts[i]!, ...r.tokens];
-          return {
-            inputs: ids.slice(0, -1),
-            targets: ids.slice(1),
-            mask: ids.slice(1).map((_, j) => (j >= prompts[i]!.length - 1 ? 1 : 0)),
-            behaviour: ids.slice(1).map(() => 0),
-            advantage: 0,
-          };
-        });
-        const { logp } = await shardLogprobs(engine.scorer(), seqs, { temperature: 1, rows: false });
-        const ours: number[] = [],
-          theirs: number[] = [];
-        rows.forEach((r, i) => {
-          const from = prompts[i]!.length - 1;
-          r.logprobs.forEach((lp, j) => {
-            theirs.push(lp);
-            ours.push(logp[i]![from + j]!);
-          });
-        });
-        return mismatch(ours, theirs);
+        return (await samplerMismatch(engine.scorer(), prompts, rows)).m;
       } finally {
         await sampler.dispose();
       }
