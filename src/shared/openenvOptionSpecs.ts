@@ -71,8 +71,7 @@ export const OPENENV_OPTION_SPECS = {
   resetArgs: {
     kind: 'object',
     default: {},
-    description:
-      "Further keyword arguments of every reset, as JSON (e.g. {\"difficulty\": 1}): the server passes those its environment's reset() accepts.",
+    description: 'Further keyword arguments of every reset, as JSON (e.g. {"difficulty": 1}): the server passes those its environment\'s reset() accepts.',
     reason: "none: the environment's own defaults",
   },
   heldOutResetArgs: {
@@ -99,7 +98,8 @@ export const OPENENV_OPTION_SPECS = {
     min: 100,
     max: 3_600_000,
     default: 60_000,
-    description: "Wall-clock limit of one request to the server (connecting, a reset, a step, the state): past it the episode ends as the environment's failure.",
+    description:
+      "Wall-clock limit of one request to the server (connecting, a reset, a step, the state): past it the episode ends as the environment's failure.",
     reason: 'a minute: a step of a text game answers in milliseconds, one that runs code in seconds',
   },
   startTimeoutMs: {

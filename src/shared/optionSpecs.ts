@@ -31,7 +31,10 @@ export const ENV_CAPABILITIES: Readonly<Record<EnvName, { tabular: boolean; desc
   workspace: { tabular: false, description: 'Your own tasks, tools and reward, from files in the workspace.' },
   agent: { tabular: false, description: 'Your own agent program, talking to the policy through an OpenAI-compatible endpoint.' },
   verifiers: { tabular: false, description: 'A verifiers environment (Python, load_environment), played through the same endpoint; its rubric scores.' },
-  openenv: { tabular: false, description: 'An OpenEnv environment server (reset, step, state over its WebSocket session): its observations to the model, its rewards.' },
+  openenv: {
+    tabular: false,
+    description: 'An OpenEnv environment server (reset, step, state over its WebSocket session): its observations to the model, its rewards.',
+  },
 };
 
 /** The table policy's options, validated under `policyOptions.<key>`. */

@@ -95,7 +95,10 @@ describe('an OpenEnv environment (env "openenv")', { skip: SKIP, timeout: 3 * ST
     children.push(server);
     // nothing listens yet (or ever, at a port no one took): the error names the address and the fix
     const nowhere = `http://127.0.0.1:${await freePort()}`;
-    await assert.rejects(open(configFor({ url: nowhere })), new RegExp(`no OpenEnv server answers at ${nowhere}/health \\(ECONNREFUSED\\)\\. Fix: start the server`));
+    await assert.rejects(
+      open(configFor({ url: nowhere })),
+      new RegExp(`no OpenEnv server answers at ${nowhere}/health \\(ECONNREFUSED\\)\\. Fix: start the server`),
+    );
     await assert.rejects(open(configFor({ url: 'ftp://example' })), /envOptions\.url "ftp:\/\/example": ftp: is not http: or https:/);
     const deadline = Date.now() + START_MS;
     for (;;) {
@@ -118,15 +121,25 @@ describe('an OpenEnv environment (env "openenv")', { skip: SKIP, timeout: 3 * ST
     const state = await session.state();
     assert.equal(state.step_count, 1, 'the same environment answered both: one session');
     // the server refuses an action its schema does not admit: the error names the field
-    await assert.rejects(session.step({ text: 'x' }), /step failed on the server: Invalid message \(VALIDATION_ERROR\) — message: Field required; text: Extra inputs are not permitted\. Fix: check envOptions\.actionField/);
+    await assert.rejects(
+      session.step({ text: 'x' }),
+      /step failed on the server: Invalid message \(VALIDATION_ERROR\) — message: Field required; text: Extra inputs are not permitted\. Fix: check envOptions\.actionField/,
+    );
     session.close();
     await assert.rejects(session.state(), /state after the session was closed/);
 
     // the run: the fields its /schema names, an episode through the environment's own interface
-    const run = await open(configFor({ url }));
-    assert.match(run.preflight?.() ?? '', new RegExp(`OpenEnv server at ${url}; the model reads observation\\.echoed_message and writes action\\.message; 64 training seeds and 16 held out`));
+    const cfg = configFor({ url }, scriptedChatModel('apple'));
+    const run = await open(cfg);
+    assert.match(
+      run.preflight?.() ?? '',
+      new RegExp(`OpenEnv server at ${url}; the model reads observation\\.echoed_message and writes action\\.message; 64 training seeds and 16 held out`),
+    );
     assert.deepEqual(
-      run.tasks().heldOut.slice(0, 2).map((t) => t.id),
+      run
+        .tasks()
+        .heldOut.slice(0, 2)
+        .map((t) => t.id),
       ['openenv:heldout:1000000', 'openenv:heldout:1000001'],
     );
     const env = run.create();
@@ -137,6 +150,23 @@ describe('an OpenEnv environment (env "openenv")', { skip: SKIP, timeout: 3 * ST
     assert.ok(Math.abs(outcome.reward - 0.2) < 1e-9);
     assert.equal((outcome.details as { state: { step_count: number } }).state.step_count, 1);
     await env.close();
+    // episodes one after another on this server of one session (the template's max_concurrent_envs=1,
+    // concurrency 1): each frees its session when its last turn is taken, before the next one's reset
+    const policy = (await createPolicy(cfg, policyRunInfo(cfg), run)) as TransformerPolicy;
+    const specs = [0, 1, 2].map((i) => ({ task: run.tasks().train[i]!, group: i, indexInGroup: 0 }));
+    const ts = await runEpisodes(specs, () => run.create(), policy, { maxTurns: 2, sampleRng: new Rng(3), verifierRng: new Rng(4), maxOpen: run.maxOpen });
+    for (const t of ts) {
+      assert.equal(t.termination, 'turn_cap', JSON.stringify(t.outcome.details));
+      assert.deepEqual(
+        t.turns.map((turn) => [turn.actionText, turn.observation.text]),
+        [
+          ['apple', 'apple'],
+          ['apple', 'apple'],
+        ],
+      );
+      assert.ok(Math.abs(t.outcome.reward - 1) < 1e-9, 'the sum of two steps of 0.1 per character');
+      assert.equal((t.outcome.details as { state: { step_count: number } }).state.step_count, 2);
+    }
   });
 
   it('a word game started by the run’s command: multi-turn episodes whose reward and done are the server’s, held-out resets with their own arguments', async () => {
@@ -161,7 +191,8 @@ describe('an OpenEnv environment (env "openenv")', { skip: SKIP, timeout: 3 * ST
       const word = t.group === 0 ? 'apple' : 'river';
       assert.equal(details.state.word, word);
       assert.ok(policy.tokenizer.decode(t.turns[0]!.policy.tokens!.context).includes(`Say the word ${word}.`), 'the reset observation is the prompt');
-      if (turns > 1) assert.ok(policy.tokenizer.decode(t.turns[1]!.policy.tokens!.context).includes(`No. Say the word ${word}.`), 'the step observation follows');
+      if (turns > 1)
+        assert.ok(policy.tokenizer.decode(t.turns[1]!.policy.tokens!.context).includes(`No. Say the word ${word}.`), 'the step observation follows');
     }
 
     // a malformed observation: an error naming the URL, the field and the fix
@@ -182,7 +213,7 @@ describe('an OpenEnv environment (env "openenv")', { skip: SKIP, timeout: 3 * ST
     await dying.close();
     await new Promise((r) => setTimeout(r, 500));
     const next = run.create();
-    await assert.rejects(next.reset(train[0]!), /could not connect \(the server command .*word_game:app.* ended: exit code 3\)/);
+    await assert.rejects(next.reset(train[0]!), /could not connect \(the server command .*word_game:app.* ended: exit code 3; its output ends: /);
   });
 
   it('a short training run through the CLI starts the server, completes, and stops it; its record is never forked (that would start the command again)', () => {

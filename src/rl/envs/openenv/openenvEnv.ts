@@ -23,6 +23,11 @@ export { OpenEnvError } from './openenvSession';
 const DESCRIPTION = 'An OpenEnv environment server (reset, step, state over its WebSocket session): its observations to the model, its rewards.';
 /** The most characters of an observation kept as a turn's data (an image as a list of numbers would fill the database). */
 const MAX_DATA_CHARS = 65_536;
+/**
+ * Waits (ms) before each new try of a reset the server refused at capacity: the previous episode's
+ * session, closed a moment ago, may not be released yet (a server of one session, the template's).
+ */
+const CAPACITY_RETRY_MS = [100, 200, 300, 400, 500, 750, 1000, 1500];
 
 /** What the run's episodes share: where the server is, the fields, the options. */
 interface Served {
@@ -47,18 +52,30 @@ class OpenEnvEpisode implements Environment {
   private task: Task | undefined;
   private readonly rewards: number[] = [];
   private done = false;
+  /** The session's final state, asked when the episode's last turn was taken (end), then the session closed. */
+  private ending: Promise<unknown> | undefined;
 
   constructor(private readonly s: Served) {}
 
   async reset(task: Task): Promise<Observation> {
     this.task = task;
-    this.session?.close();
-    this.session = await OpenEnvSession.open(this.s.url, this.s.o.timeoutMs, this.s.note);
     const seed = Number(task.data.seed);
     const args = { ...(task.data.resetArgs as Record<string, unknown> | undefined), seed, episode_id: `${task.id}#${this.s.next++}`.slice(-255) };
-    const answer = await this.session.reset(args);
-    if (answer.done) throw new OpenEnvError(`OpenEnv session at ${this.s.url}: reset of ${task.id} answered done: true, an episode with nothing to play`);
-    return observationOf(answer, this.s, `OpenEnv session at ${this.s.url}: reset`);
+    let answer: OpenEnvAnswer;
+    for (let attempt = 0; ; attempt++) {
+      this.session?.close();
+      this.session = await OpenEnvSession.open(this.s.url, this.s.o.timeoutMs, this.s.note);
+      try {
+        answer = await this.session.reset(args);
+        break;
+      } catch (e) {
+        const wait = CAPACITY_RETRY_MS[attempt];
+        if (!(e instanceof OpenEnvError) || e.code !== 'CAPACITY_REACHED' || wait === undefined) throw e;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+    if (answer.done) throw new OpenEnvError(`OpenEnv session at ${this.session.url}: reset of ${task.id} answered done: true, an episode with nothing to play`);
+    return observationOf(answer, this.s, `OpenEnv session at ${this.session.url}: reset`);
   }
 
   parseAction(text: string): ParsedAction {
@@ -72,20 +89,32 @@ class OpenEnvEpisode implements Environment {
     const answer = await this.session.step({ [this.s.fields.action]: text });
     this.rewards.push(answer.reward ?? 0);
     this.done = answer.done;
-    const observation = observationOf(answer, this.s, `OpenEnv session at ${this.s.url}: step`);
+    const observation = observationOf(answer, this.s, `OpenEnv session at ${this.session.url}: step`);
     return answer.done ? { observation, done: true, termination: 'finished' } : { observation, done: false };
+  }
+
+  /** The session's final state (episode_id, step_count, the environment's own), kept for the inspector; never throws. */
+  private async finalState(): Promise<unknown> {
+    try {
+      return this.session ? await this.session.state() : null;
+    } catch (e) {
+      return { error: (e as Error).message.slice(0, 500) };
+    }
+  }
+
+  end(): void {
+    // the last turn is taken: the state asked now and the session closed, so the server's session is free
+    // for the next episode (the loop verifies, and closes, episodes only when all of a batch are done)
+    this.ending ??= this.finalState().then((state) => {
+      this.session?.close();
+      return state;
+    });
   }
 
   async verify(): Promise<EpisodeOutcome> {
     const o = this.s.o;
     const reward = o.rewardOf === 'last' ? (this.rewards[this.rewards.length - 1] ?? 0) : this.rewards.reduce((a, b) => a + b, 0);
-    // the session's final state (episode_id, step_count, the environment's own), kept for the inspector
-    let state: unknown;
-    try {
-      state = this.session ? await this.session.state() : null;
-    } catch (e) {
-      state = { error: (e as Error).message.slice(0, 500) };
-    }
+    const state = await (this.ending ?? this.finalState());
     const success = reward >= o.successThreshold;
     return {
       reward,
@@ -106,7 +135,11 @@ class OpenEnvEpisode implements Environment {
 /** Task ids: openenv:train:<seed> and openenv:heldout:<seed>. */
 function taskOf(split: 'train' | 'heldout', seed: number, o: OpenEnvOptions): Task {
   const resetArgs = split === 'heldout' ? { ...o.resetArgs, ...o.heldOutResetArgs } : o.resetArgs;
-  return { id: `openenv:${split}:${seed}`, prompt: `reset(seed=${seed}${Object.keys(resetArgs).length ? `, ${JSON.stringify(resetArgs)}` : ''})`, data: { split, seed, resetArgs } };
+  return {
+    id: `openenv:${split}:${seed}`,
+    prompt: `reset(seed=${seed}${Object.keys(resetArgs).length ? `, ${JSON.stringify(resetArgs)}` : ''})`,
+    data: { split, seed, resetArgs },
+  };
 }
 
 function taskSource(o: OpenEnvOptions): TaskSource {
@@ -125,7 +158,9 @@ function checkedUrl(url: string): string {
     throw new OpenEnvError(`envOptions.url ${JSON.stringify(url)} is not a URL. Fix: the server's address, e.g. "http://127.0.0.1:8000"`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    throw new OpenEnvError(`envOptions.url ${JSON.stringify(url)}: ${u.protocol} is not http: or https:. Fix: the server's http address (the session's ws:// address follows from it)`);
+    throw new OpenEnvError(
+      `envOptions.url ${JSON.stringify(url)}: ${u.protocol} is not http: or https:. Fix: the server's http address (the session's ws:// address follows from it)`,
+    );
   return url.replace(/\/+$/, '');
 }
 

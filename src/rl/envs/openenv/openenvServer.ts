@@ -21,10 +21,13 @@ export async function getJson(base: string, route: string, timeoutMs: number): P
     res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   } catch (e) {
     const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).name;
-    throw new OpenEnvError(`no OpenEnv server answers at ${url} (${cause}). Fix: start the server (or check envOptions.url), or give envOptions.command that starts one`);
+    throw new OpenEnvError(
+      `no OpenEnv server answers at ${url} (${cause}). Fix: start the server (or check envOptions.url), or give envOptions.command that starts one`,
+    );
   }
   const body = await res.text();
-  if (!res.ok) throw new OpenEnvError(`${url} answered HTTP ${res.status} (${body.slice(0, 200)}). Fix: is this an OpenEnv server (openenv-core's create_app)?`);
+  if (!res.ok)
+    throw new OpenEnvError(`${url} answered HTTP ${res.status} (${body.slice(0, 200)}). Fix: is this an OpenEnv server (openenv-core's create_app)?`);
   try {
     return JSON.parse(body) as unknown;
   } catch {

@@ -15,6 +15,13 @@ export class OpenEnvError extends Error {
   override name = 'OpenEnvError';
   /** A server that cannot be reached or answers out of protocol is bad input: agent-rl exits 2 (src/cli/exitCodes.ts). */
   readonly exitCode = 2;
+  constructor(
+    message: string,
+    /** The server's error code (WSErrorCode: CAPACITY_REACHED, VALIDATION_ERROR, …), where it sent one. */
+    readonly code?: string,
+  ) {
+    super(message);
+  }
 }
 
 /** A reset's or a step's answer: the observation's own fields (done, reward and metadata apart), its reward and done. */
@@ -40,13 +47,16 @@ export function sessionUrl(base: string): string {
 /** A reset's or step's answer data checked against the protocol; throws naming the field that is off. */
 export function readAnswer(data: unknown, where: string): OpenEnvAnswer {
   const bad = (what: string): OpenEnvError =>
-    new OpenEnvError(`${where} answered a malformed observation: ${what}. Fix: the server's environment must return its Observation (openenv-core's serialize_observation shape)`);
+    new OpenEnvError(
+      `${where} answered a malformed observation: ${what}. Fix: the server's environment must return its Observation (openenv-core's serialize_observation shape)`,
+    );
   if (!isObject(data)) throw bad(`its data is ${data === null ? 'null' : typeof data}, not {"observation", "reward", "done"}`);
   if (!isObject(data.observation)) throw bad(`data.observation is ${Array.isArray(data.observation) ? 'a list' : typeof data.observation}, not an object`);
   const r = data.reward;
   // openenv-core types the reward bool | int | float | None; a bool counts as Python counts it
   const reward = typeof r === 'boolean' ? Number(r) : r === null || r === undefined ? null : r;
-  if (reward !== null && (typeof reward !== 'number' || !Number.isFinite(reward))) throw bad(`data.reward is ${JSON.stringify(r)?.slice(0, 80)}, not a number or null`);
+  if (reward !== null && (typeof reward !== 'number' || !Number.isFinite(reward)))
+    throw bad(`data.reward is ${JSON.stringify(r)?.slice(0, 80)}, not a number or null`);
   if (typeof data.done !== 'boolean') throw bad(`data.done is ${JSON.stringify(data.done)?.slice(0, 80) ?? 'absent'}, not true or false`);
   return { observation: data.observation, reward, done: data.done };
 }
@@ -76,7 +86,8 @@ export class OpenEnvSession {
 
   private constructor(
     private readonly socket: WebSocket,
-    private readonly url: string,
+    /** The session's ws:// address. */
+    readonly url: string,
     private readonly timeoutMs: number,
     /** Words about the server's own state (a started server that exited), added to a lost connection's error. */
     private readonly serverNote: () => string,
@@ -95,7 +106,11 @@ export class OpenEnvSession {
       const socket = new WebSocket(url);
       const timer = setTimeout(() => {
         socket.close();
-        reject(new OpenEnvError(`OpenEnv session at ${url}: no connection within ${timeoutMs} ms (envOptions.timeoutMs)${serverNote()}. Fix: is the server running there?`));
+        reject(
+          new OpenEnvError(
+            `OpenEnv session at ${url}: no connection within ${timeoutMs} ms (envOptions.timeoutMs)${serverNote()}. Fix: is the server running there?`,
+          ),
+        );
       }, timeoutMs);
       const failed = (why: string): void => {
         clearTimeout(timer);
@@ -151,7 +166,11 @@ export class OpenEnvSession {
         this.waiter = undefined;
         this.closed = `${op} went unanswered for ${this.timeoutMs} ms`;
         this.socket.close();
-        reject(new OpenEnvError(`OpenEnv session at ${this.url}: ${op} unanswered within ${this.timeoutMs} ms (envOptions.timeoutMs)${this.serverNote()}. Fix: raise timeoutMs for a slow environment`));
+        reject(
+          new OpenEnvError(
+            `OpenEnv session at ${this.url}: ${op} unanswered within ${this.timeoutMs} ms (envOptions.timeoutMs)${this.serverNote()}. Fix: raise timeoutMs for a slow environment`,
+          ),
+        );
       }, this.timeoutMs);
       this.waiter = { op, resolve, reject, timer };
       this.socket.send(JSON.stringify(message));
@@ -171,13 +190,15 @@ export class OpenEnvSession {
       w.reject(new OpenEnvError(`${where} answered something that is not JSON (${String(raw).slice(0, 120)}). Fix: is this an OpenEnv server?`));
       return;
     }
-    if (!isObject(m)) return w.reject(new OpenEnvError(`${where} answered ${JSON.stringify(m).slice(0, 120)}, not a message object. Fix: is this an OpenEnv server?`));
+    if (!isObject(m))
+      return w.reject(new OpenEnvError(`${where} answered ${JSON.stringify(m).slice(0, 120)}, not a message object. Fix: is this an OpenEnv server?`));
     if (m.type === 'error') {
       const code = isObject(m.data) && typeof m.data.code === 'string' ? m.data.code : '';
-      return w.reject(new OpenEnvError(`${where} failed on the server: ${errorText(m.data)}${FIX[code] ? `. Fix: ${FIX[code]}` : ''}`));
+      return w.reject(new OpenEnvError(`${where} failed on the server: ${errorText(m.data)}${FIX[code] ? `. Fix: ${FIX[code]}` : ''}`, code));
     }
     const expected = w.op === 'state' ? 'state' : 'observation';
-    if (m.type !== expected) return w.reject(new OpenEnvError(`${where} answered a message of type ${JSON.stringify(m.type)}, not "${expected}". Fix: is this an OpenEnv server?`));
+    if (m.type !== expected)
+      return w.reject(new OpenEnvError(`${where} answered a message of type ${JSON.stringify(m.type)}, not "${expected}". Fix: is this an OpenEnv server?`));
     w.resolve(m.data);
   }
 
