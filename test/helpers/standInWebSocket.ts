@@ -53,8 +53,8 @@ function readFrames(buf: Buffer): { frames: { op: number; text: string }[]; rest
   return { frames, rest: buf.subarray(at) };
 }
 
-/** Starts the stand-in on loopback; `answer` sees each text message the client sends. */
-export function standInWebSocket(answer: (message: string, c: StandInConnection) => void): Promise<StandInServer> {
+/** Starts the stand-in on loopback; `answer` sees each text message the client sends, `connected` each connection as it opens. */
+export function standInWebSocket(answer: (message: string, c: StandInConnection) => void, connected?: (c: StandInConnection) => void): Promise<StandInServer> {
   const sockets = new Set<Socket>();
   const server = http.createServer((_req, res) => res.writeHead(404).end());
   server.on('upgrade', (req, socket: Socket) => {
@@ -65,6 +65,7 @@ export function standInWebSocket(answer: (message: string, c: StandInConnection)
       .digest('base64');
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
     const c: StandInConnection = { send: (text) => socket.write(frame(text)), drop: () => socket.destroy() };
+    connected?.(c);
     let pending: Buffer = Buffer.alloc(0);
     socket.on('data', (d: Buffer) => {
       const { frames, rest } = readFrames(Buffer.concat([pending, d]));

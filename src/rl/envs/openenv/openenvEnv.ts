@@ -70,7 +70,10 @@ class OpenEnvEpisode implements Environment {
         break;
       } catch (e) {
         const wait = CAPACITY_RETRY_MS[attempt];
-        if (!(e instanceof OpenEnvError) || e.code !== 'CAPACITY_REACHED' || wait === undefined) throw e;
+        if (!(e instanceof OpenEnvError) || e.code !== 'CAPACITY_REACHED' || wait === undefined) {
+          this.session.close(); // the server's session freed at once, not when the batch ends
+          throw e;
+        }
         await new Promise((r) => setTimeout(r, wait));
       }
     }
@@ -85,7 +88,8 @@ class OpenEnvEpisode implements Environment {
 
   async step(action: ParsedAction): Promise<StepResult> {
     if (!this.session || this.done) throw new Error('openenv: step() outside an episode; call reset() first');
-    const text = action.kind === 'tool' ? String(action.args[this.s.fields.action] ?? '') : '';
+    const given = action.kind === 'tool' ? action.args[this.s.fields.action] : undefined;
+    const text = typeof given === 'string' ? given : '';
     const answer = await this.session.step({ [this.s.fields.action]: text });
     this.rewards.push(answer.reward ?? 0);
     this.done = answer.done;

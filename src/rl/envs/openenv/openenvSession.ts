@@ -71,7 +71,8 @@ function errorText(data: unknown): string {
         .map((e) => (isObject(e) ? `${Array.isArray(e.loc) ? e.loc.join('.') : '?'}: ${String(e.msg)}` : String(e)))
         .join('; ')
     : '';
-  return `${String(data.message ?? 'error').slice(0, 500)}${code}${errors ? ` — ${errors.slice(0, 500)}` : ''}`;
+  const message = typeof data.message === 'string' ? data.message : JSON.stringify(data.message ?? 'error');
+  return `${message.slice(0, 500)}${code}${errors ? ` — ${errors.slice(0, 500)}` : ''}`;
 }
 
 const FIX: Readonly<Record<string, string>> = {
@@ -83,6 +84,8 @@ const FIX: Readonly<Record<string, string>> = {
 export class OpenEnvSession {
   private waiter: { op: Op; resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | undefined;
   private closed: string | undefined;
+  /** The server's error that came before any request (it refused the session): every request's answer. */
+  private unasked: OpenEnvError | undefined;
 
   private constructor(
     private readonly socket: WebSocket,
@@ -158,7 +161,23 @@ export class OpenEnvSession {
     }
   }
 
+  /** The session-wide error of a message that came before any request, if it is one. */
+  private unaskedError(raw: unknown): OpenEnvError | undefined {
+    try {
+      const m = JSON.parse(typeof raw === 'string' ? raw : String(raw)) as unknown;
+      if (!isObject(m) || m.type !== 'error') return undefined;
+      const code = isObject(m.data) && typeof m.data.code === 'string' ? m.data.code : '';
+      return new OpenEnvError(
+        `OpenEnv session at ${this.url}: the server refused the session: ${errorText(m.data)}${FIX[code] ? `. Fix: ${FIX[code]}` : ''}`,
+        code,
+      );
+    } catch {
+      return undefined;
+    }
+  }
+
   private request(op: Op, message: Record<string, unknown>): Promise<unknown> {
+    if (this.unasked) return Promise.reject(this.unasked);
     if (this.closed) return Promise.reject(new OpenEnvError(`OpenEnv session at ${this.url}: ${op} after ${this.closed}${this.serverNote()}`));
     if (this.waiter) return Promise.reject(new Error(`OpenEnvSession: ${op} while ${this.waiter.op} awaits its answer (one request at a time)`));
     return new Promise((resolve, reject) => {
@@ -179,7 +198,12 @@ export class OpenEnvSession {
 
   private answer(raw: unknown): void {
     const w = this.waiter;
-    if (!w) return; // nothing asked: not an answer of ours
+    if (!w) {
+      // nothing asked: the server's error as it refused the session (CAPACITY_REACHED, FACTORY_ERROR) before
+      // any request, kept for the first request to answer with; anything else is not an answer of ours
+      this.unasked ??= this.unaskedError(raw);
+      return;
+    }
     this.waiter = undefined;
     clearTimeout(w.timer);
     const where = `OpenEnv session at ${this.url}: ${w.op}`;
@@ -209,6 +233,6 @@ export class OpenEnvSession {
     if (!w) return;
     this.waiter = undefined;
     clearTimeout(w.timer);
-    w.reject(new OpenEnvError(`OpenEnv session at ${this.url}: ${why} during ${w.op}${this.serverNote()}`));
+    w.reject(this.unasked ?? new OpenEnvError(`OpenEnv session at ${this.url}: ${why} during ${w.op}${this.serverNote()}`));
   }
 }

@@ -65,6 +65,29 @@ describe('the OpenEnv session client', () => {
     s.close();
   });
 
+  it('a session the server refuses as it opens (at capacity): the error it sent, with its code, answers the first request', async () => {
+    const s = await standInWebSocket(
+      () => undefined,
+      (c) => {
+        c.send(JSON.stringify({ type: 'error', data: { message: 'Server at capacity (1/1)', code: 'CAPACITY_REACHED' } }));
+        setTimeout(() => c.drop(), 50);
+      },
+    );
+    servers.push(s);
+    const session = await OpenEnvSession.open(s.url, 5000);
+    await new Promise((r) => setTimeout(r, 20));
+    const refused = await session.reset({}).then(
+      () => undefined,
+      (e: unknown) => e as { message: string; code?: string },
+    );
+    assert.match(
+      refused?.message ?? '',
+      /the server refused the session: Server at capacity \(1\/1\) \(CAPACITY_REACHED\)\. Fix: lower envOptions\.concurrency/,
+    );
+    assert.equal(refused?.code, 'CAPACITY_REACHED', 'the code the environment tries a reset again on');
+    session.close();
+  });
+
   it('refuses answers out of protocol, each naming the request and the field', async () => {
     const answers: unknown[] = [
       'not json',
