@@ -22,6 +22,9 @@ export const VENV_SETS = {
   // with a dataset and a vf.Rubric, the API 0.4.0 replaced by verifiers.v1's tasksets and harnesses):
   // src/rl/envs/verifiers, test/fixtures/verifiers
   'verifiers-0.3.1': ['verifiers==0.3.1'],
+  // openenv-core 0.3.0 (Meta / Hugging Face's OpenEnv: an environment as a FastAPI server with reset,
+  // step and state over HTTP and a WebSocket /ws session): src/rl/envs/openenv, test/fixtures/openenv
+  'openenv-core-0.3.0': ['openenv-core==0.3.0'],
 };
 
 /** The folder the venvs live in. */

@@ -140,14 +140,16 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   },
   {
     id: 'sft-needs-reference-agent',
-    description: 'Method sft needs an environment with a reference agent (not binary-search, not verifiers).',
+    description: 'Method sft needs an environment with a reference agent (not binary-search, verifiers or openenv).',
     check({ method, env }) {
-      if (method !== 'sft' || (env !== 'binary-search' && env !== 'verifiers')) return [];
+      if (method !== 'sft' || (env !== 'binary-search' && env !== 'verifiers' && env !== 'openenv')) return [];
       return issue(
         'env',
         env,
-        env === 'verifiers' ? 'a verifiers environment has no demonstrations the workbench reads' : 'binary-search has no reference agent to demonstrate',
-        env === 'verifiers'
+        env === 'binary-search'
+          ? 'binary-search has no reference agent to demonstrate'
+          : `${env === 'verifiers' ? 'a verifiers' : 'an OpenEnv'} environment has no demonstrations the workbench reads`,
+        env !== 'binary-search'
           ? 'warm-start with sft on a workspace task file, then train here with policyOptions.init'
           : 'use env "calculator" or "code" for sft',
       );
@@ -359,6 +361,23 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
         'a verifiers environment needs its Python module',
         'name it, e.g. "vf_gsm8k" for vf_gsm8k.py beside the config file (or a module installed in envOptions.python)',
       );
+    },
+  },
+  {
+    id: 'openenv-url-or-command',
+    description: 'An OpenEnv environment names its server: the url of a running one, or the command that starts one (not both).',
+    check({ env, envOptions: eo }) {
+      if (env !== 'openenv') return [];
+      const command = Array.isArray(eo.command) && eo.command.length > 0;
+      if (nonEmpty(eo.url) !== command) return [];
+      return command
+        ? issue('envOptions.url', eo.url, 'and envOptions.command both name a server', 'give one: the url of a running server, or the command that starts one')
+        : issue(
+            'envOptions.url',
+            eo.url,
+            'an OpenEnv environment needs its server',
+            'give the url of a running one (e.g. "http://127.0.0.1:8000"), or envOptions.command that starts one with {port} in its arguments',
+          );
     },
   },
   {

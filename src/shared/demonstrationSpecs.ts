@@ -69,6 +69,8 @@ export const DEMONSTRATION_SPECS = {
   agent: {},
   // no demonstrations: the environment's dataset has none the workbench reads
   verifiers: {},
+  // no demonstrations: the server's episodes have none the workbench reads
+  openenv: {},
 } as const satisfies Readonly<Record<EnvName, OptionSpecs>>;
 export interface CalculatorDemonstrationOptions extends OptionsOf<typeof DEMONSTRATION_SPECS.calculator> {}
 export interface CodeDemonstrationOptions extends OptionsOf<typeof DEMONSTRATION_SPECS.code> {}
@@ -81,4 +83,5 @@ export interface DemonstrationOptions {
   readonly workspace: WorkspaceDemonstrationOptions;
   readonly agent: OptionsOf<(typeof DEMONSTRATION_SPECS)['agent']>;
   readonly verifiers: OptionsOf<(typeof DEMONSTRATION_SPECS)['verifiers']>;
+  readonly openenv: OptionsOf<(typeof DEMONSTRATION_SPECS)['openenv']>;
 }

@@ -5,16 +5,18 @@
 // table (OptionsOf, fieldSpec.ts), so a key, its type and its default are written once.
 import type { OptionSpecs, OptionsOf } from './fieldSpec';
 import { BINARY_SEARCH_OPTION_SPECS, CALCULATOR_OPTION_SPECS, CODE_OPTION_SPECS } from './builtInEnvOptionSpecs';
+import { OPENENV_OPTION_SPECS } from './openenvOptionSpecs';
 import { VERIFIERS_OPTION_SPECS } from './verifiersOptionSpecs';
 import { AGENT_OPTION_SPECS, WORKSPACE_OPTION_SPECS } from './workspaceOptionSpecs';
 
 export { optionDefaults, type OptionSpec, type OptionSpecs, type OptionsOf } from './fieldSpec';
 export { ISOLATION_LEVELS, isSandboxLevel, SANDBOX_LEVELS, type IsolationLevel, type SandboxLevel } from './sandboxOptionSpecs';
 export * from './builtInEnvOptionSpecs';
+export * from './openenvOptionSpecs';
 export * from './verifiersOptionSpecs';
 export * from './workspaceOptionSpecs';
 
-export const ENV_NAMES = ['binary-search', 'calculator', 'code', 'workspace', 'agent', 'verifiers'] as const;
+export const ENV_NAMES = ['binary-search', 'calculator', 'code', 'workspace', 'agent', 'verifiers', 'openenv'] as const;
 export type EnvName = (typeof ENV_NAMES)[number];
 export const POLICY_NAMES = ['table', 'transformer'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
@@ -29,6 +31,10 @@ export const ENV_CAPABILITIES: Readonly<Record<EnvName, { tabular: boolean; desc
   workspace: { tabular: false, description: 'Your own tasks, tools and reward, from files in the workspace.' },
   agent: { tabular: false, description: 'Your own agent program, talking to the policy through an OpenAI-compatible endpoint.' },
   verifiers: { tabular: false, description: 'A verifiers environment (Python, load_environment), played through the same endpoint; its rubric scores.' },
+  openenv: {
+    tabular: false,
+    description: 'An OpenEnv environment server (reset, step, state over its WebSocket session): its observations to the model, its rewards.',
+  },
 };
 
 /** The table policy's options, validated under `policyOptions.<key>`. */
@@ -299,6 +305,7 @@ export const ENV_OPTION_SPECS = {
   workspace: WORKSPACE_OPTION_SPECS,
   agent: AGENT_OPTION_SPECS,
   verifiers: VERIFIERS_OPTION_SPECS,
+  openenv: OPENENV_OPTION_SPECS,
 } as const satisfies Readonly<Record<EnvName, OptionSpecs>>;
 export interface BinarySearchOptions extends OptionsOf<typeof BINARY_SEARCH_OPTION_SPECS> {}
 export interface CalculatorEnvOptions extends OptionsOf<typeof CALCULATOR_OPTION_SPECS> {}
@@ -306,6 +313,7 @@ export interface CodeOptions extends OptionsOf<typeof CODE_OPTION_SPECS> {}
 export interface WorkspaceEnvOptions extends OptionsOf<typeof WORKSPACE_OPTION_SPECS> {}
 export interface AgentEnvOptions extends OptionsOf<typeof AGENT_OPTION_SPECS> {}
 export interface VerifiersEnvOptions extends OptionsOf<typeof VERIFIERS_OPTION_SPECS> {}
+export interface OpenEnvOptions extends OptionsOf<typeof OPENENV_OPTION_SPECS> {}
 /** Each environment's options, by environment name. */
 export interface EnvOptions {
   readonly 'binary-search': BinarySearchOptions;
@@ -314,4 +322,5 @@ export interface EnvOptions {
   readonly workspace: WorkspaceEnvOptions;
   readonly agent: AgentEnvOptions;
   readonly verifiers: VerifiersEnvOptions;
+  readonly openenv: OpenEnvOptions;
 }

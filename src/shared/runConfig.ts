@@ -233,9 +233,14 @@ export function readStoredRunConfig(json: unknown): RunConfig {
   return validateRunConfig(copy);
 }
 
-/** Whether a stored config runs the user's own code per episode (env "agent": a program; "verifiers": a Python module), which nothing stored may start. */
+/**
+ * Whether a stored config runs the user's own code (env "agent": a program per episode; "verifiers": a
+ * Python module; "openenv" with a command: the server it starts), which nothing stored may start.
+ */
 export function agentProgramRun(json: unknown): boolean {
-  return isObject(json) && (json.env === 'agent' || json.env === 'verifiers');
+  if (!isObject(json)) return false;
+  if (json.env === 'openenv') return isObject(json.envOptions) && Array.isArray(json.envOptions.command) && json.envOptions.command.length > 0;
+  return json.env === 'agent' || json.env === 'verifiers';
 }
 
 /**

@@ -27,7 +27,7 @@ export function smallGptRun(id: number, what: 'resumed' | 'forked'): string {
 
 /** Why a run of an agent program is not resumed, forked or rescored from its record: what a stored run holds never decides what runs here. */
 export function agentProgramStored(id: number, what: 'resumed' | 'forked' | 'rescored'): string {
-  return `run ${id} ran your own code (an agent program or a verifiers environment), and such code is never started from what a run stored (a stored run is data, and could have been edited), so it cannot be ${what} from its record. Fix: start a new run from your config file (agent-rl train --config FILE, or Start Run), with policyOptions.init set to its checkpoint to go on from its weights`;
+  return `run ${id} ran your own code (an agent program, a verifiers environment or an OpenEnv server's command), and such code is never started from what a run stored (a stored run is data, and could have been edited), so it cannot be ${what} from its record. Fix: start a new run from your config file (agent-rl train --config FILE, or Start Run), with policyOptions.init set to its checkpoint to go on from its weights`;
 }
 
 export interface ResumePlan {

@@ -14,8 +14,9 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-export function runCli(args: readonly string[], cwd: string, env?: Record<string, string>): CliResult {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 120_000, env: env ? { ...process.env, ...env } : process.env });
+/** `timeoutMs`: how long it may run before it is killed (two minutes; longer for a run that starts a slow server). */
+export function runCli(args: readonly string[], cwd: string, env?: Record<string, string>, timeoutMs = 120_000): CliResult {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: timeoutMs, env: env ? { ...process.env, ...env } : process.env });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

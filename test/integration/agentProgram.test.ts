@@ -387,7 +387,7 @@ describe('your own agent program (env "agent")', () => {
     assert.notEqual(forked.code, 0);
     assert.match(
       forked.stderr,
-      /run 1 ran your own code \(an agent program or a verifiers environment\), and such code is never started from what a run stored .* cannot be forked/,
+      /run 1 ran your own code \(an agent program, a verifiers environment or an OpenEnv server's command\), and such code is never started from what a run stored .* cannot be forked/,
     );
     const rescored = runCli(['rescore', '1', '--db', db], dir);
     assert.notEqual(rescored.code, 0);

@@ -226,7 +226,7 @@ describe('a verifiers environment (env "verifiers")', { skip: SKIP }, () => {
     assert.match(r.stdout, /completed/);
     const forked = runCli(['train', '--fork', '1', '--at', '1', '--db', db], dir);
     assert.notEqual(forked.code, 0);
-    assert.match(forked.stderr, /run 1 ran your own code \(an agent program or a verifiers environment\).* cannot be forked/);
+    assert.match(forked.stderr, /run 1 ran your own code \(an agent program, a verifiers environment or an OpenEnv server's command\).* cannot be forked/);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

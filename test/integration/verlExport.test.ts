@@ -202,6 +202,14 @@ describe('agent-rl export verl', () => {
     const v = runCli(['export', 'verl', '--config', 'v.json', '--out', 'x'], dir);
     assert.equal(v.code, 2, v.stderr);
     assert.match(v.stderr, /env "verifiers": its tasks and rewards are the user's own program's.*Fix: export an environment whose tasks the workbench holds/);
+    // an OpenEnv server's episodes: refused before its command would start (it does not even exist)
+    fs.writeFileSync(
+      path.join(dir, 'o.json'),
+      JSON.stringify({ env: 'openenv', policy: 'transformer', method: 'grpo', envOptions: { command: ['no-such-openenv-server'] } }),
+    );
+    const o = runCli(['export', 'verl', '--config', 'o.json', '--out', 'x'], dir);
+    assert.equal(o.code, 2, o.stderr);
+    assert.match(o.stderr, /env "openenv": its episodes and rewards are an OpenEnv server's.*Fix: export an environment whose tasks the workbench holds/);
     // the exported calculator reward has no per-call or per-malformed-turn cost: a config with one is refused
     for (const [envOptions, message] of [
       [{ callCost: 0.05 }, /envOptions\.callCost 0\.05: .* Fix: set it to 0 to export/],

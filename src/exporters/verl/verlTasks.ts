@@ -118,6 +118,12 @@ export function checkVerlExportable(config: RunConfig): void {
       `env "${config.env}": its tasks and rewards are the user's own program's, which export verl would have to run to read. Fix: export an environment whose tasks the workbench holds (calculator, code, workspace)`,
     );
   }
+  if (config.env === 'openenv') {
+    // its episodes and rewards are a server's, which verl's rollout would have to reach: no task file holds them
+    throw new VerlExportError(
+      'env "openenv": its episodes and rewards are an OpenEnv server\'s, which no exported task file holds. Fix: export an environment whose tasks the workbench holds (calculator, code, workspace)',
+    );
+  }
   if (config.env === 'calculator') {
     // the exported calculator reward scores the answer and its format only
     const { callCost, formatErrorCost } = config.envOptions;

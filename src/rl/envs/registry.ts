@@ -7,6 +7,7 @@ import { binarySearchRepair } from './binarySearchRepair';
 import { calculator } from './calculator/calculatorEnv';
 import { codeEnvironment } from './codeSandbox/codeEnv';
 import type { RunEnvironment } from './environment';
+import { openenvEnvironment } from './openenv/openenvEnv';
 import { verifiersEnvironment } from './verifiers/verifiersEnv';
 import { workspaceEnvironment } from './workspace/workspaceEnv';
 
@@ -18,6 +19,7 @@ export const ENVIRONMENTS: Readonly<Record<EnvName, { readonly name: EnvName; re
   workspace: workspaceEnvironment,
   agent: agentEnvironment,
   verifiers: verifiersEnvironment,
+  openenv: openenvEnvironment,
 };
 
 /** Opens the environment a config names with its options (files read and checked); dispose() the result. */
@@ -35,5 +37,7 @@ export function openEnvironment(c: EnvSelection): Promise<RunEnvironment> {
       return agentEnvironment.open(c.envOptions);
     case 'verifiers':
       return verifiersEnvironment.open(c.envOptions);
+    case 'openenv':
+      return openenvEnvironment.open(c.envOptions);
   }
 }

@@ -286,6 +286,16 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       fix: 'name it, e.g. "vf_gsm8k" for vf_gsm8k.py beside the config file (or a module installed in envOptions.python)',
     },
   },
+  'openenv-url-or-command': {
+    pass: { env: 'openenv', policy: 'transformer', envOptions: { url: 'http://127.0.0.1:8000' } },
+    fail: { env: 'openenv', policy: 'transformer' },
+    issue: {
+      field: 'envOptions.url',
+      value: '',
+      message: 'an OpenEnv environment needs its server',
+      fix: 'give the url of a running one (e.g. "http://127.0.0.1:8000"), or envOptions.command that starts one with {port} in its arguments',
+    },
+  },
   'agent-needs-tasks': {
     pass: AGENT,
     fail: { ...AGENT, envOptions: { command: ['node', 'agent.js'] } },

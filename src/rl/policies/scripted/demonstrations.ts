@@ -26,6 +26,7 @@ export function referenceAgentFor(c: DemonstrationChoice): Policy | undefined {
       return new WorkspaceReferenceAgent();
     case 'binary-search':
     case 'verifiers':
+    case 'openenv':
       return undefined;
   }
 }
