@@ -85,6 +85,14 @@ export const CALCULATOR_OPTION_SPECS = {
       'Reward subtracted per malformed turn (neither a well-formed <call> nor a well-formed <answer>), on top of callCost: a success that stuttered on its way earns less than a clean one (0.1 less at 0.1), so within a group it ranks below it, and a stuttered failure below a clean failure.',
     reason: "off: the reward is seed 003's",
   },
+  evaluationSet: {
+    kind: 'enum',
+    values: ['held-out', 'validation', 'test'],
+    default: 'held-out',
+    description:
+      "What evaluations run on. held-out: the held-out split of the training generator (one call plan in five by a hash). validation and test: expressions of the training depths with operands above any training literal (maxOperand + 1 to 10 × (maxOperand + 1) − 1: 10–99 at the defaults), heldOutTasks of them — validation from the call plans the hash puts on the training side, test from the held-out side, so the two share no call plan; test is verify:distill's test split, written down before its first run.",
+    reason: 'a run reports on its held-out split; the unseen operand range is for the learning check that claims a result',
+  },
 } as const satisfies OptionSpecs;
 
 /** Seed 000's code environment. */

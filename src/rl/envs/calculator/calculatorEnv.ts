@@ -21,6 +21,8 @@ export interface CalculatorOptions {
   readonly generator: GeneratorOptions;
   readonly trainTasks: number;
   readonly heldOutTasks: number;
+  /** What evaluations run on: the held-out split, or the unseen operand range's validation or test split. */
+  readonly evaluationSet: 'held-out' | 'validation' | 'test';
 }
 
 /** The run's options as the environment uses them (the generator's settings together). */
@@ -32,6 +34,7 @@ export function calculatorOptions(o: CalculatorEnvOptions): CalculatorOptions {
     formatErrorCost: o.formatErrorCost,
     trainTasks: o.trainTasks,
     heldOutTasks: o.heldOutTasks,
+    evaluationSet: o.evaluationSet,
     generator: { minDepth: o.minDepth, maxDepth: o.maxDepth, minOperand: o.minOperand, maxOperand: o.maxOperand, ops: GENERATOR_OPS },
   };
 }
@@ -122,13 +125,28 @@ class CalculatorEnv implements Environment {
 /** Expression sets by generator settings: runs in one process with the same options share them (they are pure). */
 const taskCache = new Map<string, TaskSource>();
 
+/**
+ * The generator of the evaluation sets that differ from training in substance: the training depths,
+ * operands above any training literal (maxOperand + 1 … 10 × (maxOperand + 1) − 1; 10–99, one digit
+ * more, at the defaults), so no such task's question, calls or answer appear in training.
+ */
+export function unseenOperandGenerator(g: GeneratorOptions): GeneratorOptions {
+  return { ...g, minOperand: g.maxOperand + 1, maxOperand: 10 * (g.maxOperand + 1) - 1 };
+}
+
 function taskSource(o: CalculatorOptions): TaskSource {
-  const key = JSON.stringify([o.generator, o.trainTasks, o.heldOutTasks]);
+  const key = JSON.stringify([o.generator, o.trainTasks, o.heldOutTasks, o.evaluationSet]);
   let source = taskCache.get(key);
   if (!source) {
     // both splits drawn together: they share one depth mix (expressionSets.ts says why)
     const sets = expressionSets({ train: o.trainTasks, heldOut: o.heldOutTasks }, o.generator);
-    source = { train: sets.train.map(calculatorTask), heldOut: sets.heldOut.map(calculatorTask) };
+    let heldOut = sets.heldOut;
+    if (o.evaluationSet !== 'held-out') {
+      // heldOutTasks of each side of the unseen range's hash split: validation the training side, test the held-out side
+      const wide = expressionSets({ train: o.heldOutTasks, heldOut: o.heldOutTasks }, unseenOperandGenerator(o.generator));
+      heldOut = o.evaluationSet === 'test' ? wide.heldOut : wide.train;
+    }
+    source = { train: sets.train.map(calculatorTask), heldOut: heldOut.map(calculatorTask) };
     taskCache.set(key, source);
   }
   return source;
