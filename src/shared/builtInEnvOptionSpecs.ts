@@ -90,8 +90,8 @@ export const CALCULATOR_OPTION_SPECS = {
     values: ['held-out', 'validation', 'test'],
     default: 'held-out',
     description:
-      "What evaluations run on. held-out: the held-out split of the training generator (one call plan in five by a hash). validation and test: expressions of the training depths with operands above any training literal (maxOperand + 1 to 10 × (maxOperand + 1) − 1: 10–99 at the defaults), heldOutTasks of them — validation from the call plans the hash puts on the training side, test from the held-out side, so the two share no call plan; test is verify:distill's test split, written down before its first run.",
-    reason: 'a run reports on its held-out split; the unseen operand range is for the learning check that claims a result',
+      "What evaluations run on. held-out: the held-out split of the training generator (one call plan in five by a hash). validation and test: heldOutTasks expressions one level deeper than maxDepth (operands as in training), only those whose text as parsed is deeper than every training task's (4–7 calls at the defaults, against at most 3) — validation from the call plans the hash puts on the training side, test from the held-out side, so the two share no call plan; test is verify:distill's test split, written down before its first run.",
+    reason: 'a run reports on its held-out split; the deeper expressions are for the learning check that claims a result',
   },
 } as const satisfies OptionSpecs;
 

@@ -7,7 +7,7 @@ import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/
 import { parseCalculatorAction } from '../parsers';
 import type { CalculatorEnvOptions } from '../../../shared/runConfig';
 import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, Task, TaskSource } from '../environment';
-import { expressionSets } from './expressionSets';
+import { expressionSets, textDepth } from './expressionSets';
 import { applyOp, evaluate, GENERATOR_OPS, parseExpr, type GeneratorOptions, type Op } from './expressions';
 
 const OPS: readonly Op[] = ['add', 'sub', 'mul', 'div'];
@@ -21,7 +21,7 @@ export interface CalculatorOptions {
   readonly generator: GeneratorOptions;
   readonly trainTasks: number;
   readonly heldOutTasks: number;
-  /** What evaluations run on: the held-out split, or the unseen operand range's validation or test split. */
+  /** What evaluations run on: the held-out split, or the deeper expressions' validation or test split. */
   readonly evaluationSet: 'held-out' | 'validation' | 'test';
 }
 
@@ -126,12 +126,17 @@ class CalculatorEnv implements Environment {
 const taskCache = new Map<string, TaskSource>();
 
 /**
- * The generator of the evaluation sets that differ from training in substance: the training depths,
- * operands above any training literal (maxOperand + 1 … 10 × (maxOperand + 1) − 1; 10–99, one digit
- * more, at the defaults), so no such task's question, calls or answer appear in training.
+ * The evaluation sets that differ from training in substance: `count` expressions one level deeper than
+ * the generator's (its operands), kept only where the text as parsed is deeper than every training
+ * task's (a flat "1+2+3+4" of a depth-2 tree reads as depth 3, so depth alone would overlap), from the
+ * training side of the call-plan hash (validation) or its held-out side (test).
  */
-export function unseenOperandGenerator(g: GeneratorOptions): GeneratorOptions {
-  return { ...g, minOperand: g.maxOperand + 1, maxOperand: 10 * (g.maxOperand + 1) - 1 };
+export function deeperSet(g: GeneratorOptions, train: readonly string[], count: number, side: 'validation' | 'test'): string[] {
+  const deepest = train.reduce((d, x) => Math.max(d, textDepth(x)), 0);
+  const deeper = { ...g, minDepth: g.maxDepth + 1, maxDepth: g.maxDepth + 1 };
+  // three times the count drawn: about half of a depth-3 tree's texts read no deeper than training's
+  const sets = expressionSets({ train: 3 * count, heldOut: 3 * count }, deeper);
+  return (side === 'test' ? sets.heldOut : sets.train).filter((x) => textDepth(x) > deepest).slice(0, count);
 }
 
 function taskSource(o: CalculatorOptions): TaskSource {
@@ -141,11 +146,7 @@ function taskSource(o: CalculatorOptions): TaskSource {
     // both splits drawn together: they share one depth mix (expressionSets.ts says why)
     const sets = expressionSets({ train: o.trainTasks, heldOut: o.heldOutTasks }, o.generator);
     let heldOut = sets.heldOut;
-    if (o.evaluationSet !== 'held-out') {
-      // heldOutTasks of each side of the unseen range's hash split: validation the training side, test the held-out side
-      const wide = expressionSets({ train: o.heldOutTasks, heldOut: o.heldOutTasks }, unseenOperandGenerator(o.generator));
-      heldOut = o.evaluationSet === 'test' ? wide.heldOut : wide.train;
-    }
+    if (o.evaluationSet !== 'held-out') heldOut = deeperSet(o.generator, sets.train, o.heldOutTasks, o.evaluationSet);
     source = { train: sets.train.map(calculatorTask), heldOut: heldOut.map(calculatorTask) };
     taskCache.set(key, source);
   }
