@@ -11,7 +11,7 @@
 // distillation, GRPO, GRPO + teacher term and RS-SFT, two at a time on one core each.
 // Primary figure: test greedy pass@1, distillation − GRPO, paired by task (95 % interval, exact
 // McNemar p); criterion: the interval above 0 on every seed. Evaluations run on the calculator's
-// test split (operands 10–99, envOptions.evaluationSet "test"); --smoke runs tiny sizes on the
+// test split (expressions deeper than any training task, envOptions.evaluationSet "test"); --smoke runs tiny sizes on the
 // validation split, never on the test split.
 // Usage: node scripts/verifyDistill.mjs [--seeds 1,2,3] [--out DIR] [--smoke] [--eval-on test|validation]
 //        [--teacher-iterations N] [--sft-iterations N] [--rl-iterations N] [--tasks N]
@@ -237,9 +237,9 @@ const teacherEval = teacherRecord.evaluations.at(-1);
 const met = rows.every((x) => x.primary.low > 0);
 const p2 = (/** @type {number} */ p) => p.toPrecision(2);
 const cell = (/** @type {any} */ d) => `${points(d)} | ${p2(d.mcnemar.p)} (${d.mcnemar.better}:${d.mcnemar.worse})`;
-const split = `${evalOn} split (operands 10–99, ${tasks} tasks; greedy, and 4 sampled episodes a task)`;
+const split = `${evalOn} split (expressions deeper than any training task's, 4–7 calls; ${tasks} tasks, each greedily and 4 times sampled)`;
 const lines = [
-  `Calculator, evaluated on the ${split}. Teacher: ${teacherRecord.config.policyOptions.model} after ${teacherIterations} SFT iterations, greedy ${pct(teacherEval.greedySuccessRate)}, sampled ${pct(teacherEval.successRate)} (${teacherSft.seconds.toFixed(0)} s).`,
+  `Calculator, evaluated on the ${split}. Teacher: ${teacher} (${teacherShape.join(' ')}, ${teacherIterations} SFT iterations on demonstrations that always call the tool), greedy ${pct(teacherEval.greedySuccessRate)}, sampled ${pct(teacherEval.successRate)} (${teacherSft.seconds.toFixed(0)} s).`,
   '',
   '| seed | model | greedy pass@1 | sampled pass@1 | pass@4 | optimizer steps | Σ learning rate | wall s (teacher s) | reverse KL to the teacher, first 3 → last 3 it. |',
   '|---|---|---|---|---|---|---|---|---|',
