@@ -85,6 +85,14 @@ export const CALCULATOR_OPTION_SPECS = {
       'Reward subtracted per malformed turn (neither a well-formed <call> nor a well-formed <answer>), on top of callCost: a success that stuttered on its way earns less than a clean one (0.1 less at 0.1), so within a group it ranks below it, and a stuttered failure below a clean failure.',
     reason: "off: the reward is seed 003's",
   },
+  evaluationSet: {
+    kind: 'enum',
+    values: ['held-out', 'validation', 'test'],
+    default: 'held-out',
+    description:
+      "What evaluations run on. held-out: the held-out split of the training generator (one call plan in five by a hash). validation and test: heldOutTasks expressions one level deeper than maxDepth (operands as in training), only those whose text as parsed is deeper than every training task's (4–7 calls at the defaults, against at most 3) — validation from the call plans the hash puts on the training side, test from the held-out side, so the two share no call plan; test is verify:distill's test split, written down before its first run.",
+    reason: 'a run reports on its held-out split; the deeper expressions are for the learning check that claims a result',
+  },
 } as const satisfies OptionSpecs;
 
 /** Seed 000's code environment. */

@@ -7,7 +7,7 @@ import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/
 import { parseCalculatorAction } from '../parsers';
 import type { CalculatorEnvOptions } from '../../../shared/runConfig';
 import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, Task, TaskSource } from '../environment';
-import { expressionSets } from './expressionSets';
+import { expressionSets, textDepth } from './expressionSets';
 import { applyOp, evaluate, GENERATOR_OPS, parseExpr, type GeneratorOptions, type Op } from './expressions';
 
 const OPS: readonly Op[] = ['add', 'sub', 'mul', 'div'];
@@ -21,6 +21,8 @@ export interface CalculatorOptions {
   readonly generator: GeneratorOptions;
   readonly trainTasks: number;
   readonly heldOutTasks: number;
+  /** What evaluations run on: the held-out split, or the deeper expressions' validation or test split. */
+  readonly evaluationSet: 'held-out' | 'validation' | 'test';
 }
 
 /** The run's options as the environment uses them (the generator's settings together). */
@@ -32,6 +34,7 @@ export function calculatorOptions(o: CalculatorEnvOptions): CalculatorOptions {
     formatErrorCost: o.formatErrorCost,
     trainTasks: o.trainTasks,
     heldOutTasks: o.heldOutTasks,
+    evaluationSet: o.evaluationSet,
     generator: { minDepth: o.minDepth, maxDepth: o.maxDepth, minOperand: o.minOperand, maxOperand: o.maxOperand, ops: GENERATOR_OPS },
   };
 }
@@ -122,13 +125,29 @@ class CalculatorEnv implements Environment {
 /** Expression sets by generator settings: runs in one process with the same options share them (they are pure). */
 const taskCache = new Map<string, TaskSource>();
 
+/**
+ * The evaluation sets that differ from training in substance: `count` expressions one level deeper than
+ * the generator's (its operands), kept only where the text as parsed is deeper than every training
+ * task's (a flat "1+2+3+4" of a depth-2 tree reads as depth 3, so depth alone would overlap), from the
+ * training side of the call-plan hash (validation) or its held-out side (test).
+ */
+export function deeperSet(g: GeneratorOptions, train: readonly string[], count: number, side: 'validation' | 'test'): string[] {
+  const deepest = train.reduce((d, x) => Math.max(d, textDepth(x)), 0);
+  const deeper = { ...g, minDepth: g.maxDepth + 1, maxDepth: g.maxDepth + 1 };
+  // three times the count drawn: about half of a depth-3 tree's texts read no deeper than training's
+  const sets = expressionSets({ train: 3 * count, heldOut: 3 * count }, deeper);
+  return (side === 'test' ? sets.heldOut : sets.train).filter((x) => textDepth(x) > deepest).slice(0, count);
+}
+
 function taskSource(o: CalculatorOptions): TaskSource {
-  const key = JSON.stringify([o.generator, o.trainTasks, o.heldOutTasks]);
+  const key = JSON.stringify([o.generator, o.trainTasks, o.heldOutTasks, o.evaluationSet]);
   let source = taskCache.get(key);
   if (!source) {
     // both splits drawn together: they share one depth mix (expressionSets.ts says why)
     const sets = expressionSets({ train: o.trainTasks, heldOut: o.heldOutTasks }, o.generator);
-    source = { train: sets.train.map(calculatorTask), heldOut: sets.heldOut.map(calculatorTask) };
+    let heldOut = sets.heldOut;
+    if (o.evaluationSet !== 'held-out') heldOut = deeperSet(o.generator, sets.train, o.heldOutTasks, o.evaluationSet);
+    source = { train: sets.train.map(calculatorTask), heldOut: heldOut.map(calculatorTask) };
     taskCache.set(key, source);
   }
   return source;

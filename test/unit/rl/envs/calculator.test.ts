@@ -109,6 +109,34 @@ describe('calculator task sets: one depth mix in both splits', () => {
     assert.deepEqual(expressionSets({ train: 800, heldOut: 150 }, o), sets);
   });
 
+  it('evaluationSet validation and test: heldOutTasks expressions deeper than every training text, operands 0–9, disjoint in call plan from each other and from training', () => {
+    const exprs = (s: string): string[] =>
+      calculatorEnv({ evaluationSet: s, heldOutTasks: 150 })
+        .tasks()
+        .heldOut.map((x) => String(x.data.expression));
+    const [held, validation, test] = [exprs('held-out'), exprs('validation'), exprs('test')];
+    assert.deepEqual([validation.length, test.length], [150, 150]);
+    const { train } = calculatorEnv({ heldOutTasks: 150 }).tasks();
+    // training is the same whatever is evaluated
+    assert.deepEqual(
+      calculatorEnv({ evaluationSet: 'test', heldOutTasks: 150 })
+        .tasks()
+        .train.map((x) => x.id),
+      train.map((x) => x.id),
+    );
+    const t = train.map((x) => String(x.data.expression));
+    const deepest = Math.max(...t.map(textDepth));
+    assert.ok(
+      held.some((x) => textDepth(x) === deepest),
+      'the held-out split reaches the training depth',
+    );
+    for (const x of [...validation, ...test]) assert.ok(textDepth(x) > deepest && (x.match(/\d+/g) ?? []).every((n) => Number(n) <= 9), x);
+    const plans = new Set([...validation, ...t].map(plan));
+    assert.equal(test.filter((x) => plans.has(plan(x))).length, 0);
+    assert.ok(test.every(isHeldOut) && !validation.some(isHeldOut));
+    assert.equal(new Set(test).size, 150);
+  });
+
   it('a larger held-out set becomes the scarcer split at depth 1 and sets the share for training', () => {
     const { train, heldOut } = expressionSets({ train: 2000, heldOut: 500 }, DEFAULT_GENERATOR);
     assertSameMix(train, heldOut);
