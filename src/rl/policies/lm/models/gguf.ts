@@ -244,7 +244,7 @@ function q8Bytes(values: (r0: number, r1: number) => Float32Array, rows: number,
   const chunk = Math.max(1, Math.floor(Q8_CHUNK_VALUES / cols));
   for (let r0 = 0; r0 < rows; r0 += chunk) {
     const r1 = Math.min(rows, r0 + chunk);
-    out.set(encodeGgufQ8_0(quantizeQ8(values(r0, r1), r1 - r0, cols, 'f16')), r0 * rowBytes);
+    out.set(encodeGgufQ8_0(quantizeQ8(values(r0, r1), r1 - r0, cols, 'weight')), r0 * rowBytes);
   }
   return out;
 }

@@ -189,7 +189,7 @@ export function loadEngineWeights(
             // rows [r0, r0 + r) of the blocks: the operand of the whole matrix shifted by r0 rows
             const whole = q8Of({ ptr, rows, cols, dtype });
             const { paddedCols, blocksPerRow } = whole.layout;
-            k.quantizeQ8(f32, cols, { q: whole.q + r0 * paddedCols, s: whole.s + r0 * blocksPerRow * 4, layout: whole.layout }, 'f16', r);
+            k.quantizeQ8(f32, cols, { q: whole.q + r0 * paddedCols, s: whole.s + r0 * blocksPerRow * 4, layout: whole.layout }, 'weight', r);
           } else mem.u8.copyWithin(ptr + r0 * cols * 4, f32, f32 + r * cols * 4);
         }
       });

@@ -3,6 +3,7 @@
 // kernels, work items of attention. Small calls stay on the calling thread (waking the others costs
 // more than they save). Pointers are byte offsets into the engine's memory; strides count elements.
 import { q8DequantizeArgs, q8NtArgs, q8Operand, q8QuantizeArgs, type Q8Operand } from './q8Kernels';
+import type { Q8Quantizer } from '../q8Blocks';
 import type { KernelName, ThreadPool } from './threadPool';
 
 /**
@@ -89,13 +90,14 @@ export class EngineKernels {
   }
 
   /**
-   * x[rows, ldx] float32 (out.layout.cols values a row) → Q8_0 blocks in `out`, split over rows: 'f16'
-   * scales for weights (GGUF's), 'f32' for activations (per row and block of 32, on the fly).
+   * x[rows, ldx] float32 (out.layout.cols values a row) → Q8_0 blocks in `out`, split over rows, by
+   * llama.cpp's rule for `kind` (../q8Blocks.ts): 'weight' as GGUF stores them, 'activation' as ggml-cpu
+   * quantizes a product's input (per row and block of 32, on the fly).
    */
-  quantizeQ8(x: number, ldx: number, out: Q8Operand, scale: 'f16' | 'f32', rows = out.layout.rows): void {
+  quantizeQ8(x: number, ldx: number, out: Q8Operand, kind: Q8Quantizer, rows = out.layout.rows): void {
     this.run(
       'q8_quantize',
-      this.parts(rows * out.layout.cols * 4, rows, 1).map(([a, b]) => q8QuantizeArgs(x, ldx, out, scale, a, b)),
+      this.parts(rows * out.layout.cols * 4, rows, 1).map(([a, b]) => q8QuantizeArgs(x, ldx, out, kind, a, b)),
     );
   }
 
