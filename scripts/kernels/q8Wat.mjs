@@ -201,7 +201,7 @@ export function q8Funcs(o) {
   //   act = 1, activations — ggml-cpu's x86 quantize_row_q8_0 (AVX/AVX2, what llama.cpp quantizes each
   //            product's input with on this architecture): id = amax ≠ 0 ? 127 / amax : 0, q = round
   //            half to even (x · id) (_mm256_round_ps, _MM_ROUND_NEAREST). ARM's NEON path takes id = 1 / d
-  //            with the same rounding: the two ids differ by at most an ulp, so their q differ only where
+  //            with the same rounding: the two ids differ by about an ulp, so their q differ only where
   //            x · id lies within an ulp of a half step.
   // amax compares |x|'s bits as integers (one instruction, where f32x4.max is several): non-negative
   // floats order as their bits do, and a NaN's bits exceed infinity's, so a NaN still wins (as gguf-py's numpy max does; ggml's C MAX drops a NaN unless it is a block's last value).
