@@ -93,10 +93,10 @@ async function side(name: string, mode: AddressMode, high: boolean): Promise<Sid
   }
   for (let i = 0; i < DM * DK; i++) mem.f32[xd / 4 + i] = rng.next() - 0.5;
   for (let i = 0; i < DN * DK; i++) mem.f32[wd / 4 + i] = (rng.next() - 0.5) * 0.1;
-  k.quantizeQ8(x, n, s.xq, 'f32');
-  k.quantizeQ8(wf, n, s.wq, 'f16');
-  k.quantizeQ8(xd, DK, s.xqd, 'f32');
-  k.quantizeQ8(wd, DK, s.wqd, 'f16');
+  k.quantizeQ8(x, n, s.xq, 'activation');
+  k.quantizeQ8(wf, n, s.wq, 'weight');
+  k.quantizeQ8(xd, DK, s.xqd, 'activation');
+  k.quantizeQ8(wd, DK, s.wqd, 'weight');
   return s;
 }
 

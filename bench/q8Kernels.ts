@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     k.interleave8(wb, N * K);
     const q8 = new Q8Kernels(mem.memory);
     const wq: Q8Operand = q8Operand(mem.alloc(q8Operand(0, N, K).layout.bytes, 'w q8'), N, K);
-    q8.quantize(wf, K, wq, 'f16');
+    q8.quantize(wf, K, wq, 'weight');
     const xq: Q8Operand = q8Operand(mem.alloc(q8Operand(0, Mmax, K).layout.bytes, 'x q8'), Mmax, K);
     const wF: Matrix = { ptr: wf, rows: N, cols: K, dtype: 'f32' },
       wB: Matrix = { ptr: wb, rows: N, cols: K, dtype: 'bf16' };
@@ -87,9 +87,9 @@ async function main(): Promise<void> {
       return {
         name,
         out,
-        quantize: (M) => kern.quantize(x, K, xRows(M), 'f32', M),
+        quantize: (M) => kern.quantize(x, K, xRows(M), 'activation', M),
         run: (M) => {
-          kern.quantize(x, K, xRows(M), 'f32', M);
+          kern.quantize(x, K, xRows(M), 'activation', M);
           kern.nt(xRows(M), wq, out, N, false);
         },
       };

@@ -90,14 +90,14 @@ async function engineProbe(): Promise<Record<'f32' | 'bf16' | 'q8', number>> {
       mem.f32[wf / 4 + i] = rng.next() - 0.5;
       mem.u16[wb / 2 + i] = 0x3c00 + (i % 127); // bfloat16 values in [0.0078, 0.0156): finite, normal
     }
-    k.quantizeQ8(wf, n, wq, 'f16');
+    k.quantizeQ8(wf, n, wq, 'weight');
     const out = { f32: 0, bf16: 0, q8: 0 };
     for (const dtype of ['f32', 'bf16', 'q8'] as const) {
       // q8: the activations quantized per row and block of 32 in every call, as the engine's products do
       const call =
         dtype === 'q8'
           ? (): void => {
-              k.quantizeQ8(x, n, xq, 'f32');
+              k.quantizeQ8(x, n, xq, 'activation');
               k.ntQ8(xq, wq, y, n, false);
             }
           : (): void => k.nt(x, n, { ptr: dtype === 'f32' ? wf : wb, rows: n, cols: n, dtype }, y, n, n, false);

@@ -192,12 +192,22 @@ export function q8Funcs(o) {
   }
 
   // ---- Quantize rows: x[M, ldx] float32 (K values a row, K a multiple of 32) → q[M, Kp] int8 and
-  // s[M, Kp / 32] float32, padding blocks (K ≤ k < Kp) zero with scale 0. Per block: amax = max |x|,
-  // d = amax / 127, id = d ≠ 0 ? 1 / d : 0, q = round half away from zero (x · id), clamped to
-  // [−127, 127] (never −128: the relaxed dot's exactness rests on it); the scale kept is d, or with f16
-  // ≠ 0 d rounded to the nearest float16 (what GGUF stores: llama.cpp's quantize_row_q8_0_ref).
+  // s[M, Kp / 32] float32 holding float16 values, padding blocks (K ≤ k < Kp) zero with scale 0. Per
+  // block: amax = max |x|, d = amax / 127, the scale kept float16(d) (round to nearest even, what GGUF
+  // stores and ggml's dot product reads), and q in [−127, 127] (never −128: the relaxed dot's exactness
+  // rests on it) by one of llama.cpp's two rules, `act` choosing:
+  //   act = 0, weights — quantize_row_q8_0_ref (llama-quantize, gguf-py): id = d ≠ 0 ? 1 / d : 0,
+  //            q = round half away from zero (x · id);
+  //   act = 1, activations — ggml-cpu's x86 quantize_row_q8_0 (AVX/AVX2, what llama.cpp quantizes each
+  //            product's input with on this architecture): id = amax ≠ 0 ? 127 / amax : 0, q = round
+  //            half to even (x · id) (_mm256_round_ps, _MM_ROUND_NEAREST). ARM's NEON path takes id = 1 / d
+  //            with the same rounding: the two ids differ by about an ulp, so their q differ only where
+  //            x · id lies within an ulp of a half step.
   // amax compares |x|'s bits as integers (one instruction, where f32x4.max is several): non-negative
   // floats order as their bits do, and a NaN's bits exceed infinity's, so a NaN still wins (as gguf-py's numpy max does; ggml's C MAX drops a NaN unless it is a block's last value).
+  // $to_f16 takes d ≥ 0 (or NaN) only: below 2^−14 (float16's subnormals, steps of 2^−24) f32.nearest
+  // rounds d · 2^24 to even exactly; above it the 13 dropped mantissa bits round to even with a carry
+  // into the exponent, and a result ≥ 2^16 (65,520 and up) is float16's infinity.
   const toF16 = `
   (func $to_f16 (param $d f32) (result f32) (local $b i32)
     (if (f32.ne ${get('d')} ${get('d')}) (then (return ${get('d')})))
@@ -205,11 +215,11 @@ export function q8Funcs(o) {
     ${set('b', `(i32.reinterpret_f32 ${get('d')})`)}
     ${set('b', `(i32.and (i32.add (i32.add ${get('b')} (i32.const 0xfff)) (i32.and (i32.shr_u ${get('b')} (i32.const 13)) (i32.const 1))) (i32.const 0xffffe000))`)}
     (if (result f32) (i32.ge_u ${get('b')} (i32.const 0x47800000)) (then (f32.const inf)) (else (f32.reinterpret_i32 ${get('b')}))))`;
-  const qsig = 'x* ldx M K q* s* f16';
+  const qsig = 'x* ldx M K q* s* act';
   const quantize = `
   (func (export "q8_quantize") ${params(qsig)}
     (local $m i32) (local $g i32) (local $j i32) (local $b i32) (local $Kb i32) (local $Kp i32) (local $row ${A}) (local $qo ${A}) (local $so ${A})
-    (local $p v128) (local $amax v128) (local $d f32) (local $id f32)
+    (local $p v128) (local $amax v128) (local $a f32) (local $d f32) (local $id f32)
     ${plocals(range(4).map((j) => `a${j}`))} ${locals(
       range(4).map((j) => `i${j}`),
       'v128',
@@ -244,23 +254,36 @@ export function q8Funcs(o) {
                 .join(' ')}
               ${set('amax', `(i32x4.max_s ${get('amax')} (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 ${get('amax')} ${get('amax')}))`)}
               ${set('amax', `(i32x4.max_s ${get('amax')} (i8x16.shuffle 4 5 6 7 0 1 2 3 12 13 14 15 8 9 10 11 ${get('amax')} ${get('amax')}))`)}
-              ${set('d', `(f32.div (f32x4.extract_lane 0 ${get('amax')}) (f32.const 127))`)}
-              ${set('id', `(if (result f32) (f32.ne ${get('d')} (f32.const 0)) (then (f32.div (f32.const 1) ${get('d')})) (else (f32.const 0)))`)}
-              (f32.store offset=${4 * j} ${get('so')} (if (result f32) ${get('f16')} (then (call $to_f16 ${get('d')})) (else ${get('d')}))))
+              ${set('a', `(f32x4.extract_lane 0 ${get('amax')})`)}
+              ${set('d', `(f32.div ${get('a')} (f32.const 127))`)}
+              ${set(
+                'id',
+                `(if (result f32) ${get('act')}
+                  (then (if (result f32) (f32.ne ${get('a')} (f32.const 0)) (then (f32.div (f32.const 127) ${get('a')})) (else (f32.const 0))))
+                  (else (if (result f32) (f32.ne ${get('d')} (f32.const 0)) (then (f32.div (f32.const 1) ${get('d')})) (else (f32.const 0)))))`,
+              )}
+              (f32.store offset=${4 * j} ${get('so')} (call $to_f16 ${get('d')})))
             (else
               ${set(`a${j}`, get('row'))} ${set('id', '(f32.const 0)')} (f32.store offset=${4 * j} ${get('so')} (f32.const 0))))
           ${set(`i${j}`, `(f32x4.splat ${get('id')})`)}`,
           )
           .join('')}
-        ${range(8)
-          .map((v) => {
-            // roundf(p) = trunc(p + copysign(0.49999997, p)) for every float32 |p| ≤ 128 (checked over all
-            // of them; with 0.5 it fails at ±0.49999997), and |x · id| ≤ 127.00002
-            const qv = (j) =>
-              `(i32x4.trunc_sat_f32x4_s (f32x4.add (local.tee $p (f32x4.mul ${load(get(`a${j}`), 16 * v)} ${get(`i${j}`)})) (v128.or (v128.and ${get('p')} (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0x1.fffffep-2 0x1.fffffep-2 0x1.fffffep-2 0x1.fffffep-2))))`;
-            return `(v128.store offset=${16 * v} align=1 ${get('qo')} (i8x16.max_s ${splat8(-127)} (i8x16.narrow_i16x8_s (i16x8.narrow_i32x4_s ${qv(0)} ${qv(1)}) (i16x8.narrow_i32x4_s ${qv(2)} ${qv(3)}))))`;
-          })
-          .join('\n        ')}
+        ${(() => {
+          // round half away from zero (weights): roundf(p) = trunc(p + copysign(0.49999997, p)) for every
+          // float32 |p| ≤ 128 (checked over all of them; with 0.5 it fails at ±0.49999997), and |x · id| ≤ 127.00002
+          const away = (p) =>
+            `(i32x4.trunc_sat_f32x4_s (f32x4.add (local.tee $p ${p}) (v128.or (v128.and ${get('p')} (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (v128.const f32x4 0x1.fffffep-2 0x1.fffffep-2 0x1.fffffep-2 0x1.fffffep-2))))`;
+          // round half to even (activations): f32x4.nearest, exact; trunc_sat then takes an integer float
+          const even = (p) => `(i32x4.trunc_sat_f32x4_s (f32x4.nearest ${p}))`;
+          const stores = (round) =>
+            range(8)
+              .map((v) => {
+                const qv = (j) => round(`(f32x4.mul ${load(get(`a${j}`), 16 * v)} ${get(`i${j}`)})`);
+                return `(v128.store offset=${16 * v} align=1 ${get('qo')} (i8x16.max_s ${splat8(-127)} (i8x16.narrow_i16x8_s (i16x8.narrow_i32x4_s ${qv(0)} ${qv(1)}) (i16x8.narrow_i32x4_s ${qv(2)} ${qv(3)}))))`;
+              })
+              .join('\n          ');
+          return `(if ${get('act')} (then ${stores(even)}) (else ${stores(away)}))`;
+        })()}
         ${pinc('qo', i32(128))} ${pinc('so', i32(16))}
       `,
       )}

@@ -86,7 +86,7 @@ describe('a LoRA run over the 8-bit base (weightDtype q8)', () => {
           delta[o * cols + i] = scale * s;
         }
       const fromOriginal = base.map((v, j) => v + delta[j]!);
-      const dequantized = dequantizeQ8(quantizeQ8(base, rows, cols, 'f16'));
+      const dequantized = dequantizeQ8(quantizeQ8(base, rows, cols, 'weight'));
       const fromBlocks = dequantized.map((v, j) => v + delta[j]!);
       const got = readTensor(merged.get(`${module}.weight`)!);
       const offOriginal = maxDiff(got, fromOriginal);

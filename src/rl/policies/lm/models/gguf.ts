@@ -18,6 +18,7 @@ import * as path from 'node:path';
 import { FAMILIES, familyOf } from './families/familyOf';
 import type { GgufFamily, ModelFamily } from './families/modelFamily';
 import { ModelLoadError, readHfConfig, ropeInverseFrequencies, type HfArchitecture, type HfModelType } from './hfConfig';
+import { writeFully } from './fileChunks';
 import { encodeGgufQ8_0, ggufQ8_0Bytes, quantizeQ8 } from './q8Blocks';
 import { checkpointTensors, readTensorBytes, specTensor, toFloat32, type StoredTensor } from './safetensors';
 
@@ -129,22 +130,29 @@ export function writeGguf(file: string, metadata: readonly [string, GgufValue][]
     offset += pad(offset);
   }
   head.put(Buffer.alloc(pad(head.length)));
+  // written whole under a temporary name, then renamed: a reader never sees a part, and a failed write
+  // (a tensor that throws, a full disk) removes its part rather than leaving it beside the cache
   const tmp = `${file}.${process.pid}.partial`;
   const fd = fs.openSync(tmp, 'w');
   try {
-    fs.writeSync(fd, head.bytes());
-    for (const t of tensors) {
-      const data = t.data();
-      const want = ggmlBytes(t.type, t.shape);
-      if (data.length !== want)
-        throw new Error(`GGUF tensor ${t.name}: ${data.length} bytes for shape [${t.shape.join(', ')}] in ${t.type} (${want} expected)`);
-      fs.writeSync(fd, data);
-      fs.writeSync(fd, Buffer.alloc(pad(data.length)));
+    try {
+      writeFully(fd, head.bytes());
+      for (const t of tensors) {
+        const data = t.data();
+        const want = ggmlBytes(t.type, t.shape);
+        if (data.length !== want)
+          throw new Error(`GGUF tensor ${t.name}: ${data.length} bytes for shape [${t.shape.join(', ')}] in ${t.type} (${want} expected)`);
+        writeFully(fd, data);
+        writeFully(fd, Buffer.alloc(pad(data.length)));
+      }
+    } finally {
+      fs.closeSync(fd);
     }
-  } finally {
-    fs.closeSync(fd);
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
   }
-  fs.renameSync(tmp, file);
 }
 
 // ---- a Hugging Face checkpoint as llama.cpp's model ----
@@ -244,7 +252,7 @@ function q8Bytes(values: (r0: number, r1: number) => Float32Array, rows: number,
   const chunk = Math.max(1, Math.floor(Q8_CHUNK_VALUES / cols));
   for (let r0 = 0; r0 < rows; r0 += chunk) {
     const r1 = Math.min(rows, r0 + chunk);
-    out.set(encodeGgufQ8_0(quantizeQ8(values(r0, r1), r1 - r0, cols, 'f16')), r0 * rowBytes);
+    out.set(encodeGgufQ8_0(quantizeQ8(values(r0, r1), r1 - r0, cols, 'weight')), r0 * rowBytes);
   }
   return out;
 }

@@ -18,10 +18,14 @@
 // every hidden size of the supported models is a multiple of 128, so padding is rare). A weight's
 // scales hold exactly the float16 values GGUF stores, so engine ↔ GGUF is lossless both ways.
 //
-// Quantizing a block (llama.cpp's quantize_row_q8_0_ref): amax = max |x|, d = amax / 127,
-// id = d ≠ 0 ? 1 / d : 0, q = round half away from zero (x · id) clamped to [−127, 127] — never −128,
-// which the relaxed dot's exactness rests on — all in float32. The scale kept is float16(d) for weights
-// (GGUF's) and d itself for activations (quantized per row on the fly, never stored in a file).
+// Quantizing a block: amax = max |x|, d = amax / 127, the scale kept float16(d) (round to nearest even:
+// what GGUF stores for weights and what ggml's dot product reads for activations), and q clamped to
+// [−127, 127] — never −128, which the relaxed dot's exactness rests on — all in float32, by one of
+// llama.cpp's two rules (Q8Quantizer): 'weight' is quantize_row_q8_0_ref (llama-quantize, gguf-py), id =
+// d ≠ 0 ? 1 / d : 0 and q = round half away from zero (x · id); 'activation' is ggml-cpu's x86
+// quantize_row_q8_0 (AVX/AVX2), which quantizes every product's input at run time: id = amax ≠ 0 ?
+// 127 / amax : 0 and q = round half to even (x · id). So a Q8_0 GGUF sampled by llama.cpp on x86 and the
+// engine compute the same blocks on both sides of every product.
 import { ModelLoadError } from './hfConfig';
 
 /** Values per block. */
@@ -33,7 +37,8 @@ export const Q8_MAX = 127;
 /** GGUF's Q8_0: ggml type id 8, 34 bytes per block of 32 (a float16 scale, then 32 int8). */
 export const GGUF_Q8_0 = { type: 8, blockValues: Q8_BLOCK, blockBytes: 34 } as const;
 
-export type Q8ScaleKind = 'f16' | 'f32';
+/** Which of llama.cpp's Q8_0 rules a quantization follows (above): stored weights or run-time activations. */
+export type Q8Quantizer = 'weight' | 'activation';
 
 /** The engine layout of a [rows, cols] matrix: sizes in bytes (the memory plan reads these). */
 export interface Q8Layout {
@@ -132,23 +137,32 @@ export function roundHalfAway(v: number): number {
   return Math.abs(v - t) >= 0.5 ? t + Math.sign(v) : t;
 }
 
+/** Round half to even (SSE's _MM_ROUND_NEAREST, wasm's f32.nearest), on a float32 input, exact in float64. */
+export function roundHalfEven(v: number): number {
+  const r = Math.round(v); // half up
+  return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
 /**
- * Quantizes values[r·ld + k] (k < cols) into `out` row by row: 'f16' scales for weights (GGUF's),
- * 'f32' for activations. The kernel q8_quantize does the same, bit for bit.
+ * Quantizes values[r·ld + k] (k < cols) into `out` row by row, by llama.cpp's rule for `kind` (weights
+ * as GGUF stores them, activations as ggml-cpu quantizes a product's input). The kernel q8_quantize
+ * does the same, bit for bit.
  */
-export function quantizeQ8(values: ArrayLike<number>, rows: number, cols: number, scale: Q8ScaleKind, ld = cols, out = emptyQ8(rows, cols)): Q8Matrix {
+export function quantizeQ8(values: ArrayLike<number>, rows: number, cols: number, kind: Q8Quantizer, ld = cols, out = emptyQ8(rows, cols)): Q8Matrix {
   const { paddedCols, blocksPerRow } = out.layout;
   const kb = cols / Q8_BLOCK;
+  const act = kind === 'activation';
+  const round = act ? roundHalfEven : roundHalfAway;
   for (let r = 0; r < rows; r++) {
     for (let b = 0; b < kb; b++) {
       const base = r * ld + b * Q8_BLOCK;
       let amax = 0;
       for (let i = 0; i < Q8_BLOCK; i++) amax = Math.max(amax, Math.abs(f32(values[base + i]!)));
       const d = f32(amax / Q8_MAX);
-      const id = d !== 0 ? f32(1 / d) : 0;
-      out.scales[r * blocksPerRow + b] = scale === 'f16' ? f16BitsToF32(f32ToF16Bits(d)) : d;
+      const id = act ? (amax !== 0 ? f32(Q8_MAX / amax) : 0) : d !== 0 ? f32(1 / d) : 0;
+      out.scales[r * blocksPerRow + b] = f16BitsToF32(f32ToF16Bits(d));
       for (let i = 0; i < Q8_BLOCK; i++) {
-        const q = roundHalfAway(f32(f32(values[base + i]!) * id));
+        const q = round(f32(f32(values[base + i]!) * id));
         out.q[r * paddedCols + q8Offset(b * Q8_BLOCK + i)] = Math.max(-Q8_MAX, Math.min(Q8_MAX, q)) || 0;
       }
     }
@@ -171,7 +185,7 @@ export function dequantizeQ8(m: Q8Matrix): Float32Array {
   return out;
 }
 
-/** The GGUF bytes of a matrix whose scales are float16 values (quantized with 'f16'). */
+/** The GGUF bytes of a matrix whose scales are float16 values (every quantizeQ8 result's are). */
 export function encodeGgufQ8_0(m: Q8Matrix): Uint8Array {
   const { rows, cols, paddedCols, blocksPerRow } = m.layout;
   const kb = cols / Q8_BLOCK;
@@ -183,7 +197,7 @@ export function encodeGgufQ8_0(m: Q8Matrix): Uint8Array {
       const s = m.scales[r * blocksPerRow + b]!;
       const h = f32ToF16Bits(s);
       if (!Object.is(f16BitsToF32(h), s))
-        throw new Error(`encodeGgufQ8_0: scale ${s} of row ${r}, block ${b} is not a float16 value (quantize weights with 'f16' scales)`);
+        throw new Error(`encodeGgufQ8_0: scale ${s} of row ${r}, block ${b} is not a float16 value (quantize with quantizeQ8, which keeps float16 scales)`);
       view.setUint16(at, h, true);
       for (let i = 0; i < Q8_BLOCK; i++) view.setInt8(at + 2 + i, m.q[r * paddedCols + q8Offset(b * Q8_BLOCK + i)]!);
     }

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { familyOf } from './families/familyOf';
+import { readFully } from './fileChunks';
 import type { TensorSpec } from './families/modelFamily';
 import { ModelLoadError, type HfArchitecture } from './hfConfig';
 
@@ -146,8 +147,12 @@ export function readTensorBytes(t: StoredTensor): Buffer {
   const fd = fs.openSync(t.file, 'r');
   try {
     const buf = Buffer.alloc(t.end - t.begin);
-    const got = fs.readSync(fd, buf, 0, buf.length, t.begin);
-    if (got !== buf.length) throw new ModelLoadError(`${t.file}: tensor ${t.name}: read ${got} of ${buf.length} bytes (the file changed or is truncated)`);
+    readFully(
+      fd,
+      buf,
+      t.begin,
+      (got) => new ModelLoadError(`${t.file}: tensor ${t.name}: read ${got} of ${buf.length} bytes (the file changed or is truncated)`),
+    );
     return buf;
   } finally {
     fs.closeSync(fd);

@@ -5,7 +5,7 @@
 // has room, the forward pass keeps every layer's intermediates and nothing is recomputed). The output head
 // runs over vocabulary chunks (never a [positions, vocabulary] tensor) and only at scored positions
 // (decoderHead.ts, the class this one extends). Over q8 weights (Q8_0 blocks, engineWeights.ts) each
-// product quantizes its input per row and block of 32 on the fly (float32 scales) and runs the integer
+// product quantizes its input per row and block of 32 on the fly (as llama.cpp does: float16 scales) and runs the integer
 // kernel: q, k and v share one quantized input, and so do gate and up; the backward product dy·W
 // through the frozen base dequantizes the weight's rows (decoderHead.backProduct).
 // Shapes: N positions, D hidden, Hq query heads, K key/value heads, E head width, F MLP width,
@@ -238,7 +238,7 @@ export class Decoder extends DecoderHead {
     const blocks = (x: number, K: number): Q8Operand | undefined => {
       if (!q8) return undefined;
       const op = q8Operand(xqAt, N, K);
-      k.quantizeQ8(x, K, op, 'f32');
+      k.quantizeQ8(x, K, op, 'activation');
       return op;
     };
     const h = this.f32(N * D, 'layer norm');

@@ -67,13 +67,13 @@ export class DecoderHead {
   }
 
   /**
-   * x[M, ldx] (K values a row) quantized per row and block of 32 with float32 scales, into new memory:
+   * x[M, ldx] (K values a row) quantized per row and block of 32 as llama.cpp quantizes activations, into new memory:
    * the activation side of a product over q8 weights (undefined when `w` is not q8).
    */
   protected quantizedFor(w: Matrix, x: number, ldx: number, M: number, K: number, label: string): Q8Operand | undefined {
     if (w.dtype !== 'q8') return undefined;
     const xq = q8Operand(this.mem.alloc(q8Operand(0, M, K).layout.bytes, label), M, K);
-    this.k.quantizeQ8(x, ldx, xq, 'f32');
+    this.k.quantizeQ8(x, ldx, xq, 'activation');
     return xq;
   }
 

@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import { familyOf } from '../families/familyOf';
 import { tensorSize, variableOrder, type LayerModules, type ModelFamily, type TensorSpec } from '../families/modelFamily';
 import { ModelLoadError, ropeInverseFrequencies, type HfArchitecture } from '../hfConfig';
+import { readFully } from '../fileChunks';
 import { checkpointTensors, SAFETENSORS_DTYPES, specTensor, toFloat32, type StoredTensor } from '../safetensors';
 import type { EngineMemory } from './engineMemory';
 import { q8Layout } from '../q8Blocks';
@@ -111,17 +112,16 @@ function take(stored: Map<string, StoredTensor>, dir: string, spec: TensorSpec, 
   });
 }
 
-/** Reads `len` bytes at `pos` of `file` into the engine's memory at `offset`; a short read is an error. */
+/** Reads `len` bytes at `pos` of `file` into the engine's memory at `offset` (in chunks: a tensor may pass 2 GiB); a short read is an error. */
 function readInto(mem: EngineMemory, t: StoredTensor, offset: number, from: number, len: number): void {
   const fd = fs.openSync(t.file, 'r');
   try {
-    const view = Buffer.from(mem.memory.buffer, offset, len);
-    let done = 0;
-    while (done < len) {
-      const n = fs.readSync(fd, view, done, len - done, t.begin + from + done);
-      if (n <= 0) throw new ModelLoadError(`${t.file}: tensor ${t.name} ends early (the file is truncated). Fix: download the checkpoint again`);
-      done += n;
-    }
+    readFully(
+      fd,
+      Buffer.from(mem.memory.buffer, offset, len),
+      t.begin + from,
+      () => new ModelLoadError(`${t.file}: tensor ${t.name} ends early (the file is truncated). Fix: download the checkpoint again`),
+    );
   } finally {
     fs.closeSync(fd);
   }
@@ -189,7 +189,7 @@ export function loadEngineWeights(
             // rows [r0, r0 + r) of the blocks: the operand of the whole matrix shifted by r0 rows
             const whole = q8Of({ ptr, rows, cols, dtype });
             const { paddedCols, blocksPerRow } = whole.layout;
-            k.quantizeQ8(f32, cols, { q: whole.q + r0 * paddedCols, s: whole.s + r0 * blocksPerRow * 4, layout: whole.layout }, 'f16', r);
+            k.quantizeQ8(f32, cols, { q: whole.q + r0 * paddedCols, s: whole.s + r0 * blocksPerRow * 4, layout: whole.layout }, 'weight', r);
           } else mem.u8.copyWithin(ptr + r0 * cols * 4, f32, f32 + r * cols * 4);
         }
       });
@@ -205,8 +205,7 @@ export function loadEngineWeights(
     const buf = Buffer.alloc(bytes);
     const fd = fs.openSync(t.file, 'r');
     try {
-      if (fs.readSync(fd, buf, 0, bytes, t.begin) !== bytes)
-        throw new ModelLoadError(`${t.file}: tensor ${name} ends early (the file is truncated). Fix: download the checkpoint again`);
+      readFully(fd, buf, t.begin, () => new ModelLoadError(`${t.file}: tensor ${name} ends early (the file is truncated). Fix: download the checkpoint again`));
     } finally {
       fs.closeSync(fd);
     }

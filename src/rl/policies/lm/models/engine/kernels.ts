@@ -3,6 +3,7 @@
 // kernels, work items of attention. Small calls stay on the calling thread (waking the others costs
 // more than they save). Pointers are byte offsets into the engine's memory; strides count elements.
 import { q8DequantizeArgs, q8NtArgs, q8Operand, q8QuantizeArgs, type Q8Operand } from './q8Kernels';
+import type { Q8Quantizer } from '../q8Blocks';
 import type { KernelName, ThreadPool } from './threadPool';
 
 /**
@@ -27,6 +28,26 @@ function floatKernel(w: Matrix, f32: KernelName, bf16: KernelName): KernelName {
     throw new Error(`engine: a float product over a q8 matrix [${w.rows}, ${w.cols}]; quantize x and call ntQ8, or dequantize the rows first (decoder.ts)`);
   return w.dtype === 'bf16' ? bf16 : f32;
 }
+
+/**
+ * The most bytes one operand of a kernel call may span. The kernels (scripts/kernels/*.mjs) index an
+ * operand with i32 byte offsets and compare their loop bounds as signed i32 — a count of 2 GiB or more
+ * wraps negative and the loop does nothing, silently — so the calls below refuse such an operand (no
+ * model the engine plans reaches it: the largest, Qwen3-4B's float32 embedding, is 1.56 GB).
+ */
+export const MAX_KERNEL_SPAN = 2 ** 31 - 1;
+
+/** Throws when one of `spans` ([what, bytes]) of a call to `kernel` is past MAX_KERNEL_SPAN, naming it. */
+export function checkSpans(kernel: string, ...spans: readonly (readonly [string, number])[]): void {
+  for (const [what, bytes] of spans)
+    if (bytes > MAX_KERNEL_SPAN)
+      throw new Error(
+        `engine kernel ${kernel}: ${what} spans ${bytes} bytes, past the ${MAX_KERNEL_SPAN} one call can index (its offsets and loop bounds are signed 32-bit). Fix: hold the weights at weightDtype "bf16" or "q8" (a smaller matrix), or a smaller contextLength / sampleRows (smaller activations)`,
+      );
+}
+
+/** Bytes of a weight matrix in the engine. */
+const matrixBytes = (w: Matrix): number => w.rows * w.cols * (w.dtype === 'bf16' ? 2 : w.dtype === 'q8' ? 1 : 4);
 
 /** Multiply-adds below which a product runs on one thread. */
 const PARALLEL_WORK = 1 << 21;
@@ -61,6 +82,7 @@ export class EngineKernels {
   /** y[M, w.rows] (+)= x[M, w.cols] · wᵀ. */
   nt(x: number, ldx: number, w: Matrix, y: number, ldy: number, M: number, acc: boolean): void {
     const K = w.cols;
+    checkSpans('nt', ['w', matrixBytes(w)], ['x', M * ldx * 4], ['y', M * ldy * 4]);
     this.run(
       floatKernel(w, 'nt_f32', 'nt_bf16'),
       this.parts(M * K * w.rows, w.rows, 8).map(([a, b]) => [x, ldx, w.ptr, K, y, ldy, M, K, a, b, acc ? 1 : 0]),
@@ -71,6 +93,7 @@ export class EngineKernels {
   ntRows(x: number, ldx: number, w: Matrix, r0: number, r1: number, y: number, ldy: number, M: number, acc: boolean): void {
     const K = w.cols;
     const ptr = w.ptr + r0 * K * (w.dtype === 'bf16' ? 2 : 4);
+    checkSpans('nt', ['w rows', (r1 - r0) * K * (w.dtype === 'bf16' ? 2 : 4)], ['x', M * ldx * 4], ['y', M * ldy * 4]);
     this.run(
       floatKernel(w, 'nt_f32', 'nt_bf16'),
       this.parts(M * K * (r1 - r0), r1 - r0, 8).map(([a, b]) => [x, ldx, ptr, K, y, ldy, M, K, a, b, acc ? 1 : 0]),
@@ -82,6 +105,7 @@ export class EngineKernels {
     const K = w.cols,
       N = r1 - r0;
     const ptr = w.ptr + r0 * K * (w.dtype === 'bf16' ? 2 : 4);
+    checkSpans('nn', ['w rows', N * K * (w.dtype === 'bf16' ? 2 : 4)], ['dy', M * lddy * 4], ['dx', M * lddx * 4]);
     this.run(
       floatKernel(w, 'nn_f32', 'nn_bf16'),
       this.parts(M * K * N, K, 8).map(([a, b]) => [dy, lddy, ptr, K, dx, lddx, M, N, a, b, acc ? 1 : 0]),
@@ -89,18 +113,21 @@ export class EngineKernels {
   }
 
   /**
-   * x[rows, ldx] float32 (out.layout.cols values a row) → Q8_0 blocks in `out`, split over rows: 'f16'
-   * scales for weights (GGUF's), 'f32' for activations (per row and block of 32, on the fly).
+   * x[rows, ldx] float32 (out.layout.cols values a row) → Q8_0 blocks in `out`, split over rows, by
+   * llama.cpp's rule for `kind` (../q8Blocks.ts): 'weight' as GGUF stores them, 'activation' as ggml-cpu
+   * quantizes a product's input (per row and block of 32, on the fly).
    */
-  quantizeQ8(x: number, ldx: number, out: Q8Operand, scale: 'f16' | 'f32', rows = out.layout.rows): void {
+  quantizeQ8(x: number, ldx: number, out: Q8Operand, kind: Q8Quantizer, rows = out.layout.rows): void {
+    checkSpans('q8_quantize', ['x', rows * ldx * 4], ['blocks', out.layout.valueBytes]);
     this.run(
       'q8_quantize',
-      this.parts(rows * out.layout.cols * 4, rows, 1).map(([a, b]) => q8QuantizeArgs(x, ldx, out, scale, a, b)),
+      this.parts(rows * out.layout.cols * 4, rows, 1).map(([a, b]) => q8QuantizeArgs(x, ldx, out, kind, a, b)),
     );
   }
 
   /** Rows [r0, r1) of `src` → out[r1 − r0, ldo] float32, split over rows. */
   dequantizeQ8(src: Q8Operand, out: number, ldo: number, r0 = 0, r1 = src.layout.rows): void {
+    checkSpans('q8_dequantize', ['blocks', src.layout.valueBytes], ['out', (r1 - r0) * ldo * 4]);
     this.run(
       'q8_dequantize',
       this.parts((r1 - r0) * src.layout.cols * 2, r1 - r0, 1).map(([a, b]) => q8DequantizeArgs(src, out - r0 * ldo * 4, ldo, r0 + a, r0 + b)),
@@ -115,6 +142,7 @@ export class EngineKernels {
     const N = n1 - n0;
     // the kernel writes y[m, n] for n in [n0, n1): shift y so that column n0 lands at y's start
     const y0 = y - n0 * 4;
+    checkSpans('q8_nt', ['w', w.layout.valueBytes], ['x', x.layout.valueBytes], ['y', x.layout.rows * ldy * 4]);
     this.run(
       'q8_nt',
       this.parts(x.layout.rows * x.layout.cols * N, N, 16).map(([a, b]) => q8NtArgs(x, w, y0, ldy, acc, n0 + a, n0 + b)),
@@ -123,6 +151,7 @@ export class EngineKernels {
 
   /** c[I, J] (+)= aᵀ · b for a [M, I], b [M, J] (J multiple of 4). */
   tn(a: number, lda: number, b: number, ldb: number, c: number, ldc: number, M: number, I: number, J: number, acc: boolean): void {
+    checkSpans('tn', ['a', M * lda * 4], ['b', M * ldb * 4], ['c', I * ldc * 4]);
     this.run(
       'tn_f32',
       this.parts(M * I * J, I, 4).map(([i0, i1]) => [a, lda, b, ldb, c, ldc, M, i0, i1, J, acc ? 1 : 0]),
@@ -131,6 +160,7 @@ export class EngineKernels {
 
   /** x[0..n) += y[0..n) (n multiple of 4). */
   add(x: number, y: number, n: number): void {
+    checkSpans('add', ['x', n * 4]);
     this.run(
       'add',
       this.parts(n * 8, n, 64).map(([a, b]) => [x + a * 4, y + a * 4, b - a]),
@@ -138,6 +168,7 @@ export class EngineKernels {
   }
 
   scale(x: number, s: number, n: number): void {
+    checkSpans('scale', ['x', n * 4]);
     this.run(
       'scale',
       this.parts(n * 8, n, 64).map(([a, b]) => [x + a * 4, s, b - a]),
@@ -145,6 +176,7 @@ export class EngineKernels {
   }
 
   fill(x: number, s: number, n: number): void {
+    checkSpans('fill', ['x', n * 4]);
     this.run(
       'fill',
       this.parts(n * 8, n, 64).map(([a, b]) => [x + a * 4, s, b - a]),
@@ -152,6 +184,7 @@ export class EngineKernels {
   }
 
   addBias(y: number, ldy: number, bias: number, M: number, N: number): void {
+    checkSpans('add_bias', ['y', M * ldy * 4]);
     this.run(
       'add_bias',
       this.parts(M * N * 8, M, 1).map(([a, b]) => [y + a * ldy * 4, ldy, bias, b - a, N]),
@@ -159,6 +192,7 @@ export class EngineKernels {
   }
 
   rmsnorm(x: number, ldx: number, g: number, y: number, ldy: number, rstd: number, M: number, D: number, eps: number): void {
+    checkSpans('rmsnorm', ['x', M * ldx * 4], ['y', M * ldy * 4]);
     this.run(
       'rmsnorm',
       this.parts(M * D * 8, M, 1).map(([a, b]) => [x + a * ldx * 4, ldx, g, y + a * ldy * 4, ldy, rstd + a * 4, b - a, D, eps]),
@@ -166,6 +200,7 @@ export class EngineKernels {
   }
 
   rmsnormBwd(x: number, ldx: number, g: number, rstd: number, dy: number, lddy: number, dx: number, lddx: number, M: number, D: number, acc: boolean): void {
+    checkSpans('rmsnorm_bwd', ['x', M * ldx * 4], ['dy', M * lddy * 4], ['dx', M * lddx * 4]);
     this.run(
       'rmsnorm_bwd',
       this.parts(M * D * 8, M, 1).map(([a, b]) => [
@@ -193,6 +228,7 @@ export class EngineKernels {
   }
 
   swiglu(g: number, u: number, out: number, n: number): void {
+    checkSpans('swiglu', ['g', n * 4]);
     this.run(
       'swiglu',
       this.parts(n * 16, n, 64).map(([a, b]) => [g + a * 4, u + a * 4, out + a * 4, b - a]),
@@ -200,6 +236,7 @@ export class EngineKernels {
   }
 
   swigluBwd(g: number, u: number, da: number, dg: number, du: number, n: number): void {
+    checkSpans('swiglu_bwd', ['g', n * 4]);
     this.run(
       'swiglu_bwd',
       this.parts(n * 16, n, 64).map(([a, b]) => [g + a * 4, u + a * 4, da + a * 4, dg + a * 4, du + a * 4, b - a]),
@@ -208,6 +245,7 @@ export class EngineKernels {
 
   /** out[m, :] = table row ids[m] (int32 `ids`). */
   embed(table: Matrix, ids: number, M: number, out: number, ldo: number): void {
+    checkSpans('embed', ['table', matrixBytes(table)], ['out', M * ldo * 4]);
     this.run(
       table.dtype === 'bf16' ? 'embed_bf16' : 'embed_f32',
       this.parts(M * table.cols * 4, M, 1).map(([a, b]) => [table.ptr, table.cols, ids + a * 4, b - a, table.cols, out + a * ldo * 4, ldo]),
@@ -312,6 +350,7 @@ export class EngineKernels {
   }
 
   interleave8(p: number, n: number): void {
+    checkSpans('interleave8', ['p', n * 2]);
     this.run(
       'interleave8',
       this.parts(n * 2, n, 64).map(([a, b]) => [p + a * 2, b - a]),
@@ -319,6 +358,7 @@ export class EngineKernels {
   }
 
   f32ToBf16(src: number, dst: number, n: number): void {
+    checkSpans('f32_to_bf16', ['src', n * 4]);
     this.run(
       'f32_to_bf16',
       this.parts(n * 4, n, 64).map(([a, b]) => [src + a * 4, dst + a * 2, b - a]),

@@ -3,7 +3,7 @@
 // kernels' module does — so it runs on the engine's buffers in place. Each call's arguments are split
 // the way kernels.ts splits the float kernels' (output columns of q8_nt, rows of q8_quantize and
 // q8_dequantize), so joining the thread pool is a matter of adding these functions to its table.
-import { q8Layout, type Q8Layout } from '../q8Blocks';
+import { q8Layout, type Q8Layout, type Q8Quantizer } from '../q8Blocks';
 import { Q8_PLAIN_BASE64, Q8_RELAXED_BASE64 } from './q8Wasm.generated';
 
 interface WasmApi {
@@ -23,7 +23,7 @@ export function q8Module(build?: Q8Build): { module: object; build: Q8Build } {
   return { module: new WA.Module(Buffer.from(Q8_PLAIN_BASE64, 'base64')), build: 'plain' };
 }
 
-/** A matrix in the engine's Q8 layout in wasm memory: int8 values at `q`, float32 scales at `s`. */
+/** A matrix in the engine's Q8 layout in wasm memory: int8 values at `q`, scales at `s` (float32 holding float16 values). */
 export interface Q8Operand {
   readonly q: number;
   readonly s: number;
@@ -40,9 +40,9 @@ export function q8Operand(ptr: number, rows: number, cols: number): Q8Operand {
 // split a call into parts exactly as this single-threaded wrapper calls it whole.
 
 /** q8_quantize over rows [r0, r1) of x and `out`. */
-export function q8QuantizeArgs(x: number, ldx: number, out: Q8Operand, scale: 'f16' | 'f32', r0: number, r1: number): number[] {
+export function q8QuantizeArgs(x: number, ldx: number, out: Q8Operand, kind: Q8Quantizer, r0: number, r1: number): number[] {
   const { cols, paddedCols, blocksPerRow } = out.layout;
-  return [x + r0 * ldx * 4, ldx, r1 - r0, cols, out.q + r0 * paddedCols, out.s + r0 * blocksPerRow * 4, scale === 'f16' ? 1 : 0];
+  return [x + r0 * ldx * 4, ldx, r1 - r0, cols, out.q + r0 * paddedCols, out.s + r0 * blocksPerRow * 4, kind === 'activation' ? 1 : 0];
 }
 
 /** q8_dequantize over rows [r0, r1). */
@@ -74,9 +74,9 @@ export class Q8Kernels {
     this.fns = { quantize: fn('q8_quantize'), dequantize: fn('q8_dequantize'), nt: fn('q8_nt') };
   }
 
-  /** x[rows, ldx] float32 (cols values a row) → `out`; 'f16' scales for weights (GGUF's), 'f32' for activations. */
-  quantize(x: number, ldx: number, out: Q8Operand, scale: 'f16' | 'f32', rows = out.layout.rows): void {
-    this.fns.quantize(...q8QuantizeArgs(x, ldx, out, scale, 0, rows));
+  /** x[rows, ldx] float32 (cols values a row) → `out`, by llama.cpp's rule for weights or for activations (../q8Blocks.ts). */
+  quantize(x: number, ldx: number, out: Q8Operand, kind: Q8Quantizer, rows = out.layout.rows): void {
+    this.fns.quantize(...q8QuantizeArgs(x, ldx, out, kind, 0, rows));
   }
 
   /** `src` → out[rows, ldo] float32 (cols values a row). */

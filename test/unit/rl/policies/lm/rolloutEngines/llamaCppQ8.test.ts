@@ -3,9 +3,9 @@
 // back equal the engine's memory); node-llama-cpp loads it; llama.cpp's next-token top-5 on it agrees
 // with the engine's q8 logits on the qwen2, qwen3 and llama fixtures; and sampling from it at
 // weightDtype "q8" gives behaviour log-probs close to the engine's q8 recompute (the
-// training–inference mismatch, measured and bounded). The two quantize the activations differently
-// (llama.cpp with float16 scales, the engine with float32 ones), so agreement is a tolerance, not
-// equality.
+// training–inference mismatch, measured and bounded). The two quantize the activations alike (the
+// engine follows llama.cpp's x86 quantize_row_q8_0: float16 scales, ties to even), so most tokens agree
+// to float32 rounding; an input that lands within float32 noise of a half step can still round apart.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -166,14 +166,14 @@ describe('llama.cpp on Q8_0 (the engine’s 8-bit blocks as a GGUF)', () => {
 
   /**
    * The engine's q8 top-5 against llama.cpp's on the same Q8_0 weights, at every position of each
-   * fixture's two reference rows (32 positions). The two quantize each product's input alike except for
-   * the scale (llama.cpp rounds it to float16), so near-ties may order apart. Measured (qwen2, qwen3,
-   * llama): top-1 equal at 32, 31 and 30 positions; top-5 sets equal at 30, 27 and 30; never fewer than
-   * 4 ids shared; where the top-1 differs (3 positions), each side's top-1 is in the other's top 3 (twice
-   * its second). Asserted with margin:
+   * fixture's two reference rows (32 positions). The two quantize each product's input alike (float16
+   * scales, ties to even), so only an 8-bit rounding flip orders them apart. Measured (qwen2, qwen3,
+   * llama): top-1 equal at 32, 31 and 32 positions; top-5 sets equal at 32, 31 and 32; never fewer than
+   * 4 ids shared (before the engine rounded activation scales to float16: top-1 at 32, 31, 30, sets at
+   * 30, 27, 30). Asserted with margin:
    */
-  const TOP1_AT_LEAST = 28;
-  const SAME_SET_AT_LEAST = 24;
+  const TOP1_AT_LEAST = 30;
+  const SAME_SET_AT_LEAST = 28;
   const SHARED_AT_LEAST = 3;
   for (const family of ['qwen2', 'qwen3', 'llama'] as const) {
     it(`${family}: the engine's q8 top-5 next tokens agree with llama.cpp's on the Q8_0 GGUF (top-1 at ≥ ${TOP1_AT_LEAST} of 32 positions, else in each other's top 5; the same top-5 set at ≥ ${SAME_SET_AT_LEAST}; ≥ ${SHARED_AT_LEAST} ids shared everywhere)`, async (tc) => {
@@ -223,54 +223,69 @@ describe('llama.cpp on Q8_0 (the engine’s 8-bit blocks as a GGUF)', () => {
   }
 
   /**
-   * The training–inference mismatch at weightDtype "q8", mean and p99 of |Δ log p| over the sampled
-   * tokens, on the llama fixture (untied head, rotary permutation, Llama 3 rope scaling): 12 rows of
-   * 40 tokens (480) sampled by llama.cpp on the Q8_0 GGUF against the engine's q8 recompute, and, as
-   * the control, sampled on the float GGUF (what weightDtype q8 sampled before). Measured: Q8_0 file
-   * mean 0.0209, p99 0.070; float file mean 0.0387, p99 0.137 (qwen2: 0.0148 / 0.115 against 0.0193 /
-   * 0.250). The whole gap is the activations' float16 scale: a PyTorch reference quantizing them as
-   * llama.cpp does (float16 scale) gave llama.cpp's log-probs within 2e-6 on qwen2 and llama.
+   * The training–inference mismatch at weightDtype "q8", |Δ log p| per sampled token: 12 rows of 40
+   * tokens (480) sampled by llama.cpp on the Q8_0 GGUF against the engine's q8 recompute, and, as the
+   * control, sampled on the float GGUF (what weightDtype q8 sampled before the Q8_0 file). The two
+   * quantize every product's input alike (llama.cpp's x86 quantize_row_q8_0: float16 scales, ties to
+   * even), so most tokens agree to float32 rounding. Measured (qwen2, qwen3, llama): median 1.1e-6,
+   * 1.1e-6, 3.8e-7; within 1e-4 at 465, 386, 425 of 480 tokens; mean 5.8e-4, 2.8e-3, 1.5e-3; p99 0.010,
+   * 0.082, 0.030 (before the engine rounded activation scales to float16, llama: mean 0.021, p99 0.070;
+   * the float file: mean 0.020, 0.021, 0.039). The rest is 8-bit rounding flips: a row parts at one
+   * position (2, 3 and 2 of the 12 rows) and stays apart through the KV cache at ~1e-2 a token, where an
+   * input lay within the two sides' float32 difference of a half step (qwen3's row 2 parts at the very
+   * position the PyTorch reference flags a near tie) — the sums feeding a product differ in order
+   * between the two implementations, so such flips cannot be ruled out, only made rare. Asserted with margin:
    */
-  const MISMATCH_MEAN = 0.035;
+  const MISMATCH_MEDIAN = 1e-5;
+  const WITHIN_1E4_AT_LEAST = 0.7;
+  const MISMATCH_MEAN = 0.01;
   const MISMATCH_P99 = 0.12;
-  it(`samples from the Q8_0 GGUF at weightDtype "q8": the sampler says so, and the mismatch to the engine's q8 recompute is within ${MISMATCH_MEAN} (mean) and ${MISMATCH_P99} (p99), below the float file's`, async (tc) => {
-    const dir = path.join(FIXTURES, 'llama');
-    const tokenizer = HfTokenizer.fromDirectory(dir);
-    await initBackend('wasm');
-    const arch = readHfConfig(dir);
-    const plan = fittingEnginePlan(arch, { contextLength: 64, sampleRows: 4, threads: 1, dtype: 'q8', lora: LORA });
-    assert.equal(plan.dtype, 'q8');
-    const engine = await EngineModel.create({ dir, arch, contextLength: 64, lora: LORA, seed: 1, threads: 1, plan, planText: describePlan(plan) });
-    const prompts = Array.from({ length: 12 }, (_, i) => Array.from({ length: 3 + (i % 5) }, (_, j) => (i * 37 + j * 11) % arch.vocabSize));
-    const measure = async (weightDtype: 'q8' | 'stored'): Promise<ReturnType<typeof mismatch>> => {
-      const sampler = await LlamaCppSampler.open({
-        dir,
-        gguf: path.join(tmp, `llama-sampler-${weightDtype}.gguf`),
-        contextLength: 64,
-        rows: 4,
-        threads: 1,
-        tokenizer,
-        weightDtype,
-      });
+  for (const family of ['qwen2', 'qwen3', 'llama'] as const)
+    it(`${family}: samples from the Q8_0 GGUF at weightDtype "q8": the sampler says so, and the mismatch to the engine's q8 recompute is float32 rounding at the median (< ${MISMATCH_MEDIAN}) and within 1e-4 at ≥ ${WITHIN_1E4_AT_LEAST * 100} % of tokens, within ${MISMATCH_MEAN} (mean) and ${MISMATCH_P99} (p99), below the float file's`, async (tc) => {
+      const dir = path.join(FIXTURES, family);
+      const tokenizer = HfTokenizer.fromDirectory(dir);
+      await initBackend('wasm');
+      const arch = readHfConfig(dir);
+      const plan = fittingEnginePlan(arch, { contextLength: 64, sampleRows: 4, threads: 1, dtype: 'q8', lora: LORA });
+      assert.equal(plan.dtype, 'q8');
+      const engine = await EngineModel.create({ dir, arch, contextLength: 64, lora: LORA, seed: 1, threads: 1, plan, planText: describePlan(plan) });
+      const prompts = Array.from({ length: 12 }, (_, i) => Array.from({ length: 3 + (i % 5) }, (_, j) => (i * 37 + j * 11) % arch.vocabSize));
+      const measure = async (weightDtype: 'q8' | 'stored'): Promise<{ m: ReturnType<typeof mismatch>; d: number[] }> => {
+        const sampler = await LlamaCppSampler.open({
+          dir,
+          gguf: path.join(tmp, `${family}-sampler-${weightDtype}.gguf`),
+          contextLength: 64,
+          rows: 4,
+          threads: 1,
+          tokenizer,
+          weightDtype,
+        });
+        try {
+          if (weightDtype === 'q8') assert.match(sampler.describe(), /, Q8_0 GGUF \(the engine's 8-bit blocks\)$/);
+          else assert.doesNotMatch(sampler.describe(), /Q8_0/);
+          const rows = await sampler.sample(prompts, { temperature: 1, topK: 0, topP: 1, maxNewTokens: 40, stop: [] }, new Rng(11));
+          const { ours, theirs, m } = await samplerMismatch(engine.scorer(), prompts, rows);
+          return { m, d: ours.map((x, i) => Math.abs(x - theirs[i]!)).sort((a, b) => a - b) };
+        } finally {
+          await sampler.dispose();
+        }
+      };
       try {
-        if (weightDtype === 'q8') assert.match(sampler.describe(), /, Q8_0 GGUF \(the engine's 8-bit blocks\)$/);
-        else assert.doesNotMatch(sampler.describe(), /Q8_0/);
-        const rows = await sampler.sample(prompts, { temperature: 1, topK: 0, topP: 1, maxNewTokens: 40, stop: [] }, new Rng(11));
-        return (await samplerMismatch(engine.scorer(), prompts, rows)).m;
+        const q8 = await measure('q8');
+        const float = await measure('stored');
+        const line = ({ m, d }: typeof q8): string =>
+          `mean ${m.mean.toExponential(2)}, median ${d[d.length >> 1]!.toExponential(2)}, p99 ${m.p99.toExponential(2)}, max ${d[d.length - 1]!.toExponential(2)}, ${d.filter((x) => x < 1e-4).length} of ${m.n} tokens within 1e-4`;
+        tc.diagnostic(`${family} mismatch to the engine's q8: Q8_0 file ${line(q8)}; float file ${line(float)}`);
+        assert.equal(q8.m.n, 480, 'every row ran its 40 tokens');
+        assert.ok(q8.m.mean < MISMATCH_MEAN && q8.m.p99 < MISMATCH_P99, `Q8_0 file: mean ${q8.m.mean}, p99 ${q8.m.p99}`);
+        assert.ok(q8.d[q8.d.length >> 1]! < MISMATCH_MEDIAN, `Q8_0 file: median ${q8.d[q8.d.length >> 1]} (float32 rounding)`);
+        assert.ok(
+          q8.d.filter((x) => x < 1e-4).length >= WITHIN_1E4_AT_LEAST * q8.m.n,
+          `Q8_0 file: ${q8.d.filter((x) => x < 1e-4).length} of ${q8.m.n} tokens within 1e-4`,
+        );
+        assert.ok(q8.m.mean < float.m.mean, `the Q8_0 file is closer to the q8 trainer than the float file: ${q8.m.mean} against ${float.m.mean}`);
       } finally {
-        await sampler.dispose();
+        engine.dispose();
       }
-    };
-    try {
-      const q8 = await measure('q8');
-      const float = await measure('stored');
-      const line = (m: typeof q8): string => `mean ${m.mean.toFixed(4)}, p99 ${m.p99.toFixed(3)} over ${m.n} tokens`;
-      tc.diagnostic(`llama mismatch to the engine's q8: Q8_0 file ${line(q8)}; float file ${line(float)}`);
-      assert.equal(q8.n, 480, 'every row ran its 40 tokens');
-      assert.ok(q8.mean < MISMATCH_MEAN && q8.p99 < MISMATCH_P99, `Q8_0 file: mean ${q8.mean}, p99 ${q8.p99}`);
-      assert.ok(q8.mean < float.mean, `the Q8_0 file is closer to the q8 trainer than the float file: ${q8.mean} against ${float.mean}`);
-    } finally {
-      engine.dispose();
-    }
-  });
+    });
 });

@@ -1,5 +1,6 @@
 // The 8-bit kernels (scripts/kernels/q8Wat.mjs), relaxed-SIMD and plain-SIMD builds, against the
-// TypeScript reference in q8Blocks.ts, bit for bit: the quantizer (float16 and float32 scales), the
+// TypeScript reference in q8Blocks.ts, bit for bit: the quantizer (llama.cpp's rules for weights and
+// activations, float16 scales, the conversion against Math.f16round on its edge values), the
 // dequantizer and the product, on random data at shapes that cross every blocking boundary (rows not
 // a multiple of the register block, weight rows beyond one tile, padded groups) and at the extremes of
 // the relaxed dot's operands (every value ±127, alternating signs, −127 everywhere); the relaxed
@@ -29,6 +30,7 @@ import {
   q8ProductReference,
   quantizeQ8,
   type Q8Matrix,
+  type Q8Quantizer,
 } from '../../../../../../../src/rl/policies/lm/models/q8Blocks';
 
 let seed = 4242;
@@ -75,7 +77,7 @@ function putF32(mem: EngineMemory, a: Float32Array): number {
   mem.f32.set(a, p / 4);
   return p;
 }
-const randomQ8 = (rows: number, cols: number, kind: 'f16' | 'f32', mag = 1): Q8Matrix =>
+const randomQ8 = (rows: number, cols: number, kind: Q8Quantizer, mag = 1): Q8Matrix =>
   quantizeQ8(
     Float32Array.from({ length: rows * cols }, () => rand() * mag),
     rows,
@@ -108,7 +110,7 @@ describe('q8 kernels', () => {
     assert.equal(q8Module('plain').build, 'plain');
   });
 
-  it('quantize rows as the reference does, bit for bit (float16 and float32 scales, padded groups, ties, zeros, float16-subnormal, zero and infinite scales, NaN and infinite inputs)', async () => {
+  it('quantize rows as the reference does, bit for bit (weights and activations, padded groups, ties, zeros, float16-subnormal, zero and infinite scales, NaN and infinite inputs)', async () => {
     for (const build of BUILDS) {
       const { mem, k } = await rig(build);
       for (const [M, K, ld] of [
@@ -127,7 +129,7 @@ describe('q8 kernels', () => {
           if (b === 7) return i % 32 === 5 ? -Infinity : rand(); // an infinity: scale infinite, values 0
           return rand() * (1 + b);
         });
-        for (const kind of ['f16', 'f32'] as const) {
+        for (const kind of ['weight', 'activation'] as const) {
           const want = quantizeQ8(x, M, K, kind, ld);
           const got = mem.scoped(() => {
             const op = q8Operand(mem.alloc(want.layout.bytes, 'q'), M, K);
@@ -158,16 +160,72 @@ describe('q8 kernels', () => {
         const mag = r % 64 === 60 ? 1e-38 : r % 64 === 61 ? 1e-39 : 10 ** ((r % 60) - 30);
         return i % 32 === r % 32 ? -mag : (rand() * 2 - (r % 3 === 0 ? 1 : 0)) * mag;
       });
-      const got = mem.scoped(() => {
-        const op = q8Operand(mem.alloc(q8Layout(rows, K).bytes, 'q'), rows, K);
-        k.quantize(putF32(mem, x), K, op, 'f32');
-        return read(mem, op);
-      });
-      assert.ok(
-        got.q.every((v) => v >= -127 && v <= 127),
-        build,
-      );
-      assert.equal(Math.min(...got.q), -127, `${build}: each block's −amax is −127`);
+      for (const kind of ['weight', 'activation'] as const) {
+        const got = mem.scoped(() => {
+          const op = q8Operand(mem.alloc(q8Layout(rows, K).bytes, 'q'), rows, K);
+          k.quantize(putF32(mem, x), K, op, kind);
+          return read(mem, op);
+        });
+        assert.ok(
+          got.q.every((v) => v >= -127 && v <= 127),
+          `${build} ${kind}`,
+        );
+        assert.equal(Math.min(...got.q), -127, `${build} ${kind}: each block's −amax is −127`);
+      }
+    }
+  });
+
+  it("rounds each block's scale d = amax / 127 to float16 as Math.f16round does (nearest even): ties between float16 values, float16's subnormals and their ties, 2^−14, 65,504 and the overflow to infinity past 65,520", async () => {
+    const f16round = (Math as unknown as { f16round?: (x: number) => number }).f16round;
+    assert.ok(f16round, 'Node 24 has Math.f16round');
+    const f32 = Math.fround;
+    const bits = new Uint32Array(1),
+      fl = new Float32Array(bits.buffer);
+    /** The float32 `steps` ulps from x (x > 0). */
+    const ulps = (x: number, steps: number): number => {
+      fl[0] = x;
+      bits[0] = bits[0]! + steps;
+      return fl[0];
+    };
+    // targets for d: float16 values, the midpoints between neighbours (ties), and a float32 ulp either side
+    const targets: number[] = [];
+    const near = (t: number): void => void targets.push(f32(t), ulps(f32(t), 1), ulps(f32(t), -1));
+    for (const h of [1, 2, 3, 0x3ff, 0x400, 0x401, 0x3c00, 0x3c01, 0x2e66, 0x7bfe, 0x7bff]) {
+      const a = h * 2 ** -24 < 2 ** -14 ? h * 2 ** -24 : 2 ** ((h >> 10) - 15) * (1 + (h & 0x3ff) / 1024);
+      const b = (h + 1) * 2 ** -24 < 2 ** -14 ? (h + 1) * 2 ** -24 : 2 ** (((h + 1) >> 10) - 15) * (1 + ((h + 1) & 0x3ff) / 1024);
+      near(a);
+      near((a + b) / 2);
+    }
+    near(2 ** -25); // half of the least subnormal: to 0 (even)
+    near(65520); // the tie past 65,504: to infinity
+    targets.push(70000, 2 ** -14 - 2 ** -40);
+    const K = 32 * 4 * Math.ceil(targets.length / 4);
+    let exact = 0;
+    // each target's block: amax the float32 whose amax / 127 is closest to it (searched ±8 ulps), the rest below it
+    const x = new Float32Array(K);
+    const want: number[] = [];
+    targets.forEach((t, b) => {
+      let best = f32(t * 127);
+      for (let s = -8; s <= 8; s++) {
+        const a = ulps(f32(t * 127), s);
+        if (Math.abs(f32(a / 127) - t) < Math.abs(f32(best / 127) - t)) best = a;
+      }
+      if (f32(best / 127) === t) exact++;
+      for (let i = 0; i < 32; i++) x[b * 32 + i] = i === 7 ? -best : f32(best * (i / 40));
+      want.push(f16round(f32(best / 127)));
+    });
+    assert.ok(exact >= targets.length * 0.6, `${exact} of ${targets.length} targets hit exactly`);
+    for (const build of BUILDS) {
+      const { mem, k } = await rig(build);
+      for (const kind of ['weight', 'activation'] as const) {
+        const got = mem.scoped(() => {
+          const op = q8Operand(mem.alloc(q8Layout(1, K).bytes, 'q'), 1, K);
+          k.quantize(putF32(mem, x), K, op, kind);
+          return read(mem, op);
+        });
+        targets.forEach((t, b) => assert.equal(got.scales[b], want[b], `${build} ${kind}: d ≈ ${t}`));
+        assert.deepEqual(Array.from(quantizeQ8(x, 1, K, kind).scales.subarray(0, targets.length)), want, `the TypeScript reference, ${kind}`);
+      }
     }
   });
 
@@ -194,7 +252,7 @@ describe('q8 kernels', () => {
   it('dequantizes as the reference does', async () => {
     for (const build of BUILDS) {
       const { mem, k } = await rig(build);
-      const w = randomQ8(7, 160, 'f16', 5);
+      const w = randomQ8(7, 160, 'weight', 5);
       const got = mem.scoped(() => {
         const out = mem.allocF32(7 * 170, 'out');
         k.dequantize(place(mem, w), out, 170);
@@ -216,8 +274,8 @@ describe('q8 kernels', () => {
         [13, 9, 224],
         [33, 131, 256],
       ] as const) {
-        const x = randomQ8(M, K, 'f32', 4);
-        const w = randomQ8(N, K, 'f16', 0.1);
+        const x = randomQ8(M, K, 'activation', 4);
+        const w = randomQ8(N, K, 'weight', 0.1);
         assert.deepEqual(product(mem, k, x, w), q8ProductReference(x, w), `${build} [${M}, ${K}] × [${N}, ${K}]ᵀ`);
         const init = Float32Array.from({ length: M * N }, () => rand());
         assert.deepEqual(product(mem, k, x, w, init), q8ProductReference(x, w, Float32Array.from(init), true), `${build} accumulating`);
@@ -293,14 +351,14 @@ describe('q8 kernels', () => {
       [0, 3],
       [3, 7],
     ])
-      ex.q8_quantize!(...q8QuantizeArgs(xp, K, xq, 'f32', a!, b!));
+      ex.q8_quantize!(...q8QuantizeArgs(xp, K, xq, 'activation', a!, b!));
     for (const [a, b] of [
       [0, 20],
       [20, 45],
     ])
-      ex.q8_quantize!(...q8QuantizeArgs(wp, K, wq, 'f16', a!, b!));
-    const xs = quantizeQ8(x, M, K, 'f32'),
-      ws = quantizeQ8(wv, N, K, 'f16');
+      ex.q8_quantize!(...q8QuantizeArgs(wp, K, wq, 'weight', a!, b!));
+    const xs = quantizeQ8(x, M, K, 'activation'),
+      ws = quantizeQ8(wv, N, K, 'weight');
     assert.deepEqual(read(mem, xq), xs);
     assert.deepEqual(read(mem, wq), ws);
     const y = mem.allocF32(M * N, 'y');
