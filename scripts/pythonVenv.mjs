@@ -3,7 +3,7 @@
 // ~/.cache/agent-rl-workbench/venvs/<name> (AGENT_RL_VENVS overrides the parent folder), made once with
 // `python -m venv` and `pip install`, and reused while its stamp file names the same requirements. Never
 // run by `npm test` (it only looks for the folder; .ci/run makes it):
-//   node scripts/pythonVenv.mjs verifiers          # the named set below; prints the venv's python
+//   node scripts/pythonVenv.mjs verifiers-0.3.1    # the named set below; prints the venv's python
 //   node scripts/pythonVenv.mjs --path verifiers   # prints where it would be, installs nothing
 // From another script: `import { ensureVenv, venvPython, VENV_SETS } from './pythonVenv.mjs'`.
 import { spawnSync } from 'node:child_process';
@@ -22,6 +22,10 @@ export const VENV_SETS = {
   // with a dataset and a vf.Rubric, the API 0.4.0 replaced by verifiers.v1's tasksets and harnesses):
   // src/rl/envs/verifiers, test/fixtures/verifiers
   'verifiers-0.3.1': ['verifiers==0.3.1'],
+  // reasoning-gym 0.1.25 (procedural reasoning tasks, each dataset with its own score_answer and
+  // difficulty parameters): the workspace environment's taskSet "reasoning-gym:<dataset>",
+  // src/rl/envs/reasoningGym
+  'reasoning-gym-0.1.25': ['reasoning-gym==0.1.25'],
 };
 
 /** The folder the venvs live in. */

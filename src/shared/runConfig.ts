@@ -303,7 +303,11 @@ export function draftRunConfig(raw: Readonly<Record<string, unknown>>): RunConfi
   if (isObject(config.policyOptions)) {
     config.policyOptions = checkOptions('policyOptions', config.policy, POLICY_OPTION_SPECS[config.policy], config.policyOptions, issues);
   }
-  const written = { algorithm: isObject(raw.algorithm) ? raw.algorithm : {}, demonstrations: isObject(config.demonstrations) ? config.demonstrations : {} };
+  const written = {
+    algorithm: isObject(raw.algorithm) ? raw.algorithm : {},
+    demonstrations: isObject(config.demonstrations) ? config.demonstrations : {},
+    envOptions: isObject(raw.envOptions) ? raw.envOptions : {},
+  };
   issues.push(...checkSectionRules(config, written));
   if (isObject(config.demonstrations)) {
     config.demonstrations = checkOptions('demonstrations', config.env, DEMONSTRATION_SPECS[config.env], config.demonstrations, issues);
