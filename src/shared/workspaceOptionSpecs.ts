@@ -50,8 +50,8 @@ export const WORKSPACE_OPTION_SPECS = {
     kind: 'object',
     default: {},
     description:
-      'The held-out split\'s config (a reasoning-gym task set only): fields given here replace the training config\'s; size 100 and seed (the training seed + 1) unless given. Empty = harder: every difficulty parameter of the dataset\'s curriculum one level above the training config\'s (the training config otherwise), so held-out tasks differ in substance, not only in their seed; a dataset without a curriculum is refused then (name the held-out settings here).',
-    reason: 'a split by setting (harder held out) says whether a skill generalises; a hash split of one generator only says it was memorised',
+      'The held-out split\'s config (a reasoning-gym task set only): the training config, size 100 and the next seed, every difficulty attribute of the dataset\'s curriculum raised one level above the training config\'s (so held-out tasks differ in substance, not only in their seed), then the fields given here over it; {"harder": false} keeps the training settings. A dataset without a curriculum, or trained at its top, needs held-out settings named here.',
+    reason: 'a split by setting (harder held out) says whether a skill carries over; a hash split of one generator only says whether it was memorised',
   },
   taskPreset: {
     kind: 'enum',

@@ -38,7 +38,7 @@ export interface GeneratedSet {
   readonly heldOut: {
     readonly config: Readonly<Record<string, unknown>>;
     readonly entries: readonly GymEntry[];
-    /** The curriculum attributes raised for the held-out split (null when heldOutConfig named it). */
+    /** The curriculum attributes raised for the held-out split, {attribute: [low, high] or value} (null: none, heldOutConfig.harder false or its own settings). */
     readonly harder: Readonly<Record<string, unknown>> | null;
   };
 }
@@ -146,9 +146,8 @@ export async function generatedSet(o: TaskSetOptions, timeoutMs = 300_000): Prom
   }
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
-  const heldOut = Object.keys(o.heldOutConfig).length > 0 ? o.heldOutConfig : null;
   try {
-    await runHarness(gymPython(o), { mode: 'generate', dataset, train: o.taskConfig, heldOut, out: tmp }, timeoutMs);
+    await runHarness(gymPython(o), { mode: 'generate', dataset, train: o.taskConfig, heldOut: o.heldOutConfig, out: tmp }, timeoutMs);
     const made = JSON.parse(fs.readFileSync(tmp, 'utf8')) as Omit<GeneratedSet, 'dataset'>;
     const set: GeneratedSet = { dataset, ...made };
     fs.writeFileSync(tmp, JSON.stringify(set));

@@ -1,10 +1,11 @@
 # The harness around reasoning-gym (a workspace environment's taskSet "reasoning-gym:<dataset>",
 # reasoningGymTasks.ts), run with a Python that has reasoning-gym installed as `python -c SOURCE CONFIG`,
 # CONFIG being JSON {"mode": ...}. Two modes:
-#   {"mode": "generate", "dataset", "train": {config}, "heldOut": {config} | null, "out"}: checks the
-#     dataset's name and both configs' keys against the dataset's config class, makes the held-out
-#     config (given: the training config with those fields replaced; null: every difficulty attribute of
-#     the dataset's curriculum one level above the training config's), builds both datasets and writes
+#   {"mode": "generate", "dataset", "train": {config}, "heldOut": {config}, "out"}: checks the dataset's
+#     name and both configs' keys against the dataset's config class, makes the held-out config (the
+#     training config, size 100 and the next seed; unless heldOut says "harder": false, every difficulty
+#     attribute of the dataset's curriculum one level above the training config's; then heldOut's own
+#     fields over it), builds both datasets and writes
 #     {"version", "train": {"config", "entries"}, "heldOut": {"config", "entries", "harder"}} to `out`,
 #     an entry being the dataset's own {question, answer, metadata} (JSON-safe), then exits 0.
 #   {"mode": "score"}: one JSON array a line on stdin, each item {"dataset", "entry", "answer"}; one JSON
@@ -147,27 +148,29 @@ def generate():
     check_keys(name, config_cls, train, "taskConfig")
     train.setdefault("size", 500)
     train.setdefault("seed", 0)
-    given = CONFIG["heldOut"]
+    given = dict(CONFIG["heldOut"])
+    # "harder" is the workbench's key, not the dataset's: false keeps the training settings
+    want_harder = given.pop("harder", True)
+    if not isinstance(want_harder, bool):
+        raise Failure(f'reasoning-gym dataset {name}: envOptions.heldOutConfig.harder is {json.dumps(want_harder)}. Fix: true or false')
+    check_keys(name, config_cls, given, "heldOutConfig")
+    held = {**train, "size": 100, "seed": train["seed"] + 1}
     raised = None
-    if given is not None:
-        check_keys(name, config_cls, given, "heldOutConfig")
-        held = {**train, "size": 100, "seed": train["seed"] + 1, **given}
-    else:
+    if want_harder:
         curriculum = curriculum_of(name)
-        if curriculum is None:
-            raise Failure(
-                f"reasoning-gym dataset {name} has no curriculum, so the workbench cannot make its held-out split harder by itself. "
-                'Fix: name the held-out settings in envOptions.heldOutConfig (e.g. {"seed": 1} for the same settings, other tasks)'
-            )
         base = {f.name: getattr(config_cls(**train), f.name) for f in dataclasses.fields(config_cls)}
-        harder, raised = harder_config(curriculum, base)
-        held = {k: v for k, v in harder.items() if k in train or base.get(k) != v}
-        held.update({"size": 100, "seed": train["seed"] + 1})
-        if not raised:
+        harder, raised = harder_config(curriculum, base) if curriculum is not None else (base, {})
+        held.update({k: v for k, v in harder.items() if base.get(k) != v})
+        settings = {k for k in given if k not in ("size", "seed")}
+        if not raised and not settings:
+            why = "has no curriculum" if curriculum is None else "is at the top of its curriculum in the training config"
             raise Failure(
-                f"reasoning-gym dataset {name}: the training config is at the top of its curriculum already, so no harder held-out split exists. "
-                "Fix: name the held-out settings in envOptions.heldOutConfig, or train on easier settings"
+                f"reasoning-gym dataset {name} {why}, so the workbench cannot make its held-out split harder by itself. "
+                'Fix: name the held-out settings in envOptions.heldOutConfig, or {"harder": false} to hold out other tasks of the training settings'
+                + ("" if curriculum is None else ", or train on easier settings")
             )
+        raised = raised or None
+    held.update(given)
     out = {
         "version": version(),
         "train": {"config": json_safe(train), "entries": build(gym, name, config_cls, train, "taskConfig")},
