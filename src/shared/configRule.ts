@@ -8,8 +8,6 @@ import type { ConfigDraft } from './runSettings';
 export interface WrittenConfig {
   readonly algorithm: Readonly<Record<string, unknown>>;
   readonly demonstrations: Readonly<Record<string, unknown>>;
-  /** The environment's options as written (absent where a caller has none to give). */
-  readonly envOptions?: Readonly<Record<string, unknown>>;
 }
 
 export interface ConfigRule {

@@ -57,13 +57,6 @@ export const CONFIG_DERIVATIONS: readonly ConfigDerivation[] = [
       if (config.policy === 'transformer' && config.policyOptions.rolloutEngine === 'llama.cpp') recomputeOldLogprobs(config, written);
     },
   },
-  {
-    id: 'task-set-scored-by-its-dataset',
-    description: "A workspace environment's generated task set (taskSet) is scored by its dataset's own score_answer, unless the config names another reward.",
-    apply(config, written) {
-      if (config.env === 'workspace' && nonEmpty(config.envOptions.taskSet) && written.envOptions?.reward === undefined) config.envOptions.reward = 'score_answer';
-    },
-  },
 ];
 
 /**

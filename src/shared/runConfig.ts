@@ -177,7 +177,11 @@ function checkOptions(
 }
 
 function checkEnvOptions(env: EnvName, given: Record<string, unknown>, issues: ConfigIssue[]): Record<string, unknown> {
-  return checkOptions('envOptions', env, ENV_OPTION_SPECS[env], given, issues);
+  const options = checkOptions('envOptions', env, ENV_OPTION_SPECS[env], given, issues);
+  // a workspace's generated task set is scored by its dataset's own score_answer unless a reward is named
+  // (a default that follows another option, for every caller: a run's config and env check alike)
+  if (env === 'workspace' && typeof given.taskSet === 'string' && given.taskSet !== '' && given.reward === undefined) options.reward = 'score_answer';
+  return options;
 }
 
 /** Validates one environment's options on their own (for tools that need an environment but no run). */
@@ -303,11 +307,7 @@ export function draftRunConfig(raw: Readonly<Record<string, unknown>>): RunConfi
   if (isObject(config.policyOptions)) {
     config.policyOptions = checkOptions('policyOptions', config.policy, POLICY_OPTION_SPECS[config.policy], config.policyOptions, issues);
   }
-  const written = {
-    algorithm: isObject(raw.algorithm) ? raw.algorithm : {},
-    demonstrations: isObject(config.demonstrations) ? config.demonstrations : {},
-    envOptions: isObject(raw.envOptions) ? raw.envOptions : {},
-  };
+  const written = { algorithm: isObject(raw.algorithm) ? raw.algorithm : {}, demonstrations: isObject(config.demonstrations) ? config.demonstrations : {} };
   issues.push(...checkSectionRules(config, written));
   if (isObject(config.demonstrations)) {
     config.demonstrations = checkOptions('demonstrations', config.env, DEMONSTRATION_SPECS[config.env], config.demonstrations, issues);
