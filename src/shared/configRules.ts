@@ -338,8 +338,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   },
   {
     id: 'workspace-task-set',
-    description:
-      'A workspace task set is "reasoning-gym:<dataset>"; taskConfig and heldOutConfig belong to one, and reward score_answer needs one.',
+    description: 'A workspace task set is "reasoning-gym:<dataset>"; taskConfig and heldOutConfig belong to one, and reward score_answer needs one.',
     check({ env, envOptions: eo }) {
       if (env !== 'workspace') return [];
       const set = eo.taskSet;
@@ -352,7 +351,12 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
         );
       const configs = (['taskConfig', 'heldOutConfig'] as const).filter((k) => isRecord(eo[k]) && Object.keys(eo[k]).length > 0);
       if (!nonEmpty(set) && configs.length > 0)
-        return issue(`envOptions.${configs[0]!}`, eo[configs[0]!], 'configures a generated task set, and envOptions.taskSet is empty', 'name the set, e.g. "reasoning-gym:basic_arithmetic", or remove it');
+        return issue(
+          `envOptions.${configs[0]!}`,
+          eo[configs[0]!],
+          'configures a generated task set, and envOptions.taskSet is empty',
+          'name the set, e.g. "reasoning-gym:basic_arithmetic", or remove it',
+        );
       if (!nonEmpty(set) && eo.reward === 'score_answer')
         return issue(
           'envOptions.reward',

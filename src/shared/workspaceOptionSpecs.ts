@@ -36,7 +36,7 @@ export const WORKSPACE_OPTION_SPECS = {
     maxLength: 200,
     default: '',
     description:
-      'Generated tasks instead of task files: "reasoning-gym:<dataset>" (e.g. "reasoning-gym:basic_arithmetic") — a reasoning-gym dataset made once when the run opens, by a Python with reasoning-gym installed ($AGENT_RL_REASONING_GYM_PYTHON, else the venv `node scripts/pythonVenv.mjs reasoning-gym-0.1.25` makes, else python3 on PATH), and scored by the dataset\'s own score_answer (reward "score_answer", the default with such a set); empty = the task files (envOptions.tasks). See docs/reasoning-gym.md.',
+      'Generated tasks instead of task files: "reasoning-gym:<dataset>" (e.g. "reasoning-gym:basic_arithmetic") — a reasoning-gym dataset made once when the run opens, by a Python with reasoning-gym installed ($AGENT_RL_REASONING_GYM_PYTHON, else the venv `node scripts/pythonVenv.mjs reasoning-gym-0.1.25` makes, else envOptions.python, else python3 on PATH), and scored by the dataset\'s own score_answer (reward "score_answer", the default with such a set); empty = the task files (envOptions.tasks). See docs/reasoning-gym.md.',
     reason: 'task files are the common case',
   },
   taskConfig: {
@@ -50,7 +50,7 @@ export const WORKSPACE_OPTION_SPECS = {
     kind: 'object',
     default: {},
     description:
-      'The held-out split\'s config (a reasoning-gym task set only): the training config, size 100 and the next seed, every difficulty attribute of the dataset\'s curriculum raised one level above the training config\'s (so held-out tasks differ in substance, not only in their seed), then the fields given here over it; {"harder": false} keeps the training settings. A dataset without a curriculum, or trained at its top, needs held-out settings named here.',
+      "The held-out split's config (a reasoning-gym task set only): the training config, size 100 and the next seed, every difficulty attribute of the dataset's curriculum raised one level above the training config's (so held-out tasks differ in substance, not only in their seed), then the fields given here over it; {\"harder\": false} keeps the training settings. A dataset without a curriculum, or trained at its top, needs held-out settings named here.",
     reason: 'a split by setting (harder held out) says whether a skill carries over; a hash split of one generator only says whether it was memorised',
   },
   taskPreset: {

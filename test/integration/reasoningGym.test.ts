@@ -89,7 +89,10 @@ describe('reasoning-gym task sets against the real reasoning-gym', { skip: SKIP 
     // training at 2 terms of 1 digit; held out at the curriculum's next level: 3 terms of 2 digits
     for (const t of train) assert.deepEqual(metaOf(t).entry.metadata.difficulty, { num_terms: [2, 2], num_digits: [1, 1] });
     for (const t of heldOut) assert.deepEqual(metaOf(t).entry.metadata.difficulty, { num_terms: [3, 3], num_digits: [2, 2] });
-    assert.match(env.preflight!(), /reasoning-gym 0\.1\.25 basic_arithmetic: train .*held out harder: \{"num_terms":\[3,3\],"num_digits":\[2,2\]\}.*reward score_answer of reasoning-gym/);
+    assert.match(
+      env.preflight!(),
+      /reasoning-gym 0\.1\.25 basic_arithmetic: train .*held out harder: \{"num_terms":\[3,3\],"num_digits":\[2,2\]\}.*reward score_answer of reasoning-gym/,
+    );
     const task = train[0]!;
     const answer = String((task.data as { groundTruth: unknown }).groundTruth);
     const wrong = String(Number(answer) + 1);
@@ -142,7 +145,10 @@ describe('reasoning-gym task sets against the real reasoning-gym', { skip: SKIP 
         again.train.map((t) => t.prompt),
         first.train.map((t) => t.prompt),
       );
-      await assert.rejects(open({ ...options, taskConfig: { ...ARITHMETIC, seed: 9 } }), /\/nonexistent\/python3 \(\$AGENT_RL_REASONING_GYM_PYTHON\) does not exist/);
+      await assert.rejects(
+        open({ ...options, taskConfig: { ...ARITHMETIC, seed: 9 } }),
+        /\/nonexistent\/python3 \(\$AGENT_RL_REASONING_GYM_PYTHON\) does not exist/,
+      );
     } finally {
       if (savedPython === undefined) delete process.env.AGENT_RL_REASONING_GYM_PYTHON;
       else process.env.AGENT_RL_REASONING_GYM_PYTHON = savedPython;

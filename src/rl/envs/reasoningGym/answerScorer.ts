@@ -45,7 +45,10 @@ export class AnswerScorer {
   }
 
   private start(): ChildProcessWithoutNullStreams {
-    const child = spawn(this.python, ['-c', REASONING_GYM_HARNESS_PY, JSON.stringify({ mode: 'score' })], { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    const child = spawn(this.python, ['-c', REASONING_GYM_HARNESS_PY, JSON.stringify({ mode: 'score' })], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
     child.stdin.on('error', () => undefined); // it ended: 'close' fails what waits
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (d: string) => (this.stderr = (this.stderr + d).slice(-16_384)));
@@ -86,7 +89,8 @@ export class AnswerScorer {
       const s: unknown = scores[i];
       if (typeof s === 'number' && Number.isFinite(s)) p.resolve(s);
       else {
-        const why = typeof s === 'object' && s !== null && typeof (s as { error?: unknown }).error === 'string' ? (s as { error: string }).error : JSON.stringify(s);
+        const why =
+          typeof s === 'object' && s !== null && typeof (s as { error?: unknown }).error === 'string' ? (s as { error: string }).error : JSON.stringify(s);
         p.reject(new WorkspaceEnvError(`${why}. Fix: see the dataset's score_answer; the answer was ${JSON.stringify(p.item.answer?.slice(0, 200) ?? null)}`));
       }
     });

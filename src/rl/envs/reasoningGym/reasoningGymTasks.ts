@@ -75,7 +75,9 @@ export function gymPython(o: Pick<TaskSetOptions, 'python'>): string {
   const named = process.env.AGENT_RL_REASONING_GYM_PYTHON || '';
   if (named !== '') {
     if (!fs.existsSync(named) && !findOnPath(named))
-      throw new WorkspaceEnvError(`the Python ${named} ($AGENT_RL_REASONING_GYM_PYTHON) does not exist. Fix: name the interpreter you installed reasoning-gym into`);
+      throw new WorkspaceEnvError(
+        `the Python ${named} ($AGENT_RL_REASONING_GYM_PYTHON) does not exist. Fix: name the interpreter you installed reasoning-gym into`,
+      );
     return named;
   }
   if (fs.existsSync(cachedGymPython())) return cachedGymPython();
@@ -98,7 +100,11 @@ export function runHarness(python: string, config: Readonly<Record<string, unkno
     const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', (e) => {
       clearTimeout(t);
-      reject(new WorkspaceEnvError(`reasoning-gym: ${python} could not be started (${e.message}). Fix: name an interpreter with reasoning-gym in $AGENT_RL_REASONING_GYM_PYTHON`));
+      reject(
+        new WorkspaceEnvError(
+          `reasoning-gym: ${python} could not be started (${e.message}). Fix: name an interpreter with reasoning-gym in $AGENT_RL_REASONING_GYM_PYTHON`,
+        ),
+      );
     });
     child.on('close', (code, signal) => {
       clearTimeout(t);
@@ -137,7 +143,8 @@ export function taskSetFile(dataset: string, o: Pick<TaskSetOptions, 'taskConfig
 /** The set of these settings: read back when it was made before, else made by the harness (and kept). */
 export async function generatedSet(o: TaskSetOptions, timeoutMs = 300_000): Promise<GeneratedSet> {
   const dataset = gymDataset(o.taskSet);
-  if (dataset === undefined) throw new WorkspaceEnvError(`envOptions.taskSet "${o.taskSet}" is not a task set this knows. Fix: write "reasoning-gym:<dataset>"`);
+  if (dataset === undefined)
+    throw new WorkspaceEnvError(`envOptions.taskSet "${o.taskSet}" is not a task set this knows. Fix: write "reasoning-gym:<dataset>"`);
   const file = taskSetFile(dataset, o);
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as GeneratedSet;

@@ -282,7 +282,8 @@ export async function scoreEpisode(
     base = { score: priv.pass ? 1 : 0, publicPass: pub.pass, privatePass: priv.pass, metrics: {}, extras: priv.detail ? { failure: priv.detail } : {} };
   } else if (o.reward === 'score_answer') {
     const meta = d.metadata as { dataset?: string; entry?: GymEntry };
-    if (!p.gym?.scorer || !meta.dataset || !meta.entry) throw new WorkspaceEnvError(`task ${task.id}: reward score_answer scores a reasoning-gym task set's tasks only`);
+    if (!p.gym?.scorer || !meta.dataset || !meta.entry)
+      throw new WorkspaceEnvError(`task ${task.id}: reward score_answer scores a reasoning-gym task set's tasks only`);
     base = { score: await p.gym.scorer.score(meta.dataset, meta.entry, traj.answer), metrics: {}, extras: {} };
   } else {
     base = await pythonReward(p.rewardPool!, p.rewardFile!.name, rewardTask(task), traj);
@@ -328,7 +329,9 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
   const generated = o.taskSet !== '' ? await gymTaskSource(o) : undefined;
   const split = generated ? generated.tasks : await loadTaskSource(rootOf(o), options, (message) => new WorkspaceEnvError(message));
   if (o.reward === 'score_answer' && !generated)
-    throw new WorkspaceEnvError('envOptions.reward "score_answer" scores a reasoning-gym task set. Fix: name one in envOptions.taskSet, or use exact_match or a reward file');
+    throw new WorkspaceEnvError(
+      'envOptions.reward "score_answer" scores a reasoning-gym task set. Fix: name one in envOptions.taskSet, or use exact_match or a reward file',
+    );
   if (o.reward === 'unit_tests' && ![...split.train, ...split.heldOut].some((t) => taskData(t).privateTests.length > 0)) {
     throw new WorkspaceEnvError(
       'envOptions.reward "unit_tests": no task has tests. Fix: give the records tests (envOptions.testsField names the field), or use "exact_match" or a reward file',
