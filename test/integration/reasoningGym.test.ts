@@ -135,11 +135,11 @@ describe('reasoning-gym task sets against the real reasoning-gym', { skip: SKIP 
   it('the set is made once: read back by its settings without Python, the same tasks; {"harder": false} keeps the training settings', async () => {
     const options = { taskSet: 'reasoning-gym:basic_arithmetic', taskConfig: ARITHMETIC, heldOutConfig: { size: 4 } };
     assert.ok(fs.existsSync(taskSetFile('basic_arithmetic', options)));
-    const first = (await open(options)).tasks();
+    // (reward exact_match in both: nothing to score with Python, so neither opening starts one)
+    const first = (await open({ ...options, reward: 'exact_match' })).tasks();
     const savedPython = process.env.AGENT_RL_REASONING_GYM_PYTHON;
     process.env.AGENT_RL_REASONING_GYM_PYTHON = '/nonexistent/python3';
     try {
-      // reward exact_match: nothing to score with Python either
       const again = (await open({ ...options, reward: 'exact_match' })).tasks();
       assert.deepEqual(
         again.train.map((t) => t.prompt),

@@ -339,7 +339,7 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
   }
   if (!isBuiltin(o.reward) && !o.reward.endsWith('.py'))
     throw new WorkspaceEnvError(
-      `envOptions.reward "${o.reward}" is neither a built-in (exact_match, unit_tests) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`,
+      `envOptions.reward "${o.reward}" is neither a built-in (exact_match, unit_tests, score_answer) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`,
     );
   const gymPy = generated && o.reward === 'score_answer' ? gymPython(o) : '';
   const gym = generated && { set: generated.set, scorer: gymPy ? new AnswerScorer(gymPy) : undefined, python: gymPy };
