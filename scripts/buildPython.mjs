@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 // Turns the Python the workbench runs or writes (src/**/python/*.py: the sandbox's launcher and server,
-// the tool zygote, the code verifier, the exported verl reward; examples/unit-converter/*.py: New
+// the tool zygote, the code verifier, the exported verl reward, the verifiers and reasoning-gym harnesses; examples/unit-converter/*.py: New
 // Environment's template) into TypeScript modules of string constants, so the bundles carry the
 // programs inside their JavaScript (the .vsix ships no src/ and no .py file).
 // `npm run build:python` after editing a .py; a unit test (test/unit/rl/sandbox/pythonSources.test.ts)
@@ -99,6 +99,16 @@ export const PYTHON_MODULES = [
         name: 'VERIFIERS_HARNESS_PY',
         doc: 'The harness around a verifiers environment, run as `python -c SOURCE CONFIG` (modes tasks and episode; see verifiersHarness.py).',
         parts: ['src/rl/envs/verifiers/python/verifiersHarness.py'],
+      },
+    ],
+  },
+  {
+    out: 'src/rl/envs/reasoningGym/reasoningGymHarnessPy.generated.ts',
+    constants: [
+      {
+        name: 'REASONING_GYM_HARNESS_PY',
+        doc: 'The harness around reasoning-gym, run as `python -c SOURCE CONFIG` (modes generate and score; see reasoningGymHarness.py).',
+        parts: ['src/rl/envs/reasoningGym/python/reasoningGymHarness.py'],
       },
     ],
   },

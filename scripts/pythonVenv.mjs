@@ -3,7 +3,7 @@
 // ~/.cache/agent-rl-workbench/venvs/<name> (AGENT_RL_VENVS overrides the parent folder), made once with
 // `python -m venv` and `pip install`, and reused while its stamp file names the same requirements. Never
 // run by `npm test` (it only looks for the folder; .ci/run makes it):
-//   node scripts/pythonVenv.mjs verifiers          # the named set below; prints the venv's python
+//   node scripts/pythonVenv.mjs verifiers-0.3.1    # the named set below; prints the venv's python
 //   node scripts/pythonVenv.mjs --path verifiers   # prints where it would be, installs nothing
 // From another script: `import { ensureVenv, venvPython, VENV_SETS } from './pythonVenv.mjs'`.
 import { spawnSync } from 'node:child_process';
@@ -25,6 +25,10 @@ export const VENV_SETS = {
   // openenv-core 0.3.0 (Meta / Hugging Face's OpenEnv: an environment as a FastAPI server with reset,
   // step and state over HTTP and a WebSocket /ws session): src/rl/envs/openenv, test/fixtures/openenv
   'openenv-core-0.3.0': ['openenv-core==0.3.0'],
+  // reasoning-gym 0.1.25 (procedural reasoning tasks, each dataset with its own score_answer and
+  // difficulty parameters): the workspace environment's taskSet "reasoning-gym:<dataset>",
+  // src/rl/envs/reasoningGym
+  'reasoning-gym-0.1.25': ['reasoning-gym==0.1.25'],
 };
 
 /** The folder the venvs live in. */

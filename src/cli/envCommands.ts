@@ -12,6 +12,7 @@ import { openEnvironment } from '../rl/envs/registry';
 import { Rng } from '../rl/random';
 import { detectLanguages, TOOLCHAIN_DIRS } from '../rl/sandbox/fusion/languages';
 import { detectIsolation, GUARANTEE_LEGEND, ISOLATION_GUARANTEES, resolvePython } from '../rl/sandbox/isolation';
+import { gymDescription } from '../rl/envs/reasoningGym/reasoningGymTasks';
 import { renderPrompt } from '../rl/envs/workspace/toolCalls';
 import { ToolSession } from '../rl/envs/workspace/toolSession';
 import { prepareWorkspace, type PreparedWorkspace } from '../rl/envs/workspace/workspaceEnv';
@@ -36,7 +37,8 @@ async function describeWorkspace(p: PreparedWorkspace): Promise<void> {
     process.stdout.write(`${s}\n`);
   };
   const first = p.tasks.train[0]!;
-  out(`\ntasks: ${p.tasks.train.length} training, ${p.tasks.heldOut.length} held out (${showInvisibles(p.options.tasks)}, preset ${p.options.taskPreset})`);
+  const from = p.gym ? showInvisibles(gymDescription(p.gym.set)) : `${showInvisibles(p.options.tasks)}, preset ${p.options.taskPreset}`;
+  out(`\ntasks: ${p.tasks.train.length} training, ${p.tasks.heldOut.length} held out (${from})`);
   out(`  first: ${showInvisibles(first.id)} (${showInvisibles(String(first.data.source))}): ${jsonText(first.prompt)}`);
   out(`tools: ${p.tools.length === 0 ? 'none' : `${p.tools.length} in ${showInvisibles(p.toolFile!.name)}, format ${p.options.toolFormat}`}`);
   const session = p.toolFile ? new ToolSession(p.toolSandbox, p.toolFile) : undefined;

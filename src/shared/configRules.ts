@@ -12,6 +12,7 @@ import { DISTILL_RULES } from './distillRules';
 import { optionDefaults, type ConfigIssue } from './fieldSpec';
 import { DEMONSTRATION_SPECS } from './demonstrationSpecs';
 import { ENV_CAPABILITIES, type EnvName } from './optionSpecs';
+import { isObject as isRecord } from './protocol/guards';
 import type { ConfigDraft } from './runSettings';
 
 export type { ConfigRule, WrittenConfig } from './configRule';
@@ -318,15 +319,54 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   ...DISTILL_RULES,
   {
     id: 'workspace-needs-tasks',
-    description: 'A workspace environment names its task file(s).',
+    description: 'A workspace environment names its task file(s) or a generated task set (taskSet), not both.',
     check({ env, envOptions: eo }) {
-      if (env !== 'workspace' || nonEmpty(eo.tasks)) return [];
+      if (env !== 'workspace') return [];
+      if (nonEmpty(eo.tasks) && nonEmpty(eo.taskSet))
+        return issue(
+          'envOptions.taskSet',
+          eo.taskSet,
+          `generates the tasks, and envOptions.tasks names task files ("${eo.tasks}") too`,
+          'keep one: the task files (remove taskSet) or the generated set (remove tasks)',
+        );
+      if (nonEmpty(eo.tasks) || nonEmpty(eo.taskSet)) return [];
       return issue(
         'envOptions.tasks',
         eo.tasks,
         'a workspace environment needs its task file(s)',
-        'name them, e.g. "tasks.jsonl" or "data/*.parquet" (relative to the config file)',
+        'name them, e.g. "tasks.jsonl" or "data/*.parquet" (relative to the config file), or a generated set in envOptions.taskSet, e.g. "reasoning-gym:basic_arithmetic"',
       );
+    },
+  },
+  {
+    id: 'workspace-task-set',
+    description: 'A workspace task set is "reasoning-gym:<dataset>"; taskConfig and heldOutConfig belong to one, and reward score_answer needs one.',
+    check({ env, envOptions: eo }) {
+      if (env !== 'workspace') return [];
+      const set = eo.taskSet;
+      if (nonEmpty(set) && !/^reasoning-gym:[A-Za-z0-9_]+$/.test(set))
+        return issue(
+          'envOptions.taskSet',
+          set,
+          'is not a task set this knows',
+          'write "reasoning-gym:<dataset>" with the dataset\'s name, e.g. "reasoning-gym:basic_arithmetic" (docs/reasoning-gym.md), or leave it empty for task files',
+        );
+      const configs = (['taskConfig', 'heldOutConfig'] as const).filter((k) => isRecord(eo[k]) && Object.keys(eo[k]).length > 0);
+      if (!nonEmpty(set) && configs.length > 0)
+        return issue(
+          `envOptions.${configs[0]!}`,
+          eo[configs[0]!],
+          'configures a generated task set, and envOptions.taskSet is empty',
+          'name the set, e.g. "reasoning-gym:basic_arithmetic", or remove it',
+        );
+      if (!nonEmpty(set) && eo.reward === 'score_answer')
+        return issue(
+          'envOptions.reward',
+          'score_answer',
+          "is a reasoning-gym dataset's own scoring, and envOptions.taskSet is empty",
+          'name a reasoning-gym task set in envOptions.taskSet, or use exact_match or a reward file with task files',
+        );
+      return [];
     },
   },
   {

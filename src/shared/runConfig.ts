@@ -177,7 +177,11 @@ function checkOptions(
 }
 
 function checkEnvOptions(env: EnvName, given: Record<string, unknown>, issues: ConfigIssue[]): Record<string, unknown> {
-  return checkOptions('envOptions', env, ENV_OPTION_SPECS[env], given, issues);
+  const options = checkOptions('envOptions', env, ENV_OPTION_SPECS[env], given, issues);
+  // a workspace's generated task set is scored by its dataset's own score_answer unless a reward is named
+  // (a default that follows another option, for every caller: a run's config and env check alike)
+  if (env === 'workspace' && typeof given.taskSet === 'string' && given.taskSet !== '' && given.reward === undefined) options.reward = 'score_answer';
+  return options;
 }
 
 /** Validates one environment's options on their own (for tools that need an environment but no run). */

@@ -31,6 +31,28 @@ export const WORKSPACE_OPTION_SPECS = {
       'Task file or glob: JSON Lines (.jsonl), JSON (.json, an array), CSV (.csv, a header row) or Parquet (.parquet), e.g. "data/train.jsonl" or "data/*.parquet".',
     reason: 'required: the tasks are yours',
   },
+  taskSet: {
+    kind: 'string',
+    maxLength: 200,
+    default: '',
+    description:
+      'Generated tasks instead of task files: "reasoning-gym:<dataset>" (e.g. "reasoning-gym:basic_arithmetic") — a reasoning-gym dataset made once when the run opens, by a Python with reasoning-gym installed ($AGENT_RL_REASONING_GYM_PYTHON, else the venv `node scripts/pythonVenv.mjs reasoning-gym-0.1.25` makes, else envOptions.python, else python3 on PATH), and scored by the dataset\'s own score_answer (reward "score_answer", the default with such a set); empty = the task files (envOptions.tasks). See docs/reasoning-gym.md.',
+    reason: 'task files are the common case',
+  },
+  taskConfig: {
+    kind: 'object',
+    default: {},
+    description:
+      'The training split\'s dataset config (a reasoning-gym task set only): the dataset\'s own config fields, e.g. {"size": 500, "seed": 1, "min_terms": 2, "max_terms": 3}; fields left out keep the dataset\'s defaults, size 500 and seed 0 unless given.',
+    reason: "the dataset's own defaults: the difficulty its authors chose",
+  },
+  heldOutConfig: {
+    kind: 'object',
+    default: {},
+    description:
+      "The held-out split's config (a reasoning-gym task set only): the training config, size 100 and the next seed, every difficulty attribute of the dataset's curriculum raised one level above the training config's (so held-out tasks differ in substance, not only in their seed), then the fields given here over it; {\"harder\": false} keeps the training settings. A dataset without a curriculum, or trained at its top, needs held-out settings named here.",
+    reason: 'a split by setting (harder held out) says whether a skill carries over; a hash split of one generator only says whether it was memorised',
+  },
   taskPreset: {
     kind: 'enum',
     values: ['default', 'verl', 'gsm8k', 'mbpp', 'humaneval'],
@@ -93,7 +115,7 @@ export const WORKSPACE_OPTION_SPECS = {
     maxLength: 4096,
     default: 'exact_match',
     description:
-      'A built-in (exact_match: the answer against the ground truth, \\boxed{} read, numbers compared as numbers; unit_tests: the final code, or the answer, run with the task\'s tests in the sandbox) or a Python file defining reward(task, trajectory) -> float | {"score": float, ...extras}, run in the sandbox after each episode.',
+      'A built-in (exact_match: the answer against the ground truth, \\boxed{} read, numbers compared as numbers; unit_tests: the final code, or the answer, run with the task\'s tests in the sandbox; score_answer: a reasoning-gym task set\'s own score_answer, 0–1, the default with envOptions.taskSet) or a Python file defining reward(task, trajectory) -> float | {"score": float, ...extras}, run in the sandbox after each episode.',
     reason: 'exact match is what most question-answer task files need',
   },
   formatBonus: {

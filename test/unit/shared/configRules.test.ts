@@ -263,7 +263,17 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       field: 'envOptions.tasks',
       value: '',
       message: 'a workspace environment needs its task file(s)',
-      fix: 'name them, e.g. "tasks.jsonl" or "data/*.parquet" (relative to the config file)',
+      fix: 'name them, e.g. "tasks.jsonl" or "data/*.parquet" (relative to the config file), or a generated set in envOptions.taskSet, e.g. "reasoning-gym:basic_arithmetic"',
+    },
+  },
+  'workspace-task-set': {
+    pass: { env: 'workspace', policy: 'transformer', envOptions: { taskSet: 'reasoning-gym:word_sorting', taskConfig: { size: 50 } } },
+    fail: { env: 'workspace', policy: 'transformer', envOptions: { tasks: 'tasks.jsonl', heldOutConfig: { seed: 3 } } },
+    issue: {
+      field: 'envOptions.heldOutConfig',
+      value: { seed: 3 },
+      message: 'configures a generated task set, and envOptions.taskSet is empty',
+      fix: 'name the set, e.g. "reasoning-gym:basic_arithmetic", or remove it',
     },
   },
   'agent-needs-command': {

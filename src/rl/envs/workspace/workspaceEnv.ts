@@ -25,6 +25,8 @@ import {
   type ToolFormat,
   type ToolsInPrompt,
 } from './toolCalls';
+import { AnswerScorer } from '../reasoningGym/answerScorer';
+import { gymDescription, gymTaskSource, gymPython, type GeneratedSet, type GymEntry } from '../reasoningGym/reasoningGymTasks';
 import { openRewardPool } from './rewardPool';
 import { workspaceTaskData, type FieldMap, type TaskPreset } from './taskRecords';
 import { loadTaskSource, rewardTask, taskFieldsOf } from './taskSource';
@@ -39,6 +41,10 @@ export interface WorkspaceOptions {
   /** Folder the paths are relative to (the config file's folder; '' = the current folder). */
   readonly root: string;
   readonly tasks: string;
+  /** A generated task set instead of task files ("reasoning-gym:<dataset>"; '' = the files), with its two splits' configs. */
+  readonly taskSet: string;
+  readonly taskConfig: Readonly<Record<string, unknown>>;
+  readonly heldOutConfig: Readonly<Record<string, unknown>>;
   readonly taskPreset: TaskPreset;
   readonly fields: Partial<FieldMap>;
   readonly heldOutFraction: number;
@@ -64,6 +70,9 @@ export function workspaceOptions(o: WorkspaceEnvOptions): WorkspaceOptions {
   return {
     root: o.root,
     tasks: o.tasks,
+    taskSet: o.taskSet,
+    taskConfig: o.taskConfig,
+    heldOutConfig: o.heldOutConfig,
     taskPreset: o.taskPreset,
     fields: taskFieldsOf(o),
     heldOutFraction: o.heldOutFraction,
@@ -84,7 +93,7 @@ export function workspaceOptions(o: WorkspaceEnvOptions): WorkspaceOptions {
 }
 
 const rootOf = (o: WorkspaceOptions): string => path.resolve(o.root || '.');
-const isBuiltin = (reward: string): boolean => reward === 'exact_match' || reward === 'unit_tests';
+const isBuiltin = (reward: string): boolean => reward === 'exact_match' || reward === 'unit_tests' || reward === 'score_answer';
 
 function readSource(o: WorkspaceOptions, file: string, field: string): ToolFile {
   const abs = path.resolve(rootOf(o), file);
@@ -107,6 +116,8 @@ export interface PreparedWorkspace {
   readonly rewardFile: ToolFile | undefined;
   /** Sessions that import the reward file once and score episode after episode. */
   readonly rewardPool: SessionPool | undefined;
+  /** A reasoning-gym task set: what made it, and its scorer where the reward is score_answer (run by `python`). */
+  readonly gym: { readonly set: GeneratedSet; readonly scorer: AnswerScorer | undefined; readonly python: string } | undefined;
   readonly level: IsolationLevel;
   readonly python: string;
   /** Where the tool sessions run (the level, the interpreter, the limits, the zygotes they fork from). */
@@ -254,7 +265,7 @@ class WorkspaceEnv implements Environment {
 
 /** The reward of a finished episode: the workspace's function or the built-in, then the bonus and the cost. */
 export async function scoreEpisode(
-  p: Pick<PreparedWorkspace, 'options' | 'executor' | 'rewardPool' | 'rewardFile'>,
+  p: Pick<PreparedWorkspace, 'options' | 'executor' | 'rewardPool' | 'rewardFile' | 'gym'>,
   task: Task,
   traj: RewardTrajectory,
 ): Promise<EpisodeOutcome> {
@@ -269,6 +280,11 @@ export async function scoreEpisode(
     const priv = await testsPass(executor, o.limits, candidate, d.privateTests);
     const pub = d.publicTests.length > 0 ? await testsPass(executor, o.limits, candidate, d.publicTests) : priv;
     base = { score: priv.pass ? 1 : 0, publicPass: pub.pass, privatePass: priv.pass, metrics: {}, extras: priv.detail ? { failure: priv.detail } : {} };
+  } else if (o.reward === 'score_answer') {
+    const meta = d.metadata as { dataset?: string; entry?: GymEntry };
+    if (!p.gym?.scorer || !meta.dataset || !meta.entry)
+      throw new WorkspaceEnvError(`task ${task.id}: reward score_answer scores a reasoning-gym task set's tasks only`);
+    base = { score: await p.gym.scorer.score(meta.dataset, meta.entry, traj.answer), metrics: {}, extras: {} };
   } else {
     base = await pythonReward(p.rewardPool!, p.rewardFile!.name, rewardTask(task), traj);
   }
@@ -310,7 +326,12 @@ async function recordedEpisode(p: Omit<PreparedWorkspace, 'rewardCheck'>, task: 
 /** Loads and checks a workspace environment: tasks, tools, reward. Throws errors that name the file and the fix. */
 export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<PreparedWorkspace> {
   const o = workspaceOptions(options);
-  const split = await loadTaskSource(rootOf(o), options, (message) => new WorkspaceEnvError(message));
+  const generated = o.taskSet !== '' ? await gymTaskSource(o) : undefined;
+  const split = generated ? generated.tasks : await loadTaskSource(rootOf(o), options, (message) => new WorkspaceEnvError(message));
+  if (o.reward === 'score_answer' && !generated)
+    throw new WorkspaceEnvError(
+      'envOptions.reward "score_answer" scores a reasoning-gym task set. Fix: name one in envOptions.taskSet, or use exact_match or a reward file',
+    );
   if (o.reward === 'unit_tests' && ![...split.train, ...split.heldOut].some((t) => taskData(t).privateTests.length > 0)) {
     throw new WorkspaceEnvError(
       'envOptions.reward "unit_tests": no task has tests. Fix: give the records tests (envOptions.testsField names the field), or use "exact_match" or a reward file',
@@ -318,12 +339,15 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
   }
   if (!isBuiltin(o.reward) && !o.reward.endsWith('.py'))
     throw new WorkspaceEnvError(
-      `envOptions.reward "${o.reward}" is neither a built-in (exact_match, unit_tests) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`,
+      `envOptions.reward "${o.reward}" is neither a built-in (exact_match, unit_tests, score_answer) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`,
     );
+  const gymPy = generated && o.reward === 'score_answer' ? gymPython(o) : '';
+  const gym = generated && { set: generated.set, scorer: gymPy ? new AnswerScorer(gymPy) : undefined, python: gymPy };
   const pools = new SandboxPools();
   const zygotes = new ToolZygotes();
   let rewardPool: SessionPool | undefined;
   const close = async (): Promise<void> => {
+    await gym?.scorer?.close();
     rewardPool?.close();
     zygotes.close();
     await pools.close();
@@ -360,7 +384,7 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
         );
     }
     if (rewardFile) rewardPool = await openRewardPool(toolSandbox, rewardFile, o.poolSize);
-    const partial = { options: o, tasks: split, tools, examples, toolFile, rewardFile, rewardPool, level, python, toolSandbox, executor, close };
+    const partial = { options: o, tasks: split, tools, examples, toolFile, rewardFile, rewardPool, gym, level, python, toolSandbox, executor, close };
     const first = split.train[0]!;
     let outcome: EpisodeOutcome;
     try {
@@ -386,7 +410,7 @@ function runEnvironment(p: PreparedWorkspace): RunEnvironment {
     tasks: () => p.tasks,
     taskFromId: (id) => [...p.tasks.train, ...p.tasks.heldOut].find((t) => t.id === id),
     preflight: () =>
-      `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? p.options.reward}; sandbox level ${p.level} (${levelHolds(p.level, p.python)}), python ${p.python}`,
+      `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks${p.gym ? ` (${gymDescription(p.gym.set)})` : ''}, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? (p.gym?.scorer ? `score_answer of reasoning-gym, run by ${p.gym.python}` : p.options.reward)}; sandbox level ${p.level} (${levelHolds(p.level, p.python)}), python ${p.python}`,
     dispose: () => p.close(),
   };
 }

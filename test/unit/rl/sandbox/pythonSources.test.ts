@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import * as rewardPy from '../../../../src/exporters/verl/rewardPy.generated';
 import * as workspacePy from '../../../../src/exporters/verl/workspacePy.generated';
 import * as verifierPy from '../../../../src/rl/envs/codeSandbox/verifierPy.generated';
+import * as reasoningGymHarnessPy from '../../../../src/rl/envs/reasoningGym/reasoningGymHarnessPy.generated';
 import * as verifiersHarnessPy from '../../../../src/rl/envs/verifiers/verifiersHarnessPy.generated';
 import * as toolZygotePy from '../../../../src/rl/envs/workspace/toolZygotePy.generated';
 import { resolvePython } from '../../../../src/rl/sandbox/isolation';
@@ -37,6 +38,7 @@ const COMPILED: Record<string, Record<string, unknown>> = {
   'src/rl/sandbox/pythonSources.generated.ts': sandboxPy,
   'src/rl/envs/workspace/toolZygotePy.generated.ts': toolZygotePy,
   'src/rl/envs/codeSandbox/verifierPy.generated.ts': verifierPy,
+  'src/rl/envs/reasoningGym/reasoningGymHarnessPy.generated.ts': reasoningGymHarnessPy,
   'src/rl/envs/verifiers/verifiersHarnessPy.generated.ts': verifiersHarnessPy,
   'src/exporters/verl/rewardPy.generated.ts': rewardPy,
   'src/exporters/verl/workspacePy.generated.ts': workspacePy,
@@ -91,6 +93,7 @@ describe('the Python sources and their generated modules', () => {
     const programs = Object.fromEntries(Object.values(COMPILED).flatMap((m) => Object.entries(m).filter(([k, v]) => k !== 'default' && typeof v === 'string')));
     assert.deepEqual(Object.keys(programs).sort(), [
       'LAUNCHER_PY',
+      'REASONING_GYM_HARNESS_PY',
       'REWARD_PY',
       'SERVER_PY',
       'TEMPLATE_REWARD_PY',
