@@ -1666,7 +1666,9 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
   /** Opens a run's first trajectory (iteration 1, group 0, #0) in the inspector, from a collapsed tree. */
   const openFirstTrajectory = async (name) => {
     await page.keyboard.press('Escape');
-    await page.locator('.part.activitybar a.action-label[aria-label="Agent RL"]').click();
+    // the Runs view (a click on the activity-bar item of a view already shown would hide the side bar)
+    const collapse = page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first();
+    if (!(await collapse.isVisible())) await page.locator('.part.activitybar a.action-label[aria-label="Agent RL"]').click();
     await runCommand(page, 'Agent RL: Refresh Runs');
     await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
     const iteration = treeRows().filter({ hasText: 'iteration 1' }).first();
