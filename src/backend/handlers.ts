@@ -16,6 +16,7 @@ import { RunTokenizers } from './runTokenizer';
 import { rescoreReport, trajectoryRescores } from '../store/rescoreStore';
 import { editFinalAnswer, rescoreRun } from '../store/rescoreRun';
 import { resendRequest } from '../store/resendRequest';
+import { teacherProblem, verifiersCheck } from './startChecks';
 
 export type Handlers = { [M in BackendMethod]: (p: BackendMethods[M]['params']) => BackendMethods[M]['result'] | Promise<BackendMethods[M]['result']> };
 
@@ -31,6 +32,7 @@ function checked<T>(value: unknown, ok: (v: unknown) => boolean, field: string):
 const isFolders = (v: unknown): boolean => Array.isArray(v) && v.length <= 100 && v.every((f) => typeof f === 'string' && f !== '');
 const isId = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v > 0;
 const isText = (v: unknown): boolean => typeof v === 'string';
+const isPath = (v: unknown): boolean => typeof v === 'string' && v !== '';
 const orNull = (ok: (v: unknown) => boolean) => (v: unknown) => v === null || ok(v);
 
 export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
@@ -150,6 +152,8 @@ export function handlers(db: Database.Database, pools: SandboxPools): Handlers {
         greedy: checked<boolean>(p.greedy, (v) => typeof v === 'boolean', 'greedy'),
         seed: 1,
       }),
+    checkTeacher: (p) => teacherProblem(checked<string>(p.model, isPath, 'model'), checked<string>(p.teacher, isPath, 'teacher')),
+    checkVerifiers: (p) => verifiersCheck(checked<string>(p.python, isText, 'python'), checked<string>(p.root, isText, 'root')),
     listModels: ({ folders }) =>
       findModels({ folders: (Array.isArray(folders) ? folders : []).filter((f): f is string => typeof f === 'string' && f !== ''), backend: 'wasm' }),
   };

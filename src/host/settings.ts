@@ -41,6 +41,12 @@ export function sandboxSettings(): { python: string; sandbox: string } {
   return { python: c.get<string>('pythonPath', '').trim(), sandbox: c.get<string>('sandboxLevel', 'auto') };
 }
 
+/** agentRl.verifiersPythonPath: the Python with verifiers a verifiers environment runs on ('' = the machine's default: $AGENT_RL_VERIFIERS_PYTHON, the cached venv, python3). */
+export function verifiersPythonSetting(): string {
+  const v = config().get<unknown>('verifiersPythonPath', '');
+  return typeof v === 'string' ? v.trim() : '';
+}
+
 /** agentRl.maxTextLength: characters of one stored text shown before it is cut (0 = no limit). */
 export function maxTextLength(): number {
   const v = config().get<number>('maxTextLength', DEFAULT_MAX_TEXT_LENGTH);

@@ -4,6 +4,9 @@
 import type { OptionSpecs } from './fieldSpec';
 import { AGENT_OPTION_SPECS, WORKSPACE_OPTION_SPECS } from './workspaceOptionSpecs';
 
+/** A Python module name as envOptions.module takes it: dotted identifiers (my_env, pkg.my_env), no .py and no path. */
+export const PYTHON_MODULE_NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
 export const VERIFIERS_OPTION_SPECS = {
   root: {
     ...WORKSPACE_OPTION_SPECS.root,

@@ -13,12 +13,15 @@
 // dashboard's legends as text, and the Get Started walkthrough's buttons each do their step and check
 // it (issue 42), and a run with a severe finding (an imported verl dump whose groups all score alike) is
 // badged in the tree, listed in the dashboard's Health section in the light, dark and high-contrast
-// themes, and its "show me" link opens the inspector on its episode (issue 52). Screenshots go to
+// themes, and its "show me" link opens the inspector on its episode (issue 52), and Start Run's "Train a
+// Hugging Face model…" distils the fixture model from a teacher (its heat map by student − teacher) and
+// trains a verifiers environment (issues 51 and 53). Screenshots go to
 // test/e2e/artifacts/.
 // Run: npm run test:e2e (builds the .vsix and installs the harness first).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -82,7 +85,9 @@ function importNoSignalRun(base, db) {
   return { runId, findings: JSON.parse(health.stdout).findings };
 }
 
-describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
+// the whole suite's limit, from its first test (node:test times a suite's tests together): 40 minutes,
+// as the Start Run steps of issues 51 and 53 train two first runs of ten iterations each
+describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
   let dirs, server, browser, page, db, hostile, marker;
 
   before(async () => {
@@ -219,7 +224,8 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     server = await startServer(dirs, path.join(OUT, 'code-server.log'));
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, env: dirs.env });
     page = await (await browser.newContext({ viewport: { width: 1500, height: 900 } })).newPage();
-    await page.goto(server.url);
+    // a loaded machine (2 cores, load 20 here once) took over 30 s, Playwright's default, to serve the workbench
+    await page.goto(server.url, { timeout: 120_000 });
     await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90_000 });
   });
 
@@ -1654,4 +1660,170 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 600_000 }, () => {
     assert.match(saved ?? '', /Qwen3-Fixture/, 'agentRl.model names the picked checkpoint');
     await page.screenshot({ path: path.join(OUT, 'walkthrough-5-done.png') });
   });
+
+  /** Waits for the quick input step whose title has TEXT (the picker before it may still be showing). */
+  const stepTitled = (text) => page.locator('.quick-input-widget .quick-input-title', { hasText: text }).waitFor({ state: 'visible', timeout: 30_000 });
+  /** Opens a run's first trajectory (iteration 1, group 0, #0) in the inspector, from a collapsed tree. */
+  const openFirstTrajectory = async (name) => {
+    await page.keyboard.press('Escape');
+    // the Runs view (a click on the activity-bar item of a view already shown would hide the side bar)
+    const collapse = page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first();
+    if (!(await collapse.isVisible())) await page.locator('.part.activitybar a.action-label[aria-label="Agent RL"]').click();
+    await runCommand(page, 'Agent RL: Refresh Runs');
+    await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
+    const iteration = treeRows().filter({ hasText: 'iteration 1' }).first();
+    const group = treeRows()
+      .filter({ hasText: /^group 0/ })
+      .first();
+    const trajectory = treeRows().filter({ hasText: '#0 reward' }).first();
+    await openRow(runRow(name), iteration);
+    await openRow(iteration, group);
+    await openRow(group, trajectory);
+    await trajectory.click();
+  };
+
+  // issue 51: on-policy distillation from Start Run, its method step and teacher picker, on the fresh
+  // fixture model with a teacher made here with the same tokenizer (another width and seed)
+  it(
+    'Start Run distils the fixture model from a teacher (environment, model, method, teacher); the inspector colours its tokens by student − teacher',
+    { timeout: 1_500_000 },
+    async () => {
+      const teacher = path.join(dirs.base, 'teacher');
+      const made = spawnSync(
+        process.execPath,
+        [
+          path.join(ROOT, 'dist', 'cli.js'),
+          'model',
+          'new',
+          '--out',
+          teacher,
+          '--tokenizer',
+          path.join(ROOT, 'test', 'fixtures', 'hf', 'qwen3'),
+          '--hidden',
+          '32',
+          '--layers',
+          '1',
+          '--heads',
+          '2',
+          '--context',
+          '512',
+          '--seed',
+          '2',
+        ],
+        { encoding: 'utf8' },
+      );
+      assert.equal(made.status, 0, made.stderr);
+      // in the Hugging Face cache, where the teacher step lists it (a name that the fixture's filter does not match)
+      writeCacheLayout(dirs.env.HF_HUB_CACHE, 'agent-rl-e2e/teacher', teacher);
+      await page.keyboard.press('Escape');
+      await runCommandAndPick(page, 'Agent RL: Start Run', 'Train a Hugging Face model…');
+      await stepTitled('Start Run — environment');
+      await pick(page, 'Calculator');
+      await stepTitled('which model?');
+      const widget = page.locator('.quick-input-widget');
+      await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Qwen/Qwen3-Fixture' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+      await pick(page, 'Qwen/Qwen3-Fixture');
+      await stepTitled('Start Run — method');
+      const methods = (await widget.locator('.quick-input-list .monaco-list-row').allTextContents()).map((l) => l.trim());
+      assert.equal(methods.length, 3, JSON.stringify(methods));
+      [/^GRPO/, /^RS-SFT/, /^On-policy distillation from a teacher…/].forEach((m, i) => assert.match(methods[i] ?? '', m, JSON.stringify(methods)));
+      await pick(page, 'On-policy distillation');
+      await stepTitled('which teacher?');
+      await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'agent-rl-e2e/teacher' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+      await pick(page, 'agent-rl-e2e/teacher');
+      await answer(page, 'Run name', 'e2e-distill');
+      await runCompleted('e2e-distill', 1_200_000);
+      const shown = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'show', 'e2e-distill', '--db', db], { encoding: 'utf8' });
+      assert.match(shown.stdout, /on-policy distillation \(reverse KL to the teacher\)/, 'the printed method says what ran');
+      assert.match(shown.stdout, /teacher: .*frozen teacher .*agent-rl-e2e--teacher/);
+
+      await openFirstTrajectory('e2e-distill');
+      // the one inspector panel: wait until it shows this run's trajectory, whose tokens the teacher scored
+      let frame;
+      for (let i = 0; i < 60; i++) {
+        frame = await webviewFrame(page, '.token-heat');
+        if (/student − teacher/.test((await frame.textContent('.token-summary').catch(() => '')) ?? '')) break;
+        await sleep(500);
+      }
+      const chips = await frame.evaluate(() =>
+        Object.fromEntries([...document.querySelectorAll('.token-summary .chip')].map((c) => [c.dataset.key, c.querySelector('.chip-value')?.textContent])),
+      );
+      assert.match(chips.teacher ?? '', /^scored [\d,]+ tokens?: mean student − teacher log-prob -?[\d.]+(e-?\d+)? nats/, JSON.stringify(chips));
+      const modes = await frame.evaluate(() => [...document.querySelectorAll('#heat-mode option')].map((o) => o.value));
+      assert.ok(modes.includes('reverseKl') && modes.includes('teacher'), `the teacher's two colour modes are offered: ${JSON.stringify(modes)}`);
+      // (a mode chosen in an earlier test stays chosen in the panel: the heat map's mode is picked here)
+      await frame.selectOption('#heat-mode', 'reverseKl');
+      await frame.waitForFunction(() => /student likelier than the teacher/.test(document.querySelector('.heat-legend')?.textContent ?? ''), null, {
+        timeout: 10_000,
+      });
+      assert.match(
+        await frame.textContent('.heat-legend'),
+        /red: the student likelier than the teacher \(pushed down\), blue: the teacher likelier \(pushed up\), full colour at ±[\d.]+(e-?\d+)? nats/,
+      );
+      // a trained token's numbers: the teacher's log-prob and student − teacher
+      if (!(await frame.$eval('details.tokens[data-turn="0"]', (d) => d.open))) await frame.click('details.tokens[data-turn="0"] > summary');
+      assert.ok(
+        await frame.evaluate(() => [...document.querySelectorAll('details.tokens[data-turn="0"] .token')].some((t) => t.style.background !== '')),
+        'tokens are coloured by student − teacher',
+      );
+      await frame.click('details.tokens[data-turn="0"] .token-row .token.trained');
+      const detail = await frame.evaluate(() =>
+        Object.fromEntries([...document.querySelectorAll('details.tokens[data-turn="0"] .token-detail dd')].map((d) => [d.dataset.key, d.textContent])),
+      );
+      const num = /^-?[\d,]+(\.\d+)?(e-?\d+)?$/;
+      assert.match(detail.teacher ?? '', num, JSON.stringify(detail));
+      assert.match(detail.reverseKl ?? '', num, JSON.stringify(detail));
+      await page.screenshot({ path: path.join(OUT, 'inspector-distill.png') });
+    },
+  );
+
+  // issue 53: a verifiers environment from Start Run's environment step (test/fixtures/verifiers/vf_echo.py,
+  // a SingleTurnEnv with a two-function rubric) on the fixture model, on the Python the tests' venv holds
+  it(
+    "Start Run trains a verifiers environment unchanged (module, arguments, model, method, the interpreter confirmed); the inspector shows its rubric's scores",
+    { timeout: 1_500_000 },
+    async (t) => {
+      const venvs = process.env.AGENT_RL_VENVS || path.join(os.homedir(), '.cache', 'agent-rl-workbench', 'venvs');
+      const python = process.env.AGENT_RL_VERIFIERS_PYTHON || path.join(venvs, 'verifiers-0.3.1', 'bin', 'python');
+      if (!fs.existsSync(python)) {
+        t.skip(`no verifiers here (${python} does not exist): node scripts/pythonVenv.mjs verifiers-0.3.1 makes the venv, as .ci/run does`);
+        return;
+      }
+      fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'verifiers', 'vf_echo.py'), path.join(dirs.workspace, 'vf_echo.py'));
+      await page.keyboard.press('Escape');
+      await runCommandAndPick(page, 'Agent RL: Start Run', 'Train a Hugging Face model…');
+      await stepTitled('Start Run — environment');
+      await pick(page, 'A verifiers environment');
+      await answer(page, 'verifiers environment: its module', 'vf_echo');
+      await answer(page, 'load_environment arguments', '{"num_train": 4, "num_eval": 2}');
+      await stepTitled('which model?');
+      const widget = page.locator('.quick-input-widget');
+      await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Qwen/Qwen3-Fixture' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+      await pick(page, 'Qwen/Qwen3-Fixture');
+      await stepTitled('Start Run — method');
+      await pick(page, 'GRPO');
+      // the module runs as the user: the interpreter, the module and its arguments, and the folder are shown first
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.waitFor({ state: 'visible', timeout: 30_000 });
+      assert.match(await dialog.textContent(), /importing "vf_echo" \(load_environment\(\*\*\{"num_train":4,"num_eval":2\}\)\) in .*, as you\?/);
+      await page.screenshot({ path: path.join(OUT, 'verifiers-confirm.png') });
+      await dialog.locator('.monaco-button', { hasText: 'Run It' }).first().click();
+      await answer(page, 'Run name', 'e2e-verifiers');
+      await runCompleted('e2e-verifiers', 1_200_000);
+
+      await openFirstTrajectory('e2e-verifiers');
+      let frame;
+      for (let i = 0; i < 60; i++) {
+        frame = await webviewFrame(page, '.outcome-details');
+        if (/said_it/.test((await frame.textContent('.outcome-details').catch(() => '')) ?? '')) break;
+        await sleep(500);
+      }
+      // the rubric's functions' scores, stored with the episode as its reward's extras; the task is a row of its dataset
+      const details = await frame.textContent('.outcome-details');
+      assert.match(details, /said_it/, details);
+      assert.match(details, /short/, details);
+      assert.match(await frame.textContent('.meta.task'), /^task vf_echo:train:\d+ · /);
+      await page.screenshot({ path: path.join(OUT, 'inspector-verifiers.png') });
+    },
+  );
 });

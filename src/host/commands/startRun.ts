@@ -2,7 +2,9 @@
 // notification, all of them in the output channel); the user's sandbox settings go into a code run's
 // envOptions, and a config that names another interpreter or a weaker level is used only after the
 // user says so; a config that runs an agent program (env "agent", or "Your own agent program…") runs
-// only in a trusted workspace and after the user confirmed the exact command; then a name, and progress from the first second (notification with Cancel, status
+// only in a trusted workspace and after the user confirmed the exact command, and a verifiers run only once
+// its interpreter (agentRl.verifiersPythonPath where the config names none) imports verifiers; "Train a
+// Hugging Face model…" asks for the environment, the model and the method (modelRunWizard.ts); then a name, and progress from the first second (notification with Cancel, status
 // bar). Every text from the config (keys, values, file names, the run name) is untrusted: notifications
 // and quick picks get it through messageText, the output channel with its invisible characters marked.
 // Asked for a preset by id (the walkthrough's "Run the Default Experiment", Pick a Model…'s Seed 000), it
@@ -19,9 +21,11 @@ import type { BackendClient } from '../processes/backendClient';
 import type { HostProcesses } from '../processes/hostProcesses';
 import { modelItems } from '../pickItems';
 import type { RunHandle } from '../processes/runManager';
-import { databasePath, sandboxSettings } from '../settings';
+import { databasePath, sandboxSettings, verifiersPythonSetting } from '../settings';
 import { activityText } from '../statusText';
+import { modelRunWizard } from './modelRunWizard';
 import { configProblemMessage, outcomeMessage, sandboxOverrides, sandboxQuestion } from './runMessages';
+import { FIRST_AGENT_RUN, verifiersMissingMessage, withVerifiersPython } from './startRunSteps';
 
 export interface StartRunDeps {
   readonly processes: HostProcesses;
@@ -62,9 +66,6 @@ async function taskFileConfig(file: vscode.Uri): Promise<Record<string, unknown>
   );
 }
 
-/** The sizes of a run Start Run makes from "Your own agent program…" (those of examples/own-agent/run.agentrl.json). */
-const FIRST_AGENT_RUN = { iterations: 10, groupsPerIteration: 4, groupSize: 4, evalEpisodes: 24 } as const;
-
 /** What a caller other than the Command Palette asks Start Run for: a preset by id ("default": agentRl.defaultPreset), and for a model preset the model. */
 export interface StartRunRequest {
   readonly preset: string;
@@ -103,7 +104,7 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
     vscode.workspace.findFiles('**/*.agentrl.json', '**/node_modules/**', 50),
     vscode.workspace.findFiles('**/*.{jsonl,parquet}', '{**/node_modules/**,**/.agent-rl/**}', 50),
   ]);
-  type Item = vscode.QuickPickItem & { preset?: Preset; file?: vscode.Uri; tasks?: vscode.Uri; agent?: true };
+  type Item = vscode.QuickPickItem & { preset?: Preset; file?: vscode.Uri; tasks?: vscode.Uri; agent?: true; model?: true };
   const preferred = vscode.workspace.getConfiguration('agentRl').get<string>('defaultPreset', '');
   const presets = [...PRESETS].sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
   const items: Item[] = [
@@ -112,6 +113,11 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
       label: 'Your own agent program…',
       description: `a program on an OpenAI client, trained unchanged: pick it, its task file and a model (${FIRST_AGENT_RUN.iterations} iterations of ${FIRST_AGENT_RUN.groupsPerIteration} × ${FIRST_AGENT_RUN.groupSize} episodes)`,
       agent: true,
+    },
+    {
+      label: 'Train a Hugging Face model…',
+      description: `pick the environment (calculator, code, or your verifiers module), the model and the method: GRPO, RS-SFT or on-policy distillation from a teacher (${FIRST_AGENT_RUN.iterations} iterations of ${FIRST_AGENT_RUN.groupsPerIteration} × ${FIRST_AGENT_RUN.groupSize} episodes)`,
+      model: true,
     },
     ...(files.length ? [{ label: 'Config files', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
     ...files.map((f) => ({ label: messageText(path.basename(f.fsPath), 120), description: messageText(vscode.workspace.asRelativePath(f), 200), file: f })),
@@ -127,6 +133,7 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
   const choice = await vscode.window.showQuickPick(items, { title: 'Agent RL: Start Run', placeHolder: 'Choose a preset or a *.agentrl.json config' });
   if (!choice) return undefined;
   if (choice.agent) return agentProgramConfig(backend);
+  if (choice.model) return modelRunWizard(backend, pickModel);
   if (choice.tasks) return { config: await taskFileConfig(choice.tasks), file: vscode.workspace.asRelativePath(choice.tasks) };
   if (choice.preset) return withModel(backend, choice.preset);
   if (!choice.file) return undefined;
@@ -312,6 +319,27 @@ async function pickModelFolder(): Promise<string | undefined> {
   return folder.fsPath;
 }
 
+/**
+ * A verifiers run's interpreter imports verifiers (checked once confirmed, as the config's own
+ * interpreter may be a stranger's): else the run is not started, and the notification says which Python
+ * and the fix, with a button to the setting. True for other environments.
+ */
+async function verifiersInstalled(backend: BackendClient, config: Record<string, unknown>): Promise<boolean> {
+  if (config.env !== 'verifiers') return true;
+  const eo = (typeof config.envOptions === 'object' && config.envOptions !== null ? config.envOptions : {}) as Record<string, unknown>;
+  const python = typeof eo.python === 'string' ? eo.python : '';
+  const root = typeof eo.root === 'string' ? eo.root : '';
+  const check = backend.request('checkVerifiers', { python, root }, 60_000);
+  vscode.window.setStatusBarMessage('$(sync~spin) Agent RL: checking that the Python has verifiers…', check);
+  const { problem } = await check;
+  if (problem === null) return true;
+  const open = 'Open Setting';
+  void vscode.window.showErrorMessage(verifiersMissingMessage(problem, verifiersPythonSetting()), open).then((b) => {
+    if (b === open) void vscode.commands.executeCommand('workbench.action.openSettings', 'agentRl.verifiersPythonPath');
+  });
+  return false;
+}
+
 /** The user's sandbox settings in a code run's envOptions; a config's own interpreter or weaker level only if the user confirms. */
 async function withSandboxSettings(p: Picked): Promise<Record<string, unknown> | undefined> {
   if (p.config.env !== 'code' && p.config.env !== 'workspace') return p.config;
@@ -340,9 +368,11 @@ export async function startRun(deps: StartRunDeps, request?: StartRunRequest): P
   if (!runs) return;
   const backend = await deps.processes.requireBackend();
   if (!backend) return;
-  const picked = request ? await presetConfig(backend, request) : await pickConfig(backend);
-  if (!picked) return;
+  const chosen = request ? await presetConfig(backend, request) : await pickConfig(backend);
+  if (!chosen) return;
+  const picked = { ...chosen, config: withVerifiersPython(chosen.config, verifiersPythonSetting()) };
   if (!(await confirmAgentProgram(picked))) return;
+  if (!(await verifiersInstalled(backend, picked.config))) return;
   const raw = await withSandboxSettings(picked);
   if (!raw) return;
   let config;

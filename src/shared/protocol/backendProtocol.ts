@@ -146,6 +146,17 @@ export interface BackendMethods {
   trajectoryRescores: { params: { trajectoryId: number }; result: TrajectoryRescores };
   /** An agent program's stored request (a turn of a run of env "agent") sent again to the run's saved checkpoint; no program runs. Long: its own timeout. */
   resendRequest: { params: { trajectoryId: number; turn: number; greedy: boolean }; result: ResendResult };
+  /**
+   * Start Run's check of a distillation teacher before the run starts: why `teacher` cannot score
+   * `model`'s token ids (another tokenizer: the message the run would fail with), or null when it can.
+   */
+  checkTeacher: { params: { model: string; teacher: string }; result: string | null };
+  /**
+   * Start Run's check of a verifiers environment's interpreter before the run starts: the Python the run
+   * would use (`python`: agentRl.verifiersPythonPath or empty for the machine's default; `root`: the
+   * module's folder) and verifiers' version there, or why it cannot import verifiers (`problem`).
+   */
+  checkVerifiers: { params: { python: string; root: string }; result: { python: string; version: string | null; problem: string | null } };
 }
 export type BackendMethod = keyof BackendMethods;
 export const BACKEND_METHODS: readonly BackendMethod[] = [
@@ -169,6 +180,8 @@ export const BACKEND_METHODS: readonly BackendMethod[] = [
   'editFinalAnswer',
   'trajectoryRescores',
   'resendRequest',
+  'checkTeacher',
+  'checkVerifiers',
 ];
 
 export interface BackendRequest<M extends BackendMethod = BackendMethod> {

@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { VerifiersEnvOptions } from '../../../shared/optionSpecs';
+import { PYTHON_MODULE_NAME } from '../../../shared/verifiersOptionSpecs';
 import { findOnPath } from '../../sandbox/isolation';
 import { openProgramEnvironment, AgentEnvError } from '../agent/agentEnv';
 import { VerifiersServer } from './verifiersServer';
@@ -137,7 +138,7 @@ export const verifiersEnvironment: EnvironmentDefinition<VerifiersEnvOptions> = 
   name: 'verifiers',
   description: DESCRIPTION,
   async open(o) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(o.module))
+    if (!PYTHON_MODULE_NAME.test(o.module))
       throw new VerifiersEnvError(
         o.module === ''
           ? 'envOptions.module is empty. Fix: name the Python module that defines load_environment, e.g. "vf_gsm8k" for vf_gsm8k.py beside the config'
