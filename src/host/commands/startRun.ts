@@ -199,8 +199,10 @@ async function agentProgramConfig(backend: BackendClient): Promise<Picked | unde
  * folder (a workspace's config file is not the user's word).
  */
 async function confirmAgentProgram(p: Picked): Promise<boolean> {
-  if (p.config.env !== 'agent' && p.config.env !== 'verifiers') return true;
   const eo = (typeof p.config.envOptions === 'object' && p.config.envOptions !== null ? p.config.envOptions : {}) as Record<string, unknown>;
+  // an OpenEnv config runs a program only when it names a command that starts its server (a url runs nothing here)
+  const startsServer = p.config.env === 'openenv' && Array.isArray(eo.command) && eo.command.length > 0;
+  if (p.config.env !== 'agent' && p.config.env !== 'verifiers' && !startsServer) return true;
   // a verifiers environment: the user's Python imports the module and runs its load_environment
   const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v ?? ''));
   const command =
@@ -230,7 +232,14 @@ async function confirmAgentProgram(p: Picked): Promise<boolean> {
   }
   const run = 'Run It';
   const choice = await vscode.window.showWarningMessage(
-    messageText(p.config.env === 'verifiers' ? `Run ${command} in ${where}, as you?` : `Run ${command} in ${where} once per episode, as you?`, 900),
+    messageText(
+      p.config.env === 'verifiers'
+        ? `Run ${command} in ${where}, as you?`
+        : startsServer
+          ? `Start ${command} in ${where} (this run's OpenEnv server), as you?`
+          : `Run ${command} in ${where} once per episode, as you?`,
+      900,
+    ),
     {
       modal: true,
       detail: messageText(
