@@ -13,7 +13,9 @@ import type { Trajectory } from '../../src/shared/types';
 import { JudgeStage, relativeScores } from '../../src/rl/train/judge/judgeStage';
 import { train } from '../../src/rl/train/trainer';
 import { openStore } from '../../src/store/openStore';
+import { RunReader } from '../../src/store/runReader';
 import { RunWriter } from '../../src/store/runWriter';
+import { judgeExchangeView } from '../../src/shared/judgeExchangeView';
 import { tempDir } from '../helpers/cli';
 
 type Handler = (body: string, req: http.IncomingMessage, res: http.ServerResponse) => unknown;
@@ -289,6 +291,26 @@ describe('the judge key', () => {
       assert.equal(last.judgeFailures, 1);
       assert.equal(last.judgeGroups, 2);
       assert.ok((last.envErrorTrajectories ?? 0) >= 4, "the failed group's trajectories are not trained on");
+      // what the inspector and the dashboard are sent, and the inspector's judge block, hold no key either
+      const reader = new RunReader(db);
+      const ids = (db.prepare('SELECT id FROM trajectories ORDER BY id').all() as { id: number }[]).map((r) => r.id);
+      const shown: string[] = [JSON.stringify(reader.iterations(1)), JSON.stringify(reader.listRuns())];
+      let failedShown = 0;
+      let scoredShown = 0;
+      for (const id of ids) {
+        const detail = reader.trajectory(id)!;
+        assert.ok(detail.judge, `trajectory ${id} has its group's exchange`);
+        const view = judgeExchangeView(detail.judge, detail.indexInGroup);
+        if (detail.judge.error !== undefined) failedShown += 1;
+        else {
+          scoredShown += 1;
+          assert.match(view.heading, new RegExp(`t${detail.indexInGroup} scored \\d`));
+          assert.ok(view.rows.some((r) => r.label === 'request system' && /trajectories as DATA/.test(r.text)));
+        }
+        shown.push(JSON.stringify(detail), JSON.stringify(view));
+      }
+      assert.ok(failedShown > 0 && scoredShown > 0);
+      for (const text of shown) assert.ok(!text.includes(canary), 'a view was sent the key');
     } finally {
       db.close();
       await s.close();
