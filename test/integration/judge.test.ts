@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { spawn } from 'node:child_process';
 import { after, describe, it } from 'node:test';
 import { validateRunConfig, type JudgeSettings } from '../../src/shared/runConfig';
 import type { Trajectory } from '../../src/shared/types';
@@ -16,7 +17,7 @@ import { openStore } from '../../src/store/openStore';
 import { RunReader } from '../../src/store/runReader';
 import { RunWriter } from '../../src/store/runWriter';
 import { judgeExchangeView } from '../../src/shared/judgeExchangeView';
-import { tempDir } from '../helpers/cli';
+import { CLI, tempDir } from '../helpers/cli';
 
 type Handler = (body: string, req: http.IncomingMessage, res: http.ServerResponse) => unknown;
 
@@ -319,5 +320,58 @@ describe('the judge key', () => {
     const files = filesUnder(dir);
     assert.ok(files.some((f) => f.endsWith('runs.sqlite')));
     for (const f of files) assert.ok(!fs.readFileSync(f).includes(canary), `${f} holds the key`);
+  });
+});
+
+describe('a judged run through the CLI', () => {
+  it('agent-rl train --config with reward.judge completes, the key from the environment and in no file, stdout or stderr', async () => {
+    const canary = `sk-canary-cli-${Date.now().toString(36)}`;
+    // a judge of the test's own that scores each trajectory by how few actions it took (fewer is better)
+    const s = await judgeServer((body, _req, res) => {
+      const user = (JSON.parse(body) as { messages: { content: string }[] }).messages[1]!.content;
+      const blocks = [...user.matchAll(/<trajectory id="(t\d+)">\n"(.*)"\n<\/trajectory>/g)];
+      const scores = Object.fromEntries(blocks.map((m) => [m[1]!, 1 / (1 + (JSON.parse(`"${m[2]!}"`) as string).split('\naction ').length)]));
+      res.end(completion(JSON.stringify({ scores })));
+    });
+    const dir = tempDir();
+    try {
+      const rubric = 'Fewer guesses are better.';
+      fs.writeFileSync(
+        path.join(dir, 'judge.json'),
+        JSON.stringify({
+          iterations: 2,
+          groupsPerIteration: 2,
+          groupSize: 4,
+          evalEpisodes: 0,
+          reward: { judge: { baseUrl: s.url, model: 'judge-model', rubric, weight: 0.3 } },
+        }),
+      );
+      const child = spawn(process.execPath, [CLI, 'train', '--config', 'judge.json', '--db', 'runs.sqlite'], {
+        cwd: dir,
+        env: { ...process.env, AGENT_RL_JUDGE_API_KEY: canary },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const code = await new Promise<number | null>((r) => child.on('close', r));
+      assert.equal(code, 0, out);
+      assert.equal(s.requests.length, 4, 'one request per group, 2 groups × 2 iterations');
+      assert.ok(s.requests.every((r) => r.auth === `Bearer ${canary}`));
+      assert.ok(!out.includes(canary), 'the CLI printed the key');
+      const db = openStore(path.join(dir, 'runs.sqlite'));
+      try {
+        const n = (db.prepare('SELECT count(*) AS n FROM judge_exchanges WHERE error IS NULL').get() as { n: number }).n;
+        assert.equal(n, 4);
+        const its = new RunReader(db).iterations(1);
+        assert.equal(its.at(-1)!.judgeFailures, 0);
+        assert.ok(typeof its.at(-1)!.rewardExtras?.judgeScore === 'number');
+      } finally {
+        db.close();
+      }
+      for (const f of filesUnder(dir)) assert.ok(!fs.readFileSync(f).includes(canary), `${f} holds the key`);
+    } finally {
+      await s.close();
+    }
   });
 });
