@@ -104,7 +104,7 @@ function networkError(err: unknown, timeoutMs: number): string {
   if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
     return `no whole answer within ${timeoutMs} ms (reward.judge.timeoutMs)`;
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? ` ${String((cause).code)}` : '';
+  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? ` ${String(cause.code)}` : '';
   return `the request failed:${code} ${cause instanceof Error ? cause.message : String(cause)}`;
 }
 
