@@ -2,6 +2,7 @@
 // a heading with the outcome (scored, cached, or the error), this trajectory's score, and the request's
 // messages and the answer's content as text blocks. Everything here is stored, untrusted text: the page
 // sets it with el()'s textContent through the one clipping rule (untrustedText.ts), never as markup.
+import { count, duration, sig } from './format';
 import type { JudgeExchangeRecord } from './protocol/backendProtocol';
 
 export interface JudgeExchangeView {
@@ -44,9 +45,8 @@ function answerText(answer: string): string {
 export function judgeExchangeView(x: JudgeExchangeRecord, indexInGroup: number): JudgeExchangeView {
   const scores = x.scores !== undefined ? parse(x.scores) : undefined;
   const own = isObject(scores) ? scores[`t${indexInGroup}`] : undefined;
-  const how = x.cached ? 'from the cache' : `${Math.round(x.latencyMs)} ms, ${x.tries} ${x.tries === 1 ? 'try' : 'tries'}, ${x.tokens} tokens`;
-  const heading =
-    x.error !== undefined ? `judge: failed for this group (${how})` : `judge: t${indexInGroup} scored ${typeof own === 'number' ? own : '?'} (${how})`;
+  const how = x.cached ? 'from the cache' : `${duration(x.latencyMs)}, ${count(x.tries)} ${x.tries === 1 ? 'try' : 'tries'}, ${count(x.tokens)} tokens`;
+  const heading = x.error !== undefined ? `judge: failed for this group (${how})` : `judge: t${indexInGroup} scored ${sig(own, 3, '?')} (${how})`;
   return {
     heading,
     rows: [
