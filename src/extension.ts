@@ -6,6 +6,7 @@ import { registerImportCommand } from './host/commands/importCommand';
 import { registerRescoreCommands } from './host/commands/rescoreCommands';
 import { registerRunCommands } from './host/commands/runCommands';
 import { registerRuntimeCommand } from './host/commands/runtimeCommand';
+import { JudgeKey, registerJudgeKeyCommand } from './host/commands/judgeKeyCommand';
 import { registerTrajectoryDocuments } from './host/commands/trajectoryDocument';
 import { coalesce, LiveRuns } from './host/liveRuns';
 import { HostProcesses } from './host/processes/hostProcesses';
@@ -19,7 +20,8 @@ import { registerDashboard } from './host/webviews/dashboardPanel';
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Agent RL');
   const live = new LiveRuns();
-  const processes = new HostProcesses(context.extensionPath, output, live);
+  const judgeKey = new JudgeKey(context.secrets);
+  const processes = new HostProcesses(context.extensionPath, output, live, () => judgeKey.env());
   const backend = () => processes.backend();
   const tree = new RunsTree(backend, maxTextLength);
   const view = vscode.window.createTreeView<RunsNode>('agentRl.runs', { treeDataProvider: tree, showCollapseAll: true });
@@ -49,6 +51,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerImportCommand(context, { processes, output, live });
   registerRescoreCommands(context, { processes, output });
   registerRuntimeCommand(context, { processes, output });
+  registerJudgeKeyCommand(context, judgeKey);
 }
 
 export function deactivate(): void {

@@ -10,6 +10,7 @@ import { agentRequestView, type AgentRequestView } from '../src/shared/agentRequ
 import { count } from '../src/shared/format';
 import { highlightPython } from '../src/shared/highlight';
 import { groupRows, inspectorHeader, outcomeDetails } from '../src/shared/inspectorModel';
+import { judgeExchangeView, type JudgeExchangeView } from '../src/shared/judgeExchangeView';
 import { actionParts, observationLinks, type ObservationLink } from '../src/shared/linking';
 import { isHostToInspector, type InspectorData, type InspectorToHost } from '../src/shared/protocol/webviewProtocol';
 import { clip, showInvisibles } from '../src/shared/untrustedText';
@@ -78,6 +79,21 @@ function requestBlock(view: AgentRequestView): HTMLElement {
     row.append(
       el('span', 'detail-key', `${clip(m.role, 40).text}: `),
       cut(m.text, (shown) => el('pre', 'prose', shown)),
+    );
+    box.append(row);
+  }
+  return box;
+}
+
+/** The group's exchange with the judge (reward.judge): its outcome, the request's messages and the answer, as text. */
+function judgeBlock(view: JudgeExchangeView): HTMLElement {
+  const box = el('details', 'judge-exchange');
+  box.append(el('summary', undefined, view.heading));
+  for (const r of view.rows) {
+    const row = el('div', 'detail');
+    row.append(
+      el('span', 'detail-key', `${r.label}: `),
+      cut(r.text, (shown) => el(r.block ? 'pre' : 'span', r.block ? 'prose' : 'detail-value', shown)),
     );
     box.append(row);
   }
@@ -165,6 +181,7 @@ function render(d: InspectorData): void {
   if (header.compute !== undefined) head.append(el('div', 'meta compute', header.compute));
   const details = detailsBlock(t.outcome.details);
   if (details) head.append(details);
+  if (t.judge) head.append(judgeBlock(judgeExchangeView(t.judge, t.indexInGroup)));
   const rescores = rescoreBlock(d.rescores, t);
   if (rescores) head.append(rescores);
   heat = new HeatMap(

@@ -9,6 +9,7 @@
 // trips no rule: `!(a > b)` rather than `a <= b`.)
 import { issue, nonEmpty, policyGradient, type ConfigRule, type WrittenConfig } from './configRule';
 import { DISTILL_RULES } from './distillRules';
+import { JUDGE_RULES } from './judgeRules';
 import { optionDefaults, type ConfigIssue } from './fieldSpec';
 import { DEMONSTRATION_SPECS } from './demonstrationSpecs';
 import { ENV_CAPABILITIES, type EnvName } from './optionSpecs';
@@ -317,6 +318,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     },
   },
   ...DISTILL_RULES,
+  ...JUDGE_RULES,
   {
     id: 'workspace-needs-tasks',
     description: 'A workspace environment names its task file(s) or a generated task set (taskSet), not both.',

@@ -60,6 +60,45 @@ const languageModelOnly =
   (series: readonly RunSeries[]): string =>
     series.every((s) => s.run.policy === 'table') ? `table policies ${what}` : 'this run has no language-model metrics';
 
+const judgeOnly = (): string => 'only runs with a judge (reward.judge, docs/judge.md) record these';
+
+/** A judge's reward (issue 51): its groups, cost and agreement with the verifier, one chart each. */
+const JUDGE_PANELS: readonly Panel[] = [
+  {
+    id: 'judgeGroups',
+    title: 'Judge: groups judged, failed (not trained on) and answered from the cache',
+    unit: 'groups',
+    lines: [
+      { label: 'judged', value: (m) => m.judgeGroups },
+      { label: 'failed', value: (m) => m.judgeFailures },
+      { label: 'cached', value: (m) => m.judgeCachedGroups },
+    ],
+    emptyBecause: judgeOnly,
+  },
+  {
+    id: 'judgeLatency',
+    title: 'Judge: mean time of a request that went out (retries included)',
+    unit: 'ms',
+    lines: [{ label: 'latency', value: (m) => m.judgeLatencyMs }],
+    emptyBecause: judgeOnly,
+  },
+  {
+    id: 'judgeTokens',
+    title: 'Judge: tokens its answers say they used (usage.total_tokens)',
+    unit: 'tokens per iteration',
+    lines: [{ label: 'tokens', value: (m) => m.judgeTokens }],
+    emptyBecause: judgeOnly,
+  },
+  {
+    id: 'judgeAgreement',
+    title: 'Judge–verifier agreement: share of pairs with different verifier outcomes the judge ordered the same way',
+    unit: 'share of pairs',
+    rate: true,
+    lines: [{ label: 'agreement', value: (m) => m.judgeVerifierAgreement }],
+    emptyBecause: judgeOnly,
+  },
+];
+
 const asyncOnly = (): string =>
   'only runs in mode "async" record these (a synchronous run samples every group with the current policy: no queue, nothing stale)';
 
@@ -84,6 +123,7 @@ export const PANELS: readonly Panel[] = [
         .map((k) => ({ label: oneLine(k, 40), value: (m: IterationMetrics) => m.rewardExtras?.[k] })),
     emptyBecause: () => 'no reward extras: a workspace reward file that returns {"score": ..., "name": number} plots each name here',
   },
+  ...JUDGE_PANELS,
   { id: 'success', title: 'Training success', unit: 'share of episodes', rate: true, lines: [{ label: 'success', value: (m) => m.successRate }] },
   {
     id: 'evaluation',

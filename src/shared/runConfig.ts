@@ -7,6 +7,7 @@
 import { ALGORITHM_SPECS, algorithmDefaults, type AlgorithmSettings } from './algorithm';
 import { applyDerivations, checkRules, checkSectionRules, type WrittenConfig } from './configRules';
 import { DEMONSTRATION_SPECS, type DemonstrationOptions } from './demonstrationSpecs';
+import { checkRewardSection, type JudgeSettings } from './judgeSettings';
 import { checkField, type ConfigIssue, type FieldSpec, type ObjectSpec } from './fieldSpec';
 import { ENV_OPTION_SPECS, POLICY_OPTION_SPECS, type EnvName, type EnvOptions, type OptionSpecs, type PolicyName, type PolicyOptions } from './optionSpecs';
 import { RUN_SETTING_SPECS, type ConfigDraft, type RunSettings } from './runSettings';
@@ -34,12 +35,14 @@ export type PolicyChoice = { [P in PolicyName]: { policy: P; policyOptions: Poli
 export type RunConfig = RunSettings & EnvChoice & PolicyChoice;
 /** A config's keys (the same for every environment and policy). */
 export type RunConfigKey = keyof RunSettings | 'env' | 'envOptions' | 'demonstrations' | 'policy' | 'policyOptions';
+export { JUDGE_OPTION_SPECS, type JudgeSettings, type RewardSettings } from './judgeSettings';
 
 /**
  * A config as written (a file, flags, a preset, a UI): any subset of the keys, each section a plain
  * object; validateRunConfig checks it and fills the rest.
  */
-export type RunConfigInput = Partial<Omit<RunSettings, 'algorithm'>> & {
+export type RunConfigInput = Partial<Omit<RunSettings, 'algorithm' | 'reward'>> & {
+  reward?: { judge?: Partial<JudgeSettings> };
   env?: EnvName;
   policy?: PolicyName;
   algorithm?: Partial<AlgorithmSettings>;
@@ -58,6 +61,7 @@ export const DEFAULT_RUN_CONFIG: Readonly<Omit<ConfigDraft, 'algorithm'>> = Obje
   demonstrations: {},
   envOptions: {},
   policyOptions: {},
+  reward: {},
 });
 
 /** A section of the config: an object whose own table (or the algorithm's) describes its keys. */
@@ -65,7 +69,7 @@ export type SectionSpec = ObjectSpec & { description: string; reason: string };
 const SECTION = { kind: 'object' } as const;
 
 /** The sections' specs: what each holds (their keys are in their own tables). */
-export const SECTION_SPECS: Readonly<Record<'algorithm' | 'demonstrations' | 'envOptions' | 'policyOptions', SectionSpec>> = {
+export const SECTION_SPECS: Readonly<Record<'algorithm' | 'demonstrations' | 'envOptions' | 'policyOptions' | 'reward', SectionSpec>> = {
   algorithm: {
     ...SECTION,
     description: 'The training algorithm: advantages, loss, KL, optimizer and schedule (see its fields).',
@@ -78,6 +82,12 @@ export const SECTION_SPECS: Readonly<Record<'algorithm' | 'demonstrations' | 'en
   },
   envOptions: { ...SECTION, description: 'Options of the chosen environment.', reason: 'each environment documents its own' },
   policyOptions: { ...SECTION, description: 'Options of the chosen policy (model and sampling).', reason: 'each policy documents its own' },
+  reward: {
+    ...SECTION,
+    description:
+      "Where the reward comes from besides the environment: { judge: {…} } asks an OpenAI-compatible model to score each group's trajectories against a rubric, mixed with the environment's reward by judge.weight (docs/judge.md).",
+    reason: "{}: the environment's reward alone",
+  },
 };
 
 /** Every top-level key's spec, in the order errors and the reference page list them: the settings, then the sections. */
@@ -300,6 +310,7 @@ export function draftRunConfig(raw: Readonly<Record<string, unknown>>): RunConfi
     demonstrations: {},
     envOptions: {},
     policyOptions: {},
+    reward: {},
   };
   for (const key of keys) {
     if (raw[key] === undefined) continue;
@@ -312,6 +323,7 @@ export function draftRunConfig(raw: Readonly<Record<string, unknown>>): RunConfi
   if (isObject(config.policyOptions)) {
     config.policyOptions = checkOptions('policyOptions', config.policy, POLICY_OPTION_SPECS[config.policy], config.policyOptions, issues);
   }
+  config.reward = checkRewardSection(config.reward, issues);
   const written = { algorithm: isObject(raw.algorithm) ? raw.algorithm : {}, demonstrations: isObject(config.demonstrations) ? config.demonstrations : {} };
   issues.push(...checkSectionRules(config, written));
   if (isObject(config.demonstrations)) {

@@ -10,6 +10,7 @@ import {
   ENV_NAMES,
   ENV_OPTION_SPECS,
   FIELD_SPECS,
+  JUDGE_OPTION_SPECS,
   METHOD_NAMES,
   POLICY_NAMES,
   POLICY_OPTION_SPECS,
@@ -92,6 +93,8 @@ export function runConfigSchema(): Record<string, unknown> {
   for (const [k, spec] of Object.entries(FIELD_SPECS)) {
     if (k !== 'algorithm') properties[k] = 'defaults' in spec ? settingSchema(spec, d[k]) : fieldSchema(spec, spec.reason, d[k]);
   }
+  // the reward section's one key, the judge, with its own table
+  properties.reward = { ...(properties.reward as object), additionalProperties: false, properties: { judge: optionsSchema(JUDGE_OPTION_SPECS) } };
   const options = (
     table: Readonly<Record<string, OptionSpecs>>,
     section: 'envOptions' | 'policyOptions' | 'demonstrations',

@@ -3,6 +3,7 @@
 // cell with its own reason. The RunSettings type is derived from the table; the option sections'
 // tables are in optionSpecs.ts, the algorithm's in algorithm.ts.
 import type { AlgorithmSettings } from './algorithm';
+import type { RewardSettings } from './judgeSettings';
 import { ENV_NAMES, METHOD_NAMES, POLICY_NAMES, type EnvName, type PolicyName } from './optionSpecs';
 import type { SettingSpecs, SettingsOf } from './settingsTable';
 
@@ -220,6 +221,8 @@ export const RUN_SETTING_SPECS = {
 export interface RunSettings extends Omit<SettingsOf<typeof RUN_SETTING_SPECS>, 'env' | 'policy'> {
   /** The training algorithm's settings (shared/algorithm.ts), defaults resolved per (env, policy, method). */
   algorithm: AlgorithmSettings;
+  /** Where the reward comes from besides the environment: a judge model (shared/judgeSettings.ts); {} = the environment's alone. */
+  reward: RewardSettings;
 }
 
 /** A config on its way through the validator: the choices made, their option sections checked but still plain records. */

@@ -312,6 +312,19 @@ export interface IterationMetrics {
   readonly learnerIdleMs?: number;
   readonly rolloutBusyMs?: number;
   readonly rolloutBlockedMs?: number;
+  /**
+   * A judge's reward (reward.judge, issue 51): groups sent to the judge or read from its cache, groups
+   * it failed (each an error with its reason, its trajectories not trained on), groups answered from the
+   * cache, the tokens its answers say they used, the mean time of a request that went out (ms, retries
+   * included), and where the verifier decided too, the share of the pairs of a group whose verifier
+   * outcomes differ that the judge ordered the same way (a tie counts half; shared/judgeMetrics.ts).
+   */
+  readonly judgeGroups?: number;
+  readonly judgeFailures?: number;
+  readonly judgeCachedGroups?: number;
+  readonly judgeTokens?: number;
+  readonly judgeLatencyMs?: number;
+  readonly judgeVerifierAgreement?: number;
   /** Off-policy correction: the mean truncated importance weight and the share of tokens at its cap. */
   readonly importanceWeightMean?: number;
   readonly importanceTruncated?: number;

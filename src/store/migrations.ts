@@ -210,6 +210,30 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE token_stats ADD COLUMN max_abs_reverse_kl REAL;
     `,
   },
+  {
+    version: 10,
+    description:
+      "a judge's reward (reward.judge): each group's exchange with the judge — the request sent (no key: that is a header), the answer body received, the error, the scores — keyed by sha256(model, rubric, messages) for the cache",
+    sql: `
+      CREATE TABLE judge_exchanges (
+        run_id INTEGER NOT NULL,
+        iteration INTEGER NOT NULL,
+        group_index INTEGER NOT NULL,
+        cache_key TEXT NOT NULL,
+        request_json TEXT NOT NULL,
+        answer_text TEXT,
+        error TEXT,
+        scores_json TEXT,
+        latency_ms REAL NOT NULL,
+        tokens INTEGER NOT NULL,
+        tries INTEGER NOT NULL,
+        cached INTEGER NOT NULL,
+        PRIMARY KEY (run_id, iteration, group_index),
+        FOREIGN KEY (run_id, iteration) REFERENCES iterations(run_id, iteration) ON DELETE CASCADE
+      );
+      CREATE INDEX judge_exchanges_by_key ON judge_exchanges(cache_key) WHERE error IS NULL;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

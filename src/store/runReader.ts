@@ -4,7 +4,7 @@ import { methodLabel, storedAlgorithm } from '../shared/algorithm';
 import type { RunConfig } from '../shared/runConfig';
 import type { HealthFinding } from '../shared/health/findings';
 import { runFindings } from './healthEpisodes';
-import type { Page, SharedTask, TrajectoryDetail, TrajectorySummary } from '../shared/protocol/backendProtocol';
+import type { JudgeExchangeRecord, Page, SharedTask, TrajectoryDetail, TrajectorySummary } from '../shared/protocol/backendProtocol';
 import {
   EVALUATION_EXTRAS,
   taskEvaluations,
@@ -220,8 +220,10 @@ export class RunReader {
         'SELECT turn_index, action_text, action_json, observation_text, observation_json, policy_json FROM turns WHERE trajectory_id = ? ORDER BY turn_index',
       )
       .all(id) as { turn_index: number; action_text: string; action_json: string; observation_text: string; observation_json: string; policy_json: string }[];
+    const judge = this.judgeExchange(row.run_id, num(row.iteration), num(row.group_index));
     return {
       ...toTrajectorySummary(row),
+      ...(judge ? { judge } : {}),
       runId: row.run_id,
       outcome: JSON.parse(row.outcome_json) as Record<string, unknown>,
       turnList: turns.map((t) => ({
@@ -232,6 +234,26 @@ export class RunReader {
         observation: JSON.parse(t.observation_json) as Record<string, unknown>,
         policy: JSON.parse(t.policy_json) as Record<string, unknown>,
       })),
+    };
+  }
+
+  /** A group's exchange with the judge (reward.judge), if it had one. */
+  judgeExchange(runId: number, iteration: number, group: number): JudgeExchangeRecord | undefined {
+    const r = this.db
+      .prepare(
+        'SELECT request_json, answer_text, error, scores_json, latency_ms, tokens, tries, cached FROM judge_exchanges WHERE run_id = ? AND iteration = ? AND group_index = ?',
+      )
+      .get(runId, iteration, group) as Record<string, Cell> | undefined;
+    if (!r) return undefined;
+    return {
+      request: str(r.request_json ?? ''),
+      ...(r.answer_text !== null && r.answer_text !== undefined ? { answer: str(r.answer_text) } : {}),
+      ...(r.error !== null && r.error !== undefined ? { error: str(r.error) } : {}),
+      ...(r.scores_json !== null && r.scores_json !== undefined ? { scores: str(r.scores_json) } : {}),
+      latencyMs: num(r.latency_ms ?? 0),
+      tokens: num(r.tokens ?? 0),
+      tries: num(r.tries ?? 0),
+      cached: num(r.cached ?? 0) === 1,
     };
   }
 

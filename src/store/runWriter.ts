@@ -1,5 +1,5 @@
 // The SQLite RunSink: one run row, then one synchronous transaction per iteration (iteration metrics,
-// every trajectory and turn, and the evaluation when one ran), so a run killed at any moment leaves
+// every trajectory and turn, each group's judge exchange, and the evaluation when one ran), so a run killed at any moment leaves
 // whole iterations only. The initial evaluation and the final status are their own small writes.
 import type Database from 'better-sqlite3';
 import { encodeTokenStats } from './tokenStatsCodec';
@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { RunConfig } from '../shared/runConfig';
 import { EVALUATION_EXTRAS, type EvaluationResult, type RunStatus, type RuntimeInfo } from '../shared/types';
+import type { JudgeCache } from '../rl/train/judge/judgeStage';
 import type { IterationRecord, RunEnd, RunFolders, RunSink, RunStart } from '../rl/train/sink';
 import { checkpointDirFor, resumeDirFor } from './openStore';
 import { runtimeInfo } from './runtimeInfo';
@@ -30,6 +31,9 @@ export class RunWriter implements RunSink {
   private readonly insertEvaluation;
   private readonly insertTokenStats;
   private readonly heartbeat;
+  private readonly insertJudge;
+  /** Earlier judge answers of any run in this database, by cache key (reward.judge). */
+  readonly judgeCache: JudgeCache;
   private readonly writeIteration: (record: IterationRecord) => void;
 
   /** `file`: the database's path, next to which the run's checkpoints go (none when absent). */
@@ -56,6 +60,12 @@ export class RunWriter implements RunSink {
       'INSERT INTO token_stats (trajectory_id, positions, max_abs_mismatch, max_abs_log_ratio, max_kl, max_abs_reverse_kl, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     this.heartbeat = db.prepare('UPDATE runs SET heartbeat_at = ? WHERE id = ?');
+    this.insertJudge = db.prepare(
+      `INSERT INTO judge_exchanges (run_id, iteration, group_index, cache_key, request_json, answer_text, error, scores_json, latency_ms, tokens, tries, cached)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const cached = db.prepare('SELECT answer_text AS answer FROM judge_exchanges WHERE cache_key = ? AND error IS NULL AND answer_text IS NOT NULL LIMIT 1');
+    this.judgeCache = { get: (key) => (cached.get(key) as { answer: string } | undefined)?.answer };
     this.writeIteration = db.transaction((record: IterationRecord) => {
       const runId = this.runId;
       const m = record.metrics;
@@ -103,6 +113,22 @@ export class RunWriter implements RunSink {
             e.data,
           );
         }
+      }
+      for (const x of record.judge ?? []) {
+        this.insertJudge.run(
+          runId,
+          m.iteration,
+          x.group,
+          x.key,
+          x.request,
+          x.answer ?? null,
+          x.error ?? null,
+          x.scores ? JSON.stringify(x.scores) : null,
+          x.latencyMs,
+          x.tokens,
+          x.tries,
+          x.cached ? 1 : 0,
+        );
       }
       if (record.evaluation) this.addEvaluation(record.evaluation, at);
       this.heartbeat.run(at, runId);

@@ -79,6 +79,7 @@ describe('run store: opening and migrations', () => {
       'evaluations',
       'import_files',
       'iterations',
+      'judge_exchanges',
       'rescore_results',
       'rescores',
       'runs',

@@ -40,6 +40,8 @@ export class HostProcesses implements vscode.Disposable {
     private readonly extensionPath: string,
     private readonly output: vscode.OutputChannel,
     private readonly live: LiveRuns,
+    /** What each run worker's environment adds (the judge's key from SecretStorage). */
+    private readonly workerEnv: () => Readonly<Record<string, string>> = () => ({}),
   ) {
     this.ready = this.build();
     this.watch = vscode.workspace.onDidChangeConfiguration((e) => {
@@ -92,7 +94,7 @@ export class HostProcesses implements vscode.Disposable {
     const onStderr = (line: string): void => this.output.appendLine(showInvisibles(line));
     const backend = new BackendClient({ runtime, script: this.script('backend'), onStderr }, databasePath());
     const runs = new RunManager({
-      fork: { runtime, script: this.script('worker'), onStderr },
+      fork: { runtime, script: this.script('worker'), onStderr, extraEnv: this.workerEnv },
       backend,
       onMessage: (msg, handle) => {
         if (msg.type === 'log') this.output.appendLine(`[worker ${handle.pid ?? '?'}] ${showInvisibles(msg.message)}`);

@@ -21,6 +21,8 @@ export interface ForkOptions {
   readonly cwd?: string;
   /** Lines the child writes to stderr (an output channel in VS Code). */
   readonly onStderr?: (line: string) => void;
+  /** Variables added to the child's environment, read when it is forked (a run worker's judge key: commands/judgeKeyCommand.ts). */
+  readonly extraEnv?: () => Readonly<Record<string, string>>;
 }
 
 export function forkNode(o: ForkOptions): ChildProcess {
@@ -28,7 +30,7 @@ export function forkNode(o: ForkOptions): ChildProcess {
     execPath: o.runtime.execPath,
     // the extension host's own flags (an inspector port, Electron switches) are not ours to inherit
     execArgv: [],
-    env: { ...process.env, ...o.runtime.env },
+    env: { ...process.env, ...o.runtime.env, ...(o.extraEnv?.() ?? {}) },
     cwd: o.cwd,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     serialization: 'json',

@@ -11,6 +11,7 @@ import type { Rng } from '../random';
 import { EpisodeStream, runEpisodes, type EpisodeSpec, type PhaseTiming } from '../rollout/agentLoop';
 import { AsyncRollout, oldestVersion } from './asyncRollout';
 import { mean } from './iterationMetrics';
+import { judgeAgreement, type JudgeExchange, type JudgeStage } from './judge/judgeStage';
 import type { Learner } from './learner';
 
 /** One iteration's trajectories, advantages assigned, with what collecting them measured. */
@@ -21,8 +22,10 @@ export interface CollectedBatch {
   readonly zeroVarianceGroups: number;
   readonly resampledGroups: number;
   readonly timing: PhaseTiming;
-  /** Staleness, and the asynchronous pipeline's queue and idle times. */
+  /** Staleness, and the asynchronous pipeline's queue and idle times; the judge's metrics, with a judge. */
   readonly pipeline: Partial<IterationMetrics>;
+  /** Each group's exchange with the judge (reward.judge), for the store. */
+  readonly judge?: readonly JudgeExchange[];
 }
 
 export interface BatchSource {
@@ -49,6 +52,8 @@ interface Sources {
   readonly streams: TrainingStreams;
   /** Whether the actor is the policy being trained (staleness is measured only then). */
   readonly selfSampled: boolean;
+  /** The judge whose scores join the environment's rewards before advantages are taken (reward.judge). */
+  readonly judge?: JudgeStage;
 }
 
 /** Trajectories by group number, in their order. */
@@ -62,6 +67,13 @@ export function groupsOf(ts: readonly Trajectory[]): Map<number, Trajectory[]> {
   return m;
 }
 
+/** The judge's exchanges and metrics for a batch (nothing without a judge). */
+function judged(judge: JudgeStage | undefined, trajectories: readonly Trajectory[]): Pick<CollectedBatch, 'judge' | 'pipeline'> {
+  if (!judge) return { pipeline: {} };
+  const { exchanges, metrics } = judge.take();
+  return { judge: exchanges, pipeline: { ...metrics, ...judgeAgreement(trajectories) } };
+}
+
 /** Whether a group can teach anything: some member that the environment did not fail has a non-zero advantage. */
 export function informative(group: readonly Trajectory[]): boolean {
   return group.some((t) => t.termination !== 'env_error' && t.advantage !== 0);
@@ -73,16 +85,16 @@ export function batchSource(s: Sources): BatchSource {
 
 const drawTask = (tasks: readonly Task[], rng: Rng): Task => tasks[rng.int(tasks.length)]!;
 
-function syncBatches({ config, env, actor, learner, streams, selfSampled }: Sources): BatchSource {
+function syncBatches({ config, env, actor, learner, streams, selfSampled, judge }: Sources): BatchSource {
   const tasks = env.tasks().train;
   /** G groups × N episodes of new tasks, numbered from `firstGroup`, sampled by the actor. */
-  const rollout = (groups: number, firstGroup: number, timing: PhaseTiming): Promise<Trajectory[]> => {
+  const rollout = async (groups: number, firstGroup: number, timing: PhaseTiming): Promise<Trajectory[]> => {
     const specs: EpisodeSpec[] = [];
     for (let g = 0; g < groups; g++) {
       const task = drawTask(tasks, streams.tasks);
       for (let i = 0; i < config.groupSize; i++) specs.push({ task, group: firstGroup + g, indexInGroup: i });
     }
-    return runEpisodes(specs, () => env.create(), actor, {
+    const played = await runEpisodes(specs, () => env.create(), actor, {
       maxTurns: config.maxTurns,
       sampleRng: streams.sample,
       verifierRng: streams.verifier,
@@ -90,6 +102,8 @@ function syncBatches({ config, env, actor, learner, streams, selfSampled }: Sour
       maxInFlight: config.maxInFlight,
       ...(env.maxOpen !== undefined ? { maxOpen: env.maxOpen } : {}),
     });
+    // the judge's reward joins before advantages are taken, so dynamic sampling sees it too
+    return judge ? judge.judge(played) : played;
   };
   return {
     start: () => undefined,
@@ -126,14 +140,15 @@ function syncBatches({ config, env, actor, learner, streams, selfSampled }: Sour
       // sampled a group and the ones it updates (0 by construction here); SFT's demonstrations have no
       // version to be behind
       const behind = selfSampled ? [...groupsOf(trajectories).values()].map((g) => version - oldestVersion(g)) : undefined;
-      const pipeline = behind ? { stalenessMean: mean(behind), stalenessMax: Math.max(0, ...behind) } : {};
-      return { trajectories, replaced, zeroVarianceGroups, resampledGroups, timing, pipeline };
+      const j = judged(judge, trajectories);
+      const pipeline = { ...(behind ? { stalenessMean: mean(behind), stalenessMax: Math.max(0, ...behind) } : {}), ...j.pipeline };
+      return { trajectories, replaced, zeroVarianceGroups, resampledGroups, timing, pipeline, ...(j.judge ? { judge: j.judge } : {}) };
     },
   };
 }
 
 /** The asynchronous mode: the rollout stream samples into a queue of finished groups while the learner learns; both share the policy's engines. */
-function asyncBatches({ config, env, actor, learner, streams }: Sources): BatchSource {
+function asyncBatches({ config, env, actor, learner, streams, judge }: Sources): BatchSource {
   const tasks = env.tasks().train;
   let streamGroup = 0;
   const stream = new AsyncRollout({
@@ -165,7 +180,9 @@ function asyncBatches({ config, env, actor, learner, streams }: Sources): BatchS
     next: async (version) => {
       // G finished groups from the stream, none older than maxStaleness versions, numbered 0 … G−1
       const taken = await stream.take(version);
-      const trajectories = taken.groups.flatMap((g, i) => g.map((t) => ({ ...t, group: i })));
+      const taken0 = taken.groups.flatMap((g, i) => g.map((t) => ({ ...t, group: i })));
+      const trajectories = judge ? await judge.judge(taken0) : taken0;
+      const j = judged(judge, trajectories);
       const produced = stream.stats();
       const hist = [0, 1, 2].map((k) => taken.staleness.filter((s) => s === k).length);
       const zeroVarianceGroups = learner.assignAdvantages(trajectories).zeroVarianceGroups;
@@ -187,7 +204,9 @@ function asyncBatches({ config, env, actor, learner, streams }: Sources): BatchS
           learnerIdleMs: taken.waitedMs,
           rolloutBusyMs: produced.busyMs,
           rolloutBlockedMs: produced.blockedMs,
+          ...j.pipeline,
         },
+        ...(j.judge ? { judge: j.judge } : {}),
       };
     },
   };

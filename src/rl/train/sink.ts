@@ -3,12 +3,15 @@
 import type { BaseWeights } from '../../shared/baseWeights';
 import type { RunConfig } from '../../shared/runConfig';
 import type { EvaluationResult, IterationMetrics, RunStatus, Trajectory } from '../../shared/types';
+import type { JudgeCache, JudgeExchange } from './judge/judgeStage';
 
 export interface IterationRecord {
   readonly metrics: IterationMetrics;
   readonly trajectories: readonly Trajectory[];
   /** Evaluation run after this iteration's update, if one was due. */
   readonly evaluation?: EvaluationResult;
+  /** Each group's exchange with the judge (reward.judge), stored beside its trajectories. */
+  readonly judge?: readonly JudgeExchange[];
 }
 
 /** What a run computes on, known once its policy and environment are open (the sink records it with the run). */
@@ -49,6 +52,8 @@ export interface RunSink {
   iteration(record: IterationRecord): void;
   /** Once, at the end; wallMs covers the whole run including evaluations. */
   end(status: RunStatus, info: RunEnd): void;
+  /** Judge answers stored before (this run's or others'), by cache key: a store's; none in memory. */
+  readonly judgeCache?: JudgeCache;
 }
 
 export interface RunEnd {

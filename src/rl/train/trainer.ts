@@ -119,7 +119,12 @@ export async function train(config: RunConfig, options: TrainOptions): Promise<T
       const evaluation = due ? await evaluate(it) : undefined;
       const record = { ...metrics, phaseEvaluateMs: Date.now() - tEval };
       const tStore = Date.now();
-      sink.iteration({ metrics: record, trajectories: batch.trajectories, ...(evaluation ? { evaluation } : {}) });
+      sink.iteration({
+        metrics: record,
+        trajectories: batch.trajectories,
+        ...(evaluation ? { evaluation } : {}),
+        ...(batch.judge ? { judge: batch.judge } : {}),
+      });
       storeMs = Date.now() - tStore;
       iterations.push(record);
       run.counters.iterationMsTotal += record.wallMs;

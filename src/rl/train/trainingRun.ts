@@ -16,6 +16,7 @@ import { referenceAgentFor } from '../policies/scripted/demonstrations';
 import { Rng } from '../random';
 import { batchSource, type BatchSource, type TrainingStreams } from './batchSource';
 import { evaluatePolicy } from './evaluate';
+import { JudgeStage, type JudgeCache } from './judge/judgeStage';
 import { Learner } from './learner';
 import { writeResumePoint, type ResumePoint } from './resumePoint';
 
@@ -25,6 +26,18 @@ export function plannedSteps(config: RunConfig): number {
   const mb = config.algorithm.minibatchSize > 0 ? config.algorithm.minibatchSize : batch;
   const planned = config.iterations * config.algorithm.epochs * Math.ceil(batch / mb);
   return config.optimizerSteps > 0 ? Math.min(planned, config.optimizerSteps) : planned;
+}
+
+/**
+ * The judge of a run with reward.judge: its key read here, in the process that trains, from the
+ * environment variable the config names ('' when unset: a local judge needs none), and held in memory.
+ */
+function openJudge(config: RunConfig, env: RunEnvironment, cache: JudgeCache | undefined): JudgeStage | undefined {
+  const j = config.reward.judge;
+  if (!j) return undefined;
+  const prompts = new Map(env.tasks().train.map((t) => [t.id, t.prompt]));
+  const endpoint = { baseUrl: j.baseUrl, apiKey: process.env[j.apiKeyEnv] ?? '', timeoutMs: j.timeoutMs, retries: j.retries };
+  return new JudgeStage(j, endpoint, (id) => prompts.get(id) ?? '', cache);
 }
 
 /** What a policy needs to know of the run besides its own options. */
@@ -60,7 +73,10 @@ export class TrainingRun {
   ) {}
 
   /** Opens everything; `environment` replaces the config's (tests inject faults through it). */
-  static async open(config: RunConfig, o: { readonly resume?: ResumePoint; readonly environment?: RunEnvironment }): Promise<TrainingRun> {
+  static async open(
+    config: RunConfig,
+    o: { readonly resume?: ResumePoint; readonly environment?: RunEnvironment; readonly sink?: { readonly judgeCache?: JudgeCache } },
+  ): Promise<TrainingRun> {
     // task, tool and reward files are read and checked before anything else (no run row exists yet)
     const env = o.environment ?? (await openEnvironment(config));
     let policy: TrainablePolicy | undefined;
@@ -83,7 +99,8 @@ export class TrainingRun {
         sample: saved ? Rng.fromState(saved.rng.sample) : Rng.stream(config.seed, 'train/sample'),
         verifier: saved ? Rng.fromState(saved.rng.verifier) : Rng.stream(config.seed, 'train/verifier'),
       };
-      const batches = batchSource({ config, env, actor, learner, streams, selfSampled: actor === policy });
+      const judge = openJudge(config, env, o.sink?.judgeCache);
+      const batches = batchSource({ config, env, actor, learner, streams, selfSampled: actor === policy, ...(judge ? { judge } : {}) });
       const counters = {
         iterationMsTotal: saved?.iterationMsTotal ?? 0,
         nonFiniteInARow: saved?.nonFiniteInARow ?? 0,

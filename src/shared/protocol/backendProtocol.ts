@@ -49,6 +49,23 @@ export interface TrajectoryDetail extends TrajectorySummary {
   readonly tokenStats?: TokenStatsJson;
   /** Each turn's generated tokens as text, decoded one by one with the run's tokenizer (absent: it could not be read). */
   readonly pieces?: string[][];
+  /** Its group's exchange with the judge (reward.judge; absent: no judge, or the environment failed the episode). */
+  readonly judge?: JudgeExchangeRecord;
+}
+
+/** A group's exchange with the judge as stored (judge_exchanges): all of it untrusted text. */
+export interface JudgeExchangeRecord {
+  /** The chat-completions body sent (JSON text; no key). */
+  readonly request: string;
+  /** The answer body received (up to the 1 MB limit). */
+  readonly answer?: string;
+  readonly error?: string;
+  /** The scores by trajectory id, as JSON text. */
+  readonly scores?: string;
+  readonly latencyMs: number;
+  readonly tokens: number;
+  readonly tries: number;
+  readonly cached: boolean;
 }
 
 /** A run and its newest failed trajectory that ran code (backend method failedCodeEpisodes). */

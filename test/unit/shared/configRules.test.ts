@@ -20,6 +20,8 @@ const SCORE = { policy: 'transformer', policyOptions: { actionMode: 'score', mod
 const DISTILL = { ...LM, method: 'distill', policyOptions: { model: '/models/student', teacher: '/models/teacher' } } as const;
 const AGENT = { env: 'agent', policy: 'transformer', envOptions: { command: ['node', 'agent.js'], tasks: 'tasks.jsonl' }, policyOptions: { model: '/m' } };
 
+const JUDGE = { baseUrl: 'http://127.0.0.1:8080/v1', model: 'judge', rubric: 'shorter is better' } as const;
+
 const CASES: Readonly<Record<string, RuleCase>> = {
   'demonstrations-for-sft-only': {
     pass: { ...LM, method: 'sft', demonstrations: { skipToolRate: 0.5 } },
@@ -355,6 +357,31 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       message: 'is neither empty (the program prints its reward), exact_match, nor a Python file',
       fix: 'name a .py file defining reward(task, trajectory) (relative to the config file), or leave it empty',
     },
+  },
+  'judge-needs-endpoint-model-rubric': {
+    pass: { reward: { judge: JUDGE } },
+    fail: { reward: { judge: { ...JUDGE, baseUrl: '' } } },
+    issue: {
+      field: 'reward.judge.baseUrl',
+      value: '',
+      message: 'a judge needs the endpoint it asks',
+      fix: 'name the OpenAI-compatible endpoint up to /v1, e.g. "http://127.0.0.1:8080/v1"',
+    },
+  },
+  'judge-key-env-name': {
+    pass: { reward: { judge: { ...JUDGE, apiKeyEnv: 'MY_JUDGE_KEY' } } },
+    fail: { reward: { judge: { ...JUDGE, apiKeyEnv: 'sk-live-1234' } } },
+    issue: {
+      field: 'reward.judge.apiKeyEnv',
+      value: '(hidden)',
+      message: "is not an environment variable's name (letters, digits and _, not starting with a digit)",
+      fix: 'name the variable that holds the key, e.g. "AGENT_RL_JUDGE_API_KEY", and set the key there',
+    },
+  },
+  'judge-for-grpo-only': {
+    pass: { method: 'grpo', reward: { judge: JUDGE } },
+    fail: { method: 'rs-sft', reward: { judge: JUDGE } },
+    issue: { field: 'reward.judge', value: '{…}', message: 'method rs-sft does not train on the reward', fix: 'remove reward.judge, or use method "grpo"' },
   },
 };
 
