@@ -84,7 +84,7 @@ function runLogged(cmd: string, args: string[], log: string, env: NodeJS.Process
 const writeJson = (file: string, value: unknown): string => (fs.writeFileSync(file, `${JSON.stringify(value, null, 1)}\n`), file);
 
 interface WorkbenchRecord {
-  iterations: { wallMs: number; phaseGenerateMs: number; phaseEvaluateMs: number; rewardMean: number }[];
+  iterations: { wallMs: number; phaseGenerateMs: number; rewardMean: number }[];
   evaluations: { iteration: number; greedySuccessRate?: number; greedyEpisodes?: number }[];
   runtime: { compute: string };
 }
@@ -109,6 +109,8 @@ async function main(): Promise<void> {
     method: 'sft',
     seed: 1,
     iterations: SFT_ITERATIONS,
+    // no evaluation: each GRPO run evaluates the warm start at its iteration 0
+    evalEpisodes: 0,
     policyOptions: { model, loraRank: 0, constrainedDecoding: false, contextLength: 512 },
   });
   const db = path.join(work, 'runs.sqlite');
@@ -182,7 +184,8 @@ async function main(): Promise<void> {
           side,
           round,
           steps: r.iterations.map((it) => ({
-            seconds: (it.wallMs - it.phaseEvaluateMs) / 1000,
+            // wallMs leaves the evaluations out (they are phaseEvaluateMs, beside it)
+            seconds: it.wallMs / 1000,
             generateSeconds: it.phaseGenerateMs / 1000,
             rewardMean: it.rewardMean,
           })),
