@@ -19,6 +19,7 @@ const BENCHES = [
   'q8Kernels',
   'memory64',
   'seed000Scale',
+  'peers',
 ];
 const only = process.argv.slice(2);
 

@@ -1,0 +1,151 @@
+# What of a verl run of the workbench's `agent-rl export verl` output can be checked without a GPU, checked
+# with verl's own code (verl 0.9.1 in the peers venv, scripts/peersVenv.mjs), for bench/peers.ts:
+#   python bench/peers_verl.py EXPORT_DIR OUT.json
+# 1. config: main_ppo.sh's overrides composed onto verl's ppo_trainer.yaml by Hydra (a key verl no longer
+#    has fails here), then verl's own validate_config and its dataclasses (AlgoConfig, the actor's config);
+# 2. data: train.parquet and test.parquet through verl's RLHFDataset (the filter of over-long prompts,
+#    the chat template, the rows a trainer reads) and its collate_fn in a DataLoader batch;
+# 3. reward: the reward file as main_ppo finds it (config.reward.custom_reward_function, verl 0.9's place
+#    for it) loaded by load_reward_manager, and the manager scoring a few responses (a right answer, a
+#    wrong one, an unformatted one) for held-out rows. verl 0.9.1's trainer reads the reward function from
+#    config.reward.custom_reward_function only; the top-level custom_reward_function of verl ≤ 0.8 is
+#    moved there by migrate_legacy_reward_impl, which only the fully-async entry point calls. Both are
+#    reported: where the exported keys put it, and the manager's scores once it is found.
+# OUT.json: {verl, checks: [{name, ok, detail}]}; exits 0 even when a check fails (the bench reports them).
+import json
+import os
+import re
+import sys
+import traceback
+
+
+def overrides_of(main_ppo):
+    """The key=value arguments of main_ppo.sh's `python3 -m verl.trainer.main_ppo` command."""
+    with open(main_ppo, encoding="utf-8") as f:
+        text = f.read()
+    command = text[text.index("verl.trainer.main_ppo") + len("verl.trainer.main_ppo") :]
+    return [a for a in re.split(r"\s*\\\n\s*|\s+", command.strip()) if "=" in a]
+
+
+def main(export_dir, out_file):
+    checks = []
+
+    def check(name, fn):
+        try:
+            detail = fn()
+            checks.append({"name": name, "ok": True, "detail": detail})
+        except Exception as e:  # every failure is reported, not raised: the bench prints them
+            checks.append({"name": name, "ok": False, "detail": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-2000:]})
+
+    import verl
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf, open_dict
+
+    state = {}
+    overrides = overrides_of(os.path.join(export_dir, "main_ppo.sh"))
+    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
+
+    def compose_config():
+        with initialize_config_dir(config_dir=config_dir, version_base=None):
+            state["config"] = compose(config_name="ppo_trainer", overrides=overrides)
+        return f"{len(overrides)} overrides composed onto ppo_trainer.yaml"
+
+    check("config: main_ppo.sh's keys compose onto verl's ppo_trainer.yaml", compose_config)
+
+    def validate():
+        from verl.trainer.config import AlgoConfig
+        from verl.trainer.ppo.utils import need_critic, need_reference_policy
+        from verl.utils.config import omega_conf_to_dataclass, validate_config
+
+        config = state["config"]
+        validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
+        algo = omega_conf_to_dataclass(config.algorithm, AlgoConfig)
+        actor = omega_conf_to_dataclass(config.actor_rollout_ref.actor)
+        return f"validate_config passed; AlgoConfig adv_estimator={algo.adv_estimator}; actor {type(actor).__name__} clip {actor.clip_ratio_low}/{actor.clip_ratio_high}, kl_loss_coef {actor.kl_loss_coef}"
+
+    check("config: verl's validate_config and its dataclasses", validate)
+
+    def tokenizer():
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(state["config"].actor_rollout_ref.model.path)
+        if not tok.chat_template:
+            # a character-vocabulary checkpoint has none; a real verl run names an instruct model that has
+            tok.chat_template = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}"
+        state["tokenizer"] = tok
+        return type(tok).__name__
+
+    check("data: the model's tokenizer", tokenizer)
+
+    def datasets():
+        import torch
+        from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
+
+        config = state["config"]
+        sizes = {}
+        for split, files in (("train", config.data.train_files), ("test", config.data.val_files)):
+            ds = RLHFDataset(data_files=files, tokenizer=state["tokenizer"], config=config.data)
+            loader = torch.utils.data.DataLoader(ds, batch_size=4, collate_fn=collate_fn)
+            first = next(iter(loader))
+            sizes[split] = len(ds)
+            state.setdefault("rows", {})[split] = [ds.dataframe[i] for i in range(min(4, len(ds)))]
+            if "raw_prompt" not in first or "data_source" not in first:
+                raise ValueError(f"{split}: a batch without raw_prompt or data_source: {sorted(first)}")
+        return f"RLHFDataset rows: train {sizes['train']}, test {sizes['test']}; DataLoader batches of 4 collate"
+
+    check("data: the parquet files through RLHFDataset and its collate_fn", datasets)
+
+    def legacy_keys():
+        config = state["config"]
+        found = OmegaConf.select(config, "reward.custom_reward_function.path")
+        legacy = OmegaConf.select(config, "custom_reward_function.path")
+        if found:
+            return f"config.reward.custom_reward_function.path = {found}"
+        raise ValueError(
+            f"the exported keys set the top-level custom_reward_function.path ({legacy}), which verl 0.9.1's main_ppo does not read "
+            "(it reads config.reward.custom_reward_function; only migrate_legacy_reward_impl moves the old key there). "
+            "Fix: export verl writes reward.custom_reward_function.path and .name"
+        )
+
+    check("reward: where main_ppo looks for the reward function", legacy_keys)
+
+    def reward_manager():
+        import numpy as np
+        import torch
+        from verl import DataProto
+        from verl.experimental.reward_loop.reward_loop import migrate_legacy_reward_impl
+        from verl.trainer.ppo.reward import load_reward_manager
+
+        config = state["config"]
+        if not OmegaConf.select(config, "reward.custom_reward_function.path"):
+            with open_dict(config):
+                config = migrate_legacy_reward_impl(config)
+        tok = state["tokenizer"]
+        manager = load_reward_manager(config, tok)
+        scored = []
+        for row in state["rows"]["test"][:3]:
+            gold = row["reward_model"]["ground_truth"]
+            for response, expected in ((f"<answer>\\boxed{{{gold}}}</answer>", 1.0), (f"<answer>\\boxed{{{int(gold) + 1}}}</answer>", 0.0), ("no answer", 0.0)):
+                ids = torch.tensor([tok.encode(response, add_special_tokens=False)])
+                data = DataProto.from_dict(
+                    tensors={"responses": ids, "attention_mask": torch.ones_like(ids)},
+                    non_tensors={"data_source": np.array([row["data_source"]], dtype=object), "reward_model": np.array([row["reward_model"]], dtype=object)},
+                )
+                # the manager keeps the event loop it was made on (its executor calls run there)
+                out = manager.loop.run_until_complete(manager.run_single(data))
+                scored.append({"response": response, "score": out["reward_score"], "expected": expected})
+        wrong = [s for s in scored if abs(s["score"] - s["expected"]) > 1e-9]
+        if wrong:
+            raise ValueError(f"scores differ from the workbench's: {wrong}")
+        return f"{type(manager).__name__} scored {len(scored)} responses as the workbench does (right 1, wrong 0, unformatted 0)"
+
+    check("reward: verl's reward manager calls the exported reward on responses", reward_manager)
+
+    with open(out_file, "w", encoding="utf-8") as f:
+        json.dump({"verl": verl.__version__, "checks": checks}, f, indent=1)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: python bench/peers_verl.py EXPORT_DIR OUT.json")
+    main(sys.argv[1], sys.argv[2])
