@@ -15,12 +15,15 @@
 // badged in the tree, listed in the dashboard's Health section in the light, dark and high-contrast
 // themes, and its "show me" link opens the inspector on its episode (issue 52), and Start Run's "Train a
 // Hugging Face model…" distils the fixture model from a teacher (its heat map by student − teacher) and
-// trains a verifiers environment (issues 51 and 53). Screenshots go to
+// trains a verifiers environment (issues 51 and 53), and a workspace config file trains an OpenEnv
+// environment whose server its command starts, once the user confirmed it, and Start Run's "An OpenEnv
+// server…" trains one the user runs, at its URL (issue 53). Screenshots go to
 // test/e2e/artifacts/.
 // Run: npm run test:e2e (builds the .vsix and installs the harness first).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -1824,6 +1827,174 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
       assert.match(details, /short/, details);
       assert.match(await frame.textContent('.meta.task'), /^task vf_echo:train:\d+ · /);
       await page.screenshot({ path: path.join(OUT, 'inspector-verifiers.png') });
+    },
+  );
+
+  /** The openenv-core venv the tests use, or why there is none (scripts/pythonVenv.mjs makes it; its stamp is written once pip install succeeded). */
+  const openenvPython = () => {
+    const venv = path.join(process.env.AGENT_RL_VENVS || path.join(os.homedir(), '.cache', 'agent-rl-workbench', 'venvs'), 'openenv-core-0.3.0');
+    const python = path.join(venv, 'bin', 'python');
+    return fs.existsSync(python) && fs.existsSync(path.join(venv, 'agent-rl-requirements.txt'))
+      ? { python }
+      : { skip: `no openenv-core here (${venv} is absent or unfinished): node scripts/pythonVenv.mjs openenv-core-0.3.0 makes the venv, as .ci/run does` };
+  };
+  /**
+   * Opens run NAME's first trajectory, a word game episode, and checks what the server gave it: each
+   * turn's observation is the server's answer to the model's guess ("No. Say the word W." for a wrong
+   * one, "Right." for the word), the outcome details hold its step rewards, done and final state (the
+   * word it picked, the steps it counted), and the reward in the inspector and the Runs tree is their sum.
+   */
+  const checkWordGameEpisode = async (name, screenshot) => {
+    // the one inspector panel shows the trajectory last opened: wait until it is another one than before
+    const shown = await webviewFrame(page, '.outcome-details', 1000).then(
+      (f) => f.textContent('h1'),
+      () => '',
+    );
+    await openFirstTrajectory(name);
+    let frame;
+    for (let i = 0; i < 60; i++) {
+      frame = await webviewFrame(page, '.outcome-details');
+      const title = (await frame.textContent('h1').catch(() => '')) ?? '';
+      if (title !== shown && /^task openenv:train:\d+ · /.test((await frame.textContent('.meta.task').catch(() => '')) ?? '')) break;
+      await sleep(500);
+    }
+    assert.match(await frame.textContent('.meta.task'), /^task openenv:train:\d+ · run \d+ · iteration 1 · /);
+    const detail = async (key) => (await frame.textContent(`.outcome-details .detail[data-key="${key}"] .detail-value`))?.trim() ?? '';
+    const state = JSON.parse(await detail('state'));
+    assert.ok(['apple', 'river', 'piano', 'maple'].includes(state.word), JSON.stringify(state));
+    assert.equal(await detail('done'), 'true', 'the episode ended at the server’s done');
+    const observations = await frame.$$eval('section.turn pre.obs', (pres) => pres.map((p) => p.textContent));
+    assert.equal(observations.length, state.step_count, `one turn per step the server counted: ${JSON.stringify(observations)}`);
+    assert.ok(observations.length >= 1 && observations.length <= 2, JSON.stringify(observations));
+    const wrong = `No. Say the word ${state.word}.`;
+    observations.slice(0, -1).forEach((o) => assert.equal(o, wrong));
+    assert.ok([wrong, 'Right.'].includes(observations.at(-1)), JSON.stringify(observations));
+    const rewards = JSON.parse(await detail('rewards'));
+    assert.deepEqual(
+      rewards,
+      observations.map((o) => (o === 'Right.' ? 1 : 0)),
+    );
+    const sum = rewards.reduce((a, b) => a + b, 0).toFixed(2);
+    assert.equal((await frame.textContent('.meta.outcome .chip[data-key="reward"] .chip-value'))?.trim(), sum);
+    assert.match(await treeRows().filter({ hasText: '#0 reward' }).first().textContent(), new RegExp(`#0 reward ${sum.replace('.', '\\.')}(?!\\d)`));
+    await page.screenshot({ path: path.join(OUT, screenshot) });
+  };
+
+  // issue 53: an OpenEnv environment from a workspace config file whose command starts the word game's
+  // server (test/fixtures/openenv/word_game.py, served by openenv-core in the tests' venv) on the fixture
+  // model; Start Run asks before it starts the command
+  it(
+    "Start Run trains an OpenEnv environment from a config file (its server's command confirmed); the inspector shows the server's observations and reward",
+    { timeout: 1_500_000 },
+    async (t) => {
+      const { python, skip } = openenvPython();
+      if (skip) {
+        t.skip(skip);
+        return;
+      }
+      const folder = path.join(dirs.workspace, 'openenv-word');
+      fs.mkdirSync(folder, { recursive: true });
+      fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'openenv', 'word_game.py'), path.join(folder, 'word_game.py'));
+      // the fixture model as the cache lays it out (the folder Start Run's model step resolves it to)
+      const model = path.join(dirs.env.HF_HUB_CACHE, 'models--Qwen--Qwen3-Fixture', 'snapshots', 'a'.repeat(40));
+      fs.writeFileSync(
+        path.join(folder, 'word-game.agentrl.json'),
+        JSON.stringify(
+          {
+            env: 'openenv',
+            policy: 'transformer',
+            method: 'grpo',
+            iterations: 2,
+            groupsPerIteration: 1,
+            groupSize: 2,
+            evalEpisodes: 1,
+            // more than the game's two tries: the episode ends at the server's done, not at the run's limit
+            maxTurns: 3,
+            envOptions: {
+              command: [python, '-m', 'uvicorn', 'word_game:app', '--host', '{host}', '--port', '{port}'],
+              trainTasks: 2,
+              heldOutTasks: 1,
+              concurrency: 2,
+              // openenv-core's imports take seconds of CPU, many times that on a loaded machine
+              startTimeoutMs: 600_000,
+            },
+            policyOptions: { model, maxNewTokens: 8, contextLength: 512 },
+          },
+          null,
+          2,
+        ),
+      );
+      await page.keyboard.press('Escape');
+      await runCommandAndPick(page, 'Agent RL: Start Run', 'word-game.agentrl.json');
+      // the server's command runs as the user: the exact command and its folder (the config's) are shown first
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.waitFor({ state: 'visible', timeout: 30_000 });
+      assert.match(
+        await dialog.textContent(),
+        /Start ".*\/openenv-core-0\.3\.0\/bin\/python" "-m" "uvicorn" "word_game:app" "--host" "\{host\}" "--port" "\{port\}" in .*openenv-word \(this run's OpenEnv server\), as you\?/,
+      );
+      await page.screenshot({ path: path.join(OUT, 'openenv-confirm.png') });
+      await dialog.locator('.monaco-button', { hasText: 'Run It' }).first().click();
+      await answer(page, 'Run name', 'e2e-openenv');
+      await runCompleted('e2e-openenv', 1_200_000);
+      await checkWordGameEpisode('e2e-openenv', 'inspector-openenv.png');
+    },
+  );
+
+  // issue 53: Start Run's "An OpenEnv server…" on a server the user runs (the word game, started here as
+  // a user would, on a free loopback port): its URL typed, the fixture model, GRPO; nothing is asked
+  // before the run, as nothing is started; a first run of 10 iterations, as the other environments'
+  it(
+    'Start Run trains an OpenEnv server the user runs (its URL, model, method); the inspector shows the server’s observations and reward',
+    { timeout: 1_500_000 },
+    async (t) => {
+      const { python, skip } = openenvPython();
+      if (skip) {
+        t.skip(skip);
+        return;
+      }
+      const port = await new Promise((resolve) => {
+        const s = net.createServer().listen(0, '127.0.0.1', () => {
+          const p = s.address().port;
+          s.close(() => resolve(p));
+        });
+      });
+      const url = `http://127.0.0.1:${port}`;
+      const server = spawn(python, ['-m', 'uvicorn', 'word_game:app', '--host', '127.0.0.1', '--port', String(port)], {
+        cwd: path.join(ROOT, 'test', 'fixtures', 'openenv'),
+        stdio: 'ignore',
+      });
+      try {
+        // openenv-core's imports take seconds of CPU, many times that on a loaded machine
+        for (let i = 0; ; i++) {
+          if (
+            await fetch(`${url}/health`).then(
+              (r) => r.ok,
+              () => false,
+            )
+          )
+            break;
+          assert.ok(i < 600 && server.exitCode === null, `the word game's server did not answer at ${url}/health (exit code ${server.exitCode})`);
+          await sleep(1000);
+        }
+        await page.keyboard.press('Escape');
+        await runCommandAndPick(page, 'Agent RL: Start Run', 'Train a Hugging Face model…');
+        await stepTitled('Start Run — environment');
+        await pick(page, 'An OpenEnv server');
+        await answer(page, 'OpenEnv server: its URL', url);
+        await stepTitled('which model?');
+        const widget = page.locator('.quick-input-widget');
+        await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Qwen/Qwen3-Fixture' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+        await pick(page, 'Qwen/Qwen3-Fixture');
+        await stepTitled('Start Run — method');
+        await pick(page, 'GRPO');
+        // no dialog: a server at a URL is not started by the run
+        await answer(page, 'Run name', 'e2e-openenv-url');
+        await runCompleted('e2e-openenv-url', 1_200_000);
+        await checkWordGameEpisode('e2e-openenv-url', 'inspector-openenv-url.png');
+      } finally {
+        server.kill('SIGKILL');
+      }
     },
   );
 });

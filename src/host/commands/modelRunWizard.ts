@@ -1,11 +1,21 @@
 // Start Run's "Train a Hugging Face model…" (issues 51 and 53): an environment step (the calculator,
-// the code sandbox, or a verifiers environment: its module name and arguments, checked as typed), the
-// model, a method step (GRPO, RS-SFT, or on-policy distillation, which then asks for the teacher and
-// refuses one with another tokenizer before anything starts). The run is then confirmed, checked and
+// the code sandbox, a verifiers environment: its module name and arguments, or an OpenEnv server you
+// run: its URL, each checked as typed), the model, a method step (GRPO, RS-SFT, or on-policy
+// distillation, which then asks for the teacher and refuses one with another tokenizer before anything
+// starts). The run is then confirmed, checked and
 // named as every Start Run is (startRun.ts); the choices' config is startRunSteps.ts's, tested there.
 import * as vscode from 'vscode';
 import type { BackendClient } from '../processes/backendClient';
-import { ENVIRONMENT_CHOICES, METHOD_CHOICES, moduleNameProblem, modelRunConfig, parseEnvArgs, teacherRefusedMessage, type Choice } from './startRunSteps';
+import {
+  ENVIRONMENT_CHOICES,
+  METHOD_CHOICES,
+  moduleNameProblem,
+  modelRunConfig,
+  openenvUrlProblem,
+  parseEnvArgs,
+  teacherRefusedMessage,
+  type Choice,
+} from './startRunSteps';
 import type { ModelRunChoices } from './startRunSteps';
 
 /** Start Run's model picker (startRun.ts pickModel), passed in: that module imports this one. */
@@ -47,12 +57,26 @@ async function verifiersStep(): Promise<ModelRunChoices['verifiers']> {
   return { module: module.trim(), args: parsed.args, root: folder };
 }
 
+/** The OpenEnv step: the address of a server the user runs (the run checks its /health when it opens). */
+async function openenvStep(): Promise<ModelRunChoices['openenv']> {
+  const url = await vscode.window.showInputBox({
+    title: 'OpenEnv server: its URL',
+    prompt:
+      'The address of your running OpenEnv server (uvicorn on your app, a container, a Hugging Face Space): the run uses its /health, /schema and WebSocket session /ws. A server the run starts itself is a *.agentrl.json with envOptions.command',
+    placeHolder: 'http://127.0.0.1:8000',
+    validateInput: openenvUrlProblem,
+  });
+  return url === undefined ? undefined : { url: url.trim() };
+}
+
 /** The steps, in order; undefined when one is dismissed or the teacher is refused (said in a notification). */
 export async function modelRunWizard(backend: BackendClient, pickModel: PickModel): Promise<{ readonly config: Record<string, unknown> } | undefined> {
   const env = await choose(ENVIRONMENT_CHOICES, 'Agent RL: Start Run — environment', 'What the model is trained on');
   if (env === undefined) return undefined;
   const verifiers = env === 'verifiers' ? await verifiersStep() : undefined;
   if (env === 'verifiers' && !verifiers) return undefined;
+  const openenv = env === 'openenv' ? await openenvStep() : undefined;
+  if (env === 'openenv' && !openenv) return undefined;
   const model = await pickModel(backend, 'Agent RL: which model? (the one trained)');
   if (!model) return undefined;
   const method = await choose(METHOD_CHOICES, 'Agent RL: Start Run — method', 'How the model learns');
@@ -68,5 +92,7 @@ export async function modelRunWizard(backend: BackendClient, pickModel: PickMode
       return undefined;
     }
   }
-  return { config: modelRunConfig({ env, model, method, ...(teacher ? { teacher } : {}), ...(verifiers ? { verifiers } : {}) }) };
+  return {
+    config: modelRunConfig({ env, model, method, ...(teacher ? { teacher } : {}), ...(verifiers ? { verifiers } : {}), ...(openenv ? { openenv } : {}) }),
+  };
 }

@@ -116,7 +116,7 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
     },
     {
       label: 'Train a Hugging Face model…',
-      description: `pick the environment (calculator, code, or your verifiers module), the model and the method: GRPO, RS-SFT or on-policy distillation from a teacher (${FIRST_AGENT_RUN.iterations} iterations of ${FIRST_AGENT_RUN.groupsPerIteration} × ${FIRST_AGENT_RUN.groupSize} episodes)`,
+      description: `pick the environment (calculator, code, your verifiers module or your OpenEnv server), the model and the method: GRPO, RS-SFT or on-policy distillation from a teacher (${FIRST_AGENT_RUN.iterations} iterations of ${FIRST_AGENT_RUN.groupsPerIteration} × ${FIRST_AGENT_RUN.groupSize} episodes)`,
       model: true,
     },
     ...(files.length ? [{ label: 'Config files', kind: vscode.QuickPickItemKind.Separator } as Item] : []),

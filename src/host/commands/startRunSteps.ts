@@ -1,7 +1,7 @@
 // Start Run's steps for a Hugging Face model on an environment (issues 51 and 53), the parts that need
 // no VS Code (tested in test/unit/host/startRunSteps.test.ts): the environment step's choices (the
-// calculator, the code sandbox, or a verifiers environment: a module name and its arguments as JSON,
-// each checked as typed), the method step's (GRPO, RS-SFT, on-policy distillation from a teacher), the
+// calculator, the code sandbox, a verifiers environment: a module name and its arguments as JSON,
+// each checked as typed, or an OpenEnv server the user runs: its URL, checked as typed), the method step's (GRPO, RS-SFT, on-policy distillation from a teacher), the
 // config they make, the verifiers interpreter filled in from the machine setting, and what Start Run
 // says when a teacher or an interpreter is refused before the run starts.
 import { PYTHON_MODULE_NAME } from '../../shared/verifiersOptionSpecs';
@@ -14,7 +14,7 @@ import { messageText } from '../../shared/untrustedText';
  */
 export const FIRST_AGENT_RUN = { iterations: 10, groupsPerIteration: 4, groupSize: 4, evalEpisodes: 24 } as const;
 
-export type StepEnv = 'calculator' | 'code' | 'verifiers';
+export type StepEnv = 'calculator' | 'code' | 'verifiers' | 'openenv';
 export type StepMethod = 'grpo' | 'rs-sft' | 'distill';
 
 export interface Choice<T> {
@@ -31,6 +31,11 @@ export const ENVIRONMENT_CHOICES: readonly Choice<StepEnv>[] = [
     value: 'verifiers',
     label: 'A verifiers environment…',
     description: 'your Python module written with verifiers (load_environment(**args)), trained unchanged: its name and its arguments as JSON',
+  },
+  {
+    value: 'openenv',
+    label: 'An OpenEnv server…',
+    description: 'an environment served by openenv-core that you run (reset, step, state over its WebSocket session), trained unchanged: its URL',
   },
 ];
 
@@ -68,13 +73,33 @@ export function parseEnvArgs(text: string): { readonly args: Record<string, unkn
   return { args: parsed as Record<string, unknown> };
 }
 
-/** What the steps chose. `verifiers.root`: the folder the module is imported from (the workspace folder). */
+/**
+ * Why a typed OpenEnv server address is not one envOptions.url takes (undefined: it is): an http(s) URL,
+ * as the run checks it when it opens (the session's ws:// address follows from it). A server the run
+ * would start is a config file's `command`, never typed here: Start Run shows that command before it runs.
+ */
+export function openenvUrlProblem(text: string): string | undefined {
+  const t = text.trim();
+  if (t === '') return 'Type the address of your running OpenEnv server, e.g. http://127.0.0.1:8000';
+  let u: URL;
+  try {
+    u = new URL(t);
+  } catch {
+    return `Not a URL: the server's address with its scheme, e.g. http://127.0.0.1:8000`;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return `${u.protocol} is not http: or https:: the server's http address (the WebSocket session's ws:// address follows from it)`;
+  return undefined;
+}
+
+/** What the steps chose. `verifiers.root`: the folder the module is imported from (the workspace folder); `openenv.url`: the server's address. */
 export interface ModelRunChoices {
   readonly env: StepEnv;
   readonly model: string;
   readonly method: StepMethod;
   readonly teacher?: string;
   readonly verifiers?: { readonly module: string; readonly args: Record<string, unknown>; readonly root: string };
+  readonly openenv?: { readonly url: string };
 }
 
 /** The run config the steps make (validated by Start Run as any other: the first problem names the field). */
@@ -85,6 +110,7 @@ export function modelRunConfig(c: ModelRunChoices): Record<string, unknown> {
     method: c.method,
     ...FIRST_AGENT_RUN,
     ...(c.verifiers ? { envOptions: { root: c.verifiers.root, module: c.verifiers.module, args: c.verifiers.args } } : {}),
+    ...(c.openenv ? { envOptions: { url: c.openenv.url } } : {}),
     policyOptions: { model: c.model, ...(c.method === 'distill' && c.teacher ? { teacher: c.teacher } : {}) },
   };
 }

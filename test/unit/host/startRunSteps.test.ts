@@ -1,5 +1,5 @@
 // Start Run's steps for a Hugging Face model on an environment (src/host/commands/startRunSteps.ts):
-// the module name and arguments as typed, the config the environment × method choices make (validated
+// the module name and arguments and an OpenEnv server's URL as typed, the config the environment × method choices make (validated
 // here by the run config's own validator, so a choice the wizard offers is one a run accepts), the
 // verifiers interpreter from the machine setting, and the messages of a refused teacher or interpreter.
 import assert from 'node:assert/strict';
@@ -10,6 +10,7 @@ import {
   METHOD_CHOICES,
   moduleNameProblem,
   modelRunConfig,
+  openenvUrlProblem,
   parseEnvArgs,
   teacherRefusedMessage,
   verifiersMissingMessage,
@@ -39,6 +40,14 @@ describe('Start Run: a Hugging Face model on an environment', () => {
       assert.match(problem(notObject), /^load_environment takes keyword arguments: a JSON object/, notObject);
   });
 
+  it("takes an OpenEnv server's http(s) URL and refuses nothing, a bare host or another scheme, saying what to type", () => {
+    for (const ok of ['http://127.0.0.1:8000', ' https://user-space.hf.space ', 'http://localhost:8000/']) assert.equal(openenvUrlProblem(ok), undefined, ok);
+    assert.match(openenvUrlProblem('  ') ?? '', /^Type the address of your running OpenEnv server, e\.g\. http:\/\/127\.0\.0\.1:8000/);
+    assert.match(openenvUrlProblem('127.0.0.1 8000') ?? '', /^Not a URL: the server's address with its scheme/);
+    assert.match(openenvUrlProblem('ws://127.0.0.1:8000/ws') ?? '', /^ws: is not http: or https:/);
+    assert.match(openenvUrlProblem('file:///tmp/x') ?? '', /^file: is not http: or https:/);
+  });
+
   it('every environment × method the steps offer makes a config the validator accepts, with the choices in it', () => {
     for (const { value: env } of ENVIRONMENT_CHOICES)
       for (const { value: method } of METHOD_CHOICES) {
@@ -48,6 +57,7 @@ describe('Start Run: a Hugging Face model on an environment', () => {
           method,
           ...(method === 'distill' ? { teacher: '/models/teacher' } : {}),
           ...(env === 'verifiers' ? { verifiers: VERIFIERS } : {}),
+          ...(env === 'openenv' ? { openenv: { url: 'http://127.0.0.1:8000' } } : {}),
         });
         const c = validateRunConfig(raw);
         assert.equal(c.env, env);
@@ -63,6 +73,10 @@ describe('Start Run: a Hugging Face model on an environment', () => {
           assert.deepEqual(c.envOptions.args, { num_train: 4 });
           assert.equal(c.envOptions.root, '/work/space');
           assert.equal(c.envOptions.python, '', 'no interpreter in the config: the machine setting fills it in');
+        }
+        if (c.env === 'openenv') {
+          assert.equal(c.envOptions.url, 'http://127.0.0.1:8000');
+          assert.deepEqual(c.envOptions.command, [], 'a server at a URL: nothing is started (and nothing asked before the run)');
         }
       }
   });
