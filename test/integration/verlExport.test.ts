@@ -121,6 +121,25 @@ describe('agent-rl export verl', () => {
         ],
         ['grpo', '8', '0.2', '0.28', 'true', 'low_var_kl', '5', '60'],
       );
+      // verl 0.9.1's validate_config refuses a config without these (one GPU: mini-batches of 64 sequences,
+      // 16 groups × 8 = 128 for log-probs; their largest divisors within the caps 4 and 8)
+      assert.deepEqual(
+        [
+          v['actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu'],
+          v['actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu'],
+          v['actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu'],
+        ],
+        ['4', '8', '8'],
+      );
+      // 0.9.1's main_ppo reads the reward only under reward.; the top-level key of verl ≤ 0.8 would be ignored
+      assert.equal(v['reward.custom_reward_function.path'], script === 'main_ppo.sh' ? path.join(code.out, 'agent_rl_reward.py') : 'agent_rl_reward.py');
+      assert.equal(v['reward.custom_reward_function.name'], 'compute_score');
+      assert.deepEqual(
+        o.map(([k]) => k).filter((k) => k.startsWith('custom_reward_function')),
+        [],
+        `${script} sets verl ≤ 0.8's top-level reward key`,
+      );
+      assert.match(fs.readFileSync(path.join(code.out, script), 'utf8'), /^# The keys are verl 0\.9\.1's\./m);
       assert.equal(v['data.train_files'], script === 'main_ppo.sh' ? path.join(code.out, 'train.parquet') : 'train.parquet');
       assert.equal(v['trainer.rollout_data_dir'], path.join(code.out, 'dumps', 'rollout'));
     }

@@ -123,7 +123,9 @@ describe(`verl export of a workspace environment: verl's BaseTool and compute_sc
     assert.ok(!fs.existsSync(path.join(out, 'sandbox_tool.yaml')), "the workspace's own tools replace verl's code interpreter");
     const script = fs.readFileSync(path.join(out, 'main_ppo.sh'), 'utf8');
     assert.match(script, /actor_rollout_ref\.rollout\.multi_turn\.tool_config_path=\S*agent_rl_tools\.yaml/);
-    assert.match(script, /custom_reward_function\.path=\S*agent_rl_workspace_reward\.py/);
+    // verl 0.9.1's place for the reward (its main_ppo ignores verl ≤ 0.8's top-level custom_reward_function)
+    assert.match(script, /\sreward\.custom_reward_function\.path=\S*agent_rl_workspace_reward\.py/);
+    assert.doesNotMatch(script, /\s'?custom_reward_function\.\w+=/);
     assert.match(script, /multi_turn\.max_tool_response_length=8592/, "verl's 256-character default would cut tool responses the workbench shows whole");
     assert.match(script, /export PYTHONPATH=/);
     const rows = await readRows(path.join(out, 'train.parquet'));

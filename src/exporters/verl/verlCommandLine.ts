@@ -1,6 +1,9 @@
 // A run config's algorithm settings as verl Hydra overrides for `python3 -m verl.trainer.main_ppo`, and
-// the same as a `ray job submit`. Every key here exists in verl's trainer config (a test checks them
-// against test/fixtures/verl/ppo_trainer_keys.txt, extracted from verl's generated reference config).
+// the same as a `ray job submit`. The keys are verl 0.9.1's (VERL_VERSION): every one exists in its
+// trainer config (a test checks them against test/fixtures/verl/ppo_trainer_keys.txt, extracted from
+// 0.9.1's generated reference config), and `validate_config` accepts them (bench/peers_verl.py). For
+// older verl: ≤ 0.8 read the reward from the top-level `custom_reward_function.*` (0.9.1 reads
+// `reward.custom_reward_function.*` only), and did not demand the micro-batch sizes written here.
 import { optionDefaults, TRANSFORMER_OPTION_SPECS, type RunConfig, type TransformerOptions } from '../../shared/runConfig';
 import { VerlExportError } from './verlTasks';
 
@@ -25,6 +28,27 @@ export interface VerlLaunch {
   readonly toolCalls: number;
   /** multi_turn.max_tool_response_length when verl's default (256 characters) would cut the environment's tool responses. */
   readonly toolResponseChars?: number;
+}
+
+/** The verl release whose config keys the command line is written for. */
+export const VERL_VERSION = '0.9.1';
+
+/**
+ * Micro-batch caps (sequences per GPU per forward/backward pass): verl 0.9.1 refuses a config without
+ * them, and its engine needs them to divide each GPU's share of the batch. They only set memory use
+ * (gradient accumulation): verl normalises the loss over the whole mini-batch (agg_loss's global batch
+ * size), so the update does not depend on them. Caps of 4 training and 8 log-prob sequences (of up to
+ * 1024 + 2048 tokens, data.max_prompt_length + max_response_length) keep a GPU's activations modest;
+ * raise them in the command line on a large GPU for speed.
+ */
+const TRAIN_MICRO_CAP = 4;
+const LOG_PROB_MICRO_CAP = 8;
+
+/** The largest divisor of n that is ≤ cap (1 when n is not a positive whole number: verl refuses that split itself). */
+export function largestDivisorAtMost(n: number, cap: number): number {
+  if (!Number.isInteger(n) || n < 1) return 1;
+  for (let d = Math.min(n, cap); d > 1; d--) if (n % d === 0) return d;
+  return 1;
 }
 
 const KL_TYPES: Record<string, string> = { k1: 'kl', k2: 'mse', k3: 'low_var_kl' };
@@ -67,6 +91,10 @@ export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlL
   // ppo_mini_batch_size counts prompts (verl multiplies by rollout.n); ours counts trajectories, 0 = the whole batch.
   const miniPrompts = Math.max(1, Math.min(groups, a.minibatchSize > 0 ? Math.round(a.minibatchSize / config.groupSize) : groups));
   const { temperature, topP, topK } = samplingOf(config);
+  // each GPU's share of a mini-batch (training) and of the whole batch (old and reference log-probs), in sequences
+  const gpus = Math.max(1, launch.gpusPerNode * launch.nodes);
+  const trainMicro = largestDivisorAtMost((miniPrompts * config.groupSize) / gpus, TRAIN_MICRO_CAP);
+  const logProbMicro = largestDivisorAtMost((groups * config.groupSize) / gpus, LOG_PROB_MICRO_CAP);
   return [
     ['algorithm.adv_estimator', a.advantageEstimator === 'rloo' ? 'rloo' : 'grpo'],
     // Dr. GRPO is verl's grpo estimator without the std division
@@ -85,6 +113,7 @@ export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlL
     ['actor_rollout_ref.actor.optim.weight_decay', a.weightDecay],
     ['actor_rollout_ref.actor.grad_clip', a.maxGradNorm],
     ['actor_rollout_ref.actor.ppo_mini_batch_size', miniPrompts],
+    ['actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu', trainMicro],
     ['actor_rollout_ref.actor.ppo_epochs', a.epochs],
     ['actor_rollout_ref.actor.clip_ratio_low', a.clipLow],
     ['actor_rollout_ref.actor.clip_ratio_high', a.clipHigh],
@@ -98,7 +127,9 @@ export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlL
     // number of sequences, a constant factor that Adam's step does not see)
     ...(a.lossAggregation === 'seq-mean-token-sum-norm' ? [['actor_rollout_ref.actor.loss_scale_factor', a.lossNormTokens] as [string, number]] : []),
     ['actor_rollout_ref.actor.entropy_coeff', 0],
+    ['actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu', logProbMicro],
     ['actor_rollout_ref.rollout.name', launch.rollout],
+    ['actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu', logProbMicro],
     ['actor_rollout_ref.rollout.mode', 'async'],
     ['actor_rollout_ref.rollout.n', config.groupSize],
     ['actor_rollout_ref.rollout.temperature', temperature],
@@ -112,8 +143,9 @@ export function verlOverrides(config: RunConfig, paths: VerlPaths, launch: VerlL
       : []),
     ['actor_rollout_ref.rollout.multi_turn.tool_config_path', paths.toolConfig],
     ['actor_rollout_ref.rollout.agent.default_agent_loop', 'tool_agent'],
-    ['custom_reward_function.path', paths.rewardFile],
-    ['custom_reward_function.name', 'compute_score'],
+    // verl 0.9.1's main_ppo reads the reward here only (verl ≤ 0.8 read the top-level custom_reward_function)
+    ['reward.custom_reward_function.path', paths.rewardFile],
+    ['reward.custom_reward_function.name', 'compute_score'],
     ['trainer.project_name', 'agent-rl'],
     ['trainer.experiment_name', config.name || `${config.env}-grpo-${config.seed}`],
     ['trainer.logger', '[console]'],

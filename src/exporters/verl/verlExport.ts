@@ -1,7 +1,7 @@
 // `agent-rl export verl`: everything a verl run of a run config needs, in one folder:
 //   train.parquet, test.parquet   the task set as verl's RL dataset (train and held-out splits)
 //   sandbox_tool.yaml             verl's SandboxFusionTool pointed at `agent-rl sandbox serve`
-//   agent_rl_reward.py            the reward (custom_reward_function), scoring in the same sandbox, with
+//   agent_rl_reward.py            the reward (reward.custom_reward_function), scoring in the same sandbox, with
 //   agent_rl_reward.json          its settings (sandbox URL, format weight, data sources) and
 //   agent_rl_verifier.py          the verifier program it sends to the sandbox
 //   main_ppo.sh, ray_job.sh       the command line with the run's settings as verl keys, and its Ray Jobs form
@@ -12,12 +12,17 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import type { RunConfig } from '../../shared/runConfig';
 import { oneLine } from '../../shared/untrustedText';
-import { mainPpoCommand, rayJobCommand, shellQuote, verlOverrides, type VerlLaunch, type VerlPaths } from './verlCommandLine';
+import { mainPpoCommand, rayJobCommand, shellQuote, VERL_VERSION, verlOverrides, type VerlLaunch, type VerlPaths } from './verlCommandLine';
 import { verlParquet } from './verlParquet';
 import { REWARD_FILE, verlRewardFiles } from './verlReward';
 import { openEnvironment } from '../../rl/envs/registry';
 import { checkVerlExportable, verlTaskSet, type VerlTaskSet } from './verlTasks';
 import { exportWorkspace, isWorkspaceWithFiles, WORKSPACE_REWARD_FILE, WORKSPACE_TOOL_CONFIG, type WorkspaceExport } from './verlWorkspace';
+
+/** The scripts' note of the verl release their keys are written for, and what differs for older ones. */
+const VERSION_NOTE =
+  `# The keys are verl ${VERL_VERSION}'s. With verl <= 0.8, rename reward.custom_reward_function.* to the top-level\n` +
+  `# custom_reward_function.* (0.9.1 reads only the former); the *micro_batch_size_per_gpu keys are accepted there too.\n`;
 
 export interface VerlExportOptions {
   readonly outDir: string;
@@ -126,11 +131,11 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     // would end the comment and make the rest of the name a command of the script
     [
       'main_ppo.sh',
-      `#!/bin/sh\n# ${oneLine(config.name || config.env, 200)}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   agent-rl sandbox serve --port 8080\nset -e\n${pythonPath}${mainPpo}\n`,
+      `#!/bin/sh\n# ${oneLine(config.name || config.env, 200)}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   agent-rl sandbox serve --port 8080\n${VERSION_NOTE}set -e\n${pythonPath}${mainPpo}\n`,
     ],
     [
       'ray_job.sh',
-      `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in ${workspace ? 'agent_rl_workspace.json' : 'sandbox_tool.yaml and agent_rl_reward.json'} must be reachable from the workers.\nset -e\n${rayJob}\n`,
+      `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in ${workspace ? 'agent_rl_workspace.json' : 'sandbox_tool.yaml and agent_rl_reward.json'} must be reachable from the workers.\n${VERSION_NOTE}set -e\n${rayJob}\n`,
     ],
   ];
   for (const [name, content] of writes) {

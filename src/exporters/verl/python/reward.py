@@ -1,4 +1,4 @@
-# agent-rl reward for verl: custom_reward_function.path=<this file>, custom_reward_function.name=compute_score.
+# agent-rl reward for verl (0.9.1): reward.custom_reward_function.path=<this file>, .name=compute_score.
 # Written by `agent-rl export verl` (from src/exporters/verl/python/reward.py in the workbench), standard
 # library only. Code runs in the SandboxFusion-compatible server (`agent-rl sandbox serve`).
 #

@@ -1,7 +1,7 @@
 
 
 # ---- the reward (src/exporters/verl/python/workspaceReward.py) ----
-# verl: custom_reward_function.path=<this file>, custom_reward_function.name=compute_score; verl's reward
+# verl 0.9.1: reward.custom_reward_function.path=<this file>, .name=compute_score; verl's reward
 # managers call compute_score(data_source=, solution_str=, ground_truth=, extra_info=) with the decoded
 # response (skip_special_tokens) and the row's extra_info, whose agent_rl_task holds the task as the
 # workbench's reward reads it.
