@@ -16,6 +16,7 @@ import { healthCommand } from './healthCommand';
 import { requestCommand } from './requestCommand';
 import { rescoreCommand } from './rescoreCommand';
 import { sandboxCommand } from './sandboxCommand';
+import { serveCommand } from './serveCommand';
 import { trainCommands } from './trainCommands';
 import { UsageError } from './usageError';
 
@@ -29,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
   envCommand,
   rescoreCommand,
   requestCommand,
+  serveCommand,
   importCommand,
   sandboxCommand,
   exportCommand,

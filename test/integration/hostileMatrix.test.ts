@@ -80,6 +80,8 @@ const NOT_PRINTING: Readonly<Record<string, string>> = {
     "prints the paths it wrote under --out (the user's own argument and fixed file names); its errors go through the one error path every other command's errors take",
   'model new':
     "prints its own flags' numbers, --out and --tokenizer (the user's own arguments) and fixed file names, never the tokenizer folder's contents; its errors go through the one error path every other command's errors take",
+  serve:
+    "prints the --model folder's name (the user's own argument, through showInvisibles), its loopback URL and the compute path, never a stored text nor a model's answer (those go to its HTTP clients as JSON); its errors go through the one error path every other command's errors take",
 };
 
 /** `train --resume`, `env check`, `import verl`, `show`: the command a usage line or an argument list names. */

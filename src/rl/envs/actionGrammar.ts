@@ -269,12 +269,27 @@ export function compileActionGrammar(pattern: string): ActionGrammar {
 }
 
 /**
+ * A judge's answer for a group of `n` (train/judge/judgeAnswer.ts reads it): {"scores": {"t0": s, …}}
+ * with exactly the ids t0 … t(n−1) in order, each score 0, 1 or a decimal 0.d to 0.ddd. For a local
+ * checkpoint served as the judge (`agent-rl serve --grammar judge-scores-N`): a model too small to
+ * follow the rubric still answers in the form the judge parses.
+ */
+function judgeScoresPattern(n: number): string {
+  const score = String.raw`(0|1|0\.[0-9]{1,3})`;
+  const entries = Array.from({ length: n }, (_, i) => `"t${i}": ${score}`).join(', ');
+  return String.raw`\{"scores": \{` + entries + String.raw`\}\}`;
+}
+
+/**
  * The grammars environments name (StopSpec.grammar). The calculator's is its parser's well-formed
  * actions in the form its demonstrations write them: a call with a known operation and two integers,
  * or an answer with an integer (the parser also accepts spaces, and calls it cannot run).
  */
 export const ACTION_GRAMMARS = {
   calculator: String.raw`<call>(add|sub|mul|div)\(-?[0-9]{1,12},-?[0-9]{1,12}\)</call>|<answer>\\boxed\{-?[0-9]{1,15}\}</answer>`,
+  'judge-scores-2': judgeScoresPattern(2),
+  'judge-scores-4': judgeScoresPattern(4),
+  'judge-scores-8': judgeScoresPattern(8),
 } as const satisfies Readonly<Record<string, string>>;
 export type ActionGrammarName = keyof typeof ACTION_GRAMMARS;
 

@@ -71,7 +71,8 @@ interface Pending {
 
 type Event = { readonly kind: 'request'; readonly pending: Pending } | { readonly kind: 'exit' };
 
-const message = (m: ChatRequest['messages'][number]): AgentMessage => ({
+/** A request's message as the policy's chat format reads it (a served checkpoint's requests too: train/judge/servedModel.ts). */
+export const message = (m: ChatRequest['messages'][number]): AgentMessage => ({
   role: m.role === 'developer' ? 'system' : m.role,
   content: m.content,
   ...(m.toolCalls?.length ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) } : {}),
@@ -79,7 +80,7 @@ const message = (m: ChatRequest['messages'][number]): AgentMessage => ({
   ...(m.name !== undefined ? { name: m.name } : {}),
 });
 
-const toolSchemas = (r: ChatRequest): Record<string, unknown>[] =>
+export const toolSchemas = (r: ChatRequest): Record<string, unknown>[] =>
   r.tools.map((t) => ({
     type: 'function',
     function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters },

@@ -31,6 +31,8 @@ export interface EndpointOptions {
   /** The bearer key clients must send; default a fresh random one ("sk-agentrl-" and 32 random bytes). */
   readonly key?: string;
   readonly limits?: EndpointLimits;
+  /** The port to listen on; default 0, a free one (a run's endpoint; `agent-rl serve --port` names one). */
+  readonly port?: number;
 }
 
 const HOST = '127.0.0.1';
@@ -99,12 +101,12 @@ export class AgentEndpoint {
     });
   }
 
-  /** Listens on 127.0.0.1 (only), on a free port. */
+  /** Listens on 127.0.0.1 (only), on `o.port` or a free port. */
   static async start(o: EndpointOptions): Promise<AgentEndpoint> {
     const endpoint = new AgentEndpoint(o);
     await new Promise<void>((resolve, reject) => {
       endpoint.server.once('error', reject);
-      endpoint.server.listen(0, HOST, () => {
+      endpoint.server.listen(o.port ?? 0, HOST, () => {
         endpoint.server.off('error', reject);
         resolve();
       });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ACTION_GRAMMARS, compileActionGrammar, namedGrammar, type ActionGrammar } from '../../../../src/rl/envs/actionGrammar';
 import { parseCalculatorAction } from '../../../../src/rl/envs/parsers';
+import { parseScores } from '../../../../src/rl/train/judge/judgeAnswer';
 
 const whole = (g: ActionGrammar, text: string): boolean => {
   const s = g.advance(g.start(), text);
@@ -72,5 +73,22 @@ describe('action grammar (regular-expression subset → NFA)', () => {
     assert.equal(g.shortestCompletion(g.advance(g.start(), '<a')!), 24);
     assert.equal(g.shortestCompletion(g.advance(g.start(), '<call>mul(12')!), 10);
     assert.equal(g.shortestCompletion(g.advance(g.start(), good[0]!)!), 0);
+  });
+  it("judge-scores-N admits exactly the judge's answer for a group of N, which the judge's strict reading accepts", () => {
+    const g = namedGrammar('judge-scores-2');
+    const good = ['{"scores": {"t0": 0, "t1": 1}}', '{"scores": {"t0": 0.25, "t1": 0.5}}', '{"scores": {"t0": 1, "t1": 0.999}}'];
+    for (const t of good) {
+      assert.ok(whole(g, t), t);
+      assert.deepEqual([...parseScores(t, ['t0', 't1']).keys()].sort(), ['t0', 't1'], t);
+    }
+    const bad = [
+      '{"scores": {"t0": 0}}',
+      '{"scores": {"t1": 0, "t0": 1}}',
+      '{"scores": {"t0": 2, "t1": 0}}',
+      '{"scores": {"t0": 0.1234, "t1": 0}}',
+      '{"scores": {"t0": 0, "t1": 0, "t2": 0}}',
+    ];
+    for (const t of bad) assert.equal(whole(g, t), false, t);
+    assert.ok(whole(namedGrammar('judge-scores-4'), '{"scores": {"t0": 0, "t1": 1, "t2": 0.5, "t3": 0.1}}'));
   });
 });
