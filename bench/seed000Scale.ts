@@ -24,6 +24,11 @@
 // KL(q8 ‖ bfloat16) per token: the engine's q8 logits against its bfloat16 ones on the same sequences.
 // Each PyTorch server runs under `/usr/bin/time -v` (its peak RSS and CPU time printed); the engine's
 // from the process's own resource usage. Also the memory plans against the engines' measured peaks.
+// Memory (issue 50: the OOM killer took this process, 11.4 GiB, beside PyTorch float32's ~14 GiB): each
+// llama.cpp side is loaded for its turn only (reloaded from its GGUF and warmed up, untimed; its
+// 12 × 1,024 context alone holds ~3.3 GiB), so beside a PyTorch server this process keeps the two
+// engines (at most their plans) and Node. Printed: this process's memory after each setup step
+// (bench/processMemory.ts), and at each turn the turn's peak (and a PyTorch server's own beside it).
 // AGENT_RL_ENGINE_PROFILE=1 adds each engine's time per kernel for each round (it synchronises the
 // threads at every call: the profile, not the figures, is what such a run is for).
 // Targets: issue 50's (bench/scaleReport.ts), and the earlier ones of issues 24 and 40.
