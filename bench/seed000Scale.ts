@@ -271,12 +271,18 @@ async function main(): Promise<void> {
    * start) — on a PyTorch turn the resident memory of everything idle beside the server — and a PyTorch
    * server's own peak (`time -v`).
    */
+  /** This process's largest peak over each side's turns, and over the PyTorch turns (bytes). */
+  const turnPeaks = new Map<string, number>();
+  let besideTorch = 0;
   const runTurn = async (t: Turn, round: number): Promise<void> => {
     collectGarbage();
     const reset = resetPeakRss();
     const before = processMemory();
     await t.run();
     const after = processMemory();
+    const peak = reset ? after.peak : after.rss;
+    turnPeaks.set(t.label, Math.max(turnPeaks.get(t.label) ?? 0, peak));
+    if (t.torch) besideTorch = Math.max(besideTorch, peak);
     const mine = reset ? `this process's peak ${formatBytes(after.peak)}` : `this process's rss ${formatBytes(after.rss)} (its peak could not be reset)`;
     console.log(
       `  memory, round ${round + 1}, ${t.label}: ` +
@@ -394,6 +400,10 @@ async function main(): Promise<void> {
       `memory and CPU: ${engines.map((e) => `${e.label} plan ${formatBytes(e.plan.total)}, peak ${formatBytes(e.model.engine.mem.peak)} (plan / peak ${(e.plan.total / e.model.engine.mem.peak).toFixed(3)})`).join('; ')}; ` +
         `this process (engines, llama.cpp, tfjs, the bench): peak RSS ${formatBytes(usage.maxRSS * 1024)}, CPU ${((usage.userCPUTime + usage.systemCPUTime) / 1e6).toFixed(0)} s; ` +
         torch.map((s) => `${sideLabel(s)} (time -v): peak RSS ${formatBytes(s.rssBytes)}, CPU ${s.cpuSeconds.toFixed(0)} s`).join('; '),
+    );
+    console.log(
+      `this process's peak RSS in each side's turns (largest over the rounds): ${[...turnPeaks].map(([label, bytes]) => `${label} ${formatBytes(bytes)}`).join(', ')}; ` +
+        `beside the PyTorch servers at most ${formatBytes(besideTorch)}`,
     );
     if (report.missed || missing.length) process.exitCode = 1;
   } finally {
