@@ -30,6 +30,8 @@ export interface TorchSide {
   /** Largest peak RSS (bytes) over its servers, and the CPU seconds of all of them (`time -v`). */
   rssBytes: number;
   cpuSeconds: number;
+  /** The last server's peak RSS (bytes, `time -v`): the bench prints it with its own memory at each turn. */
+  lastRssBytes?: number;
 }
 
 /** "PyTorch 2.15 bfloat16" (the version from the server once one ran, else the build's name). */
@@ -73,6 +75,7 @@ export async function torchRound(side: TorchSide, o: ServerOptions, top5?: reado
   } finally {
     const usage = await server.quit();
     side.rssBytes = Math.max(side.rssBytes, usage.rssBytes);
+    side.lastRssBytes = usage.rssBytes;
     side.cpuSeconds += usage.cpuSeconds;
   }
   return top;

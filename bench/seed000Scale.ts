@@ -24,6 +24,11 @@
 // KL(q8 ‖ bfloat16) per token: the engine's q8 logits against its bfloat16 ones on the same sequences.
 // Each PyTorch server runs under `/usr/bin/time -v` (its peak RSS and CPU time printed); the engine's
 // from the process's own resource usage. Also the memory plans against the engines' measured peaks.
+// Memory (issue 50: the OOM killer took this process, 11.4 GiB, beside PyTorch float32's ~14 GiB): each
+// llama.cpp side is loaded for its turn only (reloaded from its GGUF and warmed up, untimed; its
+// 12 × 1,024 context alone holds ~3.3 GiB), so beside a PyTorch server this process keeps the two
+// engines (at most their plans) and Node. Printed: this process's memory after each setup step
+// (bench/processMemory.ts), and at each turn the turn's peak (and a PyTorch server's own beside it).
 // AGENT_RL_ENGINE_PROFILE=1 adds each engine's time per kernel for each round (it synchronises the
 // threads at every call: the profile, not the figures, is what such a run is for).
 // Targets: issue 50's (bench/scaleReport.ts), and the earlier ones of issues 24 and 40.
@@ -49,9 +54,10 @@ import type { TrainSequence } from '../src/rl/algo/trainSequence';
 import { shardLogprobs } from '../src/rl/algo/gradients';
 import { writeScaleCheckpoint } from '../test/helpers/scaleCheckpoint';
 import { engineTrainStep, randomSequences } from './engineWorkload';
+import { collectGarbage, describeMemory, processMemory, resetPeakRss } from './processMemory';
 import { q8Divergence } from './q8Divergence';
 import { scaleReport, type OurSide, type Shapes } from './scaleReport';
-import { describeSides, sideLabel, torchRound, torchSides } from './scaleTorch';
+import { describeSides, sideLabel, torchRound, torchSides, type TorchSide } from './scaleTorch';
 import type { SampleTimes, TrainTimes } from './torchServer';
 
 const DIR = path.join(os.tmpdir(), 'agent-rl-scale', 'qwen2.5-0.5b');
@@ -118,19 +124,29 @@ async function engineProbe(): Promise<Record<'f32' | 'bf16' | 'q8', number>> {
   }
 }
 
+/** This process's memory after a setup step (after a full GC: what stays, not garbage not yet collected). */
+function memoryAfter(step: string): void {
+  collectGarbage();
+  console.log(`  memory after ${step}: ${describeMemory()}`);
+}
+
 async function main(): Promise<void> {
   if (!Number.isInteger(PAIRS) || PAIRS < 1) throw new Error(`--pairs must be a whole number ≥ 1 (got ${process.argv[pairsAt + 1]})`);
+  memoryAfter('start');
   const t0 = performance.now();
   writeScaleCheckpoint(DIR, 'qwen2.5-0.5b');
   console.log(`checkpoint: ${DIR} (Qwen2.5-0.5B-Instruct's shapes, bfloat16, written in ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  memoryAfter('the checkpoint');
   const arch = readHfConfig(DIR);
   const kernel = await engineProbe();
+  memoryAfter('the kernel probe');
   const kernelText = `${kernel.f32.toFixed(1)} float32 weights, ${kernel.bf16.toFixed(1)} bfloat16 weights, ${kernel.q8.toFixed(1)} Q8_0 (x quantized in each call)`;
   console.log(`engine kernel x·wᵀ on a 512² product, ${threads} threads, GFLOP/s: ${kernelText}`);
   const { sides: torch, missing } = await torchSides();
   for (const m of missing) console.log(`PyTorch build missing from the baseline: ${m}`);
 
   const backend = await initBackend('wasm');
+  memoryAfter('tfjs');
   const rng = new Rng(7);
   const V = arch.vocabSize;
   const [B, P, N] = SAMPLE;
@@ -158,26 +174,41 @@ async function main(): Promise<void> {
       optimizer: new AdamW([...model.weights], { ...ADAM_DEFAULTS, maxGradNorm: 1 }),
       side: { label, sample: [], train: [] },
     });
+    memoryAfter(`${label} (model, reference, AdamW)`);
   }
   const [bf16, q8] = engines as [Engine, Engine];
   const gguf = `${DIR}.gguf`;
   let t1 = performance.now();
   fs.rmSync(gguf, { force: true });
-  const llamas: { label: string; sampler: LlamaCppSampler; side: OurSide & { sample: SampleTimes[] } }[] = [];
-  const llama = await LlamaCppSampler.open({ dir: DIR, gguf, contextLength: T, rows: B, threads, tokenizer });
-  llamas.push({ label: 'llama.cpp bf16', sampler: llama, side: { label: 'llama.cpp bf16', sample: [], train: [] } });
+  /**
+   * A llama.cpp side: loaded for its turn only (model, context: their buffers are not the engines' to
+   * share), so that beside a PyTorch server this process holds the engines and no llama.cpp memory.
+   */
+  type Llama = {
+    label: string;
+    options: Parameters<typeof LlamaCppSampler.open>[0];
+    sampler?: LlamaCppSampler;
+    side: OurSide & { sample: SampleTimes[] };
+  };
+  const llamas: Llama[] = [];
+  const bf16Options = { dir: DIR, gguf, contextLength: T, rows: B, threads, tokenizer };
+  const llama = await LlamaCppSampler.open(bf16Options);
+  llamas.push({ label: 'llama.cpp bf16', options: bf16Options, sampler: llama, side: { label: 'llama.cpp bf16', sample: [], train: [] } });
   console.log(
     `llama.cpp: ${llama.describe()}; GGUF written and loaded in ${((performance.now() - t1) / 1000).toFixed(1)} s (${formatBytes(fs.statSync(gguf).size)})`,
   );
+  memoryAfter('llama.cpp bf16 (GGUF written, model loaded)');
   // llama.cpp on Q8_0: the project's GGUF writer's file of the engine's own 8-bit blocks (issue 50, item 7)
   const ggufQ8 = `${DIR}.q8_0.gguf`;
   t1 = performance.now();
   fs.rmSync(ggufQ8, { force: true });
-  const llamaQ8 = await LlamaCppSampler.open({ dir: DIR, gguf: ggufQ8, contextLength: T, rows: B, threads, tokenizer, weightDtype: 'q8' });
-  llamas.push({ label: 'llama.cpp Q8_0', sampler: llamaQ8, side: { label: 'llama.cpp Q8_0', sample: [], train: [] } });
+  const q8Options = { dir: DIR, gguf: ggufQ8, contextLength: T, rows: B, threads, tokenizer, weightDtype: 'q8' as const };
+  const llamaQ8 = await LlamaCppSampler.open(q8Options);
+  llamas.push({ label: 'llama.cpp Q8_0', options: q8Options, sampler: llamaQ8, side: { label: 'llama.cpp Q8_0', sample: [], train: [] } });
   console.log(
     `llama.cpp Q8_0: ${llamaQ8.describe()}; GGUF written and loaded in ${((performance.now() - t1) / 1000).toFixed(1)} s (${formatBytes(fs.statSync(ggufQ8).size)})`,
   );
+  memoryAfter('llama.cpp Q8_0 (GGUF written, model loaded)');
 
   // KL(q8 ‖ bf16) per token: the two engines' frozen references (the same fresh adapters) on the same sequences
   t1 = performance.now();
@@ -187,6 +218,7 @@ async function main(): Promise<void> {
     `KL(q8 ‖ bfloat16) per token, the engine's q8 logits against its bfloat16 ones on ${KL_SEQS[0]} random sequences of ${KL_SEQS[1]} tokens (${kl.positions} positions): ` +
       `mean ${kl.mean.toExponential(2)}, max ${kl.max.toExponential(2)} nats (${((performance.now() - t1) / 1000).toFixed(1)} s)`,
   );
+  memoryAfter('the KL pass');
 
   const probePrompt = Array.from({ length: 64 }, () => rng.int(V));
   const mine = await llama.topNext(probePrompt, 5);
@@ -207,15 +239,58 @@ async function main(): Promise<void> {
     const end = performance.now();
     return { times: { seconds: (end - t) / 1000, prefill_seconds: (prefilled - t) / 1000, decode_seconds: (end - prefilled) / 1000 }, prompts, rows };
   };
-  const llamaSample = async (l: (typeof llamas)[number], n: number): Promise<SampleTimes> => {
-    const r = await timedSample((prompts, o) => l.sampler.sample(prompts, o, rng), n);
-    if (l.sampler === llama) lastLlama = { prompts: r.prompts, rows: r.rows };
+  const llamaSample = async (l: Llama, n: number): Promise<SampleTimes> => {
+    const sampler = l.sampler!;
+    const r = await timedSample((prompts, o) => sampler.sample(prompts, o, rng), n);
+    if (l.label === 'llama.cpp bf16') lastLlama = { prompts: r.prompts, rows: r.rows };
     return r.times;
+  };
+  /** Untimed: the model reloaded from its GGUF (written once) and warmed up as at the start (its context made). */
+  const openLlama = async (l: Llama): Promise<void> => {
+    if (l.sampler) return;
+    l.sampler = await LlamaCppSampler.open(l.options);
+    await llamaSample(l, 4);
+  };
+  /** Untimed: the model, its context and llama.cpp's backend released (their memory back to the system). */
+  const closeLlama = async (l: Llama): Promise<void> => {
+    const sampler = l.sampler;
+    l.sampler = undefined;
+    if (!sampler) return;
+    await sampler.dispose();
+    await sampler.llama.dispose();
   };
   const engineSample = async (e: Engine, n: number): Promise<SampleTimes> =>
     (await timedSample((prompts, o) => sampleBatch(e.model, tokenizer, prompts, o, rng), n)).times;
   const engineTrain = (e: Engine, len: number, from: number): Promise<TrainTimes> =>
     engineTrainStep(e.model, e.reference, e.optimizer, randomSequences(rng, V, S, len, from));
+  /** A side's turn in a round; a PyTorch side's also names its server (its own process). */
+  type Turn = { label: string; run: () => Promise<void>; torch?: TorchSide };
+  const turn = (label: string, run: () => Promise<void>, torchSide?: TorchSide): Turn => ({ label, run, torch: torchSide });
+  /**
+   * Runs a turn between two memory lines: this process's peak during the turn (VmHWM, reset at its
+   * start) — on a PyTorch turn the resident memory of everything idle beside the server — and a PyTorch
+   * server's own peak (`time -v`).
+   */
+  /** This process's largest peak over each side's turns, and over the PyTorch turns (bytes). */
+  const turnPeaks = new Map<string, number>();
+  let besideTorch = 0;
+  const runTurn = async (t: Turn, round: number): Promise<void> => {
+    collectGarbage();
+    const reset = resetPeakRss();
+    const before = processMemory();
+    await t.run();
+    const after = processMemory();
+    const peak = reset ? after.peak : after.rss;
+    turnPeaks.set(t.label, Math.max(turnPeaks.get(t.label) ?? 0, peak));
+    if (t.torch) besideTorch = Math.max(besideTorch, peak);
+    const mine = reset ? `this process's peak ${formatBytes(after.peak)}` : `this process's rss ${formatBytes(after.rss)} (its peak could not be reset)`;
+    console.log(
+      `  memory, round ${round + 1}, ${t.label}: ` +
+        (t.torch
+          ? `the server's peak RSS ${formatBytes(t.torch.lastRssBytes ?? 0)}; beside it, ${mine} (rss ${formatBytes(before.rss)}, anon ${formatBytes(before.anon)} at its start)`
+          : `${mine} (rss ${formatBytes(before.rss)}, anon ${formatBytes(before.anon)} at its start)`),
+    );
+  };
   const torchOptions = { dir: DIR, threads, sequences: S, micro: 1, train: [T, TRAINED_FROM] as const, sample: SAMPLE };
 
   try {
@@ -227,24 +302,42 @@ async function main(): Promise<void> {
       e.model.engine.mem.resetPeak();
     }
     for (const l of llamas) await llamaSample(l, 4);
+    memoryAfter('the warm-ups');
+    for (const l of llamas) await closeLlama(l);
+    memoryAfter('llama.cpp released (reloaded, untimed, for each of its turns)');
     const top5 = new Map<string, number[]>();
     for (let i = 0; i < PAIRS; i++) {
       // every other round in the reverse order (A B C …, … C B A): no side always runs first. One side
       // at a time samples and then trains; a PyTorch side's server lives for its turn only.
-      const turns: (() => Promise<void>)[] = [
-        ...engines.map((e) => async () => {
-          e.side.sample.push(await engineSample(e, N));
-          e.side.train.push(await engineTrain(e, T, TRAINED_FROM));
-          const profiled = e.model.engine.takeProfile(); // AGENT_RL_ENGINE_PROFILE=1: time per kernel
-          if (profiled) console.log(`  ${e.label} kernels, round ${i + 1} sampling, reference + training: ${profiled}`);
-        }),
-        ...llamas.map((l) => async () => void l.side.sample.push(await llamaSample(l, N))),
-        ...torch.map((s) => async () => {
-          const top = await torchRound(s, torchOptions, i === 0 ? probePrompt : undefined);
-          if (top) top5.set(sideLabel(s), top);
-        }),
+      const turns: Turn[] = [
+        ...engines.map((e) =>
+          turn(e.label, async () => {
+            e.side.sample.push(await engineSample(e, N));
+            e.side.train.push(await engineTrain(e, T, TRAINED_FROM));
+            const profiled = e.model.engine.takeProfile(); // AGENT_RL_ENGINE_PROFILE=1: time per kernel
+            if (profiled) console.log(`  ${e.label} kernels, round ${i + 1} sampling, reference + training: ${profiled}`);
+          }),
+        ),
+        ...llamas.map((l) =>
+          turn(l.label, async () => {
+            await openLlama(l);
+            l.side.sample.push(await llamaSample(l, N));
+            await closeLlama(l);
+          }),
+        ),
+        ...torch.map((s) =>
+          turn(
+            sideLabel(s),
+            async () => {
+              const top = await torchRound(s, torchOptions, i === 0 ? probePrompt : undefined);
+              if (top) top5.set(sideLabel(s), top);
+            },
+            s,
+          ),
+        ),
       ];
-      for (const run of i % 2 ? turns.reverse() : turns) await run();
+      for (const t of i % 2 ? turns.reverse() : turns) await runTurn(t, i);
+      memoryAfter(`round ${i + 1}`);
       if (i === 0) {
         const described = describeSides(torch, threads);
         console.log(described.text);
@@ -288,7 +381,6 @@ async function main(): Promise<void> {
       lr.flatMap((r, i) => r.tokens.map((_, j) => logp[i]![P - 1 + j]!)),
       lr.flatMap((r) => r.logprobs),
     );
-    for (const l of llamas) await l.sampler.dispose();
 
     console.log(
       `\nengine: ${bf16.model.engine.threads} threads, ${bf16.model.engine.relaxed ? 'relaxed SIMD' : 'SIMD'}, ${engines.map((e) => `${e.plan.dtype}`).join(' and ')} weights (tfjs ${backend.name} holds the adapters and AdamW); ${PAIRS} interleaved rounds, medians`,
@@ -309,8 +401,13 @@ async function main(): Promise<void> {
         `this process (engines, llama.cpp, tfjs, the bench): peak RSS ${formatBytes(usage.maxRSS * 1024)}, CPU ${((usage.userCPUTime + usage.systemCPUTime) / 1e6).toFixed(0)} s; ` +
         torch.map((s) => `${sideLabel(s)} (time -v): peak RSS ${formatBytes(s.rssBytes)}, CPU ${s.cpuSeconds.toFixed(0)} s`).join('; '),
     );
+    console.log(
+      `this process's peak RSS in each side's turns (largest over the rounds): ${[...turnPeaks].map(([label, bytes]) => `${label} ${formatBytes(bytes)}`).join(', ')}; ` +
+        `beside the PyTorch servers at most ${formatBytes(besideTorch)}`,
+    );
     if (report.missed || missing.length) process.exitCode = 1;
   } finally {
+    for (const l of llamas) await closeLlama(l);
     for (const e of engines) {
       e.optimizer.dispose();
       e.reference.dispose();
