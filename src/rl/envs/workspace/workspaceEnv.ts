@@ -284,7 +284,8 @@ export async function scoreEpisode(
     const meta = d.metadata as { dataset?: string; entry?: GymEntry };
     if (!p.gym?.scorer || !meta.dataset || !meta.entry)
       throw new WorkspaceEnvError(`task ${task.id}: reward score_answer scores a reasoning-gym task set's tasks only`);
-    base = { score: await p.gym.scorer.score(meta.dataset, meta.entry, traj.answer), metrics: {}, extras: {} };
+    const scored = await p.gym.scorer.score(meta.dataset, meta.entry, traj.answer);
+    base = { score: scored.score, metrics: {}, extras: scored.failure ? { failure: scored.failure } : {} };
   } else {
     base = await pythonReward(p.rewardPool!, p.rewardFile!.name, rewardTask(task), traj);
   }
@@ -342,12 +343,13 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
       `envOptions.reward "${o.reward}" is neither a built-in (exact_match, unit_tests, score_answer) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`,
     );
   const gymPy = generated && o.reward === 'score_answer' ? gymPython(o) : '';
-  const gym = generated && { set: generated.set, scorer: gymPy ? new AnswerScorer(gymPy) : undefined, python: gymPy };
+  // the scorer runs the model's answers through score_answer: confined at the run's level (answerScorer.ts)
+  let scorer: AnswerScorer | undefined;
   const pools = new SandboxPools();
   const zygotes = new ToolZygotes();
   let rewardPool: SessionPool | undefined;
   const close = async (): Promise<void> => {
-    await gym?.scorer?.close();
+    await scorer?.close();
     rewardPool?.close();
     zygotes.close();
     await pools.close();
@@ -362,6 +364,8 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
   async function load(): Promise<PreparedWorkspace> {
     const { level, python, executor } = pools.get(o);
     const toolSandbox: SessionSandbox = { level, python, limits: o.limits, zygotes };
+    scorer = gymPy ? new AnswerScorer(gymPy, { level, answerTimeoutMs: o.limits.timeoutMs }) : undefined;
+    const gym = generated && { set: generated.set, scorer, python: gymPy };
     const toolFile = o.tools !== '' ? readSource(o, o.tools, 'tools') : undefined;
     const rewardFile = isBuiltin(o.reward) ? undefined : readSource(o, o.reward, 'reward');
     let tools: readonly ToolSpec[] = [];

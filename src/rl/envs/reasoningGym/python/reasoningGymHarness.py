@@ -8,9 +8,12 @@
 #     fields over it), builds both datasets and writes
 #     {"version", "train": {"config", "entries"}, "heldOut": {"config", "entries", "harder"}} to `out`,
 #     an entry being the dataset's own {question, answer, metadata} (JSON-safe), then exits 0.
-#   {"mode": "score"}: one JSON array a line on stdin, each item {"dataset", "entry", "answer"}; one JSON
-#     array a line on stdout, each item the dataset's score_answer(answer, entry) (a number 0–1) or
-#     {"error": text}. It ends when its stdin closes.
+#   {"mode": "score"}: run inside the workbench's sandbox (answerScorer.ts), since many scorers evaluate
+#     the answer's text. Once reasoning-gym is imported it writes {"ready": version} on a line; then one
+#     JSON array a line on stdin, each item {"dataset", "entry", "answer"}; one line on stdout per item,
+#     in order (so the parent knows which answer a hang is on): the dataset's score_answer(answer, entry)
+#     (a number 0–1), {"zero": text} when the answer ran the scorer out of memory or recursion (it
+#     scores 0), or {"error": text}. It ends when its stdin closes.
 # A failure is one line on stderr, last, naming the dataset, what failed and the fix (exit 3).
 import dataclasses
 import difflib
@@ -196,15 +199,20 @@ def score():
             return s if math.isfinite(s) else 0.0
         except Failure as e:
             return {"error": str(e)}
+        except (MemoryError, RecursionError) as e:
+            # the sandbox's address-space limit or Python's recursion limit, reached by this answer
+            return {"zero": f"score_answer ran out of {'memory' if isinstance(e, MemoryError) else 'recursion depth'} on this answer"}
         except Exception as e:
             return {"error": f"reasoning-gym dataset {name}: score_answer raised {exception_text(e)}"}
 
+    sys.stdout.write(json.dumps({"ready": version()}) + "\n")
+    sys.stdout.flush()
     for line in sys.stdin:
         if not line.strip():
             continue
-        items = json.loads(line)
-        sys.stdout.write(json.dumps([one(x) for x in items]) + "\n")
-        sys.stdout.flush()
+        for x in json.loads(line):
+            sys.stdout.write(json.dumps(one(x)) + "\n")
+            sys.stdout.flush()
 
 
 try:
