@@ -414,7 +414,7 @@ function runEnvironment(p: PreparedWorkspace): RunEnvironment {
     tasks: () => p.tasks,
     taskFromId: (id) => [...p.tasks.train, ...p.tasks.heldOut].find((t) => t.id === id),
     preflight: () =>
-      `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks${p.gym ? ` (${gymDescription(p.gym.set)})` : ''}, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? (p.gym?.scorer ? `score_answer of reasoning-gym, run by ${p.gym.python}` : p.options.reward)}; sandbox level ${p.level} (${levelHolds(p.level, p.python)}), python ${p.python}`,
+      `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks${p.gym ? ` (${gymDescription(p.gym.set)})` : ''}, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? (p.gym?.scorer ? `score_answer of reasoning-gym, run by ${p.gym.python} in the sandbox` : p.options.reward)}; sandbox level ${p.level} (${levelHolds(p.level, p.python)}), python ${p.python}`,
     dispose: () => p.close(),
   };
 }
