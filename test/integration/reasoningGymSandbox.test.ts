@@ -57,7 +57,7 @@ describe('the reasoning-gym scorer runs answers in the sandbox', { skip: SKIP ||
   let entry: GymEntry;
   const scorers: AnswerScorer[] = [];
   const scorer = (level: IsolationLevel, answerTimeoutMs: number): AnswerScorer => {
-    const s = new AnswerScorer(PYTHON, { level, answerTimeoutMs });
+    const s = new AnswerScorer(PYTHON, { level, answerTimeoutMs, datasets: ['countdown'] });
     scorers.push(s);
     return s;
   };

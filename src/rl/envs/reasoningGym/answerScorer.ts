@@ -32,8 +32,10 @@ export interface ScorerOptions {
   readonly level: IsolationLevel;
   /** Per answer, from when it is written (or from ready, for the first after a start). */
   readonly answerTimeoutMs: number;
-  /** From the start until reasoning-gym is imported. */
+  /** From the start until reasoning-gym is imported (120 s when absent). */
   readonly startTimeoutMs?: number;
+  /** The datasets whose scorers are made before the process says it is ready (the run's), so their making is not counted in an answer's time. */
+  readonly datasets?: readonly string[];
 }
 
 export class AnswerScorer {
@@ -86,7 +88,7 @@ export class AnswerScorer {
   private start(): void {
     let proc: ConfinedScorer;
     try {
-      proc = startConfinedScorer(this.python, this.options.level);
+      proc = startConfinedScorer(this.python, this.options.level, this.options.datasets);
     } catch (e) {
       this.fail(e instanceof Error ? e : new Error(String(e)));
       return;

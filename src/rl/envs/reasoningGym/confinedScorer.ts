@@ -53,8 +53,8 @@ function prefixOf(python: string, what: string): string | undefined {
   return above;
 }
 
-/** Starts the harness in mode "score" inside the sandbox at `level`; its first line is {"ready": version}. */
-export function startConfinedScorer(python: string, level: IsolationLevel): ConfinedScorer {
+/** Starts the harness in mode "score" inside the sandbox at `level`, `datasets`' scorers made up front; its first line is {"ready": version}. */
+export function startConfinedScorer(python: string, level: IsolationLevel, datasets: readonly string[] = []): ConfinedScorer {
   const abs = path.resolve(python);
   let real: string;
   try {
@@ -73,7 +73,7 @@ export function startConfinedScorer(python: string, level: IsolationLevel): Conf
     ...pythonLimitConfig(SCORER_LIMITS, uid, level),
     cwd,
     // -I: no PYTHON* variables, no user site; the venv's own site-packages stay (argv[0] is the venv's python)
-    argv: [abs, '-I', '-c', REASONING_GYM_HARNESS_PY, JSON.stringify({ mode: 'score' })],
+    argv: [abs, '-I', '-c', REASONING_GYM_HARNESS_PY, JSON.stringify({ mode: 'score', datasets })],
     // one thread each: RLIMIT_NPROC counts threads, and an answer gets no more CPUs than a code execution
     env: { OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1', MPLCONFIGDIR: cwd },
     roots,

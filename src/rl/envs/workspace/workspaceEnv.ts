@@ -364,7 +364,7 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
   async function load(): Promise<PreparedWorkspace> {
     const { level, python, executor } = pools.get(o);
     const toolSandbox: SessionSandbox = { level, python, limits: o.limits, zygotes };
-    scorer = gymPy ? new AnswerScorer(gymPy, { level, answerTimeoutMs: o.limits.timeoutMs }) : undefined;
+    scorer = gymPy && generated ? new AnswerScorer(gymPy, { level, answerTimeoutMs: o.limits.timeoutMs, datasets: [generated.set.dataset] }) : undefined;
     const gym = generated && { set: generated.set, scorer, python: gymPy };
     const toolFile = o.tools !== '' ? readSource(o, o.tools, 'tools') : undefined;
     const rewardFile = isBuiltin(o.reward) ? undefined : readSource(o, o.reward, 'reward');

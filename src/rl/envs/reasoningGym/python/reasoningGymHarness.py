@@ -8,8 +8,8 @@
 #     fields over it), builds both datasets and writes
 #     {"version", "train": {"config", "entries"}, "heldOut": {"config", "entries", "harder"}} to `out`,
 #     an entry being the dataset's own {question, answer, metadata} (JSON-safe), then exits 0.
-#   {"mode": "score"}: run inside the workbench's sandbox (answerScorer.ts), since many scorers evaluate
-#     the answer's text. Once reasoning-gym is imported it writes {"ready": version} on a line; then one
+#   {"mode": "score", "datasets"?: [name]}: run inside the workbench's sandbox (answerScorer.ts), since many scorers evaluate
+#     the answer's text. Once reasoning-gym is imported (and the named datasets' scorers made) it writes {"ready": version} on a line; then one
 #     JSON array a line on stdin, each item {"dataset", "entry", "answer"}; one line on stdout per item,
 #     in order (so the parent knows which answer a hang is on): the dataset's score_answer(answer, entry)
 #     (a number 0–1), {"zero": text} when the answer ran the scorer out of memory or recursion (it
@@ -205,6 +205,14 @@ def score():
         except Exception as e:
             return {"error": f"reasoning-gym dataset {name}: score_answer raised {exception_text(e)}"}
 
+    for name in CONFIG.get("datasets", []):
+        # the run's datasets' scorers made before "ready", so the per-answer timeout counts answers alone
+        # (a failure here is left to the first answer, which reports it)
+        if name in datasets:
+            try:
+                made[name] = get_score_answer_fn(name)
+            except Exception:
+                pass
     sys.stdout.write(json.dumps({"ready": version()}) + "\n")
     sys.stdout.flush()
     for line in sys.stdin:
