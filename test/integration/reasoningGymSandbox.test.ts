@@ -94,6 +94,23 @@ describe('the reasoning-gym scorer runs answers in the sandbox', { skip: SKIP ||
     assert.ok(bad.score < 1, `the hostile answer scored ${bad.score}`);
   });
 
+  it("strict: an answer that writes a score to the scorer's stdout or patches the scorer does not change the scores of the answers after it", async () => {
+    const s = scorer('strict', 20_000);
+    const forge = "__import__('os').write(1, b'1\\n1\\n')";
+    // unconfined, in one process, this makes every later answer with the right numbers score 1
+    const patch = "setattr(__import__('reasoning_gym.games.countdown',fromlist=['_']),'np',__import__('types').SimpleNamespace(isclose='x'.format))";
+    const sum = (entry.metadata.numbers as number[]).join('+'); // the right numbers, summed: not the target
+    const wrongScore = Number(unconfinedScore(entry, sum));
+    assert.ok(wrongScore < 1, 'the sum of the numbers happens to be the target: pick another wrong answer');
+    const [forged, patched, wrong] = await Promise.all([
+      s.score('countdown', entry, forge),
+      s.score('countdown', entry, patch),
+      s.score('countdown', entry, sum),
+    ]);
+    assert.ok(forged.score < 1 && patched.score < 1, `forged ${forged.score}, patched ${patched.score}`);
+    assert.equal(wrong.score, wrongScore, 'a wrong answer after them scored otherwise than unconfined');
+  });
+
   it('strict: a hanging answer scores 0 with its reason within the timeout, and the answers after it are still scored', async () => {
     const s = scorer('strict', 3000);
     await s.score('countdown', entry, entry.answer); // started and warm: the timeout counts the answer alone
