@@ -193,10 +193,29 @@ function systemBinds(python: string, roots: readonly string[]): string[] {
   // An interpreter outside /usr (pyenv, conda): bind its installation prefix read-only too.
   if (!python.startsWith('/usr/')) {
     const prefix = path.dirname(path.dirname(python));
-    args.push('--ro-bind', prefix, prefix);
+    args.push(...parentDirs(prefix), '--ro-bind', prefix, prefix);
   }
-  for (const root of roots) args.push('--ro-bind', root, root);
+  for (const root of roots) args.push(...parentDirs(root), '--ro-bind', root, root);
   return args;
+}
+
+/**
+ * The folders above a bind, made in the sandbox's root as 0755 (empty but for the bind) when one of them
+ * is closed to others on the host: bubblewrap gives them the host folder's mode, and a 0700 home (/root)
+ * would keep the sandbox's own uid from an interpreter or venv bound inside it. Nothing otherwise, so an
+ * older bubblewrap (no --perms before 0.5) still runs every sandbox it ran before.
+ */
+function parentDirs(bound: string): string[] {
+  const above: string[] = [];
+  for (let dir = path.dirname(bound); dir !== path.dirname(dir); dir = path.dirname(dir)) above.unshift(dir);
+  const closed = above.some((dir) => {
+    try {
+      return (fs.statSync(dir).mode & 0o005) !== 0o005;
+    } catch {
+      return false;
+    }
+  });
+  return closed ? above.flatMap((dir) => ['--perms', '0755', '--dir', dir]) : [];
 }
 
 export interface WrapOptions {

@@ -284,7 +284,8 @@ export async function scoreEpisode(
     const meta = d.metadata as { dataset?: string; entry?: GymEntry };
     if (!p.gym?.scorer || !meta.dataset || !meta.entry)
       throw new WorkspaceEnvError(`task ${task.id}: reward score_answer scores a reasoning-gym task set's tasks only`);
-    base = { score: await p.gym.scorer.score(meta.dataset, meta.entry, traj.answer), metrics: {}, extras: {} };
+    const scored = await p.gym.scorer.score(meta.dataset, meta.entry, traj.answer);
+    base = { score: scored.score, metrics: {}, extras: scored.failure ? { failure: scored.failure } : {} };
   } else {
     base = await pythonReward(p.rewardPool!, p.rewardFile!.name, rewardTask(task), traj);
   }
@@ -342,12 +343,13 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
       `envOptions.reward "${o.reward}" is neither a built-in (exact_match, unit_tests, score_answer) nor a Python file. Fix: name a .py file defining reward(task, trajectory), or a built-in`,
     );
   const gymPy = generated && o.reward === 'score_answer' ? gymPython(o) : '';
-  const gym = generated && { set: generated.set, scorer: gymPy ? new AnswerScorer(gymPy) : undefined, python: gymPy };
+  // the scorer runs the model's answers through score_answer: confined at the run's level (answerScorer.ts)
+  let scorer: AnswerScorer | undefined;
   const pools = new SandboxPools();
   const zygotes = new ToolZygotes();
   let rewardPool: SessionPool | undefined;
   const close = async (): Promise<void> => {
-    await gym?.scorer?.close();
+    await scorer?.close();
     rewardPool?.close();
     zygotes.close();
     await pools.close();
@@ -362,6 +364,8 @@ export async function prepareWorkspace(options: WorkspaceEnvOptions): Promise<Pr
   async function load(): Promise<PreparedWorkspace> {
     const { level, python, executor } = pools.get(o);
     const toolSandbox: SessionSandbox = { level, python, limits: o.limits, zygotes };
+    scorer = gymPy && generated ? new AnswerScorer(gymPy, { level, answerTimeoutMs: o.limits.timeoutMs, datasets: [generated.set.dataset] }) : undefined;
+    const gym = generated && { set: generated.set, scorer, python: gymPy };
     const toolFile = o.tools !== '' ? readSource(o, o.tools, 'tools') : undefined;
     const rewardFile = isBuiltin(o.reward) ? undefined : readSource(o, o.reward, 'reward');
     let tools: readonly ToolSpec[] = [];
@@ -410,7 +414,7 @@ function runEnvironment(p: PreparedWorkspace): RunEnvironment {
     tasks: () => p.tasks,
     taskFromId: (id) => [...p.tasks.train, ...p.tasks.heldOut].find((t) => t.id === id),
     preflight: () =>
-      `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks${p.gym ? ` (${gymDescription(p.gym.set)})` : ''}, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? (p.gym?.scorer ? `score_answer of reasoning-gym, run by ${p.gym.python}` : p.options.reward)}; sandbox level ${p.level} (${levelHolds(p.level, p.python)}), python ${p.python}`,
+      `workspace environment: ${p.tasks.train.length} training and ${p.tasks.heldOut.length} held-out tasks${p.gym ? ` (${gymDescription(p.gym.set)})` : ''}, ${p.tools.length} tool(s) (${p.options.toolFormat} format), reward ${p.rewardFile?.name ?? (p.gym?.scorer ? `score_answer of reasoning-gym, run by ${p.gym.python} in the sandbox` : p.options.reward)}; sandbox level ${p.level} (${levelHolds(p.level, p.python)}), python ${p.python}`,
     dispose: () => p.close(),
   };
 }

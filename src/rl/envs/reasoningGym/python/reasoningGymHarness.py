@@ -8,14 +8,19 @@
 #     fields over it), builds both datasets and writes
 #     {"version", "train": {"config", "entries"}, "heldOut": {"config", "entries", "harder"}} to `out`,
 #     an entry being the dataset's own {question, answer, metadata} (JSON-safe), then exits 0.
-#   {"mode": "score"}: one JSON array a line on stdin, each item {"dataset", "entry", "answer"}; one JSON
-#     array a line on stdout, each item the dataset's score_answer(answer, entry) (a number 0–1) or
-#     {"error": text}. It ends when its stdin closes.
+#   {"mode": "score", "datasets"?: [name]}: run inside the workbench's sandbox (answerScorer.ts), since
+#     many scorers evaluate the answer's text. Once reasoning-gym is imported (and the named datasets'
+#     scorers made) it writes {"ready": version} on a line; then one JSON array a line on stdin, each item {"dataset", "entry", "answer"}; one line on stdout per item,
+#     in order (so the parent knows which answer a hang is on): the dataset's score_answer(answer, entry)
+#     (a number 0–1), {"zero": text} when the answer ran the scorer out of memory or recursion or ended
+#     its process (it scores 0), or {"error": text}. Each answer is scored in a forked child. It ends
+#     when its stdin closes.
 # A failure is one line on stderr, last, naming the dataset, what failed and the fix (exit 3).
 import dataclasses
 import difflib
 import json
 import math
+import os
 import sys
 
 CONFIG = json.loads(sys.argv[1])
@@ -196,15 +201,61 @@ def score():
             return s if math.isfinite(s) else 0.0
         except Failure as e:
             return {"error": str(e)}
+        except (MemoryError, RecursionError) as e:
+            # the sandbox's address-space limit or Python's recursion limit, reached by this answer
+            return {"zero": f"score_answer ran out of {'memory' if isinstance(e, MemoryError) else 'recursion depth'} on this answer"}
         except Exception as e:
             return {"error": f"reasoning-gym dataset {name}: score_answer raised {exception_text(e)}"}
 
+    def forked(item):
+        # Each answer is scored in a forked child (copy-on-write: the import is not repeated), so code an
+        # answer runs cannot change how later answers are scored (patch a scorer, leave a thread). Its
+        # stdout goes to stderr: the result comes back through its own pipe. An answer can still forge
+        # its own score, which no scorer that evaluates the answer in-process can prevent.
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            os.dup2(2, 1)
+            try:
+                res = one(item)
+            except BaseException as e:  # noqa: BLE001 (SystemExit and KeyboardInterrupt included)
+                res = {"zero": f"score_answer stopped on this answer ({exception_text(e)})"}
+            try:
+                os.write(w, json.dumps(res).encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        chunks = []
+        while True:
+            b = os.read(r, 65536)
+            if not b:
+                break
+            chunks.append(b)
+        os.close(r)
+        _, status = os.waitpid(pid, 0)
+        try:
+            return json.loads(b"".join(chunks).decode())
+        except ValueError:
+            why = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit code {os.WEXITSTATUS(status)}"
+            return {"zero": f"score_answer's process ended ({why}) on this answer without a score"}
+
+    for name in CONFIG.get("datasets", []):
+        # the run's datasets' scorers made before "ready", so the per-answer timeout counts answers alone
+        # (a failure here is left to the first answer, which reports it)
+        if name in datasets:
+            try:
+                made[name] = get_score_answer_fn(name)
+            except Exception:
+                pass
+    sys.stdout.write(json.dumps({"ready": version()}) + "\n")
+    sys.stdout.flush()
     for line in sys.stdin:
         if not line.strip():
             continue
-        items = json.loads(line)
-        sys.stdout.write(json.dumps([one(x) for x in items]) + "\n")
-        sys.stdout.flush()
+        for x in json.loads(line):
+            sys.stdout.write(json.dumps(forked(x) if hasattr(os, "fork") else one(x)) + "\n")
+            sys.stdout.flush()
 
 
 try:
