@@ -185,10 +185,22 @@ def generate():
         json.dump(out, f)
 
 
+def undumpable():
+    # Linux: not dumpable, so code an answer runs in a child (same uid) cannot take this process's
+    # stdout with pidfd_getfd or /proc/<pid>/fd and write scores for the answers after it
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass
+
+
 def score():
     _, datasets = import_gym()
     from reasoning_gym.factory import get_score_answer_fn
     made = {}
+    undumpable()
 
     def one(item):
         name = item["dataset"]
@@ -212,11 +224,25 @@ def score():
         # answer runs cannot change how later answers are scored (patch a scorer, leave a thread). Its
         # stdout goes to stderr: the result comes back through its own pipe. An answer can still forge
         # its own score, which no scorer that evaluates the answer in-process can prevent.
+        name = item["dataset"]
+        if name not in made:
+            # the dataset's scorer made here, before any answer runs: its failure (an unknown dataset) is
+            # the run's error; an "error" a child reports is the answer's zero (it may be forged)
+            try:
+                dataset_classes(name, datasets)
+                made[name] = get_score_answer_fn(name)
+            except Failure as e:
+                return {"error": str(e)}
+            except Exception as e:
+                return {"error": f"reasoning-gym dataset {name}: its scorer could not be made: {exception_text(e)}"}
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(r)
+            os.setpgid(0, 0)  # its own group: whatever the answer leaves running is killed with it below
             os.dup2(2, 1)
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)  # not the scorer's stdin: the next batches are not the answer's to read
             try:
                 res = one(item)
             except BaseException as e:  # noqa: BLE001 (SystemExit and KeyboardInterrupt included)
@@ -235,7 +261,14 @@ def score():
         os.close(r)
         _, status = os.waitpid(pid, 0)
         try:
-            return json.loads(b"".join(chunks).decode())
+            os.killpg(pid, 9)  # what the answer left running in its group
+        except OSError:
+            pass
+        try:
+            res = json.loads(b"".join(chunks).decode())
+            if isinstance(res, dict) and "error" in res:
+                return {"zero": str(res["error"])[:2000]}
+            return res
         except ValueError:
             why = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit code {os.WEXITSTATUS(status)}"
             return {"zero": f"score_answer's process ended ({why}) on this answer without a score"}
