@@ -204,6 +204,18 @@ describe('judge answers, each with its outcome', () => {
     assert.ok(Date.now() - t0 < 2500);
   });
 
+  it("a key that cannot be a header value: the group's error says so without quoting it, and nothing is sent", async () => {
+    const s = await serve((_b, _q, res) => res.end(completion('{}')));
+    const canary = 'sk-canary-\n-split';
+    const st = settings(s.url, { retries: 2 });
+    const j = new JudgeStage(st, { baseUrl: s.url, apiKey: canary, timeoutMs: st.timeoutMs, retries: st.retries, backoffMs: 20 }, () => 'Find the number.');
+    const out = await j.judge(group());
+    assert.equal(s.requests.length, 0);
+    const error = String(judgeError(out[0]!));
+    assert.match(error, /spaces, line breaks or non-ASCII characters \(its value is not shown\)/);
+    assert.ok(!JSON.stringify(out).includes('sk-canary'), 'the key reached the trajectories');
+  });
+
   it('HTTP 500 then an answer: the retry succeeds', async () => {
     let n = 0;
     const s = await serve((body, _q, res) => {

@@ -194,6 +194,39 @@ async function agentProgramConfig(backend: BackendClient): Promise<Picked | unde
 }
 
 /**
+ * A judged run sends every group's trajectories, and the value of the environment variable its config
+ * names as the key, to the config's baseUrl: a workspace's config could name any variable and any
+ * address, so only in a trusted workspace and only after the user saw both.
+ */
+async function confirmJudge(p: Picked): Promise<boolean> {
+  const reward = (typeof p.config.reward === 'object' && p.config.reward !== null ? p.config.reward : {}) as Record<string, unknown>;
+  const judge = (typeof reward.judge === 'object' && reward.judge !== null ? reward.judge : undefined) as Record<string, unknown> | undefined;
+  if (!judge) return true;
+  const str = (v: unknown, d: string): string => (typeof v === 'string' ? v : d);
+  const baseUrl = JSON.stringify(str(judge.baseUrl, '')).slice(0, 300);
+  const variable = JSON.stringify(str(judge.apiKeyEnv, 'AGENT_RL_JUDGE_API_KEY')).slice(0, 100);
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showErrorMessage(
+      messageText(
+        `Agent RL: ${p.file ?? 'this config'} sends trajectories and the key in ${variable} to a judge at ${baseUrl}, and this workspace is not trusted. Fix: trust the workspace (Manage Workspace Trust), then start the run again.`,
+        900,
+      ),
+    );
+    return false;
+  }
+  const send = 'Send to the Judge';
+  const choice = await vscode.window.showWarningMessage(
+    messageText(`Send each group's trajectories and the key in ${variable} to ${baseUrl}?`, 900),
+    {
+      modal: true,
+      detail: messageText(`${p.file ? `${p.file} names this judge. ` : ''}The key is sent as the request's bearer token to that address only.`, 900),
+    },
+    send,
+  );
+  return choice === send;
+}
+
+/**
  * An agent run starts a program as the user, and a verifiers run the user's Python on a module: only in
  * a trusted workspace, and only after the user saw the exact command (or interpreter and module) and
  * folder (a workspace's config file is not the user's word).
@@ -381,6 +414,7 @@ export async function startRun(deps: StartRunDeps, request?: StartRunRequest): P
   if (!chosen) return;
   const picked = { ...chosen, config: withVerifiersPython(chosen.config, verifiersPythonSetting()) };
   if (!(await confirmAgentProgram(picked))) return;
+  if (!(await confirmJudge(picked))) return;
   if (!(await verifiersInstalled(backend, picked.config))) return;
   const raw = await withSandboxSettings(picked);
   if (!raw) return;

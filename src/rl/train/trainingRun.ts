@@ -37,6 +37,9 @@ function openJudge(config: RunConfig, env: RunEnvironment, cache: JudgeCache | u
   if (!j) return undefined;
   const prompts = new Map(env.tasks().train.map((t) => [t.id, t.prompt]));
   const endpoint = { baseUrl: j.baseUrl, apiKey: process.env[j.apiKeyEnv] ?? '', timeoutMs: j.timeoutMs, retries: j.retries };
+  // held in memory only from here: the programs the run starts (agent programs, verifiers' Python, an
+  // OpenEnv server) inherit this process's environment and must not be handed the key
+  delete process.env[j.apiKeyEnv];
   return new JudgeStage(j, endpoint, (id) => prompts.get(id) ?? '', cache);
 }
 

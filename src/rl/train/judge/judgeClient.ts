@@ -68,6 +68,13 @@ async function readCapped(res: Response, max: number): Promise<string> {
 async function once(e: JudgeEndpoint, body: string, ids: readonly string[]): Promise<Try & { answer?: JudgeScores }> {
   const url = `${e.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
+  // a key that cannot be a header value would make fetch throw a message quoting it, which is stored
+  if (e.apiKey !== '' && !/^[\x21-\x7e]+$/.test(e.apiKey))
+    return {
+      error:
+        "the key in reward.judge.apiKeyEnv's variable holds spaces, line breaks or non-ASCII characters (its value is not shown). Fix: set the variable to the key alone",
+      transient: false,
+    };
   if (e.apiKey !== '') headers.authorization = `Bearer ${e.apiKey}`;
   const signal = AbortSignal.timeout(e.timeoutMs);
   let res: Response;
