@@ -615,6 +615,20 @@ function rerunResult(v: ViewInput, t: TrajectoryDetail['turnList'][number]): Bac
 
 /** Exports of pure host modules that render nothing stored or imported, and why. */
 export const NOT_RENDERERS: Readonly<Record<string, string>> = {
+  'src/host/commands/startRunSteps.ts#moduleNameProblem':
+    "Start Run's wizard: checks and messages on what the user typed or picked in this session, shown as plain text by VS Code's input box and notifications; no stored or imported text",
+  'src/host/commands/startRunSteps.ts#parseEnvArgs':
+    "Start Run's wizard: checks and messages on what the user typed or picked in this session, shown as plain text by VS Code's input box and notifications; no stored or imported text",
+  'src/host/commands/startRunSteps.ts#openenvUrlProblem':
+    "Start Run's wizard: checks and messages on what the user typed or picked in this session, shown as plain text by VS Code's input box and notifications; no stored or imported text",
+  'src/host/commands/startRunSteps.ts#modelRunConfig':
+    "Start Run's wizard: checks and messages on what the user typed or picked in this session, shown as plain text by VS Code's input box and notifications; no stored or imported text",
+  'src/host/commands/startRunSteps.ts#withVerifiersPython':
+    "Start Run's wizard: checks and messages on what the user typed or picked in this session, shown as plain text by VS Code's input box and notifications; no stored or imported text",
+  'src/host/commands/startRunSteps.ts#teacherRefusedMessage':
+    "Start Run's wizard: checks and messages on what the user typed or picked in this session, shown as plain text by VS Code's input box and notifications; no stored or imported text",
+  'src/host/commands/startRunSteps.ts#verifiersMissingMessage':
+    "Start Run's wizard: checks and messages on what the user typed or picked in this session, shown as plain text by VS Code's input box and notifications; no stored or imported text",
   'src/host/views/treeModel.ts#groupTrajectories': 'groups trajectory records; groupParts renders the groups',
   'src/host/views/treeModel.ts#lineage': 'numbers only (the parent run id and the fork iteration, read as numbers); runParts renders it',
   'src/host/webviews/runComparison.ts#loadComparison':

@@ -113,6 +113,13 @@ const IN_JSON: Readonly<Record<string, readonly string[]>> = {
   ],
 };
 const NOT_IN_JSON: Readonly<Record<string, string>> = {
+  // a judged group's exchange (migration 10, issue 51): read by the inspector beside the trajectory
+  // (src/shared/judgeExchangeView.ts, whose text goes into the page through el() as text); no command prints it
+  'judge_exchanges.cache_key': "the exchange's cache key (a sha256 of model, rubric and messages), shown nowhere",
+  'judge_exchanges.request_json': "the request's body (the key is a header, never in it), in the inspector",
+  'judge_exchanges.answer_text': "the judge's answer as it came, in the inspector",
+  'judge_exchanges.error': "why the group's judging failed, in the inspector and the trajectory's details",
+  'judge_exchanges.scores_json': "the judge's scores, in the inspector (each trajectory's reward carries its own)",
   'runs.host': 'the machine of a live run (to tell a dead worker), shown nowhere',
   'runs.heartbeat_at': "a live run's last sign of life, shown nowhere",
   'runs.source': "an imported run's identity; show prints its folder from config.rolloutDir",

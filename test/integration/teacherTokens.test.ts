@@ -149,6 +149,7 @@ describe("store: a distillation teacher's per-token numbers", () => {
     writer.iteration({ metrics, trajectories: [episode(0, a, learner(a))] });
     // back to what version 8 wrote: no column for the teacher's maximum
     db.exec('ALTER TABLE token_stats DROP COLUMN max_abs_reverse_kl');
+    db.exec('DROP TABLE judge_exchanges'); // migration 10's (issue 51's judge), after version 8 too
     db.pragma('user_version = 8');
     db.close();
     const reopened = openStore(file);

@@ -48,8 +48,9 @@ describe('settings tables: the resolved defaults are those of the layered code t
   }
 
   it('a config that names nothing takes the base cells', () => {
-    const { demonstrations, envOptions, policyOptions, ...settings } = DEFAULT_RUN_CONFIG;
-    assert.deepEqual([demonstrations, envOptions, policyOptions], [{}, {}, {}]);
+    // reward (issue 51's judge) is a section the layered code did not have: empty unless a judge is named
+    const { demonstrations, envOptions, policyOptions, reward, ...settings } = DEFAULT_RUN_CONFIG;
+    assert.deepEqual([demonstrations, envOptions, policyOptions, reward], [{}, {}, {}, {}]);
     assert.deepEqual(settings, snapshot.unnamed);
   });
 
@@ -65,8 +66,9 @@ describe('settings tables: the resolved defaults are those of the layered code t
       }
       accepted++;
       const before = snapshot.combinations[`${env}/${policy}/${method}`]!;
-      const { algorithm, envOptions, policyOptions, demonstrations, name, ...run } = config;
+      const { algorithm, envOptions, policyOptions, demonstrations, name, reward, ...run } = config;
       void [envOptions, policyOptions, demonstrations];
+      assert.deepEqual(reward, {}, `${env}/${policy}/${method}: no judge unless one is named`);
       assert.equal(name, `${env}-${policy}-${method}-s${before.run.seed as number}`);
       assert.deepEqual({ ...run, name: '' }, before.run, `${env}/${policy}/${method}`);
       assert.deepEqual(algorithm, before.algorithm, `${env}/${policy}/${method}`);
