@@ -193,46 +193,56 @@ async function agentProgramConfig(backend: BackendClient): Promise<Picked | unde
   };
 }
 
+/** An object field of a config not yet validated, as a record ({} when it is not an object). */
+const record = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
+
+/**
+ * What a workspace's config would do on the user's behalf (a config file is not the user's word): only in
+ * a trusted workspace, and only after the user saw `question` and chose `button` in a modal.
+ * `doing` completes "… names/does X, and this workspace is not trusted".
+ */
+async function askInTrustedWorkspace(p: Picked, doing: string, question: string, detail: string, button: string): Promise<boolean> {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showErrorMessage(
+      messageText(
+        `Agent RL: ${p.file ?? 'this config'} ${doing}, and this workspace is not trusted. Fix: trust the workspace (Manage Workspace Trust), then start the run again.`,
+        900,
+      ),
+    );
+    return false;
+  }
+  const choice = await vscode.window.showWarningMessage(messageText(question, 900), { modal: true, detail: messageText(detail, 900) }, button);
+  return choice === button;
+}
+
 /**
  * A judged run sends every group's trajectories, and the value of the environment variable its config
  * names as the key, to the config's baseUrl: a workspace's config could name any variable and any
  * address, so only in a trusted workspace and only after the user saw both.
  */
 async function confirmJudge(p: Picked): Promise<boolean> {
-  const reward = (typeof p.config.reward === 'object' && p.config.reward !== null ? p.config.reward : {}) as Record<string, unknown>;
-  const judge = (typeof reward.judge === 'object' && reward.judge !== null ? reward.judge : undefined) as Record<string, unknown> | undefined;
-  if (!judge) return true;
+  const judge = record(p.config.reward).judge;
+  if (typeof judge !== 'object' || judge === null) return true;
+  const j = record(judge);
   const str = (v: unknown, d: string): string => (typeof v === 'string' ? v : d);
-  const baseUrl = JSON.stringify(str(judge.baseUrl, '')).slice(0, 300);
-  const variable = JSON.stringify(str(judge.apiKeyEnv, 'AGENT_RL_JUDGE_API_KEY')).slice(0, 100);
-  if (!vscode.workspace.isTrusted) {
-    void vscode.window.showErrorMessage(
-      messageText(
-        `Agent RL: ${p.file ?? 'this config'} sends trajectories and the key in ${variable} to a judge at ${baseUrl}, and this workspace is not trusted. Fix: trust the workspace (Manage Workspace Trust), then start the run again.`,
-        900,
-      ),
-    );
-    return false;
-  }
-  const send = 'Send to the Judge';
-  const choice = await vscode.window.showWarningMessage(
-    messageText(`Send each group's trajectories and the key in ${variable} to ${baseUrl}?`, 900),
-    {
-      modal: true,
-      detail: messageText(`${p.file ? `${p.file} names this judge. ` : ''}The key is sent as the request's bearer token to that address only.`, 900),
-    },
-    send,
+  const baseUrl = JSON.stringify(str(j.baseUrl, '')).slice(0, 300);
+  const variable = JSON.stringify(str(j.apiKeyEnv, 'AGENT_RL_JUDGE_API_KEY')).slice(0, 100);
+  return askInTrustedWorkspace(
+    p,
+    `sends trajectories and the key in ${variable} to a judge at ${baseUrl}`,
+    `Send each group's trajectories and the key in ${variable} to ${baseUrl}?`,
+    `${p.file ? `${p.file} names this judge. ` : ''}The key is sent as the request's bearer token to that address only.`,
+    'Send to the Judge',
   );
-  return choice === send;
 }
 
 /**
- * An agent run starts a program as the user, and a verifiers run the user's Python on a module: only in
- * a trusted workspace, and only after the user saw the exact command (or interpreter and module) and
- * folder (a workspace's config file is not the user's word).
+ * An agent run starts a program as the user, a verifiers run the user's Python on a module, an OpenEnv
+ * config with a command its server: only in a trusted workspace, and only after the user saw the exact
+ * command (or interpreter and module) and folder.
  */
 async function confirmAgentProgram(p: Picked): Promise<boolean> {
-  const eo = (typeof p.config.envOptions === 'object' && p.config.envOptions !== null ? p.config.envOptions : {}) as Record<string, unknown>;
+  const eo = record(p.config.envOptions);
   // an OpenEnv config runs a program only when it names a command that starts its server (a url runs nothing here)
   const startsServer = p.config.env === 'openenv' && Array.isArray(eo.command) && eo.command.length > 0;
   if (p.config.env !== 'agent' && p.config.env !== 'verifiers' && !startsServer) return true;
@@ -254,35 +264,17 @@ async function confirmAgentProgram(p: Picked): Promise<boolean> {
     );
     return false;
   }
-  if (!vscode.workspace.isTrusted) {
-    void vscode.window.showErrorMessage(
-      messageText(
-        `Agent RL: ${p.file ?? 'this config'} runs a program (${command}), and this workspace is not trusted. Fix: trust the workspace (Manage Workspace Trust), then start the run again.`,
-        900,
-      ),
-    );
-    return false;
-  }
-  const run = 'Run It';
-  const choice = await vscode.window.showWarningMessage(
-    messageText(
-      p.config.env === 'verifiers'
-        ? `Run ${command} in ${where}, as you?`
-        : startsServer
-          ? `Start ${command} in ${where} (this run's OpenEnv server), as you?`
-          : `Run ${command} in ${where} once per episode, as you?`,
-      900,
-    ),
-    {
-      modal: true,
-      detail: messageText(
-        `${p.file ? `${p.file} names this program. ` : ''}It runs with your permissions and is not sandboxed (like npm test); it talks to the policy through a loopback endpoint with a key of this run.`,
-        900,
-      ),
-    },
-    run,
+  return askInTrustedWorkspace(
+    p,
+    `runs a program (${command})`,
+    p.config.env === 'verifiers'
+      ? `Run ${command} in ${where}, as you?`
+      : startsServer
+        ? `Start ${command} in ${where} (this run's OpenEnv server), as you?`
+        : `Run ${command} in ${where} once per episode, as you?`,
+    `${p.file ? `${p.file} names this program. ` : ''}It runs with your permissions and is not sandboxed (like npm test); it talks to the policy through a loopback endpoint with a key of this run.`,
+    'Run It',
   );
-  return choice === run;
 }
 
 /**
