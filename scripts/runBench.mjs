@@ -19,6 +19,7 @@ const BENCHES = [
   'q8Kernels',
   'memory64',
   'seed000Scale',
+  'seed000Iteration',
   'peers',
 ];
 const only = process.argv.slice(2);
