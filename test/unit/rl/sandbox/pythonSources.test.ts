@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import * as builtinToolsPy from '../../../../src/exporters/verl/builtinToolsPy.generated';
 import * as rewardPy from '../../../../src/exporters/verl/rewardPy.generated';
 import * as workspacePy from '../../../../src/exporters/verl/workspacePy.generated';
 import * as verifierPy from '../../../../src/rl/envs/codeSandbox/verifierPy.generated';
@@ -42,6 +43,7 @@ const COMPILED: Record<string, Record<string, unknown>> = {
   'src/rl/envs/verifiers/verifiersHarnessPy.generated.ts': verifiersHarnessPy,
   'src/exporters/verl/rewardPy.generated.ts': rewardPy,
   'src/exporters/verl/workspacePy.generated.ts': workspacePy,
+  'src/exporters/verl/builtinToolsPy.generated.ts': builtinToolsPy,
   'src/shared/environmentTemplatePy.generated.ts': templatePy,
 };
 
