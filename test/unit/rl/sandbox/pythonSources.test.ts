@@ -94,6 +94,7 @@ describe('the Python sources and their generated modules', () => {
   it('each program, its parts put together, compiles as one Python source', () => {
     const programs = Object.fromEntries(Object.values(COMPILED).flatMap((m) => Object.entries(m).filter(([k, v]) => k !== 'default' && typeof v === 'string')));
     assert.deepEqual(Object.keys(programs).sort(), [
+      'BUILTIN_TOOLS_PY',
       'LAUNCHER_PY',
       'REASONING_GYM_HARNESS_PY',
       'REWARD_PY',
