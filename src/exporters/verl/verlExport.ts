@@ -76,6 +76,8 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     rolloutDir: path.join(dumps, 'rollout'),
     validationDir: path.join(dumps, 'validation'),
   };
+  // the observations verl must pass whole (its default cut is 256 characters)
+  const toolResponseChars = workspace?.toolResponseChars ?? tools?.toolResponseChars;
   const launch: VerlLaunch = {
     model: o.model,
     rollout: o.rollout,
@@ -83,7 +85,7 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     nodes: o.nodes,
     trainRows: set.train.length,
     toolCalls: set.toolCalls,
-    ...(workspace ? { toolResponseChars: workspace.toolResponseChars } : tools?.toolResponseChars !== undefined ? { toolResponseChars: tools.toolResponseChars } : {}),
+    ...(toolResponseChars !== undefined ? { toolResponseChars } : {}),
   };
   const overrides = verlOverrides(config, local, launch);
   // In a Ray job the folder is the working directory: the job reads its inputs by relative path.
