@@ -43,7 +43,8 @@ const PROGRAMS = [
   'def f(:\n    pass',
   // about 700 bytes: the observation keeps the last 256, and is longer than verl's default 256 characters
   'for i in range(200):\n    print(i)',
-  'print("a" * 10000)',
+  // writes until the cap kills it (a program that ends right after one long write races the kill)
+  'import sys\nwhile True:\n    sys.stdout.write("a" * 1000)',
   'import time\ntime.sleep(5)',
   'import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)',
 ];
@@ -176,7 +177,7 @@ describe("the calculator and code exports' verl tools", { timeout: 900_000 }, ()
     // the cases the list reaches: a traceback, the tail cut, the cap, the timeout, a signal
     assert.match(codeExpected[1]!, /ZeroDivisionError/);
     assert.ok(codeExpected[3]!.length > 256 && !codeExpected[3]!.includes('[stdout]\n0\n'), 'the tail of 200 lines, longer than verl’s default cut');
-    assert.match(codeExpected[4]!, /\[output cut\]/);
+    assert.match(codeExpected[4]!, /\[output cut\] more than \d+ bytes\n\[exit 9\]$/);
     assert.match(codeExpected[5]!, /\[timeout\] killed after \d+ ms\n\[exit 9\]$/);
     assert.match(codeExpected[6]!, /\[exit 11\]$/);
     assert.match(got.responses[4]!.text, new RegExp(`more than ${CODE_OPTIONS.outputCapBytes} bytes`));
