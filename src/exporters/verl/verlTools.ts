@@ -78,14 +78,13 @@ function codeEntry(config: CodeToolConfig): Record<string, unknown> {
   };
 }
 
-/** The tool config and module of a calculator, code or plain workspace export. */
+/** The tool config and module of a calculator export (the calculator tool) or any other built-in export (the code tool). */
 export function builtinTools(config: RunConfig, sandboxUrl: string): BuiltinTools {
   const module: [string, string] = [`${BUILTIN_TOOLS_MODULE}.py`, BUILTIN_TOOLS_PY];
   if (config.env === 'calculator') return { files: [[BUILTIN_TOOL_CONFIG, stringify({ tools: [calculatorEntry] })], module] };
-  if (config.env !== 'code' && config.env !== 'workspace')
-    throw new Error(`builtinTools: env ${config.env} has no built-in verl tool (verlTasks.ts refuses it before this)`);
-  // both environments' options carry the sandbox limits the observation is made with
-  const { timeoutMs, tailBytes } = config.envOptions;
+  // the code and workspace environments' options carry the sandbox limits their observations are made
+  // with; a task set another provider registered (registerVerlTaskProvider) gets the sandbox's defaults
+  const { timeoutMs, tailBytes } = config.env === 'code' || config.env === 'workspace' ? config.envOptions : DEFAULT_LIMITS;
   const code: CodeToolConfig = {
     type: 'native',
     sandbox_url: sandboxUrl,
