@@ -11,7 +11,15 @@
 #    config.reward.custom_reward_function only; the top-level custom_reward_function of verl ≤ 0.8 is
 #    moved there by migrate_legacy_reward_impl, which only the fully-async entry point calls. Both are
 #    reported: where the exported keys put it, and the manager's scores once it is found.
+# 4. tools: the exported tool config (multi_turn.tool_config_path) loaded by verl's load_all_tools, the
+#    function verl's agent loop worker calls (experimental/agent_loop/agent_loop.py), with the export folder
+#    on the path as main_ppo.sh puts it; a calculator export's tool then answers a few calls as verl's
+#    ToolAgentLoop makes them (create, execute, release), checked against the calculator environment's
+#    answers. (verl 0.9.1 ships no SandboxFusionTool; the calculator and code exports name the workbench's
+#    own classes, agent_rl_tools.py. test/integration/verlTools.test.ts runs the code tool against a real
+#    sandbox server.)
 # OUT.json: {verl, checks: [{name, ok, detail}]}; exits 0 even when a check fails (the bench reports them).
+import asyncio
 import json
 import os
 import re
@@ -41,6 +49,8 @@ def main(export_dir, out_file):
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf, open_dict
 
+    # main_ppo.sh puts the export folder on PYTHONPATH: verl's tool registry imports the tool classes by module name
+    sys.path.insert(0, os.path.abspath(export_dir))
     state = {}
     overrides = overrides_of(os.path.join(export_dir, "main_ppo.sh"))
     config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
@@ -94,6 +104,41 @@ def main(export_dir, out_file):
         return f"RLHFDataset rows: train {sizes['train']}, test {sizes['test']}; DataLoader batches of 4 collate"
 
     check("data: the parquet files through RLHFDataset and its collate_fn", datasets)
+
+    def tools():
+        from verl.tools.tool_registry import load_all_tools
+
+        path = OmegaConf.select(state["config"], "actor_rollout_ref.rollout.multi_turn.tool_config_path")
+        loaded = {t.name: t for t in load_all_tools(tool_config_path=path, function_tool_path=None)}
+        detail = ", ".join(f"{name} ({type(t).__module__}.{type(t).__name__})" for name, t in loaded.items())
+        if "calculator" not in loaded:
+            return f"load_all_tools made {detail}"
+        # the calculator environment's answers to the same calls (calculatorEnv.ts step, without its <obs> tags)
+        calls = [
+            ({"op": "add", "a": 3, "b": 4}, "7"),
+            ({"op": "div", "a": 7, "b": -2}, "-4"),
+            ({"op": "div", "a": 5, "b": 0}, "error: division by zero"),
+            ({"op": "pow", "a": 2, "b": 3}, "error: unknown op pow; use add, sub, mul or div"),
+            ({"op": "mul", "a": 2, "b": "x"}, "error: invalid args 2,x; use two integers"),
+        ]
+
+        async def run():
+            answers = []
+            tool = loaded["calculator"]
+            for args, _ in calls:
+                instance_id, _ = await tool.create(create_kwargs={})
+                response, _, _ = await tool.execute(instance_id, args, agent_data=None)
+                await tool.release(instance_id)
+                answers.append(response.text)
+            return answers
+
+        answers = asyncio.run(run())
+        wrong = [(args, got, expected) for (args, expected), got in zip(calls, answers) if got != expected]
+        if wrong:
+            raise ValueError(f"the calculator tool answers differently from the calculator environment: {wrong}")
+        return f"load_all_tools made {detail}; it answered {len(calls)} calls (create, execute, release) as the calculator environment does"
+
+    check("tools: the exported tool config through verl's load_all_tools, and calls executed", tools)
 
     def legacy_keys():
         config = state["config"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 // Turns the Python the workbench runs or writes (src/**/python/*.py: the sandbox's launcher and server,
-// the tool zygote, the code verifier, the exported verl reward, the verifiers and reasoning-gym harnesses; examples/unit-converter/*.py: New
+// the tool zygote, the code verifier, the exported verl reward and tools, the verifiers and reasoning-gym harnesses; examples/unit-converter/*.py: New
 // Environment's template) into TypeScript modules of string constants, so the bundles carry the
 // programs inside their JavaScript (the .vsix ships no src/ and no .py file).
 // `npm run build:python` after editing a .py; a unit test (test/unit/rl/sandbox/pythonSources.test.ts)
@@ -78,17 +78,27 @@ export const PYTHON_MODULES = [
       {
         name: 'WORKSPACE_TOOL_PY',
         doc: "The verl tool class `agent-rl export verl` writes as agent_rl_workspace_tool.py for a workspace environment's tool file (settings in agent_rl_workspace.json).",
-        parts: ['src/exporters/verl/python/sandboxClient.py', 'src/exporters/verl/python/workspaceTool.py'],
+        parts: ['src/exporters/verl/python/sandboxClient.py', 'src/exporters/verl/python/workspaceSession.py', 'src/exporters/verl/python/workspaceTool.py'],
       },
       {
         name: 'WORKSPACE_REWARD_PY',
         doc: 'The verl reward `agent-rl export verl` writes as agent_rl_workspace_reward.py for a workspace environment (settings in agent_rl_workspace.json).',
-        parts: ['src/exporters/verl/python/sandboxClient.py', 'src/exporters/verl/python/workspaceReward.py'],
+        parts: ['src/exporters/verl/python/sandboxClient.py', 'src/exporters/verl/python/workspaceSession.py', 'src/exporters/verl/python/workspaceReward.py'],
       },
       {
         name: 'TOOL_RUNNER_PY',
         doc: "The end of the sandbox program the two send to /run_code, after the tool zygote's session half (see verlWorkspace.ts toolRunnerProgram).",
         parts: ['src/exporters/verl/python/toolRunner.py'],
+      },
+    ],
+  },
+  {
+    out: 'src/exporters/verl/builtinToolsPy.generated.ts',
+    constants: [
+      {
+        name: 'BUILTIN_TOOLS_PY',
+        doc: "The verl tool classes `agent-rl export verl` writes as agent_rl_tools.py for the calculator, code and plain workspace exports (settings in agent_rl_tools.yaml's config entries).",
+        parts: ['src/exporters/verl/python/sandboxClient.py', 'src/exporters/verl/python/builtinTools.py'],
       },
     ],
   },

@@ -21,7 +21,7 @@ export const sandboxUsage = (
 ): string => `agent-rl sandbox serve [--port N] [--host H] [--token T] [--concurrency K] [--warm W] [--queue Q] [--max-wait S]
                        [--level auto|strict|landlock|seatbelt|network|process] [--python PATH] [--max-timeout S]
                        [--memory-mb M] [--max-memory-mb M] [--output-cap BYTES]
-  SandboxFusion's POST /run_code, for verl's SandboxFusionTool and sandbox_fusion reward: Python, and
+  SandboxFusion's POST /run_code, for the tools and rewards export verl writes and verl's sandbox_fusion reward: Python, and
   C++, Java, Node.js, Bash, Go, Rust, Perl, Ruby, PHP, Lua where their toolchain is installed (env check lists them).
   --host       default 127.0.0.1; any other address needs --token (or AGENT_RL_SANDBOX_TOKEN)
   --port       default 8080 (0 = any free port; the URL is printed)

@@ -146,13 +146,15 @@ describe('agent-rl export verl', () => {
     assert.match(fs.readFileSync(path.join(code.out, 'ray_job.sh'), 'utf8'), /ray job submit --address .* --runtime-env-json='\{"working_dir":".*verl"\}' --/);
   });
 
-  it("the tool config points verl's SandboxFusionTool at the sandbox server", () => {
-    const tool = parse(fs.readFileSync(path.join(code.out, 'sandbox_tool.yaml'), 'utf8')) as {
-      tools: { class_name: string; config: { sandbox_fusion_url: string }; tool_schema: { function: { name: string } } }[];
+  it("the tool config names the workbench's own code tool (verl 0.9.1 has no SandboxFusionTool), pointed at the sandbox server", () => {
+    const tool = parse(fs.readFileSync(path.join(code.out, 'agent_rl_tools.yaml'), 'utf8')) as {
+      tools: { class_name: string; config: { sandbox_url: string }; tool_schema: { function: { name: string } } }[];
     };
-    assert.equal(tool.tools[0]!.class_name, 'verl.tools.sandbox_fusion_tools.SandboxFusionTool');
-    assert.equal(tool.tools[0]!.config.sandbox_fusion_url, 'http://127.0.0.1:8080/run_code');
+    assert.equal(tool.tools[0]!.class_name, 'agent_rl_tools.AgentRlCodeTool');
+    assert.equal(tool.tools[0]!.config.sandbox_url, 'http://127.0.0.1:8080/run_code');
     assert.equal(tool.tools[0]!.tool_schema.function.name, 'code_interpreter');
+    assert.ok(fs.existsSync(path.join(code.out, 'agent_rl_tools.py')));
+    assert.ok(!fs.existsSync(path.join(code.out, 'sandbox_tool.yaml')));
     // the reward's settings are data beside it: the same URL
     const reward = JSON.parse(fs.readFileSync(path.join(code.out, 'agent_rl_reward.json'), 'utf8')) as { sandbox_url: string };
     assert.equal(reward.sandbox_url, 'http://127.0.0.1:8080/run_code');

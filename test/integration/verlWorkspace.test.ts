@@ -120,7 +120,7 @@ describe(`verl export of a workspace environment: verl's BaseTool and compute_sc
     assert.equal(r.code, 0, r.stderr);
     for (const f of ['agent_rl_tools.yaml', 'agent_rl_workspace_tool.py', 'agent_rl_workspace_reward.py', 'agent_rl_tool_runner.py', 'agent_rl_env/tools.py'])
       assert.ok(fs.existsSync(path.join(out, f)), f);
-    assert.ok(!fs.existsSync(path.join(out, 'sandbox_tool.yaml')), "the workspace's own tools replace verl's code interpreter");
+    assert.ok(!fs.existsSync(path.join(out, 'agent_rl_tools.py')), "the workspace's own tools replace the built-in code interpreter");
     const script = fs.readFileSync(path.join(out, 'main_ppo.sh'), 'utf8');
     assert.match(script, /actor_rollout_ref\.rollout\.multi_turn\.tool_config_path=\S*agent_rl_tools\.yaml/);
     // verl 0.9.1's place for the reward (its main_ppo ignores verl ≤ 0.8's top-level custom_reward_function)

@@ -1,15 +1,15 @@
 // `agent-rl export verl`: everything a verl run of a run config needs, in one folder:
 //   train.parquet, test.parquet   the task set as verl's RL dataset (train and held-out splits)
-//   sandbox_tool.yaml             verl's SandboxFusionTool pointed at `agent-rl sandbox serve`
+//   agent_rl_tools.yaml, .py      verl's tool config and the workbench's own tool classes (verlTools.ts): the
+//                                 calculator's op(a, b), or code run in `agent-rl sandbox serve`
 //   agent_rl_reward.py            the reward (reward.custom_reward_function), scoring in the same sandbox, with
 //   agent_rl_reward.json          its settings (sandbox URL, format weight, data sources) and
 //   agent_rl_verifier.py          the verifier program it sends to the sandbox
 //   main_ppo.sh, ray_job.sh       the command line with the run's settings as verl keys, and its Ray Jobs form
 // A workspace environment with a tool file or a reward file writes its own tool class, tool config and
-// reward instead of the sandbox tool and agent_rl_reward.* (verlWorkspace.ts).
+// reward instead of agent_rl_tools.* and agent_rl_reward.* (verlWorkspace.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { stringify } from 'yaml';
 import type { RunConfig } from '../../shared/runConfig';
 import { oneLine } from '../../shared/untrustedText';
 import { mainPpoCommand, rayJobCommand, shellQuote, VERL_VERSION, verlOverrides, type VerlLaunch, type VerlPaths } from './verlCommandLine';
@@ -17,6 +17,7 @@ import { verlParquet } from './verlParquet';
 import { REWARD_FILE, verlRewardFiles } from './verlReward';
 import { openEnvironment } from '../../rl/envs/registry';
 import { checkVerlExportable, verlTaskSet, type VerlTaskSet } from './verlTasks';
+import { BUILTIN_TOOL_CONFIG, builtinTools, type BuiltinTools } from './verlTools';
 import { exportWorkspace, isWorkspaceWithFiles, WORKSPACE_REWARD_FILE, WORKSPACE_TOOL_CONFIG, type WorkspaceExport } from './verlWorkspace';
 
 /** The scripts' note of the verl release their keys are written for, and what differs for older ones. */
@@ -44,40 +45,12 @@ export interface VerlExportResult {
   readonly rayJob: string;
 }
 
-/** verl's tool config for SandboxFusionTool (verl/tools/sandbox_fusion_tools.py reads these config keys). */
-export function toolConfigYaml(sandboxUrl: string, concurrency = 8): string {
-  return stringify({
-    tools: [
-      {
-        class_name: 'verl.tools.sandbox_fusion_tools.SandboxFusionTool',
-        config: {
-          sandbox_fusion_url: sandboxUrl,
-          num_workers: concurrency,
-          enable_global_rate_limit: true,
-          rate_limit: concurrency,
-          default_timeout: 30,
-          default_language: 'python',
-          memory_limit_mb: 1024,
-          type: 'native',
-        },
-        tool_schema: {
-          type: 'function',
-          function: {
-            name: 'code_interpreter',
-            description: 'A tool for executing Python code; returns its stdout and stderr.',
-            parameters: { type: 'object', properties: { code: { type: 'string', description: 'The code to execute.' } }, required: ['code'] },
-          },
-        },
-      },
-    ],
-  });
-}
-
 export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promise<VerlExportResult> {
   // refused before any file is read or written
   checkVerlExportable(config);
   let set: VerlTaskSet;
   let workspace: WorkspaceExport | undefined;
+  let tools: BuiltinTools | undefined;
   if (isWorkspaceWithFiles(config)) {
     workspace = await exportWorkspace(config, o.sandboxUrl);
     set = workspace.set;
@@ -88,11 +61,12 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     } finally {
       await env.dispose();
     }
+    tools = builtinTools(config, o.sandboxUrl);
   }
   const out = path.resolve(o.outDir);
   const dumps = path.resolve(o.dumpDir ?? path.join(out, 'dumps'));
   const file = (name: string): string => path.join(out, name);
-  const toolConfigName = workspace ? WORKSPACE_TOOL_CONFIG : 'sandbox_tool.yaml';
+  const toolConfigName = workspace ? WORKSPACE_TOOL_CONFIG : BUILTIN_TOOL_CONFIG;
   const rewardName = workspace ? WORKSPACE_REWARD_FILE : REWARD_FILE;
   const local: VerlPaths = {
     trainFile: file('train.parquet'),
@@ -102,6 +76,8 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     rolloutDir: path.join(dumps, 'rollout'),
     validationDir: path.join(dumps, 'validation'),
   };
+  // the observations verl must pass whole (its default cut is 256 characters)
+  const toolResponseChars = workspace?.toolResponseChars ?? tools?.toolResponseChars;
   const launch: VerlLaunch = {
     model: o.model,
     rollout: o.rollout,
@@ -109,7 +85,7 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     nodes: o.nodes,
     trainRows: set.train.length,
     toolCalls: set.toolCalls,
-    ...(workspace ? { toolResponseChars: workspace.toolResponseChars } : {}),
+    ...(toolResponseChars !== undefined ? { toolResponseChars } : {}),
   };
   const overrides = verlOverrides(config, local, launch);
   // In a Ray job the folder is the working directory: the job reads its inputs by relative path.
@@ -119,14 +95,12 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
   fs.mkdirSync(out, { recursive: true });
   // verl's tool registry imports the tool class by module name: the folder goes on the workers' path
   // (a Ray job's working_dir is on it already)
-  const pythonPath = workspace ? `export PYTHONPATH=${shellQuote(out)}\${PYTHONPATH:+:$PYTHONPATH}\n` : '';
+  const pythonPath = `export PYTHONPATH=${shellQuote(out)}\${PYTHONPATH:+:$PYTHONPATH}\n`;
   const formatWeight = config.env === 'calculator' ? config.envOptions.formatWeight : 0;
   const writes: [string, string | Uint8Array][] = [
     ['train.parquet', await verlParquet(set.train)],
     ['test.parquet', await verlParquet(set.heldOut)],
-    ...(workspace
-      ? workspace.files
-      : [['sandbox_tool.yaml', toolConfigYaml(o.sandboxUrl)] as [string, string], ...verlRewardFiles(o.sandboxUrl, formatWeight)]),
+    ...(workspace ? workspace.files : [...(tools?.files ?? []), ...verlRewardFiles(o.sandboxUrl, formatWeight)]),
     // the name in a comment is one line with its invisible characters marked (oneLine): a line break in it
     // would end the comment and make the rest of the name a command of the script
     [
@@ -135,7 +109,7 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     ],
     [
       'ray_job.sh',
-      `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in ${workspace ? 'agent_rl_workspace.json' : 'sandbox_tool.yaml and agent_rl_reward.json'} must be reachable from the workers.\n${VERSION_NOTE}set -e\n${rayJob}\n`,
+      `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in ${workspace ? 'agent_rl_workspace.json' : `${BUILTIN_TOOL_CONFIG} and agent_rl_reward.json`} must be reachable from the workers.\n${VERSION_NOTE}set -e\n${rayJob}\n`,
     ],
   ];
   for (const [name, content] of writes) {

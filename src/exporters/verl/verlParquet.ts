@@ -1,8 +1,9 @@
 // verl's RL parquet, written with hyparquet-writer under an explicit schema, so the columns have the
 // types HF datasets gives them in verl's own preprocessing scripts: prompt list<struct<role, content>>,
 // reward_model struct<style, ground_truth>, extra_info struct<split, index int64, task_id,
-// need_tools_kwargs bool, tools_kwargs struct<code_interpreter struct<create_kwargs struct<ground_truth>>>>
-// (a workspace export: a struct per tool with create_kwargs struct<task_id>, and agent_rl_task string).
+// need_tools_kwargs bool, tools_kwargs struct<T struct<create_kwargs struct<ground_truth>>>>, T the export's
+// tool, calculator or code_interpreter (verlTools.ts) (a workspace export: a struct per tool with
+// create_kwargs struct<task_id>, and agent_rl_task string).
 import type { VerlRow } from './verlTasks';
 
 type SchemaElement = {

@@ -1,12 +1,14 @@
 // A task set as the rows of verl's RL parquet (the columns its RLHFDataset and ToolAgentLoop read, as in
 // verl's examples/data_preprocess/gsm8k_tool_agent_loop.py): data_source, agent_name, prompt (chat
 // messages), ability, reward_model {style, ground_truth}, extra_info {split, index, tools_kwargs, …}.
-// In verl the model calls tools in Hermes format, so the prompts here ask for verl's code_interpreter
-// tool (SandboxFusionTool pointed at `agent-rl sandbox serve`) instead of our text protocols.
+// In verl the model calls tools in Hermes format, so the prompts here name the export's tools (verlTools.ts:
+// calculator for the calculator, code_interpreter, run in `agent-rl sandbox serve`, for code and a plain
+// workspace) instead of our text protocols.
 import type { RunEnvironment } from '../../rl/envs/environment';
 import { codeTaskOf } from '../../rl/envs/codeSandbox/codeEnv';
 import { scalarText, workspaceTaskData } from '../../rl/envs/workspace/taskRecords';
 import type { RunConfig } from '../../shared/runConfig';
+import { CALCULATOR_TOOL, CODE_TOOL } from './verlTools';
 
 export interface ChatMessage {
   readonly role: 'system' | 'user';
@@ -45,7 +47,8 @@ export type VerlTaskProvider = (config: RunConfig, env: RunEnvironment) => VerlT
 export const CALCULATOR_SOURCE = 'agent-rl/calculator';
 export const CODE_SOURCE = 'agent-rl/code';
 
-const TOOL_HINT = 'You can run Python with the code_interpreter tool and read its output.';
+const TOOL_HINT = `You can run Python with the ${CODE_TOOL} tool and read its output.`;
+const CALCULATOR_HINT = `You can call the ${CALCULATOR_TOOL} tool (add, sub, mul, div of two integers) and read its result.`;
 
 function row(
   source: string,
@@ -56,6 +59,7 @@ function row(
   split: 'train' | 'test',
   index: number,
   taskId: string,
+  tool: string = CODE_TOOL,
 ): VerlRow {
   return {
     data_source: source,
@@ -71,7 +75,7 @@ function row(
       index: BigInt(index),
       task_id: taskId,
       need_tools_kwargs: true,
-      tools_kwargs: { code_interpreter: { create_kwargs: { ground_truth: groundTruth } } },
+      tools_kwargs: { [tool]: { create_kwargs: { ground_truth: groundTruth } } },
     },
   };
 }
@@ -80,11 +84,11 @@ function row(
 const builtIn: VerlTaskProvider = (config, env) => {
   const tasks = env.tasks();
   if (config.env === 'calculator') {
-    const system = `You solve integer arithmetic (/ is floor division). ${TOOL_HINT} End with the final answer as \\boxed{N}.`;
+    const system = `You solve integer arithmetic (/ is floor division). ${CALCULATOR_HINT} End with the final answer as \\boxed{N}.`;
     const build =
       (split: 'train' | 'test') =>
       (t: (typeof tasks.train)[number], i: number): VerlRow =>
-        row(CALCULATOR_SOURCE, 'math', system, `Compute ${String(t.data.expression)}.`, String(t.data.answer), split, i, t.id);
+        row(CALCULATOR_SOURCE, 'math', system, `Compute ${String(t.data.expression)}.`, String(t.data.answer), split, i, t.id, CALCULATOR_TOOL);
     return { train: tasks.train.map(build('train')), heldOut: tasks.heldOut.map(build('test')), toolCalls: config.envOptions.maxCalls };
   }
   if (config.env === 'code') {

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import * as builtinToolsPy from '../../../../src/exporters/verl/builtinToolsPy.generated';
 import * as rewardPy from '../../../../src/exporters/verl/rewardPy.generated';
 import * as workspacePy from '../../../../src/exporters/verl/workspacePy.generated';
 import * as verifierPy from '../../../../src/rl/envs/codeSandbox/verifierPy.generated';
@@ -42,6 +43,7 @@ const COMPILED: Record<string, Record<string, unknown>> = {
   'src/rl/envs/verifiers/verifiersHarnessPy.generated.ts': verifiersHarnessPy,
   'src/exporters/verl/rewardPy.generated.ts': rewardPy,
   'src/exporters/verl/workspacePy.generated.ts': workspacePy,
+  'src/exporters/verl/builtinToolsPy.generated.ts': builtinToolsPy,
   'src/shared/environmentTemplatePy.generated.ts': templatePy,
 };
 
@@ -92,6 +94,7 @@ describe('the Python sources and their generated modules', () => {
   it('each program, its parts put together, compiles as one Python source', () => {
     const programs = Object.fromEntries(Object.values(COMPILED).flatMap((m) => Object.entries(m).filter(([k, v]) => k !== 'default' && typeof v === 'string')));
     assert.deepEqual(Object.keys(programs).sort(), [
+      'BUILTIN_TOOLS_PY',
       'LAUNCHER_PY',
       'REASONING_GYM_HARNESS_PY',
       'REWARD_PY',
