@@ -1867,6 +1867,10 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
     const observations = await frame.$$eval('section.turn pre.obs', (pres) => pres.map((p) => p.textContent));
     assert.equal(observations.length, state.step_count, `one turn per step the server counted: ${JSON.stringify(observations)}`);
     assert.ok(observations.length >= 1 && observations.length <= 2, JSON.stringify(observations));
+    // each turn was a step() of the server, not a tool call (shared/episodeStats.ts isEnvironmentStep)
+    const stats = (await frame.textContent('.episode-stats')) ?? '';
+    assert.match(stats, new RegExp(`^${observations.length} turns · .*${observations.length} environment steps · `));
+    assert.doesNotMatch(stats, /tool calls/);
     const wrong = `No. Say the word ${state.word}.`;
     observations.slice(0, -1).forEach((o) => assert.equal(o, wrong));
     assert.ok([wrong, 'Right.'].includes(observations.at(-1)), JSON.stringify(observations));
