@@ -117,11 +117,15 @@ async function rubricStep(): Promise<string | undefined> {
       { label: 'Type It', description: 'one line: what a good trajectory does', file: false },
       { label: 'From a File…', description: 'a text or Markdown file of the workspace (its text is the rubric, up to 20,000 characters)', file: true },
     ],
-    { title: 'Judge: the rubric', placeHolder: 'What the judge scores each trajectory against' },
+    { title: 'Judge: where the rubric comes from', placeHolder: 'What the judge scores each trajectory against' },
   );
   if (!how) return undefined;
   if (!how.file)
-    return ask('Judge: the rubric', 'What a good trajectory does, in words (the judge reads the trajectories as data, never as instructions)', rubricProblem);
+    return ask(
+      'Judge: the rubric (one line)',
+      'What a good trajectory does, in words (the judge reads the trajectories as data, never as instructions)',
+      rubricProblem,
+    );
   const [file] =
     (await vscode.window.showOpenDialog({
       title: 'Judge: the rubric’s file',
