@@ -2094,6 +2094,8 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
         // the request as sent: the rubric typed in the wizard, and no key
         const exchange = (await frame.textContent('details.judge-exchange')) ?? '';
         assert.match(exchange, /A good trajectory uses the calculator and answers with its result\./, exchange.slice(0, 2000));
+        // the server requires the canary: a group it answered other than 401 was sent the key set in VS Code
+        assert.doesNotMatch(exchange, /answered HTTP 40[13]/, 'the worker got the stored key and sent it');
         await page.screenshot({ path: path.join(OUT, 'inspector-judge.png') });
         await runCommand(page, 'Agent RL: Open Dashboard');
         await webviewFrame(page, 'section[data-metric="reward"][data-points]');
