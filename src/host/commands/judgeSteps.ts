@@ -73,6 +73,9 @@ export function rubricProblem(text: string): string | undefined {
   return undefined;
 }
 
+/** The largest rubric file read (bytes): the rubric's character limit at UTF-8's longest, so a larger file is refused unread. */
+export const RUBRIC_FILE_MAX_BYTES = 4 * JUDGE_OPTION_SPECS.rubric.maxLength;
+
 /**
  * A workspace file's bytes as a rubric: its UTF-8 text, trimmed, or why not (a binary file, not UTF-8,
  * empty or too long), naming the file (untrusted: a workspace's file name).

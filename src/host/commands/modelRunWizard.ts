@@ -7,6 +7,7 @@
 // there). The run is then confirmed (a judge's address and key variable too), checked and named as
 // every Start Run is (startRun.ts); the choices' config is startRunSteps.ts's, tested there.
 import * as vscode from 'vscode';
+import { messageText } from '../../shared/untrustedText';
 import type { BackendClient } from '../processes/backendClient';
 import {
   DEFAULT_WEIGHT,
@@ -16,6 +17,7 @@ import {
   noKeyQuestion,
   parseWeight,
   REWARD_CHOICES,
+  RUBRIC_FILE_MAX_BYTES,
   rubricFromFile,
   rubricProblem,
   type JudgeChoices,
@@ -134,6 +136,15 @@ async function rubricStep(): Promise<string | undefined> {
       filters: { Rubric: ['md', 'txt'], 'All files': ['*'] },
     })) ?? [];
   if (!file) return undefined;
+  if ((await vscode.workspace.fs.stat(file)).size > RUBRIC_FILE_MAX_BYTES) {
+    void vscode.window.showErrorMessage(
+      messageText(
+        `Agent RL: ${vscode.workspace.asRelativePath(file)} is larger than a rubric can be (${RUBRIC_FILE_MAX_BYTES.toLocaleString('en')} bytes). Fix: choose the file that holds the rubric alone`,
+        900,
+      ),
+    );
+    return undefined;
+  }
   const read = rubricFromFile(vscode.workspace.asRelativePath(file), await vscode.workspace.fs.readFile(file));
   if ('problem' in read) {
     void vscode.window.showErrorMessage(read.problem);

@@ -12,6 +12,7 @@ import {
   noKeyQuestion,
   parseWeight,
   REWARD_CHOICES,
+  RUBRIC_FILE_MAX_BYTES,
   rubricFromFile,
   rubricProblem,
 } from '../../../src/host/commands/judgeSteps';
@@ -62,6 +63,11 @@ describe("Start Run: a judge's reward", () => {
     assert.match(problem(utf8('a\u0000b')), /docs\/rubric\.md holds NUL bytes/);
     assert.match(problem(utf8('  \n')), /docs\/rubric\.md cannot be the rubric: Write what a good trajectory does/);
     assert.match(problem(utf8('x'.repeat(20_001))), /cannot be the rubric: A rubric of at most 20,000 characters/);
+    // the file-size limit (checked before the file is read) admits the longest rubric in the most UTF-8 bytes a
+    // character the limit counts (a UTF-16 unit) takes: 3 (an astral character is 4 bytes for 2 units)
+    const longest = utf8('€'.repeat(20_000));
+    assert.ok(longest.length <= RUBRIC_FILE_MAX_BYTES, `${longest.length} bytes`);
+    assert.ok('rubric' in rubricFromFile('r.md', longest));
     // a workspace's file name is untrusted text: no link or icon syntax reaches the notification
     const hostile = rubricFromFile('[open](command:workbench.action.terminal.new) $(zap).md', utf8(''));
     assert.ok('problem' in hostile);
