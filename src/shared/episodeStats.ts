@@ -7,8 +7,10 @@ export interface EpisodeStats {
   readonly turns: number;
   /** Tokens the policy generated (language models; 0 otherwise). */
   readonly tokens: number;
-  /** Actions that were tool calls (not the final answer or submission). */
+  /** Actions that were tool calls (not the final answer or submission, nor an environment server's step). */
   readonly toolCalls: number;
+  /** Actions that were a step of an environment server (an OpenEnv episode's turns: isEnvironmentStep). */
+  readonly envSteps: number;
   /** Milliseconds the environment reported spending in its tools and sandbox. */
   readonly toolMs: number;
   /** Actions the environment could not parse. */
@@ -47,6 +49,26 @@ const BLOCKED_PATTERNS: readonly [BlockedKind, RegExp][] = [
 /** Actions that end an episode (a final answer or a submission): not tool calls, and their observation answers no call. */
 export const FINAL_ACTIONS: ReadonlySet<string> = new Set(['answer', 'finish', 'submit']);
 
+/**
+ * A turn's observation data when the turn was a step of an environment server: OpenEnv's answer to
+ * step(action) as openenvEnv.ts stores it — the server's observation (or `{ clipped }`), its reward
+ * (null: none sent) and done. Every turn of an OpenEnv episode is one: the model's text is the action
+ * the server's step() takes, not a call of a tool beside the episode.
+ */
+export interface EnvStepData {
+  readonly observation: unknown;
+  readonly reward: number | null;
+  readonly done: boolean;
+}
+
+const ENV_STEP_KEYS: ReadonlySet<string> = new Set<keyof EnvStepData>(['observation', 'reward', 'done']);
+
+/** Whether a stored observation is an environment server's step answer (EnvStepData's keys and no other, done a boolean). */
+export function isEnvironmentStep(observation: Readonly<Record<string, unknown>>): boolean {
+  const keys = Object.keys(observation);
+  return typeof observation.done === 'boolean' && keys.includes('observation') && keys.every((k) => ENV_STEP_KEYS.has(k));
+}
+
 function actionKind(a: unknown): { kind?: string; name?: string } {
   if (typeof a !== 'object' || a === null) return {};
   const o = a as Record<string, unknown>;
@@ -57,6 +79,7 @@ export function episodeStats(turns: readonly TurnView[]): EpisodeStats {
   const blocked: Record<BlockedKind, number> = { timeout: 0, outputCap: 0, network: 0, filesystem: 0, processes: 0, memory: 0 };
   let tokens = 0,
     toolCalls = 0,
+    envSteps = 0,
     toolMs = 0,
     formatErrors = 0,
     badToolCalls = 0,
@@ -66,6 +89,7 @@ export function episodeStats(turns: readonly TurnView[]): EpisodeStats {
     const d = t.observation;
     tokens += typeof t.sampledTokens === 'number' ? t.sampledTokens : 0;
     if (a.kind === 'format_error' || d.formatError === true || d.error === 'format') formatErrors += 1;
+    else if (a.kind === 'tool' && isEnvironmentStep(d)) envSteps += 1;
     else if (a.kind === 'tool' && !FINAL_ACTIONS.has(a.name ?? '')) {
       toolCalls += 1;
       if (typeof d.error === 'string' && d.error !== 'format') badToolCalls += 1;
@@ -77,7 +101,7 @@ export function episodeStats(turns: readonly TurnView[]): EpisodeStats {
     const prev = turns[i - 1];
     if (prev && prev.actionText === t.actionText && prev.observationText === t.observationText) repeated += 1;
   });
-  return { turns: turns.length, tokens, toolCalls, toolMs, formatErrors, badToolCalls, repeatedActions: repeated, blocked };
+  return { turns: turns.length, tokens, toolCalls, envSteps, toolMs, formatErrors, badToolCalls, repeatedActions: repeated, blocked };
 }
 
 /** Per-field means over episodes (what an iteration or an evaluation records). */

@@ -90,6 +90,7 @@ export function inspectorHeader(t: TrajectoryDetail, compute: string, baseWeight
       sampledTokens: sampledCount(u.policy),
     })),
   );
+  const toolsUsed = stats.toolCalls > 0 || stats.envSteps === 0;
   const blocked = BLOCKED_KINDS.filter((k) => stats.blocked[k] > 0).map((k) => `${count(stats.blocked[k])} ${k}`);
   const versions = versionsText(t.turnList);
   const pass = (ok: boolean): string => (ok ? 'pass' : 'fail');
@@ -107,10 +108,12 @@ export function inspectorHeader(t: TrajectoryDetail, compute: string, baseWeight
     stats: [
       plural(stats.turns, 'turn'),
       ...(stats.tokens > 0 ? [`${count(stats.tokens)} generated tokens`] : []),
-      `${count(stats.toolCalls)} tool calls`,
+      // an OpenEnv episode's turns are its server's steps: counted as such, and no tool counts beside them
+      ...(stats.envSteps > 0 ? [`${count(stats.envSteps)} environment steps`] : []),
+      ...(toolsUsed ? [`${count(stats.toolCalls)} tool calls`] : []),
       ...(stats.toolMs > 0 ? [`${duration(stats.toolMs)} in tools`] : []),
       `${count(stats.formatErrors)} format errors`,
-      `${count(stats.badToolCalls)} bad tool calls`,
+      ...(toolsUsed ? [`${count(stats.badToolCalls)} bad tool calls`] : []),
       `${count(stats.repeatedActions)} repeated actions`,
       `blocked by the sandbox: ${blocked.length > 0 ? blocked.join(', ') : 'nothing'}`,
       ...(versions !== undefined ? [versions] : []),

@@ -3,7 +3,7 @@
 // dashboard count alike) — and the warning that tool use collapsed: a tool's calls per episode fell
 // below a set fraction of its level over the run's first iterations (verl #1569: multi-turn tool use
 // collapsing to two turns, found by hand). Stored observations are untrusted: every field is checked.
-import { FINAL_ACTIONS, type TurnView } from './episodeStats';
+import { FINAL_ACTIONS, isEnvironmentStep, type TurnView } from './episodeStats';
 import { fixed } from './format';
 import type { IterationMetrics, ToolHealth } from './types';
 
@@ -22,11 +22,11 @@ export const TOOL_MIN_BASELINE = 0.05;
 /** Iterations in a row, to the last, below the threshold that make a collapse. */
 export const COLLAPSE_ITERATIONS = 2;
 
-/** The tool a turn called (undefined: a final answer, a format error, or not a tool call). */
+/** The tool a turn called (undefined: a final answer, a format error, an environment server's step, or not a tool call). */
 function toolOf(action: unknown, observation: Readonly<Record<string, unknown>>): string | undefined {
   if (typeof action !== 'object' || action === null) return undefined;
   const a = action as Record<string, unknown>;
-  if (a.kind !== 'tool' || typeof a.name !== 'string' || FINAL_ACTIONS.has(a.name)) return undefined;
+  if (a.kind !== 'tool' || typeof a.name !== 'string' || FINAL_ACTIONS.has(a.name) || isEnvironmentStep(observation)) return undefined;
   // a workspace observation names the tool it ran; a code environment's action is its one tool
   return typeof observation.tool === 'string' ? observation.tool : a.name;
 }

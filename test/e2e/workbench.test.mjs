@@ -17,8 +17,9 @@
 // Hugging Face model…" distils the fixture model from a teacher (its heat map by student − teacher) and
 // trains a verifiers environment (issues 51 and 53), and a workspace config file trains an OpenEnv
 // environment whose server its command starts, once the user confirmed it, and Start Run's "An OpenEnv
-// server…" trains one the user runs, at its URL (issue 53). Screenshots go to
-// test/e2e/artifacts/.
+// server…" trains one the user runs, at its URL (issue 53), and its reward step adds a judge's score
+// from the fixture model served by agent-rl serve, whose canary key no page or file holds (issue 51).
+// Screenshots go to test/e2e/artifacts/.
 // Run: npm run test:e2e (builds the .vsix and installs the harness first).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -1867,6 +1868,10 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
     const observations = await frame.$$eval('section.turn pre.obs', (pres) => pres.map((p) => p.textContent));
     assert.equal(observations.length, state.step_count, `one turn per step the server counted: ${JSON.stringify(observations)}`);
     assert.ok(observations.length >= 1 && observations.length <= 2, JSON.stringify(observations));
+    // each turn was a step() of the server, not a tool call (shared/episodeStats.ts isEnvironmentStep)
+    const stats = (await frame.textContent('.episode-stats')) ?? '';
+    assert.match(stats, new RegExp(`^${observations.length} turns · .*${observations.length} environment steps · `));
+    assert.doesNotMatch(stats, /tool calls/);
     const wrong = `No. Say the word ${state.word}.`;
     observations.slice(0, -1).forEach((o) => assert.equal(o, wrong));
     assert.ok([wrong, 'Right.'].includes(observations.at(-1)), JSON.stringify(observations));
@@ -1995,6 +2000,118 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
         await checkWordGameEpisode('e2e-openenv-url', 'inspector-openenv-url.png');
       } finally {
         server.kill('SIGKILL');
+      }
+    },
+  );
+
+  /** Every file under a folder, recursively. */
+  const filesUnder = (dir) =>
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+
+  // issue 51: a judge's reward from Start Run's reward step. The judge is the fixture model served by
+  // `agent-rl serve` on loopback, requiring a canary key that the user sets with Set Judge API Key (VS
+  // Code's secret storage, handed to the run worker in its environment). The fixture's 512-token context
+  // holds no group of four trajectories, so the judge may answer each group HTTP 400 (that group's
+  // error, stored with the request): either way the run completes, the inspector shows the exchange, and
+  // the canary is in no file under the workspace (the database, its WAL, the resume points) nor in any
+  // page's HTML (the inspector, the dashboard, the workbench).
+  it(
+    "Start Run adds a judge's score (endpoint, model, rubric, weight; the address and the key's variable confirmed); the inspector shows the judge's exchange and no page or file holds the key",
+    { timeout: 1_500_000 },
+    async () => {
+      const canary = `e2e-judge-canary-${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
+      const server = spawn(
+        process.execPath,
+        [
+          path.join(ROOT, 'dist', 'cli.js'),
+          'serve',
+          '--model',
+          path.join(ROOT, 'test', 'fixtures', 'hf', 'qwen3'),
+          '--grammar',
+          'judge-scores-4',
+          '--key-env',
+          'AGENT_RL_JUDGE_API_KEY',
+        ],
+        { env: { ...process.env, AGENT_RL_JUDGE_API_KEY: canary }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let served = '';
+      try {
+        const url = await new Promise((resolve, reject) => {
+          const onData = (d) => {
+            served += d.toString();
+            const m = /serving \S+ at (http:\/\/127\.0\.0\.1:\d+\/\S+\/v1)/.exec(served);
+            if (m) resolve(m[1]);
+          };
+          server.stdout.on('data', onData);
+          server.stderr.on('data', onData);
+          server.on('close', (code) => reject(new Error(`agent-rl serve exited (${code}) before serving: ${served}`)));
+        });
+        await page.keyboard.press('Escape');
+        // the key as a user sets it (a password box), before the run whose worker gets it
+        await runCommand(page, 'Agent RL: Set Judge API Key');
+        await answer(page, 'Agent RL: Set Judge API Key', canary);
+        await runCommandAndPick(page, 'Agent RL: Start Run', 'Train a Hugging Face model…');
+        await stepTitled('Start Run — environment');
+        await pick(page, 'Calculator');
+        await stepTitled('which model?');
+        const widget = page.locator('.quick-input-widget');
+        await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Qwen/Qwen3-Fixture' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+        await pick(page, 'Qwen/Qwen3-Fixture');
+        await stepTitled('Start Run — method');
+        await pick(page, 'GRPO');
+        await stepTitled('Start Run — reward');
+        const rewards = (await widget.locator('.quick-input-list .monaco-list-row').allTextContents()).map((l) => l.trim());
+        assert.equal(rewards.length, 2, JSON.stringify(rewards));
+        await pick(page, 'Add a judge');
+        await answer(page, 'Judge: its endpoint', url);
+        await answer(page, 'Judge: its model', 'fixture-judge');
+        await stepTitled('Judge: where the rubric comes from');
+        await pick(page, 'Type It');
+        await answer(page, 'Judge: the rubric (one line)', 'A good trajectory uses the calculator and answers with its result.');
+        await answer(page, 'Judge: its weight', '0.5');
+        // a key is stored, so nothing is asked about it; the address and the variable are shown before anything is sent
+        const dialog = page.locator('.monaco-dialog-box');
+        await dialog.waitFor({ state: 'visible', timeout: 30_000 });
+        const question = (await dialog.textContent()) ?? '';
+        assert.ok(question.includes(`Send each group's trajectories and the key in "AGENT_RL_JUDGE_API_KEY" to "${url}"?`), question);
+        assert.ok(!question.includes(canary), 'the question names the variable, never the key');
+        await dialog.locator('.monaco-button', { hasText: 'Send to the Judge' }).first().click();
+        await answer(page, 'Run name', 'e2e-judge');
+        await runCompleted('e2e-judge', 1_200_000);
+        const shown = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'show', 'e2e-judge', '--db', db], { encoding: 'utf8' });
+        assert.equal(shown.status, 0, shown.stderr);
+        assert.ok(!shown.stdout.includes(canary), 'agent-rl show prints no key');
+
+        await openFirstTrajectory('e2e-judge');
+        let frame;
+        for (let i = 0; i < 60; i++) {
+          frame = await webviewFrame(page, '.outcome-details');
+          if (await frame.$('details.judge-exchange').catch(() => null)) break;
+          await sleep(500);
+        }
+        assert.match((await frame.textContent('details.judge-exchange > summary')) ?? '', /^judge: (failed for this group|t0 scored) /);
+        await frame.click('details.judge-exchange > summary');
+        // the request as sent: the rubric typed in the wizard, and no key
+        const exchange = (await frame.textContent('details.judge-exchange')) ?? '';
+        assert.match(exchange, /A good trajectory uses the calculator and answers with its result\./, exchange.slice(0, 2000));
+        // the server requires the canary: a group it answered other than 401 was sent the key set in VS Code
+        assert.doesNotMatch(exchange, /answered HTTP 40[13]/, 'the worker got the stored key and sent it');
+        await page.screenshot({ path: path.join(OUT, 'inspector-judge.png') });
+        await runCommand(page, 'Agent RL: Open Dashboard');
+        await webviewFrame(page, 'section[data-metric="reward"][data-points]');
+        for (const f of page.frames()) {
+          const html = await f.content().catch(() => '');
+          assert.ok(!html.includes(canary), `a page holds the key: ${f.url().slice(0, 200)}`);
+        }
+        for (const file of filesUnder(dirs.workspace))
+          assert.ok(!fs.readFileSync(file).includes(canary), `${path.relative(dirs.workspace, file)} holds the key`);
+        assert.ok(!served.includes(canary), 'the server printed no key');
+      } finally {
+        server.kill('SIGKILL');
+        // the key removed (an empty entry), so no later run's worker gets it
+        await runCommand(page, 'Agent RL: Set Judge API Key')
+          .then(() => answer(page, 'Agent RL: Set Judge API Key', ''))
+          .catch(() => {});
       }
     },
   );

@@ -613,8 +613,23 @@ function rerunResult(v: ViewInput, t: TrajectoryDetail['turnList'][number]): Bac
   };
 }
 
+/** Why Start Run's wizard steps (judge, reasoning-gym) render nothing stored or imported. */
+const WIZARD_INPUT =
+  "Start Run's wizard: checks, configs and messages on what the user typed or picked in this session, shown as plain text by VS Code's input box and notifications (through messageText); no stored or imported text";
+
 /** Exports of pure host modules that render nothing stored or imported, and why. */
 export const NOT_RENDERERS: Readonly<Record<string, string>> = {
+  'src/host/commands/judgeSteps.ts#judgeUrlProblem': WIZARD_INPUT,
+  'src/host/commands/judgeSteps.ts#judgeModelProblem': WIZARD_INPUT,
+  'src/host/commands/judgeSteps.ts#rubricProblem': WIZARD_INPUT,
+  'src/host/commands/judgeSteps.ts#rubricFromFile':
+    "Start Run's wizard: the rubric file the user picked in this session's open dialog; its workspace-relative name reaches the notification through messageText, its text only the config",
+  'src/host/commands/judgeSteps.ts#parseWeight': WIZARD_INPUT,
+  'src/host/commands/judgeSteps.ts#judgeRewardSection': WIZARD_INPUT,
+  'src/host/commands/judgeSteps.ts#judgeKeyAvailable': 'a yes or no: whether a key is set (never its value)',
+  'src/host/commands/judgeSteps.ts#noKeyQuestion': WIZARD_INPUT,
+  'src/host/commands/reasoningGymSteps.ts#datasetNameProblem': WIZARD_INPUT,
+  'src/host/commands/reasoningGymSteps.ts#reasoningGymEnvOptions': WIZARD_INPUT,
   'src/host/commands/startRunSteps.ts#moduleNameProblem':
     "Start Run's wizard: checks and messages on what the user typed or picked in this session, shown as plain text by VS Code's input box and notifications; no stored or imported text",
   'src/host/commands/startRunSteps.ts#parseEnvArgs':

@@ -4,7 +4,8 @@
 // user says so; a config that runs an agent program (env "agent", or "Your own agent program…") runs
 // only in a trusted workspace and after the user confirmed the exact command, and a verifiers run only once
 // its interpreter (agentRl.verifiersPythonPath where the config names none) imports verifiers; "Train a
-// Hugging Face model…" asks for the environment, the model and the method (modelRunWizard.ts); then a name, and progress from the first second (notification with Cancel, status
+// Hugging Face model…" asks for the environment, the model, the method and on GRPO the reward (modelRunWizard.ts;
+// a judge typed there is confirmed as a config file's is, confirmJudge); then a name, and progress from the first second (notification with Cancel, status
 // bar). Every text from the config (keys, values, file names, the run name) is untrusted: notifications
 // and quick picks get it through messageText, the output channel with its invisible characters marked.
 // Asked for a preset by id (the walkthrough's "Run the Default Experiment", Pick a Model…'s Seed 000), it
@@ -99,7 +100,7 @@ export function savedModel(): string {
   return typeof m === 'string' ? m : '';
 }
 
-async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
+async function pickConfig(backend: BackendClient, storedKeys: () => Readonly<Record<string, string>>): Promise<Picked | undefined> {
   const [files, taskFiles] = await Promise.all([
     vscode.workspace.findFiles('**/*.agentrl.json', '**/node_modules/**', 50),
     vscode.workspace.findFiles('**/*.{jsonl,parquet}', '{**/node_modules/**,**/.agent-rl/**}', 50),
@@ -116,7 +117,7 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
     },
     {
       label: 'Train a Hugging Face model…',
-      description: `pick the environment (calculator, code, your verifiers module or your OpenEnv server), the model and the method: GRPO, RS-SFT or on-policy distillation from a teacher (${FIRST_AGENT_RUN.iterations} iterations of ${FIRST_AGENT_RUN.groupsPerIteration} × ${FIRST_AGENT_RUN.groupSize} episodes)`,
+      description: `pick the environment (calculator, code, your verifiers module, your OpenEnv server or a reasoning-gym task set), the model and the method: GRPO (with a judge's score if you like), RS-SFT or on-policy distillation from a teacher (${FIRST_AGENT_RUN.iterations} iterations of ${FIRST_AGENT_RUN.groupsPerIteration} × ${FIRST_AGENT_RUN.groupSize} episodes)`,
       model: true,
     },
     ...(files.length ? [{ label: 'Config files', kind: vscode.QuickPickItemKind.Separator } as Item] : []),
@@ -133,7 +134,7 @@ async function pickConfig(backend: BackendClient): Promise<Picked | undefined> {
   const choice = await vscode.window.showQuickPick(items, { title: 'Agent RL: Start Run', placeHolder: 'Choose a preset or a *.agentrl.json config' });
   if (!choice) return undefined;
   if (choice.agent) return agentProgramConfig(backend);
-  if (choice.model) return modelRunWizard(backend, pickModel);
+  if (choice.model) return modelRunWizard(backend, pickModel, storedKeys);
   if (choice.tasks) return { config: await taskFileConfig(choice.tasks), file: vscode.workspace.asRelativePath(choice.tasks) };
   if (choice.preset) return withModel(backend, choice.preset);
   if (!choice.file) return undefined;
@@ -402,7 +403,7 @@ export async function startRun(deps: StartRunDeps, request?: StartRunRequest): P
   if (!runs) return;
   const backend = await deps.processes.requireBackend();
   if (!backend) return;
-  const chosen = request ? await presetConfig(backend, request) : await pickConfig(backend);
+  const chosen = request ? await presetConfig(backend, request) : await pickConfig(backend, () => deps.processes.workerEnv());
   if (!chosen) return;
   const picked = { ...chosen, config: withVerifiersPython(chosen.config, verifiersPythonSetting()) };
   if (!(await confirmAgentProgram(picked))) return;

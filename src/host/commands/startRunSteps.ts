@@ -1,11 +1,15 @@
 // Start Run's steps for a Hugging Face model on an environment (issues 51 and 53), the parts that need
 // no VS Code (tested in test/unit/host/startRunSteps.test.ts): the environment step's choices (the
 // calculator, the code sandbox, a verifiers environment: a module name and its arguments as JSON,
-// each checked as typed, or an OpenEnv server the user runs: its URL, checked as typed), the method step's (GRPO, RS-SFT, on-policy distillation from a teacher), the
-// config they make, the verifiers interpreter filled in from the machine setting, and what Start Run
+// each checked as typed, an OpenEnv server the user runs: its URL, checked as typed, or a reasoning-gym
+// task set: reasoningGymSteps.ts), the method step's (GRPO, RS-SFT, on-policy distillation from a
+// teacher), the config they make (with a judge's reward from judgeSteps.ts on GRPO), the verifiers interpreter filled in from the machine setting, and what Start Run
 // says when a teacher or an interpreter is refused before the run starts.
 import { PYTHON_MODULE_NAME } from '../../shared/verifiersOptionSpecs';
 import { messageText } from '../../shared/untrustedText';
+import { judgeRewardSection, type JudgeChoices } from './judgeSteps';
+import { reasoningGymEnvOptions, type ReasoningGymChoices } from './reasoningGymSteps';
+import type { Choice } from './stepChoice';
 
 /**
  * The sizes of a first run Start Run makes without a config file ("Your own agent program…", and a
@@ -14,14 +18,11 @@ import { messageText } from '../../shared/untrustedText';
  */
 export const FIRST_AGENT_RUN = { iterations: 10, groupsPerIteration: 4, groupSize: 4, evalEpisodes: 24 } as const;
 
-export type StepEnv = 'calculator' | 'code' | 'verifiers' | 'openenv';
+/** The environment step's values; 'reasoning-gym' is a workspace environment whose tasks are a generated set. */
+export type StepEnv = 'calculator' | 'code' | 'verifiers' | 'openenv' | 'reasoning-gym';
 export type StepMethod = 'grpo' | 'rs-sft' | 'distill';
 
-export interface Choice<T> {
-  readonly value: T;
-  readonly label: string;
-  readonly description: string;
-}
+export type { Choice } from './stepChoice';
 
 /** The environment step: environments a Hugging Face model trains on with no file of its own, and a verifiers module. */
 export const ENVIRONMENT_CHOICES: readonly Choice<StepEnv>[] = [
@@ -36,6 +37,12 @@ export const ENVIRONMENT_CHOICES: readonly Choice<StepEnv>[] = [
     value: 'openenv',
     label: 'An OpenEnv server…',
     description: 'an environment served by openenv-core that you run (reset, step, state over its WebSocket session), trained unchanged: its URL',
+  },
+  {
+    value: 'reasoning-gym',
+    label: 'A reasoning-gym task set…',
+    description:
+      "one of reasoning-gym's generated datasets, scored by its own score_answer, held out on harder settings (a Python with reasoning-gym: docs/reasoning-gym.md)",
   },
 ];
 
@@ -92,7 +99,10 @@ export function openenvUrlProblem(text: string): string | undefined {
   return undefined;
 }
 
-/** What the steps chose. `verifiers.root`: the folder the module is imported from (the workspace folder); `openenv.url`: the server's address. */
+/**
+ * What the steps chose. `verifiers.root`: the folder the module is imported from (the workspace
+ * folder); `openenv.url`: the server's address; `judge`: a judge's score added to the reward (GRPO only).
+ */
 export interface ModelRunChoices {
   readonly env: StepEnv;
   readonly model: string;
@@ -100,18 +110,23 @@ export interface ModelRunChoices {
   readonly teacher?: string;
   readonly verifiers?: { readonly module: string; readonly args: Record<string, unknown>; readonly root: string };
   readonly openenv?: { readonly url: string };
+  readonly reasoningGym?: ReasoningGymChoices;
+  readonly judge?: JudgeChoices;
 }
 
 /** The run config the steps make (validated by Start Run as any other: the first problem names the field). */
 export function modelRunConfig(c: ModelRunChoices): Record<string, unknown> {
   return {
-    env: c.env,
+    env: c.env === 'reasoning-gym' ? 'workspace' : c.env,
     policy: 'transformer',
     method: c.method,
     ...FIRST_AGENT_RUN,
     ...(c.verifiers ? { envOptions: { root: c.verifiers.root, module: c.verifiers.module, args: c.verifiers.args } } : {}),
     ...(c.openenv ? { envOptions: { url: c.openenv.url } } : {}),
+    ...(c.reasoningGym ? { envOptions: reasoningGymEnvOptions(c.reasoningGym) } : {}),
     policyOptions: { model: c.model, ...(c.method === 'distill' && c.teacher ? { teacher: c.teacher } : {}) },
+    // a judge's score feeds GRPO's group advantages: the config rules refuse it on another method
+    ...(c.judge && c.method === 'grpo' ? { reward: judgeRewardSection(c.judge) } : {}),
   };
 }
 

@@ -40,8 +40,8 @@ export class HostProcesses implements vscode.Disposable {
     private readonly extensionPath: string,
     private readonly output: vscode.OutputChannel,
     private readonly live: LiveRuns,
-    /** What each run worker's environment adds (the judge's key from SecretStorage). */
-    private readonly workerEnv: () => Readonly<Record<string, string>> = () => ({}),
+    /** What each run worker's environment adds (the judge's key from SecretStorage); Start Run's judge step asks whether a key is there. */
+    readonly workerEnv: () => Readonly<Record<string, string>> = () => ({}),
   ) {
     this.ready = this.build();
     this.watch = vscode.workspace.onDidChangeConfiguration((e) => {

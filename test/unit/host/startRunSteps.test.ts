@@ -58,9 +58,10 @@ describe('Start Run: a Hugging Face model on an environment', () => {
           ...(method === 'distill' ? { teacher: '/models/teacher' } : {}),
           ...(env === 'verifiers' ? { verifiers: VERIFIERS } : {}),
           ...(env === 'openenv' ? { openenv: { url: 'http://127.0.0.1:8000' } } : {}),
+          ...(env === 'reasoning-gym' ? { reasoningGym: { dataset: 'basic_arithmetic', heldOut: 'harder' as const, root: '/work/space' } } : {}),
         });
         const c = validateRunConfig(raw);
-        assert.equal(c.env, env);
+        assert.equal(c.env, env === 'reasoning-gym' ? 'workspace' : env);
         assert.equal(c.method, method);
         assert.equal(c.iterations, FIRST_AGENT_RUN.iterations);
         assert.equal(c.groupSize, FIRST_AGENT_RUN.groupSize);
@@ -78,6 +79,11 @@ describe('Start Run: a Hugging Face model on an environment', () => {
           assert.equal(c.envOptions.url, 'http://127.0.0.1:8000');
           assert.deepEqual(c.envOptions.command, [], 'a server at a URL: nothing is started (and nothing asked before the run)');
         }
+        if (c.env === 'workspace') {
+          assert.equal(c.envOptions.taskSet, 'reasoning-gym:basic_arithmetic');
+          assert.equal(c.envOptions.tasks, '', 'no task files: the generated set');
+        }
+        assert.equal(c.reward.judge, undefined, 'no judge unless one is chosen');
       }
   });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { episodeStats, meanStats } from '../../../src/shared/episodeStats';
+import { episodeStats, isEnvironmentStep, meanStats } from '../../../src/shared/episodeStats';
 
 const call = (text: string, obs: string, data: Record<string, unknown> = {}) => ({
   actionText: text,
@@ -53,5 +53,27 @@ describe('episodeStats (seed 001 acceptance metrics)', () => {
       { actionText: 'a', action: 'not an object', observationText: 'o', observation: { durationMs: '1e9', timedOut: 'yes', stderr: 42, error: 7 } },
     ]);
     assert.deepEqual([s.toolMs, s.blocked.timeout, s.badToolCalls, s.toolCalls], [0, 0, 0, 0]);
+  });
+  it("an OpenEnv episode's turns are its server's steps, not tool calls: counted as environment steps", () => {
+    // as openenvEnv.ts stores a step: the action's field name as the tool's, the server's answer as the data
+    const step = (text: string, reward: number | null, done: boolean) => ({
+      actionText: text,
+      action: { kind: 'tool', name: 'message', args: { message: text } },
+      observationText: done ? 'Right.' : 'No.',
+      observation: { observation: { text: done ? 'Right.' : 'No.' }, reward, done },
+    });
+    const s = episodeStats([step('pear', 0, false), step('apple', 1, true)]);
+    assert.deepEqual([s.turns, s.envSteps, s.toolCalls, s.badToolCalls], [2, 2, 0, 0]);
+    assert.ok(isEnvironmentStep({ observation: { clipped: '70000 characters' }, reward: null, done: false }), 'a clipped observation, no reward');
+    // another environment's data is not a step answer: a key of its own, done not a boolean, no observation
+    for (const other of [
+      { observation: {}, reward: 0, done: false, tool: 'search' },
+      { observation: {}, reward: 0, done: 'yes' },
+      { reward: 0, done: true },
+      { exitCode: 0, durationMs: 3 },
+    ])
+      assert.equal(isEnvironmentStep(other), false, JSON.stringify(other));
+    const calls = episodeStats([call('<call>add(3,4)</call>', '<obs>7</obs>', { tool: 'add', done: false })]);
+    assert.deepEqual([calls.toolCalls, calls.envSteps], [1, 0]);
   });
 });

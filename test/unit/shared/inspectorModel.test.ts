@@ -15,6 +15,7 @@ import {
   turnTokensSummary,
 } from '../../../src/shared/inspectorModel';
 import { remoteWorst, nextWorstSort, sortWorst, trajectoryWorst, WORST_MEASURES, worstScopes } from '../../../src/shared/worstTable';
+import type { TrajectoryDetail } from '../../../src/shared/protocol/backendProtocol';
 import type { TrajectoryRescores } from '../../../src/shared/rescore';
 import { tokenRows } from '../../../src/shared/tokenStatsRows';
 import { HOSTILE, rawInvisible } from './hostileInputs';
@@ -43,6 +44,18 @@ describe('inspectorModel: what the trajectory inspector shows', () => {
     assert.match(h.stats, /^2 turns · 5 generated tokens · .* · sampled by policy version 3$/);
     assert.equal(h.compute, 'policy: wasm engine (qwen3)');
     assert.equal(inspectorHeader(trajectory('x'), '').compute, undefined);
+  });
+
+  it("the header counts an OpenEnv episode's turns as environment steps, with no tool counts beside them", () => {
+    const base = trajectory('x');
+    const step = (index: number, done: boolean): TrajectoryDetail['turnList'][number] => ({
+      ...base.turnList[index]!,
+      action: { kind: 'tool', name: 'message', args: { message: 'pear' } },
+      observation: { observation: { text: done ? 'Right.' : 'No.' }, reward: done ? 1 : 0, done },
+    });
+    const h = inspectorHeader({ ...base, turnList: [step(0, false), step(1, true)] }, '');
+    assert.match(h.stats, /^2 turns · 5 generated tokens · 2 environment steps · 0 format errors · 0 repeated actions · blocked by the sandbox: nothing/);
+    assert.doesNotMatch(h.stats, /tool calls/);
   });
 
   it("the policy line says how the run's model held its base weights (8 bits, Q8_0), after the stored compute string", () => {

@@ -7,6 +7,14 @@ import { collapseText, toolCollapses, toolHealthOf } from '../../../src/shared/t
 const call = (name: string, data: Record<string, unknown> = {}) => ({ action: { kind: 'tool', name, args: {} }, observation: data });
 
 describe('toolHealthOf', () => {
+  it("an OpenEnv server's steps are no tool: no tool-health row for its action field", () => {
+    const step = (done: boolean) => ({
+      action: { kind: 'tool', name: 'message', args: { message: 'x' } },
+      observation: { observation: { text: 'No.' }, reward: 0, done },
+    });
+    assert.deepEqual(toolHealthOf([[step(false), step(true)], [step(true)]]), {});
+  });
+
   it('counts each tool over every episode, with its failures, timeouts and latency percentiles', () => {
     const episodes = [
       [call('search', { tool: 'search', durationMs: 10 }), call('search', { tool: 'search', durationMs: 30, error: 'bad_args' }), call('answer')],

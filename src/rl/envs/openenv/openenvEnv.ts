@@ -11,6 +11,7 @@
 // environment's failure (env_error), its error naming the URL and the field.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { EnvStepData } from '../../../shared/episodeStats';
 import { OPENENV_HELD_OUT_SEED_BASE, type OpenEnvOptions } from '../../../shared/optionSpecs';
 import type { EpisodeOutcome, Observation, ParsedAction } from '../../../shared/types';
 import type { Environment, EnvironmentDefinition, RunEnvironment, StepResult, Task, TaskSource } from '../environment';
@@ -44,7 +45,9 @@ function observationOf(answer: OpenEnvAnswer, s: Served, where: string): Observa
   const text = observationText(answer.observation, s.fields.observation, where);
   const json = JSON.stringify(answer.observation);
   const observation = json.length <= MAX_DATA_CHARS ? answer.observation : { clipped: `${json.length} characters, more than ${MAX_DATA_CHARS} kept` };
-  return { text, data: { observation, reward: answer.reward, done: answer.done } };
+  // the shape the inspector and the metrics recognise as an environment step, not a tool call (EnvStepData)
+  const data: EnvStepData = { observation, reward: answer.reward, done: answer.done };
+  return { text, data: { ...data } };
 }
 
 class OpenEnvEpisode implements Environment {
