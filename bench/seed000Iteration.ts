@@ -154,7 +154,9 @@ async function main(): Promise<void> {
   console.log(`  sampling per response token: ${fmt(ratioOf(runs, (s) => s.phases.phaseGenerateMs / Math.max(1, s.responseTokens)))}`);
   console.log(`  peak RSS: ${fmt(ratioOf(runs, (s) => s.peakRssBytes))}`);
   const met = whole.median <= TARGET;
-  console.log(`\ntarget (issue 50): the q8 iteration in ≤ ${TARGET * 100} % of the bfloat16 engine's — ${met ? 'met' : 'MISSED'} (${(whole.median * 100).toFixed(1)} %)`);
+  console.log(
+    `\ntarget (issue 50): the q8 iteration in ≤ ${TARGET * 100} % of the bfloat16 engine's — ${met ? 'met' : 'MISSED'} (${(whole.median * 100).toFixed(1)} %)`,
+  );
   if (OUT) fs.writeFileSync(OUT, `${JSON.stringify({ size: SIZE, pairs: PAIRS, target: TARGET, ratio: whole, runs }, null, 2)}\n`);
   if (!met && !smoke) process.exitCode = 1;
 }
