@@ -294,6 +294,18 @@ class V1Run:
                 f"its package ships its own Env ({envs[0].__name__}: several agents, or an episode of its own), and the workbench plays single-agent tasksets (verifiers' SingleAgentEnv)",
                 "train a taskset without an Env of its own",
             )
+        # verifiers finds a taskset by id: lowercased, and its built-in tasksets (verifiers.v1.tasksets.*)
+        # first, so the id must lead to this module's class and not to another's
+        try:
+            resolved = loaders.taskset_class(MODULE)
+        except Exception as e:
+            resolved = e
+        if resolved is not tasksets[0]:
+            found = f"{resolved.__module__}.{resolved.__name__}" if isinstance(resolved, type) else exception_text(resolved)
+            raise Failure(
+                f"verifiers resolves the taskset id {MODULE!r} to {found}, not to {tasksets[0].__name__} of this module",
+                "rename the module: a lowercase name that no verifiers.v1.tasksets package has",
+            )
         task_cls = tasksets[0].task_type()
         harness = loaders.default_harness_id(MODULE)
         harness = "null" if harness == "bash" else harness
