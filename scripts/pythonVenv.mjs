@@ -22,6 +22,10 @@ export const VENV_SETS = {
   // with a dataset and a vf.Rubric, the API 0.4.0 replaced by verifiers.v1's tasksets and harnesses):
   // src/rl/envs/verifiers, test/fixtures/verifiers
   'verifiers-0.3.1': ['verifiers==0.3.1'],
+  // verifiers 0.4.0 (verifiers.v1: a module exports a vf.Taskset; the same harness reads it, see
+  // docs/verifiers.md), with uv, which 0.4 runs its chat harness with (a PEP 723 script whose packages
+  // uv fetches from PyPI on first use): src/rl/envs/verifiers, test/fixtures/verifiers/vf04_*.py
+  'verifiers-0.4.0': ['verifiers==0.4.0', 'uv==0.13.10'],
   // openenv-core 0.3.0 (Meta / Hugging Face's OpenEnv: an environment as a FastAPI server with reset,
   // step and state over HTTP and a WebSocket /ws session): src/rl/envs/openenv, test/fixtures/openenv
   'openenv-core-0.3.0': ['openenv-core==0.3.0'],

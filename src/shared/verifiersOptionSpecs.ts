@@ -1,5 +1,6 @@
 // The option table of a verifiers environment (env "verifiers", rl/envs/verifiers): a Python module
-// written with Prime Intellect's verifiers library, loaded with load_environment(**args) and played
+// written with Prime Intellect's verifiers library, loaded with load_environment(**args) (0.3.x) or as
+// the vf.Taskset it exports with args as its config (0.4.x), and played
 // through the policy's OpenAI-compatible endpoint, as your own agent program is.
 import type { OptionSpecs } from './fieldSpec';
 import { AGENT_OPTION_SPECS, WORKSPACE_OPTION_SPECS } from './workspaceOptionSpecs';
@@ -19,13 +20,14 @@ export const VERIFIERS_OPTION_SPECS = {
     maxLength: 500,
     default: '',
     description:
-      'The environment: a Python module name (a module or package in root, or one installed in the interpreter, e.g. "vf_gsm8k") whose load_environment(**args) returns a verifiers Environment (SingleTurnEnv, ToolEnv, MultiTurnEnv, …).',
+      'The environment: a Python module name (a module or package in root, or one installed in the interpreter, e.g. "vf_gsm8k") whose load_environment(**args) returns a verifiers Environment (SingleTurnEnv, ToolEnv, MultiTurnEnv, …; verifiers 0.3.x), or that exports a vf.Taskset subclass in __all__ (verifiers 0.4.x, verifiers.v1).',
     reason: 'required: the environment is yours',
   },
   args: {
     kind: 'object',
     default: {},
-    description: 'Keyword arguments of load_environment, as JSON (e.g. {"num_train_examples": 200}).',
+    description:
+      'Keyword arguments of load_environment (0.3.x, e.g. {"num_train_examples": 200}), or the fields of the exported taskset\'s config (0.4.x, e.g. {"num_tasks": 200}), as JSON.',
     reason: "none: the environment's own defaults",
   },
   python: {
@@ -33,7 +35,7 @@ export const VERIFIERS_OPTION_SPECS = {
     maxLength: 4096,
     default: '',
     description:
-      'The Python interpreter with verifiers installed (0.3.x: its load_environment API); empty = $AGENT_RL_VERIFIERS_PYTHON on this machine, else the venv `node scripts/pythonVenv.mjs verifiers-0.3.1` makes where it exists, else python3 on PATH.',
+      'The Python interpreter with verifiers installed (0.3.x reads load_environment modules, 0.4.x verifiers.v1 tasksets: `node scripts/pythonVenv.mjs verifiers-0.4.0` makes one); empty = $AGENT_RL_VERIFIERS_PYTHON on this machine, else the venv `node scripts/pythonVenv.mjs verifiers-0.3.1` makes where it exists, else python3 on PATH.',
     reason: 'the interpreter you installed verifiers into',
   },
   maxTasks: {

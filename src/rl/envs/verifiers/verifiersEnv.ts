@@ -1,8 +1,10 @@
 // A verifiers environment, trained unchanged (env "verifiers"): a Python module written with Prime
 // Intellect's verifiers library (0.3.x: load_environment(**kwargs) → vf.Environment — SingleTurnEnv,
-// ToolEnv, MultiTurnEnv, … — built from a dataset and a vf.Rubric). The workbench starts the user's
-// Python on a harness of its own (python/verifiersHarness.py, passed as `python -c`), one process per
-// run (verifiersServer.ts): it loads the environment once, writes its dataset's rows (the tasks) and
+// ToolEnv, MultiTurnEnv, … — built from a dataset and a vf.Rubric; 0.4.x: a vf.Taskset subclass the
+// module exports, whose tasks' @vf.reward methods score, played by verifiers' own SingleAgentEnv — the
+// harness reads whichever the interpreter's verifiers reads, see docs/verifiers.md). The workbench
+// starts the user's Python on a harness of its own (python/verifiersHarness.py, passed as
+// `python -c`), one process per run (verifiersServer.ts): it loads the environment once, writes its dataset's rows (the tasks) and
 // its eval dataset's (the held-out set; without one, a seeded fraction of the dataset) to a file, then
 // plays each episode as an asyncio task — one row with the environment's own rollout, its client an
 // OpenAI chat-completions client pointed at the episode's base URL on the policy's endpoint, so that
@@ -33,6 +35,9 @@ export class VerifiersEnvError extends AgentEnvError {
 
 /** One dataset row as the harness wrote it: the formatted record (example_id, prompt, answer, info, task, …). */
 type Row = Readonly<Record<string, unknown>>;
+
+/** The harness's rows file: the datasets' rows, and (verifiers 0.4) what it loaded, for the preflight line. */
+type Rows = { train: Row[]; eval: Row[] | null; source?: string };
 
 const rowOf = new WeakMap<Task, { readonly row: Row }>();
 
@@ -90,11 +95,7 @@ function tasksOf(module: string, rows: readonly Row[], split: string): Task[] {
  * Starts the run's harness process and waits until it loaded the environment and wrote its rows; returns
  * it with the rows. Its failure there is an error naming the module (the harness's last stderr line).
  */
-async function startHarness(
-  python: string,
-  root: string,
-  o: VerifiersEnvOptions,
-): Promise<{ server: VerifiersServer; rows: { train: Row[]; eval: Row[] | null } }> {
+async function startHarness(python: string, root: string, o: VerifiersEnvOptions): Promise<{ server: VerifiersServer; rows: Rows }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-rl-verifiers-'));
   const out = path.join(dir, 'rows.json');
   const config = JSON.stringify({ module: o.module, args: o.args, root, out, maxTasks: o.maxTasks, successThreshold: o.successThreshold });
@@ -109,9 +110,9 @@ async function startHarness(
   const server = new VerifiersServer(python, VERIFIERS_HARNESS_PY, config, root, failed);
   try {
     await server.ready(o.loadTimeoutMs);
-    let rows: { train: Row[]; eval: Row[] | null };
+    let rows: Rows;
     try {
-      rows = JSON.parse(fs.readFileSync(out, 'utf8')) as { train: Row[]; eval: Row[] | null };
+      rows = JSON.parse(fs.readFileSync(out, 'utf8')) as Rows;
     } catch (e) {
       throw new VerifiersEnvError(
         `verifiers environment ${o.module}: its dataset rows could not be read as JSON (${(e as Error).message.slice(0, 200)}). Fix: give the dataset plain values (text, numbers, lists, objects)`,
@@ -127,7 +128,7 @@ async function startHarness(
 }
 
 /** The run's tasks: the dataset's rows, held out the eval dataset's (or a seeded fraction of the rows without one). */
-function taskSource(o: VerifiersEnvOptions, rows: { train: Row[]; eval: Row[] | null }): TaskSource {
+function taskSource(o: VerifiersEnvOptions, rows: Rows): TaskSource {
   if (rows.eval) return { train: tasksOf(o.module, rows.train ?? [], 'train'), heldOut: tasksOf(o.module, rows.eval, 'eval') };
   const all = tasksOf(o.module, rows.train ?? [], 'train');
   const held = (t: Task): boolean => unitHash(`${o.splitSeed}:${t.id}`) < o.heldOutFraction;
@@ -175,7 +176,7 @@ export const verifiersEnvironment: EnvironmentDefinition<VerifiersEnvOptions> = 
         tasks,
         cleanup: () => server.stop(),
         describe: (port) =>
-          `verifiers environment: ${o.module}.load_environment(**${JSON.stringify(o.args)}) from ${root}, run by ${python} as you (not sandboxed), its episodes asyncio tasks of one process; policy served at http://127.0.0.1:${port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out rows${rows.eval ? ' (its eval dataset)' : ` (a ${o.heldOutFraction} fraction of its dataset)`}; reward its rubric's`,
+          `verifiers environment: ${typeof rows.source === 'string' ? rows.source : `${o.module}.load_environment(**${JSON.stringify(o.args)})`} from ${root}, run by ${python} as you (not sandboxed), its episodes asyncio tasks of one process; policy served at http://127.0.0.1:${port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out rows${rows.eval ? ' (its eval dataset)' : ` (a ${o.heldOutFraction} fraction of its dataset)`}; reward its rubric's`,
       });
     } catch (e) {
       await server.stop();

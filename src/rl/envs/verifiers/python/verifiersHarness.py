@@ -1,7 +1,15 @@
 # The harness around a verifiers environment (env "verifiers", verifiersEnv.ts), run with the user's
 # Python as `python -c SOURCE CONFIG`, where CONFIG is JSON {"module", "args", "root", "out", "maxTasks",
-# "successThreshold"}. It loads the environment once, writes its datasets to the file `out` as
-# {"train": [row…], "eval": [row…] | null} — a row being the dataset's formatted record (example_id,
+# "successThreshold"}. It reads both of verifiers' environment formats, by the version that Python has:
+#   - 0.3.x: the module's load_environment(**args) returns a vf.Environment; its dataset's rows are the
+#     tasks, its eval_dataset's the held-out set, and an episode is env.run_rollout with its rubric;
+#   - 0.4.x (verifiers.v1): the module exports a vf.Taskset subclass in __all__; args are its config's
+#     fields; its tasks are the rows (no eval split: the workbench holds out a fraction), and an episode
+#     is verifiers' own SingleAgentEnv.run_episode with its plain chat harness (null) on the local
+#     subprocess runtime, the model calls relayed by verifiers' interception server to the endpoint,
+#     scored by the task's @vf.reward methods (see docs/verifiers.md for what that leaves out).
+# It loads the environment once, writes its datasets to the file `out` as
+# {"train": [row…], "eval": [row…] | null, "source"?: text (0.4: what was loaded)} — a row being the dataset's formatted record (example_id,
 # prompt as chat messages, answer, info, task, its other columns; JSON-safe) — and answers {"ready": true}
 # on its stdout; a failure there is one line on stderr, last, naming the module, what failed and the fix
 # (exit 3). Then it plays episodes as asyncio tasks, one JSON command a line on stdin:
@@ -15,8 +23,11 @@
 #     Anything the environment prints goes to the harness's stderr, never into those lines. It ends when
 #     its stdin closes.
 import asyncio
+import contextlib
 import contextvars
 import importlib
+import importlib.util
+import itertools
 import json
 import logging
 import math
@@ -31,16 +42,59 @@ MODULE = CONFIG["module"]
 
 
 class Failure(Exception):
-    # what failed and the fix, as one line naming the module
-    def __init__(self, what, fix):
+    # what failed and the fix, as one line naming the module; detail: text for the episode's stderr
+    # before that line (verifiers 0.4's recorded traceback), where no Python cause carries it
+    def __init__(self, what, fix, detail=""):
         super().__init__(f"verifiers environment {MODULE}: {what}. Fix: {fix}")
+        self.detail = detail
+
+
+# the fixes for an environment of one format on a Python with the other
+FIX_03 = "install verifiers==0.3.1 there (node scripts/pythonVenv.mjs verifiers-0.3.1 makes a venv with it), or name an interpreter that has it in envOptions.python"
+FIX_04 = "install verifiers==0.4.0 there (node scripts/pythonVenv.mjs verifiers-0.4.0 makes a venv with it), or name an interpreter that has it in envOptions.python"
 
 
 def exception_text(e):
     return f"{type(e).__name__}: {e}".splitlines()[0][:500] if str(e) else type(e).__name__
 
 
+def verifiers_version():
+    import verifiers
+
+    try:
+        import importlib.metadata
+
+        return importlib.metadata.version("verifiers")
+    except Exception:
+        return getattr(verifiers, "__version__", "unknown")
+
+
+def reads_v1(version):
+    try:
+        major, minor = (int(p) for p in version.split(".")[:2])
+        return (major, minor) >= (0, 4)
+    except ValueError:
+        import verifiers
+
+        return not hasattr(verifiers, "Environment")
+
+
+def written_for():
+    # which format the module's source reads ("0.4": it imports verifiers.v1; "0.3": it defines
+    # load_environment without it; None: unknown), for an import that failed before it could say
+    try:
+        spec = importlib.util.find_spec(MODULE)
+        with open(spec.origin, encoding="utf-8") as f:
+            text = f.read()
+    except Exception:
+        return None
+    if "verifiers.v1" in text:
+        return "0.4"
+    return "0.3" if "def load_environment" in text else None
+
+
 def load():
+    # the 0.3 Environment, or a V1Run for a 0.4 taskset (by the verifiers this Python has)
     root = CONFIG["root"]
     if root not in sys.path:
         sys.path.insert(0, root)
@@ -49,17 +103,38 @@ def load():
     except Exception as e:
         raise Failure(
             f"this Python ({sys.executable}) cannot import verifiers ({exception_text(e)})",
-            "install it there (pip install verifiers==0.3.1), or name an interpreter that has it in envOptions.python",
+            "install it there (pip install verifiers==0.3.1 for a load_environment module, verifiers==0.4.0 for a verifiers.v1 taskset), or name an interpreter that has it in envOptions.python",
         ) from None
+    version = verifiers_version()
+    # 0.4 and later read verifiers.v1 tasksets (0.3.1 ships an earlier draft of verifiers.v1 beside its
+    # own API: the version, not the package's presence, says which one this Python reads)
+    v1 = reads_v1(version)
+    if v1:
+        v1_process(root)
     try:
         mod = importlib.import_module(MODULE)
     except Exception as e:
         traceback.print_exc()
+        other = written_for()
+        if not v1 and other == "0.4":
+            raise Failure(f"it is a verifiers 0.4 environment (it imports verifiers.v1; {exception_text(e)}), and this Python ({sys.executable}) has verifiers {version}", FIX_04) from None
+        if v1 and other == "0.3":
+            raise Failure(
+                f"it is a verifiers 0.3 environment (load_environment; {exception_text(e)}), and this Python ({sys.executable}) has verifiers {version}, whose API moved to verifiers.v1",
+                FIX_03,
+            ) from None
         raise Failure(
             f"import failed ({exception_text(e)})",
             f"check that {MODULE}.py (or the package) is in {root} or installed in {sys.executable}, and that it imports",
         ) from None
+    if v1:
+        return V1Run(mod, version)
     loader = getattr(mod, "load_environment", None)
+    if not callable(loader) and written_for() == "0.4":
+        raise Failure(
+            f"it is a verifiers 0.4 environment (a verifiers.v1 taskset), and this Python ({sys.executable}) has verifiers {version}, whose verifiers.v1 is an earlier draft the workbench does not read",
+            FIX_04,
+        )
     if not callable(loader):
         raise Failure("the module defines no load_environment function", "define load_environment(**kwargs) returning a verifiers Environment")
     try:
@@ -178,8 +253,163 @@ async def play(env, msg):
     return json.dumps({"reward": float(reward), "success": float(reward) >= CONFIG["successThreshold"], **metrics})
 
 
+# ---- verifiers 0.4 (verifiers.v1) -------------------------------------------------------------------
+
+
+def v1_process(root):
+    # what verifiers 0.4 starts for a rollout inherits this process's environment: its tool servers run
+    # as `python -m <the taskset's module>` (so the module's folder on PYTHONPATH), and its chat harness
+    # is a uv script (so this venv's uv, where pip installed it, first on PATH)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [root, os.environ.get("PYTHONPATH", "")] if p)
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+
+
+class V1Run:
+    # A verifiers 0.4 taskset (the class the module exports in __all__), loaded as verifiers loads it for
+    # vf-eval — vf.load_environment of {"taskset": {"id": module, **args}} — with two choices of the run's
+    # (not the module's): the agent's runtime is verifiers' local subprocess runtime (its default is Prime's
+    # hosted sandboxes), and its harness the taskset's own where it ships one, else verifiers' plain chat
+    # loop `null` (verifiers' default for a plain taskset, `bash`, gives the model a shell on this machine).
+    def __init__(self, mod, version):
+        import verifiers.v1 as vf
+        from verifiers.v1.utils import loaders
+
+        self.vf = vf
+        exported = [getattr(mod, n, None) for n in getattr(mod, "__all__", None) or []]
+        classes = [c for c in exported if isinstance(c, type)]
+        tasksets = [c for c in classes if issubclass(c, vf.Taskset) and c is not vf.Taskset]
+        if not tasksets:
+            if callable(getattr(mod, "load_environment", None)):
+                raise Failure(
+                    f"it is a verifiers 0.3 environment (load_environment returning a vf.Environment), and this Python ({sys.executable}) has verifiers {version}, which reads verifiers.v1 tasksets",
+                    FIX_03,
+                )
+            raise Failure(
+                "the module exports no vf.Taskset subclass in __all__ (a verifiers 0.4 environment) and defines no load_environment (0.3)",
+                'export the taskset class: __all__ = ["MyTaskset"]',
+            )
+        envs = [c for c in classes if issubclass(c, vf.Env)]
+        if envs:
+            raise Failure(
+                f"its package ships its own Env ({envs[0].__name__}: several agents, or an episode of its own), and the workbench plays single-agent tasksets (verifiers' SingleAgentEnv)",
+                "train a taskset without an Env of its own",
+            )
+        # verifiers finds a taskset by id: lowercased, and its built-in tasksets (verifiers.v1.tasksets.*)
+        # first, so the id must lead to this module's class and not to another's
+        try:
+            resolved = loaders.taskset_class(MODULE)
+        except Exception as e:
+            resolved = e
+        if resolved is not tasksets[0]:
+            found = f"{resolved.__module__}.{resolved.__name__}" if isinstance(resolved, type) else exception_text(resolved)
+            raise Failure(
+                f"verifiers resolves the taskset id {MODULE!r} to {found}, not to {tasksets[0].__name__} of this module",
+                "rename the module: a lowercase name that no verifiers.v1.tasksets package has",
+            )
+        task_cls = tasksets[0].task_type()
+        harness = loaders.default_harness_id(MODULE)
+        harness = "null" if harness == "bash" else harness
+        try:
+            needs_box = task_cls.NEEDS_CONTAINER or loaders.harness_class(harness).NEEDS_CONTAINER
+        except Exception:
+            needs_box = False
+        if needs_box:
+            raise Failure(
+                f"its tasks ({task_cls.__name__}) or its harness ({harness}) need a container (NEEDS_CONTAINER), and the workbench runs them on verifiers' local subprocess runtime",
+                "train a taskset whose tasks run without a container",
+            )
+        args = CONFIG["args"]
+        try:
+            config = vf.resolve_env_config({"taskset": {**args, "id": MODULE}, "agent": {"harness": {"id": harness}, "runtime": {"type": "subprocess"}}})
+            self.env = vf.load_environment(config)
+        except Exception as e:
+            traceback.print_exc()
+            raise Failure(
+                f"loading its taskset {tasksets[0].__name__} with {json.dumps(args)[:200]} raised {exception_text(e)}",
+                "check envOptions.args against the fields of the taskset's config",
+            ) from None
+        self.tasks = {}
+        # how the run describes what it loaded (its preflight line)
+        self.source = f"{MODULE}.{tasksets[0].__name__}(**{json.dumps(args)[:200]}) (a verifiers {version} taskset; harness {harness} on verifiers' subprocess runtime)"
+
+    def write_rows(self):
+        # the taskset's tasks as the rows (no eval split in 0.4: held out is the workbench's fraction)
+        taskset = self.env.taskset
+        room = CONFIG["maxTasks"]
+        if not taskset.bounded:
+            raise Failure("its taskset is infinite (INFINITE: its load() never ends)", "bound it with the taskset's own arguments (envOptions.args)")
+        try:
+            tasks = list(itertools.islice(iter(taskset), room + 1))
+        except Exception as e:
+            traceback.print_exc()
+            raise Failure(f"building its tasks raised {exception_text(e)}", "check the data the taskset's load() reads") from None
+        if len(tasks) > room:
+            raise Failure(
+                f"its taskset has more than the {room} rows the run takes (envOptions.maxTasks)",
+                "load fewer rows with the taskset's own arguments (envOptions.args, e.g. a num_tasks its config has), or raise envOptions.maxTasks",
+            )
+        if not tasks:
+            raise Failure("its taskset has no tasks", "give the taskset's load() some rows")
+        rows = []
+        for task in tasks:
+            # the task's data, as verifiers records it on a trace (its defaults left out)
+            row = plain(task.data.model_dump(mode="json", exclude_defaults=True))
+            row["example_id"] = task.data.idx
+            self.tasks[task.data.idx] = task
+            rows.append(row)
+        with open(CONFIG["out"], "w", encoding="utf-8") as f:
+            json.dump({"train": rows, "eval": None, "source": self.source}, f, allow_nan=False)
+
+    def serving(self):
+        return self.env.serving()
+
+    async def play(self, msg):
+        # one episode: verifiers' own run_episode (setup, the harness's turns through the endpoint, the
+        # task's @vf.reward and @vf.metric methods), its client the episode's base URL with the run's key
+        vf = self.vf
+        task = msg["task"]
+        played = self.tasks.get(task["row"].get("example_id"))
+        if played is None:
+            raise Failure(f"task {task['id']} is not one of its taskset's rows", "start the run again")
+        os.environ["AGENT_RL_ENDPOINT_KEY"] = msg["key"]
+        client = vf.EvalClientConfig(base_url=msg["baseUrl"], api_key_var="AGENT_RL_ENDPOINT_KEY")
+        try:
+            episode = await self.env.run_episode(played, vf.ModelContext(model="agent-rl-policy", client=client))
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            raise Failure(f"its rollout of task {task['id']} raised {exception_text(e)}", "run the taskset with vf-eval against any model to find the fault") from e
+        errors = list(episode.errors) + [e for t in episode.traces for e in t.errors]
+        if errors:
+            err = errors[0]
+            text = f"{err.type}: {err.message}".splitlines()[0][:400]
+            if err.type == "TaskError" and " scoring: " in err.message:
+                raise Failure(
+                    f"its rewards raised on task {task['id']} ({text}; verifiers would record no reward)",
+                    "fix the reward method: the run does not train on a broken score",
+                    err.traceback or "",
+                )
+            raise Failure(f"its rollout of task {task['id']} ended with an error ({text})", "see the episode's stderr", err.traceback or "")
+        reward = sum(t.reward for t in episode.traces)
+        extras = {}
+        for t in episode.traces:
+            extras.update({k: r.score for k, r in t.rewards.items() if r is not None})
+            extras.update({k: v for k, v in t.metrics.items() if isinstance(v, (int, float)) and math.isfinite(v)})
+        extras = {k: v for k, v in extras.items() if k not in ("reward", "success")}
+        extras["num_turns"] = sum(t.num_turns for t in episode.traces)
+        if not math.isfinite(reward):
+            raise Failure(f"its rewards gave no finite reward ({reward!r})", "return numbers from the reward methods")
+        return json.dumps({"reward": float(reward), "success": float(reward) >= CONFIG["successThreshold"], **extras})
+
+
 async def serve(env, answer):
     logging.getLogger("verifiers").addHandler(RubricErrors())
+    # a 0.4 taskset's serving resources (verifiers' interception server, shared tool servers), up for the run
+    async with env.serving() if isinstance(env, V1Run) else contextlib.nullcontext():
+        await serve_lines(env, answer)
+
+
+async def serve_lines(env, answer):
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -188,14 +418,14 @@ async def serve(env, answer):
     async def episode(msg):
         n = msg["id"]
         try:
-            line = await play(env, msg)
+            line = await (env.play(msg) if isinstance(env, V1Run) else play(env, msg))
             answer({"id": n, "stdout": line + "\n"})
             answer({"id": n, "exit": 0})
         except asyncio.CancelledError:
             answer({"id": n, "exit": None})
         except Failure as f:
             cause = f.__cause__
-            trace = "".join(traceback.format_exception(cause)) if cause is not None else ""
+            trace = "".join(traceback.format_exception(cause)) if cause is not None else f.detail
             answer({"id": n, "stderr": f"{trace}{f}\n"})
             answer({"id": n, "exit": 3})
         except Exception:
@@ -229,7 +459,10 @@ def main():
             proto.flush()
 
         env = load()
-        tasks_mode(env)
+        if isinstance(env, V1Run):
+            env.write_rows()
+        else:
+            tasks_mode(env)
         answer({"ready": True})
         asyncio.run(serve(env, answer))
     except Failure as f:

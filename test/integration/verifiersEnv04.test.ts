@@ -1,0 +1,210 @@
+// A verifiers 0.4 environment trained unchanged (env "verifiers"), against the real verifiers 0.4.0 from
+// PyPI in its cached virtual environment (scripts/pythonVenv.mjs verifiers-0.4.0; .ci/run makes it, and
+// without it these tests are skipped, saying so). 0.4 moved verifiers' stack to verifiers.v1: a module
+// exports a vf.Taskset whose tasks' @vf.reward methods score, and verifiers' own SingleAgentEnv plays an
+// episode with its chat harness (a uv script of its own), relaying each model call through its
+// interception server to the policy's endpoint. Two tasksets written with that API
+// (test/fixtures/verifiers/vf04_*.py): a single-turn one with two weighted rewards, and a tool one whose
+// tool is a vf.Toolset (an MCP server verifiers starts) and whose @vf.stop ends it after two turns. The
+// policy is a scripted chat model (it answers every request with one fixed text), so the rewards are
+// known. Failures are errors naming the module: a 0.3 module on 0.4, a 0.4 module on 0.3.1, arguments
+// the taskset's config refuses, a taskset larger than maxTasks, a reward that raises.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { validateRunConfig, type RunConfig } from '../../src/shared/runConfig';
+import type { AgentMessage, Trajectory } from '../../src/shared/types';
+import { openEnvironment } from '../../src/rl/envs/registry';
+import type { RunEnvironment, Task } from '../../src/rl/envs/environment';
+import { createPolicy } from '../../src/rl/policies/createPolicy';
+import { initBackend } from '../../src/rl/policies/lm/models/tfjsBackend';
+import type { TransformerPolicy } from '../../src/rl/policies/lm/transformerPolicy';
+import { Rng } from '../../src/rl/random';
+import { runEpisodes } from '../../src/rl/rollout/agentLoop';
+import { Learner } from '../../src/rl/train/learner';
+import { policyRunInfo } from '../../src/rl/train/trainingRun';
+import { ROOT, runCli, tempDir } from '../helpers/cli';
+import { scriptedChatModel } from '../helpers/freshPolicy';
+
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'verifiers');
+const VENVS = process.env.AGENT_RL_VENVS || path.join(os.homedir(), '.cache', 'agent-rl-workbench', 'venvs');
+/** A venv scripts/pythonVenv.mjs made whole (the stamp is written after pip install succeeds), else undefined. */
+function venv(name: string): string | undefined {
+  const python = path.join(VENVS, name, 'bin', 'python');
+  return fs.existsSync(python) && fs.existsSync(path.join(VENVS, name, 'agent-rl-requirements.txt')) ? python : undefined;
+}
+const PYTHON = venv('verifiers-0.4.0') ?? '';
+const SKIP =
+  PYTHON === '' &&
+  `the verifiers 0.4.0 venv is absent or unfinished (${path.join(VENVS, 'verifiers-0.4.0')}): node scripts/pythonVenv.mjs verifiers-0.4.0 makes it, as .ci/run does`;
+/** The tool taskset's scripted answer: a call of its tool (verifiers names it <toolset>_<tool>) in Qwen's (Hermes) format. */
+const CALL = '<tool_call>{"name":"add_toolset_add","arguments":{"numbers":[2,3]}}</tool_call>';
+
+const opened: RunEnvironment[] = [];
+after(async () => {
+  await Promise.all(opened.map((e) => e.dispose()));
+});
+
+function configFor(model: string, module: string, extra: Record<string, unknown> = {}): RunConfig {
+  return validateRunConfig({
+    env: 'verifiers',
+    policy: 'transformer',
+    method: 'grpo',
+    seed: 3,
+    groupSize: 2,
+    groupsPerIteration: 1,
+    algorithm: { warmupSteps: 0, minibatchSize: 0, skipZeroAdvantage: false, learningRate: 1e-2 },
+    envOptions: { root: FIXTURES, module, python: PYTHON, heldOutFraction: 0, ...extra },
+    policyOptions: { model, loraRank: 4, loraAlpha: 8, maxNewTokens: 32, contextLength: 2048 },
+  });
+}
+
+async function open(config: RunConfig): Promise<RunEnvironment> {
+  const run = await openEnvironment(config);
+  opened.push(run);
+  return run;
+}
+
+/** G episodes of `task` through the agent loop. */
+async function play(run: RunEnvironment, policy: TransformerPolicy, task: Task, g = 2): Promise<Trajectory[]> {
+  return runEpisodes(
+    Array.from({ length: g }, (_, i) => ({ task, group: 0, indexInGroup: i })),
+    () => run.create(),
+    policy,
+    { maxTurns: 6, sampleRng: new Rng(3), verifierRng: new Rng(4) },
+  );
+}
+
+const extrasOf = (t: Trajectory): Record<string, unknown> => (t.outcome.details as { extras?: Record<string, unknown> } | undefined)?.extras ?? {};
+
+describe('a verifiers 0.4 environment (env "verifiers", verifiers.v1)', { skip: SKIP }, () => {
+  before(async () => {
+    await initBackend('wasm');
+  });
+
+  it('a single-turn taskset: its tasks are the rows, and its @vf.reward scores the episode’s reward and extras', async () => {
+    const model = scriptedChatModel('apple');
+    const cfg = configFor(model, 'vf04_echo', { args: { num_tasks: 6 } });
+    const run = await open(cfg);
+    const { train, heldOut } = run.tasks();
+    assert.deepEqual(
+      train.map((t) => [t.id, t.prompt]),
+      ['apple', 'river', 'stone', 'cloud', 'lemon', 'tiger'].map((w, i) => [`vf04_echo:train:${i}`, `Say the word ${w}.`]),
+    );
+    assert.equal(heldOut.length, 0, 'no eval split in 0.4 and heldOutFraction 0: nothing held out');
+    assert.match(
+      run.preflight?.() ?? '',
+      /vf04_echo\.EchoTaskset\(\*\*\{"num_tasks": 6\}\) \(a verifiers 0\.4\.0 taskset; harness null on verifiers' subprocess runtime\)/,
+    );
+    const policy = (await createPolicy(cfg, policyRunInfo(cfg), run)) as TransformerPolicy;
+    // "apple" is task 0's word: said_it 1 × 1 + short 1 × 0.5; on task 1 ("river") only short counts
+    for (const [task, reward, saidIt] of [
+      [train[0]!, 1.5, 1],
+      [train[1]!, 0.5, 0],
+    ] as const) {
+      const ts = await play(run, policy, task);
+      for (const t of ts) {
+        assert.equal(t.termination, 'finished', JSON.stringify(t.outcome.details));
+        assert.equal(t.turns.length, 1);
+        const prompt = policy.tokenizer.decode(t.turns[0]!.policy.tokens!.context);
+        assert.match(prompt, /Answer with one word\./, "the task's system prompt reached the template");
+        assert.ok(prompt.includes(task.prompt), 'the task’s prompt is the request');
+        assert.equal(t.turns[0]!.actionText, 'apple');
+        assert.equal(t.outcome.reward, reward);
+        assert.deepEqual(extrasOf(t), { said_it: saidIt, short: 1, num_turns: 1 });
+        assert.equal(t.outcome.success, reward >= 1, 'success is the reward against successThreshold (1)');
+      }
+      ts.forEach((t) => (t.advantage = t.indexInGroup === 0 ? 1 : -1));
+      const report = await new Learner(policy, { method: 'grpo', settings: cfg.algorithm, totalSteps: 1, seed: 1, imitate: 'all' }).update(ts);
+      assert.equal(report.excluded.no_trainable_positions ?? 0, 0);
+      assert.ok(Number.isFinite(report.loss));
+    }
+  });
+
+  it('a tool taskset (a vf.Toolset): verifiers runs the parsed call on its MCP server, and its result continues the sequence', async () => {
+    const model = scriptedChatModel(CALL);
+    const cfg = configFor(model, 'vf04_tools');
+    const run = await open(cfg);
+    assert.equal(run.tasks().train.length, 4);
+    const policy = (await createPolicy(cfg, policyRunInfo(cfg), run)) as TransformerPolicy;
+    const ts = await play(run, policy, run.tasks().train[0]!);
+    for (const t of ts) {
+      const details = JSON.stringify(t.outcome.details);
+      assert.equal(t.termination, 'finished', details);
+      assert.equal(t.turns.length, 2, `its @vf.stop after 2 turns: the call, its result, the call again (${details})`);
+      const [first, second] = t.turns;
+      const stored = (first!.action as { args: { request?: { tools: { function: { name: string } }[] } } }).args.request;
+      assert.deepEqual(
+        stored?.tools.map((x) => x.function.name),
+        ['add_toolset_add'],
+      );
+      assert.equal(first!.actionText, CALL);
+      assert.equal(second!.policy.tokens!.segment, undefined, 'one sequence');
+      const kept = (first!.observation.data as { request: { messages: AgentMessage[] } }).request;
+      assert.deepEqual(
+        kept.messages.map((m) => [m.role, m.content]),
+        [['tool', '5']],
+      );
+      assert.match(policy.tokenizer.decode(second!.policy.tokens!.context), /<tool_response>\n5\n<\/tool_response>/);
+      assert.equal(extrasOf(t).correct, 0, 'its last reply is the call, not the sum');
+      assert.equal(t.outcome.reward, 0);
+    }
+  });
+
+  it('failures are errors naming the module: the other version’s module, arguments its config refuses, too many rows, a reward that raises', async () => {
+    const model = scriptedChatModel('apple');
+    await assert.rejects(
+      openEnvironment(configFor(model, 'vf_echo')),
+      /verifiers environment vf_echo: it is a verifiers 0\.3 environment \(load_environment.*has verifiers 0\.4\.0, whose API moved to verifiers\.v1\. Fix: install verifiers==0\.3\.1/,
+    );
+    const old = venv('verifiers-0.3.1');
+    if (old)
+      await assert.rejects(
+        openEnvironment(configFor(model, 'vf04_echo', { python: old })),
+        /verifiers environment vf04_echo: it is a verifiers 0\.4 environment \(a verifiers\.v1 taskset\), and this Python .* has verifiers 0\.3\.1.*Fix: install verifiers==0\.4\.0/,
+      );
+    await assert.rejects(
+      openEnvironment(configFor(model, 'vf04_echo', { args: { nope: 1 } })),
+      /verifiers environment vf04_echo: loading its taskset EchoTaskset with \{"nope": 1\} raised ValidationError.*Fix: check envOptions\.args/,
+    );
+    await assert.rejects(
+      openEnvironment(configFor(model, 'vf04_echo', { maxTasks: 5 })),
+      /verifiers environment vf04_echo: its taskset has more than the 5 rows the run takes \(envOptions\.maxTasks\)\. Fix: load fewer rows/,
+    );
+    const broken = configFor(model, 'vf04_echo', { args: { task: { broken_reward: true } } });
+    const run = await open(broken);
+    const policy = (await createPolicy(broken, policyRunInfo(broken), run)) as TransformerPolicy;
+    for (const t of await play(run, policy, run.tasks().train[0]!, 1)) {
+      assert.equal(t.termination, 'env_error');
+      assert.equal(t.outcome.reward, 0);
+      assert.match(
+        String((t.outcome.details as { verifierError?: unknown }).verifierError),
+        /verifiers environment vf04_echo: its rewards raised on task vf04_echo:train:0 \(TaskError: task EchoTask scoring: ValueError: the scorer's table is missing/,
+      );
+    }
+  });
+
+  it('a short run through the CLI completes', () => {
+    const dir = tempDir();
+    const cfg = path.join(dir, 'run.agentrl.json');
+    fs.writeFileSync(
+      cfg,
+      JSON.stringify({
+        env: 'verifiers',
+        policy: 'transformer',
+        iterations: 1,
+        groupsPerIteration: 1,
+        groupSize: 2,
+        evalEpisodes: 2,
+        envOptions: { root: FIXTURES, module: 'vf04_echo', python: PYTHON, heldOutFraction: 0.5 },
+        policyOptions: { model: scriptedChatModel('apple'), loraRank: 4, maxNewTokens: 8, contextLength: 2048 },
+      }),
+    );
+    const r = runCli(['train', '--config', cfg, '--db', path.join(dir, 'runs.db')], dir, undefined, 300_000);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /completed/);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
