@@ -153,7 +153,7 @@ export function verifiersMissingMessage(problem: string, setting: string): strin
       ? 'agentRl.verifiersPythonPath'
       : 'no agentRl.verifiersPythonPath, so $AGENT_RL_VERIFIERS_PYTHON, else the cached venv ~/.cache/agent-rl-workbench/venvs/verifiers-0.3.1, else python3';
   return messageText(
-    `Agent RL: the verifiers environment was not started: ${problem} (the interpreter from ${chosen}). Fix: install verifiers there (pip install verifiers==0.3.1), or set agentRl.verifiersPythonPath to a Python that has it (node scripts/pythonVenv.mjs verifiers-0.3.1 makes one)`,
+    `Agent RL: the verifiers environment was not started: ${problem} (the interpreter from ${chosen}). Fix: install verifiers there (pip install verifiers==0.3.1 for a load_environment module, verifiers==0.4.0 for a verifiers.v1 taskset), or set agentRl.verifiersPythonPath to a Python that has it (node scripts/pythonVenv.mjs verifiers-0.3.1 or verifiers-0.4.0 makes one)`,
     900,
   );
 }
