@@ -13,7 +13,8 @@
 #    reported: where the exported keys put it, and the manager's scores once it is found.
 # 4. tools: the exported tool config (multi_turn.tool_config_path) loaded by verl's load_all_tools, the
 #    function verl's agent loop worker calls (experimental/agent_loop/agent_loop.py), with the export folder
-#    on the path as main_ppo.sh puts it; a calculator export's tool then answers a few calls as verl's
+#    on the path as main_ppo.sh puts it, which must make every tool the rows call (their tools_kwargs; the
+#    calculator for the calculator's rows: a calculator export without it fails); its calculator then answers a few calls as verl's
 #    ToolAgentLoop makes them (create, execute, release), checked against the calculator environment's
 #    answers. (verl 0.9.1 ships no SandboxFusionTool; the calculator and code exports name the workbench's
 #    own classes, agent_rl_tools.py. test/integration/verlTools.test.ts runs the code tool against a real
@@ -106,13 +107,24 @@ def main(export_dir, out_file):
     check("data: the parquet files through RLHFDataset and its collate_fn", datasets)
 
     def tools():
+        import pyarrow.parquet as pq
         from verl.tools.tool_registry import load_all_tools
 
-        path = OmegaConf.select(state["config"], "actor_rollout_ref.rollout.multi_turn.tool_config_path")
+        config = state["config"]
+        path = OmegaConf.select(config, "actor_rollout_ref.rollout.multi_turn.tool_config_path")
         loaded = {t.name: t for t in load_all_tools(tool_config_path=path, function_tool_path=None)}
         detail = ", ".join(f"{name} ({type(t).__module__}.{type(t).__name__})" for name, t in loaded.items())
+        # what the rows expect (read here, so this check stands apart from the data check): the tools their
+        # tools_kwargs name, and for the calculator's task set (data_source agent-rl/calculator) the calculator
+        rows = pq.read_table(config.data.train_files, columns=["data_source", "extra_info"]).slice(0, 64).to_pylist()
+        named = sorted({name for r in rows for name, kw in ((r["extra_info"] or {}).get("tools_kwargs") or {}).items() if kw is not None})
+        if any(r["data_source"] == "agent-rl/calculator" for r in rows) and "calculator" not in named:
+            named.append("calculator")
+        missing = [name for name in named if name not in loaded]
+        if missing:
+            raise ValueError(f"the rows call {', '.join(missing)}, which the tool config does not make (load_all_tools made {detail or 'nothing'})")
         if "calculator" not in loaded:
-            return f"load_all_tools made {detail}"
+            return f"load_all_tools made {detail}, the tools the rows name ({', '.join(named) or 'none'}); no calls made (not a calculator export)"
         # the calculator environment's answers to the same calls (calculatorEnv.ts step, without its <obs> tags)
         calls = [
             ({"op": "add", "a": 3, "b": 4}, "7"),

@@ -161,6 +161,23 @@ describe('agent-rl export verl', () => {
     assert.ok(fs.existsSync(path.join(code.out, 'agent_rl_verifier.py')));
   });
 
+  it("the scripts say how to start the sandbox so that it allows the tool's run timeout, and what a cluster needs for PYTHONPATH", () => {
+    const header = (dir: string, name: string): string[] => fs.readFileSync(path.join(dir, name), 'utf8').split('\n').slice(0, 4);
+    // the environment's 5 s default is within the server's 60 s default --max-timeout: nothing to add
+    assert.equal(header(code.out, 'main_ppo.sh')[2], '#   agent-rl sandbox serve --port 8080');
+    // 2 minutes a run: the server would cut run_timeout to 60 s without the flag
+    const slow = exportConfig({ env: 'code', policy: 'transformer', method: 'grpo', envOptions: { taskSet: 'formulas', timeoutMs: 120_000 } });
+    assert.equal(header(slow.out, 'main_ppo.sh')[2], '#   agent-rl sandbox serve --port 8080 --max-timeout 120');
+    assert.equal(header(slow.out, 'ray_job.sh')[2], '# start it as agent-rl sandbox serve --port 8080 --max-timeout 120');
+    const tool = parse(fs.readFileSync(path.join(slow.out, 'agent_rl_tools.yaml'), 'utf8')) as {
+      tools: { config: { timeout_ms: number; num_workers: number } }[];
+    };
+    assert.deepEqual([tool.tools[0]!.config.timeout_ms, tool.tools[0]!.config.num_workers], [120_000, 32]);
+    // an exported variable reaches only the workers this shell's Ray starts: the script says so, before it
+    const script = fs.readFileSync(path.join(code.out, 'main_ppo.sh'), 'utf8');
+    assert.match(script, /ray_job\.sh[^\n]*\n#[^\n]*ray start[^\n]*\nexport PYTHONPATH=/);
+  });
+
   it('a workspace task set exports its prompts and ground truths, which read back through the verl preset and score by exact match', async () => {
     const dir = tempDir('agent-rl-export-');
     const tasks = Array.from({ length: 10 }, (_, i) => ({ id: `q${i}`, prompt: `What is ${i} + ${i}?`, answer: 2 * i, split: i < 7 ? 'train' : 'test' }));

@@ -6,7 +6,8 @@
 // each observation must be the one the workbench's environment gives for the same action (the code
 // environment's formatExecution of the same program on the same warm pool; the calculator environment's
 // step). Twice: with verl 0.9.1 itself, in the peers venv (scripts/peersVenv.mjs; skipped, saying so,
-// where it is absent), and with the copy of verl's older tool registry in test/fixtures/verl/lib (always).
+// where it is absent), the calls made by its ToolAgentLoop._call_tool, and with the copy of verl's older
+// tool registry in test/fixtures/verl/lib and of _call_tool in the driver (always).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -57,6 +58,8 @@ const CALCULATIONS: [Record<string, unknown>, string][] = [
   [{ op: 'pow', a: 2, b: 3 }, 'pow(2,3)'],
   [{ op: 'mul', a: 2, b: 'x' }, 'mul(2,x)'],
   [{ op: 'sub', a: '12', b: 30 }, 'sub(12,30)'],
+  // Arabic-Indic three: a digit to Python's \d and int(), not to the environment's /^-?\d{1,15}$/
+  [{ op: 'add', a: '\u0663', b: 4 }, 'add(\u0663,4)'],
 ];
 
 // the two figures that differ by design: how long a killed program ran, and the output cap's count (the
@@ -154,6 +157,7 @@ describe("the calculator and code exports' verl tools", { timeout: 900_000 }, ()
       timeout_ms: CODE_OPTIONS.timeoutMs,
       memory_limit_mb: 512,
       tail_bytes: CODE_OPTIONS.tailBytes,
+      num_workers: 32,
     });
     // verl imports the class by module name: the script puts the folder on the path
     assert.match(fs.readFileSync(path.join(code, 'main_ppo.sh'), 'utf8'), /^export PYTHONPATH='?.*verl'?\$\{PYTHONPATH:\+:\$PYTHONPATH\}$/m);
@@ -191,6 +195,7 @@ describe("the calculator and code exports' verl tools", { timeout: 900_000 }, ()
       calcExpected,
     );
     assert.deepEqual(calcExpected.slice(0, 3), ['7', '-4', 'error: division by zero']);
+    assert.match(calcExpected[6]!, /^error: invalid args \u0663,4; use two integers$/);
     return got.verl;
   }
 

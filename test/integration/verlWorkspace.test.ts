@@ -13,6 +13,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
 import type { RunEnvironment, Task } from '../../src/rl/envs/environment';
 import { Rng } from '../../src/rl/random';
 import type { EpisodeOutcome } from '../../src/shared/types';
@@ -128,6 +129,12 @@ describe(`verl export of a workspace environment: verl's BaseTool and compute_sc
     assert.doesNotMatch(script, /\s'?custom_reward_function\.\w+=/);
     assert.match(script, /multi_turn\.max_tool_response_length=8592/, "verl's 256-character default would cut tool responses the workbench shows whole");
     assert.match(script, /export PYTHONPATH=/);
+    // the tools wait for the sandbox on their own threads (num_workers), not verl's default executor
+    const entries = (parse(fs.readFileSync(path.join(out, 'agent_rl_tools.yaml'), 'utf8')) as { tools: { config: Record<string, unknown> }[] }).tools;
+    assert.deepEqual(
+      entries.map((e) => e.config),
+      entries.map(() => ({ type: 'native', num_workers: 32 })),
+    );
     const rows = await readRows(path.join(out, 'train.parquet'));
     assert.equal(rows.length, env.tasks().train.length);
     const first = rows[0] as { extra_info: { task_id: string; need_tools_kwargs: boolean; tools_kwargs: Record<string, unknown>; agent_rl_task: string } };

@@ -25,6 +25,18 @@ const VERSION_NOTE =
   `# The keys are verl ${VERL_VERSION}'s. With verl <= 0.8, rename reward.custom_reward_function.* to the top-level\n` +
   `# custom_reward_function.* (0.9.1 reads only the former); the *micro_batch_size_per_gpu keys are accepted there too.\n`;
 
+/** `agent-rl sandbox serve`'s default --max-timeout (s): it cuts a longer run_timeout to this, silently. */
+const SERVE_MAX_TIMEOUT_S = 60;
+
+/**
+ * The command that starts the sandbox, with --max-timeout raised where the export's tools ask for more
+ * than the server's default (a long timeoutMs, a workspace episode's replay), so a run is not cut short.
+ */
+export function serveCommand(sandboxSeconds: number | undefined): string {
+  const seconds = Math.ceil(sandboxSeconds ?? 0);
+  return `agent-rl sandbox serve --port 8080${seconds > SERVE_MAX_TIMEOUT_S ? ` --max-timeout ${seconds}` : ''}`;
+}
+
 export interface VerlExportOptions {
   readonly outDir: string;
   /** The /run_code URL verl's tool and reward call (with ?token=T when the server needs one). */
@@ -94,8 +106,13 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
   const rayJob = rayJobCommand(verlOverrides(config, relative, launch), out);
   fs.mkdirSync(out, { recursive: true });
   // verl's tool registry imports the tool class by module name: the folder goes on the workers' path
-  // (a Ray job's working_dir is on it already)
-  const pythonPath = `export PYTHONPATH=${shellQuote(out)}\${PYTHONPATH:+:$PYTHONPATH}\n`;
+  // (a Ray job's working_dir is on it already). An exported variable reaches only the Ray workers this
+  // shell's ray.init starts: the comment says what a cluster started with `ray start` needs.
+  const pythonPath =
+    `# PYTHONPATH reaches the Ray workers this script starts. On a cluster started with \`ray start\`, use ray_job.sh, or export it\n` +
+    `# on every node before \`ray start\` (this folder at the same path on each, as the data paths below need too).\n` +
+    `export PYTHONPATH=${shellQuote(out)}\${PYTHONPATH:+:$PYTHONPATH}\n`;
+  const serve = serveCommand(workspace?.sandboxSeconds ?? tools?.sandboxSeconds);
   const formatWeight = config.env === 'calculator' ? config.envOptions.formatWeight : 0;
   const writes: [string, string | Uint8Array][] = [
     ['train.parquet', await verlParquet(set.train)],
@@ -105,11 +122,11 @@ export async function exportVerl(config: RunConfig, o: VerlExportOptions): Promi
     // would end the comment and make the rest of the name a command of the script
     [
       'main_ppo.sh',
-      `#!/bin/sh\n# ${oneLine(config.name || config.env, 200)}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   agent-rl sandbox serve --port 8080\n${VERSION_NOTE}set -e\n${pythonPath}${mainPpo}\n`,
+      `#!/bin/sh\n# ${oneLine(config.name || config.env, 200)}: verl GRPO on one machine or inside an allocated node. Start the sandbox first:\n#   ${serve}\n${VERSION_NOTE}set -e\n${pythonPath}${mainPpo}\n`,
     ],
     [
       'ray_job.sh',
-      `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in ${workspace ? 'agent_rl_workspace.json' : `${BUILTIN_TOOL_CONFIG} and agent_rl_reward.json`} must be reachable from the workers.\n${VERSION_NOTE}set -e\n${rayJob}\n`,
+      `#!/bin/sh\n# The same run as a Ray job. The sandbox URL in ${workspace ? 'agent_rl_workspace.json' : `${BUILTIN_TOOL_CONFIG} and agent_rl_reward.json`} must be reachable from the workers;\n# start it as ${serve}\n${VERSION_NOTE}set -e\n${rayJob}\n`,
     ],
   ];
   for (const [name, content] of writes) {

@@ -47,7 +47,10 @@ export function verlSchema(tools: readonly [string, readonly string[]][], taskJs
   ];
 }
 
-/** The built-in task sets' schema: verl's code_interpreter with the ground truth. */
+/**
+ * The schema of an export with no rows (schemaOf's fallback): one tool, code_interpreter, with the ground
+ * truth. Rows carry their own tools (the calculator's `calculator`, a workspace's), read from the first.
+ */
 export const VERL_SCHEMA: readonly SchemaElement[] = verlSchema([['code_interpreter', ['ground_truth']]], false);
 
 const COLUMNS = ['data_source', 'agent_name', 'prompt', 'ability', 'reward_model', 'extra_info'] as const;

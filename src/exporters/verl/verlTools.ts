@@ -30,7 +30,15 @@ export interface CodeToolConfig {
   readonly memory_limit_mb: number;
   /** Bytes of stdout and of stderr the observation keeps (their tails), as the environment's tailBytes. */
   readonly tail_bytes: number;
+  /** Threads the tool's sandbox requests wait on (its own pool, not verl's default executor): the most in flight per agent-loop worker. */
+  readonly num_workers: number;
 }
+
+/**
+ * num_workers written in the tool configs (sandboxClient.py's DEFAULT_NUM_WORKERS): sandbox requests one
+ * verl agent-loop worker process has in flight at most; they only wait on the network, so a thread each.
+ */
+export const TOOL_WORKERS = 32;
 
 export interface BuiltinTools {
   /** name → content, written in the export folder. */
@@ -40,6 +48,8 @@ export interface BuiltinTools {
    * the environment's observations: the code tool's two tails and its status lines.
    */
   readonly toolResponseChars?: number;
+  /** The longest run_timeout (seconds) the tool asks the sandbox for; absent when it sends no code. */
+  readonly sandboxSeconds?: number;
 }
 
 const calculatorEntry = {
@@ -91,6 +101,11 @@ export function builtinTools(config: RunConfig, sandboxUrl: string): BuiltinTool
     timeout_ms: timeoutMs,
     memory_limit_mb: Math.round(DEFAULT_LIMITS.memoryBytes / 2 ** 20),
     tail_bytes: tailBytes,
+    num_workers: TOOL_WORKERS,
   };
-  return { files: [[BUILTIN_TOOL_CONFIG, stringify({ tools: [codeEntry(code)] })], module], toolResponseChars: 2 * tailBytes + 200 };
+  return {
+    files: [[BUILTIN_TOOL_CONFIG, stringify({ tools: [codeEntry(code)] })], module],
+    toolResponseChars: 2 * tailBytes + 200,
+    sandboxSeconds: timeoutMs / 1000,
+  };
 }

@@ -22,6 +22,7 @@ import { prepareWorkspace, type PreparedWorkspace } from '../../rl/envs/workspac
 import { scalarText, workspaceTaskData } from '../../rl/envs/workspace/taskRecords';
 import { TOOL_RUNNER_PY, WORKSPACE_REWARD_PY, WORKSPACE_TOOL_PY } from './workspacePy.generated';
 import { VerlExportError, WORKSPACE_SOURCE, type ChatMessage, type VerlRow, type VerlTaskSet } from './verlTasks';
+import { TOOL_WORKERS } from './verlTools';
 
 export const WORKSPACE_TOOL_CONFIG = 'agent_rl_tools.yaml';
 export const WORKSPACE_REWARD_FILE = 'agent_rl_workspace_reward.py';
@@ -84,8 +85,9 @@ export function workspaceToolConfigYaml(tools: readonly ToolSpec[]): string {
   return stringify({
     tools: tools.map((t) => ({
       class_name: `${WORKSPACE_TOOL_MODULE}.AgentRlWorkspaceTool`,
-      // the sandbox and the tool file are in agent_rl_workspace.json, beside the module
-      config: { type: 'native' },
+      // the sandbox and the tool file are in agent_rl_workspace.json, beside the module; num_workers: the
+      // threads the calls wait for the sandbox on (one pool for the file's tools, not verl's default executor)
+      config: { type: 'native', num_workers: TOOL_WORKERS },
       tool_schema: {
         type: 'function',
         function: {
@@ -178,10 +180,18 @@ export function workspaceSettings(p: PreparedWorkspace, sandboxUrl: string): Rec
  */
 export const toolResponseChars = (p: PreparedWorkspace): number => 2 * p.options.limits.tailBytes + 400;
 
+/**
+ * The longest run_timeout (seconds) the exported tool and reward ask the sandbox for: an episode's replay
+ * (workspaceSession.py run_in_sandbox) gets timeoutMs for each call and one more for the import, up to
+ * maxCalls calls.
+ */
+export const workspaceSandboxSeconds = (p: PreparedWorkspace): number => (p.options.limits.timeoutMs / 1000) * (Math.max(1, p.options.maxCalls) + 1);
+
 export interface WorkspaceExport {
   readonly set: VerlTaskSet;
   readonly files: [string, string][];
   readonly toolResponseChars: number;
+  readonly sandboxSeconds: number;
 }
 
 /** Loads and checks the workspace (tasks, tools, the reward on a recorded episode) and builds its export. */
@@ -206,7 +216,7 @@ export async function exportWorkspace(config: RunConfig, sandboxUrl: string): Pr
       throw new VerlExportError(
         `envOptions.tools and envOptions.reward are both named ${p.toolFile.name}: the export copies both into ${ENV_DIR}/. Fix: rename one of the files`,
       );
-    return { set: workspaceRows(p), files, toolResponseChars: toolResponseChars(p) };
+    return { set: workspaceRows(p), files, toolResponseChars: toolResponseChars(p), sandboxSeconds: workspaceSandboxSeconds(p) };
   } finally {
     await p.close();
   }

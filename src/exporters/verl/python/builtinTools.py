@@ -12,15 +12,19 @@
 #   AgentRlCodeTool        the code environment's execute_code: the model's code run in `agent-rl sandbox
 #                          serve`, its output shown as the code environment shows an execution
 # AgentRlCodeTool's config (written by `agent-rl export verl`): sandbox_url (the /run_code URL, which
-# AGENT_RL_SANDBOX_URL overrides), timeout_ms, memory_limit_mb, tail_bytes (the environment's limits).
+# AGENT_RL_SANDBOX_URL overrides), timeout_ms, memory_limit_mb, tail_bytes (the environment's limits),
+# num_workers (the threads its requests wait on, tool_executor: at most that many in flight per verl
+# agent-loop worker process; absent, 32).
 import re
 
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import ToolResponse
 
 CALCULATOR_OPS = ("add", "sub", "mul", "div")
-# the calculator environment's integer argument (calculatorEnv.ts INT_RE)
-INTEGER = re.compile(r"^-?\d{1,15}$")
+# the calculator environment's integer argument (calculatorEnv.ts INT_RE, /^-?\d{1,15}$/): JavaScript's \d
+# and $ are ASCII digits and the very end, where Python's \d takes any Unicode digit (int() reads them,
+# "٣" is 3) and $ also matches before a final newline
+INTEGER = re.compile(r"-?[0-9]{1,15}\Z")
 # the server's message when its output cap killed the code (fusionProtocol.ts runOutcome)
 OUTPUT_CAPPED = re.compile(r"^output passed (\d+) bytes")
 
@@ -108,6 +112,7 @@ class AgentRlCodeTool(BaseTool):
         self.seconds = config["timeout_ms"] / 1000.0
         self.memory_mb = config["memory_limit_mb"]
         self.tail_bytes = config["tail_bytes"]
+        self.executor = tool_executor(config, self.name)
 
     def run(self, code):
         """The server's RunCodeResponse for one program (raises SandboxUnavailable when the server cannot be reached)."""
@@ -121,7 +126,7 @@ class AgentRlCodeTool(BaseTool):
             # the environment reads code from a ```python block, so it always has text; a call here may not
             text = 'format error: %s needs "code", the Python to run, as text' % self.name
             return ToolResponse(text=text), 0.0, {"format_error": True}
-        response = await asyncio.get_running_loop().run_in_executor(None, lambda: self.run(code))
+        response = await asyncio.get_running_loop().run_in_executor(self.executor, lambda: self.run(code))
         run = response.get("run_result") or {}
         metrics = {"timed_out": run.get("status") == "TimeLimitExceeded", "sandbox_error": response.get("status") == "SandboxError",
                    "exit_code": run.get("return_code")}

@@ -46,10 +46,6 @@ def run_in_sandbox(file, calls, reward=None):
     return answers, ("crashed", "the tool process exited (code %s)%s" % (run.get("return_code"), ": " + tail[0] if tail else ""))
 
 
-async def run_in_sandbox_async(file, calls, reward=None):
-    return await asyncio.get_running_loop().run_in_executor(None, lambda: run_in_sandbox(file, calls, reward))
-
-
 def result_body(reply):
     """A call's result as the model reads it (the workbench's toolResultBody)."""
     if reply.get("ok"):

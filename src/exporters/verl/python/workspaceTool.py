@@ -23,6 +23,11 @@ _locks = {}
 class AgentRlWorkspaceTool(BaseTool):
     """One tool of the workspace's tool file, run in the agent-rl sandbox server."""
 
+    def __init__(self, config, tool_schema):
+        super().__init__(config, tool_schema)
+        # the calls wait for the sandbox on the tools' own threads, not verl's default executor (tool_executor)
+        self.executor = tool_executor(config, self.name)
+
     async def create(self, instance_id=None, **kwargs):
         if instance_id is None:
             instance_id = uuid.uuid4().hex
@@ -43,7 +48,7 @@ class AgentRlWorkspaceTool(BaseTool):
         try:
             async with lock[0]:
                 # parameters: what verl parsed from the model's JSON; it goes to the sandbox as data
-                reply, metrics = await asyncio.get_running_loop().run_in_executor(None, lambda: Episode(state).call(TOOL_FILE, self.name, parameters))
+                reply, metrics = await asyncio.get_running_loop().run_in_executor(self.executor, lambda: Episode(state).call(TOOL_FILE, self.name, parameters))
         finally:
             lock[1] -= 1
             if lock[1] == 0:
