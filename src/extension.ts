@@ -21,7 +21,13 @@ export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Agent RL');
   const live = new LiveRuns();
   const judgeKey = new JudgeKey(context.secrets);
-  const processes = new HostProcesses(context.extensionPath, output, live, () => judgeKey.env());
+  const processes = new HostProcesses(
+    context.extensionPath,
+    output,
+    live,
+    () => judgeKey.env(),
+    () => judgeKey.isSet(),
+  );
   const backend = () => processes.backend();
   const tree = new RunsTree(backend, maxTextLength);
   const view = vscode.window.createTreeView<RunsNode>('agentRl.runs', { treeDataProvider: tree, showCollapseAll: true });

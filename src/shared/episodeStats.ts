@@ -53,18 +53,25 @@ export const FINAL_ACTIONS: ReadonlySet<string> = new Set(['answer', 'finish', '
  * A turn's observation data when the turn was a step of an environment server: OpenEnv's answer to
  * step(action) as openenvEnv.ts stores it — the server's observation (or `{ clipped }`), its reward
  * (null: none sent) and done. Every turn of an OpenEnv episode is one: the model's text is the action
- * the server's step() takes, not a call of a tool beside the episode.
+ * the server's step() takes, not a call of a tool beside the episode. `step: "env"` marks the turns
+ * stored since it was added; turns stored before have the three other keys alone (the shape check).
  */
 export interface EnvStepData {
+  readonly step: 'env';
   readonly observation: unknown;
   readonly reward: number | null;
   readonly done: boolean;
 }
 
+/** The keys of a step stored before the marker (EnvStepData without `step`). */
 const ENV_STEP_KEYS: ReadonlySet<string> = new Set<keyof EnvStepData>(['observation', 'reward', 'done']);
 
-/** Whether a stored observation is an environment server's step answer (EnvStepData's keys and no other, done a boolean). */
+/**
+ * Whether a stored observation is an environment server's step answer: marked `step: "env"` (new turns),
+ * or a turn stored before the marker with EnvStepData's other keys and no other, done a boolean.
+ */
 export function isEnvironmentStep(observation: Readonly<Record<string, unknown>>): boolean {
+  if (observation.step === 'env') return true;
   const keys = Object.keys(observation);
   return typeof observation.done === 'boolean' && keys.includes('observation') && keys.every((k) => ENV_STEP_KEYS.has(k));
 }

@@ -7,6 +7,26 @@ import type { ConfigIssue } from './fieldSpec';
 /** An environment variable's name as POSIX shells write one. */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * What in a judge's endpoint could carry a credential (a user name, a password, a query such as
+ * ?api_key=…, a fragment), named for the message; empty when none. The key belongs in the variable
+ * apiKeyEnv names (or Set Judge API Key), never in an address a config or the database stores.
+ */
+export function judgeUrlCredentialParts(url: string): readonly string[] {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return []; // not a URL: the endpoint rule says so
+  }
+  const parts: string[] = [];
+  if (u.username !== '') parts.push('a user name');
+  if (u.password !== '') parts.push('a password');
+  if (u.search !== '' || url.includes('?')) parts.push('a query (?…)');
+  if (u.hash !== '' || url.includes('#')) parts.push('a fragment (#…)');
+  return parts;
+}
+
 export const JUDGE_RULES: readonly ConfigRule[] = [
   {
     id: 'judge-needs-endpoint-model-rubric',
@@ -29,6 +49,22 @@ export const JUDGE_RULES: readonly ConfigRule[] = [
       if (j.rubric === '')
         out.push(...issue('reward.judge.rubric', j.rubric, 'a judge needs a rubric to score against', 'write what a good trajectory does, in words'));
       return out;
+    },
+  },
+  {
+    id: 'judge-url-no-credentials',
+    description: "reward.judge.baseUrl carries no user name, password, query or fragment: the key goes in apiKeyEnv's variable, never in the address.",
+    check({ reward }) {
+      const url = reward.judge?.baseUrl;
+      const parts = typeof url === 'string' ? judgeUrlCredentialParts(url) : [];
+      if (parts.length === 0) return [];
+      // the address may hold a key: it is not echoed
+      return issue(
+        'reward.judge.baseUrl',
+        '(hidden)',
+        `holds ${parts.join(' and ')}, which can carry a credential that would be stored with the run`,
+        'name the endpoint alone up to /v1 (e.g. "https://api.example.com/v1") and put the key in the variable reward.judge.apiKeyEnv names (or Agent RL: Set Judge API Key)',
+      );
     },
   },
   {

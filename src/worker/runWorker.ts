@@ -5,7 +5,9 @@
 import '../store/nodeFloorGuard'; // first: refuses a Node older than the floor before better-sqlite3 loads
 import type { HostToWorker, WorkerToHost } from '../shared/protocol/workerProtocol';
 import { isHostToWorker } from '../shared/protocol/workerProtocol';
+import { JUDGE_OPTION_SPECS } from '../shared/judgeSettings';
 import { validateRunConfig } from '../shared/runConfig';
+import { takeJudgeKey } from '../rl/train/judge/judgeKeyStore';
 import { findingRecord, healthContextOf, healthFindings, type FindingRecord } from '../shared/health/findings';
 import type { IterationMetrics } from '../shared/types';
 import { storedFindings } from '../store/storedFindings';
@@ -100,6 +102,9 @@ function runFindings(db: string, busyTimeoutMs: number, runId: number): FindingR
 }
 
 function main(): void {
+  // first: the key the host hands a judged run's worker (SecretStorage's, judgeKeyCommand.ts) leaves
+  // process.env for memory before anything can start a program that would inherit it
+  takeJudgeKey(JUDGE_OPTION_SPECS.apiKeyEnv.default);
   if (!process.send) {
     process.stderr.write('agent-rl worker: start me with child_process.fork (an IPC channel is required)\n');
     process.exit(2);

@@ -218,8 +218,12 @@ export async function pick(page, text) {
  * after it appears overwrote a fill made at once, and a run started under its default name in CI), and
  * the whole again when Enter left the box open (the file dialog rewrote a typed path with the folder it
  * had listed, and Enter opened the folder): three tries, then it fails naming what the box shows.
+ * `redact`: TEXT is a secret (the judge's canary key): the errors say how long the text was and whether
+ * the box held it, never the text or what the box shows.
  */
-export async function answer(page, title, text) {
+export async function answer(page, title, text, { redact = false } = {}) {
+  const shown = async (value) => (redact ? `(hidden: ${value.length} characters, ${value === text ? 'the text typed' : 'not the text typed'})` : `"${value}"`);
+  const typed = redact ? `(hidden: ${text.length} characters)` : `"${text}"`;
   const widget = page.locator('.quick-input-widget');
   const heading = widget.locator('.quick-input-title', { hasText: title });
   await heading.waitFor({ state: 'visible', timeout: 30_000 });
@@ -227,7 +231,7 @@ export async function answer(page, title, text) {
   for (let attempt = 1; ; attempt++) {
     let fills = 0;
     do {
-      if (++fills > 5) throw new Error(`the input box "${title}" did not keep "${text}": it shows "${await input.inputValue()}"`);
+      if (++fills > 5) throw new Error(`the input box "${title}" did not keep ${typed}: it shows ${await shown(await input.inputValue())}`);
       await input.fill(text);
       await sleep(200);
     } while ((await input.inputValue()) !== text);
@@ -237,7 +241,7 @@ export async function answer(page, title, text) {
       () => false,
     );
     if (closed) return;
-    if (attempt === 3) throw new Error(`the input box "${title}" did not take "${text}": it shows "${await input.inputValue()}"`);
+    if (attempt === 3) throw new Error(`the input box "${title}" did not take ${typed}: it shows ${await shown(await input.inputValue())}`);
   }
 }
 

@@ -2049,7 +2049,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
         await page.keyboard.press('Escape');
         // the key as a user sets it (a password box), before the run whose worker gets it
         await runCommand(page, 'Agent RL: Set Judge API Key');
-        await answer(page, 'Agent RL: Set Judge API Key', canary);
+        await answer(page, 'Agent RL: Set Judge API Key', canary, { redact: true });
         await runCommandAndPick(page, 'Agent RL: Start Run', 'Train a Hugging Face model…');
         await stepTitled('Start Run — environment');
         await pick(page, 'Calculator');

@@ -1,7 +1,8 @@
 // Agent RL: Set Judge API Key (issue 51) — the key of a judge's endpoint (reward.judge) kept in VS Code's
-// SecretStorage and handed to each run worker in its process environment, as AGENT_RL_JUDGE_API_KEY
+// SecretStorage and handed to a judged run's worker (only: RunManager.start) in its process environment, as AGENT_RL_JUDGE_API_KEY
 // (reward.judge.apiKeyEnv's default), at the moment the worker is forked. It never travels in an IPC
-// message, a config, a log line or a view: the worker reads it from its environment and sends it only
+// message, a config, a log line or a view: the worker moves it from its environment into memory at
+// startup (judgeKeyStore.ts), so the programs a run starts never inherit it, and sends it only
 // as the judge request's Authorization header. An empty entry removes the key.
 import * as vscode from 'vscode';
 
@@ -22,6 +23,11 @@ export class JudgeKey {
   /** What a worker's environment adds: the variable, or nothing when no key is set. */
   env(): Readonly<Record<string, string>> {
     return this.key ? { [JUDGE_KEY_ENV]: this.key } : {};
+  }
+
+  /** Whether a key is stored (Start Run's judge step asks; the value stays here). */
+  isSet(): boolean {
+    return this.key !== undefined && this.key !== '';
   }
 
   async set(key: string): Promise<void> {

@@ -6,6 +6,7 @@
 // reward.judge.apiKeyEnv names (its default, AGENT_RL_JUDGE_API_KEY, is where "Agent RL: Set Judge API
 // Key" puts the stored one), and the wizard only asks whether one is there.
 import { JUDGE_OPTION_SPECS } from '../../shared/judgeSettings';
+import { judgeUrlCredentialParts } from '../../shared/judgeRules';
 import { messageText } from '../../shared/untrustedText';
 import type { Choice } from './stepChoice';
 
@@ -52,6 +53,9 @@ export function judgeUrlProblem(text: string): string | undefined {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return `${u.protocol} is not http: or https:: the judge posts to an http(s) endpoint`;
   if (/\s/.test(t)) return 'No spaces in the address: e.g. http://127.0.0.1:8080/v1';
+  const credentials = judgeUrlCredentialParts(t);
+  if (credentials.length > 0)
+    return `No ${credentials.join(' or ').replaceAll('a ', '')} in the address: it is stored with the run. Type the endpoint alone up to /v1 and give the key with Agent RL: Set Judge API Key (or a config's apiKeyEnv variable)`;
   if (/\/chat\/completions\/?$/.test(u.pathname)) return `Leave out /chat/completions: the judge adds it (type ${t.replace(/\/chat\/completions\/?$/, '')})`;
   return undefined;
 }
@@ -107,9 +111,9 @@ export function judgeRewardSection(j: JudgeChoices): { readonly judge: JudgeChoi
   return { judge: { baseUrl: j.baseUrl.trim(), model: j.model.trim(), rubric: j.rubric.trim(), weight: j.weight } };
 }
 
-/** Whether a run worker would find a key: VS Code's stored one (handed to the worker) or the variable in this process's environment. */
-export function judgeKeyAvailable(stored: Readonly<Record<string, string>>, env: Readonly<Record<string, string | undefined>>): boolean {
-  return (stored[JUDGE_KEY_VARIABLE] ?? '') !== '' || (env[JUDGE_KEY_VARIABLE] ?? '') !== '';
+/** Whether a judged run's worker would find a key: VS Code's stored one (`stored`: JudgeKey.isSet(), handed to the worker) or the variable in this process's environment. */
+export function judgeKeyAvailable(stored: boolean, env: Readonly<Record<string, string | undefined>>): boolean {
+  return stored || (env[JUDGE_KEY_VARIABLE] ?? '') !== '';
 }
 
 /** What the key step says when no key is there: the two ways on, and which one a local judge takes. */

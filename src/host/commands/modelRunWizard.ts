@@ -7,8 +7,8 @@
 // there). The run is then confirmed (a judge's address and key variable too), checked and named as
 // every Start Run is (startRun.ts); the choices' config is startRunSteps.ts's, tested there.
 import * as vscode from 'vscode';
-import { messageText } from '../../shared/untrustedText';
 import type { BackendClient } from '../processes/backendClient';
+import { readRubricFile } from './rubricFile';
 import {
   DEFAULT_WEIGHT,
   judgeKeyAvailable,
@@ -17,8 +17,6 @@ import {
   noKeyQuestion,
   parseWeight,
   REWARD_CHOICES,
-  RUBRIC_FILE_MAX_BYTES,
-  rubricFromFile,
   rubricProblem,
   type JudgeChoices,
 } from './judgeSteps';
@@ -136,16 +134,12 @@ async function rubricStep(): Promise<string | undefined> {
       filters: { Rubric: ['md', 'txt'], 'All files': ['*'] },
     })) ?? [];
   if (!file) return undefined;
-  if ((await vscode.workspace.fs.stat(file)).size > RUBRIC_FILE_MAX_BYTES) {
-    void vscode.window.showErrorMessage(
-      messageText(
-        `Agent RL: ${vscode.workspace.asRelativePath(file)} is larger than a rubric can be (${RUBRIC_FILE_MAX_BYTES.toLocaleString('en')} bytes). Fix: choose the file that holds the rubric alone`,
-        900,
-      ),
-    );
-    return undefined;
-  }
-  const read = rubricFromFile(vscode.workspace.asRelativePath(file), await vscode.workspace.fs.readFile(file));
+  // a workspace text file only: a regular, non-symlink file inside a workspace folder, read up to its limit
+  const roots = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+  const read =
+    file.scheme === 'file'
+      ? await readRubricFile(file.fsPath, roots, vscode.workspace.asRelativePath(file))
+      : { problem: 'Agent RL: a rubric file must be a file on this machine, inside the workspace' };
   if ('problem' in read) {
     void vscode.window.showErrorMessage(read.problem);
     return undefined;
@@ -158,7 +152,7 @@ async function rubricStep(): Promise<string | undefined> {
  * undefined when a step is dismissed. With no key stored and none in the variable, it offers Set Judge
  * API Key or going on without one (a local judge); the config never holds the key.
  */
-async function rewardStep(storedKeys: () => Readonly<Record<string, string>>): Promise<{ readonly judge?: JudgeChoices } | undefined> {
+async function rewardStep(keyStored: () => boolean): Promise<{ readonly judge?: JudgeChoices } | undefined> {
   const reward = await choose(REWARD_CHOICES, 'Agent RL: Start Run — reward', "What GRPO's advantages are taken on");
   if (reward === undefined) return undefined;
   if (reward === 'environment') return {};
@@ -186,7 +180,7 @@ async function rewardStep(storedKeys: () => Readonly<Record<string, string>>): P
   if (weightText === undefined) return undefined;
   const weight = parseWeight(weightText);
   if ('problem' in weight) return undefined; // validateInput let nothing else through
-  if (!judgeKeyAvailable(storedKeys(), process.env)) {
+  if (!judgeKeyAvailable(keyStored(), process.env)) {
     const set = 'Set the Key…';
     const without = 'Continue Without a Key';
     const choice = await vscode.window.showWarningMessage(noKeyQuestion(baseUrl), { modal: true }, set, without);
@@ -198,12 +192,12 @@ async function rewardStep(storedKeys: () => Readonly<Record<string, string>>): P
 
 /**
  * The steps, in order; undefined when one is dismissed or the teacher is refused (said in a
- * notification). `storedKeys`: what a run worker's environment gets from VS Code (the stored judge key).
+ * notification). `keyStored`: whether VS Code stores a judge key (its value stays in JudgeKey).
  */
 export async function modelRunWizard(
   backend: BackendClient,
   pickModel: PickModel,
-  storedKeys: () => Readonly<Record<string, string>>,
+  keyStored: () => boolean,
 ): Promise<{ readonly config: Record<string, unknown> } | undefined> {
   const env = await choose(ENVIRONMENT_CHOICES, 'Agent RL: Start Run — environment', 'What the model is trained on');
   if (env === undefined) return undefined;
@@ -228,7 +222,7 @@ export async function modelRunWizard(
       return undefined;
     }
   }
-  const reward = method === 'grpo' ? await rewardStep(storedKeys) : {};
+  const reward = method === 'grpo' ? await rewardStep(keyStored) : {};
   if (!reward) return undefined;
   return {
     config: modelRunConfig({

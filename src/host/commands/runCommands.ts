@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { count } from '../../shared/format';
+import { judgeTarget } from '../../shared/judgeTarget';
 import { messageText, showInvisibles } from '../../shared/untrustedText';
 import { exportRunItems } from '../pickItems';
 import { databasePath, sandboxSettings } from '../settings';
@@ -13,7 +14,7 @@ import type { CommandDeps } from './commandDeps';
 import { forkRun } from './forkRun';
 import { newEnvironment } from './newEnvironment';
 import { pickModelCommand } from './pickModelCommand';
-import { followRun, startRun } from './startRun';
+import { confirmJudgeOf, followRun, startRun } from './startRun';
 import { TRAJECTORY_SCHEME } from './trajectoryDocument';
 
 export function registerRunCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
@@ -42,12 +43,22 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: Comm
   };
   const resumeRun = async (n?: RunsNode): Promise<void> => {
     const runs = await deps.processes.requireRuns();
-    if (!runs || n?.kind !== 'run') return;
+    const backend = await deps.processes.requireBackend();
+    if (!runs || !backend || n?.kind !== 'run') return;
     const { run } = n;
     if (deps.live.byRunId(run.id)) throw new Error(`Run ${run.id} is running in this window.`);
+    const stored = await backend.request('getRun', { runId: run.id });
+    if (!stored) throw new Error(`Run ${run.id} is no longer in the database.`);
+    // a stored judge is asked about as a config file's is: the database may be the workspace's own
+    if (!(await confirmJudgeOf(stored.config, `run ${run.id} in the database`, 'resume it again'))) return;
     deps.output.appendLine(`resuming run ${run.id} "${showInvisibles(run.name)}" from its last resume point`);
     // the stored run's interpreter and sandbox level are never used: a code run continues with the user's
-    followRun(deps, runs.resume(run.id, databasePath(), sandboxSettings()), { name: run.name, method: run.method, iterations: run.iterationsPlanned });
+    const judged = judgeTarget(stored.config) !== undefined;
+    followRun(deps, runs.resume(run.id, databasePath(), sandboxSettings(), judged), {
+      name: run.name,
+      method: run.method,
+      iterations: run.iterationsPlanned,
+    });
     deps.tree.refresh();
   };
   const deleteRun = async (n?: RunsNode): Promise<void> => {

@@ -24,6 +24,7 @@ import { modelItems } from '../pickItems';
 import type { RunHandle } from '../processes/runManager';
 import { databasePath, sandboxSettings, verifiersPythonSetting } from '../settings';
 import { activityText } from '../statusText';
+import { judgeGate } from './judgeGate';
 import { modelRunWizard } from './modelRunWizard';
 import { configProblemMessage, outcomeMessage, sandboxOverrides, sandboxQuestion } from './runMessages';
 import { FIRST_AGENT_RUN, verifiersMissingMessage, withVerifiersPython } from './startRunSteps';
@@ -100,7 +101,7 @@ export function savedModel(): string {
   return typeof m === 'string' ? m : '';
 }
 
-async function pickConfig(backend: BackendClient, storedKeys: () => Readonly<Record<string, string>>): Promise<Picked | undefined> {
+async function pickConfig(backend: BackendClient, keyStored: () => boolean): Promise<Picked | undefined> {
   const [files, taskFiles] = await Promise.all([
     vscode.workspace.findFiles('**/*.agentrl.json', '**/node_modules/**', 50),
     vscode.workspace.findFiles('**/*.{jsonl,parquet}', '{**/node_modules/**,**/.agent-rl/**}', 50),
@@ -134,7 +135,7 @@ async function pickConfig(backend: BackendClient, storedKeys: () => Readonly<Rec
   const choice = await vscode.window.showQuickPick(items, { title: 'Agent RL: Start Run', placeHolder: 'Choose a preset or a *.agentrl.json config' });
   if (!choice) return undefined;
   if (choice.agent) return agentProgramConfig(backend);
-  if (choice.model) return modelRunWizard(backend, pickModel, storedKeys);
+  if (choice.model) return modelRunWizard(backend, pickModel, keyStored);
   if (choice.tasks) return { config: await taskFileConfig(choice.tasks), file: vscode.workspace.asRelativePath(choice.tasks) };
   if (choice.preset) return withModel(backend, choice.preset);
   if (!choice.file) return undefined;
@@ -219,22 +220,25 @@ async function askInTrustedWorkspace(p: Picked, doing: string, question: string,
 /**
  * A judged run sends every group's trajectories, and the value of the environment variable its config
  * names as the key, to the config's baseUrl: a workspace's config could name any variable and any
- * address, so only in a trusted workspace and only after the user saw both.
+ * address, so only in a trusted workspace and only after the user saw both (judgeGate.ts).
  */
-async function confirmJudge(p: Picked): Promise<boolean> {
-  const judge = record(p.config.reward).judge;
-  if (typeof judge !== 'object' || judge === null) return true;
-  const j = record(judge);
-  const str = (v: unknown, d: string): string => (typeof v === 'string' ? v : d);
-  const baseUrl = JSON.stringify(str(j.baseUrl, '')).slice(0, 300);
-  const variable = JSON.stringify(str(j.apiKeyEnv, 'AGENT_RL_JUDGE_API_KEY')).slice(0, 100);
-  return askInTrustedWorkspace(
-    p,
-    `sends trajectories and the key in ${variable} to a judge at ${baseUrl}`,
-    `Send each group's trajectories and the key in ${variable} to ${baseUrl}?`,
-    `${p.file ? `${p.file} names this judge. ` : ''}The key is sent as the request's bearer token to that address only.`,
-    'Send to the Judge',
-  );
+function confirmJudge(p: Picked): Promise<boolean> {
+  return confirmJudgeOf(p.config, p.file ?? 'this config', 'start the run again');
+}
+
+/**
+ * The judge gate for any config (Start Run's, or a stored run's that Resume Run or Fork Run continues):
+ * true when it has no judge, or the workspace is trusted and the user chose to send to it.
+ */
+export async function confirmJudgeOf(config: unknown, source: string, again: string): Promise<boolean> {
+  const gate = judgeGate(config, vscode.workspace.isTrusted, source, again);
+  if (gate.kind === 'go') return true;
+  if (gate.kind === 'refuse') {
+    void vscode.window.showErrorMessage(gate.message);
+    return false;
+  }
+  const choice = await vscode.window.showWarningMessage(gate.question, { modal: true, detail: gate.detail }, gate.button);
+  return choice === gate.button;
 }
 
 /**
@@ -403,7 +407,7 @@ export async function startRun(deps: StartRunDeps, request?: StartRunRequest): P
   if (!runs) return;
   const backend = await deps.processes.requireBackend();
   if (!backend) return;
-  const chosen = request ? await presetConfig(backend, request) : await pickConfig(backend, () => deps.processes.workerEnv());
+  const chosen = request ? await presetConfig(backend, request) : await pickConfig(backend, () => deps.processes.judgeKeyStored());
   if (!chosen) return;
   const picked = { ...chosen, config: withVerifiersPython(chosen.config, verifiersPythonSetting()) };
   if (!(await confirmAgentProgram(picked))) return;

@@ -40,8 +40,10 @@ export class HostProcesses implements vscode.Disposable {
     private readonly extensionPath: string,
     private readonly output: vscode.OutputChannel,
     private readonly live: LiveRuns,
-    /** What each run worker's environment adds (the judge's key from SecretStorage); Start Run's judge step asks whether a key is there. */
-    readonly workerEnv: () => Readonly<Record<string, string>> = () => ({}),
+    /** What a judged run's worker environment adds (the judge's key from SecretStorage); never handed to anything else. */
+    private readonly workerEnv: () => Readonly<Record<string, string>> = () => ({}),
+    /** Whether a judge key is stored (Start Run's judge step asks), without its value. */
+    readonly judgeKeyStored: () => boolean = () => false,
   ) {
     this.ready = this.build();
     this.watch = vscode.workspace.onDidChangeConfiguration((e) => {

@@ -21,7 +21,7 @@ export interface ForkOptions {
   readonly cwd?: string;
   /** Lines the child writes to stderr (an output channel in VS Code). */
   readonly onStderr?: (line: string) => void;
-  /** Variables added to the child's environment, read when it is forked (a run worker's judge key: commands/judgeKeyCommand.ts). */
+  /** Variables added to the child's environment, read when it is forked (a judged run's worker only: the judge key, commands/judgeKeyCommand.ts; RunManager.start decides). */
   readonly extraEnv?: () => Readonly<Record<string, string>>;
 }
 

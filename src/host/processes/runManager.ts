@@ -5,6 +5,7 @@ import type { FindingRecord } from '../../shared/health/findings';
 import type { ChildProcess } from 'node:child_process';
 import { isWorkerToHost, type HostToWorker, type WorkerToHost } from '../../shared/protocol/workerProtocol';
 import type { BackendClient } from './backendClient';
+import { judgeTarget } from '../../shared/judgeTarget';
 import { forkNode, type ForkOptions } from './nodeProcess';
 
 export interface RunHandle {
@@ -36,23 +37,40 @@ export class RunManager {
 
   constructor(private readonly o: RunManagerOptions) {}
 
-  /** Continues stored run `runId` from its last resume point (a code run with the user's sandbox settings). */
-  resume(runId: number, db: string, sandbox: { readonly python: string; readonly sandbox: string }): RunHandle {
-    return this.start({}, db, { runId, ...sandbox });
+  /**
+   * Continues stored run `runId` from its last resume point (a code run with the user's sandbox settings).
+   * `judged`: the stored config has reward.judge (the caller read it and confirmed the judge), so the
+   * worker is handed fork.extraEnv (the judge's key).
+   */
+  resume(runId: number, db: string, sandbox: { readonly python: string; readonly sandbox: string }, judged = false): RunHandle {
+    return this.start({}, db, { runId, ...sandbox }, undefined, judged);
   }
 
-  /** A new run from stored run `runId`'s kept state after iteration `at`, `changes` merged over its config. */
-  fork(runId: number, at: number, changes: Record<string, unknown>, db: string, sandbox: { readonly python: string; readonly sandbox: string }): RunHandle {
-    return this.start({}, db, undefined, { runId, at, changes, ...sandbox });
+  /** A new run from stored run `runId`'s kept state after iteration `at`, `changes` merged over its config; `judged` as for resume. */
+  fork(
+    runId: number,
+    at: number,
+    changes: Record<string, unknown>,
+    db: string,
+    sandbox: { readonly python: string; readonly sandbox: string },
+    judged = false,
+  ): RunHandle {
+    return this.start({}, db, undefined, { runId, at, changes, ...sandbox }, judged);
   }
 
+  /**
+   * Forks a worker for `config` (or for a resume or fork of a stored run). Only a judged run's worker gets
+   * fork.extraEnv (the judge's key): the programs an unjudged run starts must never inherit it.
+   */
   start(
     config: unknown,
     db: string,
     resume?: { readonly runId: number; readonly python: string; readonly sandbox: string },
     fork?: Extract<HostToWorker, { type: 'start' }>['fork'],
+    judged = judgeTarget(config) !== undefined,
   ): RunHandle {
-    const child = forkNode(this.o.fork);
+    const { extraEnv, ...plain } = this.o.fork;
+    const child = forkNode(judged && extraEnv ? { ...plain, extraEnv } : plain);
     this.live.add(child);
     let resolveDone!: (o: RunOutcome) => void;
     const done = new Promise<RunOutcome>((r) => (resolveDone = r));

@@ -9,7 +9,7 @@ import type { RunEnvironment } from '../envs/environment';
 import type { Policy } from '../policies/policy';
 import { Rng } from '../random';
 import { runEpisodes, type EpisodeSpec } from '../rollout/agentLoop';
-import { episodeStats, isEnvironmentStep, meanStats, type EpisodeStats } from '../../shared/episodeStats';
+import { episodeStats, FINAL_ACTIONS, isEnvironmentStep, meanStats, type EpisodeStats } from '../../shared/episodeStats';
 
 export interface EvaluateOptions {
   readonly episodes: number;
@@ -26,8 +26,8 @@ export interface EvaluateOptions {
 
 /** Tool calls of an episode: its actions that are tool calls other than the final answer or submission (an OpenEnv server's steps are none). */
 export function toolCallsOf(t: Trajectory): number {
-  return t.turns.filter((turn) => turn.action.kind === 'tool' && !['answer', 'finish'].includes(turn.action.name) && !isEnvironmentStep(turn.observation.data))
-    .length;
+  // the final actions episodeStats leaves out (answer, finish and submit), so the two counts agree
+  return t.turns.filter((turn) => turn.action.kind === 'tool' && !FINAL_ACTIONS.has(turn.action.name) && !isEnvironmentStep(turn.observation.data)).length;
 }
 
 /**

@@ -16,6 +16,7 @@ import { referenceAgentFor } from '../policies/scripted/demonstrations';
 import { Rng } from '../random';
 import { batchSource, type BatchSource, type TrainingStreams } from './batchSource';
 import { evaluatePolicy } from './evaluate';
+import { takeJudgeKey } from './judge/judgeKeyStore';
 import { JudgeStage, type JudgeCache } from './judge/judgeStage';
 import { Learner } from './learner';
 import { writeResumePoint, type ResumePoint } from './resumePoint';
@@ -29,17 +30,14 @@ export function plannedSteps(config: RunConfig): number {
 }
 
 /**
- * The judge of a run with reward.judge: its key read here, in the process that trains, from the
- * environment variable the config names ('' when unset: a local judge needs none), and held in memory.
+ * The judge of a run with reward.judge, with its key (taken from the environment by open(), before the
+ * environment could start a program: judgeKeyStore.ts; '' when unset: a local judge needs none).
  */
-function openJudge(config: RunConfig, env: RunEnvironment, cache: JudgeCache | undefined): JudgeStage | undefined {
+function openJudge(config: RunConfig, env: RunEnvironment, apiKey: string, cache: JudgeCache | undefined): JudgeStage | undefined {
   const j = config.reward.judge;
   if (!j) return undefined;
   const prompts = new Map(env.tasks().train.map((t) => [t.id, t.prompt]));
-  const endpoint = { baseUrl: j.baseUrl, apiKey: process.env[j.apiKeyEnv] ?? '', timeoutMs: j.timeoutMs, retries: j.retries };
-  // held in memory only from here: the programs the run starts (agent programs, verifiers' Python, an
-  // OpenEnv server) inherit this process's environment and must not be handed the key
-  delete process.env[j.apiKeyEnv];
+  const endpoint = { baseUrl: j.baseUrl, apiKey, timeoutMs: j.timeoutMs, retries: j.retries };
   return new JudgeStage(j, endpoint, (id) => prompts.get(id) ?? '', cache);
 }
 
@@ -80,6 +78,9 @@ export class TrainingRun {
     config: RunConfig,
     o: { readonly resume?: ResumePoint; readonly environment?: RunEnvironment; readonly sink?: { readonly judgeCache?: JudgeCache } },
   ): Promise<TrainingRun> {
+    // the judge's key leaves process.env first: the environment may start programs (an agent program,
+    // verifiers' Python, an OpenEnv server, the reasoning-gym harness) and they inherit process.env
+    const judgeKey = config.reward.judge ? takeJudgeKey(config.reward.judge.apiKeyEnv) : '';
     // task, tool and reward files are read and checked before anything else (no run row exists yet)
     const env = o.environment ?? (await openEnvironment(config));
     let policy: TrainablePolicy | undefined;
@@ -102,7 +103,7 @@ export class TrainingRun {
         sample: saved ? Rng.fromState(saved.rng.sample) : Rng.stream(config.seed, 'train/sample'),
         verifier: saved ? Rng.fromState(saved.rng.verifier) : Rng.stream(config.seed, 'train/verifier'),
       };
-      const judge = openJudge(config, env, o.sink?.judgeCache);
+      const judge = openJudge(config, env, judgeKey, o.sink?.judgeCache);
       const batches = batchSource({ config, env, actor, learner, streams, selfSampled: actor === policy, ...(judge ? { judge } : {}) });
       const counters = {
         iterationMsTotal: saved?.iterationMsTotal ?? 0,

@@ -42,6 +42,22 @@ describe("Start Run: a judge's reward", () => {
     assert.match(judgeUrlProblem(`http://h/${'a'.repeat(2000)}`) ?? '', /^At most 2000 characters/);
   });
 
+  it('refuses a credential in the address (user name, password, query, fragment), naming the key command and never echoing it', () => {
+    const secret = 'sk-canary-91b2';
+    for (const [url, part] of [
+      [`https://user:${secret}@api.example.com/v1`, /user name or password/],
+      [`https://${secret}@api.example.com/v1`, /user name/],
+      [`https://api.example.com/v1?api_key=${secret}`, /query/],
+      [`https://api.example.com/v1#${secret}`, /fragment/],
+      ['https://api.example.com/v1?', /query/],
+    ] as const) {
+      const p = judgeUrlProblem(url) ?? '';
+      assert.match(p, part, url);
+      assert.match(p, /Set Judge API Key/, url);
+      assert.ok(!p.includes(secret), p);
+    }
+  });
+
   it('takes a model name and a rubric, refusing empty and too long ones', () => {
     assert.equal(judgeModelProblem('gpt-4o-mini'), undefined);
     assert.match(judgeModelProblem(' ') ?? '', /^Type the model's name as the endpoint knows it/);
@@ -114,20 +130,15 @@ describe("Start Run: a judge's reward", () => {
     }
   });
 
-  it('writes no key into the config, whatever the environment holds', () => {
+  it('copies only the four typed fields into the config: a key riding along on the choices never reaches it', () => {
+    // the choices object the wizard hands over could carry more than its type says (a spread of the
+    // answers, a future field): the section must name its fields, not spread them
     const canary = 'sk-canary-7f3a9c1e55';
-    const before = process.env[JUDGE_KEY_VARIABLE];
-    process.env[JUDGE_KEY_VARIABLE] = canary;
-    try {
-      const raw = modelRunConfig({ env: 'calculator', model: '/m', method: 'grpo', judge: JUDGE });
-      const text = JSON.stringify(raw);
-      assert.ok(!text.includes(canary));
-      assert.deepEqual(Object.keys(judgeRewardSection(JUDGE).judge).sort(), ['baseUrl', 'model', 'rubric', 'weight']);
-      assert.doesNotMatch(text, /apiKey"|"key"|Bearer/i);
-    } finally {
-      if (before === undefined) delete process.env[JUDGE_KEY_VARIABLE];
-      else process.env[JUDGE_KEY_VARIABLE] = before;
-    }
+    const carrying = { ...JUDGE, apiKey: canary, apiKeyEnv: canary, key: canary } as typeof JUDGE;
+    const raw = modelRunConfig({ env: 'calculator', model: '/m', method: 'grpo', judge: carrying });
+    assert.ok(!JSON.stringify(raw).includes(canary), JSON.stringify(raw.reward));
+    assert.deepEqual(Object.keys(judgeRewardSection(carrying).judge).sort(), ['baseUrl', 'model', 'rubric', 'weight']);
+    assert.equal(validateRunConfig(raw).reward.judge?.apiKeyEnv, JUDGE_KEY_VARIABLE);
   });
 
   it('adds no judge on a method that does not train on the reward (the config rules refuse one there)', () => {
@@ -139,11 +150,11 @@ describe("Start Run: a judge's reward", () => {
   });
 
   it('finds a key stored in VS Code or in the variable, and none when both are empty', () => {
-    assert.equal(judgeKeyAvailable({}, {}), false);
-    assert.equal(judgeKeyAvailable({ [JUDGE_KEY_VARIABLE]: '' }, { [JUDGE_KEY_VARIABLE]: '' }), false);
-    assert.equal(judgeKeyAvailable({ [JUDGE_KEY_VARIABLE]: 'k' }, {}), true);
-    assert.equal(judgeKeyAvailable({}, { [JUDGE_KEY_VARIABLE]: 'k' }), true);
-    assert.equal(judgeKeyAvailable({}, { OTHER_VARIABLE: 'k' }), false);
+    assert.equal(judgeKeyAvailable(false, {}), false);
+    assert.equal(judgeKeyAvailable(false, { [JUDGE_KEY_VARIABLE]: '' }), false);
+    assert.equal(judgeKeyAvailable(true, {}), true);
+    assert.equal(judgeKeyAvailable(false, { [JUDGE_KEY_VARIABLE]: 'k' }), true);
+    assert.equal(judgeKeyAvailable(false, { OTHER_VARIABLE: 'k' }), false);
     const q = noKeyQuestion(' http://127.0.0.1:8080/v1 ');
     assert.match(
       q,

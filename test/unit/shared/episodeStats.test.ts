@@ -76,4 +76,10 @@ describe('episodeStats (seed 001 acceptance metrics)', () => {
     const calls = episodeStats([call('<call>add(3,4)</call>', '<obs>7</obs>', { tool: 'add', done: false })]);
     assert.deepEqual([calls.toolCalls, calls.envSteps], [1, 0]);
   });
+  it('a step stored with the marker (step: "env") counts as an environment step whatever else its data holds; one without keeps the shape check', () => {
+    assert.ok(isEnvironmentStep({ step: 'env', observation: { text: 'No.' }, reward: 0, done: false }));
+    assert.ok(isEnvironmentStep({ step: 'env', observation: {}, reward: null, done: true, extra: 1 }));
+    assert.equal(isEnvironmentStep({ step: 'tool', observation: {}, reward: 0, done: false }), false, 'another marker is not the shape either');
+    assert.ok(isEnvironmentStep({ observation: {}, reward: 0, done: false }), 'a turn stored before the marker');
+  });
 });

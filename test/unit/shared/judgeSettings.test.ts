@@ -49,6 +49,32 @@ describe('reward.judge', () => {
       assert.match(e.message, /reward\.judge\.apiKey.*apiKeyEnv/);
     }
   });
+  it('an endpoint carrying a credential (user name, password, query, fragment) is refused naming baseUrl and the fix, never echoed', () => {
+    const secret = 'sk-url-canary-5d1';
+    for (const baseUrl of [
+      `https://u:${secret}@api.example.com/v1`,
+      `https://${secret}@api.example.com/v1`,
+      `https://api.example.com/v1?api_key=${secret}`,
+      `https://api.example.com/v1#${secret}`,
+    ]) {
+      try {
+        validateRunConfig({ reward: { judge: { ...judge, baseUrl } } });
+        assert.fail(`accepted ${baseUrl}`);
+      } catch (e) {
+        assert.ok(e instanceof ConfigError, String(e));
+        assert.deepEqual(
+          e.issues.map((i) => i.field),
+          ['reward.judge.baseUrl'],
+        );
+        assert.ok(!e.message.includes(secret), e.message);
+        assert.match(e.message, /apiKeyEnv/);
+      }
+    }
+    assert.equal(
+      validateRunConfig({ reward: { judge: { ...judge, baseUrl: 'https://api.example.com:8443/v1' } } }).reward.judge?.baseUrl,
+      'https://api.example.com:8443/v1',
+    );
+  });
   it('GRPO only', () => {
     assert.deepEqual(refused({ method: 'rs-sft', reward: { judge } }), ['reward.judge']);
   });

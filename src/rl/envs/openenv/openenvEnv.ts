@@ -46,7 +46,7 @@ function observationOf(answer: OpenEnvAnswer, s: Served, where: string): Observa
   const json = JSON.stringify(answer.observation);
   const observation = json.length <= MAX_DATA_CHARS ? answer.observation : { clipped: `${json.length} characters, more than ${MAX_DATA_CHARS} kept` };
   // the shape the inspector and the metrics recognise as an environment step, not a tool call (EnvStepData)
-  const data: EnvStepData = { observation, reward: answer.reward, done: answer.done };
+  const data: EnvStepData = { step: 'env', observation, reward: answer.reward, done: answer.done };
   return { text, data: { ...data } };
 }
 

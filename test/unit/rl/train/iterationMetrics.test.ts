@@ -2,6 +2,7 @@
 // item 4: whether sampling degrades as training goes on).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { statsOf, toolCallsOf } from '../../../../src/rl/train/evaluate';
 import { iterationMetrics } from '../../../../src/rl/train/iterationMetrics';
 import { EMPTY_UPDATE } from '../../../../src/rl/train/learner';
 import type { TerminationReason, Trajectory } from '../../../../src/shared/types';
@@ -52,5 +53,16 @@ describe('iteration metrics: degraded sampling', () => {
     assert.equal(m.truncatedEpisodes, 2, 'context_exhausted and turn_cap; budget_exhausted is an ending the environment set');
     assert.equal(m.malformedEpisodes, 2, 'two malformed actions in one episode count it once');
     assert.equal(m.formatErrors, 3 / 5);
+  });
+});
+
+describe('iteration metrics: tool calls', () => {
+  it('counts the same tool calls as episodeStats: the final actions (answer, finish, submit) and environment steps are none', () => {
+    const t = episode('finished', [{ kind: 'tool' }, { kind: 'tool' }, { kind: 'tool' }, { kind: 'tool' }, { kind: 'tool' }]);
+    const names = ['add', 'submit', 'finish', 'answer', 'message'];
+    t.turns.forEach((turn, i) => ((turn.action as { name: string }).name = names[i]!));
+    (t.turns[4]!.observation as { data: unknown }).data = { step: 'env', observation: {}, reward: 0, done: true };
+    assert.equal(toolCallsOf(t), 1);
+    assert.equal(statsOf(t).toolCalls, 1);
   });
 });
