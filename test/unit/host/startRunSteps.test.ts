@@ -110,7 +110,10 @@ describe('Start Run: a Hugging Face model on an environment', () => {
     const missing = verifiersMissingMessage("this Python (/usr/bin/python3) cannot import verifiers (ModuleNotFoundError: No module named 'verifiers')", '');
     assert.match(missing, /this Python \(\/usr\/bin\/python3\) cannot import verifiers/);
     assert.match(missing, /no agentRl\.verifiersPythonPath, so \$AGENT_RL_VERIFIERS_PYTHON, else the cached venv/);
-    assert.match(missing, /Fix: install verifiers there \(pip install verifiers==0\.3\.1 for a load_environment module, verifiers==0\.4\.0 for a verifiers\.v1 taskset\), or set agentRl\.verifiersPythonPath/);
+    assert.match(
+      missing,
+      /Fix: install verifiers there \(pip install verifiers==0\.3\.1 for a load_environment module, verifiers==0\.4\.0 for a verifiers\.v1 taskset\), or set agentRl\.verifiersPythonPath/,
+    );
     assert.match(verifiersMissingMessage('x', '/venv/bin/python'), /the interpreter from agentRl\.verifiersPythonPath\)/);
     // a path from a workspace config is untrusted text: no link or icon syntax reaches the notification
     assert.doesNotMatch(verifiersMissingMessage('[open](command:workbench.action.terminal.new) $(zap)', ''), /\]\(command:|(?<!\\)\$\(zap\)/);
