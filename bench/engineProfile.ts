@@ -30,7 +30,7 @@ const T = 1024,
 const at = process.argv.indexOf('--sequences');
 const S = at > 0 ? Number(process.argv[at + 1]) : 2;
 const dtypeAt = process.argv.indexOf('--weight-dtype');
-const DTYPE = (dtypeAt > 0 ? process.argv[dtypeAt + 1] : 'auto') as 'auto' | 'q8';
+const DTYPE_ARG = dtypeAt > 0 ? process.argv[dtypeAt + 1] : 'auto';
 /** The sampling workload: rows × new tokens from prompts of this many tokens (bench seed000Scale's). */
 const [ROWS, PROMPT, NEW] = [12, 300, 256];
 const threads = Math.min(os.availableParallelism(), 14);
@@ -48,7 +48,8 @@ function report(label: string, seconds: number, entries: [string, { ms: number; 
 
 async function main(): Promise<void> {
   if (!Number.isInteger(S) || S < 1) throw new Error(`--sequences must be a whole number ≥ 1 (got ${process.argv[at + 1]})`);
-  if (DTYPE !== 'auto' && DTYPE !== 'q8') throw new Error(`--weight-dtype must be auto or q8 (got ${DTYPE})`);
+  if (DTYPE_ARG !== 'auto' && DTYPE_ARG !== 'q8') throw new Error(`--weight-dtype must be auto or q8 (got ${String(DTYPE_ARG)})`);
+  const DTYPE: 'auto' | 'q8' = DTYPE_ARG;
   writeScaleCheckpoint(DIR, 'qwen2.5-0.5b');
   const arch = readHfConfig(DIR);
   const backend = await initBackend('wasm');
