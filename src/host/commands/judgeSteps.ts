@@ -5,6 +5,7 @@
 // reward section the answers make. That section never holds a key: the run reads it from the variable
 // reward.judge.apiKeyEnv names (its default, AGENT_RL_JUDGE_API_KEY, is where "Agent RL: Set Judge API
 // Key" puts the stored one), and the wizard only asks whether one is there.
+import { count } from '../../shared/format';
 import { JUDGE_OPTION_SPECS } from '../../shared/judgeSettings';
 import { judgeUrlCredentialParts } from '../../shared/judgeRules';
 import { messageText } from '../../shared/untrustedText';
@@ -73,7 +74,7 @@ export function rubricProblem(text: string): string | undefined {
   const t = text.trim();
   if (t === '') return 'Write what a good trajectory does, e.g. "A good answer shows its working and ends with the right number."';
   if (t.length > JUDGE_OPTION_SPECS.rubric.maxLength)
-    return `A rubric of at most ${JUDGE_OPTION_SPECS.rubric.maxLength.toLocaleString('en')} characters (this one has ${t.length.toLocaleString('en')}): the judge reads it with every group`;
+    return `A rubric of at most ${count(JUDGE_OPTION_SPECS.rubric.maxLength)} characters (this one has ${count(t.length)}): the judge reads it with every group`;
   return undefined;
 }
 

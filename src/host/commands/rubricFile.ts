@@ -7,6 +7,7 @@
 import * as fs from 'node:fs/promises';
 import { constants } from 'node:fs';
 import * as path from 'node:path';
+import { count } from '../../shared/format';
 import { messageText } from '../../shared/untrustedText';
 import { RUBRIC_FILE_MAX_BYTES, rubricFromFile } from './judgeSteps';
 
@@ -52,7 +53,7 @@ export async function readRubricFile(file: string, roots: readonly string[], lab
       if (n === buf.length) break;
     }
     if (n > RUBRIC_FILE_MAX_BYTES)
-      return refuse(`is larger than a rubric can be (${RUBRIC_FILE_MAX_BYTES.toLocaleString('en')} bytes). Fix: choose the file that holds the rubric alone`);
+      return refuse(`is larger than a rubric can be (${count(RUBRIC_FILE_MAX_BYTES)} bytes). Fix: choose the file that holds the rubric alone`);
     return rubricFromFile(label, buf.subarray(0, n));
   } finally {
     await handle.close();

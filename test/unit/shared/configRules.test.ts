@@ -378,6 +378,16 @@ const CASES: Readonly<Record<string, RuleCase>> = {
       fix: 'name the variable that holds the key, e.g. "AGENT_RL_JUDGE_API_KEY", and set the key there',
     },
   },
+  'judge-url-no-credentials': {
+    pass: { reward: { judge: { ...JUDGE, baseUrl: 'https://api.example.com/v1' } } },
+    fail: { reward: { judge: { ...JUDGE, baseUrl: 'https://user:sk-canary@api.example.com/v1?api_key=sk-canary' } } },
+    issue: {
+      field: 'reward.judge.baseUrl',
+      value: '(hidden)',
+      message: 'holds a user name and a password and a query (?…), which can carry a credential that would be stored with the run',
+      fix: 'name the endpoint alone up to /v1 (e.g. "https://api.example.com/v1") and put the key in the variable reward.judge.apiKeyEnv names (or Agent RL: Set Judge API Key)',
+    },
+  },
   'judge-for-grpo-only': {
     pass: { method: 'grpo', reward: { judge: JUDGE } },
     fail: { method: 'rs-sft', reward: { judge: JUDGE } },
