@@ -96,7 +96,7 @@ describe('a verifiers 0.4 environment (env "verifiers", verifiers.v1)', { skip: 
     assert.equal(heldOut.length, 0, 'no eval split in 0.4 and heldOutFraction 0: nothing held out');
     assert.match(
       run.preflight?.() ?? '',
-      /vf04_echo\.EchoTaskset\(\*\*\{"num_tasks": 6\}\) \(a verifiers 0\.4\.0 taskset; harness null on verifiers' subprocess runtime\)/,
+      /vf04_echo\.EchoTaskset\(\*\*\{"num_tasks": 6\}\) \(a verifiers 0\.4\.0 taskset; harness null on verifiers' subprocess runtime\).*each episode verifiers' run_episode.*reward the weighted sum of its tasks' @vf\.reward methods$/,
     );
     const policy = (await createPolicy(cfg, policyRunInfo(cfg), run)) as TransformerPolicy;
     // "apple" is task 0's word: said_it 1 × 1 + short 1 × 0.5; on task 1 ("river") only short counts
@@ -126,7 +126,10 @@ describe('a verifiers 0.4 environment (env "verifiers", verifiers.v1)', { skip: 
   it('a tool taskset (a vf.Toolset): verifiers runs the parsed call on its MCP server, and its result continues the sequence', async () => {
     const model = scriptedChatModel(CALL);
     const cfg = configFor(model, 'vf04_tools');
-    const run = await open(cfg);
+    // the harness's self-check: each reward line counts the model clients verifiers' interception still
+    // holds for episodes that have ended (one per episode, for the whole run, before the harness released them)
+    process.env.AGENT_RL_VERIFIERS_SELF_CHECK = '1';
+    const run = await open(cfg).finally(() => delete process.env.AGENT_RL_VERIFIERS_SELF_CHECK);
     assert.equal(run.tasks().train.length, 4);
     const policy = (await createPolicy(cfg, policyRunInfo(cfg), run)) as TransformerPolicy;
     const ts = await play(run, policy, run.tasks().train[0]!);
@@ -149,6 +152,7 @@ describe('a verifiers 0.4 environment (env "verifiers", verifiers.v1)', { skip: 
       );
       assert.match(policy.tokenizer.decode(second!.policy.tokens!.context), /<tool_response>\n5\n<\/tool_response>/);
       assert.equal(extrasOf(t).correct, 0, 'its last reply is the call, not the sum');
+      assert.equal(extrasOf(t).interception_clients_left, 0, 'each ended episode’s model client released');
       assert.equal(t.outcome.reward, 0);
     }
   });
@@ -159,12 +163,6 @@ describe('a verifiers 0.4 environment (env "verifiers", verifiers.v1)', { skip: 
       openEnvironment(configFor(model, 'vf_echo')),
       /verifiers environment vf_echo: it is a verifiers 0\.3 environment \(load_environment.*has verifiers 0\.4\.0, whose API moved to verifiers\.v1\. Fix: install verifiers==0\.3\.1/,
     );
-    const old = venv('verifiers-0.3.1');
-    if (old)
-      await assert.rejects(
-        openEnvironment(configFor(model, 'vf04_echo', { python: old })),
-        /verifiers environment vf04_echo: it is a verifiers 0\.4 environment \(a verifiers\.v1 taskset\), and this Python .* has verifiers 0\.3\.1.*Fix: install verifiers==0\.4\.0/,
-      );
     await assert.rejects(
       openEnvironment(configFor(model, 'vf04_echo', { args: { nope: 1 } })),
       /verifiers environment vf04_echo: loading its taskset EchoTaskset with \{"nope": 1\} raised ValidationError.*Fix: check envOptions\.args/,
@@ -184,6 +182,39 @@ describe('a verifiers 0.4 environment (env "verifiers", verifiers.v1)', { skip: 
         /verifiers environment vf04_echo: its rewards raised on task vf04_echo:train:0 \(TaskError: task EchoTask scoring: ValueError: the scorer's table is missing/,
       );
     }
+  });
+
+  const old = venv('verifiers-0.3.1');
+  it(
+    'a 0.4 taskset on a 0.3.1 interpreter is an error naming the version it needs, a module or a package',
+    {
+      skip:
+        old === undefined &&
+        `the verifiers 0.3.1 venv is absent or unfinished (${path.join(VENVS, 'verifiers-0.3.1')}): node scripts/pythonVenv.mjs verifiers-0.3.1 makes it`,
+    },
+    async () => {
+      await assert.rejects(
+        openEnvironment(configFor(scriptedChatModel('apple'), 'vf04_echo', { python: old })),
+        /verifiers environment vf04_echo: it is a verifiers 0\.4 environment \(a verifiers\.v1 taskset\), and this Python .* has verifiers 0\.3\.1.*Fix: install verifiers==0\.4\.0/,
+      );
+      // a package whose __init__.py only re-exports the taskset from a submodule: read by its files
+      await assert.rejects(
+        openEnvironment(configFor(scriptedChatModel('apple'), 'vf04_pkg', { python: old })),
+        /verifiers environment vf04_pkg: it is a verifiers 0\.4 environment .*has verifiers 0\.3\.1.*Fix: install verifiers==0\.4\.0/,
+      );
+    },
+  );
+
+  it('refused before the run: a harness that executes code (a bash subclass under another name), a tool server off this machine', async () => {
+    const model = scriptedChatModel('apple');
+    await assert.rejects(
+      openEnvironment(configFor(model, 'vf04_shell')),
+      /verifiers environment vf04_shell: its harness 'vf04_shell' \(ShellHarness\) hands the model code execution \(EXECUTES_CODE\).*Fix: train a taskset whose harness is a tool-less chat loop/,
+    );
+    await assert.rejects(
+      openEnvironment(configFor(model, 'vf04_tools', { args: { task: { tools: { runtime: { type: 'docker' } } } } })),
+      /verifiers environment vf04_tools: its tool server AddToolset asks for the docker runtime.*Fix: leave the tool servers' runtime at subprocess/,
+    );
   });
 
   it('a short run through the CLI completes', () => {

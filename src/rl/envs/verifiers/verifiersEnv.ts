@@ -175,8 +175,17 @@ export const verifiersEnvironment: EnvironmentDefinition<VerifiersEnvOptions> = 
         concurrency: o.concurrency,
         tasks,
         cleanup: () => server.stop(),
+        // 0.4 (rows.source set): each episode is verifiers' run_episode, its chat program and tool servers
+        // processes of their own, scored by the task's @vf.reward methods; 0.3: a rollout and its rubric
+        // inside the harness's process
         describe: (port) =>
-          `verifiers environment: ${typeof rows.source === 'string' ? rows.source : `${o.module}.load_environment(**${JSON.stringify(o.args)})`} from ${root}, run by ${python} as you (not sandboxed), its episodes asyncio tasks of one process; policy served at http://127.0.0.1:${port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out rows${rows.eval ? ' (its eval dataset)' : ` (a ${o.heldOutFraction} fraction of its dataset)`}; reward its rubric's`,
+          `verifiers environment: ${typeof rows.source === 'string' ? rows.source : `${o.module}.load_environment(**${JSON.stringify(o.args)})`} from ${root}, run by ${python} as you (not sandboxed), ${
+            typeof rows.source === 'string'
+              ? "each episode verifiers' run_episode in that process, its chat program and tool servers subprocesses"
+              : 'its episodes asyncio tasks of one process'
+          }; policy served at http://127.0.0.1:${port}/episodes/…/v1 (OpenAI chat completions, a fresh key); ${tasks.train.length} training and ${tasks.heldOut.length} held-out rows${rows.eval ? ' (its eval dataset)' : ` (a ${o.heldOutFraction} fraction of its ${typeof rows.source === 'string' ? 'tasks' : 'dataset'})`}; reward ${
+            typeof rows.source === 'string' ? "the weighted sum of its tasks' @vf.reward methods" : "its rubric's"
+          }`,
       });
     } catch (e) {
       await server.stop();

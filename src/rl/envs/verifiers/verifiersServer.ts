@@ -16,6 +16,12 @@ type Answer = { readonly id: number; readonly stdout?: string; readonly stderr?:
 const STDERR_TAIL = 16_384;
 /** How long an episode's stop may go unanswered before the harness counts as blocked. */
 const STOP_WAIT_MS = 5000;
+/**
+ * How long the harness may take to exit once its stdin closes: it awaits its cancelled episodes (verifiers
+ * 0.4 stops each one's chat program and tool servers, each given seconds to end), its serving resources'
+ * teardown, then kills what is left below it, before its group is killed.
+ */
+const EXIT_WAIT_MS = 15_000;
 
 export class VerifiersServer {
   private readonly child: ChildProcessWithoutNullStreams;
@@ -177,7 +183,7 @@ export class VerifiersServer {
     if (this.ended) return;
     this.child.stdin.end();
     await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, 3000);
+      const t = setTimeout(resolve, EXIT_WAIT_MS);
       this.child.once('close', () => {
         clearTimeout(t);
         resolve();

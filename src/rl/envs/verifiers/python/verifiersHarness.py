@@ -54,6 +54,15 @@ FIX_03 = "install verifiers==0.3.1 there (node scripts/pythonVenv.mjs verifiers-
 FIX_04 = "install verifiers==0.4.0 there (node scripts/pythonVenv.mjs verifiers-0.4.0 makes a venv with it), or name an interpreter that has it in envOptions.python"
 
 
+# the environment variable the endpoint's key is handed to verifiers' clients in: verifiers 0.4's
+# subprocess runtime leaves every variable whose name contains API_KEY out of what it starts (the chat
+# program, the tool servers: model-driven processes that must not hold the key)
+KEY_VAR = "AGENT_RL_ENDPOINT_API_KEY"
+# set (to 1) by a test: each 0.4 episode's reward line also counts the model clients verifiers'
+# interception still holds for episodes that have ended (interception_clients_left; 0 when released)
+SELF_CHECK = os.environ.get("AGENT_RL_VERIFIERS_SELF_CHECK") == "1"
+
+
 def exception_text(e):
     return f"{type(e).__name__}: {e}".splitlines()[0][:500] if str(e) else type(e).__name__
 
@@ -82,10 +91,17 @@ def reads_v1(version):
 def written_for():
     # which format the module's source reads ("0.4": it imports verifiers.v1; "0.3": it defines
     # load_environment without it; None: unknown), for an import that failed before it could say
+    # (a package's every .py file: its __init__.py may only re-export the taskset from a submodule)
     try:
         spec = importlib.util.find_spec(MODULE)
-        with open(spec.origin, encoding="utf-8") as f:
-            text = f.read()
+        files = [spec.origin]
+        for folder in spec.submodule_search_locations or []:
+            for dirpath, _dirs, names in os.walk(folder):
+                files += [os.path.join(dirpath, n) for n in sorted(names) if n.endswith(".py")]
+        text = ""
+        for path in dict.fromkeys(files[:200]):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text += f.read()
     except Exception:
         return None
     if "verifiers.v1" in text:
@@ -224,8 +240,9 @@ async def play(env, msg):
     errors = []
     EPISODE_ERRORS.set(errors)
     # the run's key (the same for every episode), read from the environment when the client is built
-    os.environ["AGENT_RL_ENDPOINT_KEY"] = msg["key"]
-    client = resolve_client(vf.ClientConfig(api_base_url=msg["baseUrl"], api_key_var="AGENT_RL_ENDPOINT_KEY", max_retries=0))
+    # (KEY_VAR: verifiers 0.4 keeps names with API_KEY out of the processes it starts)
+    os.environ[KEY_VAR] = msg["key"]
+    client = resolve_client(vf.ClientConfig(api_base_url=msg["baseUrl"], api_key_var=KEY_VAR, max_retries=0))
     try:
         out = await env.run_rollout(task["row"], client, "agent-rl-policy", {}, max_retries=0)
     except asyncio.CancelledError:
@@ -310,10 +327,22 @@ class V1Run:
         harness = loaders.default_harness_id(MODULE)
         harness = "null" if harness == "bash" else harness
         try:
-            needs_box = task_cls.NEEDS_CONTAINER or loaders.harness_class(harness).NEEDS_CONTAINER
-        except Exception:
-            needs_box = False
-        if needs_box:
+            harness_cls = loaders.harness_class(harness)
+        except Exception as e:
+            traceback.print_exc()
+            raise Failure(
+                f"its harness {harness!r} (the {MODULE} package's own, else verifiers' by that id) does not load ({exception_text(e)})",
+                f"make {MODULE}'s harness import, or ship none (verifiers' plain chat loop, null, is used then)",
+            ) from None
+        # the subprocess runtime runs on this machine, unsandboxed: a harness that hands the model
+        # execution (verifiers' EXECUTES_CODE, true for every harness but the tool-less chat loops, so
+        # also for a subclass of bash under another name) would run the model's commands as you
+        if harness_cls.EXECUTES_CODE:
+            raise Failure(
+                f"its harness {harness!r} ({harness_cls.__name__}) hands the model code execution (EXECUTES_CODE), and the workbench runs harnesses on verifiers' subprocess runtime on this machine, unsandboxed",
+                "train a taskset whose harness is a tool-less chat loop (EXECUTES_CODE = False, as verifiers' null), its tools given as vf.Toolset servers",
+            )
+        if task_cls.NEEDS_CONTAINER or harness_cls.NEEDS_CONTAINER:
             raise Failure(
                 f"its tasks ({task_cls.__name__}) or its harness ({harness}) need a container (NEEDS_CONTAINER), and the workbench runs them on verifiers' local subprocess runtime",
                 "train a taskset whose tasks run without a container",
@@ -328,9 +357,43 @@ class V1Run:
                 f"loading its taskset {tasksets[0].__name__} with {json.dumps(args)[:200]} raised {exception_text(e)}",
                 "check envOptions.args against the fields of the taskset's config",
             ) from None
+        self.refuse_remote(task_cls)
         self.tasks = {}
+        # the interception's client keys of the episodes playing now (see release_client)
+        self.running = set()
         # how the run describes what it loaded (its preflight line)
         self.source = f"{MODULE}.{tasksets[0].__name__}(**{json.dumps(args)[:200]}) (a verifiers {version} taskset; harness {harness} on verifiers' subprocess runtime)"
+
+    def refuse_remote(self, task_cls):
+        # Only the agent's runtime is the run's choice; a tool server's (ToolsetConfig.runtime, from the
+        # module or args.task.tools.runtime) is the taskset's, and one off this machine (docker, prime,
+        # modal) would have verifiers expose its interception, the workbench's endpoint behind it,
+        # through a Prime tunnel: both refused, before anything is served.
+        from verifiers.v1.interception import requires_tunnel
+
+        env = self.env
+        taskset = env.taskset
+        try:
+            per_task = list(task_cls.toolsets(taskset.config.task))
+            servers = per_task + list(type(taskset).toolsets(taskset.config))
+        except Exception as e:
+            traceback.print_exc()
+            raise Failure(f"building its tool servers' configs raised {exception_text(e)}", "check the taskset's toolsets() and envOptions.args") from None
+        runtimes = [(f"agent {name}", spec.runtime) for name, spec in env._agent_specs.items()]
+        runtimes += [(f"tool server {type(s).__name__}", getattr(s.config, "runtime", None)) for s in servers]
+        for who, runtime in runtimes:
+            kind = getattr(runtime, "type", "subprocess") if runtime is not None else "subprocess"
+            if kind != "subprocess":
+                raise Failure(
+                    f"its {who} asks for the {kind} runtime, and the workbench runs a taskset's processes on verifiers' subprocess runtime only (another would reach the run's endpoint through a tunnel)",
+                    "leave the tool servers' runtime at subprocess (the taskset's ToolsetConfig.runtime, or envOptions.args.task.tools.runtime)",
+                )
+        # (the shared servers are consumers by their runtime alone, checked above)
+        if requires_tunnel(env._runs_local(), [s.config for s in per_task]):
+            raise Failure(
+                "verifiers would expose its interception (and the run's endpoint behind it) through a tunnel: a consumer of it is off this machine",
+                "run every tool server on this machine (subprocess runtime, no remote url)",
+            )
 
     def write_rows(self):
         # the taskset's tasks as the rows (no eval split in 0.4: held out is the workbench's fraction)
@@ -363,6 +426,34 @@ class V1Run:
     def serving(self):
         return self.env.serving()
 
+    def interception_servers(self):
+        # verifiers' interception while serving: one InterceptionServer, or a pool's servers
+        interception = getattr(self.env, "_interception", None)
+        if interception is None:
+            return []
+        servers = getattr(interception, "servers", None)
+        return list(servers) if servers is not None else [interception]
+
+    async def release_client(self, key):
+        # verifiers' interception server keeps one model client (~830 KB and a connection) per distinct
+        # client config until it stops, and each episode's base URL is its own: dropped here as the
+        # episode ends, or a run of 5,000 episodes holds ~4 GB. Its exit stack also holds the client's
+        # close (and so the client): that entry goes too, and the client is closed now.
+        for server in self.interception_servers():
+            clients = getattr(server, "clients", None)
+            client = clients.pop(key, None) if isinstance(clients, dict) else None
+            if client is None:
+                continue
+            callbacks = getattr(getattr(server, "stack", None), "_exit_callbacks", None)
+            if callbacks is not None:
+                for entry in list(callbacks):
+                    if getattr(entry[1], "__wrapped__", None) == client.close:
+                        callbacks.remove(entry)
+            try:
+                await client.close()
+            except Exception:
+                traceback.print_exc()
+
     async def play(self, msg):
         # one episode: verifiers' own run_episode (setup, the harness's turns through the endpoint, the
         # task's @vf.reward and @vf.metric methods), its client the episode's base URL with the run's key
@@ -371,14 +462,19 @@ class V1Run:
         played = self.tasks.get(task["row"].get("example_id"))
         if played is None:
             raise Failure(f"task {task['id']} is not one of its taskset's rows", "start the run again")
-        os.environ["AGENT_RL_ENDPOINT_KEY"] = msg["key"]
-        client = vf.EvalClientConfig(base_url=msg["baseUrl"], api_key_var="AGENT_RL_ENDPOINT_KEY")
+        os.environ[KEY_VAR] = msg["key"]
+        ctx = vf.ModelContext(model="agent-rl-policy", client=vf.EvalClientConfig(base_url=msg["baseUrl"], api_key_var=KEY_VAR))
+        key = ctx.client.model_dump_json()
+        self.running.add(key)
         try:
-            episode = await self.env.run_episode(played, vf.ModelContext(model="agent-rl-policy", client=client))
+            episode = await self.env.run_episode(played, ctx)
         except asyncio.CancelledError:
             raise
         except Exception as e:
             raise Failure(f"its rollout of task {task['id']} raised {exception_text(e)}", "run the taskset with vf-eval against any model to find the fault") from e
+        finally:
+            self.running.discard(key)
+            await self.release_client(key)
         errors = list(episode.errors) + [e for t in episode.traces for e in t.errors]
         if errors:
             err = errors[0]
@@ -399,6 +495,8 @@ class V1Run:
         extras["num_turns"] = sum(t.num_turns for t in episode.traces)
         if not math.isfinite(reward):
             raise Failure(f"its rewards gave no finite reward ({reward!r})", "return numbers from the reward methods")
+        if SELF_CHECK:
+            extras["interception_clients_left"] = sum(1 for s in self.interception_servers() for k in getattr(s, "clients", {}) if k not in self.running)
         return json.dumps({"reward": float(reward), "success": float(reward) >= CONFIG["successThreshold"], **extras})
 
 
@@ -443,11 +541,63 @@ async def serve_lines(env, answer):
             tasks[msg["id"]] = asyncio.create_task(episode(msg))
         elif msg["op"] == "stop" and msg["id"] in tasks:
             tasks[msg["id"]].cancel()
-    for t in list(tasks.values()):
+    # stdin closed: what still runs is cancelled and awaited, so verifiers tears each episode down
+    # (its chat program and tool servers stopped) before serving() ends
+    running = list(tasks.values())
+    for t in running:
         t.cancel()
+    await asyncio.gather(*running, return_exceptions=True)
+
+
+def become_subreaper():
+    # Linux: verifiers' subprocess runtime starts the chat program and tool servers in sessions of
+    # their own (start_new_session), out of reach of a kill of this process's group; as a child
+    # subreaper (prctl PR_SET_CHILD_SUBREAPER) this process inherits any of them orphaned, and
+    # kill_descendants ends them all as it exits
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except Exception:
+        pass
+
+
+def kill_descendants():
+    # every process below this one (Linux, by /proc's parent links), SIGKILLed and reaped, until none
+    import signal
+    import time
+
+    if not os.path.isdir("/proc"):
+        return
+    me = os.getpid()
+    for _ in range(20):
+        parents = {}
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as f:
+                        parents[int(name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    pass
+        below, frontier = set(), {me}
+        while frontier:
+            frontier = {pid for pid, ppid in parents.items() if ppid in frontier and pid not in below}
+            below |= frontier
+        for pid in below:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        if not below:
+            return
+        time.sleep(0.05)
 
 
 def main():
+    become_subreaper()
     try:
         # the answers go to the real stdout; what the environment prints, to stderr
         proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
@@ -469,6 +619,8 @@ def main():
         sys.stderr.write(f"{f}\n")
         sys.stderr.flush()
         sys.exit(3)
+    finally:
+        kill_descendants()
 
 
 main()
