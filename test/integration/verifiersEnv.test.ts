@@ -12,71 +12,29 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { validateRunConfig, type RunConfig } from '../../src/shared/runConfig';
-import type { AgentMessage, Trajectory } from '../../src/shared/types';
+import { validateRunConfig } from '../../src/shared/runConfig';
+import type { AgentMessage } from '../../src/shared/types';
 import { openEnvironment } from '../../src/rl/envs/registry';
-import type { RunEnvironment, Task } from '../../src/rl/envs/environment';
+import type { TransformerPolicy } from '../../src/rl/policies/lm/transformerPolicy';
 import { createPolicy } from '../../src/rl/policies/createPolicy';
 import { initBackend } from '../../src/rl/policies/lm/models/tfjsBackend';
-import type { TransformerPolicy } from '../../src/rl/policies/lm/transformerPolicy';
-import { Rng } from '../../src/rl/random';
 import { verifiersPython } from '../../src/rl/envs/verifiers/verifiersEnv';
-import { runEpisodes } from '../../src/rl/rollout/agentLoop';
 import { Learner } from '../../src/rl/train/learner';
 import { policyRunInfo } from '../../src/rl/train/trainingRun';
-import { ROOT, runCli, tempDir } from '../helpers/cli';
+import { runCli, tempDir } from '../helpers/cli';
+import { extrasOf, VERIFIERS_FIXTURES, verifiersRuns, verifiersSkip, verifiersVenv } from '../helpers/verifiersRun';
 import { scriptedChatModel } from '../helpers/freshPolicy';
 
-const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'verifiers');
-/** The venv scripts/pythonVenv.mjs makes (its name carries the pinned version). */
-const PYTHON = path.join(process.env.AGENT_RL_VENVS || path.join(os.homedir(), '.cache', 'agent-rl-workbench', 'venvs'), 'verifiers-0.3.1', 'bin', 'python');
-// made whole: the stamp is written after pip install succeeds, so a venv left by a killed install is absent here
-const STAMP = path.join(path.dirname(path.dirname(PYTHON)), 'agent-rl-requirements.txt');
-const SKIP =
-  !(fs.existsSync(PYTHON) && fs.existsSync(STAMP)) &&
-  `the verifiers venv is absent or unfinished (${PYTHON}): node scripts/pythonVenv.mjs verifiers-0.3.1 makes it, as .ci/run does`;
+const FIXTURES = VERIFIERS_FIXTURES;
+const PYTHON = verifiersVenv('verifiers-0.3.1') ?? '';
+const SKIP = verifiersSkip('verifiers-0.3.1');
 /** The tool environment's scripted answer: a call of its `add` tool in Qwen's (Hermes) format. */
 const CALL = '<tool_call>{"name":"add","arguments":{"numbers":[2,3]}}</tool_call>';
 
-const opened: RunEnvironment[] = [];
-after(async () => {
-  await Promise.all(opened.map((e) => e.dispose()));
-});
-
-function configFor(model: string, module: string, extra: Record<string, unknown> = {}): RunConfig {
-  return validateRunConfig({
-    env: 'verifiers',
-    policy: 'transformer',
-    method: 'grpo',
-    seed: 3,
-    groupSize: 2,
-    groupsPerIteration: 1,
-    algorithm: { warmupSteps: 0, minibatchSize: 0, skipZeroAdvantage: false, learningRate: 1e-2 },
-    envOptions: { root: FIXTURES, module, python: PYTHON, ...extra },
-    policyOptions: { model, loraRank: 4, loraAlpha: 8, maxNewTokens: 32, contextLength: 2048 },
-  });
-}
-
-async function open(config: RunConfig): Promise<RunEnvironment> {
-  const run = await openEnvironment(config);
-  opened.push(run);
-  return run;
-}
-
-/** G episodes of `task` through the agent loop. */
-async function play(run: RunEnvironment, policy: TransformerPolicy, task: Task, g = 2): Promise<Trajectory[]> {
-  return runEpisodes(
-    Array.from({ length: g }, (_, i) => ({ task, group: 0, indexInGroup: i })),
-    () => run.create(),
-    policy,
-    { maxTurns: 6, sampleRng: new Rng(3), verifierRng: new Rng(4) },
-  );
-}
-
-const extrasOf = (t: Trajectory): Record<string, unknown> => (t.outcome.details as { extras?: Record<string, unknown> } | undefined)?.extras ?? {};
+const { configFor, open, play, disposeAll } = verifiersRuns(PYTHON);
+after(disposeAll);
 
 describe('a verifiers environment (env "verifiers")', { skip: SKIP }, () => {
   before(async () => {

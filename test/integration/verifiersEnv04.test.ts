@@ -11,73 +11,27 @@
 // the taskset's config refuses, a taskset larger than maxTasks, a reward that raises.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { validateRunConfig, type RunConfig } from '../../src/shared/runConfig';
-import type { AgentMessage, Trajectory } from '../../src/shared/types';
+import type { AgentMessage } from '../../src/shared/types';
 import { openEnvironment } from '../../src/rl/envs/registry';
-import type { RunEnvironment, Task } from '../../src/rl/envs/environment';
+import type { TransformerPolicy } from '../../src/rl/policies/lm/transformerPolicy';
 import { createPolicy } from '../../src/rl/policies/createPolicy';
 import { initBackend } from '../../src/rl/policies/lm/models/tfjsBackend';
-import type { TransformerPolicy } from '../../src/rl/policies/lm/transformerPolicy';
-import { Rng } from '../../src/rl/random';
-import { runEpisodes } from '../../src/rl/rollout/agentLoop';
 import { Learner } from '../../src/rl/train/learner';
 import { policyRunInfo } from '../../src/rl/train/trainingRun';
-import { ROOT, runCli, tempDir } from '../helpers/cli';
+import { runCli, tempDir } from '../helpers/cli';
+import { extrasOf, VERIFIERS_FIXTURES, verifiersRuns, verifiersSkip, verifiersVenv } from '../helpers/verifiersRun';
 import { scriptedChatModel } from '../helpers/freshPolicy';
 
-const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'verifiers');
-const VENVS = process.env.AGENT_RL_VENVS || path.join(os.homedir(), '.cache', 'agent-rl-workbench', 'venvs');
-/** A venv scripts/pythonVenv.mjs made whole (the stamp is written after pip install succeeds), else undefined. */
-function venv(name: string): string | undefined {
-  const python = path.join(VENVS, name, 'bin', 'python');
-  return fs.existsSync(python) && fs.existsSync(path.join(VENVS, name, 'agent-rl-requirements.txt')) ? python : undefined;
-}
-const PYTHON = venv('verifiers-0.4.0') ?? '';
-const SKIP =
-  PYTHON === '' &&
-  `the verifiers 0.4.0 venv is absent or unfinished (${path.join(VENVS, 'verifiers-0.4.0')}): node scripts/pythonVenv.mjs verifiers-0.4.0 makes it, as .ci/run does`;
+const FIXTURES = VERIFIERS_FIXTURES;
+const PYTHON = verifiersVenv('verifiers-0.4.0') ?? '';
+const SKIP = verifiersSkip('verifiers-0.4.0');
 /** The tool taskset's scripted answer: a call of its tool (verifiers names it <toolset>_<tool>) in Qwen's (Hermes) format. */
 const CALL = '<tool_call>{"name":"add_toolset_add","arguments":{"numbers":[2,3]}}</tool_call>';
 
-const opened: RunEnvironment[] = [];
-after(async () => {
-  await Promise.all(opened.map((e) => e.dispose()));
-});
-
-function configFor(model: string, module: string, extra: Record<string, unknown> = {}): RunConfig {
-  return validateRunConfig({
-    env: 'verifiers',
-    policy: 'transformer',
-    method: 'grpo',
-    seed: 3,
-    groupSize: 2,
-    groupsPerIteration: 1,
-    algorithm: { warmupSteps: 0, minibatchSize: 0, skipZeroAdvantage: false, learningRate: 1e-2 },
-    envOptions: { root: FIXTURES, module, python: PYTHON, heldOutFraction: 0, ...extra },
-    policyOptions: { model, loraRank: 4, loraAlpha: 8, maxNewTokens: 32, contextLength: 2048 },
-  });
-}
-
-async function open(config: RunConfig): Promise<RunEnvironment> {
-  const run = await openEnvironment(config);
-  opened.push(run);
-  return run;
-}
-
-/** G episodes of `task` through the agent loop. */
-async function play(run: RunEnvironment, policy: TransformerPolicy, task: Task, g = 2): Promise<Trajectory[]> {
-  return runEpisodes(
-    Array.from({ length: g }, (_, i) => ({ task, group: 0, indexInGroup: i })),
-    () => run.create(),
-    policy,
-    { maxTurns: 6, sampleRng: new Rng(3), verifierRng: new Rng(4) },
-  );
-}
-
-const extrasOf = (t: Trajectory): Record<string, unknown> => (t.outcome.details as { extras?: Record<string, unknown> } | undefined)?.extras ?? {};
+const { configFor, open, play, disposeAll } = verifiersRuns(PYTHON, { heldOutFraction: 0 });
+after(disposeAll);
 
 describe('a verifiers 0.4 environment (env "verifiers", verifiers.v1)', { skip: SKIP }, () => {
   before(async () => {
@@ -184,13 +138,11 @@ describe('a verifiers 0.4 environment (env "verifiers", verifiers.v1)', { skip: 
     }
   });
 
-  const old = venv('verifiers-0.3.1');
+  const old = verifiersVenv('verifiers-0.3.1');
   it(
     'a 0.4 taskset on a 0.3.1 interpreter is an error naming the version it needs, a module or a package',
     {
-      skip:
-        old === undefined &&
-        `the verifiers 0.3.1 venv is absent or unfinished (${path.join(VENVS, 'verifiers-0.3.1')}): node scripts/pythonVenv.mjs verifiers-0.3.1 makes it`,
+      skip: verifiersSkip('verifiers-0.3.1'),
     },
     async () => {
       await assert.rejects(
