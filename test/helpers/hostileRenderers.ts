@@ -9,6 +9,7 @@
 // The matrix test checks that every pure module under src/host exports nothing that is missing here
 // or in NOT_RENDERERS, so a new renderer is covered (or excused, with the reason) when it is written.
 import { rerunNotes } from '../../src/backend/rerun';
+import { judgeGate } from '../../src/host/commands/judgeGate';
 import { configProblemMessage, findingMessage, outcomeMessage, sandboxOverrides, sandboxQuestion } from '../../src/host/commands/runMessages';
 import {
   importErrorLine,
@@ -251,6 +252,22 @@ export const RENDERERS: readonly Renderer[] = [
         sandboxQuestion(`${v.run.summary.name}.agentrl.json`, sandboxOverrides(stored(v).envOptions, { python: '', sandbox: 'strict' })),
       ),
     ],
+  },
+  {
+    // Resume Run / Fork Run of a stored judged run: the stored address and variable, read as data
+    id: 'src/host/commands/judgeGate.ts#judgeGate',
+    render: (v) => {
+      const config = { ...stored(v), reward: { judge: { baseUrl: v.run.summary.name, apiKeyEnv: storedError(v), model: 'm', rubric: 'r' } } };
+      const source = `run ${v.run.summary.id} (${v.run.summary.name})`;
+      const refused = judgeGate(config, false, source, 'resume it again');
+      const asked = judgeGate(config, true, source, 'resume it again');
+      return [
+        out('Resume Run: judge refused', 'message', refused.kind === 'refuse' ? refused.message : refused.kind),
+        ...(asked.kind === 'ask'
+          ? [out('Resume Run: judge question', 'message', asked.question), out('Resume Run: judge detail', 'message', asked.detail)]
+          : []),
+      ];
+    },
   },
   {
     id: 'src/host/commands/trajectoryMarkdown.ts#renderTrajectory',
@@ -620,6 +637,8 @@ const WIZARD_INPUT =
 /** Exports of pure host modules that render nothing stored or imported, and why. */
 export const NOT_RENDERERS: Readonly<Record<string, string>> = {
   'src/host/commands/judgeSteps.ts#judgeUrlProblem': WIZARD_INPUT,
+  'src/host/commands/rubricFile.ts#readRubricFile':
+    "the file the user picked in Start Run's dialog: its name quoted through messageText, its content never shown",
   'src/host/commands/judgeSteps.ts#judgeModelProblem': WIZARD_INPUT,
   'src/host/commands/judgeSteps.ts#rubricProblem': WIZARD_INPUT,
   'src/host/commands/judgeSteps.ts#rubricFromFile':
