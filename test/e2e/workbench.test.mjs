@@ -1573,8 +1573,14 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
     await page.keyboard.press('Escape');
     await runCommand(page, 'Developer: Reload Window');
     await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90_000 });
-    await page.locator('.part.activitybar a.action-label[aria-label="Agent RL"]').click();
-    await page.locator('.part.sidebar', { hasText: 'Runs' }).waitFor({ state: 'visible', timeout: 30_000 });
+    // the reload restores the side bar on its own time, and a click on the activity-bar item of a view
+    // already shown hides it: click until the Runs view stays shown
+    const runsView = page.locator('.part.sidebar', { hasText: 'Runs' });
+    for (let i = 0; i < 10 && !(await runsView.isVisible()); i++) {
+      await page.locator('.part.activitybar a.action-label[aria-label="Agent RL"]').click();
+      await runsView.waitFor({ state: 'visible', timeout: 3_000 }).catch(() => undefined);
+    }
+    await runsView.waitFor({ state: 'visible', timeout: 30_000 });
     // and no editor left open by the tests above (an open dashboard would be revealed where it is, over the walkthrough)
     await runCommand(page, 'View: Close All Editors');
     await page.keyboard.press('Escape');
@@ -1668,6 +1674,24 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
 
   /** Waits for the quick input step whose title has TEXT (the picker before it may still be showing). */
   const stepTitled = (text) => page.locator('.quick-input-widget .quick-input-title', { hasText: text }).waitFor({ state: 'visible', timeout: 30_000 });
+  /** GRPO at the method step, then the environment's reward alone at the reward step GRPO brings. */
+  const grpoOnEnvironmentReward = async () => {
+    await pick(page, 'GRPO');
+    await stepTitled('Start Run — reward');
+    await pick(page, "The environment's reward only");
+  };
+  /** Start Run's Hugging Face wizard on the calculator and the cache's fixture model, up to the method step; returns the quick input. */
+  const calculatorToMethodStep = async () => {
+    await runCommandAndPick(page, 'Agent RL: Start Run', 'Train a Hugging Face model…');
+    await stepTitled('Start Run — environment');
+    await pick(page, 'Calculator');
+    await stepTitled('which model?');
+    const widget = page.locator('.quick-input-widget');
+    await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Qwen/Qwen3-Fixture' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await pick(page, 'Qwen/Qwen3-Fixture');
+    await stepTitled('Start Run — method');
+    return widget;
+  };
   /** Opens a run's first trajectory (iteration 1, group 0, #0) in the inspector, from a collapsed tree. */
   const openFirstTrajectory = async (name) => {
     await page.keyboard.press('Escape');
@@ -1721,14 +1745,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
       // in the Hugging Face cache, where the teacher step lists it (a name that the fixture's filter does not match)
       writeCacheLayout(dirs.env.HF_HUB_CACHE, 'agent-rl-e2e/teacher', teacher);
       await page.keyboard.press('Escape');
-      await runCommandAndPick(page, 'Agent RL: Start Run', 'Train a Hugging Face model…');
-      await stepTitled('Start Run — environment');
-      await pick(page, 'Calculator');
-      await stepTitled('which model?');
-      const widget = page.locator('.quick-input-widget');
-      await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Qwen/Qwen3-Fixture' }).first().waitFor({ state: 'visible', timeout: 60_000 });
-      await pick(page, 'Qwen/Qwen3-Fixture');
-      await stepTitled('Start Run — method');
+      const widget = await calculatorToMethodStep();
       const methods = (await widget.locator('.quick-input-list .monaco-list-row').allTextContents()).map((l) => l.trim());
       assert.equal(methods.length, 3, JSON.stringify(methods));
       [/^GRPO/, /^RS-SFT/, /^On-policy distillation from a teacher…/].forEach((m, i) => assert.match(methods[i] ?? '', m, JSON.stringify(methods)));
@@ -1806,7 +1823,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
       await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Qwen/Qwen3-Fixture' }).first().waitFor({ state: 'visible', timeout: 60_000 });
       await pick(page, 'Qwen/Qwen3-Fixture');
       await stepTitled('Start Run — method');
-      await pick(page, 'GRPO');
+      await grpoOnEnvironmentReward();
       // the module runs as the user: the interpreter, the module and its arguments, and the folder are shown first
       const dialog = page.locator('.monaco-dialog-box');
       await dialog.waitFor({ state: 'visible', timeout: 30_000 });
@@ -1993,7 +2010,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
         await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Qwen/Qwen3-Fixture' }).first().waitFor({ state: 'visible', timeout: 60_000 });
         await pick(page, 'Qwen/Qwen3-Fixture');
         await stepTitled('Start Run — method');
-        await pick(page, 'GRPO');
+        await grpoOnEnvironmentReward();
         // no dialog: a server at a URL is not started by the run
         await answer(page, 'Run name', 'e2e-openenv-url');
         await runCompleted('e2e-openenv-url', 1_200_000);
@@ -2050,14 +2067,7 @@ describe('Agent RL Workbench in a real VS Code', { timeout: 2_400_000 }, () => {
         // the key as a user sets it (a password box), before the run whose worker gets it
         await runCommand(page, 'Agent RL: Set Judge API Key');
         await answer(page, 'Agent RL: Set Judge API Key', canary, { redact: true });
-        await runCommandAndPick(page, 'Agent RL: Start Run', 'Train a Hugging Face model…');
-        await stepTitled('Start Run — environment');
-        await pick(page, 'Calculator');
-        await stepTitled('which model?');
-        const widget = page.locator('.quick-input-widget');
-        await widget.locator('.quick-input-list .monaco-list-row', { hasText: 'Qwen/Qwen3-Fixture' }).first().waitFor({ state: 'visible', timeout: 60_000 });
-        await pick(page, 'Qwen/Qwen3-Fixture');
-        await stepTitled('Start Run — method');
+        const widget = await calculatorToMethodStep();
         await pick(page, 'GRPO');
         await stepTitled('Start Run — reward');
         const rewards = (await widget.locator('.quick-input-list .monaco-list-row').allTextContents()).map((l) => l.trim());
